@@ -1,0 +1,234 @@
+package contract
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+)
+
+// Contract is one agent contract directory, loaded and validated.
+//
+// Field names follow contract.yaml; positions (Line) are kept so that every later
+// problem (a probe, a scenario naming a tool) can point back at the file.
+type Contract struct {
+	Dir string `json:"-"`
+
+	Agent     string    `json:"agent"`
+	OneLiner  string    `json:"one_liner"`
+	Modality  string    `json:"modality"`  // chat | voice
+	Direction []string  `json:"direction"` // inbound and/or outbound
+	Now       string    `json:"now,omitempty"`
+	Notes     string    `json:"notes,omitempty"`
+	Caller    *Caller   `json:"caller,omitempty"`
+	Rules     []Rule    `json:"rules"`
+	UseCases  []UseCase `json:"use_cases"`
+	Tools     []Tool    `json:"tools"`
+	Sequences []Sequence `json:"sequences,omitempty"`
+	Personas  Personas  `json:"personas,omitempty"`
+
+	// World: schema.sql text and seed rows per table, in schema order.
+	SchemaSQL string      `json:"-"`
+	Tables    []Table     `json:"-"`
+	Seeds     []SeedTable `json:"-"`
+
+	// Starlark sources by path relative to Dir (handlers/*.star, subgoals/*.star, lib/*.star).
+	Sources map[string]string `json:"-"`
+
+	SubGoals []SubGoal `json:"-"`
+
+	// SHA256 is the hash of every file the contract is made of (sorted by path);
+	// WorldSHA256 covers only what builds the world (schema and seed).
+	SHA256      string `json:"-"`
+	WorldSHA256 string `json:"-"`
+}
+
+// Caller names who the person on the other end is, once identified.
+type Caller struct {
+	Table string   `json:"table"`
+	Key   string   `json:"key"`
+	From  []string `json:"from"`
+	Line  int      `json:"-"`
+}
+
+// Rule is a hard rule the agent must keep.
+type Rule struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	Line int    `json:"-"`
+}
+
+// UseCase is one thing the agent is for. Tools is an extension to CONTRACT.md:
+// the tools this use case is served by, when the author wants to say so; the
+// planner otherwise matches use cases to tools by their words.
+type UseCase struct {
+	ID    string   `json:"id"`
+	Text  string   `json:"text"`
+	Tools []string `json:"tools,omitempty"`
+	Line  int      `json:"-"`
+}
+
+// Tool is one tool the agent can call.
+type Tool struct {
+	Name             string         `json:"name"`
+	Description      string         `json:"description"`
+	Params           map[string]any `json:"params"` // JSON Schema, an object schema
+	Requires         []Requirement  `json:"requires,omitempty"`
+	Handler          string         `json:"handler"` // path relative to Dir
+	ChangesState     *bool          `json:"changes_state,omitempty"`
+	LogOnly          []string       `json:"log_only,omitempty"`
+	EndsConversation bool           `json:"ends_conversation,omitempty"`
+	Line             int            `json:"-"`
+}
+
+// Requirement is one entry of a tool's requires list: at least one of AnyOf
+// must have returned ok earlier in the conversation, and when Same is given the
+// named arguments must be equal between the two calls.
+type Requirement struct {
+	AnyOf []string `json:"any_of"`
+	Same  []string `json:"same,omitempty"`
+	Line  int      `json:"-"`
+}
+
+// Sequence is a probe: calls whose end state must hold.
+type Sequence struct {
+	Name   string         `json:"name"`
+	Steps  []SequenceStep `json:"steps"`
+	Expect []Expectation  `json:"expect"`
+	Line   int            `json:"-"`
+}
+
+// SequenceStep is one call of a sequence; Expect is "" (ok) or "refused".
+type SequenceStep struct {
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Expect string         `json:"expect,omitempty"`
+	Line   int            `json:"-"`
+}
+
+// Expectation is a query whose rows must equal Rows (as JSON values).
+type Expectation struct {
+	SQL       string           `json:"sql"`
+	Rows      []map[string]any `json:"rows"`
+	Unordered bool             `json:"unordered,omitempty"`
+	Line      int              `json:"-"`
+}
+
+// Personas are the vocabularies callers are dealt from; empty lists fall back
+// to built-in vocabularies.
+type Personas struct {
+	Personalities []string `json:"personalities,omitempty"`
+	Accents       []string `json:"accents,omitempty"`
+	Locations     []string `json:"locations,omitempty"`
+	Styles        []string `json:"styles,omitempty"`
+}
+
+// Table is what the loader learnt of one CREATE TABLE in schema.sql.
+type Table struct {
+	Name       string   `json:"name"`
+	Columns    []Column `json:"columns"`
+	PrimaryKey []string `json:"primary_key"`
+	Line       int      `json:"-"`
+}
+
+// Column is one column of a table; References is "table.column" for a foreign key.
+type Column struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"` // lower-case SQL type as written, e.g. "text", "integer", "numeric(10,2)"
+	NotNull    bool   `json:"not_null,omitempty"`
+	References string `json:"references,omitempty"`
+}
+
+// SeedTable holds the rows of world/seed/<table>.jsonl.
+type SeedTable struct {
+	Table string           `json:"table"`
+	File  string           `json:"file"`
+	Rows  []map[string]any `json:"rows"`
+	Lines []int            `json:"-"` // line of each row in File
+}
+
+// SubGoal is one entry of the sub-goal catalogue (subgoals/<name>.star).
+type SubGoal struct {
+	Name   string            `json:"name"`
+	What   string            `json:"what"`
+	Judged bool              `json:"judged"`
+	Params map[string]string `json:"params"` // name -> type ("string", "int", "number", "bool", "list", "dict")
+	File   string            `json:"file"`
+	Source string            `json:"-"`
+}
+
+// Tool returns the tool of that name, or nil.
+func (c *Contract) Tool(name string) *Tool {
+	for i := range c.Tools {
+		if c.Tools[i].Name == name {
+			return &c.Tools[i]
+		}
+	}
+	return nil
+}
+
+// UseCase returns the use case with that id, or nil.
+func (c *Contract) UseCase(id string) *UseCase {
+	for i := range c.UseCases {
+		if c.UseCases[i].ID == id {
+			return &c.UseCases[i]
+		}
+	}
+	return nil
+}
+
+// Table returns the table of that name, or nil.
+func (c *Contract) Table(name string) *Table {
+	for i := range c.Tables {
+		if c.Tables[i].Name == name {
+			return &c.Tables[i]
+		}
+	}
+	return nil
+}
+
+// SubGoal returns the catalogue entry of that name, or nil.
+func (c *Contract) SubGoal(name string) *SubGoal {
+	for i := range c.SubGoals {
+		if c.SubGoals[i].Name == name {
+			return &c.SubGoals[i]
+		}
+	}
+	return nil
+}
+
+// Seed returns the seed rows of a table (nil when it has none).
+func (c *Contract) Seed(table string) []map[string]any {
+	for _, s := range c.Seeds {
+		if s.Table == table {
+			return s.Rows
+		}
+	}
+	return nil
+}
+
+// Column returns the named column of a table, or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+// HashFiles hashes files (path -> content) in path order; used for contract and world hashes.
+func HashFiles(files map[string][]byte) string {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+		h.Write(files[p])
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

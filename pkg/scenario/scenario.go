@@ -1,0 +1,82 @@
+// Package scenario is one test of an agent: what the caller wants, the world
+// it is grounded in, the reference solution and the checks that settle it.
+package scenario
+
+// Scenario is saved as OUT/scenarios/<name>/scenario.json. Field order here is
+// the order on disk.
+type Scenario struct {
+	Name        string       `json:"name"`
+	UseCase     string       `json:"use_case"`
+	Branch      string       `json:"branch"`
+	Kind        string       `json:"kind"`    // happy | edge | adversarial | failing
+	Expects     string       `json:"expects"` // succeed | refuse | ask | escalate
+	Bucket      string       `json:"bucket,omitempty"`
+	Tests       string       `json:"tests"`
+	Persona     Persona      `json:"persona"`
+	CallerID    any          `json:"caller_id,omitempty"`
+	Instruction string       `json:"instruction"`
+	Setup       []Statement  `json:"setup,omitempty"`
+	Ready       []ReadyCheck `json:"ready,omitempty"`
+	Solution    []Call       `json:"solution"`
+	Tempting    []Call       `json:"tempting,omitempty"`
+	Outputs     []string     `json:"outputs,omitempty"`
+	SubGoals    []SubGoalRef `json:"sub_goals"`
+	MaxTurns    int          `json:"max_turns"`
+	Provenance  Provenance   `json:"provenance"`
+}
+
+// Persona is who calls.
+type Persona struct {
+	Name        string `json:"name"`
+	Personality string `json:"personality"`
+	Accent      string `json:"accent"`
+	Style       string `json:"style"`
+	Location    string `json:"location"`
+	Opening     string `json:"opening"`
+}
+
+// Statement is one setup step: SQL run inside the throwaway copy before the
+// conversation, with $1.. parameters.
+type Statement struct {
+	SQL  string `json:"sql"`
+	Args []any  `json:"args,omitempty"`
+}
+
+// ReadyCheck is a query run after setup: it must return at least one row, or
+// exactly Rows when Rows is given.
+type ReadyCheck struct {
+	SQL  string           `json:"sql"`
+	Args []any            `json:"args,omitempty"`
+	Rows []map[string]any `json:"rows,omitempty"`
+	Why  string           `json:"why,omitempty"`
+}
+
+// Call is one tool call of a solution or a tempting path. A string argument of
+// the form "$N.field" (N 1-based) refers to field of the result of step N.
+type Call struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args"`
+}
+
+// SubGoalRef names a catalogue check with its parameters.
+type SubGoalRef struct {
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Provenance says where a scenario came from.
+type Provenance struct {
+	ContractSHA256 string `json:"contract_sha256"`
+	WorldSHA256    string `json:"world_sha256"`
+	Model          string `json:"model"`
+	PromptSHA256   string `json:"prompt_sha256,omitempty"`
+	Seed           int64  `json:"seed"`
+	Writer         string `json:"writer,omitempty"`
+	Slice          string `json:"slice,omitempty"`
+}
+
+// Kinds and expected outcomes.
+var (
+	Kinds    = []string{"happy", "edge", "adversarial", "failing"}
+	Outcomes = []string{"succeed", "refuse", "ask", "escalate"}
+)
