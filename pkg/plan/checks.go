@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+// Coverage is what a plan says about itself against things outside it.
+type Coverage struct {
+	Cells         int            `json:"cells"`
+	CellsCovered  int            `json:"cells_covered"`
+	UseCases      int            `json:"use_cases"`
+	UseCasesIn    int            `json:"use_cases_planned"`
+	Rules         int            `json:"rules"`
+	RulesTested   int            `json:"rules_tested"`
+	Gated         int            `json:"gated_tools"`
+	GatedNamed    int            `json:"gated_tools_named"`
+	Outcomes      map[string]int `json:"outcomes"`
+	Kinds         map[string]int `json:"kinds"`
+	UntestedRules []string       `json:"untested_rules,omitempty"`
+	UnnamedGated  []string       `json:"unnamed_gated_tools,omitempty"`
+}
+
+// Measure computes a plan's coverage.
+func (p *Plan) Measure(c *contract.Contract) Coverage {
+	cv := Coverage{Cells: len(p.Cells), UseCases: len(c.UseCases), Rules: len(c.Rules),
+		Outcomes: map[string]int{}, Kinds: map[string]int{}}
+	cells, ucs, rules, named := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, b := range p.Buckets {
+		cells[b.Cell] = true
+		ucs[b.UseCase] = true
+		for _, r := range b.Spec.Rules {
+			rules[r] = true
+		}
+		for _, t := range b.Spec.Tools {
+			named[t] = true
+		}
+		for _, t := range b.Spec.Gated {
+			named[t] = true
+		}
+		if b.Outcome == "escalate" && b.Spec.Handoff != "" {
+			named[b.Spec.Handoff] = true
+		}
+		cv.Outcomes[b.Outcome] += b.Want
+		cv.Kinds[b.Kind] += b.Want
+	}
+	for _, cell := range p.Cells {
+		if cells[cell.ID()] {
+			cv.CellsCovered++
+		}
+	}
+	cv.UseCasesIn = len(ucs)
+	for _, r := range c.Rules {
+		if rules[r.ID] {
+			cv.RulesTested++
+		} else {
+			cv.UntestedRules = append(cv.UntestedRules, r.ID)
+		}
+	}
+	for _, t := range c.Tools {
+		if len(t.Requires) == 0 {
+			continue
+		}
+		cv.Gated++
+		if named[t.Name] {
+			cv.GatedNamed++
+		} else {
+			cv.UnnamedGated = append(cv.UnnamedGated, t.Name)
+		}
+	}
+	sort.Strings(cv.UnnamedGated)
+	return cv
+}
+
+// Check runs the whole-plan checks and returns what fails them. They apply
+// once the plan is large enough for them to be fair (100+ scenarios), except
+// that a plan with no bucket at all always fails.
+func (p *Plan) Check(c *contract.Contract) []string {
+	var out []string
+	if len(p.Buckets) == 0 {
+		return []string{"no bucket: no use case has a tool that can be rehearsed on the world"}
+	}
+	if p.Total() < 100 {
+		return nil
+	}
+	cv := p.Measure(c)
+	if cv.Cells > 0 && cv.CellsCovered*100 < cv.Cells*40 {
+		out = append(out, fmt.Sprintf("cell coverage %d of %d is under 40%%", cv.CellsCovered, cv.Cells))
+	}
+	if len(cv.UnnamedGated) > 0 {
+		out = append(out, fmt.Sprintf("precondition-gated tools named by no bucket: %v", cv.UnnamedGated))
+	}
+	if len(cv.UntestedRules) > 0 {
+		out = append(out, fmt.Sprintf("hard rules tested by no bucket: %v", cv.UntestedRules))
+	}
+	for _, o := range []string{"succeed", "refuse"} {
+		if cv.Outcomes[o] == 0 {
+			out = append(out, fmt.Sprintf("no bucket expects %q", o))
+		}
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+// Package plan derives what a suite should cover from the contract and its
+// world: the grid of cells (operation × object), the state axes whose level
+// changes the right answer, the buckets (kinds of case) with a derived want, and
+// the themes a large plan is paged by. It also deals the caller spread and ranks
+// open work. A plan is deterministic: the same contract, world and ask give the
+// same plan, bucket for bucket.
+package plan
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+// Operations, in the order cells are listed.
+var Operations = []string{
+	"retrieve", "compare", "explain", "diagnose",
+	"create", "update", "cancel", "execute", "configure",
+	"authenticate", "navigate", "handoff",
+}
+
+var verbs = map[string]string{
+	"get": "retrieve", "find": "retrieve", "list": "retrieve", "search": "retrieve", "lookup": "retrieve",
+	"look": "retrieve", "check": "retrieve", "show": "retrieve", "view": "retrieve", "read": "retrieve", "track": "retrieve",
+	"compare": "compare", "explain": "explain", "calculate": "explain", "estimate": "explain", "quote": "explain",
+	"diagnose": "diagnose", "troubleshoot": "diagnose",
+	"create": "create", "add": "create", "book": "create", "place": "create", "report": "create", "file": "create",
+	"open": "create", "request": "create", "submit": "create", "log": "create", "register": "create", "schedule": "create",
+	"update": "update", "modify": "update", "change": "update", "edit": "update", "set": "update", "rate": "update", "adjust": "update",
+	"cancel": "cancel", "delete": "cancel", "remove": "cancel", "close": "cancel", "revoke": "cancel",
+	"execute": "execute", "process": "execute", "return": "execute", "exchange": "execute", "refund": "execute",
+	"pay": "execute", "apply": "execute", "redeem": "execute", "charge": "execute", "issue": "execute", "send": "execute",
+	"configure": "configure", "enable": "configure", "disable": "configure",
+	"authenticate": "authenticate", "verify": "authenticate", "login": "authenticate", "identify": "authenticate",
+	"navigate": "navigate", "calc": "explain",
+	"transfer": "handoff", "escalate": "handoff", "handoff": "handoff",
+}
+
+// Cell is one operation on one object.
+type Cell struct {
+	Operation string `json:"operation"`
+	Object    string `json:"object"`
+	Tools     []string `json:"tools"`
+}
+
+// ID is "operation-object".
+func (c Cell) ID() string { return c.Operation + "-" + c.Object }
+
+// Words splits an identifier or sentence into lower-case words.
+func Words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+func singular(w string) string {
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// ToolCell says which cell a tool acts on: the operation from its verb, the
+// object from the table it names (or its nouns).
+func ToolCell(c *contract.Contract, t *contract.Tool) Cell {
+	ws := Words(t.Name)
+	op := ""
+	for _, w := range ws {
+		if o, ok := verbs[w]; ok {
+			op = o
+			break
+		}
+	}
+	if op == "" {
+		op = "execute"
+		if t.ChangesState != nil && !*t.ChangesState {
+			op = "retrieve"
+		}
+	}
+	if t.EndsConversation {
+		op = "handoff"
+	}
+	obj := ""
+	tables := map[string]string{}
+	for _, tb := range c.Tables {
+		tables[singular(tb.Name)] = singular(tb.Name)
+		for _, part := range strings.Split(tb.Name, "_") {
+			if _, ok := tables[singular(part)]; !ok {
+				tables[singular(part)] = singular(tb.Name)
+			}
+		}
+	}
+	for _, w := range ws {
+		if _, isVerb := verbs[w]; isVerb && obj == "" {
+			continue
+		}
+		if o, ok := tables[singular(w)]; ok {
+			obj = o
+			break
+		}
+	}
+	if obj == "" {
+		for _, w := range ws {
+			if _, isVerb := verbs[w]; !isVerb && len(w) > 2 && w != "by" && w != "id" {
+				obj = singular(w)
+				break
+			}
+		}
+	}
+	if obj == "" {
+		obj = "conversation"
+	}
+	return Cell{Operation: op, Object: obj, Tools: []string{t.Name}}
+}
+
+// Grid returns every cell the contract's tools act on, sorted.
+func Grid(c *contract.Contract) []Cell {
+	byID := map[string]*Cell{}
+	for i := range c.Tools {
+		cell := ToolCell(c, &c.Tools[i])
+		if have, ok := byID[cell.ID()]; ok {
+			have.Tools = append(have.Tools, c.Tools[i].Name)
+			continue
+		}
+		cc := cell
+		byID[cell.ID()] = &cc
+	}
+	out := make([]Cell, 0, len(byID))
+	for _, cell := range byID {
+		sort.Strings(cell.Tools)
+		out = append(out, *cell)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// UseCaseTools returns the tools serving a use case, the final (acting) tool
+// last: the contract's own list when it gives one, else the tools whose names
+// share words with the use case.
+func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
+	if len(u.Tools) > 0 {
+		return u.Tools
+	}
+	want := map[string]bool{}
+	for _, w := range append(Words(u.ID), Words(u.Text)...) {
+		if len(w) > 2 {
+			want[singular(w)] = true
+		}
+	}
+	type scored struct {
+		name  string
+		score int
+		acts  bool
+	}
+	var ss []scored
+	for i := range c.Tools {
+		t := &c.Tools[i]
+		if t.EndsConversation {
+			continue
+		}
+		n := 0
+		for _, w := range Words(t.Name) {
+			if want[singular(w)] {
+				n++
+			}
+		}
+		if n > 0 {
+			op := ToolCell(c, t).Operation
+			ss = append(ss, scored{t.Name, n, op != "retrieve" && op != "authenticate"})
+		}
+	}
+	sort.SliceStable(ss, func(i, j int) bool {
+		if ss[i].acts != ss[j].acts {
+			return !ss[i].acts
+		}
+		return ss[i].score < ss[j].score
+	})
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Handoff returns the tool that hands a conversation to a person, or "".
+func Handoff(c *contract.Contract) string {
+	for _, t := range c.Tools {
+		if t.EndsConversation {
+			for _, w := range Words(t.Name) {
+				if verbs[w] == "handoff" {
+					return t.Name
+				}
+			}
+		}
+	}
+	for _, t := range c.Tools {
+		if t.EndsConversation {
+			return t.Name
+		}
+	}
+	return ""
+}

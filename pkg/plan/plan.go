@@ -1,0 +1,561 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Overlays a bucket may carry.
+var Overlays = []string{"none", "pressure", "impersonation", "injection", "fraud", "emergency"}
+
+// Trier rehearses calls on a throwaway copy of the world; the planner uses it
+// to learn which levels of the data change the right answer.
+type Trier interface {
+	Try(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]Step, error)
+}
+
+// Step is how one rehearsed call went.
+type Step struct {
+	OK, Refused, Crash bool
+	Wrote             bool
+	Error             string
+}
+
+// Axis is a state axis: a column whose level changes the right answer of a use case.
+type Axis struct {
+	UseCase string            `json:"use_case"`
+	Table   string            `json:"table"`
+	Column  string            `json:"column"`
+	Levels  map[string]string `json:"levels"` // level -> outcome (succeed | refuse)
+}
+
+// Spec is what a writer needs of a bucket beyond its columns.
+type Spec struct {
+	Tools     []string `json:"tools"`               // serving the use case, the acting tool last
+	Tool      string   `json:"tool"`                // the acting tool
+	Gated     []string `json:"gated,omitempty"`     // precondition tools the solution must call first
+	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
+	Table     string   `json:"table,omitempty"`     // the target's table
+	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
+	Level     string   `json:"level,omitempty"`     // the axis level
+	Templates []string `json:"templates,omitempty"` // keys of seed rows at that level, in order
+	Rules     []string `json:"rules,omitempty"`     // hard rules this bucket tests
+	Base      int      `json:"base"`                // index of this bucket's first scenario in the suite
+}
+
+// Bucket is a kind of case in one cell.
+type Bucket struct {
+	ID      string            `json:"id"`
+	Ord     int               `json:"ord"`
+	Theme   string            `json:"theme"`
+	Cell    string            `json:"cell"`
+	UseCase string            `json:"use_case"`
+	Angle   string            `json:"angle"`
+	Outcome string            `json:"outcome"`
+	Overlay string            `json:"overlay"`
+	Kind    string            `json:"kind"`
+	Axes    map[string]string `json:"axes"`
+	Want    int               `json:"want"`
+	Spec    Spec              `json:"spec"`
+}
+
+// Plan is the whole plan of a run.
+type Plan struct {
+	Cells    []Cell   `json:"cells"`
+	Axes     []Axis   `json:"axes"`
+	Buckets  []Bucket `json:"buckets"`
+	Themes   []string `json:"themes"`
+	Capacity int      `json:"capacity"` // what the agent supports: the sum of every bucket's derived want
+	Asked    int      `json:"asked"`
+}
+
+// Options steer derivation.
+type Options struct {
+	Asked int
+	// MaxWant caps a bucket's derived want (distinct template rows).
+	MaxWant int
+	// MaxProbe caps how many rows per use case are rehearsed to find axes.
+	MaxProbe int
+	// Steer is a user's plan (--plan FILE); nil: even split.
+	Steer []Steer
+}
+
+// Steer is one entry of a user's plan.
+type Steer struct {
+	UseCase string `json:"use_case"`
+	Angle   string `json:"angle,omitempty"`
+	Count   int    `json:"count"`
+	Why     string `json:"why,omitempty"`
+}
+
+func (o *Options) defaults() {
+	if o.MaxWant <= 0 {
+		o.MaxWant = 6
+	}
+	if o.MaxProbe <= 0 {
+		o.MaxProbe = 40
+	}
+}
+
+// Derive builds the plan: it rehearses each use case's acting tool on rows of
+// its target table to find the levels that change the answer, then lays out
+// buckets over outcomes and overlays, and sizes them to the ask.
+func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*Plan, error) {
+	opts.defaults()
+	g := ground.New(c)
+	p := &Plan{Cells: Grid(c), Asked: opts.Asked}
+	handoff := Handoff(c)
+	cellOf := map[string]string{}
+	for _, cell := range p.Cells {
+		for _, tn := range cell.Tools {
+			cellOf[tn] = cell.ID()
+		}
+	}
+	var all []Bucket
+	for ui := range c.UseCases {
+		u := &c.UseCases[ui]
+		tools := UseCaseTools(c, u)
+		if len(tools) == 0 {
+			continue
+		}
+		acting := tools[len(tools)-1]
+		tool := c.Tool(acting)
+		if tool == nil {
+			continue
+		}
+		table := targetTable(g, tool)
+		spec := Spec{Tools: tools, Tool: acting, Gated: gatedChain(c, acting), Handoff: handoff, Table: table}
+		levels, axis, err := probe(ctx, g, t, tool, table, opts.MaxProbe)
+		if err != nil {
+			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
+		}
+		if axis != nil {
+			axis.UseCase = u.ID
+			p.Axes = append(p.Axes, *axis)
+		}
+		changes := tool.ChangesState == nil || *tool.ChangesState
+		for _, lv := range levels {
+			lspec := spec
+			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+			axes := map[string]string{}
+			if lv.column != "" {
+				axes[table+"."+lv.column] = lv.level
+			}
+			want := len(lv.templates)
+			if want > opts.MaxWant {
+				want = opts.MaxWant
+			}
+			if want == 0 {
+				continue
+			}
+			add := func(outcome, overlay string) {
+				all = append(all, Bucket{
+					Theme: u.ID, Cell: cellOf[acting], UseCase: u.ID,
+					Outcome: outcome, Overlay: overlay, Kind: kindOf(outcome, overlay),
+					Axes: axes, Want: want, Spec: lspec,
+					Angle: angle(u, tool, lv, outcome, overlay),
+				})
+			}
+			switch lv.outcome {
+			case "succeed":
+				add("succeed", "none")
+				add("succeed", "pressure")
+				if changes && len(spec.Gated) > 0 {
+					add("ask", "impersonation")
+				}
+				if changes && handoff != "" {
+					add("escalate", "fraud")
+					add("escalate", "emergency")
+				}
+			case "refuse":
+				add("refuse", "none")
+				add("refuse", "pressure")
+				add("refuse", "injection")
+			}
+		}
+	}
+	assignRules(c, all)
+	for i := range all {
+		all[i].Ord = i
+		all[i].ID = fmt.Sprintf("b%04d", i)
+		p.Capacity += all[i].Want
+	}
+	p.Buckets = size(all, opts.Asked, opts.Steer)
+	base := 0
+	for i := range p.Buckets {
+		p.Buckets[i].Spec.Base = base
+		base += p.Buckets[i].Want
+	}
+	seen := map[string]bool{}
+	for _, b := range p.Buckets {
+		if !seen[b.Theme] {
+			seen[b.Theme] = true
+			p.Themes = append(p.Themes, b.Theme)
+		}
+	}
+	return p, nil
+}
+
+// Total is the number of scenarios the plan asks for.
+func (p *Plan) Total() int {
+	n := 0
+	for _, b := range p.Buckets {
+		n += b.Want
+	}
+	return n
+}
+
+func kindOf(outcome, overlay string) string {
+	switch {
+	case outcome == "succeed" && overlay == "none":
+		return "happy"
+	case outcome == "refuse" && overlay == "none":
+		return "failing"
+	case overlay == "pressure" || overlay == "emergency":
+		return "edge"
+	default:
+		return "adversarial"
+	}
+}
+
+// targetTable is the table the acting tool's first record argument names, or
+// the caller table when it names none.
+func targetTable(g *ground.Graph, t *contract.Tool) string {
+	for _, name := range ground.ParamNames(t) {
+		if tb, _, ok := g.Ref(t, name); ok && g.C.Table(tb) != nil && len(g.Rows(tb)) > 0 {
+			return tb
+		}
+	}
+	if g.C.Caller != nil {
+		return g.C.Caller.Table
+	}
+	return ""
+}
+
+// gatedChain is the calls that must come before a tool: for each requirement
+// the first tool of its any-of list, recursively, in call order.
+func gatedChain(c *contract.Contract, tool string) []string {
+	var out []string
+	seen := map[string]bool{tool: true}
+	var walk func(string, int)
+	walk = func(name string, depth int) {
+		t := c.Tool(name)
+		if t == nil || depth > 4 {
+			return
+		}
+		for _, r := range t.Requires {
+			if len(r.AnyOf) == 0 || seen[r.AnyOf[0]] {
+				continue
+			}
+			pick := r.AnyOf[0]
+			seen[pick] = true
+			walk(pick, depth+1)
+			out = append(out, pick)
+		}
+	}
+	walk(tool, 0)
+	return out
+}
+
+type level struct {
+	column, level, outcome string
+	templates              []string
+}
+
+// probe rehearses the acting tool (after its preconditions) on rows of the
+// target table and groups them by the low-cardinality column that best
+// separates "answered" from "refused". Without such a column, every row is one
+// level whose outcome is the majority.
+func probe(ctx context.Context, g *ground.Graph, t Trier, tool *contract.Tool, table string, max int) ([]level, *Axis, error) {
+	rows := g.Rows(table)
+	pk := g.PK(table)
+	if table == "" || pk == "" || len(rows) == 0 {
+		return nil, nil, nil
+	}
+	if len(rows) > max {
+		rows = rows[:max]
+	}
+	outcome := map[string]string{}
+	var keys []string
+	for i, r := range rows {
+		b := g.Bind(table, r)
+		b.Ordinal = i
+		calls, ok := Chain(g, tool, b)
+		if !ok {
+			continue
+		}
+		steps, err := t.Try(ctx, nil, calls)
+		if err != nil {
+			return nil, nil, err
+		}
+		last := steps[len(steps)-1]
+		prereqOK := true
+		for _, s := range steps[:len(steps)-1] {
+			prereqOK = prereqOK && s.OK
+		}
+		key := ground.Text(r[pk])
+		switch {
+		case !prereqOK || last.Crash:
+			continue
+		case last.OK:
+			outcome[key] = "succeed"
+		case last.Refused:
+			outcome[key] = "refuse"
+		default:
+			continue
+		}
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	// The column whose levels each give one outcome, with both outcomes present.
+	type cand struct {
+		col    string
+		levels []level
+		score  int
+	}
+	var best *cand
+	cols := g.LowCardinality(table, 8)
+	names := make([]string, 0, len(cols))
+	for n := range cols {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, col := range names {
+		byLevel := map[string][]string{}
+		outs := map[string]map[string]bool{}
+		for _, k := range keys {
+			r := g.Find(table, pk, k)
+			lv := ground.Text(r[col])
+			byLevel[lv] = append(byLevel[lv], k)
+			if outs[lv] == nil {
+				outs[lv] = map[string]bool{}
+			}
+			outs[lv][outcome[k]] = true
+		}
+		var ls []level
+		kinds := map[string]bool{}
+		pure := 0
+		for _, lv := range cols[col] {
+			if len(outs[lv]) != 1 {
+				continue
+			}
+			pure += len(byLevel[lv])
+			for o := range outs[lv] {
+				kinds[o] = true
+				ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
+			}
+		}
+		if len(kinds) < 2 {
+			continue
+		}
+		if best == nil || pure > best.score {
+			best = &cand{col: col, levels: ls, score: pure}
+		}
+	}
+	if best != nil {
+		ax := &Axis{Table: table, Column: best.col, Levels: map[string]string{}}
+		for _, l := range best.levels {
+			ax.Levels[l.level] = l.outcome
+		}
+		return best.levels, ax, nil
+	}
+	var ok, refused []string
+	for _, k := range keys {
+		if outcome[k] == "succeed" {
+			ok = append(ok, k)
+		} else {
+			refused = append(refused, k)
+		}
+	}
+	var out []level
+	if len(ok) > 0 {
+		out = append(out, level{outcome: "succeed", templates: ok})
+	}
+	return out, nil, nil
+}
+
+// Chain is the call sequence that performs a tool for a case: its
+// preconditions (first choice of each requirement), then the tool itself.
+func Chain(g *ground.Graph, tool *contract.Tool, b ground.Bound) ([]scenario.Call, bool) {
+	var calls []scenario.Call
+	for _, name := range gatedChain(g.C, tool.Name) {
+		t := g.C.Tool(name)
+		args, ok := g.Fill(t, b)
+		if !ok {
+			return nil, false
+		}
+		calls = append(calls, scenario.Call{Tool: name, Args: args})
+	}
+	args, ok := g.Fill(tool, b)
+	if !ok {
+		return nil, false
+	}
+	return append(calls, scenario.Call{Tool: tool.Name, Args: args}), true
+}
+
+func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay string) string {
+	at := ""
+	if lv.column != "" {
+		at = fmt.Sprintf(" (%s %s)", strings.ReplaceAll(lv.column, "_", " "), lv.level)
+	}
+	var s string
+	switch outcome + "/" + overlay {
+	case "succeed/none":
+		s = "ordinary " + u.ID + at
+	case "succeed/pressure":
+		s = u.ID + at + " with the caller pressing to skip steps"
+	case "refuse/none":
+		s = u.ID + at + " that cannot be done"
+	case "refuse/pressure":
+		s = u.ID + at + " refused while the caller insists"
+	case "refuse/injection":
+		s = u.ID + at + " with an instruction injected by the caller"
+	case "ask/impersonation":
+		s = u.ID + at + " by someone who cannot prove who they are"
+	case "escalate/fraud":
+		s = u.ID + at + " from a caller reporting fraud"
+	case "escalate/emergency":
+		s = u.ID + at + " during a caller's emergency"
+	default:
+		s = u.ID + at + " " + outcome + " " + overlay
+	}
+	if len(s) > 90 {
+		s = s[:90]
+	}
+	return s
+}
+
+// assignRules says which hard rules each bucket tests: a rule goes to the
+// buckets whose tools or use case its words name; a rule naming none goes to
+// the adversarial buckets in turn, so every rule is tested by some bucket.
+func assignRules(c *contract.Contract, bs []Bucket) {
+	var adversarial []int
+	for i, b := range bs {
+		if b.Overlay != "none" {
+			adversarial = append(adversarial, i)
+		}
+	}
+	next := 0
+	for _, r := range c.Rules {
+		words := map[string]bool{}
+		for _, w := range Words(r.Text) {
+			if len(w) > 3 {
+				words[singular(w)] = true
+			}
+		}
+		hit := false
+		for i := range bs {
+			b := &bs[i]
+			if b.Overlay == "none" {
+				continue
+			}
+			match := false
+			for _, tn := range append(append([]string{}, b.Spec.Tools...), b.UseCase) {
+				for _, w := range Words(tn) {
+					if len(w) > 3 && words[singular(w)] {
+						match = true
+					}
+				}
+			}
+			if match {
+				b.Spec.Rules = append(b.Spec.Rules, r.ID)
+				hit = true
+			}
+		}
+		if !hit && len(adversarial) > 0 {
+			i := adversarial[next%len(adversarial)]
+			next++
+			bs[i].Spec.Rules = append(bs[i].Spec.Rules, r.ID)
+		}
+	}
+}
+
+// size fits the plan to the ask. Each unit of want is dealt in turn: by round,
+// then across use cases, then across the buckets of a use case, so a small ask
+// still spreads over every use case and outcome. A user's steer is applied
+// first: its use cases get their counts, the rest is dealt evenly.
+func size(all []Bucket, asked int, steer []Steer) []Bucket {
+	if asked <= 0 {
+		return all
+	}
+	capacity := 0
+	for _, b := range all {
+		capacity += b.Want
+	}
+	if asked >= capacity {
+		return all
+	}
+	quota := map[string]int{} // use case -> units granted by the steer
+	steered := 0
+	for _, s := range steer {
+		if s.Count <= 0 || steered >= asked {
+			continue
+		}
+		n := s.Count
+		if steered+n > asked {
+			n = asked - steered // over-asks are trimmed from the end
+		}
+		quota[s.UseCase] += n
+		steered += n
+	}
+	granted := make([]int, len(all))
+	var order []string
+	byUC := map[string][]int{}
+	for i, b := range all {
+		if _, ok := byUC[b.UseCase]; !ok {
+			order = append(order, b.UseCase)
+		}
+		byUC[b.UseCase] = append(byUC[b.UseCase], i)
+	}
+	deal := func(uc string, cursor map[string]int) bool {
+		idx := byUC[uc]
+		for tries := 0; tries < len(idx); tries++ {
+			i := idx[cursor[uc]%len(idx)]
+			cursor[uc]++
+			if granted[i] < all[i].Want {
+				granted[i]++
+				return true
+			}
+		}
+		return false
+	}
+	total := 0
+	cursor := map[string]int{}
+	for _, uc := range order {
+		for quota[uc] > 0 && deal(uc, cursor) {
+			quota[uc]--
+			total++
+		}
+	}
+	for total < asked {
+		progress := false
+		for _, uc := range order {
+			if total >= asked {
+				break
+			}
+			if deal(uc, cursor) {
+				total++
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	var out []Bucket
+	for i, b := range all {
+		if granted[i] > 0 {
+			b.Want = granted[i]
+			out = append(out, b)
+		}
+	}
+	return out
+}
