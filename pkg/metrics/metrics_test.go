@@ -1,0 +1,305 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/suitegen/suitegen/pkg/metrics"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// registered returns the names of every metric family New registers, after
+// touching each vector once so that it has a child to gather.
+func registered(t *testing.T) []string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.InitModel("gpt-x")
+	m.Refused("static", "placeholder-data")
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	return names
+}
+
+func TestNamesAndLint(t *testing.T) {
+	names := registered(t)
+	if len(names) != 25 {
+		t.Errorf("registered %d families, want 25: %v", len(names), names)
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, "suitegen_") {
+			t.Errorf("%s: missing suitegen_ prefix", n)
+		}
+	}
+
+	reg := prometheus.NewPedanticRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.InitModel("gpt-x")
+	m.Refused("static", "placeholder-data")
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatalf("lint: %v", err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestConstantLabels(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "run-7", "planner")
+	m.ScenariosProved.Add(3)
+	want := `
+# HELP suitegen_scenarios_proved_total Scenarios that passed every gate and were journalled in the ledger.
+# TYPE suitegen_scenarios_proved_total counter
+suitegen_scenarios_proved_total{role="planner",run="run-7"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "suitegen_scenarios_proved_total"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTwoRolesShareRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w := metrics.New(reg, "r1", "writer")
+	p := metrics.New(reg, "r1", "planner")
+	w.SlicesAcked.Inc()
+	p.SlicesPublished.Add(2)
+	if n := testutil.CollectAndCount(reg, "suitegen_slices_acked_total"); n != 2 {
+		t.Errorf("acked series = %d, want 2 (one per role)", n)
+	}
+	if got := testutil.ToFloat64(p.SlicesPublished); got != 2 {
+		t.Errorf("published = %v, want 2", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering the same run and role twice did not panic")
+		}
+	}()
+	metrics.New(reg, "r1", "writer")
+}
+
+func TestModelCall(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.ObserveModelCall("gpt-x", metrics.OutcomeOK, 1200*time.Millisecond, 900, 150)
+	m.ObserveModelCall("gpt-x", metrics.OutcomeOK, 800*time.Millisecond, 100, 50)
+	m.ObserveModelCall("gpt-x", metrics.OutcomeRateLimited, 50*time.Millisecond, 0, 0)
+
+	checks := []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"ok calls", m.ModelCalls.WithLabelValues("gpt-x", metrics.OutcomeOK), 2},
+		{"429 calls", m.ModelCalls.WithLabelValues("gpt-x", metrics.OutcomeRateLimited), 1},
+		{"prompt tokens", m.ModelTokens.WithLabelValues("gpt-x", metrics.KindPrompt), 1000},
+		{"completion tokens", m.ModelTokens.WithLabelValues("gpt-x", metrics.KindCompletion), 200},
+		{"rate limited", m.ModelRateLimited.WithLabelValues("gpt-x"), 1},
+	}
+	for _, c := range checks {
+		if got := testutil.ToFloat64(c.c); got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.ModelCallDuration); n != 1 {
+		t.Errorf("duration series = %d, want 1", n)
+	}
+	want := `
+# HELP suitegen_model_call_duration_seconds Wall time of one model provider call, including retries of transport errors.
+# TYPE suitegen_model_call_duration_seconds histogram
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="0.1"} 1
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="0.25"} 1
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="0.5"} 1
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="1"} 2
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="2"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="5"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="10"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="20"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="30"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="60"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="120"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="300"} 3
+suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="+Inf"} 3
+suitegen_model_call_duration_seconds_sum{model="gpt-x",role="writer",run="r1"} 2.05
+suitegen_model_call_duration_seconds_count{model="gpt-x",role="writer",run="r1"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "suitegen_model_call_duration_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBucketsAndQueue(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "r1", "planner")
+	if n := testutil.CollectAndCount(m.Buckets); n != 4 {
+		t.Errorf("bucket series before any set = %d, want 4 (every state at zero)", n)
+	}
+	m.SetBuckets(map[string]int{metrics.StateOpen: 5, metrics.StateDone: 2})
+	m.SetBuckets(map[string]int{metrics.StateDone: 7, metrics.StateBlocked: 1})
+	want := map[string]float64{metrics.StateOpen: 0, metrics.StateClaimed: 0, metrics.StateDone: 7, metrics.StateBlocked: 1}
+	for s, w := range want {
+		if got := testutil.ToFloat64(m.Buckets.WithLabelValues(s)); got != w {
+			t.Errorf("buckets{state=%q} = %v, want %v", s, got, w)
+		}
+	}
+	m.SetQueue(12, 3)
+	if got := testutil.ToFloat64(m.QueuePending); got != 12 {
+		t.Errorf("pending = %v, want 12", got)
+	}
+	if got := testutil.ToFloat64(m.QueueAckPending); got != 3 {
+		t.Errorf("ack pending = %v, want 3", got)
+	}
+}
+
+func TestProofBucketsResolveMilliseconds(t *testing.T) {
+	// p50/p95/p99 of proofs between 1 and 50 ms need several buckets there.
+	n := 0
+	for _, b := range metrics.ProofBuckets {
+		if b >= 0.001 && b <= 0.05 {
+			n++
+		}
+	}
+	if n < 8 {
+		t.Errorf("only %d proof buckets within 1–50 ms", n)
+	}
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	metrics.Since(m.ProofDuration, time.Now().Add(-4*time.Millisecond))
+	if got := testutil.CollectAndCount(m.ProofDuration); got != 1 {
+		t.Errorf("proof series = %d", got)
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", url, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestServe(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.ScenariosProved.Add(4)
+
+	var notReady atomic.Pointer[error]
+	starting := errors.New("nats: not connected")
+	notReady.Store(&starting)
+	ready := func() error {
+		if p := notReady.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- metrics.ServeListener(ctx, ln, reg, ready) }()
+
+	if code, body := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d %q, want 200", code, body)
+	}
+	code, body := get(t, base+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "nats: not connected") {
+		t.Errorf("/readyz while not ready = %d %q, want 503 with the reason", code, body)
+	}
+	notReady.Store(nil)
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Errorf("/readyz when ready = %d %q, want 200", code, body)
+	}
+	code, body = get(t, base+"/metrics")
+	if code != 200 || !strings.Contains(body, `suitegen_scenarios_proved_total{role="writer",run="r1"} 4`) {
+		t.Errorf("/metrics = %d, body lacks the proved counter:\n%s", code, body)
+	}
+	if code, _ := get(t, base+"/nope"); code != 404 {
+		t.Errorf("/nope = %d, want 404", code)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeListener after cancel = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeListener did not return after cancel")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("server still answering after shutdown")
+	}
+}
+
+func TestServeAddr(t *testing.T) {
+	err := metrics.Serve(context.Background(), "256.0.0.1:bad", prometheus.NewRegistry(), nil)
+	if err == nil || !strings.Contains(err.Error(), "metrics: listen") {
+		t.Errorf("Serve on a bad address = %v, want a listen error", err)
+	}
+}
+
+func TestNewRegistryHasRuntimeCollectors(t *testing.T) {
+	reg := metrics.NewRegistry()
+	metrics.New(reg, "r1", "writer")
+	if n, err := testutil.GatherAndCount(reg, "go_goroutines", "suitegen_slices_acked_total"); err != nil || n != 2 {
+		t.Errorf("GatherAndCount = %d, %v; want 2", n, err)
+	}
+}
+
+// TestMetricsDoc keeps docs/METRICS.md listing exactly the registered metrics.
+func TestMetricsDoc(t *testing.T) {
+	b, err := os.ReadFile("../../docs/METRICS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(suitegen_[a-z_]+)`").FindAllStringSubmatch(string(b), -1) {
+		if documented[m[1]] {
+			t.Errorf("METRICS.md lists %s twice", m[1])
+		}
+		documented[m[1]] = true
+	}
+	names := registered(t)
+	for _, n := range names {
+		if !documented[n] {
+			t.Errorf("METRICS.md does not document %s", n)
+		}
+	}
+	for n := range documented {
+		if !slices.Contains(names, n) {
+			t.Errorf("METRICS.md documents %s, which pkg/metrics does not register", n)
+		}
+	}
+}
