@@ -1,0 +1,211 @@
+package canvas
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Bucket states.
+const (
+	BucketOpen    = "open"
+	BucketClaimed = "claimed"
+	BucketDone    = "done"
+	BucketBlocked = "blocked"
+)
+
+// Bucket is a kind of case in one cell, with its ledger columns.
+type Bucket struct {
+	RunID     string            `json:"run_id"`
+	ID        string            `json:"id"`
+	Ord       int               `json:"ord"`
+	Theme     string            `json:"theme"`
+	Cell      string            `json:"cell"`
+	UseCase   string            `json:"use_case"`
+	Angle     string            `json:"angle"`
+	Outcome   string            `json:"outcome"`
+	Overlay   string            `json:"overlay"`
+	Kind      string            `json:"kind"`
+	Axes      map[string]string `json:"axes,omitempty"`
+	Want      int               `json:"want"`
+	Attempts  int               `json:"attempts"`
+	Refused   int               `json:"refused"`
+	State     string            `json:"state"`
+	ClaimedBy string            `json:"claimed_by,omitempty"`
+	Notes     string            `json:"notes,omitempty"`
+	Origin    string            `json:"origin"`
+	Spec      json.RawMessage   `json:"spec,omitempty"`
+	// Done is derived: the number of scenarios credited to the bucket.
+	Done int `json:"done"`
+}
+
+func bucketArgs(run string, b Bucket) ([]any, error) {
+	axes := b.Axes
+	if axes == nil {
+		axes = map[string]string{}
+	}
+	ax, err := json.Marshal(axes)
+	if err != nil {
+		return nil, err
+	}
+	spec := string(b.Spec)
+	if len(b.Spec) == 0 {
+		spec = "{}"
+	}
+	state := b.State
+	if state == "" {
+		state = BucketOpen
+	}
+	origin := b.Origin
+	if origin == "" {
+		origin = "plan"
+	}
+	var claimed *string
+	if b.ClaimedBy != "" {
+		claimed = &b.ClaimedBy
+	}
+	return []any{run, b.ID, b.Ord, b.Theme, b.Cell, b.UseCase, b.Angle, b.Outcome, b.Overlay, b.Kind,
+		string(ax), b.Want, b.Attempts, b.Refused, state, claimed, b.Notes, origin, spec}, nil
+}
+
+const insertBucket = `INSERT INTO buckets (run_id, id, ord, theme, cell, use_case, angle, outcome, overlay, kind,
+	axes, want, attempts, refused, state, claimed_by, notes, origin, spec)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15,$16,$17,$18,$19::jsonb)
+	ON CONFLICT (run_id, id) DO NOTHING`
+
+// PutBuckets inserts a plan's buckets; buckets already present are left as
+// they are, so a restarted planner can re-put the same plan.
+func (s *Store) PutBuckets(ctx context.Context, run string, bs []Bucket) error {
+	for _, b := range bs {
+		if b.ID == "" {
+			return fmt.Errorf("canvas: put buckets of run %s: bucket at ord %d has no ID", run, b.Ord)
+		}
+		if b.Want < 0 {
+			return fmt.Errorf("canvas: put buckets of run %s: bucket %s: Want %d is negative", run, b.ID, b.Want)
+		}
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		for _, b := range bs {
+			args, err := bucketArgs(run, b)
+			if err != nil {
+				return fmt.Errorf("bucket %s: %w", b.ID, err)
+			}
+			batch.Queue(insertBucket, args...)
+		}
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("canvas: put buckets of run %s: %w", run, err)
+	}
+	return nil
+}
+
+const bucketSelect = `SELECT b.run_id, b.id, b.ord, b.theme, b.cell, b.use_case, b.angle, b.outcome, b.overlay, b.kind,
+	b.axes, b.want, b.attempts, b.refused, b.state, COALESCE(b.claimed_by, ''), b.notes, b.origin, b.spec,
+	COALESCE(d.n, 0)
+	FROM buckets b
+	LEFT JOIN (SELECT bucket_id, count(*) AS n FROM scenarios WHERE run_id = $1 GROUP BY bucket_id) d ON d.bucket_id = b.id
+	WHERE b.run_id = $1`
+
+func scanBucket(row pgx.Row) (Bucket, error) {
+	var b Bucket
+	var axes, spec []byte
+	err := row.Scan(&b.RunID, &b.ID, &b.Ord, &b.Theme, &b.Cell, &b.UseCase, &b.Angle, &b.Outcome, &b.Overlay, &b.Kind,
+		&axes, &b.Want, &b.Attempts, &b.Refused, &b.State, &b.ClaimedBy, &b.Notes, &b.Origin, &spec, &b.Done)
+	if err != nil {
+		return b, err
+	}
+	if err := json.Unmarshal(axes, &b.Axes); err != nil {
+		return b, fmt.Errorf("bucket %s axes: %w", b.ID, err)
+	}
+	b.Spec = json.RawMessage(spec)
+	return b, nil
+}
+
+// Buckets returns a run's buckets in ord order, with Done counted from the
+// journal in the same query.
+func (s *Store) Buckets(ctx context.Context, run string) ([]Bucket, error) {
+	rows, err := s.pool.Query(ctx, bucketSelect+` ORDER BY b.ord, b.id`, run)
+	if err != nil {
+		return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+	}
+	defer rows.Close()
+	var out []Bucket
+	for rows.Next() {
+		b, err := scanBucket(rows)
+		if err != nil {
+			return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+	}
+	return out, nil
+}
+
+// AddBucket records a bucket a writer reported. Its ID and Ord are assigned
+// here (the next ord, id "b<ord>") and its origin is "writer" unless b.Origin
+// says otherwise ("review"). A report of a bucket that already exists with the
+// same use case, cell, angle, outcome and overlay returns the existing bucket,
+// so a redelivered slice does not add it twice.
+func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, error) {
+	if b.Origin == "" || b.Origin == "plan" {
+		b.Origin = "writer"
+	}
+	if b.Want <= 0 {
+		b.Want = 1
+	}
+	var id string
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// The run row lock serialises id assignment between writers.
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, run).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("run %s: %w", run, ErrNotFound)
+			}
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT id FROM buckets WHERE run_id = $1 AND use_case = $2 AND cell = $3 AND angle = $4
+			AND outcome = $5 AND overlay = $6 ORDER BY ord LIMIT 1`, run, b.UseCase, b.Cell, b.Angle, b.Outcome, b.Overlay).Scan(&id)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var ord int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(max(ord), -1) + 1 FROM buckets WHERE run_id = $1`, run).Scan(&ord); err != nil {
+			return err
+		}
+		for {
+			b.Ord, b.ID = ord, "b"+strconv.Itoa(ord)
+			args, err := bucketArgs(run, b)
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, insertBucket, args...)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				id = b.ID
+				return nil
+			}
+			ord++ // a planner's id happened to be "b<ord>" with another ord
+		}
+	})
+	if err != nil {
+		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: %w", run, err)
+	}
+	out, err := scanBucket(s.pool.QueryRow(ctx, bucketSelect+` AND b.id = $2`, run, id))
+	if err != nil {
+		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: read back %s: %w", run, id, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,180 @@
+package canvas
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a run or slice does not exist.
+var ErrNotFound = errors.New("canvas: not found")
+
+// Store is the canvas of every run in one database.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a Store on a migrated database.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool is the store's pool, for callers that read the ledger in their own ways.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Run states.
+const (
+	RunPlanning  = "planning"
+	RunWriting   = "writing"
+	RunReviewing = "reviewing"
+	RunDone      = "done"
+	RunFailed    = "failed"
+)
+
+// Run is one suite being written.
+type Run struct {
+	ID             string          `json:"id"`
+	Agent          string          `json:"agent"`
+	ContractSHA256 string          `json:"contract_sha256"`
+	WorldSHA256    string          `json:"world_sha256"`
+	Model          string          `json:"model"`
+	State          string          `json:"state"`
+	Message        string          `json:"message"`
+	Asked          int             `json:"asked"`
+	Seed           int64           `json:"seed"`
+	Round          int             `json:"round"`
+	BudgetTokens   int64           `json:"budget_tokens"`
+	Config         json.RawMessage `json:"config"`
+	CreatedAt      time.Time       `json:"created_at"`
+	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+}
+
+const runCols = `id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config, created_at, finished_at`
+
+func scanRun(row pgx.Row) (Run, error) {
+	var r Run
+	var cfg []byte
+	err := row.Scan(&r.ID, &r.Agent, &r.ContractSHA256, &r.WorldSHA256, &r.Model, &r.State, &r.Message,
+		&r.Asked, &r.Seed, &r.Round, &r.BudgetTokens, &cfg, &r.CreatedAt, &r.FinishedAt)
+	r.Config = json.RawMessage(cfg)
+	return r, err
+}
+
+// CreateRun records a run. It is idempotent on ID: when the run exists it is
+// left unchanged and created is false.
+func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) {
+	if r.ID == "" {
+		return false, errors.New("canvas: Run.ID is required")
+	}
+	if r.Asked < 0 {
+		return false, fmt.Errorf("canvas: Run.Asked %d is negative", r.Asked)
+	}
+	state := r.State
+	if state == "" {
+		state = RunPlanning
+	}
+	cfg := string(r.Config)
+	if len(r.Config) == 0 {
+		cfg = "{}"
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb) ON CONFLICT (id) DO NOTHING`,
+		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, cfg)
+	if err != nil {
+		return false, fmt.Errorf("canvas: create run %s: %w", r.ID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Run returns one run, or ErrNotFound.
+func (s *Store) Run(ctx context.Context, id string) (Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("canvas: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs lists every run, newest first.
+func (s *Store) Runs(ctx context.Context) ([]Run, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs ORDER BY created_at DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("canvas: runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("canvas: runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("canvas: runs: %w", err)
+	}
+	return out, nil
+}
+
+// SetRunState moves a run to state with a message; done and failed stamp
+// finished_at, any other state clears it (a resumed run is unfinished again).
+func (s *Store) SetRunState(ctx context.Context, id, state, message string) error {
+	switch state {
+	case RunPlanning, RunWriting, RunReviewing, RunDone, RunFailed:
+	default:
+		return fmt.Errorf("canvas: run %s: unknown state %q", id, state)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE runs SET state = $2, message = $3,
+		finished_at = CASE WHEN $2 IN ('done','failed') THEN COALESCE(finished_at, now()) ELSE NULL END
+		WHERE id = $1`, id, state, message)
+	if err != nil {
+		return fmt.Errorf("canvas: set run %s state: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetRound records the planning round a run is in.
+func (s *Store) SetRound(ctx context.Context, id string, round int) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE runs SET round = $2 WHERE id = $1`, id, round)
+	if err != nil {
+		return fmt.Errorf("canvas: set run %s round: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, retrying serialization failures and
+// deadlocks, which concurrent writers can provoke and which are safe to redo.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = pgx.BeginFunc(ctx, s.pool, fn)
+		if !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	if errors.Is(err, errRetry) {
+		return true
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
