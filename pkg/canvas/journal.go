@@ -162,16 +162,17 @@ func clash(ctx context.Context, tx pgx.Tx, run string, sc *scenario.Scenario, su
 	case !errors.Is(err, pgx.ErrNoRows):
 		return 0, err
 	}
+	// Content before branch: a copy under a new name also repeats the branch.
 	var other string
-	err = tx.QueryRow(ctx, `SELECT name FROM scenarios WHERE run_id = $1 AND use_case = $2 AND branch = $3`, run, sc.UseCase, sc.Branch).Scan(&other)
-	if err == nil {
-		return 0, &ConflictError{Kind: ConflictBranch, Other: other}
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, err
-	}
 	err = tx.QueryRow(ctx, `SELECT name FROM scenarios WHERE run_id = $1 AND (content_sha256 = $2 OR sha256 = $3) LIMIT 1`, run, content, sum).Scan(&other)
 	if err == nil {
 		return 0, &ConflictError{Kind: ConflictContent, Other: other}
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, err
+	}
+	err = tx.QueryRow(ctx, `SELECT name FROM scenarios WHERE run_id = $1 AND use_case = $2 AND branch = $3`, run, sc.UseCase, sc.Branch).Scan(&other)
+	if err == nil {
+		return 0, &ConflictError{Kind: ConflictBranch, Other: other}
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return 0, err
 	}
