@@ -1,0 +1,297 @@
+package stack
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// child is a started process and the outcome of waiting for it.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has been reaped
+	err  error         // Wait's result, valid after done
+}
+
+// startChild starts cmd from a goroutine locked to its OS thread and keeps
+// that thread until the process is reaped. Linux delivers the parent-death
+// signal when the forking *thread* exits, and the Go runtime may retire idle
+// threads, so without this a healthy parent could kill its own server.
+func startChild(cmd *exec.Cmd) (*child, error) {
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine, after the child
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// serverCredential is nil unless we are root, in which case the server must
+// run as the postgres system user (postgres refuses to run as root).
+func serverCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("stack: running as root needs a \"postgres\" system user to run the server: %w", err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("stack: postgres user ids: %w", err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// prepareDataDir creates the data directory and, when the server runs as
+// another user, hands it over and makes its ancestors traversable.
+func prepareDataDir(dir string, cred *syscall.Credential, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("stack: create data dir: %w", err)
+	}
+	// postgres insists on 0700 or 0750.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("stack: chmod data dir: %w", err)
+	}
+	if cred == nil {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("stack: stat data dir: %w", err)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Uid != cred.Uid {
+		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(path, int(cred.Uid), int(cred.Gid))
+		})
+		if err != nil {
+			return fmt.Errorf("stack: chown data dir to postgres: %w", err)
+		}
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("stack: stat %s: %w", p, err)
+		}
+		if !canTraverse(st, cred) {
+			if err := os.Chmod(p, st.Mode().Perm()|0o001); err != nil {
+				return fmt.Errorf("stack: make %s traversable for postgres: %w", p, err)
+			}
+			log.Warn("added search permission (o+x) so the postgres user can reach its data dir", "dir", p)
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+func canTraverse(st os.FileInfo, cred *syscall.Credential) bool {
+	m := st.Mode().Perm()
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return m&0o001 != 0
+	}
+	switch {
+	case sys.Uid == cred.Uid:
+		return m&0o100 != 0
+	case sys.Gid == cred.Gid:
+		return m&0o010 != 0
+	default:
+		return m&0o001 != 0
+	}
+}
+
+// lockDataDir takes an exclusive, non-blocking flock on <dir>.lock, held for
+// the server's life. The kernel drops it when we die, however we die.
+func lockDataDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("stack: open data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s is locked by another process", ErrDataDirInUse, dir)
+		}
+		return nil, fmt.Errorf("stack: lock data dir: %w", err)
+	}
+	return f, nil
+}
+
+// findBinDir locates initdb and postgres.
+func findBinDir(override string) (string, error) {
+	has := func(dir string) bool {
+		for _, name := range []string{"initdb", "postgres"} {
+			if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.IsDir() {
+				return false
+			}
+		}
+		return true
+	}
+	if override != "" {
+		if !has(override) {
+			return "", fmt.Errorf("stack: PostgresConfig.BinDir %s has no initdb and postgres", override)
+		}
+		return override, nil
+	}
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		if dir := strings.TrimSpace(string(out)); has(dir) {
+			return dir, nil
+		}
+	}
+	if path, err := exec.LookPath("postgres"); err == nil {
+		if dir := filepath.Dir(path); has(dir) {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
+	for _, dir := range dirs {
+		if has(dir) {
+			return dir, nil
+		}
+	}
+	return "", errors.New("stack: no PostgreSQL binaries found (tried pg_config --bindir, PATH, /usr/lib/postgresql/*/bin); install postgresql or set PostgresConfig.BinDir")
+}
+
+// pgVersion reads the version from /usr/lib/postgresql/<v>/bin; 0 if unparsable.
+func pgVersion(binDir string) float64 {
+	v, err := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// clearStale deals with a postmaster.pid left by a run that died without
+// stopping its server. We hold the data dir lock, so no live suitegen process
+// owns that server: a live postgres on this data dir is an orphan and is
+// stopped; a pid file naming anything else is removed.
+func clearStale(ctx context.Context, dataDir string, log *slog.Logger) error {
+	pidFile := filepath.Join(dataDir, "postmaster.pid")
+	pid, err := readPostmasterPid(pidFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		log.Warn("removing unreadable postmaster.pid", "err", err)
+		return removePidFile(pidFile)
+	}
+	if !isPostgresFor(pid, dataDir) {
+		log.Warn("removing stale postmaster.pid", "pid", pid)
+		return removePidFile(pidFile)
+	}
+	log.Warn("stopping orphaned postgres left on the data dir", "pid", pid)
+	_ = syscall.Kill(pid, syscall.SIGINT)
+	if !waitGone(ctx, pid, 15*time.Second) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if !waitGone(ctx, pid, 5*time.Second) {
+			return fmt.Errorf("stack: orphaned postgres pid %d on %s will not die", pid, dataDir)
+		}
+	}
+	// A killed postmaster leaves its pid file; postgres would cope, but a
+	// later reuse of the pid by another process would not.
+	if err := removePidFile(pidFile); err != nil {
+		return err
+	}
+	return nil
+}
+
+func readPostmasterPid(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return 0, fmt.Errorf("stack: %s is empty", path)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("stack: %s: bad pid %q", path, sc.Text())
+	}
+	return pid, nil
+}
+
+func removePidFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("stack: remove stale pid file: %w", err)
+	}
+	return nil
+}
+
+// isPostgresFor reports whether pid is a live postgres whose working
+// directory is dataDir (the postmaster chdirs into its data directory).
+func isPostgresFor(pid int, dataDir string) bool {
+	if !alive(pid) {
+		return false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil || !strings.HasPrefix(filepath.Base(exe), "postgres") {
+		return false
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil {
+		return false
+	}
+	want, err := filepath.EvalSymlinks(dataDir)
+	if err != nil {
+		want = dataDir
+	}
+	return filepath.Clean(cwd) == filepath.Clean(want)
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name, which may hold spaces.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z' && stat[i+2] != 'X'
+	}
+	return true
+}
+
+func waitGone(ctx context.Context, pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for alive(pid) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}

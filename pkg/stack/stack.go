@@ -1,0 +1,141 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Config says what the stack needs; anything given by URL is used as is and
+// not started.
+type Config struct {
+	// StateDir holds nats/ and pg/; default os.UserCacheDir()/suitegen.
+	StateDir string
+	// NATSURL, when set, is an existing NATS server to use.
+	NATSURL string
+	// DatabaseURL, when set, is an existing PostgreSQL database to use.
+	DatabaseURL string
+	// NATSPort and PostgresPort fix the ports of started servers; 0 picks
+	// free ones.
+	NATSPort, PostgresPort int
+	// Logger for lifecycle messages; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) validate() error {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.StateDir == "" && (c.NATSURL == "" || c.DatabaseURL == "") {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("stack: Config.StateDir not set and no user cache dir: %w", err)
+		}
+		c.StateDir = filepath.Join(cache, "suitegen")
+	}
+	if c.NATSPort < 0 || c.NATSPort > 65535 {
+		return fmt.Errorf("stack: Config.NATSPort %d out of range", c.NATSPort)
+	}
+	if c.PostgresPort < 0 || c.PostgresPort > 65535 {
+		return fmt.Errorf("stack: Config.PostgresPort %d out of range", c.PostgresPort)
+	}
+	return nil
+}
+
+// Stack is NATS plus PostgreSQL, started or given.
+type Stack struct {
+	NATSURL     string
+	DatabaseURL string
+
+	nats *NATS     // nil when given by URL
+	pg   *Postgres // nil when given by URL
+}
+
+// Start starts whatever cfg does not give by URL. It does not run
+// migrations: callers run migrate.Apply against DatabaseURL.
+func Start(ctx context.Context, cfg Config) (*Stack, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Stack{NATSURL: cfg.NATSURL, DatabaseURL: cfg.DatabaseURL}
+	if s.DatabaseURL == "" {
+		pg, err := StartPostgres(ctx, PostgresConfig{
+			DataDir: filepath.Join(cfg.StateDir, "pg"),
+			Port:    cfg.PostgresPort,
+			Logger:  cfg.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.pg, s.DatabaseURL = pg, pg.URL()
+	}
+	if s.NATSURL == "" {
+		n, err := StartNATS(NATSConfig{
+			StoreDir: filepath.Join(cfg.StateDir, "nats"),
+			Port:     cfg.NATSPort,
+			Logger:   cfg.Logger,
+		})
+		if err != nil {
+			return nil, errors.Join(err, s.Stop(context.WithoutCancel(ctx)))
+		}
+		s.nats, s.NATSURL = n, n.URL()
+	}
+	return s, nil
+}
+
+// Stop stops what Start started; servers given by URL are left alone.
+func (s *Stack) Stop(ctx context.Context) error {
+	if s.nats != nil {
+		s.nats.Shutdown()
+		s.nats = nil
+	}
+	var err error
+	if s.pg != nil {
+		err = s.pg.Stop(ctx)
+		s.pg = nil
+	}
+	return err
+}
+
+// Serve is "suitegen stack": start the stack, print its URLs as shell
+// exports to out, block until ctx is done (the caller cancels it on SIGINT or
+// SIGTERM), then stop it.
+func Serve(ctx context.Context, cfg Config, out io.Writer) error {
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	_, werr := fmt.Fprintf(out,
+		"# suitegen stack is running; stop it with Ctrl-C\n# NATS:       %s\n# PostgreSQL: %s\nexport SUITEGEN_NATS_URL=%s\nexport SUITEGEN_DATABASE_URL=%s\n",
+		s.NATSURL, s.DatabaseURL, shellQuote(s.NATSURL), shellQuote(s.DatabaseURL))
+	if werr == nil {
+		<-ctx.Done()
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.Stop(stopCtx); err != nil {
+		return errors.Join(werr, err)
+	}
+	if werr != nil {
+		return fmt.Errorf("stack: write urls: %w", werr)
+	}
+	return nil
+}
+
+// shellQuote single-quotes s for POSIX shells.
+func shellQuote(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, `'\''`...)
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}

@@ -1,0 +1,321 @@
+package testenv
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/stack"
+)
+
+// Option adjusts Main.
+type Option func(*mainOptions)
+
+type mainOptions struct {
+	leakCheck bool
+	leakOpts  []goleak.Option
+}
+
+// IgnoreLeaks passes options (e.g. goleak.IgnoreTopFunction) to the leak check.
+func IgnoreLeaks(opts ...goleak.Option) Option {
+	return func(o *mainOptions) { o.leakOpts = append(o.leakOpts, opts...) }
+}
+
+// NoLeakCheck turns the goroutine leak check off.
+func NoLeakCheck() Option {
+	return func(o *mainOptions) { o.leakCheck = false }
+}
+
+var mainActive atomic.Bool
+
+// Main runs the tests, stops the shared cluster and removes its files, then
+// (if the tests passed) fails the binary when goroutines are left over, and
+// exits. Call it from TestMain.
+func Main(m *testing.M, opts ...Option) {
+	o := mainOptions{leakCheck: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	mainActive.Store(true)
+	code := m.Run()
+	if err := shutdown(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: shutdown: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	if code == 0 && o.leakCheck {
+		if err := goleak.Find(o.leakOpts...); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: goroutines leaked by the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// cluster is the binary's shared server and its migrated template.
+type cluster struct {
+	pg       *stack.Postgres // nil when SUITEGEN_TEST_DATABASE_URL is used
+	dir      string
+	base     *url.URL      // server URL; Path is replaced per database
+	admin    *pgxpool.Pool // on the server's maintenance database, for CREATE/DROP
+	template string
+}
+
+var (
+	clusterMu   sync.Mutex
+	shared      *cluster
+	sharedErr   error
+	dbSeq       atomic.Int64
+	quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+)
+
+func logger() *slog.Logger {
+	if os.Getenv("SUITEGEN_TEST_VERBOSE") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return quietLogger
+}
+
+// getCluster starts (once) and returns the shared cluster. A failed start is
+// remembered so every test reports it without retrying.
+func getCluster(t testing.TB) *cluster {
+	t.Helper()
+	if !mainActive.Load() {
+		t.Fatal("testenv: TestMain must call testenv.Main(m), which stops the shared servers")
+	}
+	clusterMu.Lock()
+	defer clusterMu.Unlock()
+	if shared == nil && sharedErr == nil {
+		shared, sharedErr = startCluster(context.Background())
+	}
+	if sharedErr != nil {
+		t.Fatalf("testenv: postgres: %v", sharedErr)
+	}
+	return shared
+}
+
+func startCluster(ctx context.Context) (_ *cluster, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	c := &cluster{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.close())
+		}
+	}()
+	if raw := os.Getenv("SUITEGEN_TEST_DATABASE_URL"); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, fmt.Errorf("SUITEGEN_TEST_DATABASE_URL must be a postgres:// URL")
+		}
+		c.base = u
+	} else {
+		dir, err := os.MkdirTemp("", "suitegen-testenv-")
+		if err != nil {
+			return nil, err
+		}
+		c.dir = dir
+		c.pg, err = stack.StartPostgres(ctx, stack.PostgresConfig{
+			DataDir:  dir + "/pg",
+			Fast:     true,
+			Database: "postgres",
+			Logger:   logger(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.base, _ = url.Parse(c.pg.URL())
+	}
+	c.admin, err = pgxpool.New(ctx, c.base.String())
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	c.template, err = c.buildTemplate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// buildTemplate makes a migrated database to copy, named by the migrations'
+// hash so a shared server keeps one per schema. An advisory lock keeps test
+// binaries sharing a server from building it twice; building under a
+// temporary name and renaming means a half-built template is never used.
+func (c *cluster) buildTemplate(ctx context.Context) (string, error) {
+	h := sha256.New()
+	for _, m := range migrate.All() {
+		fmt.Fprintf(h, "%d %s %d\n%s\n", m.Version, m.Name, len(m.SQL), m.SQL)
+	}
+	name := "suitegen_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+
+	conn, err := c.admin.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("acquire: %w", err)
+	}
+	defer conn.Release()
+	const lockKey int64 = 0x7375697465746d70 // "suitetmp"
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
+		return "", fmt.Errorf("lock template: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockKey) //nolint:errcheck // the session ends with the pool anyway
+
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", fmt.Errorf("look up template: %w", err)
+	}
+	if exists {
+		return name, nil
+	}
+	build := fmt.Sprintf("%s_build", name)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(build)+" WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("drop stale template build: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident(build)+" TEMPLATE template0"); err != nil {
+		return "", fmt.Errorf("create template: %w", err)
+	}
+	pool, err := pgxpool.New(ctx, c.urlFor(build))
+	if err != nil {
+		return "", fmt.Errorf("connect to template: %w", err)
+	}
+	err = migrate.Apply(ctx, pool)
+	pool.Close()
+	if err != nil {
+		return "", fmt.Errorf("migrate template: %w", err)
+	}
+	// RENAME needs the build database idle; FORCE-drop semantics are not
+	// available for ALTER, so end any lingering sessions first.
+	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, build); err != nil {
+		return "", fmt.Errorf("end template sessions: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+ident(build)+" RENAME TO "+ident(name)); err != nil {
+		return "", fmt.Errorf("publish template: %w", err)
+	}
+	return name, nil
+}
+
+func (c *cluster) urlFor(db string) string {
+	u := *c.base
+	u.Path = "/" + db
+	return u.String()
+}
+
+func (c *cluster) close() error {
+	if c.admin != nil {
+		c.admin.Close()
+	}
+	var err error
+	if c.pg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = c.pg.Stop(ctx)
+		cancel()
+	}
+	if c.dir != "" {
+		err = errors.Join(err, os.RemoveAll(c.dir))
+	}
+	return err
+}
+
+func shutdown() error {
+	clusterMu.Lock()
+	defer clusterMu.Unlock()
+	if shared == nil {
+		return nil
+	}
+	err := shared.close()
+	shared = nil
+	return err
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// newDatabase creates a database copied from template (empty: template0),
+// registers its FORCE drop at cleanup and returns its URL.
+func newDatabase(t testing.TB, c *cluster, template string) string {
+	t.Helper()
+	// pid and sequence keep names unique across binaries sharing a server;
+	// the test name is there for whoever reads pg_database.
+	hint := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
+	name := fmt.Sprintf("t%d_%d_%s", os.Getpid(), dbSeq.Add(1), hint)
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "_")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.admin.Exec(ctx, "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(template)); err != nil {
+		t.Fatalf("testenv: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := c.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); err != nil {
+			t.Errorf("testenv: drop database %s: %v", name, err)
+		}
+	})
+	return c.urlFor(name)
+}
+
+// Postgres gives the test its own database, with the embedded migrations
+// applied, as a pool closed and a database dropped at cleanup.
+func Postgres(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return pool(t, PostgresURL(t))
+}
+
+// PostgresURL is Postgres as a URL, for subprocesses or custom pools. The
+// database is dropped WITH (FORCE) at cleanup, ending any sessions still on it.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	c := getCluster(t)
+	return newDatabase(t, c, c.template)
+}
+
+// EmptyPostgresURL gives the test its own database with no migrations
+// applied (copied from template0), dropped at cleanup: for testing migrations.
+func EmptyPostgresURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, getCluster(t), "template0")
+}
+
+// pool opens a pool on u that is closed at cleanup, before the database
+// is dropped.
+func pool(t testing.TB, u string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), u)
+	if err != nil {
+		t.Fatalf("testenv: open pool: %v", err)
+	}
+	t.Cleanup(p.Close) // runs before the drop registered earlier
+	return p
+}
+
+// NATS gives the test its own JetStream server (temporary store, free port),
+// shut down at cleanup, and returns its client URL.
+func NATS(t testing.TB) string {
+	t.Helper()
+	n, err := stack.StartNATS(stack.NATSConfig{StoreDir: t.TempDir(), Logger: logger()})
+	if err != nil {
+		t.Fatalf("testenv: nats: %v", err)
+	}
+	t.Cleanup(n.Shutdown)
+	return n.URL()
+}
+
+func ident(s string) string { return pgx.Identifier{s}.Sanitize() }

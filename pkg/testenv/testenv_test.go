@@ -1,0 +1,142 @@
+package testenv_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestPostgresGivesEachTestItsOwnMigratedDatabase(t *testing.T) {
+	var mu sync.Mutex
+	names := map[string]bool{}
+	for _, name := range []string{"a", "b"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			pool := testenv.Postgres(t)
+			var db string
+			if err := pool.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if names[db] {
+				t.Errorf("database %s handed out twice", db)
+			}
+			names[db] = true
+			mu.Unlock()
+
+			got, err := migrate.Applied(ctx, pool)
+			if err != nil || !slices.Equal(got, migrate.Versions()) {
+				t.Fatalf("Applied = %v, %v; want %v", got, err, migrate.Versions())
+			}
+			// Same table name in both tests: would collide in a shared database.
+			if _, err := pool.Exec(ctx, `CREATE TABLE mine (who text); INSERT INTO mine VALUES ('`+name+`')`); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM mine`).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("mine has %d rows (%v), want 1", n, err)
+			}
+		})
+	}
+}
+
+func TestPostgresURLDroppedAtCleanup(t *testing.T) {
+	ctx := context.Background()
+	var db string
+	t.Run("inner", func(t *testing.T) {
+		p, err := pgxpool.New(ctx, testenv.PostgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Deliberately left open: the FORCE drop must still succeed.
+		_ = p
+		if err := p.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close) // registered last, runs first; ends the pool's goroutines
+	})
+	pool := testenv.Postgres(t)
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, db).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if db == "" || exists {
+		t.Fatalf("database %q still exists after its test ended", db)
+	}
+}
+
+func TestEmptyPostgresURLHasNoMigrations(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, testenv.EmptyPostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	got, err := migrate.Applied(ctx, pool)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Applied = %v, %v; want none", got, err)
+	}
+}
+
+func TestNATSJetStreamRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := testenv.NATS(t)
+	if url == testenv.NATS(t) {
+		t.Fatal("two NATS calls returned the same server")
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: "WORK", Subjects: []string{"work.>"}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "work.slice", []byte("s-1")); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "writers", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for msg := range batch.Messages() {
+		got = append(got, string(msg.Data()))
+		if err := msg.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, []string{"s-1"}) {
+		t.Fatalf("consumed %q, want [s-1]", got)
+	}
+}
+
+func BenchmarkPostgres(b *testing.B) {
+	for b.Loop() {
+		b.Run("db", func(b *testing.B) { testenv.Postgres(b) })
+	}
+}
