@@ -13,18 +13,18 @@ import (
 type Contract struct {
 	Dir string `json:"-"`
 
-	Agent     string    `json:"agent"`
-	OneLiner  string    `json:"one_liner"`
-	Modality  string    `json:"modality"`  // chat | voice
-	Direction []string  `json:"direction"` // inbound and/or outbound
-	Now       string    `json:"now,omitempty"`
-	Notes     string    `json:"notes,omitempty"`
-	Caller    *Caller   `json:"caller,omitempty"`
-	Rules     []Rule    `json:"rules"`
-	UseCases  []UseCase `json:"use_cases"`
-	Tools     []Tool    `json:"tools"`
+	Agent     string     `json:"agent"`
+	OneLiner  string     `json:"one_liner"`
+	Modality  string     `json:"modality"`  // chat | voice
+	Direction []string   `json:"direction"` // inbound and/or outbound
+	Now       string     `json:"now,omitempty"`
+	Notes     string     `json:"notes,omitempty"`
+	Caller    *Caller    `json:"caller,omitempty"`
+	Rules     []Rule     `json:"rules"`
+	UseCases  []UseCase  `json:"use_cases"`
+	Tools     []Tool     `json:"tools"`
 	Sequences []Sequence `json:"sequences,omitempty"`
-	Personas  Personas  `json:"personas,omitempty"`
+	Personas  Personas   `json:"personas,omitempty"`
 
 	// World: schema.sql text and seed rows per table, in schema order.
 	SchemaSQL string      `json:"-"`
@@ -69,15 +69,18 @@ type UseCase struct {
 
 // Tool is one tool the agent can call.
 type Tool struct {
-	Name             string         `json:"name"`
-	Description      string         `json:"description"`
-	Params           map[string]any `json:"params"` // JSON Schema, an object schema
-	Requires         []Requirement  `json:"requires,omitempty"`
-	Handler          string         `json:"handler"` // path relative to Dir
-	ChangesState     *bool          `json:"changes_state,omitempty"`
-	LogOnly          []string       `json:"log_only,omitempty"`
-	EndsConversation bool           `json:"ends_conversation,omitempty"`
-	Line             int            `json:"-"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Params      map[string]any `json:"params"` // JSON Schema, an object schema
+	// ParamOrder is the order params.properties are written in contract.yaml
+	// (a map loses it; prompts and probes want it).
+	ParamOrder       []string      `json:"-"`
+	Requires         []Requirement `json:"requires,omitempty"`
+	Handler          string        `json:"handler"` // path relative to Dir
+	ChangesState     *bool         `json:"changes_state,omitempty"`
+	LogOnly          []string      `json:"log_only,omitempty"`
+	EndsConversation bool          `json:"ends_conversation,omitempty"`
+	Line             int           `json:"-"`
 }
 
 // Requirement is one entry of a tool's requires list: at least one of AnyOf
@@ -136,6 +139,10 @@ type Column struct {
 	Type       string `json:"type"` // lower-case SQL type as written, e.g. "text", "integer", "numeric(10,2)"
 	NotNull    bool   `json:"not_null,omitempty"`
 	References string `json:"references,omitempty"`
+	// Default is the DEFAULT expression as written, "identity" for serial and
+	// identity columns, "generated" for generated columns, "" for none: a seed
+	// row may leave out a NOT NULL column only when it has one.
+	Default string `json:"default,omitempty"`
 }
 
 // SeedTable holds the rows of world/seed/<table>.jsonl.

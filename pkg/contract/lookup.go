@@ -1,0 +1,147 @@
+package contract
+
+import (
+	"sort"
+	"strings"
+)
+
+// ParamNames returns the tool's argument names in the order contract.yaml declares them.
+func (t *Tool) ParamNames() []string {
+	if t.ParamOrder != nil {
+		return t.ParamOrder
+	}
+	// A Tool built in code, not loaded: fall back to sorted names.
+	var names []string
+	for name := range properties(t.Params) {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Required returns the names params.required lists.
+func (t *Tool) Required() []string {
+	var out []string
+	switch req := t.Params["required"].(type) {
+	case []any:
+		for _, v := range req {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = append(out, req...)
+	}
+	return out
+}
+
+// Param returns the schema of one argument, or nil.
+func (t *Tool) Param(name string) map[string]any {
+	p, _ := properties(t.Params)[name].(map[string]any)
+	return p
+}
+
+// Enum returns the values an argument's schema permits (its enum), or nil.
+func (t *Tool) Enum(param string) []any {
+	switch e := t.Param(param)["enum"].(type) {
+	case []any:
+		return e
+	case []string:
+		out := make([]any, len(e))
+		for i, s := range e {
+			out[i] = s
+		}
+		return out
+	}
+	return nil
+}
+
+// LogOnlyParam reports whether an argument exists for the record only.
+func (t *Tool) LogOnlyParam(name string) bool {
+	for _, n := range t.LogOnly {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Gated returns the names of the tools that have requires, in contract order.
+func (c *Contract) Gated() []string {
+	var out []string
+	for _, t := range c.Tools {
+		if len(t.Requires) > 0 {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// RefOf says which record an argument names (CONTRACT.md "Probes"): its
+// x-ref when it has one; else a table whose single-column primary key is
+// named like the argument (user_id -> users.user_id); else a table named
+// after the argument's prefix with primary key id (order_id -> orders.id);
+// else the column a same-named foreign-key column references
+// (user_id -> users.id when some table's user_id references it). Free-text
+// arguments (a member number, an email) are not references: ok is false.
+func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
+	t := c.Tool(tool)
+	if t == nil {
+		return "", "", false
+	}
+	p := t.Param(param)
+	if p == nil {
+		return "", "", false
+	}
+	if ref, isStr := p["x-ref"].(string); isStr {
+		table, column, ok = strings.Cut(ref, ".")
+		return table, column, ok && table != "" && column != ""
+	}
+	// 1. A primary key of exactly that name.
+	var pkMatches []string
+	for _, tab := range c.Tables {
+		if len(tab.PrimaryKey) == 1 && tab.PrimaryKey[0] == param {
+			pkMatches = append(pkMatches, tab.Name)
+		}
+	}
+	if len(pkMatches) > 0 {
+		// Prefer the table named after the argument when several qualify.
+		if prefix, found := strings.CutSuffix(param, "_id"); found {
+			for _, name := range pkMatches {
+				if tableNamedFor(name, prefix) {
+					return name, param, true
+				}
+			}
+		}
+		return pkMatches[0], param, true
+	}
+	// 2. <noun>_id -> <nouns>.id
+	if prefix, found := strings.CutSuffix(param, "_id"); found && prefix != "" {
+		for _, tab := range c.Tables {
+			if tableNamedFor(tab.Name, prefix) && len(tab.PrimaryKey) == 1 && tab.PrimaryKey[0] == "id" {
+				return tab.Name, "id", true
+			}
+		}
+	}
+	// 3. A foreign-key column of that name anywhere.
+	for _, tab := range c.Tables {
+		if col := tab.Column(param); col != nil && col.References != "" {
+			table, column, ok = strings.Cut(col.References, ".")
+			if ok {
+				return table, column, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// tableNamedFor reports whether table is noun, or a plural of it.
+func tableNamedFor(table, noun string) bool {
+	if table == noun || table == noun+"s" || table == noun+"es" {
+		return true
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && table == stem+"ies" {
+		return true
+	}
+	return false
+}

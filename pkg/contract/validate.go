@@ -1,0 +1,390 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"gopkg.in/yaml.v3"
+)
+
+func fsStat(dir, rel string) (fs.FileInfo, error) {
+	return os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
+}
+
+// check runs the cross-references: between contract.yaml's parts, and from it
+// to the world and the Starlark files.
+func (l *loader) check(pos *positions) {
+	c, r := l.c, l.r
+	const F = ContractFile
+
+	if pos.toolItems == 0 {
+		r.add(F, pos.toolsKey, CodeNoTools, "the contract declares no tools; an agent needs at least one")
+	}
+	dupes(r, CodeDuplicateRule, "rule", len(c.Rules), func(i int) (string, int) { return c.Rules[i].ID, c.Rules[i].Line })
+	dupes(r, CodeDuplicateUseCase, "use case", len(c.UseCases), func(i int) (string, int) { return c.UseCases[i].ID, c.UseCases[i].Line })
+	dupes(r, CodeDuplicateTool, "tool", len(c.Tools), func(i int) (string, int) { return c.Tools[i].Name, c.Tools[i].Line })
+	dupes(r, CodeDuplicateSequence, "sequence", len(c.Sequences), func(i int) (string, int) { return c.Sequences[i].Name, c.Sequences[i].Line })
+
+	compiled := make([]*jsonschema.Schema, len(c.Tools))
+	for i := range c.Tools {
+		t, tp := &c.Tools[i], pos.tools[i]
+		compiled[i] = l.checkParams(t, tp)
+		l.checkXRefs(t, tp)
+		props := properties(t.Params)
+		for j, name := range t.LogOnly {
+			if _, ok := props[name]; !ok {
+				r.add(F, tp.logOnly[j], CodeUnknownParam, "log_only names %q, which is not a parameter of %s", name, t.Name)
+			}
+		}
+		for j, req := range t.Requires {
+			rp := tp.requires[j]
+			for k, name := range req.AnyOf {
+				other := c.Tool(name)
+				switch {
+				case name == t.Name:
+					r.add(F, rp.anyOf[k], CodeBadValue, "tool %s requires itself", t.Name)
+				case other == nil:
+					r.add(F, rp.anyOf[k], CodeUnknownRequires, "tool %s requires %q, which is not a tool", t.Name, name)
+				default:
+					for s, arg := range req.Same {
+						if _, ok := properties(other.Params)[arg]; !ok {
+							r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, other.Name)
+						}
+					}
+				}
+			}
+			for s, arg := range req.Same {
+				if _, ok := props[arg]; !ok {
+					r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, t.Name)
+				}
+			}
+		}
+		l.checkHandler(t, tp)
+	}
+	l.checkReachable()
+
+	if cl := c.Caller; cl != nil {
+		if l.schemaOK && cl.Table != "" {
+			if tab := c.Table(cl.Table); tab == nil {
+				r.add(F, pos.caller.table, CodeUnknownCallerTable, "caller table %q is not in schema.sql", cl.Table)
+			} else if cl.Key != "" && tab.Column(cl.Key) == nil {
+				r.add(F, pos.caller.key, CodeUnknownCallerKey, "caller key %q is not a column of %s", cl.Key, cl.Table)
+			}
+		}
+		for i, name := range cl.From {
+			if c.Tool(name) == nil {
+				r.add(F, pos.caller.from[i], CodeUnknownCallerTool, "caller from names %q, which is not a tool", name)
+			}
+		}
+	}
+	for i, uc := range c.UseCases {
+		for j, name := range uc.Tools {
+			if c.Tool(name) == nil {
+				r.add(F, pos.useCases[i][j], CodeUnknownTool, "use case %s names tool %q, which is not a tool", uc.ID, name)
+			}
+		}
+	}
+	for i, s := range c.Sequences {
+		for j, step := range s.Steps {
+			sp := pos.steps[i][j]
+			if step.Tool == "" {
+				continue
+			}
+			k := toolIndex(c, step.Tool)
+			if k < 0 {
+				r.add(F, sp.tool, CodeUnknownTool, "sequence %s calls %q, which is not a tool", s.Name, step.Tool)
+				continue
+			}
+			l.checkStepArgs(&c.Tools[k], compiled[k], step, sp)
+		}
+	}
+}
+
+func toolIndex(c *Contract, name string) int {
+	for i := range c.Tools {
+		if c.Tools[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// dupes reports the second and later uses of a name.
+func dupes(r report, code, what string, n int, at func(int) (string, int)) {
+	first := map[string]int{}
+	for i := 0; i < n; i++ {
+		name, line := at(i)
+		if name == "" {
+			continue
+		}
+		if l, ok := first[name]; ok {
+			r.add(ContractFile, line, code, "%s %q is declared twice (first on line %d)", what, name, l)
+			continue
+		}
+		first[name] = line
+	}
+}
+
+func properties(params map[string]any) map[string]any {
+	p, _ := params["properties"].(map[string]any)
+	return p
+}
+
+// noLoader refuses every $ref outside the schema itself: a contract is
+// untrusted input and must not make the loader read files or the network.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("references outside the params schema are not allowed (%s)", url)
+}
+
+var printer = message.NewPrinter(language.English)
+
+// validationMessages flattens a jsonschema error into its leaf messages.
+func validationMessages(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, fmt.Sprintf("at '/%s': %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// CompileParams compiles a tool's params as a draft 2020-12 JSON Schema that
+// may not reference anything outside itself.
+func CompileParams(params map[string]any) (*jsonschema.Schema, error) {
+	comp := jsonschema.NewCompiler()
+	comp.DefaultDraft(jsonschema.Draft2020)
+	comp.UseLoader(noLoader{})
+	const url = "urn:suitegen:params"
+	if err := comp.AddResource(url, params); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	s, err := comp.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	return s, nil
+}
+
+// checkParams requires an object schema that compiles, whose required names are declared.
+func (l *loader) checkParams(t *Tool, tp toolPos) *jsonschema.Schema {
+	if t.Params == nil {
+		return nil // reported while reading
+	}
+	line := t.Line
+	if tp.params != nil {
+		line = tp.params.Line
+	}
+	bad := func(format string, args ...any) {
+		l.r.add(ContractFile, line, CodeBadParamsSchema, "params of %s: %s", t.Name, fmt.Sprintf(format, args...))
+	}
+	if t.Params["type"] != "object" {
+		bad("must be an object schema (type: object)")
+		return nil
+	}
+	if p, ok := t.Params["properties"]; ok {
+		props, isMap := p.(map[string]any)
+		if !isMap {
+			bad("properties must be a mapping of argument name to schema")
+			return nil
+		}
+		for _, name := range t.ParamOrder {
+			if _, isMap := props[name].(map[string]any); !isMap {
+				bad("argument %q: its schema must be a mapping", name)
+			}
+		}
+	}
+	if req, ok := t.Params["required"].([]any); ok {
+		props := properties(t.Params)
+		for _, v := range req {
+			if s, isStr := v.(string); isStr {
+				if _, declared := props[s]; !declared {
+					bad("required names %q, which is not in properties", s)
+				}
+			}
+		}
+	}
+	s, err := CompileParams(t.Params)
+	if err != nil {
+		msgs := validationMessages(err)
+		bad("not a valid JSON Schema: %s", strings.Join(msgs, "; "))
+		return nil
+	}
+	return s
+}
+
+// checkXRefs requires each x-ref to be "table.column" naming a real column.
+func (l *loader) checkXRefs(t *Tool, tp toolPos) {
+	props := properties(t.Params)
+	for _, name := range t.ParamOrder {
+		p, _ := props[name].(map[string]any)
+		ref, has := p["x-ref"]
+		if !has {
+			continue
+		}
+		line := tp.xref[name]
+		s, isStr := ref.(string)
+		table, column, dot := strings.Cut(s, ".")
+		if !isStr || !dot || table == "" || column == "" || strings.Contains(column, ".") {
+			l.r.add(ContractFile, line, CodeBadXRef, "%s.%s: x-ref must be table.column, got %v", t.Name, name, ref)
+			continue
+		}
+		if !l.schemaOK {
+			continue
+		}
+		tab := l.c.Table(table)
+		switch {
+		case tab == nil:
+			l.r.add(ContractFile, line, CodeBadXRef, "%s.%s: x-ref %s names table %q, which is not in schema.sql", t.Name, name, s, table)
+		case tab.Column(column) == nil:
+			l.r.add(ContractFile, line, CodeBadXRef, "%s.%s: x-ref %s names column %q, which table %s does not have", t.Name, name, s, column, table)
+		}
+	}
+}
+
+func (l *loader) checkHandler(t *Tool, tp toolPos) {
+	if t.Handler == "" {
+		return
+	}
+	if !localStar(t.Handler) {
+		l.r.add(ContractFile, tp.handler, CodeBadValue, "handler %q must be a relative path to a .star file inside the contract", t.Handler)
+		return
+	}
+	if st, err := fsStat(l.dir, t.Handler); err != nil || st.IsDir() {
+		l.r.add(ContractFile, tp.handler, CodeHandlerMissing, "tool %s has no handler: %s does not exist", t.Name, t.Handler)
+		return
+	}
+	f := l.parsed[t.Handler]
+	if f == nil {
+		return // a syntax error, reported on the file
+	}
+	def := f.defs["handle"]
+	switch {
+	case def == nil:
+		l.r.add(t.Handler, 0, CodeHandlerNoHandle, "handler of %s has no top-level def handle(args, db)", t.Name)
+	case !callable(def, 2):
+		l.r.add(t.Handler, int(def.Def.Line), CodeHandlerNoHandle, "handle must take (args, db)")
+	}
+}
+
+// checkReachable finds tools whose requirements can never all be met: a
+// requirement is met only by a tool that can itself be called.
+func (l *loader) checkReachable() {
+	c := l.c
+	ok := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range c.Tools {
+			if ok[t.Name] {
+				continue
+			}
+			all := true
+			for _, req := range t.Requires {
+				met := false
+				for _, name := range req.AnyOf {
+					met = met || ok[name]
+				}
+				all = all && met
+			}
+			if all {
+				ok[t.Name] = true
+				changed = true
+			}
+		}
+	}
+	for _, t := range c.Tools {
+		if ok[t.Name] {
+			continue
+		}
+		// Requirements naming unknown tools are reported as such; only report a cycle otherwise.
+		known := true
+		for _, req := range t.Requires {
+			for _, name := range req.AnyOf {
+				if c.Tool(name) == nil || name == t.Name {
+					known = false
+				}
+			}
+		}
+		if known {
+			l.r.add(ContractFile, t.Line, CodeRequiresCycle, "tool %s can never be called: its requires go round in a circle", t.Name)
+		}
+	}
+}
+
+// checkStepArgs reports null-by-comment arguments and arguments the world would refuse.
+func (l *loader) checkStepArgs(t *Tool, schema *jsonschema.Schema, step SequenceStep, sp stepPos) {
+	props := properties(t.Params)
+	names := make([]string, 0, len(step.Args))
+	for name := range step.Args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	hashed := false
+	for _, name := range names {
+		n := sp.args[name]
+		p, declared := props[name].(map[string]any)
+		if !declared {
+			l.r.add(ContractFile, lineOf(n, step.Line), CodeBadStepArgs, "%s has no argument %q", t.Name, name)
+			continue
+		}
+		if n != nil && n.Tag == "!!null" && wantsString(p) && l.hashOnLine(n) {
+			l.r.add(ContractFile, n.Line, CodeUnquotedHash, "argument %s is null because an unquoted # starts a comment; quote the value", name)
+			hashed = true
+		}
+	}
+	if schema == nil || hashed {
+		return
+	}
+	if err := schema.Validate(step.Args); err != nil {
+		for _, m := range validationMessages(err) {
+			l.r.add(ContractFile, step.Line, CodeBadStepArgs, "%s: %s", t.Name, m)
+		}
+	}
+}
+
+func lineOf(n *yaml.Node, fallback int) int {
+	if n != nil {
+		return n.Line
+	}
+	return fallback
+}
+
+func wantsString(p map[string]any) bool {
+	switch t := p["type"].(type) {
+	case string:
+		return t == "string"
+	case []any:
+		for _, x := range t {
+			if x == "string" {
+				return true
+			}
+		}
+	}
+	_, hasRef := p["x-ref"]
+	return p["type"] == nil && hasRef
+}
+
+func (l *loader) hashOnLine(n *yaml.Node) bool {
+	lines := strings.Split(string(l.files[ContractFile]), "\n")
+	return n.Line >= 1 && n.Line <= len(lines) && strings.Contains(lines[n.Line-1], "#")
+}
