@@ -199,4 +199,3 @@ func appliedConn(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 	}
 	return vs, nil
 }
-
