@@ -1,0 +1,271 @@
+// Command gen writes the suitegen Grafana dashboard, deploy/grafana/suitegen.json, and its
+// copy inside the kustomize base (kustomize cannot read files outside its root). The
+// dashboard is generated rather than hand-edited so that panel ids and grid positions stay
+// consistent; TestGenerated fails when a committed file differs from what gen writes.
+//
+//	go run ./deploy/grafana/gen        # from the repository root
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+)
+
+// Outputs are the files gen writes, relative to the repository root.
+var Outputs = []string{"deploy/grafana/suitegen.json", "deploy/k8s/base/dashboards/suitegen.json"}
+
+func main() {
+	root := flag.String("root", ".", "repository root")
+	flag.Parse()
+	b, err := Dashboard()
+	if err != nil {
+		slog.Error("build dashboard", "err", err)
+		os.Exit(1)
+	}
+	for _, out := range Outputs {
+		path := *root + "/" + out
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			slog.Error("write dashboard", "path", path, "err", err)
+			os.Exit(1)
+		}
+	}
+}
+
+type ref struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+// ds is the datasource of every panel and target: the dashboard's template variable.
+var ds = ref{Type: "prometheus", UID: "${datasource}"}
+
+type target struct {
+	Datasource   ref    `json:"datasource"`
+	RefID        string `json:"refId"`
+	Expr         string `json:"expr"`
+	LegendFormat string `json:"legendFormat"`
+	Range        bool   `json:"range"`
+	Instant      bool   `json:"instant"`
+}
+
+type gridPos struct {
+	H int `json:"h"`
+	W int `json:"w"`
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+type panel struct {
+	ID          int            `json:"id"`
+	Type        string         `json:"type"`
+	Title       string         `json:"title"`
+	Description string         `json:"description,omitempty"`
+	Datasource  *ref           `json:"datasource,omitempty"`
+	GridPos     gridPos        `json:"gridPos"`
+	Collapsed   *bool          `json:"collapsed,omitempty"`
+	Panels      []panel        `json:"panels,omitempty"`
+	Targets     []target       `json:"targets,omitempty"`
+	FieldConfig map[string]any `json:"fieldConfig,omitempty"`
+	Options     map[string]any `json:"options,omitempty"`
+}
+
+type q struct{ expr, legend string }
+
+const sel = `run=~"$run"`
+
+// layout places panels left to right in rows of 24 grid units.
+type layout struct {
+	panels []panel
+	id     int
+	x, y   int
+	rowH   int
+}
+
+func (l *layout) row(title string) {
+	if l.x > 0 {
+		l.y += l.rowH
+		l.x = 0
+	}
+	l.id++
+	f := false
+	l.panels = append(l.panels, panel{ID: l.id, Type: "row", Title: title, Collapsed: &f, GridPos: gridPos{H: 1, W: 24, X: 0, Y: l.y}})
+	l.y++
+	l.rowH = 0
+}
+
+func (l *layout) add(typ, title, desc, unit string, w int, qs []q, extra func(*panel)) {
+	const h = 8
+	if l.x+w > 24 {
+		l.y += l.rowH
+		l.x = 0
+	}
+	l.id++
+	p := panel{
+		ID: l.id, Type: typ, Title: title, Description: desc, Datasource: &ds,
+		GridPos: gridPos{H: h, W: w, X: l.x, Y: l.y},
+		FieldConfig: map[string]any{
+			"defaults":  map[string]any{"unit": unit},
+			"overrides": []any{},
+		},
+		Options: map[string]any{
+			"legend":  map[string]any{"displayMode": "list", "placement": "bottom", "showLegend": true},
+			"tooltip": map[string]any{"mode": "multi", "sort": "desc"},
+		},
+	}
+	for i, qq := range qs {
+		p.Targets = append(p.Targets, target{Datasource: ds, RefID: string(rune('A' + i)), Expr: qq.expr, LegendFormat: qq.legend, Range: true})
+	}
+	if extra != nil {
+		extra(&p)
+	}
+	l.panels = append(l.panels, p)
+	l.x += w
+	l.rowH = max(l.rowH, h)
+}
+
+func quantiles(metric string, qs ...string) []q {
+	var out []q
+	for _, p := range qs {
+		out = append(out, q{
+			fmt.Sprintf(`histogram_quantile(0.%s, sum by (run, le) (rate(%s_bucket{%s}[$__rate_interval])))`, p, metric, sel),
+			"{{run}} p" + p,
+		})
+	}
+	return out
+}
+
+func stat(p *panel) {
+	p.Options = map[string]any{
+		"colorMode": "value", "graphMode": "area", "justifyMode": "auto", "textMode": "auto",
+		"reduceOptions": map[string]any{"calcs": []string{"lastNotNull"}, "fields": "", "values": false},
+	}
+}
+
+func stacked(p *panel) {
+	d := p.FieldConfig["defaults"].(map[string]any)
+	d["custom"] = map[string]any{"stacking": map[string]any{"mode": "normal", "group": "A"}, "fillOpacity": 40}
+}
+
+func instant(p *panel) {
+	for i := range p.Targets {
+		p.Targets[i].Range = false
+		p.Targets[i].Instant = true
+	}
+	p.Options = map[string]any{
+		"displayMode": "gradient", "orientation": "horizontal", "showUnfilled": true,
+		"reduceOptions": map[string]any{"calcs": []string{"lastNotNull"}, "fields": "", "values": false},
+	}
+}
+
+// Dashboard returns the dashboard JSON, indented, with a trailing newline.
+func Dashboard() ([]byte, error) {
+	var l layout
+
+	l.row("Progress")
+	l.add("stat", "Proved vs asked", "Scenarios proved (counted by the processes since they started) against the run's target.", "short", 6, []q{
+		{`sum by (run) (suitegen_scenarios_proved_total{` + sel + `})`, "{{run}} proved"},
+		{`max by (run) (suitegen_scenarios_asked{` + sel + `})`, "{{run}} asked"},
+	}, stat)
+	l.add("timeseries", "Throughput (proved / min)", "Scenarios proved per minute, per writer (instance) and in total.", "short", 12, []q{
+		{`sum by (run, instance) (rate(suitegen_scenarios_proved_total{` + sel + `, role="writer"}[$__rate_interval])) * 60`, "{{instance}}"},
+		{`sum by (run) (rate(suitegen_scenarios_proved_total{` + sel + `}[$__rate_interval])) * 60`, "{{run}} total"},
+	}, nil)
+	l.add("timeseries", "Buckets by state", "Plan buckets in the ledger by state; blocked buckets are what the agent does not support.", "short", 6, []q{
+		{`max by (run, state) (suitegen_buckets{` + sel + `})`, "{{state}}"},
+	}, stacked)
+
+	l.row("Model provider")
+	l.add("timeseries", "Tokens / min vs quota", "Tokens used per minute by kind, against the tokens-per-minute quota the shared limiter enforces.", "short", 8, []q{
+		{`sum by (run, kind) (rate(suitegen_model_tokens_total{` + sel + `}[$__rate_interval])) * 60`, "{{kind}}"},
+		{`sum by (run) (rate(suitegen_model_tokens_total{` + sel + `}[$__rate_interval])) * 60`, "total"},
+		{`max by (run) (suitegen_limiter_tokens_per_minute_quota{` + sel + `})`, "quota"},
+	}, nil)
+	l.add("timeseries", "Requests / min vs quota", "Model calls per minute by outcome, against the requests-per-minute quota.", "short", 8, []q{
+		{`sum by (run, outcome) (rate(suitegen_model_calls_total{` + sel + `}[$__rate_interval])) * 60`, "{{outcome}}"},
+		{`max by (run) (suitegen_limiter_requests_per_minute_quota{` + sel + `})`, "quota"},
+	}, nil)
+	l.add("timeseries", "Rate limited (429s)", "Provider 429 answers per interval; each is waited out and retried, never a failed slice.", "short", 8, []q{
+		{`sum by (run, model) (increase(suitegen_model_rate_limited_total{` + sel + `}[$__rate_interval]))`, "{{model}}"},
+	}, nil)
+	l.add("timeseries", "Limiter headroom", "Tokens and requests left in the shared provider bucket (lowest across processes).", "short", 8, []q{
+		{`min by (run) (suitegen_limiter_tokens_available{` + sel + `})`, "tokens available"},
+		{`min by (run) (suitegen_limiter_requests_available{` + sel + `})`, "requests available"},
+	}, nil)
+	l.add("timeseries", "Limiter wait", "Time writers wait for provider tokens before a call.", "s", 8, quantiles("suitegen_limiter_wait_seconds", "50", "95"), nil)
+	l.add("timeseries", "Model call latency", "Wall time of one provider call.", "s", 8, quantiles("suitegen_model_call_duration_seconds", "50", "95", "99"), nil)
+
+	l.row("Quality and budget")
+	l.add("timeseries", "Refusals by reason", "Gate refusals per interval, by gate and code.", "short", 12, []q{
+		{`sum by (run, gate, code) (increase(suitegen_scenarios_refused_total{` + sel + `}[$__rate_interval]))`, "{{gate}} / {{code}}"},
+	}, stacked)
+	l.add("bargauge", "Refusals over the range", "Gate refusals over the dashboard's time range, by gate and code.", "short", 12, []q{
+		{`sort_desc(sum by (run, gate, code) (increase(suitegen_scenarios_refused_total{` + sel + `}[$__range])))`, "{{gate}} / {{code}}"},
+	}, instant)
+	l.add("timeseries", "Budget burn", "Tokens spent by the run (from the ledger) against its cap; a cap of 0 means none.", "short", 8, []q{
+		{`max by (run) (suitegen_budget_spent_tokens{` + sel + `})`, "{{run}} spent"},
+		{`max by (run) (suitegen_budget_cap_tokens{` + sel + `})`, "{{run}} cap"},
+	}, nil)
+	l.add("timeseries", "Proof latency", "Wall time of one scenario's gate proofs (p50, p95, p99).", "s", 8, quantiles("suitegen_proof_duration_seconds", "50", "95", "99"), nil)
+	l.add("timeseries", "Ledger write latency", "Wall time of one ledger write transaction.", "s", 8, quantiles("suitegen_ledger_write_duration_seconds", "50", "95", "99"), nil)
+
+	l.row("Queue")
+	l.add("timeseries", "Queue lag", "Slices waiting for the writers consumer (num_pending, what KEDA scales on) and delivered but unacked (ack_pending).", "short", 8, []q{
+		{`max by (run) (suitegen_queue_pending_messages{` + sel + `})`, "pending"},
+		{`max by (run) (suitegen_queue_ack_pending_messages{` + sel + `})`, "ack pending"},
+	}, nil)
+	l.add("timeseries", "Slices in flight", "Slices held by writers right now.", "short", 8, []q{
+		{`sum by (run) (suitegen_slices_in_flight{` + sel + `})`, "in flight"},
+		{`sum by (run, instance) (suitegen_slices_in_flight{` + sel + `, role="writer"})`, "{{instance}}"},
+	}, nil)
+	l.add("timeseries", "Slices published, acked, redelivered, dead-lettered", "Per interval.", "short", 8, []q{
+		{`sum by (run) (increase(suitegen_slices_published_total{` + sel + `}[$__rate_interval]))`, "published"},
+		{`sum by (run) (increase(suitegen_slices_acked_total{` + sel + `}[$__rate_interval]))`, "acked"},
+		{`sum by (run) (increase(suitegen_slices_redelivered_total{` + sel + `}[$__rate_interval]))`, "redelivered"},
+		{`sum by (run) (increase(suitegen_slices_dead_lettered_total{` + sel + `}[$__rate_interval]))`, "dead-lettered"},
+	}, nil)
+
+	d := map[string]any{
+		"annotations":          map[string]any{"list": []any{}},
+		"description":          "suitegen: throughput, provider quota, refusals, queue lag, budget and latencies of a run.",
+		"editable":             true,
+		"fiscalYearStartMonth": 0,
+		"graphTooltip":         1,
+		"links":                []any{},
+		"panels":               l.panels,
+		"refresh":              "30s",
+		"schemaVersion":        39,
+		"tags":                 []string{"suitegen"},
+		"templating": map[string]any{"list": []any{
+			map[string]any{
+				"name": "datasource", "label": "Data source", "type": "datasource",
+				"query": "prometheus", "current": map[string]any{}, "hide": 0,
+				"includeAll": false, "multi": false, "options": []any{}, "refresh": 1, "regex": "",
+			},
+			map[string]any{
+				"name": "run", "label": "Run", "type": "query", "datasource": ds,
+				"definition": "label_values(suitegen_scenarios_asked, run)",
+				"query":      map[string]any{"query": "label_values(suitegen_scenarios_asked, run)", "refId": "run"},
+				"current":    map[string]any{}, "hide": 0, "includeAll": true, "allValue": ".*",
+				"multi": true, "options": []any{}, "refresh": 2, "regex": "", "sort": 1,
+			},
+		}},
+		"time":       map[string]any{"from": "now-3h", "to": "now"},
+		"timepicker": map[string]any{},
+		"timezone":   "",
+		"title":      "suitegen",
+		"uid":        "suitegen",
+		"version":    1,
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("encode dashboard: %w", err)
+	}
+	return buf.Bytes(), nil
+}
