@@ -47,18 +47,18 @@ var requiredFields = map[string][]string{
 }
 
 var (
-	agentPattern = regexp.MustCompile(`^[a-z0-9-]+$`)
-	// idPattern: rule, use case and sequence ids end up in file names and scenario fields.
-	idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	// toolPattern is what function-calling APIs accept as a function name.
-	toolPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	agentPattern = regexp.MustCompile(agentPatternText)
+	idPattern    = regexp.MustCompile(idPatternText)
+	toolPattern  = regexp.MustCompile(toolPatternText)
 )
 
-// Patterns as published in schema.json (kept equal by a test).
+// Patterns, also published in schema.json (a test keeps them equal).
 const (
 	agentPatternText = `^[a-z0-9-]+$`
-	idPatternText    = `^[A-Za-z0-9][A-Za-z0-9_.-]*$`
-	toolPatternText  = `^[A-Za-z0-9_-]{1,64}$`
+	// Rule, use case and sequence ids end up in file names and scenario fields.
+	idPatternText = `^[A-Za-z0-9][A-Za-z0-9_.-]*$`
+	// What function-calling APIs accept as a function name.
+	toolPatternText = `^[A-Za-z0-9_-]{1,64}$`
 )
 
 // positions keeps the lines cross-checks need, beside the Contract values
@@ -121,14 +121,14 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 			d.add(0, CodeMissingField, "contract.yaml is empty")
 			return nil
 		}
-		d.syntaxError(err)
+		d.syntaxError(err, d.problemLine(err))
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		d.add(extra.Line, CodeYAMLSyntax, "more than one YAML document; a contract is one document")
 	} else if !errors.Is(err, io.EOF) {
-		d.syntaxError(err)
+		d.syntaxError(err, 0)
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -247,12 +247,11 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 	return pos
 }
 
-func (d *yamlDoc) syntaxError(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = strings.TrimPrefix(msg, m[0]+": ")
+// syntaxError reports a YAML error at line, else at the line yaml.v3 names.
+func (d *yamlDoc) syntaxError(err error, line int) {
+	msg, yamlLine := splitYAMLError(err)
+	if line == 0 {
+		line = yamlLine
 	}
 	// The usual cause in a flow mapping is a value starting with #, read as a comment.
 	for _, l := range []int{line, line - 1} {
@@ -262,6 +261,46 @@ func (d *yamlDoc) syntaxError(err error) {
 		}
 	}
 	d.add(line, CodeYAMLSyntax, "%s", msg)
+}
+
+func splitYAMLError(err error) (msg string, line int) {
+	msg = strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = strings.TrimPrefix(msg, m[0]+": ")
+	}
+	return msg, line
+}
+
+// problemLine finds the line a YAML error is on. yaml.v3 names the line where
+// the enclosing construct starts (the "rules:" above a badly indented entry);
+// the first line whose prefix of the document fails with the same message is
+// where the author has to look. Found by bisection, assuming that once a
+// prefix fails, longer ones fail too; 0 when that does not hold.
+func (d *yamlDoc) problemLine(err error) int {
+	want, _ := splitYAMLError(err)
+	fails := func(n int) bool {
+		var node yaml.Node
+		e := yaml.Unmarshal([]byte(strings.Join(d.lines[:n], "\n")), &node)
+		if e == nil {
+			return false
+		}
+		msg, _ := splitYAMLError(e)
+		return msg == want
+	}
+	lo, hi := 1, len(d.lines) // invariant: the answer is in [lo, hi]
+	if !fails(hi) {
+		return 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // mapping is one YAML mapping's keys and values.
