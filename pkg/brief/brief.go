@@ -1,0 +1,174 @@
+// Package brief is the protocol between a writer and the model it drives: the
+// slice brief the model is handed, the tools it may call and the shape of their
+// answers. The builtin model and a real provider read the same brief.
+package brief
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Bucket is one bucket of a slice as the writer sees it.
+type Bucket struct {
+	ID      string            `json:"id"`
+	UseCase string            `json:"use_case"`
+	Angle   string            `json:"angle"`
+	Outcome string            `json:"outcome"`
+	Overlay string            `json:"overlay"`
+	Kind    string            `json:"kind"`
+	Axes    map[string]string `json:"axes,omitempty"`
+	Want    int               `json:"want"`
+	Have    int               `json:"have"`
+	Spec    plan.Spec         `json:"spec"`
+}
+
+// Brief is what a writer's model is told about its slice.
+type Brief struct {
+	Run        string      `json:"run"`
+	Slice      string      `json:"slice"`
+	Agent      string      `json:"agent"`
+	Seed       int64       `json:"seed"`
+	Buckets    []Bucket    `json:"buckets"`
+	Spread     plan.Spread `json:"spread"`
+	Lessons    []string    `json:"lessons,omitempty"`
+	TurnBudget int         `json:"turn_budget"`
+	Gap        string      `json:"gap,omitempty"`
+}
+
+// Outstanding is how many scenarios the slice still needs.
+func (b Brief) Outstanding() int {
+	n := 0
+	for _, bk := range b.Buckets {
+		if bk.Want > bk.Have {
+			n += bk.Want - bk.Have
+		}
+	}
+	return n
+}
+
+const fence = "```json slice"
+
+// Render writes the brief as the opening user message: prose for a model,
+// and the exact slice as fenced JSON.
+func Render(b Brief) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "Write %d scenarios for the agent %q: this slice's buckets are below.\n\n", b.Outstanding(), b.Agent)
+	for _, bk := range b.Buckets {
+		fmt.Fprintf(&s, "- bucket %s (%s): %d more of %q, expected outcome %s, overlay %s\n",
+			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Angle, bk.Outcome, bk.Overlay)
+	}
+	fmt.Fprintf(&s, "\nStart your callers from this spread: initials %v, code prefixes %v, personalities %v, accents %v.\n",
+		b.Spread.Initials, b.Spread.CodePrefixes, b.Spread.Personalities, b.Spread.Accents)
+	if b.Gap != "" {
+		fmt.Fprintf(&s, "\nThis is a gap slice from the suite review: %s\n", b.Gap)
+	}
+	if len(b.Lessons) > 0 {
+		s.WriteString("\nWhat earlier rounds were refused for (avoid these):\n")
+		for _, l := range b.Lessons {
+			fmt.Fprintf(&s, "- %s\n", l)
+		}
+	}
+	fmt.Fprintf(&s, "\nYou have %d turns. Rehearse with try_calls, then submit_scenario each one; call finish when done.\n\n", b.TurnBudget)
+	js, _ := json.Marshal(b)
+	s.WriteString(fence + "\n")
+	s.Write(js)
+	s.WriteString("\n```\n")
+	return s.String()
+}
+
+// Parse finds the brief in a message rendered by Render.
+func Parse(text string) (Brief, bool) {
+	i := strings.Index(text, fence+"\n")
+	if i < 0 {
+		return Brief{}, false
+	}
+	rest := text[i+len(fence)+1:]
+	j := strings.Index(rest, "\n```")
+	if j < 0 {
+		return Brief{}, false
+	}
+	var b Brief
+	if err := json.Unmarshal([]byte(rest[:j]), &b); err != nil {
+		return Brief{}, false
+	}
+	return b, true
+}
+
+// Tool names of a writer session.
+const (
+	ToolInspect   = "inspect_world"
+	ToolTry       = "try_calls"
+	ToolSubGoals  = "list_sub_goals"
+	ToolAddSubGoal = "add_sub_goal"
+	ToolSubmit    = "submit_scenario"
+	ToolFinish    = "finish"
+)
+
+// TryArgs are try_calls' arguments.
+type TryArgs struct {
+	Setup []scenario.Statement `json:"setup,omitempty"`
+	Calls []scenario.Call      `json:"calls"`
+}
+
+// TryStep is one rehearsed call.
+type TryStep struct {
+	Tool    string          `json:"tool"`
+	OK      bool            `json:"ok"`
+	Refused bool            `json:"refused,omitempty"`
+	Crash   bool            `json:"crash,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+}
+
+// TryResult is try_calls' answer.
+type TryResult struct {
+	Error string    `json:"error,omitempty"`
+	Steps []TryStep `json:"steps"`
+	Diff  any       `json:"diff,omitempty"`
+}
+
+// SubmitArgs are submit_scenario's arguments.
+type SubmitArgs struct {
+	Scenario scenario.Scenario `json:"scenario"`
+}
+
+// Refusal is one reason a gate refused a scenario.
+type Refusal struct {
+	Gate    string `json:"gate"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	SubGoal string `json:"sub_goal,omitempty"` // the check the reason is about, when one is
+}
+
+// SubmitResult is submit_scenario's answer.
+type SubmitResult struct {
+	Accepted bool      `json:"accepted"`
+	Name     string    `json:"name"`
+	Refusals []Refusal `json:"refusals,omitempty"`
+	// Remaining is how many the slice still needs after this one.
+	Remaining int `json:"remaining"`
+}
+
+// Tools are the tool specs offered to a writer's model.
+func Tools() []model.ToolSpec {
+	obj := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return []model.ToolSpec{
+		{Name: ToolInspect, Description: "Read rows of the world: a table, optional column filters, a limit. Use it to find real records before writing a scenario.",
+			Parameters: obj(`{"type":"object","properties":{"table":{"type":"string"},"where":{"type":"object","additionalProperties":true},"limit":{"type":"integer","minimum":1,"maximum":50}},"required":["table"]}`)},
+		{Name: ToolTry, Description: "Rehearse tool calls on a throwaway copy of the world after optional setup SQL; returns each call's result and the state diff. Nothing is kept.",
+			Parameters: obj(`{"type":"object","properties":{"setup":{"type":"array","items":{"type":"object","properties":{"sql":{"type":"string"},"args":{"type":"array"}},"required":["sql"]}},"calls":{"type":"array","items":{"type":"object","properties":{"tool":{"type":"string"},"args":{"type":"object"}},"required":["tool","args"]}}},"required":["calls"]}`)},
+		{Name: ToolSubGoals, Description: "List the sub-goal catalogue: names, what each checks, parameters.",
+			Parameters: obj(`{"type":"object","properties":{}}`)},
+		{Name: ToolAddSubGoal, Description: "Add a code-settled sub-goal to this run's catalogue: Starlark source defining what, params and check(world, calls, params).",
+			Parameters: obj(`{"type":"object","properties":{"name":{"type":"string"},"source":{"type":"string"}},"required":["name","source"]}`)},
+		{Name: ToolSubmit, Description: "Submit one scenario. It is proved by code (static, ready, solvable, not-vacuous, suite gates); if refused, the reasons say what to fix.",
+			Parameters: obj(`{"type":"object","properties":{"scenario":{"type":"object"}},"required":["scenario"]}`)},
+		{Name: ToolFinish, Description: "End the session when the slice is written or nothing more can be done.",
+			Parameters: obj(`{"type":"object","properties":{"note":{"type":"string"}}}`)},
+	}
+}

@@ -1,0 +1,326 @@
+// Package builtin is the deterministic writer model. It needs no network: it
+// reads the slice brief and plays the same tools a provider's model would
+// (try_calls, submit_scenario, finish), writing real scenarios from the plan's
+// grid and the world's records, and correcting them from the gates' reasons.
+//
+// It is stateless between calls, like a provider: every decision is replayed
+// from the conversation so far, so the same conversation always gets the same
+// next move. That is what makes a suite byte-identical whatever the number of
+// writers, and what lets the provider simulator serve it over HTTP.
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Name is the model name in provenance.
+const Name = "builtin"
+
+// Model is the builtin writer for one contract (or several, by agent name).
+type Model struct {
+	contracts map[string]*contract.Contract
+	graphs    map[string]*ground.Graph
+}
+
+// New returns the builtin model for the given contracts.
+func New(cs ...*contract.Contract) *Model {
+	m := &Model{contracts: map[string]*contract.Contract{}, graphs: map[string]*ground.Graph{}}
+	for _, c := range cs {
+		m.contracts[c.Agent] = c
+		m.graphs[c.Agent] = ground.New(c)
+	}
+	return m
+}
+
+// Name implements model.Client.
+func (m *Model) Name() string { return Name }
+
+// Complete implements model.Client: it replays its policy over the
+// conversation and returns the next tool call.
+func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return model.Response{}, err
+	}
+	var b brief.Brief
+	found := false
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleUser {
+			if b, found = brief.Parse(msg.Content); found {
+				break
+			}
+		}
+	}
+	if !found {
+		return reply(req, "I can only write scenarios from a slice brief.", nil), nil
+	}
+	c := m.contracts[b.Agent]
+	if c == nil {
+		return reply(req, fmt.Sprintf("I do not know the agent %q.", b.Agent), nil), nil
+	}
+	r := &replay{msgs: req.Messages}
+	p := &policy{c: c, g: m.graphs[b.Agent], b: b}
+	call := p.next(r)
+	return reply(req, "", call), nil
+}
+
+func reply(req model.Request, text string, call *model.ToolCall) model.Response {
+	msg := model.Message{Role: model.RoleAssistant, Content: text}
+	if call != nil {
+		n := 0
+		for _, m := range req.Messages {
+			n += len(m.ToolCalls)
+		}
+		call.ID = fmt.Sprintf("call_%d", n+1)
+		msg.ToolCalls = []model.ToolCall{*call}
+	}
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(m.Content) / 4
+		for _, tc := range m.ToolCalls {
+			prompt += len(tc.Arguments) / 4
+		}
+	}
+	completion := len(text) / 4
+	if call != nil {
+		completion += len(call.Arguments)/4 + 4
+	}
+	return model.Response{Message: msg, Usage: model.Usage{PromptTokens: prompt + 1, CompletionTokens: completion + 1}}
+}
+
+// replay walks the assistant tool calls of a conversation and their answers.
+type replay struct {
+	msgs []model.Message
+	pos  int
+}
+
+// answer returns the tool answer to the next past call if the conversation
+// has one, consuming it; ok=false means this call is the next move.
+func (r *replay) answer() (string, bool) {
+	for r.pos < len(r.msgs) {
+		m := r.msgs[r.pos]
+		r.pos++
+		if m.Role != model.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		id := m.ToolCalls[0].ID
+		for j := r.pos; j < len(r.msgs); j++ {
+			if r.msgs[j].Role == model.RoleTool && r.msgs[j].ToolCallID == id {
+				return r.msgs[j].Content, true
+			}
+		}
+		return "", false
+	}
+	return "", false
+}
+
+type policy struct {
+	c *contract.Contract
+	g *ground.Graph
+	b brief.Brief
+}
+
+type stop struct{ call *model.ToolCall }
+
+func toolCall(name string, args any) *model.ToolCall {
+	js, _ := json.Marshal(args)
+	return &model.ToolCall{Name: name, Arguments: string(js)}
+}
+
+// next replays the whole policy against the conversation and returns the
+// first call that has no answer yet.
+func (p *policy) next(r *replay) (call *model.ToolCall) {
+	defer func() {
+		if v := recover(); v != nil {
+			s, ok := v.(stop)
+			if !ok {
+				panic(v)
+			}
+			call = s.call
+		}
+	}()
+	ask := func(c *model.ToolCall) string {
+		if ans, ok := r.answer(); ok {
+			return ans
+		}
+		panic(stop{c})
+	}
+	for _, bk := range p.b.Buckets {
+		for k := bk.Have; k < bk.Want; k++ {
+			p.write(bk, k, ask)
+		}
+	}
+	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
+}
+
+// write tries to produce the k-th scenario of a bucket: up to three template
+// records, and for each up to three submissions corrected from the gates.
+func (p *policy) write(bk brief.Bucket, k int, ask func(*model.ToolCall) string) {
+	spec := bk.Spec
+	tools := spec.Templates
+	tries := len(tools)
+	if tries > 3 {
+		tries = 3
+	}
+	for j := 0; j < tries; j++ {
+		key := tools[(k+j)%len(tools)]
+		sc, ok := p.compose(bk, k, key)
+		if !ok {
+			continue
+		}
+		var tr brief.TryResult
+		if err := json.Unmarshal([]byte(ask(toolCall(brief.ToolTry, brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution}))), &tr); err != nil || tr.Error != "" {
+			continue
+		}
+		allOK := len(tr.Steps) == len(sc.Solution)
+		for _, s := range tr.Steps {
+			allOK = allOK && s.OK
+		}
+		if !allOK {
+			continue
+		}
+		if bk.Outcome == "succeed" && len(tr.Steps) > 0 {
+			sc.Outputs = outputs(tr.Steps[len(tr.Steps)-1].Result, sc.Solution[len(sc.Solution)-1].Args)
+		}
+		for attempt := 0; attempt < 3; attempt++ {
+			var res brief.SubmitResult
+			if err := json.Unmarshal([]byte(ask(toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc}))), &res); err != nil {
+				break
+			}
+			if res.Accepted {
+				return
+			}
+			if !p.correct(&sc, bk, res.Refusals) {
+				break
+			}
+		}
+	}
+}
+
+// correct changes a refused scenario as the gates' reasons say; false when
+// nothing more can be done with this record.
+func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refusal) bool {
+	changed := false
+	drop := map[string]bool{}
+	for _, r := range rs {
+		switch {
+		case r.SubGoal != "" && (r.Code == "check-failed" || r.Code == "check-broken" || r.Code == "bad-params"):
+			drop[r.SubGoal] = true
+		case r.Code == "vacuous" || r.Code == "tempting-passes" || r.Code == "no-settled-check":
+			if add := p.fallback(sc, bk); add {
+				changed = true
+			}
+		case r.Code == "output-not-in-results":
+			if len(sc.Outputs) > 0 {
+				sc.Outputs = nil
+				changed = true
+			}
+		}
+	}
+	if len(drop) > 0 {
+		var kept []scenario.SubGoalRef
+		for _, s := range sc.SubGoals {
+			if !drop[s.Name] {
+				kept = append(kept, s)
+			}
+		}
+		sc.SubGoals = kept
+		changed = true
+		if len(kept) == 0 {
+			p.fallback(sc, bk)
+		}
+	}
+	return changed
+}
+
+// fallback adds the built-in checks that settle this outcome, if not present.
+func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket) bool {
+	have := map[string]bool{}
+	for _, s := range sc.SubGoals {
+		have[s.Name] = true
+	}
+	var add []scenario.SubGoalRef
+	switch bk.Outcome {
+	case "succeed":
+		last := sc.Solution[len(sc.Solution)-1]
+		add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+		if len(sc.Solution) > 1 {
+			add = append(add, scenario.SubGoalRef{Name: "requires_kept"})
+		}
+	default:
+		if len(sc.Tempting) > 0 {
+			t := sc.Tempting[len(sc.Tempting)-1]
+			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, t)}})
+		}
+		if bk.Outcome == "escalate" && len(sc.Solution) > 0 {
+			last := sc.Solution[len(sc.Solution)-1]
+			add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": map[string]any{}}})
+		}
+	}
+	changed := false
+	for _, a := range add {
+		if !have[a.Name] {
+			sc.SubGoals = append(sc.SubGoals, a)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// keyArgs keeps the arguments of a call that name records.
+func keyArgs(g *ground.Graph, c scenario.Call) map[string]any {
+	out := map[string]any{}
+	t := g.C.Tool(c.Tool)
+	if t == nil {
+		return out
+	}
+	for k, v := range c.Args {
+		if _, _, ok := g.Ref(t, k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// outputs picks a value from the acting call's result that the agent must
+// say: a status, amount or balance it could only know from the world.
+func outputs(result json.RawMessage, args map[string]any) []string {
+	var doc map[string]any
+	if json.Unmarshal(result, &doc) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, pref := range []string{"status", "refund", "total", "amount", "balance", "fare", "eta", "price"} {
+		for _, k := range keys {
+			if !strings.Contains(strings.ToLower(k), pref) {
+				continue
+			}
+			if _, isArg := args[k]; isArg {
+				continue
+			}
+			switch v := doc[k].(type) {
+			case string:
+				if v != "" {
+					return []string{v}
+				}
+			case float64:
+				return []string{ground.Text(v)}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package writer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// tool runs one tool call and returns its answer for the conversation; done
+// is true when the session should end. Malformed arguments, unknown tools and
+// hallucinated records are answered in the conversation, never raised.
+func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
+	args := strings.TrimSpace(tc.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters.", false
+	}
+	switch tc.Name {
+	case brief.ToolFinish:
+		return `{"ok":true}`, true
+	case brief.ToolTry:
+		return ss.try(ctx, args), false
+	case brief.ToolSubmit:
+		return ss.submit(ctx, args), false
+	case brief.ToolSubGoals:
+		return ss.subGoals(), false
+	case brief.ToolInspect:
+		return ss.inspect(args), false
+	case brief.ToolAddSubGoal:
+		return "Error: add_sub_goal is not available in this version; use the catalogue from list_sub_goals (including the built-in called, not_called and requires_kept).", false
+	}
+	names := make([]string, 0, 6)
+	for _, t := range brief.Tools() {
+		names = append(names, t.Name)
+	}
+	return fmt.Sprintf("Error: there is no tool %q; the tools are %s.", tc.Name, strings.Join(names, ", ")), false
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorText(err)
+	}
+	return string(b)
+}
+
+func (ss *session) try(ctx context.Context, args string) string {
+	var a brief.TryArgs
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		return errorText(fmt.Errorf("try_calls arguments: %w", err))
+	}
+	if len(a.Calls) > 20 || len(a.Setup) > 200 {
+		return "Error: at most 20 calls and 200 setup statements per rehearsal."
+	}
+	results, diff, err := ss.e.Prover.Rehearse(ctx, a.Setup, a.Calls, true)
+	if err != nil {
+		return jsonText(brief.TryResult{Error: err.Error()})
+	}
+	out := brief.TryResult{Diff: diff}
+	for _, r := range results {
+		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
+	}
+	return jsonText(out)
+}
+
+func (ss *session) subGoals() string {
+	type entry struct {
+		Name    string            `json:"name"`
+		What    string            `json:"what"`
+		Judged  bool              `json:"judged"`
+		Params  map[string]string `json:"params"`
+		Builtin bool              `json:"builtin,omitempty"`
+	}
+	var out []entry
+	for _, sg := range ss.e.C.SubGoals {
+		out = append(out, entry{sg.Name, sg.What, sg.Judged, sg.Params, false})
+	}
+	for _, b := range prove.Builtins {
+		out = append(out, entry{b.Name, b.What, false, b.Params, true})
+	}
+	return jsonText(out)
+}
+
+func (ss *session) inspect(args string) string {
+	var a struct {
+		Table string         `json:"table"`
+		Where map[string]any `json:"where"`
+		Limit int            `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		return errorText(err)
+	}
+	if a.Limit <= 0 || a.Limit > 50 {
+		a.Limit = 20
+	}
+	rows := ss.e.C.Seed(a.Table)
+	if ss.e.C.Table(a.Table) == nil {
+		var names []string
+		for _, t := range ss.e.C.Tables {
+			names = append(names, t.Name)
+		}
+		return fmt.Sprintf("Error: no table %q; the tables are %s.", a.Table, strings.Join(names, ", "))
+	}
+	keys := make([]string, 0, len(a.Where))
+	for k := range a.Where {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []map[string]any
+	for _, r := range rows {
+		match := true
+		for _, k := range keys {
+			if fmt.Sprint(r[k]) != fmt.Sprint(a.Where[k]) {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, r)
+			if len(out) >= a.Limit {
+				break
+			}
+		}
+	}
+	return jsonText(map[string]any{"table": a.Table, "rows": out})
+}
+
+func (ss *session) submit(ctx context.Context, args string) string {
+	var a brief.SubmitArgs
+	if err := json.Unmarshal([]byte(args), &a); err != nil || a.Scenario.Name == "" {
+		// Models often send the scenario itself rather than {"scenario": ...}.
+		var sc scenario.Scenario
+		if err2 := json.Unmarshal([]byte(args), &sc); err2 != nil || sc.Name == "" {
+			return errorText(fmt.Errorf("submit_scenario takes {\"scenario\": {...}} with at least a name"))
+		}
+		a.Scenario = sc
+	}
+	sc := &a.Scenario
+	w := ss.w
+	res := brief.SubmitResult{Name: sc.Name}
+	refuse := func(rs ...prove.Refusal) string {
+		for _, r := range rs {
+			w.cfg.Metrics.Refused(r.Gate, r.Code)
+			if err := w.cfg.Store.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, r.Gate, r.Code, r.Message); err != nil {
+				w.log.Warn("recording a refusal", "err", err)
+			}
+		}
+		res.Refusals = rs
+		res.Remaining = ss.outstanding()
+		return jsonText(res)
+	}
+	w.cfg.Metrics.ScenariosSubmitted.Inc()
+	want, ok := ss.want[sc.Bucket]
+	if !ok {
+		return refuse(prove.Refusal{Gate: prove.GateStatic, Code: "unknown-bucket", Message: fmt.Sprintf("bucket %q is not one of this slice's buckets", sc.Bucket)})
+	}
+	if ss.have[sc.Bucket] >= want {
+		return refuse(prove.Refusal{Gate: prove.GateSuite, Code: "bucket-full", Message: fmt.Sprintf("bucket %s already has its %d scenarios", sc.Bucket, want)})
+	}
+	// Provenance is the writer's to say, not the model's.
+	sc.Provenance.ContractSHA256 = ss.e.C.SHA256
+	sc.Provenance.WorldSHA256 = ss.e.C.WorldSHA256
+	sc.Provenance.Model = w.cfg.Model.Name()
+	sc.Provenance.PromptSHA256 = ss.prompt
+	sc.Provenance.Seed = ss.b.Seed
+	sc.Provenance.Writer = "suitegen-writer/1"
+	sc.Provenance.Slice = ""
+	start := time.Now()
+	v := ss.e.Prover.Prove(ctx, sc)
+	w.cfg.Metrics.ProofDuration.Observe(time.Since(start).Seconds())
+	if !v.Kept {
+		return refuse(v.Refusals...)
+	}
+	start = time.Now()
+	jr, err := w.cfg.Store.Journal(ctx, ss.b.Run, sc, ss.b.Slice, w.cfg.ID, v.Codes)
+	w.cfg.Metrics.LedgerWriteDuration.Observe(time.Since(start).Seconds())
+	var conflict *canvas.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return refuse(prove.Refusal{Gate: prove.GateSuite, Code: "duplicate-" + conflict.Kind, Message: conflict.Error()})
+	case err != nil:
+		return errorText(fmt.Errorf("the ledger could not record the scenario, submit it again: %w", err))
+	}
+	if jr == canvas.Credited {
+		w.cfg.Metrics.ScenariosProved.Inc()
+	}
+	ss.have[sc.Bucket]++
+	res.Accepted = true
+	res.Remaining = ss.outstanding()
+	return jsonText(res)
+}

@@ -1,0 +1,102 @@
+// Package skills holds the prompts writers are given, as markdown files
+// embedded in the binary. A file under kinds/ whose front matter says
+// `applies_to: modality=<kind>` is appended for agents of that modality, so
+// supporting a new kind of agent is adding a file.
+package skills
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+//go:embed *.md kinds/*.md
+var files embed.FS
+
+// File returns one embedded skill file.
+func File(name string) (string, error) {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("skills: %w", err)
+	}
+	return string(b), nil
+}
+
+// Kinds returns the bodies of the kinds/ files that apply to a modality.
+func Kinds(modality string) []string {
+	names, _ := fs.Glob(files, "kinds/*.md")
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		b, _ := files.ReadFile(n)
+		applies, body := frontMatter(string(b))
+		if applies == "modality="+modality {
+			out = append(out, body)
+		}
+	}
+	return out
+}
+
+func frontMatter(s string) (applies, body string) {
+	if !strings.HasPrefix(s, "---\n") {
+		return "", s
+	}
+	end := strings.Index(s[4:], "\n---\n")
+	if end < 0 {
+		return "", s
+	}
+	for _, line := range strings.Split(s[4:4+end], "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "applies_to" {
+			applies = strings.TrimSpace(v)
+		}
+	}
+	return applies, s[4+end+5:]
+}
+
+// WriterPrompt is the system prompt of a writer session for a contract: the
+// agent, then the method, then whatever its kind adds.
+func WriterPrompt(c *contract.Contract) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "## This agent\n\n%s: %s (%s, %s)\n", c.Agent, c.OneLiner, c.Modality, strings.Join(c.Direction, "/"))
+	if c.Notes != "" {
+		fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(c.Notes))
+	}
+	s.WriteString("\nHard rules:\n")
+	for _, r := range c.Rules {
+		fmt.Fprintf(&s, "- %s: %s\n", r.ID, r.Text)
+	}
+	s.WriteString("\nUse cases:\n")
+	for _, u := range c.UseCases {
+		fmt.Fprintf(&s, "- %s: %s\n", u.ID, u.Text)
+	}
+	s.WriteString("\nTools:\n")
+	for _, t := range c.Tools {
+		fmt.Fprintf(&s, "- %s: %s\n", t.Name, t.Description)
+		for _, r := range t.Requires {
+			fmt.Fprintf(&s, "  requires one of %v", r.AnyOf)
+			if len(r.Same) > 0 {
+				fmt.Fprintf(&s, " on the same %v", r.Same)
+			}
+			s.WriteString("\n")
+		}
+	}
+	s.WriteString("\nTables: ")
+	for i, t := range c.Tables {
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		s.WriteString(t.Name)
+	}
+	s.WriteString("\n\n")
+	w, _ := File("writer.md")
+	s.WriteString(w)
+	for _, k := range Kinds(c.Modality) {
+		s.WriteString("\n")
+		s.WriteString(k)
+	}
+	return s.String()
+}
