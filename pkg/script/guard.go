@@ -26,8 +26,10 @@ func (p *Programs) makePredeclared() starlark.StringDict {
 		"refuse": starlark.NewBuiltin("refuse", builtinRefuse),
 		"round":  starlark.NewBuiltin("round", builtinRound),
 		"now":    starlark.String(p.opts.Now),
-		"print":  starlark.NewBuiltin("print", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) { return starlark.None, nil }),
-		"math":   math.Module,
+		"print": starlark.NewBuiltin("print", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			return starlark.None, nil
+		}),
+		"math": math.Module,
 		"json": &starlarkstruct.Module{Name: "json", Members: starlark.StringDict{
 			"encode": starlark.NewBuiltin("json.encode", builtinJSONEncode),
 			"decode": json.Module.Members["decode"],
