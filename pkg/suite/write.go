@@ -1,0 +1,475 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// SubGoalInfo is one entry of catalogue.json.
+type SubGoalInfo struct {
+	Name   string            `json:"name"`
+	What   string            `json:"what"`
+	Judged bool              `json:"judged"`
+	Params map[string]string `json:"params"`
+	File   string            `json:"file,omitempty"`
+	// Origin is where the entry comes from: "contract", "run" (added by a
+	// writer during the run) or "builtin".
+	Origin string `json:"origin"`
+}
+
+// ReportExtra is what the caller knows that the ledger does not: the
+// planner's whole-plan numbers, the built-in sub-goals and faults to report.
+type ReportExtra struct {
+	// Cells is the number of cells in the grid; 0 counts the distinct cells of
+	// the run's buckets.
+	Cells int
+	// Rules lists every hard rule id; RulesTested those some bucket tests.
+	Rules, RulesTested []string
+	// GatedTools lists every precondition-gated tool; GatedToolsNamed those
+	// some bucket names.
+	GatedTools, GatedToolsNamed []string
+	// BuiltinSubGoals join the catalogue after the contract's and the run's.
+	BuiltinSubGoals []SubGoalInfo
+	// Faults are copied into the report (e.g. "crashes": "3 handler crashes").
+	Faults map[string]string
+}
+
+// Report is report.json.
+type Report struct {
+	Run        string                    `json:"run"`
+	Agent      string                    `json:"agent"`
+	State      string                    `json:"state"`
+	Asked      int                       `json:"asked"`
+	Count      int                       `json:"count"`
+	Coverage   Coverage                  `json:"coverage"`
+	Diversity  Diversity                 `json:"diversity"`
+	Refusals   map[string]map[string]int `json:"refusals"` // gate -> code -> n
+	Blocked    []Blocked                 `json:"blocked"`
+	Spend      Spend                     `json:"spend"`
+	Provenance Provenance                `json:"provenance"`
+	Faults     map[string]string         `json:"faults"`
+}
+
+// Coverage is how much of the plan the suite covers.
+type Coverage struct {
+	CellsCovered    int            `json:"cells_covered"`
+	Cells           int            `json:"cells"`
+	UseCasesPresent int            `json:"use_cases_present"`
+	UseCases        int            `json:"use_cases"`
+	MissingUseCases []string       `json:"missing_use_cases"`
+	Outcomes        map[string]int `json:"outcomes"`
+	Kinds           map[string]int `json:"kinds"`
+	RulesTested     []string       `json:"rules_tested"`
+	Rules           int            `json:"rules"`
+	GatedToolsNamed []string       `json:"gated_tools_named"`
+	GatedTools      int            `json:"gated_tools"`
+}
+
+// Diversity is how different the callers are.
+type Diversity struct {
+	DistinctCallerNames   float64 `json:"distinct_caller_names"` // distinct names / scenarios
+	TopPersonality        string  `json:"top_personality"`
+	TopPersonalityShare   float64 `json:"top_personality_share"`
+	DistinctAccents       int     `json:"distinct_accents"`
+	DistinctLocations     int     `json:"distinct_locations"`
+	DistinctPersonalities int     `json:"distinct_personalities"`
+}
+
+// Blocked is a bucket that could not be filled, with the reason.
+type Blocked struct {
+	Bucket   string `json:"bucket"`
+	Cell     string `json:"cell"`
+	UseCase  string `json:"use_case"`
+	Angle    string `json:"angle"`
+	Done     int    `json:"done"`
+	Want     int    `json:"want"`
+	Attempts int    `json:"attempts"`
+	Reason   string `json:"reason"`
+}
+
+// Spend is the run's token meter.
+type Spend struct {
+	PromptTokens       int64 `json:"prompt_tokens"`
+	CompletionTokens   int64 `json:"completion_tokens"`
+	PerScenarioKept    int64 `json:"per_scenario_kept"`    // all tokens / scenarios kept
+	PerScenarioRefused int64 `json:"per_scenario_refused"` // all tokens / gate refusals
+}
+
+// Provenance says what the suite was made from.
+type Provenance struct {
+	ContractSHA256 string `json:"contract_sha256"`
+	WorldSHA256    string `json:"world_sha256"`
+	Model          string `json:"model"`
+	Seed           int64  `json:"seed"`
+}
+
+// Index is index.json.
+type Index struct {
+	Run       string       `json:"run"`
+	Agent     string       `json:"agent"`
+	Count     int          `json:"count"`
+	Scenarios []IndexEntry `json:"scenarios"`
+}
+
+// IndexEntry names one scenario of the suite.
+type IndexEntry struct {
+	Name    string `json:"name"`
+	UseCase string `json:"use_case"`
+	Branch  string `json:"branch"`
+	Bucket  string `json:"bucket"`
+}
+
+// safeName is what may become a folder name under scenarios/.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Write writes the run's outputs under out from the ledger. c may be nil
+// (no contract catalogue; use cases are then counted from the buckets).
+// Scenarios whose names cannot be folder names are left out and reported as a
+// fault rather than written outside scenarios/.
+func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, out string, extra ReportExtra) (Report, error) {
+	r, err := store.Run(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	scs, err := store.Scenarios(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	buckets, err := store.Buckets(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	runGoals, err := store.SubGoals(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	refusals, err := store.Refusals(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	prompt, completion, err := store.Spent(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+
+	faults := map[string]string{}
+	for k, v := range extra.Faults {
+		faults[k] = v
+	}
+	var kept []scenario.Scenario
+	var unsafe []string
+	for _, sc := range scs {
+		if !safeName.MatchString(sc.Name) {
+			unsafe = append(unsafe, fmt.Sprintf("%q", sc.Name))
+			continue
+		}
+		kept = append(kept, sc)
+	}
+	if len(unsafe) > 0 {
+		faults["unsafe_scenario_names"] = strings.Join(unsafe, ", ")
+	}
+
+	if err := os.MkdirAll(filepath.Join(out, "scenarios"), 0o755); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	idx := Index{Run: r.ID, Agent: r.Agent, Count: len(kept), Scenarios: []IndexEntry{}}
+	names := make(map[string]bool, len(kept))
+	for i := range kept {
+		sc := &kept[i]
+		if err := ctx.Err(); err != nil {
+			return Report{}, err
+		}
+		body, err := Encode(sc)
+		if err != nil {
+			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		}
+		dir := filepath.Join(out, "scenarios", sc.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		}
+		if err := writeFile(filepath.Join(dir, "scenario.json"), body); err != nil {
+			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		}
+		names[sc.Name] = true
+		idx.Scenarios = append(idx.Scenarios, IndexEntry{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket})
+	}
+	if err := removeStale(filepath.Join(out, "scenarios"), names); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	if err := writeJSON(filepath.Join(out, "index.json"), idx); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	if err := writeJSON(filepath.Join(out, "catalogue.json"), catalogue(c, runGoals, extra.BuiltinSubGoals)); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+
+	rep := Report{
+		Run: r.ID, Agent: r.Agent, State: r.State, Asked: r.Asked, Count: len(kept),
+		Coverage:   coverage(c, kept, buckets, extra),
+		Diversity:  diversity(kept),
+		Refusals:   byGate(refusals),
+		Blocked:    blocked(buckets),
+		Spend:      spend(prompt, completion, len(kept), refusals),
+		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
+		Faults:     faults,
+	}
+	if err := writeJSON(filepath.Join(out, "report.json"), rep); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	return rep, nil
+}
+
+// Encode is a scenario as saved on disk: 2-space indented JSON, HTML
+// characters unescaped, trailing newline.
+func Encode(sc *scenario.Scenario) ([]byte, error) {
+	return encode(sc)
+}
+
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFile(path, b)
+}
+
+// writeFile replaces path atomically (temp file in the same folder, then
+// rename), and leaves an identical file alone so unchanged scenarios keep
+// their modification times.
+func writeFile(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeStale deletes scenario folders the ledger does not name.
+func removeStale(dir string, keep map[string]bool) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if keep[e.Name()] {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo) []SubGoalInfo {
+	out := []SubGoalInfo{}
+	seen := map[string]bool{}
+	add := func(g SubGoalInfo) {
+		if seen[g.Name] {
+			return
+		}
+		seen[g.Name] = true
+		if g.Params == nil {
+			g.Params = map[string]string{}
+		}
+		out = append(out, g)
+	}
+	if c != nil {
+		for _, g := range c.SubGoals {
+			add(SubGoalInfo{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, File: g.File, Origin: "contract"})
+		}
+	}
+	for _, g := range run {
+		add(SubGoalInfo{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, Origin: "run"})
+	}
+	for _, g := range builtin {
+		g.Origin = "builtin"
+		add(g)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bucket, extra ReportExtra) Coverage {
+	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
+		RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
+		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools))}
+	present := map[string]bool{}
+	for _, sc := range scs {
+		present[sc.UseCase] = true
+		cv.Outcomes[sc.Expects]++
+		cv.Kinds[sc.Kind]++
+	}
+	cells, covered := map[string]bool{}, map[string]bool{}
+	for _, b := range buckets {
+		cells[b.Cell] = true
+		if b.Done > 0 {
+			covered[b.Cell] = true
+		}
+	}
+	cv.Cells, cv.CellsCovered = len(cells), len(covered)
+	if extra.Cells > 0 {
+		cv.Cells = extra.Cells
+	}
+	var all []string
+	if c != nil && len(c.UseCases) > 0 {
+		for _, u := range c.UseCases {
+			all = append(all, u.ID)
+		}
+	} else {
+		for _, b := range buckets {
+			all = append(all, b.UseCase)
+		}
+	}
+	all = sortedSet(all)
+	cv.UseCases = len(all)
+	for _, u := range all {
+		if present[u] {
+			cv.UseCasesPresent++
+		} else {
+			cv.MissingUseCases = append(cv.MissingUseCases, u)
+		}
+	}
+	if cv.Rules < len(cv.RulesTested) {
+		cv.Rules = len(cv.RulesTested)
+	}
+	if cv.GatedTools < len(cv.GatedToolsNamed) {
+		cv.GatedTools = len(cv.GatedToolsNamed)
+	}
+	return cv
+}
+
+func diversity(scs []scenario.Scenario) Diversity {
+	var d Diversity
+	if len(scs) == 0 {
+		return d
+	}
+	names, accents, locations, personalities := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]int{}
+	for _, sc := range scs {
+		p := sc.Persona
+		names[strings.ToLower(strings.TrimSpace(p.Name))] = true
+		if p.Accent != "" {
+			accents[p.Accent] = true
+		}
+		if p.Location != "" {
+			locations[p.Location] = true
+		}
+		if p.Personality != "" {
+			personalities[p.Personality]++
+		}
+	}
+	d.DistinctCallerNames = share(len(names), len(scs))
+	d.DistinctAccents, d.DistinctLocations, d.DistinctPersonalities = len(accents), len(locations), len(personalities)
+	top, n := "", 0
+	for k, v := range personalities {
+		if v > n || (v == n && k < top) {
+			top, n = k, v
+		}
+	}
+	d.TopPersonality, d.TopPersonalityShare = top, share(n, len(scs))
+	return d
+}
+
+// share rounds to 4 places so the report does not print float noise.
+func share(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(int64(float64(n)/float64(of)*10000+0.5)) / 10000
+}
+
+func byGate(refusals map[string]int) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for k, n := range refusals {
+		gate, code, ok := strings.Cut(k, "/")
+		if !ok {
+			gate, code = k, ""
+		}
+		if out[gate] == nil {
+			out[gate] = map[string]int{}
+		}
+		out[gate][code] += n
+	}
+	return out
+}
+
+func blocked(buckets []canvas.Bucket) []Blocked {
+	out := []Blocked{}
+	for _, b := range buckets {
+		if b.State == canvas.BucketBlocked {
+			out = append(out, Blocked{Bucket: b.ID, Cell: b.Cell, UseCase: b.UseCase, Angle: b.Angle, Done: b.Done, Want: b.Want, Attempts: b.Attempts, Reason: b.Notes})
+		}
+	}
+	return out
+}
+
+func spend(prompt, completion int64, kept int, refusals map[string]int) Spend {
+	s := Spend{PromptTokens: prompt, CompletionTokens: completion}
+	total := prompt + completion
+	if kept > 0 {
+		s.PerScenarioKept = total / int64(kept)
+	}
+	refused := 0
+	for _, n := range refusals {
+		refused += n
+	}
+	if refused > 0 {
+		s.PerScenarioRefused = total / int64(refused)
+	}
+	return s
+}
+
+func sortedSet(xs []string) []string {
+	m := map[string]bool{}
+	out := []string{}
+	for _, x := range xs {
+		if x != "" && !m[x] {
+			m[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
