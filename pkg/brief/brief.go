@@ -32,6 +32,7 @@ type Brief struct {
 	Run        string      `json:"run"`
 	Slice      string      `json:"slice"`
 	Agent      string      `json:"agent"`
+	Contract   string      `json:"contract_sha256"`
 	Seed       int64       `json:"seed"`
 	Buckets    []Bucket    `json:"buckets"`
 	Spread     plan.Spread `json:"spread"`
@@ -101,12 +102,12 @@ func Parse(text string) (Brief, bool) {
 
 // Tool names of a writer session.
 const (
-	ToolInspect   = "inspect_world"
-	ToolTry       = "try_calls"
-	ToolSubGoals  = "list_sub_goals"
+	ToolInspect    = "inspect_world"
+	ToolTry        = "try_calls"
+	ToolSubGoals   = "list_sub_goals"
 	ToolAddSubGoal = "add_sub_goal"
-	ToolSubmit    = "submit_scenario"
-	ToolFinish    = "finish"
+	ToolSubmit     = "submit_scenario"
+	ToolFinish     = "finish"
 )
 
 // TryArgs are try_calls' arguments.

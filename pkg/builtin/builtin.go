@@ -15,32 +15,53 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/model"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // Name is the model name in provenance.
 const Name = "builtin"
 
-// Model is the builtin writer for one contract (or several, by agent name).
+// Model is the builtin writer. It knows contracts by hash: those it is given,
+// and those Fetch finds (a writer pod fetches them from the ledger).
 type Model struct {
-	contracts map[string]*contract.Contract
-	graphs    map[string]*ground.Graph
+	// Fetch, when set, finds a contract the model was not given.
+	Fetch func(ctx context.Context, sha string) (*contract.Contract, error)
+
+	mu     sync.Mutex
+	graphs map[string]*ground.Graph
 }
 
 // New returns the builtin model for the given contracts.
 func New(cs ...*contract.Contract) *Model {
-	m := &Model{contracts: map[string]*contract.Contract{}, graphs: map[string]*ground.Graph{}}
+	m := &Model{graphs: map[string]*ground.Graph{}}
 	for _, c := range cs {
-		m.contracts[c.Agent] = c
-		m.graphs[c.Agent] = ground.New(c)
+		m.graphs[c.SHA256] = ground.New(c)
 	}
 	return m
+}
+
+func (m *Model) graph(ctx context.Context, sha string) (*ground.Graph, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g, ok := m.graphs[sha]; ok {
+		return g, nil
+	}
+	if m.Fetch == nil {
+		return nil, fmt.Errorf("unknown contract %s", sha)
+	}
+	c, err := m.Fetch(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	g := ground.New(c)
+	m.graphs[sha] = g
+	return g, nil
 }
 
 // Name implements model.Client.
@@ -64,12 +85,12 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	if !found {
 		return reply(req, "I can only write scenarios from a slice brief.", nil), nil
 	}
-	c := m.contracts[b.Agent]
-	if c == nil {
-		return reply(req, fmt.Sprintf("I do not know the agent %q.", b.Agent), nil), nil
+	g, err := m.graph(ctx, b.Contract)
+	if err != nil {
+		return model.Response{}, fmt.Errorf("builtin: contract of %s: %w", b.Agent, err)
 	}
 	r := &replay{msgs: req.Messages}
-	p := &policy{c: c, g: m.graphs[b.Agent], b: b}
+	p := &policy{c: g.C, g: g, b: b}
 	call := p.next(r)
 	return reply(req, "", call), nil
 }

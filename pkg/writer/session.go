@@ -18,7 +18,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/skills"
+	"github.com/suitegen/suitegen/skills"
 )
 
 // maxToolResult bounds what one tool answer puts back into the conversation.
@@ -59,7 +59,7 @@ func (w *Writer) writeSlice(ctx context.Context, d *queue.Delivery) error {
 		byID[b.ID] = b
 	}
 	ss := &session{w: w, e: e, run: run, have: map[string]int{}, want: map[string]int{}}
-	ss.b = brief.Brief{Run: s.RunId, Slice: s.SliceId, Agent: e.C.Agent, Seed: run.Seed, Lessons: s.Lessons, Gap: s.Gap}
+	ss.b = brief.Brief{Run: s.RunId, Slice: s.SliceId, Agent: e.C.Agent, Contract: e.C.SHA256, Seed: run.Seed, Lessons: s.Lessons, Gap: s.Gap}
 	if sp := s.Spread; sp != nil {
 		ss.b.Spread = plan.Spread{Initials: sp.NameInitials, CodePrefixes: sp.CodePrefixes, Personalities: sp.Personalities, Accents: sp.Accents, Styles: sp.Styles, Locations: sp.Locations}
 	}
@@ -168,36 +168,19 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 	w := ss.w
 	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.cfg.MaxTokens, Seed: ss.b.Seed}
 	for {
-		var res *ratelimit.Reservation
-		if w.cfg.Limiter != nil {
-			start := time.Now()
-			r, err := w.cfg.Limiter.Wait(ctx, model.EstimateTokens(req))
-			w.cfg.Metrics.LimiterWait.Observe(time.Since(start).Seconds())
-			if err != nil {
-				return model.Response{}, fmt.Errorf("limiter: %w", err)
-			}
-			res = r
-		}
 		cctx, cancel := context.WithTimeout(ctx, w.cfg.CallTimeout)
 		start := time.Now()
 		resp, err := w.cfg.Model.Complete(cctx, req)
 		cancel()
 		elapsed := time.Since(start)
-		outcome := metrics.OutcomeOK
 		if rl, ok := model.IsRateLimited(err); ok {
-			outcome = metrics.OutcomeRateLimited
-			w.cfg.Metrics.ObserveModelCall(req.Model, outcome, elapsed, 0, 0)
+			// Not a failed call: the quota was reached. The client has told the
+			// shared limiter, which pauses every writer; this slice waits and asks again.
+			w.cfg.Metrics.ObserveModelCall(req.Model, metrics.OutcomeRateLimited, elapsed, 0, 0)
 			w.cfg.Metrics.ModelRateLimited.WithLabelValues(req.Model).Inc()
-			if res != nil {
-				_ = res.Settle(ctx, 0)
-				_ = w.cfg.Limiter.Observe(ctx, rl.Limits)
-			}
 			pause := rl.RetryAfter
 			if pause <= 0 {
 				pause = 2 * time.Second
-			}
-			if w.cfg.Limiter != nil {
-				_ = w.cfg.Limiter.Pause(ctx, pause)
 			}
 			pause += time.Duration(rand.Int64N(int64(pause/4) + 1))
 			ss.waited += pause
@@ -209,28 +192,22 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 			}
 			continue
 		}
-		if err != nil {
-			if res != nil {
-				_ = res.Settle(ctx, 0)
-			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				outcome = metrics.OutcomeTimeout
-			} else {
-				outcome = metrics.OutcomeError
-			}
-			w.cfg.Metrics.ObserveModelCall(req.Model, outcome, elapsed, 0, 0)
-			return model.Response{}, err
-		}
 		u := resp.Usage
+		outcome := metrics.OutcomeOK
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, model.ErrTimeout):
+			outcome = metrics.OutcomeTimeout
+		case err != nil:
+			outcome = metrics.OutcomeError
+		}
 		w.cfg.Metrics.ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
-		if res != nil {
-			_ = res.Settle(ctx, u.Total())
-			_ = w.cfg.Limiter.Observe(ctx, resp.Limits)
+		// Every call's usage lands in the meter, failed ones included.
+		if u.Total() > 0 || err == nil {
+			if serr := w.cfg.Store.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {
+				return model.Response{}, fmt.Errorf("budget meter: %w", serr)
+			}
 		}
-		if err := w.cfg.Store.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); err != nil {
-			return model.Response{}, fmt.Errorf("budget meter: %w", err)
-		}
-		return resp, nil
+		return resp, err
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/ratelimit"
 )
 
 // Config configures a writer.
@@ -32,8 +31,6 @@ type Config struct {
 	Store   *canvas.Store
 	Engines *engine.Cache
 	Model   model.Client
-	// Limiter is the provider-wide token bucket; nil means no quota (builtin).
-	Limiter *ratelimit.Limiter
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// CallTimeout bounds one model call. Default 2m.

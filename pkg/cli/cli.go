@@ -1,0 +1,237 @@
+// Package cli is the command line of suitegen and its three distributed
+// binaries: flags (with SUITEGEN_* environment fallbacks) parsed into the
+// config structs of the packages that do the work, and errors mapped to exit
+// codes. The mains in cmd/ only call Main.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1 // the job ran and did not succeed (refused, short, invalid)
+	ExitUsage = 2
+)
+
+// UsageError is a bad command line.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, env *Env, args []string) error
+}
+
+// Env is what a command may touch of the process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Log            *slog.Logger
+	TTY            bool
+}
+
+var commands []command
+
+func register(c command) { commands = append(commands, c) }
+
+// Main runs a command line and returns the exit code. With prog "suitegen"
+// the first argument names the subcommand; "planner", "writer" and
+// "reviewer" are the distributed binaries.
+func Main(prog string, args []string) int {
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		env.TTY = true
+	}
+	level := slog.LevelInfo
+	if os.Getenv("SUITEGEN_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	env.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Dispatch(ctx, env, prog, args)
+}
+
+// Dispatch is Main without the process: for tests.
+func Dispatch(ctx context.Context, env *Env, prog string, args []string) int {
+	name := prog
+	if prog == "suitegen" {
+		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			usage(env.Stderr)
+			if len(args) == 0 {
+				return ExitUsage
+			}
+			return ExitOK
+		}
+		name, args = args[0], args[1:]
+	}
+	for _, c := range commands {
+		if c.name == name {
+			err := c.run(ctx, env, args)
+			return exitCode(env, prog, name, err)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "suitegen: unknown command %q\n\n", name)
+	usage(env.Stderr)
+	return ExitUsage
+}
+
+func exitCode(env *Env, prog, name string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var u *UsageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(env.Stderr, "%s %s: %s\n", prog, name, u.Msg)
+		return ExitUsage
+	}
+	fmt.Fprintf(env.Stderr, "%s %s: %v\n", prog, name, err)
+	return ExitFail
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "suitegen writes large, proved test suites for conversational agents.")
+	fmt.Fprintln(w, "\nUsage: suitegen COMMAND [flags]\n\nCommands:")
+	cs := append([]command(nil), commands...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'suitegen COMMAND --help' for a command's flags.")
+}
+
+// flags builds a FlagSet whose defaults come from SUITEGEN_* variables.
+type flags struct {
+	*flag.FlagSet
+	env *Env
+}
+
+func newFlags(env *Env, name, args, summary string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: %s %s\n\n%s\n\nFlags (each also read from SUITEGEN_<NAME> in the environment):\n", name, args, summary)
+		fs.PrintDefaults()
+	}
+	return &flags{FlagSet: fs, env: env}
+}
+
+func envName(flagName string) string {
+	return "SUITEGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f *flags) str(name, def, help string) *string {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		def = v
+	}
+	return f.String(name, def, help)
+}
+
+func (f *flags) num(name string, def int, help string) *int {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			def = n
+		}
+	}
+	return f.Int(name, def, help)
+}
+
+func (f *flags) num64(name string, def int64, help string) *int64 {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			def = n
+		}
+	}
+	return f.Int64(name, def, help)
+}
+
+func (f *flags) dur(name string, def time.Duration, help string) *time.Duration {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			def = d
+		}
+	}
+	return f.Duration(name, def, help)
+}
+
+// parse parses flags interleaved with positional arguments.
+func (f *flags) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &UsageError{err.Error()}
+		}
+		rest := f.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// conn are the connection flags every process shares.
+type conn struct {
+	nats, database, stateDir, metricsAddr *string
+}
+
+func (f *flags) conn() conn {
+	return conn{
+		nats:        f.str("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
+		database:    f.str("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one)"),
+		stateDir:    f.str("state-dir", "", "where embedded servers keep their data (default: the user cache dir)"),
+		metricsAddr: f.str("metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)"),
+	}
+}
+
+// modelFlags are the model flags every writing process shares.
+type modelFlags struct {
+	model, baseURL, apiKey *string
+	rpm, tpm               *int
+}
+
+func (f *flags) model() modelFlags {
+	def := "builtin"
+	if f.env.Getenv("OPENAI_API_KEY") != "" {
+		def = "gpt-4o-mini"
+	}
+	return modelFlags{
+		model:   f.str("model", def, "builtin, or a model name of the OpenAI-compatible provider"),
+		baseURL: f.str("base-url", firstNonEmpty(f.env.Getenv("OPENAI_BASE_URL"), ""), "OpenAI-compatible endpoint (env OPENAI_BASE_URL)"),
+		apiKey:  stringPtr(f.env.Getenv("OPENAI_API_KEY")),
+		rpm:     f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),
+		tpm:     f.num("tpm", 0, "provider tokens per minute (0: learn from headers)"),
+	}
+}
+
+func stringPtr(s string) *string { return &s }
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

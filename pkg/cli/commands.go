@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/metrics"
+	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/stack"
+	"github.com/suitegen/suitegen/pkg/suite"
+)
+
+func init() {
+	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
+	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
+	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
+	register(command{"export", "OUT --format jsonl|tau-bench", "export a written suite", cmdExport})
+	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
+}
+
+func cmdRun(ctx context.Context, env *Env, args []string) error {
+	f := newFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
+	n := f.num("scenarios", 50, "scenarios to write per contract")
+	writers := f.num("writers", 4, "writers (goroutines, each with its own queue connection)")
+	conc := f.num("concurrency", 1, "contracts planned at once in a portfolio run")
+	out := f.str("out", "", "output directory (default out/<agent>)")
+	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
+	rounds := f.num("rounds", 1, "reviewer rounds")
+	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
+	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
+	runID := f.str("run", "", "run id (reusing one resumes it)")
+	cn := f.conn()
+	mf := f.model()
+	dirs, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return &UsageError{"at least one contract directory is required"}
+	}
+	cfg := run.Config{Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
+		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
+		DatabaseURL: *cn.database, MetricsAddr: *cn.metricsAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
+		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY}
+	if err := cfg.Validate(); err != nil {
+		return &UsageError{err.Error()}
+	}
+	results, err := run.Run(ctx, cfg)
+	for _, r := range results {
+		if r.Out != "" && r.Report.Count > 0 {
+			fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s (run %s)\n", r.Agent, r.Report.Count, r.Asked, r.Out, r.RunID)
+		}
+	}
+	return err
+}
+
+func cmdValidate(ctx context.Context, env *Env, args []string) error {
+	f := newFlags(env, "suitegen validate", "DIR", "Report every problem of a contract directory as path:line: code: message; on success, prove its world with probes.")
+	cn := f.conn()
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &UsageError{"validate takes one contract directory"}
+	}
+	return validate(ctx, env, pos[0], cn)
+}
+
+// infra is the servers a command talks to.
+type infra struct {
+	st   *stack.Stack
+	pool *pgxpool.Pool
+}
+
+func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
+	cfg := stack.Config{StateDir: *cn.stateDir, NATSURL: *cn.nats, DatabaseURL: *cn.database, Logger: env.Log}
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.New(ctx, st.DatabaseURL)
+	if err != nil {
+		_ = st.Stop(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if err := migrate.Apply(ctx, pool); err != nil {
+		pool.Close()
+		_ = st.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &infra{st: st, pool: pool}, nil
+}
+
+func (in *infra) close(ctx context.Context) {
+	in.pool.Close()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = in.st.Stop(sctx)
+}
+
+func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
+	return queue.Connect(ctx, queue.Config{URL: in.st.NATSURL})
+}
+
+func cmdProve(ctx context.Context, env *Env, args []string) error {
+	f := newFlags(env, "suitegen prove", "DIR SCENARIO.json", "Run the gates on one scenario: exit 0 when it would be kept, 1 with the reasons.")
+	cn := f.conn()
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return &UsageError{"prove takes a contract directory and a scenario file"}
+	}
+	c, err := engine.LoadDir(pos[0])
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(pos[1])
+	if err != nil {
+		return err
+	}
+	sc, err := scenario.Decode(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[1], err)
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	v := e.Prover.Prove(ctx, sc)
+	if v.Kept {
+		fmt.Fprintf(env.Stdout, "kept: %s (%s)\n", sc.Name, v.Duration.Round(time.Microsecond))
+		return nil
+	}
+	for _, r := range v.Refusals {
+		fmt.Fprintf(env.Stdout, "%s: %s/%s: %s\n", sc.Name, r.Gate, r.Code, r.Message)
+	}
+	return fmt.Errorf("%s refused by %d reason(s)", sc.Name, len(v.Refusals))
+}
+
+func cmdExport(ctx context.Context, env *Env, args []string) error {
+	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench [-o FILE]", "Export a written suite.")
+	format := f.str("format", "jsonl", "jsonl or tau-bench")
+	dest := f.str("o", "", "write to this file instead of standard output")
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &UsageError{"export takes one output directory"}
+	}
+	var w io.Writer = env.Stdout
+	if *dest != "" {
+		fh, err := os.Create(*dest)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		w = fh
+	}
+	return suite.Export(pos[0], *format, w)
+}
+
+func cmdStack(ctx context.Context, env *Env, args []string) error {
+	f := newFlags(env, "suitegen stack", "[--state-dir DIR]", "Start the embedded NATS and PostgreSQL, print their URLs and export lines, and stay up until signalled.")
+	stateDir := f.str("state-dir", "", "where the servers keep their data (default: the user cache dir)")
+	if _, err := f.parse(args); err != nil {
+		return err
+	}
+	return stack.Serve(ctx, stack.Config{StateDir: *stateDir, Logger: env.Log}, env.Stdout)
+}
+
+// serveMetrics starts the metrics endpoint in the background when asked.
+func serveMetrics(ctx context.Context, env *Env, addr string, ready func() error) *metrics.Metrics {
+	reg := metrics.NewRegistry()
+	if addr != "" {
+		go func() {
+			if err := metrics.Serve(ctx, addr, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
+				env.Log.Error("metrics server", "err", err)
+			}
+		}()
+	}
+	return metrics.New(reg, "", "")
+}
+
+func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }
+
+func defaultOut(agent, out string) string {
+	if out != "" {
+		return out
+	}
+	return filepath.Join("out", agent)
+}
+
+func printJSON(w io.Writer, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintln(w, strings.TrimSpace(string(b)))
+}
+
+func validate(ctx context.Context, env *Env, dir string, cn conn) error {
+	c, probs, err := contract.Load(dir)
+	if err != nil {
+		return err
+	}
+	if len(probs) > 0 {
+		for _, p := range probs {
+			fmt.Fprintln(env.Stdout, filepath.Join(dir, p.File)+strings.TrimPrefix(p.String(), p.File))
+		}
+		return fmt.Errorf("%d problem(s) in %s", len(probs), dir)
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		var wp interface{ Problems() contract.Problems }
+		if errors.As(err, &wp) {
+			for _, p := range wp.Problems() {
+				fmt.Fprintln(env.Stdout, filepath.Join(dir, p.File)+strings.TrimPrefix(p.String(), p.File))
+			}
+		}
+		return err
+	}
+	rep, err := probe.Run(ctx, c, e.World)
+	if err != nil {
+		return err
+	}
+	for _, s := range rep.Scores {
+		fmt.Fprintf(env.Stdout, "probe %-30s %.2f (%d/%d)\n", s.Probe, s.Value(), s.Passed, s.Total)
+		for _, f := range s.Failures {
+			fmt.Fprintf(env.Stdout, "  - %s\n", f)
+		}
+	}
+	if !rep.OK() {
+		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
+	}
+	fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00\n", c.Agent)
+	return nil
+}

@@ -1,0 +1,421 @@
+// Package run is `suitegen run`: planner, writers and reviewer in one process,
+// talking only through JetStream and Postgres with the same clients the
+// separate binaries use, on the embedded stack unless URLs are given.
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/builtin"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/metrics"
+	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/ratelimit"
+	"github.com/suitegen/suitegen/pkg/reviewer"
+	"github.com/suitegen/suitegen/pkg/stack"
+	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/writer"
+)
+
+// Config is `suitegen run`'s configuration.
+type Config struct {
+	Dirs         []string
+	Scenarios    int
+	Writers      int
+	Concurrency  int
+	Out          string
+	Model        string // "builtin" or a provider model name
+	BaseURL      string // OpenAI-compatible endpoint
+	APIKey       string
+	Seed         int64
+	Rounds       int // reviewer rounds
+	StateDir     string
+	NATSURL      string
+	DatabaseURL  string
+	MetricsAddr  string
+	BudgetTokens int64
+	RPM, TPM     int
+	PlanFile     string
+	RunID        string
+	Logger       *slog.Logger
+	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
+	Progress io.Writer
+	TTY      bool
+}
+
+// Validate fills defaults and names the bad field.
+func (c *Config) Validate() error {
+	if len(c.Dirs) == 0 {
+		return errors.New("run: at least one contract directory is required")
+	}
+	if c.Scenarios <= 0 {
+		return fmt.Errorf("run: --scenarios must be positive, got %d", c.Scenarios)
+	}
+	if c.Writers <= 0 {
+		c.Writers = 4
+	}
+	if c.Writers > 64 {
+		return fmt.Errorf("run: --writers %d is more than 64", c.Writers)
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.Model == "" {
+		c.Model = "builtin"
+	}
+	if c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "" {
+		return fmt.Errorf("run: --model %s needs OPENAI_API_KEY or OPENAI_BASE_URL", c.Model)
+	}
+	if c.Rounds < 0 {
+		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// ShortError is a run that ended with fewer scenarios than asked: what the
+// agent supports, with the blocked buckets in report.json.
+type ShortError struct {
+	Agent         string
+	Proved, Asked int
+	Blocked       int
+	Budget        bool
+	Out           string
+}
+
+func (e *ShortError) Error() string {
+	why := fmt.Sprintf("%d buckets blocked, reasons in %s", e.Blocked, filepath.Join(e.Out, "report.json"))
+	if e.Budget {
+		why = "the token budget was reached"
+	}
+	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
+}
+
+// Result is what one contract's run produced.
+type Result struct {
+	RunID  string
+	Agent  string
+	Out    string
+	Proved int
+	Asked  int
+	Report suite.Report
+	Err    error
+}
+
+// Run runs the whole job.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	var contracts []*contract.Contract
+	for _, d := range cfg.Dirs {
+		c, err := engine.LoadDir(d)
+		if err != nil {
+			return nil, fmt.Errorf("run: %s: %w", d, err)
+		}
+		contracts = append(contracts, c)
+	}
+	st, err := stack.Start(ctx, stack.Config{StateDir: cfg.StateDir, NATSURL: cfg.NATSURL, DatabaseURL: cfg.DatabaseURL, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := st.Stop(sctx); err != nil {
+			log.Error("stopping the embedded stack", "err", err)
+		}
+	}()
+	pool, err := pgxpool.New(ctx, st.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("run: database: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate.Apply(ctx, pool); err != nil {
+		return nil, err
+	}
+	store := canvas.New(pool)
+	reg := metrics.NewRegistry()
+	mx := metrics.New(reg, "", "run")
+	if cfg.MetricsAddr != "" {
+		mctx, mcancel := context.WithCancel(ctx)
+		defer mcancel()
+		go func() {
+			if err := metrics.Serve(mctx, cfg.MetricsAddr, reg, func() error { return nil }); err != nil {
+				log.Error("metrics server", "err", err)
+			}
+		}()
+	}
+	engines := engine.NewCache(pool)
+	for _, c := range contracts {
+		e, err := engine.Open(ctx, pool, c)
+		if err != nil {
+			return nil, err
+		}
+		engines.Put(e)
+	}
+	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, pool, log, contracts...)
+	if err != nil {
+		return nil, err
+	}
+
+	// Writers: each its own queue connection, like a pod.
+	wctx, stopWriters := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	writerErr := make(chan error, cfg.Writers)
+	for i := 0; i < cfg.Writers; i++ {
+		q, err := queue.Connect(ctx, queue.Config{URL: st.NATSURL})
+		if err != nil {
+			stopWriters()
+			wg.Wait()
+			return nil, err
+		}
+		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Queue: q, Store: store, Engines: engines,
+			Model: client, Metrics: mx, Logger: log})
+		if err != nil {
+			q.Close()
+			stopWriters()
+			wg.Wait()
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer q.Close()
+			if err := w.Run(wctx); err != nil {
+				writerErr <- err
+			}
+		}()
+	}
+	defer func() {
+		stopWriters()
+		wg.Wait()
+	}()
+	// A signal stops the writers too (they drain), after planners return.
+	context.AfterFunc(ctx, stopWriters)
+
+	pq, err := queue.Connect(ctx, queue.Config{URL: st.NATSURL})
+	if err != nil {
+		return nil, err
+	}
+	defer pq.Close()
+	var steer []plan.Steer
+	if cfg.PlanFile != "" {
+		if steer, err = ReadPlanFile(cfg.PlanFile); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]Result, len(contracts))
+	sem := make(chan struct{}, cfg.Concurrency)
+	var pw sync.WaitGroup
+	for i, c := range contracts {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			e, _ := engines.Get(ctx, c.SHA256)
+			results[i] = one(ctx, cfg, c, e, store, pq, mx, steer, log)
+		}()
+	}
+	pw.Wait()
+	var errs []error
+	for _, r := range results {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+// one runs one contract: plan, deal, review, write the suite.
+func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine, store *canvas.Store, q *queue.Queue, mx *metrics.Metrics, steer []plan.Steer, log *slog.Logger) Result {
+	out := cfg.Out
+	if out == "" {
+		out = filepath.Join("out", c.Agent)
+	} else if len(cfg.Dirs) > 1 {
+		out = filepath.Join(out, c.Agent)
+	}
+	id := cfg.RunID
+	if id == "" || len(cfg.Dirs) > 1 {
+		id = c.Agent + "-" + randomHex(4)
+	}
+	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
+	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: log, RunID: id,
+		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer})
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if err := p.Prepare(ctx); err != nil {
+		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
+		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
+		return res
+	}
+	var bar context.CancelFunc
+	if cfg.Progress != nil {
+		bctx, cancel := context.WithCancel(ctx)
+		bar = cancel
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			progress.Bar(bctx, cfg.Progress, cfg.TTY, poller(store, id, c), time.Second)
+		}()
+		defer func() { cancel(); <-done }()
+	}
+	pr, err := p.Run(ctx)
+	if err == nil && cfg.Rounds > 0 {
+		_ = store.SetRunState(ctx, id, "reviewing", "")
+		_, err = reviewer.Fill(ctx, p, cfg.Rounds, log)
+	}
+	if bar != nil {
+		bar()
+	}
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
+		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
+		return res
+	}
+	rep, err := Finish(ctx, store, id, c, p.Plan, out)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Report = rep
+	res.Proved = rep.Count
+	state, msg := "done", ""
+	if rep.Count < cfg.Scenarios {
+		se := &ShortError{Agent: c.Agent, Proved: rep.Count, Asked: cfg.Scenarios, Blocked: len(rep.Blocked), Budget: pr.Budget, Out: out}
+		res.Err = se
+		state, msg = "done", se.Error()
+	}
+	_ = store.SetRunState(ctx, id, state, msg)
+	return res
+}
+
+// Finish writes a run's suite from the ledger, with the review beside it.
+func Finish(ctx context.Context, store *canvas.Store, id string, c *contract.Contract, p *plan.Plan, out string) (suite.Report, error) {
+	rv, err := reviewer.Read(ctx, store, id, c)
+	if err != nil {
+		return suite.Report{}, err
+	}
+	rep, err := suite.Write(ctx, store, id, c, out, reportExtra(c, p))
+	if err != nil {
+		return suite.Report{}, err
+	}
+	if err := writeJSON(filepath.Join(out, "review.json"), rv); err != nil {
+		return suite.Report{}, err
+	}
+	return rep, nil
+}
+
+func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
+	var x suite.ReportExtra
+	for _, b := range prove.Builtins {
+		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Params: b.Params, Origin: "builtin"})
+	}
+	for _, r := range c.Rules {
+		x.Rules = append(x.Rules, r.ID)
+	}
+	for _, t := range c.Tools {
+		if len(t.Requires) > 0 {
+			x.GatedTools = append(x.GatedTools, t.Name)
+		}
+	}
+	if p != nil {
+		x.Cells = len(p.Cells)
+		cv := p.Measure(c)
+		tested := map[string]bool{}
+		for _, r := range cv.UntestedRules {
+			tested[r] = true
+		}
+		for _, r := range c.Rules {
+			if !tested[r.ID] {
+				x.RulesTested = append(x.RulesTested, r.ID)
+			}
+		}
+		unnamed := map[string]bool{}
+		for _, t := range cv.UnnamedGated {
+			unnamed[t] = true
+		}
+		for _, t := range x.GatedTools {
+			if !unnamed[t] {
+				x.GatedToolsNamed = append(x.GatedToolsNamed, t)
+			}
+		}
+	}
+	return x
+}
+
+// Client returns the model a writer drives: the builtin writer, or an
+// OpenAI-compatible provider under the cluster-wide rate limiter.
+func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, pool *pgxpool.Pool, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
+	if name == "builtin" {
+		return builtin.New(cs...), nil
+	}
+	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: baseURL + "\x00" + apiKey, RPM: rpm, TPM: tpm, Pool: pool, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: lim, Logger: log})
+}
+
+// ReadPlanFile reads a --plan file: a JSON list of {use_case, angle, count, why}.
+func ReadPlanFile(path string) ([]plan.Steer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("run: --plan: %w", err)
+	}
+	var s []plan.Steer
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("run: --plan %s: %w", path, err)
+	}
+	for i, e := range s {
+		if e.UseCase == "" || e.Count <= 0 {
+			return nil, fmt.Errorf("run: --plan %s: entry %d needs use_case and a positive count", path, i+1)
+		}
+	}
+	return s, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,45 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecodeStrict(t *testing.T) {
+	good := `{"name":"a","use_case":"u","branch":"b","kind":"happy","expects":"succeed","tests":"t","persona":{"name":"N","personality":"","accent":"","style":"","location":"","opening":""},"instruction":"i","solution":[{"tool":"x","args":{"n":3,"f":1.5}}],"sub_goals":[{"name":"s"}],"max_turns":4,"provenance":{"contract_sha256":"","world_sha256":"","model":"","seed":0}}`
+	sc, err := Decode([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := sc.Solution[0].Args["n"].(int64); !ok || v != 3 {
+		t.Fatalf("integral argument decoded as %T %v, want int64 3", sc.Solution[0].Args["n"], sc.Solution[0].Args["n"])
+	}
+	if v, ok := sc.Solution[0].Args["f"].(float64); !ok || v != 1.5 {
+		t.Fatalf("fractional argument decoded as %T %v", sc.Solution[0].Args["f"], sc.Solution[0].Args["f"])
+	}
+	for name, doc := range map[string]string{
+		"unknown field": strings.Replace(good, `"name":"a"`, `"name":"a","nmae":"b"`, 1),
+		"trailing":      good + `{}`,
+		"syntax":        "{\n\"name\": }",
+		"too large":     `{"name":"` + strings.Repeat("x", MaxSize) + `"}`,
+	} {
+		if _, err := Decode([]byte(doc)); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		}
+	}
+	if _, err := Decode([]byte("{\n\"name\": }")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("syntax error should name line 2, got %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"name":"a","solution":[{"tool":"x","args":{"n":[1,{"k":2.5}]}}]}`))
+	f.Add([]byte(`{"setup":[{"sql":"INSERT","args":[1,"a",null,{"x":1}]}],"caller_id":7}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sc, err := Decode(b)
+		if err == nil && sc == nil {
+			t.Fatal("nil scenario without error")
+		}
+	})
+}
