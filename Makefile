@@ -1,0 +1,60 @@
+# suitegen — `make help` lists the targets.
+#
+# Tools (staticcheck, buf, protoc-gen-go) come from the Go module proxy at
+# pinned versions into ./bin; the system packages tests need (prometheus,
+# chromium) are installed by scripts that do nothing when they are present.
+
+SHELL          := /bin/bash
+GO             ?= go
+BIN            := $(CURDIR)/bin
+STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK    := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+RUN_ARGS       ?= examples/retail --scenarios 50 --writers 4
+TEST_TIMEOUT   ?= 15m
+BENCH_TIME     ?= 1x
+
+.DEFAULT_GOAL := help
+.PHONY: help run test test-go test-faults lint vet staticcheck bench build verify deps tools clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+run: ## write a 50-scenario suite for examples/retail end to end on the embedded stack (out/shop-support)
+	$(GO) run ./cmd/suitegen run $(RUN_ARGS)
+
+build: ## build every binary into ./bin
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+test: deps lint test-go ## lint, then the whole test suite with -race (starts every service it needs)
+
+test-go:
+	$(GO) test -race -timeout $(TEST_TIMEOUT) -count=1 ./...
+
+test-faults: ## the fault suite at full size (kills, restarts, injected provider faults)
+	SUITEGEN_FAULTS=full $(GO) test -race -timeout 60m -count=1 -run 'Fault' -v ./pkg/e2e/...
+
+lint: vet staticcheck ## go vet and staticcheck
+
+vet:
+	$(GO) vet ./...
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+bench: ## benchmarks (figures go in docs/BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem ./pkg/...
+
+deps: ## install the system packages tests use when absent (prometheus, chromium)
+	@bash deploy/install-prometheus.sh
+	@bash scripts/install-chromium.sh
+
+verify: proto-verify ## fail if generated code is stale
+	$(GO) mod tidy -diff
+
+clean: ## remove build outputs and suites
+	rm -rf $(BIN) out
+
+include proto.mk
