@@ -1,0 +1,169 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Defaults applied by Config.withDefaults.
+const (
+	DefaultStream        = "SUITEGEN_SLICES"
+	DefaultConsumer      = "writers"
+	DefaultSubjectPrefix = "suitegen.slices"
+	DefaultAckWait       = 60 * time.Second
+	DefaultMaxDeliver    = 5
+	DefaultMaxAckPending = 1024
+	DefaultReplicas      = 1
+	DefaultDuplicates    = 20 * time.Minute
+	DefaultFetchWait     = 5 * time.Second
+	DefaultOpTimeout     = 5 * time.Second
+)
+
+// Config describes the stream, the shared consumer and how to reach them.
+// Every process sharing a queue must use the same values: Connect updates the
+// stream and consumer to match the caller's config.
+type Config struct {
+	// URL of the NATS server(s), comma separated. Default nats.DefaultURL.
+	URL string
+	// Stream is the JetStream stream name. Default DefaultStream.
+	Stream string
+	// Consumer is the durable pull consumer shared by all writers.
+	// Default DefaultConsumer.
+	Consumer string
+	// SubjectPrefix: slices of run R travel on "<SubjectPrefix>.<R>".
+	// Default DefaultSubjectPrefix.
+	SubjectPrefix string
+	// AckWait is how long a delivery may go without Ack or InProgress before
+	// it is redelivered. Default DefaultAckWait.
+	AckWait time.Duration
+	// MaxDeliver bounds deliveries of one slice. Default DefaultMaxDeliver.
+	MaxDeliver int
+	// MaxAckPending bounds slices held at once across all writers.
+	// Default DefaultMaxAckPending.
+	MaxAckPending int
+	// Replicas of the stream and consumer. Default DefaultReplicas.
+	Replicas int
+	// Duplicates is the window in which a republished slice id is dropped.
+	// Default DefaultDuplicates.
+	Duplicates time.Duration
+	// Storage of the stream; the zero value is file storage, which survives
+	// a server restart.
+	Storage jetstream.StorageType
+	// FetchWait is how long one pull request waits on the server before Next
+	// issues another. It bounds how long Close can wait for an abandoned pull.
+	// Default DefaultFetchWait.
+	FetchWait time.Duration
+	// OpTimeout bounds acks and management calls whose context has no
+	// deadline. Default DefaultOpTimeout.
+	OpTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.URL == "" {
+		c.URL = nats.DefaultURL
+	}
+	if c.Stream == "" {
+		c.Stream = DefaultStream
+	}
+	if c.Consumer == "" {
+		c.Consumer = DefaultConsumer
+	}
+	if c.SubjectPrefix == "" {
+		c.SubjectPrefix = DefaultSubjectPrefix
+	}
+	if c.AckWait == 0 {
+		c.AckWait = DefaultAckWait
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = DefaultMaxDeliver
+	}
+	if c.MaxAckPending == 0 {
+		c.MaxAckPending = DefaultMaxAckPending
+	}
+	if c.Replicas == 0 {
+		c.Replicas = DefaultReplicas
+	}
+	if c.Duplicates == 0 {
+		c.Duplicates = DefaultDuplicates
+	}
+	if c.FetchWait == 0 {
+		c.FetchWait = DefaultFetchWait
+	}
+	if c.OpTimeout == 0 {
+		c.OpTimeout = DefaultOpTimeout
+	}
+	return c
+}
+
+// Validate reports every invalid field of c after defaults are applied,
+// each error naming its field.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("queue config: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if !validName(c.Stream) {
+		bad("Stream", "%q is not a valid stream name (no spaces, dots, '*', '>', path separators)", c.Stream)
+	}
+	if !validName(c.Consumer) {
+		bad("Consumer", "%q is not a valid consumer name (no spaces, dots, '*', '>', path separators)", c.Consumer)
+	}
+	if !validSubject(c.SubjectPrefix) {
+		bad("SubjectPrefix", "%q is not a literal subject (dot-separated non-empty tokens, no wildcards)", c.SubjectPrefix)
+	}
+	if c.AckWait < 100*time.Millisecond {
+		bad("AckWait", "%v is below the 100ms minimum", c.AckWait)
+	}
+	if c.MaxDeliver < 1 {
+		bad("MaxDeliver", "%d must be at least 1 (unbounded redelivery is not allowed)", c.MaxDeliver)
+	}
+	if c.MaxAckPending < 1 {
+		bad("MaxAckPending", "%d must be at least 1", c.MaxAckPending)
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		bad("Replicas", "%d must be between 1 and 5", c.Replicas)
+	}
+	if c.Duplicates < time.Second {
+		bad("Duplicates", "%v is below the 1s minimum", c.Duplicates)
+	}
+	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
+		bad("Storage", "unknown storage type %d", c.Storage)
+	}
+	if c.FetchWait < 10*time.Millisecond {
+		bad("FetchWait", "%v is below the 10ms minimum", c.FetchWait)
+	}
+	if c.OpTimeout <= 0 {
+		bad("OpTimeout", "%v must be positive", c.OpTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// Subject is the subject slices of run travel on.
+func (c Config) Subject(run string) string {
+	return c.withDefaults().SubjectPrefix + "." + run
+}
+
+// validName follows the JetStream rules for stream and consumer names.
+func validName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \t\r\n.*>/\\")
+}
+
+// validToken is one literal subject token.
+func validToken(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \t\r\n.*>")
+}
+
+func validSubject(s string) bool {
+	for tok := range strings.SplitSeq(s, ".") {
+		if !validToken(tok) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,186 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/suitegen/suitegen/proto/suitegenv1"
+)
+
+// Delivery is one delivery of one slice to this process. Finish it exactly
+// once with Ack, Nak or Term; until then keep it alive with InProgress or
+// Heartbeat, or the server redelivers it after AckWait.
+type Delivery struct {
+	// Slice is the decoded work. Whether its run is known is the caller's
+	// decision (Slice.RunId).
+	Slice *suitegenv1.Slice
+	// NumDelivered counts deliveries of this slice, this one included (1 on
+	// the first).
+	NumDelivered uint64
+	// StreamSeq is the slice's sequence in the stream (as DeadLetters reports).
+	StreamSeq uint64
+
+	q   *Queue
+	msg jetstream.Msg
+
+	mu       sync.Mutex
+	finished bool
+	hbStop   func()
+}
+
+// Last reports whether this is the final delivery MaxDeliver allows: if the
+// work fails now, record the slice as dead in the ledger, then Term it.
+func (d *Delivery) Last() bool {
+	return d.NumDelivered >= d.q.maxDeliver
+}
+
+// InProgress resets the server's ack-wait timer for this delivery and waits
+// for the server to take it.
+func (d *Delivery) InProgress(ctx context.Context) error {
+	d.mu.Lock()
+	finished := d.finished
+	d.mu.Unlock()
+	if finished {
+		return ErrFinished
+	}
+	if err := d.request(ctx, "+WPI"); err != nil {
+		return fmt.Errorf("queue: in progress %s: %w", d.name(), err)
+	}
+	return nil
+}
+
+// Ack reports the slice done and waits for the server's confirmation, so a
+// nil error means it will not be redelivered. Call it only after the
+// slice's ledger writes committed.
+func (d *Delivery) Ack(ctx context.Context) error {
+	return d.finish(ctx, "ack", func(ctx context.Context) error { return d.msg.DoubleAck(ctx) })
+}
+
+// Nak releases the slice for redelivery after delay (0: at once), e.g. on
+// SIGTERM or a provider refusal that outlasts this process. The redelivery
+// counts toward MaxDeliver.
+func (d *Delivery) Nak(ctx context.Context, delay time.Duration) error {
+	body := "-NAK"
+	if delay > 0 {
+		body = fmt.Sprintf(`-NAK {"delay": %d}`, delay.Nanoseconds())
+	}
+	return d.finish(ctx, "nak", func(ctx context.Context) error { return d.request(ctx, body) })
+}
+
+// Term tells the server never to redeliver the slice; reason lands in the
+// server's termination advisory. Use it after recording a dead slice in the
+// ledger, or for a slice of a run the caller does not know.
+func (d *Delivery) Term(ctx context.Context, reason string) error {
+	body := "+TERM"
+	if r := strings.Join(strings.Fields(reason), " "); r != "" {
+		body += " " + r
+	}
+	return d.finish(ctx, "term", func(ctx context.Context) error { return d.request(ctx, body) })
+}
+
+// Heartbeat starts a goroutine that sends InProgress every `every` (default
+// AckWait/3 when every <= 0) until stop is called, ctx ends, the delivery is
+// finished, or the Queue closes. stop waits for the goroutine and is safe to
+// call more than once. Calling Heartbeat again replaces the previous one.
+// A failed heartbeat is logged; the work goes on, and if the server did
+// redeliver meanwhile, the later Ack reports it.
+func (d *Delivery) Heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+	if every <= 0 {
+		every = d.q.cfg.AckWait / 3
+	}
+	d.mu.Lock()
+	prev := d.hbStop
+	d.hbStop = nil
+	finished := d.finished
+	d.mu.Unlock()
+	if prev != nil {
+		prev()
+	}
+	if finished {
+		return func() {}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	d.q.wg.Add(1)
+	go func() {
+		defer d.q.wg.Done()
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.q.closed:
+				return
+			case <-t.C:
+				if err := d.InProgress(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrFinished) {
+					d.q.log.Warn("heartbeat failed", "slice", d.name(), "err", err)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	d.mu.Lock()
+	d.hbStop = stop
+	d.mu.Unlock()
+	return stop
+}
+
+// finish runs one terminal acknowledgement, once, after stopping the
+// heartbeat so no InProgress races behind it.
+func (d *Delivery) finish(ctx context.Context, what string, send func(context.Context) error) error {
+	d.mu.Lock()
+	if d.finished {
+		d.mu.Unlock()
+		return ErrFinished
+	}
+	d.finished = true
+	stop := d.hbStop
+	d.hbStop = nil
+	d.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	ctx, cancel := d.q.opContext(ctx)
+	defer cancel()
+	if err := send(ctx); err != nil {
+		// The server may not have it: let the caller retry, or rely on
+		// redelivery after AckWait.
+		d.mu.Lock()
+		d.finished = false
+		d.mu.Unlock()
+		return fmt.Errorf("queue: %s %s: %w", what, d.name(), err)
+	}
+	return nil
+}
+
+// request sends an acknowledgement and waits for the server's reply, so the
+// caller knows it landed (the server answers every ack that has a reply
+// subject).
+func (d *Delivery) request(ctx context.Context, body string) error {
+	ctx, cancel := d.q.opContext(ctx)
+	defer cancel()
+	_, err := d.q.nc.RequestWithContext(ctx, d.msg.Reply(), []byte(body))
+	return err
+}
+
+func (d *Delivery) name() string {
+	if d.Slice != nil {
+		return d.Slice.GetSliceId()
+	}
+	return fmt.Sprintf("seq %d", d.StreamSeq)
+}

@@ -1,0 +1,25 @@
+// Package queue is the JetStream work queue that carries slices from the
+// planner and reviewer to stateless writers.
+//
+// One work-queue stream holds the slices of every run on subjects
+// "<prefix>.<run>"; one durable pull consumer is shared by all writers, so a
+// slice goes to exactly one writer at a time. The slice id is the Nats-Msg-Id,
+// so a planner that replays its publishes after a crash adds nothing.
+//
+// The queue only moves work; Postgres is the source of truth. A writer:
+//
+//	d, err := q.Next(ctx)         // one message, only after holding a provider token
+//	stop := d.Heartbeat(ctx, 0)   // InProgress well inside AckWait while it works
+//	... journal proved scenarios in the ledger ...
+//	d.Ack(ctx)                    // after the ledger commit; waits for the server's confirmation
+//
+// Next fetches exactly one message per call and never prefetches: a message
+// sitting in a client buffer while its writer waits for provider quota would
+// age out of its ack wait and be delivered twice.
+//
+// A slice that keeps failing is redelivered until MaxDeliver; on the final
+// delivery (Delivery.Last) the caller records it as dead in the ledger and
+// Terms it, so exhausted slices count toward completion instead of vanishing.
+// DeadLetters reports exhaustion the caller did not see (a writer that died
+// holding the final delivery).
+package queue

@@ -1,0 +1,333 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/suitegen/suitegen/proto/suitegenv1"
+)
+
+// Queue is one process's handle on the shared slice queue. It is safe for
+// concurrent use; each writer goroutine calls Next for itself.
+type Queue struct {
+	cfg        Config
+	log        *slog.Logger
+	nc         *nats.Conn
+	js         jetstream.JetStream
+	stream     jetstream.Stream
+	cons       jetstream.Consumer
+	maxDeliver uint64
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	// wg counts goroutines the Queue owns: drains of abandoned pulls and
+	// delivery heartbeats. Close waits for them before closing the conn.
+	wg sync.WaitGroup
+}
+
+// Connect dials NATS and creates or updates the stream and the shared durable
+// consumer to match cfg. It is idempotent and safe to call from many
+// processes at once. opts are applied after the queue's own defaults
+// (unlimited reconnects), so they can override them.
+func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	all := append([]nats.Option{nats.MaxReconnects(-1)}, opts...)
+	nc, err := nats.Connect(cfg.URL, all...)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect %s: %w", cfg.URL, err)
+	}
+	q, err := open(ctx, nc, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(cfg.OpTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("queue: jetstream: %w", err)
+	}
+	q := &Queue{cfg: cfg, log: slog.Default().With("component", "queue", "stream", cfg.Stream), nc: nc, js: js, closed: make(chan struct{})}
+
+	scfg := jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: "suitegen slices (work queue)",
+		Subjects:    []string{cfg.SubjectPrefix + ".*"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+		Duplicates:  cfg.Duplicates,
+	}
+	// Two processes starting together may both miss the stream and both
+	// create it; the loser's create fails and a retry finds it.
+	for attempt := 0; ; attempt++ {
+		q.stream, err = js.CreateOrUpdateStream(ctx, scfg)
+		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: stream %s: %w", cfg.Stream, err)
+	}
+
+	ccfg := jetstream.ConsumerConfig{
+		Durable:       cfg.Consumer,
+		Description:   "suitegen writers (shared)",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver,
+		MaxAckPending: cfg.MaxAckPending,
+		Replicas:      cfg.Replicas,
+	}
+	q.cons, err = js.CreateOrUpdateConsumer(ctx, cfg.Stream, ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: consumer %s: %w", cfg.Consumer, err)
+	}
+	// Last() must agree with the server, which holds whatever config the
+	// latest Connect wrote.
+	q.maxDeliver = uint64(q.cons.CachedInfo().Config.MaxDeliver)
+	return q, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (q *Queue) Config() Config { return q.cfg }
+
+// Conn returns the underlying connection, e.g. for metrics on it. It is owned
+// by the Queue: do not close it.
+func (q *Queue) Conn() *nats.Conn { return q.nc }
+
+// Close stops the Queue's heartbeats, waits for abandoned pulls to drain
+// (at most FetchWait plus a second), and closes the connection. Deliveries
+// not yet acked are redelivered after AckWait.
+func (q *Queue) Close() {
+	q.closeOnce.Do(func() {
+		close(q.closed)
+		q.wg.Wait()
+		q.nc.Close()
+	})
+}
+
+func (q *Queue) isClosed() bool {
+	select {
+	case <-q.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// opContext applies OpTimeout when ctx has no deadline of its own.
+func (q *Queue) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, q.cfg.OpTimeout)
+}
+
+// Publish puts a slice on the queue with its slice id as the message id.
+// duplicate is true when the server already had that id inside the
+// Duplicates window, in which case nothing was added.
+func (q *Queue) Publish(ctx context.Context, s *suitegenv1.Slice) (duplicate bool, err error) {
+	if q.isClosed() {
+		return false, ErrClosed
+	}
+	if err := checkSlice(s); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrInvalidSlice, err)
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+	if err != nil {
+		return false, fmt.Errorf("queue: marshal slice %s: %w", s.GetSliceId(), err)
+	}
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	ack, err := q.js.Publish(ctx, q.cfg.Subject(s.GetRunId()), data,
+		jetstream.WithMsgID(s.GetSliceId()), jetstream.WithExpectStream(q.cfg.Stream))
+	if err != nil {
+		return false, fmt.Errorf("queue: publish slice %s: %w", s.GetSliceId(), err)
+	}
+	return ack.Duplicate, nil
+}
+
+// Next blocks until it holds exactly one delivery or ctx ends. Call it only
+// when the work can start at once (after taking a provider token): the
+// delivery's ack wait is already running.
+//
+// A message that is not a usable slice is terminated and reported as a
+// *BadMessageError; the caller counts it and calls Next again. Other errors
+// are transport or server failures; the caller backs off and retries.
+func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
+	for {
+		if q.isClosed() {
+			return nil, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		wait := q.cfg.FetchWait
+		if dl, ok := ctx.Deadline(); ok {
+			// Do not leave a pull outstanding past the caller's deadline.
+			wait = min(wait, max(time.Until(dl), 10*time.Millisecond))
+		}
+		batch, err := q.cons.Fetch(1, jetstream.FetchMaxWait(wait))
+		if err != nil {
+			return nil, fmt.Errorf("queue: fetch: %w", err)
+		}
+		select {
+		case msg, ok := <-batch.Messages():
+			if ok {
+				return q.deliver(ctx, msg)
+			}
+			if err := batch.Error(); err != nil && !retryableFetchErr(err) {
+				return nil, fmt.Errorf("queue: fetch: %w", err)
+			}
+		case <-ctx.Done():
+			q.abandon(batch)
+			return nil, ctx.Err()
+		case <-q.closed:
+			q.abandon(batch)
+			return nil, ErrClosed
+		}
+	}
+}
+
+// retryableFetchErr: the pull expired or the server had nothing; pull again.
+func retryableFetchErr(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// abandon hands a pull the caller gave up on to a goroutine that releases
+// whatever still arrives for it, so the message is redelivered at once
+// instead of after AckWait.
+func (q *Queue) abandon(batch jetstream.MessageBatch) {
+	q.wg.Add(1)
+	go func() {
+		defer q.wg.Done()
+		for msg := range batch.Messages() {
+			if err := msg.Nak(); err != nil {
+				q.log.Warn("release of abandoned pull failed; redelivered after ack wait", "subject", msg.Subject(), "err", err)
+			}
+		}
+	}()
+}
+
+func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, error) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		// Without metadata there is no ack subject to speak of; the server
+		// redelivers after AckWait and MaxDeliver ends it.
+		return nil, fmt.Errorf("queue: message metadata: %w", err)
+	}
+	d := &Delivery{
+		NumDelivered: meta.NumDelivered,
+		StreamSeq:    meta.Sequence.Stream,
+		q:            q,
+		msg:          msg,
+	}
+	s, err := decodeSlice(msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
+	if err != nil {
+		bad := &BadMessageError{StreamSeq: d.StreamSeq, Subject: msg.Subject(), Err: err}
+		q.log.Warn("terminating bad message", "seq", bad.StreamSeq, "subject", bad.Subject, "reason", err)
+		if terr := d.Term(ctx, "bad message: "+err.Error()); terr != nil {
+			return nil, fmt.Errorf("%w (and term failed: %w)", bad, terr)
+		}
+		return nil, bad
+	}
+	d.Slice = s
+	return d, nil
+}
+
+// Pending reports the consumer's lag: slices not yet delivered, and slices
+// delivered but not yet acked.
+func (q *Queue) Pending(ctx context.Context) (numPending, ackPending uint64, err error) {
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	info, err := q.cons.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue: consumer info: %w", err)
+	}
+	return info.NumPending, uint64(info.NumAckPending), nil
+}
+
+// Purge drops every message of run still on the queue, including exhausted
+// ones, e.g. once the run is finished or cancelled.
+func (q *Queue) Purge(ctx context.Context, run string) error {
+	if !validToken(run) {
+		return fmt.Errorf("%w: run %q is not a subject token", ErrInvalidSlice, run)
+	}
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject(q.cfg.Subject(run))); err != nil {
+		return fmt.Errorf("queue: purge run %s: %w", run, err)
+	}
+	return nil
+}
+
+// Lookup reads the slice stored at a stream sequence (as reported by
+// DeadLetters) without consuming it.
+func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (*suitegenv1.Slice, error) {
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	raw, err := q.stream.GetMsg(ctx, streamSeq)
+	if err != nil {
+		return nil, fmt.Errorf("queue: get message %d: %w", streamSeq, err)
+	}
+	s, err := decodeSlice(raw.Subject, raw.Header.Get(jetstream.MsgIDHeader), raw.Data)
+	if err != nil {
+		return nil, &BadMessageError{StreamSeq: streamSeq, Subject: raw.Subject, Err: err}
+	}
+	return s, nil
+}
+
+// maxDeliveriesAdvisory is the part of the server's
+// io.nats.jetstream.advisory.v1.max_deliver event we read.
+type maxDeliveriesAdvisory struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// DeadLetters calls fn with the stream sequence of every slice the server
+// gives up on after MaxDeliver deliveries, until ctx ends or the Queue
+// closes. It reports exhaustion nobody recorded (a writer that died holding
+// the final delivery); a slice a writer terminated itself is not reported.
+// fn runs on one goroutine, one event at a time; use Lookup to read the slice.
+// Advisories are core NATS messages: any sent while nobody listens are lost.
+func (q *Queue) DeadLetters(ctx context.Context, fn func(streamSeq uint64)) error {
+	if q.isClosed() {
+		return ErrClosed
+	}
+	subject := fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", q.cfg.Stream, q.cfg.Consumer)
+	sub, err := q.nc.Subscribe(subject, func(m *nats.Msg) {
+		var adv maxDeliveriesAdvisory
+		if err := json.Unmarshal(m.Data, &adv); err != nil || adv.StreamSeq == 0 {
+			q.log.Warn("unreadable max-deliveries advisory", "err", err)
+			return
+		}
+		fn(adv.StreamSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("queue: subscribe %s: %w", subject, err)
+	}
+	// The server must know of the interest before the caller relies on it.
+	if err := q.nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("queue: subscribe %s: %w", subject, err)
+	}
+	context.AfterFunc(ctx, func() { _ = sub.Unsubscribe() })
+	return nil
+}
