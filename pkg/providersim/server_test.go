@@ -6,15 +6,19 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/ratelimit"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// testenv.Main also fails the binary on leaked goroutines.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // script is a tiny deterministic model: asked by a user, it looks the order
 // up; shown a tool result, it says what it saw.
@@ -392,5 +396,60 @@ func TestCountTokens(t *testing.T) {
 		if got := CountTokens(s); got != want {
 			t.Errorf("CountTokens(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+// Two writer pods share one Postgres limiter sized under the provider's
+// quota: hammering the simulator from both, the provider never refuses.
+func TestSharedLimiterKeepsUnderProviderQuota(t *testing.T) {
+	// Provider: 20 requests per 2 s sliding window.
+	s, _, addr := start(t, Config{RPM: 20, Window: 2 * time.Second}, 5*time.Second)
+	url := testenv.PostgresURL(t)
+	var clients []*model.OpenAI
+	for range 2 {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		// 7/s with a bucket of 3: at most 3 + 14 = 17 in any 2 s.
+		lim, err := ratelimit.New(context.Background(), ratelimit.Config{
+			Key: "http://" + addr + "|sk-test-secret", RPM: 420, Burst: 3 * time.Second / 7,
+			MaxJitter: 10 * time.Millisecond, Pool: pool,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := model.NewOpenAI(model.OpenAIConfig{
+			BaseURL: "http://" + addr + "/v1", Model: "sim", Timeout: 5 * time.Second, Limiter: lim,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		for range 4 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					_, err := c.Complete(ctx, userRequest("hi", 10))
+					if err != nil && ctx.Err() == nil {
+						t.Errorf("call: %v", err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	st := s.Stats()
+	if st.RateLimited != 0 {
+		t.Fatalf("the provider refused %d of %d calls", st.RateLimited, st.Calls)
+	}
+	if st.Calls < 15 {
+		t.Fatalf("only %d calls in 3 s", st.Calls)
 	}
 }
