@@ -1,0 +1,200 @@
+package progress_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// ledger makes run "run-a" (asked 10) with 4 of 10 proved, two use cases,
+// a finished and an in-flight slice, refusals and spend.
+func ledger(t *testing.T) *canvas.Store {
+	t.Helper()
+	ctx := context.Background()
+	s := canvas.New(testenv.Postgres(t))
+	if _, err := s.CreateRun(ctx, canvas.Run{ID: "run-a", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1, BudgetTokens: 50000}); err != nil {
+		t.Fatal(err)
+	}
+	bs := []canvas.Bucket{
+		{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3},
+		{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3},
+		{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4},
+	}
+	if err := s.PutBuckets(ctx, "run-a", bs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-a", ID: "s1", BucketIDs: []string{"b0", "b2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-a", ID: "s2", BucketIDs: []string{"b1"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range []string{"b0", "b0", "b0", "b2"} {
+		sc := &scenario.Scenario{Name: fmt.Sprintf("sc-%d", i), UseCase: map[string]string{"b0": "cancel-order", "b2": "track-order"}[b],
+			Branch: fmt.Sprint(i), Bucket: b, Instruction: "x"}
+		if _, err := s.Journal(ctx, "run-a", sc, "s1", "w1", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.FinishSlice(ctx, "run-a", "s1", "done", "w1", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fold(ctx, "run-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
+	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
+	_ = s.Spend(ctx, "run-a", "s1", "w1", "builtin", 1200, 300, "ok")
+	return s
+}
+
+func get(t *testing.T, srv *httptest.Server, path string, v any) *http.Response {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return resp
+}
+
+func TestAPI(t *testing.T) {
+	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{}))
+	defer srv.Close()
+
+	var list struct {
+		Runs []progress.RunSummary `json:"runs"`
+	}
+	if resp := get(t, srv, "/api/runs", &list); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("runs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if len(list.Runs) != 1 || list.Runs[0].ID != "run-a" || list.Runs[0].Proved != 4 || list.Runs[0].Asked != 10 {
+		t.Fatalf("runs: %+v", list.Runs)
+	}
+
+	var d progress.RunDetail
+	if resp := get(t, srv, "/api/runs/run-a", &d); resp.StatusCode != 200 {
+		t.Fatalf("run: %d", resp.StatusCode)
+	}
+	if d.Proved != 4 || d.Asked != 10 || d.Run.ID != "run-a" {
+		t.Fatalf("counts: %+v", d)
+	}
+	if len(d.UseCases) != 2 || d.UseCases[0].UseCase != "cancel-order" || d.UseCases[0].Done != 3 || d.UseCases[0].Want != 6 ||
+		d.UseCases[1].Done != 1 || d.UseCases[1].Want != 4 || fmt.Sprint(d.UseCases[0].Buckets) != "[b0 b1]" {
+		t.Fatalf("use cases: %+v", d.UseCases)
+	}
+	if len(d.Buckets) != 3 || d.Buckets[0].State != "done" || d.Buckets[0].Done != 3 || d.Buckets[1].State != "claimed" ||
+		d.Buckets[2].State != "open" || d.Buckets[2].Attempts != 1 {
+		t.Fatalf("buckets: %+v", d.Buckets)
+	}
+	if d.BucketStates["done"] != 1 || d.BucketStates["claimed"] != 1 || d.BucketStates["open"] != 1 {
+		t.Fatalf("bucket states: %v", d.BucketStates)
+	}
+	if len(d.Slices) != 2 || d.Slices[0].State != "done" || d.Slices[1].State != "published" || d.SliceStates["done"] != 1 {
+		t.Fatalf("slices: %+v", d.Slices)
+	}
+	if d.Refusals["ready"]["empty"] != 2 || d.Spend.PromptTokens != 1200 || d.Spend.CompletionTokens != 300 || d.Spend.BudgetTokens != 50000 {
+		t.Fatalf("refusals/spend: %v %+v", d.Refusals, d.Spend)
+	}
+
+	var e map[string]string
+	if resp := get(t, srv, "/api/runs/nope", &e); resp.StatusCode != 404 || e["error"] == "" {
+		t.Fatalf("missing run: %d %v", resp.StatusCode, e)
+	}
+	if resp := get(t, srv, "/api/elsewhere", nil); resp.StatusCode != 404 {
+		t.Fatalf("unknown path: %d", resp.StatusCode)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{Token: "secret"}))
+	defer srv.Close()
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		for _, path := range []string{"/", "/api/runs", "/api/runs/run-a"} {
+			req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer secret") // a token does not make it writable
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s %s: %d allow=%q", method, path, resp.StatusCode, resp.Header.Get("Allow"))
+			}
+		}
+	}
+	resp, err := srv.Client().Head(srv.URL + "/api/runs")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("HEAD: %v %v", err, resp)
+	}
+}
+
+func TestPage(t *testing.T) {
+	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{}))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("page: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"<script>", `getJSON("api/runs")`, "setTimeout(refresh, POLL_MS)", "const POLL_MS = 1000", ".bar {", `class: "bar"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "innerHTML") {
+		t.Error("page uses innerHTML: API values must go in as text")
+	}
+}
+
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	cases := []struct {
+		token, header string
+		want          int
+	}{
+		{"secret", "Bearer secret", 204},
+		{"secret", "", 401},
+		{"secret", "Bearer wrong", 401},
+		{"secret", "secret", 401},
+		{"secret", "Bearer secret2", 401},
+		{"", "Bearer ", 401}, // no token configured: closed, not open
+		{"", "", 401},
+	}
+	for _, c := range cases {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/x", nil)
+		if c.header != "" {
+			req.Header.Set("Authorization", c.header)
+		}
+		progress.RequireToken(c.token, ok).ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("token %q header %q: %d, want %d", c.token, c.header, rec.Code, c.want)
+		}
+		if rec.Code == 401 && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("401 without WWW-Authenticate")
+		}
+	}
+}
