@@ -40,8 +40,8 @@ var verbs = map[string]string{
 
 // Cell is one operation on one object.
 type Cell struct {
-	Operation string `json:"operation"`
-	Object    string `json:"object"`
+	Operation string   `json:"operation"`
+	Object    string   `json:"object"`
 	Tools     []string `json:"tools"`
 }
 

@@ -23,8 +23,8 @@ type Trier interface {
 // Step is how one rehearsed call went.
 type Step struct {
 	OK, Refused, Crash bool
-	Wrote             bool
-	Error             string
+	Wrote              bool
+	Error              string
 }
 
 // Axis is a state axis: a column whose level changes the right answer of a use case.
@@ -535,19 +535,30 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 			total++
 		}
 	}
-	for total < asked {
-		progress := false
-		for _, uc := range order {
-			if total >= asked {
+	// What the steer leaves out is filled evenly; steered use cases take more
+	// only once the others are full.
+	steeredUC := map[string]bool{}
+	for _, s := range steer {
+		steeredUC[s.UseCase] = true
+	}
+	for pass := 0; pass < 2 && total < asked; pass++ {
+		for total < asked {
+			progress := false
+			for _, uc := range order {
+				if total >= asked {
+					break
+				}
+				if pass == 0 && steeredUC[uc] {
+					continue
+				}
+				if deal(uc, cursor) {
+					total++
+					progress = true
+				}
+			}
+			if !progress {
 				break
 			}
-			if deal(uc, cursor) {
-				total++
-				progress = true
-			}
-		}
-		if !progress {
-			break
 		}
 	}
 	var out []Bucket

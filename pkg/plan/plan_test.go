@@ -1,0 +1,146 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+func TestPersonNamesAreDistinct(t *testing.T) {
+	c := &contract.Contract{}
+	seen := map[string]int{}
+	n := len(FirstNames) * len(LastNames)
+	for i := 0; i < n; i++ {
+		p := Person(c, i)
+		name := p.First + " " + p.Last
+		if j, dup := seen[name]; dup {
+			t.Fatalf("indices %d and %d share the caller %q", j, i, name)
+		}
+		seen[name] = i
+	}
+}
+
+func TestPersonTraitsSpread(t *testing.T) {
+	c := &contract.Contract{}
+	count := map[string]int{}
+	accents := map[string]bool{}
+	const n = 200
+	for i := 0; i < n; i++ {
+		p := Person(c, i)
+		count[p.Personality]++
+		accents[p.Accent] = true
+	}
+	for k, v := range count {
+		if v > n/4 {
+			t.Errorf("personality %q on %d of %d", k, v, n)
+		}
+	}
+	if len(accents) < 4 {
+		t.Errorf("%d accents", len(accents))
+	}
+	own := &contract.Contract{Personas: contract.Personas{Accents: []string{"Welsh", "Kenyan"}}}
+	if a := Person(own, 3).Accent; a != "Kenyan" {
+		t.Errorf("contract vocabularies win: got accent %q", a)
+	}
+}
+
+func buckets(ucs map[string]int) []Bucket {
+	var out []Bucket
+	for _, uc := range []string{"a", "b", "c"} {
+		for i := 0; i < ucs[uc]; i++ {
+			out = append(out, Bucket{ID: fmt.Sprintf("%s%d", uc, i), UseCase: uc, Want: 4})
+		}
+	}
+	return out
+}
+
+func TestSizeSpreadsAndTrims(t *testing.T) {
+	all := buckets(map[string]int{"a": 3, "b": 3, "c": 3}) // capacity 36
+	got := size(all, 9, nil)
+	per := map[string]int{}
+	total := 0
+	for _, b := range got {
+		per[b.UseCase] += b.Want
+		total += b.Want
+	}
+	if total != 9 || per["a"] != 3 || per["b"] != 3 || per["c"] != 3 {
+		t.Fatalf("9 over three use cases: %v (total %d)", per, total)
+	}
+	if len(got) != 9 {
+		t.Errorf("a small ask should touch every bucket once: %d buckets", len(got))
+	}
+	// Over capacity: everything, unchanged.
+	if got := size(all, 100, nil); len(got) != 9 || got[0].Want != 4 {
+		t.Errorf("an ask over capacity keeps the whole plan")
+	}
+	// A steer wins for its use case; the rest is dealt evenly.
+	got = size(all, 12, []Steer{{UseCase: "a", Count: 8}})
+	per = map[string]int{}
+	for _, b := range got {
+		per[b.UseCase] += b.Want
+	}
+	if per["a"] != 8 || per["b"] != 2 || per["c"] != 2 {
+		t.Errorf("steer a=8 of 12: got %v", per)
+	}
+	// Over-asking steer is trimmed from its end.
+	got = size(all, 5, []Steer{{UseCase: "b", Count: 4}, {UseCase: "c", Count: 4}})
+	per = map[string]int{}
+	for _, b := range got {
+		per[b.UseCase] += b.Want
+	}
+	if per["b"] != 4 || per["c"] != 1 || per["a"] != 0 {
+		t.Errorf("steer over the ask: got %v", per)
+	}
+}
+
+func TestDealNeverTwoFromOneCell(t *testing.T) {
+	var open []Open
+	for i := 0; i < 10; i++ {
+		open = append(open, Open{ID: fmt.Sprintf("b%02d", i), Cell: fmt.Sprintf("cell%d", i%3), Outstanding: 2})
+	}
+	slices := Deal(Rank(open), 3, 12)
+	seen := map[string]bool{}
+	for _, s := range slices {
+		cells := map[string]bool{}
+		for _, b := range s {
+			if cells[b.Cell] {
+				t.Errorf("slice holds two buckets of %s", b.Cell)
+			}
+			cells[b.Cell] = true
+			if seen[b.ID] {
+				t.Errorf("%s dealt twice", b.ID)
+			}
+			seen[b.ID] = true
+		}
+	}
+	if len(seen) != 10 {
+		t.Errorf("dealt %d of 10 buckets", len(seen))
+	}
+}
+
+func TestRankPrefersUntouchedThemes(t *testing.T) {
+	r := Rank([]Open{
+		{ID: "b1", Outstanding: 2, ThemeUntouched: 0},
+		{ID: "b2", Outstanding: 2, ThemeUntouched: 1},
+		{ID: "b0", Outstanding: 2, ThemeUntouched: 0},
+	})
+	if r[0].ID != "b2" || r[1].ID != "b0" || r[2].ID != "b1" {
+		t.Errorf("rank order %v", []string{r[0].ID, r[1].ID, r[2].ID})
+	}
+}
+
+func TestToolCell(t *testing.T) {
+	c := &contract.Contract{Tables: []contract.Table{{Name: "orders"}, {Name: "users"}}}
+	for name, want := range map[string]string{
+		"cancel_pending_order":     "cancel-order",
+		"get_order_details":        "retrieve-order",
+		"find_user_id_by_email":    "retrieve-user",
+		"transfer_to_human_agents": "handoff-human",
+	} {
+		tl := &contract.Tool{Name: name, EndsConversation: name == "transfer_to_human_agents"}
+		if got := ToolCell(c, tl).ID(); got != want {
+			t.Errorf("%s: cell %s, want %s", name, got, want)
+		}
+	}
+}
