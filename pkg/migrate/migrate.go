@@ -120,7 +120,8 @@ var errLockHeld = errors.New("migrate: advisory lock may still be held")
 // tools that bring their own set.
 func Run(ctx context.Context, conn *pgx.Conn, ms []Migration) (err error) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, LockKey); err != nil {
-		return fmt.Errorf("migrate: take advisory lock: %w", err)
+		// Interrupted, the lock may have been granted without our seeing it.
+		return fmt.Errorf("migrate: take advisory lock: %w", errors.Join(err, errLockHeld))
 	}
 	defer func() {
 		// Unlock even when ctx is cancelled, or the session keeps the lock.

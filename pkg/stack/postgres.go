@@ -49,8 +49,8 @@ type PostgresConfig struct {
 	// StopTimeout is how long Stop waits after SIGINT before SIGKILL;
 	// default 15s.
 	StopTimeout time.Duration
-	// Logger receives lifecycle messages; server output goes to it at Debug.
-	// Default: slog.Default().
+	// Logger receives lifecycle messages. The server's own output is kept in
+	// memory (see Log) and quoted in start errors. Default: slog.Default().
 	Logger *slog.Logger
 }
 

@@ -115,6 +115,7 @@ func procUID(t *testing.T, pid int) int {
 }
 
 func TestPostgresStartStopRestart(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "pg")
 	p := startPG(t, dir)
 	pid := p.Pid()
@@ -156,6 +157,7 @@ func TestPostgresStartStopRestart(t *testing.T) {
 }
 
 func TestPostgresDataDirLocked(t *testing.T) {
+	t.Parallel()
 	dir := clusterDir(t)
 	p := startPG(t, dir)
 	defer p.Stop(context.Background())
@@ -190,6 +192,7 @@ func writePid(t *testing.T, dir string, pid int) {
 }
 
 func TestPostgresStalePidFile(t *testing.T) {
+	t.Parallel()
 	dir := clusterDir(t)
 	p := startPG(t, dir)
 	if err := p.Stop(context.Background()); err != nil {
@@ -237,6 +240,7 @@ func TestPostgresStalePidFile(t *testing.T) {
 // A server whose owner died (lock released) but which kept running is an
 // orphan: the next start stops it and starts its own.
 func TestPostgresStopsOrphanedServer(t *testing.T) {
+	t.Parallel()
 	dir := clusterDir(t)
 	orphan := startPG(t, dir)
 	orphanPid := orphan.Pid()
@@ -262,6 +266,7 @@ func TestPostgresStopsOrphanedServer(t *testing.T) {
 
 // SIGKILLed postmaster: pid file and possibly shared memory left behind.
 func TestPostgresRecoversFromKilledServer(t *testing.T) {
+	t.Parallel()
 	dir := clusterDir(t)
 	// Durable settings: with Fast, a commit may still sit in WAL buffers
 	// when the server is killed.
@@ -303,6 +308,7 @@ func helperPostgres(dir string) {
 }
 
 func TestPostgresDiesWithParent(t *testing.T) {
+	t.Parallel()
 	dir := clusterDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "STACK_HELPER_DATADIR="+dir)

@@ -14,7 +14,10 @@ import (
 // Config says what the stack needs; anything given by URL is used as is and
 // not started.
 type Config struct {
-	// StateDir holds nats/ and pg/; default os.UserCacheDir()/suitegen.
+	// StateDir holds nats/ and pg/; default os.UserCacheDir()/suitegen. One
+	// process at a time: a second Start on a state dir whose Postgres is
+	// running fails with ErrDataDirInUse (Postgres starts first, so NATS's
+	// store is never shared either).
 	StateDir string
 	// NATSURL, when set, is an existing NATS server to use.
 	NATSURL string

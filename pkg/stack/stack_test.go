@@ -27,6 +27,7 @@ func checkStack(t *testing.T, s *Stack) {
 }
 
 func TestTwoStacksSideBySide(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, err := Start(ctx, Config{StateDir: stateDir(t), Logger: discard})
 	if err != nil {
@@ -83,6 +84,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestServePrintsExportsAndStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer
