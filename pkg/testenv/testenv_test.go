@@ -2,7 +2,10 @@ package testenv_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +18,25 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv("TESTENV_LEAK") != "" {
+		go func() { select {} }() // a goroutine nobody stops
+	}
+	testenv.Main(m)
+}
+
+// Main must fail an otherwise passing binary that leaks a goroutine.
+func TestMainFailsOnLeakedGoroutine(t *testing.T) {
+	if os.Getenv("TESTENV_LEAK") != "" {
+		return // the child run: pass, and let Main find the leak
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainFailsOnLeakedGoroutine$")
+	cmd.Env = append(os.Environ(), "TESTENV_LEAK=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "goroutines leaked") {
+		t.Fatalf("leaking binary: err=%v output:\n%s", err, out)
+	}
+}
 
 func TestPostgresGivesEachTestItsOwnMigratedDatabase(t *testing.T) {
 	var mu sync.Mutex
