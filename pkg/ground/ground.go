@@ -284,7 +284,7 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 
 	// New keys for every copied row with a single-column key.
 	newKey := map[string]map[string]any{}
-	seq := 0
+	seq := map[string]int{} // rows minted per table: the first keeps the scenario's number as is
 	for _, it := range order {
 		pk := g.PK(it.table)
 		if pk == "" {
@@ -295,8 +295,8 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 		if cl != nil && it.table == cl.Table && pk == cl.Key {
 			nk = personKey(old, p)
 		} else {
-			seq++
-			nk = mintValue(old, p.Number, seq)
+			nk = mintValue(old, p.Number, seq[it.table])
+			seq[it.table]++
 		}
 		if newKey[it.table] == nil {
 			newKey[it.table] = map[string]any{}
@@ -381,22 +381,24 @@ func insert(t contract.Table, r Row) scenario.Statement {
 	}
 }
 
-// mintValue derives a fresh key from an old one: the last run of digits is
-// replaced by the scenario's number (so the shape of the code is kept: "#W1001"
-// becomes "#W7310042"), integers move into a range the seed does not use.
-func mintValue(old any, number, seq int) any {
+// mintValue derives a fresh key from an old one, keeping its shape: the last
+// run of digits becomes the scenario's number (the n-th extra row of a table
+// appends n), cut to the run's length when the number is longer, so a code
+// checked against a pattern ("#W" and four digits) still fits. Integers move
+// into a range the seed does not use.
+func mintValue(old any, number, n int) any {
 	switch old.(type) {
-	case int64:
-		return int64(900_000_000 + number*100 + seq)
-	case int:
-		return int64(900_000_000 + number*100 + seq)
-	case float64:
-		return float64(900_000_000 + number*100 + seq)
+	case int64, int, float64:
+		v := int64(900_000_000 + number*100 + n)
+		if _, isFloat := old.(float64); isFloat {
+			return float64(v)
+		}
+		return v
 	}
 	s := Text(old)
-	digits := strconv.Itoa(number*10 + seq%10)
-	if seq >= 10 {
-		digits = strconv.Itoa(number*100 + seq)
+	digits := strconv.Itoa(number)
+	if n > 0 {
+		digits += strconv.Itoa(n)
 	}
 	end := strings.LastIndexFunc(s, isDigit)
 	if end < 0 {
@@ -405,6 +407,12 @@ func mintValue(old any, number, seq int) any {
 	start := end
 	for start > 0 && isDigit(rune(s[start-1])) {
 		start--
+	}
+	switch width := end + 1 - start; {
+	case width >= 4 && len(digits) > width:
+		digits = digits[len(digits)-width:]
+	case len(digits) < width:
+		digits = strings.Repeat("0", width-len(digits)) + digits
 	}
 	return s[:start] + digits + s[end+1:]
 }

@@ -99,13 +99,19 @@ func TestMintValueKeepsShape(t *testing.T) {
 		old  any
 		want string
 	}{
-		{"#W1001", "#W71231"},
-		{"ord-9", "ord-71231"},
-		{"plain", "plain-71231"},
+		{"#W1001", "#W7123"},
+		{"ord-9", "ord-7123"},
+		{"plain", "plain-7123"},
 	} {
-		if got := Text(mintValue(tc.old, 7123, 1)); got != tc.want {
+		if got := Text(mintValue(tc.old, 7123, 0)); got != tc.want {
 			t.Errorf("mintValue(%v) = %s, want %s", tc.old, got, tc.want)
 		}
+	}
+	if got := Text(mintValue("#W1001", 17123, 0)); got != "#W7123" {
+		t.Errorf("a longer number is cut to the code's width: got %s", got)
+	}
+	if got := Text(mintValue("ITEM-000123", 7123, 2)); got != "ITEM-071232" {
+		t.Errorf("extra rows append their index: got %s", got)
 	}
 	if v, ok := mintValue(int64(5), 7123, 2).(int64); !ok || v < 900_000_000 {
 		t.Errorf("integer keys move out of the seed's range, got %v", v)

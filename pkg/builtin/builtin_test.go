@@ -1,0 +1,178 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/plan"
+)
+
+func retail(t *testing.T) *contract.Contract {
+	t.Helper()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	return c
+}
+
+// slice builds a brief with one cancel-order bucket over pending orders.
+func slice(t *testing.T, c *contract.Contract, outcome string, want int) brief.Brief {
+	g := ground.New(c)
+	var templates []string
+	for _, r := range g.Where("orders", "status", "pending") {
+		templates = append(templates, ground.Text(r[g.PK("orders")]))
+	}
+	if len(templates) == 0 {
+		t.Fatal("no pending orders in the retail seed")
+	}
+	spec := plan.Spec{Tools: []string{"get_order_details", "cancel_pending_order"}, Tool: "cancel_pending_order",
+		Gated: []string{"find_user_id_by_email", "get_order_details"}, Handoff: "transfer_to_human_agents",
+		Table: "orders", Column: "status", Level: "pending", Templates: templates}
+	return brief.Brief{Run: "r", Slice: "r-1", Agent: c.Agent, Contract: c.SHA256, Seed: 3, TurnBudget: 40,
+		Buckets: []brief.Bucket{{ID: "b0001", UseCase: "cancel-order", Angle: "ordinary cancel-order", Outcome: outcome,
+			Overlay: "none", Kind: "happy", Want: want, Spec: spec}}}
+}
+
+// converse plays the writer side: answer holds what each tool returns.
+func converse(t *testing.T, m *Model, b brief.Brief, answer func(tc model.ToolCall) string, max int) []model.ToolCall {
+	t.Helper()
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+	var calls []model.ToolCall
+	for i := 0; i < max; i++ {
+		resp, err := m.Complete(context.Background(), model.Request{Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Message.ToolCalls) != 1 {
+			t.Fatalf("turn %d: %d tool calls", i, len(resp.Message.ToolCalls))
+		}
+		tc := resp.Message.ToolCalls[0]
+		calls = append(calls, tc)
+		msgs = append(msgs, resp.Message)
+		if tc.Name == brief.ToolFinish {
+			return calls
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: answer(tc)})
+	}
+	t.Fatal("the builtin model never finished")
+	return nil
+}
+
+func okAnswers(t *testing.T) func(tc model.ToolCall) string {
+	return func(tc model.ToolCall) string {
+		switch tc.Name {
+		case brief.ToolTry:
+			var a brief.TryArgs
+			if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
+				t.Fatal(err)
+			}
+			var r brief.TryResult
+			for _, c := range a.Calls {
+				r.Steps = append(r.Steps, brief.TryStep{Tool: c.Tool, OK: true, Result: json.RawMessage(`{"status":"cancelled"}`)})
+			}
+			b, _ := json.Marshal(r)
+			return string(b)
+		case brief.ToolSubmit:
+			return `{"accepted":true}`
+		}
+		return `{}`
+	}
+}
+
+func TestWritesEachScenarioOnce(t *testing.T) {
+	c := retail(t)
+	m := New(c)
+	calls := converse(t, m, slice(t, c, "succeed", 2), okAnswers(t), 20)
+	var names []string
+	for _, tc := range calls {
+		if tc.Name == brief.ToolSubmit {
+			var a brief.SubmitArgs
+			if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, a.Scenario.Name)
+			sc := a.Scenario
+			if len(sc.Setup) == 0 || len(sc.Solution) != 3 || sc.Solution[2].Tool != "cancel_pending_order" {
+				t.Errorf("%s: setup %d, solution %+v", sc.Name, len(sc.Setup), sc.Solution)
+			}
+			if len(sc.SubGoals) == 0 || sc.Outputs[0] != "cancelled" {
+				t.Errorf("%s: sub-goals %v outputs %v", sc.Name, sc.SubGoals, sc.Outputs)
+			}
+		}
+	}
+	want := []string{brief.ToolTry, brief.ToolSubmit, brief.ToolTry, brief.ToolSubmit, brief.ToolFinish}
+	if len(calls) != len(want) {
+		t.Fatalf("calls %d, want %d", len(calls), len(want))
+	}
+	for i, tc := range calls {
+		if tc.Name != want[i] {
+			t.Errorf("call %d is %s, want %s", i, tc.Name, want[i])
+		}
+	}
+	if len(names) != 2 || names[0] == names[1] {
+		t.Errorf("names %v", names)
+	}
+	// Stateless: the same conversation again gives the same moves.
+	again := converse(t, New(c), slice(t, c, "succeed", 2), okAnswers(t), 20)
+	for i := range calls {
+		if calls[i].Arguments != again[i].Arguments {
+			t.Fatalf("call %d differs between two identical conversations", i)
+		}
+	}
+}
+
+func TestCorrectsFromRefusals(t *testing.T) {
+	c := retail(t)
+	m := New(c)
+	submits := 0
+	var last brief.SubmitArgs
+	answer := func(tc model.ToolCall) string {
+		if tc.Name != brief.ToolSubmit {
+			return okAnswers(t)(tc)
+		}
+		submits++
+		if err := json.Unmarshal([]byte(tc.Arguments), &last); err != nil {
+			t.Fatal(err)
+		}
+		if submits == 1 {
+			res := brief.SubmitResult{Refusals: []brief.Refusal{{Gate: "solvable", Code: "check-failed", Message: "x", SubGoal: last.Scenario.SubGoals[0].Name}}}
+			b, _ := json.Marshal(res)
+			return string(b)
+		}
+		return `{"accepted":true}`
+	}
+	converse(t, m, slice(t, c, "succeed", 1), answer, 20)
+	if submits != 2 {
+		t.Fatalf("%d submissions, want a refusal and a corrected resubmission", submits)
+	}
+}
+
+func TestRefuseOutcomeHasTempting(t *testing.T) {
+	c := retail(t)
+	calls := converse(t, New(c), slice(t, c, "refuse", 1), okAnswers(t), 20)
+	for _, tc := range calls {
+		if tc.Name == brief.ToolSubmit {
+			var a brief.SubmitArgs
+			_ = json.Unmarshal([]byte(tc.Arguments), &a)
+			if len(a.Scenario.Tempting) != 1 || a.Scenario.Tempting[0].Tool != "cancel_pending_order" {
+				t.Errorf("tempting %+v", a.Scenario.Tempting)
+			}
+			found := false
+			for _, s := range a.Scenario.SubGoals {
+				found = found || s.Name == "not_called"
+			}
+			if !found {
+				t.Errorf("a refuse scenario carries not_called: %v", a.Scenario.SubGoals)
+			}
+			return
+		}
+	}
+	t.Fatal("nothing submitted")
+}
