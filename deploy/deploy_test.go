@@ -1,0 +1,770 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+const namespace = "suitegen"
+
+// Secrets the manifests expect the operator to create (docs/DEPLOY.md says how).
+var expectedSecrets = []string{"suitegen-secrets", "postgres-auth", "nats-tls", "postgres-tls"}
+
+// object is one decoded manifest.
+type object struct {
+	kind, name, ns string
+	typed          any // pointer to the k8s.io/api type, or map[string]any for CRD kinds
+}
+
+// typedKinds maps apiVersion/kind to a constructor of its k8s.io/api type.
+var typedKinds = map[string]func() any{
+	"v1/Namespace":                              func() any { return &corev1.Namespace{} },
+	"v1/ServiceAccount":                         func() any { return &corev1.ServiceAccount{} },
+	"v1/Service":                                func() any { return &corev1.Service{} },
+	"v1/ConfigMap":                              func() any { return &corev1.ConfigMap{} },
+	"v1/Secret":                                 func() any { return &corev1.Secret{} },
+	"v1/PersistentVolumeClaim":                  func() any { return &corev1.PersistentVolumeClaim{} },
+	"v1/Pod":                                    func() any { return &corev1.Pod{} },
+	"apps/v1/Deployment":                        func() any { return &appsv1.Deployment{} },
+	"apps/v1/StatefulSet":                       func() any { return &appsv1.StatefulSet{} },
+	"batch/v1/Job":                              func() any { return &batchv1.Job{} },
+	"networking.k8s.io/v1/NetworkPolicy":        func() any { return &networkingv1.NetworkPolicy{} },
+	"policy/v1/PodDisruptionBudget":             func() any { return &policyv1.PodDisruptionBudget{} },
+	"rbac.authorization.k8s.io/v1/Role":         func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding":  func() any { return &rbacv1.RoleBinding{} },
+}
+
+// crdFiles maps apiVersion/kind of a custom resource to its CRD file in testdata/crds.
+var crdFiles = map[string]string{
+	"keda.sh/v1alpha1/ScaledObject":          "keda.sh_scaledobjects.yaml",
+	"monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com_servicemonitors.yaml",
+}
+
+// decode decodes one YAML document strictly: unknown fields and duplicate keys fail.
+func decode(t *testing.T, doc []byte, schemas map[string]*jsonschema.Schema) (object, error) {
+	t.Helper()
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &head); err != nil {
+		return object{}, err
+	}
+	gvk := head.APIVersion + "/" + head.Kind
+	o := object{kind: head.Kind, name: head.Metadata.Name, ns: head.Metadata.Namespace}
+	if mk, ok := typedKinds[gvk]; ok {
+		o.typed = mk()
+		if err := yaml.UnmarshalStrict(doc, o.typed); err != nil {
+			return o, fmt.Errorf("%s %s: %w", gvk, o.name, err)
+		}
+		return o, nil
+	}
+	if sch, ok := schemas[gvk]; ok {
+		j, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return o, fmt.Errorf("%s %s: %w", gvk, o.name, err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+		if err != nil {
+			return o, err
+		}
+		if err := sch.Validate(inst); err != nil {
+			return o, fmt.Errorf("%s %s: %w", gvk, o.name, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(j, &m); err != nil {
+			return o, err
+		}
+		o.typed = m
+		return o, nil
+	}
+	return o, fmt.Errorf("%s %s: no Go type or CRD schema known for this kind", gvk, o.name)
+}
+
+// closeObjects sets additionalProperties: false on every object schema that lists its
+// properties, unless it preserves unknown fields: the API server would prune such fields
+// silently; here they fail.
+func closeObjects(s any) {
+	switch v := s.(type) {
+	case map[string]any:
+		_, hasProps := v["properties"]
+		_, hasAP := v["additionalProperties"]
+		if hasProps && !hasAP && v["x-kubernetes-preserve-unknown-fields"] != true {
+			v["additionalProperties"] = false
+		}
+		for _, c := range v {
+			closeObjects(c)
+		}
+	case []any:
+		for _, c := range v {
+			closeObjects(c)
+		}
+	}
+}
+
+// loadSchemas compiles the openAPIV3Schema of each vendored CRD.
+func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
+	t.Helper()
+	out := map[string]*jsonschema.Schema{}
+	for gvk, file := range crdFiles {
+		b, err := os.ReadFile(filepath.Join("testdata", "crds", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd struct {
+			Spec struct {
+				Group    string `json:"group"`
+				Versions []struct {
+					Name   string `json:"name"`
+					Schema struct {
+						OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema"`
+					} `json:"schema"`
+				} `json:"versions"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &crd); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var raw json.RawMessage
+		for _, v := range crd.Spec.Versions {
+			if strings.HasPrefix(gvk, crd.Spec.Group+"/"+v.Name+"/") {
+				raw = v.Schema.OpenAPIV3Schema
+			}
+		}
+		if raw == nil {
+			t.Fatalf("%s: no version for %s", file, gvk)
+		}
+		s, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeObjects(s)
+		c := jsonschema.NewCompiler()
+		url := "file:///" + file + ".json"
+		if err := c.AddResource(url, s); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		out[gvk] = sch
+	}
+	return out
+}
+
+// build runs kustomize on dir and decodes every resource strictly.
+func build(t *testing.T, dir string, schemas map[string]*jsonschema.Schema) []object {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	m, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out []object
+	for _, r := range m.Resources() {
+		b, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := decode(t, b, schemas)
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func overlays(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("k8s/overlays/*")
+	if err != nil || len(dirs) < 2 {
+		t.Fatalf("overlays: %v %v", dirs, err)
+	}
+	return dirs
+}
+
+func find[T any](objs []object, kind, name string) *T {
+	for _, o := range objs {
+		if o.kind == kind && o.name == name {
+			if v, ok := o.typed.(*T); ok {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// podSpecs returns every pod template (or pod) in objs, by "Kind/name".
+func podSpecs(objs []object) map[string]*corev1.PodTemplateSpec {
+	out := map[string]*corev1.PodTemplateSpec{}
+	for _, o := range objs {
+		switch v := o.typed.(type) {
+		case *appsv1.Deployment:
+			out[o.kind+"/"+o.name] = &v.Spec.Template
+		case *appsv1.StatefulSet:
+			out[o.kind+"/"+o.name] = &v.Spec.Template
+		case *batchv1.Job:
+			out[o.kind+"/"+o.name] = &v.Spec.Template
+		case *corev1.Pod:
+			out[o.kind+"/"+o.name] = &corev1.PodTemplateSpec{ObjectMeta: v.ObjectMeta, Spec: v.Spec}
+		}
+	}
+	return out
+}
+
+func flagValue(args []string, flag string) (string, bool) {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// dockerBinaries returns the cmd/* packages the Dockerfile builds and the final stage's USER.
+func dockerfile(t *testing.T) (bins []string, finalFrom, user string, text string) {
+	t.Helper()
+	b, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = string(b)
+	// Join continuation lines so each instruction is one line.
+	joined := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(text, " ")
+	for _, line := range strings.Split(joined, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		instr, rest, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(instr) {
+		case "FROM":
+			finalFrom, user = strings.Fields(rest)[0], ""
+		case "USER":
+			user = strings.TrimSpace(rest)
+		case "RUN":
+			if strings.Contains(rest, "go build") {
+				for _, m := range regexp.MustCompile(`\./cmd/([A-Za-z0-9_-]+)`).FindAllStringSubmatch(rest, -1) {
+					bins = append(bins, m[1])
+				}
+			}
+		}
+	}
+	sort.Strings(bins)
+	return bins, finalFrom, user, text
+}
+
+func TestOverlaysDecodeStrictly(t *testing.T) {
+	schemas := loadSchemas(t)
+	for _, dir := range overlays(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			objs := build(t, dir, schemas)
+			if len(objs) < 15 {
+				t.Fatalf("%s built only %d objects", dir, len(objs))
+			}
+			for _, o := range objs {
+				if o.kind != "Namespace" && o.ns != namespace {
+					t.Errorf("%s/%s in namespace %q, want %q", o.kind, o.name, o.ns, namespace)
+				}
+			}
+			checkInvariants(t, objs)
+		})
+	}
+}
+
+func checkInvariants(t *testing.T, objs []object) {
+	bins, _, _, _ := dockerfile(t)
+
+	// Writers drain before Kubernetes kills them.
+	w := find[appsv1.Deployment](objs, "Deployment", "writer")
+	if w == nil {
+		t.Fatal("no writer Deployment")
+	}
+	ws := w.Spec.Template.Spec
+	drain := 90 * time.Second // the writer's default
+	if v, ok := flagValue(ws.Containers[0].Args, "--drain-timeout"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("writer --drain-timeout %q: %v", v, err)
+		}
+		drain = d
+	}
+	if ws.TerminationGracePeriodSeconds == nil || time.Duration(*ws.TerminationGracePeriodSeconds)*time.Second <= drain {
+		t.Errorf("writer terminationGracePeriodSeconds %v not longer than drain timeout %s", ws.TerminationGracePeriodSeconds, drain)
+	}
+	addr, _ := flagValue(ws.Containers[0].Args, "--metrics-addr")
+	for _, p := range []*corev1.Probe{ws.Containers[0].LivenessProbe, ws.Containers[0].ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil {
+			t.Fatal("writer lacks HTTP liveness/readiness probes")
+		}
+	}
+	if got := ws.Containers[0].LivenessProbe.HTTPGet.Path; got != "/healthz" {
+		t.Errorf("writer liveness path %q, want /healthz", got)
+	}
+	if got := ws.Containers[0].ReadinessProbe.HTTPGet.Path; got != "/readyz" {
+		t.Errorf("writer readiness path %q, want /readyz", got)
+	}
+	port := ws.Containers[0].LivenessProbe.HTTPGet.Port.String()
+	var metricsPort int32
+	for _, p := range ws.Containers[0].Ports {
+		if p.Name == port {
+			metricsPort = p.ContainerPort
+		}
+	}
+	if addr != fmt.Sprintf(":%d", metricsPort) {
+		t.Errorf("writer probes port %q (%d) but --metrics-addr is %q", port, metricsPort, addr)
+	}
+	for _, f := range []string{"--nats", "--database", "--model", "--metrics-addr"} {
+		if _, ok := flagValue(ws.Containers[0].Args, f); !ok {
+			t.Errorf("writer lacks %s", f)
+		}
+	}
+	for _, job := range []string{"planner", "reviewer"} {
+		if find[batchv1.Job](objs, "Job", job) == nil {
+			t.Errorf("no %s Job", job)
+		}
+	}
+	if p := find[batchv1.Job](objs, "Job", "planner"); p != nil {
+		for _, f := range []string{"--nats", "--database", "--scenarios", "--out"} {
+			if _, ok := flagValue(p.Spec.Template.Spec.Containers[0].Args, f); !ok {
+				t.Errorf("planner lacks %s", f)
+			}
+		}
+	}
+
+	configMaps := map[string]*corev1.ConfigMap{}
+	for _, o := range objs {
+		if cm, ok := o.typed.(*corev1.ConfigMap); ok {
+			configMaps[o.name] = cm
+		}
+	}
+	secretRefs := map[string]bool{}
+	for where, tpl := range podSpecs(objs) {
+		spec := tpl.Spec
+		all := append(slices.Clone(spec.InitContainers), spec.Containers...)
+		for _, c := range all {
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				req, hasReq := c.Resources.Requests[r]
+				lim, hasLim := c.Resources.Limits[r]
+				if !hasReq || !hasLim {
+					t.Errorf("%s container %s: missing %s request or limit", where, c.Name, r)
+				} else if req.Cmp(lim) > 0 {
+					t.Errorf("%s container %s: %s request %s above limit %s", where, c.Name, r, req.String(), lim.String())
+				}
+			}
+			if c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
+				t.Errorf("%s container %s: allowPrivilegeEscalation not false", where, c.Name)
+			}
+			if len(c.Command) > 0 {
+				if bin, ok := strings.CutPrefix(c.Command[0], "/usr/local/bin/"); ok && !slices.Contains(bins, bin) {
+					t.Errorf("%s runs %s, which the Dockerfile does not build (%v)", where, c.Command[0], bins)
+				}
+			}
+			for _, e := range c.EnvFrom {
+				if e.ConfigMapRef != nil && configMaps[e.ConfigMapRef.Name] == nil {
+					t.Errorf("%s: envFrom ConfigMap %s does not exist", where, e.ConfigMapRef.Name)
+				}
+				if e.SecretRef != nil {
+					secretRefs[e.SecretRef.Name] = true
+				}
+			}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					secretRefs[e.ValueFrom.SecretKeyRef.Name] = true
+				}
+				if strings.Contains(strings.ToUpper(e.Name), "PASSWORD") && e.Value != "" {
+					t.Errorf("%s container %s: %s given as a literal", where, c.Name, e.Name)
+				}
+			}
+		}
+		if !strings.HasPrefix(where, "Pod/") && !strings.HasPrefix(where, "Job/") {
+			for _, c := range spec.Containers {
+				if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+					t.Errorf("%s container %s: missing liveness or readiness probe", where, c.Name)
+				}
+			}
+		}
+		for _, v := range spec.Volumes {
+			if v.ConfigMap != nil && configMaps[v.ConfigMap.Name] == nil {
+				t.Errorf("%s: volume ConfigMap %s does not exist", where, v.ConfigMap.Name)
+			}
+			if v.Secret != nil {
+				secretRefs[v.Secret.SecretName] = true
+			}
+		}
+	}
+	for s := range secretRefs {
+		if !slices.Contains(expectedSecrets, s) {
+			t.Errorf("manifests use Secret %s, which is not among the documented %v", s, expectedSecrets)
+		}
+	}
+
+	// No secret in a ConfigMap.
+	secretKey := regexp.MustCompile(`(?i)(password|passwd|secret|token|api_?key|private)`)
+	secretVal := []*regexp.Regexp{
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
+		regexp.MustCompile(`(?i)postgres(ql)?://[^:/@\s]+:[^@\s]+@`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+		regexp.MustCompile(`(?i)password\s*[=:]\s*\S+`),
+	}
+	for name, cm := range configMaps {
+		for k, v := range cm.Data {
+			if secretKey.MatchString(k) {
+				t.Errorf("ConfigMap %s key %s looks like a secret", name, k)
+			}
+			for _, re := range secretVal {
+				if re.MatchString(v) {
+					t.Errorf("ConfigMap %s key %s holds what looks like a secret (%s)", name, k, re)
+				}
+			}
+		}
+	}
+
+	// Services select some pod and name ports those pods have.
+	pods := podSpecs(objs)
+	for _, o := range objs {
+		svc, ok := o.typed.(*corev1.Service)
+		if !ok {
+			continue
+		}
+		matched := false
+		for _, tpl := range pods {
+			if len(svc.Spec.Selector) > 0 && labelsMatch(svc.Spec.Selector, tpl.Labels) {
+				matched = true
+				for _, p := range svc.Spec.Ports {
+					if p.TargetPort.StrVal != "" && !hasPort(tpl.Spec.Containers, p.TargetPort.StrVal) {
+						t.Errorf("Service %s port %s: pod template has no port named %s", svc.Name, p.Name, p.TargetPort.StrVal)
+					}
+				}
+			}
+		}
+		if !matched {
+			t.Errorf("Service %s selects no pod template", svc.Name)
+		}
+	}
+
+	// The dashboard ConfigMap carries the dashboard.
+	dash, err := os.ReadFile("grafana/suitegen.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm := configMaps["suitegen-dashboard"]; cm == nil || cm.Data["suitegen.json"] != string(dash) {
+		t.Error("ConfigMap suitegen-dashboard missing or not equal to deploy/grafana/suitegen.json")
+	} else if cm.Labels["grafana_dashboard"] != "1" {
+		t.Error("dashboard ConfigMap lacks the grafana_dashboard label")
+	}
+
+	// NATS: cluster routes match the replica count; single node has no cluster block.
+	nats := find[appsv1.StatefulSet](objs, "StatefulSet", "nats")
+	if nats == nil || nats.Spec.Replicas == nil {
+		t.Fatal("no nats StatefulSet with replicas")
+	}
+	var natsConf string
+	for _, v := range nats.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && configMaps[v.ConfigMap.Name] != nil {
+			natsConf = configMaps[v.ConfigMap.Name].Data["nats.conf"]
+		}
+	}
+	if !strings.Contains(natsConf, "jetstream") || !strings.Contains(natsConf, "store_dir") {
+		t.Errorf("nats.conf lacks jetstream file storage:\n%s", natsConf)
+	}
+	routes := regexp.MustCompile(`nats://nats-(\d+)\.nats\.`+namespace+`\.svc`).FindAllStringSubmatch(natsConf, -1)
+	replicas := int(*nats.Spec.Replicas)
+	if replicas > 1 && len(routes) != replicas {
+		t.Errorf("nats: %d replicas but %d cluster routes", replicas, len(routes))
+	}
+	if replicas == 1 && strings.Contains(natsConf, "cluster {") {
+		t.Error("single nats replica with a cluster block: routes to absent peers")
+	}
+	if len(nats.Spec.VolumeClaimTemplates) == 0 {
+		t.Error("nats has no PVC template")
+	}
+
+	// KEDA scales the writer Deployment on the slice consumer's lag, when present.
+	for _, o := range objs {
+		if o.kind != "ScaledObject" {
+			continue
+		}
+		so := o.typed.(map[string]any)["spec"].(map[string]any)
+		if ref := so["scaleTargetRef"].(map[string]any); ref["name"] != "writer" {
+			t.Errorf("ScaledObject targets %v, want writer", ref["name"])
+		}
+		if w.Spec.Replicas == nil {
+			t.Error("writer has no replicas")
+		}
+		minR, _ := so["minReplicaCount"].(float64)
+		maxR, _ := so["maxReplicaCount"].(float64)
+		if minR < 1 || maxR < minR {
+			t.Errorf("ScaledObject replicas min %v max %v", minR, maxR)
+		}
+		trig := so["triggers"].([]any)[0].(map[string]any)
+		md := trig["metadata"].(map[string]any)
+		want := map[string]string{"stream": "SUITEGEN_SLICES", "consumer": "writers", "account": "$G"}
+		if trig["type"] != "nats-jetstream" {
+			t.Errorf("trigger type %v", trig["type"])
+		}
+		for k, v := range want {
+			if md[k] != v {
+				t.Errorf("trigger metadata %s = %v, want %s", k, md[k], v)
+			}
+		}
+		for _, k := range []string{"natsServerMonitoringEndpoint", "lagThreshold"} {
+			if md[k] == nil || md[k] == "" {
+				t.Errorf("trigger metadata lacks %s", k)
+			}
+		}
+		if ep, _ := md["natsServerMonitoringEndpoint"].(string); !strings.HasPrefix(ep, "nats."+namespace+".svc") || !strings.HasSuffix(ep, ":8222") {
+			t.Errorf("monitoring endpoint %q is not the nats service's monitor port", ep)
+		}
+	}
+}
+
+func labelsMatch(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPort(cs []corev1.Container, name string) bool {
+	for _, c := range cs {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestOverlayDifferences(t *testing.T) {
+	schemas := loadSchemas(t)
+	kinds := func(objs []object) map[string]int {
+		m := map[string]int{}
+		for _, o := range objs {
+			m[o.kind]++
+		}
+		return m
+	}
+	prod := build(t, "k8s/overlays/production", schemas)
+	small := build(t, "k8s/overlays/small", schemas)
+	if kinds(prod)["ScaledObject"] != 1 || kinds(prod)["ServiceMonitor"] != 1 {
+		t.Errorf("production kinds %v: want one ScaledObject and one ServiceMonitor", kinds(prod))
+	}
+	if kinds(small)["ScaledObject"] != 0 || kinds(small)["ServiceMonitor"] != 0 {
+		t.Errorf("small kinds %v: want no CRD objects", kinds(small))
+	}
+	if n := *find[appsv1.StatefulSet](prod, "StatefulSet", "nats").Spec.Replicas; n != 3 {
+		t.Errorf("production nats replicas %d, want 3", n)
+	}
+	if n := *find[appsv1.StatefulSet](small, "StatefulSet", "nats").Spec.Replicas; n != 1 {
+		t.Errorf("small nats replicas %d, want 1", n)
+	}
+	if w := find[appsv1.Deployment](small, "Deployment", "writer"); w.Spec.Replicas == nil || *w.Spec.Replicas < 1 {
+		t.Error("small writers need a fixed replica count")
+	}
+}
+
+// TestStrictDecodingCanFail shows a misspelt field fails, in a typed kind and in a CRD kind.
+func TestStrictDecodingCanFail(t *testing.T) {
+	schemas := loadSchemas(t)
+	bad := map[string]string{
+		"typed unknown field": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: writer, namespace: suitegen}
+spec:
+  replica: 2
+  selector: {matchLabels: {a: b}}
+  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}
+`,
+		"typed duplicate key": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: x, namespace: suitegen}
+data: {a: "1", a: "2"}
+`,
+		"crd unknown field": `apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: w, namespace: suitegen}
+spec:
+  scaleTargetRef: {name: writer}
+  minReplicas: 1
+  triggers: [{type: nats-jetstream, metadata: {stream: S}}]
+`,
+		"crd missing required": `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: m, namespace: suitegen}
+spec:
+  endpoints: [{port: metrics}]
+`,
+		"crd wrong type": `apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: w, namespace: suitegen}
+spec:
+  scaleTargetRef: {name: writer}
+  triggers: [{type: nats-jetstream, metadata: {lagThreshold: 5}}]
+`,
+		"unknown kind": `apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+`,
+	}
+	for name, doc := range bad {
+		if _, err := decode(t, []byte(doc), schemas); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	good := `apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: w, namespace: suitegen}
+spec:
+  scaleTargetRef: {name: writer}
+  triggers: [{type: nats-jetstream, metadata: {lagThreshold: "5"}}]
+`
+	if _, err := decode(t, []byte(good), schemas); err != nil {
+		t.Errorf("a valid ScaledObject was refused: %v", err)
+	}
+}
+
+// TestToolsManifests decodes the manifests kept outside kustomize.
+func TestToolsManifests(t *testing.T) {
+	schemas := loadSchemas(t)
+	files, _ := filepath.Glob("k8s/tools/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no k8s/tools manifests")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			o, err := decode(t, []byte(doc), schemas)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			checkInvariantsPod(t, f, o)
+		}
+	}
+}
+
+func checkInvariantsPod(t *testing.T, file string, o object) {
+	p, ok := o.typed.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if o.ns != namespace {
+		t.Errorf("%s: namespace %q", file, o.ns)
+	}
+	for _, c := range p.Spec.Containers {
+		if c.Resources.Limits.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+			t.Errorf("%s container %s lacks resources", file, c.Name)
+		}
+	}
+}
+
+func TestDockerfile(t *testing.T) {
+	bins, from, user, text := dockerfile(t)
+	entries, err := os.ReadDir("../cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, e := range entries {
+		if e.IsDir() {
+			cmds = append(cmds, e.Name())
+		}
+	}
+	sort.Strings(cmds)
+	if !slices.Equal(bins, cmds) {
+		t.Errorf("Dockerfile builds %v, cmd/ has %v", bins, cmds)
+	}
+	for _, want := range []string{"suitegen", "planner", "writer", "reviewer"} {
+		if !slices.Contains(bins, want) {
+			t.Errorf("Dockerfile does not build %s", want)
+		}
+	}
+	if !strings.HasPrefix(from, "gcr.io/distroless/static") && from != "scratch" {
+		t.Errorf("final stage FROM %s, want distroless/static or scratch", from)
+	}
+	u, _, _ := strings.Cut(user, ":")
+	if u == "" || u == "0" || u == "root" {
+		t.Errorf("final stage USER %q is root or unset", user)
+	}
+	for _, want := range []string{"FROM golang:1.26", "CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "/usr/local/bin/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Dockerfile lacks %s", want)
+		}
+	}
+}
+
+// TestDeployDoc checks every repository path named in docs/DEPLOY.md exists, every overlay
+// is named, and every Secret the manifests need is created there.
+func TestDeployDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	re := regexp.MustCompile(`(?:\./)?\b((?:deploy|docs|cmd|examples|pkg|skills)/[A-Za-z0-9_./-]*[A-Za-z0-9_/-])|\b(Dockerfile|go\.mod|Makefile)\b`)
+	seen := 0
+	for _, m := range re.FindAllStringSubmatch(doc, -1) {
+		p := m[1] + m[2]
+		seen++
+		if _, err := os.Stat(filepath.Join("..", p)); err != nil {
+			t.Errorf("DEPLOY.md names %s, which does not exist", p)
+		}
+	}
+	if seen < 10 {
+		t.Errorf("DEPLOY.md names only %d repository paths; the check would be vacuous", seen)
+	}
+	for _, dir := range overlays(t) {
+		if !strings.Contains(doc, filepath.ToSlash(dir)) {
+			t.Errorf("DEPLOY.md does not mention %s", dir)
+		}
+	}
+	for _, s := range expectedSecrets {
+		if !regexp.MustCompile(`kubectl[^\n]*create secret [a-z]+ ` + regexp.QuoteMeta(s) + `\b`).MatchString(doc) {
+			t.Errorf("DEPLOY.md does not create Secret %s", s)
+		}
+	}
+	for _, want := range []string{"--scenarios 1000", "kubectl apply -k deploy/k8s/overlays/production", "kubectl cp"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("DEPLOY.md lacks %q", want)
+		}
+	}
+}
