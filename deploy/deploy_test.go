@@ -38,25 +38,25 @@ type object struct {
 
 // typedKinds maps apiVersion/kind to a constructor of its k8s.io/api type.
 var typedKinds = map[string]func() any{
-	"v1/Namespace":                              func() any { return &corev1.Namespace{} },
-	"v1/ServiceAccount":                         func() any { return &corev1.ServiceAccount{} },
-	"v1/Service":                                func() any { return &corev1.Service{} },
-	"v1/ConfigMap":                              func() any { return &corev1.ConfigMap{} },
-	"v1/Secret":                                 func() any { return &corev1.Secret{} },
-	"v1/PersistentVolumeClaim":                  func() any { return &corev1.PersistentVolumeClaim{} },
-	"v1/Pod":                                    func() any { return &corev1.Pod{} },
-	"apps/v1/Deployment":                        func() any { return &appsv1.Deployment{} },
-	"apps/v1/StatefulSet":                       func() any { return &appsv1.StatefulSet{} },
-	"batch/v1/Job":                              func() any { return &batchv1.Job{} },
-	"networking.k8s.io/v1/NetworkPolicy":        func() any { return &networkingv1.NetworkPolicy{} },
-	"policy/v1/PodDisruptionBudget":             func() any { return &policyv1.PodDisruptionBudget{} },
-	"rbac.authorization.k8s.io/v1/Role":         func() any { return &rbacv1.Role{} },
-	"rbac.authorization.k8s.io/v1/RoleBinding":  func() any { return &rbacv1.RoleBinding{} },
+	"v1/Namespace":                             func() any { return &corev1.Namespace{} },
+	"v1/ServiceAccount":                        func() any { return &corev1.ServiceAccount{} },
+	"v1/Service":                               func() any { return &corev1.Service{} },
+	"v1/ConfigMap":                             func() any { return &corev1.ConfigMap{} },
+	"v1/Secret":                                func() any { return &corev1.Secret{} },
+	"v1/PersistentVolumeClaim":                 func() any { return &corev1.PersistentVolumeClaim{} },
+	"v1/Pod":                                   func() any { return &corev1.Pod{} },
+	"apps/v1/Deployment":                       func() any { return &appsv1.Deployment{} },
+	"apps/v1/StatefulSet":                      func() any { return &appsv1.StatefulSet{} },
+	"batch/v1/Job":                             func() any { return &batchv1.Job{} },
+	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
+	"policy/v1/PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
+	"rbac.authorization.k8s.io/v1/Role":        func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return &rbacv1.RoleBinding{} },
 }
 
 // crdFiles maps apiVersion/kind of a custom resource to its CRD file in testdata/crds.
 var crdFiles = map[string]string{
-	"keda.sh/v1alpha1/ScaledObject":          "keda.sh_scaledobjects.yaml",
+	"keda.sh/v1alpha1/ScaledObject":           "keda.sh_scaledobjects.yaml",
 	"monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com_servicemonitors.yaml",
 }
 
