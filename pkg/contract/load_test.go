@@ -244,7 +244,7 @@ func TestLoadMissingDir(t *testing.T) {
 	}
 }
 
-func copyDir(t *testing.T, src string) string {
+func copyDir(t testing.TB, src string) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
@@ -268,7 +268,7 @@ func copyDir(t *testing.T, src string) string {
 	return dst
 }
 
-func appendFile(t *testing.T, path, s string) {
+func appendFile(t testing.TB, path, s string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

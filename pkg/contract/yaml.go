@@ -102,7 +102,7 @@ type yamlDoc struct {
 	budget int // nodes left to convert; guards against alias bombs
 }
 
-const yamlNodeBudget = 1 << 20
+const yamlNodeBudget = 1 << 16
 
 func (d *yamlDoc) add(line int, code, format string, args ...any) {
 	d.r.add(ContractFile, line, code, format, args...)
