@@ -10,6 +10,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -139,12 +140,7 @@ type SubmitArgs struct {
 }
 
 // Refusal is one reason a gate refused a scenario.
-type Refusal struct {
-	Gate    string `json:"gate"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	SubGoal string `json:"sub_goal,omitempty"` // the check the reason is about, when one is
-}
+type Refusal = prove.Refusal
 
 // SubmitResult is submit_scenario's answer.
 type SubmitResult struct {

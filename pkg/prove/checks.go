@@ -63,20 +63,12 @@ type checkOutcome struct{ name, why string }
 
 // runChecks runs checks against a copy's end state after calls; failed are
 // checks that returned a reason, broken are checks that raised.
-func (p *Prover) runChecks(ctx context.Context, cp *world.Copy, sc *scenario.Scenario, checks []scenario.SubGoalRef, results []world.CallResult) (failed, broken []checkOutcome, err error) {
+func (p *Prover) runChecks(ctx context.Context, cp *world.Copy, before *world.Before, sc *scenario.Scenario, checks []scenario.SubGoalRef, results []world.CallResult) (failed, broken []checkOutcome, err error) {
 	calls := make([]script.Call, len(results))
 	for i, r := range results {
 		calls[i] = script.Call{Tool: r.Tool, Args: r.Args, OK: r.OK, Refused: r.Refused, Result: r.Result, Error: r.Error}
 	}
-	var before script.WorldView
-	view := cp.View(ground.Text(sc.CallerID), func() script.WorldView { return before })
-	beforeOpened := false
-	defer func() {
-		if beforeOpened {
-			p.closeBefore()
-		}
-	}()
-	_ = beforeOpened
+	view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
 	for _, ref := range checks {
 		if b := builtin(ref.Name); b != nil {
 			if why := p.runBuiltin(ref, results); why != "" {
@@ -98,8 +90,6 @@ func (p *Prover) runChecks(ctx context.Context, cp *world.Copy, sc *scenario.Sce
 	}
 	return failed, broken, nil
 }
-
-func (p *Prover) closeBefore() {}
 
 func (p *Prover) runBuiltin(ref scenario.SubGoalRef, results []world.CallResult) string {
 	tool, _ := ref.Params["tool"].(string)

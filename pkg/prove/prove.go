@@ -3,6 +3,7 @@ package prove
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -141,16 +142,20 @@ func (e *SetupError) Unwrap() error { return e.Err }
 
 var setupVerb = regexp.MustCompile(`(?is)^\s*(insert|update|delete)\b`)
 
+// applySetup runs a scenario's setup in one round trip; a statement the world
+// will not run comes back as a *SetupError.
 func applySetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
 	for i, st := range setup {
-		if !setupVerb.MatchString(st.SQL) || strings.Contains(strings.TrimRight(strings.TrimSpace(st.SQL), ";"), ";") {
-			return &SetupError{Index: i, Err: fmt.Errorf("only single INSERT, UPDATE or DELETE statements may set up a scenario")}
+		if !setupVerb.MatchString(st.SQL) {
+			return &SetupError{Index: i, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
 		}
 	}
-	if err := cp.ExecBatch(ctx, setup); err != nil {
-		return err
+	err := cp.ExecBatch(ctx, setup)
+	var se *world.StatementError
+	if errors.As(err, &se) {
+		return &SetupError{Index: se.Index, Err: se.Err}
 	}
-	return nil
+	return err
 }
 
 // refPattern is a reference to an earlier step's result: "$2.user_id".
@@ -224,12 +229,9 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) Verdict {
 	checks := p.settledChecks(sc)
 	// Ready, solvable and grounding share one copy.
 	var results []world.CallResult
-	err := p.w.Copy(ctx, func(cp *world.Copy) error {
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		v.Refusals = nil
-		if err := applySetup(ctx, cp, sc.Setup); err != nil {
-			v.Refusals = append(v.Refusals, Refusal{GateReady, "setup-failed", err.Error(), ""})
-			return nil
-		}
 		if rs := p.ready(ctx, cp, sc); len(rs) > 0 {
 			v.Refusals = rs
 			return nil
@@ -246,7 +248,7 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) Verdict {
 		if len(v.Refusals) > 0 {
 			return nil
 		}
-		failed, broken, err := p.runChecks(ctx, cp, sc, checks, results)
+		failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
 		if err != nil {
 			return err
 		}
@@ -258,7 +260,12 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) Verdict {
 		}
 		return nil
 	})
-	if err != nil {
+	var se *SetupError
+	switch {
+	case errors.As(err, &se):
+		v.Refusals = []Refusal{{GateReady, "setup-failed", se.Error(), ""}}
+		return v
+	case err != nil:
 		v.Refusals = append(v.Refusals, Refusal{GateSolvable, "world-error", err.Error(), ""})
 		return v
 	}
@@ -304,13 +311,11 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) Verdict {
 func (p *Prover) counterfactual(ctx context.Context, sc *scenario.Scenario, checks []scenario.SubGoalRef, calls []scenario.Call) (int, []Refusal, error) {
 	fails := 0
 	var rs []Refusal
-	err := p.w.Copy(ctx, func(cp *world.Copy) error {
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		fails, rs = 0, nil
-		if err := applySetup(ctx, cp, sc.Setup); err != nil {
-			return err
-		}
 		results := play(ctx, cp, calls)
-		failed, broken, err := p.runChecks(ctx, cp, sc, checks, results)
+		failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
 		if err != nil {
 			return err
 		}

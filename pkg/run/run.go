@@ -283,7 +283,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			progress.Bar(bctx, cfg.Progress, cfg.TTY, poller(store, id, c), time.Second)
+			progress.Bar(bctx, cfg.Progress, cfg.TTY, progress.Poller(store, id, false), time.Second)
 		}()
 		defer func() { cancel(); <-done }()
 	}

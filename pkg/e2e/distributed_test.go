@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// binaries builds the four commands once per test binary.
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func binaries(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "suitegen-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "../../cmd/...")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+type proc struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+	mu  *sync.Mutex
+}
+
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func start(t *testing.T, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{out: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	p.cmd = exec.Command(filepath.Join(binaries(t), bin), args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	w := lockedBuffer{p.mu, p.out}
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+func (p *proc) wait(t *testing.T, within time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(within):
+		_ = p.cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not finish within %s:\n%s", p.cmd.Path, within, p.output())
+		return nil
+	}
+}
+
+// TestSeparateProcesses runs planner, three writer processes and reviewer as
+// separate OS processes against one Postgres and one NATS, SIGKILLs a writer
+// mid-run, and checks the suite equals the in-process run's, byte for byte.
+func TestSeparateProcesses(t *testing.T) {
+	dir := examples(t, "retail")
+	const n = 30
+	env := []string{"SUITEGEN_NATS_URL=" + testenv.NATS(t), "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
+	var writers []*proc
+	for i := 0; i < 3; i++ {
+		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("w%d", i+1), "--drain-timeout", "5s"))
+	}
+	planner := start(t, env, "planner", dir, "--run", "dist-1", "--scenarios", fmt.Sprint(n), "--seed", "7")
+	// Kill one writer as soon as it has journalled something of its own.
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if strings.Contains(writers[0].output(), "slice written") || strings.Contains(writers[0].output(), "dist-1") {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = writers[0].cmd.Process.Signal(syscall.SIGKILL)
+	}()
+	if err := planner.wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("planner: %v\n%s", err, planner.output())
+	}
+	<-killed
+	out := t.TempDir()
+	rev := start(t, env, "reviewer", "--run", "dist-1", "--out", out)
+	if err := rev.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("reviewer: %v\n%s", err, rev.output())
+	}
+	for _, w := range writers[1:] {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		if err := w.wait(t, 30*time.Second); err != nil {
+			t.Errorf("writer did not drain cleanly on SIGTERM: %v\n%s", err, w.output())
+		}
+	}
+	got := tree(t, filepath.Join(out, "scenarios"))
+	if len(got) != n {
+		t.Fatalf("distributed run wrote %d scenarios, want %d\nplanner:\n%s", len(got), n, planner.output())
+	}
+	want, _ := runSuite(t, dir, n, 4)
+	ref := tree(t, filepath.Join(want, "scenarios"))
+	for name, body := range ref {
+		if !bytes.Equal(body, got[name]) {
+			t.Errorf("%s differs between the distributed and the in-process run", name)
+		}
+	}
+}
