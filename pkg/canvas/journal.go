@@ -1,7 +1,6 @@
 package canvas
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -96,6 +95,9 @@ func (s *Store) Journal(ctx context.Context, run string, sc *scenario.Scenario, 
 	body, sum, err := Canonical(sc)
 	if err != nil {
 		return 0, err
+	}
+	if len(body) > scenario.MaxSize {
+		return 0, fmt.Errorf("canvas: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
 	}
 	content, err := contentHash(sc)
 	if err != nil {
@@ -212,14 +214,13 @@ func (s *Store) Scenarios(ctx context.Context, run string) ([]scenario.Scenario,
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
 		}
-		var sc scenario.Scenario
-		// UseNumber keeps numbers as written (no float rounding of large ids).
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		if err := dec.Decode(&sc); err != nil {
-			return nil, fmt.Errorf("canvas: scenarios of run %s: decode: %w", run, err)
+		// The shared strict decoder: numbers come back as int64 or float64,
+		// as the world expects them, without float rounding of large ids.
+		sc, err := scenario.Decode(body)
+		if err != nil {
+			return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
 		}
-		out = append(out, sc)
+		out = append(out, *sc)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)

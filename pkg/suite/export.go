@@ -101,17 +101,10 @@ func jsonlLine(body []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// decode is the shared strict scenario decoder: unknown fields, trailing data
+// and oversized files are errors.
 func decode(body []byte) (*scenario.Scenario, error) {
-	var sc scenario.Scenario
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&sc); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the scenario")
-	}
-	return &sc, nil
+	return scenario.Decode(body)
 }
 
 // taskOf maps a scenario to a task: the caller is the user, the solution the
