@@ -86,7 +86,7 @@ func (d *Delivery) Term(ctx context.Context, reason string) error {
 
 // Heartbeat starts a goroutine that sends InProgress every `every` (default
 // AckWait/3 when every <= 0) until stop is called, ctx ends, the delivery is
-// finished, or the Queue closes. stop waits for the goroutine and is safe to
+// finished, or the Queue closes (after Close it does nothing). stop waits for the goroutine and is safe to
 // call more than once. Calling Heartbeat again replaces the previous one.
 // A failed heartbeat is logged; the work goes on, and if the server did
 // redeliver meanwhile, the later Ack reports it.
@@ -97,36 +97,41 @@ func (d *Delivery) Heartbeat(ctx context.Context, every time.Duration) (stop fun
 	d.mu.Lock()
 	prev := d.hbStop
 	d.hbStop = nil
-	finished := d.finished
 	d.mu.Unlock()
 	if prev != nil {
 		prev()
 	}
-	if finished {
+	// Hold the lock until hbStop is set, so a concurrent Ack, Nak or Term
+	// either sees this heartbeat and stops it, or finished before it started.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.finished {
 		return func() {}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	d.q.wg.Add(1)
-	go func() {
-		defer d.q.wg.Done()
+	started := d.q.spawn(func() {
 		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-d.q.closed:
 				return
-			case <-t.C:
+			case <-tick.C:
 				if err := d.InProgress(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrFinished) {
 					d.q.log.Warn("heartbeat failed", "slice", d.name(), "err", err)
 				}
 			}
 		}
-	}()
+	})
+	if !started {
+		cancel()
+		return func() {}
+	}
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -134,9 +139,7 @@ func (d *Delivery) Heartbeat(ctx context.Context, every time.Duration) (stop fun
 			<-done
 		})
 	}
-	d.mu.Lock()
 	d.hbStop = stop
-	d.mu.Unlock()
 	return stop
 }
 

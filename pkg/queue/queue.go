@@ -31,7 +31,9 @@ type Queue struct {
 	closed    chan struct{}
 	// wg counts goroutines the Queue owns: drains of abandoned pulls and
 	// delivery heartbeats. Close waits for them before closing the conn.
-	wg sync.WaitGroup
+	// spawnMu orders wg.Add against Close's Wait.
+	spawnMu sync.Mutex
+	wg      sync.WaitGroup
 }
 
 // Connect dials NATS and creates or updates the stream and the shared durable
@@ -116,10 +118,28 @@ func (q *Queue) Conn() *nats.Conn { return q.nc }
 // not yet acked are redelivered after AckWait.
 func (q *Queue) Close() {
 	q.closeOnce.Do(func() {
+		q.spawnMu.Lock()
 		close(q.closed)
+		q.spawnMu.Unlock()
 		q.wg.Wait()
 		q.nc.Close()
 	})
+}
+
+// spawn runs f on a goroutine Close waits for; it reports false, running
+// nothing, once the Queue is closing.
+func (q *Queue) spawn(f func()) bool {
+	q.spawnMu.Lock()
+	defer q.spawnMu.Unlock()
+	if q.isClosed() {
+		return false
+	}
+	q.wg.Add(1)
+	go func() {
+		defer q.wg.Done()
+		f()
+	}()
+	return true
 }
 
 func (q *Queue) isClosed() bool {
@@ -214,16 +234,15 @@ func retryableFetchErr(err error) bool {
 // abandon hands a pull the caller gave up on to a goroutine that releases
 // whatever still arrives for it, so the message is redelivered at once
 // instead of after AckWait.
+// If the Queue is closing, the message waits out its ack wait instead.
 func (q *Queue) abandon(batch jetstream.MessageBatch) {
-	q.wg.Add(1)
-	go func() {
-		defer q.wg.Done()
+	q.spawn(func() {
 		for msg := range batch.Messages() {
 			if err := msg.Nak(); err != nil {
 				q.log.Warn("release of abandoned pull failed; redelivered after ack wait", "subject", msg.Subject(), "err", err)
 			}
 		}
-	}()
+	})
 }
 
 func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, error) {

@@ -291,14 +291,15 @@ func TestTermOnLastDeliveryEndsIt(t *testing.T) {
 }
 
 func TestNakRedeliversAtOnceOrAfterDelay(t *testing.T) {
-	q := connect(t, testConfig(testenv.NATS(t)))
-	q.cfg.AckWait = 10 * time.Second // redelivery below must come from the Nak, not the ack wait
+	cfg := testConfig(testenv.NATS(t))
+	cfg.AckWait = 5 * time.Second // any redelivery below must come from the Nak
+	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
 	if err := d.Nak(t.Context(), 0); err != nil {
 		t.Fatalf("Nak: %v", err)
 	}
-	d = next(t, q, 400*time.Millisecond) // well inside the 500ms ack wait
+	d = next(t, q, 2*time.Second)
 	if d.NumDelivered != 2 {
 		t.Fatalf("NumDelivered=%d, want 2", d.NumDelivered)
 	}
@@ -306,7 +307,7 @@ func TestNakRedeliversAtOnceOrAfterDelay(t *testing.T) {
 	if err := d.Nak(t.Context(), 300*time.Millisecond); err != nil {
 		t.Fatalf("Nak with delay: %v", err)
 	}
-	d = next(t, q, 5*time.Second)
+	d = next(t, q, 2*time.Second)
 	if waited := time.Since(start); waited < 250*time.Millisecond || d.NumDelivered != 3 {
 		t.Fatalf("delayed Nak: redelivered after %v with NumDelivered=%d, want >=300ms and 3", waited, d.NumDelivered)
 	}
