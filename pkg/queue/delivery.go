@@ -86,10 +86,14 @@ func (d *Delivery) Term(ctx context.Context, reason string) error {
 
 // Heartbeat starts a goroutine that sends InProgress every `every` (default
 // AckWait/3 when every <= 0) until stop is called, ctx ends, the delivery is
-// finished, or the Queue closes (after Close it does nothing). stop waits for the goroutine and is safe to
-// call more than once. Calling Heartbeat again replaces the previous one.
-// A failed heartbeat is logged; the work goes on, and if the server did
-// redeliver meanwhile, the later Ack reports it.
+// finished, or the Queue closes; after Close it starts nothing. stop waits
+// for the goroutine and is safe to call more than once. Calling Heartbeat
+// again replaces the previous one.
+//
+// A failed heartbeat is logged and the work goes on. If the slice was
+// redelivered meanwhile, two writers work it; the server accepts whichever
+// ack comes first (acks match by stream sequence), and the ledger's
+// idempotent crediting absorbs the double work.
 func (d *Delivery) Heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 	if every <= 0 {
 		every = d.q.cfg.AckWait / 3
