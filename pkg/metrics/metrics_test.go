@@ -303,3 +303,21 @@ func TestMetricsDoc(t *testing.T) {
 		}
 	}
 }
+
+// Metrics sit on the writer's hot path (every proof, every model call).
+func BenchmarkObserveModelCall(b *testing.B) {
+	m := metrics.New(prometheus.NewRegistry(), "r1", "writer")
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ObserveModelCall("gpt-x", metrics.OutcomeOK, time.Second, 1000, 200)
+	}
+}
+
+func BenchmarkProofDuration(b *testing.B) {
+	m := metrics.New(prometheus.NewRegistry(), "r1", "writer")
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		metrics.Since(m.ProofDuration, start)
+	}
+}
