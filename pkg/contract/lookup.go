@@ -78,8 +78,9 @@ func (c *Contract) Gated() []string {
 }
 
 // RefOf says which record an argument names (CONTRACT.md "Probes"): its
-// x-ref when it has one; else a table whose single-column primary key is
-// named like the argument (user_id -> users.user_id); else a table named
+// x-ref when it has one; else the one table whose single-column primary key
+// is named like the argument (user_id -> users.user_id; a bare "id" shared by
+// many tables settles nothing); else a table named
 // after the argument's prefix with primary key id (order_id -> orders.id);
 // else the column a same-named foreign-key column references
 // (user_id -> users.id when some table's user_id references it). Free-text
@@ -104,16 +105,17 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 			pkMatches = append(pkMatches, tab.Name)
 		}
 	}
-	if len(pkMatches) > 0 {
-		// Prefer the table named after the argument when several qualify.
-		if prefix, found := strings.CutSuffix(param, "_id"); found {
-			for _, name := range pkMatches {
-				if tableNamedFor(name, prefix) {
-					return name, param, true
-				}
+	if len(pkMatches) == 1 {
+		return pkMatches[0], param, true
+	}
+	// Several tables share the key name (typically "id"): only a table named
+	// after the argument settles which.
+	if prefix, found := strings.CutSuffix(param, "_id"); found && len(pkMatches) > 1 {
+		for _, name := range pkMatches {
+			if tableNamedFor(name, prefix) {
+				return name, param, true
 			}
 		}
-		return pkMatches[0], param, true
 	}
 	// 2. <noun>_id -> <nouns>.id
 	if prefix, found := strings.CutSuffix(param, "_id"); found && prefix != "" {

@@ -240,7 +240,7 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 				ts, isStr := t.(string)
 				if !isStr || !validParamType(ts) {
 					l.r.add(file, line, CodeSubGoalBadParams, "param %q: type must be one of %s", name, strings.Join(SubGoalParamTypes, ", "))
-						continue
+					continue
 				}
 				sg.Params[name] = ts
 			}
@@ -253,9 +253,9 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 		def := l.parsed[file].defs["check"]
 		if def == nil {
 			l.r.add(file, 0, CodeSubGoalNoCheck, "sub-goal %s is not judged and has no def check(world, calls, params)", sg.Name)
-			} else if !callable(def, 3) {
+		} else if !callable(def, 3) {
 			l.r.add(file, int(def.Def.Line), CodeSubGoalNoCheck, "check must take (world, calls, params)")
-			}
+		}
 	}
 	l.c.SubGoals = append(l.c.SubGoals, sg)
 }

@@ -25,7 +25,10 @@ func (l *loader) check(pos *positions) {
 	c, r := l.c, l.r
 	const F = ContractFile
 
-	if pos.toolItems == 0 {
+	// When tools: is not a list (reported as a bad value), every reference to
+	// a tool would be noise.
+	toolRefs := !pos.toolsBad
+	if pos.toolItems == 0 && toolRefs {
 		r.add(F, pos.toolsKey, CodeNoTools, "the contract declares no tools; an agent needs at least one")
 	}
 	dupes(r, CodeDuplicateRule, "rule", len(c.Rules), func(i int) (string, int) { return c.Rules[i].ID, c.Rules[i].Line })
@@ -80,14 +83,14 @@ func (l *loader) check(pos *positions) {
 			}
 		}
 		for i, name := range cl.From {
-			if c.Tool(name) == nil {
+			if c.Tool(name) == nil && toolRefs {
 				r.add(F, pos.caller.from[i], CodeUnknownCallerTool, "caller from names %q, which is not a tool", name)
 			}
 		}
 	}
 	for i, uc := range c.UseCases {
 		for j, name := range uc.Tools {
-			if c.Tool(name) == nil {
+			if c.Tool(name) == nil && toolRefs {
 				r.add(F, pos.useCases[i][j], CodeUnknownTool, "use case %s names tool %q, which is not a tool", uc.ID, name)
 			}
 		}
@@ -95,7 +98,7 @@ func (l *loader) check(pos *positions) {
 	for i, s := range c.Sequences {
 		for j, step := range s.Steps {
 			sp := pos.steps[i][j]
-			if step.Tool == "" {
+			if step.Tool == "" || !toolRefs {
 				continue
 			}
 			k := toolIndex(c, step.Tool)

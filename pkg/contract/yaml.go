@@ -65,7 +65,8 @@ const (
 // (tools[i] describes c.Tools[i], and so on).
 type positions struct {
 	toolsKey  int // line of "tools:", 0 when absent
-	toolItems int // entries under tools:
+	toolItems int  // entries under tools:
+	toolsBad  bool // tools: is not a list: references to tools cannot be checked
 	tools     []toolPos
 	steps     [][]stepPos // per sequence, per step
 	caller    callerPos
@@ -212,6 +213,7 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 		pos.toolsKey = f.keyLine("tools")
 		items := d.seq(v, "tools")
 		pos.toolItems = len(items)
+		pos.toolsBad = resolve(v).Kind != yaml.SequenceNode
 		for _, n := range items {
 			if tool, tp, ok := d.tool(n); ok {
 				c.Tools = append(c.Tools, tool)

@@ -1,0 +1,103 @@
+package contract
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestToolHelpers(t *testing.T) {
+	c, ps, err := Load("testdata/good")
+	if err != nil || len(ps) > 0 {
+		t.Fatal(err, ps)
+	}
+	cancel := c.Tool("cancel_pending_order")
+	// YAML order is reason, order_id: not sorted, not map order.
+	if got := cancel.ParamNames(); !reflect.DeepEqual(got, []string{"reason", "order_id"}) {
+		t.Errorf("ParamNames %v", got)
+	}
+	if got := cancel.Required(); !reflect.DeepEqual(got, []string{"order_id", "reason"}) {
+		t.Errorf("Required %v", got)
+	}
+	if got := cancel.Enum("reason"); !reflect.DeepEqual(got, []any{"no longer needed", "ordered by mistake"}) {
+		t.Errorf("Enum %v", got)
+	}
+	if cancel.Enum("order_id") != nil || cancel.Enum("nope") != nil {
+		t.Error("Enum of a param without enum")
+	}
+	tr := c.Tool("transfer_to_human_agents")
+	if !tr.LogOnlyParam("summary") || cancel.LogOnlyParam("reason") {
+		t.Error("LogOnlyParam")
+	}
+	// A tool built in code has no declared order: sorted names.
+	built := Tool{Params: map[string]any{"properties": map[string]any{"b": map[string]any{}, "a": map[string]any{}}}}
+	if got := built.ParamNames(); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("built ParamNames %v", got)
+	}
+}
+
+func TestRefOf(t *testing.T) {
+	param := func(schema map[string]any) map[string]any { return schema }
+	c := &Contract{
+		Tables: []Table{
+			{Name: "users", PrimaryKey: []string{"user_id"}, Columns: []Column{{Name: "user_id"}, {Name: "email"}}},
+			{Name: "orders", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}, {Name: "user_id", References: "users.user_id"}}},
+			{Name: "categories", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}}},
+			{Name: "accounts", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}}},
+			{Name: "tickets", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}, {Name: "owner_ref", References: "accounts.id"}}},
+			{Name: "members", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}, {Name: "member_number"}}},
+		},
+		Tools: []Tool{{Name: "t", Params: map[string]any{"type": "object", "properties": map[string]any{
+			"order_id":      param(map[string]any{"type": "string"}),
+			"user_id":       param(map[string]any{"type": "string"}),
+			"category_id":   param(map[string]any{"type": "integer"}),
+			"owner_ref":     param(map[string]any{"type": "integer"}),
+			"member_number": param(map[string]any{"type": "string"}),
+			"email":         param(map[string]any{"type": "string"}),
+			"target":        param(map[string]any{"type": "string", "x-ref": "users.email"}),
+			"id":            param(map[string]any{"type": "string"}),
+		}}}},
+	}
+	for _, tc := range []struct {
+		param, table, column string
+		ok                   bool
+	}{
+		{"target", "users", "email", true},        // x-ref wins
+		{"user_id", "users", "user_id", true},     // a primary key of that name
+		{"order_id", "orders", "id", true},        // <noun>_id -> <nouns>.id
+		{"category_id", "categories", "id", true}, // y -> ies
+		{"owner_ref", "accounts", "id", true},     // a foreign-key column of that name
+		{"member_number", "", "", false},          // free text, though a column has that name
+		{"email", "", "", false},                  // free text
+		{"id", "", "", false},                     // too vague to name a table
+		{"nope", "", "", false},                   // not a parameter
+	} {
+		table, column, ok := c.RefOf("t", tc.param)
+		if table != tc.table || column != tc.column || ok != tc.ok {
+			t.Errorf("RefOf(%s) = %s, %s, %v; want %s, %s, %v", tc.param, table, column, ok, tc.table, tc.column, tc.ok)
+		}
+	}
+	if _, _, ok := c.RefOf("no-such-tool", "order_id"); ok {
+		t.Error("RefOf of an unknown tool")
+	}
+}
+
+func TestProblems(t *testing.T) {
+	ps := Problems{
+		{File: "world/schema.sql", Line: 3, Code: "schema-sql", Message: "x"},
+		{File: "contract.yaml", Line: 10, Code: "unknown-field", Message: "b"},
+		{File: "contract.yaml", Line: 2, Code: "bad-value", Message: "a"},
+		{File: "contract.yaml", Code: "no-tools", Message: "none"},
+	}
+	ps.Sort()
+	want := "contract.yaml: no-tools: none\ncontract.yaml:2: bad-value: a\ncontract.yaml:10: unknown-field: b\nworld/schema.sql:3: schema-sql: x"
+	if ps.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", ps.Error(), want)
+	}
+	if !ps.Has("bad-value") || ps.Has("nope") {
+		t.Error("Has")
+	}
+	var none Problems
+	if none.Err() != nil || ps.Err() == nil {
+		t.Error("Err")
+	}
+}
