@@ -255,10 +255,46 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 	if owner != nil && cl != nil && cl.Table != table {
 		add(cl.Table, owner)
 	}
+	// A row is copied when it points at a copied row, unless it also points
+	// at a row of the target's or the caller's table that is not copied (a
+	// payment of the owner's other order), or when its copy could not get a
+	// key of its own (a composite key none of whose columns is re-keyed).
+	restricted := map[string]bool{table: true}
+	if cl != nil {
+		restricted[cl.Table] = true
+	}
+	eligible := func(t string, r Row) bool {
+		for _, fk := range g.fks[t] {
+			if r[fk.Column] == nil || !restricted[fk.RefTable] {
+				continue
+			}
+			if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil {
+				if _, ok := chosen[fk.RefTable][rowKey(g, fk.RefTable, p)]; !ok {
+					return false
+				}
+			}
+		}
+		if g.PK(t) != "" {
+			return true
+		}
+		tb := g.C.Table(t)
+		for _, k := range tb.PrimaryKey {
+			for _, fk := range g.fks[t] {
+				if fk.Column == k && len(chosen[fk.RefTable]) > 0 && g.PK(fk.RefTable) == fk.RefColumn {
+					if p := g.Find(fk.RefTable, fk.RefColumn, r[k]); p != nil {
+						if _, ok := chosen[fk.RefTable][rowKey(g, fk.RefTable, p)]; ok {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, t := range g.C.Tables {
-			if t.Name == table || (cl != nil && t.Name == cl.Table) {
+			if restricted[t.Name] {
 				continue
 			}
 			for _, fk := range g.fks[t.Name] {
@@ -267,8 +303,11 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 					continue
 				}
 				for _, r := range g.Rows(t.Name) {
+					if r[fk.Column] == nil {
+						continue
+					}
 					for _, p := range parents {
-						if Text(r[fk.Column]) == Text(p[fk.RefColumn]) && r[fk.Column] != nil {
+						if Text(r[fk.Column]) == Text(p[fk.RefColumn]) && eligible(t.Name, r) {
 							if add(t.Name, r) {
 								changed = true
 							}

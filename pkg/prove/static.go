@@ -265,8 +265,19 @@ func sameJSON(a, b any) bool {
 }
 
 // grounding: codes and references handed to the caller exist in the seed,
-// the setup or the solution's results.
-var codeLike = regexp.MustCompile(`[#A-Za-z]*\d[\w#.@+-]{3,}|[\w.+-]+@[\w.-]+\.[a-z]{2,}`)
+// the setup or the solution's results. A word is code-like when it holds a
+// digit or an @; it must appear whole among the known values or in a result.
+func codeLike(s string) []string {
+	var out []string
+	for _, w := range strings.Fields(s) {
+		w = strings.Trim(w, ".,;:!?()[]{}\"'")
+		if len(w) < 4 || !strings.ContainsAny(w, "0123456789@") {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
 
 func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []Refusal {
 	known := map[string]bool{}
@@ -284,9 +295,8 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []
 	}
 	var rs []Refusal
 	for _, s := range []string{sc.Instruction, sc.Persona.Opening} {
-		for _, tok := range codeLike.FindAllString(s, -1) {
-			tok = strings.TrimRight(tok, ".,;:!?")
-			if len(tok) < 4 || known[tok] || p.seed[tok] || strings.Contains(resultText, tok) {
+		for _, tok := range codeLike(s) {
+			if known[tok] || p.seed[tok] || strings.Contains(resultText, tok) {
 				continue
 			}
 			rs = append(rs, Refusal{GateGrounding, "ungrounded", fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok), ""})

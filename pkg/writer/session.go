@@ -147,6 +147,7 @@ func (ss *session) loop(ctx context.Context) error {
 		}
 		for _, tc := range msg.ToolCalls {
 			out, done := ss.tool(ctx, tc)
+			w.log.Debug("tool call", "slice", ss.b.Slice, "tool", tc.Name, "args", clip(tc.Arguments, 2000), "answer", clip(out, 2000))
 			if len(out) > maxToolResult {
 				out = out[:maxToolResult] + "\n[truncated]"
 			}
@@ -229,4 +230,11 @@ func errorText(err error) string {
 		s = s[:500]
 	}
 	return "Error: " + s
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
