@@ -319,8 +319,10 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 		drain = d
 	}
-	if ws.TerminationGracePeriodSeconds == nil || time.Duration(*ws.TerminationGracePeriodSeconds)*time.Second <= drain {
-		t.Errorf("writer terminationGracePeriodSeconds %v not longer than drain timeout %s", ws.TerminationGracePeriodSeconds, drain)
+	if ws.TerminationGracePeriodSeconds == nil {
+		t.Error("writer has no terminationGracePeriodSeconds")
+	} else if grace := time.Duration(*ws.TerminationGracePeriodSeconds) * time.Second; grace <= drain {
+		t.Errorf("writer terminationGracePeriodSeconds %s not longer than drain timeout %s", grace, drain)
 	}
 	addr, _ := flagValue(ws.Containers[0].Args, "--metrics-addr")
 	for _, p := range []*corev1.Probe{ws.Containers[0].LivenessProbe, ws.Containers[0].ReadinessProbe} {
@@ -470,6 +472,61 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 		if !matched {
 			t.Errorf("Service %s selects no pod template", svc.Name)
+		}
+	}
+
+	// Every NetworkPolicy and PodDisruptionBudget selects some pod; the ServiceMonitor
+	// selects the metrics Service by its labels and names one of its ports.
+	for _, o := range objs {
+		var sel map[string]string
+		switch v := o.typed.(type) {
+		case *networkingv1.NetworkPolicy:
+			sel = v.Spec.PodSelector.MatchLabels
+			if len(sel) == 0 && len(v.Spec.PodSelector.MatchExpressions) == 0 {
+				continue // all pods
+			}
+		case *policyv1.PodDisruptionBudget:
+			sel = v.Spec.Selector.MatchLabels
+		default:
+			continue
+		}
+		matched := false
+		for _, tpl := range pods {
+			matched = matched || labelsMatch(sel, tpl.Labels)
+		}
+		if !matched {
+			t.Errorf("%s %s selects no pod template (%v)", o.kind, o.name, sel)
+		}
+	}
+	for _, o := range objs {
+		if o.kind != "ServiceMonitor" {
+			continue
+		}
+		spec := o.typed.(map[string]any)["spec"].(map[string]any)
+		ml := spec["selector"].(map[string]any)["matchLabels"].(map[string]any)
+		found := false
+		for _, so := range objs {
+			svc, ok := so.typed.(*corev1.Service)
+			if !ok {
+				continue
+			}
+			match := true
+			for k, v := range ml {
+				match = match && svc.Labels[k] == v
+			}
+			if !match {
+				continue
+			}
+			found = true
+			for _, ep := range spec["endpoints"].([]any) {
+				port := ep.(map[string]any)["port"]
+				if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == port }) {
+					t.Errorf("ServiceMonitor endpoint port %v not on Service %s", port, svc.Name)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("ServiceMonitor %s selects no Service (%v)", o.name, ml)
 		}
 	}
 
