@@ -1,0 +1,443 @@
+package world
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+)
+
+// Copy is one throwaway copy of a world: a transaction that is always rolled
+// back. It belongs to one goroutine.
+type Copy struct {
+	w      *World
+	conn   *pgxpool.Conn
+	schema string
+	sp     int
+	stmts  *knownStmts // statements that prepared on this connection
+	retry  bool        // a serialization failure or deadlock was seen: the work reruns
+	broken error       // the transaction cannot be used any more
+}
+
+// CallResult is one tool call as the world ran it.
+type CallResult struct {
+	Tool    string         `json:"tool"`
+	Args    map[string]any `json:"args"`
+	OK      bool           `json:"ok"`
+	Refused bool           `json:"refused,omitempty"`
+	Crash   bool           `json:"crash,omitempty"`
+	// Result is what the agent sees (a JSON string for string returns).
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
+	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
+}
+
+// Copy runs fn on a fresh copy and rolls it back, always. The whole of fn is
+// run again (a bounded number of times, with jittered backoff) when the copy
+// met a serialization failure or a deadlock, so fn must not keep results of
+// an earlier attempt.
+func (w *World) Copy(ctx context.Context, fn func(cp *Copy) error) error {
+	return w.retry(ctx, func() (bool, error) {
+		cp, err := w.begin(ctx, w.schema)
+		if err != nil {
+			return retryable(err), err
+		}
+		defer cp.end(ctx)
+		err = fn(cp)
+		return cp.retry || retryable(err), err
+	})
+}
+
+func (w *World) retry(ctx context.Context, once func() (bool, error)) error {
+	for attempt := 0; ; attempt++ {
+		again, err := once()
+		if !again || attempt >= w.opts.MaxRetries {
+			if again && err == nil {
+				err = fmt.Errorf("world %s: copy kept meeting serialization failures or deadlocks", w.schema)
+			}
+			return err
+		}
+		backoff := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+		backoff += rand.N(backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// begin opens a copy on schema in one round trip.
+func (w *World) begin(ctx context.Context, schema string) (*Copy, error) {
+	conn, err := w.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("world %s: %w", w.schema, err)
+	}
+	setup := fmt.Sprintf("BEGIN; SET LOCAL search_path TO %s; SET LOCAL ROLE %s; SET LOCAL statement_timeout = %d; SET LOCAL TimeZone = 'UTC'",
+		schema, w.role, w.opts.StatementTimeout.Milliseconds())
+	if _, err := conn.Exec(ctx, setup); err != nil {
+		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the pool drops closed conns
+		conn.Release()
+		return nil, fmt.Errorf("world %s: begin copy: %w", w.schema, err)
+	}
+	return &Copy{w: w, conn: conn, schema: schema, stmts: w.known(conn.Conn())}, nil
+}
+
+func (cp *Copy) end(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := cp.conn.Exec(ctx, "ROLLBACK"); err != nil {
+		cp.conn.Conn().Close(ctx) //nolint:errcheck // never hand back a connection in a transaction
+	}
+	cp.conn.Release()
+	cp.broken = errors.New("copy is closed")
+}
+
+// World is the world this is a copy of.
+func (cp *Copy) World() *World { return cp.w }
+
+func (cp *Copy) note(err error) error {
+	if retryable(err) {
+		cp.retry = true
+	}
+	return err
+}
+
+func (cp *Copy) nextSavepoint(prefix string) string {
+	cp.sp++
+	return prefix + strconv.Itoa(cp.sp)
+}
+
+// pgArgs sends dict and list parameters as JSON text, which Postgres types
+// from the statement (jsonb, json or text).
+func pgArgs(args []any) []any {
+	var out []any
+	for i, a := range args {
+		if j, ok := a.(script.JSONParam); ok {
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[i] = string(j)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// rollbackTo undoes everything since savepoint sp, repairing an aborted
+// transaction.
+func (cp *Copy) rollbackTo(ctx context.Context, sp string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := cp.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+sp+"; RELEASE SAVEPOINT "+sp); err != nil {
+		cp.broken = fmt.Errorf("copy unusable: %w", err)
+		return cp.broken
+	}
+	return nil
+}
+
+// Exec runs one guarded INSERT, UPDATE or DELETE (or a query) in the copy and
+// returns the rows affected. A failed statement leaves the copy usable.
+func (cp *Copy) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	if cp.broken != nil {
+		return 0, cp.broken
+	}
+	if err := checkSQL(sql, false); err != nil {
+		return 0, err
+	}
+	sp := cp.nextSavepoint("e")
+	b, err := cp.savepoint(ctx, sp, cp.w.tag+sql)
+	if err != nil {
+		return 0, err
+	}
+	qq := b.Queue(cp.w.tag+sql, pgArgs(args)...)
+	b.Queue("RELEASE SAVEPOINT " + sp)
+	var n int64
+	qq.Exec(func(ct pgconn.CommandTag) error { n = ct.RowsAffected(); return nil })
+	if err := cp.send(ctx, b); err != nil {
+		cp.note(err)
+		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
+			return 0, errors.Join(err, rerr)
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// Query runs one guarded statement in the copy and returns its rows,
+// normalised (see rows.go). A failed statement leaves the copy usable.
+func (cp *Copy) Query(ctx context.Context, sql string, args ...any) ([]script.Row, error) {
+	if cp.broken != nil {
+		return nil, cp.broken
+	}
+	if err := checkSQL(sql, false); err != nil {
+		return nil, err
+	}
+	sp := cp.nextSavepoint("q")
+	return cp.querySavepoint(ctx, sp, sql, args, "RELEASE SAVEPOINT "+sp)
+}
+
+func (cp *Copy) querySavepoint(ctx context.Context, sp, sql string, args []any, after ...string) ([]script.Row, error) {
+	b, err := cp.savepoint(ctx, sp, cp.w.tag+sql)
+	if err != nil {
+		return nil, err
+	}
+	var out []script.Row
+	var qerr error
+	b.Queue(cp.w.tag+sql, pgArgs(args)...).Query(func(rows pgx.Rows) error {
+		out, qerr = readRows(rows)
+		return qerr
+	})
+	for _, a := range after {
+		b.Queue(a)
+	}
+	if err := cp.send(ctx, b); err != nil {
+		cp.note(err)
+		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// savepoint starts a batch that opens savepoint sp before sqls run. A
+// statement this connection never ran may fail to prepare, and pgx prepares
+// a batch's new statements before executing any of it: that failure would
+// abort the transaction before the savepoint existed. So unless every
+// statement is known to prepare here, the savepoint is sent first on its own.
+func (cp *Copy) savepoint(ctx context.Context, sp string, sqls ...string) (*pgx.Batch, error) {
+	b := &pgx.Batch{}
+	for _, s := range sqls {
+		if !cp.stmts.has(s) {
+			if _, err := cp.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
+				cp.broken = fmt.Errorf("copy unusable: %w", err)
+				return nil, cp.note(err)
+			}
+			return b, nil
+		}
+	}
+	b.Queue("SAVEPOINT " + sp)
+	return b, nil
+}
+
+// send runs a batch; its statements are known to prepare once it succeeds.
+func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
+	if err := cp.conn.SendBatch(ctx, b).Close(); err != nil {
+		return cp.note(err)
+	}
+	cp.markKnown(b)
+	return nil
+}
+
+func (cp *Copy) markKnown(b *pgx.Batch) {
+	for _, q := range b.QueuedQueries {
+		cp.stmts.add(q.SQL)
+	}
+}
+
+// StatementError is a setup statement that failed; Index is 0-based.
+type StatementError struct {
+	Index int
+	Err   error
+}
+
+func (e *StatementError) Error() string { return fmt.Sprintf("statement %d: %v", e.Index+1, e.Err) }
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// ExecBatch runs setup statements in one round trip, all or nothing: when
+// one fails (a *StatementError says which) none of them stays applied and the
+// copy stays usable.
+func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error {
+	if cp.broken != nil {
+		return cp.broken
+	}
+	if len(stmts) == 0 {
+		return nil
+	}
+	for i, st := range stmts {
+		if err := checkSQL(st.SQL, false); err != nil {
+			return &StatementError{Index: i, Err: err}
+		}
+	}
+	sp := cp.nextSavepoint("b")
+	sqls := make([]string, len(stmts))
+	for i, st := range stmts {
+		sqls[i] = cp.w.tag + st.SQL
+	}
+	b, err := cp.savepoint(ctx, sp, sqls...)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		b.Queue(cp.w.tag+st.SQL, pgArgs(st.Args)...)
+	}
+	b.Queue("RELEASE SAVEPOINT " + sp)
+	br := cp.conn.SendBatch(ctx, b)
+	failed := -1
+	var ferr error
+	if b.QueuedQueries[0].SQL != "SAVEPOINT "+sp {
+		// the savepoint went ahead on its own
+	} else if _, err := br.Exec(); err != nil {
+		ferr = err
+	}
+	if ferr == nil {
+		for i := range stmts {
+			if _, err := br.Exec(); err != nil {
+				failed, ferr = i, err
+				break
+			}
+		}
+		if ferr == nil {
+			_, ferr = br.Exec()
+		}
+	}
+	cerr := br.Close()
+	if ferr == nil {
+		ferr = cerr
+	}
+	if ferr == nil {
+		cp.markKnown(b)
+	}
+	if ferr != nil {
+		cp.note(ferr)
+		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
+			return errors.Join(ferr, rerr)
+		}
+		if failed >= 0 {
+			return &StatementError{Index: failed, Err: ferr}
+		}
+		return ferr
+	}
+	return nil
+}
+
+// Call runs a tool as the world does: validate the arguments, run the
+// handler inside a savepoint, roll back on refusal or crash. Unknown tools
+// and invalid arguments are refused; a tool without a handler is a crash;
+// nothing but a handler's return is ever ok.
+func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) CallResult {
+	res := CallResult{Tool: toolName, Args: args}
+	t, ok := cp.w.tools[toolName]
+	if !ok {
+		res.Refused = true
+		res.Error = "Error: unknown tool " + toolName
+		return res
+	}
+	if err := t.validate(args); err != nil {
+		res.Refused = true
+		res.Error = "Error: invalid arguments: " + err.Error()
+		return res
+	}
+	if cp.broken != nil {
+		res.Crash = true
+		res.Error = "Crash: " + cp.broken.Error()
+		return res
+	}
+	if !cp.w.progs.HasHandler(toolName) {
+		res.Crash = true
+		res.Error = "Crash: tool " + toolName + " has no handler"
+		return res
+	}
+	h := &handlerDB{cp: cp, sp: cp.nextSavepoint("h")}
+	out, tr, err := cp.w.progs.HandleWithTrace(ctx, toolName, args, h)
+	res.ReadArgs = tr.Read
+	if err == nil {
+		// Success keeps the savepoint open rather than paying a round trip to
+		// release it; the copy is rolled back as a whole anyway.
+		res.OK = true
+		res.Result = out
+		res.Wrote = tr.Wrote
+		return res
+	}
+	if h.sent {
+		if rerr := cp.rollbackTo(ctx, h.sp); rerr != nil {
+			err = &script.Crash{Reason: rerr.Error(), Err: rerr}
+		}
+	}
+	var ref *script.Refusal
+	var crash *script.Crash
+	switch {
+	case errors.As(err, &ref):
+		res.Refused = true
+		res.Error = "Error: " + ref.Message
+	case errors.As(err, &crash):
+		res.Crash = true
+		res.Error = "Crash: " + crash.Reason
+	default:
+		res.Crash = true
+		res.Error = "Crash: " + err.Error()
+	}
+	return res
+}
+
+// handlerDB is a handler's db: the copy, with the call's savepoint sent
+// together with the first statement.
+type handlerDB struct {
+	cp   *Copy
+	sp   string
+	sent bool
+}
+
+func (h *handlerDB) batch(ctx context.Context, sql string, args []any, fn func(b *pgx.Batch) *pgx.QueuedQuery) error {
+	if h.cp.broken != nil {
+		return h.cp.broken
+	}
+	if err := checkSQL(sql, false); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	if !h.sent {
+		var err error
+		if b, err = h.cp.savepoint(ctx, h.sp, h.cp.w.tag+sql); err != nil {
+			return err
+		}
+		h.sent = true
+	}
+	fn(b)
+	return h.cp.send(ctx, b)
+}
+
+func (h *handlerDB) Query(ctx context.Context, sql string, args ...any) ([]script.Row, error) {
+	var out []script.Row
+	err := h.batch(ctx, sql, args, func(b *pgx.Batch) *pgx.QueuedQuery {
+		q := b.Queue(h.cp.w.tag+sql, pgArgs(args)...)
+		q.Query(func(rows pgx.Rows) error {
+			var err error
+			out, err = readRows(rows)
+			return err
+		})
+		return q
+	})
+	return out, err
+}
+
+func (h *handlerDB) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	var n int64
+	err := h.batch(ctx, sql, args, func(b *pgx.Batch) *pgx.QueuedQuery {
+		q := b.Queue(h.cp.w.tag+sql, pgArgs(args)...)
+		q.Exec(func(ct pgconn.CommandTag) error { n = ct.RowsAffected(); return nil })
+		return q
+	})
+	return n, err
+}

@@ -1,0 +1,789 @@
+package world
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const schemaSQL = `
+CREATE TABLE users (
+    user_id text PRIMARY KEY,
+    name    text NOT NULL,
+    since   date NOT NULL,
+    prefs   jsonb NOT NULL DEFAULT '{}'
+);
+CREATE TABLE orders (
+    id            text PRIMARY KEY,
+    user_id       text NOT NULL REFERENCES users (user_id),
+    status        text NOT NULL,
+    total         numeric(10,2) NOT NULL,
+    placed_at     timestamptz NOT NULL,
+    items         jsonb NOT NULL DEFAULT '[]',
+    tags          text[] NOT NULL DEFAULT '{}',
+    n             serial,
+    ratio         double precision,
+    token         uuid,
+    local_at      timestamp,
+    cancel_reason text
+);
+CREATE FUNCTION fail_serialization(n int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+    IF n = 1 THEN
+        RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001';
+    END IF;
+    RETURN n;
+END $$;
+CREATE TABLE events (
+    seq      bigserial PRIMARY KEY,
+    order_id text,
+    kind     text NOT NULL,
+    data     jsonb
+);
+`
+
+var handlers = map[string]string{
+	"get_order": `
+def handle(args, db):
+    o = db.one("SELECT id, status, total, cancel_reason FROM orders WHERE id = $1", args["order_id"])
+    if o == None:
+        refuse("order %s not found" % args["order_id"])
+    return o
+`,
+	"cancel_order": `
+def handle(args, db):
+    o = db.one("SELECT status FROM orders WHERE id = $1", args["order_id"])
+    if o == None:
+        refuse("order not found")
+    if o["status"] != "pending":
+        refuse("non-pending order cannot be cancelled")
+    db.execute("UPDATE orders SET status = 'cancelled', cancel_reason = $2 WHERE id = $1", args["order_id"], args["reason"])
+    db.execute("INSERT INTO events (order_id, kind, data) VALUES ($1, 'cancel', $2)", args["order_id"], {"reason": args["reason"], "at": now, "n": [1, 2]})
+    return {"order_id": args["order_id"], "status": "cancelled"}
+`,
+	"loop":         "def handle(args, db):\n    while True:\n        pass\n",
+	"bad_sql":      "def handle(args, db):\n    db.execute(\"UPDATE nosuch SET x = 1\")\n",
+	"write_crash":  "def handle(args, db):\n    db.execute(\"UPDATE orders SET status = 'lost'\")\n    fail('boom')\n",
+	"write_refuse": "def handle(args, db):\n    db.execute(\"UPDATE orders SET status = 'lost'\")\n    refuse('changed my mind')\n",
+	"escape":       "def handle(args, db):\n    return db.query(\"SELECT * FROM public.suitegen_migrations\")\n",
+	"reset_role":   "def handle(args, db):\n    db.execute(\"RESET ROLE\")\n    return db.query(\"SELECT * FROM public.suitegen_migrations\")\n",
+	"set_config":   "def handle(args, db):\n    return db.query(\"SELECT set_config('role', 'none', true)\")\n",
+	"strict":       "def handle(args, db):\n    fail('the handler ran')\n",
+	"json_params": `
+def handle(args, db):
+    db.execute("UPDATE users SET prefs = $1 WHERE user_id = $2", {"z": 1, "a": [True, None]}, "u1")
+    r = db.one("SELECT prefs, $1::jsonb -> 'k' AS k, jsonb_typeof($2) AS t FROM users WHERE user_id = 'u1'", {"k": 2.5}, [1])
+    return r
+`,
+	"flaky": "def handle(args, db):\n    return db.one('SELECT fail_serialization($1) AS x', args['n'])['x']\n",
+	"all_types": `
+def handle(args, db):
+    return db.one("SELECT * FROM orders WHERE id = '#W1'")
+`,
+}
+
+var tools = []contract.Tool{
+	{Name: "get_order", Params: obj(map[string]any{"order_id": str()}, "order_id")},
+	{Name: "cancel_order", Params: obj(map[string]any{"order_id": str(), "reason": map[string]any{"type": "string", "enum": []any{"no longer needed", "ordered by mistake"}}}, "order_id", "reason")},
+	{Name: "loop", Params: obj(nil)},
+	{Name: "bad_sql", Params: obj(nil)},
+	{Name: "write_crash", Params: obj(nil)},
+	{Name: "write_refuse", Params: obj(nil)},
+	{Name: "escape", Params: obj(nil)},
+	{Name: "reset_role", Params: obj(nil)},
+	{Name: "set_config", Params: obj(nil)},
+	{Name: "strict", Params: obj(map[string]any{"x": map[string]any{"type": "integer"}}, "x")},
+	{Name: "json_params", Params: obj(nil)},
+	{Name: "all_types", Params: obj(nil)},
+	{Name: "flaky", Params: obj(map[string]any{"n": map[string]any{"type": "integer"}})},
+	{Name: "no_handler", Params: obj(nil)},
+	{Name: "open_args", Params: map[string]any{"type": "object", "additionalProperties": true}},
+}
+
+func obj(props map[string]any, required ...string) map[string]any {
+	m := map[string]any{"type": "object", "properties": props}
+	if props == nil {
+		m["properties"] = map[string]any{}
+	}
+	if len(required) > 0 {
+		req := make([]any, len(required))
+		for i, r := range required {
+			req[i] = r
+		}
+		m["required"] = req
+	}
+	return m
+}
+
+func str() map[string]any { return map[string]any{"type": "string"} }
+
+var seeds = []contract.SeedTable{
+	{Table: "users", File: "world/seed/users.jsonl", Lines: []int{1, 2}, Rows: []map[string]any{
+		{"user_id": "u1", "name": "Ada", "since": "2024-01-02", "prefs": map[string]any{"lang": "en", "n": int64(3), "big": int64(12345678901234567)}},
+		{"user_id": "u2", "name": "Bo", "since": "2025-06-30"},
+	}},
+	{Table: "orders", File: "world/seed/orders.jsonl", Lines: []int{1, 2}, Rows: []map[string]any{
+		{"id": "#W1", "user_id": "u1", "status": "pending", "total": 12.5, "placed_at": "2026-03-10T10:00:00-06:00",
+			"items": []any{map[string]any{"sku": "A", "qty": int64(2)}}, "tags": []any{"a", "b c"}, "ratio": 0.1,
+			"token": "6f1c2b9e-8d3a-4c5e-9f70-123456789abc", "local_at": "2026-01-01 08:30:00"},
+		{"id": "#W2", "user_id": "u2", "status": "delivered", "total": int64(7), "placed_at": "2026-02-01T00:00:00Z"},
+	}},
+}
+
+// newContract builds a contract whose world hash is unique to the test, so
+// tests sharing the cluster never share a world unless they mean to.
+func newContract(t testing.TB, seed []contract.SeedTable) *contract.Contract {
+	t.Helper()
+	c := &contract.Contract{
+		Agent:     "test",
+		Tools:     tools,
+		SchemaSQL: schemaSQL,
+		Seeds:     seed,
+		Sources:   map[string]string{},
+		SHA256:    "contract",
+	}
+	for name, src := range handlers {
+		c.Sources["handlers/"+name+".star"] = src
+	}
+	sum := sha256.Sum256([]byte(t.Name() + time.Now().String()))
+	c.WorldSHA256 = hex.EncodeToString(sum[:])
+	c.Tables = []contract.Table{
+		{Name: "users", PrimaryKey: []string{"user_id"}, Columns: []contract.Column{{Name: "user_id", Type: "text"}, {Name: "name", Type: "text"}, {Name: "since", Type: "date"}, {Name: "prefs", Type: "jsonb"}}},
+		{Name: "orders", PrimaryKey: []string{"id"}, Columns: []contract.Column{{Name: "id", Type: "text"}, {Name: "tags", Type: "text[]"}, {Name: "items", Type: "jsonb"}}},
+		{Name: "events", PrimaryKey: []string{"seq"}},
+	}
+	return c
+}
+
+func open(t testing.TB, pool *pgxpool.Pool, c *contract.Contract, sopts script.Options) *World {
+	t.Helper()
+	progs, err := script.Compile(c, sopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(context.Background(), pool, c, progs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func countWorlds(t *testing.T, pool *pgxpool.Pool, schema string) (schemas, markers int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1`, schema+"%").Scan(&schemas); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM public.suitegen_worlds WHERE schema = $1`, schema).Scan(&markers); err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+func TestOpenTwiceMakesOneWorld(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	w1 := open(t, pool, c, script.Options{})
+	w2 := open(t, pool, c, script.Options{})
+	if w1.Schema() != w2.Schema() || w1.Schema() != "w_"+c.WorldSHA256[:16] {
+		t.Fatalf("schemas %s and %s", w1.Schema(), w2.Schema())
+	}
+	schemas, markers := countWorlds(t, pool, w1.Schema())
+	if schemas != 2 || markers != 1 { // the world and its twin
+		t.Fatalf("%d schemas, %d markers", schemas, markers)
+	}
+	var users int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+w1.Schema()+".users").Scan(&users); err != nil || users != 2 {
+		t.Fatalf("seeded once: %d users, %v", users, err)
+	}
+	if got := w1.Tables(); !reflect.DeepEqual(got, []string{"users", "orders", "events"}) {
+		t.Errorf("tables %v", got)
+	}
+}
+
+func TestConcurrentOpenMakesOneWorld(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Open(context.Background(), pool, c, progs, Options{})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	schema, _ := SchemaName(c.WorldSHA256)
+	if schemas, markers := countWorlds(t, pool, schema); schemas != 2 || markers != 1 {
+		t.Fatalf("%d schemas, %d markers", schemas, markers)
+	}
+	var users int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+schema+".users").Scan(&users); err != nil || users != 2 {
+		t.Fatalf("%d users, %v", users, err)
+	}
+}
+
+func TestSeedValuesRoundTrip(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		rows, err := cp.Query(ctx, "SELECT * FROM orders ORDER BY id")
+		if err != nil {
+			return err
+		}
+		got := rows[0].Map()
+		want := map[string]any{
+			"id": "#W1", "user_id": "u1", "status": "pending", "total": 12.5,
+			"placed_at": "2026-03-10T16:00:00Z",
+			"items":     []any{map[string]any{"sku": "A", "qty": int64(2)}},
+			"tags":      []any{"a", "b c"}, "n": int64(1), "ratio": 0.1,
+			"token": "6f1c2b9e-8d3a-4c5e-9f70-123456789abc", "local_at": "2026-01-01T08:30:00Z", "cancel_reason": nil,
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("orders row:\n got %#v\nwant %#v", got, want)
+		}
+		if rows[1].Values[3] != 7.0 {
+			t.Errorf("integral numeric is a float: %#v", rows[1].Values[3])
+		}
+		wantCols := []string{"id", "user_id", "status", "total", "placed_at", "items", "tags", "n", "ratio", "token", "local_at", "cancel_reason"}
+		if !reflect.DeepEqual(rows[0].Columns, wantCols) {
+			t.Errorf("columns keep order: %v", rows[0].Columns)
+		}
+		u, err := cp.Query(ctx, "SELECT since, prefs, 1::int2 AS s, 2::int4 AS i, 3::int8 AS b, 1.25::real AS r, 0.1::numeric(5,1) AS num, true AS t, NULL AS z FROM users WHERE user_id = 'u1'")
+		if err != nil {
+			return err
+		}
+		wantU := map[string]any{"since": "2024-01-02", "prefs": map[string]any{"lang": "en", "n": int64(3), "big": int64(12345678901234567)},
+			"s": int64(1), "i": int64(2), "b": int64(3), "r": 1.25, "num": 0.1, "t": true, "z": nil}
+		if !reflect.DeepEqual(u[0].Map(), wantU) {
+			t.Errorf("users row:\n got %#v\nwant %#v", u[0].Map(), wantU)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCopiesNeverReachTheWorldOrEachOther(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	status := func(cp *Copy) string {
+		rows, err := cp.Query(ctx, "SELECT status FROM orders WHERE id = '#W1'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[0].Values[0].(string)
+	}
+	err := w.Copy(ctx, func(a *Copy) error {
+		r := a.Call(ctx, "cancel_order", map[string]any{"order_id": "#W1", "reason": "no longer needed"})
+		if !r.OK || !r.Wrote {
+			return fmt.Errorf("cancel: %+v", r)
+		}
+		if s := status(a); s != "cancelled" {
+			return fmt.Errorf("a sees its own write as %q", s)
+		}
+		// A second copy open at the same time sees the frozen world.
+		return w.Copy(ctx, func(b *Copy) error {
+			if s := status(b); s != "pending" {
+				return fmt.Errorf("a concurrent copy sees %q", s)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	if err := pool.QueryRow(ctx, "SELECT status FROM "+w.Schema()+".orders WHERE id = '#W1'").Scan(&s); err != nil || s != "pending" {
+		t.Fatalf("frozen world has %q, %v", s, err)
+	}
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		if s := status(cp); s != "pending" {
+			t.Errorf("a later copy sees %q", s)
+		}
+		return nil
+	})
+}
+
+func TestCallOutcomes(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{MaxSteps: 100_000})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		r := cp.Call(ctx, "get_order", map[string]any{"order_id": "#W2"})
+		if !r.OK || string(r.Result) != `{"id":"#W2","status":"delivered","total":7.0,"cancel_reason":null}` || !reflect.DeepEqual(r.ReadArgs, []string{"order_id"}) || r.Wrote {
+			t.Errorf("ok: %+v %s", r, r.Result)
+		}
+		r = cp.Call(ctx, "get_order", map[string]any{"order_id": "#nope"})
+		if !r.Refused || r.OK || r.Crash || r.Error != "Error: order #nope not found" {
+			t.Errorf("refused: %+v", r)
+		}
+		r = cp.Call(ctx, "cancel_order", map[string]any{"order_id": "#W2", "reason": "no longer needed"})
+		if !r.Refused || r.Error != "Error: non-pending order cannot be cancelled" {
+			t.Errorf("refused by rule: %+v", r)
+		}
+		r = cp.Call(ctx, "nosuch", map[string]any{})
+		if !r.Refused || r.OK || r.Error != "Error: unknown tool nosuch" {
+			t.Errorf("unknown tool: %+v", r)
+		}
+		r = cp.Call(ctx, "no_handler", nil)
+		if !r.Crash || r.OK || !strings.Contains(r.Error, "no handler") {
+			t.Errorf("no handler: %+v", r)
+		}
+		for _, args := range []map[string]any{
+			{},                      // missing
+			{"x": "one"},            // wrong type
+			{"x": int64(1), "y": 2}, // unknown argument
+			{"x": 1.5},              // not an integer
+		} {
+			r = cp.Call(ctx, "strict", args)
+			if !r.Refused || r.Crash || !strings.HasPrefix(r.Error, "Error: invalid arguments: ") {
+				t.Errorf("strict %v: %+v", args, r)
+			}
+		}
+		r = cp.Call(ctx, "strict", map[string]any{"x": int64(1)})
+		if !r.Crash || !strings.Contains(r.Error, "the handler ran") {
+			t.Errorf("valid args run the handler: %+v", r)
+		}
+		r = cp.Call(ctx, "cancel_order", map[string]any{"order_id": "#W1", "reason": "because"})
+		if !r.Refused || !strings.Contains(r.Error, "reason") {
+			t.Errorf("enum: %+v", r)
+		}
+		r = cp.Call(ctx, "open_args", map[string]any{"anything": 1})
+		if !r.Crash || !strings.Contains(r.Error, "no handler") {
+			t.Errorf("additionalProperties: true lets unknown arguments through: %+v", r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCrashesLeaveTheCopyUsable(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{MaxSteps: 50_000})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		check := func(what string) {
+			t.Helper()
+			r := cp.Call(ctx, "get_order", map[string]any{"order_id": "#W1"})
+			if !r.OK || !strings.Contains(string(r.Result), `"status":"pending"`) {
+				t.Errorf("after %s: %+v %s", what, r, r.Result)
+			}
+		}
+		r := cp.Call(ctx, "bad_sql", nil)
+		if !r.Crash || !strings.Contains(r.Error, "nosuch") {
+			t.Errorf("bad sql: %+v", r)
+		}
+		check("a failed statement")
+		r = cp.Call(ctx, "loop", nil)
+		if !r.Crash || !strings.Contains(r.Error, "step limit") {
+			t.Errorf("loop: %+v", r)
+		}
+		check("an infinite loop")
+		r = cp.Call(ctx, "write_crash", nil)
+		if !r.Crash || r.Wrote {
+			t.Errorf("write then crash: %+v", r)
+		}
+		check("a crash after a write")
+		r = cp.Call(ctx, "write_refuse", nil)
+		if !r.Refused || r.Error != "Error: changed my mind" {
+			t.Errorf("write then refuse: %+v", r)
+		}
+		check("a refusal after a write")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoleIsConfinedToTheWorld(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM public.suitegen_migrations").Scan(&n); err != nil {
+		t.Fatalf("the table the handler must not reach: %v", err)
+	}
+	err := w.Copy(ctx, func(cp *Copy) error {
+		r := cp.Call(ctx, "escape", nil)
+		if !r.Crash || !strings.Contains(r.Error, "permission denied") {
+			t.Errorf("escape: %+v", r)
+		}
+		for _, tool := range []string{"reset_role", "set_config"} {
+			r = cp.Call(ctx, tool, nil)
+			if !r.Crash || !strings.Contains(r.Error, "not allowed") {
+				t.Errorf("%s: %+v", tool, r)
+			}
+		}
+		for _, sql := range []string{"RESET ROLE", "SET ROLE NONE", "SELECT 1; RESET ROLE", "select \"set_config\"('role','none',true)", "SELECT pg_advisory_lock(1)", "COPY orders TO STDOUT", "CREATE TABLE x (y int)"} {
+			if _, err := cp.Exec(ctx, sql); !errors.Is(err, ErrStatement) {
+				t.Errorf("%q: %v", sql, err)
+			}
+		}
+		if _, err := cp.Query(ctx, "SELECT * FROM public.suitegen_worlds"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("marker table: %v", err)
+		}
+		// Text that merely mentions a forbidden name is fine.
+		if rows, err := cp.Query(ctx, "SELECT 'set_config; RESET ROLE' AS s -- set_config"); err != nil || rows[0].Values[0] != "set_config; RESET ROLE" {
+			t.Errorf("literal: %v %v", rows, err)
+		}
+		var user string
+		rows, err := cp.Query(ctx, "SELECT current_user::text")
+		if err == nil {
+			user = rows[0].Values[0].(string)
+		}
+		if user != w.Role() {
+			t.Errorf("copies run as %q, want %q (%v)", user, w.Role(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSeedViolatingSchemaIsAProblem(t *testing.T) {
+	pool := testenv.Postgres(t)
+	bad := []contract.SeedTable{seeds[0], {Table: "orders", File: "world/seed/orders.jsonl", Lines: []int{1, 3}, Rows: []map[string]any{
+		seeds[1].Rows[0],
+		{"id": "#W9", "user_id": "u1", "total": 1.0, "placed_at": "2026-01-01T00:00:00Z"}, // status is NOT NULL
+	}}}
+	c := newContract(t, bad)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), pool, c, progs, Options{})
+	var ce *ContractError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
+		t.Fatalf("want a ContractError, got %v", err)
+	}
+	p := ce.Problems[0]
+	if p.File != "world/seed/orders.jsonl" || p.Line != 3 || p.Code != CodeSeedViolatesSchema || !strings.Contains(p.Message, "status") {
+		t.Errorf("problem %+v", p)
+	}
+	schema, _ := SchemaName(c.WorldSHA256)
+	if schemas, markers := countWorlds(t, pool, schema); schemas != 0 || markers != 0 {
+		t.Errorf("left behind %d schemas, %d markers", schemas, markers)
+	}
+}
+
+func TestStateAndDiff(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		before, err := cp.State(ctx)
+		if err != nil {
+			return err
+		}
+		if len(before.Tables) != 3 || len(before.Table("orders").Rows) != 2 || before.Table("orders").Rows[0]["id"] != "#W1" {
+			t.Errorf("state: %+v", before)
+		}
+		if d := Diff(before, before); !d.Empty() {
+			t.Errorf("self diff: %+v", d)
+		}
+		if r := cp.Call(ctx, "cancel_order", map[string]any{"order_id": "#W1", "reason": "ordered by mistake"}); !r.OK {
+			return fmt.Errorf("cancel: %+v", r)
+		}
+		if _, err := cp.Exec(ctx, "DELETE FROM orders WHERE id = '#W2'"); err != nil {
+			return err
+		}
+		after, err := cp.State(ctx)
+		if err != nil {
+			return err
+		}
+		d := Diff(before, after)
+		if len(d.Tables) != 2 {
+			t.Fatalf("diff: %+v", d)
+		}
+		od, ed := d.Tables[0], d.Tables[1]
+		if od.Table != "orders" || len(od.Changed) != 1 || len(od.Removed) != 1 || od.Removed[0]["id"] != "#W2" ||
+			!reflect.DeepEqual(od.Changed[0].Columns, []string{"cancel_reason", "status"}) || od.Changed[0].Key["id"] != "#W1" {
+			t.Errorf("orders diff: %+v", od)
+		}
+		if ed.Table != "events" || len(ed.Added) != 1 {
+			t.Fatalf("events diff: %+v", ed)
+		}
+		data := ed.Added[0]["data"].(map[string]any)
+		if data["reason"] != "ordered by mistake" || data["at"] != script.DefaultNow || !reflect.DeepEqual(data["n"], []any{int64(1), int64(2)}) {
+			t.Errorf("dict parameter stored as jsonb: %#v", data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJSONParams(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		r := cp.Call(ctx, "json_params", nil)
+		if !r.OK {
+			t.Fatalf("%+v", r)
+		}
+		var got map[string]any
+		_ = json.Unmarshal(r.Result, &got)
+		want := map[string]any{"prefs": map[string]any{"z": 1.0, "a": []any{true, nil}}, "k": 2.5, "t": "array"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got %s", r.Result)
+		}
+		r = cp.Call(ctx, "all_types", nil)
+		if !r.OK || !strings.Contains(string(r.Result), `"items":[{"qty":2,"sku":"A"}]`) || !strings.Contains(string(r.Result), `"placed_at":"2026-03-10T16:00:00Z"`) {
+			t.Errorf("all types through a handler: %+v %s", r, r.Result)
+		}
+		return nil
+	})
+}
+
+func TestViewIsReadOnlyAndBeforeIsLazy(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	c.SubGoals = []contract.SubGoal{{Name: "cancelled", File: "subgoals/cancelled.star"}}
+	c.Sources["subgoals/cancelled.star"] = `
+def check(world, calls, params):
+    now_ = world.one("SELECT status FROM orders WHERE id = $1", params["order_id"])
+    was = world.before.one("SELECT status FROM orders WHERE id = $1", params["order_id"])
+    if now_["status"] != "cancelled":
+        return "order is %s" % now_["status"]
+    if was["status"] != "pending":
+        return "it was %s before" % was["status"]
+    return None
+`
+	w := open(t, pool, c, script.Options{})
+	ctx := context.Background()
+	setup := func(cp *Copy) error {
+		return cp.ExecBatch(ctx, []scenario.Statement{{SQL: "UPDATE orders SET status = 'pending', total = $1 WHERE id = '#W2'", Args: []any{99}}})
+	}
+	err := w.Pair(ctx, setup, func(main *Copy, before *Before) error {
+		v := main.View("u1", before.View)
+		if _, err := v.Query(ctx, "UPDATE orders SET status = 'x'"); !errors.Is(err, ErrStatement) {
+			t.Errorf("update through a view: %v", err)
+		}
+		if _, err := v.Query(ctx, "WITH d AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM d"); err != nil {
+			t.Errorf("sneaky CTE: %v", err)
+		}
+		rows, err := main.Query(ctx, "SELECT count(*) FROM orders")
+		if err != nil || rows[0].Values[0] != int64(2) {
+			t.Errorf("a data-modifying CTE left a trace: %v %v", rows, err)
+		}
+		held, _, err := w.Programs().Check(ctx, "cancelled", main.View("u1", nil), nil, map[string]any{"order_id": "#W2"})
+		if err == nil || held {
+			t.Errorf("world.before None must break this check: %v", err)
+		}
+		if before.Opened() {
+			t.Error("before opened although nothing read it")
+		}
+		if r := main.Call(ctx, "cancel_order", map[string]any{"order_id": "#W2", "reason": "no longer needed"}); !r.OK {
+			return fmt.Errorf("cancel after setup: %+v", r)
+		}
+		held, why, err := w.Programs().Check(ctx, "cancelled", v, nil, map[string]any{"order_id": "#W2"})
+		if err != nil || !held {
+			t.Errorf("check: %v %q %v", held, why, err)
+		}
+		if !before.Opened() {
+			t.Error("before not opened")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExecBatch(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		err := cp.ExecBatch(ctx, []scenario.Statement{
+			{SQL: "UPDATE orders SET status = 'processed' WHERE id = '#W1'"},
+			{SQL: "INSERT INTO users (user_id, name, since) VALUES ($1, $2, $3)", Args: []any{"u3", "Cy", "2020-01-01"}},
+			{SQL: "INSERT INTO users (user_id, name) VALUES ('u4', 'Di')"}, // since is NOT NULL
+		})
+		var se *StatementError
+		if !errors.As(err, &se) || se.Index != 2 {
+			t.Fatalf("want statement 3 to fail, got %v", err)
+		}
+		rows, err := cp.Query(ctx, "SELECT (SELECT status FROM orders WHERE id = '#W1'), (SELECT count(*) FROM users)")
+		if err != nil || rows[0].Values[0] != "pending" || rows[0].Values[1] != int64(2) {
+			t.Fatalf("all or nothing: %v %v", rows, err)
+		}
+		if err := cp.ExecBatch(ctx, []scenario.Statement{{SQL: "DROP TABLE users"}}); !errors.Is(err, ErrStatement) {
+			t.Errorf("DDL in setup: %v", err)
+		}
+		return nil
+	})
+}
+
+func TestCopyRetriesSerializationFailures(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	var attempts atomic.Int32
+	err := w.Copy(ctx, func(cp *Copy) error {
+		if attempts.Add(1) < 3 {
+			return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"})
+		}
+		return nil
+	})
+	if err != nil || attempts.Load() != 3 {
+		t.Fatalf("attempts %d, %v", attempts.Load(), err)
+	}
+	attempts.Store(0)
+	err = w.Copy(ctx, func(cp *Copy) error {
+		attempts.Add(1)
+		return &pgconn.PgError{Code: "40001"}
+	})
+	if err == nil || int(attempts.Load()) != w.opts.MaxRetries+1 {
+		t.Fatalf("bounded: attempts %d, %v", attempts.Load(), err)
+	}
+	attempts.Store(0)
+	_ = w.Copy(ctx, func(cp *Copy) error { attempts.Add(1); return errors.New("other") })
+	if attempts.Load() != 1 {
+		t.Fatalf("other errors are not retried: %d", attempts.Load())
+	}
+}
+
+// A real serialization failure inside a handler reruns the whole copy,
+// although the handler reported it as a crash.
+func TestSerializationFailureInHandlerIsRetried(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	var attempts int
+	var last CallResult
+	err := w.Copy(ctx, func(cp *Copy) error {
+		attempts++
+		last = cp.Call(ctx, "flaky", map[string]any{"n": int64(attempts)})
+		return nil
+	})
+	if err != nil || attempts != 2 || !last.OK || string(last.Result) != "2" {
+		t.Fatalf("attempts %d, last %+v, %v", attempts, last, err)
+	}
+}
+
+// roundTrips counts what a connection sends: each query, batch and prepare
+// is at least one round trip.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (r *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+func tracedPool(tb testing.TB) (*pgxpool.Pool, *roundTrips) {
+	cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt := &roundTrips{}
+	cfg.ConnConfig.Tracer = rt
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool, rt
+}
+
+func TestRoundTripsPerCall(t *testing.T) {
+	pool, rt := tracedPool(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	args := map[string]any{"order_id": "#W1"}
+	// Warm the statement cache of every pooled connection.
+	for i := 0; i < 8; i++ {
+		_ = w.Copy(ctx, func(cp *Copy) error { cp.Call(ctx, "get_order", args); return nil })
+	}
+	var perCopy, perCall int64
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		start := rt.n.Load()
+		for i := 0; i < 10; i++ {
+			if r := cp.Call(ctx, "get_order", args); !r.OK {
+				t.Fatalf("%+v", r)
+			}
+		}
+		perCall = (rt.n.Load() - start) / 10
+		return nil
+	})
+	start := rt.n.Load()
+	_ = w.Copy(ctx, func(cp *Copy) error { return nil })
+	perCopy = rt.n.Load() - start
+	if perCall != 1 || perCopy != 2 {
+		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 2)", perCall, perCopy)
+	}
+}
+
+func BenchmarkCopyCall(b *testing.B) {
+	pool, rt := tracedPool(b)
+	w := open(b, pool, newContract(b, seeds), script.Options{})
+	ctx := context.Background()
+	args := map[string]any{"order_id": "#W1", "reason": "no longer needed"}
+	b.ResetTimer()
+	start := rt.n.Load()
+	for b.Loop() {
+		err := w.Copy(ctx, func(cp *Copy) error {
+			if r := cp.Call(ctx, "cancel_order", args); !r.OK {
+				return fmt.Errorf("%+v", r)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rt.n.Load()-start)/float64(b.N), "roundtrips/copy")
+}
