@@ -279,3 +279,19 @@ func appendFile(t testing.TB, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkLoad(b *testing.B) {
+	dirs := []string{"testdata/good"}
+	if _, err := os.Stat("../../examples/retail/contract.yaml"); err == nil {
+		dirs = append(dirs, "../../examples/retail")
+	}
+	for _, dir := range dirs {
+		b.Run(filepath.Base(dir), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := Load(dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

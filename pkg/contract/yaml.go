@@ -64,7 +64,7 @@ const (
 // positions keeps the lines cross-checks need, beside the Contract values
 // (tools[i] describes c.Tools[i], and so on).
 type positions struct {
-	toolsKey  int // line of "tools:", 0 when absent
+	toolsKey  int  // line of "tools:", 0 when absent
 	toolItems int  // entries under tools:
 	toolsBad  bool // tools: is not a list: references to tools cannot be checked
 	tools     []toolPos
