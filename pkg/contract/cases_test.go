@@ -120,6 +120,8 @@ func TestProblemCases(t *testing.T) {
 			[]string{"contract.yaml:55: unknown-param: log_only names \"summary\""}},
 		{"x-ref format", []edit{{Y, "x-ref: orders.id", "x-ref: orders"}},
 			[]string{"contract.yaml:46: bad-x-ref: cancel_pending_order.order_id: x-ref must be table.column"}},
+		{"x-ref hash", []edit{{Y, "order_id: {type: string, x-ref: orders.id}", "order_id:\n          type: string\n          x-ref: #orders.id"}},
+			[]string{"contract.yaml:48: unquoted-hash: cancel_pending_order.order_id: x-ref is null"}},
 		{"x-ref table", []edit{{Y, "x-ref: orders.id", "x-ref: order.id"}},
 			[]string{"contract.yaml:46: bad-x-ref: cancel_pending_order.order_id: x-ref order.id names table \"order\""}},
 		{"requires itself", []edit{{Y, "      - [find_user_id_by_email]\n", "      - [find_user_id_by_email, cancel_pending_order]\n"}},

@@ -1,7 +1,11 @@
 package contract
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -99,5 +103,44 @@ func TestProblems(t *testing.T) {
 	var none Problems
 	if none.Err() != nil || ps.Err() == nil {
 		t.Error("Err")
+	}
+}
+
+// TestCodesComplete: every Code constant is listed in Codes (which the docs
+// test and the fuzz target rely on), and Codes holds nothing else.
+func TestCodesComplete(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "problem.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			for _, v := range spec.(*ast.ValueSpec).Values {
+				if lit, ok := v.(*ast.BasicLit); ok {
+					s, _ := strconv.Unquote(lit.Value)
+					consts[s] = true
+				}
+			}
+		}
+	}
+	listed := map[string]bool{}
+	for _, c := range Codes {
+		if listed[c] {
+			t.Errorf("%s listed twice", c)
+		}
+		listed[c] = true
+		if !consts[c] {
+			t.Errorf("%s in Codes but not a constant", c)
+		}
+	}
+	for c := range consts {
+		if !listed[c] {
+			t.Errorf("constant %s missing from Codes", c)
+		}
 	}
 }

@@ -246,6 +246,10 @@ func (l *loader) checkXRefs(t *Tool, tp toolPos) {
 			continue
 		}
 		line := tp.xref[name]
+		if ref == nil && l.lineHasHash(line) {
+			l.r.add(ContractFile, line, CodeUnquotedHash, "%s.%s: x-ref is null because an unquoted # starts a comment; quote the value", t.Name, name)
+			continue
+		}
 		s, isStr := ref.(string)
 		table, column, dot := strings.Cut(s, ".")
 		if !isStr || !dot || table == "" || column == "" || strings.Contains(column, ".") {
@@ -387,7 +391,9 @@ func wantsString(p map[string]any) bool {
 	return p["type"] == nil && hasRef
 }
 
-func (l *loader) hashOnLine(n *yaml.Node) bool {
+func (l *loader) hashOnLine(n *yaml.Node) bool { return l.lineHasHash(n.Line) }
+
+func (l *loader) lineHasHash(line int) bool {
 	lines := strings.Split(string(l.files[ContractFile]), "\n")
-	return n.Line >= 1 && n.Line <= len(lines) && strings.Contains(lines[n.Line-1], "#")
+	return line >= 1 && line <= len(lines) && strings.Contains(lines[line-1], "#")
 }
