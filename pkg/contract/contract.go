@@ -74,7 +74,7 @@ type Tool struct {
 	Params      map[string]any `json:"params"` // JSON Schema, an object schema
 	// ParamOrder is the order params.properties are written in contract.yaml
 	// (a map loses it; prompts and probes want it).
-	ParamOrder       []string      `json:"-"`
+	ParamOrder       []string      `json:"param_order,omitempty"`
 	Requires         []Requirement `json:"requires,omitempty"`
 	Handler          string        `json:"handler"` // path relative to Dir
 	ChangesState     *bool         `json:"changes_state,omitempty"`
