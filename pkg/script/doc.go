@@ -12,7 +12,7 @@
 //     Go stack of the interpreter stays small,
 //   - an allocation budget (Options.MaxAlloc) charged by every operation that
 //     can grow data faster than one element per step: the binary operators
-//   - * % and their augmented forms (rewritten at compile time into checked
+//     plus, times and percent and their augmented forms (rewritten at compile time into checked
 //     calls), the string methods join, replace, format, split, splitlines,
 //     elems, codepoints and the list/dict/set methods extend, update, union,
 //     and the builtins str, repr, list, tuple, dict, set, sorted, zip,

@@ -25,7 +25,7 @@ const DefaultNow = "2026-01-01T09:00:00Z"
 const (
 	DefaultMaxSteps  = 1_000_000
 	DefaultTimeout   = 2 * time.Second
-	DefaultMaxDepth  = 200
+	DefaultMaxDepth  = 500
 	DefaultMaxAlloc  = 256 << 20
 	DefaultMaxResult = 1 << 20
 	DefaultMaxRows   = 10_000

@@ -100,7 +100,7 @@ func checkSQL(sql string, readOnly bool) error {
 		case c == '$' && i+1 < len(s) && !isDigit(s[i+1]):
 			// $tag$ ... $tag$
 			j := i + 1
-			for j < len(s) && isIdentByte(s[j]) {
+			for j < len(s) && isIdentByte(s[j]) && s[j] != '$' {
 				j++
 			}
 			if j >= len(s) || s[j] != '$' {
