@@ -787,3 +787,44 @@ func BenchmarkCopyCall(b *testing.B) {
 	}
 	b.ReportMetric(float64(rt.n.Load()-start)/float64(b.N), "roundtrips/copy")
 }
+
+// Two copies that lock the same rows in opposite orders deadlock for real;
+// Postgres aborts one and its copy is run again.
+func TestRealDeadlockIsRetried(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	var barrier sync.WaitGroup
+	barrier.Add(2)
+	var attempts [2]atomic.Int32
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	order := [2][2]string{{"#W1", "#W2"}, {"#W2", "#W1"}}
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = w.Copy(ctx, func(cp *Copy) error {
+				first := attempts[g].Add(1) == 1
+				if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'x' WHERE id = $1", order[g][0]); err != nil {
+					return err
+				}
+				if first {
+					barrier.Done()
+					barrier.Wait() // both hold their first row
+				}
+				_, err := cp.Exec(ctx, "UPDATE orders SET status = 'y' WHERE id = $1", order[g][1])
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	for g, err := range errs {
+		if err != nil {
+			t.Errorf("copy %d: %v", g, err)
+		}
+	}
+	if total := attempts[0].Load() + attempts[1].Load(); total < 3 {
+		t.Errorf("no copy was retried (%d attempts): was there a deadlock?", total)
+	}
+}
