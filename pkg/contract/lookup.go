@@ -77,14 +77,18 @@ func (c *Contract) Gated() []string {
 	return out
 }
 
-// RefOf says which record an argument names (CONTRACT.md "Probes"): its
-// x-ref when it has one; else the one table whose single-column primary key
-// is named like the argument (user_id -> users.user_id; a bare "id" shared by
-// many tables settles nothing); else a table named
-// after the argument's prefix with primary key id (order_id -> orders.id);
-// else the column a same-named foreign-key column references
-// (user_id -> users.id when some table's user_id references it). Free-text
-// arguments (a member number, an email) are not references: ok is false.
+// RefOf says which record an argument names (CONTRACT.md "Probes"):
+//
+//  1. its x-ref when it has one ("x-ref: false" says it names none);
+//  2. else the one table whose single-column primary key has the argument's
+//     name, when the name ends in _id or the table is named after it
+//     (user_id -> users.user_id; an "email" that happens to be some table's
+//     key is still free text);
+//  3. else <noun>_id -> <nouns>.id (order_id -> orders.id);
+//  4. else the column a same-named foreign-key column references (user_id ->
+//     users.id when some table's user_id references it).
+//
+// Anything else (a member number, an email) is free text: ok is false.
 func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 	t := c.Tool(tool)
 	if t == nil {
@@ -94,30 +98,31 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 	if p == nil {
 		return "", "", false
 	}
-	if ref, isStr := p["x-ref"].(string); isStr {
+	switch ref := p["x-ref"].(type) {
+	case string:
 		table, column, ok = strings.Cut(ref, ".")
 		return table, column, ok && table != "" && column != ""
+	case bool:
+		return "", "", false
 	}
-	// 1. A primary key of exactly that name.
+	stem, isID := strings.CutSuffix(param, "_id")
 	var pkMatches []string
 	for _, tab := range c.Tables {
-		if len(tab.PrimaryKey) == 1 && tab.PrimaryKey[0] == param {
+		if len(tab.PrimaryKey) == 1 && tab.PrimaryKey[0] == param && (isID || tableNamedFor(tab.Name, stem)) {
 			pkMatches = append(pkMatches, tab.Name)
 		}
 	}
 	if len(pkMatches) == 1 {
 		return pkMatches[0], param, true
 	}
-	// Several tables share the key name (typically "id"): only a table named
-	// after the argument settles which.
-	if prefix, found := strings.CutSuffix(param, "_id"); found && len(pkMatches) > 1 {
-		for _, name := range pkMatches {
-			if tableNamedFor(name, prefix) {
-				return name, param, true
-			}
+	// Several tables share the key name: only a table named after the
+	// argument settles which.
+	for _, name := range pkMatches {
+		if tableNamedFor(name, stem) {
+			return name, param, true
 		}
 	}
-	// 2. <noun>_id -> <nouns>.id
+	// 3. <noun>_id -> <nouns>.id
 	if prefix, found := strings.CutSuffix(param, "_id"); found && prefix != "" {
 		for _, tab := range c.Tables {
 			if tableNamedFor(tab.Name, prefix) && len(tab.PrimaryKey) == 1 && tab.PrimaryKey[0] == "id" {
@@ -125,7 +130,7 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 			}
 		}
 	}
-	// 3. A foreign-key column of that name anywhere.
+	// 4. A foreign-key column of that name anywhere.
 	for _, tab := range c.Tables {
 		if col := tab.Column(param); col != nil && col.References != "" {
 			table, column, ok = strings.Cut(col.References, ".")

@@ -49,6 +49,9 @@ func TestRefOf(t *testing.T) {
 			{Name: "accounts", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}}},
 			{Name: "tickets", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}, {Name: "owner_ref", References: "accounts.id"}}},
 			{Name: "members", PrimaryKey: []string{"id"}, Columns: []Column{{Name: "id"}, {Name: "member_number"}}},
+			{Name: "logins", PrimaryKey: []string{"email"}, Columns: []Column{{Name: "email"}}},
+			{Name: "promos", PrimaryKey: []string{"code"}, Columns: []Column{{Name: "code"}}},
+			{Name: "promo", PrimaryKey: []string{"promo"}, Columns: []Column{{Name: "promo"}}},
 		},
 		Tools: []Tool{{Name: "t", Params: map[string]any{"type": "object", "properties": map[string]any{
 			"order_id":      param(map[string]any{"type": "string"}),
@@ -59,6 +62,9 @@ func TestRefOf(t *testing.T) {
 			"email":         param(map[string]any{"type": "string"}),
 			"target":        param(map[string]any{"type": "string", "x-ref": "users.email"}),
 			"id":            param(map[string]any{"type": "string"}),
+			"code":          param(map[string]any{"type": "string"}),
+			"promo":         param(map[string]any{"type": "string"}),
+			"free_user_id":  param(map[string]any{"type": "string", "x-ref": false}),
 		}}}},
 	}
 	for _, tc := range []struct {

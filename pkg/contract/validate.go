@@ -250,10 +250,13 @@ func (l *loader) checkXRefs(t *Tool, tp toolPos) {
 			l.r.add(ContractFile, line, CodeUnquotedHash, "%s.%s: x-ref is null because an unquoted # starts a comment; quote the value", t.Name, name)
 			continue
 		}
+		if ref == false {
+			continue // declared free text
+		}
 		s, isStr := ref.(string)
 		table, column, dot := strings.Cut(s, ".")
 		if !isStr || !dot || table == "" || column == "" || strings.Contains(column, ".") {
-			l.r.add(ContractFile, line, CodeBadXRef, "%s.%s: x-ref must be table.column, got %v", t.Name, name, ref)
+			l.r.add(ContractFile, line, CodeBadXRef, "%s.%s: x-ref must be table.column (or false: names no record), got %v", t.Name, name, ref)
 			continue
 		}
 		if !l.schemaOK {
