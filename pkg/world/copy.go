@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,8 +26,11 @@ type Copy struct {
 	schema string
 	sp     int
 	stmts  *knownStmts // statements that prepared on this connection
-	retry  bool        // a serialization failure or deadlock was seen: the work reruns
-	broken error       // the transaction cannot be used any more
+	// opening holds BEGIN and the SET LOCALs until they can travel with the
+	// first statement; nil once the transaction is open.
+	opening []string
+	retry   bool  // a serialization failure or deadlock was seen: the work reruns
+	broken  error // the transaction cannot be used any more
 }
 
 // CallResult is one tool call as the world ran it.
@@ -85,30 +89,66 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// begin opens a copy on schema in one round trip.
+// begin prepares a copy on schema. Nothing is sent yet: BEGIN and the
+// SET LOCALs travel with the copy's first statement, and a copy that sends
+// nothing costs no round trip at all.
 func (w *World) begin(ctx context.Context, schema string) (*Copy, error) {
 	conn, err := w.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("world %s: %w", w.schema, err)
 	}
-	setup := fmt.Sprintf("BEGIN; SET LOCAL search_path TO %s; SET LOCAL ROLE %s; SET LOCAL statement_timeout = %d; SET LOCAL TimeZone = 'UTC'",
-		schema, w.role, w.opts.StatementTimeout.Milliseconds())
-	if _, err := conn.Exec(ctx, setup); err != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the pool drops closed conns
-		conn.Release()
-		return nil, fmt.Errorf("world %s: begin copy: %w", w.schema, err)
-	}
-	return &Copy{w: w, conn: conn, schema: schema, stmts: w.known(conn.Conn())}, nil
+	return &Copy{w: w, conn: conn, schema: schema, stmts: w.known(conn.Conn()), opening: []string{
+		"BEGIN",
+		"SET LOCAL search_path TO " + schema,
+		"SET LOCAL ROLE " + w.role,
+		"SET LOCAL statement_timeout = " + strconv.FormatInt(w.opts.StatementTimeout.Milliseconds(), 10),
+		"SET LOCAL TimeZone = 'UTC'",
+	}}, nil
 }
 
 func (cp *Copy) end(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, err := cp.conn.Exec(ctx, "ROLLBACK"); err != nil {
-		cp.conn.Conn().Close(ctx) //nolint:errcheck // never hand back a connection in a transaction
+	if cp.opening == nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := cp.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			cp.conn.Conn().Close(ctx) //nolint:errcheck // never hand back a connection in a transaction
+		}
 	}
 	cp.conn.Release()
 	cp.broken = errors.New("copy is closed")
+}
+
+// simple sends sql (no parameters) with the simple protocol, opening the
+// transaction first if this is the copy's first statement.
+func (cp *Copy) simple(ctx context.Context, sql string) error {
+	if cp.opening != nil {
+		sql = strings.Join(cp.opening, "; ") + "; " + sql
+		cp.opening = nil // from here on a transaction is open (or the copy is broken)
+	}
+	_, err := cp.conn.Exec(ctx, sql)
+	return err
+}
+
+// opened returns b with the transaction's opening statements in front when
+// nothing was sent yet.
+func (cp *Copy) opened(ctx context.Context, b *pgx.Batch) (*pgx.Batch, error) {
+	if cp.opening == nil {
+		return b, nil
+	}
+	for _, q := range b.QueuedQueries {
+		// pgx prepares a batch's new statements before running any of it,
+		// so one that was never prepared here would be resolved before the
+		// search_path is set: open the transaction on its own first.
+		if strings.HasPrefix(q.SQL, cp.w.tag) && !cp.stmts.has(q.SQL) {
+			return b, cp.simple(ctx, "SELECT 1")
+		}
+	}
+	qs := make([]*pgx.QueuedQuery, 0, len(cp.opening)+len(b.QueuedQueries))
+	for _, sql := range cp.opening {
+		qs = append(qs, &pgx.QueuedQuery{SQL: sql})
+	}
+	cp.opening = nil
+	return &pgx.Batch{QueuedQueries: append(qs, b.QueuedQueries...)}, nil
 }
 
 // World is the world this is a copy of.
@@ -149,7 +189,7 @@ func pgArgs(args []any) []any {
 func (cp *Copy) rollbackTo(ctx context.Context, sp string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if _, err := cp.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+sp+"; RELEASE SAVEPOINT "+sp); err != nil {
+	if err := cp.simple(ctx, "ROLLBACK TO SAVEPOINT "+sp+"; RELEASE SAVEPOINT "+sp); err != nil {
 		cp.broken = fmt.Errorf("copy unusable: %w", err)
 		return cp.broken
 	}
@@ -230,7 +270,7 @@ func (cp *Copy) savepoint(ctx context.Context, sp string, sqls ...string) (*pgx.
 	b := &pgx.Batch{}
 	for _, s := range sqls {
 		if !cp.stmts.has(s) {
-			if _, err := cp.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
+			if err := cp.simple(ctx, "SAVEPOINT "+sp); err != nil {
 				cp.broken = fmt.Errorf("copy unusable: %w", err)
 				return nil, cp.note(err)
 			}
@@ -243,6 +283,10 @@ func (cp *Copy) savepoint(ctx context.Context, sp string, sqls ...string) (*pgx.
 
 // send runs a batch; its statements are known to prepare once it succeeds.
 func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
+	b, err := cp.opened(ctx, b)
+	if err != nil {
+		return cp.note(err)
+	}
 	if err := cp.conn.SendBatch(ctx, b).Close(); err != nil {
 		return cp.note(err)
 	}
@@ -289,36 +333,19 @@ func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error
 	if err != nil {
 		return err
 	}
-	for _, st := range stmts {
-		b.Queue(cp.w.tag+st.SQL, pgArgs(st.Args)...)
+	failed := -1
+	for i, st := range stmts {
+		q := b.Queue(cp.w.tag+st.SQL, pgArgs(st.Args)...)
+		q.Fn = func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			if err != nil && failed < 0 {
+				failed = i
+			}
+			return err
+		}
 	}
 	b.Queue("RELEASE SAVEPOINT " + sp)
-	br := cp.conn.SendBatch(ctx, b)
-	failed := -1
-	var ferr error
-	if b.QueuedQueries[0].SQL != "SAVEPOINT "+sp {
-		// the savepoint went ahead on its own
-	} else if _, err := br.Exec(); err != nil {
-		ferr = err
-	}
-	if ferr == nil {
-		for i := range stmts {
-			if _, err := br.Exec(); err != nil {
-				failed, ferr = i, err
-				break
-			}
-		}
-		if ferr == nil {
-			_, ferr = br.Exec()
-		}
-	}
-	cerr := br.Close()
-	if ferr == nil {
-		ferr = cerr
-	}
-	if ferr == nil {
-		cp.markKnown(b)
-	}
+	ferr := cp.send(ctx, b)
 	if ferr != nil {
 		cp.note(ferr)
 		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/suitegen/suitegen/pkg/script"
 )
 
@@ -43,35 +45,35 @@ func (cp *Copy) State(ctx context.Context) (State, error) {
 	if cp.w.stateSQL == "" {
 		return st, nil
 	}
-	rows, err := cp.conn.Query(ctx, cp.w.stateSQL)
-	if err != nil {
-		return st, cp.note(fmt.Errorf("world state: %w", err))
-	}
-	defer rows.Close()
-	i := 0
-	for rows.Next() {
-		var name, doc string
-		if err := rows.Scan(&name, &doc); err != nil {
-			return st, fmt.Errorf("world state: %w", err)
-		}
-		v, err := script.DecodeJSON([]byte(doc))
-		if err != nil {
-			return st, fmt.Errorf("world state: %s: %w", name, err)
-		}
-		ts := TableState{Name: name, Rows: []map[string]any{}}
-		if i < len(cp.w.tables) && cp.w.tables[i].name == name {
-			ts.Key = cp.w.tables[i].key
-		}
-		for _, r := range v.([]any) {
-			if m, ok := r.(map[string]any); ok {
-				ts.Rows = append(ts.Rows, m)
+	b := &pgx.Batch{}
+	b.Queue(cp.w.stateSQL).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		i := 0
+		for rows.Next() {
+			var name, doc string
+			if err := rows.Scan(&name, &doc); err != nil {
+				return err
 			}
+			v, err := script.DecodeJSON([]byte(doc))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			ts := TableState{Name: name, Rows: []map[string]any{}}
+			if i < len(cp.w.tables) && cp.w.tables[i].name == name {
+				ts.Key = cp.w.tables[i].key
+			}
+			for _, r := range v.([]any) {
+				if m, ok := r.(map[string]any); ok {
+					ts.Rows = append(ts.Rows, m)
+				}
+			}
+			st.Tables = append(st.Tables, ts)
+			i++
 		}
-		st.Tables = append(st.Tables, ts)
-		i++
-	}
-	if err := rows.Err(); err != nil {
-		return st, cp.note(fmt.Errorf("world state: %w", err))
+		return rows.Err()
+	})
+	if err := cp.send(ctx, b); err != nil {
+		return State{}, fmt.Errorf("world state: %w", err)
 	}
 	return st, nil
 }
