@@ -109,6 +109,10 @@ func SchemaName(worldSHA256 string) (string, error) {
 	return "w_" + h, nil
 }
 
+// markerLockKey is the advisory lock taken while creating the marker table
+// ("suitegen" in ASCII).
+const markerLockKey int64 = 0x7375697465676e
+
 const markerTable = `CREATE TABLE IF NOT EXISTS public.suitegen_worlds (
 	schema          text PRIMARY KEY,
 	contract_sha256 text NOT NULL,
@@ -151,16 +155,17 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 // create builds the world under an advisory lock unless another process has
 // finished it first.
 func (w *World) create(ctx context.Context) error {
-	// Two databases' worth of CREATE TABLE IF NOT EXISTS can still collide on
-	// the catalog's unique index; retry those few.
-	for i := 0; ; i++ {
-		_, err := w.pool.Exec(ctx, markerTable)
-		if err == nil {
-			break
+	// Concurrent CREATE TABLE IF NOT EXISTS can still collide on the
+	// catalog's unique indexes, so the marker table is made under a lock of
+	// its own.
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, markerLockKey); err != nil {
+			return err
 		}
-		if i < 3 && (isCode(err, "23505") || isCode(err, "42P07")) {
-			continue
-		}
+		_, err := tx.Exec(ctx, markerTable)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("open world %s: marker table: %w", w.schema, err)
 	}
 	tx, err := w.pool.Begin(ctx)
