@@ -17,7 +17,7 @@ import (
 // circumstance for the caller.
 func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario, bool) {
 	spec := bk.Spec
-	i := spec.Base + k
+	i := spec.Index(k)
 	per := plan.Person(p.c, i)
 	number := 7000 + i
 	tool := p.c.Tool(spec.Tool)

@@ -209,3 +209,18 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 	}
 	return out, nil
 }
+
+// Raise sets a bucket's want and spec (a planner topping up a short run) and
+// reopens it when it was done. A claimed or blocked bucket is left alone.
+func (s *Store) Raise(ctx context.Context, run, id string, want int, spec json.RawMessage) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4,
+			state = CASE WHEN state = 'done' THEN 'open' ELSE state END
+		WHERE run_id = $1 AND id = $2 AND state IN ('open', 'done') AND claimed_by IS NULL`, run, id, want, spec)
+	if err != nil {
+		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, ErrNotFound)
+	}
+	return nil
+}

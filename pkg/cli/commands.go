@@ -95,10 +95,10 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.New(ctx, st.DatabaseURL)
+	pool, err := engine.Pool(ctx, st.DatabaseURL, 1)
 	if err != nil {
 		_ = st.Stop(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("database: %w", err)
+		return nil, err
 	}
 	if err := migrate.Apply(ctx, pool); err != nil {
 		pool.Close()

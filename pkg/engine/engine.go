@@ -170,3 +170,21 @@ func (c *Cache) Get(ctx context.Context, sha string) (*Engine, error) {
 	c.m[sha] = e
 	return e, nil
 }
+
+// Pool connects to the database with room for writers: a proof may hold two
+// connections at once (its copy and, when a check reads world.before, the
+// before copy), so a pool smaller than twice the writers can deadlock.
+func Pool(ctx context.Context, url string, writers int) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("engine: database URL: %w", err)
+	}
+	if need := int32(2*writers + 8); cfg.MaxConns < need {
+		cfg.MaxConns = need
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("engine: database: %w", err)
+	}
+	return pool, nil
+}

@@ -166,11 +166,23 @@ func (g *Graph) Ref(t *contract.Tool, name string) (table, column string, ok boo
 // values rotate with the case's ordinal. The boolean is false when a required
 // argument could not be filled.
 func (g *Graph) Fill(t *contract.Tool, b Bound) (map[string]any, bool) {
+	return g.fill(t, b, false)
+}
+
+// Owns reports whether every required argument of a tool can be filled from
+// the case's own rows alone (no stand-in from elsewhere in the seed): among
+// alternative ways to satisfy a precondition, the one the case can answer.
+func (g *Graph) Owns(t *contract.Tool, b Bound) bool {
+	_, ok := g.fill(t, b, true)
+	return ok
+}
+
+func (g *Graph) fill(t *contract.Tool, b Bound, strict bool) (map[string]any, bool) {
 	args := map[string]any{}
 	req := Required(t)
 	complete := true
 	for _, name := range ParamNames(t) {
-		v, ok := g.fillOne(t, name, b)
+		v, ok := g.fillOne(t, name, b, strict)
 		if !ok {
 			if req[name] {
 				complete = false
@@ -191,21 +203,27 @@ func (g *Graph) isKeyLike(t *contract.Tool, name string) bool {
 	return ok
 }
 
-func (g *Graph) fillOne(t *contract.Tool, name string, b Bound) (any, bool) {
+func (g *Graph) fillOne(t *contract.Tool, name string, b Bound, strict bool) (any, bool) {
 	p := paramSchema(t, name)
 	typ, _ := p["type"].(string)
 	if tb, col, ok := g.Ref(t, name); ok {
 		rows := b.Rows[tb]
 		if typ == "array" {
-			if len(rows) == 0 {
-				return nil, false
+			if len(rows) > 0 && rows[0][col] != nil {
+				return []any{rows[0][col]}, true
 			}
-			return []any{rows[0][col]}, true
+			if r := g.related(tb, b); !strict && r != nil && r[col] != nil {
+				return []any{r[col]}, true
+			}
+			return nil, false
 		}
 		if len(rows) > 0 && rows[0][col] != nil {
 			return rows[0][col], true
 		}
 		// Not owned by the case: a seed row linked to the case's rows.
+		if strict {
+			return nil, false
+		}
 		if r := g.related(tb, b); r != nil && r[col] != nil {
 			return r[col], true
 		}
@@ -225,6 +243,9 @@ func (g *Graph) fillOne(t *contract.Tool, name string, b Bound) (any, bool) {
 				return r[name], true
 			}
 		}
+	}
+	if strict {
+		return nil, false
 	}
 	switch typ {
 	case "string", "":

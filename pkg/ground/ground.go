@@ -204,6 +204,20 @@ func (g *Graph) LowCardinality(table string, max int) map[string][]string {
 	return out
 }
 
+type item struct {
+	table string
+	row   Row
+}
+
+// sortByTable orders items by their table's place in schema.sql, stably.
+func sortByTable[T any](g *Graph, xs []T, table func(T) string) {
+	pos := map[string]int{}
+	for i, t := range g.C.Tables {
+		pos[t.Name] = i
+	}
+	sort.SliceStable(xs, func(i, j int) bool { return pos[table(xs[i])] < pos[table(xs[j])] })
+}
+
 // Setup is what Mint produces: statements that insert fresh copies of a target
 // record, its owner and their dependent rows, and the new keys.
 type Setup struct {
@@ -231,10 +245,6 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 	}
 	cl := g.C.Caller
 	owner := g.Owner(table, target)
-	type item struct {
-		table string
-		row   Row
-	}
 	// Collect the rows to copy: target, owner, then every row that points at a
 	// copied row, except other rows of the target's table and other callers.
 	chosen := map[string]map[string]Row{}
@@ -321,28 +331,22 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 		return nil, fmt.Errorf("ground: minting %s would copy %d rows", table, len(order))
 	}
 
-	// New keys for every copied row with a single-column key.
-	newKey := map[string]map[string]any{}
-	seq := map[string]int{} // rows minted per table: the first keeps the scenario's number as is
-	for _, it := range order {
-		pk := g.PK(it.table)
-		if pk == "" {
-			continue
+	// Copy rows parents first, so a child's foreign keys (and a key that is
+	// itself a foreign key, like a code keyed by phone number) follow the
+	// values their parents were given.
+	sortByTable(g, order, func(it item) string { return it.table })
+	remap := map[string]map[string]any{} // "table.column" -> old text -> new value
+	note := func(t, col string, old, nu any) {
+		if Text(old) == Text(nu) {
+			return
 		}
-		old := it.row[pk]
-		var nk any
-		if cl != nil && it.table == cl.Table && pk == cl.Key {
-			nk = personKey(old, p)
-		} else {
-			nk = mintValue(old, p.Number, seq[it.table])
-			seq[it.table]++
+		k := t + "." + col
+		if remap[k] == nil {
+			remap[k] = map[string]any{}
 		}
-		if newKey[it.table] == nil {
-			newKey[it.table] = map[string]any{}
-		}
-		newKey[it.table][Text(old)] = nk
+		remap[k][Text(old)] = nu
 	}
-
+	seq := map[string]int{} // rows minted per table: the first keeps the scenario's number as is
 	s := &Setup{Minted: map[string]map[string]Row{}}
 	byTable := map[string][]Row{}
 	for _, it := range order {
@@ -350,21 +354,27 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 		for k, v := range it.row {
 			nr[k] = v
 		}
-		if pk := g.PK(it.table); pk != "" {
-			nr[pk] = newKey[it.table][Text(it.row[pk])]
-			if Text(nr[pk]) != "" {
-				s.Codes = append(s.Codes, Text(nr[pk]))
-			}
-		}
 		for _, fk := range g.fks[it.table] {
-			if m := newKey[fk.RefTable]; m != nil && fk.RefColumn == g.PK(fk.RefTable) {
-				if nk, ok := m[Text(it.row[fk.Column])]; ok && it.row[fk.Column] != nil {
-					nr[fk.Column] = nk
-				}
+			if nv, ok := remap[fk.RefTable+"."+fk.RefColumn][Text(it.row[fk.Column])]; ok && it.row[fk.Column] != nil {
+				nr[fk.Column] = nv
 			}
 		}
-		if cl != nil && it.table == cl.Table {
+		pk := g.PK(it.table)
+		switch {
+		case cl != nil && it.table == cl.Table:
 			rename(nr, p)
+			if pk != "" {
+				nr[pk] = personKey(it.row[pk], p)
+			}
+		case pk != "" && Text(nr[pk]) == Text(it.row[pk]):
+			nr[pk] = mintValue(it.row[pk], p.Number, seq[it.table])
+			seq[it.table]++
+		}
+		for k, v := range nr {
+			note(it.table, k, it.row[k], v)
+		}
+		if pk != "" && Text(nr[pk]) != "" {
+			s.Codes = append(s.Codes, Text(nr[pk]))
 		}
 		if s.Minted[it.table] == nil {
 			s.Minted[it.table] = map[string]Row{}

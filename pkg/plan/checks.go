@@ -29,6 +29,9 @@ func (p *Plan) Measure(c *contract.Contract) Coverage {
 		Outcomes: map[string]int{}, Kinds: map[string]int{}}
 	cells, ucs, rules, named := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, b := range p.Buckets {
+		if b.Want == 0 {
+			continue
+		}
 		cells[b.Cell] = true
 		ucs[b.UseCase] = true
 		for _, r := range b.Spec.Rules {

@@ -47,6 +47,21 @@ type Spec struct {
 	Templates []string `json:"templates,omitempty"` // keys of seed rows at that level, in order
 	Rules     []string `json:"rules,omitempty"`     // hard rules this bucket tests
 	Base      int      `json:"base"`                // index of this bucket's first scenario in the suite
+	// Capacity is the bucket's derived want before the plan was sized to the
+	// ask; Sized its want then. A top-up raises want up to Capacity, and the
+	// scenarios past Sized take indices from TopUp on.
+	Capacity int `json:"capacity"`
+	Sized    int `json:"sized"`
+	TopUp    int `json:"top_up,omitempty"`
+}
+
+// Index is the suite-wide index of a bucket's k-th scenario: it deals the
+// caller and the numbers of minted codes, so it is unique in a run.
+func (s Spec) Index(k int) int {
+	if k < s.Sized {
+		return s.Base + k
+	}
+	return s.TopUp + (k - s.Sized)
 }
 
 // Bucket is a kind of case in one cell.
@@ -130,7 +145,7 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 			continue
 		}
 		table := targetTable(g, tool)
-		spec := Spec{Tools: tools, Tool: acting, Gated: gatedChain(c, acting), Handoff: handoff, Table: table}
+		spec := Spec{Tools: tools, Tool: acting, Gated: gatedChain(c, acting, nil), Handoff: handoff, Table: table}
 		levels, axis, err := probe(ctx, g, t, tool, table, opts.MaxProbe)
 		if err != nil {
 			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
@@ -184,17 +199,19 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 	for i := range all {
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
+		all[i].Spec.Capacity = all[i].Want
 		p.Capacity += all[i].Want
 	}
 	p.Buckets = size(all, opts.Asked, opts.Steer)
 	base := 0
 	for i := range p.Buckets {
 		p.Buckets[i].Spec.Base = base
+		p.Buckets[i].Spec.Sized = p.Buckets[i].Want
 		base += p.Buckets[i].Want
 	}
 	seen := map[string]bool{}
 	for _, b := range p.Buckets {
-		if !seen[b.Theme] {
+		if b.Want > 0 && !seen[b.Theme] {
 			seen[b.Theme] = true
 			p.Themes = append(p.Themes, b.Theme)
 		}
@@ -238,9 +255,10 @@ func targetTable(g *ground.Graph, t *contract.Tool) string {
 	return ""
 }
 
-// gatedChain is the calls that must come before a tool: for each requirement
-// the first tool of its any-of list, recursively, in call order.
-func gatedChain(c *contract.Contract, tool string) []string {
+// gatedChain is the calls that must come before a tool, in call order: for
+// each requirement one of its tools (the first the case can answer from its
+// own records, else the first listed), recursively.
+func gatedChain(c *contract.Contract, tool string, owns func(*contract.Tool) bool) []string {
 	var out []string
 	seen := map[string]bool{tool: true}
 	var walk func(string, int)
@@ -250,10 +268,23 @@ func gatedChain(c *contract.Contract, tool string) []string {
 			return
 		}
 		for _, r := range t.Requires {
-			if len(r.AnyOf) == 0 || seen[r.AnyOf[0]] {
+			if len(r.AnyOf) == 0 {
 				continue
 			}
 			pick := r.AnyOf[0]
+			for _, alt := range r.AnyOf {
+				if at := c.Tool(alt); at != nil && owns != nil && owns(at) {
+					pick = alt
+					break
+				}
+			}
+			already := false
+			for _, alt := range r.AnyOf {
+				already = already || seen[alt]
+			}
+			if already {
+				continue
+			}
 			seen[pick] = true
 			walk(pick, depth+1)
 			out = append(out, pick)
@@ -273,14 +304,11 @@ type level struct {
 // separates "answered" from "refused". Without such a column, every row is one
 // level whose outcome is the majority.
 func probe(ctx context.Context, g *ground.Graph, t Trier, tool *contract.Tool, table string, max int) ([]level, *Axis, error) {
-	rows := g.Rows(table)
 	pk := g.PK(table)
-	if table == "" || pk == "" || len(rows) == 0 {
+	if table == "" || pk == "" || len(g.Rows(table)) == 0 {
 		return nil, nil, nil
 	}
-	if len(rows) > max {
-		rows = rows[:max]
-	}
+	rows := sample(g, table, max)
 	outcome := map[string]string{}
 	var keys []string
 	for i, r := range rows {
@@ -379,14 +407,71 @@ func probe(ctx context.Context, g *ground.Graph, t Trier, tool *contract.Tool, t
 	if len(ok) > 0 {
 		out = append(out, level{outcome: "succeed", templates: ok})
 	}
+	if len(refused) > 0 && len(ok) == 0 {
+		out = append(out, level{outcome: "refuse", templates: refused})
+	}
 	return out, nil, nil
+}
+
+// sample picks the rows a use case is rehearsed on: a few at every level of
+// every candidate axis (so a rare state is not missed), then the first rows,
+// in seed order, at most max.
+func sample(g *ground.Graph, table string, max int) []ground.Row {
+	rows := g.Rows(table)
+	if len(rows) <= max {
+		return rows
+	}
+	pk := g.PK(table)
+	picked := map[string]bool{}
+	var out []ground.Row
+	take := func(r ground.Row) {
+		k := ground.Text(r[pk])
+		if !picked[k] && len(out) < max {
+			picked[k] = true
+			out = append(out, r)
+		}
+	}
+	cols := g.LowCardinality(table, 8)
+	names := make([]string, 0, len(cols))
+	for n := range cols {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	per := max / 2 / (1 + len(names))
+	if per < 2 {
+		per = 2
+	}
+	for _, col := range names {
+		for _, lv := range cols[col] {
+			n := 0
+			for _, r := range rows {
+				if n >= per {
+					break
+				}
+				if ground.Text(r[col]) == lv {
+					take(r)
+					n++
+				}
+			}
+		}
+	}
+	for _, r := range rows {
+		take(r)
+	}
+	// Seed order, so templates stay in a stable, readable order.
+	pos := map[string]int{}
+	for i, r := range rows {
+		pos[ground.Text(r[pk])] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool { return pos[ground.Text(out[i][pk])] < pos[ground.Text(out[j][pk])] })
+	return out
 }
 
 // Chain is the call sequence that performs a tool for a case: its
 // preconditions (first choice of each requirement), then the tool itself.
 func Chain(g *ground.Graph, tool *contract.Tool, b ground.Bound) ([]scenario.Call, bool) {
 	var calls []scenario.Call
-	for _, name := range gatedChain(g.C, tool.Name) {
+	for _, name := range gatedChain(g.C, tool.Name, func(t *contract.Tool) bool { return g.Owns(t, b) }) {
 		t := g.C.Tool(name)
 		args, ok := g.Fill(t, b)
 		if !ok {
@@ -561,12 +646,12 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 			}
 		}
 	}
-	var out []Bucket
+	// Buckets granted nothing stay in the plan with want 0: a top-up may
+	// need them when others block.
+	out := make([]Bucket, len(all))
 	for i, b := range all {
-		if granted[i] > 0 {
-			b.Want = granted[i]
-			out = append(out, b)
-		}
+		b.Want = granted[i]
+		out[i] = b
 	}
 	return out
 }

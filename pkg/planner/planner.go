@@ -195,7 +195,11 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 		if _, err := p.cfg.Store.Fold(ctx, p.cfg.RunID, p.cfg.MaxAttempts); err != nil {
 			return res, fmt.Errorf("planner: fold: %w", err)
 		}
-		if dealt == 0 {
+		raised, err := p.topUp(ctx, run.Asked)
+		if err != nil {
+			return res, err
+		}
+		if dealt == 0 && raised == 0 {
 			break
 		}
 	}
@@ -306,7 +310,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, e
 			var spec plan.Spec
 			_ = json.Unmarshal(b.Spec, &spec)
 			for k := b.Done; k < b.Want; k++ {
-				indices = append(indices, spec.Base+k)
+				indices = append(indices, spec.Index(k))
 			}
 			outstanding += b.Want - b.Done
 			msg.Buckets = append(msg.Buckets, &suitegenv1.BucketAssignment{BucketId: b.ID, Cell: b.Cell, UseCase: b.UseCase,
@@ -400,4 +404,85 @@ func (p *Planner) Gap(ctx context.Context, reason string) (int, error) {
 		return n, err
 	}
 	return n, nil
+}
+
+// topUp keeps "asking for N returns N": what blocked buckets will not write
+// is re-dealt to buckets with spare capacity, one at a time across use cases
+// in plan order, so the same ledger always tops up the same way. It returns
+// how many scenarios it added to wants.
+func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
+	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
+	if err != nil {
+		return 0, err
+	}
+	committed, next := 0, 0
+	specs := make([]plan.Spec, len(bs))
+	for i, b := range bs {
+		if err := json.Unmarshal(b.Spec, &specs[i]); err != nil {
+			return 0, fmt.Errorf("planner: bucket %s spec: %w", b.ID, err)
+		}
+		if b.State == "blocked" {
+			committed += min(b.Done, b.Want)
+		} else {
+			committed += b.Want
+		}
+		sp := specs[i]
+		next = max(next, sp.Base+sp.Sized, sp.TopUp+max(sp.Capacity-sp.Sized, 0))
+	}
+	short := asked - committed
+	if short <= 0 {
+		return 0, nil
+	}
+	raise := map[int]int{} // bucket index -> added
+	var order []string
+	byUC := map[string][]int{}
+	for i, b := range bs {
+		if b.State == "blocked" || b.State == "claimed" || specs[i].Capacity <= b.Want {
+			continue
+		}
+		if _, ok := byUC[b.UseCase]; !ok {
+			order = append(order, b.UseCase)
+		}
+		byUC[b.UseCase] = append(byUC[b.UseCase], i)
+	}
+	for added := 0; added < short; {
+		progress := false
+		for _, uc := range order {
+			for _, i := range byUC[uc] {
+				if bs[i].Want+raise[i] < specs[i].Capacity {
+					raise[i]++
+					added++
+					progress = true
+					break
+				}
+			}
+			if added >= short {
+				break
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	total := 0
+	for i := range bs {
+		n := raise[i]
+		if n == 0 {
+			continue
+		}
+		sp := specs[i]
+		if sp.TopUp == 0 && sp.Capacity > sp.Sized {
+			sp.TopUp = next
+			next += sp.Capacity - sp.Sized
+		}
+		js, _ := json.Marshal(sp)
+		if err := p.cfg.Store.Raise(ctx, p.cfg.RunID, bs[i].ID, bs[i].Want+n, js); err != nil {
+			return total, err
+		}
+		total += n
+	}
+	if total > 0 {
+		p.log.Info("topped up", "short", short, "added", total)
+	}
+	return total, nil
 }

@@ -150,9 +150,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			log.Error("stopping the embedded stack", "err", err)
 		}
 	}()
-	pool, err := pgxpool.New(ctx, st.DatabaseURL)
+	pool, err := engine.Pool(ctx, st.DatabaseURL, cfg.Writers*cfg.Concurrency)
 	if err != nil {
-		return nil, fmt.Errorf("run: database: %w", err)
+		return nil, err
 	}
 	defer pool.Close()
 	if err := migrate.Apply(ctx, pool); err != nil {

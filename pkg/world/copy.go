@@ -137,9 +137,11 @@ func (cp *Copy) opened(ctx context.Context, b *pgx.Batch) (*pgx.Batch, error) {
 	}
 	for _, q := range b.QueuedQueries {
 		// pgx prepares a batch's new statements before running any of it,
-		// so one that was never prepared here would be resolved before the
-		// search_path is set: open the transaction on its own first.
-		if strings.HasPrefix(q.SQL, cp.w.tag) && !cp.stmts.has(q.SQL) {
+		// so one it has not prepared on this connection would be resolved
+		// before the search_path is set. Which statements pgx has prepared
+		// is its own (evicting) cache's business, so the transaction is
+		// opened on its own before any statement of ours.
+		if strings.HasPrefix(q.SQL, cp.w.tag) {
 			return b, cp.simple(ctx, "SELECT 1")
 		}
 	}
