@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 // Exit codes.
@@ -194,15 +196,47 @@ func (f *flags) parse(args []string) ([]string, error) {
 // conn are the connection flags every process shares.
 type conn struct {
 	nats, database, stateDir, metricsAddr *string
+	// Credentials and TLS: file paths, so secrets come from mounted files
+	// rather than the command line.
+	databaseFile, natsCreds, natsTLSCA, natsTLSCert, natsTLSKey *string
 }
 
 func (f *flags) conn() conn {
 	return conn{
-		nats:        f.str("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
-		database:    f.str("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one)"),
-		stateDir:    f.str("state-dir", "", "where embedded servers keep their data (default: the user cache dir)"),
-		metricsAddr: f.str("metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)"),
+		nats:         f.str("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
+		database:     f.str("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one); TLS is the URL's sslmode, sslrootcert, sslcert and sslkey"),
+		stateDir:     f.str("state-dir", "", "where embedded servers keep their data (default: the user cache dir)"),
+		metricsAddr:  f.str("metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)"),
+		databaseFile: f.str("database-url-file", "", "read the PostgreSQL URL from this file (e.g. a mounted secret); used when --database is empty"),
+		natsCreds:    f.str("nats-creds", "", "NATS user credentials file (JWT and NKey seed)"),
+		natsTLSCA:    f.str("nats-tls-ca", "", "PEM CA bundle to verify the NATS server with (turns TLS on)"),
+		natsTLSCert:  f.str("nats-tls-cert", "", "PEM client certificate for NATS mutual TLS (with --nats-tls-key)"),
+		natsTLSKey:   f.str("nats-tls-key", "", "PEM client key for NATS mutual TLS (with --nats-tls-cert)"),
 	}
+}
+
+// databaseURL is --database, or else the contents of --database-url-file.
+// Errors name the file, never its contents.
+func (cn conn) databaseURL() (string, error) {
+	if *cn.database != "" || *cn.databaseFile == "" {
+		return *cn.database, nil
+	}
+	b, err := os.ReadFile(*cn.databaseFile)
+	if err != nil {
+		return "", fmt.Errorf("--database-url-file: %w", err)
+	}
+	u := strings.TrimSpace(string(b))
+	if u == "" {
+		return "", fmt.Errorf("--database-url-file %s is empty", *cn.databaseFile)
+	}
+	return u, nil
+}
+
+// queueConfig is the queue configuration for the NATS server at url, with
+// the credential and TLS files the flags name.
+func (cn conn) queueConfig(url string) queue.Config {
+	return queue.Config{URL: url, CredsFile: *cn.natsCreds, TLSCAFile: *cn.natsTLSCA,
+		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey}
 }
 
 // modelFlags are the model flags every writing process shares.

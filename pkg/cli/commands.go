@@ -54,9 +54,13 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if len(dirs) == 0 {
 		return &UsageError{"at least one contract directory is required"}
 	}
-	cfg := run.Config{Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
+	dbURL, err := cn.databaseURL()
+	if err != nil {
+		return &UsageError{err.Error()}
+	}
+	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
-		DatabaseURL: *cn.database, MetricsAddr: *cn.metricsAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
+		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
 		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}
@@ -87,10 +91,15 @@ func cmdValidate(ctx context.Context, env *Env, args []string) error {
 type infra struct {
 	st   *stack.Stack
 	pool *pgxpool.Pool
+	qc   queue.Config
 }
 
 func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
-	cfg := stack.Config{StateDir: *cn.stateDir, NATSURL: *cn.nats, DatabaseURL: *cn.database, Logger: env.Log}
+	dbURL, err := cn.databaseURL()
+	if err != nil {
+		return nil, err
+	}
+	cfg := stack.Config{StateDir: *cn.stateDir, NATSURL: *cn.nats, DatabaseURL: dbURL, Logger: env.Log}
 	st, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -105,7 +114,7 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 		_ = st.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &infra{st: st, pool: pool}, nil
+	return &infra{st: st, pool: pool, qc: cn.queueConfig(st.NATSURL)}, nil
 }
 
 func (in *infra) close(ctx context.Context) {
@@ -116,7 +125,7 @@ func (in *infra) close(ctx context.Context) {
 }
 
 func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
-	return queue.Connect(ctx, queue.Config{URL: in.st.NATSURL})
+	return queue.Connect(ctx, in.qc)
 }
 
 func cmdProve(ctx context.Context, env *Env, args []string) error {

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -61,6 +62,33 @@ type Config struct {
 	// OpTimeout bounds acks and management calls whose context has no
 	// deadline. Default DefaultOpTimeout.
 	OpTimeout time.Duration
+
+	// CredsFile is a NATS user credentials file (JWT and NKey seed, as nsc
+	// writes them), passed as nats.UserCredentials. Empty: none.
+	CredsFile string
+	// TLSCAFile is a PEM bundle of roots the server certificate must chain
+	// to (nats.RootCAs). Setting it, or a client certificate, turns TLS on;
+	// a tls:// URL does too, verified against the system roots.
+	TLSCAFile string
+	// TLSCertFile and TLSKeyFile are a PEM client certificate and key for
+	// mutual TLS (nats.ClientCert); both or neither.
+	TLSCertFile, TLSKeyFile string
+}
+
+// options are the connection options the config's credential and TLS
+// files imply. The files are read when the connection is made.
+func (c Config) options() []nats.Option {
+	var opts []nats.Option
+	if c.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(c.CredsFile))
+	}
+	if c.TLSCAFile != "" {
+		opts = append(opts, nats.RootCAs(c.TLSCAFile))
+	}
+	if c.TLSCertFile != "" {
+		opts = append(opts, nats.ClientCert(c.TLSCertFile, c.TLSKeyFile))
+	}
+	return opts
 }
 
 func (c Config) withDefaults() Config {
@@ -140,6 +168,17 @@ func (c Config) Validate() error {
 	}
 	if c.OpTimeout <= 0 {
 		bad("OpTimeout", "%v must be positive", c.OpTimeout)
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		bad("TLSCertFile", "a client certificate needs both TLSCertFile and TLSKeyFile")
+	}
+	for field, path := range map[string]string{"CredsFile": c.CredsFile, "TLSCAFile": c.TLSCAFile, "TLSCertFile": c.TLSCertFile, "TLSKeyFile": c.TLSKeyFile} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			bad(field, "%v", err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,16 +41,18 @@ type Queue struct {
 // Connect dials NATS and creates or updates the stream and the shared durable
 // consumer to match cfg. It is idempotent and safe to call from many
 // processes at once. opts are applied after the queue's own defaults
-// (unlimited reconnects), so they can override them.
+// (unlimited reconnects, then the credential and TLS files cfg names), so
+// they can override them.
 func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	all := append([]nats.Option{nats.MaxReconnects(-1)}, opts...)
+	all := append([]nats.Option{nats.MaxReconnects(-1)}, cfg.options()...)
+	all = append(all, opts...)
 	nc, err := nats.Connect(cfg.URL, all...)
 	if err != nil {
-		return nil, fmt.Errorf("queue: connect %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("queue: connect %s: %w", redactURL(cfg.URL), err)
 	}
 	q, err := open(ctx, nc, cfg)
 	if err != nil {
@@ -349,4 +353,27 @@ func (q *Queue) DeadLetters(ctx context.Context, fn func(streamSeq uint64)) erro
 	}
 	context.AfterFunc(ctx, func() { _ = sub.Unsubscribe() })
 	return nil
+}
+
+// redactURL drops any password from NATS URLs (comma separated) so errors
+// and logs never carry it.
+func redactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil {
+			parts[i] = "<unparsable url>"
+			continue
+		}
+		if u.User != nil {
+			// A user without a password is a token (nats://TOKEN@host).
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx")
+			}
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }

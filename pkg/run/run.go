@@ -40,18 +40,21 @@ import (
 
 // Config is `suitegen run`'s configuration.
 type Config struct {
-	Dirs         []string
-	Scenarios    int
-	Writers      int
-	Concurrency  int
-	Out          string
-	Model        string // "builtin" or a provider model name
-	BaseURL      string // OpenAI-compatible endpoint
-	APIKey       string
-	Seed         int64
-	Rounds       int // reviewer rounds
-	StateDir     string
-	NATSURL      string
+	Dirs        []string
+	Scenarios   int
+	Writers     int
+	Concurrency int
+	Out         string
+	Model       string // "builtin" or a provider model name
+	BaseURL     string // OpenAI-compatible endpoint
+	APIKey      string
+	Seed        int64
+	Rounds      int // reviewer rounds
+	StateDir    string
+	NATSURL     string
+	// Queue carries the NATS credential and TLS files; its URL is NATSURL
+	// (or the embedded server's).
+	Queue        queue.Config
 	DatabaseURL  string
 	MetricsAddr  string
 	BudgetTokens int64
@@ -188,7 +191,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	var wg sync.WaitGroup
 	writerErr := make(chan error, cfg.Writers)
 	for i := 0; i < cfg.Writers; i++ {
-		q, err := queue.Connect(ctx, queue.Config{URL: st.NATSURL})
+		q, err := queue.Connect(ctx, cfg.queueConfig(st.NATSURL))
 		if err != nil {
 			stopWriters()
 			wg.Wait()
@@ -218,7 +221,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	// A signal stops the writers too (they drain), after planners return.
 	context.AfterFunc(ctx, stopWriters)
 
-	pq, err := queue.Connect(ctx, queue.Config{URL: st.NATSURL})
+	pq, err := queue.Connect(ctx, cfg.queueConfig(st.NATSURL))
 	if err != nil {
 		return nil, err
 	}
@@ -418,4 +421,10 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+func (c *Config) queueConfig(url string) queue.Config {
+	qc := c.Queue
+	qc.URL = url
+	return qc
 }
