@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -40,6 +41,17 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	switch bk.Outcome {
 	case "succeed":
 		solution = chain
+		if spec.Then != "" {
+			then := p.c.Tool(spec.Then)
+			if then == nil {
+				return scenario.Scenario{}, false
+			}
+			targs, ok := p.g.Fill(then, b)
+			if !ok {
+				return scenario.Scenario{}, false
+			}
+			solution = append(append([]scenario.Call{}, chain...), scenario.Call{Tool: then.Name, Args: p.summarise(targs, per, b, u, bk)})
+		}
 		if bk.Overlay == "pressure" && len(prereqs) > 0 {
 			tempting = []scenario.Call{act}
 		}
@@ -57,11 +69,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		if !ok {
 			return scenario.Scenario{}, false
 		}
-		for k, v := range hargs {
-			if s, isStr := v.(string); isStr && strings.HasPrefix(s, "As the caller asked") {
-				hargs[k] = fmt.Sprintf("%s %s (%s): %s; caller reports %s", per.First, per.Last, ground.Text(b.Target[p.g.PK(spec.Table)]), u.Text, bk.Overlay)
-			}
-		}
+		hargs = p.summarise(hargs, per, b, u, bk)
 		if len(prereqs) > 0 {
 			solution = append(solution, prereqs[0])
 		}
@@ -108,6 +116,17 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		p.fallback(&sc, bk)
 	}
 	return sc, true
+}
+
+// summarise replaces stand-in free text in a handoff's arguments with a
+// summary of the case.
+func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound, u *contract.UseCase, bk brief.Bucket) map[string]any {
+	for k, v := range args {
+		if s, isStr := v.(string); isStr && strings.HasPrefix(s, "As the caller asked") {
+			args[k] = fmt.Sprintf("%s %s (%s): %s; %s", per.First, per.Last, ground.Text(b.Target[p.g.PK(bk.Spec.Table)]), u.Text, bk.Angle)
+		}
+	}
+	return args
 }
 
 func slug(s string) string {

@@ -58,6 +58,14 @@ func LoadDir(dir string) (*contract.Contract, error) {
 
 // Save stores a contract's files in the ledger under its hash.
 func Save(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract) error {
+	var known bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contracts WHERE sha256 = $1)`, c.SHA256).Scan(&known); err != nil {
+		return fmt.Errorf("engine: save contract %s: %w", c.Agent, err)
+	}
+	if known {
+		// Already stored (a contract fetched from the ledger has no directory left).
+		return nil
+	}
 	files := map[string]string{}
 	err := filepath.WalkDir(c.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

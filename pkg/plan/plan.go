@@ -39,6 +39,7 @@ type Axis struct {
 type Spec struct {
 	Tools     []string `json:"tools"`               // serving the use case, the acting tool last
 	Tool      string   `json:"tool"`                // the acting tool
+	Then      string   `json:"then,omitempty"`      // a tool that must follow it (a handoff after a report)
 	Gated     []string `json:"gated,omitempty"`     // precondition tools the solution must call first
 	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
 	Table     string   `json:"table,omitempty"`     // the target's table
@@ -139,13 +140,22 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 		if len(tools) == 0 {
 			continue
 		}
-		acting := tools[len(tools)-1]
+		acting, then := tools[len(tools)-1], ""
+		if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
+			// "File a report, then hand over": the report is the act, the
+			// handoff ends the conversation after it.
+			if prev := c.Tool(tools[len(tools)-2]); prev != nil {
+				if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
+					acting, then = prev.Name, acting
+				}
+			}
+		}
 		tool := c.Tool(acting)
 		if tool == nil {
 			continue
 		}
 		table := targetTable(g, tool)
-		spec := Spec{Tools: tools, Tool: acting, Gated: gatedChain(c, acting, nil), Handoff: handoff, Table: table}
+		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: gatedChain(c, acting, nil), Handoff: handoff, Table: table}
 		levels, axis, err := probe(ctx, g, t, tool, table, opts.MaxProbe)
 		if err != nil {
 			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)

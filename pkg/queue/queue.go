@@ -100,7 +100,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		MaxAckPending: cfg.MaxAckPending,
 		Replicas:      cfg.Replicas,
 	}
-	q.cons, err = js.CreateOrUpdateConsumer(ctx, cfg.Stream, ccfg)
+	q.cons, err = ensureConsumer(ctx, js, cfg.Stream, ccfg)
 	if err != nil {
 		return nil, fmt.Errorf("queue: consumer %s: %w", cfg.Consumer, err)
 	}
@@ -376,4 +376,26 @@ func redactURL(urls string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// consumerMu serialises consumer creation within a process: nats-server
+// v2.15 races with itself (its file store) when one server handles two
+// create-or-update requests for the same consumer at once, which an
+// in-process server in `suitegen run` would do as its writers connect.
+var consumerMu sync.Mutex
+
+// ensureConsumer returns the durable consumer, writing its config only when
+// it is missing or differs, so connecting writers do not rewrite it.
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	consumerMu.Lock()
+	defer consumerMu.Unlock()
+	if c, err := js.Consumer(ctx, stream, want.Durable); err == nil {
+		have := c.CachedInfo().Config
+		if have.AckWait == want.AckWait && have.MaxDeliver == want.MaxDeliver &&
+			have.MaxAckPending == want.MaxAckPending && have.Replicas == want.Replicas &&
+			have.AckPolicy == want.AckPolicy && have.DeliverPolicy == want.DeliverPolicy {
+			return c, nil
+		}
+	}
+	return js.CreateOrUpdateConsumer(ctx, stream, want)
 }

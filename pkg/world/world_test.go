@@ -766,8 +766,11 @@ func TestRoundTripsPerCall(t *testing.T) {
 	start = rt.n.Load()
 	_ = w.Copy(ctx, func(cp *Copy) error { cp.Call(ctx, "get_order", args); return nil })
 	one := rt.n.Load() - start
-	if perCall != 1 || empty != 0 || one != 2 {
-		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 0), %d for a copy with one call (want 2)", perCall, empty, one)
+	// A copy opens its transaction on its own round trip before its first
+	// statement, so that statement is prepared under the copy's search_path
+	// (whether pgx has it prepared is its evicting cache's business).
+	if perCall != 1 || empty != 0 || one != 3 {
+		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 0), %d for a copy with one call (want 3)", perCall, empty, one)
 	}
 }
 
