@@ -45,6 +45,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
+	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	mf := f.model()
 	dirs, err := f.parse(args)
@@ -60,7 +61,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	}
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
-		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
+		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
 		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}
@@ -202,8 +203,10 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 	return stack.Serve(ctx, stack.Config{StateDir: *stateDir, Logger: env.Log}, env.Stdout)
 }
 
-// serveMetrics starts the metrics endpoint in the background when asked.
-func serveMetrics(ctx context.Context, env *Env, addr string, ready func() error) *metrics.Metrics {
+// serveMetrics starts the metrics endpoint in the background when asked. run
+// is the run the process works for ("" for a writer, which serves every run
+// and records each slice under its own), role its role label.
+func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) *metrics.Metrics {
 	reg := metrics.NewRegistry()
 	if addr != "" {
 		go func() {
@@ -212,7 +215,7 @@ func serveMetrics(ctx context.Context, env *Env, addr string, ready func() error
 			}
 		}()
 	}
-	return metrics.New(reg, "", "")
+	return metrics.New(reg, run, role)
 }
 
 func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
@@ -28,6 +29,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	budget := f.num64("budget-tokens", 0, "stop dispatch at this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", "builtin", "model name recorded on the run")
+	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -57,7 +59,10 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, func() error { return nil })
+	mx := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	if *progressAddr != "" {
+		defer serveProgress(ctx, env, *progressAddr, storeOf(in))()
+	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
 		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget}
 	if *planFile != "" {
@@ -100,7 +105,8 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	defer q.Close()
 	engines := engine.NewCache(in.pool)
-	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, in.pool, env.Log)
+	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, in.pool, mx, env.Log)
 	if err != nil {
 		return err
 	}
@@ -113,9 +119,20 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 			return e.C, nil
 		}
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, func() error { return in.pool.Ping(ctx) })
-	w, err := writer.New(writer.Config{ID: *id, Queue: q, Store: storeOf(in), Engines: engines, Model: client,
-		Metrics: mx, Logger: env.Log, DrainTimeout: *drain})
+	wcfg := writer.Config{ID: *id, Queue: q, Store: storeOf(in), Engines: engines, Model: client,
+		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
+	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
+		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
+		// of one slice, as a writer crashed by its content would.
+		env.Log.Warn("fault hook armed: this writer exits on slice " + poison)
+		wcfg.BeforeSlice = func(slice string) {
+			if slice == poison {
+				env.Log.Error("fault hook: exiting on poison slice", "slice", slice)
+				os.Exit(3)
+			}
+		}
+	}
+	w, err := writer.New(wcfg)
 	if err != nil {
 		return err
 	}
@@ -153,7 +170,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer q.Close()
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, func() error { return nil })
+	mx := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model})
 	if err != nil {
 		return err

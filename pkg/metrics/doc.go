@@ -4,13 +4,16 @@
 //
 // Nothing here touches the default registry: each process (and each test)
 // passes its own, so several roles can share one binary, and tests can run in
-// parallel without colliding. Every series carries the constant labels run
-// and role; other labels are bounded (gate, code, model, outcome, state, kind)
-// and never name a scenario, which would make cardinality grow with the suite.
+// parallel without colliding. Every series carries the constant label role
+// and, except the provider bucket's (limiter_*), the label run; other labels
+// are bounded (gate, code, model, outcome, state, kind) and never name a
+// scenario, which would make cardinality grow with the suite.
 //
-// One Metrics per (registry, run, role): New panics on a second registration
-// of the same pair, so a process running several writers in-process shares one
-// Metrics among them (every field is safe for concurrent use).
+// One registration per (registry, role): New panics on a second registration
+// of the same role. A process bound to one run (planner, reviewer) passes it
+// to New; a process serving many (a writer) passes "" and records each slice
+// under m.For(run), which shares the registration. Every field is safe for
+// concurrent use, so in-process writers share one Metrics.
 //
 // The metric list here, docs/METRICS.md and deploy/grafana/suitegen.json are
 // kept in step by tests.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,9 +46,15 @@ var (
 	LedgerWriteBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5}
 )
 
-// Metrics is the set of instruments of one suitegen process. Fields are safe
-// for concurrent use; a role that has nothing to report for a field (the
-// planner makes no model calls) simply leaves it at zero.
+// Metrics is the set of instruments of one suitegen process, bound to one
+// run. Fields are safe for concurrent use; a role that has nothing to report
+// for a field (the planner makes no model calls) simply leaves it at zero.
+//
+// The run label is a variable label, not a constant one: a writer serves
+// slices of every run on the queue, so it records each slice's work under
+// For(slice run). The limiter and quota instruments belong to the provider
+// bucket, which every run shares, so they carry no run label at all (their
+// fields are the same in every For view).
 type Metrics struct {
 	// Slices (the queue's unit of work).
 	SlicesPublished    prometheus.Counter // planner/reviewer: slices published to the queue
@@ -66,15 +73,17 @@ type Metrics struct {
 	Buckets *prometheus.GaugeVec // {state}
 
 	// Model provider.
-	ModelCalls               *prometheus.CounterVec   // {model, outcome}
-	ModelCallDuration        *prometheus.HistogramVec // {model}
-	ModelTokens              *prometheus.CounterVec   // {model, kind}
-	ModelRateLimited         *prometheus.CounterVec   // {model}: HTTP 429 answers
-	LimiterWait              prometheus.Histogram     // time spent waiting for provider tokens
-	LimiterTokensAvailable   prometheus.Gauge         // tokens left in the shared bucket
-	LimiterRequestsAvailable prometheus.Gauge         // requests left in the shared bucket
-	TokensPerMinuteQuota     prometheus.Gauge         // the provider's tokens/min quota
-	RequestsPerMinuteQuota   prometheus.Gauge         // the provider's requests/min quota
+	ModelCalls        *prometheus.CounterVec // {model, outcome}
+	ModelCallDuration prometheus.ObserverVec // {model}
+	ModelTokens       *prometheus.CounterVec // {model, kind}
+	ModelRateLimited  *prometheus.CounterVec // {model}: HTTP 429 answers
+
+	// The shared provider bucket (no run label: every run shares it).
+	LimiterWait              prometheus.Histogram // time spent waiting for provider tokens
+	LimiterTokensAvailable   prometheus.Gauge     // tokens left in the shared bucket
+	LimiterRequestsAvailable prometheus.Gauge     // requests left in the shared bucket
+	TokensPerMinuteQuota     prometheus.Gauge     // the provider's tokens/min quota
+	RequestsPerMinuteQuota   prometheus.Gauge     // the provider's requests/min quota
 
 	// Budget.
 	BudgetSpentTokens prometheus.Gauge // tokens spent by the run so far (from the ledger)
@@ -87,76 +96,188 @@ type Metrics struct {
 	// Queue consumer state as JetStream reports it.
 	QueuePending    prometheus.Gauge // messages not yet delivered (num_pending)
 	QueueAckPending prometheus.Gauge // messages delivered, not yet acked (ack_pending)
+
+	run string
+	f   *family
 }
 
-// New creates the instruments and registers them on reg with the constant
-// labels run and role. It panics if registration fails, as
-// prometheus.MustRegister does: that is a programming error (two Metrics with
-// the same run and role on one registry), not a runtime condition.
+// family is the registered vectors of one (registry, role), shared by every
+// run's view of them.
+type family struct {
+	slicesPublished, slicesAcked, slicesRedelivered, slicesDeadLettered *prometheus.CounterVec
+	slicesInFlight                                                      *prometheus.GaugeVec
+	scenariosSubmitted, scenariosProved, scenariosRefused               *prometheus.CounterVec
+	scenariosAsked, buckets                                             *prometheus.GaugeVec
+	modelCalls, modelTokens, modelRateLimited                           *prometheus.CounterVec
+	modelCallDuration                                                   *prometheus.HistogramVec
+	budgetSpent, budgetCap, queuePending, queueAckPending               *prometheus.GaugeVec
+	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
+
+	// Provider-bucket instruments: no run label, series created on first use.
+	limiterWait                                  *prometheus.HistogramVec
+	tokensAvailable, requestsAvailable, tpm, rpm *prometheus.GaugeVec
+
+	mu    sync.Mutex
+	byRun map[string]*Metrics
+}
+
+// LabelRun is the name of the run label.
+const LabelRun = "run"
+
+// New creates the instruments, registers them on reg with the constant label
+// role, and returns them bound to run (which may be empty for a process that
+// serves many runs and records through For). It panics if registration fails,
+// as prometheus.MustRegister does: that is a programming error (two Metrics
+// with the same role on one registry; use For for another run), not a
+// runtime condition.
 func New(reg prometheus.Registerer, run, role string) *Metrics {
-	r := prometheus.WrapRegistererWith(prometheus.Labels{"run": run, "role": role}, reg)
-	counter := func(name, help string) prometheus.Counter {
-		c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help})
+	r := prometheus.WrapRegistererWith(prometheus.Labels{"role": role}, reg)
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, append([]string{LabelRun}, labels...))
 		r.MustRegister(c)
 		return c
 	}
-	gauge := func(name, help string) prometheus.Gauge {
-		g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, append([]string{LabelRun}, labels...))
 		r.MustRegister(g)
 		return g
 	}
-	histogram := func(name, help string, buckets []float64) prometheus.Histogram {
-		h := prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets})
+	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, append([]string{LabelRun}, labels...))
 		r.MustRegister(h)
 		return h
 	}
-	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
-		r.MustRegister(c)
-		return c
-	}
+	shared := func(c prometheus.Collector) { r.MustRegister(c) }
 
+	f := &family{
+		slicesPublished:    counter("slices_published_total", "Slices published to the work queue."),
+		slicesInFlight:     gauge("slices_in_flight", "Slices this process holds right now."),
+		slicesAcked:        counter("slices_acked_total", "Slices acked after their ledger writes committed."),
+		slicesRedelivered:  counter("slices_redelivered_total", "Slice deliveries that were redeliveries (delivery count above 1)."),
+		slicesDeadLettered: counter("slices_dead_lettered_total", "Slices whose deliveries ran out, recorded in the ledger as dead letters."),
+
+		scenariosSubmitted: counter("scenarios_submitted_total", "Scenarios submitted to the gates."),
+		scenariosProved:    counter("scenarios_proved_total", "Scenarios that passed every gate and were journalled in the ledger."),
+		scenariosRefused:   counter("scenarios_refused_total", "Scenario submissions refused, by gate and refusal code.", "gate", "code"),
+		scenariosAsked:     gauge("scenarios_asked", "Scenarios the run was asked for (its target)."),
+		buckets:            gauge("buckets", "Plan buckets by ledger state (open, claimed, done, blocked).", "state"),
+
+		modelCalls:        counter("model_calls_total", "Model provider calls, by model and outcome.", "model", "outcome"),
+		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call, including retries of transport errors.", ModelCallBuckets, "model"),
+		modelTokens:       counter("model_tokens_total", "Model tokens used, by model and kind (prompt or completion), from the provider's usage.", "model", "kind"),
+		modelRateLimited:  counter("model_rate_limited_total", "Model provider answers with HTTP 429 (rate limited).", "model"),
+
+		budgetSpent: gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
+		budgetCap:   gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+
+		proofDuration:       histogram("proof_duration_seconds", "Wall time of one scenario's gate proofs.", ProofBuckets),
+		ledgerWriteDuration: histogram("ledger_write_duration_seconds", "Wall time of one ledger write transaction.", LedgerWriteBuckets),
+
+		queuePending:    gauge("queue_pending_messages", "Slice messages not yet delivered to the writers consumer (JetStream num_pending)."),
+		queueAckPending: gauge("queue_ack_pending_messages", "Slice messages delivered but not yet acked (JetStream ack_pending)."),
+
+		limiterWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "limiter_wait_seconds",
+			Help: "Time spent waiting for the shared provider token bucket before a model call.", Buckets: LimiterWaitBuckets}, nil),
+		tokensAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_available",
+			Help: "Tokens available in the shared provider bucket at the last look."}, nil),
+		requestsAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_available",
+			Help: "Requests available in the shared provider bucket at the last look."}, nil),
+		tpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_per_minute_quota",
+			Help: "The provider's tokens-per-minute quota the limiter enforces."}, nil),
+		rpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_per_minute_quota",
+			Help: "The provider's requests-per-minute quota the limiter enforces."}, nil),
+		byRun: map[string]*Metrics{},
+	}
+	shared(f.limiterWait)
+	shared(f.tokensAvailable)
+	shared(f.requestsAvailable)
+	shared(f.tpm)
+	shared(f.rpm)
+	return f.bind(run)
+}
+
+// For returns the instruments bound to run, sharing this process's
+// registration: a writer records each slice under its own run. Views are
+// cached, so calling For on the hot path costs a map lookup.
+func (m *Metrics) For(run string) *Metrics {
+	if run == m.run {
+		return m
+	}
+	return m.f.bind(run)
+}
+
+// Run is the run these instruments are bound to.
+func (m *Metrics) Run() string { return m.run }
+
+func (f *family) bind(run string) *Metrics {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, ok := f.byRun[run]; ok {
+		return m
+	}
+	cur := prometheus.Labels{LabelRun: run}
+	// A run's view starts every series at zero so dashboards have a line from
+	// the start; the unbound view ("") creates its series only if written.
+	counter := func(v *prometheus.CounterVec) prometheus.Counter {
+		if run == "" {
+			return lazyCounter{v, []string{run}}
+		}
+		return v.WithLabelValues(run)
+	}
+	gauge := func(v *prometheus.GaugeVec) prometheus.Gauge {
+		if run == "" {
+			return lazyGauge{v, []string{run}}
+		}
+		return v.WithLabelValues(run)
+	}
+	histogram := func(v *prometheus.HistogramVec) prometheus.Histogram {
+		if run == "" {
+			return lazyHistogram{v, []string{run}}
+		}
+		return v.WithLabelValues(run).(prometheus.Histogram)
+	}
 	m := &Metrics{
-		SlicesPublished:    counter("slices_published_total", "Slices published to the work queue."),
-		SlicesInFlight:     gauge("slices_in_flight", "Slices this process holds right now."),
-		SlicesAcked:        counter("slices_acked_total", "Slices acked after their ledger writes committed."),
-		SlicesRedelivered:  counter("slices_redelivered_total", "Slice deliveries that were redeliveries (delivery count above 1)."),
-		SlicesDeadLettered: counter("slices_dead_lettered_total", "Slices whose deliveries ran out, recorded in the ledger as dead letters."),
+		SlicesPublished:    counter(f.slicesPublished),
+		SlicesInFlight:     gauge(f.slicesInFlight),
+		SlicesAcked:        counter(f.slicesAcked),
+		SlicesRedelivered:  counter(f.slicesRedelivered),
+		SlicesDeadLettered: counter(f.slicesDeadLettered),
 
-		ScenariosSubmitted: counter("scenarios_submitted_total", "Scenarios submitted to the gates."),
-		ScenariosProved:    counter("scenarios_proved_total", "Scenarios that passed every gate and were journalled in the ledger."),
-		ScenariosRefused:   counterVec("scenarios_refused_total", "Scenario submissions refused, by gate and refusal code.", "gate", "code"),
-		ScenariosAsked:     gauge("scenarios_asked", "Scenarios the run was asked for (its target)."),
+		ScenariosSubmitted: counter(f.scenariosSubmitted),
+		ScenariosProved:    counter(f.scenariosProved),
+		ScenariosRefused:   f.scenariosRefused.MustCurryWith(cur),
+		ScenariosAsked:     gauge(f.scenariosAsked),
+		Buckets:            f.buckets.MustCurryWith(cur),
 
-		Buckets: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "buckets",
-			Help: "Plan buckets by ledger state (open, claimed, done, blocked)."}, []string{"state"}),
+		ModelCalls:        f.modelCalls.MustCurryWith(cur),
+		ModelCallDuration: f.modelCallDuration.MustCurryWith(cur),
+		ModelTokens:       f.modelTokens.MustCurryWith(cur),
+		ModelRateLimited:  f.modelRateLimited.MustCurryWith(cur),
 
-		ModelCalls: counterVec("model_calls_total", "Model provider calls, by model and outcome.", "model", "outcome"),
-		ModelCallDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "model_call_duration_seconds",
-			Help: "Wall time of one model provider call, including retries of transport errors.", Buckets: ModelCallBuckets}, []string{"model"}),
-		ModelTokens:              counterVec("model_tokens_total", "Model tokens used, by model and kind (prompt or completion), from the provider's usage.", "model", "kind"),
-		ModelRateLimited:         counterVec("model_rate_limited_total", "Model provider answers with HTTP 429 (rate limited).", "model"),
-		LimiterWait:              histogram("limiter_wait_seconds", "Time spent waiting for the shared provider token bucket before a model call.", LimiterWaitBuckets),
-		LimiterTokensAvailable:   gauge("limiter_tokens_available", "Tokens available in the shared provider bucket at the last take."),
-		LimiterRequestsAvailable: gauge("limiter_requests_available", "Requests available in the shared provider bucket at the last take."),
-		TokensPerMinuteQuota:     gauge("limiter_tokens_per_minute_quota", "The provider's tokens-per-minute quota the limiter enforces."),
-		RequestsPerMinuteQuota:   gauge("limiter_requests_per_minute_quota", "The provider's requests-per-minute quota the limiter enforces."),
+		LimiterWait:              lazyHistogram{f.limiterWait, nil},
+		LimiterTokensAvailable:   lazyGauge{f.tokensAvailable, nil},
+		LimiterRequestsAvailable: lazyGauge{f.requestsAvailable, nil},
+		TokensPerMinuteQuota:     lazyGauge{f.tpm, nil},
+		RequestsPerMinuteQuota:   lazyGauge{f.rpm, nil},
 
-		BudgetSpentTokens: gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
-		BudgetCapTokens:   gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+		BudgetSpentTokens: gauge(f.budgetSpent),
+		BudgetCapTokens:   gauge(f.budgetCap),
 
-		ProofDuration:       histogram("proof_duration_seconds", "Wall time of one scenario's gate proofs.", ProofBuckets),
-		LedgerWriteDuration: histogram("ledger_write_duration_seconds", "Wall time of one ledger write transaction.", LedgerWriteBuckets),
+		ProofDuration:       histogram(f.proofDuration),
+		LedgerWriteDuration: histogram(f.ledgerWriteDuration),
 
-		QueuePending:    gauge("queue_pending_messages", "Slice messages not yet delivered to the writers consumer (JetStream num_pending)."),
-		QueueAckPending: gauge("queue_ack_pending_messages", "Slice messages delivered but not yet acked (JetStream ack_pending)."),
+		QueuePending:    gauge(f.queuePending),
+		QueueAckPending: gauge(f.queueAckPending),
+
+		run: run,
+		f:   f,
 	}
-	r.MustRegister(m.Buckets, m.ModelCallDuration)
-	// Known label values start at zero so dashboards show every state, not
-	// only those that happened to move.
-	for _, s := range BucketStates {
-		m.Buckets.WithLabelValues(s)
+	if run != "" {
+		for _, s := range BucketStates {
+			m.Buckets.WithLabelValues(s)
+		}
 	}
+	f.byRun[run] = m
 	return m
 }
 

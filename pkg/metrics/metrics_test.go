@@ -23,14 +23,24 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// touch writes each instrument that creates its series on first use.
+func touch(m *metrics.Metrics) {
+	m.InitModel("gpt-x")
+	m.Refused("static", "placeholder-data")
+	m.LimiterWait.Observe(0.1)
+	m.LimiterTokensAvailable.Set(1)
+	m.LimiterRequestsAvailable.Set(1)
+	m.TokensPerMinuteQuota.Set(1)
+	m.RequestsPerMinuteQuota.Set(1)
+}
+
 // registered returns the names of every metric family New registers, after
 // touching each vector once so that it has a child to gather.
 func registered(t *testing.T) []string {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	m := metrics.New(reg, "r1", "writer")
-	m.InitModel("gpt-x")
-	m.Refused("static", "placeholder-data")
+	touch(m)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatalf("gather: %v", err)
@@ -55,8 +65,7 @@ func TestNamesAndLint(t *testing.T) {
 
 	reg := prometheus.NewPedanticRegistry()
 	m := metrics.New(reg, "r1", "writer")
-	m.InitModel("gpt-x")
-	m.Refused("static", "placeholder-data")
+	touch(m)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatalf("lint: %v", err)
@@ -94,10 +103,58 @@ func TestTwoRolesShareRegistry(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("registering the same run and role twice did not panic")
+			t.Error("registering the same role twice did not panic")
 		}
 	}()
-	metrics.New(reg, "r1", "writer")
+	metrics.New(reg, "r2", "writer")
+}
+
+// A writer serves every run: For binds the same registration to another run,
+// and the provider-wide limiter instruments are one series whatever the run.
+func TestForRun(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	base := metrics.New(reg, "", "writer")
+	a, b := base.For("run-a"), base.For("run-b")
+	if base.For("run-a") != a {
+		t.Error("For does not cache its views")
+	}
+	if a.Run() != "run-a" || base.For("") != base {
+		t.Errorf("Run() = %q; For(\"\") is not the base", a.Run())
+	}
+	a.ScenariosProved.Add(3)
+	b.ScenariosProved.Inc()
+	a.Refused("static", "placeholder-data")
+	a.ObserveModelCall("m", metrics.OutcomeOK, time.Second, 10, 5)
+	a.LimiterTokensAvailable.Set(7)
+	b.LimiterTokensAvailable.Set(9)
+	want := `
+# HELP suitegen_scenarios_proved_total Scenarios that passed every gate and were journalled in the ledger.
+# TYPE suitegen_scenarios_proved_total counter
+suitegen_scenarios_proved_total{role="writer",run="run-a"} 3
+suitegen_scenarios_proved_total{role="writer",run="run-b"} 1
+# HELP suitegen_limiter_tokens_available Tokens available in the shared provider bucket at the last look.
+# TYPE suitegen_limiter_tokens_available gauge
+suitegen_limiter_tokens_available{role="writer"} 9
+# HELP suitegen_scenarios_refused_total Scenario submissions refused, by gate and refusal code.
+# TYPE suitegen_scenarios_refused_total counter
+suitegen_scenarios_refused_total{code="placeholder-data",gate="static",role="writer",run="run-a"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "suitegen_scenarios_proved_total",
+		"suitegen_limiter_tokens_available", "suitegen_scenarios_refused_total"); err != nil {
+		t.Error(err)
+	}
+	// A role without a provider exports no bucket gauges: a planner's zero
+	// would win the dashboard's min across processes.
+	metrics.New(reg, "run-a", "planner")
+	if n, err := testutil.GatherAndCount(reg, "suitegen_limiter_tokens_available", "suitegen_limiter_wait_seconds"); err != nil || n != 1 {
+		t.Errorf("limiter series = %d, %v; want 1 (the writer's gauge only)", n, err)
+	}
+	if got := testutil.ToFloat64(a.ModelTokens.WithLabelValues("m", metrics.KindPrompt)); got != 10 {
+		t.Errorf("run-a prompt tokens = %v, want 10", got)
+	}
+	if got := testutil.ToFloat64(b.ModelTokens.WithLabelValues("m", metrics.KindPrompt)); got != 0 {
+		t.Errorf("run-b prompt tokens = %v, want 0", got)
+	}
 }
 
 func TestModelCall(t *testing.T) {

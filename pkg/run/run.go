@@ -57,6 +57,8 @@ type Config struct {
 	Queue        queue.Config
 	DatabaseURL  string
 	MetricsAddr  string
+	// ProgressAddr, when set, serves the progress page and API (progress.Handler) there.
+	ProgressAddr string
 	BudgetTokens int64
 	RPM, TPM     int
 	PlanFile     string
@@ -163,7 +165,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	store := canvas.New(pool)
 	reg := metrics.NewRegistry()
-	mx := metrics.New(reg, "", "run")
+	// Writers and planners report under their own roles, as the separate
+	// binaries do; both record each run's work under that run (For).
+	wmx := metrics.New(reg, "", "writer")
+	mx := metrics.New(reg, "", "planner")
 	if cfg.MetricsAddr != "" {
 		mctx, mcancel := context.WithCancel(ctx)
 		defer mcancel()
@@ -173,6 +178,17 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			}
 		}()
 	}
+	if cfg.ProgressAddr != "" {
+		pctx, pcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := ServeProgress(pctx, cfg.ProgressAddr, store, progress.Options{Logger: log}, nil); err != nil {
+				log.Error("progress server", "err", err)
+			}
+		}()
+		defer func() { pcancel(); <-done }()
+	}
 	engines := engine.NewCache(pool)
 	for _, c := range contracts {
 		e, err := engine.Open(ctx, pool, c)
@@ -181,7 +197,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		engines.Put(e)
 	}
-	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, pool, log, contracts...)
+	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, pool, wmx, log, contracts...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +214,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Queue: q, Store: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: log})
+			Model: client, Metrics: wmx, Logger: log})
 		if err != nil {
 			q.Close()
 			stopWriters()
@@ -268,7 +284,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		id = c.Agent + "-" + randomHex(4)
 	}
 	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
-	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: log, RunID: id,
+	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx.For(id), Logger: log, RunID: id,
 		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer})
 	if err != nil {
 		res.Err = err
@@ -375,8 +391,9 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 }
 
 // Client returns the model a writer drives: the builtin writer, or an
-// OpenAI-compatible provider under the cluster-wide rate limiter.
-func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, pool *pgxpool.Pool, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
+// OpenAI-compatible provider under the cluster-wide rate limiter. With mx
+// set, the limiter's waits, headroom and quota are recorded there.
+func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
 	if name == "builtin" {
 		return builtin.New(cs...), nil
 	}
@@ -384,7 +401,11 @@ func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, poo
 	if err != nil {
 		return nil, err
 	}
-	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: lim, Logger: log})
+	var ml model.Limiter = lim
+	if mx != nil {
+		ml = meterLimiter(lim, mx, rpm, tpm, log)
+	}
+	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: ml, Logger: log})
 }
 
 // ReadPlanFile reads a --plan file: a JSON list of {use_case, angle, count, why}.

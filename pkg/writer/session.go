@@ -177,8 +177,8 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		if rl, ok := model.IsRateLimited(err); ok {
 			// Not a failed call: the quota was reached. The client has told the
 			// shared limiter, which pauses every writer; this slice waits and asks again.
-			w.cfg.Metrics.ObserveModelCall(req.Model, metrics.OutcomeRateLimited, elapsed, 0, 0)
-			w.cfg.Metrics.ModelRateLimited.WithLabelValues(req.Model).Inc()
+			// ObserveModelCall counts the 429 in model_rate_limited_total too.
+			w.cfg.Metrics.For(ss.b.Run).ObserveModelCall(req.Model, metrics.OutcomeRateLimited, elapsed, 0, 0)
 			pause := rl.RetryAfter
 			if pause <= 0 {
 				pause = 2 * time.Second
@@ -201,7 +201,7 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		case err != nil:
 			outcome = metrics.OutcomeError
 		}
-		w.cfg.Metrics.ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
+		w.cfg.Metrics.For(ss.b.Run).ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
 		// Every call's usage lands in the meter, failed ones included.
 		if u.Total() > 0 || err == nil {
 			if serr := w.cfg.Store.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {

@@ -151,7 +151,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	res := brief.SubmitResult{Name: sc.Name}
 	refuse := func(rs ...prove.Refusal) string {
 		for _, r := range rs {
-			w.cfg.Metrics.Refused(r.Gate, r.Code)
+			w.cfg.Metrics.For(ss.b.Run).Refused(r.Gate, r.Code)
 			if err := w.cfg.Store.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, r.Gate, r.Code, r.Message); err != nil {
 				w.log.Warn("recording a refusal", "err", err)
 			}
@@ -160,7 +160,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		res.Remaining = ss.outstanding()
 		return jsonText(res)
 	}
-	w.cfg.Metrics.ScenariosSubmitted.Inc()
+	w.cfg.Metrics.For(ss.b.Run).ScenariosSubmitted.Inc()
 	want, ok := ss.want[sc.Bucket]
 	if !ok {
 		return refuse(prove.Refusal{Gate: prove.GateStatic, Code: "unknown-bucket", Message: fmt.Sprintf("bucket %q is not one of this slice's buckets", sc.Bucket)})
@@ -178,13 +178,13 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	sc.Provenance.Slice = ""
 	start := time.Now()
 	v := ss.e.Prover.Prove(ctx, sc)
-	w.cfg.Metrics.ProofDuration.Observe(time.Since(start).Seconds())
+	w.cfg.Metrics.For(ss.b.Run).ProofDuration.Observe(time.Since(start).Seconds())
 	if !v.Kept {
 		return refuse(v.Refusals...)
 	}
 	start = time.Now()
 	jr, err := w.cfg.Store.Journal(ctx, ss.b.Run, sc, ss.b.Slice, w.cfg.ID, v.Codes)
-	w.cfg.Metrics.LedgerWriteDuration.Observe(time.Since(start).Seconds())
+	w.cfg.Metrics.For(ss.b.Run).LedgerWriteDuration.Observe(time.Since(start).Seconds())
 	var conflict *canvas.ConflictError
 	switch {
 	case errors.As(err, &conflict):
@@ -193,7 +193,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		return errorText(fmt.Errorf("the ledger could not record the scenario, submit it again: %w", err))
 	}
 	if jr == canvas.Credited {
-		w.cfg.Metrics.ScenariosProved.Inc()
+		w.cfg.Metrics.For(ss.b.Run).ScenariosProved.Inc()
 	}
 	ss.have[sc.Bucket]++
 	res.Accepted = true

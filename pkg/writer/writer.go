@@ -46,6 +46,11 @@ type Config struct {
 	MaxRateLimitWait time.Duration
 	// MaxTokens is the completion cap per model call. Default 2048.
 	MaxTokens int
+	// BeforeSlice, when set, is called with each delivery's slice id before
+	// any work. It exists for the fault suite's poison slice (the writer
+	// command sets it from SUITEGEN_FAULT_POISON to exit the process);
+	// see docs/RELIABILITY.md.
+	BeforeSlice func(sliceID string)
 }
 
 func (c *Config) validate() error {
@@ -133,14 +138,19 @@ func (w *Writer) Run(ctx context.Context) error {
 
 // handle works one delivery to its end: ack, release or dead letter.
 func (w *Writer) handle(ctx context.Context, d *queue.Delivery) {
-	m := w.cfg.Metrics
+	s := d.Slice
+	// A writer serves every run: its work is counted under the slice's run.
+	m := w.cfg.Metrics.For(s.RunId)
+	m.InitModel(w.cfg.Model.Name()) // a flat 429 line, not a missing one
 	m.SlicesInFlight.Inc()
 	defer m.SlicesInFlight.Dec()
 	if d.NumDelivered > 1 {
 		m.SlicesRedelivered.Inc()
 	}
-	s := d.Slice
 	log := w.log.With("run", s.RunId, "slice", s.SliceId, "delivery", d.NumDelivered)
+	if w.cfg.BeforeSlice != nil {
+		w.cfg.BeforeSlice(s.SliceId)
+	}
 	// Work continues past ctx's end for the drain period, then stops.
 	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
