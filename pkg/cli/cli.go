@@ -199,6 +199,9 @@ type conn struct {
 	// Credentials and TLS: file paths, so secrets come from mounted files
 	// rather than the command line.
 	databaseFile, natsCreds, natsTLSCA, natsTLSCert, natsTLSKey *string
+	// Queue tuning every process sharing the queue must agree on.
+	ackWait    *time.Duration
+	maxDeliver *int
 }
 
 func (f *flags) conn() conn {
@@ -212,6 +215,8 @@ func (f *flags) conn() conn {
 		natsTLSCA:    f.str("nats-tls-ca", "", "PEM CA bundle to verify the NATS server with (turns TLS on)"),
 		natsTLSCert:  f.str("nats-tls-cert", "", "PEM client certificate for NATS mutual TLS (with --nats-tls-key)"),
 		natsTLSKey:   f.str("nats-tls-key", "", "PEM client key for NATS mutual TLS (with --nats-tls-cert)"),
+		ackWait:      f.dur("ack-wait", queue.DefaultAckWait, "how long a slice may go without a writer's heartbeat before it is redelivered (same on every process)"),
+		maxDeliver:   f.num("max-deliver", queue.DefaultMaxDeliver, "deliveries of one slice before it is dead-lettered (same on every process)"),
 	}
 }
 
@@ -236,7 +241,7 @@ func (cn conn) databaseURL() (string, error) {
 // the credential and TLS files the flags name.
 func (cn conn) queueConfig(url string) queue.Config {
 	return queue.Config{URL: url, CredsFile: *cn.natsCreds, TLSCAFile: *cn.natsTLSCA,
-		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey}
+		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver}
 }
 
 // modelFlags are the model flags every writing process shares.

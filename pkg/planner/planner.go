@@ -192,7 +192,7 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 		if err := p.await(ctx, round); err != nil {
 			return res, err
 		}
-		if _, err := p.cfg.Store.Fold(ctx, p.cfg.RunID, p.cfg.MaxAttempts); err != nil {
+		if err := p.fold(ctx, p.cfg.MaxAttempts); err != nil {
 			return res, fmt.Errorf("planner: fold: %w", err)
 		}
 		raised, err := p.topUp(ctx, run.Asked)
@@ -338,15 +338,45 @@ func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, e
 
 // await waits until every slice of the round is finished in the ledger. A
 // slice still unfinished at the round timeout is recorded dead.
+//
+// A writer that dies on every delivery of a slice (a poison slice) never
+// records it dead itself, so the planner learns of exhausted slices two ways:
+// the server's max-deliveries advisory while it listens, and, for advisories
+// sent while no planner listened (it was restarted), a queue that has held
+// nothing pending or in flight for longer than two ack waits while the
+// ledger still shows the round's slices published.
 func (p *Planner) await(ctx context.Context, round int) error {
 	deadline := time.Now().Add(p.cfg.RoundTimeout)
 	t := time.NewTicker(p.cfg.Poll)
 	defer t.Stop()
+	lctx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	if err := p.cfg.Queue.DeadLetters(lctx, func(seq uint64) { p.deadLetter(lctx, seq) }); err != nil {
+		p.log.Warn("not listening for dead letters; relying on the empty-queue check", "err", err)
+	}
+	qc := p.cfg.Queue.Config()
+	quiet := 2*qc.AckWait + qc.FetchWait
+	var emptySince, failingSince time.Time
 	for {
 		ss, err := p.cfg.Store.Slices(ctx, p.cfg.RunID, round)
 		if err != nil {
-			return err
+			// The ledger restarting or failing over is not the end of the
+			// run: keep polling for a while, as the writers do.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if ctx.Err() != nil || time.Since(failingSince) > storeOutage {
+				return err
+			}
+			p.log.Warn("reading the ledger failed; polling again", "err", err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+			continue
 		}
+		failingSince = time.Time{}
 		open := 0
 		for _, s := range ss {
 			if s.State == "published" {
@@ -357,17 +387,20 @@ func (p *Planner) await(ctx context.Context, round int) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			for _, s := range ss {
-				if s.State == "published" {
-					if err := p.cfg.Store.FinishSlice(ctx, p.cfg.RunID, s.ID, "dead", "", "no writer finished the slice within the round timeout", s.Deliveries); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
+			return p.bury(ctx, ss, "no writer finished the slice within the round timeout")
 		}
 		if n, a, err := p.cfg.Queue.Pending(ctx); err == nil {
 			p.cfg.Metrics.SetQueue(n, a)
+			switch {
+			case n > 0 || a > 0:
+				emptySince = time.Time{}
+			case emptySince.IsZero():
+				emptySince = time.Now()
+			case time.Since(emptySince) > quiet:
+				return p.bury(ctx, ss, fmt.Sprintf("dead-lettered: the queue gave up on the slice (no delivery acknowledged within %d deliveries); every delivery's writer died or went silent past the ack wait", qc.MaxDeliver))
+			}
+		} else {
+			emptySince = time.Time{}
 		}
 		select {
 		case <-ctx.Done():
@@ -375,6 +408,64 @@ func (p *Planner) await(ctx context.Context, round int) error {
 		case <-t.C:
 		}
 	}
+}
+
+// storeOutage is how long the planner keeps retrying a ledger that fails
+// before it gives up on the run.
+const storeOutage = 2 * time.Minute
+
+// fold folds the ledger, retrying through a ledger outage of up to
+// storeOutage (Fold is one transaction, so a retry is safe).
+func (p *Planner) fold(ctx context.Context, maxAttempts int) error {
+	start := time.Now()
+	for {
+		_, err := p.cfg.Store.Fold(ctx, p.cfg.RunID, maxAttempts)
+		if err == nil || ctx.Err() != nil || time.Since(start) > storeOutage {
+			return err
+		}
+		p.log.Warn("fold failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// bury records every still-published slice of ss dead with reason.
+func (p *Planner) bury(ctx context.Context, ss []canvas.Slice, reason string) error {
+	for _, s := range ss {
+		if s.State != "published" {
+			continue
+		}
+		if err := p.cfg.Store.FinishSlice(ctx, p.cfg.RunID, s.ID, "dead", "", reason, s.Deliveries); err != nil {
+			return err
+		}
+		p.cfg.Metrics.SlicesDeadLettered.Inc()
+		p.log.Error("slice dead", "slice", s.ID, "reason", reason)
+	}
+	return nil
+}
+
+// deadLetter records in the ledger a slice of this run the queue gave up on
+// after its last delivery (the server's max-deliveries advisory), with why.
+func (p *Planner) deadLetter(ctx context.Context, seq uint64) {
+	s, err := p.cfg.Queue.Lookup(ctx, seq)
+	if err != nil {
+		p.log.Warn("reading a dead-lettered slice", "seq", seq, "err", err)
+		return
+	}
+	if s.GetRunId() != p.cfg.RunID {
+		return
+	}
+	max := p.cfg.Queue.Config().MaxDeliver
+	reason := fmt.Sprintf("dead-lettered after %d deliveries, none acknowledged: every delivery's writer died or went silent past the ack wait", max)
+	if err := p.cfg.Store.FinishSlice(ctx, p.cfg.RunID, s.GetSliceId(), "dead", "", reason, max); err != nil {
+		p.log.Warn("recording a dead-lettered slice", "slice", s.GetSliceId(), "err", err)
+		return
+	}
+	p.cfg.Metrics.SlicesDeadLettered.Inc()
+	p.log.Error("slice dead", "slice", s.GetSliceId(), "reason", reason)
 }
 
 // Gap deals one round of gap slices for buckets still open after the main

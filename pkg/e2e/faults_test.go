@@ -1,0 +1,548 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/builtin"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/providersim"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/stack"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// faultPlan is how hard a fault run pushes. The default fits `go test` on two
+// loaded cores; SUITEGEN_FAULTS=full (make test-faults) is the 1,000-scenario run.
+type faultPlan struct {
+	scenarios int
+	// kills is how many writers are SIGKILLed, one every killEvery.
+	kills     int
+	killEvery time.Duration
+	timeout   time.Duration
+}
+
+func faultPlanFromEnv() faultPlan {
+	if os.Getenv("SUITEGEN_FAULTS") == "full" {
+		return faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute}
+	}
+	return faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 4 * time.Minute}
+}
+
+// Queue tuning shared by every process of the fault run: a short ack wait so
+// a SIGKILLed writer's slice and the poison slice come back in seconds.
+const (
+	faultAckWait    = 2 * time.Second
+	faultMaxDeliver = 5
+	faultModel      = "sim-builtin"
+	faultSeed       = 7
+	faultAPIKey     = "sk-fault-suite-key"
+)
+
+var simListening = regexp.MustCompile(`listening on (http://[0-9.:]+)/v1`)
+
+// TestFaults is the fault suite (issue 7): a run of the builtin model behind
+// provider-sim (429s, 500s, malformed and unknown tool calls, stalls past the
+// ack wait), three writer processes SIGKILLed and restarted, NATS and
+// PostgreSQL restarted on their data, the planner SIGKILLed and restarted,
+// and a poison slice that kills every writer it reaches. It must end with
+// exactly the asked count, no duplicates, nothing journalled missing from the
+// suite, the poison slice dead in the ledger with its reason, and the suite
+// byte for byte that of a fault-free run.
+func TestFaults(t *testing.T) {
+	fp := faultPlanFromEnv()
+	dir := examples(t, "rides")
+	runID := "faults"
+	poison := runID + "-r1-s002"
+	ctx, cancel := context.WithTimeout(t.Context(), fp.timeout)
+	defer cancel()
+	flog := NewFaultLog()
+	started := time.Now()
+
+	// Servers the harness can restart on their own data and port.
+	pgDir, natsDir := t.TempDir(), t.TempDir()
+	pg, err := stack.StartPostgres(ctx, stack.PostgresConfig{DataDir: pgDir, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgPort := pg.Port()
+	t.Cleanup(func() { _ = pg.Stop(context.Background()) })
+	ns, err := stack.StartNATS(stack.NATSConfig{StoreDir: natsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Shutdown() })
+	natsURL := ns.URL()
+	natsPort := urlPort(t, natsURL)
+	dbURL := pg.URL()
+
+	// The provider: the builtin writer policy behind the OpenAI wire, faulty.
+	sim := startF(t, nil, "suitegen", "provider-sim", dir, "--addr", "127.0.0.1:0", "--seed", "11",
+		"--fault-429", "0.10", "--fault-500", "0.02", "--fault-malformed", "0.01", "--fault-unknown-tool", "0.01",
+		"--fault-stall", "0.01", "--stall-for", (faultAckWait + time.Second).String())
+	simBase := waitFor(t, sim, simListening, 30*time.Second)
+
+	env := []string{
+		"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL,
+		"SUITEGEN_ACK_WAIT=" + faultAckWait.String(), "SUITEGEN_MAX_DELIVER=" + strconv.Itoa(faultMaxDeliver),
+		"SUITEGEN_MODEL=" + faultModel, "OPENAI_BASE_URL=" + simBase + "/v1", "OPENAI_API_KEY=" + faultAPIKey,
+	}
+	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison)
+
+	var (
+		mu      sync.Mutex
+		writers []*fproc
+		nextID  int
+	)
+	startWriter := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		nextID++
+		writers = append(writers, startF(t, writerEnv, "writer", "--id", fmt.Sprintf("fw%d", nextID), "--drain-timeout", "5s"))
+	}
+	for range 3 {
+		startWriter()
+	}
+	plannerArgs := []string{dir, "--run", runID, "--scenarios", strconv.Itoa(fp.scenarios), "--seed", strconv.Itoa(faultSeed)}
+	planner := startF(t, env, "planner", plannerArgs...)
+	var plannerMu sync.Mutex
+
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	journalled := func() int {
+		var n int
+		qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer qcancel()
+		if err := pool.QueryRow(qctx, `SELECT count(*) FROM scenarios WHERE run_id = $1`, runID).Scan(&n); err != nil {
+			return -1
+		}
+		return n
+	}
+
+	// The chaos loop: it owns the restarts; stop() ends it and waits.
+	chaosCtx, stopChaos := context.WithCancel(ctx)
+	chaosDone := make(chan struct{})
+	var pgMu sync.Mutex
+	go func() {
+		defer close(chaosDone)
+		rng := rand.New(rand.NewPCG(faultSeed, 1))
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		lastKill, lastServer := time.Now(), time.Now()
+		kills := 0
+		step := 0 // 0: planner restart next, 1: NATS, 2: Postgres, 3: done
+		for {
+			select {
+			case <-chaosCtx.Done():
+				return
+			case <-tick.C:
+			}
+			// Writers that died (the poison slice, or a failed start while a
+			// server was down) are replaced.
+			mu.Lock()
+			live := writers[:0]
+			var dead []*fproc
+			for _, w := range writers {
+				if w.exited() {
+					dead = append(dead, w)
+				} else {
+					live = append(live, w)
+				}
+			}
+			writers = live
+			mu.Unlock()
+			for _, w := range dead {
+				code := w.code()
+				switch {
+				case code == 3:
+					flog.Add("writer_poisoned", "%s exited 3 on the poison slice", argAfter(w.cmd.Args, "--id"))
+				case code == -1: // killed by us
+				default:
+					flog.Add("writer_exit", "%s exited %d", argAfter(w.cmd.Args, "--id"), code)
+				}
+				startWriter()
+			}
+			n := journalled()
+			if kills < fp.kills && n > 0 && time.Since(lastKill) >= fp.killEvery {
+				mu.Lock()
+				if len(writers) > 0 {
+					w := writers[rng.IntN(len(writers))]
+					_ = w.cmd.Process.Signal(syscall.SIGKILL)
+					kills++
+					flog.Add("writer_sigkill", "%s SIGKILLed with %d journalled", argAfter(w.cmd.Args, "--id"), n)
+				}
+				mu.Unlock()
+				lastKill = time.Now()
+				startWriter()
+				flog.Add("writer_restart", "a replacement writer started")
+			}
+			if step >= 3 || time.Since(lastServer) < 2*time.Second || n < 0 {
+				continue
+			}
+			frac := float64(n) / float64(fp.scenarios)
+			switch {
+			case step == 0 && frac >= 0.10:
+				plannerMu.Lock()
+				planner.kill()
+				planner = startF(t, env, "planner", plannerArgs...)
+				plannerMu.Unlock()
+				flog.Add("planner_restart", "planner SIGKILLed and started again on run %s with %d journalled", runID, n)
+			case step == 1 && frac >= 0.25:
+				ns.Shutdown()
+				ns2, err := stack.StartNATS(stack.NATSConfig{StoreDir: natsDir, Port: natsPort})
+				if err != nil {
+					flog.Add("harness_error", "NATS restart: %v", err)
+					return
+				}
+				ns = ns2
+				flog.Add("nats_restart", "NATS stopped and started on its file store with %d journalled", n)
+			case step == 2 && frac >= 0.40:
+				pgMu.Lock()
+				err := pg.Stop(chaosCtx)
+				if err == nil {
+					pg, err = stack.StartPostgres(chaosCtx, stack.PostgresConfig{DataDir: pgDir, Port: pgPort, Fast: true})
+				}
+				pgMu.Unlock()
+				if err != nil {
+					flog.Add("harness_error", "Postgres restart: %v", err)
+					return
+				}
+				flog.Add("postgres_restart", "PostgreSQL stopped and started on its data dir with %d journalled", n)
+			default:
+				continue
+			}
+			step++
+			lastServer = time.Now()
+		}
+	}()
+	stopChaosAndWait := func() {
+		stopChaos()
+		<-chaosDone
+	}
+	defer stopChaosAndWait()
+
+	// The run ends when the (latest) planner exits.
+	var perr error
+	for {
+		plannerMu.Lock()
+		p := planner
+		plannerMu.Unlock()
+		perr = p.await(fp.timeout)
+		plannerMu.Lock()
+		same := p == planner
+		plannerMu.Unlock()
+		if same {
+			break
+		}
+	}
+	stopChaosAndWait()
+	if perr != nil {
+		t.Fatalf("planner: %v\n%s\nfaults so far:\n%v", perr, planner.output(), flog.Events())
+	}
+	out := t.TempDir()
+	rev := start(t, env, "reviewer", "--run", runID, "--out", out)
+	if err := rev.wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("reviewer: %v\n%s", err, rev.output())
+	}
+	mu.Lock()
+	for _, w := range writers {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, w := range writers {
+		if err := w.await(30 * time.Second); err != nil {
+			t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, w.output())
+		}
+	}
+	mu.Unlock()
+	for _, e := range flog.Events() {
+		if e.Kind == "harness_error" {
+			t.Errorf("harness: %s", e.Detail)
+		}
+	}
+
+	// What the run came out as.
+	rep := FaultReport{Command: "SUITEGEN_FAULTS=" + os.Getenv("SUITEGEN_FAULTS") + " go test -run TestFaults ./pkg/e2e", Scenarios: fp.scenarios}
+	got := tree(t, filepath.Join(out, "scenarios"))
+	rep.Kept = len(got)
+	if rep.Kept != fp.scenarios {
+		t.Errorf("the suite holds %d scenarios, want exactly %d", rep.Kept, fp.scenarios)
+	}
+	rep.Duplicates = duplicates(t, got)
+	if rep.Duplicates > 0 {
+		t.Errorf("%d scenarios duplicate another's content", rep.Duplicates)
+	}
+	store := canvas.New(pool)
+	ledger, err := store.Scenarios(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range ledger {
+		if _, ok := got[filepath.Join(sc.Name, "scenario.json")]; !ok {
+			rep.Lost++
+			t.Errorf("%s was journalled but is not in the suite", sc.Name)
+		}
+	}
+	slices, err := store.Slices(ctx, runID, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var poisonSlice *canvas.Slice
+	for i, s := range slices {
+		if s.Deliveries > 1 {
+			rep.Redelivered++
+		}
+		if s.State == canvas.SliceDead {
+			rep.Dead = append(rep.Dead, s.ID+": "+s.Reason)
+		}
+		if s.ID == poison {
+			poisonSlice = &slices[i]
+		}
+	}
+	switch {
+	case poisonSlice == nil:
+		t.Errorf("no slice %s was dealt: the poison slice was never delivered", poison)
+	case poisonSlice.State != canvas.SliceDead || !strings.Contains(poisonSlice.Reason, "dead-lettered"):
+		t.Errorf("poison slice %s ended %q with reason %q; want dead with its dead-letter reason", poison, poisonSlice.State, poisonSlice.Reason)
+	}
+	if n := flog.Count("writer_poisoned"); n == 0 || n > faultMaxDeliver {
+		t.Errorf("the poison slice killed %d writers; want between 1 and MaxDeliver (%d)", n, faultMaxDeliver)
+	}
+	for _, kind := range []string{"writer_sigkill", "planner_restart", "nats_restart", "postgres_restart"} {
+		if flog.Count(kind) == 0 {
+			t.Errorf("fault %s was never injected (the run ended first)", kind)
+		}
+	}
+	var stats providersim.Stats
+	if err := getJSON(simBase+"/stats", &stats); err != nil {
+		t.Errorf("provider-sim stats: %v", err)
+	}
+	rep.ProviderSim, rep.ProviderReqs = stats.Faults, stats.Calls
+	for _, kind := range []string{providersim.FaultRateLimit, providersim.FaultError500} {
+		if stats.Faults[kind] == 0 {
+			t.Errorf("provider-sim injected no %s in %d requests", kind, stats.Calls)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "report.json")); err == nil {
+		var r struct {
+			Refusals map[string]int `json:"refusals"`
+		}
+		_ = json.Unmarshal(b, &r)
+		rep.Refusals = r.Refusals
+	}
+
+	// The same suite, byte for byte, as a fault-free run of the same model.
+	want := faultFreeRun(t, dir, fp.scenarios)
+	rep.Identical = len(want) == len(got)
+	for name, body := range want {
+		if !bytes.Equal(body, got[name]) {
+			rep.Identical = false
+			t.Errorf("%s differs from the fault-free run", name)
+		}
+	}
+	rep.Elapsed = time.Since(started).Round(time.Second).String()
+	rep.Summarise(flog.Events())
+	t.Logf("fault report:\n%s", rep)
+	if path := os.Getenv("SUITEGEN_FAULTS_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(rep.String()+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// faultFreeRun writes the same suite with the same model behind a provider
+// that injects nothing, in one process, and returns its scenarios.
+func faultFreeRun(t *testing.T, dir string, n int) map[string][]byte {
+	t.Helper()
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := providersim.New(providersim.Config{Model: builtin.New(c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	addr, err := sim.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		_ = sim.Wait()
+	}()
+	out := t.TempDir()
+	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: faultSeed,
+		Model: faultModel, BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey,
+		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+	if err != nil {
+		t.Fatalf("fault-free run: %v", err)
+	}
+	return tree(t, filepath.Join(out, "scenarios"))
+}
+
+// duplicates counts scenarios whose content, name and provenance aside,
+// equals another's.
+func duplicates(t *testing.T, files map[string][]byte) int {
+	t.Helper()
+	seen := map[string]string{}
+	dups := 0
+	for name, body := range files {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		delete(m, "name")
+		delete(m, "provenance")
+		b, _ := json.Marshal(m)
+		sum := sha256.Sum256(b)
+		h := hex.EncodeToString(sum[:])
+		if other, ok := seen[h]; ok {
+			dups++
+			t.Logf("%s has the content of %s", name, other)
+		}
+		seen[h] = name
+	}
+	return dups
+}
+
+// fproc is a process the fault harness may kill at any time: a goroutine
+// owns its Wait, and done closes when it has exited.
+type fproc struct {
+	*proc
+	done chan struct{}
+}
+
+func startF(t *testing.T, env []string, bin string, args ...string) *fproc {
+	t.Helper()
+	p := &proc{out: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	p.cmd = exec.Command(filepath.Join(binaries(t), bin), args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	w := lockedBuffer{p.mu, p.out}
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := &fproc{proc: p, done: make(chan struct{})}
+	go func() {
+		_ = p.cmd.Wait()
+		close(f.done)
+	}()
+	t.Cleanup(func() {
+		if !f.exited() {
+			_ = p.cmd.Process.Kill()
+		}
+		<-f.done
+	})
+	return f
+}
+
+func (f *fproc) exited() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// code is the exit status once exited: -1 when a signal ended it.
+func (f *fproc) code() int {
+	<-f.done
+	return f.cmd.ProcessState.ExitCode()
+}
+
+// await waits for the process to exit and returns its failure, if any.
+func (f *fproc) await(within time.Duration) error {
+	select {
+	case <-f.done:
+	case <-time.After(within):
+		_ = f.cmd.Process.Kill()
+		<-f.done
+		return fmt.Errorf("%s did not finish within %s", f.cmd.Path, within)
+	}
+	if !f.cmd.ProcessState.Success() {
+		return fmt.Errorf("%s: %s", f.cmd.Path, f.cmd.ProcessState)
+	}
+	return nil
+}
+
+func (f *fproc) kill() {
+	_ = f.cmd.Process.Signal(syscall.SIGKILL)
+	<-f.done
+}
+
+func argAfter(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return "?"
+}
+
+func urlPort(t *testing.T, raw string) int {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitFor waits until p's output matches re and returns the first group.
+func waitFor(t *testing.T, p *fproc, re *regexp.Regexp, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.output()); m != nil {
+			return m[1]
+		}
+		if p.exited() {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: no %q in its output:\n%s", p.cmd.Path, re, p.output())
+	return ""
+}
+
+func getJSON(u string, v any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
