@@ -7,7 +7,7 @@
 SHELL          := /bin/bash
 GO             ?= go
 BIN            := $(CURDIR)/bin
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK    := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 RUN_ARGS       ?= examples/retail --scenarios 50 --writers 4
 TEST_TIMEOUT   ?= 15m
@@ -20,7 +20,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 run: ## write a 50-scenario suite for examples/retail end to end on the embedded stack (out/shop-support)
-	$(GO) run ./cmd/suitegen run $(RUN_ARGS)
+	$(GO) build -o $(BIN)/suitegen ./cmd/suitegen
+	exec $(BIN)/suitegen run $(RUN_ARGS)
 
 build: ## build every binary into ./bin
 	$(GO) build -o $(BIN)/ ./cmd/...

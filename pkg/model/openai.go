@@ -149,15 +149,16 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	cancel()
 	limits := parseLimits(capt.header)
 
-	resp, spent, err := o.interpret(ctx, callCtx, out, callErr, capt, limits, estimate)
+	//lint:ignore SA1019 max_tokens is what every OpenAI-compatible server (vLLM, Ollama, llama.cpp) reads
+	resp, spent, err := o.interpret(ctx, callCtx, out, callErr, capt, limits, estimate, wire.MaxTokens)
 	o.account(ctx, permit, limits, spent, err)
 	return resp, err
 }
 
 // interpret turns the go-openai outcome into ours and says how many tokens the
-// call should be charged.
+// call should be charged against the quota.
 func (o *OpenAI) interpret(ctx, callCtx context.Context, out openai.ChatCompletionResponse, callErr error,
-	capt *callCapture, limits Limits, estimate int) (Response, int, error) {
+	capt *callCapture, limits Limits, estimate, maxTokens int) (Response, int, error) {
 	if callErr != nil {
 		if capt.status == http.StatusTooManyRequests {
 			return Response{}, 0, &RateLimitError{
@@ -183,8 +184,15 @@ func (o *OpenAI) interpret(ctx, callCtx context.Context, out openai.ChatCompleti
 		Usage:  Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens},
 		Limits: limits,
 	}
-	spent := resp.Usage.Total()
-	if spent == 0 {
+	// The provider counted this call against its tokens/min window at
+	// admission as prompt + max_tokens, whatever was written: charging the
+	// shared bucket only the usage would hand back tokens the provider still
+	// counts, and the next window's calls would be refused.
+	spent := resp.Usage.PromptTokens + max(maxTokens, resp.Usage.CompletionTokens)
+	if maxTokens <= 0 {
+		spent = resp.Usage.Total()
+	}
+	if resp.Usage.Total() == 0 {
 		spent = estimate // a server that reports no usage is charged what we reserved
 	}
 	if len(out.Choices) == 0 {
@@ -294,6 +302,7 @@ func IsRetryable(err error) bool {
 }
 
 func toWire(req Request, defaultModel string) (openai.ChatCompletionRequest, error) {
+	//lint:ignore SA1019 max_tokens is what every OpenAI-compatible server (vLLM, Ollama, llama.cpp) reads
 	w := openai.ChatCompletionRequest{Model: req.Model, MaxTokens: req.MaxTokens}
 	if w.Model == "" {
 		w.Model = defaultModel

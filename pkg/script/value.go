@@ -137,16 +137,6 @@ func fromStarlark(v starlark.Value) (any, error) {
 // type it.
 type JSONParam string
 
-// toGo converts a Starlark value into a JSON-like Go value (map keys lose
-// their order; use encodeJSON where order matters).
-func toGo(v starlark.Value) (any, error) {
-	b, err := encodeJSON(v, math.MaxInt)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeJSON(b)
-}
-
 // DecodeJSON decodes JSON with integral numbers as int64 (as json.decode
 // does in Starlark) and other numbers as float64.
 func DecodeJSON(b []byte) (any, error) {
