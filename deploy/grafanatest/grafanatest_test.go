@@ -138,7 +138,8 @@ func TestDashboardAgainstPrometheus(t *testing.T) {
 	var writers []*metrics.Metrics
 	for range 2 {
 		reg := prometheus.NewRegistry()
-		writers = append(writers, metrics.New(reg, run, "writer"))
+		// As a writer process does: unbound, recording under the slice's run.
+		writers = append(writers, metrics.New(reg, "", "writer").For(run))
 		addrs = append(addrs, serve(t, reg))
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -182,20 +182,25 @@ func Dashboard() ([]byte, error) {
 	l.add("timeseries", "Tokens / min vs quota", "Tokens used per minute by kind, against the tokens-per-minute quota the shared limiter enforces.", "short", 8, []q{
 		{`sum by (run, kind) (rate(suitegen_model_tokens_total{` + sel + `}[$__rate_interval])) * 60`, "{{kind}}"},
 		{`sum by (run) (rate(suitegen_model_tokens_total{` + sel + `}[$__rate_interval])) * 60`, "total"},
-		{`max by (run) (suitegen_limiter_tokens_per_minute_quota{` + sel + `})`, "quota"},
+		{`max(suitegen_limiter_tokens_per_minute_quota)`, "quota"},
 	}, nil)
 	l.add("timeseries", "Requests / min vs quota", "Model calls per minute by outcome, against the requests-per-minute quota.", "short", 8, []q{
 		{`sum by (run, outcome) (rate(suitegen_model_calls_total{` + sel + `}[$__rate_interval])) * 60`, "{{outcome}}"},
-		{`max by (run) (suitegen_limiter_requests_per_minute_quota{` + sel + `})`, "quota"},
+		{`max(suitegen_limiter_requests_per_minute_quota)`, "quota"},
 	}, nil)
 	l.add("timeseries", "Rate limited (429s)", "Provider 429 answers per interval; each is waited out and retried, never a failed slice.", "short", 8, []q{
 		{`sum by (run, model) (increase(suitegen_model_rate_limited_total{` + sel + `}[$__rate_interval]))`, "{{model}}"},
 	}, nil)
-	l.add("timeseries", "Limiter headroom", "Tokens and requests left in the shared provider bucket (lowest across processes).", "short", 8, []q{
-		{`min by (run) (suitegen_limiter_tokens_available{` + sel + `})`, "tokens available"},
-		{`min by (run) (suitegen_limiter_requests_available{` + sel + `})`, "requests available"},
+	// The provider bucket is shared by every run, so its series carry no run
+	// label and these panels ignore the run picker.
+	l.add("timeseries", "Limiter headroom", "Tokens and requests left in the shared provider bucket (lowest across processes; every run shares it).", "short", 8, []q{
+		{`min(suitegen_limiter_tokens_available)`, "tokens available"},
+		{`min(suitegen_limiter_requests_available)`, "requests available"},
 	}, nil)
-	l.add("timeseries", "Limiter wait", "Time writers wait for provider tokens before a call.", "s", 8, quantiles("suitegen_limiter_wait_seconds", "50", "95"), nil)
+	l.add("timeseries", "Limiter wait", "Time writers wait for provider tokens before a call (every run shares the bucket).", "s", 8, []q{
+		{`histogram_quantile(0.50, sum by (le) (rate(suitegen_limiter_wait_seconds_bucket[$__rate_interval])))`, "p50"},
+		{`histogram_quantile(0.95, sum by (le) (rate(suitegen_limiter_wait_seconds_bucket[$__rate_interval])))`, "p95"},
+	}, nil)
 	l.add("timeseries", "Model call latency", "Wall time of one provider call.", "s", 8, quantiles("suitegen_model_call_duration_seconds", "50", "95", "99"), nil)
 
 	l.row("Quality and budget")
