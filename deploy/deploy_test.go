@@ -357,7 +357,7 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 	}
 	if p := find[batchv1.Job](objs, "Job", "planner"); p != nil {
-		for _, f := range []string{"--nats", "--database", "--scenarios", "--out"} {
+		for _, f := range []string{"--run", "--nats", "--database", "--scenarios"} {
 			if _, ok := flagValue(p.Spec.Template.Spec.Containers[0].Args, f); !ok {
 				t.Errorf("planner lacks %s", f)
 			}

@@ -54,9 +54,9 @@ type Config struct {
 	NATSURL     string
 	// Queue carries the NATS credential and TLS files; its URL is NATSURL
 	// (or the embedded server's).
-	Queue        queue.Config
-	DatabaseURL  string
-	MetricsAddr  string
+	Queue       queue.Config
+	DatabaseURL string
+	MetricsAddr string
 	// ProgressAddr, when set, serves the progress page and API (progress.Handler) there.
 	ProgressAddr string
 	BudgetTokens int64
