@@ -171,10 +171,18 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 		}
 	}()
 	ask := func(c *model.ToolCall) string {
-		if ans, ok := r.answer(); ok {
-			return ans
+		for {
+			ans, ok := r.answer()
+			if !ok {
+				panic(stop{c})
+			}
+			if !notRun(ans) {
+				return ans
+			}
+			// The call never ran: its arguments or its name were garbled on
+			// the way (a provider fault). Send it again, as a model would,
+			// rather than treat it as the record failing.
 		}
-		panic(stop{c})
 	}
 	for _, bk := range p.b.Buckets {
 		for k := bk.Have; k < bk.Want; k++ {
@@ -182,6 +190,14 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 		}
 	}
 	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
+}
+
+// notRun reports a writer's answer to a call it could not even dispatch
+// (pkg/writer's tool: arguments that are not JSON, a tool that does not
+// exist), as opposed to an answer from running it.
+func notRun(answer string) bool {
+	return strings.HasPrefix(answer, "Error: the arguments are not valid JSON") ||
+		strings.HasPrefix(answer, "Error: there is no tool")
 }
 
 // write tries to produce the k-th scenario of a bucket: up to three template

@@ -176,3 +176,42 @@ func TestRefuseOutcomeHasTempting(t *testing.T) {
 	}
 	t.Fatal("nothing submitted")
 }
+
+// TestResendsCallsThatNeverRan: a call the writer could not dispatch (its
+// arguments garbled, its name lost, as a faulty provider does) is sent again
+// unchanged, so the scenario written is the one a clean conversation writes.
+func TestResendsCallsThatNeverRan(t *testing.T) {
+	c := retail(t)
+	clean := converse(t, New(c), slice(t, c, "succeed", 1), okAnswers(t), 20)
+	ok := okAnswers(t)
+	garbled := 0
+	faulty := converse(t, New(c), slice(t, c, "succeed", 1), func(tc model.ToolCall) string {
+		// The first answer to each of try_calls and submit_scenario is the
+		// writer refusing to dispatch it.
+		if garbled < 2 && (tc.Name == brief.ToolTry) == (garbled == 0) {
+			garbled++
+			if garbled == 1 {
+				return "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters."
+			}
+			return `Error: there is no tool "submit_scenari"; the tools are ...`
+		}
+		return ok(tc)
+	}, 20)
+	if len(faulty) != len(clean)+2 {
+		t.Fatalf("%d calls with two undispatched, %d without; want two more", len(faulty), len(clean))
+	}
+	if faulty[0].Arguments != faulty[1].Arguments || faulty[0].Name != faulty[1].Name {
+		t.Error("the undispatched try_calls was not sent again unchanged")
+	}
+	last := func(calls []model.ToolCall) string {
+		for i := len(calls) - 1; i >= 0; i-- {
+			if calls[i].Name == brief.ToolSubmit {
+				return calls[i].Arguments
+			}
+		}
+		return ""
+	}
+	if last(faulty) != last(clean) {
+		t.Error("the submitted scenario differs from the clean conversation's")
+	}
+}

@@ -359,7 +359,7 @@ func TestFaults(t *testing.T) {
 	for name, body := range want {
 		if !bytes.Equal(body, got[name]) {
 			rep.Identical = false
-			t.Errorf("%s differs from the fault-free run", name)
+			t.Errorf("%s differs from the fault-free run: %s", name, firstDiff(body, got[name]))
 		}
 	}
 	rep.Elapsed = time.Since(started).Round(time.Second).String()
@@ -545,4 +545,18 @@ func getJSON(u string, v any) error {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// firstDiff quotes the first line where a and b differ.
+func firstDiff(a, b []byte) string {
+	if b == nil {
+		return "missing"
+	}
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d: fault-free %q, faulted %q", i+1, strings.TrimSpace(al[i]), strings.TrimSpace(bl[i]))
+		}
+	}
+	return fmt.Sprintf("%d lines against %d", len(al), len(bl))
 }
