@@ -268,11 +268,36 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 			}
 		}
 	}
-	relevant := map[string]bool{}
-	for _, w := range append(plan.Words(bk.Spec.Tool), plan.Words(bk.UseCase)...) {
-		if len(w) > 3 {
-			relevant[strings.TrimSuffix(w, "s")] = true
+	// What the acting tool does, without the nouns every check of the
+	// domain shares: "cancel_pending_order" -> cancel, pending. Retrieval is
+	// checked by looking up the object.
+	nouns := map[string]bool{}
+	for _, t := range p.c.Tables {
+		for _, w := range plan.Words(t.Name) {
+			nouns[strings.TrimSuffix(w, "s")] = true
 		}
+	}
+	var verbs []string
+	for _, w := range plan.Words(bk.Spec.Tool) {
+		if len(w) > 2 && !nouns[strings.TrimSuffix(w, "s")] && !generic[w] {
+			verbs = append(verbs, w)
+		}
+	}
+	retrieve := plan.ToolCell(p.c, p.c.Tool(bk.Spec.Tool)).Operation == "retrieve"
+	object := strings.TrimSuffix(plan.ToolCell(p.c, p.c.Tool(bk.Spec.Tool)).Object, "s")
+	relevance := func(name string) int {
+		score := 0
+		for _, w := range plan.Words(name) {
+			for _, v := range verbs {
+				if stem(w) == stem(v) {
+					score += 2
+				}
+			}
+			if retrieve && (w == "looked" || w == "lookup" || w == "viewed") && strings.Contains(name, object) {
+				score += 2
+			}
+		}
+		return score
 	}
 	type cand struct {
 		ref   scenario.SubGoalRef
@@ -299,20 +324,19 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 		if !ok {
 			continue
 		}
-		score := 0
+		score := relevance(sg.Name)
 		leaveAlone := false
 		for _, w := range plan.Words(sg.Name) {
-			if relevant[strings.TrimSuffix(w, "s")] {
-				score += 2
-			}
 			if w == "unchanged" || w == "not" || w == "untouched" || w == "kept" || w == "no" {
 				leaveAlone = true
 			}
 		}
-		if bk.Outcome == "succeed" && leaveAlone {
+		// A check that something happened belongs to a success; when the
+		// right answer is not to act, only checks that things were left alone.
+		if (bk.Outcome == "succeed") == leaveAlone {
 			continue
 		}
-		if bk.Outcome != "succeed" && leaveAlone {
+		if leaveAlone {
 			score += 3
 		}
 		if score == 0 {
@@ -331,4 +355,16 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 		out = append(out, cs[i].ref)
 	}
 	return out
+}
+
+// generic words say nothing about what a tool does.
+var generic = map[string]bool{"get": true, "details": true, "info": true, "by": true, "the": true, "for": true, "and": true}
+
+// stem is a word's first five letters: "cancelled" and "cancel" meet, as do
+// "refunded" and "refund".
+func stem(w string) string {
+	if len(w) > 5 {
+		return w[:5]
+	}
+	return w
 }

@@ -248,6 +248,7 @@ func (cn conn) queueConfig(url string) queue.Config {
 type modelFlags struct {
 	model, baseURL, apiKey *string
 	rpm, tpm               *int
+	window                 *time.Duration
 }
 
 func (f *flags) model() modelFlags {
@@ -261,6 +262,7 @@ func (f *flags) model() modelFlags {
 		apiKey:  stringPtr(f.env.Getenv("OPENAI_API_KEY")),
 		rpm:     f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),
 		tpm:     f.num("tpm", 0, "provider tokens per minute (0: learn from headers)"),
+		window:  f.dur("quota-window", time.Minute, "the provider's quota window: the shared bucket is sized so no window of this length sees more than --rpm/--tpm allow (0: take the rates as given)"),
 	}
 }
 
@@ -274,3 +276,5 @@ func firstNonEmpty(ss ...string) string {
 	}
 	return ""
 }
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -61,7 +61,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	}
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
-		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm,
+		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
 		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}

@@ -106,7 +106,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	defer q.Close()
 	engines := engine.NewCache(in.pool)
 	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
-	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, in.pool, mx, env.Log)
+	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, *mf.window, in.pool, mx, env.Log)
 	if err != nil {
 		return err
 	}

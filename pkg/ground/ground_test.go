@@ -110,6 +110,9 @@ func TestMintValueKeepsShape(t *testing.T) {
 	if got := Text(mintValue("#W1001", 17123, 0)); got != "#W7123" {
 		t.Errorf("a longer number is cut to the code's width: got %s", got)
 	}
+	if a, b := Text(mintValue("paypal_0623", 7000, 1)), Text(mintValue("paypal_0623", 8000, 1)); a == b {
+		t.Errorf("extra rows of two scenarios share a fixed-width code %s", a)
+	}
 	if got := Text(mintValue("ITEM-000123", 7123, 2)); got != "ITEM-071232" {
 		t.Errorf("extra rows append their index: got %s", got)
 	}

@@ -205,6 +205,15 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 			}
 		}
 	}
+	// Within a use case, plain cases come before overlays and outcomes in a
+	// fixed order, so a small ask gets each use case's ordinary success and
+	// refusal first.
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].UseCase != all[j].UseCase {
+			return false
+		}
+		return bucketRank(all[i]) < bucketRank(all[j])
+	})
 	assignRules(c, all)
 	for i := range all {
 		all[i].Ord = i
@@ -236,6 +245,22 @@ func (p *Plan) Total() int {
 		n += b.Want
 	}
 	return n
+}
+
+func bucketRank(b Bucket) int {
+	rank := func(list []string, v string) int {
+		for i, x := range list {
+			if x == v {
+				return i
+			}
+		}
+		return len(list)
+	}
+	r := rank([]string{"succeed", "refuse", "ask", "escalate"}, b.Outcome)*10 + rank(Overlays, b.Overlay)
+	if b.Overlay != "none" {
+		r += 100
+	}
+	return r
 }
 
 func kindOf(outcome, overlay string) string {

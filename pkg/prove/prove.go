@@ -218,9 +218,8 @@ func resolveValue(v any, done []world.CallResult) any {
 }
 
 // Prove runs every gate on one scenario.
-func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) Verdict {
+func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict) {
 	start := time.Now()
-	v := Verdict{}
 	defer func() { v.Duration = time.Since(start) }()
 	if rs := p.static(sc); len(rs) > 0 {
 		v.Refusals = rs

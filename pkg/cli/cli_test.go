@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// dispatch runs a command line in-process against servers of the test's own.
+func dispatch(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(k string) string {
+		switch k {
+		case "SUITEGEN_DATABASE_URL":
+			return testenv.PostgresURL(t)
+		case "SUITEGEN_NATS_URL":
+			return testenv.NATS(t)
+		}
+		return ""
+	}}
+	env.Log = discard()
+	code := Dispatch(context.Background(), env, "suitegen", args)
+	return code, out.String()
+}
+
+func TestValidateExamples(t *testing.T) {
+	for _, ex := range []string{"retail", "rides"} {
+		t.Run(ex, func(t *testing.T) {
+			code, out := dispatch(t, "validate", filepath.Join("..", "..", "examples", ex))
+			if code != ExitOK {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			if !strings.Contains(out, "every probe at 1.00") || strings.Contains(out, "  - ") {
+				t.Errorf("probes did not all hold:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestValidateBroken: every broken variant under the loader's testdata is
+// refused with exit 1 and exactly its expected problems, file and line.
+func TestValidateBroken(t *testing.T) {
+	root := filepath.Join("..", "contract", "testdata", "bad")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 12 {
+		t.Fatalf("%d broken variants, want at least 12", len(entries))
+	}
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		want, err := os.ReadFile(filepath.Join(dir, "expected.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out := dispatch(t, "validate", dir)
+		if code != ExitFail {
+			t.Errorf("%s: exit %d, want %d", e.Name(), code, ExitFail)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+			if !strings.Contains(out, filepath.Join(dir, line)) {
+				t.Errorf("%s: output lacks %q:\n%s", e.Name(), filepath.Join(dir, line), out)
+			}
+		}
+	}
+}
+
+// TestProve: a good scenario is kept; a vacuous, an ungrounded and an
+// unsolvable one are each refused with their own code.
+func TestProve(t *testing.T) {
+	retail := filepath.Join("..", "..", "examples", "retail")
+	for file, want := range map[string]string{
+		"good.json":       "",
+		"vacuous.json":    "not-vacuous/vacuous",
+		"ungrounded.json": "grounding/ungrounded",
+		"unsolvable.json": "solvable/step-refused",
+	} {
+		code, out := dispatch(t, "prove", retail, filepath.Join("testdata", "prove", file))
+		if want == "" {
+			if code != ExitOK || !strings.Contains(out, "kept:") {
+				t.Errorf("%s: exit %d, want kept:\n%s", file, code, out)
+			}
+			continue
+		}
+		if code != ExitFail || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, want %s:\n%s", file, code, want, out)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if code, _ := dispatch(t); code != ExitUsage {
+		t.Errorf("no command: exit %d", code)
+	}
+	if code, out := dispatch(t, "nope"); code != ExitUsage || !strings.Contains(out, "unknown command") {
+		t.Errorf("unknown command: exit %d %s", code, out)
+	}
+	if code, out := dispatch(t, "run", "--scenarios", "0", "x"); code != ExitUsage || !strings.Contains(out, "--scenarios") {
+		t.Errorf("bad --scenarios names the flag: exit %d %s", code, out)
+	}
+}

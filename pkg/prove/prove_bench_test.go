@@ -1,0 +1,165 @@
+package prove_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// wire counts network round trips on every connection of a pool: one each
+// time a connection reads after writing. That is what a query, a batch, or a
+// prepare pgx sends inside a batch actually costs, whatever API sent it.
+type wire struct{ trips atomic.Int64 }
+
+type countedConn struct {
+	net.Conn
+	w       *wire
+	written bool // wrote since the last read
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	c.written = true
+	return c.Conn.Write(p)
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	if c.written {
+		c.written = false
+		c.w.trips.Add(1)
+	}
+	return c.Conn.Read(p)
+}
+
+// countedPool is a pool on url whose connections count round trips.
+func countedPool(tb testing.TB, url string, conns int32) (*pgxpool.Pool, *wire) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &wire{}
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countedConn{Conn: c, w: w}, nil
+	}
+	cfg.MaxConns = conns
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool, w
+}
+
+// retailSuite writes an examples/retail suite of n scenarios with the builtin
+// model on servers of the benchmark's own and returns the database it used
+// and the suite's scenarios.
+func retailSuite(b *testing.B, n int) (string, []*scenario.Scenario) {
+	b.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := testenv.PostgresURL(b)
+	out := b.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 2, Out: out, Seed: 7,
+		NATSURL: testenv.NATS(b), DatabaseURL: url, Logger: quiet()})
+	if err != nil {
+		b.Fatalf("run: %v", err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(out, "scenarios", "*", "scenario.json"))
+	sort.Strings(paths)
+	var scs []*scenario.Scenario
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc, err := scenario.Decode(raw)
+		if err != nil {
+			b.Fatalf("%s: %v", p, err)
+		}
+		scs = append(scs, sc)
+	}
+	if len(scs) != n {
+		b.Fatalf("asked %d scenarios, the run wrote %d", n, len(scs))
+	}
+	return url, scs
+}
+
+// BenchmarkProve proves real examples/retail scenarios (both gates, every
+// copy: solution, nothing, tempting) one after another, as one writer does.
+// One op is one pass over the suite; the metrics are per proof: ms/proof
+// (mean), median-ms and p90-ms, and roundtrips/proof counted on the wire.
+func BenchmarkProve(b *testing.B) {
+	url, scs := retailSuite(b, 40)
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, w := countedPool(b, url, 8)
+	ctx := context.Background()
+	e, err := engine.Open(ctx, pool, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Warm up: each pooled connection prepares its statements once, as a
+	// long-running writer's have.
+	for range 2 {
+		for _, sc := range scs {
+			if v := e.Prover.Prove(ctx, sc); !v.Kept {
+				b.Fatalf("%s not kept: %v", sc.Name, v.Refusals)
+			}
+		}
+	}
+	var durs []time.Duration
+	trips0 := w.trips.Load()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, sc := range scs {
+			start := time.Now()
+			v := e.Prover.Prove(ctx, sc)
+			durs = append(durs, time.Since(start))
+			if !v.Kept {
+				b.Fatalf("%s not kept: %v", sc.Name, v.Refusals)
+			}
+		}
+	}
+	b.StopTimer()
+	proofs := float64(len(durs))
+	slices.Sort(durs)
+	var sum time.Duration
+	for _, d := range durs {
+		sum += d
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(sum)/proofs, "ms/proof")
+	b.ReportMetric(ms(durs[len(durs)/2]), "median-ms")
+	b.ReportMetric(ms(durs[len(durs)*9/10]), "p90-ms")
+	b.ReportMetric(float64(w.trips.Load()-trips0)/proofs, "roundtrips/proof")
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
