@@ -35,6 +35,9 @@ type session struct {
 	want   map[string]int
 	prompt string // sha256 of the system prompt, for provenance
 	waited time.Duration
+	// outage is set by a tool that met a database outage: the session ends
+	// with it after that tool's answer (see transient.go).
+	outage error
 }
 
 func (w *Writer) writeSlice(ctx context.Context, d *queue.Delivery) error {
@@ -157,6 +160,9 @@ func (ss *session) loop(ctx context.Context) error {
 			}
 		}
 	}
+			if ss.outage != nil {
+				return ss.outage
+			}
 	return nil
 }
 

@@ -66,6 +66,9 @@ func (ss *session) try(ctx context.Context, args string) string {
 	}
 	results, diff, err := ss.e.Prover.Rehearse(ctx, a.Setup, a.Calls, true)
 	if err != nil {
+		if transient(err) {
+			ss.outage = &outageError{err}
+		}
 		return jsonText(brief.TryResult{Error: err.Error()})
 	}
 	out := brief.TryResult{Diff: diff}
@@ -178,6 +181,13 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	sc.Provenance.Slice = ""
 	start := time.Now()
 	v := ss.e.Prover.Prove(ctx, sc)
+	for _, r := range v.Refusals {
+		if r.Code == "world-error" && transientText(r.Message) {
+			// Not the scenario's fault: nothing is recorded against it.
+			ss.outage = &outageError{errors.New(r.Message)}
+			return errorText(ss.outage)
+		}
+	}
 	w.cfg.Metrics.For(ss.b.Run).ProofDuration.Observe(time.Since(start).Seconds())
 	if !v.Kept {
 		return refuse(v.Refusals...)
@@ -190,6 +200,9 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	case errors.As(err, &conflict):
 		return refuse(prove.Refusal{Gate: prove.GateSuite, Code: "duplicate-" + conflict.Kind, Message: conflict.Error()})
 	case err != nil:
+		if transient(err) {
+			ss.outage = &outageError{err}
+		}
 		return errorText(fmt.Errorf("the ledger could not record the scenario, submit it again: %w", err))
 	}
 	if jr == canvas.Credited {
