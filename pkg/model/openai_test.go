@@ -284,8 +284,9 @@ func TestOpenAILimiterIsToldEverything(t *testing.T) {
 	if len(rec.acquired) != 2 || rec.acquired[0] != est {
 		t.Fatalf("acquired %v, want the estimate %d twice", rec.acquired, est)
 	}
-	if len(rec.settled) != 2 || rec.settled[0] != 18 || rec.settled[1] != 0 {
-		t.Fatalf("settled %v, want [18 0]: usage, then nothing for a refusal", rec.settled)
+	// Charged as the provider counts the quota: prompt (11) + max_tokens (100).
+	if len(rec.settled) != 2 || rec.settled[0] != 111 || rec.settled[1] != 0 {
+		t.Fatalf("settled %v, want [111 0]: prompt + max_tokens, then nothing for a refusal", rec.settled)
 	}
 	if len(rec.paused) != 1 || rec.paused[0] != 1500*time.Millisecond {
 		t.Fatalf("paused %v, want one 1.5s pause for the 429", rec.paused)

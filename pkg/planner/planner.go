@@ -103,6 +103,8 @@ type Planner struct {
 	cfg  Config
 	log  *slog.Logger
 	Plan *plan.Plan
+	// budgetHit is set when dealing stopped at the budget cap.
+	budgetHit bool
 }
 
 // New validates the config.
@@ -203,6 +205,7 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 			break
 		}
 	}
+	res.Budget = res.Budget || p.budgetHit
 	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
 		return res, err
@@ -292,13 +295,24 @@ func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, e
 		return 0, err
 	}
 	c := p.cfg.Engine.C
+	lessons, err := p.lessons(ctx)
+	if err != nil {
+		return 0, err
+	}
+	dealt := 0
 	for n, ids := range slices {
+		if stop, err := p.spentOut(ctx, run.BudgetTokens); err != nil {
+			return dealt, err
+		} else if stop {
+			p.log.Info("budget reached; dealing stops", "round", round, "dealt", dealt, "left", len(slices)-dealt)
+			break
+		}
 		id := fmt.Sprintf("%s-r%d-s%03d", p.cfg.RunID, round, n+1)
 		if len(existing) > 0 {
 			id = existing[n].ID
 		}
 		msg := &suitegenv1.Slice{RunId: p.cfg.RunID, SliceId: id, Round: uint32(round), Seed: run.Seed,
-			Contract: &suitegenv1.ContractRef{Agent: c.Agent, Sha256: c.SHA256}, Gap: gap, CreatedUnix: 0}
+			Contract: &suitegenv1.ContractRef{Agent: c.Agent, Sha256: c.SHA256}, Gap: gap, CreatedUnix: 0, Lessons: lessons}
 		msg.Kind = suitegenv1.Slice_KIND_WORK
 		if kind == "gap" {
 			msg.Kind = suitegenv1.Slice_KIND_GAP
@@ -329,11 +343,12 @@ func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, e
 			return 0, fmt.Errorf("planner: publish %s: %w", id, err)
 		}
 		p.cfg.Metrics.SlicesPublished.Inc()
+		dealt++
 	}
-	if len(slices) > 0 {
-		p.log.Info("round dealt", "round", round, "slices", len(slices))
+	if dealt > 0 {
+		p.log.Info("round dealt", "round", round, "slices", dealt)
 	}
-	return len(slices), nil
+	return dealt, nil
 }
 
 // await waits until every slice of the round is finished in the ledger. A

@@ -67,6 +67,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.TPM, "tpm", 0, "tokens per minute, counted as prompt + max_tokens (0: unlimited)")
 	fs.DurationVar(&c.Latency, "latency", 0, "mean answer latency")
 	fs.DurationVar(&c.LatencyJitter, "latency-jitter", 0, "uniform ± spread of the latency")
+	fs.DurationVar(&c.Window, "window", time.Minute, "the quota window: --rpm and --tpm are per window (shorten it to measure quotas quickly)")
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of fault injection and jitter")
 	fs.Float64Var(&c.Faults.RateLimit429, "fault-429", 0, "probability of an injected 429")
 	fs.Float64Var(&c.Faults.Error500, "fault-500", 0, "probability of an injected 500")
@@ -116,19 +117,27 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Minute is one window of Stats.PerMinute.
+// Minute is one window of Stats.PerMinute. QuotaTokens is what the admitted
+// requests counted against the tokens quota (prompt + max_tokens, at
+// admission), which is what utilization of a TPM quota is measured in; Tokens
+// is the usage billed on the answers.
 type Minute struct {
 	Calls       int64 `json:"calls"`
+	Admitted    int64 `json:"admitted"`
 	Tokens      int64 `json:"tokens"`
+	QuotaTokens int64 `json:"quota_tokens"`
 	RateLimited int64 `json:"rate_limited"`
 }
 
 // Stats is what GET /stats reports. Calls counts every chat completion
-// request received; Tokens the usage billed on answered ones; RateLimited
+// request received; Admitted those the quota let through, and QuotaTokens
+// what they counted against it; Tokens the usage billed on answered ones; RateLimited
 // the 429s (quota and injected); Errors every other failing answer.
 type Stats struct {
 	Calls       int64            `json:"calls"`
+	Admitted    int64            `json:"admitted"`
 	Tokens      int64            `json:"tokens"`
+	QuotaTokens int64            `json:"quota_tokens"`
 	RateLimited int64            `json:"rate_limited"`
 	Errors      int64            `json:"errors"`
 	Faults      map[string]int64 `json:"faults"`
@@ -316,6 +325,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			s.cfg.RPM, s.cfg.TPM, s.cfg.Window, prompt+req.MaxTokens))
 		return
 	}
+	s.count(func(t *Stats, m *Minute) {
+		t.Admitted++
+		m.Admitted++
+		t.QuotaTokens += int64(prompt + req.MaxTokens)
+		m.QuotaTokens += int64(prompt + req.MaxTokens)
+	})
 	s.quota.setHeaders(w.Header(), st)
 	if d.error500 {
 		s.count(func(t *Stats, _ *Minute) { t.Faults[FaultError500]++ })

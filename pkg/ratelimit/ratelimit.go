@@ -40,8 +40,17 @@ type Config struct {
 	// RPM and TPM are the quota per minute; 0 means unknown (not limited until
 	// Observe learns it from headers).
 	RPM, TPM int
-	// Burst is how many seconds of quota the bucket can hold (default 10 s).
+	// Burst is how many seconds of quota the bucket can hold (default 10 s,
+	// or Window/30 when Window is set).
 	Burst time.Duration
+	// Window, when set, is the provider's quota window (OpenAI's is one
+	// minute): the provider admits at most RPM×Window/1m requests (and the
+	// like for tokens) in any Window-long stretch. A token bucket admits up to
+	// its capacity plus rate×Window in that stretch, so the bucket's rate is
+	// derated by Window/(Window+Burst): configured with the provider's true
+	// quota, it is never refused for rate, at the cost of Burst/(Window+Burst)
+	// of the quota (3% with the default Burst). Zero keeps the rates as given.
+	Window time.Duration
 	// ReservationTTL is how long an unsettled reservation holds its tokens
 	// before it is presumed abandoned (default 5 min). Keep it above the
 	// longest call plus one minute.
@@ -69,8 +78,14 @@ func (c *Config) defaults() error {
 	if c.TPM < 0 {
 		return fmt.Errorf("ratelimit: Config.TPM %d is negative", c.TPM)
 	}
+	if c.Window < 0 {
+		return fmt.Errorf("ratelimit: Config.Window %s is negative", c.Window)
+	}
 	if c.Burst == 0 {
 		c.Burst = DefaultBurst
+		if c.Window > 0 {
+			c.Burst = c.Window / 30
+		}
 	}
 	if c.Burst < 0 {
 		return fmt.Errorf("ratelimit: Config.Burst %s is negative", c.Burst)
@@ -130,6 +145,11 @@ func New(ctx context.Context, cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{cfg: cfg, hash: Hash(cfg.Key)}
 	burst := cfg.Burst.Seconds()
+	rpm, tpm := float64(cfg.RPM), float64(cfg.TPM)
+	if cfg.Window > 0 {
+		f := cfg.Window.Seconds() / (cfg.Window.Seconds() + burst)
+		rpm, tpm = rpm*f, tpm*f
+	}
 	// On conflict the levels are refilled to now and clamped to the new
 	// capacity; a limit learnt from headers is kept when this config has none.
 	_, err := cfg.Pool.Exec(ctx, `
@@ -147,7 +167,7 @@ ON CONFLICT (key_hash) DO UPDATE SET
     rpm_fixed = EXCLUDED.rpm > 0 OR b.rpm_fixed,
     tpm_fixed = EXCLUDED.tpm > 0 OR b.tpm_fixed,
     burst = EXCLUDED.burst`,
-		l.hash, float64(cfg.RPM), float64(cfg.TPM), burst)
+		l.hash, rpm, tpm, burst)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: create bucket: %w", err)
 	}

@@ -61,9 +61,11 @@ type Config struct {
 	ProgressAddr string
 	BudgetTokens int64
 	RPM, TPM     int
-	PlanFile     string
-	RunID        string
-	Logger       *slog.Logger
+	// QuotaWindow is the provider's quota window (see ratelimit.Config.Window).
+	QuotaWindow time.Duration
+	PlanFile    string
+	RunID       string
+	Logger      *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
@@ -197,7 +199,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		engines.Put(e)
 	}
-	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, pool, wmx, log, contracts...)
+	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, cfg.QuotaWindow, pool, wmx, log, contracts...)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +264,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}()
 	}
 	pw.Wait()
+	// One contract failing never cancels its siblings; it is recorded.
+	if err := writeFailures(context.WithoutCancel(ctx), store, cfg.Out, results); err != nil {
+		log.Error("writing failures.json", "err", err)
+	}
 	var errs []error
 	for _, r := range results {
 		if r.Err != nil {
@@ -393,11 +399,11 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 // Client returns the model a writer drives: the builtin writer, or an
 // OpenAI-compatible provider under the cluster-wide rate limiter. With mx
 // set, the limiter's waits, headroom and quota are recorded there.
-func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
+func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, window time.Duration, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
 	if name == "builtin" {
 		return builtin.New(cs...), nil
 	}
-	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: baseURL + "\x00" + apiKey, RPM: rpm, TPM: tpm, Pool: pool, Logger: log})
+	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: baseURL + "\x00" + apiKey, RPM: rpm, TPM: tpm, Window: window, Pool: pool, Logger: log})
 	if err != nil {
 		return nil, err
 	}

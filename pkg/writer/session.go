@@ -125,6 +125,12 @@ func (ss *session) loop(ctx context.Context) error {
 			if errors.Is(err, errRateLimitedTooLong) {
 				return err
 			}
+			if errors.Is(err, errBudgetReached) {
+				// The slice ends here, written as far as it got; the planner
+				// sees the cap too and deals nothing more.
+				w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
+				return nil
+			}
 			failures++
 			if failures > 3 {
 				return fmt.Errorf("model: %w", err)
@@ -175,6 +181,9 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 	w := ss.w
 	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.cfg.MaxTokens, Seed: ss.b.Seed}
 	for {
+		if err := ss.checkBudget(ctx); err != nil {
+			return model.Response{}, err
+		}
 		cctx, cancel := context.WithTimeout(ctx, w.cfg.CallTimeout)
 		start := time.Now()
 		resp, err := w.cfg.Model.Complete(cctx, req)

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/builtin"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/providersim"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// TestBudgetCap: a run with --budget-tokens against provider-sim stops at the
+// cap, overshooting it by no more than the calls in flight when it was
+// crossed (one per writer, far inside one slice's reservation), and the
+// ledger's meter equals what the provider says it served, token for token.
+func TestBudgetCap(t *testing.T) {
+	dir := examples(t, "retail")
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sim, err := providersim.New(providersim.Config{Model: builtin.New(c), Latency: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stopSim := context.WithCancel(ctx)
+	addr, err := sim.Start(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stopSim(); _ = sim.Wait() }()
+
+	const writers, capTokens = 3, 400_000
+	db := testenv.PostgresURL(t)
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
+		Model: "sim-writer", BaseURL: "http://" + addr + "/v1", APIKey: "sim-key", BudgetTokens: capTokens,
+		NATSURL: testenv.NATS(t), DatabaseURL: db, Rounds: 1})
+	var short *run.ShortError
+	if !errors.As(err, &short) || !short.Budget {
+		t.Fatalf("run ended with %v, want a short run stopped by the budget", err)
+	}
+	if len(res) != 1 || res[0].Proved >= 200 {
+		t.Fatalf("results %+v", res)
+	}
+	pool, err := pgxpool.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	pr, co, err := canvas.New(pool).Spent(ctx, res[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var biggest int64
+	if err := pool.QueryRow(ctx, `SELECT max(prompt_tokens + completion_tokens) FROM spend WHERE run_id = $1`, res[0].RunID).Scan(&biggest); err != nil {
+		t.Fatal(err)
+	}
+	spent, served := pr+co, sim.Stats().Tokens
+	t.Logf("cap %d, spent %d (over by %d; largest call %d), provider served %d, proved %d", capTokens, spent, spent-capTokens, biggest, served, res[0].Proved)
+	if spent != served {
+		t.Errorf("the meter says %d tokens, the provider served %d", spent, served)
+	}
+	if spent < capTokens {
+		t.Errorf("stopped at %d, below the cap %d, although 200 scenarios were asked", spent, capTokens)
+	}
+	if over := spent - capTokens; over > writers*biggest {
+		t.Errorf("overshot the cap by %d, more than one call per writer (%d × %d)", over, writers, biggest)
+	}
+}
