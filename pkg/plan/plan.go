@@ -112,7 +112,7 @@ type Steer struct {
 
 func (o *Options) defaults() {
 	if o.MaxWant <= 0 {
-		o.MaxWant = 6
+		o.MaxWant = 10
 	}
 	if o.MaxProbe <= 0 {
 		o.MaxProbe = 40

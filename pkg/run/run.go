@@ -301,6 +301,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
 		return res
 	}
+	log.Info("run planned", "run", id, "agent", c.Agent, "asked", cfg.Scenarios, "capacity", p.Plan.Capacity)
 	var bar context.CancelFunc
 	if cfg.Progress != nil {
 		bctx, cancel := context.WithCancel(ctx)
@@ -319,6 +320,19 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 	}
 	if bar != nil {
 		bar()
+	}
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: what the ledger holds is still the user's. Write it,
+		// and say how to carry on (the ledger keeps the run in --state-dir).
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		_ = store.SetRunState(fctx, id, "interrupted", "stopped by a signal")
+		if rep, ferr := Finish(fctx, store, id, c, p.Plan, out); ferr == nil {
+			res.Report, res.Proved = rep, rep.Count
+		}
+		res.Err = fmt.Errorf("%s: interrupted with %d of %d proved (suite so far in %s); resume with --run %s and the same --state-dir: %w",
+			c.Agent, res.Proved, cfg.Scenarios, out, id, err)
+		return res
 	}
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
