@@ -227,10 +227,6 @@ func defaultOut(agent, out string) string {
 	return filepath.Join("out", agent)
 }
 
-func printJSON(w io.Writer, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	fmt.Fprintln(w, strings.TrimSpace(string(b)))
-}
 
 func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	c, probs, err := contract.Load(dir)
