@@ -73,6 +73,10 @@ func (ss *session) try(ctx context.Context, args string) string {
 	}
 	out := brief.TryResult{Diff: diff}
 	for _, r := range results {
+		if r.Error != "" && transientText(r.Error) {
+			// A handler's query met the outage: the record is not at fault.
+			ss.outage = &outageError{errors.New(r.Error)}
+		}
 		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
 	}
 	return jsonText(out)
@@ -182,7 +186,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	start := time.Now()
 	v := ss.e.Prover.Prove(ctx, sc)
 	for _, r := range v.Refusals {
-		if r.Code == "world-error" && transientText(r.Message) {
+		if transientText(r.Message) {
 			// Not the scenario's fault: nothing is recorded against it.
 			ss.outage = &outageError{errors.New(r.Message)}
 			return errorText(ss.outage)
