@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,27 +131,19 @@ func (cp *Copy) simple(ctx context.Context, sql string) error {
 }
 
 // opened returns b with the transaction's opening statements in front when
-// nothing was sent yet.
-func (cp *Copy) opened(ctx context.Context, b *pgx.Batch) (*pgx.Batch, error) {
+// nothing was sent yet. Every statement of ours in b is already prepared
+// under its own name (see send), so pgx prepares nothing of ours before the
+// batch runs and BEGIN and the SET LOCALs can travel in the same round trip.
+func (cp *Copy) opened(b *pgx.Batch) *pgx.Batch {
 	if cp.opening == nil {
-		return b, nil
-	}
-	for _, q := range b.QueuedQueries {
-		// pgx prepares a batch's new statements before running any of it,
-		// so one it has not prepared on this connection would be resolved
-		// before the search_path is set. Which statements pgx has prepared
-		// is its own (evicting) cache's business, so the transaction is
-		// opened on its own before any statement of ours.
-		if strings.HasPrefix(q.SQL, cp.w.tag) {
-			return b, cp.simple(ctx, "SELECT 1")
-		}
+		return b
 	}
 	qs := make([]*pgx.QueuedQuery, 0, len(cp.opening)+len(b.QueuedQueries))
 	for _, sql := range cp.opening {
 		qs = append(qs, &pgx.QueuedQuery{SQL: sql})
 	}
 	cp.opening = nil
-	return &pgx.Batch{QueuedQueries: append(qs, b.QueuedQueries...)}, nil
+	return &pgx.Batch{QueuedQueries: append(qs, b.QueuedQueries...)}
 }
 
 // World is the world this is a copy of.
@@ -283,23 +276,53 @@ func (cp *Copy) savepoint(ctx context.Context, sp string, sqls ...string) (*pgx.
 	return b, nil
 }
 
-// send runs a batch; its statements are known to prepare once it succeeds.
-func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
-	b, err := cp.opened(ctx, b)
-	if err != nil {
-		return cp.note(err)
-	}
-	if err := cp.conn.SendBatch(ctx, b).Close(); err != nil {
-		return cp.note(err)
-	}
-	cp.markKnown(b)
-	return nil
+// PrepareError is a statement of ours that Postgres would not prepare.
+type PrepareError struct {
+	SQL string
+	Err error
 }
 
-func (cp *Copy) markKnown(b *pgx.Batch) {
+func (e *PrepareError) Error() string { return e.Err.Error() }
+func (e *PrepareError) Unwrap() error { return e.Err }
+
+// send runs a batch. The world's own statements (those carrying its tag) are
+// prepared explicitly, inside the transaction so they resolve in the copy's
+// schema, under names of their own that pgx never evicts; so a statement
+// known on this connection is certain to need no prepare, and the copy's
+// opening can travel with its first batch (no round trip of its own).
+func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
+	var fresh []string
 	for _, q := range b.QueuedQueries {
-		cp.stmts.add(q.SQL)
+		if strings.HasPrefix(q.SQL, cp.w.tag) && !cp.stmts.has(q.SQL) && !slices.Contains(fresh, q.SQL) {
+			fresh = append(fresh, q.SQL)
+		}
 	}
+	if len(fresh) > 0 {
+		if cp.opening != nil {
+			if err := cp.simple(ctx, "SELECT 1"); err != nil {
+				return cp.note(err)
+			}
+		}
+		if err := cp.stmts.room(ctx, cp.conn.Conn(), len(fresh)); err != nil {
+			return cp.note(err)
+		}
+		for _, sql := range fresh {
+			name := stmtName(sql)
+			if _, err := cp.conn.Conn().Prepare(ctx, name, sql); err != nil {
+				return cp.note(&PrepareError{SQL: sql, Err: err})
+			}
+			cp.stmts.add(sql, name)
+		}
+	}
+	for _, q := range b.QueuedQueries {
+		if name, ok := cp.stmts.name(q.SQL); ok {
+			q.SQL = name
+		}
+	}
+	if err := cp.conn.SendBatch(ctx, cp.opened(b)).Close(); err != nil {
+		return cp.note(err)
+	}
+	return nil
 }
 
 // StatementError is a setup statement that failed; Index is 0-based.
@@ -352,6 +375,10 @@ func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error
 		cp.note(ferr)
 		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
 			return errors.Join(ferr, rerr)
+		}
+		var pe *PrepareError
+		if failed < 0 && errors.As(ferr, &pe) {
+			failed = slices.Index(sqls, pe.SQL)
 		}
 		if failed >= 0 {
 			return &StatementError{Index: failed, Err: ferr}

@@ -766,11 +766,11 @@ func TestRoundTripsPerCall(t *testing.T) {
 	start = rt.n.Load()
 	_ = w.Copy(ctx, func(cp *Copy) error { cp.Call(ctx, "get_order", args); return nil })
 	one := rt.n.Load() - start
-	// A copy opens its transaction on its own round trip before its first
-	// statement, so that statement is prepared under the copy's search_path
-	// (whether pgx has it prepared is its evicting cache's business).
-	if perCall != 1 || empty != 0 || one != 3 {
-		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 0), %d for a copy with one call (want 3)", perCall, empty, one)
+	// The world's statements are prepared under names pgx never evicts, so a
+	// warm copy's opening travels with its first statement: one round trip
+	// for BEGIN, the SET LOCALs and the call, one for ROLLBACK.
+	if perCall != 1 || empty != 0 || one != 2 {
+		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 0), %d for a copy with one call (want 2)", perCall, empty, one)
 	}
 }
 
@@ -834,4 +834,56 @@ func TestRealDeadlockIsRetried(t *testing.T) {
 	if total := attempts[0].Load() + attempts[1].Load(); total < 3 {
 		t.Errorf("no copy was retried (%d attempts): was there a deadlock?", total)
 	}
+}
+
+// The world's statements are prepared under names of their own, so a tiny
+// pgx statement cache (evicting all the time) changes nothing: a warm copy
+// still opens with its first statement, and a setup statement that cannot
+// prepare is reported by index with the copy left usable.
+func TestPreparedStatementsOutliveTheCache(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &roundTrips{}
+	cfg.ConnConfig.Tracer = rt
+	cfg.ConnConfig.StatementCacheCapacity = 2
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	queries := []string{"SELECT count(*) FROM orders", "SELECT count(*) FROM users", "SELECT max(id) FROM orders", "SELECT min(user_id) FROM users"}
+	for range 3 {
+		for _, q := range queries {
+			if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, q); return err }); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	start := rt.n.Load()
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, queries[0]); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.n.Load() - start; n != 2 {
+		t.Errorf("a warm copy with one query took %d round trips, want 2", n)
+	}
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		err := cp.ExecBatch(ctx, []scenario.Statement{
+			{SQL: "UPDATE orders SET status = 'processed' WHERE id = '#W1'"},
+			{SQL: "UPDATE orders SET no_such_column = 1 WHERE id = '#W1'"},
+		})
+		var se *StatementError
+		if !errors.As(err, &se) || se.Index != 1 {
+			t.Fatalf("want statement 2 to fail, got %v", err)
+		}
+		rows, err := cp.Query(ctx, "SELECT status FROM orders WHERE id = '#W1'")
+		if err != nil || rows[0].Values[0] != "pending" {
+			t.Fatalf("copy after a statement that did not prepare: %v %v", rows, err)
+		}
+		return nil
+	})
 }
