@@ -28,11 +28,11 @@ $(PROTO_BUF):
 $(PROTO_GEN_GO):
 	GOBIN=$(dir $@) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTO_GEN_GO_VERSION)
 
-proto: proto-tools
+proto: proto-tools ## regenerate proto/suitegenv1 from the .proto files (buf, through the module proxy)
 	cd $(PROTO_DIR) && PATH="$(PROTO_PATH)" $(PROTO_BUF) lint
 	cd $(PROTO_DIR) && rm -f suitegenv1/*.pb.go && PATH="$(PROTO_PATH)" $(PROTO_BUF) generate
 
-proto-verify: proto-tools
+proto-verify: proto-tools ## fail if the committed generated Go differs from the .proto files
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cd $(PROTO_DIR); \
 	PATH="$(PROTO_PATH)" $(PROTO_BUF) lint; \
