@@ -312,8 +312,25 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 				if len(parents) == 0 {
 					continue
 				}
+				// The parents' referenced values, as a set: comparing each
+				// row with each parent made minting quadratic. A table that
+				// refers to itself grows its parents as it goes, so it keeps
+				// the row-by-parent walk.
+				var refs map[string]bool
+				if fk.RefTable != t.Name {
+					refs = make(map[string]bool, len(parents))
+					for _, p := range parents {
+						refs[Text(p[fk.RefColumn])] = true
+					}
+				}
 				for _, r := range g.Rows(t.Name) {
 					if r[fk.Column] == nil {
+						continue
+					}
+					if refs != nil {
+						if refs[Text(r[fk.Column])] && eligible(t.Name, r) && add(t.Name, r) {
+							changed = true
+						}
 						continue
 					}
 					for _, p := range parents {

@@ -40,6 +40,9 @@ type Config struct {
 	BudgetTokens int64
 	// Steer is the user's plan (--plan FILE).
 	Steer []plan.Steer
+	// MaxWant caps one bucket's want (0: the plan's default); raising it lets
+	// one contract hold a larger suite.
+	MaxWant int
 	// MaxRounds bounds planning rounds. Default 8.
 	MaxRounds int
 	// MaxAttempts blocks a bucket after this many failed attempts. Default 3.
@@ -124,7 +127,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := engine.Save(ctx, p.cfg.Store.Pool(), c); err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, p.cfg.Engine.Prover, plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer})
+	pl, err := plan.Derive(ctx, c, p.cfg.Engine.Prover, plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,10 @@ type Config struct {
 	QuotaWindow time.Duration
 	PlanFile    string
 	RunID       string
-	Logger      *slog.Logger
+	// MaxWant caps one bucket's want (0: the plan's default, 6); raise it to
+	// ask one contract for more than its default capacity.
+	MaxWant int
+	Logger  *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
@@ -130,6 +133,16 @@ type Result struct {
 	Asked  int
 	Report suite.Report
 	Err    error
+	// Stages is where the run's wall time went.
+	Stages Stages
+}
+
+// Stages is the wall time of each stage of one contract's run.
+type Stages struct {
+	Plan   time.Duration // deriving the plan and writing the canvas
+	Write  time.Duration // dealing slices until the ledger has the ask (writers at work)
+	Review time.Duration // reviewer rounds
+	Output time.Duration // writing the suite from the ledger
 }
 
 // Run runs the whole job.
@@ -291,11 +304,16 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 	}
 	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx.For(id), Logger: log, RunID: id,
-		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer})
+		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer, MaxWant: cfg.MaxWant})
 	if err != nil {
 		res.Err = err
 		return res
 	}
+	t0 := time.Now()
+	defer func() {
+		log.Info("run stages", "run", id, "plan", res.Stages.Plan, "write", res.Stages.Write,
+			"review", res.Stages.Review, "output", res.Stages.Output)
+	}()
 	if err := p.Prepare(ctx); err != nil {
 		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
 		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
@@ -313,11 +331,16 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		}()
 		defer func() { cancel(); <-done }()
 	}
+	t1 := time.Now()
+	res.Stages.Plan = t1.Sub(t0)
 	pr, err := p.Run(ctx)
+	t2 := time.Now()
+	res.Stages.Write = t2.Sub(t1)
 	if err == nil && cfg.Rounds > 0 {
 		_ = store.SetRunState(ctx, id, "reviewing", "")
 		_, err = reviewer.Fill(ctx, p, cfg.Rounds, log)
 	}
+	res.Stages.Review = time.Since(t2)
 	if bar != nil {
 		bar()
 	}
@@ -339,7 +362,9 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
 		return res
 	}
+	t3 := time.Now()
 	rep, err := Finish(ctx, store, id, c, p.Plan, out)
+	res.Stages.Output = time.Since(t3)
 	if err != nil {
 		res.Err = err
 		return res
