@@ -218,14 +218,16 @@ func getStats(t *testing.T, addr string) Stats {
 
 func TestStatsPerMinute(t *testing.T) {
 	window := 300 * time.Millisecond
-	s, c, addr := start(t, Config{RPM: 2, Window: window}, 5*time.Second)
+	_, c, addr := start(t, Config{RPM: 2, Window: window}, 5*time.Second)
 	ctx := context.Background()
 	time.Sleep(20 * time.Millisecond)
+	first := time.Now()
 	for range 3 { // two admitted, one refused
 		_, _ = c.Complete(ctx, userRequest("hi", 10))
 	}
-	// Into the next window: the quota has rolled over.
-	time.Sleep(time.Until(s.start.Add(window + 20*time.Millisecond)))
+	// Into the next window, and past the sliding window of the first
+	// admissions (made after first), so the quota has rolled over.
+	time.Sleep(time.Until(first.Add(window + 20*time.Millisecond)))
 	if _, err := c.Complete(ctx, userRequest("hi", 10)); err != nil {
 		t.Fatalf("a call in the next window: %v", err)
 	}
