@@ -43,10 +43,16 @@ type faultPlan struct {
 }
 
 func faultPlanFromEnv() faultPlan {
+	fp := faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 4 * time.Minute}
 	if os.Getenv("SUITEGEN_FAULTS") == "full" {
-		return faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute}
+		fp = faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute}
 	}
-	return faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 4 * time.Minute}
+	// SUITEGEN_FAULTS_SCENARIOS overrides the size (e.g. to find the largest
+	// run the example supports fault-free).
+	if n, err := strconv.Atoi(os.Getenv("SUITEGEN_FAULTS_SCENARIOS")); err == nil && n > 0 {
+		fp.scenarios = n
+	}
+	return fp
 }
 
 // Queue tuning shared by every process of the fault run: a short ack wait so
@@ -72,6 +78,9 @@ var simListening = regexp.MustCompile(`listening on (http://[0-9.:]+)/v1`)
 func TestFaults(t *testing.T) {
 	fp := faultPlanFromEnv()
 	dir := examples(t, "rides")
+	// The reference first: if the example cannot give this many scenarios
+	// without faults, that is a capacity problem, not a fault absorbed badly.
+	want := faultFreeRun(t, dir, fp.scenarios)
 	runID := "faults"
 	poison := runID + "-r1-s002"
 	ctx, cancel := context.WithTimeout(t.Context(), fp.timeout)
@@ -353,8 +362,7 @@ func TestFaults(t *testing.T) {
 		rep.Refusals = r.Refusals
 	}
 
-	// The same suite, byte for byte, as a fault-free run of the same model.
-	want := faultFreeRun(t, dir, fp.scenarios)
+	// The same suite, byte for byte, as the fault-free run of the same model.
 	rep.Identical = len(want) == len(got)
 	for name, body := range want {
 		if !bytes.Equal(body, got[name]) {
@@ -399,7 +407,7 @@ func faultFreeRun(t *testing.T, dir string, n int) map[string][]byte {
 		Model: faultModel, BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
 	if err != nil {
-		t.Fatalf("fault-free run: %v", err)
+		t.Fatalf("the fault-free reference run of %d scenarios failed (before any fault): %v", n, err)
 	}
 	return tree(t, filepath.Join(out, "scenarios"))
 }

@@ -21,6 +21,7 @@ const localState = "suitegen.script.call"
 type callState struct {
 	p      *Programs
 	ctx    context.Context
+	parent context.Context // the caller's context, to tell a cancel from the wall-clock limit
 	db     DB
 	alloc  int64
 	wrote  bool
@@ -61,15 +62,18 @@ func (p *Programs) newThread(ctx context.Context, name string) (*starlark.Thread
 		t.SetMaxExecutionSteps(min(t.Steps+checkEvery, maxSteps))
 	}
 	th.SetMaxExecutionSteps(min(checkEvery, maxSteps))
-	timeout := p.opts.Timeout
-	done := context.AfterFunc(ctx, func() {
-		if err := parent.Err(); err != nil {
-			st.stop(th, "cancelled: "+context.Cause(parent).Error())
-			return
-		}
-		st.stop(th, fmt.Sprintf("wall-clock limit exceeded (%s)", timeout))
-	})
+	st.parent = parent
+	done := context.AfterFunc(ctx, func() { st.stop(th, st.expiry()) })
 	return th, st, func() { done(); cancel() }
+}
+
+// expiry says why the call's context ended: the caller cancelled, or the
+// call ran past its wall-clock limit.
+func (st *callState) expiry() string {
+	if err := st.parent.Err(); err != nil {
+		return "cancelled: " + context.Cause(st.parent).Error()
+	}
+	return fmt.Sprintf("wall-clock limit exceeded (%s)", st.p.opts.Timeout)
 }
 
 // stop records why the call must end and cancels the thread.
@@ -107,6 +111,13 @@ func (st *callState) remaining() int64 {
 
 // classify turns an error out of Starlark into a *Refusal or a *Crash.
 func (st *callState) classify(err error) error {
+	if st.reason.Load() == nil && st.ctx != nil && st.ctx.Err() != nil {
+		// The deadline passed inside a builtin (a query cancelled mid-flight
+		// says "conn closed"), which can return before the context watch has
+		// recorded why: the limit is the reason, not the query's error.
+		r := st.expiry()
+		st.reason.CompareAndSwap(nil, &r)
+	}
 	if r := st.reason.Load(); r != nil {
 		return &Crash{Reason: *r, Err: fmt.Errorf("%w: %s", ErrLimit, *r)}
 	}

@@ -428,7 +428,9 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	}
 	if h.sent {
 		if rerr := cp.rollbackTo(ctx, h.sp); rerr != nil {
-			err = &script.Crash{Reason: rerr.Error(), Err: rerr}
+			// Why the handler stopped comes first (a wall-clock limit hit
+			// mid-query closes the connection, so the rollback fails too).
+			err = &script.Crash{Reason: stopReason(err) + " (then " + rerr.Error() + ")", Err: errors.Join(err, rerr)}
 		}
 	}
 	var ref *script.Refusal
@@ -445,6 +447,20 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.Error = "Crash: " + err.Error()
 	}
 	return res
+}
+
+// stopReason is what a handler's error says, without the "Crash: " a
+// result adds.
+func stopReason(err error) string {
+	var ref *script.Refusal
+	var crash *script.Crash
+	switch {
+	case errors.As(err, &crash):
+		return crash.Reason
+	case errors.As(err, &ref):
+		return ref.Message
+	}
+	return err.Error()
 }
 
 // handlerDB is a handler's db: the copy, with the call's savepoint sent

@@ -66,10 +66,18 @@ func (ss *session) try(ctx context.Context, args string) string {
 	}
 	results, diff, err := ss.e.Prover.Rehearse(ctx, a.Setup, a.Calls, true)
 	if err != nil {
-		if transient(err) {
+		out := brief.TryResult{Error: err.Error()}
+		limited := false
+		for _, r := range results {
+			out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
+			limited = limited || strings.Contains(r.Error, "limit exceeded")
+		}
+		// A handler stopped by a limit mid-query takes the copy's connection
+		// with it: that is the contract's doing, not an outage.
+		if transient(err) && !limited {
 			ss.outage = &outageError{err}
 		}
-		return jsonText(brief.TryResult{Error: err.Error()})
+		return jsonText(out)
 	}
 	out := brief.TryResult{Diff: diff}
 	for _, r := range results {

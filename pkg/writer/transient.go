@@ -47,6 +47,11 @@ func transientCode(code string) bool {
 // transientText recognises the same failures from an error's text, for
 // those that reach the writer as a message (a gate's world-error refusal).
 func transientText(s string) bool {
+	if strings.Contains(s, "limit exceeded") {
+		// A handler stopped by its step, depth, allocation or wall-clock
+		// limit: the contract's fault, whatever the connection did after.
+		return false
+	}
 	for _, m := range []string{
 		"SQLSTATE 08", "SQLSTATE 57P01", "SQLSTATE 57P02", "SQLSTATE 57P03", "SQLSTATE 53300",
 		"failed to connect", "conn closed", "connection refused", "connection reset", "broken pipe",

@@ -37,6 +37,9 @@ func TestTransient(t *testing.T) {
 	if !transientText("world: copy: FATAL: terminating connection due to administrator command (SQLSTATE 57P01)") {
 		t.Error("a world-error refusal quoting 57P01 is not recognised")
 	}
+	if transientText("Crash: wall-clock limit exceeded (2s) (then copy unusable: conn closed)") {
+		t.Error("a handler over its time limit is taken for an outage")
+	}
 	if transientText("check broken: ride R-1 is not cancelled") {
 		t.Error("a check failure is taken for an outage")
 	}

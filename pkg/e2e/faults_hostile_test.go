@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// hostileReasons are the limits testdata/hostile's handlers run into, by tool.
+var hostileReasons = map[string]string{
+	"get_order_details":        "step limit exceeded",
+	"cancel_pending_order":     "call depth limit exceeded",
+	"transfer_to_human_agents": "allocation limit exceeded",
+	"track_parcel":             "wall-clock limit exceeded",
+}
+
+// TestFaultsHostileContract: a contract whose handlers loop, recurse,
+// allocate without bound and run past their time limit is stopped handler by
+// handler and reported (`suitegen validate` names each limit and exits 1
+// promptly), and a process rehearsing those calls, as a writer's try_calls
+// does, gets a crash per call with its reason and goes on working.
+func TestFaultsHostileContract(t *testing.T) {
+	dir := "testdata/hostile"
+	binaries(t)
+	start := time.Now()
+	v := startF(t, nil, "suitegen", "validate", dir, "--nats", testenv.NATS(t), "--database", testenv.PostgresURL(t))
+	if err := v.await(2 * time.Minute); err == nil {
+		t.Fatalf("validate accepted the hostile contract:\n%s", v.output())
+	}
+	if code := v.code(); code != 1 {
+		t.Errorf("validate exited %d, want 1 (the contract is bad, the command worked)\n%s", code, v.output())
+	}
+	for tool, reason := range hostileReasons {
+		if !strings.Contains(v.output(), tool+" crashed on") || !strings.Contains(v.output(), reason) {
+			t.Errorf("validate does not report %s stopped by %q:\n%s", tool, reason, v.output())
+		}
+	}
+	t.Logf("validate stopped every hostile handler in %s", time.Since(start).Round(time.Millisecond))
+
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	e, err := engine.Open(ctx, pool, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]map[string]any{
+		"get_order_details":        {"order_id": "#W1001"},
+		"cancel_pending_order":     {"order_id": "#W1001", "reason": "no longer needed"},
+		"transfer_to_human_agents": {"summary": "caller asked"},
+		"track_parcel":             {"order_id": "#W1001"},
+	}
+	for tool, reason := range hostileReasons {
+		began := time.Now()
+		rs, _, err := e.Prover.Rehearse(ctx, nil, []scenario.Call{{Tool: tool, Args: args[tool]}}, true)
+		took := time.Since(began)
+		if err != nil {
+			// A limit hit mid-query costs the copy its connection; the
+			// call's own result still says why.
+			t.Logf("%s: the rehearsal's copy ended with: %v", tool, err)
+		}
+		if len(rs) != 1 || !rs[0].Crash || !strings.Contains(rs[0].Error, reason) {
+			t.Errorf("%s: got %+v, want a crash for %q", tool, rs, reason)
+		}
+		// The wall-clock limit is 2s; nothing may run much past it.
+		if took > 10*time.Second {
+			t.Errorf("%s ran %s before it was stopped", tool, took)
+		}
+	}
+	// Still working: a well-behaved handler answers after all that.
+	rs, _, err := e.Prover.Rehearse(ctx, nil, []scenario.Call{{Tool: "find_user_id_by_email", Args: map[string]any{"email": "ava@example.org"}}}, false)
+	if err != nil || len(rs) != 1 || !rs[0].OK {
+		t.Fatalf("a sound handler after the hostile ones: %+v, %v", rs, err)
+	}
+}
