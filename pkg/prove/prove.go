@@ -110,20 +110,23 @@ func (p *Prover) Rehearse(ctx context.Context, setup []scenario.Statement, calls
 		if err := applySetup(ctx, cp, setup); err != nil {
 			return err
 		}
-		var before world.State
+		var before world.Snapshot
 		if diff {
 			var err error
-			if before, err = cp.State(ctx); err != nil {
+			if before, err = cp.Snapshot(ctx); err != nil {
 				return err
 			}
 		}
 		results = play(ctx, cp, calls)
 		if diff {
-			after, err := cp.State(ctx)
+			after, err := cp.Snapshot(ctx)
 			if err != nil {
 				return err
 			}
-			dd := world.Diff(before, after)
+			dd, err := world.DiffSnapshots(before, after)
+			if err != nil {
+				return err
+			}
 			d = &dd
 		}
 		return nil

@@ -38,44 +38,108 @@ func (s State) Table(name string) *TableState {
 
 // State reads every table of the copy in one round trip.
 func (cp *Copy) State(ctx context.Context) (State, error) {
-	if cp.broken != nil {
-		return State{}, cp.broken
+	snap, err := cp.Snapshot(ctx)
+	if err != nil {
+		return State{}, err
 	}
-	var st State
+	return snap.decode(nil)
+}
+
+// Snapshot is every table of a copy as Postgres rendered it, not decoded yet:
+// DiffSnapshots decodes only the tables whose text changed, which on a world
+// of any size is a few of them.
+type Snapshot struct{ tables []rawTable }
+
+type rawTable struct {
+	name string
+	key  []string
+	doc  string
+}
+
+// Snapshot reads every table of the copy in one round trip.
+func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
+	if cp.broken != nil {
+		return Snapshot{}, cp.broken
+	}
+	var snap Snapshot
 	if cp.w.stateSQL == "" {
-		return st, nil
+		return snap, nil
 	}
 	b := &pgx.Batch{}
 	b.Queue(cp.w.stateSQL).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		i := 0
 		for rows.Next() {
-			var name, doc string
-			if err := rows.Scan(&name, &doc); err != nil {
+			var t rawTable
+			if err := rows.Scan(&t.name, &t.doc); err != nil {
 				return err
 			}
-			v, err := script.DecodeJSON([]byte(doc))
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+			if i < len(cp.w.tables) && cp.w.tables[i].name == t.name {
+				t.key = cp.w.tables[i].key
 			}
-			ts := TableState{Name: name, Rows: []map[string]any{}}
-			if i < len(cp.w.tables) && cp.w.tables[i].name == name {
-				ts.Key = cp.w.tables[i].key
-			}
-			for _, r := range v.([]any) {
-				if m, ok := r.(map[string]any); ok {
-					ts.Rows = append(ts.Rows, m)
-				}
-			}
-			st.Tables = append(st.Tables, ts)
+			snap.tables = append(snap.tables, t)
 			i++
 		}
 		return rows.Err()
 	})
 	if err := cp.send(ctx, b); err != nil {
-		return State{}, fmt.Errorf("world state: %w", err)
+		return Snapshot{}, fmt.Errorf("world state: %w", err)
+	}
+	return snap, nil
+}
+
+// decode turns the tables keep allows (nil: all) into a State.
+func (s Snapshot) decode(keep func(name string) bool) (State, error) {
+	var st State
+	for _, t := range s.tables {
+		if keep != nil && !keep(t.name) {
+			continue
+		}
+		v, err := script.DecodeJSON([]byte(t.doc))
+		if err != nil {
+			return State{}, fmt.Errorf("world state: %s: %w", t.name, err)
+		}
+		ts := TableState{Name: t.name, Key: t.key, Rows: []map[string]any{}}
+		for _, r := range v.([]any) {
+			if m, ok := r.(map[string]any); ok {
+				ts.Rows = append(ts.Rows, m)
+			}
+		}
+		st.Tables = append(st.Tables, ts)
 	}
 	return st, nil
+}
+
+// DiffSnapshots is Diff of the two states, decoding only the tables whose
+// text differs (a table rendered the same has the same rows).
+func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
+	docs := make(map[string]string, len(before.tables))
+	for _, t := range before.tables {
+		docs[t.name] = t.doc
+	}
+	changed := map[string]bool{}
+	for _, t := range after.tables {
+		if d, ok := docs[t.name]; !ok || d != t.doc {
+			changed[t.name] = true
+		}
+		delete(docs, t.name)
+	}
+	for name := range docs { // tables only before has
+		changed[name] = true
+	}
+	if len(changed) == 0 {
+		return StateDiff{}, nil
+	}
+	keep := func(name string) bool { return changed[name] }
+	b, err := before.decode(keep)
+	if err != nil {
+		return StateDiff{}, err
+	}
+	a, err := after.decode(keep)
+	if err != nil {
+		return StateDiff{}, err
+	}
+	return Diff(b, a), nil
 }
 
 // StateDiff is what changed between two states, per table.
