@@ -16,16 +16,17 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
+// maxToolArgs bounds one tool call's arguments: a scenario's own limit
+// (scenario.MaxSize) plus room for the wrapping object.
+const maxToolArgs = scenario.MaxSize + 4<<10
+
 // tool runs one tool call and returns its answer for the conversation; done
 // is true when the session should end. Malformed arguments, unknown tools and
 // hallucinated records are answered in the conversation, never raised.
 func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
-	args := strings.TrimSpace(tc.Arguments)
-	if args == "" {
-		args = "{}"
-	}
-	if !json.Valid([]byte(args)) {
-		return "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters.", false
+	args, answer := vetToolCall(tc)
+	if answer != "" {
+		return answer, false
 	}
 	switch tc.Name {
 	case brief.ToolFinish:
@@ -38,14 +39,33 @@ func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
 		return ss.subGoals(), false
 	case brief.ToolInspect:
 		return ss.inspect(args), false
-	case brief.ToolAddSubGoal:
-		return "Error: add_sub_goal is not available in this version; use the catalogue from list_sub_goals (including the built-in called, not_called and requires_kept).", false
+	}
+	return "Error: add_sub_goal is not available in this version; use the catalogue from list_sub_goals (including the built-in called, not_called and requires_kept).", false
+}
+
+// vetToolCall checks what a model sent before anything runs it: the
+// arguments' size, that they are JSON, and that the tool exists. It returns
+// the arguments to dispatch, or the answer that refuses the call.
+func vetToolCall(tc model.ToolCall) (args, answer string) {
+	if len(tc.Arguments) > maxToolArgs {
+		// Bounded before any parsing: a runaway reply costs one short answer.
+		return "", fmt.Sprintf("Error: the arguments are %d bytes, over the %d byte limit; send less (one scenario per submit_scenario).", len(tc.Arguments), maxToolArgs)
+	}
+	args = strings.TrimSpace(tc.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return "", "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters."
 	}
 	names := make([]string, 0, 6)
 	for _, t := range brief.Tools() {
+		if t.Name == tc.Name {
+			return args, ""
+		}
 		names = append(names, t.Name)
 	}
-	return fmt.Sprintf("Error: there is no tool %q; the tools are %s.", tc.Name, strings.Join(names, ", ")), false
+	return "", fmt.Sprintf("Error: there is no tool %q; the tools are %s.", clip(tc.Name, 100), strings.Join(names, ", "))
 }
 
 func jsonText(v any) string {
