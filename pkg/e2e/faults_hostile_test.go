@@ -9,8 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
+	suitegenv1 "github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 // hostileReasons are the limits testdata/hostile's handlers run into, by tool.
@@ -125,4 +127,50 @@ func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
 		t.Fatal("a vacuous scenario that asks to skip the gates was kept")
 	}
 	t.Logf("refused: %v", v.Refusals)
+}
+
+// TestFaultsQueueBadMessages: a writer process terminates a slice message
+// that does not decode, with its reason logged, and rejects a slice of a run
+// the ledger does not know; neither is redelivered, and the writer goes on.
+func TestFaultsQueueBadMessages(t *testing.T) {
+	natsURL := testenv.NATS(t)
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
+	q, err := queue.Connect(t.Context(), queue.Config{URL: natsURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	run := "nobody-knows-" + secRandomHex(t, 4)
+	if err := q.Conn().Publish(q.Config().Subject(run), []byte("\xff\x00 this is not a slice")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Publish(t.Context(), &suitegenv1.Slice{RunId: run, SliceId: run + "-r1-s001", Round: 1,
+		Kind: suitegenv1.Slice_KIND_WORK, Contract: &suitegenv1.ContractRef{Agent: "x", Sha256: strings.Repeat("ab", 32)},
+		Buckets: []*suitegenv1.BucketAssignment{{BucketId: "b1", Cell: "c", UseCase: "u", Want: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	w := startF(t, env, "writer", "--id", "bad-messages")
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		o := w.output()
+		if strings.Contains(o, "does not decode") && strings.Contains(o, "rejected a slice of an unknown run") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	o := w.output()
+	if !strings.Contains(o, "terminated a slice message that does not decode") {
+		t.Errorf("the writer did not log terminating the undecodable message:\n%s", o)
+	}
+	if !strings.Contains(o, "rejected a slice of an unknown run") || !strings.Contains(o, run) {
+		t.Errorf("the writer did not reject the unknown run's slice:\n%s", o)
+	}
+	if w.exited() {
+		t.Fatalf("the writer died:\n%s", o)
+	}
+	// Terminated, not waiting for redelivery: nothing of either is pending.
+	time.Sleep(500 * time.Millisecond)
+	if n, a, err := q.Pending(t.Context()); err != nil || n != 0 || a != 0 {
+		t.Errorf("after both were refused: pending %d, in flight %d (%v); want nothing", n, a, err)
+	}
 }
