@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -23,6 +24,36 @@ type Graph struct {
 	C *contract.Contract
 	// fks[child table] = foreign keys of that table.
 	fks map[string][]FK
+	// cols indexes the frozen seed by column: table+"\x00"+column ->
+	// *column. Minting looks values up many times per scenario, and writers
+	// share one Graph, so entries are built once, on first use.
+	cols sync.Map
+}
+
+// column is one seed column, as text, row by row.
+type column struct {
+	text  []string       // Text of each row's value, in seed order
+	isNil []bool         // the row has no value there
+	first map[string]int // text -> first row holding it
+}
+
+func (g *Graph) column(table, name string) *column {
+	key := table + "\x00" + name
+	if c, ok := g.cols.Load(key); ok {
+		return c.(*column)
+	}
+	rows := g.Rows(table)
+	c := &column{text: make([]string, len(rows)), isNil: make([]bool, len(rows)), first: make(map[string]int, len(rows))}
+	for i, r := range rows {
+		v := r[name]
+		c.isNil[i] = v == nil
+		c.text[i] = Text(v)
+		if _, ok := c.first[c.text[i]]; !ok {
+			c.first[c.text[i]] = i
+		}
+	}
+	got, _ := g.cols.LoadOrStore(key, c)
+	return got.(*column)
 }
 
 // FK is one foreign key column.
@@ -68,11 +99,8 @@ func (g *Graph) Rows(table string) []Row { return g.C.Seed(table) }
 
 // Find returns the row of table whose column equals v (compared as text).
 func (g *Graph) Find(table, column string, v any) Row {
-	want := Text(v)
-	for _, r := range g.Rows(table) {
-		if Text(r[column]) == want {
-			return r
-		}
+	if i, ok := g.column(table, column).first[Text(v)]; ok {
+		return g.Rows(table)[i]
 	}
 	return nil
 }
@@ -323,12 +351,13 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 						refs[Text(p[fk.RefColumn])] = true
 					}
 				}
-				for _, r := range g.Rows(t.Name) {
-					if r[fk.Column] == nil {
+				col := g.column(t.Name, fk.Column)
+				for i, r := range g.Rows(t.Name) {
+					if col.isNil[i] {
 						continue
 					}
 					if refs != nil {
-						if refs[Text(r[fk.Column])] && eligible(t.Name, r) && add(t.Name, r) {
+						if refs[col.text[i]] && eligible(t.Name, r) && add(t.Name, r) {
 							changed = true
 						}
 						continue
