@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -104,7 +106,9 @@ func (p *proc) wait(t *testing.T, within time.Duration) error {
 func TestSeparateProcesses(t *testing.T) {
 	dir := examples(t, "retail")
 	const n = 30
-	env := []string{"SUITEGEN_NATS_URL=" + testenv.NATS(t), "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
+	natsURL := testenv.NATS(t)
+	precreateQueue(t, natsURL)
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
 	var writers []*proc
 	for i := 0; i < 3; i++ {
 		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("w%d", i+1), "--drain-timeout", "5s"))
@@ -149,4 +153,20 @@ func TestSeparateProcesses(t *testing.T) {
 			t.Errorf("%s differs between the distributed and the in-process run", name)
 		}
 	}
+}
+
+// precreateQueue creates the stream and the shared consumer before processes
+// start: nats-server v2.15 has a data race of its own when one server creates
+// the same consumer for several connections at once, and this test's server
+// runs in the (race-detecting) test process. Production servers are not built
+// with the race detector; the writers find the consumer and leave it be.
+func precreateQueue(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Connect(ctx, queue.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
 }

@@ -263,7 +263,9 @@ func TestAllocationLimit(t *testing.T) {
 	for name, body := range bombs {
 		srcs[name] = "def handle(args, db):\n    " + body + "\n"
 	}
-	p := compile(t, Options{MaxSteps: 1 << 40, MaxAlloc: 64 << 20}, srcs, nil)
+	// A wall clock generous enough that only the allocation bound can stop
+	// the bombs, even under -race on a loaded machine.
+	p := compile(t, Options{MaxSteps: 1 << 40, MaxAlloc: 64 << 20, Timeout: time.Minute}, srcs, nil)
 	for name := range bombs {
 		t.Run(name, func(t *testing.T) {
 			_, err := handle(t, p, name, nil, nil)
