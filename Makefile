@@ -45,8 +45,9 @@ staticcheck: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-bench: ## benchmarks (figures go in docs/BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem ./pkg/...
+bench: ## benchmarks and the quota measurement (long; figures in docs/BENCHMARKS.md)
+	SUITEGEN_BENCH=1 $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem -timeout 30m ./pkg/...
+	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaUtilization' -v -count=1 -timeout 20m ./pkg/e2e/
 
 deps: ## install the system packages tests use when absent (prometheus, chromium)
 	@bash deploy/install-prometheus.sh
