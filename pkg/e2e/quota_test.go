@@ -140,7 +140,7 @@ func measureQuota(t *testing.T, s quotaSetup) quotaResult {
 // Burst/(Window+Burst) of the quota to guarantee no window is overrun, and
 // its burst must hold a few calls of ~35k tokens, so a quota of only ~30
 // calls per window (what a 10 s window gives at this demand) cannot reach
-// 95% — see docs/bench-quota.md.
+// 95% — see docs/BENCHMARKS.md (provider economics).
 func TestQuotaUtilization(t *testing.T) {
 	if os.Getenv("SUITEGEN_BENCH") == "" {
 		t.Skip("SUITEGEN_BENCH=1 runs the quota measurements (about 11 minutes)")
