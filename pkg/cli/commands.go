@@ -44,6 +44,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
+	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	mf := f.model()
@@ -61,7 +62,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
 		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
-		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY}
+		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -225,7 +226,6 @@ func defaultOut(agent, out string) string {
 	}
 	return filepath.Join("out", agent)
 }
-
 
 func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	c, probs, err := contract.Load(dir)

@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -204,6 +206,49 @@ func TestRidesSuiteShape(t *testing.T) {
 	for _, tl := range c.Tools {
 		if len(tl.Requires) > 0 && !tools[tl.Name] {
 			t.Errorf("precondition-gated tool %s appears in no scenario", tl.Name)
+		}
+	}
+}
+
+// TestMoreThanSupported: asking for more than the agent supports ends with
+// what it supports, the blocked buckets with their reasons in report.json,
+// and an error that says so (a non-zero exit from the CLI).
+func TestMoreThanSupported(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := run.Run(ctx, run.Config{Dirs: []string{examples(t, "retail")}, Scenarios: 400, Writers: 4, Out: out, Seed: 7,
+		MaxWant: 1, NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t)})
+	var short *run.ShortError
+	if !errors.As(err, &short) {
+		t.Fatalf("want a ShortError, got %v", err)
+	}
+	got := len(loadSuite(t, out))
+	if got == 0 || got >= 400 || short.Proved != got || res[0].Proved != got {
+		t.Fatalf("wrote %d, error says %d, result %d", got, short.Proved, res[0].Proved)
+	}
+	if !strings.Contains(err.Error(), "of 400 scenarios proved") {
+		t.Errorf("the error does not say how many of the ask were proved: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Count   int `json:"count"`
+		Blocked []struct {
+			Bucket, Reason string
+		} `json:"blocked"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count != got {
+		t.Errorf("report counts %d, suite has %d", rep.Count, got)
+	}
+	for _, bl := range rep.Blocked {
+		if bl.Reason == "" {
+			t.Errorf("blocked bucket %s has no reason", bl.Bucket)
 		}
 	}
 }

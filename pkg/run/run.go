@@ -65,13 +65,15 @@ type Config struct {
 	QuotaWindow time.Duration
 	PlanFile    string
 	RunID       string
-	// MaxWant caps one bucket's want (0: the plan's default, 6); raise it to
+	// MaxWant caps one bucket's want (0: the plan's default, 10); raise it to
 	// ask one contract for more than its default capacity.
 	MaxWant int
 	Logger  *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
+	// ByUseCase adds a progress line per use case under the bar.
+	ByUseCase bool
 }
 
 // Validate fills defaults and names the bad field.
@@ -327,7 +329,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			progress.Bar(bctx, cfg.Progress, cfg.TTY, progress.Poller(store, id, false), time.Second)
+			progress.Bar(bctx, cfg.Progress, cfg.TTY, progress.Poller(store, id, cfg.ByUseCase), time.Second)
 		}()
 		defer func() { cancel(); <-done }()
 	}
