@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/reviewer"
@@ -110,15 +108,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if b, ok := client.(*builtin.Model); ok {
-		b.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) {
-			e, err := engines.Get(ctx, sha)
-			if err != nil {
-				return nil, err
-			}
-			return e.C, nil
-		}
-	}
+	run.FetchContracts(client, engines)
 	wcfg := writer.Config{ID: *id, Queue: q, Store: storeOf(in), Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {

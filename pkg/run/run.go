@@ -218,6 +218,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Slices of other runs left on the queue (an interrupted run on the same
+	// state dir) are written too, into their own run's ledger.
+	FetchContracts(client, engines)
 
 	// Writers: each its own queue connection, like a pod.
 	wctx, stopWriters := context.WithCancel(context.WithoutCancel(ctx))
@@ -453,6 +456,20 @@ func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, win
 		ml = meterLimiter(lim, mx, rpm, tpm, log)
 	}
 	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: ml, Logger: log})
+}
+
+// FetchContracts lets the builtin model write slices of any run whose
+// contract is in the ledger, as a writer pod does.
+func FetchContracts(client model.Client, engines *engine.Cache) {
+	if b, ok := client.(*builtin.Model); ok {
+		b.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) {
+			e, err := engines.Get(ctx, sha)
+			if err != nil {
+				return nil, err
+			}
+			return e.C, nil
+		}
+	}
 }
 
 // ReadPlanFile reads a --plan file: a JSON list of {use_case, angle, count, why}.
