@@ -135,7 +135,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if probs := pl.Check(c); len(probs) > 0 {
 		return fmt.Errorf("%w: %v", ErrPlanRefused, probs)
 	}
-	cfgJSON, _ := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells)})
+	cfgJSON, _ := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant})
 	_, err = p.cfg.Store.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Model: p.cfg.Model, State: "planning", Asked: p.cfg.Asked, Seed: p.cfg.Seed,
@@ -594,4 +594,14 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 		p.log.Info("topped up", "short", short, "added", total)
 	}
 	return total, nil
+}
+
+// MaxWantOf is the want cap a run was planned with, from its ledger config,
+// so a reviewer or a resumed planner derives the same plan.
+func MaxWantOf(r canvas.Run) int {
+	var cfg struct {
+		MaxWant int `json:"max_want"`
+	}
+	_ = json.Unmarshal(r.Config, &cfg)
+	return cfg.MaxWant
 }
