@@ -6,13 +6,18 @@
 // It is stateless between calls, like a provider: every decision is replayed
 // from the conversation so far, so the same conversation always gets the same
 // next move. That is what makes a suite byte-identical whatever the number of
-// writers, and what lets the provider simulator serve it over HTTP.
+// writers, and what lets the provider simulator serve it over HTTP. The
+// replay's costly pure parts (parsing the brief, composing a candidate from a
+// template record) are memoised per brief text, so replaying a long slice is
+// linear in its answers rather than recomposing every past candidate; the
+// memo changes no decision, only how often it is computed.
 package builtin
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,11 +40,42 @@ type Model struct {
 
 	mu     sync.Mutex
 	graphs map[string]*ground.Graph
+	// memos holds, per brief text, the parsed brief and the candidates
+	// composed from it; order is their insertion order, for eviction.
+	memos map[string]*memo
+	order []string
+}
+
+// maxMemos bounds the briefs whose work is memoised: a writer holds one slice
+// at a time, so a few per writer cover every live conversation; an evicted
+// brief is only recomputed.
+const maxMemos = 64
+
+// memo is the pure work done for one brief text.
+type memo struct {
+	b brief.Brief
+
+	mu       sync.Mutex
+	composed map[composeKey]composed
+}
+
+// composeKey names one candidate of a brief: the bucket's index in the brief,
+// the case number and the template record.
+type composeKey struct {
+	bucket, k int
+	key       string
+}
+
+type composed struct {
+	sc scenario.Scenario
+	ok bool
+	// try is the try_calls arguments for sc, marshalled once.
+	try string
 }
 
 // New returns the builtin model for the given contracts.
 func New(cs ...*contract.Contract) *Model {
-	m := &Model{graphs: map[string]*ground.Graph{}}
+	m := &Model{graphs: map[string]*ground.Graph{}, memos: map[string]*memo{}}
 	for _, c := range cs {
 		m.graphs[c.SHA256] = ground.New(c)
 	}
@@ -73,26 +109,57 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	if err := ctx.Err(); err != nil {
 		return model.Response{}, err
 	}
-	var b brief.Brief
-	found := false
+	var mo *memo
 	for _, msg := range req.Messages {
 		if msg.Role == model.RoleUser {
-			if b, found = brief.Parse(msg.Content); found {
+			if mo = m.memo(msg.Content); mo != nil {
 				break
 			}
 		}
 	}
-	if !found {
+	if mo == nil {
 		return reply(req, "I can only write scenarios from a slice brief.", nil), nil
 	}
+	b := mo.b
 	g, err := m.graph(ctx, b.Contract)
 	if err != nil {
 		return model.Response{}, fmt.Errorf("builtin: contract of %s: %w", b.Agent, err)
 	}
 	r := &replay{msgs: req.Messages}
-	p := &policy{c: g.C, g: g, b: b}
+	p := &policy{c: g.C, g: g, b: b, memo: mo}
 	call := p.next(r)
 	return reply(req, "", call), nil
+}
+
+// memo returns the memo of a message that holds a brief, parsing it the first
+// time; nil when the message holds none.
+func (m *Model) memo(text string) *memo {
+	m.mu.Lock()
+	mo, ok := m.memos[text]
+	m.mu.Unlock()
+	if ok {
+		return mo
+	}
+	b, found := brief.Parse(text)
+	if !found {
+		return nil
+	}
+	mo = &memo{b: b, composed: map[composeKey]composed{}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.memos[text]; ok {
+		return old
+	}
+	if m.memos == nil {
+		m.memos = map[string]*memo{}
+	}
+	if len(m.order) >= maxMemos {
+		delete(m.memos, m.order[0])
+		m.order = append(m.order[:0], m.order[1:]...)
+	}
+	m.memos[text] = mo
+	m.order = append(m.order, text)
+	return mo
 }
 
 func reply(req model.Request, text string, call *model.ToolCall) model.Response {
@@ -146,16 +213,43 @@ func (r *replay) answer() (string, bool) {
 }
 
 type policy struct {
-	c *contract.Contract
-	g *ground.Graph
-	b brief.Brief
+	c    *contract.Contract
+	g    *ground.Graph
+	b    brief.Brief
+	memo *memo
+}
+
+// candidate is compose memoised in the brief's memo. The scenario returned
+// is the caller's to change: its SubGoals are clipped so that appending to
+// them never writes into the memo's copy.
+func (p *policy) candidate(bi int, bk brief.Bucket, k int, key string) (scenario.Scenario, string, bool) {
+	ck := composeKey{bucket: bi, k: k, key: key}
+	p.memo.mu.Lock()
+	c, ok := p.memo.composed[ck]
+	p.memo.mu.Unlock()
+	if !ok {
+		c.sc, c.ok = p.compose(bk, k, key)
+		if c.ok {
+			c.try = toolArgs(brief.TryArgs{Setup: c.sc.Setup, Calls: c.sc.Solution})
+		}
+		p.memo.mu.Lock()
+		p.memo.composed[ck] = c
+		p.memo.mu.Unlock()
+	}
+	sc := c.sc
+	sc.SubGoals = slices.Clip(sc.SubGoals)
+	return sc, c.try, c.ok
 }
 
 type stop struct{ call *model.ToolCall }
 
 func toolCall(name string, args any) *model.ToolCall {
+	return &model.ToolCall{Name: name, Arguments: toolArgs(args)}
+}
+
+func toolArgs(args any) string {
 	js, _ := json.Marshal(args)
-	return &model.ToolCall{Name: name, Arguments: string(js)}
+	return string(js)
 }
 
 // next replays the whole policy against the conversation and returns the
@@ -170,11 +264,13 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 			call = s.call
 		}
 	}()
-	ask := func(c *model.ToolCall) string {
+	// ask takes the call lazily: a call the conversation already answered
+	// is never built again, only the next move is.
+	ask := func(c func() *model.ToolCall) string {
 		for {
 			ans, ok := r.answer()
 			if !ok {
-				panic(stop{c})
+				panic(stop{c()})
 			}
 			if !notRun(ans) {
 				return ans
@@ -184,9 +280,9 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 			// rather than treat it as the record failing.
 		}
 	}
-	for _, bk := range p.b.Buckets {
+	for bi, bk := range p.b.Buckets {
 		for k := bk.Have; k < bk.Want; k++ {
-			p.write(bk, k, ask)
+			p.write(bi, bk, k, ask)
 		}
 	}
 	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
@@ -202,7 +298,7 @@ func notRun(answer string) bool {
 
 // write tries to produce the k-th scenario of a bucket: up to three template
 // records, and for each up to three submissions corrected from the gates.
-func (p *policy) write(bk brief.Bucket, k int, ask func(*model.ToolCall) string) {
+func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.ToolCall) string) {
 	spec := bk.Spec
 	tools := spec.Templates
 	tries := len(tools)
@@ -211,12 +307,14 @@ func (p *policy) write(bk brief.Bucket, k int, ask func(*model.ToolCall) string)
 	}
 	for j := 0; j < tries; j++ {
 		key := tools[(k+j)%len(tools)]
-		sc, ok := p.compose(bk, k, key)
+		sc, try, ok := p.candidate(bi, bk, k, key)
 		if !ok {
 			continue
 		}
 		var tr brief.TryResult
-		if err := json.Unmarshal([]byte(ask(toolCall(brief.ToolTry, brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution}))), &tr); err != nil || tr.Error != "" {
+		if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
+			return &model.ToolCall{Name: brief.ToolTry, Arguments: try}
+		})), &tr); err != nil || tr.Error != "" {
 			continue
 		}
 		allOK := len(tr.Steps) == len(sc.Solution)
@@ -231,7 +329,9 @@ func (p *policy) write(bk brief.Bucket, k int, ask func(*model.ToolCall) string)
 		}
 		for attempt := 0; attempt < 3; attempt++ {
 			var res brief.SubmitResult
-			if err := json.Unmarshal([]byte(ask(toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc}))), &res); err != nil {
+			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
+				return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc})
+			})), &res); err != nil {
 				break
 			}
 			if res.Accepted {
