@@ -158,8 +158,10 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 	if b.Origin == "" || b.Origin == "plan" {
 		b.Origin = "writer"
 	}
-	if b.Want <= 0 {
-		b.Want = 1
+	// Want 0 is allowed: a reported bucket may take no scenario until a
+	// planner's top-up raises it (it must not make a run write more than asked).
+	if b.Want < 0 {
+		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: Want %d is negative", run, b.Want)
 	}
 	var id string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

@@ -199,6 +199,35 @@ func (l *loader) checkLoads() {
 // subGoal reads what, judged and params from a sub-goal file's literal
 // top-level assignments (nothing is executed) and checks its check().
 func (l *loader) subGoal(file, src string, f *syntax.File) {
+	l.c.SubGoals = append(l.c.SubGoals, readSubGoal(file, src, f, l.parsed[file], l.r))
+}
+
+// ParseSubGoal reads one sub-goal source outside a contract directory (a
+// sub-goal a writer adds during a run) exactly as Load reads
+// subgoals/<name>.star: the name is file's base name, what, judged and params
+// come from literal assignments, and a check(world, calls, params) is required
+// unless the sub-goal is judged. Problems carry file and line. Loads are not
+// resolved here: compiling the check (script) reports a missing lib file.
+func ParseSubGoal(file, src string) (SubGoal, Problems) {
+	var ps Problems
+	r := report{&ps}
+	f, err := ParseStarlark(file, src)
+	if err != nil {
+		var se syntax.Error
+		if errors.As(err, &se) {
+			r.add(file, int(se.Pos.Line), CodeSubGoalSyntax, "%s", se.Msg)
+		} else {
+			r.add(file, 0, CodeSubGoalSyntax, "%v", err)
+		}
+		return SubGoal{Name: strings.TrimSuffix(path.Base(file), ".star"), File: file, Source: src}, ps
+	}
+	sg := readSubGoal(file, src, f, summarise(f), r)
+	ps.Sort()
+	return sg, ps
+}
+
+// readSubGoal is the shared reading of one parsed sub-goal file.
+func readSubGoal(file, src string, f *syntax.File, sf *starFile, r report) SubGoal {
 	sg := SubGoal{Name: strings.TrimSuffix(path.Base(file), ".star"), File: file, Source: src, Params: map[string]string{}}
 	whatSeen := false
 	for _, s := range f.Stmts {
@@ -217,7 +246,7 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 			v, lit := literal(as.RHS)
 			w, isStr := v.(string)
 			if !lit || !isStr || strings.TrimSpace(w) == "" {
-				l.r.add(file, line, CodeSubGoalSyntax, "what must be a non-empty string literal")
+				r.add(file, line, CodeSubGoalSyntax, "what must be a non-empty string literal")
 				continue
 			}
 			sg.What = w
@@ -225,7 +254,7 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 			v, lit := literal(as.RHS)
 			b, isBool := v.(bool)
 			if !lit || !isBool {
-				l.r.add(file, line, CodeSubGoalSyntax, "judged must be True or False")
+				r.add(file, line, CodeSubGoalSyntax, "judged must be True or False")
 				continue
 			}
 			sg.Judged = b
@@ -233,13 +262,13 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 			v, lit := literal(as.RHS)
 			m, isDict := v.(map[string]any)
 			if !lit || !isDict {
-				l.r.add(file, line, CodeSubGoalBadParams, "params must be a dict literal of name to type (%s)", strings.Join(SubGoalParamTypes, ", "))
+				r.add(file, line, CodeSubGoalBadParams, "params must be a dict literal of name to type (%s)", strings.Join(SubGoalParamTypes, ", "))
 				continue
 			}
 			for name, t := range m {
 				ts, isStr := t.(string)
 				if !isStr || !validParamType(ts) {
-					l.r.add(file, line, CodeSubGoalBadParams, "param %q: type must be one of %s", name, strings.Join(SubGoalParamTypes, ", "))
+					r.add(file, line, CodeSubGoalBadParams, "param %q: type must be one of %s", name, strings.Join(SubGoalParamTypes, ", "))
 					continue
 				}
 				sg.Params[name] = ts
@@ -247,17 +276,17 @@ func (l *loader) subGoal(file, src string, f *syntax.File) {
 		}
 	}
 	if !whatSeen {
-		l.r.add(file, 0, CodeMissingField, "sub-goal %s has no what = \"...\" (what it checks, in words)", sg.Name)
+		r.add(file, 0, CodeMissingField, "sub-goal %s has no what = \"...\" (what it checks, in words)", sg.Name)
 	}
 	if !sg.Judged {
-		def := l.parsed[file].defs["check"]
+		def := sf.defs["check"]
 		if def == nil {
-			l.r.add(file, 0, CodeSubGoalNoCheck, "sub-goal %s is not judged and has no def check(world, calls, params)", sg.Name)
+			r.add(file, 0, CodeSubGoalNoCheck, "sub-goal %s is not judged and has no def check(world, calls, params)", sg.Name)
 		} else if !callable(def, 3) {
-			l.r.add(file, int(def.Def.Line), CodeSubGoalNoCheck, "check must take (world, calls, params)")
+			r.add(file, int(def.Def.Line), CodeSubGoalNoCheck, "check must take (world, calls, params)")
 		}
 	}
-	l.c.SubGoals = append(l.c.SubGoals, sg)
+	return sg
 }
 
 func validParamType(t string) bool {

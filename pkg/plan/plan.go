@@ -263,6 +263,9 @@ func bucketRank(b Bucket) int {
 	return r
 }
 
+// KindOf is the scenario kind of a bucket of that outcome and overlay.
+func KindOf(outcome, overlay string) string { return kindOf(outcome, overlay) }
+
 func kindOf(outcome, overlay string) string {
 	switch {
 	case outcome == "succeed" && overlay == "none":

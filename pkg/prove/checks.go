@@ -43,6 +43,9 @@ func (p *Prover) subGoalParams(name string) (map[string]string, bool, bool) {
 	}
 	sg := p.c.SubGoal(name)
 	if sg == nil {
+		sg = p.extra[name]
+	}
+	if sg == nil {
 		return nil, false, false
 	}
 	return sg.Params, sg.Judged, true

@@ -55,6 +55,8 @@ type Prover struct {
 	progs *script.Programs
 	g     *ground.Graph
 	seed  map[string]bool // every text value in the seed, for grounding
+	// extra are sub-goals added during a run (WithSubGoals), by name.
+	extra map[string]*contract.SubGoal
 }
 
 // New returns a prover.

@@ -36,11 +36,16 @@ func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
 	case brief.ToolSubmit:
 		return ss.submit(ctx, args), false
 	case brief.ToolSubGoals:
-		return ss.subGoals(), false
+		return ss.subGoals(ctx), false
 	case brief.ToolInspect:
 		return ss.inspect(args), false
+	case brief.ToolAddSubGoal:
+		return ss.addSubGoal(ctx, args), false
+	case brief.ToolReportBucket:
+		return ss.reportBucket(ctx, args), false
 	}
-	return "Error: add_sub_goal is not available in this version; use the catalogue from list_sub_goals (including the built-in called, not_called and requires_kept).", false
+	// vetToolCall let through a tool brief.Tools offers that has no case here.
+	return fmt.Sprintf("Error: tool %s is not served by this writer.", tc.Name), false
 }
 
 // vetToolCall checks what a model sent before anything runs it: the
@@ -110,20 +115,15 @@ func (ss *session) try(ctx context.Context, args string) string {
 	return jsonText(out)
 }
 
-func (ss *session) subGoals() string {
-	type entry struct {
-		Name    string            `json:"name"`
-		What    string            `json:"what"`
-		Judged  bool              `json:"judged"`
-		Params  map[string]string `json:"params"`
-		Builtin bool              `json:"builtin,omitempty"`
-	}
-	var out []entry
+func (ss *session) subGoals(ctx context.Context) string {
+	var out []subGoalEntry
 	for _, sg := range ss.e.C.SubGoals {
-		out = append(out, entry{sg.Name, sg.What, sg.Judged, sg.Params, false})
+		out = append(out, subGoalEntry{Name: sg.Name, What: sg.What, Judged: sg.Judged, Params: sg.Params})
 	}
+	// Sub-goals writers added to this run (add_sub_goal) come next.
+	out = append(out, ss.runSubGoalEntries(ctx)...)
 	for _, b := range prove.Builtins {
-		out = append(out, entry{b.Name, b.What, false, b.Params, true})
+		out = append(out, subGoalEntry{Name: b.Name, What: b.What, Params: b.Params, Builtin: true})
 	}
 	return jsonText(out)
 }
@@ -211,8 +211,14 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	sc.Provenance.Seed = ss.b.Seed
 	sc.Provenance.Writer = "suitegen-writer/1"
 	sc.Provenance.Slice = ""
+	// A sub-goal added to the run (by this or another writer) is proved by the
+	// run's prover, read from the ledger when sc names one it does not know.
+	prover, err := ss.proverFor(ctx, sc)
+	if err != nil {
+		return ss.ledgerError(err)
+	}
 	start := time.Now()
-	v := ss.e.Prover.Prove(ctx, sc)
+	v := prover.Prove(ctx, sc)
 	for _, r := range v.Refusals {
 		if transientText(r.Message) {
 			// Not the scenario's fault: nothing is recorded against it.

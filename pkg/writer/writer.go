@@ -96,6 +96,8 @@ func (c *Config) validate() error {
 type Writer struct {
 	cfg Config
 	log *slog.Logger
+	// goals caches each run's added sub-goals, compiled (subgoal.go).
+	goals *goalCache
 }
 
 // New validates the config.
@@ -103,7 +105,7 @@ func New(cfg Config) (*Writer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID)}, nil
+	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache()}, nil
 }
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the

@@ -1,0 +1,47 @@
+package prove
+
+import (
+	"fmt"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/script"
+)
+
+// IsBuiltin reports whether name is a built-in sub-goal.
+func IsBuiltin(name string) bool { return builtin(name) != nil }
+
+// WithSubGoals returns a prover of the same contract and world whose catalogue
+// also holds sub-goals added during a run; progs must have their checks (see
+// script.Programs.WithSubGoals). p is unchanged and still serves other runs of
+// the contract; the world and its copies are shared.
+func (p *Prover) WithSubGoals(sgs []contract.SubGoal, progs *script.Programs) (*Prover, error) {
+	np := *p
+	np.progs = progs
+	np.extra = make(map[string]*contract.SubGoal, len(p.extra)+len(sgs))
+	for k, v := range p.extra {
+		np.extra[k] = v
+	}
+	for i := range sgs {
+		sg := sgs[i]
+		if builtin(sg.Name) != nil || p.c.SubGoal(sg.Name) != nil || np.extra[sg.Name] != nil {
+			return nil, fmt.Errorf("prove: sub-goal %q is already in the catalogue", sg.Name)
+		}
+		if !sg.Judged && !progs.HasCheck(sg.Name) {
+			return nil, fmt.Errorf("prove: sub-goal %q has no compiled check", sg.Name)
+		}
+		np.extra[sg.Name] = &sg
+	}
+	return &np, nil
+}
+
+// RunSubGoals are the sub-goals added to this prover's catalogue for a run.
+func (p *Prover) RunSubGoals() []contract.SubGoal {
+	out := make([]contract.SubGoal, 0, len(p.extra))
+	for _, sg := range p.extra {
+		out = append(out, *sg)
+	}
+	return out
+}
+
+// Programs are the compiled handlers and checks this prover runs.
+func (p *Prover) Programs() *script.Programs { return p.progs }
