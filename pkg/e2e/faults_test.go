@@ -40,12 +40,15 @@ type faultPlan struct {
 	kills     int
 	killEvery time.Duration
 	timeout   time.Duration
+	// maxWant raises the plan's cap per bucket so the example can hold the
+	// full size (rides holds about 500 at the default cap of 10).
+	maxWant int
 }
 
 func faultPlanFromEnv() faultPlan {
 	fp := faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 4 * time.Minute}
 	if os.Getenv("SUITEGEN_FAULTS") == "full" {
-		fp = faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute}
+		fp = faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute, maxWant: 25}
 	}
 	// SUITEGEN_FAULTS_SCENARIOS overrides the size (e.g. to find the largest
 	// run the example supports fault-free).
@@ -80,7 +83,7 @@ func TestFaults(t *testing.T) {
 	dir := examples(t, "rides")
 	// The reference first: if the example cannot give this many scenarios
 	// without faults, that is a capacity problem, not a fault absorbed badly.
-	want := faultFreeRun(t, dir, fp.scenarios)
+	want := faultFreeRun(t, dir, fp.scenarios, fp.maxWant)
 	runID := "faults"
 	poison := runID + "-r1-s002"
 	ctx, cancel := context.WithTimeout(t.Context(), fp.timeout)
@@ -132,7 +135,8 @@ func TestFaults(t *testing.T) {
 	for range 3 {
 		startWriter()
 	}
-	plannerArgs := []string{dir, "--run", runID, "--scenarios", strconv.Itoa(fp.scenarios), "--seed", strconv.Itoa(faultSeed)}
+	plannerArgs := []string{dir, "--run", runID, "--scenarios", strconv.Itoa(fp.scenarios), "--seed", strconv.Itoa(faultSeed),
+		"--max-want", strconv.Itoa(fp.maxWant)}
 	planner := startF(t, env, "planner", plannerArgs...)
 	var plannerMu sync.Mutex
 
@@ -382,7 +386,7 @@ func TestFaults(t *testing.T) {
 
 // faultFreeRun writes the same suite with the same model behind a provider
 // that injects nothing, in one process, and returns its scenarios.
-func faultFreeRun(t *testing.T, dir string, n int) map[string][]byte {
+func faultFreeRun(t *testing.T, dir string, n, maxWant int) map[string][]byte {
 	t.Helper()
 	c, err := engine.LoadDir(dir)
 	if err != nil {
@@ -405,7 +409,7 @@ func faultFreeRun(t *testing.T, dir string, n int) map[string][]byte {
 	out := t.TempDir()
 	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: faultSeed,
 		Model: faultModel, BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey,
-		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1, MaxWant: maxWant})
 	if err != nil {
 		t.Fatalf("the fault-free reference run of %d scenarios failed (before any fault): %v", n, err)
 	}
