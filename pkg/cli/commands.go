@@ -131,7 +131,8 @@ func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
 }
 
 func cmdProve(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen prove", "DIR SCENARIO.json", "Run the gates on one scenario: exit 0 when it would be kept, 1 with the reasons.")
+	f := newFlags(env, "suitegen prove", "DIR SCENARIO.json [--catalogue OUT/catalogue.json]", "Run the gates on one scenario: exit 0 when it would be kept, 1 with the reasons.")
+	cat := f.str("catalogue", "", "a written suite's catalogue.json: the sub-goals writers added during its run join the contract's")
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -161,7 +162,13 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	v := e.Prover.Prove(ctx, sc)
+	prover := e.Prover
+	if *cat != "" {
+		if prover, err = runProver(e, *cat); err != nil {
+			return err
+		}
+	}
+	v := prover.Prove(ctx, sc)
 	if v.Kept {
 		fmt.Fprintf(env.Stdout, "kept: %s (%s)\n", sc.Name, v.Duration.Round(time.Microsecond))
 		return nil

@@ -74,6 +74,9 @@ type Config struct {
 	TTY      bool
 	// ByUseCase adds a progress line per use case under the bar.
 	ByUseCase bool
+	// Client, when set, is the model every writer drives instead of Model's
+	// (tests inject a scripted model.Client here).
+	Client model.Client
 }
 
 // Validate fills defaults and names the bad field.
@@ -96,7 +99,7 @@ func (c *Config) Validate() error {
 	if c.Model == "" {
 		c.Model = "builtin"
 	}
-	if c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "" {
+	if c.Client == nil && c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "" {
 		return fmt.Errorf("run: --model %s needs OPENAI_API_KEY or OPENAI_BASE_URL", c.Model)
 	}
 	if c.Rounds < 0 {
@@ -214,9 +217,12 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		engines.Put(e)
 	}
-	client, err := Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, cfg.QuotaWindow, pool, wmx, log, contracts...)
-	if err != nil {
-		return nil, err
+	client := cfg.Client
+	if client == nil {
+		client, err = Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, cfg.QuotaWindow, pool, wmx, log, contracts...)
+		if err != nil {
+			return nil, err
+		}
 	}
 	// Slices of other runs left on the queue (an interrupted run on the same
 	// state dir) are written too, into their own run's ledger.

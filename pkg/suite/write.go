@@ -27,6 +27,9 @@ type SubGoalInfo struct {
 	// Origin is where the entry comes from: "contract", "run" (added by a
 	// writer during the run) or "builtin".
 	Origin string `json:"origin"`
+	// Source is the Starlark of a sub-goal added during the run, so that
+	// `suitegen prove --catalogue` can prove a scenario that names it.
+	Source string `json:"source,omitempty"`
 }
 
 // ReportExtra is what the caller knows that the ledger does not: the
@@ -322,7 +325,7 @@ func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo
 		}
 	}
 	for _, g := range run {
-		add(SubGoalInfo{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, Origin: "run"})
+		add(SubGoalInfo{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, Origin: "run", Source: g.Source})
 	}
 	for _, g := range builtin {
 		g.Origin = "builtin"
