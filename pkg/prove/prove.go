@@ -234,11 +234,28 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict) {
 	// Ready, solvable and grounding share one copy.
 	var results []world.CallResult
 	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	// The "nothing" counterfactual of a success is the world right after
+	// setup, which this copy is until the solution plays: its checks run here,
+	// before the solution, instead of on a copy of their own (a setup and a
+	// rollback saved per proof). Check queries run in savepoints that are
+	// always rolled back, so the solution meets the same world. The result
+	// counts only if every earlier gate passes, as before.
+	var nothing struct {
+		done  bool
+		fails int
+		rs    []Refusal
+		err   error
+	}
 	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		v.Refusals = nil
+		nothing.done = false
 		if rs := p.ready(ctx, cp, sc); len(rs) > 0 {
 			v.Refusals = rs
 			return nil
+		}
+		if sc.Expects == "succeed" {
+			nothing.done = true
+			nothing.fails, nothing.rs, nothing.err = p.runCounterfactual(ctx, cp, before, sc, checks, nil)
 		}
 		results = play(ctx, cp, sc.Solution)
 		for i, r := range results {
@@ -282,7 +299,10 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict) {
 	}
 	// Not vacuous: nothing (for succeed), then the tempting calls.
 	if sc.Expects == "succeed" {
-		fails, rs, err := p.counterfactual(ctx, sc, checks, nil)
+		fails, rs, err := nothing.fails, nothing.rs, nothing.err
+		if !nothing.done {
+			fails, rs, err = p.counterfactual(ctx, sc, checks, nil)
+		}
 		if err != nil {
 			v.Refusals = append(v.Refusals, Refusal{GateVacuous, "world-error", err.Error(), ""})
 			return v
@@ -317,19 +337,26 @@ func (p *Prover) counterfactual(ctx context.Context, sc *scenario.Scenario, chec
 	var rs []Refusal
 	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
 	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-		fails, rs = 0, nil
-		results := play(ctx, cp, calls)
-		failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
-		if err != nil {
-			return err
-		}
-		for _, b := range broken {
-			rs = append(rs, Refusal{GateVacuous, "check-broken", b.why, b.name})
-		}
-		fails = len(failed)
-		return nil
+		var err error
+		fails, rs, err = p.runCounterfactual(ctx, cp, before, sc, checks, calls)
+		return err
 	})
 	return fails, rs, err
+}
+
+// runCounterfactual plays calls on cp (set up already) and counts the checks
+// that fail.
+func (p *Prover) runCounterfactual(ctx context.Context, cp *world.Copy, before *world.Before, sc *scenario.Scenario, checks []scenario.SubGoalRef, calls []scenario.Call) (int, []Refusal, error) {
+	results := play(ctx, cp, calls)
+	failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
+	if err != nil {
+		return 0, nil, err
+	}
+	var rs []Refusal
+	for _, b := range broken {
+		rs = append(rs, Refusal{GateVacuous, "check-broken", b.why, b.name})
+	}
+	return len(failed), rs, nil
 }
 
 // codes are the identifiers a scenario hands its caller: the keys its setup
