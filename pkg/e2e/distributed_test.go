@@ -107,7 +107,7 @@ func TestSeparateProcesses(t *testing.T) {
 	dir := examples(t, "retail")
 	const n = 30
 	natsURL := testenv.NATS(t)
-	precreateQueue(t, natsURL)
+	precreateQueue(t, queue.Config{URL: natsURL})
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
 	var writers []*proc
 	for i := 0; i < 3; i++ {
@@ -160,11 +160,11 @@ func TestSeparateProcesses(t *testing.T) {
 // the same consumer for several connections at once, and this test's server
 // runs in the (race-detecting) test process. Production servers are not built
 // with the race detector; the writers find the consumer and leave it be.
-func precreateQueue(t *testing.T, url string) {
+func precreateQueue(t *testing.T, cfg queue.Config) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := queue.Connect(ctx, queue.Config{URL: url})
+	q, err := queue.Connect(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

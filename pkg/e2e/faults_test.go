@@ -27,6 +27,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/providersim"
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -120,6 +121,7 @@ func TestFaults(t *testing.T) {
 		"SUITEGEN_MODEL=" + faultModel, "OPENAI_BASE_URL=" + simBase + "/v1", "OPENAI_API_KEY=" + faultAPIKey,
 	}
 	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison)
+	precreateQueue(t, queue.Config{URL: natsURL, AckWait: faultAckWait, MaxDeliver: faultMaxDeliver})
 
 	var (
 		mu      sync.Mutex

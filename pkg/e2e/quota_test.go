@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/providersim"
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -75,7 +76,9 @@ func measureQuota(t *testing.T, s quotaSetup) quotaResult {
 	perMin := float64(time.Minute) / float64(s.Window)
 	rpm := int(float64(s.RPM) * perMin * s.Factor)
 	tpm := int(float64(s.TPM) * perMin * s.Factor)
-	env := []string{"SUITEGEN_NATS_URL=" + testenv.NATS(t), "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t), "OPENAI_API_KEY=sim-key"}
+	natsURL := testenv.NATS(t)
+	precreateQueue(t, queue.Config{URL: natsURL})
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t), "OPENAI_API_KEY=sim-key"}
 	for i := 0; i < s.Writers; i++ {
 		start(t, env, "writer", "--id", fmt.Sprintf("q%d", i+1), "--model", "sim-writer", "--base-url", base,
 			"--rpm", strconv.Itoa(rpm), "--tpm", strconv.Itoa(tpm), "--quota-window", s.Window.String(), "--drain-timeout", "1s")

@@ -81,7 +81,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	// Two processes starting together may both miss the stream and both
 	// create it; the loser's create fails and a retry finds it.
 	for attempt := 0; ; attempt++ {
-		q.stream, err = js.CreateOrUpdateStream(ctx, scfg)
+		q.stream, err = ensureStream(ctx, js, scfg)
 		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			break
 		}
@@ -376,6 +376,24 @@ func redactURL(urls string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// ensureStream returns the stream, writing its config only when it is
+// missing or differs: a connecting process that finds the stream as it
+// wants it sends no update (nats-server v2.15 races an update of a stream
+// against a consumer being created on it).
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+	consumerMu.Lock()
+	defer consumerMu.Unlock()
+	if st, err := js.Stream(ctx, want.Name); err == nil {
+		have := st.CachedInfo().Config
+		if have.Retention == want.Retention && have.Storage == want.Storage && have.Replicas == want.Replicas &&
+			have.Duplicates == want.Duplicates && len(have.Subjects) == 1 && len(want.Subjects) == 1 &&
+			have.Subjects[0] == want.Subjects[0] {
+			return st, nil
+		}
+	}
+	return js.CreateOrUpdateStream(ctx, want)
 }
 
 // consumerMu serialises consumer creation within a process: nats-server
