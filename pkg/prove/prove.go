@@ -109,15 +109,15 @@ func (p *Prover) Rehearse(ctx context.Context, setup []scenario.Statement, calls
 	var d *world.StateDiff
 	err := p.w.Copy(ctx, func(cp *world.Copy) error {
 		results = nil
-		if err := applySetup(ctx, cp, setup); err != nil {
-			return err
-		}
 		var before world.Snapshot
 		if diff {
+			// Setup and the state before the calls in one round trip.
 			var err error
-			if before, err = cp.Snapshot(ctx); err != nil {
+			if before, err = setupSnapshot(ctx, cp, setup); err != nil {
 				return err
 			}
+		} else if err := applySetup(ctx, cp, setup); err != nil {
+			return err
 		}
 		results = play(ctx, cp, calls)
 		if diff {
@@ -150,12 +150,31 @@ var setupVerb = regexp.MustCompile(`(?is)^\s*(insert|update|delete)\b`)
 // applySetup runs a scenario's setup in one round trip; a statement the world
 // will not run comes back as a *SetupError.
 func applySetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
+	if err := checkSetup(setup); err != nil {
+		return err
+	}
+	return setupError(cp.ExecBatch(ctx, setup))
+}
+
+// setupSnapshot is applySetup followed by the copy's snapshot, in one batch.
+func setupSnapshot(ctx context.Context, cp *world.Copy, setup []scenario.Statement) (world.Snapshot, error) {
+	if err := checkSetup(setup); err != nil {
+		return world.Snapshot{}, err
+	}
+	snap, err := cp.ExecBatchSnapshot(ctx, setup)
+	return snap, setupError(err)
+}
+
+func checkSetup(setup []scenario.Statement) error {
 	for i, st := range setup {
 		if !setupVerb.MatchString(st.SQL) {
 			return &SetupError{Index: i, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
 		}
 	}
-	err := cp.ExecBatch(ctx, setup)
+	return nil
+}
+
+func setupError(err error) error {
 	var se *world.StatementError
 	if errors.As(err, &se) {
 		return &SetupError{Index: se.Index, Err: se.Err}

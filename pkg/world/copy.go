@@ -338,6 +338,28 @@ func (e *StatementError) Unwrap() error { return e.Err }
 // one fails (a *StatementError says which) none of them stays applied and the
 // copy stays usable.
 func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error {
+	return cp.execBatch(ctx, stmts, nil)
+}
+
+// ExecBatchSnapshot is ExecBatch followed by Snapshot, in the same round
+// trip: a rehearsal's setup and its "before" state travel together.
+func (cp *Copy) ExecBatchSnapshot(ctx context.Context, stmts []scenario.Statement) (Snapshot, error) {
+	if len(stmts) == 0 || cp.w.stateSQL == "" {
+		if err := cp.ExecBatch(ctx, stmts); err != nil {
+			return Snapshot{}, err
+		}
+		return cp.Snapshot(ctx)
+	}
+	var snap Snapshot
+	if err := cp.execBatch(ctx, stmts, &snap); err != nil {
+		return Snapshot{}, err
+	}
+	return snap, nil
+}
+
+// execBatch runs stmts in one savepoint and, when snap is not nil, reads the
+// state after them in the same batch.
+func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap *Snapshot) error {
 	if cp.broken != nil {
 		return cp.broken
 	}
@@ -354,7 +376,11 @@ func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error
 	for i, st := range stmts {
 		sqls[i] = cp.w.tag + st.SQL
 	}
-	b, err := cp.savepoint(ctx, sp, sqls...)
+	known := sqls
+	if snap != nil {
+		known = append(slices.Clip(sqls), cp.w.stateSQL)
+	}
+	b, err := cp.savepoint(ctx, sp, known...)
 	if err != nil {
 		return err
 	}
@@ -370,13 +396,26 @@ func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error
 		}
 	}
 	b.Queue("RELEASE SAVEPOINT " + sp)
+	stateFailed := false
+	if snap != nil {
+		cp.queueSnapshot(b, snap, &stateFailed)
+	}
 	ferr := cp.send(ctx, b)
 	if ferr != nil {
 		cp.note(ferr)
+		if snap != nil {
+			*snap = Snapshot{}
+		}
+		var pe *PrepareError
+		if snap != nil && failed < 0 && (stateFailed || errors.As(ferr, &pe) && pe.SQL == cp.w.stateSQL) {
+			// The setup ran; only reading the state failed, after the
+			// savepoint was released: the copy is as broken as Snapshot
+			// would have left it.
+			return fmt.Errorf("world state: %w", ferr)
+		}
 		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
 			return errors.Join(ferr, rerr)
 		}
-		var pe *PrepareError
 		if failed < 0 && errors.As(ferr, &pe) {
 			failed = slices.Index(sqls, pe.SQL)
 		}

@@ -2,9 +2,11 @@ package world
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -52,6 +54,58 @@ func TestDiffSnapshotsMatchesDiff(t *testing.T) {
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ExecBatchSnapshot is ExecBatch then Snapshot in one round trip: the same
+// snapshot, and a failing statement still named by index with nothing kept
+// and the copy usable.
+func TestExecBatchSnapshot(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	setup := []scenario.Statement{
+		{SQL: "UPDATE orders SET status = 'processed' WHERE id = '#W1'"},
+		{SQL: "INSERT INTO users (user_id, name, since) VALUES ($1, $2, $3)", Args: []any{"u3", "Cy", "2020-01-01"}},
+	}
+	var want Snapshot
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		if err := cp.ExecBatch(ctx, setup); err != nil {
+			return err
+		}
+		var err error
+		want, err = cp.Snapshot(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, warm := range []bool{false, true} { // statements new to the connection, then known
+		if err := w.Copy(ctx, func(cp *Copy) error {
+			got, err := cp.ExecBatchSnapshot(ctx, setup)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("warm=%v: ExecBatchSnapshot %+v, ExecBatch+Snapshot %+v", warm, got, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		_, err := cp.ExecBatchSnapshot(ctx, append(setup, scenario.Statement{SQL: "INSERT INTO users (user_id, name) VALUES ('u4', 'Di')"}))
+		var se *StatementError
+		if !errors.As(err, &se) || se.Index != 2 {
+			t.Fatalf("want statement 3 to fail, got %v", err)
+		}
+		rows, err := cp.Query(ctx, "SELECT (SELECT status FROM orders WHERE id = '#W1'), (SELECT count(*) FROM users)")
+		if err != nil || rows[0].Values[0] != "pending" || rows[0].Values[1] != int64(2) {
+			t.Fatalf("all or nothing: %v %v", rows, err)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }

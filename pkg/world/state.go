@@ -66,6 +66,16 @@ func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 		return snap, nil
 	}
 	b := &pgx.Batch{}
+	cp.queueSnapshot(b, &snap, nil)
+	if err := cp.send(ctx, b); err != nil {
+		return Snapshot{}, fmt.Errorf("world state: %w", err)
+	}
+	return snap, nil
+}
+
+// queueSnapshot queues the world's state query on b, reading into snap;
+// failed (when not nil) is set if the query itself fails.
+func (cp *Copy) queueSnapshot(b *pgx.Batch, snap *Snapshot, failed *bool) {
 	b.Queue(cp.w.stateSQL).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		i := 0
@@ -80,12 +90,12 @@ func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 			snap.tables = append(snap.tables, t)
 			i++
 		}
-		return rows.Err()
+		err := rows.Err()
+		if err != nil && failed != nil {
+			*failed = true
+		}
+		return err
 	})
-	if err := cp.send(ctx, b); err != nil {
-		return Snapshot{}, fmt.Errorf("world state: %w", err)
-	}
-	return snap, nil
 }
 
 // decode turns the tables keep allows (nil: all) into a State.
