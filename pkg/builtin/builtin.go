@@ -44,6 +44,8 @@ type Model struct {
 	// composed from it; order is their insertion order, for eviction.
 	memos map[string]*memo
 	order []string
+	// noMemo composes every candidate afresh (tests compare against it).
+	noMemo bool
 }
 
 // maxMemos bounds the briefs whose work is memoised: a writer holds one slice
@@ -127,6 +129,9 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	}
 	r := &replay{msgs: req.Messages}
 	p := &policy{c: g.C, g: g, b: b, memo: mo}
+	if m.noMemo {
+		p.memo = nil
+	}
 	call := p.next(r)
 	return reply(req, "", call), nil
 }
@@ -219,10 +224,17 @@ type policy struct {
 	memo *memo
 }
 
-// candidate is compose memoised in the brief's memo. The scenario returned
+// candidate is compose memoised in the brief's memo (none: composed afresh). The scenario returned
 // is the caller's to change: its SubGoals are clipped so that appending to
 // them never writes into the memo's copy.
 func (p *policy) candidate(bi int, bk brief.Bucket, k int, key string) (scenario.Scenario, string, bool) {
+	if p.memo == nil {
+		sc, ok := p.compose(bk, k, key)
+		if !ok {
+			return sc, "", false
+		}
+		return sc, toolArgs(brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution}), true
+	}
 	ck := composeKey{bucket: bi, k: k, key: key}
 	p.memo.mu.Lock()
 	c, ok := p.memo.composed[ck]

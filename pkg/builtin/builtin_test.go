@@ -215,3 +215,86 @@ func TestResendsCallsThatNeverRan(t *testing.T) {
 		t.Error("the submitted scenario differs from the clean conversation's")
 	}
 }
+
+// The memo (parsed brief, composed candidates) must change no decision: at
+// every turn of a conversation whose corrections append to and drop from a
+// candidate's sub-goals, and where one template record serves two case
+// numbers, a model that memoised every earlier turn answers exactly as one
+// that composes every candidate afresh, and a second conversation over the same
+// brief on the warm model gets the first one's calls.
+func TestMemoChangesNothing(t *testing.T) {
+	c := retail(t)
+	warm := New(c)
+	b := slice(t, c, "succeed", 3)
+	submits, tries := 0, 0
+	answer := func(tc model.ToolCall) string {
+		if tc.Name == brief.ToolTry {
+			// Every other rehearsal fails, so the next template record is
+			// tried and one record serves two case numbers.
+			if tries++; tries%2 == 1 {
+				return `{"error":"the world is down"}`
+			}
+		}
+		if tc.Name != brief.ToolSubmit {
+			return okAnswers(t)(tc)
+		}
+		submits++
+		var a brief.SubmitArgs
+		if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
+			t.Fatal(err)
+		}
+		var res brief.SubmitResult
+		switch submits % 3 {
+		case 1:
+			res.Refusals = []brief.Refusal{{Gate: "not-vacuous", Code: "vacuous", Message: "x"}}
+		case 2:
+			res.Refusals = []brief.Refusal{{Gate: "solvable", Code: "check-failed", Message: "x", SubGoal: a.Scenario.SubGoals[0].Name}}
+		default:
+			res.Accepted = true
+		}
+		js, _ := json.Marshal(res)
+		return string(js)
+	}
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+	var first []model.ToolCall
+	for turn := 0; ; turn++ {
+		if turn > 60 {
+			t.Fatal("the builtin model never finished")
+		}
+		got, err := warm.Complete(context.Background(), model.Request{Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := New(c)
+		fresh.noMemo = true
+		want, err := fresh.Complete(context.Background(), model.Request{Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if string(gj) != string(wj) {
+			t.Fatalf("turn %d: memoised model answered\n%s\na fresh one\n%s", turn, gj, wj)
+		}
+		tc := got.Message.ToolCalls[0]
+		first = append(first, tc)
+		msgs = append(msgs, got.Message)
+		if tc.Name == brief.ToolFinish {
+			break
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: answer(tc)})
+	}
+	if submits < 6 {
+		t.Fatalf("%d submissions: the corrections were not exercised", submits)
+	}
+	submits, tries = 0, 0
+	again := converse(t, warm, b, answer, 60)
+	if len(again) != len(first) {
+		t.Fatalf("second conversation: %d calls, first %d", len(again), len(first))
+	}
+	for i := range again {
+		if again[i] != first[i] {
+			t.Fatalf("call %d differs on the warm model:\n%+v\n%+v", i, again[i], first[i])
+		}
+	}
+}
