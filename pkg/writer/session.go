@@ -160,15 +160,15 @@ func (ss *session) loop(ctx context.Context) error {
 			if len(out) > maxToolResult {
 				out = out[:maxToolResult] + "\n[truncated]"
 			}
+			if ss.outage != nil {
+				return ss.outage
+			}
 			ss.msgs = append(ss.msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: out})
 			if done {
 				return nil
 			}
 		}
 	}
-			if ss.outage != nil {
-				return ss.outage
-			}
 	return nil
 }
 
