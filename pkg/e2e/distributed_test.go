@@ -60,7 +60,8 @@ func (l lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func start(t *testing.T, env []string, bin string, args ...string) *proc {
+// spawn starts one of the built binaries, its output captured.
+func spawn(t *testing.T, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{out: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	p.cmd = exec.Command(filepath.Join(binaries(t), bin), args...)
@@ -70,6 +71,13 @@ func start(t *testing.T, env []string, bin string, args ...string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// start spawns a process the test waits for itself; cleanup kills it if not.
+func start(t *testing.T, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	p := spawn(t, env, bin, args...)
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
 			_ = p.cmd.Process.Kill()

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -453,14 +452,7 @@ type fproc struct {
 
 func startF(t *testing.T, env []string, bin string, args ...string) *fproc {
 	t.Helper()
-	p := &proc{out: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	p.cmd = exec.Command(filepath.Join(binaries(t), bin), args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	w := lockedBuffer{p.mu, p.out}
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := spawn(t, env, bin, args...)
 	f := &fproc{proc: p, done: make(chan struct{})}
 	go func() {
 		_ = p.cmd.Wait()
