@@ -638,11 +638,10 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 		}
 		byUC[b.UseCase] = append(byUC[b.UseCase], i)
 	}
-	deal := func(uc string, cursor map[string]int) bool {
-		idx := byUC[uc]
+	dealFrom := func(key string, idx []int, cursor map[string]int) bool {
 		for tries := 0; tries < len(idx); tries++ {
-			i := idx[cursor[uc]%len(idx)]
-			cursor[uc]++
+			i := idx[cursor[key]%len(idx)]
+			cursor[key]++
 			if granted[i] < all[i].Want {
 				granted[i]++
 				return true
@@ -650,10 +649,30 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 		}
 		return false
 	}
+	deal := func(uc string, cursor map[string]int) bool { return dealFrom(uc, byUC[uc], cursor) }
+	// A steer's angle picks, within its use case, the buckets whose angle,
+	// outcome or overlay share a word with it; they are dealt first.
+	angled := map[string][]int{}
+	for _, st := range steer {
+		words := map[string]bool{}
+		for _, w := range Words(st.Angle) {
+			if len(w) > 3 {
+				words[singular(w)] = true
+			}
+		}
+		for _, i := range byUC[st.UseCase] {
+			for _, w := range append(append(Words(all[i].Angle), all[i].Outcome), all[i].Overlay) {
+				if words[singular(w)] {
+					angled[st.UseCase] = append(angled[st.UseCase], i)
+					break
+				}
+			}
+		}
+	}
 	total := 0
 	cursor := map[string]int{}
 	for _, uc := range order {
-		for quota[uc] > 0 && deal(uc, cursor) {
+		for quota[uc] > 0 && (dealFrom("angle:"+uc, angled[uc], cursor) || deal(uc, cursor)) {
 			quota[uc]--
 			total++
 		}

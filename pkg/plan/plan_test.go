@@ -150,3 +150,18 @@ func TestToolCell(t *testing.T) {
 		}
 	}
 }
+
+func TestSteerAngleChoosesBuckets(t *testing.T) {
+	all := []Bucket{
+		{ID: "a0", UseCase: "a", Angle: "ordinary a", Outcome: "succeed", Overlay: "none", Want: 4},
+		{ID: "a1", UseCase: "a", Angle: "a refused while the caller insists", Outcome: "refuse", Overlay: "pressure", Want: 4},
+		{ID: "b0", UseCase: "b", Angle: "ordinary b", Outcome: "succeed", Overlay: "none", Want: 4},
+	}
+	got := size(all, 5, []Steer{{UseCase: "a", Angle: "caller insists under pressure", Count: 3}})
+	want := map[string]int{"a0": 0, "a1": 3, "b0": 2}
+	for _, b := range got {
+		if b.Want != want[b.ID] {
+			t.Errorf("%s: want %d, got %d", b.ID, want[b.ID], b.Want)
+		}
+	}
+}
