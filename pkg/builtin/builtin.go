@@ -199,22 +199,22 @@ type replay struct {
 
 // answer returns the tool answer to the next past call if the conversation
 // has one, consuming it; ok=false means this call is the next move.
-func (r *replay) answer() (string, bool) {
+func (r *replay) answer() (string, model.ToolCall, bool) {
 	for r.pos < len(r.msgs) {
 		m := r.msgs[r.pos]
 		r.pos++
 		if m.Role != model.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
-		id := m.ToolCalls[0].ID
+		sent := m.ToolCalls[0]
 		for j := r.pos; j < len(r.msgs); j++ {
-			if r.msgs[j].Role == model.RoleTool && r.msgs[j].ToolCallID == id {
-				return r.msgs[j].Content, true
+			if r.msgs[j].Role == model.RoleTool && r.msgs[j].ToolCallID == sent.ID {
+				return r.msgs[j].Content, sent, true
 			}
 		}
-		return "", false
+		return "", sent, false
 	}
-	return "", false
+	return "", model.ToolCall{}, false
 }
 
 type policy struct {
@@ -280,16 +280,17 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 	// is never built again, only the next move is.
 	ask := func(c func() *model.ToolCall) string {
 		for {
-			ans, ok := r.answer()
+			ans, sent, ok := r.answer()
 			if !ok {
 				panic(stop{c()})
 			}
-			if !notRun(ans) {
+			if !notRun(ans) && !altered(sent, c) {
 				return ans
 			}
-			// The call never ran: its arguments or its name were garbled on
-			// the way (a provider fault). Send it again, as a model would,
-			// rather than treat it as the record failing.
+			// The call never ran as meant: its arguments or its name were
+			// garbled on the way, or a rehearsal reached the world naming
+			// records it never named (a provider fault). Send it again, as a
+			// model would, rather than treat it as the record failing.
 		}
 	}
 	for bi, bk := range p.b.Buckets {
@@ -298,6 +299,18 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 		}
 	}
 	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
+}
+
+// altered reports a rehearsal that reached the writer with other arguments
+// than the policy gave it. Only try_calls is compared: its arguments are
+// memoised, so the comparison costs nothing, and a rehearsal is where a
+// changed record would otherwise be mistaken for the world's answer.
+func altered(sent model.ToolCall, intended func() *model.ToolCall) bool {
+	if sent.Name != brief.ToolTry {
+		return false
+	}
+	want := intended()
+	return want.Name == sent.Name && want.Arguments != sent.Arguments
 }
 
 // notRun reports a writer's answer to a call it could not even dispatch

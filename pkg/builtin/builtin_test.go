@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -296,5 +297,33 @@ func TestMemoChangesNothing(t *testing.T) {
 		if again[i] != first[i] {
 			t.Fatalf("call %d differs on the warm model:\n%+v\n%+v", i, again[i], first[i])
 		}
+	}
+}
+
+// TestResendsAlteredRehearsal: a try_calls that reached the writer with other
+// arguments than the model sent (a provider naming a record that does not
+// exist) is sent again as meant, not taken as the record failing.
+func TestResendsAlteredRehearsal(t *testing.T) {
+	c := retail(t)
+	m := New(c)
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(slice(t, c, "succeed", 1))}}
+	first, err := m.Complete(context.Background(), model.Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := first.Message
+	if sent.ToolCalls[0].Name != brief.ToolTry {
+		t.Fatalf("first move is %s, want try_calls", sent.ToolCalls[0].Name)
+	}
+	meant := sent.ToolCalls[0].Arguments
+	sent.ToolCalls = []model.ToolCall{{ID: sent.ToolCalls[0].ID, Name: brief.ToolTry, Arguments: strings.Replace(meant, "#W", "#WNOSUCH", 1)}}
+	msgs = append(msgs, sent, model.Message{Role: model.RoleTool, ToolCallID: sent.ToolCalls[0].ID,
+		Content: `{"steps":[{"tool":"find_user_id_by_email","ok":false,"refused":true,"error":"Error: order not found"}]}`})
+	again, err := m.Complete(context.Background(), model.Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Message.ToolCalls[0]; got.Name != brief.ToolTry || got.Arguments != meant {
+		t.Errorf("after an altered rehearsal the model sent %s %.80s, want the same try_calls again", got.Name, got.Arguments)
 	}
 }

@@ -110,7 +110,7 @@ func TestFaults(t *testing.T) {
 
 	// The provider: the builtin writer policy behind the OpenAI wire, faulty.
 	sim := startF(t, nil, "suitegen", "provider-sim", dir, "--addr", "127.0.0.1:0", "--seed", "11",
-		"--fault-429", "0.10", "--fault-500", "0.02", "--fault-malformed", "0.01", "--fault-unknown-tool", "0.01",
+		"--fault-429", "0.10", "--fault-500", "0.02", "--fault-malformed", "0.01", "--fault-unknown-tool", "0.01", "--fault-unknown-record", "0.01",
 		"--fault-stall", "0.01", "--stall-for", (faultAckWait + time.Second).String())
 	simBase := waitFor(t, sim, simListening, 30*time.Second)
 

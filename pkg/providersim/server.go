@@ -12,7 +12,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,7 @@ const (
 	FaultError500  = "error_500"
 	FaultMalformed = "malformed_json"
 	FaultUnknown   = "unknown_tool"
+	FaultRecord    = "unknown_record"
 	FaultStall     = "stall"
 )
 
@@ -39,6 +42,7 @@ type Faults struct {
 	Error500      float64       // answer 500
 	MalformedJSON float64       // tool call arguments that are not JSON (replies with tool calls only)
 	UnknownTool   float64       // a tool call to a tool the request did not offer (replies with tool calls only)
+	UnknownRecord float64       // a try_calls naming a record that does not exist (replies rehearsing calls only)
 	Stall         float64       // hold the request StallFor before answering
 	StallFor      time.Duration // default DefaultStallFor
 }
@@ -73,6 +77,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Faults.Error500, "fault-500", 0, "probability of an injected 500")
 	fs.Float64Var(&c.Faults.MalformedJSON, "fault-malformed", 0, "probability of malformed tool arguments")
 	fs.Float64Var(&c.Faults.UnknownTool, "fault-unknown-tool", 0, "probability of a call to an unknown tool")
+	fs.Float64Var(&c.Faults.UnknownRecord, "fault-unknown-record", 0, "probability that a try_calls names a record that does not exist")
 	fs.Float64Var(&c.Faults.Stall, "fault-stall", 0, "probability of a stalled answer")
 	fs.DurationVar(&c.Faults.StallFor, "stall-for", DefaultStallFor, "how long a stalled answer stalls")
 }
@@ -99,7 +104,7 @@ func (c *Config) validate() error {
 	f := &c.Faults
 	for name, p := range map[string]float64{
 		"RateLimit429": f.RateLimit429, "Error500": f.Error500, "MalformedJSON": f.MalformedJSON,
-		"UnknownTool": f.UnknownTool, "Stall": f.Stall,
+		"UnknownTool": f.UnknownTool, "UnknownRecord": f.UnknownRecord, "Stall": f.Stall,
 	} {
 		if p < 0 || p > 1 || math.IsNaN(p) {
 			return fmt.Errorf("providersim: Config.Faults.%s %v is not a probability", name, p)
@@ -275,8 +280,8 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 // draws are one request's fault dice, thrown together so each request uses
 // the seeded generator the same way whatever happens to it.
 type draws struct {
-	rateLimit, error500, stall, malformed, unknown bool
-	latency                                        time.Duration
+	rateLimit, error500, stall, malformed, unknown, record bool
+	latency                                                time.Duration
 }
 
 func (s *Server) throw() draws {
@@ -289,6 +294,7 @@ func (s *Server) throw() draws {
 		stall:     s.rng.Float64() < f.Stall,
 		malformed: s.rng.Float64() < f.MalformedJSON,
 		unknown:   s.rng.Float64() < f.UnknownTool,
+		record:    s.rng.Float64() < f.UnknownRecord,
 	}
 	d.latency = s.cfg.Latency
 	if j := s.cfg.LatencyJitter; j > 0 {
@@ -366,6 +372,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			s.count(func(t *Stats, _ *Minute) { t.Faults[FaultUnknown]++ })
 			msg.ToolCalls[0].Name = unknownName(req.Tools, msg.ToolCalls[0].Name)
 		}
+		if d.record && !d.malformed && !d.unknown {
+			if args, ok := unknownRecord(msg.ToolCalls[0]); ok {
+				s.count(func(t *Stats, _ *Minute) { t.Faults[FaultRecord]++ })
+				msg.ToolCalls[0].Arguments = args
+			}
+		}
 	}
 	usage := model.Usage{PromptTokens: prompt, CompletionTokens: CompletionTokens(msg)}
 	s.count(func(t *Stats, m *Minute) {
@@ -373,6 +385,37 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		m.Tokens += int64(usage.Total())
 	})
 	writeJSON(w, http.StatusOK, toWireResponse(req, msg, usage, now))
+}
+
+// unknownRecord rewrites a try_calls so its first call names a record that
+// does not exist: the first string argument holding a digit (an id, a code)
+// gets a suffix. ok is false for other calls or when nothing fits.
+func unknownRecord(tc model.ToolCall) (string, bool) {
+	if tc.Name != "try_calls" {
+		return "", false
+	}
+	var a map[string]any
+	if json.Unmarshal([]byte(tc.Arguments), &a) != nil {
+		return "", false
+	}
+	calls, _ := a["calls"].([]any)
+	for _, c := range calls {
+		call, _ := c.(map[string]any)
+		args, _ := call["args"].(map[string]any)
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if v, ok := args[k].(string); ok && strings.ContainsAny(v, "0123456789") {
+				args[k] = v + "-NOSUCH"
+				b, err := json.Marshal(a)
+				return string(b), err == nil
+			}
+		}
+	}
+	return "", false
 }
 
 func unknownName(tools []model.ToolSpec, name string) string {
