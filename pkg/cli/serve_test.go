@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServe: `suitegen serve` serves the page and the read-only API over a
+// ledger, refuses writes, and stops when its context ends.
+func TestServe(t *testing.T) {
+	var out syncBuffer
+	db := testenv.PostgresURL(t)
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- Dispatch(ctx, env, "suitegen", []string{"serve", "--addr", "127.0.0.1:0", "--database", db}) }()
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+		if m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(out.String()); m != nil {
+			base = "http://" + m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get(base + "/api/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs struct {
+		Runs []any `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&runs); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/runs: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	page, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET /: %d %s", page.StatusCode, page.Header.Get("Content-Type"))
+	}
+	post, err := http.Post(base+"/api/runs", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	if post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /api/runs: %d, want 405", post.StatusCode)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitOK && code != ExitFail {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop when its context ended")
+	}
+	if code := Dispatch(context.Background(), env, "suitegen", []string{"serve"}); code != ExitUsage {
+		t.Errorf("serve without a database: exit %d, want %d", code, ExitUsage)
+	}
+}
