@@ -448,3 +448,39 @@ func BenchmarkJournal(b *testing.B) {
 		}
 	}
 }
+
+// TestTopRefusals: the lessons later rounds are told are the most frequent
+// refusal kinds, in an order that does not depend on insertion order.
+func TestTopRefusals(t *testing.T) {
+	s, ctx := newStore(t)
+	mkRun(t, s, "r1")
+	mkRun(t, s, "r2")
+	refuse := func(run, gate, code, msg string) {
+		if err := s.Refuse(ctx, run, "sl", "b1", gate, code, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuse("r1", "static", "bad-args", "z: needs order_id")
+	refuse("r1", "solvable", "check-failed", "order not cancelled")
+	refuse("r1", "static", "bad-args", "a: needs reason")
+	refuse("r1", "grounding", "ungrounded", "#W9 handed")
+	refuse("r1", "static", "bad-args", "m: needs email")
+	refuse("r1", "solvable", "check-failed", "order still pending")
+	refuse("r2", "ready", "not-ready", "other run")
+	got, err := s.TopRefusals(ctx, "r1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []canvas.Reason{
+		{Gate: "static", Code: "bad-args", Count: 3, Example: "a: needs reason"},
+		{Gate: "solvable", Code: "check-failed", Count: 2, Example: "order not cancelled"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("lesson %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
