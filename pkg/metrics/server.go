@@ -68,8 +68,18 @@ func Serve(ctx context.Context, addr string, reg *prometheus.Registry, ready fun
 // ServeListener is Serve on a listener the caller opened (useful with ":0"
 // to learn the port first). It closes ln.
 func ServeListener(ctx context.Context, ln net.Listener, reg prometheus.Gatherer, ready func() error) error {
+	if err := ServeHandler(ctx, ln, Mux(reg, ready)); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// ServeHandler serves h on ln until ctx ends, then shuts down, waiting at
+// most ShutdownTimeout for requests in flight; nil after such a shutdown.
+// Every HTTP surface of a process (metrics, progress) is served this way.
+func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           Mux(reg, ready),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -77,17 +87,17 @@ func ServeListener(ctx context.Context, ln net.Listener, reg prometheus.Gatherer
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("metrics: serve %s: %w", ln.Addr(), err)
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return fmt.Errorf("metrics: serve %s: %w", ln.Addr(), serveErr)
+		return fmt.Errorf("serve %s: %w", ln.Addr(), serveErr)
 	}
 	if err != nil {
-		return fmt.Errorf("metrics: shutdown %s: %w", ln.Addr(), err)
+		return fmt.Errorf("shutdown %s: %w", ln.Addr(), err)
 	}
 	return nil
 }

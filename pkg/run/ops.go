@@ -2,12 +2,10 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -98,26 +96,8 @@ func ServeProgress(ctx context.Context, addr string, store *canvas.Store, opts p
 	if listening != nil {
 		listening(ln.Addr())
 	}
-	srv := &http.Server{
-		Handler:           progress.Handler(store, opts),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("progress: serve %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return fmt.Errorf("progress: serve %s: %w", ln.Addr(), serr)
-	}
-	if err != nil {
-		return fmt.Errorf("progress: shutdown %s: %w", ln.Addr(), err)
+	if err := metrics.ServeHandler(ctx, ln, progress.Handler(store, opts)); err != nil {
+		return fmt.Errorf("progress: %w", err)
 	}
 	return nil
 }
