@@ -27,12 +27,21 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1 // the job ran and did not succeed (refused, short, invalid)
 	ExitUsage = 2
+	// ExitRetry: the job did not finish, and running it again may succeed
+	// (interrupted, a server out of reach); sysexits' EX_TEMPFAIL.
+	ExitRetry = 75
 )
 
 // UsageError is a bad command line.
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// RetryError is a job that did not finish and may succeed when run again.
+type RetryError struct{ Err error }
+
+func (e *RetryError) Error() string { return e.Err.Error() }
+func (e *RetryError) Unwrap() error { return e.Err }
 
 type command struct {
 	name, args, summary string
@@ -106,6 +115,10 @@ func exitCode(env *Env, prog, name string, err error) int {
 		return ExitUsage
 	}
 	fmt.Fprintf(env.Stderr, "%s %s: %v\n", prog, name, err)
+	var retry *RetryError
+	if errors.As(err, &retry) {
+		return ExitRetry
+	}
 	return ExitFail
 }
 

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/progress"
-	"github.com/suitegen/suitegen/pkg/run"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	store := canvas.New(pool)
-	return run.ServeProgress(ctx, *addr, store, progress.Options{Token: *token, Logger: env.Log}, func(a net.Addr) {
+	return wire.ServeProgress(ctx, *addr, store, progress.Options{Token: *token, Logger: env.Log}, func(a net.Addr) {
 		fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs)\n", a)
 	})
 }
@@ -58,7 +58,7 @@ func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Sto
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := run.ServeProgress(ctx, addr, store, progress.Options{Logger: env.Log}, func(a net.Addr) {
+		if err := wire.ServeProgress(ctx, addr, store, progress.Options{Logger: env.Log}, func(a net.Addr) {
 			env.Log.Info("progress page", "url", "http://"+a.String()+"/")
 		}); err != nil && !errors.Is(err, context.Canceled) {
 			env.Log.Error("progress server", "err", err)

@@ -11,7 +11,12 @@ import (
 // Field names follow contract.yaml; positions (Line) are kept so that every later
 // problem (a probe, a scenario naming a tool) can point back at the file.
 type Contract struct {
+	// Dir is the directory Load read; empty for a contract LoadFS read.
 	Dir string `json:"-"`
+	// Files are the files the contract is made of (slash paths relative to
+	// its root) and their contents: what SHA256 hashes, and what LoadFS
+	// reads back into the same contract.
+	Files map[string][]byte `json:"-"`
 
 	Agent     string     `json:"agent"`
 	OneLiner  string     `json:"one_liner"`
@@ -57,7 +62,7 @@ type Rule struct {
 	Line int    `json:"-"`
 }
 
-// UseCase is one thing the agent is for. Tools is an extension to CONTRACT.md:
+// UseCase is one thing the agent is for. Tools is an addition to the format:
 // the tools this use case is served by, when the author wants to say so; the
 // planner otherwise matches use cases to tools by their words.
 type UseCase struct {

@@ -205,8 +205,8 @@ func Detail(ctx context.Context, store *canvas.Store, id string) (RunDetail, err
 	ucIndex := map[string]int{}
 	for _, b := range buckets {
 		d.Buckets = append(d.Buckets, BucketDetail{ID: b.ID, UseCase: b.UseCase, Cell: b.Cell, Angle: b.Angle, Outcome: b.Outcome,
-			Want: b.Want, Done: b.Done, State: b.State, Attempts: b.Attempts, Notes: b.Notes})
-		d.BucketStates[b.State]++
+			Want: b.Want, Done: b.Done, State: string(b.State), Attempts: b.Attempts, Notes: b.Notes})
+		d.BucketStates[string(b.State)]++
 		i, ok := ucIndex[b.UseCase]
 		if !ok {
 			i = len(d.UseCases)
@@ -224,9 +224,9 @@ func Detail(ctx context.Context, store *canvas.Store, id string) (RunDetail, err
 		return RunDetail{}, err
 	}
 	for _, s := range slices {
-		d.Slices = append(d.Slices, SliceDetail{ID: s.ID, Round: s.Round, Kind: s.Kind, State: s.State, Writer: s.Writer,
+		d.Slices = append(d.Slices, SliceDetail{ID: s.ID, Round: s.Round, Kind: string(s.Kind), State: string(s.State), Writer: s.Writer,
 			Deliveries: s.Deliveries, Reason: s.Reason, Buckets: s.BucketIDs})
-		d.SliceStates[s.State]++
+		d.SliceStates[string(s.State)]++
 	}
 	refusals, err := store.Refusals(ctx, id)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -28,9 +29,9 @@ func ledger(t *testing.T) *canvas.Store {
 		t.Fatal(err)
 	}
 	bs := []canvas.Bucket{
-		{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3},
-		{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3},
-		{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4},
+		{Bucket: plan.Bucket{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3}},
+		{Bucket: plan.Bucket{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3}},
+		{Bucket: plan.Bucket{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4}},
 	}
 	if err := s.PutBuckets(ctx, "run-a", bs); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -77,7 +78,7 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 		if i%2 == 1 {
 			uc = "return-item"
 		}
-		bs = append(bs, canvas.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2})
+		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2}})
 	}
 	// Buckets are put in the reverse order too: ord, not insertion, decides.
 	for i := len(bs) - 1; i >= 0; i-- {

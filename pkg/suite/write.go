@@ -219,7 +219,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	}
 
 	rep := Report{
-		Run: r.ID, Agent: r.Agent, State: r.State, Asked: r.Asked, Count: len(kept),
+		Run: r.ID, Agent: r.Agent, State: string(r.State), Asked: r.Asked, Count: len(kept),
 		Coverage:   coverage(c, kept, buckets, extra),
 		Diversity:  diversity(kept),
 		Refusals:   byGate(refusals),

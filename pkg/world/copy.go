@@ -46,6 +46,10 @@ type CallResult struct {
 	Error    string          `json:"error,omitempty"`
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
+	// Err is why a handler that was run did not return ok, as a value
+	// (script.ErrLimit, a *script.Refusal, a connection's failure), for
+	// callers that branch on it; Error is its text for the agent.
+	Err error `json:"-"`
 }
 
 // Copy runs fn on a fresh copy and rolls it back, always. The whole of fn is
@@ -447,6 +451,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	if cp.broken != nil {
 		res.Crash = true
 		res.Error = "Crash: " + cp.broken.Error()
+		res.Err = cp.broken
 		return res
 	}
 	if !cp.w.progs.HasHandler(toolName) {
@@ -472,6 +477,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 			err = &script.Crash{Reason: stopReason(err) + " (then " + rerr.Error() + ")", Err: errors.Join(err, rerr)}
 		}
 	}
+	res.Err = err
 	var ref *script.Refusal
 	var crash *script.Crash
 	switch {

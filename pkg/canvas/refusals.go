@@ -5,6 +5,38 @@ import (
 	"fmt"
 )
 
+// Refuse records a gate refusal of a scenario a writer submitted.
+func (s *Store) Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO refusals (run_id, slice_id, bucket_id, gate, code, message) VALUES ($1,$2,$3,$4,$5,$6)`,
+		run, slice, bucket, gate, code, message)
+	if err != nil {
+		return fmt.Errorf("canvas: refuse in run %s slice %s: %w", run, slice, err)
+	}
+	return nil
+}
+
+// Refusals counts a run's gate refusals by "gate/code".
+func (s *Store) Refusals(ctx context.Context, run string) (map[string]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT gate || '/' || code, count(*) FROM refusals WHERE run_id = $1 GROUP BY gate, code`, run)
+	if err != nil {
+		return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+	}
+	return out, nil
+}
+
 // Reason is one kind of gate refusal and how often it happened.
 type Reason struct {
 	Gate    string
