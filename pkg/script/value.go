@@ -3,6 +3,7 @@ package script
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -104,7 +105,7 @@ func toStarlark(v any) (starlark.Value, error) {
 
 // fromStarlark converts a Starlark value into a database parameter: scalars
 // as themselves, dicts and lists as JSON text (sent as jsonb).
-func fromStarlark(v starlark.Value) (any, error) {
+func fromStarlark(th *starlark.Thread, v starlark.Value) (any, error) {
 	switch v := v.(type) {
 	case starlark.NoneType:
 		return nil, nil
@@ -123,8 +124,16 @@ func fromStarlark(v starlark.Value) (any, error) {
 	case starlark.Bytes:
 		return []byte(v), nil
 	case starlark.IterableMapping, starlark.Iterable:
-		b, err := encodeJSON(v, math.MaxInt)
+		st := stateOf(th)
+		limit := st.remaining()
+		b, err := encodeJSON(v, int(min(limit, math.MaxInt32)))
+		if errors.Is(err, ErrLimit) {
+			return nil, st.limit(th, fmt.Sprintf("allocation limit exceeded (%d bytes)", st.p.opts.MaxAlloc))
+		}
 		if err != nil {
+			return nil, err
+		}
+		if err := st.charge(th, int64(len(b))); err != nil {
 			return nil, err
 		}
 		return JSONParam(b), nil
@@ -275,6 +284,9 @@ func encodeJSON(v starlark.Value, limit int) ([]byte, error) {
 			}
 			buf.WriteString(x.String())
 		case starlark.String:
+			if buf.Len()+len(x) > limit {
+				return fmt.Errorf("%w: result is more than %d bytes", ErrLimit, limit)
+			}
 			b, _ := json.Marshal(string(x))
 			buf.Write(b)
 		case *argsValue:
@@ -466,8 +478,11 @@ func (a *argsValue) Attr(name string) (starlark.Value, error) {
 			return v, nil
 		}), nil
 	case "items", "keys", "values":
-		return starlark.NewBuiltin(name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 			if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
+				return nil, err
+			}
+			if err := stateOf(th).charge(th, listSize+mulSize(int64(len(a.keys)), slotSize+listSize+2*slotSize)); err != nil {
 				return nil, err
 			}
 			a.readAll()
