@@ -10,6 +10,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/run"
@@ -101,17 +102,22 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 
 // serveProgress serves the progress page and API on addr in the background
 // and returns the function that stops it and waits (defer it before the
-// store's pool closes).
-func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Store) (stop func()) {
+// store's pool closes). The address is taken before it returns, so a port in
+// use is an error at start.
+func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Store) (stop func(), err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--progress-addr: %w", err)
+	}
+	env.Log.Info("progress page", "url", "http://"+ln.Addr().String()+"/")
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := run.ServeProgress(ctx, addr, store, progress.Options{Logger: env.Log}, func(a net.Addr) {
-			env.Log.Info("progress page", "url", "http://"+a.String()+"/")
-		}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := metrics.ServeHandler(ctx, ln, progress.Handler(store, progress.Options{Logger: env.Log})); err != nil && !errors.Is(err, context.Canceled) {
 			env.Log.Error("progress server", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done }, nil
 }
