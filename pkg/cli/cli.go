@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +70,20 @@ func Main(prog string, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Dispatch(ctx, env, prog, args)
+}
+
+// roles are the distributed binaries, which the suitegen binary also is
+// when run under their name.
+var roles = []string{"planner", "writer", "reviewer"}
+
+// ProgName is the program a binary called argv0 is: a role when its base
+// name is one (a link to suitegen), else suitegen.
+func ProgName(argv0 string) string {
+	base := filepath.Base(argv0)
+	if slices.Contains(roles, base) {
+		return base
+	}
+	return "suitegen"
 }
 
 // Dispatch is Main without the process: for tests.
@@ -253,6 +269,7 @@ type conn struct {
 	// Queue tuning every process sharing the queue must agree on.
 	ackWait    *time.Duration
 	maxDeliver *int
+	replicas   *int
 }
 
 func (f *flags) conn() conn {
@@ -268,6 +285,7 @@ func (f *flags) conn() conn {
 		natsTLSKey:   f.str("nats-tls-key", "", "PEM client key for NATS mutual TLS (with --nats-tls-cert)"),
 		ackWait:      f.dur("ack-wait", queue.DefaultAckWait, "how long a slice may go without a writer's heartbeat before it is redelivered (same on every process)"),
 		maxDeliver:   f.num("max-deliver", queue.DefaultMaxDeliver, "deliveries of one slice before it is dead-lettered (same on every process)"),
+		replicas:     f.num("queue-replicas", queue.DefaultReplicas, "NATS servers holding each slice, 1 to 5 and at most the cluster's size (3 survives losing one); used when the stream is created, never changed on an existing one"),
 	}
 }
 
@@ -292,7 +310,7 @@ func (cn conn) databaseURL() (string, error) {
 // the credential and TLS files the flags name.
 func (cn conn) queueConfig(url string) queue.Config {
 	return queue.Config{URL: url, CredsFile: *cn.natsCreds, TLSCAFile: *cn.natsTLSCA,
-		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver}
+		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver, Replicas: *cn.replicas}
 }
 
 // modelFlags are the model flags every writing process shares.

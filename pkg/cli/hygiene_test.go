@@ -164,3 +164,13 @@ func TestTakenPort(t *testing.T) {
 		t.Errorf("progress on a taken port: %v", err)
 	}
 }
+
+// TestProgName: the one binary of the image runs the role its link names.
+func TestProgName(t *testing.T) {
+	for argv0, want := range map[string]string{"/usr/local/bin/planner": "planner", "writer": "writer", "./reviewer": "reviewer",
+		"/usr/local/bin/suitegen": "suitegen", "suitegen": "suitegen", "/tmp/go-build/exe/main": "suitegen"} {
+		if got := ProgName(argv0); got != want {
+			t.Errorf("ProgName(%q) = %q, want %q", argv0, got, want)
+		}
+	}
+}
