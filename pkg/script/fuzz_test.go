@@ -1,7 +1,9 @@
 package script
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -78,4 +80,19 @@ func run(p *Programs, src string, rewritten bool) (string, error) {
 		return "", nil
 	}
 	return res.String(), nil
+}
+
+// FuzzJSONString: writeJSONString writes exactly what json.Marshal does.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s/<>&", "\x00\x01\b\f\n\r\t\x1f\x7f", "\u2028\u2029é日本", "\xff\xfe bad \xc3", "\U0001F600"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		var buf bytes.Buffer
+		writeJSONString(&buf, s)
+		if buf.String() != string(want) {
+			t.Fatalf("%q: wrote %s, json.Marshal %s", s, buf.String(), want)
+		}
+	})
 }

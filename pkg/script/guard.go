@@ -417,10 +417,11 @@ func aug(th *starlark.Thread, op syntax.Token, x, y starlark.Value) (starlark.Va
 	case op == syntax.PLUS:
 		if l, ok := x.(*starlark.List); ok {
 			if it, ok := y.(starlark.Iterable); ok {
-				if err := st.charge(th, mulSize(2*slotSize, lenOf(y, st.remaining()/slotSize))); err != nil {
+				n := lenOf(y, st.remaining()/slotSize)
+				if err := st.charge(th, mulSize(2*slotSize, n)); err != nil {
 					return nil, err
 				}
-				var elems []starlark.Value
+				elems := make([]starlark.Value, 0, n) // y may be l itself: copy before appending
 				for e := range starlark.Elements(it) {
 					elems = append(elems, e)
 				}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"go.starlark.net/starlark"
@@ -287,8 +288,7 @@ func encodeJSON(v starlark.Value, limit int) ([]byte, error) {
 			if buf.Len()+len(x) > limit {
 				return fmt.Errorf("%w: result is more than %d bytes", ErrLimit, limit)
 			}
-			b, _ := json.Marshal(string(x))
-			buf.Write(b)
+			writeJSONString(&buf, string(x))
 		case *argsValue:
 			return emit(x.dict(true))
 		case starlark.IterableMapping:
@@ -312,8 +312,7 @@ func encodeJSON(v starlark.Value, limit int) ([]byte, error) {
 					buf.WriteByte(',')
 				}
 				i++
-				b, _ := json.Marshal(string(ks))
-				buf.Write(b)
+				writeJSONString(&buf, string(ks))
 				buf.WriteByte(':')
 				if err := emit(val); err != nil {
 					return err
@@ -501,4 +500,63 @@ func (a *argsValue) Attr(name string) (starlark.Value, error) {
 		}), nil
 	}
 	return nil, nil
+}
+
+// writeJSONString writes s as encoding/json writes a string (HTML-safe,
+// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped), straight into buf:
+// json.Marshal would allocate a copy of every string on the way.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch b {
+			case '\\', '"':
+				buf.WriteByte('\\')
+				buf.WriteByte(b)
+			case '\b':
+				buf.WriteString(`\b`)
+			case '\f':
+				buf.WriteString(`\f`)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[b>>4])
+				buf.WriteByte(hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\u202`)
+			buf.WriteByte(hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
 }
