@@ -40,6 +40,11 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	if len(dirs) == 0 {
 		return &cli.UsageError{Msg: "at least one contract directory is required"}
 	}
+	for name, v := range map[string]int{"--scenarios": *asked, "--writers": *writers, "--concurrency": *conc} {
+		if v < 1 {
+			return &cli.UsageError{Msg: fmt.Sprintf("%s %d: must be at least 1", name, v)}
+		}
+	}
 	dbURL, err := cn.DatabaseURL()
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}

@@ -104,4 +104,7 @@ func TestUsage(t *testing.T) {
 	if code, out := dispatch(t, "nope"); code != ExitUsage || !strings.Contains(out, "unknown command") {
 		t.Errorf("unknown command: exit %d %s", code, out)
 	}
+	if code, out := dispatch(t, "run", "--scenarios", "0", "x"); code != ExitUsage || !strings.Contains(out, "--scenarios") {
+		t.Errorf("bad --scenarios names the flag: exit %d %s", code, out)
+	}
 }

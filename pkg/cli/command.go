@@ -40,7 +40,7 @@ func (f *Flags) Int(name string, def int, help string) *int { return f.f.num(nam
 func (f *Flags) Int64(name string, def int64, help string) *int64 { return f.f.num64(name, def, help) }
 
 // Bool defines a bool flag.
-func (f *Flags) Bool(name string, def bool, help string) *bool { return f.f.Bool(name, def, help) }
+func (f *Flags) Bool(name string, def bool, help string) *bool { return f.f.boolean(name, def, help) }
 
 // Parse parses flags interleaved with positional arguments and returns the
 // positional ones; a bad command line is a *UsageError.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,9 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
 	}
+	if *format != suite.FormatJSONL && *format != suite.FormatTauBench {
+		return &UsageError{fmt.Sprintf("--format %q: want %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench)}
+	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
 		fh, err := os.Create(*dest)
@@ -169,16 +173,25 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // serveMetrics starts the metrics endpoint in the background when asked. run
 // is the run the process works for ("" for a writer, which serves every run
 // and records each slice under its own), role its role label.
-func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) *metrics.Metrics {
+// serveMetrics serves /metrics, /healthz and /readyz on addr (none when
+// empty) until ctx ends. The address is taken before it returns, so a port
+// in use is an error at start rather than a log line.
+func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
+	reg.MustRegister(buildInfo(role))
 	if addr != "" {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
 		go func() {
-			if err := metrics.Serve(ctx, addr, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
+			if err := metrics.ServeListener(ctx, ln, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
 				env.Log.Error("metrics server", "err", err)
 			}
 		}()
 	}
-	return metrics.New(reg, run, role)
+	return metrics.New(reg, run, role), nil
 }
 
 func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }

@@ -80,10 +80,17 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return jobError(err)
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	store := storeOf(in)
 	if *progressAddr != "" {
-		defer serveProgress(ctx, env, *progressAddr, store)()
+		stop, err := serveProgress(ctx, env, *progressAddr, store)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
 		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, Steer: steer})
@@ -126,7 +133,10 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	defer q.Close()
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	if err != nil {
+		return err
+	}
 	client, err := wire.Client(ctx, mf.wire(), in.pool, engines, mx, env.Log)
 	if err != nil {
 		return err
@@ -189,7 +199,10 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
