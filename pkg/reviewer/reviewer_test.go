@@ -206,7 +206,7 @@ type fakeDealer struct {
 }
 
 func (d *fakeDealer) GapRounds(context.Context) (int, error) { return d.had, nil }
-func (d *fakeDealer) Settle(context.Context) error          { d.settled++; return nil }
+func (d *fakeDealer) Settle(context.Context) error           { d.settled++; return nil }
 func (d *fakeDealer) Gap(context.Context) (int, error) {
 	if d.err != nil {
 		return 0, d.err
