@@ -197,8 +197,8 @@ func (q *Queue) Publish(ctx context.Context, s Slice) (duplicate bool, err error
 }
 
 // Next blocks until it holds exactly one delivery or ctx ends. Call it only
-// when the work can start at once (after taking a provider token): the
-// delivery's ack wait is already running.
+// when the work can start at once: the delivery's ack wait is already
+// running (Heartbeat extends it while the work goes on).
 //
 // A message that is not a usable slice is terminated and reported as a
 // *BadMessageError; the caller counts it and calls Next again. Other errors
