@@ -252,12 +252,10 @@ func newHarness(t *testing.T, replies ...any) *harness {
 			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, RunID: "r", State: canvas.BucketClaimed, Origin: canvas.OriginPlan})
 	}
 	m := &scriptedModel{name: "m", replies: replies}
-	w, err := New(Config{ID: "w1", Slices: nil, Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m,
-		Logger: discardLog(), DrainTimeout: 50 * time.Millisecond})
-	if err == nil {
+	if _, err := New(Config{ID: "w1", Slices: nil, Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m}); err == nil {
 		t.Fatal("a writer without a source was made")
 	}
-	w, err = New(Config{ID: "w1", Slices: sourceFunc(nil), Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m,
+	w, err := New(Config{ID: "w1", Slices: sourceFunc(nil), Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m,
 		Logger: discardLog(), DrainTimeout: 50 * time.Millisecond, OtherModelDelay: 7 * time.Second})
 	if err != nil {
 		t.Fatal(err)
