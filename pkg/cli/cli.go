@@ -333,13 +333,19 @@ type modelFlags struct {
 	window                 *time.Duration
 }
 
-func (f *flags) model() modelFlags {
-	def := "builtin"
-	if f.env.Getenv("OPENAI_API_KEY") != "" {
-		def = "gpt-4o-mini"
+// defaultModel is the model a process writes with when --model is not
+// given: the same for a planner (which records it on the run) and its
+// writers (which write only runs recorded with their model).
+func (env *Env) defaultModel() string {
+	if env.Getenv("OPENAI_API_KEY") != "" {
+		return "gpt-4o-mini"
 	}
+	return "builtin"
+}
+
+func (f *flags) model() modelFlags {
 	return modelFlags{
-		model:   f.str("model", def, "builtin, or a model name of the OpenAI-compatible provider"),
+		model:   f.str("model", f.env.defaultModel(), "builtin, or a model name of the OpenAI-compatible provider"),
 		baseURL: f.str("base-url", firstNonEmpty(f.env.Getenv("OPENAI_BASE_URL"), ""), "OpenAI-compatible endpoint (env OPENAI_BASE_URL)"),
 		apiKey:  stringPtr(f.env.Getenv("OPENAI_API_KEY")),
 		rpm:     f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),

@@ -39,7 +39,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
 	budget := f.num64("budget-tokens", 0, "stop dispatch at this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file steering the split")
-	modelName := f.str("model", "builtin", "the model the run is written with; writers of other models leave its slices alone")
+	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
