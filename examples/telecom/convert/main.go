@@ -48,9 +48,12 @@ func run(src, out string, log io.Writer) error {
 	if err := decodeFile(filepath.Join(src, "db.toml"), &db); err != nil {
 		return err
 	}
-	var udb userDB
+	udb := userDB{Device: defaultHandset()}
 	if err := decodeFile(filepath.Join(src, "user_db.toml"), &udb); err != nil {
 		return err
+	}
+	if udb.Device.AppStatuses == nil {
+		udb.Device.AppStatuses = defaultApps()
 	}
 	tables, err := convert(db, udb)
 	if err != nil {
@@ -126,7 +129,7 @@ type device struct {
 type line struct {
 	LineID                 string  `toml:"line_id"`
 	PhoneNumber            string  `toml:"phone_number"`
-	Status                 string  `toml:"status"`
+	Status                 *string `toml:"status"`
 	PlanID                 string  `toml:"plan_id"`
 	DeviceID               *string `toml:"device_id"`
 	DataUsedGB             float64 `toml:"data_used_gb"`
@@ -158,7 +161,7 @@ type customer struct {
 	Email                      string          `toml:"email"`
 	PhoneNumber                string          `toml:"phone_number"`
 	Address                    address         `toml:"address"`
-	AccountStatus              string          `toml:"account_status"`
+	AccountStatus              *string         `toml:"account_status"`
 	PaymentMethods             []paymentMethod `toml:"payment_methods"`
 	LineIDs                    []string        `toml:"line_ids"`
 	BillIDs                    []string        `toml:"bill_ids"`
@@ -182,7 +185,7 @@ type bill struct {
 	IssueDate   string     `toml:"issue_date"`
 	TotalDue    float64    `toml:"total_due"`
 	DueDate     string     `toml:"due_date"`
-	Status      string     `toml:"status"`
+	Status      *string    `toml:"status"`
 	LineItems   []lineItem `toml:"line_items"`
 }
 
@@ -329,7 +332,7 @@ func convert(db agentDB, udb userDB) ([]table, error) {
 			{"customer_id", c.CustomerID}, {"full_name", c.FullName}, {"date_of_birth", c.DateOfBirth},
 			{"email", c.Email}, {"phone_number", c.PhoneNumber},
 			{"street", c.Address.Street}, {"city", c.Address.City}, {"state", c.Address.State}, {"zip_code", c.Address.ZipCode},
-			{"account_status", c.AccountStatus}, {"created_at", *created}, {"last_extension_date", c.LastExtensionDate},
+			{"account_status", or(c.AccountStatus, "Pending Verification")}, {"created_at", *created}, {"last_extension_date", c.LastExtensionDate},
 			{"goodwill_credit_used_this_year", num(c.GoodwillCreditUsedThisYear)},
 		})
 		for i, m := range c.PaymentMethods {
@@ -369,7 +372,7 @@ func convert(db agentDB, udb userDB) ([]table, error) {
 			continue
 		}
 		lines.rows = append(lines.rows, row{
-			{"line_id", l.LineID}, {"customer_id", cust}, {"phone_number", l.PhoneNumber}, {"status", l.Status},
+			{"line_id", l.LineID}, {"customer_id", cust}, {"phone_number", l.PhoneNumber}, {"status", or(l.Status, "Pending Activation")},
 			{"plan_id", l.PlanID}, {"device_id", l.DeviceID}, {"data_used_gb", num(l.DataUsedGB)},
 			{"data_refueling_gb", num(l.DataRefuelingGB)}, {"roaming_enabled", l.RoamingEnabled},
 			{"contract_end_date", l.ContractEndDate}, {"last_plan_change_date", l.LastPlanChangeDate},
@@ -408,7 +411,7 @@ func convert(db agentDB, udb userDB) ([]table, error) {
 		bills.rows = append(bills.rows, row{
 			{"bill_id", b.BillID}, {"customer_id", b.CustomerID}, {"period_start", b.PeriodStart},
 			{"period_end", b.PeriodEnd}, {"issue_date", b.IssueDate}, {"total_due", num(b.TotalDue)},
-			{"due_date", b.DueDate}, {"status", b.Status},
+			{"due_date", b.DueDate}, {"status", or(b.Status, "Draft")},
 		})
 		for i, it := range b.LineItems {
 			items.rows = append(items.rows, row{
@@ -422,6 +425,35 @@ func convert(db agentDB, udb userDB) ([]table, error) {
 	}
 	// Schema order: a table loads after the tables it references.
 	return []table{plans, devices, customers, methods, lines, bills, items, phones, apps}, nil
+}
+
+// or is *p, or def when the source leaves the field out (its model's default).
+func or(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// defaultHandset is the source's device model with nothing set: what a key
+// user_db.toml leaves out stands at.
+func defaultHandset() handset {
+	mms, mmsc := "mms", "http://mms.carrier.com/mms/wapenc"
+	return handset{
+		SIMCardStatus: "active", NetworkSignalStrength: "good", NetworkTechnologyConnected: "5G",
+		NetworkConnectionStatus: "connected", BatteryLevel: 80, DataEnabled: true,
+		NetworkModePreference: "4g_5g_preferred", WifiSignalStrength: "none",
+		ActiveAPNSettings: apnSettings{APNName: "internet", MMSAPN: &mms, MMSCURL: &mmsc},
+	}
+}
+
+// defaultApps is the source's default app list, used when user_db.toml
+// gives none (a list it gives replaces it whole).
+func defaultApps() map[string]appStatus {
+	return map[string]appStatus{
+		"messaging": {AppName: "messaging", Permissions: permissions{SMS: true, Storage: true, Phone: true}},
+		"browser":   {AppName: "browser", Permissions: permissions{Network: true, Storage: true}},
+	}
 }
 
 func hasLine(ls []line, id string) bool {
