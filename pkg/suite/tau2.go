@@ -107,9 +107,19 @@ type Tau2Export struct {
 	Domain         string        `json:"domain"`
 	ContractSHA256 string        `json:"contract_sha256"`
 	WorldSHA256    string        `json:"world_sha256"`
+	Policy         string        `json:"policy"`
+	Tools          []Tau2Tool    `json:"tools"`
 	DB             Tau2Data      `json:"db"`
 	Tasks          []Tau2Task    `json:"tasks"`
 	Refused        []Tau2Refusal `json:"refused"`
+}
+
+// Tau2Tool is one of the agent's tools as a function-calling schema: what a
+// τ²-bench toolkit for the domain implements.
+type Tau2Tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
 }
 
 // Tau2Task is one τ²-bench task (tau2.data_model.tasks.Task).
@@ -319,7 +329,7 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
 	}
 	doc := Tau2Export{Format: FormatTau2Bench, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		DB: db, Tasks: []Tau2Task{}, Refused: []Tau2Refusal{}}
+		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Tau2Task{}, Refused: []Tau2Refusal{}}
 	for _, sc := range scs {
 		task, ref, err := x.task(ctx, sc)
 		if err != nil {
@@ -340,6 +350,57 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
 	}
 	return sum, nil
+}
+
+// policy is the agent's policy as a τ²-bench domain's policy document: the
+// contract's notes, then its rules with their ids.
+func policy(c *contract.Contract) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s\n", c.Agent, c.OneLiner)
+	if n := strings.TrimSpace(c.Notes); n != "" {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	if len(c.Rules) > 0 {
+		b.WriteString("\n## Rules\n\n")
+		for _, r := range c.Rules {
+			fmt.Fprintf(&b, "- [%s] %s\n", r.ID, r.Text)
+		}
+	}
+	return b.String()
+}
+
+// tools is the contract's tools with their parameter schemas, less the
+// contract's own keywords (x-ref).
+func tools(c *contract.Contract) []Tau2Tool {
+	out := make([]Tau2Tool, 0, len(c.Tools))
+	for _, t := range c.Tools {
+		params, _ := stripX(t.Params).(map[string]any)
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		out = append(out, Tau2Tool{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return out
+}
+
+func stripX(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !strings.HasPrefix(k, "x-") {
+				out[k] = stripX(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripX(e)
+		}
+		return out
+	}
+	return v
 }
 
 // readSuite reads the scenarios of a written suite in index order.

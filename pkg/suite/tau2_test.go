@@ -26,13 +26,19 @@ import (
 // The τ²-bench task schema (tau2.data_model.tasks), read strictly: a field
 // the export writes that τ²-bench does not define fails the decode.
 type t2Doc struct {
-	Format         string                               `json:"format"`
-	Domain         string                               `json:"domain"`
-	ContractSHA256 string                               `json:"contract_sha256"`
-	WorldSHA256    string                               `json:"world_sha256"`
-	DB             map[string]map[string]map[string]any `json:"db"`
-	Tasks          []t2Task                             `json:"tasks"`
-	Refused        []suite.Tau2Refusal                  `json:"refused"`
+	Format         string `json:"format"`
+	Domain         string `json:"domain"`
+	ContractSHA256 string `json:"contract_sha256"`
+	WorldSHA256    string `json:"world_sha256"`
+	Policy         string `json:"policy"`
+	Tools          []struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"tools"`
+	DB      map[string]map[string]map[string]any `json:"db"`
+	Tasks   []t2Task                             `json:"tasks"`
+	Refused []suite.Tau2Refusal                  `json:"refused"`
 }
 
 type t2Task struct {
@@ -213,7 +219,7 @@ func TestTau2RoundTrip(t *testing.T) {
 	for _, ex := range []struct {
 		name string
 		n    int
-	}{{"retail", 60}, {"rides", 60}} {
+	}{{"retail", 40}, {"rides", 40}} {
 		t.Run(ex.name, func(t *testing.T) {
 			ctx := context.Background()
 			out, e := writeSuite(t, ex.name, ex.n)
@@ -221,6 +227,9 @@ func TestTau2RoundTrip(t *testing.T) {
 			doc := readT2(t, raw)
 			if doc.Format != suite.FormatTau2Bench || doc.Domain != e.C.Agent || doc.ContractSHA256 != e.C.SHA256 || doc.WorldSHA256 != e.C.WorldSHA256 {
 				t.Fatalf("header: %s %s %s %s", doc.Format, doc.Domain, doc.ContractSHA256, doc.WorldSHA256)
+			}
+			if len(doc.Tools) != len(e.C.Tools) || !strings.Contains(doc.Policy, e.C.Rules[0].Text) {
+				t.Errorf("%d tools for %d, or a policy without the rules", len(doc.Tools), len(e.C.Tools))
 			}
 			if len(doc.Tasks)+len(doc.Refused) != ex.n || sum.Tasks != len(doc.Tasks) || len(sum.Refused) != len(doc.Refused) {
 				t.Fatalf("%d tasks + %d refused for %d scenarios (summary %d + %d)", len(doc.Tasks), len(doc.Refused), ex.n, sum.Tasks, len(sum.Refused))
