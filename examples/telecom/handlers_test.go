@@ -4,11 +4,16 @@
 package telecom_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -145,4 +150,163 @@ func sameJSON(a, b string) bool {
 		return false
 	}
 	return a == b
+}
+
+// TestSourceTasksProve writes the agent's side of τ²-bench's own telecom
+// tasks as scenarios on the seed's records and proves them: the contract's
+// checks hold after the agent's fix and fail without it.
+func TestSourceTasksProve(t *testing.T) {
+	ctx := context.Background()
+	c, err := engine.LoadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(phone string) scenario.Call {
+		return scenario.Call{Tool: "get_customer_by_phone", Args: map[string]any{"phone_number": phone}}
+	}
+	call := func(tool string, args map[string]any) scenario.Call { return scenario.Call{Tool: tool, Args: args} }
+	goal := func(name string, params map[string]any) scenario.SubGoalRef {
+		return scenario.SubGoalRef{Name: name, Params: params}
+	}
+	upd := func(sql string, args ...any) scenario.Statement { return scenario.Statement{SQL: sql, Args: args} }
+	cases := []scenario.Scenario{
+		{
+			// [mobile_data_issue]user_abroad_roaming_disabled_on: the phone's
+			// roaming is on, the line's is not.
+			Name: "abroad-line-roaming-off", UseCase: "data-roaming", Expects: "succeed", CallerID: "C1001",
+			Instruction: "You are abroad in France and mobile data does not work; data roaming is on on your phone.",
+			Setup: []scenario.Statement{
+				upd("UPDATE user_phones SET is_abroad = true, roaming_enabled = true WHERE line_id = $1", "L1001"),
+			},
+			Solution: []scenario.Call{lookup("555-123-2001"),
+				call("enable_roaming", map[string]any{"customer_id": "C1001", "line_id": "L1001"})},
+			SubGoals: []scenario.SubGoalRef{goal("roaming_enabled_on_line", map[string]any{"line_id": "L1001"}),
+				goal("mobile_data_works", map[string]any{"line_id": "L1001"}), goal("customer_identified", map[string]any{"customer_id": "C1001"})},
+		},
+		{
+			// [mobile_data_issue]data_usage_exceeded: 15.1 GB used of 15.
+			Name: "data-usage-exceeded", UseCase: "data-refueling", Expects: "succeed", CallerID: "C1001",
+			Instruction: "Mobile data stopped; you will refuel 2.0 GB but not change your plan.",
+			Setup:       []scenario.Statement{upd("UPDATE lines SET data_used_gb = $2 WHERE line_id = $1", "L1002", 15.1)},
+			Solution: []scenario.Call{lookup("555-123-2002"),
+				call("get_data_usage", map[string]any{"customer_id": "C1001", "line_id": "L1002"}),
+				call("refuel_data", map[string]any{"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0})},
+			SubGoals: []scenario.SubGoalRef{goal("data_refueled", map[string]any{"line_id": "L1002", "gb_amount": 2.0}),
+				goal("mobile_data_works", map[string]any{"line_id": "L1002"}), goal("refuel_within_limit", nil)},
+		},
+		{
+			// The payment half of [service_issue]overdue_bill_suspension.
+			Name: "overdue-bill", UseCase: "overdue-bill-payment", Expects: "succeed", CallerID: "C1002",
+			Instruction: "You have an overdue bill and want to pay it.",
+			Solution: []scenario.Call{lookup("555-123-1002"),
+				call("get_bills_for_customer", map[string]any{"customer_id": "C1002"}),
+				call("send_payment_request", map[string]any{"customer_id": "C1002", "bill_id": "B1005"})},
+			SubGoals: []scenario.SubGoalRef{goal("payment_request_sent", map[string]any{"bill_id": "B1005"})},
+		},
+		{
+			// The resumption half: the overdue bill is paid, the line comes back.
+			Name: "paid-then-resumed", UseCase: "lift-line-suspension", Expects: "succeed", CallerID: "C1003",
+			Instruction: "Your line has no service since it was suspended; you have paid your bill.",
+			Setup:       []scenario.Statement{upd("UPDATE bills SET status = 'Paid' WHERE bill_id = $1", "B1006")},
+			Solution: []scenario.Call{lookup("555-123-2009"),
+				call("get_bills_for_customer", map[string]any{"customer_id": "C1003"}),
+				call("resume_line", map[string]any{"customer_id": "C1003", "line_id": "L1009"})},
+			SubGoals: []scenario.SubGoalRef{goal("line_resumed", map[string]any{"line_id": "L1009"}),
+				goal("service_works", map[string]any{"line_id": "L1009"})},
+		},
+		{
+			// [service_issue]contract_end_suspension: paid, but the contract
+			// has ended; resuming is the wrong move, escalating the right one.
+			Name: "contract-ended", UseCase: "technical-escalation", Expects: "escalate", CallerID: "C1001",
+			Instruction: "Your line was suspended and has no service; you have paid everything you owe.",
+			Setup: []scenario.Statement{upd("UPDATE lines SET status = 'Suspended', suspension_start_date = $2::date, contract_end_date = $3::date WHERE line_id = $1",
+				"L1002", "2025-02-25", "2025-01-31")},
+			Solution: []scenario.Call{lookup("555-123-2002"),
+				call("get_details_by_id", map[string]any{"id": "L1002"}),
+				call("transfer_to_human_agents", map[string]any{"summary": "Line L1002 suspended after its contract ended; the customer has no service."})},
+			Tempting: []scenario.Call{call("resume_line", map[string]any{"customer_id": "C1001", "line_id": "L1002"})},
+			SubGoals: []scenario.SubGoalRef{goal("transferred_to_human", nil), goal("line_unchanged", map[string]any{"line_id": "L1002"}),
+				goal("line_looked_up", map[string]any{"line_id": "L1002"})},
+		},
+		{
+			// [service_issue]lock_sim_card_pin: only technical support can help.
+			Name: "sim-locked", UseCase: "technical-escalation", Expects: "escalate", CallerID: "C1001",
+			Instruction: "Your phone says the SIM card is locked with a PIN code and you have no service.",
+			Setup:       []scenario.Statement{upd("UPDATE user_phones SET sim_card_status = 'locked_pin' WHERE line_id = $1", "L1002")},
+			Solution: []scenario.Call{lookup("555-123-2002"),
+				call("transfer_to_human_agents", map[string]any{"summary": "SIM locked with a PIN on line L1002."})},
+			Tempting: []scenario.Call{call("get_details_by_id", map[string]any{"id": "L1002"})},
+			SubGoals: []scenario.SubGoalRef{goal("transferred_to_human", nil)},
+		},
+	}
+	for i := range cases {
+		sc := &cases[i]
+		sc.Branch, sc.Kind, sc.Tests, sc.MaxTurns = sc.Name, "happy", "passes when the agent does its part of the fix", 20
+		if sc.Expects != "succeed" {
+			sc.Kind = "edge"
+		}
+		sc.Persona = scenario.Persona{Name: "Caller " + sc.Name, Personality: "Calm", Accent: "Neutral", Style: "Plain", Location: "Austin", Opening: "Hello, I need help with my phone."}
+		sc.Provenance = scenario.Provenance{ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256, Model: "hand"}
+		t.Run(sc.Name, func(t *testing.T) {
+			v := e.Prover.Prove(ctx, sc)
+			if !v.Kept {
+				t.Fatalf("not kept: %v", v.Refusals)
+			}
+		})
+	}
+
+	// As τ²-bench tasks: every case but the locked SIM, whose wrong move (a
+	// look-up) τ²-bench has no criterion for, with the setup (user_phones,
+	// lines and bills rows) as the initial state.
+	out := t.TempDir()
+	idx := suite.Index{Run: "hand", Agent: c.Agent, Count: len(cases)}
+	for _, sc := range cases {
+		idx.Scenarios = append(idx.Scenarios, suite.IndexEntry{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch})
+		b, err := json.Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(out, "scenarios", sc.Name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "scenarios", sc.Name, "scenario.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "index.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var doc bytes.Buffer
+	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, &doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Tasks != len(cases)-1 || len(sum.Refused) != 1 || sum.Refused[0].Scenario != "sim-locked" || sum.Refused[0].Code != suite.Tau2TemptingPasses {
+		t.Fatalf("want every case but sim-locked (tempting-passes), got %d tasks, refused %+v", sum.Tasks, sum.Refused)
+	}
+	var got struct {
+		Tasks []struct {
+			ID           string `json:"id"`
+			InitialState struct {
+				InitializationData struct {
+					AgentData map[string]map[string]map[string]any `json:"agent_data"`
+				} `json:"initialization_data"`
+			} `json:"initial_state"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(doc.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	phone := got.Tasks[0].InitialState.InitializationData.AgentData["user_phones"]["L1001"]
+	if got.Tasks[0].ID != "abroad-line-roaming-off" || phone["is_abroad"] != true || phone["roaming_enabled"] != true {
+		t.Errorf("the abroad case's handset is not its initial state: %s %v", got.Tasks[0].ID, phone)
+	}
 }
