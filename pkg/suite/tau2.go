@@ -75,6 +75,10 @@ const (
 	Tau2TemptingPasses Tau2Code = "tempting-passes"
 )
 
+// Tau2Codes is every refusal code, in the order docs/EXPORT.md lists them.
+var Tau2Codes = []Tau2Code{Tau2SetupFailed, Tau2SetupRemoves, Tau2Keyless, Tau2SolutionFailed,
+	Tau2NotDeterministic, Tau2NoChange, Tau2NothingPasses, Tau2TemptingPasses}
+
 // Tau2Refusal is a scenario left out of the export, and why.
 type Tau2Refusal struct {
 	Scenario string   `json:"scenario"`

@@ -395,3 +395,28 @@ func TestTau2Refusals(t *testing.T) {
 		t.Fatalf("exporting a retail suite against the rides contract: %v", err)
 	}
 }
+
+// TestTau2CodesDocumented keeps docs/EXPORT.md's table of refusal codes
+// exactly the codes the export gives, in order.
+func TestTau2CodesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "EXPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []suite.Tau2Code
+	inTable := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| code | the scenario is refused because |"):
+			inTable = true
+		case inTable && strings.HasPrefix(line, "| `"):
+			code, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			documented = append(documented, suite.Tau2Code(code))
+		case inTable && !strings.HasPrefix(line, "|"):
+			inTable = false
+		}
+	}
+	if !slices.Equal(documented, suite.Tau2Codes) {
+		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, suite.Tau2Codes)
+	}
+}
