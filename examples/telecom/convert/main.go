@@ -86,14 +86,26 @@ func run(src, out string, log io.Writer) error {
 }
 
 func decodeFile(path string, v any) error {
-	md, err := toml.DecodeFile(path, v)
+	b, err := os.ReadFile(path)
 	if err != nil {
+		return err
+	}
+	if err := decode(b, v); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	// A key the model below does not know would be dropped silently: refuse
-	// it, so a change in the source is noticed rather than half converted.
+	return nil
+}
+
+// decode reads TOML into v. A key the model below does not know would be
+// dropped silently: it is an error, so a change in the source is noticed
+// rather than half converted.
+func decode(b []byte, v any) error {
+	md, err := toml.Decode(string(b), v)
+	if err != nil {
+		return err
+	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fmt.Errorf("%s: keys this converter does not know: %v", path, und)
+		return fmt.Errorf("keys this converter does not know: %v", und)
 	}
 	return nil
 }
@@ -420,11 +432,19 @@ func convert(db agentDB, udb userDB) ([]table, error) {
 			})
 		}
 	}
+	// Schema order: a table loads after the tables it references.
+	tables := []table{plans, devices, customers, methods, lines, bills, items, phones, apps}
+	for _, t := range tables {
+		for _, r := range t.rows {
+			if _, err := r.marshal(); err != nil { // a nan or inf number, which JSON cannot hold
+				fail("%s %v: %v", t.name, r[0].value, err)
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	// Schema order: a table loads after the tables it references.
-	return []table{plans, devices, customers, methods, lines, bills, items, phones, apps}, nil
+	return tables, nil
 }
 
 // or is *p, or def when the source leaves the field out (its model's default).

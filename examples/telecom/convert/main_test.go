@@ -81,6 +81,7 @@ func TestConvertRefuses(t *testing.T) {
 			return strings.Replace(s, `line_ids = ["L1", "L2"]`, `line_ids = ["L1", "L2", "L9"]`, 1)
 		},
 		"bill of another": func(s string) string { return strings.Replace(s, `bill_ids = []`, `bill_ids = ["B1"]`, 1) },
+		"not a number":    func(s string) string { return strings.Replace(s, `total_due = 12.25`, `total_due = nan`, 1) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			src := t.TempDir()
@@ -133,4 +134,42 @@ func TestHandsetDefaults(t *testing.T) {
 	if apps := seed(t, out, "user_phone_apps"); len(apps) != 4 {
 		t.Errorf("want browser and messaging on both lines, got %v", apps)
 	}
+}
+
+// FuzzConvert feeds the converter any db.toml: it converts or says why not,
+// and what it converts has a line only for a customer it knows.
+func FuzzConvert(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "db.toml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte("[[lines]]\nline_id = \"L1\"\n"))
+	f.Add([]byte("[[customers]]\nline_ids = [\"L1\", \"L1\"]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var db agentDB
+		if decode(data, &db) != nil {
+			return
+		}
+		tables, err := convert(db, userDB{Device: defaultHandset()})
+		if err != nil {
+			return
+		}
+		customers := map[string]bool{}
+		for _, r := range tables[2].rows {
+			customers[r[0].value.(string)] = true
+		}
+		for _, r := range tables[4].rows {
+			if !customers[r[1].value.(string)] {
+				t.Fatalf("line %v names customer %v, which was not converted", r[0].value, r[1].value)
+			}
+		}
+		for _, tb := range tables {
+			for _, r := range tb.rows {
+				if _, err := r.marshal(); err != nil {
+					t.Fatalf("%s: %v", tb.name, err)
+				}
+			}
+		}
+	})
 }
