@@ -352,7 +352,7 @@ func checkTask(ctx context.Context, t *testing.T, e *engine.Engine, sc *scenario
 // and the others are still exported. A suite written for another contract
 // is an error.
 func TestTau2Refusals(t *testing.T) {
-	out, e := writeSuite(t, "retail", 20)
+	out, e := writeSuite(t, "retail", 12)
 	idx, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {
 		t.Fatal(err)
