@@ -198,6 +198,13 @@ type scriptedModel struct {
 
 func (m *scriptedModel) Name() string { return m.name }
 
+// made is how many calls the model has answered or is answering.
+func (m *scriptedModel) made() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
 func (m *scriptedModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	m.mu.Lock()
 	i := m.calls

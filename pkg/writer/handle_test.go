@@ -88,8 +88,8 @@ func TestHandleMatrix(t *testing.T) {
 			if state != c.state || !strings.Contains(reason, c.reason) {
 				t.Errorf("ledger: slice %q with reason %q, want %q with %q", state, reason, c.state, c.reason)
 			}
-			if h.model.calls != c.calls {
-				t.Errorf("%d model calls, want %d", h.model.calls, c.calls)
+			if n := h.model.made(); n != c.calls {
+				t.Errorf("%d model calls, want %d", n, c.calls)
 			}
 			if d.beats != 1 {
 				t.Errorf("%d heartbeats started, want 1", d.beats)
@@ -110,7 +110,7 @@ func TestHandleReleasesOnShutdown(t *testing.T) {
 		defer close(done)
 		h.w.handle(ctx, d)
 	}()
-	for h.model.calls == 0 {
+	for h.model.made() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()

@@ -35,7 +35,7 @@ type session struct {
 	prompt string // sha256 of the system prompt, for provenance
 	waited time.Duration
 	// outage is set by a tool that met a database outage: the session ends
-	// with it after that tool's answer (see transient.go).
+	// with it after that tool's answer (see outage.go).
 	outage error
 }
 
