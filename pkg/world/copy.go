@@ -32,6 +32,10 @@ type Copy struct {
 	opening []string
 	retry   bool  // a serialization failure or deadlock was seen: the work reruns
 	broken  error // the transaction cannot be used any more
+	// lost is why a handler's copy broke for a reason not the contract's (its
+	// connection failed, not one of its limits): Copy returns it, so an
+	// outage reaches the caller as an error rather than as a step's crash.
+	lost error
 }
 
 // CallResult is one tool call as the world ran it.
@@ -64,6 +68,9 @@ func (w *World) Copy(ctx context.Context, fn func(cp *Copy) error) error {
 		}
 		defer cp.end(ctx)
 		err = fn(cp)
+		if err == nil && cp.lost != nil {
+			err = fmt.Errorf("world %s: %w", w.schema, cp.lost)
+		}
 		return cp.retry || retryable(err), err
 	})
 }
@@ -478,6 +485,9 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		}
 	}
 	res.Err = err
+	if cp.broken != nil && !errors.Is(err, script.ErrLimit) {
+		cp.lost = cp.broken
+	}
 	var ref *script.Refusal
 	var crash *script.Crash
 	switch {
