@@ -26,16 +26,23 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
+// Suite is what Read reads of the ledger (*canvas.Store).
+type Suite interface {
+	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
+	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+}
+
 // Read reviews a run's suite as the ledger holds it.
-func Read(ctx context.Context, store *canvas.Store, run string, c *contract.Contract) (Review, error) {
-	scs, err := store.Scenarios(ctx, run)
+func Read(ctx context.Context, ledger Suite, run string, c *contract.Contract) (Review, error) {
+	scs, err := ledger.Scenarios(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
-	bs, err := store.Buckets(ctx, run)
+	bs, err := ledger.Buckets(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
