@@ -29,7 +29,7 @@ func init() {
 	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
-	register(command{"export", "OUT --format jsonl|tau-bench", "export a written suite", cmdExport})
+	register(command{"export", "OUT --format jsonl|tau-bench [--contract DIR]", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -180,15 +180,21 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 }
 
 func cmdExport(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench [-o FILE]", "Export a written suite.")
+	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench [--contract DIR] [-o FILE]", "Export a written suite.")
 	format := f.str("format", "jsonl", "jsonl or tau-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
+	dir := f.str("contract", "", "tau-bench: the contract directory the suite was written for (its world is replayed)")
+	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+suite.TauBenchMapFile+" in the contract directory)")
+	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
+	}
+	if *format == suite.FormatTauBench && *dir == "" {
+		return &UsageError{"--format tau-bench needs --contract DIR: each task carries the data its setup made, replayed in the contract's world"}
 	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
@@ -199,7 +205,41 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		defer fh.Close()
 		w = fh
 	}
-	return suite.Export(pos[0], *format, w)
+	if *format != suite.FormatTauBench {
+		return suite.Export(pos[0], *format, w)
+	}
+	c, err := engine.LoadDir(*dir)
+	if err != nil {
+		return err
+	}
+	if *mapFile == "" {
+		*mapFile = filepath.Join(*dir, suite.TauBenchMapFile)
+	}
+	m, err := suite.LoadTauBenchMap(*mapFile, c)
+	if err != nil {
+		return err
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	rep, err := suite.ExportTauBench(ctx, pos[0], suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "exported %d tasks, refused %d\n", rep.Exported, len(rep.Refused))
+	for _, r := range rep.Refused {
+		fmt.Fprintf(env.Stderr, "  %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
+	}
+	if rep.Exported == 0 && len(rep.Refused) > 0 {
+		return fmt.Errorf("no scenario of %s could be exported as a tau-bench task", pos[0])
+	}
+	return nil
 }
 
 func cmdStack(ctx context.Context, env *Env, args []string) error {
