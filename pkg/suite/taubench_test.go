@@ -39,9 +39,13 @@ func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchM
 	return c, e, m
 }
 
-func call(tool string, args map[string]any) scenario.Call { return scenario.Call{Tool: tool, Args: args} }
+func call(tool string, args map[string]any) scenario.Call {
+	return scenario.Call{Tool: tool, Args: args}
+}
 
-func stmt(sql string, args ...any) scenario.Statement { return scenario.Statement{SQL: sql, Args: args} }
+func stmt(sql string, args ...any) scenario.Statement {
+	return scenario.Statement{SQL: sql, Args: args}
+}
 
 // newTraveller is a setup in the shape the writers mint: a user who is not in
 // the benchmark's data, with a card and a reservation of her own.
