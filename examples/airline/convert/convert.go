@@ -391,8 +391,12 @@ func readReservations(path string, users map[string]user, seed map[string][]row)
 		if r.ReservationID != key {
 			return fmt.Errorf("reservation listed as %q has id %q", key, r.ReservationID)
 		}
-		if owner[key] != r.UserID {
-			return fmt.Errorf("reservation %s belongs to %q but %q lists it", key, r.UserID, owner[key])
+		switch owner[key] {
+		case r.UserID:
+		case "":
+			return fmt.Errorf("reservation %s of %s is in no user's list", key, r.UserID)
+		default:
+			return fmt.Errorf("reservation %s belongs to %s but %s lists it", key, r.UserID, owner[key])
 		}
 		seen++
 		seed["reservations"] = append(seed["reservations"], row{
