@@ -333,7 +333,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 // TestTauBenchReplayInBenchmark replays the export through the benchmark's own
 // tools and data (TAU_BENCH_DIR: a checkout of sierra-research/tau-bench):
 // every action is answered without error and changes the data, or the task
-// has outputs. Skipped without a checkout or python3.
+// has outputs; and through docs/EXPORT.md's SuiteEnv, the benchmark's reward
+// is 1 for the reference calls and 0 for doing nothing. Skipped without a
+// checkout or python3 (with pydantic, which the benchmark needs).
 func TestTauBenchReplayInBenchmark(t *testing.T) {
 	root := os.Getenv("TAU_BENCH_DIR")
 	if root == "" {
@@ -368,10 +370,11 @@ func TestTauBenchReplayInBenchmark(t *testing.T) {
 		t.Fatalf("replay in the benchmark: %v\n%s", err, b)
 	}
 	var res struct {
-		Tasks int `json:"tasks"`
+		Tasks    int `json:"tasks"`
+		Rewarded int `json:"rewarded"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil || res.Tasks != rep.Exported {
-		t.Fatalf("replay read %d tasks of %d: %v\n%s", res.Tasks, rep.Exported, err, b)
+	if err := json.Unmarshal(b, &res); err != nil || res.Tasks != rep.Exported || res.Rewarded != rep.Exported {
+		t.Fatalf("replay read %d tasks and rewarded %d of %d: %v\n%s", res.Tasks, res.Rewarded, rep.Exported, err, b)
 	}
 }
 

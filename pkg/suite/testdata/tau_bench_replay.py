@@ -13,9 +13,14 @@ domain's data, as the benchmark would start it, and then:
 - the data after the actions must differ from the data after doing nothing,
   unless the task has outputs (then an agent saying nothing fails it).
 
+Then it checks the benchmark's own reward through the SuiteEnv of
+docs/EXPORT.md (the "suite_env.py" block, run as written): 1.0 for an agent
+that makes the reference calls and says the outputs, 0.0 for one that does
+nothing.
+
 It prints one JSON object: counts and the failing tasks; exit status 1 when
-any task fails. Only the tools and data modules are imported, so the
-benchmark's model dependencies need not be installed.
+any task fails. The benchmark's model client (litellm) is stubbed when it is
+not installed: no model is called.
 """
 
 import copy
@@ -41,6 +46,72 @@ def load_domain(root, env):
     data = importlib.import_module("tau_bench.envs.%s.data" % env)
     by_name = {t.get_info()["function"]["name"]: t for t in tools.ALL_TOOLS}
     return by_name, data.load_data
+
+
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "EXPORT.md")
+
+
+def suite_env_source(path):
+    """The fenced python block of docs/EXPORT.md that starts with "# suite_env.py"."""
+    text = open(path).read()
+    for block in text.split("```python\n")[1:]:
+        code = block.split("```", 1)[0]
+        if code.startswith("# suite_env.py"):
+            return code
+    raise SystemExit("no suite_env.py block in %s" % path)
+
+
+class SilentUser:
+    """A user who says nothing: the reward does not depend on the user."""
+
+    def reset(self, instruction=None):
+        return "hello"
+
+    def step(self, content):
+        return "ok"
+
+    def get_total_cost(self):
+        return 0.0
+
+
+def rewards(root, env, path):
+    """The benchmark's reward of the reference calls and of doing nothing, per task."""
+    try:
+        import litellm  # noqa: F401
+    except ImportError:
+        stub = types.ModuleType("litellm")
+
+        def completion(*args, **kwargs):
+            raise RuntimeError("no model is called here")
+
+        stub.completion = completion
+        stub.provider_list = []
+        sys.modules["litellm"] = stub
+    types_mod = importlib.import_module("tau_bench.types")
+    namespace = {}
+    exec(compile(suite_env_source(DOC), DOC, "exec"), namespace)
+    domain = sys.modules["tau_bench.envs." + env]
+    out = []
+    tasks = json.load(open(path))
+    for i, task in enumerate(tasks):
+        e = namespace["SuiteEnv"](path, domain, user_strategy="human", user_model=None, task_index=i)
+        e.user = SilentUser()
+        e.reset(task_index=i)
+        nothing = e.calculate_reward().reward
+        e = namespace["SuiteEnv"](path, domain, user_strategy="human", user_model=None, task_index=i)
+        e.user = SilentUser()
+        e.reset(task_index=i)
+        reward = None
+        for a in task["actions"]:
+            r = e.step(types_mod.Action(name=a["name"], kwargs=a["kwargs"]))
+            if r.done:
+                reward = r.reward
+        if task["outputs"]:
+            e.step(types_mod.Action(name="respond", kwargs={"content": " ".join(task["outputs"])}))
+        if reward is None or task["outputs"]:
+            reward = e.calculate_reward().reward
+        out.append((task["id"], reward, nothing))
+    return out
 
 
 def overlay(data, patch):
@@ -90,7 +161,12 @@ def main():
             failures.append({"task": task["id"], "why": errors})
         elif not moved and not task["outputs"]:
             failures.append({"task": task["id"], "why": ["doing nothing passes: the actions change nothing and there are no outputs"]})
-    print(json.dumps({"tasks": len(tasks), "changed": changed, "with_outputs": with_outputs, "failures": failures}, indent=1))
+    scored = 0
+    for tid, reward, nothing in rewards(root, env, path):
+        scored += 1
+        if reward != 1.0 or nothing != 0.0:
+            failures.append({"task": tid, "why": ["reward %s for the reference calls, %s for doing nothing" % (reward, nothing)]})
+    print(json.dumps({"tasks": len(tasks), "changed": changed, "with_outputs": with_outputs, "rewarded": scored, "failures": failures}, indent=1))
     sys.exit(1 if failures else 0)
 
 
