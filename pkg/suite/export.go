@@ -40,17 +40,17 @@ type Action struct {
 }
 
 // ErrNeedsWorld is returned by Export for a format that replays the suite in
-// its world (tau-bench: ExportTauBench).
+// its world (tau-bench: ExportTauBench; tau2-bench: ExportTau2Bench).
 var ErrNeedsWorld = errors.New("this format replays the suite in its world: it needs the contract")
 
 // Export writes the suite saved under out (index.json order) to w: "jsonl" is
 // one compact scenario per line.
 func Export(out string, format string, w io.Writer) error {
-	if format == FormatTauBench {
+	if format == FormatTauBench || format == FormatTau2Bench {
 		return fmt.Errorf("suite: export %s: %w", format, ErrNeedsWorld)
 	}
 	if format != FormatJSONL {
-		return fmt.Errorf("suite: export: unknown format %q (want %s or %s)", format, FormatJSONL, FormatTauBench)
+		return fmt.Errorf("suite: export: unknown format %q (want %s)", format, FormatJSONL)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {

@@ -157,6 +157,9 @@ const (
 	TauVacuous TauBenchCode = "vacuous"
 )
 
+// TauBenchCodes is every refusal code, in the order docs/EXPORT.md lists them.
+var TauBenchCodes = []TauBenchCode{TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch}
+
 // TauBenchRefusal is a scenario left out of the export, and why.
 type TauBenchRefusal struct {
 	Scenario string       `json:"scenario"`
@@ -400,7 +403,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 			if err != nil {
 				return err
 			}
-			if !sameJSON(before[i], after) {
+			if !sameDoc(before[i], after) {
 				visible = true
 			}
 		}
@@ -412,14 +415,9 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 	if why != nil {
 		return Task{}, why, nil
 	}
-	outputs := []string{}
-	for _, o := range sc.Outputs {
-		// The benchmark looks for an output in the agent's words with their
-		// commas removed, so an output is matched without its commas.
-		if o = strings.ReplaceAll(o, ",", ""); strings.TrimSpace(o) != "" {
-			outputs = append(outputs, o)
-		}
-	}
+	// The benchmark looks for an output in the agent's words with their
+	// commas removed, as τ²-bench does.
+	outputs := append([]string{}, communicate(sc.Outputs)...)
 	if !visible && len(outputs) == 0 {
 		if len(actions) == 0 {
 			return Task{}, refuse(TauVacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass"), nil
@@ -540,7 +538,7 @@ func (x *tauExporter) render(ctx context.Context, cp *world.Copy, d docRef) (jso
 	return nil, fmt.Errorf("rendering %s %s with %s: %s", col.Name, ground.Text(d.key), col.Tool, r.Error)
 }
 
-func sameJSON(a, b json.RawMessage) bool {
+func sameDoc(a, b json.RawMessage) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return bytes.Equal(a, b)

@@ -39,30 +39,30 @@ func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchM
 	return c, e, m
 }
 
-func call(tool string, args map[string]any) scenario.Call {
+func tauCall(tool string, args map[string]any) scenario.Call {
 	return scenario.Call{Tool: tool, Args: args}
 }
 
-func stmt(sql string, args ...any) scenario.Statement {
+func tauStmt(sql string, args ...any) scenario.Statement {
 	return scenario.Statement{SQL: sql, Args: args}
 }
 
 // newTraveller is a setup in the shape the writers mint: a user who is not in
 // the benchmark's data, with a card and a reservation of her own.
 var newTraveller = []scenario.Statement{
-	stmt("INSERT INTO users (user_id, first_name, last_name, address1, address2, city, country, state, zip, email, dob, membership) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+	tauStmt("INSERT INTO users (user_id, first_name, last_name, address1, address2, city, country, state, zip, email, dob, membership) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
 		"ines_novak_7008", "Ines", "Novak", "12 Lake Road", "", "Denver", "USA", "CO", "80202", "ines.novak8@mail.com", "1985-02-11", "gold"),
-	stmt("INSERT INTO payment_methods (user_id, id, position, source, brand, last_four) VALUES ($1, $2, $3, $4, $5, $6)",
+	tauStmt("INSERT INTO payment_methods (user_id, id, position, source, brand, last_four) VALUES ($1, $2, $3, $4, $5, $6)",
 		"ines_novak_7008", "credit_card_7008001", 0, "credit_card", "visa", "4321"),
-	stmt("INSERT INTO reservations (reservation_id, user_id, position, origin, destination, flight_type, cabin, created_at, total_baggages, nonfree_baggages, insurance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+	tauStmt("INSERT INTO reservations (reservation_id, user_id, position, origin, destination, flight_type, cabin, created_at, total_baggages, nonfree_baggages, insurance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
 		"NV7008", "ines_novak_7008", 0, "DFW", "DFW", "round_trip", "economy", "2024-05-14T20:00:00", 1, 0, "no"),
-	stmt("INSERT INTO reservation_flights (reservation_id, position, flight_number, date, origin, destination, price) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	tauStmt("INSERT INTO reservation_flights (reservation_id, position, flight_number, date, origin, destination, price) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 		"NV7008", 0, "HAT170", "2024-05-22", "DFW", "LAX", 147),
-	stmt("INSERT INTO reservation_flights (reservation_id, position, flight_number, date, origin, destination, price) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	tauStmt("INSERT INTO reservation_flights (reservation_id, position, flight_number, date, origin, destination, price) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 		"NV7008", 1, "HAT022", "2024-05-26", "LAX", "DFW", 178),
-	stmt("INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES ($1, $2, $3, $4, $5)",
+	tauStmt("INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES ($1, $2, $3, $4, $5)",
 		"NV7008", 0, "Ines", "Novak", "1985-02-11"),
-	stmt("INSERT INTO payment_history (reservation_id, position, payment_id, amount) VALUES ($1, $2, $3, $4)",
+	tauStmt("INSERT INTO payment_history (reservation_id, position, payment_id, amount) VALUES ($1, $2, $3, $4)",
 		"NV7008", 0, "credit_card_7008001", 325),
 }
 
@@ -79,51 +79,51 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			Provenance: scenario.Provenance{ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256, Model: "test"}}
 	}
 	mismatch := mk("other-world", "succeed", nil, "chen_jackson_3290", nil,
-		call("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
+		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
 	mismatch.Provenance.WorldSHA256 = strings.Repeat("0", 64)
 	return map[string]struct {
 		sc   scenario.Scenario
 		want string
 	}{
 		"cancel-minted": {mk("cancel-minted", "succeed", newTraveller, "ines_novak_7008", nil,
-			call("get_user_details", map[string]any{"user_id": "ines_novak_7008"}),
-			call("get_reservation_details", map[string]any{"reservation_id": "NV7008"}),
-			call("cancel_reservation", map[string]any{"reservation_id": "NV7008"})), "export"},
+			tauCall("get_user_details", map[string]any{"user_id": "ines_novak_7008"}),
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"}),
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "NV7008"})), "export"},
 		"bags-on-seed": {mk("bags-on-seed", "succeed", nil, "chen_jackson_3290", nil,
-			call("get_reservation_details", map[string]any{"reservation_id": "4WQ150"}),
-			call("update_reservation_baggages", map[string]any{"reservation_id": "4WQ150", "total_baggages": 6, "nonfree_baggages": 1, "payment_id": "gift_card_3576581"})), "export"},
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "4WQ150"}),
+			tauCall("update_reservation_baggages", map[string]any{"reservation_id": "4WQ150", "total_baggages": 6, "nonfree_baggages": 1, "payment_id": "gift_card_3576581"})), "export"},
 		"book-then-read": {mk("book-then-read", "succeed", nil, "mia_li_3668", []string{"1,122"},
-			call("get_user_details", map[string]any{"user_id": "mia_li_3668"}),
-			call("book_reservation", map[string]any{"user_id": "mia_li_3668", "origin": "PHL", "destination": "LGA",
+			tauCall("get_user_details", map[string]any{"user_id": "mia_li_3668"}),
+			tauCall("book_reservation", map[string]any{"user_id": "mia_li_3668", "origin": "PHL", "destination": "LGA",
 				"flight_type": "one_way", "cabin": "economy", "flights": []any{map[string]any{"flight_number": "HAT001", "date": "2024-05-16"}},
 				"passengers":      []any{map[string]any{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}},
 				"payment_methods": []any{map[string]any{"payment_id": "credit_card_4421486", "amount": 122}},
 				"total_baggages":  0, "nonfree_baggages": 0, "insurance": "no"}),
-			call("get_reservation_details", map[string]any{"reservation_id": "$2.reservation_id"})), "export"},
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "$2.reservation_id"})), "export"},
 		"drop-saved-passenger": {mk("drop-saved-passenger", "succeed",
-			[]scenario.Statement{stmt("DELETE FROM saved_passengers WHERE user_id = $1", "chen_jackson_3290")}, "chen_jackson_3290", nil,
-			call("get_user_details", map[string]any{"user_id": "chen_jackson_3290"}),
-			call("send_certificate", map[string]any{"user_id": "chen_jackson_3290", "amount": 150})), "export"},
+			[]scenario.Statement{tauStmt("DELETE FROM saved_passengers WHERE user_id = $1", "chen_jackson_3290")}, "chen_jackson_3290", nil,
+			tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"}),
+			tauCall("send_certificate", map[string]any{"user_id": "chen_jackson_3290", "amount": 150})), "export"},
 		"look-only": {mk("look-only", "succeed", newTraveller, "ines_novak_7008", nil,
-			call("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), string(suite.TauVacuous)},
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), string(suite.TauVacuous)},
 		"look-and-say": {mk("look-and-say", "succeed", newTraveller, "ines_novak_7008", []string{"325"},
-			call("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), "export"},
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), "export"},
 		"refuse-nothing": {mk("refuse-nothing", "refuse", newTraveller, "ines_novak_7008", nil), string(suite.TauVacuous)},
 		"flight-cancelled": {mk("flight-cancelled", "succeed",
-			[]scenario.Statement{stmt("UPDATE flight_dates SET status = 'cancelled' WHERE flight_number = $1 AND date = $2", "HAT170", "2024-05-22")},
-			"chen_jackson_3290", nil, call("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
+			[]scenario.Statement{tauStmt("UPDATE flight_dates SET status = 'cancelled' WHERE flight_number = $1 AND date = $2", "HAT170", "2024-05-22")},
+			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
 		"airport-renamed": {mk("airport-renamed", "succeed",
-			[]scenario.Statement{stmt("UPDATE airports SET city = $1 WHERE iata = $2", "Dallas-Fort Worth", "DFW")},
-			"chen_jackson_3290", nil, call("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
+			[]scenario.Statement{tauStmt("UPDATE airports SET city = $1 WHERE iata = $2", "Dallas-Fort Worth", "DFW")},
+			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
 		"cancel-nothing": {mk("cancel-nothing", "succeed", nil, "chen_jackson_3290", nil,
-			call("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauActionFailed)},
-		"bad-setup": {mk("bad-setup", "succeed", []scenario.Statement{stmt("INSERT INTO users (user_id) VALUES ($1)", "x")},
-			"x", nil, call("get_user_details", map[string]any{"user_id": "x"})), string(suite.TauSetupFailed)},
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauActionFailed)},
+		"bad-setup": {mk("bad-setup", "succeed", []scenario.Statement{tauStmt("INSERT INTO users (user_id) VALUES ($1)", "x")},
+			"x", nil, tauCall("get_user_details", map[string]any{"user_id": "x"})), string(suite.TauSetupFailed)},
 		"other-world": {mismatch, string(suite.TauWorldMismatch)},
 	}
 }
 
-func writeSuite(t *testing.T, scs []scenario.Scenario) string {
+func writeTauSuite(t *testing.T, scs []scenario.Scenario) string {
 	t.Helper()
 	out := t.TempDir()
 	idx := suite.Index{Run: "r", Agent: "airline-agent", Count: len(scs)}
@@ -166,7 +166,7 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	for _, n := range names {
 		scs = append(scs, cases[n].sc)
 	}
-	out := writeSuite(t, scs)
+	out := writeTauSuite(t, scs)
 
 	var buf bytes.Buffer
 	src := suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}
@@ -199,7 +199,7 @@ func TestTauBenchRoundTrip(t *testing.T) {
 
 	for _, tk := range tasks {
 		sc := cases[tk.ID].sc
-		checkTask(t, ctx, e, m, sc, tk)
+		checkTauTask(t, ctx, e, m, sc, tk)
 	}
 
 	// What the tasks carry, in detail.
@@ -236,9 +236,9 @@ func keysOf(d map[string]map[string]json.RawMessage) []string {
 	return out
 }
 
-// checkTask replays one exported task in the world, from the task alone
+// checkTauTask replays one exported task in the world, from the task alone
 // except for the setup (the world the data must describe).
-func checkTask(t *testing.T, ctx context.Context, e *engine.Engine, m *suite.TauBenchMap, sc scenario.Scenario, tk suite.Task) {
+func checkTauTask(t *testing.T, ctx context.Context, e *engine.Engine, m *suite.TauBenchMap, sc scenario.Scenario, tk suite.Task) {
 	t.Helper()
 	tool := map[string]suite.TauBenchCollection{}
 	for _, col := range m.Collections {
@@ -353,7 +353,7 @@ func TestTauBenchReplayInBenchmark(t *testing.T) {
 		scs = append(scs, cs.sc)
 	}
 	sort.Slice(scs, func(i, j int) bool { return scs[i].Name < scs[j].Name })
-	out := writeSuite(t, scs)
+	out := writeTauSuite(t, scs)
 	path := filepath.Join(t.TempDir(), "tasks.json")
 	f, err := os.Create(path)
 	if err != nil {
@@ -404,5 +404,30 @@ func TestLoadTauBenchMap(t *testing.T) {
 	m, err := suite.LoadTauBenchMap(filepath.Join(airlineDir, suite.TauBenchMapFile), c)
 	if err != nil || len(m.Collections) != 3 || m.Collections[0].Arg != "user_id" {
 		t.Fatalf("the airline map: %v %+v", err, m)
+	}
+}
+
+// TestTauBenchCodesDocumented keeps docs/EXPORT.md's table of the scenarios
+// the tau-bench export leaves out exactly the codes it gives, in order.
+func TestTauBenchCodesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "EXPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []suite.TauBenchCode
+	inTable := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| code | the scenario is left out because |"):
+			inTable = true
+		case inTable && strings.HasPrefix(line, "| `"):
+			code, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			documented = append(documented, suite.TauBenchCode(code))
+		case inTable && !strings.HasPrefix(line, "|"):
+			inTable = false
+		}
+	}
+	if !reflect.DeepEqual(documented, suite.TauBenchCodes) {
+		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, suite.TauBenchCodes)
 	}
 }
