@@ -260,6 +260,13 @@ func refuse(code TauBenchCode, format string, a ...any) *refusal {
 	return &refusal{code, fmt.Sprintf(format, a...)}
 }
 
+func vacuous(actions int) *refusal {
+	if actions == 0 {
+		return refuse(TauVacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass")
+	}
+	return refuse(TauVacuous, "its %d actions change nothing in the benchmark's data and it has no outputs; an agent that does nothing would pass", actions)
+}
+
 // docRef is one document of the benchmark's data.
 type docRef struct {
 	coll int
@@ -325,6 +332,15 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 			kw = map[string]any{}
 		}
 		actions = append(actions, Action{Name: r.Tool, Kwargs: kw})
+	}
+
+	// The benchmark looks for an output in the agent's words with their
+	// commas removed, as τ²-bench does.
+	outputs := append([]string{}, communicate(sc.Outputs)...)
+	if len(outputs) == 0 && (acted == nil || acted.Empty()) {
+		// Nothing changes and nothing need be said: no data makes this a
+		// task that doing nothing fails.
+		return Task{}, vacuous(len(actions)), nil
 	}
 
 	var why *refusal
@@ -415,14 +431,8 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 	if why != nil {
 		return Task{}, why, nil
 	}
-	// The benchmark looks for an output in the agent's words with their
-	// commas removed, as τ²-bench does.
-	outputs := append([]string{}, communicate(sc.Outputs)...)
 	if !visible && len(outputs) == 0 {
-		if len(actions) == 0 {
-			return Task{}, refuse(TauVacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass"), nil
-		}
-		return Task{}, refuse(TauVacuous, "its %d actions change nothing in the benchmark's data and it has no outputs; an agent that does nothing would pass", len(actions)), nil
+		return Task{}, vacuous(len(actions)), nil
 	}
 	user := ground.Text(sc.CallerID)
 	return Task{ID: sc.Name, Annotator: "suitegen", UserID: user, Instruction: sc.Instruction,
