@@ -431,3 +431,37 @@ func TestTauBenchCodesDocumented(t *testing.T) {
 		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, suite.TauBenchCodes)
 	}
 }
+
+// FuzzLoadTauBenchMap: any file either loads as a map whose every collection
+// names a table, key column and tool argument of the contract, or is an
+// error; never a panic.
+func FuzzLoadTauBenchMap(f *testing.F) {
+	c, err := engine.LoadDir(airlineDir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(filepath.Join(airlineDir, suite.TauBenchMapFile))
+	f.Add(seed)
+	f.Add([]byte(`{"collections": [{"name": "u", "table": "users", "key": "user_id", "tool": "get_user_details", "arg": "user_id"}]}`))
+	f.Add([]byte(`{"collections": null}`))
+	f.Add([]byte(`{"collections": [{}]} {}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		path := filepath.Join(t.TempDir(), "map.json")
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := suite.LoadTauBenchMap(path, c)
+		if err != nil {
+			return
+		}
+		for _, col := range m.Collections {
+			tb := c.Table(col.Table)
+			if tb == nil || tb.Column(col.Key) == nil || col.Name == "" {
+				t.Fatalf("loaded a collection the contract does not hold: %+v", col)
+			}
+			if col.Tool != "" && (c.Tool(col.Tool) == nil || col.Arg == "") {
+				t.Fatalf("loaded a tool the contract does not have: %+v", col)
+			}
+		}
+	})
+}

@@ -132,3 +132,31 @@ func TestWorldIsTheConversion(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConvert feeds arbitrary users.json files to the converter with the
+// fixture's other files: it converts or refuses, never panics, and what it
+// converts has one user row per user it read.
+func FuzzConvert(f *testing.F) {
+	users, err := os.ReadFile(filepath.Join("testdata", "fixture", "data", "users.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(users)
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"a": {"payment_methods": {"x": {"id": "x"}}, "reservations": []}}`))
+	f.Add([]byte(`[1, 2]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		src := t.TempDir()
+		copyTree(t, filepath.Join("testdata", "fixture"), src)
+		if err := os.WriteFile(filepath.Join(src, "data", "users.json"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		counts, err := convert(src, t.TempDir())
+		if err != nil {
+			return
+		}
+		if counts[0].table != "users" || counts[0].rows < 1 {
+			t.Fatalf("converted without the fixture's users: %+v", counts)
+		}
+	})
+}
