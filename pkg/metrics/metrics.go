@@ -276,6 +276,7 @@ func (f *family) bind(run string) *Metrics {
 		for _, s := range BucketStates {
 			m.Buckets.WithLabelValues(s)
 		}
+		m.initRefusals()
 	}
 	f.byRun[run] = m
 	return m
