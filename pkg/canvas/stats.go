@@ -298,3 +298,12 @@ func (s *Store) DeadReasons(ctx context.Context, run string, limit int) ([]DeadR
 	}
 	return out, nil
 }
+
+// RunCount is the number of runs in the ledger.
+func (s *Store) RunCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("canvas: count runs: %w", err)
+	}
+	return n, nil
+}
