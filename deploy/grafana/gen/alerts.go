@@ -59,8 +59,8 @@ func Groups() []Group {
 			},
 		},
 		{
-			Alert: "SuitegenSlicesDead",
-			Expr:  fmt.Sprintf(`max by (run, cause) (suitegen_run_slices_dead) > 0 and on (run) (%s)`, live),
+			Alert:  "SuitegenSlicesDead",
+			Expr:   fmt.Sprintf(`max by (run, cause) (suitegen_run_slices_dead) > 0 and on (run) (%s)`, live),
 			Labels: warn,
 			Annotations: map[string]string{
 				"summary":     "Run {{ $labels.run }} has {{ $value }} dead slices ({{ $labels.cause }})",
