@@ -195,7 +195,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg.MustRegister(ledger)
+	// The writers here are goroutines of this process: ready while it runs.
+	reg.MustRegister(ledger, metrics.NewReady("writer", nil))
 	if cfg.MetricsAddr != "" {
 		mctx, mcancel := context.WithCancel(ctx)
 		defer mcancel()
