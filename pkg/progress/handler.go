@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
@@ -73,7 +74,7 @@ func Handler(store *canvas.Store, opts Options) http.Handler {
 	if opts.CacheFor == 0 {
 		opts.CacheFor = time.Second
 	}
-	h := &handler{store: store, opts: opts, answers: newAnswers(opts.CacheFor, 256)}
+	h := &handler{store: store, opts: opts, answers: newAnswers(opts.CacheFor, 256), recent: &recentStats{ttl: opts.CacheFor}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /api/runs", h.runs)
@@ -143,6 +144,7 @@ type handler struct {
 	store   *canvas.Store
 	opts    Options
 	answers *answers
+	recent  *recentStats
 }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
@@ -245,12 +247,22 @@ func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
 		key = "runs?all&limit=" + strconv.Itoa(limit)
 	}
 	h.serve(w, r, key, func(ctx context.Context) (any, error) {
-		return List(ctx, h.store, all, limit, h.opts)
+		l, rs, err := list(ctx, h.store, all, limit, h.opts)
+		if err == nil && !all {
+			h.recent.put(rs, time.Now())
+		}
+		return l, err
 	})
 }
 
 // List reads the run list: every run (all, at most limit), or the live ones.
 func List(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, error) {
+	l, _, err := list(ctx, store, all, limit, opts)
+	return l, err
+}
+
+// list is List with the figures it read.
+func list(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, []canvas.RunStats, error) {
 	out := RunList{Runs: []RunSummary{}, All: all}
 	q := canvas.StatsQuery{Limit: limit}
 	if !all {
@@ -258,7 +270,7 @@ func List(ctx context.Context, store *canvas.Store, all bool, limit int, opts Op
 	}
 	rs, err := store.Stats(ctx, q)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	for _, r := range rs {
 		if !all && canvas.Final(r.State) {
@@ -268,17 +280,58 @@ func List(ctx context.Context, store *canvas.Store, all bool, limit int, opts Op
 	}
 	total, err := store.RunCount(ctx)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	out.Hidden = max(0, total-len(out.Runs))
-	return out, nil
+	return out, rs, nil
 }
 
 func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	h.serve(w, r, "run/"+id, func(ctx context.Context) (any, error) {
-		return Detail(ctx, h.store, id, h.opts.StallAfter)
+		// A page asks for the live list and the selected run's detail each
+		// poll: the list's read of the run's figures serves both.
+		st, ok := h.recent.get(id, time.Now())
+		if !ok {
+			var err error
+			if st, err = h.store.RunStats(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		return detail(ctx, h.store, st, h.opts.StallAfter)
 	})
+}
+
+// recentStats keeps the figures of the last live-list read for one cache
+// period, by run.
+type recentStats struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	at  time.Time
+	m   map[string]canvas.RunStats
+}
+
+func (c *recentStats) put(rs []canvas.RunStats, now time.Time) {
+	if c.ttl <= 0 {
+		return
+	}
+	m := make(map[string]canvas.RunStats, len(rs))
+	for _, r := range rs {
+		m[r.ID] = r
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.m = now, m
+}
+
+func (c *recentStats) get(id string, now time.Time) (canvas.RunStats, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ttl <= 0 || now.Sub(c.at) >= c.ttl {
+		return canvas.RunStats{}, false
+	}
+	r, ok := c.m[id]
+	return r, ok
 }
 
 // serve answers from the cache when it holds key, else computes the answer
@@ -310,7 +363,13 @@ func Detail(ctx context.Context, store *canvas.Store, id string, stallAfter time
 	if err != nil {
 		return RunDetail{}, err
 	}
-	run := st.Run
+	return detail(ctx, store, st, stallAfter)
+}
+
+// detail reads the rest of a run's detail beside its figures st.
+func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallAfter time.Duration) (RunDetail, error) {
+	id, run := st.ID, st.Run
+	var err error
 	d := RunDetail{Run: run, Summary: Summarize(st, stallAfter), Asked: run.Asked, Proved: st.Proved,
 		UseCases: []UseCaseDetail{}, Buckets: []BucketDetail{}, Slices: []SliceDetail{},
 		BucketStates: map[string]int{}, SliceStates: map[string]int{}, Refusals: map[string]map[string]int{}}
