@@ -130,18 +130,26 @@ func TestBrowser(t *testing.T) {
 // recorder counts the API requests a page makes, by path and status.
 type recorder struct {
 	next http.Handler
-	mu   sync.Mutex
-	hits map[string]map[int]int // path?query -> status -> n
+	mu    sync.Mutex
+	hits  map[string]map[int]int // path?query -> status -> n
+	bytes int                    // API body bytes sent
 }
 
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code  int
+	bytes int
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += n
+	return n, err
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -152,6 +160,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	rec.bytes += sw.bytes
 	key := r.URL.Path
 	if r.URL.RawQuery != "" {
 		key += "?" + r.URL.RawQuery
@@ -171,7 +180,7 @@ func (rec *recorder) count(key string, code int) int {
 func (rec *recorder) reset() {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	rec.hits = map[string]map[int]int{}
+	rec.hits, rec.bytes = map[string]map[int]int{}, 0
 }
 
 // TestBrowserLive: the page shows only live runs by default (a stalled one
@@ -220,7 +229,10 @@ func TestBrowserLive(t *testing.T) {
 	}
 	lists, unchanged := rec.count("/api/runs", 200)+rec.count("/api/runs", 304), rec.count("/api/runs", 304)
 	details, detailUnchanged := rec.count("/api/runs/run-a", 200)+rec.count("/api/runs/run-a", 304), rec.count("/api/runs/run-a", 304)
-	t.Logf("polls: list %d (%d unchanged), detail %d (%d unchanged)", lists, unchanged, details, detailUnchanged)
+	rec.mu.Lock()
+	sent := rec.bytes
+	rec.mu.Unlock()
+	t.Logf("polls: list %d (%d unchanged), detail %d (%d unchanged); %d API body bytes in all", lists, unchanged, details, detailUnchanged, sent)
 	if lists < 3 || unchanged < lists-1 || detailUnchanged < details-1 {
 		t.Errorf("list polled %d times, %d answered 304; detail %d, %d answered 304: want several polls, all but the first 304",
 			lists, unchanged, details, detailUnchanged)
