@@ -163,7 +163,7 @@ func TestPage(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("page: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"<script>", `getJSON("api/runs"`, "If-None-Match", "setTimeout(refresh, POLL_MS)", "const POLL_MS = 1000", ".bar {", `class: "bar"`} {
+	for _, want := range []string{"<script>", `getJSON("api/runs"`, "If-None-Match", "timer = setTimeout(refresh, POLL_MS)", "const POLL_MS = 1000", ".bar {", `class: "bar"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
