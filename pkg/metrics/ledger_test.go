@@ -368,3 +368,17 @@ func exporterNames(t *testing.T) []string {
 	}
 	return names
 }
+
+// InitModel starts every outcome of a model's calls at zero.
+func TestInitModelOutcomes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.InitModel("gpt-x")
+	got := series(t, reg)
+	for _, o := range metrics.Outcomes {
+		k := "suitegen_model_calls_total{model=gpt-x,outcome=" + o + ",role=writer,run=r1}"
+		if v, ok := got[k]; !ok || v != 0 {
+			t.Errorf("%s = %v (present %v), want 0", k, v, ok)
+		}
+	}
+}
