@@ -4,5 +4,5 @@ package progress
 
 import "os"
 
-// columns is 0 (unknown) where the window size cannot be read.
-func columns(*os.File) int { return 0 }
+// size is unknown (zeros) where the window size cannot be read.
+func size(*os.File) (cols, rows int) { return 0, 0 }

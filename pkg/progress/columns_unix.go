@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// columns is the width of the terminal f is, 0 when it cannot be read.
-func columns(f *os.File) int {
+// size is the width and height of the terminal f is, zeros when they cannot
+// be read.
+func size(f *os.File) (cols, rows int) {
 	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	return int(ws.Col)
+	return int(ws.Col), int(ws.Row)
 }

@@ -19,9 +19,9 @@ import (
 //
 // Give the same Terminal to the logger (as its io.Writer) and to Bar.
 type Terminal struct {
-	w     io.Writer
-	tty   bool
-	width func() int // columns, 0 when unknown
+	w    io.Writer
+	tty  bool
+	size func() (cols, rows int) // the window, zeros when unknown
 
 	mu      sync.Mutex
 	status  []string // the block, as last set
@@ -32,11 +32,12 @@ type Terminal struct {
 
 // NewTerminal wraps w; tty says whether w is a terminal that understands
 // cursor movement (ANSI). On an *os.File terminal the block is cut to the
-// window's width, so a long line cannot wrap and leave rows behind.
+// window, so a long line cannot wrap and a tall block cannot scroll, either
+// of which would leave rows the next redraw cannot reach.
 func NewTerminal(w io.Writer, tty bool) *Terminal {
-	t := &Terminal{w: w, tty: tty, width: func() int { return 0 }}
+	t := &Terminal{w: w, tty: tty, size: func() (int, int) { return 0, 0 }}
 	if f, ok := w.(*os.File); ok && tty {
-		t.width = func() int { return columns(f) }
+		t.size = func() (int, int) { return size(f) }
 	}
 	return t
 }
@@ -122,14 +123,19 @@ func (t *Terminal) draw(buf *bytes.Buffer) {
 	if t.midLine || t.done || len(t.status) == 0 {
 		return
 	}
-	w := t.width()
-	for i, l := range t.status {
+	cols, rows := t.size()
+	lines := t.status
+	if rows > 1 && len(lines) > rows-1 {
+		more := len(lines) - (rows - 2)
+		lines = append(lines[:rows-2:rows-2], fmt.Sprintf("  … %d more lines", more))
+	}
+	for i, l := range lines {
 		if i > 0 {
 			buf.WriteString("\n")
 		}
-		buf.WriteString(cut(l, w))
+		buf.WriteString(cut(l, cols))
 	}
-	t.drawn = len(t.status)
+	t.drawn = len(lines)
 }
 
 // cut shortens l to fit in w columns (one rune a column), leaving the last

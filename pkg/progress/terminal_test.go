@@ -200,3 +200,23 @@ func TestTerminalPartialLine(t *testing.T) {
 		t.Fatalf("screen %q from %q", screen, out.String())
 	}
 }
+
+// A block wider or taller than the window is cut to it, so no redraw leaves
+// a wrapped or scrolled row behind.
+func TestTerminalFitsWindow(t *testing.T) {
+	var out bytes.Buffer
+	term := progress.NewTerminal(&out, true)
+	progress.SetSize(term, 20, 4)
+	term.Status([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
+	term.Status([]string{"short"})
+	screen := emulate(t, out.String())
+	if len(screen) != 1 || screen[0] != "short" {
+		t.Fatalf("screen after a redraw: %q", screen)
+	}
+	out.Reset()
+	term.Status([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
+	screen = emulate(t, out.String())
+	if len(screen) != 3 || screen[0] != strings.Repeat("x", 19) || screen[1] != "b" || screen[2] != "  … 4 more lines" {
+		t.Fatalf("cut block: %q", screen)
+	}
+}
