@@ -129,7 +129,7 @@ func TestBrowser(t *testing.T) {
 
 // recorder counts the API requests a page makes, by path and status.
 type recorder struct {
-	next http.Handler
+	next  http.Handler
 	mu    sync.Mutex
 	hits  map[string]map[int]int // path?query -> status -> n
 	bytes int                    // API body bytes sent
