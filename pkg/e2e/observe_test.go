@@ -94,9 +94,16 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		return r.Proved
 	}
 
-	// Kill w1 as soon as it has written a slice; scale w2 down (SIGTERM, a drain) once a
-	// quarter of the run is proved.
-	waitUntil(t, ctx, "w1 to write a slice", func() bool { return strings.Contains(writers[0].output(), "slice written") })
+	// Kill w1 once the writers are at work; scale w2 down (SIGTERM, a drain) once a quarter
+	// of the run is proved.
+	waitUntil(t, ctx, "a slice written", func() bool {
+		for _, w := range writers {
+			if strings.Contains(w.output(), "slice written") {
+				return true
+			}
+		}
+		return false
+	})
 	_ = writers[0].cmd.Process.Signal(syscall.SIGKILL)
 	_ = writers[0].cmd.Wait()
 	waitUntil(t, ctx, "a quarter of the run", func() bool { return proved() >= n/4 })
