@@ -13,9 +13,10 @@ const DefaultStallAfter = 10 * time.Minute
 
 // StatusStalled is the status of an unfinished run with no ledger activity
 // for the stall period: no scenario journalled, no refusal or model call
-// recorded, no slice dealt or finished. Whatever its state says, nobody is
-// working on it (its processes died or were stopped); a run resumed with
-// --run moves again and leaves it.
+// recorded, no slice dealt or finished. A working writer records every model
+// call, so whatever its state says, its processes died or were stopped, or
+// none can work (a provider refusing every call); a run resumed with --run
+// moves again and leaves it.
 const StatusStalled = "stalled"
 
 // rateWindow is the window of a run's current throughput: recent enough to

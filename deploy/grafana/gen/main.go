@@ -208,7 +208,7 @@ func Dashboard() ([]byte, error) {
 	l.add("stat", "Run state", "The run's state in the ledger.", "short", 4, []q{
 		{`max by (run, state) (suitegen_run_state{` + sel + `}) == 1`, "{{run}}: {{state}}"},
 	}, func(p *panel) { stat(p); p.Options["textMode"] = "name"; p.Options["graphMode"] = "none" })
-	l.add("stat", "Idle for", "Time since the run's last ledger write (a slice dealt or finished, a scenario, a refusal, a model call). An unfinished run idle for long is stalled: nothing is working on it.", "s", 4, []q{
+	l.add("stat", "Idle for", "Time since the run's last ledger write (a slice dealt or finished, a scenario, a refusal, a model call). An unfinished run idle for long is stalled: its processes stopped, or none can work.", "s", 4, []q{
 		{`time() - max by (run) (suitegen_run_last_activity_timestamp_seconds{` + sel + `})`, "{{run}}"},
 	}, func(p *panel) { stat(p); p.Options["graphMode"] = "none" })
 	l.add("stat", "Elapsed", "Time since the run was created (to its end once finished).", "s", 4, []q{
