@@ -49,7 +49,7 @@ func Poller(store *canvas.Store, run string, perUseCase bool) func(context.Conte
 const barWidth = 30
 
 // Bar draws progress until ctx ends, polling every interval. On a terminal
-// (isTTY) it keeps a live block at the bottom, e.g.
+// (isTTY) it keeps a live block at the bottom (beneath any other Bar's), e.g.
 //
 //	proved 120/300 [===========>                  ] 40%  12.3/s  ETA 0:15
 //
@@ -67,7 +67,7 @@ func Bar(ctx context.Context, w io.Writer, isTTY bool, poll func(context.Context
 	if !ok || t.TTY() != isTTY {
 		t = NewTerminal(w, isTTY)
 	}
-	b := &bar{t: t, tty: isTTY, start: time.Now()}
+	b := &bar{t: t, blk: t.Block(), tty: isTTY, start: time.Now()}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	b.step(ctx, poll, time.Now(), false)
@@ -95,6 +95,7 @@ type sample struct {
 
 type bar struct {
 	t       *Terminal
+	blk     *Block
 	tty     bool
 	start   time.Time
 	last    Snapshot
@@ -141,7 +142,7 @@ func (b *bar) rate() float64 {
 func (b *bar) draw(final bool) {
 	if !b.have {
 		if final {
-			b.t.Finish(nil)
+			b.blk.Finish(nil)
 		}
 		return
 	}
@@ -149,11 +150,11 @@ func (b *bar) draw(final bool) {
 	switch {
 	case !b.tty && final:
 		lines[0] = "final: " + lines[0]
-		b.t.Finish(lines)
+		b.blk.Finish(lines)
 	case final:
-		b.t.Finish(lines)
+		b.blk.Finish(lines)
 	default:
-		b.t.Status(lines)
+		b.blk.Set(lines)
 	}
 }
 

@@ -177,9 +177,10 @@ func TestLogsAboveBar(t *testing.T) {
 func TestTerminalPlain(t *testing.T) {
 	var out bytes.Buffer
 	term := progress.NewTerminal(&out, false)
-	term.Status([]string{"proved 1/2"})
+	b := term.Block()
+	b.Set([]string{"proved 1/2"})
 	fmt.Fprintln(term, "a log line")
-	term.Finish([]string{"final: proved 2/2"})
+	b.Finish([]string{"final: proved 2/2"})
 	if got := out.String(); got != "proved 1/2\na log line\nfinal: proved 2/2\n" {
 		t.Fatalf("plain output %q", got)
 	}
@@ -190,11 +191,12 @@ func TestTerminalPlain(t *testing.T) {
 func TestTerminalPartialLine(t *testing.T) {
 	var out bytes.Buffer
 	term := progress.NewTerminal(&out, true)
-	term.Status([]string{"bar 1"})
+	b := term.Block()
+	b.Set([]string{"bar 1"})
 	fmt.Fprint(term, "half ")
-	term.Status([]string{"bar 2"})
+	b.Set([]string{"bar 2"})
 	fmt.Fprint(term, "a line\n")
-	term.Finish([]string{"bar 3"})
+	b.Finish([]string{"bar 3"})
 	screen := emulate(t, out.String())
 	if strings.Join(screen, "|") != "half a line|bar 3" {
 		t.Fatalf("screen %q from %q", screen, out.String())
@@ -207,16 +209,45 @@ func TestTerminalFitsWindow(t *testing.T) {
 	var out bytes.Buffer
 	term := progress.NewTerminal(&out, true)
 	progress.SetSize(term, 20, 4)
-	term.Status([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
-	term.Status([]string{"short"})
+	b := term.Block()
+	b.Set([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
+	b.Set([]string{"short"})
 	screen := emulate(t, out.String())
 	if len(screen) != 1 || screen[0] != "short" {
 		t.Fatalf("screen after a redraw: %q", screen)
 	}
 	out.Reset()
-	term.Status([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
+	b.Set([]string{strings.Repeat("x", 50), "b", "c", "d", "e", "f"})
 	screen = emulate(t, out.String())
 	if len(screen) != 3 || screen[0] != strings.Repeat("x", 19) || screen[1] != "b" || screen[2] != "  … 4 more lines" {
 		t.Fatalf("cut block: %q", screen)
+	}
+}
+
+// Two runs' bars share the terminal: both blocks stay live beneath the logs,
+// the first to finish is left above the other, and a bar started after
+// another finished draws again.
+func TestTerminalBlocks(t *testing.T) {
+	var out bytes.Buffer
+	term := progress.NewTerminal(&out, true)
+	a, b := term.Block(), term.Block()
+	a.Set([]string{"run a 1/10"})
+	b.Set([]string{"run b 1/20"})
+	fmt.Fprintln(term, "a log line")
+	a.Set([]string{"run a 2/10"})
+	if got := emulate(t, out.String()); strings.Join(got, "|") != "a log line|run a 2/10|run b 1/20" {
+		t.Fatalf("two live blocks: %q", got)
+	}
+	a.Finish([]string{"run a 10/10"})
+	b.Set([]string{"run b 5/20"})
+	fmt.Fprintln(term, "another")
+	if got := emulate(t, out.String()); strings.Join(got, "|") != "a log line|run a 10/10|another|run b 5/20" {
+		t.Fatalf("after a finished: %q", got)
+	}
+	b.Finish([]string{"run b 20/20"})
+	c := term.Block()
+	c.Set([]string{"run c 0/5"})
+	if got := emulate(t, out.String()); strings.Join(got, "|") != "a log line|run a 10/10|another|run b 20/20|run c 0/5" {
+		t.Fatalf("a bar after the others: %q", got)
 	}
 }
