@@ -255,13 +255,8 @@ func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// List reads the run list: every run (all, at most limit), or the live ones.
-func List(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, error) {
-	l, _, err := list(ctx, store, all, limit, opts)
-	return l, err
-}
-
-// list is List with the figures it read.
+// list reads the run list, every run (all, at most limit) or the live ones,
+// and returns it with the figures it read.
 func list(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, []canvas.RunStats, error) {
 	out := RunList{Runs: []RunSummary{}, All: all}
 	q := canvas.StatsQuery{Limit: limit}
