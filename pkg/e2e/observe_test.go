@@ -23,7 +23,8 @@ import (
 
 // TestTotalsSurviveScaling: a distributed run (planner, three writer processes, reviewer,
 // each a separate process with its own metrics, writing through provider-sim so tokens are
-// spent) watched by `suitegen serve` as the ledger's exporter, scraped by a real Prometheus.
+// spent, the queue replicated on a 3-server NATS cluster) watched by `suitegen serve` as the
+// ledger's exporter, scraped by a real Prometheus.
 // One writer is killed mid-run, another scaled down (SIGTERM), the planner and reviewer exit
 // and the last writer goes too. Prometheus then still shows the run's true totals, equal to
 // the ledger: asked = proved = N, every bucket and slice state, tokens spent, calls and
@@ -53,11 +54,12 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		_ = sim.Wait()
 	})
 
-	natsURL, dbURL := testenv.NATS(t), testenv.PostgresURL(t)
+	// The queue on a 3-server NATS cluster, every slice on all three, as in production.
+	natsURL, dbURL := testenv.NATSCluster(t, 3), testenv.PostgresURL(t)
 	// A killed writer's slice comes back after the ack wait: short here, and the same for
 	// every process (the queue is created with it).
-	precreateQueue(t, queue.Config{URL: natsURL, AckWait: 10 * time.Second})
-	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL, "SUITEGEN_ACK_WAIT=10s",
+	precreateQueue(t, queue.Config{URL: natsURL, AckWait: 10 * time.Second, Replicas: 3})
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL, "SUITEGEN_ACK_WAIT=10s", "SUITEGEN_QUEUE_REPLICAS=3",
 		"OPENAI_API_KEY=sk-test-observe", "OPENAI_BASE_URL=http://" + simAddr + "/v1"}
 
 	// Every address at once, so no two processes are handed the same port.
