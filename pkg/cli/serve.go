@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
@@ -123,26 +125,19 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
-	if mln != nil {
-		reg := metrics.NewRegistry()
+	if mln == nil {
+		errc <- nil
+	} else {
 		ledger, err := metrics.NewLedger(store, metrics.LedgerOptions{Retain: *retain, MaxRuns: *maxRuns, CacheFor: *cacheFor, Logger: env.Log})
 		if err != nil {
 			return err
 		}
-		ready := func() error {
-			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
-			defer pcancel()
-			return pool.Ping(pctx)
-		}
-		reg.MustRegister(buildInfo("serve"), ledger, metrics.NewReady("serve", ready))
 		fmt.Fprintf(env.Stdout, "run figures for Prometheus on http://%s/metrics\n", mln.Addr())
 		go func() {
-			err := metrics.ServeListener(ctx, mln, reg, ready)
+			err := serveExporter(ctx, mln, ledger, pool)
 			cancel() // one server down takes the other with it
 			errc <- err
 		}()
-	} else {
-		errc <- nil
 	}
 	opts := progress.Options{Token: tok, Logger: env.Log, Health: pool.Ping, StallAfter: *stallAfter}
 	hint := ""
@@ -153,6 +148,19 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 	perr := metrics.ServeHandler(ctx, pln, progress.Handler(store, opts))
 	cancel()
 	return errors.Join(perr, <-errc)
+}
+
+// serveExporter serves the ledger's run figures on ln (/metrics, with
+// /healthz and /readyz: ready while the ledger answers a ping) until ctx ends.
+func serveExporter(ctx context.Context, ln net.Listener, ledger *metrics.Ledger, pool *pgxpool.Pool) error {
+	ready := func() error {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return pool.Ping(pctx)
+	}
+	reg := metrics.NewRegistry()
+	reg.MustRegister(buildInfo("serve"), ledger, metrics.NewReady("serve", ready))
+	return metrics.ServeListener(ctx, ln, reg, ready)
 }
 
 // serveProgress serves the progress page and API on addr in the background
