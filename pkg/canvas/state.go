@@ -46,6 +46,10 @@ func (s RunState) Known() bool { _, ok := runMoves[s]; return ok }
 // Final reports whether a run in s is over for good: nothing moves it again.
 func (s RunState) Final() bool { return s == RunDone || s == RunFailed }
 
+// Live reports whether a run in s is being planned, written or reviewed; a
+// run that is not is written no more unless it is resumed.
+func (s RunState) Live() bool { return s == RunPlanned || s == RunWriting || s == RunReviewing }
+
 // To checks a move from s to next. Staying in a state is always allowed, so a
 // role that repeats its move after a restart succeeds; any other move not in
 // the lifecycle is a *TransitionError.
