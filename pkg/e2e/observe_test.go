@@ -79,7 +79,9 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		t.Fatalf("serve's metrics: %v\n%s", err, serve.output())
 	}
 
-	planner := start(t, env, "planner", dir, "--run", runID, "--scenarios", fmt.Sprint(n), "--seed", "7", "--metrics-addr", plannerMetrics)
+	// The run is recorded with the model its writers drive; writers of
+	// another model would leave its slices alone.
+	planner := start(t, env, "planner", dir, "--run", runID, "--scenarios", fmt.Sprint(n), "--seed", "7", "--model", "sim-model", "--metrics-addr", plannerMetrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	pool, err := engine.Pool(ctx, dbURL, 2)
