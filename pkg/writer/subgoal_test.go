@@ -259,7 +259,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	}
 	codes := map[string]bool{}
 	for _, r := range sr.Refusals {
-		codes[r.Code] = true
+		codes[string(r.Code)] = true
 	}
 	if !codes["check-broken"] {
 		t.Errorf("the broken sub-goal was refused with %+v, want check-broken", sr.Refusals)
