@@ -87,7 +87,7 @@ type proof struct {
 	tempting, without, with    *Run
 	// tempted and unlocked are the world's answers on the tempting and
 	// with-precondition paths; actAt is where the tempting calls start.
-	tempted, unlocked                []world.CallResult
+	tempted, unlocked                     []world.CallResult
 	temptedActAt, unlockedActAt, nMissing int
 }
 
