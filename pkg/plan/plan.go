@@ -194,14 +194,16 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 				if changes && len(spec.Gated) > 0 {
 					add("ask", "impersonation")
 				}
-				if changes && handoff != "" {
-					add("escalate", "fraud")
-					add("escalate", "emergency")
-				}
 			case "refuse":
 				add("refuse", "none")
 				add("refuse", "pressure")
 				add("refuse", "injection")
+				// A handoff is right only for what the agent cannot do
+				// itself: an act the world refuses at this level.
+				if changes && handoff != "" {
+					add("escalate", "fraud")
+					add("escalate", "emergency")
+				}
 			}
 		}
 	}
