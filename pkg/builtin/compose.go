@@ -38,10 +38,6 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
-	if changes(tool) {
-		act = p.fresh(act, b, k)
-		chain = append(append([]scenario.Call{}, prereqs...), act)
-	}
 	var solution, tempting, missing []scenario.Call
 	switch bk.Outcome {
 	case scenario.OutcomeSucceed:
@@ -123,15 +119,17 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	}
 	sc.Ready = []scenario.ReadyCheck{ready}
 	sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs, act)
-	sc.SubGoals = p.subGoals(bk, solution, tempting, b)
+	var seen bool
+	sc.SubGoals, seen = p.subGoals(bk, solution, tempting, b)
+	if !seen && bk.Outcome == scenario.OutcomeSucceed {
+		// No check of the contract speaks for the act: at least it must be
+		// made (the gates refuse this alone where the act changes the world).
+		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": act.Tool, "args": keyArgs(p.g, act)}})
+	}
 	p.fallback(&sc, bk, nil)
 	p.settle(&sc)
 	return sc, true
 }
-
-// changes reports a tool that may change state (unless the contract says
-// it does not).
-func changes(t *contract.Tool) bool { return t.ChangesState == nil || *t.ChangesState }
 
 // identification splits preconditions into the calls that identify the
 // caller (the contract's caller.from tools; else the first precondition)
@@ -150,88 +148,6 @@ func (p *policy) identification(prereqs []scenario.Call) (ident, rest []scenario
 	return ident, rest
 }
 
-// fresh gives the act's free arguments values the case's records do not
-// already hold: an act that "changes" an address to the one already on file
-// changes nothing. Values come from another seed row of the same table (an
-// address stays one address), or, for an email, a new address of the
-// caller's own.
-func (p *policy) fresh(act scenario.Call, b ground.Bound, k int) scenario.Call {
-	t := p.c.Tool(act.Tool)
-	args := make(map[string]any, len(act.Args))
-	for n, v := range act.Args {
-		args[n] = v
-	}
-	names := make([]string, 0, len(args))
-	for n := range args {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	sources := []struct {
-		table string
-		row   ground.Row
-	}{{b.Table, b.Target}}
-	if cl := p.c.Caller; cl != nil && b.Caller != nil && cl.Table != b.Table {
-		sources = append(sources, struct {
-			table string
-			row   ground.Row
-		}{cl.Table, b.Caller})
-	}
-	for _, src := range sources {
-		var same []string
-		for _, n := range names {
-			if _, _, isRef := p.g.Ref(t, n); isRef || t.Enum(n) != nil {
-				continue
-			}
-			if cur, ok := src.row[n]; ok && cur != nil && ground.Text(cur) == ground.Text(args[n]) {
-				same = append(same, n)
-			}
-		}
-		if len(same) == 0 {
-			continue
-		}
-		var donated []string
-		for _, n := range same {
-			if s, ok := args[n].(string); ok && strings.Contains(s, "@") {
-				local, domain, _ := strings.Cut(s, "@")
-				args[n] = local + ".new@" + domain
-				continue
-			}
-			donated = append(donated, n)
-		}
-		if donor := p.donor(src.table, src.row, donated, k); donor != nil {
-			for _, n := range donated {
-				args[n] = donor[n]
-			}
-		}
-	}
-	return scenario.Call{Tool: act.Tool, Args: args}
-}
-
-// donor is a seed row of table that differs from row in at least one of
-// cols and holds a value in each, rotating with k among those that do.
-func (p *policy) donor(table string, row ground.Row, cols []string, k int) ground.Row {
-	if len(cols) == 0 {
-		return nil
-	}
-	var fit []ground.Row
-	for _, r := range p.g.Rows(table) {
-		differs, complete := false, true
-		for _, c := range cols {
-			if r[c] == nil {
-				complete = false
-				break
-			}
-			differs = differs || ground.Text(r[c]) != ground.Text(row[c])
-		}
-		if complete && differs {
-			fit = append(fit, r)
-		}
-	}
-	if len(fit) == 0 {
-		return nil
-	}
-	return fit[k%len(fit)]
-}
 
 // summarise replaces stand-in free text in a handoff's arguments with a
 // summary of the case: who, which record, what they want and why a person

@@ -28,7 +28,7 @@ import (
 //   - escalate: checks of the handoff.
 //
 // What the gates still find vacuous is dropped when they say so.
-func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound) []scenario.SubGoalRef {
+func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound) (refs []scenario.SubGoalRef, seen bool) {
 	vals := p.values(bk, solution, tempting, b)
 	act := p.c.Tool(bk.Spec.Tool)
 	cell := plan.ToolCell(p.c, act)
@@ -40,16 +40,21 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 			nouns[strings.TrimSuffix(w, "s")] = true
 		}
 	}
-	verbs := toolVerbs(bk.Spec.Tool, nouns)
-	handoff := toolVerbs(bk.Spec.Handoff, nouns)
+	verbs, objects := toolWords(bk.Spec.Tool, nouns)
+	handoff, _ := toolWords(bk.Spec.Handoff, nouns)
 	mine := map[string]bool{strings.TrimSuffix(bk.Spec.Table, "s"): true}
 	if cl := p.c.Caller; cl != nil {
 		mine[strings.TrimSuffix(cl.Table, "s")] = true
 	}
-	ruleCheck := map[string]bool{}
-	for _, r := range p.c.Rules {
-		if r.Check != "" {
-			ruleCheck[r.Check] = true
+	identity := p.identityChecks()
+	// Whether the solution reads the record itself: only then can a check
+	// that it was looked up hold.
+	looksUp := false
+	for _, c := range solution {
+		if t := p.c.Tool(c.Tool); t != nil {
+			if cc := plan.ToolCell(p.c, t); cc.Operation == "retrieve" && strings.TrimSuffix(cc.Object, "s") == object {
+				looksUp = true
+			}
 		}
 	}
 	type cand struct {
@@ -76,32 +81,37 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 			}
 			about = about || mine[strings.TrimSuffix(w, "s")]
 		}
-		does, hands := overlap(words, verbs), overlap(words, handoff)
+		// What the check names of the act: its verbs count double.
+		does, hands := 2*overlap(words, verbs)+overlap(words, objects), overlap(words, handoff)
 		score := 0
 		switch bk.Outcome {
 		case scenario.OutcomeSucceed:
 			switch {
-			case leaveAlone:
-			case does:
-				score = 4
-			case retrieve && lookup:
-				score = 3
-			case ruleCheck[sg.Name] && len(sg.Params) == 0:
+			case leaveAlone || lookup:
+				if retrieve && lookup {
+					score = 3
+				}
+			case does > 0 && !retrieve:
+				// The check that names the most of what the act does:
+				// a fee waiver is seen by cancellation_fee_waived, not by
+				// trip_cancelled.
+				score = 10 + does
+			case identity[sg.Name] && p.gated(solution):
 				score = 1
 			}
 		case scenario.OutcomeRefuse:
-			if lookup && !leaveAlone {
+			if lookup && !leaveAlone && looksUp {
 				score = 2
 			}
 		case scenario.OutcomeAsk:
 			switch {
-			case leaveAlone && about && !hands:
+			case leaveAlone && about && hands == 0 && !retrieve:
 				score = 3
-			case ruleCheck[sg.Name] && len(sg.Params) == 0:
+			case identity[sg.Name]:
 				score = 1
 			}
 		case scenario.OutcomeEscalate:
-			if hands && !leaveAlone {
+			if hands > 0 && !leaveAlone {
 				score = 3
 			}
 		}
@@ -115,9 +125,46 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 		}
 		return cs[i].ref.Name < cs[j].ref.Name
 	})
-	var out []scenario.SubGoalRef
 	for i := 0; i < len(cs) && i < 3; i++ {
-		out = append(out, cs[i].ref)
+		if cs[i].score > 10 && cs[i].score < cs[0].score {
+			continue
+		}
+		refs = append(refs, cs[i].ref)
+		seen = seen || cs[i].score >= 3
+	}
+	return refs, seen
+}
+
+// identityChecks are the checks of rules about identifying the caller
+// first (their text shares a word with the tools that identify the caller),
+// when they take no params: a solution without its preconditions breaks
+// them, so in a success or an ask they have teeth.
+func (p *policy) identityChecks() map[string]bool {
+	out := map[string]bool{}
+	cl := p.c.Caller
+	if cl == nil {
+		return out
+	}
+	words := map[string]bool{}
+	for _, t := range cl.From {
+		for _, w := range plan.Words(t) {
+			if len(w) > 3 {
+				words[w] = true
+			}
+		}
+	}
+	for _, r := range p.c.Rules {
+		sg := p.c.SubGoal(r.Check)
+		if sg == nil || len(sg.Params) > 0 {
+			continue
+		}
+		for _, w := range plan.Words(r.Text) {
+			for tw := range words {
+				if akin(w, tw) {
+					out[r.Check] = true
+				}
+			}
+		}
 	}
 	return out
 }
@@ -167,40 +214,57 @@ func fillParams(sg contract.SubGoal, vals map[string]any) (map[string]any, bool)
 	return params, true
 }
 
-// toolVerbs is what a tool does, without the nouns every check of the domain
-// shares: "cancel_pending_order" -> cancel, pending.
-func toolVerbs(tool string, nouns map[string]bool) []string {
-	var out []string
+// toolWords splits a tool's name into what it does and what it does it to
+// (the nouns of the domain's tables): "cancel_pending_order" -> [cancel,
+// pending], [order]; "report_lost_item" -> [], [report, lost, item].
+func toolWords(tool string, nouns map[string]bool) (verbs, objects []string) {
 	for _, w := range plan.Words(tool) {
-		if len(w) > 2 && !nouns[strings.TrimSuffix(w, "s")] && !generic[w] {
-			out = append(out, w)
+		switch {
+		case len(w) <= 2 || generic[w]:
+		case nouns[strings.TrimSuffix(w, "s")]:
+			objects = append(objects, w)
+		default:
+			verbs = append(verbs, w)
 		}
 	}
-	return out
+	return verbs, objects
 }
 
-func overlap(words, verbs []string) bool {
+// overlap counts the words akin to one of those.
+func overlap(words, those []string) int {
+	n := 0
 	for _, w := range words {
-		for _, v := range verbs {
-			if stem(w) == stem(v) {
-				return true
+		for _, v := range those {
+			if akin(w, v) {
+				n++
+				break
 			}
 		}
 	}
-	return false
+	return n
+}
+
+// akin reports two forms of one word: the shorter (three letters or more)
+// begins the longer ("add", "added"), or they share their first five
+// letters ("cancel", "cancellation") or four of five or more ("apply",
+// "applied").
+func akin(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) >= 3 && strings.HasPrefix(b, a) {
+		return true
+	}
+	n := 0
+	for n < len(a) && a[n] == b[n] {
+		n++
+	}
+	return n >= 5 || (n >= 4 && len(a) >= 5)
 }
 
 // generic words say nothing about what a tool does.
 var generic = map[string]bool{"get": true, "details": true, "info": true, "by": true, "the": true, "for": true, "and": true}
 
-// stem is a word's first five letters: "cancelled" and "cancel" meet, as do
-// "refunded" and "refund".
-func stem(w string) string {
-	if len(w) > 5 {
-		return w[:5]
-	}
-	return w
-}
 
 // fallback adds the built-in checks that settle this outcome, if not present:
 // for a success, that its calls kept their preconditions (and, when no check
@@ -314,7 +378,7 @@ func (p *policy) settle(sc *scenario.Scenario) {
 		}
 		refusal := false
 		for _, w := range plan.Words(sg.Name + " " + sg.What) {
-			refusal = refusal || stem(w) == "refus"
+			refusal = refusal || akin(w, "refuse")
 		}
 		if refusal && sc.Expects == scenario.OutcomeSucceed {
 			continue

@@ -523,6 +523,10 @@ func Chain(g *ground.Graph, tool *contract.Tool, b ground.Bound) ([]scenario.Cal
 	if !ok {
 		return nil, false
 	}
+	if tool.ChangesState == nil || *tool.ChangesState {
+		// An act that sets what is already there changes nothing.
+		args = g.Fresh(tool, args, b)
+	}
 	return append(calls, scenario.Call{Tool: tool.Name, Args: args}), true
 }
 
