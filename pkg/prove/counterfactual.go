@@ -85,6 +85,7 @@ type proof struct {
 
 	solution, nothing, logOnly *Run
 	tempting, without, with    *Run
+	effectRun                  *Run // the outcome gate's reading of a success
 	// tempted and unlocked are the world's answers on the tempting and
 	// with-precondition paths; actAt is where the tempting calls start.
 	tempted, unlocked                     []world.CallResult
@@ -94,7 +95,7 @@ type proof struct {
 // trace lists the runs in the order the gates read them.
 func (pr *proof) trace() []Run {
 	var out []Run
-	for _, r := range []*Run{pr.solution, pr.tempting, pr.with, pr.nothing, pr.without, pr.logOnly} {
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.nothing, pr.without, pr.logOnly} {
 		if r != nil {
 			out = append(out, *r)
 		}

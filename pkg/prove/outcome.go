@@ -33,7 +33,8 @@ func (pr *proof) outcome() []Refusal {
 			return bad(CodeNoEffect, "the solution changes state, yet its end state is the world as it was after setup: the act changes nothing (a value \"changed\" to what it already was)")
 		}
 		if pr.effect != nil {
-			pr.solution.Note = "end state differs from nothing in " + diffSummary(*pr.effect)
+			pr.effectRun = &Run{Gate: GateOutcome, Counterfactual: Solution, Calls: pr.solution.Calls,
+				Note: "the end state differs from nothing in " + diffSummary(*pr.effect)}
 		}
 	case scenario.OutcomeRefuse, scenario.OutcomeEscalate:
 		if sc.Expects == scenario.OutcomeEscalate && !pr.handsOver() {
