@@ -26,6 +26,17 @@ type Task struct {
 	Instruction string   `json:"instruction"`
 	Actions     []Action `json:"actions"`
 	Outputs     []string `json:"outputs"`
+	// Judged lists what the task asks that no code proved: its judged
+	// sub-goals, for a grader to judge from the transcript.
+	Judged []JudgedGoal `json:"judged,omitempty"`
+}
+
+// JudgedGoal is a judged sub-goal of a task, with what it means (from
+// catalogue.json, when the suite has one).
+type JudgedGoal struct {
+	Name   string         `json:"name"`
+	What   string         `json:"what,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Action is one step of a task's reference solution.
@@ -48,6 +59,7 @@ func Export(out string, format string, w io.Writer) error {
 	if err := json.Unmarshal(raw, &idx); err != nil {
 		return fmt.Errorf("suite: export: index.json: %w", err)
 	}
+	whats := judgedWhats(out)
 	bw := bufio.NewWriter(w)
 	tasks := []Task{}
 	for _, e := range idx.Scenarios {
@@ -67,7 +79,7 @@ func Export(out string, format string, w io.Writer) error {
 			}
 			bw.Write(line)
 		case FormatTauBench:
-			t, err := taskOf(body)
+			t, err := taskOf(body, whats)
 			if err != nil {
 				return fmt.Errorf("suite: export: %s: %w", path, err)
 			}
@@ -107,9 +119,30 @@ func decode(body []byte) (*scenario.Scenario, error) {
 	return scenario.Decode(body)
 }
 
+// judgedWhats reads what each judged sub-goal of a suite's catalogue means;
+// a suite without a readable catalogue exports names alone.
+func judgedWhats(out string) map[string]string {
+	whats := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(out, "catalogue.json"))
+	if err != nil {
+		return whats
+	}
+	var cat []SubGoalInfo
+	if json.Unmarshal(raw, &cat) != nil {
+		return whats
+	}
+	for _, g := range cat {
+		if g.Judged {
+			whats[g.Name] = g.What
+		}
+	}
+	return whats
+}
+
 // taskOf maps a scenario to a task: the caller is the user, the solution the
-// actions, the outputs what the agent must say.
-func taskOf(body []byte) (Task, error) {
+// actions, the outputs what the agent must say, the judged sub-goals what a
+// grader must judge.
+func taskOf(body []byte, whats map[string]string) (Task, error) {
 	sc, err := decode(body)
 	if err != nil {
 		return Task{}, err
@@ -124,5 +157,10 @@ func taskOf(body []byte) (Task, error) {
 		t.Actions = append(t.Actions, Action{Name: c.Tool, Kwargs: kw})
 	}
 	t.Outputs = append(t.Outputs, sc.Outputs...)
+	for _, g := range sc.SubGoals {
+		if g.Judged {
+			t.Judged = append(t.Judged, JudgedGoal{Name: g.Name, What: whats[g.Name], Params: g.Params})
+		}
+	}
 	return t, nil
 }

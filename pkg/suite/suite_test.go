@@ -58,6 +58,9 @@ func scenarios() []*scenario.Scenario {
 			MaxTurns:   12,
 			Provenance: scenario.Provenance{ContractSHA256: "csha", WorldSHA256: "wsha", Model: "builtin", Seed: 7},
 		})
+		if i == 0 {
+			out[0].SubGoals = append(out[0].SubGoals, scenario.SubGoalRef{Name: "polite", Judged: true})
+		}
 	}
 	return out
 }
@@ -300,6 +303,17 @@ func TestExport(t *testing.T) {
 		len(acts) != 2 || a1["name"] != "cancel_pending_order" || a1["kwargs"].(map[string]any)["order_id"] != "#W1000" ||
 		fmt.Sprint(t0["outputs"]) != "[10.50]" {
 		t.Fatalf("task: %v", t0)
+	}
+	// What no code proved is listed as judged, with what it means, in both
+	// exports; a task with nothing judged lists nothing.
+	if j, _ := t0["judged"].([]any); len(j) != 1 || fmt.Sprint(j[0]) != "map[name:polite what:Stays polite]" {
+		t.Errorf("tau-bench task 0 judged: %v", t0["judged"])
+	}
+	if _, ok := tasks[1]["judged"]; ok {
+		t.Errorf("tau-bench task 1 lists judged sub-goals it does not have: %v", tasks[1]["judged"])
+	}
+	if !strings.Contains(lines[0], `{"name":"polite","judged":true}`) {
+		t.Errorf("jsonl line 0 does not mark its judged sub-goal: %s", lines[0])
 	}
 	if err := suite.Export(out, "csv", &tb); err == nil {
 		t.Fatal("unknown format accepted")
