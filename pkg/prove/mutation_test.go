@@ -79,6 +79,16 @@ func (m mutation) String() string {
 	return b.String()
 }
 
+// line is the mutation run in one line: originals kept, groundless, and
+// per kind mutants killed/made.
+func (m mutation) line() string {
+	var parts []string
+	for _, k := range mutantKinds {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", k, m.killed[k], m.made[k]))
+	}
+	return fmt.Sprintf("kept %d/%d, groundless %d; killed/made: %s", m.kept, m.originals, len(m.groundless), strings.Join(parts, ", "))
+}
+
 func (m mutation) totals() (made, killed int) {
 	for _, k := range mutantKinds {
 		made += m.made[k]
@@ -119,6 +129,30 @@ func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scena
 	}
 	if len(scs) != n {
 		tb.Fatalf("%s: asked %d scenarios, the run wrote %d", example, n, len(scs))
+	}
+	// The report counts what is on disk, per outcome too.
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var rep struct {
+		Count    int `json:"count"`
+		Coverage struct {
+			Outcomes map[string]int `json:"outcomes"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		tb.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for _, sc := range scs {
+		outcomes[sc.Expects]++
+	}
+	if rep.Count != len(scs) {
+		tb.Errorf("%s: report.json counts %d scenarios, the suite holds %d", example, rep.Count, len(scs))
+	}
+	if rep.Coverage.Outcomes != nil && fmt.Sprint(rep.Coverage.Outcomes) != fmt.Sprint(outcomes) {
+		tb.Errorf("%s: report.json counts outcomes %v, the suite holds %v", example, rep.Coverage.Outcomes, outcomes)
 	}
 	return url, scs
 }
@@ -655,7 +689,7 @@ func BenchmarkMutation(b *testing.B) {
 			}
 			m := mutate(ctx, b, e, scs)
 			pool.Close()
-			b.Logf("%s, %d scenarios:\n%s", example, n, m)
+			b.Logf("%s, %d scenarios: %s", example, n, m.line())
 			mm, mk := m.totals()
 			made, killed = made+mm, killed+mk
 			originals, kept = originals+m.originals, kept+m.kept
