@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +44,8 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
-	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	byUseCase := f.boolean("by-use-case", false, "show progress per use case under the bar")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	mf := f.model()
@@ -54,6 +55,11 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	}
 	if len(dirs) == 0 {
 		return &UsageError{"at least one contract directory is required"}
+	}
+	for name, v := range map[string]int{"--scenarios": *n, "--writers": *writers, "--concurrency": *conc} {
+		if v < 1 {
+			return &UsageError{fmt.Sprintf("%s %d: must be at least 1", name, v)}
+		}
 	}
 	dbURL, err := cn.databaseURL()
 	if err != nil {
@@ -140,6 +146,9 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
 	}
+	if *format != suite.FormatJSONL && *format != suite.FormatTauBench {
+		return &UsageError{fmt.Sprintf("--format %q: want %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench)}
+	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
 		fh, err := os.Create(*dest)
@@ -164,16 +173,25 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // serveMetrics starts the metrics endpoint in the background when asked. run
 // is the run the process works for ("" for a writer, which serves every run
 // and records each slice under its own), role its role label.
-func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) *metrics.Metrics {
+// serveMetrics serves /metrics, /healthz and /readyz on addr (none when
+// empty) until ctx ends. The address is taken before it returns, so a port
+// in use is an error at start rather than a log line.
+func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
+	reg.MustRegister(buildInfo(role))
 	if addr != "" {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
 		go func() {
-			if err := metrics.Serve(ctx, addr, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
+			if err := metrics.ServeListener(ctx, ln, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
 				env.Log.Error("metrics server", "err", err)
 			}
 		}()
 	}
-	return metrics.New(reg, run, role)
+	return metrics.New(reg, run, role), nil
 }
 
 func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }
