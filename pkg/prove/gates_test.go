@@ -305,6 +305,12 @@ var fixtures = []fixture{
 		sc.SubGoals[0].Params["account_id"] = "A-1001"
 		sc.SubGoals[1].Params["args"] = map[string]any{"account_id": "A-1001"}
 	}), nil},
+	// A refusal of a record that does not exist: the world refuses, but
+	// not the act the caller asks for.
+	{prove.GateOutcome, prove.CodeRefusalUngrounded, edit(keptRefuse, func(sc *scenario.Scenario) {
+		sc.Tempting[0].Args["account_id"] = "A-9999"
+		sc.SubGoals[1].Params["args"] = map[string]any{"account_id": "A-9999"}
+	}), nil},
 	{prove.GateOutcome, prove.CodeNoHandoff, edit(keptEscalate, func(sc *scenario.Scenario) {
 		sc.Solution = sc.Solution[:1]
 		sc.SubGoals[0] = goal("identified_first", nil)

@@ -2,6 +2,7 @@ package prove
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -45,6 +46,9 @@ func (pr *proof) outcome() []Refusal {
 			return bad(CodeStepCrashed, "the tempting call %s crashed the world (a bug in the contract): %s", act.Tool, act.Error)
 		}
 		if act.Refused {
+			if unknown := pr.unknownRecord(act); unknown != "" {
+				return bad(CodeRefusalUngrounded, "the world refuses %s because it names %s, a record that exists nowhere in the world, the setup or the solution's results: a refusal of what does not exist says nothing about the case", act.Tool, unknown)
+			}
 			pr.tempting.Note = fmt.Sprintf("the world refuses %s: %s", act.Tool, act.Error)
 			return nil
 		}
@@ -94,6 +98,45 @@ func (pr *proof) outcome() []Refusal {
 		pr.with.Note = fmt.Sprintf("once the missing step has succeeded %s goes through", act.Tool)
 	}
 	return nil
+}
+
+// unknownRecord is the first value of the act's record arguments (those
+// naming a table's rows) that exists nowhere in the seed, the setup or the
+// solution's calls and results ("" when all do).
+func (pr *proof) unknownRecord(act world.CallResult) string {
+	t := pr.p.c.Tool(act.Tool)
+	if t == nil {
+		return ""
+	}
+	known := map[string]bool{}
+	for _, st := range pr.sc.Setup {
+		for _, a := range st.Args {
+			addValues(known, a)
+		}
+	}
+	results := ""
+	for _, r := range pr.results {
+		addValues(known, map[string]any(r.Args))
+		results += string(r.Result) + "\n"
+	}
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, _, ok := pr.p.g.Ref(t, n); !ok {
+			continue
+		}
+		vals := map[string]bool{}
+		addValues(vals, act.Args[n])
+		for v := range vals {
+			if v != "" && !known[v] && !pr.p.seed[v] && !strings.Contains(results, v) {
+				return fmt.Sprintf("%s %q", n, v)
+			}
+		}
+	}
+	return ""
 }
 
 // handsOver reports a solution step whose tool ends the conversation.

@@ -171,7 +171,7 @@ func textOf(sc *scenario.Scenario) []string {
 			walk(a)
 		}
 	}
-	for _, c := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
+	for _, c := range append(append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...), sc.Missing...) {
 		walk(map[string]any(c.Args))
 	}
 	return out
