@@ -63,10 +63,11 @@ const (
 	CodeCheckFailed Code = "check-failed"
 )
 
-// Grounding gate codes.
+// Grounding gate codes (CodeCallerMismatch is also the outcome gate's).
 const (
 	CodeUngrounded         Code = "ungrounded"
 	CodeOutputNotInResults Code = "output-not-in-results"
+	CodeCallerMismatch     Code = "caller-mismatch"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -116,9 +117,10 @@ var Codes = []GateCode{
 	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
-	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults},
+	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
+	{GateOutcome, CodeCallerMismatch},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

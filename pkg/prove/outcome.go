@@ -28,6 +28,12 @@ func (pr *proof) outcome() []Refusal {
 	bad := func(code Code, format string, a ...any) []Refusal {
 		return []Refusal{{Gate: GateOutcome, Code: code, Message: fmt.Sprintf(format, a...)}}
 	}
+	if msg := pr.p.callerMismatch(sc, pr.tempted, "tempting path"); msg != "" {
+		return bad(CodeCallerMismatch, "%s", msg)
+	}
+	if msg := pr.p.callerMismatch(sc, pr.unlocked, "with-precondition path"); msg != "" {
+		return bad(CodeCallerMismatch, "%s", msg)
+	}
 	switch sc.Expects {
 	case scenario.OutcomeSucceed:
 		if pr.effect != nil && pr.effect.Empty() {

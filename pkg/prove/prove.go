@@ -2,9 +2,11 @@ package prove
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,6 +118,10 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = rs
 		return v, nil
 	}
+	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
+		v.Refusals = []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}
+		return v, nil
+	}
 	if err := pr.counterfactuals(ctx); err != nil {
 		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
 	}
@@ -221,6 +227,38 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		return nil, err
 	}
 	return rs, nil
+}
+
+// callerMismatch says where a call that identifies the caller (the
+// contract's caller.from tools) names someone other than the scenario's
+// caller_id, on one path ("" when none does). caller_id is who the person
+// on the other end is once identified; a path that identifies another
+// person makes every check about "the caller" say something else.
+func (p *Prover) callerMismatch(sc *scenario.Scenario, results []world.CallResult, path string) string {
+	cl := p.c.Caller
+	if cl == nil {
+		return ""
+	}
+	for i, r := range results {
+		if !r.OK || !slices.Contains(cl.From, r.Tool) {
+			continue
+		}
+		var doc any
+		if json.Unmarshal(r.Result, &doc) != nil {
+			continue
+		}
+		who := doc
+		if m, ok := doc.(map[string]any); ok {
+			who = m[cl.Key]
+		}
+		if who == nil {
+			continue
+		}
+		if ground.Text(who) != ground.Text(sc.CallerID) {
+			return fmt.Sprintf("%s step %d (%s) identifies %s %s, but the scenario's caller_id is %v", path, i+1, r.Tool, cl.Key, ground.Text(who), sc.CallerID)
+		}
+	}
+	return ""
 }
 
 // changesState reports a solution with a call that wrote rows or whose tool

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -53,6 +54,15 @@ func (p *Prover) staticOutcome(sc *scenario.Scenario) []Refusal {
 			bad(CodeUnknownRule, "", "rule %q is not a rule of the contract (%s)", id, strings.Join(ids, ", "))
 		case r.Check != "" && !named[r.Check]:
 			bad(CodeRuleCheckMissing, r.Check, "rule %s is checked by sub-goal %s: a scenario that names the rule lists that sub-goal with the case's params", id, r.Check)
+		case r.Check != "" && p.c.Caller != nil:
+			// A rule's check about the caller is about this scenario's
+			// caller, or it could forbid anything.
+			key := p.c.Caller.Key
+			for _, ref := range sc.SubGoals {
+				if v, ok := ref.Params[key]; ok && ref.Name == r.Check && ground.Text(v) != ground.Text(sc.CallerID) {
+					bad(CodeBadParams, ref.Name, "sub-goal %s checks rule %s for %s %v, but the scenario's caller_id is %v", ref.Name, id, key, v, sc.CallerID)
+				}
+			}
 		}
 	}
 	return rs
