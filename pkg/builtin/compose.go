@@ -148,7 +148,6 @@ func (p *policy) identification(prereqs []scenario.Call) (ident, rest []scenario
 	return ident, rest
 }
 
-
 // summarise replaces stand-in free text in a handoff's arguments with a
 // summary of the case: who, which record, what they want and why a person
 // must take it. Nothing of the plan's own labels goes to the agent.

@@ -265,7 +265,6 @@ func akin(a, b string) bool {
 // generic words say nothing about what a tool does.
 var generic = map[string]bool{"get": true, "details": true, "info": true, "by": true, "the": true, "for": true, "and": true}
 
-
 // fallback adds the built-in checks that settle this outcome, if not present:
 // for a success, that its calls kept their preconditions (and, when no check
 // of the contract speaks for the act, that it was called); otherwise that
