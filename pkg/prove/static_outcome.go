@@ -29,6 +29,11 @@ func (p *Prover) staticOutcome(sc *scenario.Scenario) []Refusal {
 	case sc.Expects != scenario.OutcomeAsk && len(sc.Missing) > 0:
 		bad(CodeMissingRequired, "", "missing is the step an ask waits for; a scenario that expects %s has none", sc.Expects)
 	}
+	for i, c := range sc.Missing {
+		if t := p.c.Tool(c.Tool); t != nil && t.ChangesState != nil && *t.ChangesState {
+			bad(CodeMissingRequired, "", "missing step %d calls %s, which changes state: what an ask waits for is something the caller gives and the agent looks up, not a change", i+1, c.Tool)
+		}
+	}
 	for _, ref := range sc.SubGoals {
 		_, judged, ok := p.subGoalParams(ref.Name)
 		switch {
