@@ -28,8 +28,12 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	target := p.g.Find(spec.Table, p.g.PK(spec.Table), key)
-	setup, err := p.g.Mint(spec.Table, target, ground.Person{First: per.First, Last: per.Last, Number: number})
+	person := ground.Person{First: per.First, Last: per.Last, Number: number}
+	setup, err := p.g.Mint(spec.Table, target, person)
 	if err != nil {
+		return scenario.Scenario{}, false
+	}
+	if !p.withCaller(setup, spec.Table, i, person) {
 		return scenario.Scenario{}, false
 	}
 	b := p.g.BindMinted(spec.Table, setup, k)
@@ -41,6 +45,11 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	var solution, tempting, missing []scenario.Call
 	switch bk.Outcome {
 	case scenario.OutcomeSucceed:
+		if tool.EndsConversation {
+			// The act is the handoff itself: its summary says the case.
+			act.Args = p.summarise(act.Args, per, b, u, bk)
+			chain = append(append([]scenario.Call{}, prereqs...), act)
+		}
 		solution = chain
 		if spec.Then != "" {
 			then := p.c.Tool(spec.Then)
@@ -131,6 +140,36 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	return sc, true
 }
 
+// withCaller gives a case whose record has no owner (a product) a caller of
+// its own: a copy of a seed caller renamed to the dealt person, so that the
+// person who calls is the one the agent identifies. False when none can be
+// minted.
+func (p *policy) withCaller(setup *ground.Setup, table string, i int, person ground.Person) bool {
+	cl := p.c.Caller
+	if cl == nil || setup.Caller != nil || table == cl.Table {
+		return true
+	}
+	rows := p.g.Rows(cl.Table)
+	if len(rows) == 0 {
+		return true
+	}
+	who, err := p.g.Mint(cl.Table, rows[i%len(rows)], person)
+	if err != nil {
+		return false
+	}
+	setup.Statements = append(setup.Statements, who.Statements...)
+	setup.Caller = who.Target
+	for t, m := range who.Minted {
+		if setup.Minted[t] == nil {
+			setup.Minted[t] = map[string]ground.Row{}
+		}
+		for k, r := range m {
+			setup.Minted[t][k] = r
+		}
+	}
+	return true
+}
+
 // identification splits preconditions into the calls that identify the
 // caller (the contract's caller.from tools; else the first precondition)
 // and the rest.
@@ -204,7 +243,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if _, _, isRef := p.g.Ref(t, k); isRef {
+		if _, _, isRef := p.g.Ref(t, k); isRef || t.LogOnlyParam(k) {
 			continue
 		}
 		wishes = append(wishes, fmt.Sprintf("%s %q", strings.ReplaceAll(k, "_", " "), ground.Text(act.Args[k])))
