@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ func init() {
 	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
-	register(command{"export", "OUT --format jsonl|tau-bench", "export a written suite", cmdExport})
+	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -136,9 +137,11 @@ func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
 }
 
 func cmdExport(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench [-o FILE]", "Export a written suite.")
-	format := f.str("format", "jsonl", "jsonl or tau-bench")
+	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR] [-o FILE]", "Export a written suite.")
+	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
+	dir := f.str("contract", "", "tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -146,8 +149,11 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
 	}
-	if *format != suite.FormatJSONL && *format != suite.FormatTauBench {
-		return &UsageError{fmt.Sprintf("--format %q: want %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench)}
+	if *format != suite.FormatJSONL && *format != suite.FormatTauBench && *format != suite.FormatTau2Bench {
+		return &UsageError{fmt.Sprintf("--format %q: want %s, %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench, suite.FormatTau2Bench)}
+	}
+	if *format == suite.FormatTau2Bench && *dir == "" {
+		return &UsageError{"export --format tau2-bench needs --contract DIR"}
 	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
@@ -158,7 +164,46 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		defer fh.Close()
 		w = fh
 	}
+	if *format == suite.FormatTau2Bench {
+		return exportTau2(ctx, env, cn, pos[0], *dir, w)
+	}
 	return suite.Export(pos[0], *format, w)
+}
+
+// exportTau2 replays the suite in its contract's world, writes the tasks and
+// names every scenario it refused on standard error.
+func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Writer) error {
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", sum.Tasks, len(sum.Refused))
+	codes := sum.ByCode()
+	names := make([]string, 0, len(codes))
+	for code := range codes {
+		names = append(names, string(code))
+	}
+	sort.Strings(names)
+	for _, code := range names {
+		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.Tau2Code(code)])
+	}
+	for _, r := range sum.Refused {
+		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
+	}
+	return nil
 }
 
 func cmdStack(ctx context.Context, env *Env, args []string) error {

@@ -51,6 +51,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"run", "--scenarios", "abc", "x"},
 		{"run", "--ack-wait", "30", "x"},
 		{"export", "out", "--format", "xml"},
+		{"export", "out", "--format", "tau2-bench"},
 	} {
 		code, stdout, stderr := run1(t, nil, "suitegen", args...)
 		flagName := args[1]

@@ -247,15 +247,26 @@ func (p *Prover) callerMismatch(sc *scenario.Scenario, results []world.CallResul
 		if json.Unmarshal(r.Result, &doc) != nil {
 			continue
 		}
-		who := doc
-		if m, ok := doc.(map[string]any); ok {
-			who = m[cl.Key]
+		// A result names one person (a key, or a record with the key) or
+		// several (a list of records): the caller must be among them.
+		var named []string
+		switch x := doc.(type) {
+		case map[string]any:
+			if x[cl.Key] != nil {
+				named = append(named, ground.Text(x[cl.Key]))
+			}
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok && m[cl.Key] != nil {
+					named = append(named, ground.Text(m[cl.Key]))
+				}
+			}
+		case nil:
+		default:
+			named = append(named, ground.Text(x))
 		}
-		if who == nil {
-			continue
-		}
-		if ground.Text(who) != ground.Text(sc.CallerID) {
-			return fmt.Sprintf("%s step %d (%s) identifies %s %s, but the scenario's caller_id is %v", path, i+1, r.Tool, cl.Key, ground.Text(who), sc.CallerID)
+		if len(named) > 0 && !slices.Contains(named, ground.Text(sc.CallerID)) {
+			return fmt.Sprintf("%s step %d (%s) identifies %s %s, but the scenario's caller_id is %v", path, i+1, r.Tool, cl.Key, strings.Join(named, ", "), sc.CallerID)
 		}
 	}
 	return ""
