@@ -84,7 +84,12 @@ func (m mutation) String() string {
 func (m mutation) line() string {
 	var parts []string
 	for _, k := range mutantKinds {
-		parts = append(parts, fmt.Sprintf("%s %d/%d", k, m.killed[k], m.made[k]))
+		var codes []string
+		for c, n := range m.codes[k] {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		parts = append(parts, fmt.Sprintf("%s %d/%d [%s]", k, m.killed[k], m.made[k], strings.Join(codes, ", ")))
 	}
 	return fmt.Sprintf("kept %d/%d, groundless %d; killed/made: %s", m.kept, m.originals, len(m.groundless), strings.Join(parts, ", "))
 }
