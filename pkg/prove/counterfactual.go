@@ -81,7 +81,10 @@ type proof struct {
 	checks []checkRef
 
 	results []world.CallResult // the solution's
-	effect  *world.StateDiff   // a success's end state against nothing
+	// effect is, for a success that changes state (compared), the tables
+	// whose rows differ from nothing's.
+	effect   []string
+	compared bool
 
 	solution, nothing, logOnly *Run
 	tempting, without, with    *Run

@@ -36,12 +36,12 @@ func (pr *proof) outcome() []Refusal {
 	}
 	switch sc.Expects {
 	case scenario.OutcomeSucceed:
-		if pr.effect != nil && pr.effect.Empty() {
+		if pr.compared && len(pr.effect) == 0 {
 			return bad(CodeNoEffect, "the solution changes state, yet its end state is the world as it was after setup: the act changes nothing (a value \"changed\" to what it already was)")
 		}
-		if pr.effect != nil {
+		if pr.compared {
 			pr.effectRun = &Run{Gate: GateOutcome, Counterfactual: Solution, Calls: pr.solution.Calls,
-				Note: "the end state differs from nothing in " + diffSummary(*pr.effect)}
+				Note: "the end state differs from nothing in " + strings.Join(pr.effect, ", ")}
 		}
 	case scenario.OutcomeRefuse, scenario.OutcomeEscalate:
 		if sc.Expects == scenario.OutcomeEscalate && !pr.handsOver() {
@@ -173,20 +173,4 @@ func (pr *proof) ruleFails(run *Run) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-func diffSummary(d world.StateDiff) string {
-	var parts []string
-	for _, t := range d.Tables {
-		n := len(t.Added) + len(t.Removed) + len(t.Changed)
-		parts = append(parts, fmt.Sprintf("%s (%d row%s)", t.Table, n, plural(n)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

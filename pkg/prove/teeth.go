@@ -44,7 +44,7 @@ func (pr *proof) teeth() []Refusal {
 		rs = append(rs, Refusal{GateNotVacuous, CodeTemptingPasses, "every check still holds after the tempting calls: add a check that the wrong move fails", ""})
 	}
 	if pr.logOnly != nil && allHeld(pr.logOnly) {
-		rs = append(rs, Refusal{GateNotVacuous, CodeEffectUnseen, fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", diffSummary(*pr.effect)), ""})
+		rs = append(rs, Refusal{GateNotVacuous, CodeEffectUnseen, fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", strings.Join(pr.effect, ", ")), ""})
 	}
 	for _, c := range pr.checks {
 		failsSomewhere := false
