@@ -478,3 +478,60 @@ func TestInfrastructureIsAnError(t *testing.T) {
 	}
 	_ = fmt.Sprint(v)
 }
+
+// TestRuleGroundsARefusal: on examples/airline, whose world cancels any
+// reservation (the API does not check the policy), refusing to cancel an
+// economy reservation booked days ago without insurance is kept on the
+// strength of the rule cancel-eligibility's check; the same refusal of a
+// business reservation, which the policy lets the agent cancel, is not.
+func TestRuleGroundsARefusal(t *testing.T) {
+	ctx := context.Background()
+	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "airline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := func(user, name, reservation string) *scenario.Scenario {
+		return &scenario.Scenario{
+			Name: "cancel-" + strings.ToLower(reservation), UseCase: "cancel-reservation", Branch: reservation, Kind: "failing",
+			Expects: scenario.OutcomeRefuse, Tests: "passes when the reservation is not cancelled",
+			Persona:     scenario.Persona{Name: name, Opening: "I need to cancel a trip."},
+			CallerID:    user,
+			Instruction: name + " wants to cancel reservation " + reservation + " and gives user id " + user + ".",
+			Solution: []scenario.Call{call("get_user_details", map[string]any{"user_id": user}),
+				call("get_reservation_details", map[string]any{"reservation_id": reservation})},
+			Tempting: []scenario.Call{call("cancel_reservation", map[string]any{"reservation_id": reservation})},
+			SubGoals: []scenario.SubGoalRef{goal("cancellation_allowed", nil),
+				goal("not_called", map[string]any{"tool": "cancel_reservation", "args": map[string]any{"reservation_id": reservation}})},
+			Rules:    []string{"cancel-eligibility"},
+			MaxTurns: 12,
+		}
+	}
+	if c.UseCase("cancel-reservation") == nil {
+		t.Fatal("examples/airline has no cancel-reservation use case")
+	}
+	v, err := e.Prover.Prove(ctx, refusal("lei_rossi_3206", "Lei Rossi", "VAAOXJ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Kept {
+		t.Fatalf("an ineligible cancellation's refusal was not kept: %v", v.Refusals)
+	}
+	grounded := false
+	for _, r := range v.Runs {
+		grounded = grounded || r.Counterfactual == prove.Tempting && strings.Contains(r.Note, "rule cancel-eligibility forbids it")
+	}
+	if !grounded {
+		t.Errorf("kept, but not on the rule: %+v", v.Runs)
+	}
+	v, err = e.Prover.Prove(ctx, refusal("chen_jackson_3290", "Chen Jackson", "4WQ150"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Kept || v.Refusals[0].Code != prove.CodeRefusalUngrounded {
+		t.Errorf("a refusal to cancel a business reservation (which the policy allows): kept %v, %v", v.Kept, v.Refusals)
+	}
+}
