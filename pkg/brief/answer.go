@@ -32,6 +32,9 @@ const (
 	CodeFull Code = "full"
 	// CodeLedger: the ledger could not be read or written; try again.
 	CodeLedger Code = "ledger-unavailable"
+	// CodeNotProved: the gates could not run (it is not a refusal); submit
+	// the scenario again.
+	CodeNotProved Code = "not-proved"
 	// CodeNotServed: the tool is offered but this writer does not serve it.
 	CodeNotServed Code = "not-served"
 )

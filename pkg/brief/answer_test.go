@@ -10,7 +10,7 @@ import (
 )
 
 func TestErrorAnswers(t *testing.T) {
-	for _, c := range []Code{CodeNotJSON, CodeUnknownTool, CodeTooLarge, CodeBadArguments, CodeInvalid, CodeTaken, CodeFull, CodeLedger, CodeNotServed} {
+	for _, c := range []Code{CodeNotJSON, CodeUnknownTool, CodeTooLarge, CodeBadArguments, CodeInvalid, CodeTaken, CodeFull, CodeLedger, CodeNotProved, CodeNotServed} {
 		e := Error{Message: "what went wrong, \"quoted\"\nacross lines", Code: c}
 		got, ok := ParseError(e.Answer())
 		if !ok || got != e {

@@ -51,8 +51,9 @@ type CallResult struct {
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
 	// Err is why a handler that was run did not return ok, as a value
-	// (script.ErrLimit, a *script.Refusal, a connection's failure), for
-	// callers that branch on it; Error is its text for the agent.
+	// (script.ErrLimit, a *script.Refusal, a connection's failure): a prover
+	// tells an outage of the database from a bug in the contract by it;
+	// Error is its text for the agent.
 	Err error `json:"-"`
 }
 
