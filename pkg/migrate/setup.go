@@ -46,7 +46,7 @@ var Restricted = []string{
 // database. password is written into the statement as given.
 func ServerSQL(database, app, password string) string {
 	return fmt.Sprintf(`CREATE ROLE %[1]s NOLOGIN CREATEROLE;
-CREATE ROLE %[2]s LOGIN PASSWORD %[4]s;
+CREATE ROLE %[2]s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD %[4]s;
 CREATE DATABASE %[3]s OWNER %[2]s;
 `, ident(AdminRole), ident(app), ident(database), literal(password))
 }
