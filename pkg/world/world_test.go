@@ -185,6 +185,7 @@ func open(t testing.TB, pool *pgxpool.Pool, c *contract.Contract, sopts script.O
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(w.Close)
 	return w
 }
 
