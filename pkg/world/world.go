@@ -245,6 +245,23 @@ func (w *World) create(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	locked, err := scram.Password()
+	if err != nil {
+		return "", err
+	}
+	built := false
+	defer func() {
+		if built {
+			return
+		}
+		// Best effort, the next attempt starts over anyway: no role of a
+		// world that does not exist may log in, and its schemas go.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = worldRole(cctx, conn.Conn(), w.owner, locked, false)
+		_ = worldRole(cctx, conn.Conn(), w.role, locked, false)
+		_, _ = conn.Exec(cctx, fmt.Sprintf(`DROP SCHEMA IF EXISTS %s CASCADE; DROP SCHEMA IF EXISTS %s CASCADE`, w.schema, w.twin))
+	}()
 	if err := worldRole(ctx, conn.Conn(), w.owner, ownerPw, true); err != nil {
 		return "", fmt.Errorf("open world %s: %w", w.schema, err)
 	}
@@ -255,24 +272,21 @@ func (w *World) create(ctx context.Context) (string, error) {
 	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
 		return "", fmt.Errorf("open world %s: %w", w.schema, err)
 	}
-	// Schemas left by a build that died before its marker go first.
-	prepare := fmt.Sprintf(`DROP SCHEMA IF EXISTS %[1]s CASCADE;
+	// Schemas left by a build that died before its marker go first. GRANTs
+	// on one object rewrite one catalog row, which two worlds made at once
+	// would update concurrently: they take turns under a lock of their own.
+	prepare := fmt.Sprintf(`SELECT pg_advisory_xact_lock(%[6]d);
+DROP SCHEMA IF EXISTS %[1]s CASCADE;
 DROP SCHEMA IF EXISTS %[2]s CASCADE;
 CREATE SCHEMA %[1]s AUTHORIZATION %[3]s;
 CREATE SCHEMA %[2]s AUTHORIZATION %[3]s;
 GRANT CONNECT ON DATABASE %[5]s TO %[3]s, %[4]s;
 GRANT USAGE ON SCHEMA suitegen_copy TO %[4]s;
-GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner, w.role, pgx.Identifier{db}.Sanitize())
+GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner, w.role, pgx.Identifier{db}.Sanitize(), grantLockKey)
 	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, prepare); return err }); err != nil {
 		return "", fmt.Errorf("open world %s: schemas: %w", w.schema, err)
 	}
 	if err := w.buildAsOwner(ctx, ownerPw); err != nil {
-		// Best effort: the next attempt drops them anyway.
-		_, _ = conn.Exec(context.WithoutCancel(ctx), fmt.Sprintf(`DROP SCHEMA IF EXISTS %s CASCADE; DROP SCHEMA IF EXISTS %s CASCADE`, w.schema, w.twin))
-		return "", err
-	}
-	locked, err := scram.Password()
-	if err != nil {
 		return "", err
 	}
 	if err := worldRole(ctx, conn.Conn(), w.owner, locked, false); err != nil {
@@ -284,8 +298,13 @@ GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner
 		w.schema, w.c.SHA256, w.c.WorldSHA256, w.role, copyPw); err != nil {
 		return "", fmt.Errorf("open world %s: marker: %w", w.schema, err)
 	}
+	built = true
 	return copyPw, nil
 }
+
+// grantLockKey is the advisory lock world creations take around their
+// GRANTs ("sgworlds" in ASCII).
+const grantLockKey int64 = 0x7367776f726c6473
 
 // worldRole has the admin function make role (or reset it) with password,
 // which the server sees only as a SCRAM verifier.
