@@ -116,8 +116,8 @@ func TestWorldRoleFunction(t *testing.T) {
 	for name, want := range map[string]string{
 		"postgres": "42501",
 		fmt.Sprintf("w_0123456789abcdef_r%d", oid+1): "42501", // another database's
-		"w_0123456789abcdef_x" + fmt.Sprint(oid):      "42501",
-		fmt.Sprintf("w_0123456789ABCDEF_r%d", oid):    "42501",
+		"w_0123456789abcdef_x" + fmt.Sprint(oid):     "42501",
+		fmt.Sprintf("w_0123456789ABCDEF_r%d", oid):   "42501",
 	} {
 		if err := call(name, v, true); code(err) != want {
 			t.Errorf("world_role(%q): %v, want %s", name, err, want)

@@ -64,12 +64,12 @@ func TestPostgresAskForPasswords(t *testing.T) {
 
 	tcp := p.URL()
 	for what, raw := range map[string]string{
-		"superuser over TCP, no password":     withUser(t, tcp, "postgres", ""),
-		"superuser over TCP, its password":    withUser(t, tcp, "postgres", superPass),
-		"application role, no password":       withUser(t, tcp, "suitegen", ""),
-		"application role, wrong password":    withUser(t, tcp, "suitegen", pw+"x"),
+		"superuser over TCP, no password":      withUser(t, tcp, "postgres", ""),
+		"superuser over TCP, its password":     withUser(t, tcp, "postgres", superPass),
+		"application role, no password":        withUser(t, tcp, "suitegen", ""),
+		"application role, wrong password":     withUser(t, tcp, "suitegen", pw+"x"),
 		"superuser on the socket, no password": withUser(t, p.AdminURL("postgres"), "postgres", ""),
-		"application role on the socket":      withUser(t, p.AdminURL("postgres"), "suitegen", pw),
+		"application role on the socket":       withUser(t, p.AdminURL("postgres"), "suitegen", pw),
 	} {
 		err := connectErr(t, raw)
 		var pe *pgconn.PgError

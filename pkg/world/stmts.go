@@ -45,4 +45,3 @@ func stmtName(sql string) string {
 	sum := sha256.Sum256([]byte(sql))
 	return "sg_" + hex.EncodeToString(sum[:16])
 }
-
