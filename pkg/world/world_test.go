@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -887,4 +888,78 @@ func TestPreparedStatementsOutliveTheCache(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Copies never run as a role that can do more than its world needs, nor
+// in a superuser's session; a database without the setup gets no world.
+func TestWorldRefusesPrivilegedRoles(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	c := newContract(t, seeds)
+	w := open(t, pool, c, script.Options{})
+	progs := w.Programs()
+	reopen := func() error {
+		w, err := Open(ctx, pool, c, progs, Options{})
+		if err == nil {
+			w.Close()
+		}
+		return err
+	}
+	var pe *PrivilegeError
+	for _, grant := range []struct{ do, undo, says string }{
+		{"ALTER ROLE " + w.Role() + " CREATEDB", "ALTER ROLE " + w.Role() + " NOCREATEDB", "attribute"},
+		{"GRANT pg_read_server_files TO " + w.Role(), "REVOKE pg_read_server_files FROM " + w.Role(), "membership"},
+		{"GRANT EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) TO PUBLIC", "REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC", "pg_terminate_backend"},
+		{"GRANT TEMP ON DATABASE " + pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize() + " TO PUBLIC", "REVOKE TEMP ON DATABASE " + pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize() + " FROM PUBLIC", "TEMP"},
+	} {
+		if _, err := admin.Exec(ctx, grant.do); err != nil {
+			t.Fatal(err)
+		}
+		err := reopen()
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), grant.says) {
+			t.Errorf("after %s: %v, want a PrivilegeError naming %s", grant.do, err, grant.says)
+		}
+		if _, err := admin.Exec(ctx, grant.undo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reopen(); err != nil {
+		t.Fatalf("after the grants were undone: %v", err)
+	}
+	// A session that is a superuser's is refused when it connects.
+	pw := "pw-" + strings.Repeat("x", 20)
+	if _, err := admin.Exec(ctx, "CREATE ROLE sg_super_probe LOGIN SUPERUSER PASSWORD '"+pw+"'"); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(context.Background(), "DROP ROLE sg_super_probe") //nolint:errcheck // the cluster is the binary's
+	conn, err := pgx.ConnectConfig(ctx, sessionConfig(pool, "sg_super_probe", pw, w.opts))
+	if err == nil {
+		conn.Close(ctx)
+	}
+	if !errors.As(err, &pe) {
+		t.Errorf("a superuser's session: %v, want a PrivilegeError", err)
+	}
+	// Not set up: no admin function, nothing granted away from PUBLIC.
+	bare, err := pgxpool.New(ctx, testenv.EmptyPostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	if err := migrate.Apply(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, bare, newContract(t, seeds), progs, Options{})
+	if err == nil || !strings.Contains(err.Error(), "docs/SECURITY.md") {
+		t.Errorf("a database without the setup: %v, want an error pointing at docs/SECURITY.md", err)
+	}
 }
