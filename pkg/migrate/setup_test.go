@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -192,6 +193,23 @@ func TestServerSQLQuotes(t *testing.T) {
 	for _, want := range []string{`CREATE ROLE suitegen_admin NOLOGIN CREATEROLE;`, `PASSWORD 'it''s'`, `CREATE DATABASE "suite gen" OWNER suitegen;`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ServerSQL lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// docs/SECURITY.md gives a DBA the exact SQL Setup runs.
+func TestSecurityDocShowsTheSetup(t *testing.T) {
+	b, err := os.ReadFile("../../docs/SECURITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for what, want := range map[string]string{
+		"ServerSQL": migrate.ServerSQL("suitegen", "suitegen", "choose-a-password"),
+		"SetupSQL":  migrate.SetupSQL("suitegen", "suitegen"),
+	} {
+		if !strings.Contains(doc, "```sql\n"+want+"```") {
+			t.Errorf("docs/SECURITY.md does not show %s as a sql block:\n%s", what, want)
 		}
 	}
 }
