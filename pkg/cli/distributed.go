@@ -58,9 +58,16 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	if *progressAddr != "" {
-		defer serveProgress(ctx, env, *progressAddr, storeOf(in))()
+		stop, err := serveProgress(ctx, env, *progressAddr, storeOf(in))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
 		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant}
@@ -104,7 +111,10 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	defer q.Close()
 	engines := engine.NewCache(in.pool)
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	if err != nil {
+		return err
+	}
 	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, *mf.window, in.pool, mx, env.Log)
 	if err != nil {
 		return err
@@ -161,7 +171,10 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer q.Close()
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r)})
 	if err != nil {
 		return err
