@@ -435,11 +435,14 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		q := b.Queue(cp.w.tag+st.SQL, pgArgs(st.Args)...)
 		q.Fn = func(br pgx.BatchResults) error {
 			ct, err := br.Exec()
-			if err != nil && failed < 0 {
-				failed = i
+			if err != nil {
+				if failed < 0 {
+					failed = i
+				}
+				return err
 			}
 			cp.sawTag(ct)
-			return err
+			return nil
 		}
 		b.Queue("RELEASE SAVEPOINT s")
 	}

@@ -963,3 +963,46 @@ func TestWorldRefusesPrivilegedRoles(t *testing.T) {
 		t.Errorf("a database without the setup: %v, want an error pointing at docs/SECURITY.md", err)
 	}
 }
+
+// A session goes back to the world's pool after a copy, even one whose
+// statements failed; one a statement may have changed beyond its
+// transaction is closed instead.
+func TestSessionsAreReusedUnlessChanged(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, pool, c, progs, Options{SkipGuard: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	session := func(sql string) int64 {
+		var pid int64
+		err := w.Copy(ctx, func(cp *Copy) error {
+			rows, err := cp.Query(ctx, "SELECT pg_backend_pid()")
+			if err != nil {
+				return err
+			}
+			pid = rows[0].Values[0].(int64)
+			if sql != "" {
+				_ = cp.ExecBatch(ctx, []scenario.Statement{{SQL: sql}})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	first := session("INSERT INTO users (user_id) VALUES ('no name')") // fails: name is NOT NULL
+	if again := session("PREPARE mine AS SELECT 1"); again != first {
+		t.Errorf("a failed statement cost the session: %d, then %d", first, again)
+	}
+	if after := session(""); after == first {
+		t.Errorf("the session a PREPARE changed was reused (%d)", after)
+	}
+}
