@@ -12,7 +12,9 @@
 // once, which takes milliseconds, so tests never share tables and may run in
 // parallel. Tests connect as the application role, as suitegen does: no
 // superuser, no CREATEROLE; AdminURL gives a superuser's URL for what only a
-// superuser may look at.
+// superuser may look at. ServerDir gives a directory a PostgreSQL started by
+// pkg/stack may keep its cluster in (run as root, the server's user cannot
+// enter t.TempDir()).
 //
 // Set SUITEGEN_TEST_DATABASE_URL (a postgres:// URL of a superuser, on a
 // throwaway server) to use an existing server instead: the binary makes an
