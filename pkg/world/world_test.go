@@ -1006,3 +1006,47 @@ func TestSessionsAreReusedUnlessChanged(t *testing.T) {
 		t.Errorf("the session a PREPARE changed was reused (%d)", after)
 	}
 }
+
+// A statement that turned its session's statement_timeout off is still
+// stopped, on the server, by the copy's deadline: the server cancels it at
+// this process's request, and no backend goes on running it.
+func TestDeadlineCancelsOnTheServer(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's own limit is an hour: only the deadline can stop it.
+	w, err := Open(ctx, pool, c, progs, Options{SkipGuard: true, StatementTimeout: time.Hour, Deadline: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	err = w.Copy(ctx, func(cp *Copy) error {
+		return cp.ExecBatch(ctx, []scenario.Statement{{SQL: "SET statement_timeout = 0"}, {SQL: "SELECT pg_sleep(3600)"}})
+	})
+	var se *StatementError
+	var pe *pgconn.PgError
+	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &pe) || pe.Code != "57014" || !strings.Contains(pe.Message, "user request") {
+		t.Fatalf("got %v, want statement 2 cancelled at this process's request (57014)", err)
+	}
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var running int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%pg_sleep(3600)%' AND state = 'active'`, w.Role()).Scan(&running); err != nil || running != 0 {
+		t.Fatalf("%d backends still sleeping (%v)", running, err)
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatalf("the world after a cancelled statement: %v", err)
+	}
+}
