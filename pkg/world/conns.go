@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -15,15 +16,16 @@ import (
 
 // conns are a world's connections: sessions of the world's own login role,
 // never of the application's, so no statement a copy sends can reach what
-// that role may not. They run no goroutine of their own: a world nobody
-// closes costs its idle sessions, which the server drops when the process
-// ends.
+// that role may not. They run no goroutine of their own; a session idle for
+// idleFor is closed by a timer, so the worlds of contracts a long-lived
+// process no longer works on hold no sessions.
 type conns struct {
-	cfg   *pgx.ConnConfig
-	slots chan struct{} // one per connection handed out or being made
-	mu    sync.Mutex
-	idle  []*wconn
-	shut  bool
+	cfg     *pgx.ConnConfig
+	slots   chan struct{} // one per connection handed out or being made
+	idleFor time.Duration
+	mu      sync.Mutex
+	idle    []*wconn
+	shut    bool
 }
 
 // wconn is one session and the world statements prepared on it.
@@ -31,6 +33,7 @@ type wconn struct {
 	conn   *pgx.Conn
 	stmts  *knownStmts
 	idleAt time.Time
+	expiry *time.Timer // closes the session when it stays idle
 }
 
 const (
@@ -45,7 +48,7 @@ func newConns(cfg *pgx.ConnConfig, size int) *conns {
 	if size < 1 {
 		size = 1
 	}
-	return &conns{cfg: cfg, slots: make(chan struct{}, size)}
+	return &conns{cfg: cfg, slots: make(chan struct{}, size), idleFor: idleFor}
 }
 
 // acquire hands out an idle session or makes one, waiting for a free slot.
@@ -60,7 +63,7 @@ func (p *conns) acquire(ctx context.Context) (*wconn, error) {
 		if c == nil {
 			break
 		}
-		if c.conn.IsClosed() || time.Since(c.idleAt) > idleFor {
+		if c.conn.IsClosed() {
 			closeConn(c.conn)
 			continue
 		}
@@ -92,7 +95,21 @@ func (p *conns) pop() *wconn {
 	}
 	c := p.idle[n-1]
 	p.idle = p.idle[:n-1]
+	c.expiry.Stop()
 	return c
+}
+
+// expire closes c if it is still idle (pop took it otherwise).
+func (p *conns) expire(c *wconn) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, c)
+	if i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		closeConn(c.conn)
+	}
 }
 
 // release takes a session back; one that may carry anything of the last
@@ -104,6 +121,7 @@ func (p *conns) release(c *wconn, keep bool) {
 		if !p.shut {
 			c.idleAt = time.Now()
 			p.idle = append(p.idle, c)
+			c.expiry = time.AfterFunc(p.idleFor, func() { p.expire(c) })
 			p.mu.Unlock()
 			return
 		}
@@ -120,6 +138,7 @@ func (p *conns) close() {
 	p.idle, p.shut = nil, true
 	p.mu.Unlock()
 	for _, c := range idle {
+		c.expiry.Stop()
 		closeConn(c.conn)
 	}
 }

@@ -1050,3 +1050,44 @@ func TestDeadlineCancelsOnTheServer(t *testing.T) {
 		t.Fatalf("the world after a cancelled statement: %v", err)
 	}
 }
+
+// A session left idle is closed: the world of a contract a long-lived
+// process no longer works on holds none.
+func TestIdleSessionsAreClosed(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	w.conns.idleFor = 100 * time.Millisecond
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	sessions := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, w.Role()).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if n := sessions(); n != 1 {
+		t.Fatalf("%d sessions after a copy, want its one, kept idle", n)
+	}
+	for deadline := time.Now().Add(time.Minute); sessions() > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session is still open after a minute")
+		}
+	}
+	// And the world works on, with a new session.
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatal(err)
+	}
+}
