@@ -343,7 +343,7 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // in use is an error at start rather than a log line.
 func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
-	reg.MustRegister(buildInfo(role))
+	reg.MustRegister(buildInfo(role), metrics.NewReady(role, ready))
 	if addr != "" {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", addr)
