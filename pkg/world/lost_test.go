@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -26,7 +28,18 @@ func TestCopyLostToAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pool := testenv.Postgres(t)
+	url := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// Only a superuser may end another role's session.
+	admin, err := pgxpool.New(ctx, testenv.AdminURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
 	w, err := Open(ctx, pool, c, progs, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +50,7 @@ func TestCopyLostToAnOutage(t *testing.T) {
 		if first := cp.Call(ctx, "get_order_details", args); !first.OK {
 			t.Fatalf("the first call: %+v", first)
 		}
-		if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, cp.conn.Conn().PgConn().PID()); err != nil {
+		if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend($1)`, cp.c.conn.PgConn().PID()); err != nil {
 			t.Fatal(err)
 		}
 		r = cp.Call(ctx, "get_order_details", args)
