@@ -32,10 +32,6 @@ type Copy struct {
 	opening []string
 	retry   bool  // a serialization failure or deadlock was seen: the work reruns
 	broken  error // the transaction cannot be used any more
-	// lost is why a handler's copy broke for a reason not the contract's (its
-	// connection failed, not one of its limits): Copy returns it, so an
-	// outage reaches the caller as an error rather than as a step's crash.
-	lost error
 	// dirty: a statement may have left something in the session that
 	// outlives the transaction (a prepared statement, a dropped one of
 	// ours): the session is closed rather than reused.
@@ -54,10 +50,8 @@ type CallResult struct {
 	Error    string          `json:"error,omitempty"`
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
-	// Err is why a handler that was run did not return ok, as a value
-	// (script.ErrLimit, a *script.Refusal, a connection's failure): a prover
-	// tells an outage of the database from a bug in the contract by it;
-	// Error is its text for the agent.
+	// Err is why a crashed call stopped, as a value: a prover tells an
+	// outage of the database from a bug in the contract by it.
 	Err error `json:"-"`
 }
 
@@ -73,9 +67,6 @@ func (w *World) Copy(ctx context.Context, fn func(cp *Copy) error) error {
 		}
 		defer cp.end(ctx)
 		err = fn(cp)
-		if err == nil && cp.lost != nil {
-			err = fmt.Errorf("world %s: %w", w.schema, cp.lost)
-		}
 		return cp.retry || retryable(err), err
 	})
 }
@@ -536,10 +527,6 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 			err = &script.Crash{Reason: stopReason(err) + " (then " + rerr.Error() + ")", Err: errors.Join(err, rerr)}
 		}
 	}
-	res.Err = err
-	if cp.broken != nil && !errors.Is(err, script.ErrLimit) {
-		cp.lost = cp.broken
-	}
 	var ref *script.Refusal
 	var crash *script.Crash
 	switch {
@@ -549,9 +536,11 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	case errors.As(err, &crash):
 		res.Crash = true
 		res.Error = "Crash: " + crash.Reason
+		res.Err = err
 	default:
 		res.Crash = true
 		res.Error = "Crash: " + err.Error()
+		res.Err = err
 	}
 	return res
 }

@@ -27,7 +27,7 @@ func transient(err error) bool {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, net.ErrClosed) {
+		errors.Is(err, net.ErrClosed) || errors.Is(err, pgconn.ErrConnClosed) {
 		return true
 	}
 	var pgErr *pgconn.PgError

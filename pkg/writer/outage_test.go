@@ -20,6 +20,7 @@ func TestTransient(t *testing.T) {
 		context.DeadlineExceeded,
 		fmt.Errorf("copy unusable: %w", &pgconn.PgError{Code: "57P01"}),
 		&script.Crash{Reason: "db failed", Err: fmt.Errorf("query: %w", io.ErrUnexpectedEOF)},
+		fmt.Errorf("copy unusable: %w", pgconn.ErrConnClosed),
 	}
 	no := []error{
 		nil,
