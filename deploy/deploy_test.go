@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,14 +146,25 @@ func closeObjects(s any) {
 	}
 }
 
-// loadSchemas compiles the openAPIV3Schema of each vendored CRD.
+// loadSchemas compiles the openAPIV3Schema of each vendored CRD, once: the schemas are only
+// read afterwards, and CloudNativePG's Cluster is large.
 func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
+	schemas, err := compiledSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schemas
+}
+
+var compiledSchemas = sync.OnceValues(compileSchemas)
+
+func compileSchemas() (map[string]*jsonschema.Schema, error) {
 	out := map[string]*jsonschema.Schema{}
 	for gvk, file := range crdFiles {
 		b, err := os.ReadFile(filepath.Join("testdata", "crds", file))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		var crd struct {
 			Spec struct {
@@ -166,7 +178,7 @@ func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 			} `json:"spec"`
 		}
 		if err := yaml.Unmarshal(b, &crd); err != nil {
-			t.Fatalf("%s: %v", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		var raw json.RawMessage
 		for _, v := range crd.Spec.Versions {
@@ -175,25 +187,25 @@ func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 			}
 		}
 		if raw == nil {
-			t.Fatalf("%s: no version for %s", file, gvk)
+			return nil, fmt.Errorf("%s: no version for %s", file, gvk)
 		}
 		s, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		closeObjects(s)
 		c := jsonschema.NewCompiler()
 		url := "file:///" + file + ".json"
 		if err := c.AddResource(url, s); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		sch, err := c.Compile(url)
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		out[gvk] = sch
 	}
-	return out
+	return out, nil
 }
 
 // build runs kustomize on dir and decodes every resource strictly.
@@ -953,6 +965,38 @@ kind: PrometheusRule
 metadata: {name: r, namespace: suitegen}
 spec:
   groups: [{name: g, rules: [{alert: A, expr: up == 0, for: five minutes}]}]
+`,
+		"cluster unknown field": `apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: ledger, namespace: suitegen}
+spec:
+  instances: 3
+  storage: {size: 1Gi}
+  postgresql: {synchronus: {method: any, number: 1}}
+`,
+		"cluster wrong enum": `apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: ledger, namespace: suitegen}
+spec:
+  instances: 3
+  storage: {size: 1Gi}
+  postgresql: {synchronous: {method: all, number: 1}}
+`,
+		"object store unknown field": `apiVersion: barmancloud.cnpg.io/v1
+kind: ObjectStore
+metadata: {name: s, namespace: suitegen}
+spec:
+  configuration:
+    destinationPath: s3://b/p
+    s3Credentials: {accessKeyId: {name: c, key: K}, secretAccesKey: {name: c, key: S}}
+`,
+		"backup wrong type": `apiVersion: postgresql.cnpg.io/v1
+kind: ScheduledBackup
+metadata: {name: b, namespace: suitegen}
+spec:
+  schedule: "0 0 3 * * *"
+  cluster: {name: ledger}
+  immediate: "yes"
 `,
 		"unknown kind": `apiVersion: example.com/v1
 kind: Widget
