@@ -1,13 +1,24 @@
 package deploy
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -264,6 +275,59 @@ func TestSetupSQL(t *testing.T) {
 	} {
 		if !strings.Contains(roles, want) {
 			t.Errorf("roles.sql lacks:\n%s", want)
+		}
+	}
+}
+
+// TestOperatorURLVerifiesTheServer: the URL CloudNativePG keeps in <cluster>-app (key fqdn-uri)
+// names no sslmode; with the environment the manifests give every database client
+// (PGSSLMODE, PGSSLROOTCERT), the driver the processes use connects over TLS only, verifying
+// the server's certificate against that CA and its name against the URL's host.
+func TestOperatorURLVerifiesTheServer(t *testing.T) {
+	objs := build(t, "k8s/overlays/production", loadSchemas(t))
+	w := find[appsv1.Deployment](objs, "Deployment", "writer")
+	if w == nil {
+		t.Fatal("no writer")
+	}
+	env := map[string]string{}
+	for _, e := range w.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	if env["PGSSLMODE"] == "" || env["PGSSLROOTCERT"] == "" {
+		t.Fatalf("the writer's environment sets no PGSSLMODE or PGSSLROOTCERT: %v", env)
+	}
+	// A CA where the container has it (checkDatabaseClients checks the path is ledger-ca's).
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ledger-ca"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(t.TempDir(), filepath.Base(env["PGSSLROOTCERT"]))
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGSSLMODE", env["PGSSLMODE"])
+	t.Setenv("PGSSLROOTCERT", ca)
+	// The shape CloudNativePG 1.30 writes (pkg/specs/secrets.go: fqdn-uri).
+	const host = ledgerCluster + "-rw." + namespace + ".svc.cluster.local"
+	cfg, err := pgxpool.ParseConfig("postgresql://suitegen:pw@" + host + ":5432/suitegen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tls := cfg.ConnConfig.TLSConfig
+	if tls == nil || tls.InsecureSkipVerify || tls.ServerName != host || tls.RootCAs == nil {
+		t.Fatalf("TLS %+v: want the server verified against the CA and named %s", tls, host)
+	}
+	for _, f := range cfg.ConnConfig.Fallbacks {
+		if f.TLSConfig == nil {
+			t.Errorf("a fallback to %s:%d without TLS", f.Host, f.Port)
 		}
 	}
 }
