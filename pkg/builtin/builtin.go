@@ -323,6 +323,9 @@ func notRun(answer string) bool {
 
 // write tries to produce the k-th scenario of a bucket: up to three template
 // records, and for each up to three submissions corrected from the gates.
+// When no template rehearses well, the last one is submitted all the same,
+// so that the gates record why (a setup the schema refuses, a step the world
+// refuses) instead of the bucket failing without a reason.
 func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.ToolCall) string) {
 	spec := bk.Spec
 	tools := spec.Templates
@@ -330,6 +333,8 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 	if tries > 3 {
 		tries = 3
 	}
+	var unrehearsed *scenario.Scenario
+	submitted := false
 	for j := 0; j < tries; j++ {
 		key := tools[(k+j)%len(tools)]
 		sc, try, ok := p.candidate(bi, bk, k, key)
@@ -340,6 +345,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 			return &model.ToolCall{Name: brief.ToolTry, Arguments: try}
 		})), &tr); err != nil || tr.Error != "" {
+			unrehearsed = &sc
 			continue
 		}
 		allOK := len(tr.Steps) == len(sc.Solution)
@@ -347,6 +353,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			allOK = allOK && s.OK
 		}
 		if !allOK {
+			unrehearsed = &sc
 			continue
 		}
 		if bk.Outcome == "succeed" && len(tr.Steps) > 0 {
@@ -354,6 +361,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		}
 		for attempt := 0; attempt < 3; attempt++ {
 			var res brief.SubmitResult
+			submitted = true
 			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 				return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc})
 			})), &res); err != nil {
@@ -366,6 +374,10 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 				break
 			}
 		}
+	}
+	if !submitted && unrehearsed != nil {
+		sc := *unrehearsed
+		ask(func() *model.ToolCall { return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc}) })
 	}
 }
 
@@ -415,14 +427,14 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket) bool {
 	switch bk.Outcome {
 	case "succeed":
 		last := sc.Solution[len(sc.Solution)-1]
-		add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+		add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), last)}})
 		if len(sc.Solution) > 1 {
 			add = append(add, scenario.SubGoalRef{Name: "requires_kept"})
 		}
 	default:
 		if len(sc.Tempting) > 0 {
 			t := sc.Tempting[len(sc.Tempting)-1]
-			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, t)}})
+			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), t)}})
 		}
 		if bk.Outcome == "escalate" && len(sc.Solution) > 0 {
 			last := sc.Solution[len(sc.Solution)-1]
@@ -440,14 +452,14 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket) bool {
 }
 
 // keyArgs keeps the arguments of a call that name records.
-func keyArgs(g *ground.Graph, c scenario.Call) map[string]any {
+func keyArgs(g *ground.Graph, bs ground.Bindings, c scenario.Call) map[string]any {
 	out := map[string]any{}
 	t := g.C.Tool(c.Tool)
 	if t == nil {
 		return out
 	}
 	for k, v := range c.Args {
-		if _, _, ok := g.Ref(t, k); ok {
+		if _, _, ok := g.RecordParam(bs, t, k); ok {
 			out[k] = v
 		}
 	}

@@ -27,12 +27,22 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	target := p.g.Find(spec.Table, p.g.PK(spec.Table), key)
-	setup, err := p.g.Mint(spec.Table, target, ground.Person{First: per.First, Last: per.Last, Number: number})
+	if target == nil {
+		return scenario.Scenario{}, false
+	}
+	var callerRow ground.Row
+	if cl := p.c.Caller; cl != nil && len(spec.Callers) > 0 {
+		callerRow = p.g.Find(cl.Table, cl.Key, spec.Callers[k%len(spec.Callers)])
+	}
+	person := ground.Person{First: per.First, Last: per.Last, Number: number, Index: i, Strides: spec.Strides}
+	setup, b, err := p.g.Case(spec.Table, target, callerRow, person)
 	if err != nil {
 		return scenario.Scenario{}, false
 	}
-	b := p.g.BindMinted(spec.Table, setup, k)
-	chain, ok := plan.Chain(p.g, tool, b)
+	ch := spec.Choices[key]
+	b.Ordinal, b.Variant = ch.Ordinal, ch.Variant
+	binds := p.binds(spec)
+	chain, ok := plan.Chain(p.g, tool, spec.Gated, b, binds)
 	if !ok {
 		return scenario.Scenario{}, false
 	}
@@ -46,7 +56,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			if then == nil {
 				return scenario.Scenario{}, false
 			}
-			targs, ok := p.g.Fill(then, b)
+			targs, ok := p.g.Fill(then, b, binds)
 			if !ok {
 				return scenario.Scenario{}, false
 			}
@@ -65,7 +75,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		if h == nil {
 			return scenario.Scenario{}, false
 		}
-		hargs, ok := p.g.Fill(h, b)
+		hargs, ok := p.g.Fill(h, b, binds)
 		if !ok {
 			return scenario.Scenario{}, false
 		}
@@ -110,12 +120,21 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		ready.Why = fmt.Sprintf("the record's %s is %s", spec.Column, spec.Level)
 	}
 	sc.Ready = []scenario.ReadyCheck{ready}
-	sc.Persona, sc.Instruction, sc.Tests = p.words(bk, per, b, prereqs, act, solution)
-	sc.SubGoals = p.subGoals(bk, solution, tempting, b)
+	sc.Persona, sc.Instruction, sc.Tests = p.words(bk, per, b, prereqs, act, solution, binds)
+	sc.SubGoals = p.subGoals(bk, solution, tempting, b, binds)
 	if bk.Outcome != "succeed" || len(sc.SubGoals) == 0 {
 		p.fallback(&sc, bk)
 	}
 	return sc, true
+}
+
+// binds are the bindings a bucket's scenarios are filled by: the plan's,
+// else what the contract declares.
+func (p *policy) binds(spec plan.Spec) ground.Bindings {
+	if len(spec.Binds) > 0 {
+		return spec.Binds
+	}
+	return p.g.Declared()
 }
 
 // summarise replaces stand-in free text in a handoff's arguments with a
@@ -147,7 +166,7 @@ func slug(s string) string {
 // words writes who calls and the circumstance they are in. It describes a
 // situation, never a script, and hands the caller only values that exist in
 // the world after setup.
-func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, solution []scenario.Call) (scenario.Persona, string, string) {
+func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, solution []scenario.Call, binds ground.Bindings) (scenario.Persona, string, string) {
 	u := p.c.UseCase(bk.UseCase)
 	noun := strings.TrimSuffix(strings.ReplaceAll(bk.Spec.Table, "_", " "), "s")
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
@@ -163,7 +182,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if _, _, isRef := p.g.Ref(t, k); isRef {
+		if _, _, isRef := p.g.RecordParam(binds, t, k); isRef {
 			continue
 		}
 		wishes = append(wishes, fmt.Sprintf("%s %q", strings.ReplaceAll(k, "_", " "), ground.Text(act.Args[k])))
@@ -243,7 +262,7 @@ func lowerFirst(s string) string {
 // subGoals picks catalogue checks whose parameters the case can fill and
 // whose names speak to the acting tool (or, when the right answer is not to
 // act, to the record being left alone).
-func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound) []scenario.SubGoalRef {
+func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound, binds ground.Bindings) []scenario.SubGoalRef {
 	vals := map[string]any{}
 	for _, r := range []ground.Row{b.Caller, b.Target} {
 		for k, v := range r {
@@ -262,7 +281,7 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 		for _, c := range append(append([]scenario.Call{}, solution...), tempting...) {
 			t := p.c.Tool(c.Tool)
 			for k, v := range c.Args {
-				if tb, _, ok := p.g.Ref(t, k); ok && tb == bk.Spec.Table {
+				if tb, _, ok := p.g.RecordParam(binds, t, k); ok && tb == bk.Spec.Table {
 					vals[k] = v
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
 	suitegenv1 "github.com/suitegen/suitegen/proto/suitegenv1"
 )
@@ -127,7 +128,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := engine.Save(ctx, p.cfg.Store.Pool(), c); err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, p.cfg.Engine.Prover, plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -86,20 +85,6 @@ func addValues(set map[string]bool, v any) {
 	default:
 		set[ground.Text(x)] = true
 	}
-}
-
-// Try rehearses calls after setup on a throwaway copy (try_calls); it
-// implements plan.Trier.
-func (p *Prover) Try(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]plan.Step, error) {
-	rs, _, err := p.Rehearse(ctx, setup, calls, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]plan.Step, len(rs))
-	for i, r := range rs {
-		out[i] = plan.Step{OK: r.OK, Refused: r.Refused, Crash: r.Crash, Wrote: r.Wrote, Error: r.Error}
-	}
-	return out, nil
 }
 
 // Rehearse plays calls after setup on a throwaway copy and returns each

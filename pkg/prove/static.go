@@ -78,7 +78,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 					bad("bad-args", "%s step %d: %s has no argument %q", part.name, i+1, c.Tool, k)
 				}
 			}
-			for k := range ground.Required(t) {
+			for _, k := range t.Required() {
 				if _, ok := c.Args[k]; !ok {
 					bad("bad-args", "%s step %d: %s needs argument %q", part.name, i+1, c.Tool, k)
 				}
