@@ -42,7 +42,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	ch := spec.Choices[key]
 	b.Ordinal, b.Variant = ch.Ordinal, ch.Variant
 	binds := p.binds(spec)
-	chain, ok := plan.Chain(p.g, tool, spec.Gated, b, binds)
+	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
 	if !ok {
 		return scenario.Scenario{}, false
 	}
@@ -62,7 +62,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			}
 			solution = append(append([]scenario.Call{}, chain...), scenario.Call{Tool: then.Name, Args: p.summarise(targs, per, b, u, bk)})
 		}
-		if bk.Overlay == "pressure" && len(prereqs) > 0 {
+		if bk.Overlay == "pressure" && len(spec.Gated) > 0 {
 			tempting = []scenario.Call{act}
 		}
 	case "refuse":
@@ -80,7 +80,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			return scenario.Scenario{}, false
 		}
 		hargs = p.summarise(hargs, per, b, u, bk)
-		if len(prereqs) > 0 {
+		if len(spec.Gated) > 0 {
 			solution = append(solution, prereqs[0])
 		}
 		solution = append(solution, scenario.Call{Tool: h.Name, Args: hargs})
@@ -120,7 +120,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		ready.Why = fmt.Sprintf("the record's %s is %s", spec.Column, spec.Level)
 	}
 	sc.Ready = []scenario.ReadyCheck{ready}
-	sc.Persona, sc.Instruction, sc.Tests = p.words(bk, per, b, prereqs, act, solution, binds)
+	sc.Persona, sc.Instruction, sc.Tests = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, solution, binds)
 	sc.SubGoals = p.subGoals(bk, solution, tempting, b, binds)
 	if bk.Outcome != "succeed" || len(sc.SubGoals) == 0 {
 		p.fallback(&sc, bk)

@@ -49,6 +49,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	runID := f.str("run", "", "run id (reusing one resumes it)")
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	allowPartial := f.Bool("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	mf := f.model()
@@ -66,7 +67,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
 		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
-		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant}
+		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}
 	}

@@ -63,7 +63,7 @@ type search struct {
 	// the case's own rows from.
 	byReach map[string][]Bound
 	tries   int
-	ok    bool
+	ok      bool
 	// used is the value each argument took in the call answered ok.
 	used map[string]any
 	last string
@@ -577,7 +577,6 @@ func (s *search) casesFor(assign map[string]Binding) []Bound {
 
 // probePerson is who rehearsals call as: fresh values from the first slots.
 func probePerson() Person { return Person{First: "Probe", Last: "Caller", Number: 1} }
-
 
 // spreadOf takes n items spread evenly over xs.
 func spreadOf(xs []Bound, n int) []Bound {

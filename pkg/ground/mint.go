@@ -100,7 +100,9 @@ func (m *minting) add(g *Graph, t string, r Row) bool {
 	return true
 }
 
-func (m *minting) copied(g *Graph, t string, r Row) bool { return r != nil && m.chosen[t][rowKey(g, t, r)] }
+func (m *minting) copied(g *Graph, t string, r Row) bool {
+	return r != nil && m.chosen[t][rowKey(g, t, r)]
+}
 
 // Mint copies the target row (and its owner and the rows that hang off them)
 // under fresh keys, renaming the owner to p, so that the copy coexists with

@@ -27,6 +27,10 @@ type Spec struct {
 	Tool      string   `json:"tool"`                // the acting tool
 	Then      string   `json:"then,omitempty"`      // a tool that must follow it (a handoff after a report)
 	Gated     []string `json:"gated,omitempty"`     // precondition tools the solution calls first, in call order
+	// Lookups are the use case's retrieval tools a solution calls after the
+	// preconditions and before the act (the record looked up before it is
+	// changed), each rehearsed ok on the plan's cases.
+	Lookups []string `json:"lookups,omitempty"`
 	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
 	Table     string   `json:"table,omitempty"`     // the target's table
 	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
@@ -44,7 +48,7 @@ type Spec struct {
 	// (ground.Person.Strides): the same for every bucket of a plan.
 	Strides map[string]int `json:"strides,omitempty"`
 	Rules   []string       `json:"rules,omitempty"` // hard rules this bucket tests
-	Base      int      `json:"base"`                // index of this bucket's first scenario in the suite
+	Base    int            `json:"base"`            // index of this bucket's first scenario in the suite
 	// Capacity is the bucket's derived want before the plan was sized to the
 	// ask; Sized its want then. A top-up raises want up to Capacity, and the
 	// scenarios past Sized take indices from TopUp on.
@@ -94,6 +98,18 @@ type Plan struct {
 	Gaps []Gap `json:"gaps,omitempty"`
 	// Strides is, per table, how many fresh values one scenario may take.
 	Strides map[string]int `json:"strides,omitempty"`
+}
+
+// Unplanned is a plan that leaves use cases without a bucket: running it
+// would spend on a suite that cannot cover them.
+type Unplanned struct{ Gaps []Gap }
+
+func (e *Unplanned) Error() string {
+	parts := make([]string, len(e.Gaps))
+	for i, g := range e.Gaps {
+		parts[i] = fmt.Sprintf("use case %s: %s", g.UseCase, g.Reason)
+	}
+	return fmt.Sprintf("plan: %d use case(s) cannot be planned (--allow-partial writes the rest): %s", len(e.Gaps), strings.Join(parts, "; "))
 }
 
 // Choice is how a case of a template fills its arguments
@@ -205,7 +221,11 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
 			continue
 		}
-		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Handoff: handoff, Table: sol.table, Callers: sol.callers}
+		lookups, err := sv.lookups(ctx, tool, tools, sol)
+		if err != nil {
+			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
+		}
+		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: handoff, Table: sol.table, Callers: sol.callers}
 		spec.Binds = gr.Bindings.For(specTools(spec)...)
 		if sol.axis != nil {
 			sol.axis.UseCase = u.ID
@@ -249,7 +269,9 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 				if changes && len(spec.Gated) > 0 {
 					add("ask", "impersonation")
 				}
-				if changes && handoff != "" {
+				// Handing over instead of acting means nothing when the act
+				// is the handover.
+				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
 					add("escalate", "fraud")
 					add("escalate", "emergency")
 				}
@@ -302,7 +324,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 
 // specTools are the tools a bucket's scenarios may call.
 func specTools(s Spec) []string {
-	out := append(append([]string{}, s.Gated...), s.Tools...)
+	out := append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...)
 	for _, t := range []string{s.Tool, s.Then, s.Handoff} {
 		if t != "" {
 			out = append(out, t)

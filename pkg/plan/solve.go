@@ -27,13 +27,13 @@ type solver struct {
 
 // solution is what the solver learnt of one acting tool.
 type solution struct {
-	table    string
-	chain    []string // precondition tools, in call order
-	levels   []level
-	axis     *Axis
-	choices  map[string]Choice // template key -> how its case fills arguments
-	callers  []string       // caller keys for cases about shared rows
-	why      string         // when there are no levels: why not
+	table   string
+	chain   []string // precondition tools, in call order
+	levels  []level
+	axis    *Axis
+	choices map[string]Choice // template key -> how its case fills arguments
+	callers []string          // caller keys for cases about shared rows
+	why     string            // when there are no levels: why not
 }
 
 // maxChains bounds the precondition chains tried for one tool.
@@ -180,6 +180,99 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		sol.why = why
 	}
 	return sol, nil
+}
+
+// lookups picks the use case's retrieval tools a solution calls between its
+// preconditions and its act: tools of the use case that change nothing,
+// whose own requires the chain meets, that are not one of the chain's
+// alternatives, and that answer ok, with the act still answering as before,
+// on the first cases of the plan.
+func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []string, sol solution) ([]string, error) {
+	if len(sol.levels) == 0 {
+		return nil, nil
+	}
+	c := sv.g.C
+	alt := map[string]bool{}
+	for _, name := range append(append([]string{}, sol.chain...), tool.Name) {
+		if t := c.Tool(name); t != nil {
+			for _, r := range t.Requires {
+				for _, a := range r.AnyOf {
+					alt[a] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, name := range tools {
+		t := c.Tool(name)
+		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
+			continue
+		}
+		if (t.ChangesState != nil && *t.ChangesState) || t.ChangesState == nil && ToolCell(c, t).Operation != "retrieve" {
+			continue
+		}
+		met := true
+		for _, r := range t.Requires {
+			any := false
+			for _, a := range r.AnyOf {
+				any = any || containsKey(sol.chain, a) || containsKey(out, a)
+			}
+			met = met && any
+		}
+		if !met {
+			continue
+		}
+		ok, err := sv.lookupHolds(ctx, tool, sol, append(append([]string{}, out...), name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// lookupHolds rehearses chain, lookups and act on the first templates of
+// the plan's levels: every lookup must answer ok and the act as the level
+// says, on most of them.
+func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solution, lookups []string) (bool, error) {
+	g := sv.g
+	pk := g.PK(sol.table)
+	tried, held := 0, 0
+	for _, lv := range sol.levels {
+		for i, key := range lv.templates {
+			if i >= 2 {
+				break
+			}
+			target := g.Find(sol.table, pk, key)
+			var caller ground.Row
+			if cl := g.C.Caller; cl != nil && len(sol.callers) > 0 {
+				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
+			}
+			b := g.SeedCase(sol.table, target, caller)
+			ch := sol.choices[key]
+			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
+			calls, ok := Chain(g, tool, append(append([]string{}, sol.chain...), lookups...), b, sv.bs)
+			if !ok {
+				return false, nil
+			}
+			ans, err := sv.r.Rehearse(ctx, nil, calls)
+			if err != nil {
+				return false, err
+			}
+			tried++
+			good := len(ans) == len(calls)
+			for _, a := range ans[:len(ans)-1] {
+				good = good && a.OK
+			}
+			last := ans[len(ans)-1]
+			if good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid) {
+				held++
+			}
+		}
+	}
+	return tried > 0 && held*2 > tried, nil
 }
 
 // step is how one rehearsed chain went.
