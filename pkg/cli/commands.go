@@ -269,16 +269,17 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if err != nil {
 		return err
 	}
-	printBindings(env.Stdout, dir, c, rep.Grounding)
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding})
+	if err != nil {
+		return err
+	}
+	// The plan's rehearsals confirm what the probes could not.
+	printBindings(env.Stdout, dir, c, ground.Grounding{Bindings: pl.Bindings, Unanswered: pl.Unanswered})
 	for _, s := range rep.Scores {
 		fmt.Fprintf(env.Stdout, "probe %-30s %.2f (%d/%d)\n", s.Probe, s.Value(), s.Passed, s.Total)
 		for _, f := range s.Failures {
 			fmt.Fprintf(env.Stdout, "  - %s\n", f)
 		}
-	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding})
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(env.Stdout, "plan: %d buckets over %d of %d use cases, capacity %d scenarios\n", len(pl.Buckets), len(c.UseCases)-len(pl.Gaps), len(c.UseCases), pl.Capacity)
 	for _, gp := range pl.Gaps {

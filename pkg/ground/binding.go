@@ -205,11 +205,25 @@ func (g *Graph) sortBindings(bs Bindings) {
 
 // XRefHint is the line that would ground an unbound argument.
 func XRefHint(b Binding) string {
-	ref := "TABLE.COLUMN"
+	guess := ""
 	if b.Table != "" {
-		ref = b.Ref()
+		guess = fmt.Sprintf(" (the closest column, %s, never made its tool answer ok)", b.Ref())
 	}
-	return fmt.Sprintf("tools[%s].params.properties.%s: add `x-ref: %s` (the column its values live in), or `x-ref: false` when it names no record", b.Tool, b.Param, ref)
+	return fmt.Sprintf("tools[%s].params.properties.%s: add `x-ref: TABLE.COLUMN` naming the column its values live in%s, or `x-ref: false` when it names no record", b.Tool, b.Param, guess)
+}
+
+// Confirm marks the bindings of tools as confirmed: a plan's rehearsal of
+// them answered ok.
+func (gr *Grounding) Confirm(tools ...string) {
+	for _, t := range tools {
+		delete(gr.Unanswered, t)
+		for i := range gr.Bindings {
+			b := &gr.Bindings[i]
+			if b.Tool == t && b.How != FreeText && b.How != Unbound && b.How != ByEnum && b.Table != "" {
+				b.Confirmed = true
+			}
+		}
+	}
 }
 
 func lower(s string) string { return strings.ToLower(s) }

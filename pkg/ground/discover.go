@@ -195,17 +195,23 @@ func (g *Graph) ways(p string, cands []Binding) []Binding {
 		if record {
 			ways = append(ways, sib)
 		}
-		ways = append(ways, shared)
 		if canFresh {
 			ways = append(ways, fresh)
 		}
+		ways = append(ways, shared)
 		if isNew(p) {
-			ways = []Binding{shared, own}
-			if record {
-				ways = append([]Binding{sib}, ways...)
-			}
-			if canFresh {
-				ways = append([]Binding{fresh}, ways...)
+			// A new record is another one of the world's (another variant);
+			// a new value is one no one has yet (an email to change to).
+			switch {
+			case g.PK(c.Table) == c.Column:
+				ways = []Binding{sib, shared, own}
+			case canFresh:
+				ways = []Binding{fresh, shared, own}
+				if record {
+					ways = []Binding{fresh, sib, shared, own}
+				}
+			default:
+				ways = []Binding{shared, own}
 			}
 		}
 		all = append(all, ways...)
@@ -287,10 +293,11 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 	return out
 }
 
-// onCase searches one case (and up to three of its row choices): the
-// assignment as it stands; then, for each argument to blame (the case's own
-// record last), each of its other ways alone; then pairs of them. It returns
-// the assignment the handler answered ok, or nil.
+// onCase searches one case: the assignment as it stands, under each of up to
+// three row choices; then, for each argument to blame (the case's own record
+// is never blamed: another case is tried instead), each of its other ways
+// alone; then pairs of them. It returns the assignment the handler answered
+// ok, or nil.
 func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
 	variants := 1
 	for _, a := range base {
@@ -300,47 +307,63 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 	}
 	variants = min(variants, 3)
 	budget := s.tries + discoverPerCase
+	// The case as it stands, under each of its row choices, and each of a
+	// few ordinals when an argument's value is one the ordinal chooses (a
+	// sibling, a shared row, an enum value).
+	ordinals := 1
+	for _, a := range base {
+		if a.Source == FromSibling || a.Source == FromShared || a.How == ByEnum {
+			ordinals = 3
+		}
+	}
+	var suspects []string
+	ordinal := b.Ordinal
 	for v := 0; v < variants; v++ {
-		b.Variant = v
-		ok, blame, err := s.try(ctx, b, params, base)
-		if err != nil || ok {
-			return nilUnless(ok, base), err
-		}
-		var suspects []string
-		for _, p := range params {
-			if p != anchor && contains(blame, p) {
-				suspects = append(suspects, p)
+		for o := 0; o < ordinals; o++ {
+			b.Variant, b.Ordinal = v, ordinal+o
+			ok, blame, err := s.try(ctx, b, params, base)
+			if err != nil || ok {
+				return nilUnless(ok, base), err
 			}
-		}
-		if len(suspects) == 0 {
-			continue // the case's own record is refused
-		}
-		opts := map[string][]Binding{}
-		for _, p := range suspects {
-			opts[p] = s.options(b, p, alts, base[p])
-		}
-		for _, p := range suspects {
-			for _, o := range opts[p] {
-				if s.tries >= budget || s.tries >= discoverTries {
-					return nil, nil
-				}
-				next := with(base, p, o)
-				if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
-					return nilUnless(ok, next), err
+			for _, p := range params {
+				if p != anchor && contains(blame, p) && !contains(suspects, p) {
+					suspects = append(suspects, p)
 				}
 			}
 		}
-		for i, p := range suspects {
-			for _, q := range suspects[i+1:] {
-				for _, o := range first(opts[p], 4) {
-					for _, o2 := range first(opts[q], 4) {
-						if s.tries >= budget || s.tries >= discoverTries {
-							return nil, nil
-						}
-						next := with(with(base, p, o), q, o2)
-						if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
-							return nilUnless(ok, next), err
-						}
+	}
+	b.Ordinal = ordinal
+	if len(suspects) == 0 {
+		return nil, nil // the case's own record is refused
+	}
+	// Then, under its first row choice, each other way of one argument to
+	// blame, then of two.
+	b.Variant = 0
+	opts := map[string][]Binding{}
+	for _, p := range suspects {
+		opts[p] = s.options(b, p, alts, base[p])
+	}
+	for _, p := range suspects {
+		for _, o := range opts[p] {
+			if s.tries >= budget || s.tries >= discoverTries {
+				return nil, nil
+			}
+			next := with(base, p, o)
+			if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+				return nilUnless(ok, next), err
+			}
+		}
+	}
+	for i, p := range suspects {
+		for _, q := range suspects[i+1:] {
+			for _, o := range first(opts[p], 4) {
+				for _, o2 := range first(opts[q], 4) {
+					if s.tries >= budget || s.tries >= discoverTries {
+						return nil, nil
+					}
+					next := with(with(base, p, o), q, o2)
+					if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+						return nilUnless(ok, next), err
 					}
 				}
 			}

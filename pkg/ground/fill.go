@@ -96,6 +96,11 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 				// Not a row the case reaches: one of the world's.
 				v = r[bd.Column]
 			}
+			if v == nil && !g.C.Table(bd.Table).IsUnique(bd.Column) {
+				// The case's row holds none (a rating not given yet): a
+				// value the column holds elsewhere.
+				v = g.valueOf(bd.Table, bd.Column, b.Ordinal)
+			}
 		}
 		if v == nil {
 			return nil, false
@@ -265,6 +270,22 @@ func (g *Graph) related(tb string, b Bound) Row {
 		}
 	}
 	return cur
+}
+
+// valueOf is the n-th distinct value a column holds in the seed (in turn).
+func (g *Graph) valueOf(table, col string, n int) any {
+	var vals []any
+	seen := map[string]bool{}
+	for _, r := range g.Rows(table) {
+		if v := r[col]; v != nil && !seen[Text(v)] {
+			seen[Text(v)] = true
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	return vals[n%len(vals)]
 }
 
 // today is the world's date (the contract's now), as YYYY-MM-DD.

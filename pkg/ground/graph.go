@@ -278,9 +278,12 @@ func (g *Graph) Sample(table string, max int) []Row {
 	sort.Strings(names)
 	// Each level's rows, reordered to spread: the middle, then the
 	// quarters, and so on.
-	var levels [][]int
+	// Levels interleaved across columns (every column's first level, then
+	// every column's second...), so no column waits for another's.
+	var byCol [][][]int
 	for _, col := range names {
 		c := g.column(table, col)
+		var lvs [][]int
 		for _, lv := range cols[col] {
 			var at []int
 			for i := range rows {
@@ -288,10 +291,24 @@ func (g *Graph) Sample(table string, max int) []Row {
 					at = append(at, i)
 				}
 			}
-			levels = append(levels, spreadOrder(at))
+			lvs = append(lvs, spreadOrder(at))
+		}
+		byCol = append(byCol, lvs)
+	}
+	var levels [][]int
+	for k := 0; ; k++ {
+		more := false
+		for _, lvs := range byCol {
+			if k < len(lvs) {
+				levels = append(levels, lvs[k])
+				more = true
+			}
+		}
+		if !more {
+			break
 		}
 	}
-	per := max / 2 // at most half the sample goes to levels
+	per := max * 2 / 3 // at most two thirds of the sample go to levels
 	for round := 0; len(idx) < per; round++ {
 		more := false
 		for _, at := range levels {

@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -182,7 +184,9 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
-	p := &Plan{Cells: Grid(c), Asked: opts.Asked, Bindings: gr.Bindings, Unanswered: gr.Unanswered}
+	gr.Unanswered = maps.Clone(gr.Unanswered)
+	gr.Bindings = slices.Clone(gr.Bindings)
+	p := &Plan{Cells: Grid(c), Asked: opts.Asked}
 	handoff := Handoff(c)
 	cellOf := map[string]string{}
 	for _, cell := range p.Cells {
@@ -220,6 +224,9 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		if len(sol.levels) == 0 {
 			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
 			continue
+		}
+		if sol.answered {
+			gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
 		}
 		lookups, err := sv.lookups(ctx, tool, tools, sol)
 		if err != nil {
@@ -292,6 +299,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		return bucketRank(all[i]) < bucketRank(all[j])
 	})
 	assignRules(c, all)
+	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
 	p.Strides = strides(g, all)
 	for _, b := range gr.Bindings {
 		if b.How == ground.Fresh && p.Strides[b.Table] == 0 {

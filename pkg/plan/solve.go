@@ -34,6 +34,8 @@ type solution struct {
 	choices map[string]Choice // template key -> how its case fills arguments
 	callers []string          // caller keys for cases about shared rows
 	why     string            // when there are no levels: why not
+	// answered: the act answered ok on some row.
+	answered bool
 }
 
 // maxChains bounds the precondition chains tried for one tool.
@@ -133,6 +135,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		switch {
 		case st.act.OK:
 			outcome[key] = "succeed"
+			sol.answered = true
 		case st.act.Refused && !st.act.Invalid:
 			outcome[key] = "refuse"
 		default:

@@ -1,9 +1,0 @@
-package builtin
-
-import (
-	"testing"
-
-	"github.com/suitegen/suitegen/pkg/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }
