@@ -230,11 +230,16 @@ func (sp *space) room() int64 { return sp.size - int64(len(sp.seeds)) }
 // patterns are the regular expressions the column's CHECKs hold it to, as
 // far as Go reads them the way Postgres does.
 func (g *Graph) patterns(table, col string) []*regexp.Regexp {
+	key := "p\x00" + table + "\x00" + col
+	if v, ok := g.spaces.Load(key); ok {
+		return v.([]*regexp.Regexp)
+	}
 	t := g.C.Table(table)
 	if t == nil {
 		return nil
 	}
-	var out []*regexp.Regexp
+	out := []*regexp.Regexp{}
+	defer func() { g.spaces.Store(key, out) }()
 	for _, ck := range t.ChecksOn(col) {
 		if ck.Op != "~" || len(ck.Values) != 1 {
 			continue
@@ -248,7 +253,17 @@ func (g *Graph) patterns(table, col string) []*regexp.Regexp {
 
 // textSpace returns the code space of a column in the shape of template.
 func (g *Graph) textSpace(table, col, template string) *space {
-	sh := shapeOf(template, g.patterns(table, col))
+	byValue := "v\x00" + table + "\x00" + col + "\x00" + template
+	if v, ok := g.spaces.Load(byValue); ok {
+		return v.(*space)
+	}
+	sp := g.shapeSpace(table, col, shapeOf(template, g.patterns(table, col)))
+	g.spaces.Store(byValue, sp)
+	return sp
+}
+
+// shapeSpace returns the code space of a column's values of one shape.
+func (g *Graph) shapeSpace(table, col string, sh shape) *space {
 	key := "t\x00" + table + "\x00" + col + "\x00" + sh.key()
 	if v, ok := g.spaces.Load(key); ok {
 		return v.(*space)
@@ -362,19 +377,61 @@ func (g *Graph) Fresh(table, col string, old any, slot int64) (any, error) {
 			return d.AddDate(0, 0, int(slot+1)).Format("2006-01-02"), nil
 		}
 		sp := g.textSpace(table, col, x)
-		if sp.size <= 1 || sp.room() <= 0 {
+		if sp.size <= 1 {
 			// Nothing to count over (a name, a word): a suffix keeps it new.
 			return fmt.Sprintf("%s %d", x, slot+1), nil
 		}
-		v, err := sp.at(slot)
-		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", table, col, err)
+		// A short code ("C1") runs out of room: the slots past it take
+		// longer codes ("C10000"), as long as the column's CHECKs accept them.
+		tmpl := x
+		for widen := 0; ; widen++ {
+			if slot < sp.room() {
+				v, err := sp.at(slot)
+				if err != nil {
+					return nil, fmt.Errorf("%s.%s: %w", table, col, err)
+				}
+				return v, nil
+			}
+			slot -= max(sp.room(), 0)
+			next, ok := g.widen(table, col, tmpl)
+			if !ok || widen >= 8 {
+				return nil, fmt.Errorf("%w: %s.%s: %s holds %d values", ErrCodeSpace, table, col, sp.shape.fixedText(), sp.room())
+			}
+			tmpl = next
+			sp = g.textSpace(table, col, tmpl)
 		}
-		return v, nil
 	case bool, nil:
 		return nil, fmt.Errorf("%w: %s.%s holds %v", ErrCodeSpace, table, col, old)
 	}
 	return nil, fmt.Errorf("%w: %s.%s holds a %T", ErrCodeSpace, table, col, old)
+}
+
+// widen is a code one digit longer than tmpl (its last run of digits, or a
+// digit appended), when the column's patterns accept it.
+func (g *Graph) widen(table, col, tmpl string) (string, bool) {
+	end := strings.LastIndexFunc(tmpl, func(r rune) bool { return r >= '0' && r <= '9' })
+	var w string
+	if end < 0 {
+		w = tmpl + "0"
+	} else {
+		w = tmpl[:end+1] + "0" + tmpl[end+1:]
+	}
+	for _, re := range g.patterns(table, col) {
+		if !re.MatchString(w) {
+			return "", false
+		}
+	}
+	if t := g.C.Table(table); t != nil {
+		for _, ck := range t.ChecksOn(col) {
+			if ck.Op == "length" || ck.Op == "in" {
+				return "", false
+			}
+		}
+		if c := t.Column(col); c != nil && (strings.HasPrefix(c.Type, "char(") || strings.HasPrefix(c.Type, "character(")) {
+			return "", false
+		}
+	}
+	return w, true
 }
 
 // Room is how many fresh values a column has in the shape of old: an upper

@@ -41,13 +41,20 @@ type Person struct {
 	// takes slot i*stride(t)+n, so no two scenarios ever share a value.
 	Index int
 	// Strides is, per table, how many fresh values one scenario may take (the
-	// most rows of the table one mint copies, plus one for a fresh argument);
-	// a table missing here takes DefaultStride.
+	// most rows of the table one mint copies, plus one for a fresh argument),
+	// the same for every case of a run (plan.Plan.Strides). Without them a
+	// mint spaces its own rows only: values stay unique within the case and
+	// against the seed, not across cases minted from other templates.
 	Strides map[string]int
+	// own is the stride a mint without Strides uses, set by Mint.
+	own map[string]int
 }
 
 func (p Person) stride(table string) int64 {
 	if n, ok := p.Strides[table]; ok && n > 0 {
+		return int64(n)
+	}
+	if n, ok := p.own[table]; ok && n > 0 {
 		return int64(n)
 	}
 	return DefaultStride
@@ -118,6 +125,15 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 	g.closeUnique(m)
 	if len(m.order) > maxMintRows {
 		return nil, fmt.Errorf("ground: minting %s would copy %d rows", table, len(m.order))
+	}
+	if p.Strides == nil {
+		p.own = map[string]int{}
+		for _, it := range m.order {
+			p.own[it.table]++
+		}
+		for t := range p.own {
+			p.own[t]++
+		}
 	}
 	s, err := g.assign(m, p)
 	if err != nil {
