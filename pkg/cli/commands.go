@@ -286,6 +286,10 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		uc := c.UseCase(gp.UseCase)
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s has no bucket: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
 	}
+	for _, gp := range pl.RefusalsOnly {
+		uc := c.UseCase(gp.UseCase)
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+	}
 	if !rep.OK() {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
 	}
@@ -309,7 +313,7 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 		}
 		found := b.Found()
 		_, unanswered := gr.Unanswered[b.Tool]
-		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh)
+		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern)
 		if guessed {
 			found += ", a guess: no call of its tool was answered ok"
 		}

@@ -27,6 +27,9 @@ const (
 	ByEnum How = "enum"
 	// FreeText: words, not a record (a reason, a summary).
 	FreeText How = "free text"
+	// FromPattern: no column holds its values; one is written from its
+	// JSON Schema pattern or format (a card's last four digits, a date).
+	FromPattern How = "pattern"
 	// Unbound: no column of the world fits and the argument is not free
 	// text; an x-ref would say where its values live.
 	Unbound How = "unbound"

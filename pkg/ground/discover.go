@@ -158,7 +158,7 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		b.Tool, b.Param = t.Name, p
 		if won != nil {
 			_, filled := s.used[p]
-			b.Confirmed = filled && b.How != FreeText && b.How != Unbound
+			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
 		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText {
 			b.How = Unbound
 		}
@@ -230,6 +230,7 @@ func (s *search) try(ctx context.Context, b Bound, params []string, assign map[s
 		if a.Source == FromShared && len(a.Picks) == 0 {
 			if v, ok := s.sharedRow(a, 0); ok {
 				a.Picks = []any{v}
+				assign[p] = a
 			}
 		}
 		bs = append(bs, a)
@@ -467,7 +468,7 @@ func (s *search) loose(p string) Binding {
 		b.How = FreeText
 	default:
 		if _, ok := s.g.guess(p, typ, ps, Bound{Rows: map[string][]Row{}}); ok {
-			b.How = FreeText
+			b.How = FromPattern
 		} else {
 			b.How = Unbound
 		}

@@ -105,7 +105,7 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		if v == nil {
 			return nil, false
 		}
-	case bd.How == FreeText || bd.How == Unbound:
+	case bd.How == FreeText || bd.How == Unbound || bd.How == FromPattern:
 		return g.guess(name, typ, ps, b)
 	default:
 		return g.guess(name, typ, ps, b)

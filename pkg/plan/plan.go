@@ -25,14 +25,14 @@ type Axis struct {
 
 // Spec is what a writer needs of a bucket beyond its columns.
 type Spec struct {
-	Tools     []string `json:"tools"`               // serving the use case, the acting tool last
-	Tool      string   `json:"tool"`                // the acting tool
-	Then      string   `json:"then,omitempty"`      // a tool that must follow it (a handoff after a report)
-	Gated     []string `json:"gated,omitempty"`     // precondition tools the solution calls first, in call order
+	Tools []string `json:"tools"`           // serving the use case, the acting tool last
+	Tool  string   `json:"tool"`            // the acting tool
+	Then  string   `json:"then,omitempty"`  // a tool that must follow it (a handoff after a report)
+	Gated []string `json:"gated,omitempty"` // precondition tools the solution calls first, in call order
 	// Lookups are the use case's retrieval tools a solution calls after the
 	// preconditions and before the act (the record looked up before it is
 	// changed), each rehearsed ok on the plan's cases.
-	Lookups []string `json:"lookups,omitempty"`
+	Lookups   []string `json:"lookups,omitempty"`
 	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
 	Table     string   `json:"table,omitempty"`     // the target's table
 	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
@@ -98,6 +98,9 @@ type Plan struct {
 	Unanswered map[string]string `json:"unanswered,omitempty"`
 	// Gaps are the use cases the plan has no bucket for, and why.
 	Gaps []Gap `json:"gaps,omitempty"`
+	// RefusalsOnly are use cases planned with refusals only: their act
+	// never answered ok on the world, and why.
+	RefusalsOnly []Gap `json:"refusals_only,omitempty"`
 	// Strides is, per table, how many fresh values one scenario may take.
 	Strides map[string]int `json:"strides,omitempty"`
 }
@@ -221,12 +224,15 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		if err != nil {
 			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
 		}
+		sol.choices = maps.Clone(sol.choices) // the cache keeps its own
 		if len(sol.levels) == 0 {
 			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
 			continue
 		}
 		if sol.answered {
 			gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
+		} else {
+			p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
 		}
 		lookups, err := sv.lookups(ctx, tool, tools, sol)
 		if err != nil {

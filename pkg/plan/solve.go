@@ -34,8 +34,10 @@ type solution struct {
 	choices map[string]Choice // template key -> how its case fills arguments
 	callers []string          // caller keys for cases about shared rows
 	why     string            // when there are no levels: why not
-	// answered: the act answered ok on some row.
-	answered bool
+	// answered: the act answered ok on some row; refusalsOnly says why not
+	// when it never did (the plan then holds refusals only).
+	answered     bool
+	refusalsOnly string
 }
 
 // maxChains bounds the precondition chains tried for one tool.
@@ -74,8 +76,10 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	rows := g.Sample(sol.table, sv.max)
 	cl := g.C.Caller
 	var callers []ground.Row
-	shared := cl != nil && g.Shared(sol.table, rows[0])
-	if shared {
+	// A case about a shared record (a product, a notice) has a caller of
+	// its own only when someone must be identified or is named: the act
+	// requires something, or takes an argument from the caller's rows.
+	if cl != nil && g.Shared(sol.table, rows[0]) && (len(chains) > 1 || len(chains[0]) > 0 || sv.usesTable(tool.Name, cl.Table)) {
 		callers = g.Sample(cl.Table, 8)
 	}
 	caseOf := func(i int, r ground.Row) ground.Bound {
@@ -152,6 +156,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	}
 	if len(keys) == 0 {
 		sol.why = fmt.Sprintf("no row of %s made %s answer (ok or refused) after %s: %s", sol.table, tool.Name, chainText(sol.chain), clip(lastErr))
+		if lastErr == "" {
+			sol.why = fmt.Sprintf("the arguments of %s could not be filled from any row of %s", tool.Name, sol.table)
+		}
 		if b := sv.firstUnbound(tool.Name); b != "" {
 			sol.why += "; " + b
 		}
@@ -181,6 +188,16 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	}
 	if len(sol.levels) == 0 {
 		sol.why = why
+	}
+	if !sol.answered {
+		if b := sv.firstUnbound(tool.Name); b != "" {
+			sol.refusalsOnly = b
+		} else {
+			sol.refusalsOnly = fmt.Sprintf("%s answered ok on no row", tool.Name)
+		}
+		if len(sol.levels) == 0 {
+			sol.why += "; and " + sol.refusalsOnly
+		}
 	}
 	return sol, nil
 }
@@ -302,6 +319,9 @@ func (sv *solver) run(ctx context.Context, tool *contract.Tool, chain []string, 
 			b.Variant, b.Ordinal = v, ordinal+o
 			calls, ok := Chain(sv.g, tool, chain, b, sv.bs)
 			if !ok {
+				if !found {
+					best = step{err: fmt.Sprintf("the arguments of %s could not be filled from the case", chainText(append(append([]string{}, chain...), tool.Name)))}
+				}
 				break
 			}
 			ans, err := sv.r.Rehearse(ctx, nil, calls)
@@ -467,13 +487,16 @@ func chainText(chain []string) string {
 func (sv *solver) chainWhy(tool *contract.Tool, chains [][]string, lastErr string) string {
 	var parts []string
 	for _, ch := range chains {
-		for _, t := range ch {
+		for _, t := range append(append([]string{}, ch...), tool.Name) {
 			if b := sv.firstUnbound(t); b != "" {
 				parts = append(parts, b)
 			}
 		}
 	}
 	s := fmt.Sprintf("the requires chain of %s cannot be met: no way of calling %s answered ok on any row", tool.Name, strings.Join(chainNames(chains), " or "))
+	if len(chains) == 1 && len(chains[0]) == 0 {
+		s = fmt.Sprintf("%s cannot be called on any row", tool.Name)
+	}
 	if lastErr != "" {
 		s += " (last: " + clip(lastErr) + ")"
 	}
@@ -501,6 +524,16 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// usesTable reports whether a tool takes an argument from a table's rows.
+func (sv *solver) usesTable(tool, table string) bool {
+	for _, b := range sv.bs.For(tool) {
+		if b.Table == table && b.Source == ground.FromCase {
+			return true
+		}
+	}
+	return false
 }
 
 // firstUnbound names the first argument of a tool no column grounds.

@@ -426,6 +426,12 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 		}
 	}
 	if p != nil {
+		for _, g := range p.Gaps {
+			x.Unplanned = append(x.Unplanned, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+		}
+		for _, g := range p.RefusalsOnly {
+			x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+		}
 		x.Cells = len(p.Cells)
 		cv := p.Measure(c)
 		tested := map[string]bool{}

@@ -43,6 +43,9 @@ type ReportExtra struct {
 	// GatedTools lists every precondition-gated tool; GatedToolsNamed those
 	// some bucket names.
 	GatedTools, GatedToolsNamed []string
+	// Unplanned are the use cases the plan could not give a bucket, with
+	// why, and RefusalsOnly those planned with refusals only.
+	Unplanned, RefusalsOnly []UseCaseNote
 	// BuiltinSubGoals join the catalogue after the contract's and the run's.
 	BuiltinSubGoals []SubGoalInfo
 	// Faults are copied into the report (e.g. "crashes": "3 handler crashes").
@@ -86,11 +89,20 @@ type Coverage struct {
 	Planned Planned `json:"planned"`
 }
 
-// Planned is the plan's intentions: the rules its buckets test and the gated
-// tools they name.
+// Planned is the plan's intentions: the rules its buckets test, the gated
+// tools they name, and the use cases it could not plan (or only with
+// refusals), with why.
 type Planned struct {
-	RulesTested     []string `json:"rules_tested"`
-	GatedToolsNamed []string `json:"gated_tools_named"`
+	RulesTested     []string      `json:"rules_tested"`
+	GatedToolsNamed []string      `json:"gated_tools_named"`
+	Unplanned       []UseCaseNote `json:"unplanned,omitempty"`
+	RefusalsOnly    []UseCaseNote `json:"refusals_only,omitempty"`
+}
+
+// UseCaseNote is a use case and why the plan could not serve it fully.
+type UseCaseNote struct {
+	UseCase string `json:"use_case"`
+	Reason  string `json:"reason"`
 }
 
 // Diversity is how different the callers are.
@@ -358,7 +370,8 @@ func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo
 func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bucket, extra ReportExtra) Coverage {
 	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
 		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools)),
-		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed)}}
+		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
+			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly}}
 	rulesOf := map[string][]string{}
 	for _, b := range buckets {
 		var spec struct {
