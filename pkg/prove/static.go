@@ -393,7 +393,9 @@ func worldHolds(s string, m []int, known func(string) bool) bool {
 // percentages, years, plain numbers, times, ordinals, spans.
 var notCodes = []*regexp.Regexp{
 	regexp.MustCompile(`^[-+]?[$€£¥]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?$`), // 1,250.00
-	regexp.MustCompile(`^[-+]?[$€£¥]?[0-9]+(\.[0-9]+)?[kKmM]?$`),          // $300, 12.50, 1500, 5k
+	regexp.MustCompile(`^[-+]?[$€£¥][0-9]+(\.[0-9]+)?[kKmM]?$`),           // $300, $12.50, $5k
+	regexp.MustCompile(`^[-+]?[0-9]+\.[0-9]+$`),                           // 12.50
+	regexp.MustCompile(`^[0-9]+[kKmM]$`),                                  // 5k
 	regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`),                            // 100%
 	regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(usd|eur|gbp|USD|EUR|GBP)$`),
 	regexp.MustCompile(`^[0-9]{1,2}(:[0-9]{2}){1,2}([aApP]\.?[mM]\.?)?$`), // 10:30, 9:05pm
