@@ -28,7 +28,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", "builtin", "model name recorded on the run")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
-	allowPartial := f.Bool("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
+	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	pos, err := f.parse(args)
@@ -59,9 +59,16 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	if *progressAddr != "" {
-		defer serveProgress(ctx, env, *progressAddr, storeOf(in))()
+		stop, err := serveProgress(ctx, env, *progressAddr, storeOf(in))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
 		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial}
@@ -105,7 +112,10 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	defer q.Close()
 	engines := engine.NewCache(in.pool)
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	if err != nil {
+		return err
+	}
 	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, *mf.window, in.pool, mx, env.Log)
 	if err != nil {
 		return err
@@ -162,7 +172,10 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer q.Close()
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
 	if err != nil {
 		return err
