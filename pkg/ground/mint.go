@@ -461,8 +461,10 @@ func slug(s string) string {
 	return b.String()
 }
 
-// renamed says which part of a person a column holds, by its name: "first",
-// "last", "full", "email", "phone", or "".
+// Renamed says which part of a person a caller's column holds, by its name:
+// "first", "last", "full", "email", "phone", or "" (minting renames those).
+func Renamed(col string) string { return renamed(col) }
+
 func renamed(col string) string {
 	k := strings.ToLower(strings.ReplaceAll(col, "_", ""))
 	switch k {

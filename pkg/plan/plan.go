@@ -103,6 +103,25 @@ type Plan struct {
 	RefusalsOnly []Gap `json:"refusals_only,omitempty"`
 	// Strides is, per table, how many fresh values one scenario may take.
 	Strides map[string]int `json:"strides,omitempty"`
+	// Reuse is how many scenarios each template row serves (on fresh
+	// minted copies: new keys, new callers) so that the plan holds the ask;
+	// 1 when the distinct rows suffice.
+	Reuse int `json:"reuse"`
+	// Most is the most scenarios a run of this contract can mint without
+	// two sharing a value (0: no limit), and MostWhy the column that bounds
+	// it.
+	Most    int    `json:"most,omitempty"`
+	MostWhy string `json:"most_why,omitempty"`
+}
+
+// TooMany is an ask larger than the contract can mint distinct cases for.
+type TooMany struct {
+	Asked, Most int
+	Why         string
+}
+
+func (e *TooMany) Error() string {
+	return fmt.Sprintf("plan: %d scenarios asked, but the contract supports at most %d distinct ones: %s", e.Asked, e.Most, e.Why)
 }
 
 // Unplanned is a plan that leaves use cases without a bucket: running it
@@ -312,7 +331,10 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			p.Strides[b.Table] = 1 // the fresh argument's own slot
 		}
 	}
+	p.Most, p.MostWhy = most(g, all, p.Strides)
+	p.Reuse = reuse(all, opts.Asked, p.Most)
 	for i := range all {
+		all[i].Want *= p.Reuse
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
 		all[i].Spec.Capacity = all[i].Want
@@ -334,6 +356,72 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		}
 	}
 	return p, nil
+}
+
+// reuse is how many scenarios each template serves: 1 when the plan's
+// distinct rows hold the ask, else enough reuses to hold it, as far as the
+// code spaces allow (most).
+func reuse(bs []Bucket, asked, most int) int {
+	capacity := 0
+	for _, b := range bs {
+		capacity += b.Want
+	}
+	if capacity == 0 || asked <= capacity {
+		return 1
+	}
+	r := (asked + capacity - 1) / capacity
+	for r > 1 && most > 0 && r*capacity > most {
+		r--
+	}
+	return r
+}
+
+// most is the most scenarios a run can mint without two sharing a value:
+// for each table a case mints rows of, the room of its key's shape (and of
+// the caller's phone) over the table's stride; the smallest, and why.
+func most(g *ground.Graph, bs []Bucket, strides map[string]int) (int, string) {
+	best, why := 0, ""
+	cl := g.C.Caller
+	for table, stride := range strides {
+		t := g.C.Table(table)
+		rows := g.Rows(table)
+		if t == nil || len(rows) == 0 || stride <= 0 {
+			continue
+		}
+		var cols []string
+		if pk := g.PK(table); pk != "" {
+			if _, isFK := fkColumn(g, table, pk); !isFK && !(cl != nil && table == cl.Table && strings.Contains(ground.Text(rows[0][pk]), "_")) {
+				cols = append(cols, pk)
+			}
+		}
+		for _, col := range t.Columns {
+			if cl != nil && table == cl.Table && t.IsUnique(col.Name) && ground.Renamed(col.Name) == "phone" {
+				cols = append(cols, col.Name)
+			}
+		}
+		for _, col := range cols {
+			v := rows[0][col]
+			if v == nil {
+				continue
+			}
+			room := g.Room(table, col, v)
+			n := int(min(room/int64(stride), int64(1<<31-1)))
+			if best == 0 || n < best {
+				best = n
+				why = fmt.Sprintf("%s.%s has room for %d fresh values in the shape of %v, and a scenario takes up to %d", table, col, room, v, stride)
+			}
+		}
+	}
+	return best, why
+}
+
+func fkColumn(g *ground.Graph, table, col string) (ground.FK, bool) {
+	for _, fk := range g.FKs(table) {
+		if fk.Column == col {
+			return fk, true
+		}
+	}
+	return ground.FK{}, false
 }
 
 // specTools are the tools a bucket's scenarios may call.

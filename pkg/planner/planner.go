@@ -137,6 +137,9 @@ func (p *Planner) Prepare(ctx context.Context) error {
 		return err
 	}
 	p.Plan = pl
+	if pl.Most > 0 && p.cfg.Asked > pl.Most {
+		return &plan.TooMany{Asked: p.cfg.Asked, Most: pl.Most, Why: pl.MostWhy}
+	}
 	if len(pl.Gaps) > 0 {
 		if !p.cfg.AllowPartial {
 			return &plan.Unplanned{Gaps: pl.Gaps}
