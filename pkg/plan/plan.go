@@ -155,7 +155,8 @@ type Gap struct {
 // Options steer derivation.
 type Options struct {
 	Asked int
-	// MaxWant caps a bucket's derived want (distinct template rows).
+	// MaxWant caps a bucket's derived want (distinct template rows). Given,
+	// it also caps reuse: no template serves more than one scenario.
 	MaxWant int
 	// MaxProbe caps how many rows per use case are rehearsed to find axes.
 	MaxProbe int
@@ -195,6 +196,7 @@ type level struct {
 // level can be minted, and lays out buckets over outcomes and overlays,
 // sized to the ask. A use case that gets no bucket is a Gap with its reason.
 func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts Options) (*Plan, error) {
+	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
 	var gr ground.Grounding
@@ -332,7 +334,10 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		}
 	}
 	p.Most, p.MostWhy = most(g, all, p.Strides)
-	p.Reuse = reuse(all, opts.Asked, p.Most)
+	p.Reuse = 1
+	if !capped {
+		p.Reuse = reuse(all, opts.Asked, p.Most)
+	}
 	for i := range all {
 		all[i].Want *= p.Reuse
 		all[i].Ord = i
