@@ -3,7 +3,6 @@ package ground
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
@@ -228,5 +227,3 @@ func (gr *Grounding) Confirm(tools ...string) {
 		}
 	}
 }
-
-func lower(s string) string { return strings.ToLower(s) }

@@ -55,10 +55,9 @@ func (g *Graph) Discover(ctx context.Context, r Rehearser) (Grounding, error) {
 
 // search is the rehearsal search for one tool's bindings.
 type search struct {
-	g     *Graph
-	r     Rehearser
-	t     *contract.Tool
-	cases []Bound
+	g *Graph
+	r Rehearser
+	t *contract.Tool
 	// byReach caches the cases of each set of tables the arguments take
 	// the case's own rows from.
 	byReach map[string][]Bound

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -199,14 +200,21 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
+	kept := lessonsOf(c, opts.MaxProbe)
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
 	var gr ground.Grounding
-	if opts.Grounding != nil {
+	switch {
+	case opts.Grounding != nil:
 		gr = *opts.Grounding
-	} else {
+	case kept.grounding != nil:
+		gr = *kept.grounding
+	default:
 		var err error
 		if gr, err = g.Discover(ctx, r); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
+		kept.grounding = &gr
 	}
 	gr.Unanswered = maps.Clone(gr.Unanswered)
 	gr.Bindings = slices.Clone(gr.Bindings)
@@ -218,7 +226,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			cellOf[tn] = cell.ID()
 		}
 	}
-	sv := &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe}
+	sv := &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved}
 	var all []Bucket
 	for ui := range c.UseCases {
 		u := &c.UseCases[ui]
@@ -427,6 +435,25 @@ func fkColumn(g *ground.Graph, table, col string) (ground.FK, bool) {
 		}
 	}
 	return ground.FK{}, false
+}
+
+// lessons is what rehearsal taught about one contract: its grounding and
+// each acting tool's solution. A contract's hash names its world, which is
+// frozen (every rehearsal is rolled back), so what it answers never changes:
+// a resumed planner, a reviewer or another run in the same process derives
+// the same plan without rehearsing it again.
+type lessons struct {
+	mu        sync.Mutex
+	grounding *ground.Grounding
+	solved    map[string]solution
+}
+
+var learnt sync.Map // contract sha256 and probe size -> *lessons
+
+func lessonsOf(c *contract.Contract, maxProbe int) *lessons {
+	key := fmt.Sprintf("%s\x00%d", c.SHA256, maxProbe)
+	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
+	return v.(*lessons)
 }
 
 // specTools are the tools a bucket's scenarios may call.

@@ -53,10 +53,7 @@ func (sv *solver) solve(ctx context.Context, tool *contract.Tool) (solution, err
 		return sol, nil
 	}
 	sol, err := sv.solveOnce(ctx, tool)
-	if err == nil {
-		if sv.solved == nil {
-			sv.solved = map[string]solution{}
-		}
+	if err == nil && sv.solved != nil {
 		sv.solved[tool.Name] = sol
 	}
 	return sol, err
