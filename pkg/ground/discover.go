@@ -187,7 +187,7 @@ func (g *Graph) ways(p string, cands []Binding) []Binding {
 		shared.Source = FromShared
 		fresh := c
 		fresh.How, fresh.Source = Fresh, ""
-		canFresh := g.freshable2(c.Table, c.Column)
+		canFresh := g.takesFresh(c.Table, c.Column)
 		// A sibling is another record: only a key has one.
 		record := g.C.Table(c.Table).IsUnique(c.Column)
 		ways := []Binding{own}
@@ -380,7 +380,7 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 	used := s.used
 	for _, p := range params {
 		a := assign[p]
-		if p == anchor || a.Source != FromCase || a.How == Fresh || a.Table == "" || !s.g.freshable2(a.Table, a.Column) {
+		if p == anchor || a.Source != FromCase || a.How == Fresh || a.Table == "" || !s.g.takesFresh(a.Table, a.Column) {
 			continue
 		}
 		if _, passed := used[p]; !passed {
@@ -480,9 +480,9 @@ func isNew(param string) bool {
 	return len(ws) > 1 && (ws[0] == "new" || ws[0] == "replacement")
 }
 
-// freshable2 reports whether an argument bound to a column may take a fresh
+// takesFresh reports whether an argument bound to a column may take a fresh
 // value: the column is unique (alone or with others) and can take one.
-func (g *Graph) freshable2(table, col string) bool {
+func (g *Graph) takesFresh(table, col string) bool {
 	t := g.C.Table(table)
 	if t == nil {
 		return false
