@@ -58,6 +58,7 @@ var typedKinds = map[string]func() any{
 var crdFiles = map[string]string{
 	"keda.sh/v1alpha1/ScaledObject":           "keda.sh_scaledobjects.yaml",
 	"monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com_servicemonitors.yaml",
+	"monitoring.coreos.com/v1/PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml",
 }
 
 // decode decodes one YAML document strictly: unknown fields and duplicate keys fail.
@@ -640,11 +641,17 @@ func TestOverlayDifferences(t *testing.T) {
 	}
 	prod := build(t, "k8s/overlays/production", schemas)
 	small := build(t, "k8s/overlays/small", schemas)
-	if kinds(prod)["ScaledObject"] != 1 || kinds(prod)["ServiceMonitor"] != 1 {
-		t.Errorf("production kinds %v: want one ScaledObject and one ServiceMonitor", kinds(prod))
+	if k := kinds(prod); k["ScaledObject"] != 1 || k["ServiceMonitor"] != 2 || k["PrometheusRule"] != 1 {
+		t.Errorf("production kinds %v: want one ScaledObject, two ServiceMonitors (processes, serve) and one PrometheusRule", k)
 	}
-	if kinds(small)["ScaledObject"] != 0 || kinds(small)["ServiceMonitor"] != 0 {
-		t.Errorf("small kinds %v: want no CRD objects", kinds(small))
+	if k := kinds(small); k["ScaledObject"] != 0 || k["ServiceMonitor"] != 0 || k["PrometheusRule"] != 0 {
+		t.Errorf("small kinds %v: want no CRD objects", k)
+	}
+	// Both overlays run serve: the page and the run figures outlive the Jobs.
+	for name, objs := range map[string][]object{"production": prod, "small": small} {
+		if find[appsv1.Deployment](objs, "Deployment", "serve") == nil {
+			t.Errorf("%s has no serve Deployment", name)
+		}
 	}
 	if n := *find[appsv1.StatefulSet](prod, "StatefulSet", "nats").Spec.Replicas; n != 3 {
 		t.Errorf("production nats replicas %d, want 3", n)
@@ -774,6 +781,18 @@ metadata: {name: w, namespace: suitegen}
 spec:
   scaleTargetRef: {name: writer}
   triggers: [{type: nats-jetstream, metadata: {lagThreshold: 5}}]
+`,
+		"rule unknown field": `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: r, namespace: suitegen}
+spec:
+  groups: [{name: g, rules: [{alert: A, expr: up == 0, forr: 5m}]}]
+`,
+		"rule bad duration": `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: r, namespace: suitegen}
+spec:
+  groups: [{name: g, rules: [{alert: A, expr: up == 0, for: five minutes}]}]
 `,
 		"unknown kind": `apiVersion: example.com/v1
 kind: Widget

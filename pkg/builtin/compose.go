@@ -185,7 +185,11 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		if _, _, isRef := p.g.RecordParam(binds, t, k); isRef {
 			continue
 		}
-		wishes = append(wishes, fmt.Sprintf("%s %q", strings.ReplaceAll(k, "_", " "), ground.Text(act.Args[k])))
+		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))
+		if hasObject(act.Args[k]) {
+			val = spoken(act.Args[k])
+		}
+		wishes = append(wishes, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), val))
 	}
 	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
 	var s strings.Builder
@@ -237,6 +241,49 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String(), tests
+}
+
+// hasObject reports whether v is an object or a list holding one.
+func hasObject(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return true
+	case []any:
+		for _, e := range x {
+			if hasObject(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// spoken is a value as a caller would say it: a list or an object as its
+// parts in words ("flight number HAT087, date 2024-05-21"), so
+// that every code in it stands as a word of its own.
+func spoken(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = spoken(e)
+		}
+		return strings.Join(parts, "; ")
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = strings.ReplaceAll(k, "_", " ") + " " + spoken(x[k])
+		}
+		return strings.Join(parts, ", ")
+	case string:
+		return x
+	}
+	return ground.Text(v)
 }
 
 func describe(args map[string]any) string {

@@ -33,7 +33,7 @@ func init() {
 	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
-	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench", "export a written suite", cmdExport})
+	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR]", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -193,7 +193,8 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR] [-o FILE]", "Export a written suite.")
 	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
-	dir := f.str("contract", "", "tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	dir := f.str("contract", "", "tau-bench, tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+suite.TauBenchMapFile+" in the contract directory)")
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -208,6 +209,9 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if *format == suite.FormatTau2Bench && *dir == "" {
 		return &UsageError{"export --format tau2-bench needs --contract DIR"}
 	}
+	if *format == suite.FormatTauBench && *dir == "" {
+		return &UsageError{"export --format tau-bench needs --contract DIR: each task carries the data its setup made, replayed in the contract's world"}
+	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
 		fh, err := os.Create(*dest)
@@ -217,10 +221,60 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		defer fh.Close()
 		w = fh
 	}
-	if *format == suite.FormatTau2Bench {
+	switch *format {
+	case suite.FormatTau2Bench:
 		return exportTau2(ctx, env, cn, pos[0], *dir, w)
+	case suite.FormatTauBench:
+		return exportTau(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	}
 	return suite.Export(pos[0], *format, w)
+}
+
+// exportTau replays the suite in its contract's world, writes the tasks with
+// the data each starts from, and names every scenario it refused on standard
+// error; it fails when nothing could be exported.
+func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string, w io.Writer) error {
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	if mapFile == "" {
+		mapFile = filepath.Join(dir, suite.TauBenchMapFile)
+	}
+	m, err := suite.LoadTauBenchMap(mapFile, c)
+	if err != nil {
+		return err
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", rep.Exported, len(rep.Refused))
+	codes := rep.ByCode()
+	names := make([]string, 0, len(codes))
+	for code := range codes {
+		names = append(names, string(code))
+	}
+	sort.Strings(names)
+	for _, code := range names {
+		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.TauBenchCode(code)])
+	}
+	for _, r := range rep.Refused {
+		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
+	}
+	if rep.Exported == 0 && len(rep.Refused) > 0 {
+		return fmt.Errorf("no scenario of %s could be exported as a tau-bench task", out)
+	}
+	return nil
 }
 
 // exportTau2 replays the suite in its contract's world, writes the tasks and
@@ -276,7 +330,7 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // in use is an error at start rather than a log line.
 func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
-	reg.MustRegister(buildInfo(role))
+	reg.MustRegister(buildInfo(role), metrics.NewReady(role, ready))
 	if addr != "" {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", addr)

@@ -1,49 +1,103 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-// TestEveryExampleAtSmallSize runs every example contract (and the test
-// contract written in a style unlike them) at a size make test affords:
-// the suite holds what was asked, with every use case in it.
-func TestEveryExampleAtSmallSize(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "contract.yaml"))
-	dirs = append(dirs, filepath.Join("..", "..", "testdata", "contracts", "guardian-line", "contract.yaml"))
-	if len(dirs) < 3 {
-		t.Fatalf("%d contracts found", len(dirs))
+// knownShort names the examples the product cannot yet write a small suite
+// for, and why; their probes are still checked. Remove an entry once its
+// example delivers (a blocked run costs minutes, so they are not run here).
+var knownShort = map[string]string{}
+
+// TestEveryExample validates every contract under examples/ (the world's
+// probes all hold), and the test contract written in a style unlike them,
+// and writes a small suite for each with the builtin model: every scenario
+// asked for, every use case in it.
+func TestEveryExample(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range dirs {
-		dir, err := filepath.Abs(filepath.Dir(f))
-		if err != nil {
-			t.Fatal(err)
+	dirs := map[string]string{}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join("..", "..", "examples", e.Name(), "contract.yaml")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+			dirs[e.Name()] = examples(t, e.Name())
 		}
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+	}
+	sort.Strings(names)
+	if len(names) < 4 {
+		t.Fatalf("examples: %v", names)
+	}
+	gl, err := filepath.Abs(filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, dirs["guardian-line"] = append(names, "guardian-line"), gl
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			dir := dirs[name]
 			c, err := engine.LoadDir(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := 2 * len(c.UseCases)
-			out, res := runSuite(t, dir, n, 2)
-			scs := loadSuite(t, out)
-			if len(scs) != n || res.Proved != n {
-				t.Fatalf("asked %d, wrote %d", n, len(scs))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			e, err := engine.Open(ctx, testenv.Postgres(t), c)
+			if err != nil {
+				t.Fatal(err)
 			}
-			have := map[string]bool{}
-			for _, sc := range scs {
-				have[sc.UseCase] = true
+			rep, err := probe.Run(ctx, c, e.World)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, u := range c.UseCases {
-				if !have[u.ID] {
-					t.Errorf("use case %s has no scenario", u.ID)
+			for _, s := range rep.Scores {
+				if s.Value() < 1 {
+					t.Errorf("probe %s %d/%d: %s", s.Probe, s.Passed, s.Total, strings.Join(s.Failures, "; "))
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
-				t.Error(err)
+
+			if why, short := knownShort[name]; short {
+				t.Skipf("probes hold; no small suite yet: %s", why)
+			}
+			n := 2 * len(c.UseCases)
+			if n < 20 {
+				n = 20
+			}
+			out := t.TempDir()
+			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: 7,
+				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+			scs := loadSuite(t, out)
+			ucs := map[string]bool{}
+			for _, sc := range scs {
+				ucs[sc.UseCase] = true
+			}
+			var missing []string
+			for _, u := range c.UseCases {
+				if !ucs[u.ID] {
+					missing = append(missing, u.ID)
+				}
+			}
+			if err != nil || len(res) != 1 {
+				t.Fatalf("run: %v", err)
+			}
+			if len(scs) != n {
+				t.Errorf("asked %d, wrote %d", n, len(scs))
+			}
+			if len(missing) > 0 {
+				t.Errorf("use cases without a scenario: %s", strings.Join(missing, ", "))
 			}
 		})
 	}

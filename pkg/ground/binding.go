@@ -29,6 +29,9 @@ const (
 	// FromPattern: no column holds its values; one is written from its
 	// JSON Schema pattern or format (a card's last four digits, a date).
 	FromPattern How = "pattern"
+	// FromRows: a list of objects, one per row of a table that holds every
+	// field the objects need (a reservation's flights).
+	FromRows How = "rows"
 	// Unbound: no column of the world fits and the argument is not free
 	// text; an x-ref would say where its values live.
 	Unbound How = "unbound"
@@ -158,6 +161,8 @@ func (g *Graph) Declared() Bindings {
 				if x, isStr := refSchema(ps)["x-ref"].(string); isStr && x != "" {
 					b.How = ByXRef
 				}
+			} else if items, ok := ps["items"].(map[string]any); ok && ps["type"] == "array" && items["type"] == "object" {
+				b.How = FromRows
 			} else if len(t.Enum(p)) > 0 {
 				b.How = ByEnum
 			} else if t.LogOnlyParam(p) {

@@ -83,7 +83,7 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		switch d.How {
 		case ByXRef, ByName:
 			cands = append(cands, d)
-		case ByEnum, FreeText:
+		case ByEnum, FreeText, FromRows:
 			alts[p] = []Binding{d}
 			continue
 		}
@@ -158,7 +158,7 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		if won != nil {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
-		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText {
+		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
 			b.How = Unbound
 		}
 		if b.How != Fresh && b.Table == "" {

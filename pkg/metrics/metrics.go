@@ -30,6 +30,9 @@ const (
 	OutcomeCanceled    = "canceled"
 )
 
+// Outcomes lists every model call outcome; InitModel starts each at zero.
+var Outcomes = []string{OutcomeOK, OutcomeRateLimited, OutcomeError, OutcomeTimeout, OutcomeCanceled}
+
 // Token kinds, the values of the kind label of ModelTokens.
 const (
 	KindPrompt     = "prompt"
@@ -276,6 +279,7 @@ func (f *family) bind(run string) *Metrics {
 		for _, s := range BucketStates {
 			m.Buckets.WithLabelValues(s)
 		}
+		m.initRefusals()
 	}
 	f.byRun[run] = m
 	return m
@@ -297,10 +301,13 @@ func (m *Metrics) ObserveModelCall(model, outcome string, d time.Duration, promp
 	}
 }
 
-// InitModel creates the model's series at zero so dashboards show the model
-// (and a flat 429 line) before its first call.
+// InitModel creates the model's series at zero, every outcome and token
+// kind, so dashboards show the model (and flat 429 and error lines) before
+// its first call.
 func (m *Metrics) InitModel(model string) {
-	m.ModelCalls.WithLabelValues(model, OutcomeOK)
+	for _, o := range Outcomes {
+		m.ModelCalls.WithLabelValues(model, o)
+	}
 	m.ModelCallDuration.WithLabelValues(model)
 	m.ModelTokens.WithLabelValues(model, KindPrompt)
 	m.ModelTokens.WithLabelValues(model, KindCompletion)

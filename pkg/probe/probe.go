@@ -188,8 +188,10 @@ func (p *prober) bogus(ctx context.Context) Score {
 			args[a] = p.bogusValue(tb, col, args[a])
 			r := call(ctx, p.w, t.Name, args)
 			// Refused by the handler, not by the params schema: a bogus
-			// value the schema stops says nothing of the handler.
-			s.check(r.Refused && !r.Crash && !r.Invalid, "%s with a bogus %s (%v) was %s", t.Name, a, args[a], verdict(r))
+			// value the schema stops says nothing of the handler. A search
+			// that changes nothing may answer that it found nothing.
+			found := r.OK && !(nothing(r.Result) && !r.Wrote && t.ChangesState != nil && !*t.ChangesState)
+			s.check(!found && !r.Crash && !r.Invalid, "%s with a bogus %s (%v) was %s", t.Name, a, args[a], verdict(r))
 		}
 	}
 	return s
@@ -310,6 +312,25 @@ func verdict(r world.CallResult) string {
 		return "ok"
 	}
 	return "unanswered"
+}
+
+// nothing reports an empty answer: null, "", [] or {}.
+func nothing(result json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(result, &v) != nil {
+		return false
+	}
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
 }
 
 func copyArgs(a map[string]any) map[string]any {

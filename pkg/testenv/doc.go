@@ -13,6 +13,9 @@
 // databases) to use an existing server instead. SUITEGEN_TEST_VERBOSE=1 shows
 // the servers' lifecycle logs.
 //
+// NATSCluster starts n JetStream servers routed to each other (for a queue
+// replicated across servers) and returns a URL listing them all.
+//
 // Main stops everything after the tests and then fails the binary on leaked
 // goroutines, like goleak.VerifyTestMain, so packages need not call both.
 package testenv

@@ -164,3 +164,33 @@ func BenchmarkPostgresURL(b *testing.B) {
 		testenv.PostgresURL(b)
 	}
 }
+
+// TestNATSCluster: a 3-server cluster holds a stream on all three.
+func TestNATSCluster(t *testing.T) {
+	u := testenv.NATSCluster(t, 3)
+	if n := strings.Count(u, ",") + 1; n != 3 {
+		t.Fatalf("cluster URL %q lists %d servers, want 3", u, n)
+	}
+	nc, err := nats.Connect(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream cluster info %+v: want a leader and two replicas", info.Cluster)
+	}
+}
