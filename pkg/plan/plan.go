@@ -311,16 +311,17 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 				if changes && len(spec.Gated) > 0 {
 					add("ask", "impersonation")
 				}
-				// Handing over instead of acting means nothing when the act
-				// is the handover.
-				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
-					add("escalate", "fraud")
-					add("escalate", "emergency")
-				}
 			case "refuse":
 				add("refuse", "none")
 				add("refuse", "pressure")
 				add("refuse", "injection")
+				// A handoff is right only for what the agent cannot do
+				// itself: an act the world refuses at this level (and it
+				// means nothing when the act is the handover).
+				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
+					add("escalate", "fraud")
+					add("escalate", "emergency")
+				}
 			}
 		}
 	}

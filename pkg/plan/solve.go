@@ -661,6 +661,10 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 		if !ok {
 			return nil, false
 		}
+		if name == tool.Name && (t.ChangesState == nil || *t.ChangesState) {
+			// An act that sets what is already there changes nothing.
+			args = g.Freshen(t, args, b)
+		}
 		calls = append(calls, scenario.Call{Tool: name, Args: args})
 	}
 	// Later calls set the same arguments of the calls they require.

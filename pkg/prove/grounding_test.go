@@ -100,7 +100,7 @@ func TestGroundingComputedAndMisremembered(t *testing.T) {
 	rs := p.grounding(sc, results)
 	var msgs []string
 	for _, r := range rs {
-		msgs = append(msgs, r.Code+": "+r.Message)
+		msgs = append(msgs, string(r.Code)+": "+r.Message)
 	}
 	all := strings.Join(msgs, "\n")
 	for _, want := range []string{"the sum of [$2.payments.*.amount] is 57.5", `op "median"`, `"$3.total" names no step`, `the world does not hold "#W9999"`} {

@@ -19,7 +19,10 @@ type Scenario struct {
 	Ready       []ReadyCheck `json:"ready,omitempty"`
 	Solution    []Call       `json:"solution"`
 	Tempting    []Call       `json:"tempting,omitempty"`
-	Outputs     []string     `json:"outputs,omitempty"`
+	// Missing (expects ask) is the step the agent must ask for: calls that,
+	// once they succeed, let the tempting calls through.
+	Missing []Call   `json:"missing,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
 	// Computed are values the agent must say that it works out from the
 	// solution's results (a total, what is left): each says how, and the
 	// grounding gate does the sum.
@@ -28,8 +31,10 @@ type Scenario struct {
 	// agent must correct from the world.
 	Misremembered []Misremembered `json:"misremembered,omitempty"`
 	SubGoals      []SubGoalRef    `json:"sub_goals"`
-	MaxTurns      int             `json:"max_turns"`
-	Provenance    Provenance      `json:"provenance"`
+	// Rules are the contract rules the scenario tests, by id.
+	Rules      []string   `json:"rules,omitempty"`
+	MaxTurns   int        `json:"max_turns"`
+	Provenance Provenance `json:"provenance"`
 }
 
 // Persona is who calls.
@@ -85,10 +90,13 @@ type Misremembered struct {
 	Actual string `json:"actual"`
 }
 
-// SubGoalRef names a catalogue check with its parameters.
+// SubGoalRef names a catalogue check with its parameters. Judged marks a
+// sub-goal graded later by a model, never proved: it must agree with the
+// catalogue, so a reader of the scenario sees what was proved and what was not.
 type SubGoalRef struct {
 	Name   string         `json:"name"`
 	Params map[string]any `json:"params,omitempty"`
+	Judged bool           `json:"judged,omitempty"`
 }
 
 // Provenance says where a scenario came from.
@@ -102,8 +110,16 @@ type Provenance struct {
 	Slice          string `json:"slice,omitempty"`
 }
 
+// Expected outcomes.
+const (
+	OutcomeSucceed  = "succeed"
+	OutcomeRefuse   = "refuse"
+	OutcomeAsk      = "ask"
+	OutcomeEscalate = "escalate"
+)
+
 // Kinds and expected outcomes.
 var (
 	Kinds    = []string{"happy", "edge", "adversarial", "failing"}
-	Outcomes = []string{"succeed", "refuse", "ask", "escalate"}
+	Outcomes = []string{OutcomeSucceed, OutcomeRefuse, OutcomeAsk, OutcomeEscalate}
 )

@@ -47,6 +47,9 @@ type CallResult struct {
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	Invalid  bool            `json:"invalid,omitempty"`   // refused by the params schema: the handler never ran
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
+	// Err is why a crashed call stopped, as a value: a prover tells an
+	// outage of the database from a bug in the contract by it.
+	Err error `json:"-"`
 }
 
 // Copy runs fn on a fresh copy and rolls it back, always. The whole of fn is
@@ -448,6 +451,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	if cp.broken != nil {
 		res.Crash = true
 		res.Error = "Crash: " + cp.broken.Error()
+		res.Err = cp.broken
 		return res
 	}
 	if !cp.w.progs.HasHandler(toolName) {
@@ -482,9 +486,11 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	case errors.As(err, &crash):
 		res.Crash = true
 		res.Error = "Crash: " + crash.Reason
+		res.Err = err
 	default:
 		res.Crash = true
 		res.Error = "Crash: " + err.Error()
+		res.Err = err
 	}
 	return res
 }
