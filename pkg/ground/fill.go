@@ -96,6 +96,11 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		default:
 			if r := b.PickWith(bd.Table, bd.Column); r != nil {
 				v = r[bd.Column]
+			} else if r := b.sameNamed(bd.Column); r != nil {
+				// The case has no row of the table, but its own record or
+				// caller holds a column of that name (a customer's own
+				// phone_number where the case has no line).
+				v = r[bd.Column]
 			} else if r := g.related(bd.Table, b); r != nil {
 				// Not a row the case reaches: one of the world's.
 				v = r[bd.Column]

@@ -2,6 +2,8 @@ package ground
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -324,6 +326,9 @@ func (g *Graph) assign(m *minting, p Person) (*Setup, error) {
 	sortByTable(g, order, func(it item) string { return it.table })
 	remap := map[string]map[string]any{} // "table.column" -> old text -> new value
 	seq := map[string]int{}
+	// personal maps the caller's old names, email and phone to the new
+	// person's, for the other rows that repeat them.
+	personal := map[string]any{}
 	s := &Setup{Minted: map[string]map[string]Row{}}
 	for _, it := range order {
 		nr := Row{}
@@ -347,9 +352,16 @@ func (g *Graph) assign(m *minting, p Person) (*Setup, error) {
 		pk := g.PK(it.table)
 		isCaller := cl != nil && it.table == cl.Table
 		if isCaller {
-			if err := g.rename(it.table, nr, p, slot); err != nil {
+			if err := g.rename(it.table, nr, p, n); err != nil {
 				return nil, err
 			}
+			for k, v := range nr {
+				if renamed(k) != "" && Text(it.row[k]) != Text(v) {
+					personal[Text(it.row[k])] = v
+				}
+			}
+		} else if err := g.personalise(it.table, it.row, nr, personal, p, n); err != nil {
+			return nil, err
 		}
 		if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
 			var nv any
@@ -484,10 +496,51 @@ func renamed(col string) string {
 	return ""
 }
 
+// personalise gives a copied row that is not the caller the new person's
+// details where it repeats the old person's (a passenger who is the
+// caller), and fresh phone numbers and email addresses of its own elsewhere:
+// a copy never shares a way of reaching someone with the seed (a line's
+// number that a lookup by phone would also find on the original).
+func (g *Graph) personalise(table string, old, nr Row, personal map[string]any, p Person, n int) error {
+	for k, v := range nr {
+		s, isStr := v.(string)
+		kind := renamed(k)
+		if !isStr || kind == "" || Text(old[k]) != Text(v) {
+			continue // not a person's detail, or already remapped (a key)
+		}
+		if _, isFK := g.fkOf(table, k); isFK {
+			continue
+		}
+		if nv, ok := personal[s]; ok {
+			nr[k] = nv
+			continue
+		}
+		switch kind {
+		case "phone":
+			nv, err := g.freshPhone(table, s, p, n)
+			if err != nil {
+				return fmt.Errorf("ground: minting %s.%s: %w", table, k, err)
+			}
+			nr[k] = nv
+		case "email":
+			domain := "mail.com"
+			if _, d, ok := strings.Cut(s, "@"); ok {
+				domain = d
+			}
+			e := fmt.Sprintf("%s.%s%d.%s%d@%s", slug(p.First), slug(p.Last), p.Number, slug(table), n, domain)
+			for g.Holds(table, k, e) {
+				e = "x" + e
+			}
+			nr[k] = e
+		}
+	}
+	return nil
+}
+
 // rename makes a caller row be p: name columns, email and phone. An email is
 // the person's, marked with their number; a phone number is a fresh value in
 // the shape of the old one.
-func (g *Graph) rename(table string, r Row, p Person, slot int64) error {
+func (g *Graph) rename(table string, r Row, p Person, n int) error {
 	full := p.First + " " + p.Last
 	for k, v := range r {
 		s, isStr := v.(string)
@@ -512,7 +565,7 @@ func (g *Graph) rename(table string, r Row, p Person, slot int64) error {
 			}
 			r[k] = e
 		case "phone":
-			nv, err := g.Fresh(table, k, s, slot)
+			nv, err := g.freshPhone(table, s, p, n)
 			if err != nil {
 				return fmt.Errorf("ground: renaming the caller: %w", err)
 			}
@@ -531,4 +584,102 @@ func (g *Graph) MintCounts(table string, row Row) map[string]int {
 		out[it.table]++
 	}
 	return out
+}
+
+// phoneTables are the tables with a phone number column, in schema order:
+// phone numbers are one space across them (a lookup by phone may read any).
+func (g *Graph) phoneTables() []string {
+	var out []string
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) == "phone" {
+				out = append(out, t.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// freshPhone is a phone number for the n-th row of table minted for p: in
+// the shape of old, held by no phone column of the seed, and dealt from one
+// space for every table with phone numbers, each table its own share of
+// every scenario's slots.
+func (g *Graph) freshPhone(table, old string, p Person, n int) (string, error) {
+	var total, offset int64
+	for _, t := range g.phoneTables() {
+		if t == table {
+			offset = total
+		}
+		total += p.stride(t)
+	}
+	if int64(n) >= p.stride(table) {
+		return "", fmt.Errorf("ground: one case mints more than %d rows of %s (its stride)", p.stride(table), table)
+	}
+	slot := int64(p.Index)*total + offset + int64(n)
+	sp := g.phoneSpace(old)
+	v, err := sp.at(slot)
+	if err != nil {
+		return "", fmt.Errorf("phone numbers: %w", err)
+	}
+	return v, nil
+}
+
+// phoneSpace is the space of phone numbers in the shape of old, past every
+// phone number of every table of the seed.
+func (g *Graph) phoneSpace(old string) *space {
+	var patterns []*regexp.Regexp
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) == "phone" {
+				patterns = append(patterns, g.patterns(t.Name, c.Name)...)
+			}
+		}
+	}
+	sh := shapeOf(old, nil)
+	// A character is fixed when any phone column's pattern fixes it.
+	for _, re := range patterns {
+		if !re.MatchString(old) {
+			continue
+		}
+		fixed := shapeOf(old, []*regexp.Regexp{re})
+		for i := range sh.class {
+			if fixed.class[i] == 0 {
+				sh.class[i] = 0
+			}
+		}
+	}
+	key := "phone\x00" + sh.key()
+	if v, ok := g.spaces.Load(key); ok {
+		return v.(*space)
+	}
+	sp := &space{shape: sh, size: sh.size()}
+	seen := map[int64]bool{}
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) != "phone" {
+				continue
+			}
+			for _, r := range g.Rows(t.Name) {
+				v, ok := r[c.Name].(string)
+				if !ok || !sh.fits(v) {
+					continue
+				}
+				x := sh.number(v)
+				if !seen[x] {
+					seen[x] = true
+					sp.seeds = append(sp.seeds, x)
+				}
+				if x+1 > sp.start {
+					sp.start = x + 1
+				}
+			}
+		}
+	}
+	sort.Slice(sp.seeds, func(i, j int) bool { return sp.seeds[i] < sp.seeds[j] })
+	if sp.start > sp.size {
+		sp.start = sp.size
+	}
+	got, _ := g.spaces.LoadOrStore(key, sp)
+	return got.(*space)
 }

@@ -271,3 +271,14 @@ func (g *Graph) SeedCase(table string, target, callerRow Row) Bound {
 	b.Caller = callerRow
 	return b
 }
+
+// sameNamed returns the case's caller or target when it holds a value in a
+// column of that name, the caller first.
+func (b Bound) sameNamed(col string) Row {
+	for _, r := range []Row{b.Caller, b.Target} {
+		if r != nil && r[col] != nil {
+			return r
+		}
+	}
+	return nil
+}
