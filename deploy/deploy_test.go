@@ -75,6 +75,7 @@ var crdFiles = map[string]string{
 	"keda.sh/v1alpha1/ScaledObject":           "keda.sh_scaledobjects.yaml",
 	"monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com_servicemonitors.yaml",
 	"monitoring.coreos.com/v1/PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml",
+	"monitoring.coreos.com/v1/PodMonitor":     "monitoring.coreos.com_podmonitors.yaml",
 	"postgresql.cnpg.io/v1/Cluster":           "postgresql.cnpg.io_clusters.yaml",
 	"postgresql.cnpg.io/v1/ScheduledBackup":   "postgresql.cnpg.io_scheduledbackups.yaml",
 	"barmancloud.cnpg.io/v1/ObjectStore":      "barmancloud.cnpg.io_objectstores.yaml",
@@ -580,6 +581,38 @@ func checkInvariants(t *testing.T, objs []object) {
 			t.Errorf("%s %s selects no pod template (%v)", o.kind, o.name, sel)
 		}
 	}
+	// A PodMonitor selects pods of the overlay (or the operator's) and names a port they have,
+	// with the release label the ServiceMonitors carry.
+	for _, o := range objs {
+		if o.kind != "PodMonitor" {
+			continue
+		}
+		spec := o.typed.(map[string]any)["spec"].(map[string]any)
+		sel := map[string]string{}
+		for k, v := range spec["selector"].(map[string]any)["matchLabels"].(map[string]any) {
+			sel[k], _ = v.(string)
+		}
+		matched := false
+		for _, labels := range externalPods(objs) {
+			matched = matched || (len(sel) > 0 && labelsMatch(sel, labels))
+		}
+		if !matched {
+			t.Errorf("PodMonitor %s selects no pod (%v)", o.name, sel)
+		}
+		for _, ep := range spec["podMetricsEndpoints"].([]any) {
+			if p := ep.(map[string]any)["port"]; p != "metrics" {
+				t.Errorf("PodMonitor %s scrapes port %v; CloudNativePG's exporter is metrics", o.name, p)
+			}
+		}
+		for _, sm := range objs {
+			if sm.kind == "ServiceMonitor" {
+				want := get(sm.typed, "metadata", "labels", "release")
+				if got := get(o.typed, "metadata", "labels", "release"); got != want {
+					t.Errorf("PodMonitor %s release %v, the ServiceMonitors' %v", o.name, got, want)
+				}
+			}
+		}
+	}
 	for _, o := range objs {
 		if o.kind != "ServiceMonitor" {
 			continue
@@ -730,10 +763,10 @@ func TestOverlayDifferences(t *testing.T) {
 	}
 	// Production keeps state on operators and charts: the ledger is a CloudNativePG Cluster
 	// with its backups, NATS the chart's; no hand-written StatefulSet of either.
-	if k := kinds(prod); k["Cluster"] != 1 || k["ScheduledBackup"] < 1 || k["ObjectStore"] != 1 || k["StatefulSet"] != 0 {
-		t.Errorf("production kinds %v: want one Cluster, a ScheduledBackup, one ObjectStore and no StatefulSet", k)
+	if k := kinds(prod); k["Cluster"] != 1 || k["ScheduledBackup"] < 1 || k["ObjectStore"] != 1 || k["PodMonitor"] != 1 || k["StatefulSet"] != 0 {
+		t.Errorf("production kinds %v: want one Cluster, a ScheduledBackup, one ObjectStore, the ledger's PodMonitor and no StatefulSet", k)
 	}
-	for _, k := range []string{"ScaledObject", "ServiceMonitor", "PrometheusRule", "Cluster", "ScheduledBackup", "ObjectStore"} {
+	for _, k := range []string{"ScaledObject", "ServiceMonitor", "PrometheusRule", "Cluster", "ScheduledBackup", "ObjectStore", "PodMonitor"} {
 		if n := kinds(small)[k]; n != 0 {
 			t.Errorf("small has %d %s: want no CRD objects", n, k)
 		}
