@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	runID := f.String("run", "", "run id (reusing one resumes it)")
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.Int("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	allowPartial := f.Bool("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
 	progressAddr := f.String("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.Conn()
 	mf := f.Model()
@@ -54,7 +55,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 		Model: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, RPM: m.RPM, TPM: m.TPM, QuotaWindow: m.Window,
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
 		MetricsAddr: cn.MetricsAddr(), ProgressAddr: *progressAddr, BudgetTokens: *budget, PlanFile: *planFile,
-		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant}
+		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}

@@ -20,8 +20,9 @@ import (
 // The distributed binaries run as Kubernetes Jobs (planner, reviewer) and a
 // Deployment (writers). Their exit codes follow Job semantics: 0 when their
 // part of the run succeeded; ExitFail when the run failed or cannot succeed
-// (retrying changes nothing: a short run, a refused plan, an invalid
-// contract, an unknown run); ExitRetry when a retry may succeed (a signal,
+// (retrying changes nothing: a short run, a refused plan, use cases left
+// unplanned without --allow-partial, an ask larger than the contract can
+// mint, an invalid contract, an unknown run); ExitRetry when a retry may succeed (a signal,
 // a server out of reach, a run not ready for the reviewer yet). A retried
 // planner or reviewer continues from the ledger and deals nothing twice.
 
@@ -41,6 +42,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
+	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	pos, err := f.parse(args)
@@ -93,7 +95,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		defer stop()
 	}
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, Steer: steer})
+		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer})
 	if err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -206,7 +208,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
-		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: planner.MaxWantOf(r)})
+		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
 	if err != nil {
 		return err
 	}
@@ -247,7 +249,9 @@ func isFinal(err error) bool {
 	var probs contract.Problems
 	var te *canvas.TransitionError
 	var usage *UsageError
-	return errors.As(err, &short) || errors.As(err, &failed) || errors.As(err, &probs) || errors.As(err, &te) ||
+	var tooMany *plan.TooMany
+	var unplanned *plan.Unplanned
+	return errors.As(err, &tooMany) || errors.As(err, &unplanned) || errors.As(err, &short) || errors.As(err, &failed) || errors.As(err, &probs) || errors.As(err, &te) ||
 		errors.As(err, &usage) || errors.Is(err, planner.ErrPlanRefused) || errors.Is(err, reviewer.ErrCancelled) ||
 		errors.Is(err, canvas.ErrNotFound)
 }

@@ -286,6 +286,12 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 	if p == nil {
 		return x
 	}
+	for _, g := range p.Gaps {
+		x.Unplanned = append(x.Unplanned, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+	}
+	for _, g := range p.RefusalsOnly {
+		x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+	}
 	x.Cells = len(p.Cells)
 	cv := p.Measure(c)
 	untested := map[string]bool{}

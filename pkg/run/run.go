@@ -66,7 +66,11 @@ type Config struct {
 	// MaxWant caps one bucket's want (0: the plan's default, 10); raise it to
 	// ask one contract for more than its default capacity.
 	MaxWant int
-	Logger  *slog.Logger
+	// AllowPartial writes a suite even when some use cases cannot be
+	// planned (the report names them); without it such a run stops before
+	// spending.
+	AllowPartial bool
+	Logger       *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
@@ -325,7 +329,7 @@ func (j job) run(ctx context.Context) (res Result) {
 	}()
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
 		RunID: res.RunID, Asked: j.cfg.Asked, Seed: j.cfg.Seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens,
-		Steer: j.steer, MaxWant: j.cfg.MaxWant})
+		Steer: j.steer, MaxWant: j.cfg.MaxWant, AllowPartial: j.cfg.AllowPartial})
 	if err != nil {
 		res.Err = err
 		return res
