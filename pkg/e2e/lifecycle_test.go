@@ -140,3 +140,89 @@ func TestDistributedShortRun(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleRehearsal rehearses the Jobs as a cluster runs them: a
+// planner, three writers and a reviewer as separate processes, the queue on a
+// 3-server NATS cluster with every slice on all three. A run the contract
+// can serve ends done with exit 0 from planner and reviewer; a run asked for
+// more than the contract holds ends failed with exit 1 from both; and a Job
+// retried on either run (planner or reviewer started again) deals no slice.
+func TestLifecycleRehearsal(t *testing.T) {
+	dir := examples(t, "retail")
+	natsURL, dbURL := testenv.NATSCluster(t, 3), testenv.PostgresURL(t)
+	precreateQueue(t, queue.Config{URL: natsURL, Replicas: 3})
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL, "SUITEGEN_QUEUE_REPLICAS=3"}
+	ledger := ledgerAt(t, dbURL)
+	var writers []*proc
+	for i := range 3 {
+		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("lw%d", i+1), "--drain-timeout", "5s"))
+	}
+
+	for _, tc := range []struct {
+		name   string
+		run    string
+		asked  int
+		extra  []string
+		exit   int
+		state  canvas.RunState
+		proved func(n int) bool
+	}{
+		{"served", "rehearse-done", 12, nil, 0, canvas.RunDone, func(n int) bool { return n == 12 }},
+		{"short", "rehearse-short", 400, []string{"--max-want", "1"}, cli.ExitFail, canvas.RunFailed, func(n int) bool { return n > 0 && n < 400 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{dir, "--run", tc.run, "--scenarios", fmt.Sprint(tc.asked), "--seed", "7"}, tc.extra...)
+			planner := start(t, env, "planner", args...)
+			if code := exitCode(t, planner.wait(t, 6*time.Minute)); code != tc.exit {
+				t.Fatalf("the planner exited %d, want %d:\n%s", code, tc.exit, planner.output())
+			}
+			want := canvas.RunReviewing
+			if tc.exit != 0 {
+				want = canvas.RunFailed
+			}
+			if st := runState(t, ledger, tc.run); st != want {
+				t.Fatalf("after the planner the run is %s, want %s", st, want)
+			}
+			out := t.TempDir()
+			rev := start(t, env, "reviewer", "--run", tc.run, "--out", out)
+			if code := exitCode(t, rev.wait(t, 3*time.Minute)); code != tc.exit {
+				t.Fatalf("the reviewer exited %d, want %d:\n%s", code, tc.exit, rev.output())
+			}
+			if st := runState(t, ledger, tc.run); st != tc.state {
+				t.Fatalf("after the reviewer the run is %s, want %s", st, tc.state)
+			}
+			dealt := sliceCount(t, ledger, tc.run)
+			// Retried Jobs: each exits as the run stands and deals nothing.
+			for _, role := range []string{"planner", "reviewer"} {
+				var p *proc
+				if role == "planner" {
+					p = start(t, env, "planner", args...)
+				} else {
+					p = start(t, env, "reviewer", "--run", tc.run, "--out", t.TempDir())
+				}
+				if code := exitCode(t, p.wait(t, 3*time.Minute)); code != tc.exit {
+					t.Fatalf("a retried %s exited %d, want %d:\n%s", role, code, tc.exit, p.output())
+				}
+			}
+			if got := sliceCount(t, ledger, tc.run); got != dealt {
+				t.Errorf("retried Jobs dealt %d slices more", got-dealt)
+			}
+			if st := runState(t, ledger, tc.run); st != tc.state {
+				t.Errorf("after the retries the run is %s, want %s", st, tc.state)
+			}
+			n, err := ledger.Count(context.Background(), tc.run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(tree(t, filepath.Join(out, "scenarios"))); got != n || !tc.proved(n) {
+				t.Errorf("the suite holds %d scenarios, the ledger %d of %d asked", got, n, tc.asked)
+			}
+		})
+	}
+	for _, w := range writers {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		if err := w.wait(t, 30*time.Second); err != nil {
+			t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, w.output())
+		}
+	}
+}
