@@ -68,7 +68,7 @@ type Rule struct {
 	CheckLine int    `json:"-"`
 }
 
-// UseCase is one thing the agent is for. Tools is an addition to the format:
+// UseCase is one thing the agent is for. Tools, optional, names
 // the tools this use case is served by, when the author wants to say so; the
 // planner otherwise matches use cases to tools by their words.
 type UseCase struct {
