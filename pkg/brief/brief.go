@@ -6,6 +6,7 @@ package brief
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -25,7 +26,9 @@ type Bucket struct {
 
 // wireBucket is a bucket as the model reads it in the brief: what to write
 // and how, without the plan's bookkeeping (order, theme, cell), which only
-// costs a model tokens.
+// costs a model tokens. The spec's choices are a [variant, ordinal] pair per
+// template, in the templates' order, rather than a map keyed by each
+// template again.
 type wireBucket struct {
 	ID      string            `json:"id"`
 	UseCase string            `json:"use_case"`
@@ -37,12 +40,28 @@ type wireBucket struct {
 	Want    int               `json:"want"`
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
+	Choices [][2]int          `json:"choices,omitempty"`
 }
 
 // MarshalJSON writes the bucket as the brief carries it.
 func (b Bucket) MarshalJSON() ([]byte, error) {
+	spec := b.Spec
+	var choices [][2]int
+	if len(spec.Choices) > 0 {
+		rest := maps.Clone(spec.Choices)
+		for _, t := range spec.Templates {
+			ch := rest[t]
+			delete(rest, t)
+			choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+		}
+		// Choices of keys that are not templates (none in a plan) stay keyed.
+		spec.Choices = nil
+		if len(rest) > 0 {
+			spec.Choices = rest
+		}
+	}
 	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
-		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: b.Spec})
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices})
 }
 
 // UnmarshalJSON reads a bucket as the brief carries it.
@@ -50,6 +69,18 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 	var w wireBucket
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
+	}
+	if len(w.Choices) > len(w.Spec.Templates) {
+		return fmt.Errorf("bucket %s: %d choices for %d templates", w.ID, len(w.Choices), len(w.Spec.Templates))
+	}
+	for i, ch := range w.Choices {
+		if ch == [2]int{} {
+			continue
+		}
+		if w.Spec.Choices == nil {
+			w.Spec.Choices = map[string]plan.Choice{}
+		}
+		w.Spec.Choices[w.Spec.Templates[i]] = plan.Choice{Variant: ch[0], Ordinal: ch[1]}
 	}
 	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
 		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}
