@@ -1,7 +1,10 @@
 package contract
 
 import (
+	"errors"
 	"strings"
+
+	"github.com/suitegen/suitegen/internal/pgsql"
 )
 
 // SchemaFile is the world's DDL, relative to the contract directory.
@@ -18,9 +21,9 @@ const SchemaFile = "world/schema.sql"
 func ParseSchemaSQL(src string) ([]Table, Problems) {
 	var ps Problems
 	r := report{&ps}
-	toks, err := lexSQL(src)
-	if err != nil {
-		r.add(SchemaFile, err.line, CodeSchemaSQL, "%s", err.msg)
+	toks, err := pgsql.Lex(src)
+	if lexErr := (*pgsql.Error)(nil); errors.As(err, &lexErr) {
+		r.add(SchemaFile, lexErr.Line, CodeSchemaSQL, "%s", lexErr.Msg)
 		return nil, ps
 	}
 	p := &schemaParser{r: r}
@@ -33,207 +36,12 @@ func ParseSchemaSQL(src string) ([]Table, Problems) {
 	return p.tables, ps
 }
 
-type sqlKind int
-
-const (
-	tkIdent  sqlKind = iota // unquoted identifier or keyword, lower-cased
-	tkQIdent                // "quoted identifier", case kept
-	tkString                // string constant (any quoting)
-	tkNumber
-	tkParam // $1
-	tkPunct // one character of punctuation or operator
-)
-
-type sqlTok struct {
-	kind sqlKind
-	text string // lower-cased for tkIdent; unquoted for tkQIdent; raw otherwise
-	line int
-}
-
-// is reports whether t is the unquoted keyword kw.
-func (t sqlTok) is(kw string) bool { return t.kind == tkIdent && t.text == kw }
-
-func (t sqlTok) punct(c string) bool { return t.kind == tkPunct && t.text == c }
-
-// name reports whether t can be an identifier, and its name.
-func (t sqlTok) name() (string, bool) {
-	if t.kind == tkIdent || t.kind == tkQIdent {
-		return t.text, true
-	}
-	return "", false
-}
-
-type lexError struct {
-	line int
-	msg  string
-}
-
-func isIdentStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-func isIdentChar(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' || c == '$' }
-
-// lexSQL splits src into tokens, dropping comments; it knows Postgres quoting:
-// ” strings (E” with backslash escapes), "" identifiers, $tag$ strings and
-// nested /* */ comments.
-func lexSQL(src string) ([]sqlTok, *lexError) {
-	var toks []sqlTok
-	line := 1
-	i := 0
-	n := len(src)
-	// quoted reads a string closed by q, where a doubled q is an escaped q;
-	// backslash escapes when bs.
-	quoted := func(q byte, bs bool) (string, bool) {
-		var b strings.Builder
-		i++ // opening quote
-		for i < n {
-			c := src[i]
-			switch {
-			case c == '\n':
-				line++
-				b.WriteByte(c)
-				i++
-			case bs && c == '\\' && i+1 < n:
-				if src[i+1] == '\n' {
-					line++
-				}
-				b.WriteByte(src[i+1])
-				i += 2
-			case c == q:
-				if i+1 < n && src[i+1] == q {
-					b.WriteByte(q)
-					i += 2
-					continue
-				}
-				i++
-				return b.String(), true
-			default:
-				b.WriteByte(c)
-				i++
-			}
-		}
-		return b.String(), false
-	}
-	for i < n {
-		c := src[i]
-		start := line
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '-' && i+1 < n && src[i+1] == '-':
-			for i < n && src[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < n && src[i+1] == '*':
-			depth := 0
-			for i < n {
-				if src[i] == '/' && i+1 < n && src[i+1] == '*' {
-					depth++
-					i += 2
-				} else if src[i] == '*' && i+1 < n && src[i+1] == '/' {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					if src[i] == '\n' {
-						line++
-					}
-					i++
-				}
-			}
-			if depth != 0 {
-				return nil, &lexError{start, "unterminated /* comment"}
-			}
-		case c == '\'':
-			s, ok := quoted('\'', false)
-			if !ok {
-				return nil, &lexError{start, "unterminated string constant"}
-			}
-			toks = append(toks, sqlTok{tkString, s, start})
-		case c == '"':
-			s, ok := quoted('"', false)
-			if !ok {
-				return nil, &lexError{start, "unterminated quoted identifier"}
-			}
-			if s == "" {
-				return nil, &lexError{start, "zero-length quoted identifier"}
-			}
-			toks = append(toks, sqlTok{tkQIdent, s, start})
-		case c == '$':
-			j := i + 1
-			for j < n && src[j] >= '0' && src[j] <= '9' {
-				j++
-			}
-			if j > i+1 { // $1: a parameter
-				toks = append(toks, sqlTok{tkParam, src[i:j], start})
-				i = j
-				continue
-			}
-			j = i + 1
-			for j < n && isIdentChar(src[j]) && src[j] != '$' {
-				j++
-			}
-			if j < n && src[j] == '$' && (j == i+1 || isIdentStart(src[i+1])) {
-				tag := src[i : j+1]
-				end := strings.Index(src[j+1:], tag)
-				if end < 0 {
-					return nil, &lexError{start, "unterminated dollar-quoted string " + tag}
-				}
-				body := src[j+1 : j+1+end]
-				line += strings.Count(body, "\n")
-				toks = append(toks, sqlTok{tkString, body, start})
-				i = j + 1 + end + len(tag)
-				continue
-			}
-			toks = append(toks, sqlTok{tkPunct, "$", start})
-			i++
-		case isIdentStart(c):
-			j := i
-			for j < n && isIdentChar(src[j]) {
-				j++
-			}
-			word := src[i:j]
-			// E'..', B'..', X'..', N'..': prefixed string constants.
-			if j-i == 1 && j < n && src[j] == '\'' && strings.ContainsRune("eEbBxXnN", rune(c)) {
-				i = j
-				s, ok := quoted('\'', c == 'e' || c == 'E')
-				if !ok {
-					return nil, &lexError{start, "unterminated string constant"}
-				}
-				toks = append(toks, sqlTok{tkString, s, start})
-				continue
-			}
-			toks = append(toks, sqlTok{tkIdent, strings.ToLower(word), start})
-			i = j
-		case c >= '0' && c <= '9' || c == '.' && i+1 < n && src[i+1] >= '0' && src[i+1] <= '9':
-			j := i
-			for j < n && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' || src[j] == '_' ||
-				src[j] == 'e' || src[j] == 'E' ||
-				(src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E')) {
-				j++
-			}
-			toks = append(toks, sqlTok{tkNumber, src[i:j], start})
-			i = j
-		default:
-			toks = append(toks, sqlTok{tkPunct, string(c), start})
-			i++
-		}
-	}
-	return toks, nil
-}
-
 // splitStatements cuts tokens at semicolons.
-func splitStatements(toks []sqlTok) [][]sqlTok {
-	var out [][]sqlTok
+func splitStatements(toks []pgsql.Token) [][]pgsql.Token {
+	var out [][]pgsql.Token
 	startAt := 0
 	for i, t := range toks {
-		if t.punct(";") {
+		if t.Punct(";") {
 			if i > startAt {
 				out = append(out, toks[startAt:i])
 			}
@@ -266,22 +74,22 @@ func (p *schemaParser) errorf(line int, format string, args ...any) {
 
 // cursor walks one statement's tokens; reading past the end yields a zero token.
 type cursor struct {
-	toks []sqlTok
+	toks []pgsql.Token
 	i    int
 }
 
-func (c *cursor) peek(k int) sqlTok {
+func (c *cursor) peek(k int) pgsql.Token {
 	if c.i+k < len(c.toks) && c.i+k >= 0 {
 		return c.toks[c.i+k]
 	}
 	line := 0
 	if len(c.toks) > 0 {
-		line = c.toks[len(c.toks)-1].line
+		line = c.toks[len(c.toks)-1].Line
 	}
-	return sqlTok{kind: tkPunct, text: "", line: line}
+	return pgsql.Token{Kind: pgsql.Punct, Line: line}
 }
 
-func (c *cursor) next() sqlTok {
+func (c *cursor) next() pgsql.Token {
 	t := c.peek(0)
 	if c.i < len(c.toks) {
 		c.i++
@@ -294,7 +102,7 @@ func (c *cursor) done() bool { return c.i >= len(c.toks) }
 // accept consumes the keywords kws if they come next, all of them.
 func (c *cursor) accept(kws ...string) bool {
 	for k, kw := range kws {
-		if !c.peek(k).is(kw) {
+		if !c.peek(k).Keyword(kw) {
 			return false
 		}
 	}
@@ -308,9 +116,9 @@ func (c *cursor) skipGroup() {
 	for !c.done() {
 		t := c.next()
 		switch {
-		case t.punct("("):
+		case t.Punct("("):
 			depth++
-		case t.punct(")"):
+		case t.Punct(")"):
 			depth--
 		}
 		if depth <= 0 {
@@ -321,13 +129,13 @@ func (c *cursor) skipGroup() {
 
 // qualifiedName reads name[.name...]; qualified reports a dot.
 func (c *cursor) qualifiedName() (name string, qualified, ok bool) {
-	name, ok = c.next().name()
+	name, ok = c.next().Name()
 	if !ok {
 		return "", false, false
 	}
-	for c.peek(0).punct(".") {
+	for c.peek(0).Punct(".") {
 		c.next()
-		part, ok2 := c.next().name()
+		part, ok2 := c.next().Name()
 		if !ok2 {
 			return name, true, false
 		}
@@ -338,32 +146,32 @@ func (c *cursor) qualifiedName() (name string, qualified, ok bool) {
 
 // identList reads "(a, b, ...)".
 func (c *cursor) identList() ([]string, bool) {
-	if !c.next().punct("(") {
+	if !c.next().Punct("(") {
 		return nil, false
 	}
 	var names []string
 	for {
-		n, ok := c.next().name()
+		n, ok := c.next().Name()
 		if !ok {
 			return names, false
 		}
 		names = append(names, n)
 		t := c.next()
-		if t.punct(")") {
+		if t.Punct(")") {
 			return names, true
 		}
-		if !t.punct(",") {
+		if !t.Punct(",") {
 			return names, false
 		}
 	}
 }
 
-func (p *schemaParser) statement(toks []sqlTok) {
+func (p *schemaParser) statement(toks []pgsql.Token) {
 	c := &cursor{toks: toks}
 	first := c.peek(0)
-	line := first.line
+	line := first.Line
 	if !c.accept("create") {
-		p.errorf(line, "only CREATE TABLE and CREATE INDEX statements are accepted, not %s", strings.ToUpper(first.text))
+		p.errorf(line, "only CREATE TABLE and CREATE INDEX statements are accepted, not %s", strings.ToUpper(first.Text))
 		return
 	}
 	switch {
@@ -375,12 +183,12 @@ func (p *schemaParser) statement(toks []sqlTok) {
 		p.createIndex(c, line, true)
 	case c.accept("extension"):
 		p.errorf(line, "CREATE EXTENSION is not allowed: a world holds only its own tables")
-	case c.peek(0).is("schema"):
+	case c.peek(0).Keyword("schema"):
 		p.errorf(line, "CREATE SCHEMA is not allowed: each world gets its own schema")
 	default:
-		what := c.peek(0).text
-		if c.peek(0).is("or") {
-			what = "OR " + c.peek(1).text + " " + c.peek(2).text
+		what := c.peek(0).Text
+		if c.peek(0).Keyword("or") {
+			what = "OR " + c.peek(1).Text + " " + c.peek(2).Text
 		}
 		p.errorf(line, "CREATE %s is not accepted: only CREATE TABLE and CREATE INDEX", strings.ToUpper(what))
 	}
@@ -392,11 +200,11 @@ func (p *schemaParser) createIndex(c *cursor, line int, unique bool) {
 	depth := 0
 	for !c.done() {
 		t := c.peek(0)
-		if t.punct("(") {
+		if t.Punct("(") {
 			depth++
-		} else if t.punct(")") {
+		} else if t.Punct(")") {
 			depth--
-		} else if depth == 0 && t.is("on") {
+		} else if depth == 0 && t.Keyword("on") {
 			break
 		}
 		c.next()
@@ -463,27 +271,27 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 		p.errorf(line, "table %q is created twice", name)
 		return
 	}
-	if !c.peek(0).punct("(") {
+	if !c.peek(0).Punct("(") {
 		p.errorf(line, "CREATE TABLE %s: expected a column list in parentheses (AS, OF, PARTITION OF are not accepted)", name)
 		return
 	}
 	// Cut the column list into elements at top-level commas.
 	c.next()
-	var elems [][]sqlTok
-	var cur []sqlTok
+	var elems [][]pgsql.Token
+	var cur []pgsql.Token
 	depth := 0
 	closed := false
 	for !c.done() {
 		t := c.next()
-		if t.punct("(") {
+		if t.Punct("(") {
 			depth++
-		} else if t.punct(")") {
+		} else if t.Punct(")") {
 			if depth == 0 {
 				closed = true
 				break
 			}
 			depth--
-		} else if t.punct(",") && depth == 0 {
+		} else if t.Punct(",") && depth == 0 {
 			elems = append(elems, cur)
 			cur = nil
 			continue
@@ -498,7 +306,7 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 		return
 	}
 	if !c.done() {
-		p.errorf(c.peek(0).line, "CREATE TABLE %s: nothing may follow the column list (%s ...)", name, strings.ToUpper(c.peek(0).text))
+		p.errorf(c.peek(0).Line, "CREATE TABLE %s: nothing may follow the column list (%s ...)", name, strings.ToUpper(c.peek(0).Text))
 	}
 	t := Table{Name: name, Line: line}
 	type fk struct {
@@ -523,7 +331,7 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 			continue
 		}
 		ec := &cursor{toks: el}
-		l := el[0].line
+		l := el[0].Line
 		if ec.accept("constraint") {
 			ec.next() // constraint name
 		}
@@ -550,7 +358,7 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 				p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
 			}
 			var refCols []string
-			if ec.peek(0).punct("(") {
+			if ec.peek(0).Punct("(") {
 				if refCols, ok = ec.identList(); !ok {
 					p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
 					continue
@@ -564,14 +372,14 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 				uniques = append(uniques, cols)
 			}
 		case ec.accept("check"):
-			if ec.peek(0).punct("(") {
+			if ec.peek(0).Punct("(") {
 				start := ec.i
 				ec.skipGroup()
 				t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
 			}
-		case ec.peek(0).is("exclude") && (ec.peek(1).punct("(") || ec.peek(1).is("using")):
+		case ec.peek(0).Keyword("exclude") && (ec.peek(1).Punct("(") || ec.peek(1).Keyword("using")):
 			// Enforced by Postgres; nothing the loader needs.
-		case ec.peek(0).is("like"):
+		case ec.peek(0).Keyword("like"):
 			p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
 		default:
 			col, colFK, ok := p.column(ec, name, l)
@@ -673,22 +481,22 @@ var columnStops = map[string]bool{
 // column reads "name type [constraints]".
 func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, *inlineFK, bool) {
 	var col parsedColumn
-	name, ok := c.next().name()
+	name, ok := c.next().Name()
 	if !ok {
 		p.errorf(line, "table %s: expected a column name", table)
 		return col, nil, false
 	}
 	col.Name = name
-	var typ []sqlTok
+	var typ []pgsql.Token
 	depth := 0
 	for !c.done() {
 		t := c.peek(0)
-		if depth == 0 && t.kind == tkIdent && columnStops[t.text] {
+		if depth == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
 			break
 		}
-		if t.punct("(") || t.punct("[") {
+		if t.Punct("(") || t.Punct("[") {
 			depth++
-		} else if t.punct(")") || t.punct("]") {
+		} else if t.Punct(")") || t.Punct("]") {
 			depth--
 		}
 		typ = append(typ, c.next())
@@ -723,7 +531,7 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 				p.errorf(line, "schema qualifiers are not allowed (references %s)", ref)
 			}
 			fk = &inlineFK{refTable: ref}
-			if c.peek(0).punct("(") {
+			if c.peek(0).Punct("(") {
 				cols, ok := c.identList()
 				if !ok || len(cols) != 1 {
 					p.errorf(line, "table %s: column %s: REFERENCES %s expects one (column)", table, name, ref)
@@ -732,16 +540,16 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 				fk.refCols = cols
 			}
 		case c.accept("default"):
-			var expr []sqlTok
+			var expr []pgsql.Token
 			d := 0
 			for !c.done() {
 				t := c.peek(0)
-				if d == 0 && t.kind == tkIdent && columnStops[t.text] {
+				if d == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
 					break
 				}
-				if t.punct("(") {
+				if t.Punct("(") {
 					d++
-				} else if t.punct(")") {
+				} else if t.Punct(")") {
 					d--
 				}
 				expr = append(expr, c.next())
@@ -753,12 +561,12 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 		case c.accept("generated"):
 			// GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(...)] | GENERATED ALWAYS AS (expr) STORED
 			identity := false
-			for !c.done() && !(c.peek(0).kind == tkIdent && columnStops[c.peek(0).text]) {
+			for !c.done() && !(c.peek(0).Kind == pgsql.Ident && columnStops[c.peek(0).Text]) {
 				t := c.peek(0)
-				if t.is("identity") {
+				if t.Keyword("identity") {
 					identity = true
 				}
-				if t.punct("(") {
+				if t.Punct("(") {
 					c.skipGroup()
 					continue
 				}
@@ -772,12 +580,12 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 		case c.accept("unique"):
 			col.unique = true
 		case c.accept("check"):
-			if c.peek(0).punct("(") {
+			if c.peek(0).Punct("(") {
 				start := c.i
 				c.skipGroup()
 				col.checks = append(col.checks, readCheck(c.toks[start:c.i]))
 			}
-		case c.peek(0).punct("("):
+		case c.peek(0).Punct("("):
 			c.skipGroup()
 		default:
 			// COLLATE x, ON DELETE ..., DEFERRABLE ...: Postgres's business.
@@ -788,20 +596,20 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 }
 
 // joinTokens writes tokens back as compact lower-case SQL: "numeric(10,2)", "timestamp with time zone".
-func joinTokens(toks []sqlTok) string {
+func joinTokens(toks []pgsql.Token) string {
 	var b strings.Builder
 	for i, t := range toks {
-		text := t.text
-		switch t.kind {
-		case tkQIdent:
+		text := t.Text
+		switch t.Kind {
+		case pgsql.QuotedIdent:
 			text = `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-		case tkString:
+		case pgsql.String:
 			text = "'" + strings.ReplaceAll(text, "'", "''") + "'"
 		}
 		if i > 0 {
 			prev := toks[i-1]
-			glue := t.kind == tkPunct && strings.Contains("()[],:.", text) ||
-				prev.kind == tkPunct && strings.Contains("([:.,", prev.text)
+			glue := t.Kind == pgsql.Punct && strings.Contains("()[],:.", text) ||
+				prev.Kind == pgsql.Punct && strings.Contains("([:.,", prev.Text)
 			if !glue {
 				b.WriteByte(' ')
 			}
@@ -813,45 +621,45 @@ func joinTokens(toks []sqlTok) string {
 
 // readCheck reads a CHECK's parenthesised expression; its simple forms (see
 // Check) say what they ask of their column.
-func readCheck(group []sqlTok) Check {
+func readCheck(group []pgsql.Token) Check {
 	toks := group
-	for len(toks) >= 2 && toks[0].punct("(") && toks[len(toks)-1].punct(")") && balanced(toks[1:len(toks)-1]) {
+	for len(toks) >= 2 && toks[0].Punct("(") && toks[len(toks)-1].Punct(")") && balanced(toks[1:len(toks)-1]) {
 		toks = toks[1 : len(toks)-1]
 	}
 	ck := Check{Expr: joinTokens(toks)}
-	lit := func(t sqlTok) (string, bool) {
-		return t.text, t.kind == tkString || t.kind == tkNumber
+	lit := func(t pgsql.Token) (string, bool) {
+		return t.Text, t.Kind == pgsql.String || t.Kind == pgsql.Number
 	}
-	col, isName := sqlTok{}, false
+	col, isName := pgsql.Token{}, false
 	if len(toks) > 0 {
 		col = toks[0]
-		_, isName = col.name()
+		_, isName = col.Name()
 	}
 	set := func(op string, vals ...string) Check {
-		ck.Column, ck.Op, ck.Values = col.text, op, vals
+		ck.Column, ck.Op, ck.Values = col.Text, op, vals
 		return ck
 	}
 	n := len(toks)
 	switch {
-	case n == 3 && isName && toks[1].punct("~"):
-		if v, ok := lit(toks[2]); ok && toks[2].kind == tkString {
+	case n == 3 && isName && toks[1].Punct("~"):
+		if v, ok := lit(toks[2]); ok && toks[2].Kind == pgsql.String {
 			return set("~", v)
 		}
-	case n == 3 && isName && toks[1].is("like"):
+	case n == 3 && isName && toks[1].Keyword("like"):
 		if v, ok := lit(toks[2]); ok {
 			return set("like", v)
 		}
-	case n == 5 && isName && toks[1].is("between") && toks[3].is("and"):
+	case n == 5 && isName && toks[1].Keyword("between") && toks[3].Keyword("and"):
 		lo, ok1 := lit(toks[2])
 		hi, ok2 := lit(toks[4])
 		if ok1 && ok2 {
 			return set("between", lo, hi)
 		}
-	case n >= 5 && isName && toks[1].is("in") && toks[2].punct("(") && toks[n-1].punct(")"):
+	case n >= 5 && isName && toks[1].Keyword("in") && toks[2].Punct("(") && toks[n-1].Punct(")"):
 		var vals []string
 		for i := 3; i < n-1; i++ {
 			if (i-3)%2 == 1 {
-				if !toks[i].punct(",") {
+				if !toks[i].Punct(",") {
 					return ck
 				}
 				continue
@@ -863,22 +671,22 @@ func readCheck(group []sqlTok) Check {
 			vals = append(vals, v)
 		}
 		return set("in", vals...)
-	case n == 6 && (toks[0].is("length") || toks[0].is("char_length")) && toks[1].punct("(") && toks[3].punct(")") && toks[4].punct("="):
-		if name, ok := toks[2].name(); ok {
-			if v, ok := lit(toks[5]); ok && toks[5].kind == tkNumber {
+	case n == 6 && (toks[0].Keyword("length") || toks[0].Keyword("char_length")) && toks[1].Punct("(") && toks[3].Punct(")") && toks[4].Punct("="):
+		if name, ok := toks[2].Name(); ok {
+			if v, ok := lit(toks[5]); ok && toks[5].Kind == pgsql.Number {
 				ck.Column, ck.Op, ck.Values = name, "length", []string{v}
 				return ck
 			}
 		}
 	case (n == 3 || n == 4) && isName:
-		op := toks[1].text
+		op := toks[1].Text
 		rest := toks[2:]
 		if n == 4 {
-			op += toks[2].text
+			op += toks[2].Text
 			rest = toks[3:]
 		}
 		switch {
-		case toks[1].kind != tkPunct || n == 4 && toks[2].kind != tkPunct:
+		case toks[1].Kind != pgsql.Punct || n == 4 && toks[2].Kind != pgsql.Punct:
 		case op == ">" || op == ">=" || op == "<" || op == "<=" || op == "=" || op == "<>" || op == "!=":
 			if v, ok := lit(rest[0]); ok {
 				if op == "!=" {
@@ -892,13 +700,13 @@ func readCheck(group []sqlTok) Check {
 }
 
 // balanced reports whether parentheses pair up within toks.
-func balanced(toks []sqlTok) bool {
+func balanced(toks []pgsql.Token) bool {
 	depth := 0
 	for _, t := range toks {
 		switch {
-		case t.punct("("):
+		case t.Punct("("):
 			depth++
-		case t.punct(")"):
+		case t.Punct(")"):
 			depth--
 			if depth < 0 {
 				return false
