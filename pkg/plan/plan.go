@@ -203,6 +203,42 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	kept := lessonsOf(c, opts.MaxProbe)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
+	gr, err := grounding(ctx, g, r, opts, kept)
+	if err != nil {
+		return nil, err
+	}
+	d := &deriver{
+		c: c, opts: opts, gr: &gr,
+		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
+		sv:      &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved},
+		handoff: Handoff(c),
+		cellOf:  map[string]string{},
+	}
+	for _, cell := range d.p.Cells {
+		for _, tn := range cell.Tools {
+			d.cellOf[tn] = cell.ID()
+		}
+	}
+	var all []Bucket
+	for ui := range c.UseCases {
+		bs, err := d.useCase(ctx, &c.UseCases[ui])
+		if err != nil {
+			return nil, fmt.Errorf("plan: use case %s: %w", c.UseCases[ui].ID, err)
+		}
+		all = append(all, bs...)
+	}
+	orderBuckets(all)
+	assignRules(c, all)
+	p := d.p
+	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+	p.sizeBuckets(g, all, opts, capped)
+	return p, nil
+}
+
+// grounding is the contract's grounding on this world: the one given, the
+// one an earlier Derive discovered, or a new discovery. The plan gets its
+// own copy to confirm tools in.
+func grounding(ctx context.Context, g *ground.Graph, r ground.Rehearser, opts Options, kept *lessons) (ground.Grounding, error) {
 	var gr ground.Grounding
 	switch {
 	case opts.Grounding != nil:
@@ -212,132 +248,156 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	default:
 		var err error
 		if gr, err = g.Discover(ctx, r); err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
+			return gr, fmt.Errorf("plan: %w", err)
 		}
 		kept.grounding = &gr
 	}
 	gr.Unanswered = maps.Clone(gr.Unanswered)
 	gr.Bindings = slices.Clone(gr.Bindings)
-	p := &Plan{Cells: Grid(c), Asked: opts.Asked}
-	handoff := Handoff(c)
-	cellOf := map[string]string{}
-	for _, cell := range p.Cells {
-		for _, tn := range cell.Tools {
-			cellOf[tn] = cell.ID()
-		}
+	return gr, nil
+}
+
+// deriver holds what planning each use case shares.
+type deriver struct {
+	c       *contract.Contract
+	opts    Options
+	gr      *ground.Grounding
+	p       *Plan
+	sv      *solver
+	handoff string
+	cellOf  map[string]string // tool -> the grid cell it is in
+}
+
+// useCase solves a use case's acting tool and returns its buckets; a use
+// case nothing can be planned for is recorded as a gap of the plan.
+func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, error) {
+	c, p := d.c, d.p
+	tools := UseCaseTools(c, u)
+	if len(tools) == 0 {
+		p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
+		return nil, nil
 	}
-	sv := &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved}
-	var all []Bucket
-	for ui := range c.UseCases {
-		u := &c.UseCases[ui]
-		tools := UseCaseTools(c, u)
-		if len(tools) == 0 {
-			p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
-			continue
-		}
-		acting, then := tools[len(tools)-1], ""
-		if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
-			// "File a report, then hand over": the report is the act, the
-			// handoff ends the conversation after it.
-			if prev := c.Tool(tools[len(tools)-2]); prev != nil {
-				if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
-					acting, then = prev.Name, acting
-				}
-			}
-		}
-		tool := c.Tool(acting)
-		if tool == nil {
-			continue
-		}
-		sol, err := sv.solve(ctx, tool)
-		if err != nil {
-			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
-		}
-		sol.choices = maps.Clone(sol.choices) // the cache keeps its own
-		if len(sol.levels) == 0 {
-			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
-			continue
-		}
-		if sol.answered {
-			gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
-		} else {
-			p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
-		}
-		lookups, err := sv.lookups(ctx, tool, tools, sol)
-		if err != nil {
-			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
-		}
-		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: handoff, Table: sol.table, Callers: sol.callers}
-		spec.Binds = gr.Bindings.For(specTools(spec)...)
-		if sol.axis != nil {
-			sol.axis.UseCase = u.ID
-			p.Axes = append(p.Axes, *sol.axis)
-		}
-		changes := tool.ChangesState == nil || *tool.ChangesState
-		for _, lv := range sol.levels {
-			lspec := spec
-			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
-			for _, k := range lv.templates {
-				if ch := sol.choices[k]; ch != (Choice{}) {
-					if lspec.Choices == nil {
-						lspec.Choices = map[string]Choice{}
-					}
-					lspec.Choices[k] = ch
-				}
-			}
-			axes := map[string]string{}
-			if lv.column != "" {
-				axes[sol.table+"."+lv.column] = lv.level
-			}
-			want := len(lv.templates)
-			if want > opts.MaxWant {
-				want = opts.MaxWant
-			}
-			if want == 0 {
-				continue
-			}
-			add := func(outcome, overlay string) {
-				all = append(all, Bucket{
-					Theme: u.ID, Cell: cellOf[acting], UseCase: u.ID,
-					Outcome: outcome, Overlay: overlay, Kind: kindOf(outcome, overlay),
-					Axes: axes, Want: want, Spec: lspec,
-					Angle: angle(u, tool, lv, outcome, overlay),
-				})
-			}
-			switch lv.outcome {
-			case "succeed":
-				add("succeed", "none")
-				add("succeed", "pressure")
-				if changes && len(spec.Gated) > 0 {
-					add("ask", "impersonation")
-				}
-			case "refuse":
-				add("refuse", "none")
-				add("refuse", "pressure")
-				add("refuse", "injection")
-				// A handoff is right only for what the agent cannot do
-				// itself: an act the world refuses at this level (and it
-				// means nothing when the act is the handover).
-				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
-					add("escalate", "fraud")
-					add("escalate", "emergency")
-				}
+	acting, then := actingTool(c, tools)
+	tool := c.Tool(acting)
+	if tool == nil {
+		return nil, nil
+	}
+	sol, err := d.sv.solve(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	sol.choices = maps.Clone(sol.choices) // the cache keeps its own
+	if len(sol.levels) == 0 {
+		p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
+		return nil, nil
+	}
+	if sol.answered {
+		d.gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
+	} else {
+		p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
+	}
+	lookups, err := d.sv.lookups(ctx, tool, tools, sol)
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
+	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	if sol.axis != nil {
+		sol.axis.UseCase = u.ID
+		p.Axes = append(p.Axes, *sol.axis)
+	}
+	var out []Bucket
+	for _, lv := range sol.levels {
+		out = append(out, d.levelBuckets(u, tool, spec, sol, lv)...)
+	}
+	return out, nil
+}
+
+// actingTool is the tool a use case's scenarios are about: its last tool,
+// unless that only ends the conversation after an act ("file a report,
+// then hand over"), which then follows the act.
+func actingTool(c *contract.Contract, tools []string) (acting, then string) {
+	acting = tools[len(tools)-1]
+	if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
+		if prev := c.Tool(tools[len(tools)-2]); prev != nil {
+			if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
+				acting, then = prev.Name, acting
 			}
 		}
 	}
-	// Within a use case, plain cases come before overlays and outcomes in a
-	// fixed order, so a small ask gets each use case's ordinary success and
-	// refusal first.
+	return acting, then
+}
+
+// levelBuckets are the buckets of one level of a use case's axis: each
+// outcome the level allows, plain and under each overlay that fits it.
+func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Spec, sol solution, lv level) []Bucket {
+	lspec := spec
+	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+	for _, k := range lv.templates {
+		if ch := sol.choices[k]; ch != (Choice{}) {
+			if lspec.Choices == nil {
+				lspec.Choices = map[string]Choice{}
+			}
+			lspec.Choices[k] = ch
+		}
+	}
+	axes := map[string]string{}
+	if lv.column != "" {
+		axes[sol.table+"."+lv.column] = lv.level
+	}
+	want := min(len(lv.templates), d.opts.MaxWant)
+	if want == 0 {
+		return nil
+	}
+	var out []Bucket
+	add := func(outcome, overlay string) {
+		out = append(out, Bucket{
+			Theme: u.ID, Cell: d.cellOf[spec.Tool], UseCase: u.ID,
+			Outcome: outcome, Overlay: overlay, Kind: kindOf(outcome, overlay),
+			Axes: axes, Want: want, Spec: lspec,
+			Angle: angle(u, tool, lv, outcome, overlay),
+		})
+	}
+	changes := tool.ChangesState == nil || *tool.ChangesState
+	switch lv.outcome {
+	case "succeed":
+		add("succeed", "none")
+		add("succeed", "pressure")
+		if changes && len(spec.Gated) > 0 {
+			add("ask", "impersonation")
+		}
+	case "refuse":
+		add("refuse", "none")
+		add("refuse", "pressure")
+		add("refuse", "injection")
+		// A handoff is right only for what the agent cannot do
+		// itself: an act the world refuses at this level (and it
+		// means nothing when the act is the handover).
+		if changes && d.handoff != "" && d.handoff != spec.Tool && !tool.EndsConversation {
+			add("escalate", "fraud")
+			add("escalate", "emergency")
+		}
+	}
+	return out
+}
+
+// orderBuckets puts, within a use case, plain cases before overlays and
+// outcomes in a fixed order, so a small ask gets each use case's ordinary
+// success and refusal first.
+func orderBuckets(all []Bucket) {
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].UseCase != all[j].UseCase {
 			return false
 		}
 		return bucketRank(all[i]) < bucketRank(all[j])
 	})
-	assignRules(c, all)
-	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+}
+
+// sizeBuckets gives the plan its code strides, its reuse of templates and its
+// capacity, then sizes the buckets to the ask and names its themes.
+func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped bool) {
 	p.Strides = strides(g, all)
-	for _, b := range gr.Bindings {
+	for _, b := range p.Bindings {
 		if b.How == ground.Fresh && p.Strides[b.Table] == 0 {
 			p.Strides[b.Table] = 1 // the fresh argument's own slot
 		}
@@ -369,7 +429,6 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			p.Themes = append(p.Themes, b.Theme)
 		}
 	}
-	return p, nil
 }
 
 // reuse is how many scenarios each template serves: 1 when the plan's
