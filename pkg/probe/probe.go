@@ -103,52 +103,68 @@ func (p *prober) answered(ctx context.Context) (valid, reads Score) {
 	reads = Score{Probe: "handler-reads-every-argument"}
 	for i := range p.c.Tools {
 		t := &p.c.Tools[i]
-		read := map[string]bool{}
-		ran, okCall, crashed, invalid := false, false, "", ""
-		for _, b := range p.g.Cases(t, p.bs, probeCases) {
-			args, _ := p.g.FillAll(t, b, p.bs)
-			r := call(ctx, p.w, t.Name, args)
-			if r.Crash {
-				crashed = fmt.Sprintf("%s crashed on %s: %s", t.Name, js(args), r.Error)
-				break
-			}
-			if r.Invalid {
-				invalid = fmt.Sprintf("%s with %s: %s", t.Name, js(args), r.Error)
-				continue
-			}
-			if !ran || r.OK {
-				p.base[t.Name] = args
-			}
-			ran = true
-			if r.OK {
-				okCall = true
-				for _, a := range r.ReadArgs {
-					read[a] = true
-				}
-				break
-			}
-		}
+		a := p.firstAnswer(ctx, t)
 		switch {
-		case crashed != "":
-			valid.check(false, "%s", crashed)
-		case !ran && invalid != "":
-			valid.check(false, "%s: no call filled from the world got past its params schema (%s)%s", t.Name, invalid, p.unbound(t))
-		case !ran:
+		case a.crashed != "":
+			valid.check(false, "%s", a.crashed)
+		case !a.ran && a.invalid != "":
+			valid.check(false, "%s: no call filled from the world got past its params schema (%s)%s", t.Name, a.invalid, p.unbound(t))
+		case !a.ran:
 			valid.check(false, "%s: no arguments could be filled from the world%s", t.Name, p.unbound(t))
 		default:
 			valid.check(true, "")
 		}
-		if !okCall {
+		if !a.ok {
 			continue // what it reads is unknown, not wrong
 		}
-		for _, a := range t.ParamNames() {
-			if t.LogOnlyParam(a) {
+		for _, name := range t.ParamNames() {
+			if t.LogOnlyParam(name) {
 				continue
 			}
-			reads.check(read[a], "%s never reads argument %q", t.Name, a)
+			reads.check(a.read[name], "%s never reads argument %q", t.Name, name)
 		}
 	}
 	return valid, reads
+}
+
+// answer is what calling one tool case after case gave.
+type answer struct {
+	ran     bool            // the handler ran (ok or refused) on some case
+	ok      bool            // and answered ok
+	crashed string          // how it crashed, when it did
+	invalid string          // the last call its params schema refused
+	read    map[string]bool // the arguments the ok call read
+}
+
+// firstAnswer calls t on its cases until the handler answers ok or
+// crashes, and keeps the arguments of its first answered call (of the ok
+// one, when there is one) as the base the other probes vary.
+func (p *prober) firstAnswer(ctx context.Context, t *contract.Tool) answer {
+	a := answer{read: map[string]bool{}}
+	for _, b := range p.g.Cases(t, p.bs, probeCases) {
+		args, _ := p.g.FillAll(t, b, p.bs)
+		r := call(ctx, p.w, t.Name, args)
+		if r.Crash {
+			a.crashed = fmt.Sprintf("%s crashed on %s: %s", t.Name, js(args), r.Error)
+			return a
+		}
+		if r.Invalid {
+			a.invalid = fmt.Sprintf("%s with %s: %s", t.Name, js(args), r.Error)
+			continue
+		}
+		if !a.ran || r.OK {
+			p.base[t.Name] = args
+		}
+		a.ran = true
+		if r.OK {
+			a.ok = true
+			for _, name := range r.ReadArgs {
+				a.read[name] = true
+			}
+			return a
+		}
+	}
+	return a
 }
 
 // unbound names a tool's arguments no column grounds, for a failure message.
