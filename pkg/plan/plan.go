@@ -707,43 +707,45 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 	if asked >= capacity {
 		return all
 	}
-	quota := map[string]int{} // use case -> units granted by the steer
+	d := newDealer(all)
+	total := d.dealSteered(steerQuota(steer, asked), angled(all, d.byUC, steer))
+	// What the steer leaves out is filled evenly; steered use cases take more
+	// only once the others are full.
+	steeredUC := map[string]bool{}
+	for _, s := range steer {
+		steeredUC[s.UseCase] = true
+	}
+	d.fillEvenly(total, asked, steeredUC)
+	// Buckets granted nothing stay in the plan with want 0: a top-up may
+	// need them when others block.
+	out := make([]Bucket, len(all))
+	for i, b := range all {
+		b.Want = d.granted[i]
+		out[i] = b
+	}
+	return out
+}
+
+// steerQuota is, per use case, the scenarios a user's plan grants it, in
+// the plan's order; over-asks are trimmed from the end.
+func steerQuota(steer []Steer, asked int) map[string]int {
+	quota := map[string]int{}
 	steered := 0
 	for _, s := range steer {
 		if s.Count <= 0 || steered >= asked {
 			continue
 		}
-		n := s.Count
-		if steered+n > asked {
-			n = asked - steered // over-asks are trimmed from the end
-		}
+		n := min(s.Count, asked-steered)
 		quota[s.UseCase] += n
 		steered += n
 	}
-	granted := make([]int, len(all))
-	var order []string
-	byUC := map[string][]int{}
-	for i, b := range all {
-		if _, ok := byUC[b.UseCase]; !ok {
-			order = append(order, b.UseCase)
-		}
-		byUC[b.UseCase] = append(byUC[b.UseCase], i)
-	}
-	dealFrom := func(key string, idx []int, cursor map[string]int) bool {
-		for tries := 0; tries < len(idx); tries++ {
-			i := idx[cursor[key]%len(idx)]
-			cursor[key]++
-			if granted[i] < all[i].Want {
-				granted[i]++
-				return true
-			}
-		}
-		return false
-	}
-	deal := func(uc string, cursor map[string]int) bool { return dealFrom(uc, byUC[uc], cursor) }
-	// A steer's angle picks, within its use case, the buckets whose angle,
-	// outcome or overlay share a word with it; they are dealt first.
-	angled := map[string][]int{}
+	return quota
+}
+
+// angled is, per use case, the buckets a steer's angle picks: those whose
+// angle, outcome or overlay share a word with it. They are dealt first.
+func angled(all []Bucket, byUC map[string][]int, steer []Steer) map[string][]int {
+	out := map[string][]int{}
 	for _, st := range steer {
 		words := map[string]bool{}
 		for _, w := range Words(st.Angle) {
@@ -754,37 +756,79 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 		for _, i := range byUC[st.UseCase] {
 			for _, w := range append(append(Words(all[i].Angle), all[i].Outcome), all[i].Overlay) {
 				if words[singular(w)] {
-					angled[st.UseCase] = append(angled[st.UseCase], i)
+					out[st.UseCase] = append(out[st.UseCase], i)
 					break
 				}
 			}
 		}
 	}
+	return out
+}
+
+// dealer grants scenarios to buckets one at a time, round robin within a
+// use case, never past a bucket's want.
+type dealer struct {
+	all     []Bucket
+	granted []int
+	order   []string         // use cases in plan order
+	byUC    map[string][]int // use case -> its buckets' indexes
+	cursor  map[string]int   // deal key -> next index to try
+}
+
+func newDealer(all []Bucket) *dealer {
+	d := &dealer{all: all, granted: make([]int, len(all)), byUC: map[string][]int{}, cursor: map[string]int{}}
+	for i, b := range all {
+		if _, ok := d.byUC[b.UseCase]; !ok {
+			d.order = append(d.order, b.UseCase)
+		}
+		d.byUC[b.UseCase] = append(d.byUC[b.UseCase], i)
+	}
+	return d
+}
+
+// dealFrom grants one scenario to the next bucket of idx with room; key
+// keeps its place in idx between calls.
+func (d *dealer) dealFrom(key string, idx []int) bool {
+	for tries := 0; tries < len(idx); tries++ {
+		i := idx[d.cursor[key]%len(idx)]
+		d.cursor[key]++
+		if d.granted[i] < d.all[i].Want {
+			d.granted[i]++
+			return true
+		}
+	}
+	return false
+}
+
+func (d *dealer) deal(uc string) bool { return d.dealFrom(uc, d.byUC[uc]) }
+
+// dealSteered grants each use case its quota, angled buckets first, and
+// returns how many it granted.
+func (d *dealer) dealSteered(quota map[string]int, angled map[string][]int) int {
 	total := 0
-	cursor := map[string]int{}
-	for _, uc := range order {
-		for quota[uc] > 0 && (dealFrom("angle:"+uc, angled[uc], cursor) || deal(uc, cursor)) {
+	for _, uc := range d.order {
+		for quota[uc] > 0 && (d.dealFrom("angle:"+uc, angled[uc]) || d.deal(uc)) {
 			quota[uc]--
 			total++
 		}
 	}
-	// What the steer leaves out is filled evenly; steered use cases take more
-	// only once the others are full.
-	steeredUC := map[string]bool{}
-	for _, s := range steer {
-		steeredUC[s.UseCase] = true
-	}
+	return total
+}
+
+// fillEvenly deals round robin over the use cases until asked are granted
+// or every bucket is full: first those no steer named, then all of them.
+func (d *dealer) fillEvenly(total, asked int, steered map[string]bool) {
 	for pass := 0; pass < 2 && total < asked; pass++ {
 		for total < asked {
 			progress := false
-			for _, uc := range order {
+			for _, uc := range d.order {
 				if total >= asked {
 					break
 				}
-				if pass == 0 && steeredUC[uc] {
+				if pass == 0 && steered[uc] {
 					continue
 				}
-				if deal(uc, cursor) {
+				if d.deal(uc) {
 					total++
 					progress = true
 				}
@@ -794,12 +838,4 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 			}
 		}
 	}
-	// Buckets granted nothing stay in the plan with want 0: a top-up may
-	// need them when others block.
-	out := make([]Bucket, len(all))
-	for i, b := range all {
-		b.Want = granted[i]
-		out[i] = b
-	}
-	return out
 }
