@@ -69,13 +69,40 @@ type search struct {
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
-	g, t := s.g, s.t
-	touched := g.touched(t)
+	t := s.t
 	req := map[string]bool{}
 	for _, p := range t.Required() {
 		req[p] = true
 	}
 	params := t.ParamNames()
+	alts := s.alternatives(decl, params)
+	base := map[string]Binding{}
+	for _, p := range params {
+		base[p] = alts[p][0]
+	}
+	anchor := s.anchor(base)
+	won, wonCase, err := s.firstWin(ctx, params, req, alts, base, anchor)
+	if err != nil {
+		return nil, "", err
+	}
+	final := base
+	if won != nil {
+		final = won
+		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
+			return nil, "", err
+		}
+	}
+	s.ok = won != nil
+	return s.bindings(params, req, final), s.last, nil
+}
+
+// alternatives lists, per argument, the bindings to try, best first: the
+// declared one, then the columns that could hold its value (never others
+// when the author named one with an x-ref), or a loose binding when no
+// column can.
+func (s *search) alternatives(decl Bindings, params []string) map[string][]Binding {
+	g, t := s.g, s.t
+	touched := g.touched(t)
 	alts := map[string][]Binding{}
 	for _, p := range params {
 		d, _ := decl.Of(t.Name, p)
@@ -102,33 +129,17 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		}
 		alts[p] = g.ways(p, cands)
 	}
-	base := map[string]Binding{}
-	for _, p := range params {
-		base[p] = alts[p][0]
-	}
-	anchor := s.anchor(base)
-	var won map[string]Binding
-	var wonCase Bound
-	for round := 0; round < 2 && won == nil; round++ {
-		if round == 1 {
-			// The required arguments alone were never enough: the
-			// optional ones too.
-			any := false
-			for _, p := range params {
-				if req[p] {
-					continue
-				}
-				for i := range alts[p] {
-					if alts[p][i].Table != "" || alts[p][i].How == ByEnum {
-						alts[p][i].Fill = true
-						any = true
-					}
-				}
-				base[p] = alts[p][0]
-			}
-			if !any {
-				break
-			}
+	return alts
+}
+
+// firstWin plays cases until an assignment of bindings is answered ok:
+// first filling the required arguments only, then, if that never was
+// enough, the optional ones too (which turns their Fill on in alts and
+// base). It returns nil when no case won.
+func (s *search) firstWin(ctx context.Context, params []string, req map[string]bool, alts map[string][]Binding, base map[string]Binding, anchor string) (map[string]Binding, Bound, error) {
+	for round := 0; round < 2; round++ {
+		if round == 1 && !fillOptional(params, req, alts, base) {
+			break
 		}
 		for _, b := range s.casesOf(base) {
 			if s.tries >= discoverTries {
@@ -136,26 +147,44 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 			}
 			a, err := s.onCase(ctx, b, params, anchor, alts, base)
 			if err != nil {
-				return nil, "", err
+				return nil, Bound{}, err
 			}
 			if a != nil {
-				won, wonCase = a, b
-				break
+				return a, b, nil
 			}
 		}
 	}
-	final := base
-	if won != nil {
-		final = won
-		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
-			return nil, "", err
+	return nil, Bound{}, nil
+}
+
+// fillOptional turns Fill on for every optional argument a column or an
+// enum can fill, and reports whether there was one.
+func fillOptional(params []string, req map[string]bool, alts map[string][]Binding, base map[string]Binding) bool {
+	some := false
+	for _, p := range params {
+		if req[p] {
+			continue
 		}
+		for i := range alts[p] {
+			if alts[p][i].Table != "" || alts[p][i].How == ByEnum {
+				alts[p][i].Fill = true
+				some = true
+			}
+		}
+		base[p] = alts[p][0]
 	}
+	return some
+}
+
+// bindings are the tool's final bindings: confirmed where a won call
+// filled them, Unbound for a required argument nothing grounds when no
+// call won.
+func (s *search) bindings(params []string, req map[string]bool, final map[string]Binding) Bindings {
 	var out Bindings
 	for _, p := range params {
 		b := final[p]
-		b.Tool, b.Param = t.Name, p
-		if won != nil {
+		b.Tool, b.Param = s.t.Name, p
+		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
 		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
@@ -169,8 +198,7 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		}
 		out = append(out, b)
 	}
-	s.ok = won != nil
-	return out, s.last, nil
+	return out
 }
 
 // ways lists, for each candidate column of an argument, the ways a case may
