@@ -744,13 +744,8 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 // one outcome, with both outcomes present; without one, the rows that
 // succeed are one level (or, when none does, those refused).
 func levels(g *ground.Graph, table string, keys []string, outcome map[string]string) ([]level, *Axis) {
-	pk := g.PK(table)
-	type cand struct {
-		col    string
-		levels []level
-		score  int
-	}
-	var best *cand
+	var best []level
+	bestCol, bestPure := "", 0
 	cols := g.LowCardinality(table, 8)
 	names := make([]string, 0, len(cols))
 	for n := range cols {
@@ -758,44 +753,54 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 	}
 	sort.Strings(names)
 	for _, col := range names {
-		byLevel := map[string][]string{}
-		outs := map[string]map[string]bool{}
-		for _, k := range keys {
-			r := g.Find(table, pk, k)
-			lv := ground.Text(r[col])
-			byLevel[lv] = append(byLevel[lv], k)
-			if outs[lv] == nil {
-				outs[lv] = map[string]bool{}
-			}
-			outs[lv][outcome[k]] = true
-		}
-		var ls []level
-		kinds := map[string]bool{}
-		pure := 0
-		for _, lv := range cols[col] {
-			if len(outs[lv]) != 1 {
-				continue
-			}
-			pure += len(byLevel[lv])
-			for o := range outs[lv] {
-				kinds[o] = true
-				ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
-			}
-		}
-		if len(kinds) < 2 {
-			continue
-		}
-		if best == nil || pure > best.score {
-			best = &cand{col: col, levels: ls, score: pure}
+		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome)
+		if ok && (best == nil || pure > bestPure) {
+			best, bestCol, bestPure = ls, col, pure
 		}
 	}
 	if best != nil {
-		ax := &Axis{Table: table, Column: best.col, Levels: map[string]string{}}
-		for _, l := range best.levels {
+		ax := &Axis{Table: table, Column: bestCol, Levels: map[string]string{}}
+		for _, l := range best {
 			ax.Levels[l.level] = l.outcome
 		}
-		return best.levels, ax
+		return best, ax
 	}
+	return noAxis(keys, outcome), nil
+}
+
+// columnLevels splits the answered rows by their value of col: the levels
+// every row of which has one outcome, and how many rows those hold. ok is
+// false when the levels do not tell two outcomes apart.
+func columnLevels(g *ground.Graph, table, col string, values []string, keys []string, outcome map[string]string) (ls []level, pure int, ok bool) {
+	pk := g.PK(table)
+	byLevel := map[string][]string{}
+	outs := map[string]map[string]bool{}
+	for _, k := range keys {
+		r := g.Find(table, pk, k)
+		lv := ground.Text(r[col])
+		byLevel[lv] = append(byLevel[lv], k)
+		if outs[lv] == nil {
+			outs[lv] = map[string]bool{}
+		}
+		outs[lv][outcome[k]] = true
+	}
+	kinds := map[string]bool{}
+	for _, lv := range values {
+		if len(outs[lv]) != 1 {
+			continue
+		}
+		pure += len(byLevel[lv])
+		for o := range outs[lv] {
+			kinds[o] = true
+			ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
+		}
+	}
+	return ls, pure, len(kinds) >= 2
+}
+
+// noAxis is the level of a table no column splits: the rows that succeeded,
+// or, when none did, those refused.
+func noAxis(keys []string, outcome map[string]string) []level {
 	var ok, refused []string
 	for _, k := range keys {
 		if outcome[k] == "succeed" {
@@ -811,5 +816,5 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 	if len(refused) > 0 && len(ok) == 0 {
 		out = append(out, level{outcome: "refuse", templates: refused})
 	}
-	return out, nil
+	return out
 }
