@@ -327,6 +327,22 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 // alone; then pairs of them. It returns the assignment the handler answered
 // ok, or nil.
 func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
+	budget := s.tries + discoverPerCase
+	won, suspects, err := s.asItStands(ctx, b, params, anchor, base)
+	if err != nil || won != nil || len(suspects) == 0 {
+		return won, err // no suspect: the case's own record is refused
+	}
+	// Then, under its first row choice, each other way of one argument to
+	// blame, then of two.
+	b.Variant = 0
+	return s.otherWays(ctx, b, params, suspects, alts, base, budget)
+}
+
+// asItStands plays the case as it stands, under each of its row choices,
+// and each of a few ordinals when an argument's value is one the ordinal
+// chooses (a sibling, a shared row, an enum value). It returns the
+// bindings when a call won, else the arguments the refusals blamed.
+func (s *search) asItStands(ctx context.Context, b Bound, params []string, anchor string, base map[string]Binding) (map[string]Binding, []string, error) {
 	variants := 1
 	for _, a := range base {
 		if a.Table != "" && a.Source == FromCase && a.How != Fresh && a.Table != b.Table {
@@ -334,10 +350,6 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 		}
 	}
 	variants = min(variants, 3)
-	budget := s.tries + discoverPerCase
-	// The case as it stands, under each of its row choices, and each of a
-	// few ordinals when an argument's value is one the ordinal chooses (a
-	// sibling, a shared row, an enum value).
 	ordinals := 1
 	for _, a := range base {
 		if a.Source == FromSibling || a.Source == FromShared || a.How == ByEnum {
@@ -351,7 +363,7 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 			b.Variant, b.Ordinal = v, ordinal+o
 			ok, blame, err := s.try(ctx, b, params, base)
 			if err != nil || ok {
-				return nilUnless(ok, base), err
+				return nilUnless(ok, base), nil, err
 			}
 			for _, p := range params {
 				if p != anchor && contains(blame, p) && !contains(suspects, p) {
@@ -360,20 +372,20 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 			}
 		}
 	}
-	b.Ordinal = ordinal
-	if len(suspects) == 0 {
-		return nil, nil // the case's own record is refused
-	}
-	// Then, under its first row choice, each other way of one argument to
-	// blame, then of two.
-	b.Variant = 0
+	return nil, suspects, nil
+}
+
+// otherWays tries each other way of binding one suspect argument, then
+// pairs of them, until a call wins or the case's budget is spent.
+func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []string, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
 	opts := map[string][]Binding{}
 	for _, p := range suspects {
 		opts[p] = s.options(b, p, alts, base[p])
 	}
+	spent := func() bool { return s.tries >= budget || s.tries >= discoverTries }
 	for _, p := range suspects {
 		for _, o := range opts[p] {
-			if s.tries >= budget || s.tries >= discoverTries {
+			if spent() {
 				return nil, nil
 			}
 			next := with(base, p, o)
@@ -386,7 +398,7 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 		for _, q := range suspects[i+1:] {
 			for _, o := range first(opts[p], 4) {
 				for _, o2 := range first(opts[q], 4) {
-					if s.tries >= budget || s.tries >= discoverTries {
+					if spent() {
 						return nil, nil
 					}
 					next := with(with(base, p, o), q, o2)
