@@ -258,24 +258,48 @@ func (t *Table) addUnique(cols []string) {
 }
 
 func (p *schemaParser) createTable(c *cursor, line int) {
+	name, ok := p.newTableName(c, line)
+	if !ok {
+		return
+	}
+	elems, ok := p.columnList(c, name, line)
+	if !ok {
+		return
+	}
+	t := Table{Name: name, Line: line}
+	var keys tableKeys
+	for _, el := range elems {
+		p.element(&t, &keys, el, line)
+	}
+	p.addTable(t, keys, line)
+}
+
+// newTableName reads CREATE TABLE's name: unqualified (a qualifier is
+// reported), and not one created before.
+func (p *schemaParser) newTableName(c *cursor, line int) (string, bool) {
 	c.accept("if", "not", "exists")
 	name, qualified, ok := c.qualifiedName()
 	if !ok {
 		p.errorf(line, "CREATE TABLE: expected a table name")
-		return
+		return "", false
 	}
 	if qualified {
 		p.errorf(line, "schema qualifiers are not allowed (table %s): the world's schema is chosen when it is built", name)
 	}
 	if p.table(name) != nil {
 		p.errorf(line, "table %q is created twice", name)
-		return
+		return "", false
 	}
+	return name, true
+}
+
+// columnList cuts the parenthesised column list into its elements at
+// top-level commas; nothing may follow it.
+func (p *schemaParser) columnList(c *cursor, name string, line int) ([][]pgsql.Token, bool) {
 	if !c.peek(0).Punct("(") {
 		p.errorf(line, "CREATE TABLE %s: expected a column list in parentheses (AS, OF, PARTITION OF are not accepted)", name)
-		return
+		return nil, false
 	}
-	// Cut the column list into elements at top-level commas.
 	c.next()
 	var elems [][]pgsql.Token
 	var cur []pgsql.Token
@@ -303,160 +327,182 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 	}
 	if !closed {
 		p.errorf(line, "CREATE TABLE %s: unbalanced parentheses", name)
-		return
+		return nil, false
 	}
 	if !c.done() {
 		p.errorf(c.peek(0).Line, "CREATE TABLE %s: nothing may follow the column list (%s ...)", name, strings.ToUpper(c.peek(0).Text))
 	}
-	t := Table{Name: name, Line: line}
-	type fk struct {
-		cols, refCols []string
-		refTable      string
-		line          int
+	return elems, true
+}
+
+// tableKeys are the keys a table's elements declare, resolved once every
+// column is known.
+type tableKeys struct {
+	fks     []tableFK
+	pk      []string
+	pkLine  int
+	uniques [][]string
+}
+
+type tableFK struct {
+	cols, refCols []string
+	refTable      string
+	line          int
+}
+
+func (p *schemaParser) setPK(t *Table, k *tableKeys, cols []string, l int) {
+	if k.pk != nil {
+		p.errorf(l, "table %s has more than one primary key", t.Name)
+		return
 	}
-	var fks []fk
-	var pk []string
-	var uniques [][]string
-	pkLine := 0
-	setPK := func(cols []string, l int) {
-		if pk != nil {
-			p.errorf(l, "table %s has more than one primary key", name)
+	k.pk, k.pkLine = cols, l
+}
+
+// element reads one element of a column list: a table constraint or a
+// column.
+func (p *schemaParser) element(t *Table, k *tableKeys, el []pgsql.Token, line int) {
+	name := t.Name
+	if len(el) == 0 {
+		p.errorf(line, "CREATE TABLE %s: empty element in the column list", name)
+		return
+	}
+	ec := &cursor{toks: el}
+	l := el[0].Line
+	if ec.accept("constraint") {
+		ec.next() // constraint name
+	}
+	switch {
+	case ec.accept("primary", "key"):
+		cols, ok := ec.identList()
+		if !ok {
+			p.errorf(l, "table %s: PRIMARY KEY expects (column, ...)", name)
 			return
 		}
-		pk, pkLine = cols, l
+		p.setPK(t, k, cols, l)
+	case ec.accept("foreign", "key"):
+		cols, ok := ec.identList()
+		if !ok || !ec.accept("references") {
+			p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
+			return
+		}
+		ref, q, ok := ec.qualifiedName()
+		if !ok {
+			p.errorf(l, "table %s: REFERENCES expects a table name", name)
+			return
+		}
+		if q {
+			p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
+		}
+		var refCols []string
+		if ec.peek(0).Punct("(") {
+			if refCols, ok = ec.identList(); !ok {
+				p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
+				return
+			}
+		}
+		k.fks = append(k.fks, tableFK{cols, refCols, ref, l})
+	case ec.accept("unique"):
+		ec.accept("nulls", "not", "distinct")
+		ec.accept("nulls", "distinct")
+		if cols, ok := ec.identList(); ok {
+			k.uniques = append(k.uniques, cols)
+		}
+	case ec.accept("check"):
+		if ec.peek(0).Punct("(") {
+			start := ec.i
+			ec.skipGroup()
+			t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
+		}
+	case ec.peek(0).Keyword("exclude") && (ec.peek(1).Punct("(") || ec.peek(1).Keyword("using")):
+		// Enforced by Postgres; nothing the loader needs.
+	case ec.peek(0).Keyword("like"):
+		p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
+	default:
+		col, colFK, ok := p.column(ec, name, l)
+		if !ok {
+			return
+		}
+		if t.Column(col.Name) != nil {
+			p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
+			return
+		}
+		if colFK != nil {
+			k.fks = append(k.fks, tableFK{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
+		}
+		if col.pk {
+			p.setPK(t, k, []string{col.Name}, l)
+		}
+		if col.unique {
+			k.uniques = append(k.uniques, []string{col.Name})
+		}
+		t.Checks = append(t.Checks, col.checks...)
+		t.Columns = append(t.Columns, col.Column)
 	}
-	for _, el := range elems {
-		if len(el) == 0 {
-			p.errorf(line, "CREATE TABLE %s: empty element in the column list", name)
-			continue
-		}
-		ec := &cursor{toks: el}
-		l := el[0].Line
-		if ec.accept("constraint") {
-			ec.next() // constraint name
-		}
-		switch {
-		case ec.accept("primary", "key"):
-			cols, ok := ec.identList()
-			if !ok {
-				p.errorf(l, "table %s: PRIMARY KEY expects (column, ...)", name)
-				continue
-			}
-			setPK(cols, l)
-		case ec.accept("foreign", "key"):
-			cols, ok := ec.identList()
-			if !ok || !ec.accept("references") {
-				p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
-				continue
-			}
-			ref, q, ok := ec.qualifiedName()
-			if !ok {
-				p.errorf(l, "table %s: REFERENCES expects a table name", name)
-				continue
-			}
-			if q {
-				p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
-			}
-			var refCols []string
-			if ec.peek(0).Punct("(") {
-				if refCols, ok = ec.identList(); !ok {
-					p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
-					continue
-				}
-			}
-			fks = append(fks, fk{cols, refCols, ref, l})
-		case ec.accept("unique"):
-			ec.accept("nulls", "not", "distinct")
-			ec.accept("nulls", "distinct")
-			if cols, ok := ec.identList(); ok {
-				uniques = append(uniques, cols)
-			}
-		case ec.accept("check"):
-			if ec.peek(0).Punct("(") {
-				start := ec.i
-				ec.skipGroup()
-				t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
-			}
-		case ec.peek(0).Keyword("exclude") && (ec.peek(1).Punct("(") || ec.peek(1).Keyword("using")):
-			// Enforced by Postgres; nothing the loader needs.
-		case ec.peek(0).Keyword("like"):
-			p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
-		default:
-			col, colFK, ok := p.column(ec, name, l)
-			if !ok {
-				continue
-			}
-			if t.Column(col.Name) != nil {
-				p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
-				continue
-			}
-			if colFK != nil {
-				fks = append(fks, fk{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
-			}
-			if col.pk {
-				setPK([]string{col.Name}, l)
-			}
-			if col.unique {
-				uniques = append(uniques, []string{col.Name})
-			}
-			t.Checks = append(t.Checks, col.checks...)
-			t.Columns = append(t.Columns, col.Column)
-		}
-	}
+}
+
+// addTable resolves a table's keys against its columns and adds it; its
+// foreign keys resolve against tables created before it, or itself.
+func (p *schemaParser) addTable(t Table, k tableKeys, line int) {
+	name := t.Name
 	if len(t.Columns) == 0 {
 		p.errorf(line, "table %s has no columns", name)
 	}
-	for _, k := range pk {
-		col := t.Column(k)
+	for _, kc := range k.pk {
+		col := t.Column(kc)
 		if col == nil {
-			p.errorf(pkLine, "table %s: primary key names unknown column %q", name, k)
+			p.errorf(k.pkLine, "table %s: primary key names unknown column %q", name, kc)
 			continue
 		}
 		col.NotNull = true
 	}
-	if len(pk) > 0 {
-		t.PrimaryKey = pk
+	if len(k.pk) > 0 {
+		t.PrimaryKey = k.pk
 	}
-	for _, u := range uniques {
+	for _, u := range k.uniques {
 		if allColumns(&t, u) {
 			t.addUnique(u)
 		} else {
 			p.errorf(line, "table %s: UNIQUE names an unknown column in %v", name, u)
 		}
 	}
-	// Foreign keys resolve against tables created before this one, or this one.
 	p.tables = append(p.tables, t)
 	tp := &p.tables[len(p.tables)-1]
-	for _, f := range fks {
-		ref := p.table(f.refTable)
-		if ref == nil {
-			p.errorf(f.line, "table %s references unknown table %q (referenced tables must be created first)", name, f.refTable)
-			continue
-		}
-		refCols := f.refCols
+	for _, f := range k.fks {
+		p.resolveFK(tp, f)
+	}
+}
+
+// resolveFK points the columns of f at the columns they reference.
+func (p *schemaParser) resolveFK(tp *Table, f tableFK) {
+	name := tp.Name
+	ref := p.table(f.refTable)
+	if ref == nil {
+		p.errorf(f.line, "table %s references unknown table %q (referenced tables must be created first)", name, f.refTable)
+		return
+	}
+	refCols := f.refCols
+	if refCols == nil {
+		refCols = ref.PrimaryKey
 		if refCols == nil {
-			refCols = ref.PrimaryKey
-			if refCols == nil {
-				p.errorf(f.line, "table %s references %s, which has no primary key; name the column", name, f.refTable)
-				continue
-			}
+			p.errorf(f.line, "table %s references %s, which has no primary key; name the column", name, f.refTable)
+			return
 		}
-		if len(refCols) != len(f.cols) {
-			p.errorf(f.line, "table %s: foreign key has %d columns but references %d", name, len(f.cols), len(refCols))
+	}
+	if len(refCols) != len(f.cols) {
+		p.errorf(f.line, "table %s: foreign key has %d columns but references %d", name, len(f.cols), len(refCols))
+		return
+	}
+	for i, cn := range f.cols {
+		if ref.Column(refCols[i]) == nil {
+			p.errorf(f.line, "table %s references unknown column %s.%s", name, f.refTable, refCols[i])
 			continue
 		}
-		for i, cn := range f.cols {
-			if ref.Column(refCols[i]) == nil {
-				p.errorf(f.line, "table %s references unknown column %s.%s", name, f.refTable, refCols[i])
-				continue
-			}
-			col := tp.Column(cn)
-			if col == nil {
-				p.errorf(f.line, "table %s: foreign key names unknown column %q", name, cn)
-				continue
-			}
-			col.References = f.refTable + "." + refCols[i]
+		col := tp.Column(cn)
+		if col == nil {
+			p.errorf(f.line, "table %s: foreign key names unknown column %q", name, cn)
+			continue
 		}
+		col.References = f.refTable + "." + refCols[i]
 	}
 }
 
