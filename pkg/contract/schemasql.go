@@ -533,20 +533,7 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 		return col, nil, false
 	}
 	col.Name = name
-	var typ []pgsql.Token
-	depth := 0
-	for !c.done() {
-		t := c.peek(0)
-		if depth == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
-			break
-		}
-		if t.Punct("(") || t.Punct("[") {
-			depth++
-		} else if t.Punct(")") || t.Punct("]") {
-			depth--
-		}
-		typ = append(typ, c.next())
-	}
+	typ := c.untilStop("(", "[")
 	if len(typ) == 0 {
 		p.errorf(line, "table %s: column %s has no type", table, name)
 		return col, nil, false
@@ -586,39 +573,13 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 				fk.refCols = cols
 			}
 		case c.accept("default"):
-			var expr []pgsql.Token
-			d := 0
-			for !c.done() {
-				t := c.peek(0)
-				if d == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
-					break
-				}
-				if t.Punct("(") {
-					d++
-				} else if t.Punct(")") {
-					d--
-				}
-				expr = append(expr, c.next())
-			}
+			expr := c.untilStop("(")
 			if len(expr) == 0 {
 				p.errorf(line, "table %s: column %s: DEFAULT without an expression", table, name)
 			}
 			col.Default = joinTokens(expr)
 		case c.accept("generated"):
-			// GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(...)] | GENERATED ALWAYS AS (expr) STORED
-			identity := false
-			for !c.done() && !(c.peek(0).Kind == pgsql.Ident && columnStops[c.peek(0).Text]) {
-				t := c.peek(0)
-				if t.Keyword("identity") {
-					identity = true
-				}
-				if t.Punct("(") {
-					c.skipGroup()
-					continue
-				}
-				c.next()
-			}
-			if identity {
+			if c.generatedIdentity() {
 				col.Default = "identity"
 			} else {
 				col.Default = "generated"
@@ -639,6 +600,49 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 		}
 	}
 	return col, fk, true
+}
+
+// untilStop consumes the tokens up to the next word that ends a column's
+// type or expression (columnStops) outside brackets; open names the
+// brackets counted ("(" and "[", whose closers are ")" and "]").
+func (c *cursor) untilStop(open ...string) []pgsql.Token {
+	closer := map[string]string{"(": ")", "[": "]"}
+	var out []pgsql.Token
+	depth := 0
+	for !c.done() {
+		t := c.peek(0)
+		if depth == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
+			break
+		}
+		for _, o := range open {
+			if t.Punct(o) {
+				depth++
+			} else if t.Punct(closer[o]) {
+				depth--
+			}
+		}
+		out = append(out, c.next())
+	}
+	return out
+}
+
+// generatedIdentity consumes the rest of a GENERATED clause, {ALWAYS | BY
+// DEFAULT} AS IDENTITY [(...)] or ALWAYS AS (expr) STORED, and reports
+// whether it is an identity.
+func (c *cursor) generatedIdentity() bool {
+	identity := false
+	for !c.done() && !(c.peek(0).Kind == pgsql.Ident && columnStops[c.peek(0).Text]) {
+		t := c.peek(0)
+		if t.Keyword("identity") {
+			identity = true
+		}
+		if t.Punct("(") {
+			c.skipGroup()
+			continue
+		}
+		c.next()
+	}
+	return identity
 }
 
 // joinTokens writes tokens back as compact lower-case SQL: "numeric(10,2)", "timestamp with time zone".
