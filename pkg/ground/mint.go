@@ -161,64 +161,81 @@ func (g *Graph) collect(table string, target Row) *minting {
 	if m.owner != nil && cl != nil && cl.Table != table {
 		m.add(g, cl.Table, m.owner)
 	}
-	eligible := func(t string, r Row) bool {
-		for _, fk := range g.fks[t] {
-			if r[fk.Column] == nil || !m.restricted[fk.RefTable] {
-				continue
-			}
-			if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
-				return false
-			}
-		}
-		if g.PK(t) != "" {
-			return true
-		}
-		tb := g.C.Table(t)
-		if len(tb.PrimaryKey) == 0 {
-			return true
-		}
-		for _, k := range tb.PrimaryKey {
-			if fk, ok := g.fkOf(t, k); ok && g.PK(fk.RefTable) == fk.RefColumn && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, r[k])) {
-				return true
-			}
-		}
-		return false
-	}
+	// Until nothing changes: every row of an unrestricted table that hangs
+	// off a copied row, and may be copied, is.
 	for changed := true; changed; {
-		changed = false
-		for _, t := range g.C.Tables {
-			if m.restricted[t.Name] {
-				continue
-			}
-			for _, fk := range g.fks[t.Name] {
-				parents := m.chosen[fk.RefTable]
-				if len(parents) == 0 {
-					continue
-				}
-				// The parents' referenced values, as a set: comparing each
-				// row with each parent would make minting quadratic.
-				refs := map[string]bool{}
-				for _, it := range m.order {
-					if it.table == fk.RefTable && it.row[fk.RefColumn] != nil {
-						refs[Text(it.row[fk.RefColumn])] = true
-					}
-				}
-				col := g.column(t.Name, fk.Column)
-				for i, r := range g.Rows(t.Name) {
-					if col.isNil[i] || !refs[col.text[i]] {
-						continue
-					}
-					if eligible(t.Name, r) && m.add(g, t.Name, r) {
-						changed = true
-					}
-				}
-				if len(m.order) > maxMintRows {
-					return m
-				}
-			}
+		var full bool
+		changed, full = g.collectChildren(m)
+		if full {
+			break
 		}
 	}
 	return m
+}
+
+// collectChildren adds, table by table, the rows that refer to a copied
+// row and are eligible. It reports whether it added any, and whether the
+// copy passed maxMintRows (then it stops).
+func (g *Graph) collectChildren(m *minting) (changed, full bool) {
+	for _, t := range g.C.Tables {
+		if m.restricted[t.Name] {
+			continue
+		}
+		for _, fk := range g.fks[t.Name] {
+			parents := m.chosen[fk.RefTable]
+			if len(parents) == 0 {
+				continue
+			}
+			// The parents' referenced values, as a set: comparing each
+			// row with each parent would make minting quadratic.
+			refs := map[string]bool{}
+			for _, it := range m.order {
+				if it.table == fk.RefTable && it.row[fk.RefColumn] != nil {
+					refs[Text(it.row[fk.RefColumn])] = true
+				}
+			}
+			col := g.column(t.Name, fk.Column)
+			for i, r := range g.Rows(t.Name) {
+				if col.isNil[i] || !refs[col.text[i]] {
+					continue
+				}
+				if m.eligible(g, t.Name, r) && m.add(g, t.Name, r) {
+					changed = true
+				}
+			}
+			if len(m.order) > maxMintRows {
+				return changed, true
+			}
+		}
+	}
+	return changed, false
+}
+
+// eligible reports whether row r of table t may join the copy: no parent
+// of a restricted table it refers to is left uncopied, and it has a key of
+// its own or one made of copied parents' keys.
+func (m *minting) eligible(g *Graph, t string, r Row) bool {
+	for _, fk := range g.fks[t] {
+		if r[fk.Column] == nil || !m.restricted[fk.RefTable] {
+			continue
+		}
+		if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
+			return false
+		}
+	}
+	if g.PK(t) != "" {
+		return true
+	}
+	tb := g.C.Table(t)
+	if len(tb.PrimaryKey) == 0 {
+		return true
+	}
+	for _, k := range tb.PrimaryKey {
+		if fk, ok := g.fkOf(t, k); ok && g.PK(fk.RefTable) == fk.RefColumn && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, r[k])) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeUnique makes sure every unique column set (the primary key included)
