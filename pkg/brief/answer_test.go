@@ -89,3 +89,12 @@ func TestDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestChoiceWire: the brief carries a choice as [variant, ordinal]; a field
+// added to plan.Choice must be added to the wire too, or it is lost on the
+// way to the model.
+func TestChoiceWire(t *testing.T) {
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 2 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire pair carries 2 (Bucket.MarshalJSON)", n)
+	}
+}
