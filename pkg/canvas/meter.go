@@ -38,21 +38,10 @@ func (s *Store) Refusals(ctx context.Context, run string) (map[string]int, error
 	return out, nil
 }
 
-// Spend records one model call's token usage. Calls of slices that later fail
-// are recorded too: the meter counts what was paid, not what was kept.
+// Spend records one model call's token usage, unpriced (SpendCall records
+// the rest of what a call cost).
 func (s *Store) Spend(ctx context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error {
-	if prompt < 0 || completion < 0 {
-		return fmt.Errorf("canvas: spend in run %s: negative tokens (%d, %d)", run, prompt, completion)
-	}
-	if outcome == "" {
-		outcome = "ok"
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO spend (run_id, slice_id, writer, model, prompt_tokens, completion_tokens, outcome)
-		VALUES ($1,$2,$3,$4,$5,$6,$7)`, run, slice, writer, model, prompt, completion, outcome)
-	if err != nil {
-		return fmt.Errorf("canvas: spend in run %s slice %s: %w", run, slice, err)
-	}
-	return nil
+	return s.SpendCall(ctx, Call{Run: run, Slice: slice, Writer: writer, Model: model, Prompt: prompt, Completion: completion, Outcome: outcome})
 }
 
 // Spent totals a run's prompt and completion tokens.

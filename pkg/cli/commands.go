@@ -42,6 +42,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
 	rounds := f.num("rounds", 1, "reviewer rounds")
 	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
+	budgetUSD := f.float("budget-usd", 0, "stop dispatch once the run spent this many dollars at the model's price (0: no cap)")
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
@@ -60,9 +61,13 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return &UsageError{err.Error()}
 	}
+	ps, err := mf.settings()
+	if err != nil {
+		return err
+	}
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
-		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
-		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
+		Provider: ps, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
+		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, BudgetUSD: *budgetUSD,
 		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}

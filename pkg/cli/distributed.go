@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/writer"
@@ -25,6 +28,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	n := f.num("scenarios", 50, "scenarios to write")
 	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
 	budget := f.num64("budget-tokens", 0, "stop dispatch at this many tokens (0: no cap)")
+	budgetUSD := f.float("budget-usd", 0, "stop dispatch at this many dollars at the writers' price (0: no cap)")
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", "builtin", "model name recorded on the run")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
@@ -63,7 +67,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		defer serveProgress(ctx, env, *progressAddr, storeOf(in))()
 	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant}
+		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, BudgetUSD: *budgetUSD, MaxWant: *maxWant}
 	if *planFile != "" {
 		if cfg.Steer, err = run.ReadPlanFile(*planFile); err != nil {
 			return err
@@ -93,6 +97,10 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
+	ps, err := mf.settings()
+	if err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
 		return err
@@ -104,11 +112,28 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	defer q.Close()
 	engines := engine.NewCache(in.pool)
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
-	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, *mf.window, in.pool, mx, env.Log)
+	// Not ready while the provider refuses the key (set once the client exists).
+	var ready atomic.Pointer[func() error]
+	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
+		if err := in.pool.Ping(ctx); err != nil {
+			return err
+		}
+		if r := ready.Load(); r != nil {
+			return (*r)()
+		}
+		return errors.New("writer: the model provider is not checked yet")
+	})
+	// A writer that cannot reach its provider, or whose key or model the
+	// provider refuses, exits here instead of failing every slice.
+	client, err := provider.Open(ctx, *mf.model, ps, in.pool, mx, env.Log)
 	if err != nil {
 		return err
 	}
+	providerReady := func() error { return nil }
+	if r, ok := client.(interface{ Ready() error }); ok {
+		providerReady = r.Ready
+	}
+	ready.Store(&providerReady)
 	run.FetchContracts(client, engines)
 	wcfg := writer.Config{ID: *id, Queue: q, Store: storeOf(in), Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}

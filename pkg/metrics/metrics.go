@@ -30,10 +30,14 @@ const (
 	OutcomeCanceled    = "canceled"
 )
 
-// Token kinds, the values of the kind label of ModelTokens.
+// Token kinds, the values of the kind label of ModelTokens. Cached prompt
+// tokens are counted inside prompt and reasoning tokens inside completion,
+// as providers report them.
 const (
-	KindPrompt     = "prompt"
-	KindCompletion = "completion"
+	KindPrompt       = "prompt"
+	KindCompletion   = "completion"
+	KindCachedPrompt = "cached_prompt"
+	KindReasoning    = "reasoning"
 )
 
 // Histogram bucket layouts. Proofs run a few Starlark calls inside a rolled
@@ -74,8 +78,9 @@ type Metrics struct {
 
 	// Model provider.
 	ModelCalls        *prometheus.CounterVec // {model, outcome}
-	ModelCallDuration prometheus.ObserverVec // {model}
+	ModelCallDuration prometheus.ObserverVec // {model}: the provider's answer only, not the limiter's wait
 	ModelTokens       *prometheus.CounterVec // {model, kind}
+	ModelCost         *prometheus.CounterVec // {model}: dollars at the model's price
 	ModelRateLimited  *prometheus.CounterVec // {model}: HTTP 429 answers
 
 	// The shared provider bucket (no run label: every run shares it).
@@ -88,6 +93,12 @@ type Metrics struct {
 	// Budget.
 	BudgetSpentTokens prometheus.Gauge // tokens spent by the run so far (from the ledger)
 	BudgetCapTokens   prometheus.Gauge // the run's token cap; 0 means no cap
+	BudgetSpentUSD    prometheus.Gauge // dollars spent by the run so far at its model's price (from the ledger)
+	BudgetCapUSD      prometheus.Gauge // the run's dollar cap; 0 means no cap
+	// Per kept scenario, from the ledger: {kind} prompt or completion tokens,
+	// and dollars.
+	TokensPerKept *prometheus.GaugeVec
+	CostPerKept   prometheus.Gauge
 
 	// Latencies.
 	ProofDuration       prometheus.Histogram // one scenario's gate proofs
@@ -108,9 +119,10 @@ type family struct {
 	slicesInFlight                                                      *prometheus.GaugeVec
 	scenariosSubmitted, scenariosProved, scenariosRefused               *prometheus.CounterVec
 	scenariosAsked, buckets                                             *prometheus.GaugeVec
-	modelCalls, modelTokens, modelRateLimited                           *prometheus.CounterVec
+	modelCalls, modelTokens, modelRateLimited, modelCost                *prometheus.CounterVec
 	modelCallDuration                                                   *prometheus.HistogramVec
 	budgetSpent, budgetCap, queuePending, queueAckPending               *prometheus.GaugeVec
+	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept            *prometheus.GaugeVec
 	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
 
 	// Provider-bucket instruments: no run label, series created on first use.
@@ -163,12 +175,17 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		buckets:            gauge("buckets", "Plan buckets by ledger state (open, claimed, done, blocked).", "state"),
 
 		modelCalls:        counter("model_calls_total", "Model provider calls, by model and outcome.", "model", "outcome"),
-		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call, including retries of transport errors.", ModelCallBuckets, "model"),
-		modelTokens:       counter("model_tokens_total", "Model tokens used, by model and kind (prompt or completion), from the provider's usage.", "model", "kind"),
+		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call from request to answer; the wait for the shared quota is limiter_wait_seconds.", ModelCallBuckets, "model"),
+		modelTokens:       counter("model_tokens_total", "Model tokens used, by model and kind (prompt, completion, and cached_prompt and reasoning inside them), from the provider's usage.", "model", "kind"),
+		modelCost:         counter("model_cost_usd_total", "Dollars spent on model calls at the model's price (calls of unpriced models add nothing).", "model"),
 		modelRateLimited:  counter("model_rate_limited_total", "Model provider answers with HTTP 429 (rate limited).", "model"),
 
-		budgetSpent: gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
-		budgetCap:   gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+		budgetSpent:    gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
+		budgetCap:      gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+		budgetSpentUSD: gauge("budget_spent_usd", "Dollars the run has spent so far at its model's price, as the ledger records them."),
+		budgetCapUSD:   gauge("budget_cap_usd", "The run's dollar cap; 0 means no cap."),
+		tokensPerKept:  gauge("tokens_per_kept_scenario", "Tokens spent per scenario kept so far, by kind (prompt or completion), from the ledger.", "kind"),
+		costPerKept:    gauge("cost_per_kept_scenario_usd", "Dollars spent per scenario kept so far, from the ledger."),
 
 		proofDuration:       histogram("proof_duration_seconds", "Wall time of one scenario's gate proofs.", ProofBuckets),
 		ledgerWriteDuration: histogram("ledger_write_duration_seconds", "Wall time of one ledger write transaction.", LedgerWriteBuckets),
@@ -252,6 +269,7 @@ func (f *family) bind(run string) *Metrics {
 		ModelCalls:        f.modelCalls.MustCurryWith(cur),
 		ModelCallDuration: f.modelCallDuration.MustCurryWith(cur),
 		ModelTokens:       f.modelTokens.MustCurryWith(cur),
+		ModelCost:         f.modelCost.MustCurryWith(cur),
 		ModelRateLimited:  f.modelRateLimited.MustCurryWith(cur),
 
 		LimiterWait:              lazyHistogram{f.limiterWait, nil},
@@ -262,6 +280,10 @@ func (f *family) bind(run string) *Metrics {
 
 		BudgetSpentTokens: gauge(f.budgetSpent),
 		BudgetCapTokens:   gauge(f.budgetCap),
+		BudgetSpentUSD:    gauge(f.budgetSpentUSD),
+		BudgetCapUSD:      gauge(f.budgetCapUSD),
+		TokensPerKept:     f.tokensPerKept.MustCurryWith(cur),
+		CostPerKept:       gauge(f.costPerKept),
 
 		ProofDuration:       histogram(f.proofDuration),
 		LedgerWriteDuration: histogram(f.ledgerWriteDuration),
@@ -276,6 +298,8 @@ func (f *family) bind(run string) *Metrics {
 		for _, s := range BucketStates {
 			m.Buckets.WithLabelValues(s)
 		}
+		m.TokensPerKept.WithLabelValues(KindPrompt)
+		m.TokensPerKept.WithLabelValues(KindCompletion)
 	}
 	f.byRun[run] = m
 	return m
@@ -297,6 +321,35 @@ func (m *Metrics) ObserveModelCall(model, outcome string, d time.Duration, promp
 	}
 }
 
+// ObserveModelSpend records what a call's usage holds besides prompt and
+// completion (cached prompt and reasoning tokens) and what it cost.
+func (m *Metrics) ObserveModelSpend(model string, cachedPrompt, reasoning int, usd float64) {
+	if cachedPrompt > 0 {
+		m.ModelTokens.WithLabelValues(model, KindCachedPrompt).Add(float64(cachedPrompt))
+	}
+	if reasoning > 0 {
+		m.ModelTokens.WithLabelValues(model, KindReasoning).Add(float64(reasoning))
+	}
+	if usd > 0 {
+		m.ModelCost.WithLabelValues(model).Add(usd)
+	}
+}
+
+// SetSpend sets the budget gauges from the ledger's meter and the run's caps.
+func (m *Metrics) SetSpend(tokens int64, usd float64, capTokens int64, capUSD float64) {
+	m.BudgetSpentTokens.Set(float64(tokens))
+	m.BudgetSpentUSD.Set(usd)
+	m.BudgetCapTokens.Set(float64(capTokens))
+	m.BudgetCapUSD.Set(capUSD)
+}
+
+// SetPerKept sets the per-kept-scenario gauges.
+func (m *Metrics) SetPerKept(prompt, completion, usd float64) {
+	m.TokensPerKept.WithLabelValues(KindPrompt).Set(prompt)
+	m.TokensPerKept.WithLabelValues(KindCompletion).Set(completion)
+	m.CostPerKept.Set(usd)
+}
+
 // InitModel creates the model's series at zero so dashboards show the model
 // (and a flat 429 line) before its first call.
 func (m *Metrics) InitModel(model string) {
@@ -304,6 +357,7 @@ func (m *Metrics) InitModel(model string) {
 	m.ModelCallDuration.WithLabelValues(model)
 	m.ModelTokens.WithLabelValues(model, KindPrompt)
 	m.ModelTokens.WithLabelValues(model, KindCompletion)
+	m.ModelCost.WithLabelValues(model)
 	m.ModelRateLimited.WithLabelValues(model)
 }
 

@@ -81,6 +81,10 @@ type Response struct {
 	Limits Limits `json:"-"`
 	// Timing says where the call's time went; it is filled on failures too.
 	Timing Timing `json:"-"`
+	// CostUSD is Usage at the model's price, when the client knows the price
+	// (Priced); a model without a price costs nothing anyone can say.
+	CostUSD float64 `json:"-"`
+	Priced  bool    `json:"-"`
 }
 
 // Timing splits a call's wall time: waiting for the shared quota, then the

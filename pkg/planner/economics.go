@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"fmt"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
 )
 
 // maxLessons bounds the refusal reasons a round's briefs carry.
@@ -32,16 +34,16 @@ func (p *Planner) lessons(ctx context.Context) ([]string, error) {
 // slices, and the ones already out keep spending while it deals. Writers ask
 // the same meter before every model call, so what is spent past the cap is at
 // most the calls in flight when it was crossed.
-func (p *Planner) spentOut(ctx context.Context, budget int64) (bool, error) {
-	if budget <= 0 {
+func (p *Planner) spentOut(ctx context.Context, run canvas.Run) (bool, error) {
+	if run.BudgetTokens <= 0 && run.BudgetUSD <= 0 {
 		return false, nil
 	}
-	pr, co, err := p.cfg.Store.Spent(ctx, p.cfg.RunID)
+	m, err := p.cfg.Store.Meter(ctx, p.cfg.RunID)
 	if err != nil {
 		return false, err
 	}
-	p.cfg.Metrics.BudgetSpentTokens.Set(float64(pr + co))
-	if pr+co >= budget {
+	p.cfg.Metrics.SetSpend(m.Tokens(), m.CostUSD, run.BudgetTokens, run.BudgetUSD)
+	if m.Over(run) {
 		p.budgetHit = true
 		return true, nil
 	}

@@ -38,6 +38,8 @@ type Config struct {
 	Model string
 	// BudgetTokens caps the run's spend (0: none); dispatch stops at the cap.
 	BudgetTokens int64
+	// BudgetUSD caps the run's spend in dollars (0: none), likewise.
+	BudgetUSD float64
 	// Steer is the user's plan (--plan FILE).
 	Steer []plan.Steer
 	// MaxWant caps one bucket's want (0: the plan's default); raising it lets
@@ -139,7 +141,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	_, err = p.cfg.Store.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Model: p.cfg.Model, State: "planning", Asked: p.cfg.Asked, Seed: p.cfg.Seed,
-		BudgetTokens: p.cfg.BudgetTokens, Config: cfgJSON,
+		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD, Config: cfgJSON,
 	})
 	if err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
@@ -209,6 +211,9 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	res.Budget = res.Budget || p.budgetHit
+	if _, err := p.overBudget(ctx, run); err != nil { // the spend gauges' last word
+		return res, err
+	}
 	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
 		return res, err
@@ -223,17 +228,16 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
+// overBudget reads the run's meter (once a round, cap or not, so the spend
+// gauges move) and reports whether it reached the cap.
 func (p *Planner) overBudget(ctx context.Context, run canvas.Run) (bool, error) {
-	if run.BudgetTokens <= 0 {
-		return false, nil
-	}
-	pr, co, err := p.cfg.Store.Spent(ctx, p.cfg.RunID)
+	m, err := p.cfg.Store.Meter(ctx, p.cfg.RunID)
 	if err != nil {
 		return false, err
 	}
-	p.cfg.Metrics.BudgetSpentTokens.Set(float64(pr + co))
-	p.cfg.Metrics.BudgetCapTokens.Set(float64(run.BudgetTokens))
-	return pr+co >= run.BudgetTokens, nil
+	p.cfg.Metrics.SetSpend(m.Tokens(), m.CostUSD, run.BudgetTokens, run.BudgetUSD)
+	p.cfg.Metrics.SetPerKept(m.PerKept())
+	return m.Over(run), nil
 }
 
 func (p *Planner) observe(bs []canvas.Bucket) {
@@ -304,7 +308,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, e
 	}
 	dealt := 0
 	for n, ids := range slices {
-		if stop, err := p.spentOut(ctx, run.BudgetTokens); err != nil {
+		if stop, err := p.spentOut(ctx, run); err != nil {
 			return dealt, err
 		} else if stop {
 			p.log.Info("budget reached; dealing stops", "round", round, "dealt", dealt, "left", len(slices)-dealt)

@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -30,8 +28,8 @@ import (
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/ratelimit"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -45,13 +43,13 @@ type Config struct {
 	Writers     int
 	Concurrency int
 	Out         string
-	Model       string // "builtin" or a provider model name
-	BaseURL     string // OpenAI-compatible endpoint
-	APIKey      string
-	Seed        int64
-	Rounds      int // reviewer rounds
-	StateDir    string
-	NATSURL     string
+	Model       string // "builtin" or a provider model name (Azure: the deployment)
+	// Provider is how writers reach and pay Model's provider.
+	Provider provider.Settings
+	Seed     int64
+	Rounds   int // reviewer rounds
+	StateDir string
+	NATSURL  string
 	// Queue carries the NATS credential and TLS files; its URL is NATSURL
 	// (or the embedded server's).
 	Queue       queue.Config
@@ -60,11 +58,10 @@ type Config struct {
 	// ProgressAddr, when set, serves the progress page and API (progress.Handler) there.
 	ProgressAddr string
 	BudgetTokens int64
-	RPM, TPM     int
-	// QuotaWindow is the provider's quota window (see ratelimit.Config.Window).
-	QuotaWindow time.Duration
-	PlanFile    string
-	RunID       string
+	// BudgetUSD caps the run's spend in dollars at Model's price (0: no cap).
+	BudgetUSD float64
+	PlanFile  string
+	RunID     string
 	// MaxWant caps one bucket's want (0: the plan's default, 10); raise it to
 	// ask one contract for more than its default capacity.
 	MaxWant int
@@ -99,8 +96,16 @@ func (c *Config) Validate() error {
 	if c.Model == "" {
 		c.Model = "builtin"
 	}
-	if c.Client == nil && c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "" {
-		return fmt.Errorf("run: --model %s needs OPENAI_API_KEY or OPENAI_BASE_URL", c.Model)
+	if c.Client == nil {
+		if err := c.Provider.Check(c.Model); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	}
+	if c.BudgetUSD < 0 {
+		return fmt.Errorf("run: --budget-usd %v is negative", c.BudgetUSD)
+	}
+	if _, priced := c.Provider.PriceOf(c.Model); c.BudgetUSD > 0 && c.Model != provider.Builtin && !priced {
+		return fmt.Errorf("run: --budget-usd needs a price for --model %s: give --price or --prices (docs/PROVIDERS.md)", c.Model)
 	}
 	if c.Rounds < 0 {
 		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
@@ -219,7 +224,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client, err = Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, cfg.QuotaWindow, pool, wmx, log, contracts...)
+		client, err = provider.Open(ctx, cfg.Model, cfg.Provider, pool, wmx, log, contracts...)
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +232,11 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	// Slices of other runs left on the queue (an interrupted run on the same
 	// state dir) are written too, into their own run's ledger.
 	FetchContracts(client, engines)
+
+	// A writer stopped by a provider's configuration refusal (bad key,
+	// unsupported parameter, unknown model) ends the whole run with it.
+	ctx, failRun := context.WithCancelCause(ctx)
+	defer failRun(nil)
 
 	// Writers: each its own queue connection, like a pod.
 	wctx, stopWriters := context.WithCancel(context.WithoutCancel(ctx))
@@ -253,6 +263,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			defer q.Close()
 			if err := w.Run(wctx); err != nil {
 				writerErr <- err
+				failRun(err)
 			}
 		}()
 	}
@@ -355,6 +366,12 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 	if bar != nil {
 		bar()
 	}
+	if _, fatal := model.IsFatal(context.Cause(ctx)); err != nil && fatal {
+		err = context.Cause(ctx)
+		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
+		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
+		return res
+	}
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: what the ledger holds is still the user's. Write it,
 		// and say how to carry on (the ledger keeps the run in --state-dir).
@@ -444,24 +461,6 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 		}
 	}
 	return x
-}
-
-// Client returns the model a writer drives: the builtin writer, or an
-// OpenAI-compatible provider under the cluster-wide rate limiter. With mx
-// set, the limiter's waits, headroom and quota are recorded there.
-func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, window time.Duration, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
-	if name == "builtin" {
-		return builtin.New(cs...), nil
-	}
-	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: baseURL + "\x00" + apiKey, RPM: rpm, TPM: tpm, Window: window, Pool: pool, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	var ml model.Limiter = lim
-	if mx != nil {
-		ml = meterLimiter(lim, mx, rpm, tpm, log)
-	}
-	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: ml, Logger: log})
 }
 
 // FetchContracts lets the builtin model write slices of any run whose

@@ -6,7 +6,8 @@ import (
 	"fmt"
 )
 
-// errBudgetReached ends a session whose run has spent its --budget-tokens.
+// errBudgetReached ends a session whose run has spent its --budget-tokens
+// or --budget-usd.
 var errBudgetReached = errors.New("writer: the run's token budget is spent")
 
 // checkBudget is asked before every model call of a run with a cap. The
@@ -16,14 +17,14 @@ var errBudgetReached = errors.New("writer: the run's token budget is spent")
 // reservation. The meter is the ledger, so every writer sees every other's
 // spend the moment it is recorded.
 func (ss *session) checkBudget(ctx context.Context) error {
-	if ss.run.BudgetTokens <= 0 {
+	if ss.run.BudgetTokens <= 0 && ss.run.BudgetUSD <= 0 {
 		return nil
 	}
-	pr, co, err := ss.w.cfg.Store.Spent(ctx, ss.b.Run)
+	m, err := ss.w.cfg.Store.Meter(ctx, ss.b.Run)
 	if err != nil {
 		return fmt.Errorf("budget meter: %w", err)
 	}
-	if pr+co >= ss.run.BudgetTokens {
+	if m.Over(ss.run) {
 		return errBudgetReached
 	}
 	return nil

@@ -131,12 +131,15 @@ func (ss *session) loop(ctx context.Context) error {
 				w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
 				return nil
 			}
+			if _, fatal := model.IsFatal(err); fatal {
+				return err // no retry cures a refused configuration (see handle)
+			}
 			failures++
 			if failures > 3 {
 				return fmt.Errorf("model: %w", err)
 			}
 			w.log.Warn("model call failed; asking again", "err", err, "slice", ss.b.Slice)
-			if !sleep(ctx, time.Duration(failures)*time.Second) {
+			if !sleep(ctx, model.RetryDelay(err, time.Duration(failures)*time.Second)) {
 				return ctx.Err()
 			}
 			turn--
@@ -188,7 +191,9 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		start := time.Now()
 		resp, err := w.cfg.Model.Complete(cctx, req)
 		cancel()
-		elapsed := time.Since(start)
+		// The provider's time alone: the wait for the shared quota is the
+		// limiter's own metric.
+		elapsed := time.Since(start) - resp.Timing.LimiterWait
 		if rl, ok := model.IsRateLimited(err); ok {
 			// Not a failed call: the quota was reached. The client has told the
 			// shared limiter, which pauses every writer; this slice waits and asks again.
@@ -216,10 +221,14 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		case err != nil:
 			outcome = metrics.OutcomeError
 		}
-		w.cfg.Metrics.For(ss.b.Run).ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
+		mx := w.cfg.Metrics.For(ss.b.Run)
+		mx.ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
+		mx.ObserveModelSpend(req.Model, u.CachedPromptTokens, u.ReasoningTokens, resp.CostUSD)
 		// Every call's usage lands in the meter, failed ones included.
 		if u.Total() > 0 || err == nil {
-			if serr := w.cfg.Store.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {
+			if serr := w.cfg.Store.SpendCall(ctx, canvas.Call{Run: ss.b.Run, Slice: ss.b.Slice, Writer: w.cfg.ID, Model: req.Model,
+				Prompt: u.PromptTokens, Completion: u.CompletionTokens, CachedPrompt: u.CachedPromptTokens, Reasoning: u.ReasoningTokens,
+				CostUSD: resp.CostUSD, Priced: resp.Priced, Outcome: outcome}); serr != nil {
 				return model.Response{}, fmt.Errorf("budget meter: %w", serr)
 			}
 		}

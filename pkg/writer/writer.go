@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -98,6 +99,9 @@ type Writer struct {
 	log *slog.Logger
 	// goals caches each run's added sub-goals, compiled (subgoal.go).
 	goals *goalCache
+	// refused is the provider's refusal of this writer's configuration (a
+	// *model.ConfigError): once set the writer takes no more slices.
+	refused atomic.Pointer[error]
 }
 
 // New validates the config.
@@ -110,11 +114,17 @@ func New(cfg Config) (*Writer, error) {
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the
 // slice gets DrainTimeout to finish; past that it is released for another
-// writer (its proved scenarios are already journalled).
+// writer (its proved scenarios are already journalled). When the provider
+// refuses the writer's configuration (a *model.ConfigError: bad key,
+// unsupported parameter, unknown model), the slice is released and Run
+// returns that error: no slice can succeed until the configuration changes.
 func (w *Writer) Run(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err := w.refused.Load(); err != nil {
+			return *err
 		}
 		d, err := w.cfg.Queue.Next(ctx)
 		if err != nil {
@@ -183,6 +193,12 @@ func (w *Writer) handle(ctx context.Context, d *queue.Delivery) {
 	case errors.As(err, &unknown):
 		log.Warn("rejected a slice of an unknown run", "err", err)
 		_ = d.Term(fin, err.Error())
+	case isRefusal(err):
+		// Not the slice's fault: released (after a pause, so a fleet with one
+		// bad pod does not spin it) for a writer whose configuration works.
+		log.Error("the provider refused this writer's configuration; released the slice, stopping", "err", err)
+		_ = d.Nak(fin, 30*time.Second)
+		w.refused.CompareAndSwap(nil, &err)
 	case work.Err() != nil && ctx.Err() != nil:
 		log.Info("released the slice on shutdown", "err", err)
 		_ = d.Nak(fin, 0)
@@ -200,6 +216,11 @@ func (w *Writer) handle(ctx context.Context, d *queue.Delivery) {
 		log.Warn("slice failed; released for redelivery", "err", err)
 		_ = d.Nak(fin, 2*time.Second)
 	}
+}
+
+func isRefusal(err error) bool {
+	_, ok := model.IsFatal(err)
+	return ok
 }
 
 type unknownRunError struct{ run string }

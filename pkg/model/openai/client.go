@@ -43,8 +43,7 @@ type Config struct {
 	Reasoning Reasoning
 	// ReasoningEffort, when set, is sent as reasoning_effort to reasoning models.
 	ReasoningEffort string
-	// Price, when set, prices every call's usage (Response carries no cost
-	// otherwise; see Client.Price).
+	// Price, when set, prices every call's usage into Response.CostUSD.
 	Price *model.Price
 	// Timeout is the deadline of one call (default 2 min).
 	Timeout time.Duration
@@ -237,6 +236,9 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 			c.calib.observe(promptEst, resp.Usage.PromptTokens)
 		}
 	}
+	if c.cfg.Price != nil {
+		resp.CostUSD, resp.Priced = c.cfg.Price.Cost(resp.Usage), true
+	}
 	c.account(ctx, permit, limits, charge, err)
 	return resp, err
 }
@@ -370,3 +372,6 @@ func (k *calibration) factor() float64 {
 func (k *calibration) scale(estimate int) int {
 	return int(float64(estimate)*k.factor() + 0.999)
 }
+
+// BaseURL is the endpoint requests go to (secrets are never in it).
+func (c *Client) BaseURL() string { return c.cfg.BaseURL }
