@@ -147,11 +147,17 @@ type SliceDetail struct {
 	Buckets    []string `json:"buckets"`
 }
 
-// SpendDetail is the run's token meter.
+// SpendDetail is the run's meter: tokens, and dollars at the model's price
+// (Priced is false while some calls had no known price).
 type SpendDetail struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	BudgetTokens     int64 `json:"budget_tokens"`
+	PromptTokens       int64   `json:"prompt_tokens"`
+	CompletionTokens   int64   `json:"completion_tokens"`
+	CachedPromptTokens int64   `json:"cached_prompt_tokens"`
+	ReasoningTokens    int64   `json:"reasoning_tokens"`
+	CostUSD            float64 `json:"cost_usd"`
+	Priced             bool    `json:"priced"`
+	BudgetTokens       int64   `json:"budget_tokens"`
+	BudgetUSD          float64 `json:"budget_usd"`
 }
 
 func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
@@ -239,10 +245,13 @@ func Detail(ctx context.Context, store *canvas.Store, id string) (RunDetail, err
 		}
 		d.Refusals[gate][code] += n
 	}
-	d.Spend.BudgetTokens = run.BudgetTokens
-	if d.Spend.PromptTokens, d.Spend.CompletionTokens, err = store.Spent(ctx, id); err != nil {
+	m, err := store.Meter(ctx, id)
+	if err != nil {
 		return RunDetail{}, err
 	}
+	d.Spend = SpendDetail{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CachedPromptTokens: m.CachedPromptTokens,
+		ReasoningTokens: m.ReasoningTokens, CostUSD: m.CostUSD, Priced: m.UnpricedCalls == 0 && m.Calls > 0,
+		BudgetTokens: run.BudgetTokens, BudgetUSD: run.BudgetUSD}
 	return d, nil
 }
 

@@ -368,3 +368,52 @@ func BenchmarkWait(b *testing.B) {
 		}
 	}
 }
+
+// A request that fits the room the oldest waiter cannot use goes ahead of it
+// without delaying it; one that would delay it waits.
+func TestBackfillNeverDelaysTheHead(t *testing.T) {
+	t.Parallel()
+	pool := testenv.Postgres(t)
+	window := 2 * time.Second
+	l := newLimiter(t, Config{Key: "backfill", TPM: 30_000 /* 1000 per window */, Window: window, Pool: pool, MaxSleep: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first, err := l.Wait(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The head needs 700 of the 400 left: it waits for the first to expire.
+	headDone := make(chan *Admission, 1)
+	go func() {
+		a, err := l.Wait(ctx, 700)
+		if err != nil {
+			t.Error(err)
+		}
+		headDone <- a
+	}()
+	for {
+		var head *int64
+		if err := pool.QueryRow(ctx, `SELECT head_ticket FROM ratelimit_windows WHERE key_hash = $1`, l.hash).Scan(&head); err != nil {
+			t.Fatal(err)
+		}
+		if head != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// 300 fits now and in what is left when the head fits (400 + 600 - 700).
+	small, err := l.Wait(ctx, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.At.Sub(first.At) >= window {
+		t.Fatalf("the small request waited for the window (%s after the first)", small.At.Sub(first.At))
+	}
+	head := <-headDone
+	if head == nil || head.At.Sub(small.At) >= window {
+		t.Fatalf("the head was admitted only after the small request left the window: %v", head)
+	}
+	if _, tok := maxInWindow([]admitted{{first.At, 600}, {small.At, 300}, {head.At, 700}}, window); tok > 1000 {
+		t.Fatalf("%d tokens in one window", tok)
+	}
+}

@@ -78,14 +78,31 @@ RETURNS timestamptz LANGUAGE sql STABLE AS $$
     ) + make_interval(secs => b.window_s + b.margin_s)
 $$;
 
+-- ratelimit_freed is how much of the dimension the window's live admissions
+-- free, oldest first, by the time need of it has been freed: the running sum
+-- at the admission where it reaches need (all of them when none does).
+CREATE OR REPLACE FUNCTION ratelimit_freed(b ratelimit_windows, dim text, need double precision)
+RETURNS double precision LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN need <= 0 THEN 0 ELSE coalesce(
+        (SELECT c FROM (
+             SELECT at, id, sum(CASE WHEN dim = 'req' THEN requests ELSE tokens END) OVER (ORDER BY at, id) AS c
+             FROM ratelimit_admissions WHERE key_hash = b.key_hash AND live) s
+         WHERE c >= need ORDER BY at, id LIMIT 1),
+        (SELECT sum(CASE WHEN dim = 'req' THEN requests ELSE tokens END) FROM ratelimit_admissions WHERE key_hash = b.key_hash AND live),
+        0) END
+$$;
+
 -- ratelimit_admit admits one request of n tokens now, or says how long to
 -- wait. It locks the window row first and reads the log in statements after
 -- that (a plpgsql function takes a new snapshot per statement under READ
 -- COMMITTED), so concurrent admits from every process are serialised and each
 -- decides on the whole log. too_large: n alone exceeds the tokens per window.
 -- A waiter that fails claims the head when there is none, when the head has
--- gone stale, or when it has waited longer than the head; while a head is
--- live others may admit only what leaves the head's need in the window.
+-- gone stale, or when it has waited longer than the head. While a head is
+-- live others may admit only what does not delay it: what leaves its need in
+-- the window now, or, when it must wait for admissions to expire, what fits
+-- now and in the room left over once enough has expired for the head
+-- (backfill: a smaller request fills a gap the head cannot use).
 CREATE OR REPLACE FUNCTION ratelimit_admit(
     k text, n double precision, ticket bigint, since timestamptz, max_sleep double precision, grace double precision,
     OUT ok boolean, OUT wait double precision, OUT admission bigint, OUT too_large boolean,
@@ -126,6 +143,13 @@ BEGIN
     END IF;
     IF b.tok_limit > 0 AND b.tok_used + n + res_tok > b.tok_limit THEN
         wait := greatest(wait, extract(epoch FROM ratelimit_free_at(b, 'tok', b.tok_used + n + res_tok - b.tok_limit) - now));
+    END IF;
+    IF wait > 0 AND head_live AND NOT mine AND b.paused_until <= now
+       AND (b.req_limit <= 0 OR (b.req_used + 1 <= b.req_limit
+            AND 1 <= (b.req_limit - b.req_used) + ratelimit_freed(b, 'req', 1 - (b.req_limit - b.req_used)) - 1))
+       AND (b.tok_limit <= 0 OR (b.tok_used + n <= b.tok_limit
+            AND n <= (b.tok_limit - b.tok_used) + ratelimit_freed(b, 'tok', b.head_tokens - (b.tok_limit - b.tok_used)) - b.head_tokens)) THEN
+        wait := 0; -- backfill
     END IF;
     IF wait <= 0 THEN
         INSERT INTO ratelimit_admissions (key_hash, at, requests, tokens) VALUES (k, now, 1, n) RETURNING id INTO admission;
