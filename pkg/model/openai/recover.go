@@ -91,6 +91,17 @@ func recoverToolCalls(content string, tools []model.ToolSpec) (calls []model.Too
 	return nil, content
 }
 
+// rawCall is a tool call as open-weight chat templates write it; arguments
+// stay raw so their text (key order included) is what the model wrote.
+type rawCall struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Parameters json.RawMessage `json:"parameters"`
+	Function   *rawCall        `json:"function"`
+	ToolCalls  []rawCall       `json:"tool_calls"`
+}
+
 // parseCalls reads one call object, a list of them, or {"tool_calls": [...]}.
 func parseCalls(raw string, offered map[string]bool) []model.ToolCall {
 	raw = strings.TrimSpace(raw)
@@ -98,56 +109,51 @@ func parseCalls(raw string, offered map[string]bool) []model.ToolCall {
 		return nil
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil
+	var list []rawCall
+	if raw[0] == '[' {
+		if dec.Decode(&list) != nil {
+			return nil
+		}
+	} else {
+		var one rawCall
+		if dec.Decode(&one) != nil {
+			return nil
+		}
+		if one.Name == "" && one.Function == nil && len(one.ToolCalls) > 0 {
+			list = one.ToolCalls
+		} else {
+			list = []rawCall{one}
+		}
 	}
 	if dec.More() { // trailing text after the JSON: not a bare call
 		return nil
 	}
-	var objs []any
-	switch x := v.(type) {
-	case []any:
-		objs = x
-	case map[string]any:
-		if list, ok := x["tool_calls"].([]any); ok {
-			objs = list
-		} else {
-			objs = []any{x}
-		}
-	}
 	var out []model.ToolCall
-	for _, o := range objs {
-		m, ok := o.(map[string]any)
-		if !ok {
+	for _, rc := range list {
+		id := rc.ID
+		if rc.Function != nil {
+			rc = *rc.Function
+		}
+		if !offered[rc.Name] {
 			return nil
 		}
-		id, _ := m["id"].(string)
-		if fn, ok := m["function"].(map[string]any); ok {
-			m = fn
+		args := rc.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = rc.Parameters
 		}
-		name, _ := m["name"].(string)
-		if !offered[name] {
-			return nil
-		}
-		args, ok := m["arguments"]
-		if !ok {
-			args = m["parameters"]
-		}
-		tc := model.ToolCall{ID: id, Name: name, Arguments: "{}"}
-		switch a := args.(type) {
-		case nil:
-		case string:
-			tc.Arguments = a
-		default:
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(a); err != nil {
+		tc := model.ToolCall{ID: id, Name: rc.Name, Arguments: "{}"}
+		switch {
+		case len(args) == 0 || string(args) == "null":
+		case args[0] == '"':
+			if json.Unmarshal(args, &tc.Arguments) != nil {
 				return nil
 			}
-			tc.Arguments = strings.TrimSpace(b.String())
+		default:
+			var b bytes.Buffer
+			if json.Compact(&b, args) != nil {
+				return nil
+			}
+			tc.Arguments = b.String()
 		}
 		out = append(out, tc)
 	}
