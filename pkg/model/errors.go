@@ -35,8 +35,10 @@ const (
 	// KindBilling: the account has no quota or credit left (429
 	// insufficient_quota): no wait makes it succeed.
 	KindBilling Kind = "billing"
-	// KindQuotaTooSmall: one request is larger than the per-minute quota
-	// admits; refused before it is sent.
+	// KindQuotaTooSmall: one request is larger than the quota admits in a
+	// window; refused before it is sent. A writer whose conversation has
+	// outgrown the quota ends that slice; one whose opening request alone
+	// does not fit ends the run.
 	KindQuotaTooSmall Kind = "quota-too-small"
 	// KindUnreachable: no provider answers at the configured URL (start-up
 	// probe only: during a run a broken connection is retried).

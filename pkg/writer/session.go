@@ -131,7 +131,14 @@ func (ss *session) loop(ctx context.Context) error {
 				w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
 				return nil
 			}
-			if _, fatal := model.IsFatal(err); fatal {
+			if ce, fatal := model.IsFatal(err); fatal {
+				if ce.Kind == model.KindQuotaTooSmall && turn > 0 {
+					// The conversation outgrew what the quota admits in a
+					// window: the slice ends as far as it got, and the
+					// planner deals what is left to a fresh, short session.
+					w.log.Warn("the next request is larger than the provider quota admits; ending the slice", "slice", ss.b.Slice, "err", err)
+					return nil
+				}
 				return err // no retry cures a refused configuration (see handle)
 			}
 			failures++
