@@ -154,7 +154,14 @@ type matrixCell struct {
 }
 
 func (c matrixCell) String() string {
-	return fmt.Sprintf("rpm%d-tpm%d-%s-%dp", c.RPM, c.TPM, c.Session.Name, c.Processes)
+	tpm := fmt.Sprint(c.TPM)
+	switch {
+	case c.TPM%1_000_000 == 0:
+		tpm = fmt.Sprintf("%dM", c.TPM/1_000_000)
+	case c.TPM%1000 == 0:
+		tpm = fmt.Sprintf("%dk", c.TPM/1000)
+	}
+	return fmt.Sprintf("rpm%d-tpm%s-%s-%dp", c.RPM, tpm, c.Session.Name, c.Processes)
 }
 
 // matrix is the benchmark matrix: quotas from 60 to 10,000 requests and 20k
