@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
-# suitegen: one image with every binary. The Kubernetes manifests in deploy/k8s run
-# /usr/local/bin/{planner,writer,reviewer}; /usr/local/bin/suitegen is the all-in-one CLI.
-# deploy/deploy_test.go checks the binaries built here match cmd/* and that USER is not root.
+# suitegen: one image, one binary. /usr/local/bin/suitegen is the all-in-one CLI; planner,
+# writer and reviewer are links to it (it runs the role its name says), which the Kubernetes
+# manifests in deploy/k8s run. deploy/deploy_test.go checks the links cover cmd/* and that
+# USER is not root. VERSION is what --version and suitegen_build_info report.
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -9,12 +10,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+ARG VERSION=devel
 ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-RUN go build -trimpath -ldflags "-s -w" -o /out/ \
-      ./cmd/suitegen \
-      ./cmd/planner \
-      ./cmd/writer \
-      ./cmd/reviewer
+RUN go build -trimpath -ldflags "-s -w -X github.com/suitegen/suitegen/pkg/cli.version=${VERSION}" \
+      -o /out/suitegen ./cmd/suitegen && \
+    ln -s suitegen /out/planner && \
+    ln -s suitegen /out/writer && \
+    ln -s suitegen /out/reviewer
 
 # Static binaries need no libc; distroless/static has CA certificates (for the model
 # provider's TLS) and tzdata, and no shell.

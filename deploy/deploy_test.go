@@ -277,6 +277,9 @@ func dockerfile(t *testing.T) (bins []string, finalFrom, user string, text strin
 				for _, m := range regexp.MustCompile(`\./cmd/([A-Za-z0-9_-]+)`).FindAllStringSubmatch(rest, -1) {
 					bins = append(bins, m[1])
 				}
+				for _, m := range regexp.MustCompile(`ln -s suitegen /out/([A-Za-z0-9_-]+)`).FindAllStringSubmatch(rest, -1) {
+					bins = append(bins, m[1]) // a role: the one binary under another name
+				}
 			}
 		}
 	}
@@ -652,6 +655,86 @@ func TestOverlayDifferences(t *testing.T) {
 	if w := find[appsv1.Deployment](small, "Deployment", "writer"); w.Spec.Replicas == nil || *w.Spec.Replicas < 1 {
 		t.Error("small writers need a fixed replica count")
 	}
+	// The queue is replicated on every NATS server of production, on the one of small.
+	for name, want := range map[string]struct {
+		objs []object
+		n    string
+	}{"production": {prod, "3"}, "small": {small, "1"}} {
+		var got string
+		for _, o := range want.objs {
+			if cm, ok := o.typed.(*corev1.ConfigMap); ok && strings.HasPrefix(o.name, "suitegen-config") {
+				got = cm.Data["SUITEGEN_QUEUE_REPLICAS"]
+			}
+		}
+		if got != want.n {
+			t.Errorf("%s SUITEGEN_QUEUE_REPLICAS %q, want %s", name, got, want.n)
+		}
+	}
+}
+
+// TestImagesPinned: every container of every overlay names its image with a
+// tag other than latest (or a digest), so a rollout is a change to the
+// manifests, never a registry push.
+func TestImagesPinned(t *testing.T) {
+	schemas := loadSchemas(t)
+	pinned := func(img string) bool {
+		if strings.Contains(img, "@sha256:") {
+			return true
+		}
+		_, tag, ok := strings.Cut(img[strings.LastIndex(img, "/")+1:], ":")
+		return ok && tag != "" && tag != "latest"
+	}
+	n := 0
+	for _, dir := range overlays(t) {
+		for _, o := range build(t, dir, schemas) {
+			for _, img := range images(o.typed) {
+				n++
+				if !pinned(img) {
+					t.Errorf("%s: %s %s runs image %q: pin a tag", dir, o.kind, o.name, img)
+				}
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("found only %d container images in the overlays", n)
+	}
+	tools, _ := filepath.Glob("k8s/tools/*.yaml")
+	for _, f := range tools {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(?m)^\s*image:\s*"?([^"\s]+)`).FindAllStringSubmatch(string(b), -1) {
+			if !pinned(m[1]) {
+				t.Errorf("%s runs image %q: pin a tag", f, m[1])
+			}
+		}
+	}
+	if !pinned("a/b:1.2") || pinned("a/b") || pinned("a/b:latest") || pinned("localhost:5000/b") {
+		t.Error("pinned() is wrong")
+	}
+}
+
+// images are the container and init-container images of a typed workload.
+func images(obj any) []string {
+	var spec *corev1.PodSpec
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.StatefulSet:
+		spec = &o.Spec.Template.Spec
+	case *batchv1.Job:
+		spec = &o.Spec.Template.Spec
+	case *corev1.Pod:
+		spec = &o.Spec
+	default:
+		return nil
+	}
+	var out []string
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		out = append(out, c.Image)
+	}
+	return out
 }
 
 // TestStrictDecodingCanFail shows a misspelt field fails, in a typed kind and in a CRD kind.
@@ -768,7 +851,13 @@ func TestDockerfile(t *testing.T) {
 	}
 	sort.Strings(cmds)
 	if !slices.Equal(bins, cmds) {
-		t.Errorf("Dockerfile builds %v, cmd/ has %v", bins, cmds)
+		t.Errorf("Dockerfile builds or links %v, cmd/ has %v", bins, cmds)
+	}
+	if n := strings.Count(text, "go build"); n != 1 || !strings.Contains(text, "-o /out/suitegen ./cmd/suitegen") {
+		t.Errorf("the image must hold one binary, suitegen (%d go build lines)", n)
+	}
+	if !strings.Contains(text, "-X github.com/suitegen/suitegen/pkg/cli.version=${VERSION}") {
+		t.Error("the image's binary does not carry its VERSION")
 	}
 	for _, want := range []string{"suitegen", "planner", "writer", "reviewer"} {
 		if !slices.Contains(bins, want) {
@@ -782,7 +871,7 @@ func TestDockerfile(t *testing.T) {
 	if u == "" || u == "0" || u == "root" {
 		t.Errorf("final stage USER %q is root or unset", user)
 	}
-	for _, want := range []string{"FROM golang:1.26", "CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "/usr/local/bin/"} {
+	for _, want := range []string{"FROM golang:1.26", "CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "/usr/local/bin/"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("Dockerfile lacks %s", want)
 		}

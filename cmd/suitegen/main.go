@@ -1,4 +1,5 @@
-// Command suitegen: see 'suitegen help' and the README.
+// Command suitegen: see 'suitegen help' and the README. Run under the name
+// planner, writer or reviewer (a link, as in the image), it is that binary.
 package main
 
 import (
@@ -7,4 +8,4 @@ import (
 	"github.com/suitegen/suitegen/pkg/cli"
 )
 
-func main() { os.Exit(cli.Main("suitegen", os.Args[1:])) }
+func main() { os.Exit(cli.Main(cli.ProgName(os.Args[0]), os.Args[1:])) }

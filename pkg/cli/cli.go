@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,25 +63,45 @@ func Main(prog string, args []string) int {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		env.TTY = true
 	}
-	level := slog.LevelInfo
-	if os.Getenv("SUITEGEN_DEBUG") != "" {
-		level = slog.LevelDebug
+	args, log, err := logFlags(args, os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+		return ExitUsage
 	}
-	env.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	env.Log = log
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Dispatch(ctx, env, prog, args)
 }
 
+// roles are the distributed binaries, which the suitegen binary also is
+// when run under their name.
+var roles = []string{"planner", "writer", "reviewer"}
+
+// ProgName is the program a binary called argv0 is: a role when its base
+// name is one (a link to suitegen), else suitegen.
+func ProgName(argv0 string) string {
+	base := filepath.Base(argv0)
+	if slices.Contains(roles, base) {
+		return base
+	}
+	return "suitegen"
+}
+
 // Dispatch is Main without the process: for tests.
 func Dispatch(ctx context.Context, env *Env, prog string, args []string) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || (prog == "suitegen" && args[0] == "version")) {
+		fmt.Fprintf(env.Stdout, "%s %s\n", prog, Version())
+		return ExitOK
+	}
 	name := prog
 	if prog == "suitegen" {
-		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 0 {
 			usage(env.Stderr)
-			if len(args) == 0 {
-				return ExitUsage
-			}
+			return ExitUsage
+		}
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			usage(env.Stdout)
 			return ExitOK
 		}
 		name, args = args[0], args[1:]
@@ -120,22 +142,44 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'suitegen COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\n"+globalFlagsHelp)
 }
 
+const globalFlagsHelp = `Flags of every command and binary:
+  --version                      print the version and exit
+  --log-format text|json         log line format (env SUITEGEN_LOG_FORMAT; default text)
+  --log-level debug|info|warn|error
+                                 lowest level logged (env SUITEGEN_LOG_LEVEL; default info;
+                                 SUITEGEN_DEBUG=1 is --log-level debug)`
+
 // flags builds a FlagSet whose defaults come from SUITEGEN_* variables.
+// An environment value that does not parse is a usage error at parse time,
+// like a bad flag value: a typo must not quietly become the default.
 type flags struct {
 	*flag.FlagSet
-	env *Env
+	env             *Env
+	name, args, sum string
+	errs            []error
 }
 
 func newFlags(env *Env, name, args, summary string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: %s %s\n\n%s\n\nFlags (each also read from SUITEGEN_<NAME> in the environment):\n", name, args, summary)
-		fs.PrintDefaults()
-	}
-	return &flags{FlagSet: fs, env: env}
+	// parse prints help (to stdout, asked for) and errors (to stderr) itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, env: env, name: name, args: args, sum: summary}
+}
+
+func (f *flags) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s %s\n\n%s\n\nFlags (each also read from SUITEGEN_<NAME> in the environment):\n", f.name, f.args, f.sum)
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+	fmt.Fprintln(w, "\n"+globalFlagsHelp)
+}
+
+func (f *flags) envErr(name, v, want string) {
+	f.errs = append(f.errs, fmt.Errorf("%s=%q is not %s", envName(name), v, want))
 }
 
 func envName(flagName string) string {
@@ -153,6 +197,8 @@ func (f *flags) num(name string, def int, help string) *int {
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			def = n
+		} else {
+			f.envErr(name, v, "an integer")
 		}
 	}
 	return f.Int(name, def, help)
@@ -162,6 +208,8 @@ func (f *flags) num64(name string, def int64, help string) *int64 {
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			def = n
+		} else {
+			f.envErr(name, v, "an integer")
 		}
 	}
 	return f.Int64(name, def, help)
@@ -180,20 +228,39 @@ func (f *flags) dur(name string, def time.Duration, help string) *time.Duration 
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
 			def = d
+		} else {
+			f.envErr(name, v, "a duration (e.g. 30s, 5m)")
 		}
 	}
 	return f.Duration(name, def, help)
 }
 
-// parse parses flags interleaved with positional arguments.
+func (f *flags) boolean(name string, def bool, help string) *bool {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			def = b
+		} else {
+			f.envErr(name, v, "a boolean (true or false)")
+		}
+	}
+	return f.Bool(name, def, help)
+}
+
+// parse parses flags interleaved with positional arguments. -h prints the
+// command's help to stdout (flag.ErrHelp: exit 0); a bad flag or
+// environment value is a usage error (exit 2).
 func (f *flags) parse(args []string) ([]string, error) {
+	if len(f.errs) > 0 {
+		return nil, &UsageError{errors.Join(f.errs...).Error()}
+	}
 	var pos []string
 	for {
 		if err := f.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				f.usage(f.env.Stdout)
 				return nil, err
 			}
-			return nil, &UsageError{err.Error()}
+			return nil, &UsageError{err.Error() + " (see " + f.name + " -h)"}
 		}
 		rest := f.Args()
 		if len(rest) == 0 {
@@ -213,6 +280,7 @@ type conn struct {
 	// Queue tuning every process sharing the queue must agree on.
 	ackWait    *time.Duration
 	maxDeliver *int
+	replicas   *int
 }
 
 func (f *flags) conn() conn {
@@ -228,6 +296,7 @@ func (f *flags) conn() conn {
 		natsTLSKey:   f.str("nats-tls-key", "", "PEM client key for NATS mutual TLS (with --nats-tls-cert)"),
 		ackWait:      f.dur("ack-wait", queue.DefaultAckWait, "how long a slice may go without a writer's heartbeat before it is redelivered (same on every process)"),
 		maxDeliver:   f.num("max-deliver", queue.DefaultMaxDeliver, "deliveries of one slice before it is dead-lettered (same on every process)"),
+		replicas:     f.num("queue-replicas", queue.DefaultReplicas, "NATS servers holding each slice, 1 to 5 and at most the cluster's size (3 survives losing one); used when the stream is created, never changed on an existing one"),
 	}
 }
 
@@ -252,7 +321,7 @@ func (cn conn) databaseURL() (string, error) {
 // the credential and TLS files the flags name.
 func (cn conn) queueConfig(url string) queue.Config {
 	return queue.Config{URL: url, CredsFile: *cn.natsCreds, TLSCAFile: *cn.natsTLSCA,
-		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver}
+		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver, Replicas: *cn.replicas}
 }
 
 // modelFlags are the model flags every writing process shares, with the

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,7 +31,7 @@ func init() {
 	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
-	register(command{"export", "OUT --format jsonl|tau-bench", "export a written suite", cmdExport})
+	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -45,8 +47,8 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	budgetUSD := f.float("budget-usd", 0, "stop dispatch once the run spent this many dollars at the model's price (0: no cap)")
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
-	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	byUseCase := f.boolean("by-use-case", false, "show progress per use case under the bar")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	mf := f.model()
@@ -56,6 +58,11 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	}
 	if len(dirs) == 0 {
 		return &UsageError{"at least one contract directory is required"}
+	}
+	for name, v := range map[string]int{"--scenarios": *n, "--writers": *writers, "--concurrency": *conc} {
+		if v < 1 {
+			return &UsageError{fmt.Sprintf("%s %d: must be at least 1", name, v)}
+		}
 	}
 	dbURL, err := cn.databaseURL()
 	if err != nil {
@@ -185,15 +192,23 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 }
 
 func cmdExport(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench [-o FILE]", "Export a written suite.")
-	format := f.str("format", "jsonl", "jsonl or tau-bench")
+	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR] [-o FILE]", "Export a written suite.")
+	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
+	dir := f.str("contract", "", "tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
+	}
+	if *format != suite.FormatJSONL && *format != suite.FormatTauBench && *format != suite.FormatTau2Bench {
+		return &UsageError{fmt.Sprintf("--format %q: want %s, %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench, suite.FormatTau2Bench)}
+	}
+	if *format == suite.FormatTau2Bench && *dir == "" {
+		return &UsageError{"export --format tau2-bench needs --contract DIR"}
 	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
@@ -204,7 +219,46 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		defer fh.Close()
 		w = fh
 	}
+	if *format == suite.FormatTau2Bench {
+		return exportTau2(ctx, env, cn, pos[0], *dir, w)
+	}
 	return suite.Export(pos[0], *format, w)
+}
+
+// exportTau2 replays the suite in its contract's world, writes the tasks and
+// names every scenario it refused on standard error.
+func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Writer) error {
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", sum.Tasks, len(sum.Refused))
+	codes := sum.ByCode()
+	names := make([]string, 0, len(codes))
+	for code := range codes {
+		names = append(names, string(code))
+	}
+	sort.Strings(names)
+	for _, code := range names {
+		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.Tau2Code(code)])
+	}
+	for _, r := range sum.Refused {
+		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
+	}
+	return nil
 }
 
 func cmdStack(ctx context.Context, env *Env, args []string) error {
@@ -219,16 +273,25 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // serveMetrics starts the metrics endpoint in the background when asked. run
 // is the run the process works for ("" for a writer, which serves every run
 // and records each slice under its own), role its role label.
-func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) *metrics.Metrics {
+// serveMetrics serves /metrics, /healthz and /readyz on addr (none when
+// empty) until ctx ends. The address is taken before it returns, so a port
+// in use is an error at start rather than a log line.
+func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
+	reg.MustRegister(buildInfo(role))
 	if addr != "" {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
 		go func() {
-			if err := metrics.Serve(ctx, addr, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
+			if err := metrics.ServeListener(ctx, ln, reg, ready); err != nil && !errors.Is(err, context.Canceled) {
 				env.Log.Error("metrics server", "err", err)
 			}
 		}()
 	}
-	return metrics.New(reg, run, role)
+	return metrics.New(reg, run, role), nil
 }
 
 func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }

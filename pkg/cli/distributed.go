@@ -62,9 +62,16 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	if *progressAddr != "" {
-		defer serveProgress(ctx, env, *progressAddr, storeOf(in))()
+		stop, err := serveProgress(ctx, env, *progressAddr, storeOf(in))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
 		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, BudgetUSD: *budgetUSD, MaxWant: *maxWant}
@@ -114,7 +121,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	engines := engine.NewCache(in.pool)
 	// Not ready while the provider refuses the key (set once the client exists).
 	var ready atomic.Pointer[func() error]
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
 		if err := in.pool.Ping(ctx); err != nil {
 			return err
 		}
@@ -123,6 +130,9 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		}
 		return errors.New("writer: the model provider is not checked yet")
 	})
+	if err != nil {
+		return err
+	}
 	// A writer that cannot reach its provider, or whose key or model the
 	// provider refuses, exits here instead of failing every slice.
 	client, err := provider.Open(ctx, *mf.model, ps, in.pool, mx, env.Log)
@@ -186,7 +196,10 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer q.Close()
-	mx := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	if err != nil {
+		return err
+	}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r)})
 	if err != nil {
 		return err

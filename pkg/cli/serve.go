@@ -5,27 +5,72 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/run"
 )
 
 func init() {
-	register(command{"serve", "[--addr ADDR] [--database URL] [--token T]", "serve the progress page and API over a ledger", cmdServe})
+	register(command{"serve", "[--addr ADDR] [--database URL] [--token-file F]", "serve the progress page and API over a ledger", cmdServe})
+}
+
+// loopback reports whether a listen address only accepts connections from
+// this machine: a loopback IP or "localhost". An empty host listens on every
+// interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readToken is --token, else the first line of --token-file.
+func readToken(token, file string) (string, error) {
+	if token != "" || file == "" {
+		return token, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("--token-file %s is empty", file)
+	}
+	return t, nil
 }
 
 func cmdServe(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen serve", "[--addr ADDR] [--database URL] [--token T]",
-		"Serve the live progress page (GET /) and its read-only JSON API (GET /api/runs, /api/runs/{id}) over the\nledger at --database, until signalled. Any number of these may run beside the planners and writers.")
-	addr := f.str("addr", ":8080", "listen address")
+	f := newFlags(env, "suitegen serve", "[--addr ADDR] [--database URL] [--token-file F]",
+		"Serve the live progress page (GET /), its read-only JSON API (GET /api/runs, /api/runs/{id}) and GET /healthz\n"+
+			"over the ledger at --database, until signalled. Any number of these may run beside the planners and writers.\n"+
+			"With a token every endpoint but /healthz requires it (Authorization: Bearer TOKEN, or open the page as\n"+
+			"/?token=TOKEN); an --addr beyond loopback is refused without one.")
+	addr := f.str("addr", "127.0.0.1:8080", "listen address; one beyond loopback (e.g. :8080) needs a token")
 	database := f.str("database", env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL of the ledger (required)")
 	databaseFile := f.str("database-url-file", "", "read the PostgreSQL URL from this file (e.g. a mounted secret); used when --database is empty")
-	token := f.str("token", "", "bearer token that state-changing endpoints will require (every endpoint today is read-only)")
+	token := f.str("token", "", "bearer token every endpoint but /healthz requires (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)")
+	tokenFile := f.str("token-file", "", "read the token from this file (e.g. a mounted secret); used when --token is empty")
 	if _, err := f.parse(args); err != nil {
 		return err
+	}
+	tok, err := readToken(*token, *tokenFile)
+	if err != nil {
+		return &UsageError{err.Error()}
+	}
+	if tok == "" && !loopback(*addr) {
+		return &UsageError{fmt.Sprintf("--addr %s listens beyond loopback: give a token (SUITEGEN_TOKEN or --token-file), or listen on 127.0.0.1", *addr)}
 	}
 	cn := conn{database: database, databaseFile: databaseFile}
 	url, err := cn.databaseURL()
@@ -45,24 +90,34 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	store := canvas.New(pool)
-	return run.ServeProgress(ctx, *addr, store, progress.Options{Token: *token, Logger: env.Log}, func(a net.Addr) {
-		fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs)\n", a)
+	opts := progress.Options{Token: tok, Logger: env.Log, Health: pool.Ping}
+	return run.ServeProgress(ctx, *addr, store, opts, func(a net.Addr) {
+		hint := ""
+		if tok != "" {
+			hint = "; open the page as /?token=TOKEN"
+		}
+		fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs, health at /healthz%s)\n", a, hint)
 	})
 }
 
 // serveProgress serves the progress page and API on addr in the background
 // and returns the function that stops it and waits (defer it before the
-// store's pool closes).
-func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Store) (stop func()) {
+// store's pool closes). The address is taken before it returns, so a port in
+// use is an error at start.
+func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Store) (stop func(), err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--progress-addr: %w", err)
+	}
+	env.Log.Info("progress page", "url", "http://"+ln.Addr().String()+"/")
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := run.ServeProgress(ctx, addr, store, progress.Options{Logger: env.Log}, func(a net.Addr) {
-			env.Log.Info("progress page", "url", "http://"+a.String()+"/")
-		}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := metrics.ServeHandler(ctx, ln, progress.Handler(store, progress.Options{Logger: env.Log})); err != nil && !errors.Is(err, context.Canceled) {
 			env.Log.Error("progress server", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done }, nil
 }

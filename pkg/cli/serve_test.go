@@ -94,3 +94,68 @@ func TestServe(t *testing.T) {
 		t.Errorf("serve without a database: exit %d, want %d", code, ExitUsage)
 	}
 }
+
+// TestServeLocked: beyond loopback serve wants a token (exit 2 without one,
+// naming the address); with one, every endpoint but /healthz wants it.
+func TestServeLocked(t *testing.T) {
+	db := testenv.PostgresURL(t)
+	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "example.org:0"} {
+		var out syncBuffer
+		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
+		if code := Dispatch(context.Background(), env, "suitegen", []string{"serve", "--addr", addr, "--database", db}); code != ExitUsage || !strings.Contains(out.String(), addr) {
+			t.Errorf("serve --addr %s without a token: exit %d, want %d naming the address:\n%s", addr, code, ExitUsage, out.String())
+		}
+	}
+	var out syncBuffer
+	env := &Env{Stdout: &out, Stderr: &out, Log: discard(), Getenv: func(k string) string {
+		if k == "SUITEGEN_TOKEN" {
+			return "tok-123"
+		}
+		return ""
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- Dispatch(ctx, env, "suitegen", []string{"serve", "--addr", ":0", "--database", db}) }()
+	defer func() { cancel(); <-done }()
+	var port string
+	for deadline := time.Now().Add(30 * time.Second); port == ""; time.Sleep(20 * time.Millisecond) {
+		if m := regexp.MustCompile(`http://\S*:(\d+)/`).FindStringSubmatch(out.String()); m != nil {
+			port = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("serve did not start:\n%s", out.String())
+		}
+	}
+	if strings.Contains(out.String(), "tok-123") {
+		t.Errorf("serve printed its token:\n%s", out.String())
+	}
+	base := "http://127.0.0.1:" + port
+	for path, want := range map[string]int{"/": 401, "/api/runs": 401, "/healthz": 200, "/?token=tok-123": 200} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/api/runs", nil)
+	req.Header.Set("Authorization", "Bearer tok-123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /api/runs with the token: %d", resp.StatusCode)
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:1": true, "[::1]:80": true, "127.9.9.9:1": true,
+		":8080": false, "0.0.0.0:80": false, "[::]:80": false, "10.0.0.1:80": false, "example.org:80": false, "nonsense": false} {
+		if got := loopback(addr); got != want {
+			t.Errorf("loopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}

@@ -20,9 +20,12 @@ var page []byte
 
 // Options configures Handler.
 type Options struct {
-	// Token is the bearer token a state-changing endpoint will require (see
-	// RequireToken). Every endpoint today is read-only and ignores it.
+	// Token, when set, is required by every endpoint but /healthz: as
+	// "Authorization: Bearer <token>", or as ?token=<token> on the URL (how
+	// a browser opens the page; the page then sends it as a header).
 	Token string
+	// Health answers GET /healthz (e.g. a ledger ping); nil: always healthy.
+	Health func(context.Context) error
 	// Logger receives request errors; default slog.Default().
 	Logger *slog.Logger
 	// Timeout bounds each ledger read; default 10s.
@@ -34,8 +37,11 @@ type Options struct {
 //	GET /               the live page
 //	GET /api/runs       every run, newest first, with proved/asked counts
 //	GET /api/runs/{id}  one run in detail
+//	GET /healthz        200 "ok" while Options.Health passes, else 503
 //
-// Any method other than GET or HEAD is refused with 405: the surface is read-only.
+// Any method other than GET or HEAD is refused with 405: the surface is
+// read-only. With Options.Token every endpoint but /healthz (which says
+// nothing but ok) requires the token.
 func Handler(store *canvas.Store, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -48,7 +54,29 @@ func Handler(store *canvas.Store, opts Options) http.Handler {
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /api/runs", h.runs)
 	mux.HandleFunc("GET /api/runs/{id}", h.run)
-	return readOnly(mux)
+	var guarded http.Handler = mux
+	if opts.Token != "" {
+		guarded = RequireToken(opts.Token, mux)
+	}
+	top := http.NewServeMux()
+	top.HandleFunc("GET /healthz", h.healthz)
+	top.Handle("/", guarded)
+	return readOnly(top)
+}
+
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Health != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
+		defer cancel()
+		if err := h.opts.Health(ctx); err != nil {
+			h.opts.Logger.Warn("progress: unhealthy", "err", err)
+			writeError(w, http.StatusServiceUnavailable, "the ledger cannot be reached")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte("ok\n"))
 }
 
 // readOnly refuses every method but GET and HEAD before routing, so no route
@@ -65,12 +93,19 @@ func readOnly(next http.Handler) http.Handler {
 }
 
 // RequireToken lets a request through only with "Authorization: Bearer
-// <token>". An empty token refuses everything: a state-changing endpoint must
-// never be open because a setting was left out.
+// <token>" or ?token=<token>, compared in constant time. An empty token
+// refuses everything: an endpoint must never be open because a setting was
+// left out.
 func RequireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
+		got := []byte(r.URL.Query().Get("token"))
+		if h := r.Header.Get("Authorization"); h != "" || len(got) == 0 {
+			got = []byte(strings.TrimPrefix(h, "Bearer "))
+			if !strings.HasPrefix(h, "Bearer ") {
+				got = nil
+			}
+		}
 		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="suitegen"`)
 			writeError(w, http.StatusUnauthorized, "a valid bearer token is required")
@@ -90,6 +125,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'")
+	w.Header().Set("Referrer-Policy", "no-referrer") // the page's URL may carry the token
 	w.Write(page)
 }
 

@@ -141,7 +141,9 @@ func TestReadOnly(t *testing.T) {
 			}
 		}
 	}
-	resp, err := srv.Client().Head(srv.URL + "/api/runs")
+	req, _ := http.NewRequest("HEAD", srv.URL+"/api/runs", nil)
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := srv.Client().Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("HEAD: %v %v", err, resp)
 	}
@@ -173,20 +175,23 @@ func TestPage(t *testing.T) {
 func TestRequireToken(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	cases := []struct {
-		token, header string
-		want          int
+		token, header, query string
+		want                 int
 	}{
-		{"secret", "Bearer secret", 204},
-		{"secret", "", 401},
-		{"secret", "Bearer wrong", 401},
-		{"secret", "secret", 401},
-		{"secret", "Bearer secret2", 401},
-		{"", "Bearer ", 401}, // no token configured: closed, not open
-		{"", "", 401},
+		{"secret", "Bearer secret", "", 204},
+		{"secret", "", "", 401},
+		{"secret", "Bearer wrong", "", 401},
+		{"secret", "secret", "", 401},
+		{"secret", "Bearer secret2", "", 401},
+		{"", "Bearer ", "", 401}, // no token configured: closed, not open
+		{"", "", "", 401},
+		{"secret", "", "?token=secret", 204},
+		{"secret", "", "?token=secre", 401},
+		{"", "", "?token=", 401},
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/x", nil)
+		req := httptest.NewRequest("POST", "/x"+c.query, nil)
 		if c.header != "" {
 			req.Header.Set("Authorization", c.header)
 		}
@@ -197,5 +202,55 @@ func TestRequireToken(t *testing.T) {
 		if rec.Code == 401 && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("401 without WWW-Authenticate")
 		}
+	}
+}
+
+// TestTokenOnEveryEndpoint: with a token, the page and every API path
+// answer 401 without it or with a wrong one, 200 with it as a bearer header
+// or (how a browser opens the page) as ?token=; /healthz needs none and
+// reports the ledger's health.
+func TestTokenOnEveryEndpoint(t *testing.T) {
+	var unhealthy error
+	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{Token: "s3cret",
+		Health: func(context.Context) error { return unhealthy }}))
+	defer srv.Close()
+	do := func(path, auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/", "/api/runs", "/api/runs/run-a", "/api/runs/nope", "/nowhere"} {
+		for _, c := range []struct {
+			suffix, auth string
+			want         int
+		}{
+			{"", "", 401},
+			{"", "Bearer wrong", 401},
+			{"", "s3cret", 401},
+			{"", "Bearer s3cret", 0},
+			{"?token=s3cret", "", 0},
+			{"?token=wrong", "", 401},
+			{"?token=s3cret", "Bearer wrong", 401}, // a header given is the one checked
+		} {
+			got := do(path+c.suffix, c.auth)
+			if c.want == 401 && got != 401 || c.want == 0 && got == 401 {
+				t.Errorf("GET %s%s (Authorization %q): %d", path, c.suffix, c.auth, got)
+			}
+		}
+	}
+	if got := do("/healthz", ""); got != 200 {
+		t.Errorf("/healthz without a token: %d, want 200", got)
+	}
+	unhealthy = context.DeadlineExceeded
+	if got := do("/healthz", ""); got != 503 {
+		t.Errorf("/healthz with the ledger down: %d, want 503", got)
 	}
 }

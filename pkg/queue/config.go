@@ -26,8 +26,10 @@ const (
 )
 
 // Config describes the stream, the shared consumer and how to reach them.
-// Every process sharing a queue must use the same values: Connect updates the
-// stream and consumer to match the caller's config.
+// The stream and consumer settings take effect when Connect creates them;
+// a process that finds them already there keeps the server's settings (and
+// warns about each one that differs), so a connecting process never resets
+// an operator's change.
 type Config struct {
 	// URL of the NATS server(s), comma separated. Default nats.DefaultURL.
 	URL string
@@ -47,7 +49,9 @@ type Config struct {
 	// MaxAckPending bounds slices held at once across all writers.
 	// Default DefaultMaxAckPending.
 	MaxAckPending int
-	// Replicas of the stream and consumer. Default DefaultReplicas.
+	// Replicas of the stream and consumer: how many servers of a NATS
+	// cluster hold each slice (3 survives the loss of one server). At most
+	// the cluster's size. Default DefaultReplicas.
 	Replicas int
 	// Duplicates is the window in which a republished slice id is dropped.
 	// Default DefaultDuplicates.

@@ -38,9 +38,12 @@ type Queue struct {
 	wg      sync.WaitGroup
 }
 
-// Connect dials NATS and creates or updates the stream and the shared durable
-// consumer to match cfg. It is idempotent and safe to call from many
-// processes at once. opts are applied after the queue's own defaults
+// Connect dials NATS and creates the stream and the shared durable consumer
+// from cfg when they are missing. An existing stream or consumer is left as
+// it is, whatever cfg says (an operator may have changed it, e.g. raised its
+// replicas): Connect logs a warning naming each setting that differs, and
+// the Queue's Config reports the server's values. It is idempotent and safe
+// to call from many processes at once. opts are applied after the queue's own defaults
 // (unlimited reconnects, then the credential and TLS files cfg names), so
 // they can override them.
 func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, error) {
@@ -81,7 +84,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	// Two processes starting together may both miss the stream and both
 	// create it; the loser's create fails and a retry finds it.
 	for attempt := 0; ; attempt++ {
-		q.stream, err = ensureStream(ctx, js, scfg)
+		q.stream, err = ensureStream(ctx, js, scfg, q.log)
 		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			break
 		}
@@ -100,13 +103,22 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		MaxAckPending: cfg.MaxAckPending,
 		Replicas:      cfg.Replicas,
 	}
-	q.cons, err = ensureConsumer(ctx, js, cfg.Stream, ccfg)
+	for attempt := 0; ; attempt++ {
+		q.cons, err = ensureConsumer(ctx, js, cfg.Stream, ccfg, q.log)
+		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrConsumerExists) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("queue: consumer %s: %w", cfg.Consumer, err)
 	}
-	// Last() must agree with the server, which holds whatever config the
-	// latest Connect wrote.
-	q.maxDeliver = uint64(q.cons.CachedInfo().Config.MaxDeliver)
+	// Heartbeats, Last() and the caller's timings must agree with the
+	// server, which holds whatever config the stream and consumer were
+	// created or changed with.
+	have := q.cons.CachedInfo().Config
+	q.cfg.AckWait, q.cfg.MaxDeliver, q.cfg.MaxAckPending = have.AckWait, have.MaxDeliver, have.MaxAckPending
+	q.cfg.Replicas = q.stream.CachedInfo().Config.Replicas
+	q.maxDeliver = uint64(have.MaxDeliver)
 	return q, nil
 }
 
@@ -378,42 +390,77 @@ func redactURL(urls string) string {
 	return strings.Join(parts, ",")
 }
 
-// ensureStream returns the stream, writing its config only when it is
-// missing or differs: a connecting process that finds the stream as it
-// wants it sends no update (nats-server v2.15 races an update of a stream
-// against a consumer being created on it).
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+// ensureStream returns the stream, creating it when it is missing. An
+// existing stream is never updated: a setting that differs from want is
+// logged, not reset.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, log *slog.Logger) (jetstream.Stream, error) {
 	consumerMu.Lock()
 	defer consumerMu.Unlock()
-	if st, err := js.Stream(ctx, want.Name); err == nil {
+	st, err := js.Stream(ctx, want.Name)
+	if err == nil {
 		have := st.CachedInfo().Config
-		if have.Retention == want.Retention && have.Storage == want.Storage && have.Replicas == want.Replicas &&
-			have.Duplicates == want.Duplicates && len(have.Subjects) == 1 && len(want.Subjects) == 1 &&
-			have.Subjects[0] == want.Subjects[0] {
-			return st, nil
-		}
+		warnDiffs(log, "stream", want.Name, []diff{
+			{"replicas", have.Replicas, want.Replicas},
+			{"retention", have.Retention, want.Retention},
+			{"storage", have.Storage, want.Storage},
+			{"duplicates", have.Duplicates, want.Duplicates},
+			{"subjects", strings.Join(have.Subjects, ","), strings.Join(want.Subjects, ",")},
+		})
+		return st, nil
 	}
-	return js.CreateOrUpdateStream(ctx, want)
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, err
+	}
+	return js.CreateStream(ctx, want)
 }
 
 // consumerMu serialises consumer creation within a process: nats-server
 // v2.15 races with itself (its file store) when one server handles two
-// create-or-update requests for the same consumer at once, which an
-// in-process server in `suitegen run` would do as its writers connect.
+// create requests for the same consumer at once, which an in-process
+// server in `suitegen run` would do as its writers connect.
 var consumerMu sync.Mutex
 
-// ensureConsumer returns the durable consumer, writing its config only when
-// it is missing or differs, so connecting writers do not rewrite it.
-func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+// ensureConsumer returns the durable consumer, creating it when it is
+// missing. An existing consumer is never updated; differences are logged.
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig, log *slog.Logger) (jetstream.Consumer, error) {
 	consumerMu.Lock()
 	defer consumerMu.Unlock()
-	if c, err := js.Consumer(ctx, stream, want.Durable); err == nil {
+	c, err := js.Consumer(ctx, stream, want.Durable)
+	if err == nil {
 		have := c.CachedInfo().Config
-		if have.AckWait == want.AckWait && have.MaxDeliver == want.MaxDeliver &&
-			have.MaxAckPending == want.MaxAckPending && have.Replicas == want.Replicas &&
-			have.AckPolicy == want.AckPolicy && have.DeliverPolicy == want.DeliverPolicy {
-			return c, nil
+		replicas := have.Replicas
+		if replicas == 0 {
+			replicas = want.Replicas // 0: the stream's, checked there
+		}
+		warnDiffs(log, "consumer", want.Durable, []diff{
+			{"replicas", replicas, want.Replicas},
+			{"ack_wait", have.AckWait, want.AckWait},
+			{"max_deliver", have.MaxDeliver, want.MaxDeliver},
+			{"max_ack_pending", have.MaxAckPending, want.MaxAckPending},
+			{"ack_policy", have.AckPolicy, want.AckPolicy},
+			{"deliver_policy", have.DeliverPolicy, want.DeliverPolicy},
+		})
+		return c, nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	return js.CreateConsumer(ctx, stream, want)
+}
+
+type diff struct {
+	setting    string
+	have, want any
+}
+
+func warnDiffs(log *slog.Logger, kind, name string, ds []diff) {
+	for _, d := range ds {
+		if fmt.Sprint(d.have) != fmt.Sprint(d.want) {
+			attrs := []any{"setting", d.setting, "server", fmt.Sprint(d.have), "config", fmt.Sprint(d.want)}
+			if kind == "consumer" {
+				attrs = append(attrs, "consumer", name) // the stream is on the logger already
+			}
+			log.Warn("queue: the existing "+kind+" differs from this process's config and is left as it is", attrs...)
 		}
 	}
-	return js.CreateOrUpdateConsumer(ctx, stream, want)
 }

@@ -75,7 +75,7 @@ func (*dbValue) Attr(name string) (starlark.Value, error) {
 			if st.db == nil {
 				return nil, fmt.Errorf("%s: no database", b.Name())
 			}
-			sql, params, err := sqlArgs(b, args, kwargs)
+			sql, params, err := sqlArgs(th, b, args, kwargs)
 			if err != nil {
 				return nil, err
 			}
@@ -92,7 +92,7 @@ func (*dbValue) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 
-func sqlArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (string, []any, error) {
+func sqlArgs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (string, []any, error) {
 	if len(kwargs) > 0 {
 		return "", nil, fmt.Errorf("%s: unexpected keyword argument %s", b.Name(), kwargs[0][0])
 	}
@@ -105,7 +105,7 @@ func sqlArgs(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) 
 	}
 	params := make([]any, len(args)-1)
 	for i, a := range args[1:] {
-		v, err := fromStarlark(a)
+		v, err := fromStarlark(th, a)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: parameter $%d: %w", b.Name(), i+1, err)
 		}
@@ -118,7 +118,7 @@ type queryFunc func(ctx context.Context, sql string, args ...any) ([]Row, error)
 
 func runQuery(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple, one bool, q queryFunc) (starlark.Value, error) {
 	st := stateOf(th)
-	sql, params, err := sqlArgs(b, args, kwargs)
+	sql, params, err := sqlArgs(th, b, args, kwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,11 @@ func runQuery(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 		default:
 			return nil, fmt.Errorf("%s: query returned %d rows, want at most one", b.Name(), len(rows))
 		}
+	}
+	// The driver has read the rows already; charging them now stops a
+	// handler that keeps querying large results.
+	if err := st.charge(th, rowsCost(rows)); err != nil {
+		return nil, err
 	}
 	out := make([]starlark.Value, len(rows))
 	for i, r := range rows {
@@ -229,4 +234,41 @@ func callValue(th *starlark.Thread, c Call) (starlark.Value, error) {
 	_ = d.SetKey(starlark.String("result"), result)
 	_ = d.SetKey(starlark.String("error"), errv)
 	return d, nil
+}
+
+// rowsCost is what converting rows into Starlark dicts allocates.
+func rowsCost(rows []Row) int64 {
+	n := int64(listSize)
+	for _, r := range rows {
+		n = addSize(n, dictSize, mulSize(int64(len(r.Columns)), entrySize))
+		for _, v := range r.Values {
+			n = addSize(n, goFootprint(v))
+		}
+	}
+	return n
+}
+
+// goFootprint bounds the Starlark size of a JSON-like Go value.
+func goFootprint(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return strSize + int64(len(x))
+	case []byte:
+		return strSize + int64(len(x))
+	case json.RawMessage:
+		return jsonDecodeCost(string(x))
+	case []any:
+		n := int64(listSize)
+		for _, e := range x {
+			n = addSize(n, slotSize, goFootprint(e))
+		}
+		return n
+	case map[string]any:
+		n := int64(dictSize)
+		for k, e := range x {
+			n = addSize(n, entrySize, strSize+int64(len(k)), goFootprint(e))
+		}
+		return n
+	}
+	return slotSize
 }

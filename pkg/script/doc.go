@@ -10,22 +10,26 @@
 //   - a wall-clock limit (Options.Timeout) and the caller's context,
 //   - a call-depth limit (Options.MaxDepth), checked every few steps so the
 //     Go stack of the interpreter stays small,
-//   - an allocation budget (Options.MaxAlloc) charged by every operation that
-//     can grow data faster than one element per step: the binary operators
-//     plus, times and percent and their augmented forms (rewritten at compile time into checked
-//     calls), the string methods join, replace, format, split, splitlines,
-//     elems, codepoints and the list/dict/set methods extend, update, union,
-//     and the builtins str, repr, list, tuple, dict, set, sorted, zip,
-//     enumerate, reversed, range and json.encode; each charge is checked
-//     before the operation allocates,
+//   - an allocation budget (Options.MaxAlloc) charged, before the memory is
+//     taken, by every operation that can allocate more than a constant in
+//     one step: the binary operators + * % | & ^ - << and their augmented
+//     forms, slicing, dict literals and comprehensions (rewritten at compile
+//     time into checked calls), every method of str, bytes, list, dict and
+//     set (called at once or taken as a value, x.f or getattr(x, "f")), the
+//     builtins list, tuple, dict, set, sorted, reversed, zip, enumerate,
+//     bytes, int, str, repr, fail, dir, json.encode and json.decode (also
+//     when passed around as values), database parameters and query rows,
+//     and the world's fields a check reads; integers are capped at 65536
+//     bits,
 //   - caps on what crosses the boundary: rows per query (Options.MaxRows) and
 //     the encoded size of a result (Options.MaxResult).
 //
-// What is not bounded exactly: memory reached by growing data one element per
-// step (append in a loop) is bounded only by the step limit; method values
-// taken without calling them (f = s.join; f(x)) and getattr(s, "join") skip
-// the allocation budget. Exceeding any limit is a crash whose message names
-// the limit; it wraps ErrLimit.
+// What the budget does not count: values that take a constant each (a list
+// slot, a tuple, a closure, a small string), which one step can make only
+// one of, so the step limit bounds them (TestStepBoundedGrowth measures at
+// most 64 bytes a step); and rows the database driver reads before they are
+// counted (MaxRows bounds their number, not their size). Exceeding any limit
+// is a crash whose message names the limit; it wraps ErrLimit.
 //
 // Values cross the boundary as JSON-like Go values (map[string]any, []any,
 // string, int64, float64, bool, nil). A handler's result is encoded straight

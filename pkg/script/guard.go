@@ -2,10 +2,6 @@ package script
 
 import (
 	"fmt"
-	"math/bits"
-	"strings"
-	"unicode/utf8"
-	"unsafe"
 
 	"go.starlark.net/lib/json"
 	"go.starlark.net/lib/math"
@@ -13,13 +9,6 @@ import (
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 )
-
-// maxIntBits bounds integer products: multiplying huge integers is slow long
-// before it is big.
-const maxIntBits = 1 << 16
-
-// elemSize is what one element of a list, tuple or set costs (an interface value).
-const elemSize = 16
 
 func (p *Programs) makePredeclared() starlark.StringDict {
 	d := starlark.StringDict{
@@ -32,17 +21,21 @@ func (p *Programs) makePredeclared() starlark.StringDict {
 		"math": math.Module,
 		"json": &starlarkstruct.Module{Name: "json", Members: starlark.StringDict{
 			"encode": starlark.NewBuiltin("json.encode", builtinJSONEncode),
-			"decode": json.Module.Members["decode"],
+			"decode": starlark.NewBuiltin("json.decode", builtinJSONDecode),
 		}},
-		"str":    starlark.NewBuiltin("str", builtinStr),
-		"repr":   starlark.NewBuiltin("repr", builtinRepr),
-		fnBin:    starlark.NewBuiltin(fnBin, builtinBin),
-		fnIAdd:   starlark.NewBuiltin(fnIAdd, builtinIAdd),
-		fnCharge: starlark.NewBuiltin(fnCharge, builtinCharge),
-		fnMethod: starlark.NewBuiltin(fnMethod, builtinMethod),
+		"str":         starlark.NewBuiltin("str", builtinStr),
+		"repr":        starlark.NewBuiltin("repr", builtinRepr),
+		"getattr":     starlark.NewBuiltin("getattr", builtinGetattr),
+		fnBin:         starlark.NewBuiltin(fnBin, builtinBin),
+		fnAug:         starlark.NewBuiltin(fnAug, builtinAug),
+		fnAugIndex:    starlark.NewBuiltin(fnAugIndex, builtinAugIndex),
+		fnMethod:      starlark.NewBuiltin(fnMethod, builtinMethod),
+		fnAttr:        starlark.NewBuiltin(fnAttr, builtinAttr),
+		fnSlice:       starlark.NewBuiltin(fnSlice, builtinSlice),
+		fnDictLiteral: starlark.NewBuiltin(fnDictLiteral, builtinDictLiteral),
 	}
-	for _, name := range []string{"list", "tuple", "dict", "set", "sorted", "zip", "enumerate", "reversed"} {
-		d[name] = copyingBuiltin(name)
+	for name, cost := range builtinCosts {
+		d[name] = chargedBuiltin(name, cost)
 	}
 	d.Freeze()
 	return d
@@ -56,141 +49,111 @@ func builtinRefuse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	return nil, &Refusal{Message: msg}
 }
 
-// sizeOf estimates the bytes a value occupies at its top level.
-func sizeOf(v starlark.Value) int64 {
-	switch v := v.(type) {
-	case starlark.String:
-		return int64(len(v))
-	case starlark.Bytes:
-		return int64(len(v))
-	case starlark.Int:
-		if _, ok := v.Int64(); ok {
-			return 0
+// builtinCosts are the universal builtins that allocate in proportion to
+// their arguments, each with what one call costs. The others (len, min,
+// range, type...) allocate a constant.
+var builtinCosts = map[string]costFunc{
+	"list":  copyCost(slotSize),
+	"tuple": copyCost(slotSize),
+	"sorted": func(st *callState, _ starlark.Value, args starlark.Tuple, kw []starlark.Tuple) int64 {
+		// the copy and, with key=, one key per element
+		return addSize(listSize, mulSize(3*slotSize, lenOfFirst(st, args)))
+	},
+	"reversed": copyCost(slotSize),
+	"set": func(st *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		return addSize(dictSize, mulSize(entrySize, lenOfFirst(st, args)))
+	},
+	"dict": func(st *callState, _ starlark.Value, args starlark.Tuple, kw []starlark.Tuple) int64 {
+		return addSize(dictSize, mulSize(entrySize, addSize(lenOfFirst(st, args), int64(len(kw)))))
+	},
+	"enumerate": func(st *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		return addSize(listSize, mulSize(slotSize+listSize+2*slotSize, lenOfFirst(st, args)))
+	},
+	"zip": func(st *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		if len(args) == 0 {
+			return listSize
 		}
-		return int64(v.BigInt().BitLen() / 8)
-	case starlark.IterableMapping:
-		if s, ok := v.(starlark.Sequence); ok {
-			return 2 * elemSize * int64(s.Len())
+		n := int64(-1)
+		for _, a := range args {
+			if l := lenOf(a, st.remaining()/slotSize); n < 0 || l < n {
+				n = l
+			}
 		}
-	case starlark.Sequence:
-		return elemSize * int64(v.Len())
-	}
-	return 0
+		return addSize(listSize, mulSize(n, slotSize+listSize+slotSize*int64(len(args))))
+	},
+	"bytes": func(_ *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		if len(args) == 0 {
+			return strSize
+		}
+		switch x := args[0].(type) {
+		case starlark.String:
+			return strSize + 3*int64(len(x)) // invalid UTF-8 becomes U+FFFD
+		case starlark.Bytes:
+			return 0 // returned as is
+		}
+		return addSize(strSize, sizeOf(args[0]))
+	},
+	"int": func(_ *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		if len(args) > 0 {
+			if s, ok := args[0].(starlark.String); ok {
+				return strSize + int64(len(s))
+			}
+		}
+		return 0
+	},
+	"fail": func(st *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		var n int64
+		for _, a := range args {
+			n = addSize(n, reprBound(a, st.remaining()))
+		}
+		return n
+	},
+	"dir": fixed(listSize + 64*(slotSize+strSize)),
 }
 
-func mulSize(a, n int64) int64 {
-	if a <= 0 || n <= 0 {
+func copyCost(per int64) costFunc {
+	return func(st *callState, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) int64 {
+		return addSize(listSize, mulSize(per, lenOfFirst(st, args)))
+	}
+}
+
+func lenOfFirst(st *callState, args starlark.Tuple) int64 {
+	if len(args) == 0 {
 		return 0
 	}
-	hi, lo := bits.Mul64(uint64(a), uint64(n))
-	if hi != 0 || lo > 1<<62 {
-		return 1 << 62
-	}
-	return int64(lo)
+	return lenOf(args[0], st.remaining()/slotSize)
 }
 
-// reprBound is an upper bound of the length of str(v) or json.encode(v),
-// walking at most until the bound passes limit (so its cost is bounded by
-// limit, however much the value shares).
-func reprBound(v starlark.Value, limit int64) int64 {
-	var total int64
-	var path []unsafe.Pointer
-	var walk func(v starlark.Value)
-	walk = func(v starlark.Value) {
-		if total > limit {
-			return
-		}
-		switch x := v.(type) {
-		case starlark.String:
-			total += 4*int64(len(x)) + 2 // escapes may take four bytes per byte
-			return
-		case starlark.Bytes:
-			total += 4*int64(len(x)) + 3
-			return
-		case starlark.Int:
-			total += sizeOf(x)*3 + 24
-			return
-		case starlark.NoneType, starlark.Bool, starlark.Float:
-			total += 32
-			return
-		}
-		var ptr unsafe.Pointer
-		switch x := v.(type) {
-		case *starlark.List:
-			ptr = unsafe.Pointer(x)
-		case *starlark.Dict:
-			ptr = unsafe.Pointer(x)
-		case *starlark.Set:
-			ptr = unsafe.Pointer(x)
-		}
-		if ptr != nil {
-			for _, p := range path {
-				if p == ptr {
-					total += 8 // printed as [...]
-					return
-				}
-			}
-			path = append(path, ptr)
-			defer func() { path = path[:len(path)-1] }()
-		}
-		switch x := v.(type) {
-		case starlark.IterableMapping:
-			total += 2
-			for k, val := range entries(x) {
-				total += 4
-				walk(k)
-				walk(val)
-				if total > limit {
-					return
-				}
-			}
-		case starlark.Iterable:
-			total += 2
-			it := x.Iterate()
-			defer it.Done()
-			var e starlark.Value
-			for it.Next(&e) {
-				total += 2
-				walk(e)
-				if total > limit {
-					return
-				}
-			}
-		default:
-			total += 64 + int64(len(v.Type()))
-		}
-	}
-	walk(v)
-	return total
-}
+// maxIntDigits is the longest string int() converts: parsing is quadratic
+// in its length, and longer strings make integers beyond maxIntBits.
+const maxIntDigits = maxIntBits * 30103 / 100000
 
-func entries(m starlark.IterableMapping) func(func(starlark.Value, starlark.Value) bool) {
-	return func(yield func(starlark.Value, starlark.Value) bool) {
-		if d, ok := m.(*starlark.Dict); ok {
-			for k, v := range d.Entries() {
-				if !yield(k, v) {
-					return
-				}
-			}
-			return
-		}
-		for _, it := range m.Items() {
-			if !yield(it[0], it[1]) {
-				return
+// chargedBuiltin wraps a universal builtin, charging its cost first.
+func chargedBuiltin(name string, cost costFunc) *starlark.Builtin {
+	orig := starlark.Universe[name]
+	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		st := stateOf(th)
+		if name == "int" && len(args) > 0 {
+			if s, ok := args[0].(starlark.String); ok && len(s) > maxIntDigits+2 {
+				return nil, st.limit(th, fmt.Sprintf("allocation limit exceeded (integers are limited to %d bits)", maxIntBits))
 			}
 		}
-	}
+		if err := st.charge(th, cost(st, nil, args, kwargs)); err != nil {
+			return nil, err
+		}
+		return starlark.Call(th, orig, args, kwargs)
+	})
 }
 
 // chargeRepr charges an upper bound of the text that printing vs produces.
-func chargeRepr(th *starlark.Thread, times int64, vs ...starlark.Value) error {
+func chargeRepr(th *starlark.Thread, vs ...starlark.Value) error {
 	st := stateOf(th)
 	limit := st.remaining()
-	var n int64
+	var n int64 = strSize
 	for _, v := range vs {
-		n += reprBound(v, limit)
+		n = addSize(n, reprBound(v, limit))
 	}
-	return st.charge(th, mulSize(n, max(times, 1)))
+	return st.charge(th, n)
 }
 
 func builtinStr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -201,7 +164,7 @@ func builtinStr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if s, ok := x.(starlark.String); ok {
 		return s, nil
 	}
-	if err := chargeRepr(th, 1, x); err != nil {
+	if err := chargeRepr(th, x); err != nil {
 		return nil, err
 	}
 	return starlark.String(x.String()), nil
@@ -212,42 +175,128 @@ func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &x); err != nil {
 		return nil, err
 	}
-	if err := chargeRepr(th, 1, x); err != nil {
+	if err := chargeRepr(th, x); err != nil {
 		return nil, err
 	}
 	return starlark.String(x.String()), nil
 }
 
 func builtinJSONEncode(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := chargeRepr(th, 1, args...); err != nil {
+	if err := chargeRepr(th, args...); err != nil {
 		return nil, err
 	}
 	return starlark.Call(th, json.Module.Members["encode"], args, kwargs)
 }
 
-// copyingBuiltin wraps a universal builtin that copies its arguments into a
-// new collection, charging the copy first.
-func copyingBuiltin(name string) *starlark.Builtin {
-	orig := starlark.Universe[name]
-	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var n int64
-		for _, a := range args {
-			if s, ok := a.(starlark.Sequence); ok {
-				n += elemSize * int64(s.Len())
-				if _, isMap := a.(starlark.IterableMapping); isMap {
-					n += elemSize * int64(s.Len())
-				}
+func builtinJSONDecode(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) > 0 {
+		if s, ok := args[0].(starlark.String); ok {
+			if err := stateOf(th).charge(th, jsonDecodeCost(string(s))); err != nil {
+				return nil, err
 			}
 		}
-		for _, kv := range kwargs {
-			_ = kv
-			n += 2 * elemSize
-		}
-		if err := stateOf(th).charge(th, n); err != nil {
+	}
+	return starlark.Call(th, json.Module.Members["decode"], args, kwargs)
+}
+
+// builtinGetattr is getattr whose method values charge like x.name does.
+func builtinGetattr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := starlark.Call(th, starlark.Universe["getattr"], args, kwargs)
+	if err != nil || len(args) < 2 {
+		return v, err
+	}
+	name, _ := starlark.AsString(args[1])
+	return chargedAttr(th, args[0], name, v)
+}
+
+// builtinAttr is x.name where the result is not called at once.
+func builtinAttr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 2 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("internal: %s wants 2 arguments", b.Name())
+	}
+	recv := args[0]
+	name, _ := starlark.AsString(args[1])
+	v, err := attrOf(recv, name)
+	if err != nil {
+		return nil, err
+	}
+	return chargedAttr(th, recv, name, v)
+}
+
+func attrOf(recv starlark.Value, name string) (starlark.Value, error) {
+	ha, ok := recv.(starlark.HasAttrs)
+	if !ok {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	v, err := ha.Attr(name)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	return v, nil
+}
+
+// chargedAttr turns a method value of a built-in type into one that charges
+// when called, and charges what reading a field of a world built.
+func chargedAttr(th *starlark.Thread, recv starlark.Value, name string, v starlark.Value) (starlark.Value, error) {
+	if fn, ok := v.(*starlark.Builtin); ok && fn.Receiver() != nil {
+		return starlark.NewBuiltin(fn.Name(), func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			st := stateOf(th)
+			if err := st.charge(th, methodCost(st, recv, name, args, kwargs)); err != nil {
+				return nil, err
+			}
+			return starlark.Call(th, fn, args, kwargs)
+		}).BindReceiver(recv), nil
+	}
+	if _, ok := recv.(*worldValue); ok {
+		// world.said and world.caller are built anew on every read.
+		st := stateOf(th)
+		if err := st.charge(th, footprint(v, st.remaining())); err != nil {
 			return nil, err
 		}
-		return starlark.Call(th, orig, args, kwargs)
-	})
+	}
+	return v, nil
+}
+
+// builtinMethod is recv.name(args...) with the allocation charged first.
+func builtinMethod(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) < 2 {
+		return nil, fmt.Errorf("internal: %s wants a receiver and a name", b.Name())
+	}
+	recv := args[0]
+	name, _ := starlark.AsString(args[1])
+	rest := args[2:]
+	fn, err := attrOf(recv, name)
+	if err != nil {
+		return nil, err
+	}
+	st := stateOf(th)
+	if err := st.charge(th, methodCost(st, recv, name, rest, kwargs)); err != nil {
+		return nil, err
+	}
+	if _, ok := recv.(*worldValue); ok {
+		if _, isFn := fn.(starlark.Callable); !isFn {
+			// world.before(...) and the like: reading the field is what allocates
+			if _, err := chargedAttr(th, recv, name, fn); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return starlark.Call(th, fn, rest, kwargs)
+}
+
+// builtinDictLiteral charges a dict built by a literal or a comprehension:
+// an empty dict alone takes a hash table bucket.
+func builtinDictLiteral(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 1 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("internal: %s wants 1 argument", b.Name())
+	}
+	if err := stateOf(th).charge(th, addSize(dictSize, sizeOf(args[0]))); err != nil {
+		return nil, err
+	}
+	return args[0], nil
 }
 
 func opOf(v starlark.Value) (syntax.Token, error) {
@@ -259,24 +308,55 @@ func opOf(v starlark.Value) (syntax.Token, error) {
 	return syntax.Token(n), nil
 }
 
+func isCollection(v starlark.Value) bool {
+	switch v.(type) {
+	case *starlark.Dict, *starlark.Set:
+		return true
+	}
+	return false
+}
+
 // binCost is what x op y allocates, computed before doing it.
-func binCost(th *starlark.Thread, op syntax.Token, x, y starlark.Value) (int64, error) {
+func binCost(st *callState, th *starlark.Thread, op syntax.Token, x, y starlark.Value) (int64, error) {
+	xi, xInt := x.(starlark.Int)
+	yi, yInt := y.(starlark.Int)
+	if xInt && yInt {
+		_, xs := xi.Int64()
+		_, ys := yi.Int64()
+		var bitLen int
+		switch op {
+		case syntax.STAR:
+			if xs && ys {
+				return 0, nil
+			}
+			bitLen = xi.BigInt().BitLen() + yi.BigInt().BitLen()
+		case syntax.LTLT:
+			k, ok := yi.Int64()
+			if !ok || k < 0 || k > maxIntBits {
+				bitLen = maxIntBits + 1
+			} else {
+				bitLen = xi.BigInt().BitLen() + int(k)
+			}
+		default:
+			if xs && ys {
+				return 0, nil
+			}
+			return sizeOf(x) + sizeOf(y) + 16, nil
+		}
+		if bitLen > maxIntBits {
+			return 0, st.limit(th, fmt.Sprintf("allocation limit exceeded (integers are limited to %d bits)", maxIntBits))
+		}
+		return int64(bitLen/8 + 16), nil
+	}
 	switch op {
 	case syntax.PLUS:
-		return sizeOf(x) + sizeOf(y), nil
+		switch x.(type) {
+		case starlark.String, starlark.Bytes:
+			return addSize(strSize, sizeOf(x), sizeOf(y)), nil
+		}
+		return addSize(listSize, sizeOf(x), sizeOf(y)), nil
 	case syntax.STAR:
-		if xi, ok := x.(starlark.Int); ok {
-			if yi, ok := y.(starlark.Int); ok {
-				_, xs := xi.Int64()
-				_, ys := yi.Int64()
-				if xs && ys {
-					return 0, nil
-				}
-				if bits := xi.BigInt().BitLen() + yi.BigInt().BitLen(); bits > maxIntBits {
-					return 0, stateOf(th).limit(th, fmt.Sprintf("allocation limit exceeded (integers are limited to %d bits)", maxIntBits))
-				}
-				return sizeOf(xi) + sizeOf(yi) + 16, nil
-			}
+		if xInt {
 			x, y = y, x // n * seq
 		}
 		if n, ok := y.(starlark.Int); ok {
@@ -284,16 +364,29 @@ func binCost(th *starlark.Thread, op syntax.Token, x, y starlark.Value) (int64, 
 			if !ok {
 				return 1 << 62, nil
 			}
-			return mulSize(sizeOf(x), k), nil
+			return addSize(listSize, mulSize(sizeOf(x), k)), nil
 		}
 	case syntax.PERCENT:
 		if s, ok := x.(starlark.String); ok {
-			n := int64(strings.Count(string(s), "%"))
-			st := stateOf(th)
-			return int64(len(s)) + mulSize(n, reprBound(y, st.remaining())), nil
+			n := int64(countByte(string(s), '%'))
+			return addSize(strSize, int64(len(s)), mulSize(n, reprBound(y, st.remaining()))), nil
+		}
+	case syntax.PIPE, syntax.AMP, syntax.CIRCUMFLEX, syntax.MINUS:
+		if isCollection(x) || isCollection(y) {
+			return addSize(dictSize, sizeOf(x), sizeOf(y)), nil
 		}
 	}
 	return 0, nil
+}
+
+func countByte(s string, c byte) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+		}
+	}
+	return n
 }
 
 func builtinBin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -305,154 +398,236 @@ func builtinBin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return nil, err
 	}
 	x, y := args[1], args[2]
-	cost, err := binCost(th, op, x, y)
+	st := stateOf(th)
+	cost, err := binCost(st, th, op, x, y)
 	if err != nil {
 		return nil, err
 	}
-	if err := stateOf(th).charge(th, cost); err != nil {
+	if err := st.charge(th, cost); err != nil {
 		return nil, err
 	}
 	return starlark.Binary(op, x, y)
 }
 
-// builtinIAdd is v += y for a plain variable: lists extend in place, as the
-// interpreter would do.
-func builtinIAdd(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) != 2 || len(kwargs) != 0 {
-		return nil, fmt.Errorf("internal: %s wants 2 arguments", b.Name())
-	}
-	x, y := args[0], args[1]
-	if l, ok := x.(*starlark.List); ok {
-		if _, ok := y.(starlark.Iterable); ok {
-			if err := stateOf(th).charge(th, sizeOf(y)); err != nil {
-				return nil, err
+// aug is x op= y: lists extend and dicts update in place, as the
+// interpreter does; anything else is x op y.
+func aug(th *starlark.Thread, op syntax.Token, x, y starlark.Value) (starlark.Value, error) {
+	st := stateOf(th)
+	switch {
+	case op == syntax.PLUS:
+		if l, ok := x.(*starlark.List); ok {
+			if it, ok := y.(starlark.Iterable); ok {
+				n := lenOf(y, st.remaining()/slotSize)
+				if err := st.charge(th, mulSize(2*slotSize, n)); err != nil {
+					return nil, err
+				}
+				elems := make([]starlark.Value, 0, n) // y may be l itself: copy before appending
+				for e := range starlark.Elements(it) {
+					elems = append(elems, e)
+				}
+				for _, e := range elems {
+					if err := l.Append(e); err != nil {
+						return nil, fmt.Errorf("cannot apply += to %w", err)
+					}
+				}
+				return l, nil
 			}
-			ext, err := l.Attr("extend")
-			if err != nil {
-				return nil, err
+		}
+	case op == syntax.PIPE:
+		if xd, ok := x.(*starlark.Dict); ok {
+			if yd, ok := y.(*starlark.Dict); ok {
+				if err := st.charge(th, sizeOf(yd)); err != nil {
+					return nil, err
+				}
+				for k, v := range yd.Entries() {
+					if err := xd.SetKey(k, v); err != nil {
+						return nil, err
+					}
+				}
+				return xd, nil
 			}
-			if _, err := starlark.Call(th, ext, starlark.Tuple{y}, nil); err != nil {
-				return nil, err
-			}
-			return l, nil
 		}
 	}
-	if err := stateOf(th).charge(th, sizeOf(x)+sizeOf(y)); err != nil {
-		return nil, err
-	}
-	return starlark.Binary(syntax.PLUS, x, y)
-}
-
-func builtinCharge(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) != 1 || len(kwargs) != 0 {
-		return nil, fmt.Errorf("internal: %s wants 1 argument", b.Name())
-	}
-	if err := stateOf(th).charge(th, sizeOf(args[0])); err != nil {
-		return nil, err
-	}
-	return args[0], nil
-}
-
-// builtinMethod is recv.name(args...) with the allocation charged first.
-func builtinMethod(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) < 2 {
-		return nil, fmt.Errorf("internal: %s wants a receiver and a name", b.Name())
-	}
-	recv := args[0]
-	nameV, ok := args[1].(starlark.String)
-	if !ok {
-		return nil, fmt.Errorf("internal: %s wants a method name", b.Name())
-	}
-	name := string(nameV)
-	rest := args[2:]
-	ha, ok := recv.(starlark.HasAttrs)
-	if !ok {
-		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
-	}
-	fn, err := ha.Attr(name)
+	cost, err := binCost(st, th, op, x, y)
 	if err != nil {
 		return nil, err
 	}
-	if fn == nil {
-		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
-	}
-	if err := stateOf(th).charge(th, methodCost(th, recv, name, rest, kwargs)); err != nil {
+	if err := st.charge(th, cost); err != nil {
 		return nil, err
 	}
-	return starlark.Call(th, fn, rest, kwargs)
+	return starlark.Binary(op, x, y)
 }
 
-func methodCost(th *starlark.Thread, recv starlark.Value, name string, args starlark.Tuple, kwargs []starlark.Tuple) int64 {
-	s, isStr := recv.(starlark.String)
-	switch name {
-	case "join":
-		if !isStr || len(args) != 1 {
-			return 0
-		}
-		it, ok := args[0].(starlark.Iterable)
-		if !ok {
-			return 0
-		}
-		var n, count int64
-		iter := it.Iterate()
-		defer iter.Done()
-		var e starlark.Value
-		for iter.Next(&e) {
-			count++
-			n += sizeOf(e)
-			if n > 1<<62 {
-				break
-			}
-		}
-		return n + mulSize(int64(len(s)), count)
-	case "replace":
-		if !isStr || len(args) < 2 {
-			return 0
-		}
-		old, ok1 := args[0].(starlark.String)
-		nw, ok2 := args[1].(starlark.String)
-		if !ok1 || !ok2 || len(nw) <= len(old) {
-			return int64(len(s))
-		}
-		var cnt int64
-		if old == "" {
-			cnt = int64(utf8.RuneCountInString(string(s))) + 1
-		} else {
-			cnt = int64(strings.Count(string(s), string(old)))
-		}
-		if len(args) > 2 {
-			if c, ok := args[2].(starlark.Int); ok {
-				if k, ok := c.Int64(); ok && k >= 0 && k < cnt {
-					cnt = k
-				}
-			}
-		}
-		return int64(len(s)) + mulSize(cnt, int64(len(nw)-len(old)))
-	case "format":
-		if !isStr {
-			return 0
-		}
-		vals := append(starlark.Tuple{}, args...)
-		for _, kv := range kwargs {
-			vals = append(vals, kv[1])
-		}
-		st := stateOf(th)
-		var n int64
-		for _, v := range vals {
-			n += reprBound(v, st.remaining())
-		}
-		return int64(len(s)) + mulSize(int64(strings.Count(string(s), "{")), n)
-	case "split", "rsplit", "splitlines", "elems", "codepoints", "elem_ords", "codepoint_ords":
-		if !isStr {
-			return 0
-		}
-		return elemSize * int64(len(s))
-	case "extend", "update", "union":
-		var n int64
-		for _, a := range args {
-			n += sizeOf(a)
-		}
-		return n + int64(len(kwargs))*2*elemSize
+func builtinAug(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 3 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("internal: %s wants 3 arguments", b.Name())
 	}
-	return 0
+	op, err := opOf(args[0])
+	if err != nil {
+		return nil, err
+	}
+	return aug(th, op, args[1], args[2])
+}
+
+// builtinAugIndex is a[i] op= y: a and i are evaluated once.
+func builtinAugIndex(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 4 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("internal: %s wants 4 arguments", b.Name())
+	}
+	op, err := opOf(args[0])
+	if err != nil {
+		return nil, err
+	}
+	a, i, y := args[1], args[2], args[3]
+	x, err := getIndex(a, i)
+	if err != nil {
+		return nil, err
+	}
+	z, err := aug(th, op, x, y)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.None, setIndex(a, i, z)
+}
+
+// getIndex and setIndex are a[i] and a[i] = z as the interpreter does them.
+func getIndex(a, i starlark.Value) (starlark.Value, error) {
+	switch a := a.(type) {
+	case starlark.Mapping:
+		z, found, err := a.Get(i)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("key %v not in %s", i, a.Type())
+		}
+		return z, nil
+	case starlark.Indexable:
+		n, err := index(a, i)
+		if err != nil {
+			return nil, err
+		}
+		return a.Index(n), nil
+	}
+	return nil, fmt.Errorf("unhandled index operation %s[%s]", a.Type(), i.Type())
+}
+
+func setIndex(a, i, z starlark.Value) error {
+	switch a := a.(type) {
+	case starlark.HasSetKey:
+		return a.SetKey(i, z)
+	case starlark.HasSetIndex:
+		n, err := index(a, i)
+		if err != nil {
+			return err
+		}
+		return a.SetIndex(n, z)
+	}
+	return fmt.Errorf("%s value does not support item assignment", a.Type())
+}
+
+func index(a starlark.Indexable, i starlark.Value) (int, error) {
+	n := a.Len()
+	k, err := starlark.AsInt32(i)
+	if err != nil {
+		return 0, fmt.Errorf("%s index: %s", a.Type(), err)
+	}
+	orig := k
+	if k < 0 {
+		k += n
+	}
+	if k < 0 || k >= n {
+		return 0, fmt.Errorf("%s index %d out of range [%d:%d]", a.Type(), orig, -n, n-1)
+	}
+	return k, nil
+}
+
+// builtinSlice is x[lo:hi:step] with the copy charged first.
+func builtinSlice(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 4 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("internal: %s wants 4 arguments", b.Name())
+	}
+	x, ok := args[0].(starlark.Sliceable)
+	if !ok {
+		return nil, fmt.Errorf("invalid slice operand %s", args[0].Type())
+	}
+	start, end, step, err := sliceIndices(x.Len(), args[1], args[2], args[3])
+	if err != nil {
+		return nil, err
+	}
+	var count int64
+	if step > 0 && end > start {
+		count = int64((end - start + step - 1) / step)
+	} else if step < 0 && start > end {
+		count = int64((start - end - step - 1) / -step)
+	}
+	var cost int64
+	switch x.(type) {
+	case starlark.String, starlark.Bytes:
+		if step != 1 {
+			cost = strSize + count
+		}
+	case *starlark.List, starlark.Tuple:
+		cost = listSize + slotSize*count
+	}
+	if err := stateOf(th).charge(th, cost); err != nil {
+		return nil, err
+	}
+	return x.Slice(start, end, step), nil
+}
+
+// sliceIndices follows the Starlark specification of slicing.
+func sliceIndices(n int, lo, hi, stepV starlark.Value) (start, end, step int, err error) {
+	step = 1
+	if stepV != starlark.None {
+		if step, err = starlark.AsInt32(stepV); err != nil {
+			return 0, 0, 0, fmt.Errorf("invalid slice step: %s", err)
+		}
+		if step == 0 {
+			return 0, 0, 0, fmt.Errorf("zero is not a valid slice step")
+		}
+	}
+	asIndex := func(v starlark.Value, def int) (int, error) {
+		if v == starlark.None {
+			return def, nil
+		}
+		i, err := starlark.AsInt32(v)
+		if err != nil {
+			return 0, err
+		}
+		if i < 0 {
+			i += n
+		}
+		return i, nil
+	}
+	if step > 0 {
+		if start, err = asIndex(lo, 0); err != nil {
+			return 0, 0, 0, fmt.Errorf("invalid start index: %s", err)
+		}
+		start = max(0, min(start, n))
+		if end, err = asIndex(hi, n); err != nil {
+			return 0, 0, 0, fmt.Errorf("invalid end index: %s", err)
+		}
+		end = max(0, min(end, n))
+		if end < start {
+			end = start
+		}
+		return start, end, step, nil
+	}
+	if start, err = asIndex(lo, n-1); err != nil {
+		return 0, 0, 0, fmt.Errorf("invalid start index: %s", err)
+	}
+	if start >= n {
+		start = n - 1
+	}
+	if end, err = asIndex(hi, -1); err != nil {
+		return 0, 0, 0, fmt.Errorf("invalid end index: %s", err)
+	}
+	if end < -1 {
+		end = -1
+	}
+	if start < end {
+		start = end
+	}
+	return start, end, step, nil
 }

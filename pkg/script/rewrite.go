@@ -7,28 +7,48 @@ import (
 	"go.starlark.net/syntax"
 )
 
-// The rewrite turns operations that can allocate far more than one element
-// per step into calls of checked builtins, so the allocation budget is
+// The rewrite turns every operation that can allocate more than a constant
+// per step into a call of a checked builtin, so the allocation budget is
 // charged before the memory is taken:
 //
-//	x + y, x * y, x % y          -> _sg_bin(op, x, y)
-//	v += y                       -> v = _sg_iadd(v, y)    (lists still extend in place)
-//	a[i] += y, a.f += y          -> a[i] += _sg_charge(y)
-//	v *= y, v %= y               -> v = _sg_bin(op, v, y)  (other targets are rejected)
-//	x.join(...) and friends      -> _sg_method(x, "join", ...)
+//	x + y, x * y, x % y, x | y,
+//	x & y, x ^ y, x - y, x << y  -> _sg_bin(op, x, y)
+//	v op= y                      -> v = _sg_aug(op, v, y)   (lists and dicts still update in place)
+//	a[i] op= y                   -> _sg_augindex(op, a, i, y)
+//	x.name(args...)              -> _sg_method(x, "name", args...)
+//	x.name (not called)          -> _sg_attr(x, "name")     (a method value that charges when called)
+//	x[lo:hi:step]                -> _sg_slice(x, lo, hi, step)
+//
+// Assignment targets keep their shape; only the expressions inside them (an
+// index, the object an index applies to) are rewritten. Builtins that are
+// values (list, sorted, getattr, json.decode...) are replaced in the
+// predeclared names by charging versions, so taking them as values changes
+// nothing.
 const (
-	fnBin    = "_sg_bin"
-	fnIAdd   = "_sg_iadd"
-	fnCharge = "_sg_charge"
-	fnMethod = "_sg_method"
+	fnBin      = "_sg_bin"
+	fnAug      = "_sg_aug"
+	fnAugIndex = "_sg_augindex"
+	fnMethod   = "_sg_method"
+	fnAttr     = "_sg_attr"
+	fnSlice    = "_sg_slice"
+	// {...} and {k: v for ...} -> _sg_dict({...}): an empty dict takes a
+	// hash table bucket, far more than other one-step values.
+	fnDictLiteral = "_sg_dict"
 )
 
-// guardedMethods are the methods that can allocate in proportion to their
-// input in a single step.
-var guardedMethods = map[string]bool{
-	"join": true, "replace": true, "format": true, "split": true, "rsplit": true,
-	"splitlines": true, "elems": true, "codepoints": true, "elem_ords": true, "codepoint_ords": true,
-	"extend": true, "update": true, "union": true,
+// chargedOps are the binary operators whose result can be larger than a
+// constant: everything but comparisons, division and the logical operators.
+var chargedOps = map[syntax.Token]bool{
+	syntax.PLUS: true, syntax.STAR: true, syntax.PERCENT: true, syntax.PIPE: true,
+	syntax.AMP: true, syntax.CIRCUMFLEX: true, syntax.MINUS: true, syntax.LTLT: true,
+}
+
+// augOps maps an augmented assignment to its binary operator.
+var augOps = map[syntax.Token]syntax.Token{
+	syntax.PLUS_EQ: syntax.PLUS, syntax.MINUS_EQ: syntax.MINUS, syntax.STAR_EQ: syntax.STAR,
+	syntax.SLASH_EQ: syntax.SLASH, syntax.SLASHSLASH_EQ: syntax.SLASHSLASH, syntax.PERCENT_EQ: syntax.PERCENT,
+	syntax.AMP_EQ: syntax.AMP, syntax.PIPE_EQ: syntax.PIPE, syntax.CIRCUMFLEX_EQ: syntax.CIRCUMFLEX,
+	syntax.LTLT_EQ: syntax.LTLT, syntax.GTGT_EQ: syntax.GTGT,
 }
 
 func rewrite(f *syntax.File) error {
@@ -38,6 +58,12 @@ func rewrite(f *syntax.File) error {
 }
 
 type rewriter struct{ err error }
+
+func (r *rewriter) fail(pos syntax.Position, format string, args ...any) {
+	if r.err == nil {
+		r.err = syntax.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
+}
 
 func (r *rewriter) stmts(ss []syntax.Stmt) []syntax.Stmt {
 	for i, s := range ss {
@@ -56,7 +82,7 @@ func (r *rewriter) stmt(s syntax.Stmt) syntax.Stmt {
 		s.Params = r.params(s.Params)
 		s.Body = r.stmts(s.Body)
 	case *syntax.ForStmt:
-		s.Vars = r.expr(s.Vars)
+		s.Vars = r.target(s.Vars)
 		s.X = r.expr(s.X)
 		s.Body = r.stmts(s.Body)
 	case *syntax.WhileStmt:
@@ -75,37 +101,57 @@ func (r *rewriter) stmt(s syntax.Stmt) syntax.Stmt {
 	return s
 }
 
+// target rewrites the expressions inside an assignment target but keeps the
+// target itself assignable.
+func (r *rewriter) target(e syntax.Expr) syntax.Expr {
+	switch e := e.(type) {
+	case *syntax.Ident:
+	case *syntax.ParenExpr:
+		e.X = r.target(e.X)
+	case *syntax.TupleExpr:
+		for i, x := range e.List {
+			e.List[i] = r.target(x)
+		}
+	case *syntax.ListExpr:
+		for i, x := range e.List {
+			e.List[i] = r.target(x)
+		}
+	case *syntax.IndexExpr:
+		e.X = r.expr(e.X)
+		e.Y = r.expr(e.Y)
+	case *syntax.DotExpr:
+		e.X = r.expr(e.X)
+	default:
+		// Not a valid target: the resolver reports it.
+		return r.expr(e)
+	}
+	return e
+}
+
 func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 	s.RHS = r.expr(s.RHS)
-	s.LHS = r.expr(s.LHS) // targets themselves are never rewritten; their index expressions are
-	id, isIdent := s.LHS.(*syntax.Ident)
-	switch s.Op {
-	case syntax.EQ:
+	if s.Op == syntax.EQ {
+		s.LHS = r.target(s.LHS)
 		return s
-	case syntax.PLUS_EQ:
-		if isNumberLiteral(s.RHS) {
-			return s
-		}
-		if isIdent {
-			s.RHS = call(fnIAdd, s.OpPos, ident(id), s.RHS)
-			s.Op = syntax.EQ
-		} else {
-			s.RHS = call(fnCharge, s.OpPos, s.RHS)
-		}
-	case syntax.STAR_EQ, syntax.PERCENT_EQ:
-		op := syntax.STAR
-		if s.Op == syntax.PERCENT_EQ {
-			op = syntax.PERCENT
-		}
-		if !isIdent {
-			if r.err == nil {
-				r.err = syntax.Error{Pos: s.OpPos, Msg: fmt.Sprintf("%s is only supported on a plain variable; write x = x %s y", s.Op, op)}
-			}
-			return s
-		}
-		s.RHS = call(fnBin, s.OpPos, opLiteral(op, s.OpPos), ident(id), s.RHS)
-		s.Op = syntax.EQ
 	}
+	op, ok := augOps[s.Op]
+	if !ok {
+		r.fail(s.OpPos, "unsupported assignment %s", s.Op)
+		return s
+	}
+	switch lhs := s.LHS.(type) {
+	case *syntax.Ident:
+		if op != syntax.STAR && op != syntax.LTLT && isNumberLiteral(s.RHS) {
+			return s // n += 1 cannot grow anything
+		}
+		s.RHS = call(fnAug, s.OpPos, opLiteral(op, s.OpPos), ident(lhs), s.RHS)
+		s.Op = syntax.EQ
+		return s
+	case *syntax.IndexExpr:
+		x, y := r.expr(lhs.X), r.expr(lhs.Y)
+		return &syntax.ExprStmt{X: call(fnAugIndex, s.OpPos, opLiteral(op, s.OpPos), x, y, s.RHS)}
+	}
+	r.fail(s.OpPos, "%s is only supported on a variable or an element (x[i] %s y)", s.Op, s.Op)
 	return s
 }
 
@@ -147,24 +193,27 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		e.X = r.expr(e.X)
 	case *syntax.CallExpr:
 		e.Args = r.args(e.Args)
-		if dot, ok := e.Fn.(*syntax.DotExpr); ok && guardedMethods[dot.Name.Name] {
+		if dot, ok := e.Fn.(*syntax.DotExpr); ok {
 			recv := r.expr(dot.X)
 			args := append([]syntax.Expr{recv, strLiteral(dot.Name.Name, dot.NamePos)}, e.Args...)
 			return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: dot.NamePos, Name: fnMethod}, Lparen: e.Lparen, Args: args, Rparen: e.Rparen}
 		}
 		e.Fn = r.expr(e.Fn)
 	case *syntax.DotExpr:
-		e.X = r.expr(e.X)
+		return call(fnAttr, e.NamePos, r.expr(e.X), strLiteral(e.Name.Name, e.NamePos))
 	case *syntax.Comprehension:
 		e.Body = r.expr(e.Body)
 		for _, c := range e.Clauses {
 			switch c := c.(type) {
 			case *syntax.ForClause:
-				c.Vars = r.expr(c.Vars)
+				c.Vars = r.target(c.Vars)
 				c.X = r.expr(c.X)
 			case *syntax.IfClause:
 				c.Cond = r.expr(c.Cond)
 			}
+		}
+		if e.Curly {
+			return call(fnDictLiteral, e.Lbrack, e)
 		}
 	case *syntax.DictExpr:
 		for _, it := range e.List {
@@ -173,6 +222,7 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 				de.Value = r.expr(de.Value)
 			}
 		}
+		return call(fnDictLiteral, e.Lbrace, e)
 	case *syntax.DictEntry:
 		e.Key = r.expr(e.Key)
 		e.Value = r.expr(e.Value)
@@ -190,24 +240,24 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.UnaryExpr:
 		e.X = r.expr(e.X)
 	case *syntax.SliceExpr:
-		e.X = r.expr(e.X)
-		e.Lo = r.expr(e.Lo)
-		e.Hi = r.expr(e.Hi)
-		e.Step = r.expr(e.Step)
+		none := func(x syntax.Expr) syntax.Expr {
+			if x == nil {
+				return &syntax.Ident{NamePos: e.Lbrack, Name: "None"}
+			}
+			return r.expr(x)
+		}
+		return call(fnSlice, e.Lbrack, r.expr(e.X), none(e.Lo), none(e.Hi), none(e.Step))
 	case *syntax.IndexExpr:
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
 	case *syntax.BinaryExpr:
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
-		switch e.Op {
-		case syntax.PLUS:
-			if isNumberLiteral(e.X) || isNumberLiteral(e.Y) {
-				return e // n + 1 cannot grow anything
-			}
-		case syntax.STAR, syntax.PERCENT:
-		default:
+		if !chargedOps[e.Op] {
 			return e
+		}
+		if e.Op != syntax.STAR && e.Op != syntax.LTLT && (isNumberLiteral(e.X) || isNumberLiteral(e.Y)) {
+			return e // n + 1, n % 7, n - 1 cannot grow anything
 		}
 		return call(fnBin, e.OpPos, opLiteral(e.Op, e.OpPos), e.X, e.Y)
 	}

@@ -321,10 +321,30 @@ def handle(args, db):
 	if err != nil || got != want {
 		t.Fatalf("got %s %v\nwant %s", got, err, want)
 	}
-	_, err = compileErr(Options{}, map[string]string{"t": "def handle(args, db):\n    d = {}\n    d['x'] *= 2\n"}, nil)
+	p = compile(t, Options{}, map[string]string{"t": `
+def handle(args, db):
+    d = {"x": "ab", "n": 3, "l": [1], "d": {"a": 1}}
+    l = ["a", [1]]
+    d["x"] *= 2
+    d["n"] -= 1
+    d["n"] <<= 2
+    alias = d["l"]
+    d["l"] += [2]
+    d["d"] |= {"b": 2}
+    l[-1] += [3]
+    l[0] %= ()
+    s = "abcdef"
+    return [d, l, alias, s[1:4], s[::-2], s[-2:], [1, 2, 3][::-1], (1, 2, 3)[1:]]
+`}, nil)
+	got, err = handle(t, p, "t", nil, nil)
+	want = `[{"x":"abab","n":8,"l":[1,2],"d":{"a":1,"b":2}},["a",[1,3]],[1,2],"bcd","fdb","ef",[3,2,1],[2,3]]`
+	if err != nil || got != want {
+		t.Fatalf("augmented elements and slices: got %s %v\nwant %s", got, err, want)
+	}
+	_, err = compileErr(Options{}, map[string]string{"t": "def handle(args, db):\n    d = {}\n    d.x += 2\n"}, nil)
 	var ce *CompileError
 	if !errors.As(err, &ce) || ce.Errs[0].Line != 3 {
-		t.Fatalf("*= on an element: %v", err)
+		t.Fatalf("+= on a field: %v", err)
 	}
 }
 

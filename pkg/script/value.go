@@ -3,12 +3,14 @@ package script
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"go.starlark.net/starlark"
@@ -104,7 +106,7 @@ func toStarlark(v any) (starlark.Value, error) {
 
 // fromStarlark converts a Starlark value into a database parameter: scalars
 // as themselves, dicts and lists as JSON text (sent as jsonb).
-func fromStarlark(v starlark.Value) (any, error) {
+func fromStarlark(th *starlark.Thread, v starlark.Value) (any, error) {
 	switch v := v.(type) {
 	case starlark.NoneType:
 		return nil, nil
@@ -123,8 +125,16 @@ func fromStarlark(v starlark.Value) (any, error) {
 	case starlark.Bytes:
 		return []byte(v), nil
 	case starlark.IterableMapping, starlark.Iterable:
-		b, err := encodeJSON(v, math.MaxInt)
+		st := stateOf(th)
+		limit := st.remaining()
+		b, err := encodeJSON(v, int(min(limit, math.MaxInt32)))
+		if errors.Is(err, ErrLimit) {
+			return nil, st.limit(th, fmt.Sprintf("allocation limit exceeded (%d bytes)", st.p.opts.MaxAlloc))
+		}
 		if err != nil {
+			return nil, err
+		}
+		if err := st.charge(th, int64(len(b))); err != nil {
 			return nil, err
 		}
 		return JSONParam(b), nil
@@ -275,8 +285,10 @@ func encodeJSON(v starlark.Value, limit int) ([]byte, error) {
 			}
 			buf.WriteString(x.String())
 		case starlark.String:
-			b, _ := json.Marshal(string(x))
-			buf.Write(b)
+			if buf.Len()+len(x) > limit {
+				return fmt.Errorf("%w: result is more than %d bytes", ErrLimit, limit)
+			}
+			writeJSONString(&buf, string(x))
 		case *argsValue:
 			return emit(x.dict(true))
 		case starlark.IterableMapping:
@@ -300,8 +312,7 @@ func encodeJSON(v starlark.Value, limit int) ([]byte, error) {
 					buf.WriteByte(',')
 				}
 				i++
-				b, _ := json.Marshal(string(ks))
-				buf.Write(b)
+				writeJSONString(&buf, string(ks))
 				buf.WriteByte(':')
 				if err := emit(val); err != nil {
 					return err
@@ -466,8 +477,11 @@ func (a *argsValue) Attr(name string) (starlark.Value, error) {
 			return v, nil
 		}), nil
 	case "items", "keys", "values":
-		return starlark.NewBuiltin(name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 			if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
+				return nil, err
+			}
+			if err := stateOf(th).charge(th, listSize+mulSize(int64(len(a.keys)), slotSize+listSize+2*slotSize)); err != nil {
 				return nil, err
 			}
 			a.readAll()
@@ -486,4 +500,63 @@ func (a *argsValue) Attr(name string) (starlark.Value, error) {
 		}), nil
 	}
 	return nil, nil
+}
+
+// writeJSONString writes s as encoding/json writes a string (HTML-safe,
+// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped), straight into buf:
+// json.Marshal would allocate a copy of every string on the way.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch b {
+			case '\\', '"':
+				buf.WriteByte('\\')
+				buf.WriteByte(b)
+			case '\b':
+				buf.WriteString(`\b`)
+			case '\f':
+				buf.WriteString(`\f`)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[b>>4])
+				buf.WriteByte(hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\u202`)
+			buf.WriteByte(hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
 }

@@ -1,6 +1,7 @@
 // Package suite writes a run's outputs, and only from the ledger: index.json,
 // catalogue.json, scenarios/<name>/scenario.json and report.json under OUT,
-// plus exports of the written suite (JSONL, tau-bench tasks).
+// plus exports of the written suite (JSONL, tau-bench tasks, and τ²-bench
+// tasks, which are judged by replaying each scenario in its world).
 //
 // The ledger decides what exists: scenario folders it does not name are
 // removed, and what is written depends only on ledger content, ordered by

@@ -1,0 +1,897 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// FormatTau2Bench is the τ²-bench task export.
+const FormatTau2Bench = "tau2-bench"
+
+// Reward components of a τ²-bench task's reward_basis.
+const (
+	RewardDB          = "DB"
+	RewardCommunicate = "COMMUNICATE"
+	RewardAction      = "ACTION"
+)
+
+// Replayer plays calls after a setup on a throwaway copy of the world and
+// returns each call's result and the state the calls changed (prove.Prover).
+type Replayer interface {
+	Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, diff bool) ([]world.CallResult, *world.StateDiff, error)
+}
+
+// Tau2Source is what the export needs besides the written suite: the contract
+// the suite was written for, its world, and a replayer over that world.
+type Tau2Source struct {
+	Contract *contract.Contract
+	World    *world.World
+	Replayer Replayer
+}
+
+// Tau2Code says why a scenario was not exported.
+type Tau2Code string
+
+// Why a scenario cannot become a τ²-bench task.
+const (
+	// Tau2SetupFailed: the setup no longer runs on the world.
+	Tau2SetupFailed Tau2Code = "setup-failed"
+	// Tau2SetupRemoves: the setup deletes rows; an initial state is merged
+	// into the data and can only add or update records.
+	Tau2SetupRemoves Tau2Code = "setup-removes-rows"
+	// Tau2Keyless: the setup changes a table without a primary key, whose
+	// rows have no key to be merged under.
+	Tau2Keyless Tau2Code = "keyless-table"
+	// Tau2SolutionFailed: a solution call is not answered ok on replay.
+	Tau2SolutionFailed Tau2Code = "solution-failed"
+	// Tau2NotDeterministic: replaying the solution twice leaves two states.
+	Tau2NotDeterministic Tau2Code = "not-deterministic"
+	// Tau2NoChange: the solution calls a tool declared to change state
+	// but leaves the world as it was (it sets what is already set), so the
+	// task would have nothing in the data to judge that call by.
+	Tau2NoChange Tau2Code = "no-state-change"
+	// Tau2NothingPasses: an agent that does nothing passes every criterion
+	// τ²-bench can check, although the scenario expects it to act.
+	Tau2NothingPasses Tau2Code = "nothing-passes"
+	// Tau2TemptingPasses: the scenario's wrong move passes every criterion
+	// τ²-bench can check (typically a call that must not be made but
+	// changes nothing: τ²-bench has no criterion for a call not made).
+	Tau2TemptingPasses Tau2Code = "tempting-passes"
+)
+
+// Tau2Codes is every refusal code, in the order docs/EXPORT.md lists them.
+var Tau2Codes = []Tau2Code{Tau2SetupFailed, Tau2SetupRemoves, Tau2Keyless, Tau2SolutionFailed,
+	Tau2NotDeterministic, Tau2NoChange, Tau2NothingPasses, Tau2TemptingPasses}
+
+// Tau2Refusal is a scenario left out of the export, and why.
+type Tau2Refusal struct {
+	Scenario string   `json:"scenario"`
+	UseCase  string   `json:"use_case"`
+	Expects  string   `json:"expects"`
+	Code     Tau2Code `json:"code"`
+	Reason   string   `json:"reason"`
+}
+
+// Tau2Summary is what an export wrote and what it refused.
+type Tau2Summary struct {
+	Tasks   int
+	Refused []Tau2Refusal
+}
+
+// ByCode counts the refusals per code.
+func (s Tau2Summary) ByCode() map[Tau2Code]int {
+	n := map[Tau2Code]int{}
+	for _, r := range s.Refused {
+		n[r.Code]++
+	}
+	return n
+}
+
+// Tau2Export is the document the export writes. τ²-bench's task loader reads
+// a JSON object through its "tasks" key; "db" is the world's data in the
+// layout every task's initial state is merged into (table → key → row).
+type Tau2Export struct {
+	Format         string        `json:"format"`
+	Domain         string        `json:"domain"`
+	ContractSHA256 string        `json:"contract_sha256"`
+	WorldSHA256    string        `json:"world_sha256"`
+	Policy         string        `json:"policy"`
+	Tools          []Tau2Tool    `json:"tools"`
+	DB             Tau2Data      `json:"db"`
+	Tasks          []Tau2Task    `json:"tasks"`
+	Refused        []Tau2Refusal `json:"refused"`
+}
+
+// Tau2Tool is one of the agent's tools as a function-calling schema: what a
+// τ²-bench toolkit for the domain implements.
+type Tau2Tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// Tau2Task is one τ²-bench task (tau2.data_model.tasks.Task).
+type Tau2Task struct {
+	ID                 string           `json:"id"`
+	Description        Tau2Description  `json:"description"`
+	UserScenario       Tau2UserScenario `json:"user_scenario"`
+	InitialState       Tau2InitialState `json:"initial_state"`
+	EvaluationCriteria Tau2Criteria     `json:"evaluation_criteria"`
+}
+
+// Tau2Description is what the task tests, for the evaluator and the reader.
+type Tau2Description struct {
+	Purpose          *string `json:"purpose"`
+	RelevantPolicies *string `json:"relevant_policies"`
+	Notes            *string `json:"notes"`
+}
+
+// Tau2UserScenario is what the user simulator is told.
+type Tau2UserScenario struct {
+	Persona      *string          `json:"persona"`
+	Instructions Tau2Instructions `json:"instructions"`
+}
+
+// Tau2Instructions is τ²-bench's StructuredUserInstructions.
+type Tau2Instructions struct {
+	Domain           string  `json:"domain"`
+	ReasonForCall    string  `json:"reason_for_call"`
+	KnownInfo        *string `json:"known_info"`
+	UnknownInfo      *string `json:"unknown_info"`
+	TaskInstructions string  `json:"task_instructions"`
+}
+
+// Tau2InitialState carries the scenario's setup as data merged into the
+// domain's data before the conversation.
+type Tau2InitialState struct {
+	InitializationData    *Tau2InitData `json:"initialization_data"`
+	InitializationActions []any         `json:"initialization_actions"`
+	MessageHistory        []any         `json:"message_history"`
+}
+
+// Tau2InitData is τ²-bench's InitializationData.
+type Tau2InitData struct {
+	AgentData Tau2Data `json:"agent_data"`
+	UserData  any      `json:"user_data"`
+}
+
+// Tau2Criteria is τ²-bench's EvaluationCriteria.
+type Tau2Criteria struct {
+	Actions         []Tau2Action `json:"actions"`
+	EnvAssertions   []any        `json:"env_assertions"`
+	CommunicateInfo []string     `json:"communicate_info"`
+	NLAssertions    []string     `json:"nl_assertions"`
+	RewardBasis     []string     `json:"reward_basis"`
+}
+
+// Tau2Action is one call of the reference trajectory.
+type Tau2Action struct {
+	ActionID    string         `json:"action_id"`
+	Requestor   string         `json:"requestor"`
+	Name        string         `json:"name"`
+	Arguments   map[string]any `json:"arguments"`
+	Info        *string        `json:"info"`
+	CompareArgs []string       `json:"compare_args"`
+}
+
+// Tau2Data is data in the export's layout: tables in world order, each a
+// mapping from a row's key to the row, columns in schema order. A key is the
+// primary key's value as text; for a key of several columns, the JSON array
+// of their values. It decodes as plain maps.
+type Tau2Data []Tau2Table
+
+// Tau2Table is one table's rows by key.
+type Tau2Table struct {
+	Name    string
+	Columns []string // schema order, for writing
+	Rows    []Tau2Row
+}
+
+// Tau2Row is one row under its key.
+type Tau2Row struct {
+	Key    string
+	Values map[string]any
+}
+
+// MarshalJSON writes {"table": {"key": {"column": value, ...}}} in order.
+func (d Tau2Data) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, t := range d {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeKey(&buf, t.Name)
+		buf.WriteByte('{')
+		for j, r := range t.Rows {
+			if j > 0 {
+				buf.WriteByte(',')
+			}
+			writeKey(&buf, r.Key)
+			if err := writeRow(&buf, t.Columns, r.Values); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", t.Name, r.Key, err)
+			}
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func writeKey(buf *bytes.Buffer, k string) {
+	b, _ := json.Marshal(k)
+	buf.Write(b)
+	buf.WriteByte(':')
+}
+
+func writeRow(buf *bytes.Buffer, columns []string, row map[string]any) error {
+	buf.WriteByte('{')
+	n := 0
+	put := func(c string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		writeKey(buf, c)
+		buf.Write(b)
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range columns {
+		if v, ok := row[c]; ok {
+			seen[c] = true
+			if err := put(c, v); err != nil {
+				return err
+			}
+		}
+	}
+	// Columns the schema does not list (none, for a world built from its
+	// contract) still go out, sorted.
+	var rest []string
+	for c := range row {
+		if !seen[c] {
+			rest = append(rest, c)
+		}
+	}
+	sort.Strings(rest)
+	for _, c := range rest {
+		if err := put(c, row[c]); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// Tau2Key is the key a row is merged under.
+func Tau2Key(key []string, row map[string]any) string {
+	if len(key) == 1 {
+		if s, ok := row[key[0]].(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(row[key[0]])
+		return string(b)
+	}
+	vals := make([]any, len(key))
+	for i, k := range key {
+		vals[i] = row[k]
+	}
+	b, _ := json.Marshal(vals)
+	return string(b)
+}
+
+// ExportTau2Bench writes the suite saved under out as τ²-bench tasks: each
+// scenario's setup becomes the task's initial state (the rows it adds or
+// changes, merged into db), its solution the reference actions, its outputs
+// what the agent must communicate. A task's reward basis is chosen by
+// replaying it in the world: the reference must pass, and an agent that does
+// nothing (when the scenario expects it to act or hand over) and the
+// scenario's wrong move must fail. A scenario no basis can judge that way is
+// refused, with its code and reason, in the document and in the summary.
+func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Writer) (Tau2Summary, error) {
+	var sum Tau2Summary
+	c := src.Contract
+	if c == nil || src.World == nil || src.Replayer == nil {
+		return sum, errors.New("suite: export tau2-bench: a contract, its world and a replayer are required")
+	}
+	scs, err := readSuite(out)
+	if err != nil {
+		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+	}
+	for _, sc := range scs {
+		if sc.Provenance.ContractSHA256 != c.SHA256 {
+			return sum, fmt.Errorf("suite: export tau2-bench: scenario %s was written for contract %.12s, not %s (%.12s)",
+				sc.Name, sc.Provenance.ContractSHA256, c.Agent, c.SHA256)
+		}
+	}
+	x := &tau2Exporter{c: c, w: src.World, r: src.Replayer, tables: map[string]*contract.Table{}}
+	for i := range c.Tables {
+		x.tables[c.Tables[i].Name] = &c.Tables[i]
+	}
+	db, err := x.seed(ctx)
+	if err != nil {
+		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+	}
+	doc := Tau2Export{Format: FormatTau2Bench, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
+		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Tau2Task{}, Refused: []Tau2Refusal{}}
+	for _, sc := range scs {
+		task, ref, err := x.task(ctx, sc)
+		if err != nil {
+			return sum, fmt.Errorf("suite: export tau2-bench: %s: %w", sc.Name, err)
+		}
+		if ref != nil {
+			doc.Refused = append(doc.Refused, *ref)
+			continue
+		}
+		doc.Tasks = append(doc.Tasks, *task)
+	}
+	sum.Tasks, sum.Refused = len(doc.Tasks), doc.Refused
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+	}
+	return sum, nil
+}
+
+// policy is the agent's policy as a τ²-bench domain's policy document: the
+// contract's notes, then its rules with their ids.
+func policy(c *contract.Contract) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s\n", c.Agent, c.OneLiner)
+	if n := strings.TrimSpace(c.Notes); n != "" {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	if len(c.Rules) > 0 {
+		b.WriteString("\n## Rules\n\n")
+		for _, r := range c.Rules {
+			fmt.Fprintf(&b, "- [%s] %s\n", r.ID, r.Text)
+		}
+	}
+	return b.String()
+}
+
+// tools is the contract's tools with their parameter schemas, less the
+// contract's own keywords (x-ref).
+func tools(c *contract.Contract) []Tau2Tool {
+	out := make([]Tau2Tool, 0, len(c.Tools))
+	for _, t := range c.Tools {
+		params, _ := stripX(t.Params).(map[string]any)
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		out = append(out, Tau2Tool{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return out
+}
+
+func stripX(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !strings.HasPrefix(k, "x-") {
+				out[k] = stripX(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripX(e)
+		}
+		return out
+	}
+	return v
+}
+
+// readSuite reads the scenarios of a written suite in index order.
+func readSuite(out string) ([]*scenario.Scenario, error) {
+	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		return nil, err
+	}
+	var idx Index
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return nil, fmt.Errorf("index.json: %w", err)
+	}
+	var scs []*scenario.Scenario
+	for _, e := range idx.Scenarios {
+		if !safeName.MatchString(e.Name) {
+			return nil, fmt.Errorf("index.json names %q, which is not a scenario folder name", e.Name)
+		}
+		path := filepath.Join(out, "scenarios", e.Name, "scenario.json")
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := decode(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		scs = append(scs, sc)
+	}
+	return scs, nil
+}
+
+type tau2Exporter struct {
+	c      *contract.Contract
+	w      *world.World
+	r      Replayer
+	tables map[string]*contract.Table
+}
+
+func (x *tau2Exporter) columns(table string) []string {
+	t := x.tables[table]
+	if t == nil {
+		return nil
+	}
+	cols := make([]string, len(t.Columns))
+	for i, col := range t.Columns {
+		cols[i] = col.Name
+	}
+	return cols
+}
+
+// seed is the frozen world's data in the export's layout.
+func (x *tau2Exporter) seed(ctx context.Context) (Tau2Data, error) {
+	var st world.State
+	err := x.w.Copy(ctx, func(cp *world.Copy) error {
+		var err error
+		st, err = cp.State(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := Tau2Data{}
+	for _, t := range st.Tables {
+		tt := Tau2Table{Name: t.Name, Columns: x.columns(t.Name), Rows: []Tau2Row{}}
+		key := t.Key
+		for _, r := range t.Rows {
+			k := ""
+			if len(key) == 0 {
+				b, _ := json.Marshal(r) // no key: the row is its own key
+				k = string(b)
+			} else {
+				k = Tau2Key(key, r)
+			}
+			tt.Rows = append(tt.Rows, Tau2Row{Key: k, Values: r})
+		}
+		d = append(d, tt)
+	}
+	return d, nil
+}
+
+// setupData is what the setup adds or changes, as data to merge; a refusal
+// when the setup cannot be said that way.
+func (x *tau2Exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Tau2Data, *Tau2Refusal, error) {
+	if len(sc.Setup) == 0 {
+		return nil, nil, nil
+	}
+	var diff world.StateDiff
+	var setupErr error
+	err := x.w.Copy(ctx, func(cp *world.Copy) error {
+		setupErr = nil
+		before, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		after, err := cp.ExecBatchSnapshot(ctx, sc.Setup)
+		if err != nil {
+			var se *world.StatementError
+			if errors.As(err, &se) {
+				setupErr = err
+				return nil
+			}
+			return err
+		}
+		diff, err = world.DiffSnapshots(before, after)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if setupErr != nil {
+		return nil, x.refuse(sc, Tau2SetupFailed, "the setup does not run on the world: %v", setupErr), nil
+	}
+	keys := map[string][]string{}
+	for _, t := range x.c.Tables {
+		keys[t.Name] = t.PrimaryKey
+	}
+	var d Tau2Data
+	for _, td := range diff.Tables {
+		if len(td.Removed) > 0 {
+			return nil, x.refuse(sc, Tau2SetupRemoves, "the setup removes %d row(s) of %s; an initial state can only add or update records", len(td.Removed), td.Table), nil
+		}
+		key := keys[td.Table]
+		if len(key) == 0 {
+			return nil, x.refuse(sc, Tau2Keyless, "the setup changes table %s, which has no primary key to merge its rows under", td.Table), nil
+		}
+		tt := Tau2Table{Name: td.Table, Columns: x.columns(td.Table)}
+		for _, r := range td.Added {
+			tt.Rows = append(tt.Rows, Tau2Row{Key: Tau2Key(key, r), Values: r})
+		}
+		for _, ch := range td.Changed {
+			tt.Rows = append(tt.Rows, Tau2Row{Key: Tau2Key(key, ch.After), Values: ch.After})
+		}
+		sort.SliceStable(tt.Rows, func(i, j int) bool { return tt.Rows[i].Key < tt.Rows[j].Key })
+		d = append(d, tt)
+	}
+	// Tables in world order, so a row lands after the rows it refers to.
+	order := map[string]int{}
+	for i, t := range x.c.Tables {
+		order[t.Name] = i
+	}
+	sort.SliceStable(d, func(i, j int) bool { return order[d[i].Name] < order[d[j].Name] })
+	return d, nil, nil
+}
+
+func (x *tau2Exporter) refuse(sc *scenario.Scenario, code Tau2Code, format string, a ...any) *Tau2Refusal {
+	return &Tau2Refusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: code, Reason: fmt.Sprintf(format, a...)}
+}
+
+// trajectory is one way an agent could have played the task, as τ²-bench's
+// evaluator sees it: the calls it made, the state they left, and whether it
+// said every output.
+type trajectory struct {
+	calls   []world.CallResult
+	state   string // the state change after setup, canonical JSON
+	saysAll bool
+}
+
+func canonical(d *world.StateDiff) (string, error) {
+	if d == nil || d.Empty() {
+		return "", nil
+	}
+	b, err := json.Marshal(d)
+	return string(b), err
+}
+
+func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scenario.Call) ([]world.CallResult, string, error) {
+	rs, d, err := x.r.Rehearse(ctx, sc.Setup, calls, true)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := canonical(d)
+	return rs, s, err
+}
+
+// task builds the scenario's task, or says why it cannot.
+func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Task, *Tau2Refusal, error) {
+	data, ref, err := x.setupData(ctx, sc)
+	if err != nil || ref != nil {
+		return nil, ref, err
+	}
+	refCalls, refState, err := x.play(ctx, sc, sc.Solution)
+	if err != nil {
+		var se *prove.SetupError
+		if errors.As(err, &se) {
+			return nil, x.refuse(sc, Tau2SetupFailed, "the setup does not run on the world: %v", err), nil
+		}
+		return nil, nil, err
+	}
+	for i, r := range refCalls {
+		if !r.OK {
+			return nil, x.refuse(sc, Tau2SolutionFailed, "solution step %d (%s) is not answered ok on replay: %s", i+1, r.Tool, r.Error), nil
+		}
+	}
+	if _, again, err := x.play(ctx, sc, sc.Solution); err != nil {
+		return nil, nil, err
+	} else if again != refState {
+		return nil, x.refuse(sc, Tau2NotDeterministic, "replaying the solution twice leaves two different states, so no reference state can be given"), nil
+	}
+	if refState == "" {
+		for _, r := range refCalls {
+			if t := x.c.Tool(r.Tool); t != nil && t.ChangesState != nil && *t.ChangesState {
+				return nil, x.refuse(sc, Tau2NoChange, "the solution calls %s, which changes state, but the world is left as it was (it sets what is already set)", r.Tool), nil
+			}
+		}
+	}
+	actions := x.actions(sc, refCalls)
+	info := communicate(sc.Outputs)
+
+	ref0 := trajectory{calls: refCalls, state: refState, saysAll: true}
+	wrong := map[string]trajectory{}
+	if sc.Expects == "succeed" || sc.Expects == "escalate" {
+		wrong["doing nothing"] = trajectory{}
+	}
+	if len(sc.Tempting) > 0 {
+		// The wrong move on top of everything right: an agent that follows
+		// the solution and then also makes the tempting calls. A criterion
+		// that fails it fails the wrong move itself, not a missing look-up.
+		both := append(slices.Clone(sc.Solution), shiftRefs(sc.Tempting, len(sc.Solution))...)
+		tc, ts, err := x.play(ctx, sc, both)
+		if err != nil {
+			return nil, nil, err
+		}
+		wrong["the tempting calls"] = trajectory{calls: tc, state: ts, saysAll: true}
+	}
+	base := []string{RewardDB}
+	if len(info) > 0 {
+		base = append(base, RewardCommunicate)
+	}
+	candidates := [][]string{base}
+	if len(actions) > 0 {
+		candidates = append(candidates, append(slices.Clone(base), RewardAction))
+	}
+	var basis []string
+	var passing string
+	for _, cand := range candidates {
+		if !passes(cand, ref0, refState, actions, info) {
+			continue
+		}
+		passing = ""
+		for _, name := range []string{"doing nothing", "the tempting calls"} {
+			if t, ok := wrong[name]; ok && passes(cand, t, refState, actions, info) {
+				passing = name
+				break
+			}
+		}
+		if passing == "" {
+			basis = cand
+			break
+		}
+	}
+	if basis == nil {
+		if passing == "doing nothing" {
+			return nil, x.refuse(sc, Tau2NothingPasses, "an agent that does nothing passes every criterion a τ²-bench task can check (the solution changes no state, says nothing and names no call to require)"), nil
+		}
+		return nil, x.refuse(sc, Tau2TemptingPasses, "the wrong move (%s), made after the solution, leaves the same state, calls and words as the solution alone; τ²-bench cannot require a call not to be made, or calls to come in an order", callNames(sc.Tempting)), nil
+	}
+	t := x.render(sc, data, actions, info, basis)
+	return &t, nil, nil
+}
+
+// actions is the reference trajectory as τ²-bench actions: the calls that
+// changed state, the call that settles the case (the last), and any call a
+// "called" sub-goal requires. Look-ups that only lead to them are left out,
+// as in τ²-bench's own tasks: they change nothing, and an agent may identify
+// the caller another way.
+func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult) []Tau2Action {
+	out := []Tau2Action{}
+	n := map[string]int{}
+	for i, r := range calls {
+		if !r.Wrote && i != len(calls)-1 && !requiredByCalled(sc, r) {
+			continue
+		}
+		id := fmt.Sprintf("%s_%d", r.Tool, n[r.Tool])
+		n[r.Tool]++
+		args := r.Args
+		if args == nil {
+			args = map[string]any{}
+		}
+		out = append(out, Tau2Action{ActionID: id, Requestor: "assistant", Name: r.Tool, Arguments: args,
+			CompareArgs: x.compareArgs(r.Tool, args)})
+	}
+	return out
+}
+
+// compareArgs are the arguments a matching call must repeat: all but those
+// kept only for the record (a summary, a reason), which an agent words its
+// own way.
+func (x *tau2Exporter) compareArgs(tool string, args map[string]any) []string {
+	t := x.c.Tool(tool)
+	out := []string{}
+	names := make([]string, 0, len(args))
+	if t != nil {
+		for _, p := range t.ParamNames() {
+			if _, ok := args[p]; ok {
+				names = append(names, p)
+			}
+		}
+	}
+	for a := range args {
+		if !slices.Contains(names, a) {
+			names = append(names, a)
+		}
+	}
+	for _, a := range names {
+		if t != nil && t.LogOnlyParam(a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func requiredByCalled(sc *scenario.Scenario, r world.CallResult) bool {
+	for _, g := range sc.SubGoals {
+		if g.Name != "called" || g.Params["tool"] != r.Tool {
+			continue
+		}
+		want, _ := g.Params["args"].(map[string]any)
+		if includes(r.Args, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func includes(have, want map[string]any) bool {
+	for k, v := range want {
+		if !sameJSON(have[k], v) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// communicate is the outputs as τ²-bench matches them: it looks for each
+// string, lower-cased, in the agent's messages lower-cased with commas
+// removed, so a comma in an output could never match.
+func communicate(outputs []string) []string {
+	var out []string
+	for _, o := range outputs {
+		if s := strings.ReplaceAll(o, ",", ""); strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// passes is τ²-bench's verdict on a trajectory under a reward basis: the
+// state matches the reference's (DB), every output was said (COMMUNICATE),
+// every action was matched by a call with the same compared arguments
+// (ACTION), whether or not the world answered that call ok.
+func passes(basis []string, t trajectory, refState string, actions []Tau2Action, info []string) bool {
+	for _, b := range basis {
+		switch b {
+		case RewardDB:
+			if t.state != refState {
+				return false
+			}
+		case RewardCommunicate:
+			if len(info) > 0 && !t.saysAll {
+				return false
+			}
+		case RewardAction:
+			for _, a := range actions {
+				if !matched(a, t.calls) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func matched(a Tau2Action, calls []world.CallResult) bool {
+	for _, c := range calls {
+		if c.Tool != a.Name {
+			continue
+		}
+		ok := true
+		for _, k := range a.CompareArgs {
+			if !sameJSON(c.Args[k], a.Arguments[k]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// refPattern is a reference to an earlier step's result, "$2.user_id", as
+// the prover resolves it.
+var refPattern = regexp.MustCompile(`^\$(\d+)(\..+)$`)
+
+// shiftRefs renumbers the references of calls played after n other calls.
+func shiftRefs(calls []scenario.Call, n int) []scenario.Call {
+	out := make([]scenario.Call, len(calls))
+	for i, c := range calls {
+		out[i] = scenario.Call{Tool: c.Tool, Args: shiftValue(c.Args, n).(map[string]any)}
+	}
+	return out
+}
+
+func shiftValue(v any, n int) any {
+	switch x := v.(type) {
+	case string:
+		if m := refPattern.FindStringSubmatch(x); m != nil {
+			k, err := strconv.Atoi(m[1])
+			if err == nil {
+				return "$" + strconv.Itoa(k+n) + m[2]
+			}
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = shiftValue(e, n)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = shiftValue(e, n)
+		}
+		return out
+	}
+	return v
+}
+
+func callNames(calls []scenario.Call) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Tool
+	}
+	return strings.Join(names, ", ")
+}
+
+func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Tau2Action, info []string, basis []string) Tau2Task {
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	p := sc.Persona
+	var persona []string
+	for _, f := range [][2]string{{"Personality", p.Personality}, {"Speaking style", p.Style}, {"Accent", p.Accent}, {"Location", p.Location}} {
+		if f[1] != "" {
+			persona = append(persona, f[0]+": "+f[1]+".")
+		}
+	}
+	known := ""
+	if p.Name != "" {
+		known = "You are " + p.Name + "."
+	}
+	instr := "Stay in character and share only what your situation gives you; do not invent other details."
+	if p.Opening != "" {
+		instr = fmt.Sprintf("Open the conversation with: %q. ", p.Opening) + instr
+	}
+	notes := fmt.Sprintf("suitegen scenario %s: use case %s, %s, expects %s; %s", sc.Name, sc.UseCase, sc.Kind, sc.Expects, sc.Branch)
+	var judged []string
+	for _, g := range sc.SubGoals {
+		if sg := x.c.SubGoal(g.Name); sg != nil && sg.Judged {
+			judged = append(judged, sg.What)
+		}
+	}
+	var init *Tau2InitData
+	if len(data) > 0 {
+		init = &Tau2InitData{AgentData: data}
+	}
+	return Tau2Task{
+		ID:          sc.Name,
+		Description: Tau2Description{Purpose: str(sc.Tests), Notes: &notes},
+		UserScenario: Tau2UserScenario{
+			Persona: str(strings.Join(persona, " ")),
+			Instructions: Tau2Instructions{Domain: x.c.Agent, ReasonForCall: sc.Instruction, KnownInfo: str(known),
+				TaskInstructions: instr},
+		},
+		InitialState:       Tau2InitialState{InitializationData: init},
+		EvaluationCriteria: Tau2Criteria{Actions: actions, CommunicateInfo: info, NLAssertions: judged, RewardBasis: basis},
+	}
+}
