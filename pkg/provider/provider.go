@@ -169,27 +169,32 @@ func Open(ctx context.Context, name string, s Settings, pool *pgxpool.Pool, mx *
 	}
 	e, _ := s.resolve()
 	reasoning, _ := openai.ParseReasoning(s.Reasoning)
+	cfg := openai.Config{Profile: e.profile, BaseURL: e.baseURL, APIKey: e.apiKey, APIVersion: s.APIVersion, Model: name,
+		Reasoning: reasoning, ReasoningEffort: s.ReasoningEffort, Logger: log}
+	if p, ok := s.PriceOf(name); ok {
+		cfg.Price = &p
+	}
+	// The check first, so a refused configuration leaves nothing behind.
+	probe, err := openai.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := probe.Probe(ctx); err != nil {
+		return nil, fmt.Errorf("provider check for --model %s (%s at %s): %w", name, e.profile, probe.BaseURL(), err)
+	}
 	// Providers keep a quota per account (key) and model, or per Azure deployment.
 	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: string(e.profile) + "\x00" + e.baseURL + "\x00" + e.apiKey + "\x00" + name,
 		RPM: s.RPM, TPM: s.TPM, Window: s.Window, Pool: pool, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	var ml model.Limiter = lim
+	cfg.Limiter = lim
 	if mx != nil {
-		ml = lim.Metered(mx, log)
-	}
-	cfg := openai.Config{Profile: e.profile, BaseURL: e.baseURL, APIKey: e.apiKey, APIVersion: s.APIVersion, Model: name,
-		Reasoning: reasoning, ReasoningEffort: s.ReasoningEffort, Limiter: ml, Logger: log}
-	if p, ok := s.PriceOf(name); ok {
-		cfg.Price = &p
+		cfg.Limiter = lim.Metered(mx, log)
 	}
 	c, err := openai.New(cfg)
 	if err != nil {
 		return nil, err
-	}
-	if err := c.Probe(ctx); err != nil {
-		return nil, fmt.Errorf("provider check for --model %s (%s at %s): %w", name, e.profile, c.BaseURL(), err)
 	}
 	log.Info("model provider", "model", name, "profile", e.profile, "reasoning", c.Reasoning(), "priced", cfg.Price != nil,
 		"rpm", s.RPM, "tpm", s.TPM)
