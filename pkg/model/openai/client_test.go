@@ -361,6 +361,13 @@ func TestClassification(t *testing.T) {
 				}
 			}},
 		{name: "503", status: 503, retryable: true},
+		{name: "500 with quota headers only", status: 500, header: map[string]string{"x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "0"}, retryable: true,
+			check: func(t *testing.T, err error) {
+				// The quota's reset says nothing of the outage.
+				if d := model.RetryDelay(err, time.Second); d != time.Second {
+					t.Fatalf("a 500 waits %s", d)
+				}
+			}},
 		{name: "400 context", status: 400, body: `{"error":{"message":"maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`,
 			check: func(t *testing.T, err error) {
 				var he *model.HTTPError

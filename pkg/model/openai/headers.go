@@ -108,13 +108,23 @@ func retryAfter(h http.Header, now time.Time, def time.Duration) time.Duration {
 	return def
 }
 
-// serverRetryAfter is what a 5xx asked us to wait, 0 when it said nothing.
+// serverRetryAfter is what a 5xx asked us to wait (Retry-After), 0 when it
+// said nothing. Its x-ratelimit-reset-* describe the quota, not the outage.
 func serverRetryAfter(h http.Header, now time.Time) time.Duration {
-	d, _ := askedWait(h, now)
+	d, _ := retryAfterHeader(h, now)
 	return d
 }
 
 func askedWait(h http.Header, now time.Time) (time.Duration, bool) {
+	if d, ok := retryAfterHeader(h, now); ok {
+		return d, true
+	}
+	return resetWait(h)
+}
+
+// retryAfterHeader reads retry-after-ms, then retry-after (seconds or an
+// HTTP date).
+func retryAfterHeader(h http.Header, now time.Time) (time.Duration, bool) {
 	if h == nil {
 		return 0, false
 	}
@@ -130,6 +140,14 @@ func askedWait(h http.Header, now time.Time) (time.Duration, bool) {
 		if t, err := http.ParseTime(v); err == nil {
 			return min(max(t.Sub(now), 0), maxWait), true
 		}
+	}
+	return 0, false
+}
+
+// resetWait is when the dimension that ran out resets (x-ratelimit-reset-*).
+func resetWait(h http.Header) (time.Duration, bool) {
+	if h == nil {
+		return 0, false
 	}
 	rr, ok1 := parseReset(h.Get("x-ratelimit-reset-requests"))
 	rt, ok2 := parseReset(h.Get("x-ratelimit-reset-tokens"))
