@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -391,9 +392,18 @@ func FuzzParseRequest(f *testing.F) {
 // Two writer pods share one Postgres limiter told the provider's true quota:
 // hammering the simulator from both, the provider never refuses.
 func TestSharedLimiterKeepsUnderProviderQuota(t *testing.T) {
+	for _, scale := range []float64{1, 1.3} {
+		t.Run(fmt.Sprintf("token-scale-%v", scale), func(t *testing.T) { sharedLimiter(t, scale) })
+	}
+}
+
+// sharedLimiter: the provider counts tokens scale times what suitegen
+// estimates; the client's calibration and the settle to what the provider
+// reported keep the shared quota exact all the same.
+func sharedLimiter(t *testing.T, scale float64) {
 	// Provider: 20 requests and 4000 tokens per 2 s sliding window.
 	window := 2 * time.Second
-	s, _, addr := start(t, Config{RPM: 20, TPM: 4000, Window: window}, 5*time.Second)
+	s, _, addr := start(t, Config{RPM: 20, TPM: 4000, Window: window, TokenScale: scale}, 5*time.Second)
 	url := testenv.PostgresURL(t)
 	var clients []*oai.Client
 	for range 2 {
@@ -403,7 +413,7 @@ func TestSharedLimiterKeepsUnderProviderQuota(t *testing.T) {
 		}
 		t.Cleanup(pool.Close)
 		lim, err := ratelimit.New(context.Background(), ratelimit.Config{
-			Key: "http://" + addr + "|sk-test-secret", RPM: 600, TPM: 120_000, Window: window,
+			Key: fmt.Sprintf("http://%s|sk-test-secret|%v", addr, scale), RPM: 600, TPM: 120_000, Window: window,
 			MaxJitter: 10 * time.Millisecond, MaxSleep: 200 * time.Millisecond, Pool: pool,
 		})
 		if err != nil {
