@@ -267,6 +267,9 @@ func TestQuotaMatrix(t *testing.T) {
 				req += float64(m.Admitted)
 				tot.add(m)
 			}
+			for i, m := range ms {
+				t.Logf("window %d: %v", i, m)
+			}
 			all := proxy.totals()
 			busy := total.Waited.Seconds() / (run.Seconds() * float64(cell.Processes))
 			t.Logf("MATRIX | %d | %d | %s | %d | %.1f%% | %.1f%% | %d | %d | %d | %.0f%% |", cell.RPM, cell.TPM, cell.Session.Name, cell.Processes,
