@@ -129,7 +129,7 @@ type ShortError struct {
 func (e *ShortError) Error() string {
 	why := fmt.Sprintf("%d buckets blocked, reasons in %s", e.Blocked, filepath.Join(e.Out, "report.json"))
 	if e.Budget {
-		why = "the token budget was reached"
+		why = "the spend budget (--budget-tokens or --budget-usd) was reached"
 	}
 	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
 }
@@ -326,7 +326,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 	}
 	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx.For(id), Logger: log, RunID: id,
-		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer, MaxWant: cfg.MaxWant})
+		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, BudgetUSD: cfg.BudgetUSD, Steer: steer, MaxWant: cfg.MaxWant})
 	if err != nil {
 		res.Err = err
 		return res
