@@ -385,8 +385,6 @@ func (mf modelFlags) settings() (provider.Settings, error) {
 	return s, nil
 }
 
-func stringPtr(s string) *string { return &s }
-
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
