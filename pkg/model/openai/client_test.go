@@ -537,9 +537,11 @@ type limitRecorder struct {
 	said     []model.Limits
 	paused   []time.Duration
 	refuse   error
+	hold     time.Duration // how long each admission waits
 }
 
 func (r *limitRecorder) Acquire(_ context.Context, tokens int) (model.Permit, error) {
+	time.Sleep(r.hold)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.refuse != nil {
@@ -581,14 +583,19 @@ func TestLimiterIsToldEverything(t *testing.T) {
 		_, _ = io.WriteString(w, okBody("hello", "", nil))
 	}))
 	defer srv.Close()
-	rec := &limitRecorder{}
+	rec := &limitRecorder{hold: 50 * time.Millisecond}
 	c := newClient(t, Config{BaseURL: srv.URL, Limiter: rec})
 	req := model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 100}
-	if _, err := c.Complete(context.Background(), req); err != nil {
+	first, err := c.Complete(context.Background(), req)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The wait for the quota is the limiter's, not the provider's latency.
+	if first.Timing.LimiterWait < 50*time.Millisecond || first.Timing.Provider <= 0 {
+		t.Fatalf("timing %+v: the 50ms admission wait is not the limiter's", first.Timing)
+	}
 	refuse.Store(true)
-	_, err := c.Complete(context.Background(), req)
+	_, err = c.Complete(context.Background(), req)
 	if rl, ok := model.IsRateLimited(err); !ok || rl.RetryAfter != 1500*time.Millisecond {
 		t.Fatalf("got %v", err)
 	}
