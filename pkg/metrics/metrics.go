@@ -83,10 +83,10 @@ type Metrics struct {
 	ModelCost         *prometheus.CounterVec // {model}: dollars at the model's price
 	ModelRateLimited  *prometheus.CounterVec // {model}: HTTP 429 answers
 
-	// The shared provider bucket (no run label: every run shares it).
+	// The shared provider quota (no run label: every run shares it).
 	LimiterWait              prometheus.Histogram // time spent waiting for provider tokens
-	LimiterTokensAvailable   prometheus.Gauge     // tokens left in the shared bucket
-	LimiterRequestsAvailable prometheus.Gauge     // requests left in the shared bucket
+	LimiterTokensAvailable   prometheus.Gauge     // tokens left in the shared quota's window
+	LimiterRequestsAvailable prometheus.Gauge     // requests left in the shared quota's window
 	TokensPerMinuteQuota     prometheus.Gauge     // the provider's tokens/min quota
 	RequestsPerMinuteQuota   prometheus.Gauge     // the provider's requests/min quota
 
@@ -125,7 +125,7 @@ type family struct {
 	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept            *prometheus.GaugeVec
 	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
 
-	// Provider-bucket instruments: no run label, series created on first use.
+	// Provider-quota instruments: no run label, series created on first use.
 	limiterWait                                  *prometheus.HistogramVec
 	tokensAvailable, requestsAvailable, tpm, rpm *prometheus.GaugeVec
 
@@ -194,11 +194,11 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		queueAckPending: gauge("queue_ack_pending_messages", "Slice messages delivered but not yet acked (JetStream ack_pending)."),
 
 		limiterWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "limiter_wait_seconds",
-			Help: "Time spent waiting for the shared provider token bucket before a model call.", Buckets: LimiterWaitBuckets}, nil),
+			Help: "Time spent waiting for the shared provider quota before a model call.", Buckets: LimiterWaitBuckets}, nil),
 		tokensAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_available",
-			Help: "Tokens available in the shared provider bucket at the last look."}, nil),
+			Help: "Tokens available in the shared provider quota's window at the last look."}, nil),
 		requestsAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_available",
-			Help: "Requests available in the shared provider bucket at the last look."}, nil),
+			Help: "Requests available in the shared provider quota's window at the last look."}, nil),
 		tpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_per_minute_quota",
 			Help: "The provider's tokens-per-minute quota the limiter enforces."}, nil),
 		rpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_per_minute_quota",

@@ -133,7 +133,7 @@ func TestForRun(t *testing.T) {
 # TYPE suitegen_scenarios_proved_total counter
 suitegen_scenarios_proved_total{role="writer",run="run-a"} 3
 suitegen_scenarios_proved_total{role="writer",run="run-b"} 1
-# HELP suitegen_limiter_tokens_available Tokens available in the shared provider bucket at the last look.
+# HELP suitegen_limiter_tokens_available Tokens available in the shared provider quota's window at the last look.
 # TYPE suitegen_limiter_tokens_available gauge
 suitegen_limiter_tokens_available{role="writer"} 9
 # HELP suitegen_scenarios_refused_total Scenario submissions refused, by gate and refusal code.
