@@ -57,7 +57,7 @@ var (
 // The run label is a variable label, not a constant one: a writer serves
 // slices of every run on the queue, so it records each slice's work under
 // For(slice run). The limiter and quota instruments belong to the provider
-// bucket, which every run shares, so they carry no run label at all (their
+// quota, which every run shares, so they carry no run label at all (their
 // fields are the same in every For view).
 type Metrics struct {
 	// Slices (the queue's unit of work).
