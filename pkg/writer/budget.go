@@ -8,7 +8,7 @@ import (
 
 // errBudgetReached ends a session whose run has spent its --budget-tokens
 // or --budget-usd.
-var errBudgetReached = errors.New("writer: the run's token budget is spent")
+var errBudgetReached = errors.New("writer: the run's spend budget is reached")
 
 // checkBudget is asked before every model call of a run with a cap. The
 // planner stops dealing at the cap, but slices already dealt would otherwise
