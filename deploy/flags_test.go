@@ -34,14 +34,20 @@ var helpFlag = regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
 // start, which no amount of YAML validation notices.
 func TestManifestFlagsExist(t *testing.T) {
 	known := map[string]map[string]bool{}
-	flagsOf := func(bin string) map[string]bool {
-		if m, ok := known[bin]; ok {
+	// flagsOf lists the flags of bin, or of bin's subcommand sub (suitegen serve).
+	flagsOf := func(bin, sub string) map[string]bool {
+		if m, ok := known[bin+" "+sub]; ok {
 			return m
 		}
 		var text string
 		switch bin {
 		case "planner", "writer", "reviewer":
 			text = help(t, bin)
+		case "suitegen":
+			if sub == "" || strings.HasPrefix(sub, "-") {
+				t.Fatalf("a manifest runs suitegen without a subcommand (%q)", sub)
+			}
+			text = help(t, bin, sub)
 		default:
 			t.Fatalf("a manifest runs %q, which is not one of the distributed binaries", bin)
 		}
@@ -52,7 +58,7 @@ func TestManifestFlagsExist(t *testing.T) {
 		if len(m) == 0 {
 			t.Fatalf("%s --help lists no flags:\n%s", bin, text)
 		}
-		known[bin] = m
+		known[bin+" "+sub] = m
 		return m
 	}
 	schemas := loadSchemas(t)
@@ -63,9 +69,13 @@ func TestManifestFlagsExist(t *testing.T) {
 				if len(c.Command) == 0 || !strings.HasPrefix(c.Command[0], "/usr/local/bin/") {
 					continue
 				}
-				bin := path.Base(c.Command[0])
-				fl := flagsOf(bin)
-				for _, a := range c.Args {
+				bin, args := path.Base(c.Command[0]), c.Args
+				sub := ""
+				if bin == "suitegen" && len(args) > 0 {
+					sub, args = args[0], args[1:]
+				}
+				fl := flagsOf(bin, sub)
+				for _, a := range args {
 					name, ok := strings.CutPrefix(a, "--")
 					if !ok {
 						continue

@@ -212,22 +212,45 @@ func freePort() (int, error) {
 // stopped when the test ends.
 func Start(t testing.TB, targets ...string) *Prometheus {
 	t.Helper()
+	return StartWith(t, Options{}, targets...)
+}
+
+// Options are what StartWith adds to Start.
+type Options struct {
+	// RuleFiles are Prometheus rule files to load (evaluated every second).
+	RuleFiles []string
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts Options, targets ...string) *Prometheus {
+	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
 	var quoted []string
 	for _, tg := range targets {
 		quoted = append(quoted, fmt.Sprintf("%q", tg))
 	}
+	rules := ""
+	if len(opts.RuleFiles) > 0 {
+		rules = "rule_files:\n"
+		for _, f := range opts.RuleFiles {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules += fmt.Sprintf("  - %q\n", abs)
+		}
+	}
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
-scrape_configs:
+%sscrape_configs:
   - job_name: suitegen
     metrics_path: /metrics
     static_configs:
       - targets: [%s]
-`, strings.Join(quoted, ", "))
+`, rules, strings.Join(quoted, ", "))
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -430,6 +453,76 @@ func (p *Prometheus) check(ctx context.Context, tg Target, vars map[string]strin
 	return false, nil
 }
 
+// Rule is one loaded rule as Prometheus reports it (GET /api/v1/rules).
+type Rule struct {
+	Group, Name, Type string // Type: alerting or recording
+	Health            string // ok, err or unknown (not evaluated yet)
+	LastError         string
+	State             string // alerting rules: inactive, pending or firing
+	Evaluated         bool   // evaluated at least once
+}
+
+// Rules lists the loaded rules with their health.
+func (p *Prometheus) Rules(ctx context.Context) ([]Rule, error) {
+	data, err := p.get(ctx, "/api/v1/rules", url.Values{})
+	if err != nil {
+		return nil, err
+	}
+	var d struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Name           string    `json:"name"`
+				Type           string    `json:"type"`
+				Health         string    `json:"health"`
+				LastError      string    `json:"lastError"`
+				State          string    `json:"state"`
+				LastEvaluation time.Time `json:"lastEvaluation"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("prometheus rules: %w", err)
+	}
+	var out []Rule
+	for _, g := range d.Groups {
+		for _, r := range g.Rules {
+			out = append(out, Rule{Group: g.Name, Name: r.Name, Type: r.Type, Health: r.Health, LastError: r.LastError,
+				State: r.State, Evaluated: !r.LastEvaluation.IsZero() && r.LastEvaluation.Year() > 1})
+		}
+	}
+	return out, nil
+}
+
+// Value runs an instant query whose answer is one sample and returns its value.
+func (p *Prometheus) Value(ctx context.Context, expr string) (float64, error) {
+	data, err := p.get(ctx, "/api/v1/query", url.Values{"query": {expr}})
+	if err != nil {
+		return 0, err
+	}
+	var d struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Value [2]any `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return 0, err
+	}
+	if d.ResultType != "vector" || len(d.Result) != 1 {
+		return 0, fmt.Errorf("query %q: %d samples (%s), want one", expr, len(d.Result), d.ResultType)
+	}
+	v, ok := d.Result[0].Value[1].(string)
+	if !ok {
+		return 0, fmt.Errorf("query %q: value %v", expr, d.Result[0].Value)
+	}
+	var f float64
+	if _, err := fmt.Sscan(v, &f); err != nil {
+		return 0, fmt.Errorf("query %q: value %q: %w", expr, v, err)
+	}
+	return f, nil
+}
+
 var labelValuesRE = regexp.MustCompile(`^\s*label_values\(\s*([^,]+?)\s*,\s*(\w+)\s*\)\s*$`)
 
 // ScrapeAndCheck starts a private prometheus scraping targets, waits until each target has
@@ -439,6 +532,23 @@ var labelValuesRE = regexp.MustCompile(`^\s*label_values\(\s*([^,]+?)\s*,\s*(\w+
 // template variables; see DefaultVars.
 func ScrapeAndCheck(t testing.TB, dashboardPath string, vars map[string]string, targets ...string) {
 	t.Helper()
+	ScrapeAndCheckWith(t, Check{Dashboard: dashboardPath, Vars: vars}, targets...)
+}
+
+// Check is what ScrapeAndCheckWith checks.
+type Check struct {
+	Dashboard string            // the dashboard file
+	Vars      map[string]string // its template variables; see DefaultVars
+	// Rules, when set, is a rule file Prometheus loads; every rule must then evaluate
+	// without error on the scraped data.
+	Rules string
+}
+
+// ScrapeAndCheckWith is ScrapeAndCheck with rules; it returns the Prometheus, which keeps
+// scraping until the test ends, for further queries.
+func ScrapeAndCheckWith(t testing.TB, c Check, targets ...string) *Prometheus {
+	t.Helper()
+	dashboardPath, vars := c.Dashboard, c.Vars
 	b, err := os.ReadFile(dashboardPath)
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +565,11 @@ func ScrapeAndCheck(t testing.TB, dashboardPath string, vars map[string]string, 
 		t.Fatal(err)
 	}
 
-	p := Start(t, targets...)
+	var opts Options
+	if c.Rules != "" {
+		opts.RuleFiles = []string{c.Rules}
+	}
+	p := StartWith(t, opts, targets...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -524,6 +638,41 @@ func ScrapeAndCheck(t testing.TB, dashboardPath string, vars map[string]string, 
 		time.Sleep(time.Second)
 	}
 	t.Logf("checked %d panel targets of %s against prometheus", len(tgs), dashboardPath)
+	if c.Rules != "" {
+		checkRules(ctx, t, p, c.Rules)
+	}
+	return p
+}
+
+// checkRules waits until every loaded rule has been evaluated and requires none to fail.
+func checkRules(ctx context.Context, t testing.TB, p *Prometheus, file string) {
+	t.Helper()
+	var rules []Rule
+	err := poll(ctx, 30*time.Second, func() error {
+		var err error
+		if rules, err = p.Rules(ctx); err != nil {
+			return err
+		}
+		if len(rules) == 0 {
+			return fmt.Errorf("no rules loaded from %s", file)
+		}
+		for _, r := range rules {
+			if !r.Evaluated || r.Health == "unknown" {
+				return fmt.Errorf("rule %s not evaluated yet", r.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("rules of %s: %v", file, err)
+		return
+	}
+	for _, r := range rules {
+		if r.Health != "ok" || r.LastError != "" {
+			t.Errorf("rule %s of %s: health %s: %s", r.Name, file, r.Health, r.LastError)
+		}
+	}
+	t.Logf("evaluated %d rules of %s against the scraped data", len(rules), file)
 }
 
 func poll(ctx context.Context, timeout time.Duration, f func() error) error {

@@ -3,8 +3,11 @@ package grafanatest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/metrics"
 )
 
@@ -68,9 +72,38 @@ func serve(t *testing.T, reg *prometheus.Registry) string {
 	return ln.Addr().String()
 }
 
+// ledger is a RunReader whose one run grows as drive plays it: the figures suitegen serve
+// would read from a real ledger.
+type ledger struct {
+	mu sync.Mutex
+	r  canvas.RunStats
+}
+
+func (l *ledger) Stats(context.Context, canvas.StatsQuery) ([]canvas.RunStats, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.r
+	r.At = time.Now()
+	return []canvas.RunStats{r}, nil
+}
+
+func (l *ledger) step(i int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := &l.r
+	r.Proved, r.ProvedRecent = 2*i, min(2*i, 60)
+	r.Buckets = map[string]int{canvas.BucketOpen: max(0, 200-i), canvas.BucketClaimed: 4, canvas.BucketDone: min(200, i), canvas.BucketBlocked: i / 50}
+	r.Slices = map[string]int{canvas.SlicePublished: 4, canvas.SliceDone: i, canvas.SliceDead: i / 13}
+	r.Dead = map[string]int{canvas.DeadFailed: i / 26, canvas.DeadLost: i/13 - i/26}
+	r.Refusals = map[canvas.GateCode]int{{Gate: "static", Code: "placeholder"}: i / 2, {Gate: "solvable", Code: "check-failed"}: i / 3}
+	r.Calls, r.PromptTokens, r.CompletionTokens = int64(2*i), int64(1000*i), int64(200*i)
+	r.LastActivity = time.Now()
+}
+
 // drive plays a small run on the metrics until ctx ends: a planner publishing slices and
-// tracking buckets, writers calling a model, proving and refusing scenarios.
-func drive(ctx context.Context, planner *metrics.Metrics, writers []*metrics.Metrics) {
+// tracking buckets, writers calling a model, proving and refusing scenarios, and the ledger
+// those leave behind.
+func drive(ctx context.Context, planner *metrics.Metrics, writers []*metrics.Metrics, led *ledger) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	planner.ScenariosAsked.Set(1000)
 	planner.BudgetCapTokens.Set(5e6)
@@ -123,6 +156,7 @@ func drive(ctx context.Context, planner *metrics.Metrics, writers []*metrics.Met
 			w.SetQueue(uint64(max(0, 100-i/2)), 4)
 		}
 		planner.BudgetSpentTokens.Set(spent)
+		led.step(i)
 	}
 }
 
@@ -140,14 +174,26 @@ func TestDashboardAgainstPrometheus(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		// As a writer process does: unbound, recording under the slice's run.
 		writers = append(writers, metrics.New(reg, "", "writer").For(run))
+		reg.MustRegister(metrics.NewReady("writer", nil))
 		addrs = append(addrs, serve(t, reg))
 	}
+	// As suitegen serve does: the run figures, read from the ledger at scrape time.
+	led := &ledger{r: canvas.RunStats{Run: canvas.Run{ID: run, Agent: "shop", Model: "gpt-test", State: canvas.RunWriting,
+		Asked: 1000, BudgetTokens: 5e6, CreatedAt: time.Now()}}}
+	led.step(0)
+	exporter, err := metrics.NewLedger(led, metrics.LedgerOptions{CacheFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveReg := prometheus.NewRegistry()
+	serveReg.MustRegister(exporter)
+	addrs = append(addrs, serve(t, serveReg))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { drive(ctx, planner, writers) })
+	wg.Go(func() { drive(ctx, planner, writers, led) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	ScrapeAndCheck(t, "../grafana/suitegen.json", DefaultVars(run), addrs...)
+	ScrapeAndCheckWith(t, Check{Dashboard: "../grafana/suitegen.json", Vars: DefaultVars(run), Rules: "../grafana/alerts.yaml"}, addrs...)
 }
 
 // TestCheckCanFail shows the check rejects a query that does not parse (at once) and one
@@ -175,5 +221,47 @@ func TestCheckCanFail(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Errorf("a good query never passed: %v", err)
+	}
+}
+
+// TestRulesCanFail: a rule that fails when evaluated is reported as such, so the rule check
+// of a live run cannot pass on rules that never work.
+func TestRulesCanFail(t *testing.T) {
+	Binary(t)
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	// Two series on the right for one match group: a runtime error, not a parse error.
+	bad := `groups:
+  - name: g
+    rules:
+      - alert: Broken
+        expr: vector(1) + on () (label_replace(vector(1), "x", "1", "", "") or label_replace(vector(1), "x", "2", "", ""))
+      - alert: Fine
+        expr: vector(1) == 2
+`
+	if err := os.WriteFile(rules, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p := StartWith(t, Options{RuleFiles: []string{rules}}, serve(t, reg))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := poll(ctx, 20*time.Second, func() error {
+		rs, err := p.Rules(ctx)
+		if err != nil {
+			return err
+		}
+		health := map[string]string{}
+		for _, r := range rs {
+			if !r.Evaluated {
+				return errors.New("not evaluated yet")
+			}
+			health[r.Name] = r.Health
+		}
+		if health["Broken"] != "err" || health["Fine"] != "ok" {
+			return fmt.Errorf("health %v, want Broken err and Fine ok", health)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 }

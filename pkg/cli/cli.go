@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
@@ -59,16 +60,21 @@ func register(c command) { commands = append(commands, c) }
 // the first argument names the subcommand; "planner", "writer" and
 // "reviewer" are the distributed binaries.
 func Main(prog string, args []string) int {
-	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	env := &Env{Stdout: os.Stdout, Getenv: os.Getenv}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		env.TTY = true
 	}
-	args, log, err := logFlags(args, os.Getenv, os.Stderr)
+	// Logs and the progress bar share stderr through one Terminal: on a
+	// terminal log lines go above the bar, elsewhere each goes out whole.
+	term := progress.NewTerminal(os.Stderr, env.TTY)
+	env.Stderr = term
+	args, log, err := logFlags(args, os.Getenv, term)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
+		fmt.Fprintf(term, "%s: %v\n", prog, err)
 		return ExitUsage
 	}
 	env.Log = log
+	slog.SetDefault(log) // what packages log through slog.Default goes the same way
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Dispatch(ctx, env, prog, args)

@@ -22,7 +22,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/run"
-	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -31,7 +30,7 @@ func init() {
 	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
-	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench", "export a written suite", cmdExport})
+	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR]", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -128,7 +127,23 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 		_ = st.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	warnSuperuser(ctx, env, pool)
 	return &infra{st: st, pool: pool, qc: cn.queueConfig(st.NATSURL)}, nil
+}
+
+// warnSuperuser says so when the database URL is a superuser's: worlds
+// still get roles of their own, but the ledger's role needs far less (the
+// grants in docs/SECURITY.md).
+func warnSuperuser(ctx context.Context, env *Env, pool *pgxpool.Pool) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Release()
+	if c.Conn().PgConn().ParameterStatus("is_superuser") == "on" {
+		env.Log.Warn("the database URL logs in as a superuser; suitegen needs only the application role of docs/SECURITY.md",
+			"role", c.Conn().PgConn().ParameterStatus("session_authorization"))
+	}
 }
 
 func (in *infra) close(ctx context.Context) {
@@ -142,60 +157,12 @@ func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
 	return queue.Connect(ctx, in.qc)
 }
 
-func cmdProve(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen prove", "DIR SCENARIO.json [--catalogue OUT/catalogue.json]", "Run the gates on one scenario: exit 0 when it would be kept, 1 with the reasons.")
-	cat := f.str("catalogue", "", "a written suite's catalogue.json: the sub-goals writers added during its run join the contract's")
-	cn := f.conn()
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		return &UsageError{"prove takes a contract directory and a scenario file"}
-	}
-	c, err := engine.LoadDir(pos[0])
-	if err != nil {
-		return err
-	}
-	b, err := os.ReadFile(pos[1])
-	if err != nil {
-		return err
-	}
-	sc, err := scenario.Decode(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[1], err)
-	}
-	in, err := openInfra(ctx, env, cn)
-	if err != nil {
-		return err
-	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	prover := e.Prover
-	if *cat != "" {
-		if prover, err = runProver(e, *cat); err != nil {
-			return err
-		}
-	}
-	v := prover.Prove(ctx, sc)
-	if v.Kept {
-		fmt.Fprintf(env.Stdout, "kept: %s (%s)\n", sc.Name, v.Duration.Round(time.Microsecond))
-		return nil
-	}
-	for _, r := range v.Refusals {
-		fmt.Fprintf(env.Stdout, "%s: %s/%s: %s\n", sc.Name, r.Gate, r.Code, r.Message)
-	}
-	return fmt.Errorf("%s refused by %d reason(s)", sc.Name, len(v.Refusals))
-}
-
 func cmdExport(ctx context.Context, env *Env, args []string) error {
 	f := newFlags(env, "suitegen export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR] [-o FILE]", "Export a written suite.")
 	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
-	dir := f.str("contract", "", "tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	dir := f.str("contract", "", "tau-bench, tau2-bench: the contract directory the suite was written for (its world is replayed)")
+	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+suite.TauBenchMapFile+" in the contract directory)")
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -210,6 +177,9 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if *format == suite.FormatTau2Bench && *dir == "" {
 		return &UsageError{"export --format tau2-bench needs --contract DIR"}
 	}
+	if *format == suite.FormatTauBench && *dir == "" {
+		return &UsageError{"export --format tau-bench needs --contract DIR: each task carries the data its setup made, replayed in the contract's world"}
+	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
 		fh, err := os.Create(*dest)
@@ -219,10 +189,60 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		defer fh.Close()
 		w = fh
 	}
-	if *format == suite.FormatTau2Bench {
+	switch *format {
+	case suite.FormatTau2Bench:
 		return exportTau2(ctx, env, cn, pos[0], *dir, w)
+	case suite.FormatTauBench:
+		return exportTau(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	}
 	return suite.Export(pos[0], *format, w)
+}
+
+// exportTau replays the suite in its contract's world, writes the tasks with
+// the data each starts from, and names every scenario it refused on standard
+// error; it fails when nothing could be exported.
+func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string, w io.Writer) error {
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	if mapFile == "" {
+		mapFile = filepath.Join(dir, suite.TauBenchMapFile)
+	}
+	m, err := suite.LoadTauBenchMap(mapFile, c)
+	if err != nil {
+		return err
+	}
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return err
+	}
+	defer in.close(ctx)
+	e, err := engine.Open(ctx, in.pool, c)
+	if err != nil {
+		return err
+	}
+	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", rep.Exported, len(rep.Refused))
+	codes := rep.ByCode()
+	names := make([]string, 0, len(codes))
+	for code := range codes {
+		names = append(names, string(code))
+	}
+	sort.Strings(names)
+	for _, code := range names {
+		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.TauBenchCode(code)])
+	}
+	for _, r := range rep.Refused {
+		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
+	}
+	if rep.Exported == 0 && len(rep.Refused) > 0 {
+		return fmt.Errorf("no scenario of %s could be exported as a tau-bench task", out)
+	}
+	return nil
 }
 
 // exportTau2 replays the suite in its contract's world, writes the tasks and
@@ -278,7 +298,7 @@ func cmdStack(ctx context.Context, env *Env, args []string) error {
 // in use is an error at start rather than a log line.
 func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready func() error) (*metrics.Metrics, error) {
 	reg := metrics.NewRegistry()
-	reg.MustRegister(buildInfo(role))
+	reg.MustRegister(buildInfo(role), metrics.NewReady(role, ready))
 	if addr != "" {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", addr)

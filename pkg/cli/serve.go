@@ -7,13 +7,15 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/progress"
-	"github.com/suitegen/suitegen/pkg/run"
 )
 
 func init() {
@@ -52,18 +54,33 @@ func readToken(token, file string) (string, error) {
 }
 
 func cmdServe(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen serve", "[--addr ADDR] [--database URL] [--token-file F]",
+	f := newFlags(env, "suitegen serve", "[--addr ADDR] [--database URL] [--token-file F] [--metrics-addr ADDR]",
 		"Serve the live progress page (GET /), its read-only JSON API (GET /api/runs, /api/runs/{id}) and GET /healthz\n"+
 			"over the ledger at --database, until signalled. Any number of these may run beside the planners and writers.\n"+
 			"With a token every endpoint but /healthz requires it (Authorization: Bearer TOKEN, or open the page as\n"+
-			"/?token=TOKEN); an --addr beyond loopback is refused without one.")
+			"/?token=TOKEN); an --addr beyond loopback is refused without one.\n"+
+			"With --metrics-addr it is also the exporter of run figures read from the ledger (suitegen_run_*: asked,\n"+
+			"proved, refused, buckets, slices, spend, budget, last activity) on /metrics, beside /healthz and /readyz.")
 	addr := f.str("addr", "127.0.0.1:8080", "listen address; one beyond loopback (e.g. :8080) needs a token")
 	database := f.str("database", env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL of the ledger (required)")
 	databaseFile := f.str("database-url-file", "", "read the PostgreSQL URL from this file (e.g. a mounted secret); used when --database is empty")
 	token := f.str("token", "", "bearer token every endpoint but /healthz requires (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)")
 	tokenFile := f.str("token-file", "", "read the token from this file (e.g. a mounted secret); used when --token is empty")
+	metricsAddr := f.str("metrics-addr", "", "serve the ledger's run figures on /metrics (with /healthz and /readyz) on this address, e.g. :9090")
+	retain := f.dur("metrics-retain", 24*time.Hour, "export a run until this long after it finished, or after its last activity when it never did")
+	maxRuns := f.num("metrics-max-runs", 50, "export at most this many runs, newest first (bounds the cost of a read)")
+	cacheFor := f.dur("metrics-cache", 10*time.Second, "one ledger read serves every scrape for this long")
+	stallAfter := f.dur("stall-after", progress.DefaultStallAfter, "the page shows an unfinished run with no ledger activity for this long as stalled")
 	if _, err := f.parse(args); err != nil {
 		return err
+	}
+	for name, d := range map[string]time.Duration{"--metrics-retain": *retain, "--metrics-cache": *cacheFor, "--stall-after": *stallAfter} {
+		if d <= 0 {
+			return &UsageError{fmt.Sprintf("%s %s: must be positive", name, d)}
+		}
+	}
+	if *maxRuns < 1 {
+		return &UsageError{fmt.Sprintf("--metrics-max-runs %d: must be at least 1", *maxRuns)}
 	}
 	tok, err := readToken(*token, *tokenFile)
 	if err != nil {
@@ -80,7 +97,22 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 	if url == "" {
 		return &UsageError{"--database (or SUITEGEN_DATABASE_URL) is required: serve reads an existing ledger"}
 	}
-	pool, err := engine.Pool(ctx, url, 1)
+	// Both addresses are taken before anything else, so a port in use is an
+	// error at start.
+	var lc net.ListenConfig
+	var mln net.Listener
+	if *metricsAddr != "" {
+		if mln, err = lc.Listen(ctx, "tcp", *metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer mln.Close()
+	}
+	pln, err := lc.Listen(ctx, "tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	defer pln.Close()
+	pool, err := engine.Pool(ctx, url, 2)
 	if err != nil {
 		return err
 	}
@@ -90,14 +122,45 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	store := canvas.New(pool)
-	opts := progress.Options{Token: tok, Logger: env.Log, Health: pool.Ping}
-	return run.ServeProgress(ctx, *addr, store, opts, func(a net.Addr) {
-		hint := ""
-		if tok != "" {
-			hint = "; open the page as /?token=TOKEN"
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	if mln == nil {
+		errc <- nil
+	} else {
+		ledger, err := metrics.NewLedger(store, metrics.LedgerOptions{Retain: *retain, MaxRuns: *maxRuns, CacheFor: *cacheFor, Logger: env.Log})
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs, health at /healthz%s)\n", a, hint)
-	})
+		fmt.Fprintf(env.Stdout, "run figures for Prometheus on http://%s/metrics\n", mln.Addr())
+		go func() {
+			err := serveExporter(ctx, mln, ledger, pool)
+			cancel() // one server down takes the other with it
+			errc <- err
+		}()
+	}
+	opts := progress.Options{Token: tok, Logger: env.Log, Health: pool.Ping, StallAfter: *stallAfter}
+	hint := ""
+	if tok != "" {
+		hint = "; open the page as /?token=TOKEN"
+	}
+	fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs, health at /healthz%s)\n", pln.Addr(), hint)
+	perr := metrics.ServeHandler(ctx, pln, progress.Handler(store, opts))
+	cancel()
+	return errors.Join(perr, <-errc)
+}
+
+// serveExporter serves the ledger's run figures on ln (/metrics, with
+// /healthz and /readyz: ready while the ledger answers a ping) until ctx ends.
+func serveExporter(ctx context.Context, ln net.Listener, ledger *metrics.Ledger, pool *pgxpool.Pool) error {
+	ready := func() error {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return pool.Ping(pctx)
+	}
+	reg := metrics.NewRegistry()
+	reg.MustRegister(buildInfo("serve"), ledger, metrics.NewReady("serve", ready))
+	return metrics.ServeListener(ctx, ln, reg, ready)
 }
 
 // serveProgress serves the progress page and API on addr in the background

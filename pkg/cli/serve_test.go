@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -157,5 +160,98 @@ func TestLoopback(t *testing.T) {
 		if got := loopback(addr); got != want {
 			t.Errorf("loopback(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// TestServeMetrics: with --metrics-addr serve is the exporter of the ledger's run figures
+// (with /healthz, /readyz and its build info); its flags refuse nonsense with exit 2, and a
+// taken metrics port fails at start.
+func TestServeMetrics(t *testing.T) {
+	db := testenv.PostgresURL(t)
+	pool, err := engine.Pool(context.Background(), db, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	store := canvas.New(pool)
+	if _, err := store.CreateRun(context.Background(), canvas.Run{ID: "r1", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Dispatch(ctx, env, "suitegen", []string{"serve", "--addr", "127.0.0.1:0", "--database", db,
+			"--metrics-addr", "127.0.0.1:0", "--metrics-cache", "1s"})
+	}()
+	re := regexp.MustCompile(`run figures for Prometheus on http://(127\.0\.0\.1:\d+)/metrics`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			base = "http://" + m[1]
+		} else if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start its metrics:\n%s", out.String())
+		}
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{"suitegen_ledger_up 1", `suitegen_run_scenarios_asked{run="r1"} 10`, `suitegen_run_scenarios_proved_total{run="r1"} 0`,
+		`suitegen_run_scenarios_refused_total{code="placeholder",gate="static",run="r1"} 0`, `suitegen_ready{role="serve"} 1`, `role="serve"`, "go_goroutines"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if code != 200 || t.Failed() {
+		t.Fatalf("/metrics: %d\n%s", code, body)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(path); code != 200 {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+	// The port is taken now: a second serve on it fails at start, naming the flag.
+	var out2 syncBuffer
+	env2 := &Env{Stdout: &out2, Stderr: &out2, Getenv: func(string) string { return "" }, Log: discard()}
+	taken := strings.TrimPrefix(base, "http://")
+	if code := Dispatch(context.Background(), env2, "suitegen", []string{"serve", "--addr", "127.0.0.1:0", "--database", db, "--metrics-addr", taken}); code != ExitFail || !strings.Contains(out2.String(), "--metrics-addr") {
+		t.Errorf("serve on a taken metrics port: exit %d:\n%s", code, out2.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("serve exited %d after its context ended:\n%s", code, out.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop when its context ended")
+	}
+
+	for _, args := range [][]string{{"--metrics-max-runs", "0"}, {"--metrics-cache", "0s"}, {"--metrics-retain", "-1h"}, {"--stall-after", "0s"}} {
+		var o syncBuffer
+		e := &Env{Stdout: &o, Stderr: &o, Getenv: func(string) string { return "" }, Log: discard()}
+		if code := Dispatch(context.Background(), e, "suitegen", append([]string{"serve", "--database", db}, args...)); code != ExitUsage || !strings.Contains(o.String(), args[0]) {
+			t.Errorf("serve %v: exit %d, want %d naming the flag:\n%s", args, code, ExitUsage, o.String())
+		}
+	}
+	var o syncBuffer
+	e := &Env{Stdout: &o, Stderr: &o, Log: discard(), Getenv: func(k string) string {
+		if k == "SUITEGEN_METRICS_RETAIN" {
+			return "a day"
+		}
+		return ""
+	}}
+	if code := Dispatch(context.Background(), e, "suitegen", []string{"serve", "--database", db}); code != ExitUsage || !strings.Contains(o.String(), "SUITEGEN_METRICS_RETAIN") {
+		t.Errorf("SUITEGEN_METRICS_RETAIN=%q: exit %d:\n%s", "a day", code, o.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/suitegen/suitegen/deploy/grafanatest"
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -99,7 +100,12 @@ func TestDashboardLiveRun(t *testing.T) {
 		t.Fatalf("metrics endpoint: %v", err)
 	}
 
-	grafanatest.ScrapeAndCheck(t, "../../deploy/grafana/suitegen.json", grafanatest.DefaultVars(runID), metricsAddr)
+	prom := grafanatest.ScrapeAndCheckWith(t, grafanatest.Check{Dashboard: "../../deploy/grafana/suitegen.json",
+		Vars: grafanatest.DefaultVars(runID), Rules: "../../deploy/grafana/alerts.yaml"}, metricsAddr)
+	// The run's figures come from the ledger, every refusal code at 0 or more from the start.
+	if v, err := prom.Value(context.Background(), `count(suitegen_run_scenarios_refused_total{run="`+runID+`"})`); err != nil || v < float64(len(metrics.RefusalCodes)) {
+		t.Errorf("refused series of the run: %v, %v; want every documented code (%d)", v, err, len(metrics.RefusalCodes))
+	}
 
 	// The progress API the run serves reads the same run from the ledger.
 	resp, err := http.Get("http://" + progressAddr + "/api/runs/" + runID)

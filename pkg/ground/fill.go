@@ -206,6 +206,9 @@ func (g *Graph) isKeyLike(t *contract.Tool, name string) bool {
 func (g *Graph) fillOne(t *contract.Tool, name string, b Bound, strict bool) (any, bool) {
 	p := paramSchema(t, name)
 	typ, _ := p["type"].(string)
+	if items, ok := p["items"].(map[string]any); ok && typ == "array" && items["type"] == "object" {
+		return g.fillObjects(items, b, strict)
+	}
 	if tb, col, ok := g.Ref(t, name); ok {
 		rows := b.Rows[tb]
 		if typ == "array" {
@@ -266,6 +269,110 @@ func (g *Graph) fillOne(t *contract.Tool, name string, b Bound, strict bool) (an
 		return float64(1), true
 	case "boolean":
 		return true, true
+	}
+	return nil, false
+}
+
+// fillObjects fills an array of objects ({flight_number, date} items) with
+// one object per row of a table whose columns hold every required property:
+// first the case's rows that hang off its target (the flights of the
+// reservation), then the case's rows of any such table in schema order, all
+// sharing the first row's parents (one reservation's flights, not two).
+// When the case has none, one related seed row stands in (not when strict).
+func (g *Graph) fillObjects(items map[string]any, b Bound, strict bool) (any, bool) {
+	props, _ := items["properties"].(map[string]any)
+	var need []string
+	if req, ok := items["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				need = append(need, s)
+			}
+		}
+	}
+	if len(need) == 0 {
+		for k := range props {
+			need = append(need, k)
+		}
+		sort.Strings(need)
+	}
+	if len(need) == 0 {
+		return nil, false
+	}
+	var tables []contract.Table
+	for _, tb := range g.C.Tables {
+		covers := true
+		for _, n := range need {
+			if tb.Column(n) == nil {
+				covers = false
+				break
+			}
+		}
+		if covers {
+			tables = append(tables, tb)
+		}
+	}
+	object := func(tb contract.Table, r Row) map[string]any {
+		o := map[string]any{}
+		for k := range props {
+			if tb.Column(k) != nil && r[k] != nil {
+				o[k] = r[k]
+			}
+		}
+		return o
+	}
+	objects := func(tb contract.Table, rows []Row) []any {
+		out := make([]any, len(rows))
+		for i, r := range rows {
+			out[i] = object(tb, r)
+		}
+		return out
+	}
+	// Rows that hang off the case's target.
+	if b.Target != nil {
+		for _, tb := range tables {
+			for _, fk := range g.fks[tb.Name] {
+				if fk.RefTable != b.Table || fk.RefTable == tb.Name {
+					continue
+				}
+				var rows []Row
+				for _, r := range b.Rows[tb.Name] {
+					if Text(r[fk.Column]) == Text(b.Target[fk.RefColumn]) {
+						rows = append(rows, r)
+					}
+				}
+				if len(rows) > 0 {
+					return objects(tb, rows), true
+				}
+			}
+		}
+	}
+	for _, tb := range tables {
+		rows := b.Rows[tb.Name]
+		if len(rows) == 0 {
+			continue
+		}
+		var siblings []Row
+		for _, r := range rows {
+			same := true
+			for _, fk := range g.fks[tb.Name] {
+				if Text(r[fk.Column]) != Text(rows[0][fk.Column]) {
+					same = false
+					break
+				}
+			}
+			if same {
+				siblings = append(siblings, r)
+			}
+		}
+		return objects(tb, siblings), true
+	}
+	if strict {
+		return nil, false
+	}
+	for _, tb := range tables {
+		if r := g.related(tb.Name, b); r != nil {
+			return []any{object(tb, r)}, true
+		}
 	}
 	return nil, false
 }

@@ -15,6 +15,11 @@
 // under m.For(run), which shares the registration. Every field is safe for
 // concurrent use, so in-process writers share one Metrics.
 //
+// A process's instruments count what that process did since it started, so
+// they leave with its pod. Run totals come from Ledger instead: a collector
+// that reads the run figures from the ledger at scrape time (suitegen serve
+// registers it), cached and bounded in the runs it reads.
+//
 // The metric list here, docs/METRICS.md and deploy/grafana/suitegen.json are
 // kept in step by tests.
 package metrics

@@ -30,6 +30,9 @@ const (
 	OutcomeCanceled    = "canceled"
 )
 
+// Outcomes lists every model call outcome; InitModel starts each at zero.
+var Outcomes = []string{OutcomeOK, OutcomeRateLimited, OutcomeError, OutcomeTimeout, OutcomeCanceled}
+
 // Token kinds, the values of the kind label of ModelTokens. Cached prompt
 // tokens are counted inside prompt and reasoning tokens inside completion,
 // as providers report them.
@@ -300,6 +303,7 @@ func (f *family) bind(run string) *Metrics {
 		}
 		m.TokensPerKept.WithLabelValues(KindPrompt)
 		m.TokensPerKept.WithLabelValues(KindCompletion)
+		m.initRefusals()
 	}
 	f.byRun[run] = m
 	return m
@@ -350,13 +354,17 @@ func (m *Metrics) SetPerKept(prompt, completion, usd float64) {
 	m.CostPerKept.Set(usd)
 }
 
-// InitModel creates the model's series at zero so dashboards show the model
-// (and a flat 429 line) before its first call.
+// InitModel creates the model's series at zero, every outcome and token
+// kind, so dashboards show the model (and flat 429 and error lines) before
+// its first call.
 func (m *Metrics) InitModel(model string) {
-	m.ModelCalls.WithLabelValues(model, OutcomeOK)
+	for _, o := range Outcomes {
+		m.ModelCalls.WithLabelValues(model, o)
+	}
 	m.ModelCallDuration.WithLabelValues(model)
-	m.ModelTokens.WithLabelValues(model, KindPrompt)
-	m.ModelTokens.WithLabelValues(model, KindCompletion)
+	for _, k := range []string{KindPrompt, KindCompletion, KindCachedPrompt, KindReasoning} {
+		m.ModelTokens.WithLabelValues(model, k)
+	}
 	m.ModelCost.WithLabelValues(model)
 	m.ModelRateLimited.WithLabelValues(model)
 }

@@ -34,7 +34,7 @@ func Poller(store *canvas.Store, run string, perUseCase bool) func(context.Conte
 			n, err := store.Count(ctx, run)
 			return Snapshot{Proved: n, Asked: r.Asked}, err
 		}
-		d, err := Detail(ctx, store, run)
+		d, err := Detail(ctx, store, run, DefaultStallAfter)
 		if err != nil {
 			return Snapshot{}, err
 		}
@@ -49,19 +49,25 @@ func Poller(store *canvas.Store, run string, perUseCase bool) func(context.Conte
 const barWidth = 30
 
 // Bar draws progress until ctx ends, polling every interval. On a terminal
-// (isTTY) it redraws in place, e.g.
+// (isTTY) it keeps a live block at the bottom (beneath any other Bar's), e.g.
 //
 //	proved 120/300 [===========>                  ] 40%  12.3/s  ETA 0:15
 //
-// with per-use-case lines beneath when the snapshot has them; otherwise it
-// prints one plain line per poll, so the caller picks every: a fraction of a
-// second on a terminal, a few seconds for logs. When ctx ends it polls once
-// more and prints a final line.
+// with per-use-case lines beneath when the snapshot has them, through a
+// Terminal: pass the Terminal the logger writes to, and log lines appear
+// above the block instead of through it (any other writer gets a Terminal
+// of its own). Otherwise it prints one plain line per poll, so the caller
+// picks every: a fraction of a second on a terminal, a few seconds for logs.
+// When ctx ends it polls once more and prints a final line.
 func Bar(ctx context.Context, w io.Writer, isTTY bool, poll func(context.Context) (Snapshot, error), every time.Duration) {
 	if every <= 0 {
 		every = time.Second
 	}
-	b := &bar{w: w, tty: isTTY, start: time.Now()}
+	t, ok := w.(*Terminal)
+	if !ok || t.TTY() != isTTY {
+		t = NewTerminal(w, isTTY)
+	}
+	b := &bar{t: t, blk: t.Block(), tty: isTTY, start: time.Now()}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	b.step(ctx, poll, time.Now(), false)
@@ -88,13 +94,13 @@ type sample struct {
 }
 
 type bar struct {
-	w       io.Writer
+	t       *Terminal
+	blk     *Block
 	tty     bool
 	start   time.Time
 	last    Snapshot
 	have    bool
 	samples []sample // recent, for the rate
-	drawn   int      // lines drawn last time on a terminal
 }
 
 // step polls and draws; the final step always leaves a finished line, from
@@ -102,14 +108,12 @@ type bar struct {
 func (b *bar) step(ctx context.Context, poll func(context.Context) (Snapshot, error), now time.Time, final bool) {
 	s, err := poll(ctx)
 	if err != nil {
+		// On a terminal a failed poll leaves the block as it was (the next
+		// one redraws it); the final one, or any off a terminal, says why.
 		if !b.tty || final {
-			if b.tty && b.drawn > 0 {
-				io.WriteString(b.w, "\n")
-			}
-			fmt.Fprintf(b.w, "progress: %v\n", err)
-			b.drawn = 0
+			fmt.Fprintf(b.t, "progress: %v\n", err)
 		}
-		if final && b.have {
+		if final {
 			b.draw(true)
 		}
 		return
@@ -137,32 +141,21 @@ func (b *bar) rate() float64 {
 
 func (b *bar) draw(final bool) {
 	if !b.have {
+		if final {
+			b.blk.Finish(nil)
+		}
 		return
 	}
 	lines := Lines(b.last, b.rate())
-	if !b.tty {
-		if final {
-			lines[0] = "final: " + lines[0]
-		}
-		fmt.Fprintln(b.w, strings.Join(lines, "\n"))
-		return
+	switch {
+	case !b.tty && final:
+		lines[0] = "final: " + lines[0]
+		b.blk.Finish(lines)
+	case final:
+		b.blk.Finish(lines)
+	default:
+		b.blk.Set(lines)
 	}
-	var sb strings.Builder
-	// Back to the first line drawn last time, then overwrite each line.
-	if b.drawn > 1 {
-		fmt.Fprintf(&sb, "\x1b[%dA", b.drawn-1)
-	}
-	for i, l := range lines {
-		if i > 0 {
-			sb.WriteString("\n")
-		}
-		sb.WriteString("\r" + l + "\x1b[K")
-	}
-	if final {
-		sb.WriteString("\n")
-	}
-	b.drawn = len(lines)
-	io.WriteString(b.w, sb.String())
 }
 
 // Lines renders a snapshot: the bar line, then one line per use case.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,4 +125,137 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("bar shows %.3f filled (fill %d, track %d), want 0.40", share, fill, track)
 	}
 	t.Logf("bar: %d fill, %d track pixels: %.3f filled", fill, track, share)
+}
+
+// recorder counts the API requests a page makes, by path and status.
+type recorder struct {
+	next  http.Handler
+	mu    sync.Mutex
+	hits  map[string]map[int]int // path?query -> status -> n
+	bytes int                    // API body bytes sent
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += n
+	return n, err
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := &statusWriter{ResponseWriter: w, code: 200}
+	rec.next.ServeHTTP(sw, r)
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.bytes += sw.bytes
+	key := r.URL.Path
+	if r.URL.RawQuery != "" {
+		key += "?" + r.URL.RawQuery
+	}
+	if rec.hits[key] == nil {
+		rec.hits[key] = map[int]int{}
+	}
+	rec.hits[key][sw.code]++
+}
+
+func (rec *recorder) count(key string, code int) int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.hits[key][code]
+}
+
+func (rec *recorder) reset() {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.hits, rec.bytes = map[string]map[int]int{}, 0
+}
+
+// TestBrowserLive: the page shows only live runs by default (a stalled one
+// as stalled, a finished or long-abandoned one only under "show all"), the
+// selected run's throughput, ETA, elapsed time, last activity and why its
+// slices died, and it polls incrementally: no other run's detail is
+// fetched, and unchanged answers come back 304.
+func TestBrowserLive(t *testing.T) {
+	bin := chromium(t)
+	rec := &recorder{next: progress.Handler(fleet(t), progress.Options{}), hits: map[string]map[int]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	}()
+	base := "http://" + ln.Addr().String() + "/"
+
+	dom := string(browse(t, bin, base, "--dump-dom"))
+	for _, want := range []string{`data-row="run-a"`, `data-row="run-stalled"`, `data-status="stalled"`, "show all (2 more)",
+		`data-run="run-a"`, "throughput ", "ETA ", "elapsed ", "last activity ", "dead slices",
+		"model: provider answered 401 unauthorized", "failed on writer w2", `class="clock"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("default page lacks %q", want)
+		}
+	}
+	for _, hidden := range []string{`data-row="run-old"`, `data-row="run-abandoned"`, `data-run="run-stalled"`} {
+		if strings.Contains(dom, hidden) {
+			t.Errorf("default page shows %q", hidden)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("DOM:\n%s", dom)
+	}
+	// Only the selected run's detail was asked for, and the answers that had
+	// not changed since the last poll came back 304 with no body.
+	if n := rec.count("/api/runs/run-stalled", 200) + rec.count("/api/runs/run-stalled", 304); n != 0 {
+		t.Errorf("the page fetched an unselected run's detail %d times", n)
+	}
+	lists, unchanged := rec.count("/api/runs", 200)+rec.count("/api/runs", 304), rec.count("/api/runs", 304)
+	details, detailUnchanged := rec.count("/api/runs/run-a", 200)+rec.count("/api/runs/run-a", 304), rec.count("/api/runs/run-a", 304)
+	rec.mu.Lock()
+	sent := rec.bytes
+	rec.mu.Unlock()
+	t.Logf("polls: list %d (%d unchanged), detail %d (%d unchanged); %d API body bytes in all", lists, unchanged, details, detailUnchanged, sent)
+	if lists < 3 || unchanged < lists-1 || detailUnchanged < details-1 {
+		t.Errorf("list polled %d times, %d answered 304; detail %d, %d answered 304: want several polls, all but the first 304",
+			lists, unchanged, details, detailUnchanged)
+	}
+
+	rec.reset()
+	dom = string(browse(t, bin, base+"?all=1", "--dump-dom"))
+	for _, want := range []string{`data-row="run-a"`, `data-row="run-stalled"`, `data-row="run-old"`, `data-row="run-abandoned"`, "only live runs"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("?all=1 page lacks %q", want)
+		}
+	}
+	if rec.count("/api/runs?all=1", 200) == 0 {
+		t.Error("?all=1 page did not ask for every run")
+	}
+
+	dom = string(browse(t, bin, base+"#run=run-stalled", "--dump-dom"))
+	for _, want := range []string{`data-run="run-stalled"`, "stalled-note", "stalled: no ledger activity for ", "Resume it with --run run-stalled"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the stalled run's page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("DOM:\n%s", dom)
+	}
 }

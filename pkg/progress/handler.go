@@ -6,10 +6,13 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
@@ -30,18 +33,31 @@ type Options struct {
 	Logger *slog.Logger
 	// Timeout bounds each ledger read; default 10s.
 	Timeout time.Duration
+	// StallAfter is how long an unfinished run may go without ledger
+	// activity before it is shown stalled; default DefaultStallAfter.
+	StallAfter time.Duration
+	// LiveWindow: the default run list holds the unfinished runs with
+	// activity within it (older ones only in ?all=1); default 24h.
+	LiveWindow time.Duration
+	// CacheFor is how long one rendered answer serves every request for it;
+	// default 1s, negative for none.
+	CacheFor time.Duration
 }
 
 // Handler serves the progress API and page:
 //
-//	GET /               the live page
-//	GET /api/runs       every run, newest first, with proved/asked counts
-//	GET /api/runs/{id}  one run in detail
-//	GET /healthz        200 "ok" while Options.Health passes, else 503
+//	GET /                    the live page
+//	GET /api/runs            the live runs (unfinished, active within
+//	                         Options.LiveWindow), newest first, summarised
+//	GET /api/runs?all=1      every run, newest first (at most limit=N, 200)
+//	GET /api/runs/{id}       one run in detail
+//	GET /healthz             200 "ok" while Options.Health passes, else 503
 //
-// Any method other than GET or HEAD is refused with 405: the surface is
-// read-only. With Options.Token every endpoint but /healthz (which says
-// nothing but ok) requires the token.
+// API answers carry an ETag and answer If-None-Match with 304, so a page
+// polling every second moves bytes only when a run moved. Any method other
+// than GET or HEAD is refused with 405: the surface is read-only. With
+// Options.Token every endpoint but /healthz (which says nothing but ok)
+// requires the token.
 func Handler(store *canvas.Store, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -49,7 +65,16 @@ func Handler(store *canvas.Store, opts Options) http.Handler {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	h := &handler{store: store, opts: opts}
+	if opts.StallAfter <= 0 {
+		opts.StallAfter = DefaultStallAfter
+	}
+	if opts.LiveWindow <= 0 {
+		opts.LiveWindow = 24 * time.Hour
+	}
+	if opts.CacheFor == 0 {
+		opts.CacheFor = time.Second
+	}
+	h := &handler{store: store, opts: opts, answers: newAnswers(opts.CacheFor, 256), recent: &recentStats{ttl: opts.CacheFor}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /api/runs", h.runs)
@@ -116,8 +141,10 @@ func RequireToken(token string, next http.Handler) http.Handler {
 }
 
 type handler struct {
-	store *canvas.Store
-	opts  Options
+	store   *canvas.Store
+	opts    Options
+	answers *answers
+	recent  *recentStats
 }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
@@ -129,15 +156,13 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(page)
 }
 
-// RunSummary is one entry of GET /api/runs.
-type RunSummary struct {
-	canvas.Run
-	Proved int `json:"proved"`
-}
-
 // RunDetail is GET /api/runs/{id}.
 type RunDetail struct {
-	Run          canvas.Run                `json:"run"`
+	Run canvas.Run `json:"run"`
+	// Summary is what the run list shows of it: status, throughput, ETA.
+	Summary RunSummary `json:"summary"`
+	// DeadReasons are why its dead slices died, most frequent first.
+	DeadReasons  []canvas.DeadReason       `json:"dead_reasons"`
 	Proved       int                       `json:"proved"`
 	Asked        int                       `json:"asked"`
 	UseCases     []UseCaseDetail           `json:"use_cases"`
@@ -196,48 +221,160 @@ type SpendDetail struct {
 	BudgetUSD          float64 `json:"budget_usd"`
 }
 
+// RunList is GET /api/runs.
+type RunList struct {
+	Runs []RunSummary `json:"runs"`
+	// All says whether Runs is every run (?all=1) or the live ones.
+	All bool `json:"all"`
+	// Hidden counts the runs the list leaves out.
+	Hidden int `json:"hidden"`
+}
+
+const (
+	liveLimit   = 100
+	listDefault = 200
+	listMax     = 1000
+)
+
 func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
-	defer cancel()
-	runs, err := h.store.Runs(ctx)
+	q := r.URL.Query()
+	all := q.Get("all") == "1" || q.Get("all") == "true"
+	limit := listDefault
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > listMax {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be 1 to %d", listMax))
+			return
+		}
+		limit = n
+	}
+	key := "runs"
+	if all {
+		key = "runs?all&limit=" + strconv.Itoa(limit)
+	}
+	h.serve(w, r, key, func(ctx context.Context) (any, error) {
+		l, rs, err := list(ctx, h.store, all, limit, h.opts)
+		if err == nil && !all {
+			h.recent.put(rs, time.Now())
+		}
+		return l, err
+	})
+}
+
+// list reads the run list, every run (all, at most limit) or the live ones,
+// and returns it with the figures it read.
+func list(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, []canvas.RunStats, error) {
+	out := RunList{Runs: []RunSummary{}, All: all}
+	q := canvas.StatsQuery{Limit: limit}
+	if !all {
+		q = canvas.StatsQuery{Limit: liveLimit, Since: time.Now().Add(-opts.LiveWindow)}
+	}
+	rs, err := store.Stats(ctx, q)
 	if err != nil {
-		h.fail(w, r, err)
+		return out, nil, err
+	}
+	for _, r := range rs {
+		if !all && canvas.Final(r.State) {
+			continue
+		}
+		out.Runs = append(out.Runs, Summarize(r, opts.StallAfter))
+	}
+	total, err := store.RunCount(ctx)
+	if err != nil {
+		return out, nil, err
+	}
+	out.Hidden = max(0, total-len(out.Runs))
+	return out, rs, nil
+}
+
+func (h *handler) run(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	h.serve(w, r, "run/"+id, func(ctx context.Context) (any, error) {
+		// A page asks for the live list and the selected run's detail each
+		// poll: the list's read of the run's figures serves both.
+		st, ok := h.recent.get(id, time.Now())
+		if !ok {
+			var err error
+			if st, err = h.store.RunStats(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		return detail(ctx, h.store, st, h.opts.StallAfter)
+	})
+}
+
+// recentStats keeps the figures of the last live-list read for one cache
+// period, by run.
+type recentStats struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	at  time.Time
+	m   map[string]canvas.RunStats
+}
+
+func (c *recentStats) put(rs []canvas.RunStats, now time.Time) {
+	if c.ttl <= 0 {
 		return
 	}
-	out := struct {
-		Runs []RunSummary `json:"runs"`
-	}{Runs: []RunSummary{}}
-	for _, run := range runs {
-		n, err := h.store.Count(ctx, run.ID)
+	m := make(map[string]canvas.RunStats, len(rs))
+	for _, r := range rs {
+		m[r.ID] = r
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.m = now, m
+}
+
+func (c *recentStats) get(id string, now time.Time) (canvas.RunStats, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ttl <= 0 || now.Sub(c.at) >= c.ttl {
+		return canvas.RunStats{}, false
+	}
+	r, ok := c.m[id]
+	return r, ok
+}
+
+// serve answers from the cache when it holds key, else computes the answer
+// within the read timeout and keeps it.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, key string, compute func(context.Context) (any, error)) {
+	now := time.Now()
+	a, ok := h.answers.get(key, now)
+	if !ok {
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
+		defer cancel()
+		v, err := compute(ctx)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		out.Runs = append(out.Runs, RunSummary{Run: run, Proved: n})
+		if a, err = render(v, now); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.answers.put(key, a)
 	}
-	writeJSON(w, http.StatusOK, out)
+	send(w, r, a)
 }
 
-func (h *handler) run(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
-	defer cancel()
-	d, err := Detail(ctx, h.store, r.PathValue("id"))
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
-}
-
-// Detail reads one run's progress from the ledger.
-func Detail(ctx context.Context, store *canvas.Store, id string) (RunDetail, error) {
-	run, err := store.Run(ctx, id)
+// Detail reads one run's progress from the ledger; stallAfter is as
+// Options.StallAfter.
+func Detail(ctx context.Context, store *canvas.Store, id string, stallAfter time.Duration) (RunDetail, error) {
+	st, err := store.RunStats(ctx, id)
 	if err != nil {
 		return RunDetail{}, err
 	}
-	d := RunDetail{Run: run, Asked: run.Asked, UseCases: []UseCaseDetail{}, Buckets: []BucketDetail{}, Slices: []SliceDetail{},
+	return detail(ctx, store, st, stallAfter)
+}
+
+// detail reads the rest of a run's detail beside its figures st.
+func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallAfter time.Duration) (RunDetail, error) {
+	id, run := st.ID, st.Run
+	var err error
+	d := RunDetail{Run: run, Summary: Summarize(st, stallAfter), Asked: run.Asked, Proved: st.Proved,
+		UseCases: []UseCaseDetail{}, Buckets: []BucketDetail{}, Slices: []SliceDetail{},
 		BucketStates: map[string]int{}, SliceStates: map[string]int{}, Refusals: map[string]map[string]int{}}
-	if d.Proved, err = store.Count(ctx, id); err != nil {
+	if d.DeadReasons, err = store.DeadReasons(ctx, id, 20); err != nil {
 		return RunDetail{}, err
 	}
 	buckets, err := store.Buckets(ctx, id)
@@ -270,23 +407,14 @@ func Detail(ctx context.Context, store *canvas.Store, id string) (RunDetail, err
 			Deliveries: s.Deliveries, Reason: s.Reason, Buckets: s.BucketIDs})
 		d.SliceStates[s.State]++
 	}
-	refusals, err := store.Refusals(ctx, id)
-	if err != nil {
-		return RunDetail{}, err
-	}
-	for k, n := range refusals {
-		gate, code, _ := strings.Cut(k, "/")
-		if d.Refusals[gate] == nil {
-			d.Refusals[gate] = map[string]int{}
+	for gc, n := range st.Refusals {
+		if d.Refusals[gc.Gate] == nil {
+			d.Refusals[gc.Gate] = map[string]int{}
 		}
-		d.Refusals[gate][code] += n
+		d.Refusals[gc.Gate][gc.Code] += n
 	}
-	m, err := store.Meter(ctx, id)
-	if err != nil {
-		return RunDetail{}, err
-	}
-	d.Spend = SpendDetail{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CachedPromptTokens: m.CachedPromptTokens,
-		ReasoningTokens: m.ReasoningTokens, CostUSD: m.CostUSD, Priced: m.UnpricedCalls == 0 && m.Calls > 0,
+	d.Spend = SpendDetail{PromptTokens: st.PromptTokens, CompletionTokens: st.CompletionTokens, CachedPromptTokens: st.CachedPromptTokens,
+		ReasoningTokens: st.ReasoningTokens, CostUSD: st.CostUSD, Priced: st.UnpricedCalls == 0 && st.Calls > 0,
 		BudgetTokens: run.BudgetTokens, BudgetUSD: run.BudgetUSD}
 	return d, nil
 }
@@ -305,9 +433,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	enc.Encode(v)
+	json.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

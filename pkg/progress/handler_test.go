@@ -80,14 +80,13 @@ func TestAPI(t *testing.T) {
 	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{}))
 	defer srv.Close()
 
-	var list struct {
-		Runs []progress.RunSummary `json:"runs"`
-	}
+	var list progress.RunList
 	if resp := get(t, srv, "/api/runs", &list); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("runs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	if len(list.Runs) != 1 || list.Runs[0].ID != "run-a" || list.Runs[0].Proved != 4 || list.Runs[0].Asked != 10 {
-		t.Fatalf("runs: %+v", list.Runs)
+	if len(list.Runs) != 1 || list.Runs[0].ID != "run-a" || list.Runs[0].Proved != 4 || list.Runs[0].Asked != 10 ||
+		list.Runs[0].Status != "planning" || list.Runs[0].SpentTokens != 1500 || list.Runs[0].Refused != 2 || list.All || list.Hidden != 0 {
+		t.Fatalf("runs: %+v", list)
 	}
 
 	var d progress.RunDetail
@@ -113,6 +112,9 @@ func TestAPI(t *testing.T) {
 	}
 	if d.Refusals["ready"]["empty"] != 2 || d.Spend.PromptTokens != 1200 || d.Spend.CompletionTokens != 300 || d.Spend.BudgetTokens != 50000 || d.Spend.CostUSD != 0.25 || d.Spend.Priced {
 		t.Fatalf("refusals/spend: %v %+v", d.Refusals, d.Spend)
+	}
+	if d.Summary.ID != "run-a" || d.Summary.Status != "planning" || d.Summary.Proved != 4 || len(d.DeadReasons) != 0 {
+		t.Fatalf("summary: %+v dead %v", d.Summary, d.DeadReasons)
 	}
 
 	var e map[string]string
@@ -162,7 +164,7 @@ func TestPage(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("page: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"<script>", `getJSON("api/runs")`, "setTimeout(refresh, POLL_MS)", "const POLL_MS = 1000", ".bar {", `class: "bar"`} {
+	for _, want := range []string{"<script>", `getJSON("api/runs"`, "If-None-Match", "timer = setTimeout(refresh, POLL_MS)", "const POLL_MS = 1000", ".bar {", `class: "bar"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -194,6 +194,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	// binaries do; both record each run's work under that run (For).
 	wmx := metrics.New(reg, "", "writer")
 	mx := metrics.New(reg, "", "planner")
+	// The run figures from the ledger, as suitegen serve exports them, so the
+	// dashboard's run-level panels work on an all-in-one run too.
+	ledger, err := metrics.NewLedger(store, metrics.LedgerOptions{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	// The writers here are goroutines of this process: ready while it runs.
+	reg.MustRegister(ledger, metrics.NewReady("writer", nil))
 	if cfg.MetricsAddr != "" {
 		mctx, mcancel := context.WithCancel(ctx)
 		defer mcancel()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,14 +19,29 @@ const (
 	FormatTauBench = "tau-bench"
 )
 
-// Task is one tau-bench-style task.
+// Task is one tau-bench task. Data holds, by collection and key, the
+// documents to load over the benchmark's own data before the task runs
+// (null: remove the document); the benchmark's Task model ignores the
+// fields it does not have (id, annotator, data).
 type Task struct {
-	ID          string   `json:"id"`
-	Annotator   string   `json:"annotator"`
-	UserID      any      `json:"user_id"`
-	Instruction string   `json:"instruction"`
-	Actions     []Action `json:"actions"`
-	Outputs     []string `json:"outputs"`
+	ID          string                                `json:"id"`
+	Annotator   string                                `json:"annotator"`
+	UserID      string                                `json:"user_id"`
+	Instruction string                                `json:"instruction"`
+	Actions     []Action                              `json:"actions"`
+	Outputs     []string                              `json:"outputs"`
+	Data        map[string]map[string]json.RawMessage `json:"data"`
+	// Judged lists what the task asks that no code proved: its judged
+	// sub-goals, for a grader to judge from the transcript.
+	Judged []JudgedGoal `json:"judged,omitempty"`
+}
+
+// JudgedGoal is a judged sub-goal of a task, with what it means (from
+// catalogue.json, when the suite has one).
+type JudgedGoal struct {
+	Name   string         `json:"name"`
+	What   string         `json:"what,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Action is one step of a task's reference solution.
@@ -34,11 +50,18 @@ type Action struct {
 	Kwargs map[string]any `json:"kwargs"`
 }
 
+// ErrNeedsWorld is returned by Export for a format that replays the suite in
+// its world (tau-bench: ExportTauBench; tau2-bench: ExportTau2Bench).
+var ErrNeedsWorld = errors.New("this format replays the suite in its world: it needs the contract")
+
 // Export writes the suite saved under out (index.json order) to w: "jsonl" is
-// one compact scenario per line, "tau-bench" a JSON array of tasks.
+// one compact scenario per line.
 func Export(out string, format string, w io.Writer) error {
-	if format != FormatJSONL && format != FormatTauBench {
-		return fmt.Errorf("suite: export: unknown format %q (want %s or %s)", format, FormatJSONL, FormatTauBench)
+	if format == FormatTauBench || format == FormatTau2Bench {
+		return fmt.Errorf("suite: export %s: %w", format, ErrNeedsWorld)
+	}
+	if format != FormatJSONL {
+		return fmt.Errorf("suite: export: unknown format %q (want %s)", format, FormatJSONL)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {
@@ -49,7 +72,6 @@ func Export(out string, format string, w io.Writer) error {
 		return fmt.Errorf("suite: export: index.json: %w", err)
 	}
 	bw := bufio.NewWriter(w)
-	tasks := []Task{}
 	for _, e := range idx.Scenarios {
 		if !safeName.MatchString(e.Name) {
 			return fmt.Errorf("suite: export: index.json names %q, which is not a scenario folder name", e.Name)
@@ -59,27 +81,11 @@ func Export(out string, format string, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("suite: export: %w", err)
 		}
-		switch format {
-		case FormatJSONL:
-			line, err := jsonlLine(body)
-			if err != nil {
-				return fmt.Errorf("suite: export: %s: %w", path, err)
-			}
-			bw.Write(line)
-		case FormatTauBench:
-			t, err := taskOf(body)
-			if err != nil {
-				return fmt.Errorf("suite: export: %s: %w", path, err)
-			}
-			tasks = append(tasks, t)
-		}
-	}
-	if format == FormatTauBench {
-		b, err := encode(tasks)
+		line, err := jsonlLine(body)
 		if err != nil {
-			return fmt.Errorf("suite: export: %w", err)
+			return fmt.Errorf("suite: export: %s: %w", path, err)
 		}
-		bw.Write(b)
+		bw.Write(line)
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("suite: export: %w", err)
@@ -107,22 +113,33 @@ func decode(body []byte) (*scenario.Scenario, error) {
 	return scenario.Decode(body)
 }
 
-// taskOf maps a scenario to a task: the caller is the user, the solution the
-// actions, the outputs what the agent must say.
-func taskOf(body []byte) (Task, error) {
-	sc, err := decode(body)
+// judgedWhats reads what each judged sub-goal of a suite's catalogue means;
+// a suite without a readable catalogue exports names alone.
+func judgedWhats(out string) map[string]string {
+	whats := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(out, "catalogue.json"))
 	if err != nil {
-		return Task{}, err
+		return whats
 	}
-	t := Task{ID: sc.Name, Annotator: "suitegen", UserID: sc.CallerID, Instruction: sc.Instruction,
-		Actions: []Action{}, Outputs: []string{}}
-	for _, c := range sc.Solution {
-		kw := c.Args
-		if kw == nil {
-			kw = map[string]any{}
+	var cat []SubGoalInfo
+	if json.Unmarshal(raw, &cat) != nil {
+		return whats
+	}
+	for _, g := range cat {
+		if g.Judged {
+			whats[g.Name] = g.What
 		}
-		t.Actions = append(t.Actions, Action{Name: c.Tool, Kwargs: kw})
 	}
-	t.Outputs = append(t.Outputs, sc.Outputs...)
-	return t, nil
+	return whats
+}
+
+// judgedOf is a scenario's judged sub-goals as a task lists them.
+func judgedOf(sc *scenario.Scenario, whats map[string]string) []JudgedGoal {
+	var out []JudgedGoal
+	for _, g := range sc.SubGoals {
+		if g.Judged {
+			out = append(out, JudgedGoal{Name: g.Name, What: whats[g.Name], Params: g.Params})
+		}
+	}
+	return out
 }

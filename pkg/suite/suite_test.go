@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -58,6 +59,9 @@ func scenarios() []*scenario.Scenario {
 			MaxTurns:   12,
 			Provenance: scenario.Provenance{ContractSHA256: "csha", WorldSHA256: "wsha", Model: "builtin", Seed: 7},
 		})
+		if i == 0 {
+			out[0].SubGoals = append(out[0].SubGoals, scenario.SubGoalRef{Name: "polite", Judged: true})
+		}
 	}
 	return out
 }
@@ -291,20 +295,13 @@ func TestExport(t *testing.T) {
 		t.Fatalf("jsonl first line: %v %q", err, lines[0])
 	}
 	var tb bytes.Buffer
-	if err := suite.Export(out, "tau-bench", &tb); err != nil {
-		t.Fatal(err)
+	if err := suite.Export(out, "tau-bench", &tb); !errors.Is(err, suite.ErrNeedsWorld) || tb.Len() != 0 {
+		t.Fatalf("tau-bench without a world: %v, wrote %q", err, tb.String())
 	}
-	var tasks []map[string]any
-	if err := json.Unmarshal(tb.Bytes(), &tasks); err != nil || len(tasks) != 3 {
-		t.Fatalf("tau-bench: %v\n%s", err, tb.String())
-	}
-	t0 := tasks[0]
-	acts := t0["actions"].([]any)
-	a1 := acts[1].(map[string]any)
-	if t0["user_id"] != "user_0" || t0["id"] != "cancel-order-00" || !strings.Contains(t0["instruction"].(string), "#W1000") ||
-		len(acts) != 2 || a1["name"] != "cancel_pending_order" || a1["kwargs"].(map[string]any)["order_id"] != "#W1000" ||
-		fmt.Sprint(t0["outputs"]) != "[10.50]" {
-		t.Fatalf("task: %v", t0)
+	// What no code proved is marked judged (TestTauBenchRoundTrip checks
+	// the tau-bench task lists it).
+	if !strings.Contains(lines[0], `{"name":"polite","judged":true}`) {
+		t.Errorf("jsonl line 0 does not mark its judged sub-goal: %s", lines[0])
 	}
 	if err := suite.Export(out, "csv", &tb); err == nil {
 		t.Fatal("unknown format accepted")
@@ -314,7 +311,7 @@ func TestExport(t *testing.T) {
 	}
 }
 
-// FuzzExport feeds arbitrary scenario files to both exports: they must fail
+// FuzzExport feeds arbitrary scenario files to the JSONL export: it must fail
 // cleanly or produce valid JSON, never panic.
 func FuzzExport(f *testing.F) {
 	f.Add([]byte(`{"name":"x","solution":[{"tool":"t","args":{"a":1}}],"outputs":["1"]}`))
@@ -326,18 +323,12 @@ func FuzzExport(f *testing.F) {
 		os.MkdirAll(filepath.Join(out, "scenarios", "x"), 0o755)
 		os.WriteFile(filepath.Join(out, "index.json"), []byte(`{"scenarios":[{"name":"x"}]}`), 0o644)
 		os.WriteFile(filepath.Join(out, "scenarios", "x", "scenario.json"), body, 0o644)
-		for _, format := range []string{"jsonl", "tau-bench"} {
-			var buf bytes.Buffer
-			if err := suite.Export(out, format, &buf); err != nil {
-				continue
-			}
-			if format == "jsonl" {
-				if !json.Valid(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) || bytes.Count(buf.Bytes(), []byte("\n")) != 1 {
-					t.Fatalf("jsonl not one valid line: %q", buf.String())
-				}
-			} else if !json.Valid(buf.Bytes()) {
-				t.Fatalf("tau-bench not valid JSON: %q", buf.String())
-			}
+		var buf bytes.Buffer
+		if err := suite.Export(out, "jsonl", &buf); err != nil {
+			return
+		}
+		if !json.Valid(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) || bytes.Count(buf.Bytes(), []byte("\n")) != 1 {
+			t.Fatalf("jsonl not one valid line: %q", buf.String())
 		}
 	})
 }

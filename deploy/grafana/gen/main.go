@@ -1,7 +1,10 @@
 // Command gen writes the suitegen Grafana dashboard, deploy/grafana/suitegen.json, and its
-// copy inside the kustomize base (kustomize cannot read files outside its root). The
-// dashboard is generated rather than hand-edited so that panel ids and grid positions stay
-// consistent; TestGenerated fails when a committed file differs from what gen writes.
+// copy inside the kustomize base (kustomize cannot read files outside its root), and the
+// alert rules beside it: deploy/grafana/alerts.yaml (a Prometheus rule file) and the same
+// groups as a prometheus-operator PrometheusRule in deploy/k8s/components/monitoring. They
+// are generated rather than hand-edited so that panel ids and grid positions stay consistent
+// and the two rule files cannot drift; TestGenerated fails when a committed file differs from
+// what gen writes.
 //
 //	go run ./deploy/grafana/gen        # from the repository root
 package main
@@ -15,21 +18,48 @@ import (
 	"os"
 )
 
-// Outputs are the files gen writes, relative to the repository root.
+// Outputs are the dashboard files gen writes, relative to the repository root.
 var Outputs = []string{"deploy/grafana/suitegen.json", "deploy/k8s/base/dashboards/suitegen.json"}
+
+// Rule files gen writes, relative to the repository root.
+const (
+	RulesOutput          = "deploy/grafana/alerts.yaml"
+	PrometheusRuleOutput = "deploy/k8s/components/monitoring/prometheusrule.yaml"
+)
+
+// Files returns every file gen writes, by path relative to the repository root.
+func Files() (map[string][]byte, error) {
+	d, err := Dashboard()
+	if err != nil {
+		return nil, err
+	}
+	rules, err := RuleFile()
+	if err != nil {
+		return nil, err
+	}
+	pr, err := PrometheusRule()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{RulesOutput: rules, PrometheusRuleOutput: pr}
+	for _, o := range Outputs {
+		out[o] = d
+	}
+	return out, nil
+}
 
 func main() {
 	root := flag.String("root", ".", "repository root")
 	flag.Parse()
-	b, err := Dashboard()
+	files, err := Files()
 	if err != nil {
-		slog.Error("build dashboard", "err", err)
+		slog.Error("build dashboard and rules", "err", err)
 		os.Exit(1)
 	}
-	for _, out := range Outputs {
+	for out, b := range files {
 		path := *root + "/" + out
 		if err := os.WriteFile(path, b, 0o644); err != nil {
-			slog.Error("write dashboard", "path", path, "err", err)
+			slog.Error("write", "path", path, "err", err)
 			os.Exit(1)
 		}
 	}
@@ -162,21 +192,60 @@ func instant(p *panel) {
 }
 
 // Dashboard returns the dashboard JSON, indented, with a trailing newline.
+//
+// Run-level panels (progress, states, refusals, spend, dead slices) read the run figures
+// suitegen serve exports from the ledger (suitegen_run_*), as max by run: they are the run's
+// totals whatever pods come and go, and two exporters of one ledger agree. Per-pod panels
+// (throughput per writer, latencies, the provider, the queue) read the processes' own series.
 func Dashboard() ([]byte, error) {
 	var l layout
 
-	l.row("Progress")
-	l.add("stat", "Proved vs asked", "Scenarios proved (counted by the processes since they started) against the run's target.", "short", 6, []q{
-		{`sum by (run) (suitegen_scenarios_proved_total{` + sel + `})`, "{{run}} proved"},
-		{`max by (run) (suitegen_scenarios_asked{` + sel + `})`, "{{run}} asked"},
+	l.row("Run (from the ledger)")
+	l.add("stat", "Proved vs asked", "Scenarios proved and journalled in the ledger against the run's target (suitegen serve reads them from the ledger, so writer pods that come and go and a planner Job that ended do not change them).", "short", 6, []q{
+		{`max by (run) (suitegen_run_scenarios_proved_total{` + sel + `})`, "{{run}} proved"},
+		{`max by (run) (suitegen_run_scenarios_asked{` + sel + `})`, "{{run}} asked"},
 	}, stat)
-	l.add("timeseries", "Throughput (proved / min)", "Scenarios proved per minute, per writer (instance) and in total.", "short", 12, []q{
+	l.add("stat", "Run state", "The run's state in the ledger.", "short", 4, []q{
+		{`max by (run, state) (suitegen_run_state{` + sel + `}) == 1`, "{{run}}: {{state}}"},
+	}, func(p *panel) { stat(p); p.Options["textMode"] = "name"; p.Options["graphMode"] = "none" })
+	l.add("stat", "Idle for", "Time since the run's last ledger write (a slice dealt or finished, a scenario, a refusal, a model call). An unfinished run idle for long is stalled: its processes stopped, or none can work.", "s", 4, []q{
+		{`time() - max by (run) (suitegen_run_last_activity_timestamp_seconds{` + sel + `})`, "{{run}}"},
+	}, func(p *panel) { stat(p); p.Options["graphMode"] = "none" })
+	l.add("stat", "Elapsed", "Time since the run was created (to its end once finished).", "s", 4, []q{
+		{`max by (run) (suitegen_run_finished_timestamp_seconds{` + sel + `}) - max by (run) (suitegen_run_started_timestamp_seconds{` + sel + `})` +
+			` or time() - max by (run) (suitegen_run_started_timestamp_seconds{` + sel + `})`, "{{run}}"},
+	}, func(p *panel) { stat(p); p.Options["graphMode"] = "none" })
+	l.add("stat", "Dead slices", "Slices no writer could finish, by cause: failed (a writer's last delivery failed with an error) or lost (no writer finished it). The progress page lists the reasons.", "short", 6, []q{
+		{`max by (run, cause) (suitegen_run_slices_dead{` + sel + `})`, "{{cause}}"},
+	}, func(p *panel) { stat(p); p.Options["graphMode"] = "none" })
+	l.add("timeseries", "Throughput (proved / min)", "Scenarios proved per minute: the run's total from the ledger, and per writer pod (instance) from the pods' own counters.", "short", 12, []q{
+		{`max by (run) (rate(suitegen_run_scenarios_proved_total{` + sel + `}[$__rate_interval])) * 60`, "{{run}} total"},
 		{`sum by (run, instance) (rate(suitegen_scenarios_proved_total{` + sel + `, role="writer"}[$__rate_interval])) * 60`, "{{instance}}"},
-		{`sum by (run) (rate(suitegen_scenarios_proved_total{` + sel + `}[$__rate_interval])) * 60`, "{{run}} total"},
 	}, nil)
-	l.add("timeseries", "Buckets by state", "Plan buckets in the ledger by state; blocked buckets are what the agent does not support.", "short", 6, []q{
-		{`max by (run, state) (suitegen_buckets{` + sel + `})`, "{{state}}"},
+	l.add("timeseries", "Buckets by state", "Plan buckets in the ledger by state, at every scrape; blocked buckets are what the agent does not support.", "short", 6, []q{
+		{`max by (run, state) (suitegen_run_buckets{` + sel + `})`, "{{state}}"},
 	}, stacked)
+	l.add("timeseries", "Slices by state", "Slices in the ledger by state: published (dealt, not finished), done, dead.", "short", 6, []q{
+		{`max by (run, state) (suitegen_run_slices{` + sel + `})`, "{{state}}"},
+	}, stacked)
+
+	l.row("Quality and budget")
+	l.add("timeseries", "Refusals by reason", "Gate refusals per interval, by gate and code, from the ledger (every documented code is there at 0 before its first refusal).", "short", 12, []q{
+		{`max by (run, gate, code) (increase(suitegen_run_scenarios_refused_total{` + sel + `}[$__rate_interval]))`, "{{gate}} / {{code}}"},
+	}, func(p *panel) {
+		stacked(p)
+		p.Options["legend"] = map[string]any{"displayMode": "table", "placement": "right", "showLegend": true, "calcs": []string{"sum"}, "sortBy": "Total", "sortDesc": true}
+	})
+	l.add("bargauge", "Refusals over the range", "The ten most frequent gate refusals over the dashboard's time range, by gate and code.", "short", 12, []q{
+		{`topk(10, max by (run, gate, code) (increase(suitegen_run_scenarios_refused_total{` + sel + `}[$__range])))`, "{{gate}} / {{code}}"},
+	}, instant)
+	l.add("timeseries", "Spend and budget", "Tokens the ledger metered for the run (prompt and completion, including calls of slices that later failed) against its cap; a cap of 0 means none.", "short", 8, []q{
+		{`sum by (run) (max by (run, kind) (suitegen_run_spent_tokens_total{` + sel + `}))`, "{{run}} spent"},
+		{`max by (run, kind) (suitegen_run_spent_tokens_total{` + sel + `})`, "{{run}} {{kind}}"},
+		{`max by (run) (suitegen_run_budget_cap_tokens{` + sel + `})`, "{{run}} cap"},
+	}, nil)
+	l.add("timeseries", "Proof latency", "Wall time of one scenario's gate proofs (p50, p95, p99), per writer pods.", "s", 8, quantiles("suitegen_proof_duration_seconds", "50", "95", "99"), nil)
+	l.add("timeseries", "Ledger write latency", "Wall time of one ledger write transaction.", "s", 8, quantiles("suitegen_ledger_write_duration_seconds", "50", "95", "99"), nil)
 
 	l.row("Model provider")
 	l.add("timeseries", "Tokens / min vs quota", "Tokens used per minute by kind, against the tokens-per-minute quota the shared limiter enforces.", "short", 8, []q{
@@ -203,21 +272,11 @@ func Dashboard() ([]byte, error) {
 	}, nil)
 	l.add("timeseries", "Model call latency", "Wall time of one provider call.", "s", 8, quantiles("suitegen_model_call_duration_seconds", "50", "95", "99"), nil)
 
-	l.row("Quality and budget")
-	l.add("timeseries", "Refusals by reason", "Gate refusals per interval, by gate and code.", "short", 12, []q{
-		{`sum by (run, gate, code) (increase(suitegen_scenarios_refused_total{` + sel + `}[$__rate_interval]))`, "{{gate}} / {{code}}"},
-	}, stacked)
-	l.add("bargauge", "Refusals over the range", "Gate refusals over the dashboard's time range, by gate and code.", "short", 12, []q{
-		{`sort_desc(sum by (run, gate, code) (increase(suitegen_scenarios_refused_total{` + sel + `}[$__range])))`, "{{gate}} / {{code}}"},
-	}, instant)
-	l.add("timeseries", "Budget burn", "Tokens spent by the run (from the ledger) against its cap; a cap of 0 means none.", "short", 8, []q{
-		{`max by (run) (suitegen_budget_spent_tokens{` + sel + `})`, "{{run}} spent"},
-		{`max by (run) (suitegen_budget_cap_tokens{` + sel + `})`, "{{run}} cap"},
+	l.row("Writers and queue")
+	l.add("timeseries", "Writers ready", "Writer pods scraped, and those ready to work (what /readyz answers): a gap between the two is writers that run but cannot work.", "short", 8, []q{
+		{`count(suitegen_ready{role="writer"})`, "writers"},
+		{`sum(suitegen_ready{role="writer"})`, "ready"},
 	}, nil)
-	l.add("timeseries", "Proof latency", "Wall time of one scenario's gate proofs (p50, p95, p99).", "s", 8, quantiles("suitegen_proof_duration_seconds", "50", "95", "99"), nil)
-	l.add("timeseries", "Ledger write latency", "Wall time of one ledger write transaction.", "s", 8, quantiles("suitegen_ledger_write_duration_seconds", "50", "95", "99"), nil)
-
-	l.row("Queue")
 	l.add("timeseries", "Queue lag", "Slices waiting for the writers consumer (num_pending, what KEDA scales on) and delivered but unacked (ack_pending).", "short", 8, []q{
 		{`max by (run) (suitegen_queue_pending_messages{` + sel + `})`, "pending"},
 		{`max by (run) (suitegen_queue_ack_pending_messages{` + sel + `})`, "ack pending"},
@@ -226,7 +285,7 @@ func Dashboard() ([]byte, error) {
 		{`sum by (run) (suitegen_slices_in_flight{` + sel + `})`, "in flight"},
 		{`sum by (run, instance) (suitegen_slices_in_flight{` + sel + `, role="writer"})`, "{{instance}}"},
 	}, nil)
-	l.add("timeseries", "Slices published, acked, redelivered, dead-lettered", "Per interval.", "short", 8, []q{
+	l.add("timeseries", "Slices published, acked, redelivered, dead-lettered", "Per interval, as the processes counted them.", "short", 8, []q{
 		{`sum by (run) (increase(suitegen_slices_published_total{` + sel + `}[$__rate_interval]))`, "published"},
 		{`sum by (run) (increase(suitegen_slices_acked_total{` + sel + `}[$__rate_interval]))`, "acked"},
 		{`sum by (run) (increase(suitegen_slices_redelivered_total{` + sel + `}[$__rate_interval]))`, "redelivered"},
@@ -235,7 +294,7 @@ func Dashboard() ([]byte, error) {
 
 	d := map[string]any{
 		"annotations":          map[string]any{"list": []any{}},
-		"description":          "suitegen: throughput, provider quota, refusals, queue lag, budget and latencies of a run.",
+		"description":          "suitegen: a run's progress, states, refusals and spend from the ledger; throughput, provider quota, queue and latencies from the pods.",
 		"editable":             true,
 		"fiscalYearStartMonth": 0,
 		"graphTooltip":         1,
@@ -252,8 +311,8 @@ func Dashboard() ([]byte, error) {
 			},
 			map[string]any{
 				"name": "run", "label": "Run", "type": "query", "datasource": ds,
-				"definition": "label_values(suitegen_scenarios_asked, run)",
-				"query":      map[string]any{"query": "label_values(suitegen_scenarios_asked, run)", "refId": "run"},
+				"definition": "label_values(suitegen_run_scenarios_asked, run)",
+				"query":      map[string]any{"query": "label_values(suitegen_run_scenarios_asked, run)", "refId": "run"},
 				"current":    map[string]any{}, "hide": 0, "includeAll": true, "allValue": ".*",
 				"multi": true, "options": []any{}, "refresh": 2, "regex": "", "sort": 1,
 			},

@@ -10,11 +10,14 @@ import (
 // TestGenerated fails when a committed dashboard file is not what gen writes:
 // run `go run ./deploy/grafana/gen` from the repository root after editing.
 func TestGenerated(t *testing.T) {
-	want, err := Dashboard()
+	files, err := Files()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range Outputs {
+	if len(files) != 4 {
+		t.Fatalf("gen writes %d files, want the dashboard twice and the rules twice", len(files))
+	}
+	for out, want := range files {
 		got, err := os.ReadFile("../../../" + out)
 		if err != nil {
 			t.Fatal(err)

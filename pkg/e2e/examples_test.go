@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// knownShort names the examples the product cannot yet write a small suite
+// for, and why; their probes are still checked. Remove an entry once its
+// example delivers (a blocked run costs minutes, so they are not run here).
+var knownShort = map[string]string{
+	"airline": "every scenario is refused static/placeholder: the seed's own @example.com addresses",
+	"telecom": "every scenario is refused static/placeholder: the seed's own @example.com addresses",
+	"rides":   "add-promo-code: no scenario proved in 3 attempts in a suite this small",
+}
+
+// TestEveryExample validates every contract under examples/ (the world's
+// probes all hold) and writes a small suite for it with the builtin model:
+// every scenario asked for, every use case in it.
+func TestEveryExample(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join("..", "..", "examples", e.Name(), "contract.yaml")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	if len(names) < 4 {
+		t.Fatalf("examples: %v", names)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			dir := examples(t, name)
+			c, err := engine.LoadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			e, err := engine.Open(ctx, testenv.Postgres(t), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := probe.Run(ctx, c, e.World)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range rep.Scores {
+				if s.Value() < 1 {
+					t.Errorf("probe %s %d/%d: %s", s.Probe, s.Passed, s.Total, strings.Join(s.Failures, "; "))
+				}
+			}
+
+			if why, short := knownShort[name]; short {
+				t.Skipf("probes hold; no small suite yet: %s", why)
+			}
+			n := 2 * len(c.UseCases)
+			if n < 20 {
+				n = 20
+			}
+			out := t.TempDir()
+			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: 7,
+				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+			scs := loadSuite(t, out)
+			ucs := map[string]bool{}
+			for _, sc := range scs {
+				ucs[sc.UseCase] = true
+			}
+			var missing []string
+			for _, u := range c.UseCases {
+				if !ucs[u.ID] {
+					missing = append(missing, u.ID)
+				}
+			}
+			if err != nil || len(res) != 1 {
+				t.Fatalf("run: %v", err)
+			}
+			if len(scs) != n {
+				t.Errorf("asked %d, wrote %d", n, len(scs))
+			}
+			if len(missing) > 0 {
+				t.Errorf("use cases without a scenario: %s", strings.Join(missing, ", "))
+			}
+		})
+	}
+}

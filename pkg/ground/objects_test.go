@@ -1,0 +1,59 @@
+package ground
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+// TestFillArraysOfObjects: an argument that is a list of objects is filled
+// with the case's rows of a table holding the objects' fields: the flights
+// and passengers of the reservation the case is about, in order.
+func TestFillArraysOfObjects(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "airline"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	g := New(c)
+	target := g.Find("reservations", "reservation_id", "4WQ150")
+	if target == nil {
+		t.Fatal("no reservation 4WQ150 in the seed")
+	}
+	b := g.Bind("reservations", target)
+
+	args, ok := g.Fill(c.Tool("update_reservation_flights"), b)
+	if !ok {
+		t.Fatalf("update_reservation_flights not filled: %v", args)
+	}
+	want := []any{
+		map[string]any{"flight_number": "HAT170", "date": "2024-05-22"},
+		map[string]any{"flight_number": "HAT022", "date": "2024-05-26"},
+	}
+	if !reflect.DeepEqual(args["flights"], want) {
+		t.Errorf("flights = %v, want the reservation's own %v", args["flights"], want)
+	}
+
+	args, ok = g.Fill(c.Tool("update_reservation_passengers"), b)
+	if !ok {
+		t.Fatalf("update_reservation_passengers not filled: %v", args)
+	}
+	pax, _ := args["passengers"].([]any)
+	if len(pax) != 3 || pax[0].(map[string]any)["first_name"] != "Chen" {
+		t.Errorf("passengers = %v, want the reservation's three, Chen first", args["passengers"])
+	}
+
+	// Strict filling takes only the case's own rows: a user bound alone
+	// has no flight rows of its own to book.
+	u := g.Find("users", "user_id", "chen_jackson_3290")
+	ub := Bound{Table: "users", Target: u, Caller: u, Rows: map[string][]Row{"users": {u}}}
+	if g.Owns(c.Tool("book_reservation"), ub) {
+		t.Error("book_reservation owned by a bare user row")
+	}
+	if args, ok := g.Fill(c.Tool("book_reservation"), ub); !ok {
+		t.Errorf("book_reservation not filled from related rows: %v", args)
+	} else if pax, _ := args["passengers"].([]any); len(pax) != 1 || pax[0].(map[string]any)["last_name"] != "Jackson" {
+		t.Errorf("book_reservation passengers = %v, want the user", args["passengers"])
+	}
+}

@@ -1,0 +1,584 @@
+package suite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// TauBenchMapFile is where a contract directory keeps its tau-bench data map.
+const TauBenchMapFile = "tau-bench.json"
+
+// TauBenchMap says how the world's rows become the data dictionary a tau-bench
+// environment loads: each collection is a top-level key of that dictionary
+// ("users"), holding one document per row of a table, keyed by a column, and
+// written as the answer of a tool that reads one document. A collection
+// without a tool is named so that changes to it are refused, not lost.
+type TauBenchMap struct {
+	Collections []TauBenchCollection `json:"collections"`
+}
+
+// TauBenchCollection is one top-level collection of the benchmark's data.
+type TauBenchCollection struct {
+	Name  string `json:"name"`
+	Table string `json:"table"`
+	Key   string `json:"key"`
+	Tool  string `json:"tool,omitempty"`
+	Arg   string `json:"arg,omitempty"` // the tool's argument naming the key; default: key
+}
+
+// LoadTauBenchMap reads a data map and checks it against the contract; an
+// error names the field at fault.
+func LoadTauBenchMap(path string, c *contract.Contract) (*TauBenchMap, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tau-bench data map: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var m TauBenchMap
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("tau-bench data map %s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("tau-bench data map %s: trailing data", path)
+	}
+	if err := m.check(c); err != nil {
+		return nil, fmt.Errorf("tau-bench data map %s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func (m *TauBenchMap) check(c *contract.Contract) error {
+	if len(m.Collections) == 0 {
+		return errors.New("collections: none given")
+	}
+	names := map[string]bool{}
+	for i := range m.Collections {
+		col := &m.Collections[i]
+		at := fmt.Sprintf("collections[%d]", i)
+		if col.Name == "" {
+			return fmt.Errorf("%s.name: empty", at)
+		}
+		if names[col.Name] {
+			return fmt.Errorf("%s.name: %q given twice", at, col.Name)
+		}
+		names[col.Name] = true
+		t := c.Table(col.Table)
+		if t == nil {
+			return fmt.Errorf("%s.table: no table %q in the contract", at, col.Table)
+		}
+		if t.Column(col.Key) == nil {
+			return fmt.Errorf("%s.key: no column %q in table %s", at, col.Key, col.Table)
+		}
+		if col.Tool == "" {
+			if col.Arg != "" {
+				return fmt.Errorf("%s.arg: given without a tool", at)
+			}
+			continue
+		}
+		tool := c.Tool(col.Tool)
+		if tool == nil {
+			return fmt.Errorf("%s.tool: no tool %q in the contract", at, col.Tool)
+		}
+		if col.Arg == "" {
+			col.Arg = col.Key
+		}
+		if ground.ParamType(tool, col.Arg) == "" && !hasParam(tool, col.Arg) {
+			return fmt.Errorf("%s.arg: tool %s has no argument %q", at, col.Tool, col.Arg)
+		}
+	}
+	return nil
+}
+
+func hasParam(t *contract.Tool, name string) bool {
+	for _, p := range ground.ParamNames(t) {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Rehearser plays a solution after a setup on a throwaway copy of the world,
+// with references to earlier results resolved ("$2.user_id"), and returns each
+// call's result and what the calls changed (*prove.Prover).
+type Rehearser interface {
+	Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, diff bool) ([]world.CallResult, *world.StateDiff, error)
+}
+
+// Copier opens throwaway copies of the world (*world.World).
+type Copier interface {
+	Copy(ctx context.Context, fn func(cp *world.Copy) error) error
+}
+
+// TauBenchSource is what the tau-bench export needs besides the written suite:
+// the contract it was written for, its world, and the data map.
+type TauBenchSource struct {
+	Contract  *contract.Contract
+	World     Copier
+	Rehearser Rehearser
+	Map       *TauBenchMap
+}
+
+// TauBenchCode says why a scenario was not exported.
+type TauBenchCode string
+
+// Why a scenario cannot become a tau-bench task.
+const (
+	// TauWorldMismatch: the scenario was written for another world than the
+	// contract's (its setup and actions may mean something else here).
+	TauWorldMismatch TauBenchCode = "world-mismatch"
+	// TauSetupFailed: the setup no longer runs on the world.
+	TauSetupFailed TauBenchCode = "setup-failed"
+	// TauActionFailed: a solution call is not answered ok on replay, so the
+	// benchmark's reference run would differ from the proof.
+	TauActionFailed TauBenchCode = "action-failed"
+	// TauCannotCarry: the setup changes rows no collection of the data map
+	// can render, so the task's starting data cannot be written.
+	TauCannotCarry TauBenchCode = "cannot-carry"
+	// TauVacuous: the actions change no document of the benchmark's data and
+	// the task has no outputs: an agent that does nothing would pass it.
+	TauVacuous TauBenchCode = "vacuous"
+)
+
+// TauBenchCodes is every refusal code, in the order docs/EXPORT.md lists them.
+var TauBenchCodes = []TauBenchCode{TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch}
+
+// TauBenchRefusal is a scenario left out of the export, and why.
+type TauBenchRefusal struct {
+	Scenario string       `json:"scenario"`
+	UseCase  string       `json:"use_case"`
+	Expects  string       `json:"expects"`
+	Code     TauBenchCode `json:"code"`
+	Reason   string       `json:"reason"`
+}
+
+// TauBenchReport is what an export wrote and what it refused.
+type TauBenchReport struct {
+	Exported int               `json:"exported"`
+	Refused  []TauBenchRefusal `json:"refused"`
+}
+
+// ByCode counts the refusals per code.
+func (r TauBenchReport) ByCode() map[TauBenchCode]int {
+	out := map[TauBenchCode]int{}
+	for _, x := range r.Refused {
+		out[x.Code]++
+	}
+	return out
+}
+
+// ExportTauBench writes the suite saved under out (index.json order) to w as a
+// JSON array of tau-bench tasks. Each task carries, under "data", the
+// documents its setup created or changed, by collection and key (null: the
+// setup removed it); loaded over the benchmark's own data they are the world
+// the scenario was proved in. A scenario that cannot be expressed that way,
+// or whose task an agent doing nothing would pass, is left out and reported.
+func ExportTauBench(ctx context.Context, out string, src TauBenchSource, w io.Writer) (TauBenchReport, error) {
+	var rep TauBenchReport
+	if src.Contract == nil || src.World == nil || src.Rehearser == nil || src.Map == nil {
+		return rep, errors.New("suite: tau-bench export: the contract, its world and a data map are required")
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+	}
+	var idx Index
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return rep, fmt.Errorf("suite: tau-bench export: index.json: %w", err)
+	}
+	x := &tauExporter{src: src, g: ground.New(src.Contract)}
+	whats := judgedWhats(out)
+	tasks := []Task{}
+	for _, e := range idx.Scenarios {
+		if !safeName.MatchString(e.Name) {
+			return rep, fmt.Errorf("suite: tau-bench export: index.json names %q, which is not a scenario folder name", e.Name)
+		}
+		path := filepath.Join(out, "scenarios", e.Name, "scenario.json")
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+		}
+		sc, err := decode(body)
+		if err != nil {
+			return rep, fmt.Errorf("suite: tau-bench export: %s: %w", path, err)
+		}
+		t, why, err := x.task(ctx, sc)
+		if err != nil {
+			return rep, fmt.Errorf("suite: tau-bench export: %s: %w", sc.Name, err)
+		}
+		if why != nil {
+			rep.Refused = append(rep.Refused, TauBenchRefusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: why.code, Reason: why.reason})
+			continue
+		}
+		t.Judged = judgedOf(sc, whats)
+		tasks = append(tasks, t)
+	}
+	rep.Exported = len(tasks)
+	b, err := encode(tasks)
+	if err != nil {
+		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(b)
+	if err := bw.Flush(); err != nil {
+		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+	}
+	return rep, nil
+}
+
+type tauExporter struct {
+	src TauBenchSource
+	g   *ground.Graph
+	// seed is the untouched world's snapshot, taken once: every task's setup
+	// is diffed against it.
+	seed *world.Snapshot
+	// parents caches lookup while the copy's state stands still.
+	parents map[string]map[string]any
+}
+
+type refusal struct {
+	code   TauBenchCode
+	reason string
+}
+
+func refuse(code TauBenchCode, format string, a ...any) *refusal {
+	return &refusal{code, fmt.Sprintf(format, a...)}
+}
+
+func vacuous(actions int) *refusal {
+	if actions == 0 {
+		return refuse(TauVacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass")
+	}
+	return refuse(TauVacuous, "its %d actions change nothing in the benchmark's data and it has no outputs; an agent that does nothing would pass", actions)
+}
+
+// docRef is one document of the benchmark's data.
+type docRef struct {
+	coll int
+	key  any
+}
+
+func (d docRef) id() string { return fmt.Sprintf("%d\x00%s", d.coll, ground.Text(d.key)) }
+
+// owners is what a set of changed rows touches: the documents that can be
+// rendered, changes inside collections that cannot be (the benchmark's data
+// holds them, the export cannot write them) and changes to tables no
+// collection holds (the benchmark never sees them).
+type owners struct {
+	docs       map[string]docRef
+	unrendered []string
+	unmapped   []string
+}
+
+func (o *owners) blocked() []string {
+	return append(append([]string{}, o.unrendered...), o.unmapped...)
+}
+
+func (o *owners) add(d docRef) {
+	if o.docs == nil {
+		o.docs = map[string]docRef{}
+	}
+	o.docs[d.id()] = d
+}
+
+func (o *owners) sorted() []docRef {
+	keys := make([]string, 0, len(o.docs))
+	for k := range o.docs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]docRef, len(keys))
+	for i, k := range keys {
+		out[i] = o.docs[k]
+	}
+	return out
+}
+
+func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
+	c := x.src.Contract
+	if ws := sc.Provenance.WorldSHA256; ws != "" && ws != c.WorldSHA256 {
+		return Task{}, refuse(TauWorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
+	}
+	results, acted, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, sc.Solution, true)
+	var se *prove.SetupError
+	switch {
+	case errors.As(err, &se):
+		return Task{}, refuse(TauSetupFailed, "%v", se), nil
+	case err != nil:
+		return Task{}, nil, err
+	}
+	actions := make([]Action, 0, len(results))
+	for i, r := range results {
+		if !r.OK {
+			return Task{}, refuse(TauActionFailed, "action %d (%s) was answered %s", i+1, r.Tool, clipText(r.Error, 200)), nil
+		}
+		kw := r.Args
+		if kw == nil {
+			kw = map[string]any{}
+		}
+		actions = append(actions, Action{Name: r.Tool, Kwargs: kw})
+	}
+
+	// The benchmark looks for an output in the agent's words with their
+	// commas removed, as τ²-bench does.
+	outputs := append([]string{}, communicate(sc.Outputs)...)
+	if len(outputs) == 0 && (acted == nil || acted.Empty()) {
+		// Nothing changes and nothing need be said: no data makes this a
+		// task that doing nothing fails.
+		return Task{}, vacuous(len(actions)), nil
+	}
+
+	var why *refusal
+	data := map[string]map[string]json.RawMessage{}
+	visible := false
+	err = x.src.World.Copy(ctx, func(cp *world.Copy) error {
+		why, visible = nil, false
+		clear(data)
+		if x.seed == nil {
+			seed, err := cp.Snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			x.seed = &seed
+		}
+		clear(x.parents)
+		set, err := cp.ExecBatchSnapshot(ctx, sc.Setup)
+		if err != nil {
+			var stErr *world.StatementError
+			if errors.As(err, &stErr) {
+				why = refuse(TauSetupFailed, "%v", err)
+				return nil
+			}
+			return err
+		}
+		setup, err := world.DiffSnapshots(*x.seed, set)
+		if err != nil {
+			return err
+		}
+		carried, err := x.owners(ctx, cp, setup)
+		if err != nil {
+			return err
+		}
+		if b := carried.blocked(); len(b) > 0 {
+			why = refuse(TauCannotCarry, "the setup changes what the data map cannot write: %s", strings.Join(b, "; "))
+			return nil
+		}
+		for _, d := range carried.sorted() {
+			doc, err := x.render(ctx, cp, d)
+			if err != nil {
+				return err
+			}
+			coll := x.src.Map.Collections[d.coll].Name
+			if data[coll] == nil {
+				data[coll] = map[string]json.RawMessage{}
+			}
+			data[coll][ground.Text(d.key)] = doc
+		}
+		changed := owners{}
+		if acted != nil {
+			if changed, err = x.owners(ctx, cp, *acted); err != nil {
+				return err
+			}
+		}
+		// A change inside a collection the map cannot render is still seen by
+		// the benchmark, whose own tools make it; a change to a table no
+		// collection holds is not.
+		visible = len(changed.unrendered) > 0
+		refs := changed.sorted()
+		before := make([]json.RawMessage, len(refs))
+		for i, d := range refs {
+			if before[i], err = x.render(ctx, cp, d); err != nil {
+				return err
+			}
+		}
+		clear(x.parents)
+		for i, a := range actions {
+			r := cp.Call(ctx, a.Name, a.Kwargs)
+			if !r.OK {
+				why = refuse(TauActionFailed, "action %d (%s) was answered %s", i+1, a.Name, clipText(r.Error, 200))
+				return nil
+			}
+		}
+		for i, d := range refs {
+			after, err := x.render(ctx, cp, d)
+			if err != nil {
+				return err
+			}
+			if !sameDoc(before[i], after) {
+				visible = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Task{}, nil, err
+	}
+	if why != nil {
+		return Task{}, why, nil
+	}
+	if !visible && len(outputs) == 0 {
+		return Task{}, vacuous(len(actions)), nil
+	}
+	user := ground.Text(sc.CallerID)
+	return Task{ID: sc.Name, Annotator: "suitegen", UserID: user, Instruction: sc.Instruction,
+		Actions: actions, Outputs: outputs, Data: data}, nil, nil
+}
+
+// owners walks each changed row up its foreign keys to the documents it is
+// part of or refers to. A row no collection reaches, or one contained in a
+// collection that cannot be rendered, blocks carrying the change.
+func (x *tauExporter) owners(ctx context.Context, cp *world.Copy, d world.StateDiff) (owners, error) {
+	var o owners
+	seen := map[string]bool{}
+	for _, td := range d.Tables {
+		var rows []map[string]any
+		rows = append(rows, td.Added...)
+		rows = append(rows, td.Removed...)
+		for _, ch := range td.Changed {
+			rows = append(rows, ch.Before, ch.After)
+		}
+		for _, r := range rows {
+			found := false
+			if err := x.walk(ctx, cp, td.Table, r, true, 0, &o, &found); err != nil {
+				return o, err
+			}
+			if !found && !seen[td.Table] {
+				seen[td.Table] = true
+				o.unmapped = append(o.unmapped, fmt.Sprintf("table %s is in no collection of the data map", td.Table))
+			}
+		}
+	}
+	return o, nil
+}
+
+// maxDepth bounds the walk up foreign keys (a table that refers to itself).
+const maxDepth = 8
+
+func (x *tauExporter) walk(ctx context.Context, cp *world.Copy, table string, row map[string]any, contained bool, depth int, o *owners, found *bool) error {
+	for i, col := range x.src.Map.Collections {
+		if col.Table != table || row[col.Key] == nil {
+			continue
+		}
+		*found = true
+		d := docRef{coll: i, key: row[col.Key]}
+		switch {
+		case col.Tool != "":
+			o.add(d)
+		case contained:
+			msg := fmt.Sprintf("collection %s (%s %s) has no tool to write it", col.Name, col.Key, ground.Text(d.key))
+			if !containsString(o.unrendered, msg) {
+				o.unrendered = append(o.unrendered, msg)
+			}
+		}
+	}
+	if depth >= maxDepth {
+		return nil
+	}
+	t := x.src.Contract.Table(table)
+	for _, fk := range x.g.FKs(table) {
+		v := row[fk.Column]
+		if v == nil || fk.RefTable == table {
+			continue
+		}
+		// A row is part of its parent's document when the foreign key is
+		// part of its own key (a reservation's flights); otherwise it only
+		// refers to it (a reservation's flight number).
+		in := contained && t != nil && containsString(t.PrimaryKey, fk.Column)
+		parent, err := x.lookup(ctx, cp, fk.RefTable, fk.RefColumn, v)
+		if err != nil {
+			return err
+		}
+		if parent == nil {
+			// Gone from the copy (removed with it): its key still names the document.
+			parent = map[string]any{fk.RefColumn: v}
+		}
+		if err := x.walk(ctx, cp, fk.RefTable, parent, in, depth+1, o, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *tauExporter) lookup(ctx context.Context, cp *world.Copy, table, column string, v any) (map[string]any, error) {
+	key := table + "\x00" + column + "\x00" + ground.Text(v)
+	if r, ok := x.parents[key]; ok {
+		return r, nil
+	}
+	rows, err := cp.Query(ctx, fmt.Sprintf("SELECT * FROM %s WHERE %s::text = $1 LIMIT 1", ident(table), ident(column)), ground.Text(v))
+	if err != nil {
+		return nil, err
+	}
+	var r map[string]any
+	if len(rows) > 0 {
+		r = rows[0].Map()
+	}
+	if x.parents == nil {
+		x.parents = map[string]map[string]any{}
+	}
+	x.parents[key] = r
+	return r, nil
+}
+
+// render is a document as its collection's tool answers it; null when the
+// tool says it does not exist.
+func (x *tauExporter) render(ctx context.Context, cp *world.Copy, d docRef) (json.RawMessage, error) {
+	col := x.src.Map.Collections[d.coll]
+	r := cp.Call(ctx, col.Tool, map[string]any{col.Arg: d.key})
+	switch {
+	case r.OK:
+		return r.Result, nil
+	case r.Refused:
+		return json.RawMessage("null"), nil
+	}
+	return nil, fmt.Errorf("rendering %s %s with %s: %s", col.Name, ground.Text(d.key), col.Tool, r.Error)
+}
+
+func sameDoc(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
