@@ -25,7 +25,7 @@ type quotaSetup struct {
 	Writers   int
 	Processes bool // separate writer processes instead of one `suitegen run`
 	Minutes   int  // whole windows measured, after the first
-	Scenarios int  // asked of the run: more than the quota can serve meanwhile
+	Scenarios int  // asked of the run (QUOTA_SCENARIOS overrides): 50, the default of `suitegen run`
 }
 
 // quotaResult is what the counting proxy saw.
@@ -39,7 +39,7 @@ func (r quotaResult) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d windows: token utilization %.1f%%, request utilization %.1f%%; whole run: %v\n", len(r.Windows), 100*r.TokUtil, 100*r.ReqUtil, r.All)
 	for i, m := range r.Windows {
-		fmt.Fprintf(&b, "  window %d: %v\n", i+1, m)
+		fmt.Fprintf(&b, "  window %d: %v, mean charge per request %d\n", i+1, m, m.QuotaTokens/int64(max(m.Admitted, 1)))
 	}
 	return b.String()
 }
@@ -58,7 +58,7 @@ func measureQuota(t *testing.T, s quotaSetup) quotaResult {
 		s.Minutes = 3
 	}
 	if s.Scenarios == 0 {
-		s.Scenarios = 2000
+		s.Scenarios = 50
 	}
 	if v, err := strconv.Atoi(os.Getenv("QUOTA_SCENARIOS")); err == nil {
 		s.Scenarios = v
@@ -148,6 +148,9 @@ func TestQuotaTargets(t *testing.T) {
 			s.Window, s.Latency = time.Minute, 100*time.Millisecond
 			r := measureQuota(t, s)
 			t.Logf("%s: %s", tc.name, r)
+			if len(r.Windows) < 3 {
+				t.Errorf("the run ended after %d measured windows, want 3 (ask for more scenarios: QUOTA_SCENARIOS)", len(r.Windows))
+			}
 			if r.All.RateLimited != 0 {
 				t.Errorf("%d requests answered 429, want none", r.All.RateLimited)
 			}
