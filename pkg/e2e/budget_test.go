@@ -14,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/provider"
+	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -44,10 +45,10 @@ func TestBudgetCap(t *testing.T) {
 
 	const writers, capTokens = 3, 400_000
 	db := testenv.PostgresURL(t)
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
 		Model: "sim-writer", Provider: provider.Settings{BaseURL: "http://" + addr + "/v1", APIKey: "sim-key"}, BudgetTokens: capTokens,
 		NATSURL: testenv.NATS(t), DatabaseURL: db, Rounds: 1})
-	var short *run.ShortError
+	var short *planner.ShortError
 	if !errors.As(err, &short) || !short.Budget {
 		t.Fatalf("run ended with %v, want a short run stopped by the budget", err)
 	}
@@ -92,10 +93,10 @@ func TestBudgetUSD(t *testing.T) {
 	price := model.Price{Prompt: 2, CachedPrompt: 0.5, Completion: 8}
 	const writers, capUSD = 3, 0.5
 	db := testenv.PostgresURL(t)
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
 		Model: "sim-writer", Provider: provider.Settings{BaseURL: proxy.url + "/v1", Price: &price}, BudgetUSD: capUSD,
 		NATSURL: testenv.NATS(t), DatabaseURL: db, Rounds: 1})
-	var short *run.ShortError
+	var short *planner.ShortError
 	if !errors.As(err, &short) || !short.Budget {
 		t.Fatalf("run ended with %v, want a short run stopped by the budget", err)
 	}

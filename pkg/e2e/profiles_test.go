@@ -130,7 +130,7 @@ func TestProfilesFullRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
 			const n = 50
-			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: t.TempDir(), Seed: 7,
+			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: t.TempDir(), Seed: 7,
 				Model: pc.model, Provider: pc.settings(proxy.url), NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
 			if err != nil {
 				t.Fatalf("run: %v\nsim: %+v", err, sim.Stats())
@@ -193,7 +193,7 @@ func TestProviderRefusalsEndTheRun(t *testing.T) {
 		sim, proxy := simBehind(t, dir, providersim.Config{APIKey: "sk-right"})
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		_, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 50, Writers: 3, Out: t.TempDir(), Seed: 7,
+		_, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 50, Writers: 3, Out: t.TempDir(), Seed: 7,
 			Model: "gpt-4o-mini", Provider: provider.Settings{Provider: "openai", BaseURL: proxy.url + "/v1", APIKey: "sk-wrong"},
 			NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t)})
 		ce, ok := model.IsFatal(err)
@@ -212,7 +212,7 @@ func TestProviderRefusalsEndTheRun(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		const writers = 3
-		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 50, Writers: writers, Out: t.TempDir(), Seed: 7,
+		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 50, Writers: writers, Out: t.TempDir(), Seed: 7,
 			Model: "team-bot", Provider: provider.Settings{Provider: "openai", BaseURL: proxy.url + "/v1", APIKey: "k"},
 			NATSURL: testenv.NATS(t), DatabaseURL: db})
 		ce, ok := model.IsFatal(err)
