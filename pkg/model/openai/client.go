@@ -211,9 +211,18 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	promptEst := model.EstimatePromptTokens(req)
 	out := model.OutputTokens(req)
 	var permit model.Permit
+	admitted := c.calib.scale(promptEst) + out
 	if c.cfg.Limiter != nil {
 		t0 := time.Now()
-		permit, err = c.cfg.Limiter.Acquire(ctx, c.calib.scale(promptEst)+out)
+		permit, err = c.cfg.Limiter.Acquire(ctx, admitted)
+		if ce, ok := model.IsFatal(err); ok && ce.Kind == model.KindQuotaTooSmall && admitted > promptEst+out {
+			// Only the scale makes it too large (the prior, before the
+			// provider has reported, or a ratio learned on small prompts):
+			// what the provider will count may still fit, so ask for the
+			// bare estimate; the provider's answer settles it.
+			admitted = promptEst + out
+			permit, err = c.cfg.Limiter.Acquire(ctx, admitted)
+		}
 		resp.Timing.LimiterWait = time.Since(t0)
 		if err != nil {
 			return resp, fmt.Errorf("openai: waiting for provider quota: %w", err)
@@ -229,7 +238,7 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	limits := parseLimits(capt.header)
 	resp.Limits = limits
 
-	charge, err := c.interpret(ctx, callCtx, req, answer, callErr, capt, &resp, promptEst, out)
+	charge, err := c.interpret(ctx, callCtx, req, answer, callErr, capt, &resp, admitted, out)
 	if err == nil || errors.Is(err, model.ErrEmptyReply) {
 		c.setAuth(nil)
 		if resp.Usage.PromptTokens > 0 {
@@ -246,8 +255,7 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 // interpret turns go-openai's outcome into ours and says what the provider
 // counted against its tokens quota.
 func (c *Client) interpret(ctx, callCtx context.Context, req model.Request, out sdk.ChatCompletionResponse, callErr error,
-	capt *callCapture, resp *model.Response, promptEst, maxOut int) (int, error) {
-	admitted := c.calib.scale(promptEst) + maxOut
+	capt *callCapture, resp *model.Response, admitted, maxOut int) (int, error) {
 	if callErr != nil {
 		if capt.status >= 400 {
 			// A refused request is not counted by providers.
@@ -357,14 +365,22 @@ func (k *calibration) observe(estimate, reported int) {
 	k.n++
 }
 
-// factor is the ratio applied to estimates: 1 until a provider has reported,
-// then the largest recent ratio (at most 4: a tokenizer four times off this
-// estimate is a server reporting nonsense, not a tokenizer).
+// UncalibratedFactor scales prompt estimates until the provider has
+// reported a prompt's count: every writer's first requests are admitted
+// together, before any answer, and a provider whose tokenizer counts more
+// than model.CountTokens would see a full window overrun. Half again covers
+// the tokenizers in use; the first answers settle the charges to the truth.
+const UncalibratedFactor = 1.5
+
+// factor is the ratio applied to estimates: UncalibratedFactor until a
+// provider has reported, then the largest recent ratio (at most 4: a
+// tokenizer four times off this estimate is a server reporting nonsense, not
+// a tokenizer).
 func (k *calibration) factor() float64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n == 0 {
-		return 1
+		return UncalibratedFactor
 	}
 	f := 0.0
 	for i := 0; i < min(k.n, len(k.ratios)); i++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -538,6 +539,7 @@ type limitRecorder struct {
 	paused   []time.Duration
 	refuse   error
 	hold     time.Duration // how long each admission waits
+	perWin   int           // when set, a larger admission is refused as never fitting
 }
 
 func (r *limitRecorder) Acquire(_ context.Context, tokens int) (model.Permit, error) {
@@ -546,6 +548,9 @@ func (r *limitRecorder) Acquire(_ context.Context, tokens int) (model.Permit, er
 	defer r.mu.Unlock()
 	if r.refuse != nil {
 		return nil, r.refuse
+	}
+	if r.perWin > 0 && tokens > r.perWin {
+		return nil, &model.ConfigError{Kind: model.KindQuotaTooSmall, Message: fmt.Sprintf("%d tokens never fit %d", tokens, r.perWin)}
 	}
 	r.acquired = append(r.acquired, tokens)
 	return permitFunc(func(tokens int, said model.Limits) {
@@ -568,6 +573,33 @@ type permitFunc func(int, model.Limits)
 func (f permitFunc) Settle(_ context.Context, tokens int, said model.Limits) error {
 	f(tokens, said)
 	return nil
+}
+
+// TestUncalibratedScaleNeverRefuses: a request that fits the quota as
+// estimated is not refused as too large because of the uncalibrated scale;
+// it is admitted for the bare estimate.
+func TestUncalibratedScaleNeverRefuses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, okBody("hello", "", nil))
+	}))
+	defer srv.Close()
+	req := model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: strings.Repeat("order ", 200)}}, MaxTokens: 100}
+	bare := model.EstimatePromptTokens(req) + 100
+	rec := &limitRecorder{perWin: bare}
+	c := newClient(t, Config{BaseURL: srv.URL, Limiter: rec})
+	if _, err := c.Complete(context.Background(), req); err != nil {
+		t.Fatalf("a request that fits as estimated: %v", err)
+	}
+	if len(rec.acquired) != 1 || rec.acquired[0] != bare {
+		t.Fatalf("acquired %v, want the bare estimate %d", rec.acquired, bare)
+	}
+	// A fresh client, so no report has calibrated it.
+	c = newClient(t, Config{BaseURL: srv.URL, Limiter: &limitRecorder{perWin: bare - 1}})
+	if _, err := c.Complete(context.Background(), req); err == nil {
+		t.Fatal("a request larger than the quota as estimated was sent")
+	} else if ce, ok := model.IsFatal(err); !ok || ce.Kind != model.KindQuotaTooSmall {
+		t.Fatalf("got %v, want quota-too-small", err)
+	}
 }
 
 func TestLimiterIsToldEverything(t *testing.T) {
@@ -599,9 +631,11 @@ func TestLimiterIsToldEverything(t *testing.T) {
 	if rl, ok := model.IsRateLimited(err); !ok || rl.RetryAfter != 1500*time.Millisecond {
 		t.Fatalf("got %v", err)
 	}
-	est := model.EstimateTokens(req)
-	if len(rec.acquired) != 2 || rec.acquired[0] != est {
-		t.Fatalf("acquired %v, want the estimate %d first", rec.acquired, est)
+	// Before the provider has reported, the prompt estimate is charged
+	// half again (UncalibratedFactor), the reply allowance as asked.
+	prompt := model.EstimatePromptTokens(req)
+	if want := int(float64(prompt)*UncalibratedFactor+0.999) + 100; len(rec.acquired) != 2 || rec.acquired[0] != want {
+		t.Fatalf("acquired %v, want %d first (the prompt estimate %d scaled by %v, + max_tokens)", rec.acquired, want, prompt, UncalibratedFactor)
 	}
 	// The provider reported 11 prompt tokens for an estimate of
 	// est-100: the next admission is scaled to what it counts.

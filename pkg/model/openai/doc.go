@@ -18,6 +18,6 @@
 // classified once into the errors of package model (a configuration refusal
 // is a *model.ConfigError that ends the run), and the shared quota
 // (model.Limiter) is charged what the provider counts at admission: the
-// prompt estimate, calibrated against the prompt tokens the provider reports,
-// plus the reply allowance.
+// prompt estimate, calibrated against the prompt tokens the provider reports
+// (UncalibratedFactor before the first report), plus the reply allowance.
 package openai
