@@ -14,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -54,7 +55,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		}
 		db := testenv.PostgresURL(b)
 		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: b.TempDir(), Seed: 7,
-			Model: "sim-writer", BaseURL: "http://" + addr + "/v1", APIKey: "sim-key",
+			Model: "sim-writer", Provider: provider.Settings{BaseURL: "http://" + addr + "/v1", APIKey: "sim-key"},
 			NATSURL: testenv.NATS(b), DatabaseURL: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			b.Fatalf("run: %v", err)
