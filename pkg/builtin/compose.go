@@ -105,7 +105,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	}
 
 	sc := scenario.Scenario{
-		Name:     slug(fmt.Sprintf("%s-%s-%s-%d", bk.UseCase, bk.Outcome, bk.Overlay, number)),
+		Name:     caseName(bk, k),
 		UseCase:  bk.UseCase,
 		Branch:   fmt.Sprintf("%s, case %d", bk.Angle, k+1),
 		Kind:     bk.Kind,
@@ -195,6 +195,12 @@ func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound
 var handoffReason = map[string]string{
 	"fraud":     "reports charges they did not make and thinks someone else is using the account",
 	"emergency": "is dealing with a family emergency and asked for a person",
+}
+
+// caseName is the name of case k of a bucket, whichever record it is
+// composed from.
+func caseName(bk brief.Bucket, k int) string {
+	return slug(fmt.Sprintf("%s-%s-%s-%d", bk.UseCase, bk.Outcome, bk.Overlay, 7000+bk.Spec.Index(k)))
 }
 
 func slug(s string) string {
