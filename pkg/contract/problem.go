@@ -76,42 +76,47 @@ func (ps Problems) Sort() {
 // Problem codes. They are stable: tooling matches on them and docs/contract.md
 // documents each one.
 const (
-	CodeMissingFile        = "missing-file"
-	CodeYAMLSyntax         = "yaml-syntax"
-	CodeUnknownField       = "unknown-field"
-	CodeMissingField       = "missing-field"
-	CodeDuplicateKey       = "duplicate-key"
-	CodeBadValue           = "bad-value"
-	CodeUnquotedHash       = "unquoted-hash"
-	CodeNoTools            = "no-tools"
-	CodeDuplicateTool      = "duplicate-tool"
-	CodeDuplicateRule      = "duplicate-rule"
-	CodeDuplicateUseCase   = "duplicate-use-case"
-	CodeDuplicateSequence  = "duplicate-sequence"
-	CodeUnknownRequires    = "unknown-requires"
-	CodeRequiresCycle      = "requires-cycle"
-	CodeUnknownParam       = "unknown-param"
-	CodeBadParamsSchema    = "bad-params-schema"
-	CodeBadXRef            = "bad-x-ref"
-	CodeUnknownTool        = "unknown-tool"
-	CodeUnknownCallerTable = "unknown-caller-table"
-	CodeUnknownCallerKey   = "unknown-caller-key"
-	CodeUnknownCallerTool  = "unknown-caller-tool"
-	CodeUnknownSeqExpect   = "unknown-sequence-expect"
-	CodeBadStepArgs        = "bad-step-args"
-	CodeHandlerMissing     = "handler-missing"
-	CodeHandlerSyntax      = "handler-syntax"
-	CodeHandlerNoHandle    = "handler-no-handle"
-	CodeLibSyntax          = "lib-syntax"
-	CodeUnknownLoad        = "unknown-load"
-	CodeSubGoalSyntax      = "subgoal-syntax"
-	CodeSubGoalNoCheck     = "subgoal-no-check"
-	CodeSubGoalBadParams   = "subgoal-bad-params"
-	CodeSchemaSQL          = "schema-sql"
-	CodeSeedUnknownTable   = "seed-unknown-table"
-	CodeSeedBadJSON        = "seed-bad-json"
-	CodeSeedUnknownColumn  = "seed-unknown-column"
-	CodeSeedNotNull        = "seed-not-null"
+	CodeMissingFile       = "missing-file"
+	CodeYAMLSyntax        = "yaml-syntax"
+	CodeUnknownField      = "unknown-field"
+	CodeMissingField      = "missing-field"
+	CodeDuplicateKey      = "duplicate-key"
+	CodeBadValue          = "bad-value"
+	CodeUnquotedHash      = "unquoted-hash"
+	CodeNoTools           = "no-tools"
+	CodeDuplicateTool     = "duplicate-tool"
+	CodeDuplicateRule     = "duplicate-rule"
+	CodeDuplicateUseCase  = "duplicate-use-case"
+	CodeDuplicateSequence = "duplicate-sequence"
+	CodeUnknownRequires   = "unknown-requires"
+	CodeRequiresCycle     = "requires-cycle"
+	CodeUnknownParam      = "unknown-param"
+	CodeBadParamsSchema   = "bad-params-schema"
+	CodeBadXRef           = "bad-x-ref"
+	CodeUnknownTool       = "unknown-tool"
+	// Outbound use cases.
+	CodeDirectionNotAllowed = "direction-not-allowed"
+	CodeUnknownPurpose      = "unknown-purpose"
+	CodeOutboundNoCaller    = "outbound-no-caller"
+	CodePurposeNoCallee     = "purpose-no-callee"
+	CodeUnknownCallerTable  = "unknown-caller-table"
+	CodeUnknownCallerKey    = "unknown-caller-key"
+	CodeUnknownCallerTool   = "unknown-caller-tool"
+	CodeUnknownSeqExpect    = "unknown-sequence-expect"
+	CodeBadStepArgs         = "bad-step-args"
+	CodeHandlerMissing      = "handler-missing"
+	CodeHandlerSyntax       = "handler-syntax"
+	CodeHandlerNoHandle     = "handler-no-handle"
+	CodeLibSyntax           = "lib-syntax"
+	CodeUnknownLoad         = "unknown-load"
+	CodeSubGoalSyntax       = "subgoal-syntax"
+	CodeSubGoalNoCheck      = "subgoal-no-check"
+	CodeSubGoalBadParams    = "subgoal-bad-params"
+	CodeSchemaSQL           = "schema-sql"
+	CodeSeedUnknownTable    = "seed-unknown-table"
+	CodeSeedBadJSON         = "seed-bad-json"
+	CodeSeedUnknownColumn   = "seed-unknown-column"
+	CodeSeedNotNull         = "seed-not-null"
 )
 
 // Codes lists every problem code Load can report, in documentation order.
@@ -119,7 +124,8 @@ var Codes = []string{
 	CodeMissingFile, CodeYAMLSyntax, CodeUnknownField, CodeMissingField, CodeDuplicateKey,
 	CodeBadValue, CodeUnquotedHash, CodeNoTools, CodeDuplicateTool, CodeDuplicateRule,
 	CodeDuplicateUseCase, CodeDuplicateSequence, CodeUnknownRequires, CodeRequiresCycle,
-	CodeUnknownParam, CodeBadParamsSchema, CodeBadXRef, CodeUnknownTool, CodeUnknownCallerTable,
+	CodeUnknownParam, CodeBadParamsSchema, CodeBadXRef, CodeUnknownTool,
+	CodeDirectionNotAllowed, CodeUnknownPurpose, CodeOutboundNoCaller, CodePurposeNoCallee, CodeUnknownCallerTable,
 	CodeUnknownCallerKey, CodeUnknownCallerTool, CodeUnknownSeqExpect, CodeBadStepArgs,
 	CodeHandlerMissing, CodeHandlerSyntax, CodeHandlerNoHandle, CodeLibSyntax, CodeUnknownLoad,
 	CodeSubGoalSyntax, CodeSubGoalNoCheck, CodeSubGoalBadParams, CodeSchemaSQL,

@@ -24,13 +24,13 @@ var knownFields = map[string][]string{
 	"contract":         {"agent", "one_liner", "modality", "direction", "now", "notes", "caller", "rules", "use_cases", "tools", "sequences", "personas"},
 	"caller":           {"table", "key", "from"},
 	"rule":             {"id", "text"},
-	"use_case":         {"id", "text", "tools"},
+	"use_case":         {"id", "text", "tools", "direction", "purpose", "missed_call", "call_later"},
 	"tool":             {"name", "description", "params", "requires", "handler", "changes_state", "log_only", "ends_conversation"},
 	"requirement_same": {"tool", "same"},
 	"sequence":         {"name", "steps", "expect"},
 	"step":             {"tool", "args", "expect"},
 	"expectation":      {"sql", "rows", "unordered"},
-	"personas":         {"personalities", "accents", "locations", "styles"},
+	"personas":         {"personalities", "accents", "locations", "styles", "line_qualities", "background_noises", "spellings"},
 }
 
 // requiredFields are the keys that must be present, per kind of mapping.
@@ -71,6 +71,9 @@ type positions struct {
 	steps     [][]stepPos // per sequence, per step
 	caller    callerPos
 	useCases  [][]int // per use case, line of each tools entry
+	// per use case, the line of each outbound field given (direction,
+	// purpose, missed_call, call_later)
+	useCaseFields []map[string]int
 }
 
 type toolPos struct {
@@ -202,9 +205,36 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 				if t := uf.get("tools"); t != nil {
 					uc.Tools, lines = d.strs(t, "tools")
 				}
+				fields := map[string]int{}
+				for _, k := range []string{"direction", "purpose", "missed_call", "call_later"} {
+					v := uf.get(k)
+					if v == nil {
+						continue
+					}
+					fields[k] = v.Line
+					s, ok := d.str(v, k)
+					if !ok {
+						continue
+					}
+					switch k {
+					case "direction":
+						if s != Inbound && s != Outbound {
+							d.add(v.Line, CodeBadValue, "use case direction %q: want inbound or outbound", s)
+							continue
+						}
+						uc.Direction = s
+					case "purpose":
+						uc.Purpose = s
+					case "missed_call":
+						uc.MissedCall = s
+					case "call_later":
+						uc.CallLater = s
+					}
+				}
 				if uc.ID != "" {
 					c.UseCases = append(c.UseCases, uc)
 					pos.useCases = append(pos.useCases, lines)
+					pos.useCaseFields = append(pos.useCaseFields, fields)
 				}
 			}
 		}
@@ -243,6 +273,10 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 				Accents:       get("accents"),
 				Locations:     get("locations"),
 				Styles:        get("styles"),
+
+				LineQualities:    get("line_qualities"),
+				BackgroundNoises: get("background_noises"),
+				Spellings:        get("spellings"),
 			}
 		}
 	}
