@@ -66,6 +66,10 @@ func Render(b Brief) string {
 	}
 	fmt.Fprintf(&s, "\nStart your callers from this spread: initials %v, code prefixes %v, personalities %v, accents %v.\n",
 		b.Spread.Initials, b.Spread.CodePrefixes, b.Spread.Personalities, b.Spread.Accents)
+	if len(b.Spread.LineQualities) > 0 {
+		fmt.Fprintf(&s, "On the phone: lines %v, background %v, names and codes given as %v; %d of them talk over the agent.\n",
+			b.Spread.LineQualities, b.Spread.BackgroundNoises, b.Spread.Spellings, b.Spread.TalkOver)
+	}
 	if b.Gap != "" {
 		fmt.Fprintf(&s, "\nThis is a gap slice from the suite review: %s\n", b.Gap)
 	}
