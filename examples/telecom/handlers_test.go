@@ -195,8 +195,14 @@ func TestSourceTasksProve(t *testing.T) {
 			Solution: []scenario.Call{lookup("555-123-2002"),
 				call("get_data_usage", map[string]any{"customer_id": "C1001", "line_id": "L1002"}),
 				call("refuel_data", map[string]any{"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0})},
+			// The wrong move: more than the 2 GB the policy allows, which the
+			// world would grant.
+			Tempting: []scenario.Call{lookup("555-123-2002"),
+				call("get_data_usage", map[string]any{"customer_id": "C1001", "line_id": "L1002"}),
+				call("refuel_data", map[string]any{"customer_id": "C1001", "line_id": "L1002", "gb_amount": 5.0})},
 			SubGoals: []scenario.SubGoalRef{goal("data_refueled", map[string]any{"line_id": "L1002", "gb_amount": 2.0}),
 				goal("mobile_data_works", map[string]any{"line_id": "L1002"}), goal("refuel_within_limit", nil)},
+			Rules: []string{"refuel-at-most-2gb"},
 		},
 		{
 			// The payment half of [service_issue]overdue_bill_suspension.
@@ -228,9 +234,13 @@ func TestSourceTasksProve(t *testing.T) {
 			Solution: []scenario.Call{lookup("555-123-2002"),
 				call("get_details_by_id", map[string]any{"id": "L1002"}),
 				call("transfer_to_human_agents", map[string]any{"summary": "Line L1002 suspended after its contract ended; the customer has no service."})},
-			Tempting: []scenario.Call{call("resume_line", map[string]any{"customer_id": "C1001", "line_id": "L1002"})},
+			// The world would resume the line once the bills are checked; the
+			// rule's check is what forbids it.
+			Tempting: []scenario.Call{call("get_bills_for_customer", map[string]any{"customer_id": "C1001"}),
+				call("resume_line", map[string]any{"customer_id": "C1001", "line_id": "L1002"})},
 			SubGoals: []scenario.SubGoalRef{goal("transferred_to_human", nil), goal("line_unchanged", map[string]any{"line_id": "L1002"}),
-				goal("line_looked_up", map[string]any{"line_id": "L1002"})},
+				goal("line_looked_up", map[string]any{"line_id": "L1002"}), goal("no_resume_after_contract_end", nil)},
+			Rules: []string{"no-resume-after-contract-end"},
 		},
 		{
 			// [service_issue]lock_sim_card_pin: only technical support can help.
@@ -239,7 +249,9 @@ func TestSourceTasksProve(t *testing.T) {
 			Setup:       []scenario.Statement{upd("UPDATE user_phones SET sim_card_status = 'locked_pin' WHERE line_id = $1", "L1002")},
 			Solution: []scenario.Call{lookup("555-123-2002"),
 				call("transfer_to_human_agents", map[string]any{"summary": "SIM locked with a PIN on line L1002."})},
-			Tempting: []scenario.Call{call("get_details_by_id", map[string]any{"id": "L1002"})},
+			// The wrong move: resuming a line that is not suspended, which the
+			// world refuses (a look-up would be no wrong move at all).
+			Tempting: []scenario.Call{call("resume_line", map[string]any{"customer_id": "C1001", "line_id": "L1002"})},
 			SubGoals: []scenario.SubGoalRef{goal("transferred_to_human", nil)},
 		},
 	}
@@ -252,7 +264,10 @@ func TestSourceTasksProve(t *testing.T) {
 		sc.Persona = scenario.Persona{Name: "Caller " + sc.Name, Personality: "Calm", Accent: "Neutral", Style: "Plain", Location: "Austin", Opening: "Hello, I need help with my phone."}
 		sc.Provenance = scenario.Provenance{ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256, Model: "hand"}
 		t.Run(sc.Name, func(t *testing.T) {
-			v := e.Prover.Prove(ctx, sc)
+			v, err := e.Prover.Prove(ctx, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !v.Kept {
 				t.Fatalf("not kept: %v", v.Refusals)
 			}
@@ -260,7 +275,8 @@ func TestSourceTasksProve(t *testing.T) {
 	}
 
 	// As τ²-bench tasks: every case but the locked SIM, whose wrong move (a
-	// look-up) τ²-bench has no criterion for, with the setup (user_phones,
+	// resume the world refuses) leaves the state τ²-bench's criteria read as
+	// the right move does, with the setup (user_phones,
 	// lines and bills rows) as the initial state.
 	out := t.TempDir()
 	idx := suite.Index{Run: "hand", Agent: c.Agent, Count: len(cases)}

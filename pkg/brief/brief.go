@@ -171,7 +171,7 @@ func Tools() []model.ToolSpec {
 			Parameters: obj(`{"type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_]{1,63}$"},"source":{"type":"string"}},"required":["name","source"]}`)},
 		{Name: ToolReportBucket, Description: "Report a kind of case the plan never saw (it does not change what this slice must write): the use case, a short angle (at most 90 characters), the right outcome (succeed, refuse, ask, escalate), an overlay (none, pressure, impersonation, injection, fraud, emergency) and why the plan misses it. Answers with the bucket id the ledger assigned.",
 			Parameters: obj(`{"type":"object","properties":{"use_case":{"type":"string"},"angle":{"type":"string","maxLength":90},"outcome":{"type":"string","enum":["succeed","refuse","ask","escalate"]},"overlay":{"type":"string","enum":["none","pressure","impersonation","injection","fraud","emergency"]},"why":{"type":"string"}},"required":["use_case","angle","outcome","overlay","why"]}`)},
-		{Name: ToolSubmit, Description: "Submit one scenario. It is proved by code (static, ready, solvable, not-vacuous, suite gates); if refused, the reasons say what to fix.",
+		{Name: ToolSubmit, Description: "Submit one scenario. It is proved by code (static, ready, solvable, grounding, outcome, not-vacuous, suite gates); if refused, the reasons say what to fix.",
 			Parameters: obj(`{"type":"object","properties":{"scenario":{"type":"object"}},"required":["scenario"]}`)},
 		{Name: ToolFinish, Description: "End the session when the slice is written or nothing more can be done.",
 			Parameters: obj(`{"type":"object","properties":{"note":{"type":"string"}}}`)},

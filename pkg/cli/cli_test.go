@@ -97,6 +97,30 @@ func TestProve(t *testing.T) {
 	}
 }
 
+// TestProveVerbose: -v shows, gate by gate, what was played and what each
+// check said: for a kept success, the checks failing when nothing is done
+// and over the untouched world given the solution's call log; for a refused
+// scenario, the gate that refused it and nothing after.
+func TestProveVerbose(t *testing.T) {
+	retail := filepath.Join("..", "..", "examples", "retail")
+	code, out := dispatch(t, "prove", "-v", retail, filepath.Join("testdata", "prove", "good.json"))
+	if code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"static: passed", "solvable: passed", "  solution: find_user_id_by_email ok, get_order_details ok, cancel_pending_order ok",
+		"outcome: passed", "end state differs from nothing in orders", "not-vacuous: passed", "  nothing: no calls",
+		"    FAILS  order_cancelled: order #W7000 is pending, not cancelled", "  without-precondition: cancel_pending_order ok",
+		"  log-only: ", "kept: cancel-order-succeed-none-7000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-v output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out = dispatch(t, "prove", "-v", retail, filepath.Join("testdata", "prove", "vacuous.json"))
+	if code != ExitFail || !strings.Contains(out, "not-vacuous: REFUSED") || !strings.Contains(out, "    holds  not_called") {
+		t.Errorf("exit %d, want the not-vacuous gate shown refusing:\n%s", code, out)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	if code, _ := dispatch(t); code != ExitUsage {
 		t.Errorf("no command: exit %d", code)

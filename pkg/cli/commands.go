@@ -22,7 +22,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/run"
-	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -135,55 +134,6 @@ func (in *infra) close(ctx context.Context) {
 
 func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
 	return queue.Connect(ctx, in.qc)
-}
-
-func cmdProve(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen prove", "DIR SCENARIO.json [--catalogue OUT/catalogue.json]", "Run the gates on one scenario: exit 0 when it would be kept, 1 with the reasons.")
-	cat := f.str("catalogue", "", "a written suite's catalogue.json: the sub-goals writers added during its run join the contract's")
-	cn := f.conn()
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		return &UsageError{"prove takes a contract directory and a scenario file"}
-	}
-	c, err := engine.LoadDir(pos[0])
-	if err != nil {
-		return err
-	}
-	b, err := os.ReadFile(pos[1])
-	if err != nil {
-		return err
-	}
-	sc, err := scenario.Decode(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[1], err)
-	}
-	in, err := openInfra(ctx, env, cn)
-	if err != nil {
-		return err
-	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	prover := e.Prover
-	if *cat != "" {
-		if prover, err = runProver(e, *cat); err != nil {
-			return err
-		}
-	}
-	v := prover.Prove(ctx, sc)
-	if v.Kept {
-		fmt.Fprintf(env.Stdout, "kept: %s (%s)\n", sc.Name, v.Duration.Round(time.Microsecond))
-		return nil
-	}
-	for _, r := range v.Refusals {
-		fmt.Fprintf(env.Stdout, "%s: %s/%s: %s\n", sc.Name, r.Gate, r.Code, r.Message)
-	}
-	return fmt.Errorf("%s refused by %d reason(s)", sc.Name, len(v.Refusals))
 }
 
 func cmdExport(ctx context.Context, env *Env, args []string) error {

@@ -50,11 +50,17 @@ type Caller struct {
 	Line  int      `json:"-"`
 }
 
-// Rule is a hard rule the agent must keep.
+// Rule is a hard rule the agent must keep. Check, when set, names a
+// code-settled sub-goal of the contract (subgoals/<check>.star) that fails
+// when the rule is broken: a machine check, so the rule can ground a refusal
+// the world itself would not make. A scenario that names the rule gives the
+// check's params in its sub_goals.
 type Rule struct {
-	ID   string `json:"id"`
-	Text string `json:"text"`
-	Line int    `json:"-"`
+	ID        string `json:"id"`
+	Text      string `json:"text"`
+	Check     string `json:"check,omitempty"`
+	Line      int    `json:"-"`
+	CheckLine int    `json:"-"`
 }
 
 // UseCase is one thing the agent is for. Tools is an extension to CONTRACT.md:

@@ -86,6 +86,7 @@ const (
 	CodeNoTools           = "no-tools"
 	CodeDuplicateTool     = "duplicate-tool"
 	CodeDuplicateRule     = "duplicate-rule"
+	CodeBadRuleCheck      = "bad-rule-check"
 	CodeDuplicateUseCase  = "duplicate-use-case"
 	CodeDuplicateSequence = "duplicate-sequence"
 	CodeUnknownRequires   = "unknown-requires"
@@ -123,7 +124,7 @@ const (
 var Codes = []string{
 	CodeMissingFile, CodeYAMLSyntax, CodeUnknownField, CodeMissingField, CodeDuplicateKey,
 	CodeBadValue, CodeUnquotedHash, CodeNoTools, CodeDuplicateTool, CodeDuplicateRule,
-	CodeDuplicateUseCase, CodeDuplicateSequence, CodeUnknownRequires, CodeRequiresCycle,
+	CodeBadRuleCheck, CodeDuplicateUseCase, CodeDuplicateSequence, CodeUnknownRequires, CodeRequiresCycle,
 	CodeUnknownParam, CodeBadParamsSchema, CodeBadXRef, CodeUnknownTool,
 	CodeDirectionNotAllowed, CodeUnknownPurpose, CodeOutboundNoCaller, CodePurposeNoCallee, CodeUnknownCallerTable,
 	CodeUnknownCallerKey, CodeUnknownCallerTool, CodeUnknownSeqExpect, CodeBadStepArgs,

@@ -32,6 +32,7 @@ func (l *loader) check(pos *positions) {
 		r.add(F, pos.toolsKey, CodeNoTools, "the contract declares no tools; an agent needs at least one")
 	}
 	dupes(r, CodeDuplicateRule, "rule", len(c.Rules), func(i int) (string, int) { return c.Rules[i].ID, c.Rules[i].Line })
+	l.checkRuleChecks()
 	dupes(r, CodeDuplicateUseCase, "use case", len(c.UseCases), func(i int) (string, int) { return c.UseCases[i].ID, c.UseCases[i].Line })
 	dupes(r, CodeDuplicateTool, "tool", len(c.Tools), func(i int) (string, int) { return c.Tools[i].Name, c.Tools[i].Line })
 	dupes(r, CodeDuplicateSequence, "sequence", len(c.Sequences), func(i int) (string, int) { return c.Sequences[i].Name, c.Sequences[i].Line })
@@ -195,6 +196,29 @@ func toolIndex(c *Contract, name string) int {
 		}
 	}
 	return -1
+}
+
+// checkRuleChecks: a rule's check names a code-settled sub-goal of the
+// contract. A sub-goal file that exists but did not parse is reported as such,
+// not again here.
+func (l *loader) checkRuleChecks() {
+	for _, rule := range l.c.Rules {
+		if rule.Check == "" {
+			continue
+		}
+		line := rule.CheckLine
+		if line == 0 {
+			line = rule.Line
+		}
+		sg := l.c.SubGoal(rule.Check)
+		switch {
+		case sg == nil && l.c.Sources["subgoals/"+rule.Check+".star"] != "":
+		case sg == nil:
+			l.r.add(ContractFile, line, CodeBadRuleCheck, "rule %s: check %q is not a sub-goal of the contract (subgoals/%s.star)", rule.ID, rule.Check, rule.Check)
+		case sg.Judged:
+			l.r.add(ContractFile, line, CodeBadRuleCheck, "rule %s: check %q is judged; a rule's check must be settled by code", rule.ID, rule.Check)
+		}
+	}
 }
 
 // dupes reports the second and later uses of a name.

@@ -23,7 +23,7 @@ const ContractFile = "contract.yaml"
 var knownFields = map[string][]string{
 	"contract":         {"agent", "one_liner", "modality", "direction", "now", "notes", "caller", "rules", "use_cases", "tools", "sequences", "personas"},
 	"caller":           {"table", "key", "from"},
-	"rule":             {"id", "text"},
+	"rule":             {"id", "text", "check"},
 	"use_case":         {"id", "text", "tools", "direction", "purpose", "missed_call", "call_later"},
 	"tool":             {"name", "description", "params", "requires", "handler", "changes_state", "log_only", "ends_conversation"},
 	"requirement_same": {"tool", "same"},
@@ -185,6 +185,10 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 				rule := Rule{Line: n.Line}
 				rule.ID, _ = d.id(rf.get("id"), "rule id")
 				rule.Text, _ = d.str(rf.get("text"), "text")
+				if v := rf.get("check"); v != nil {
+					rule.Check, _ = d.str(v, "check")
+					rule.CheckLine = v.Line
+				}
 				if rule.ID != "" {
 					c.Rules = append(c.Rules, rule)
 				}

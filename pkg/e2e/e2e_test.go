@@ -96,8 +96,8 @@ func TestRetailSuite(t *testing.T) {
 	}
 	names, branches := map[string]bool{}, map[string]bool{}
 	for _, sc := range scs {
-		if v := e.Prover.Prove(ctx, sc); !v.Kept {
-			t.Errorf("%s is in the suite but does not prove: %v", sc.Name, v.Refusals)
+		if v, err := e.Prover.Prove(ctx, sc); err != nil || !v.Kept {
+			t.Errorf("%s is in the suite but does not prove: %v %v", sc.Name, err, v.Refusals)
 		}
 		if names[sc.Name] || branches[sc.UseCase+"|"+sc.Branch] {
 			t.Errorf("%s: duplicate name or (use_case, branch)", sc.Name)
@@ -111,7 +111,7 @@ func TestRetailSuite(t *testing.T) {
 	bad.Branch = "vacuous copy"
 	bad.SubGoals = []scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": "no_such_tool", "args": map[string]any{}}}}
 	bad.Expects, bad.Tempting = "succeed", nil
-	if v := e.Prover.Prove(ctx, &bad); v.Kept {
+	if v, err := e.Prover.Prove(ctx, &bad); err != nil || v.Kept {
 		t.Error("a scenario whose only check holds whatever the agent does was kept")
 	}
 }

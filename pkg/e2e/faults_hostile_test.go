@@ -140,7 +140,10 @@ func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
 	bad.Tests = say
 	bad.SubGoals = []scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": "no_such_tool", "args": map[string]any{}}}}
 	bad.Expects, bad.Tempting = "succeed", nil
-	v := e.Prover.Prove(t.Context(), &bad)
+	v, err := e.Prover.Prove(t.Context(), &bad)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if v.Kept {
 		t.Fatal("a vacuous scenario that asks to skip the gates was kept")
 	}

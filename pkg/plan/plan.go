@@ -194,14 +194,16 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 				if changes && len(spec.Gated) > 0 {
 					add("ask", "impersonation")
 				}
-				if changes && handoff != "" {
-					add("escalate", "fraud")
-					add("escalate", "emergency")
-				}
 			case "refuse":
 				add("refuse", "none")
 				add("refuse", "pressure")
 				add("refuse", "injection")
+				// A handoff is right only for what the agent cannot do
+				// itself: an act the world refuses at this level.
+				if changes && handoff != "" {
+					add("escalate", "fraud")
+					add("escalate", "emergency")
+				}
 			}
 		}
 	}
@@ -520,6 +522,10 @@ func Chain(g *ground.Graph, tool *contract.Tool, b ground.Bound) ([]scenario.Cal
 	args, ok := g.Fill(tool, b)
 	if !ok {
 		return nil, false
+	}
+	if tool.ChangesState == nil || *tool.ChangesState {
+		// An act that sets what is already there changes nothing.
+		args = g.Fresh(tool, args, b)
 	}
 	return append(calls, scenario.Call{Tool: tool.Name, Args: args}), true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -51,47 +52,58 @@ func (p *Prover) subGoalParams(name string) (map[string]string, bool, bool) {
 	return sg.Params, sg.Judged, true
 }
 
+// checkRef is a code-settled sub-goal of a scenario, with its place in
+// sub_goals (a sub-goal may be named twice with other params).
+type checkRef struct {
+	index int
+	ref   scenario.SubGoalRef
+}
+
 // settledChecks are the sub-goals proofs run (judged ones are graded later).
-func (p *Prover) settledChecks(sc *scenario.Scenario) []scenario.SubGoalRef {
-	var out []scenario.SubGoalRef
-	for _, ref := range sc.SubGoals {
+func (p *Prover) settledChecks(sc *scenario.Scenario) []checkRef {
+	var out []checkRef
+	for i, ref := range sc.SubGoals {
 		if _, judged, ok := p.subGoalParams(ref.Name); ok && !judged {
-			out = append(out, ref)
+			out = append(out, checkRef{i, ref})
 		}
 	}
 	return out
 }
 
-type checkOutcome struct{ name, why string }
-
-// runChecks runs checks against a copy's end state after calls; failed are
-// checks that returned a reason, broken are checks that raised.
-func (p *Prover) runChecks(ctx context.Context, cp *world.Copy, before *world.Before, sc *scenario.Scenario, checks []scenario.SubGoalRef, results []world.CallResult) (failed, broken []checkOutcome, err error) {
+// evalChecks runs every settled check against a view after calls. A check
+// that raises is broken, unless the database failed under it: that is an
+// error of the infrastructure, not of the check. After a crashed call
+// (afterCrash) the copy may be unusable for the contract's own reasons, so
+// every failure is the check's.
+func (pr *proof) evalChecks(ctx context.Context, view script.WorldView, results []world.CallResult, afterCrash bool) ([]CheckResult, error) {
 	calls := make([]script.Call, len(results))
 	for i, r := range results {
 		calls[i] = script.Call{Tool: r.Tool, Args: r.Args, OK: r.OK, Refused: r.Refused, Result: r.Result, Error: r.Error}
 	}
-	view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
-	for _, ref := range checks {
-		if b := builtin(ref.Name); b != nil {
-			if why := p.runBuiltin(ref, results); why != "" {
-				failed = append(failed, checkOutcome{ref.Name, why})
-			}
+	out := make([]CheckResult, 0, len(pr.checks))
+	for _, c := range pr.checks {
+		res := CheckResult{Index: c.index, Name: c.ref.Name}
+		if builtin(c.ref.Name) != nil {
+			res.Why = pr.p.runBuiltin(c.ref, results)
+			res.Held = res.Why == ""
+			out = append(out, res)
 			continue
 		}
-		held, why, cerr := p.progs.Check(ctx, ref.Name, view, calls, ref.Params)
-		if cerr != nil {
-			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
-			}
-			broken = append(broken, checkOutcome{ref.Name, fmt.Sprintf("sub-goal %s is broken: %v", ref.Name, cerr)})
-			continue
+		held, why, err := pr.p.progs.Check(ctx, c.ref.Name, view, calls, c.ref.Params)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil && !afterCrash && infrastructure(err):
+			return nil, err
+		case err != nil:
+			res.Broken = true
+			res.Why = fmt.Sprintf("sub-goal %s is broken: %v", c.ref.Name, err)
+		default:
+			res.Held, res.Why = held, why
 		}
-		if !held {
-			failed = append(failed, checkOutcome{ref.Name, why})
-		}
+		out = append(out, res)
 	}
-	return failed, broken, nil
+	return out, nil
 }
 
 func (p *Prover) runBuiltin(ref scenario.SubGoalRef, results []world.CallResult) string {
@@ -128,31 +140,45 @@ func (p *Prover) runBuiltin(ref scenario.SubGoalRef, results []world.CallResult)
 			if !r.OK {
 				continue
 			}
-			t := p.c.Tool(r.Tool)
-			if t == nil {
-				continue
-			}
-			for _, req := range t.Requires {
-				met := false
-				for j := 0; j < i && !met; j++ {
-					e := results[j]
-					if !e.OK || !slices.Contains(req.AnyOf, e.Tool) {
-						continue
-					}
-					same := true
-					for _, a := range req.Same {
-						same = same && sameValue(e.Args[a], r.Args[a])
-					}
-					met = same
-				}
-				if !met {
-					return fmt.Sprintf("%s ran before %v had succeeded", r.Tool, req.AnyOf)
-				}
+			if why := p.requiresMissing(results, i); why != "" {
+				return why
 			}
 		}
 		return ""
 	}
 	return "unknown built-in sub-goal"
+}
+
+// requiresMissing says which requirement of call i's tool no earlier ok call
+// met ("" when all were met).
+func (p *Prover) requiresMissing(results []world.CallResult, i int) string {
+	r := results[i]
+	t := p.c.Tool(r.Tool)
+	if t == nil {
+		return ""
+	}
+	for _, req := range t.Requires {
+		met := false
+		for j := 0; j < i && !met; j++ {
+			e := results[j]
+			if !e.OK || !slices.Contains(req.AnyOf, e.Tool) {
+				continue
+			}
+			same := true
+			for _, a := range req.Same {
+				same = same && sameValue(e.Args[a], r.Args[a])
+			}
+			met = same
+		}
+		if !met {
+			what := strings.Join(req.AnyOf, " or ")
+			if len(req.Same) > 0 {
+				what += " with the same " + strings.Join(req.Same, ", ")
+			}
+			return fmt.Sprintf("%s ran before %s had succeeded", r.Tool, what)
+		}
+	}
+	return ""
 }
 
 func sameValue(a, b any) bool {

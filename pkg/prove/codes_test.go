@@ -1,60 +1,56 @@
-package prove
+package prove_test
 
 import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/suitegen/suitegen/pkg/prove"
 )
 
-// TestCodesDocumented: every refusal code the gates (and the writer's suite
-// gate) can give is in docs/scenario.md, and the docs list no code the code
-// does not give.
+// TestCodesDocumented: docs/scenario.md's table of gates and codes is
+// exactly prove.Codes, in the same order (gate order).
 func TestCodesDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "scenario.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| [a-z-]+ \\| `([a-z-]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
-		documented[m[1]] = true
+	var documented []prove.GateCode
+	for _, m := range regexp.MustCompile("(?m)^\\| ([a-z-]+) \\| `([a-z-]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, prove.GateCode{Gate: prove.Gate(m[1]), Code: prove.Code(m[2])})
 	}
-	used := map[string]bool{}
-	literal := regexp.MustCompile(`Refusal\{\{?(?:Gate: )?(?:prove\.)?Gate[A-Za-z]+, (?:Code: )?"([a-z-]+)"`)
-	called := regexp.MustCompile(`bad\("([a-z-]+)"`)
-	for _, glob := range []string{"*.go", "../writer/*.go"} {
-		files, _ := filepath.Glob(glob)
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, re := range []*regexp.Regexp{literal, called} {
-				for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-					used[m[1]] = true
-				}
+	known := map[prove.GateCode]bool{}
+	for _, gc := range prove.Codes {
+		known[gc] = true
+	}
+	listed := map[prove.GateCode]bool{}
+	for _, gc := range documented {
+		if !known[gc] {
+			t.Errorf("docs/scenario.md lists %s/%s, which no gate refuses with", gc.Gate, gc.Code)
+		}
+		listed[gc] = true
+	}
+	for _, gc := range prove.Codes {
+		if !listed[gc] {
+			t.Errorf("%s/%s is not in docs/scenario.md", gc.Gate, gc.Code)
+		}
+	}
+	if len(documented) == len(prove.Codes) {
+		for i := range documented {
+			if documented[i] != prove.Codes[i] {
+				t.Errorf("docs/scenario.md row %d is %s/%s; prove.Codes has %s/%s there", i+1, documented[i].Gate, documented[i].Code, prove.Codes[i].Gate, prove.Codes[i].Code)
+				break
 			}
 		}
 	}
-	delete(used, "duplicate-") // the writer prefixes the ledger's conflict kinds:
-	for _, k := range []string{"name", "branch", "content", "code"} {
-		used["duplicate-"+k] = true
+	gateAt := map[prove.Gate]int{}
+	for i, g := range prove.Gates {
+		gateAt[g] = i
 	}
-	if len(used) < 20 {
-		t.Fatalf("found only %d codes in the source: the pattern is stale", len(used))
-	}
-	for c := range used {
-		if !documented[c] {
-			t.Errorf("code %q is not in docs/scenario.md", c)
-		}
-	}
-	for c := range documented {
-		if !used[c] {
-			t.Errorf("docs/scenario.md lists %q, which nothing refuses with", c)
+	for i := 1; i < len(prove.Codes); i++ {
+		if gateAt[prove.Codes[i].Gate] < gateAt[prove.Codes[i-1].Gate] {
+			t.Errorf("prove.Codes is not in gate order at %s/%s", prove.Codes[i].Gate, prove.Codes[i].Code)
 		}
 	}
 }

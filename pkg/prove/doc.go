@@ -1,19 +1,31 @@
-// Package prove decides, by code, whether a scenario is kept. A scenario passes
-// five gates in order — static, grounding, ready, solvable, not-vacuous — each
-// run on throwaway copies of the frozen world:
+// Package prove decides, by code, whether a scenario is kept. A scenario
+// passes six gates, in this order (Gates), each on throwaway copies of the
+// frozen world; the first that refuses ends the proof:
 //
-//   - static: its fields, use case, tools, arguments, sub-goals and the order
-//     its solution calls gated tools in, with no placeholder data;
-//   - ready: after its setup, its ready queries confirm what the instruction
-//     presumes;
-//   - solvable: setup, then the solution: every step answered ok (a step whose
-//     tool has no handler is refused, never passed), every code-settled check
-//     holds, no check is broken;
+//   - static: its fields, use case, tools, arguments (against each tool's
+//     params schema), sub-goals and whether each is judged, the rules it
+//     names, an ask's missing step, the order its solution calls gated tools
+//     in, and no placeholder data;
+//   - ready: after its setup, its ready queries confirm what the
+//     instruction presumes;
+//   - solvable: setup, then the solution: every step answered ok (a step
+//     whose tool has no handler is refused, never passed), every
+//     code-settled check holds, no check is broken;
 //   - grounding: every code or reference handed to the caller exists in the
 //     world, the setup or the solution's results;
-//   - not vacuous: setup then nothing makes some check fail (for succeed), and
-//     setup then the tempting calls makes some check fail.
+//   - outcome: the expected outcome is proved by the world, the contract's
+//     requires and its rules' checks, never by the scenario's own checks: a
+//     success changes what it claims to change; a refusal or escalation is
+//     of an act the world refuses or a named rule's check forbids; an ask's
+//     act is blocked without the missing step and goes through after it;
+//   - not vacuous: the checks fail when the agent does nothing (succeed)
+//     and on the tempting path; a success that changes the world has a
+//     check that sees the change, not only the call log; and every check
+//     fails on at least one run the prover played.
 //
-// A refusal carries a stable code and a sentence a model can act on. A model
-// never decides whether something passed.
+// The runs (Counterfactual) are recorded in the Verdict, so a user can see
+// why a scenario is proved (suitegen prove -v). A refusal carries a typed,
+// stable Code and a sentence a model can act on; a failure of the database
+// is an error, never a refusal. A model never decides whether something
+// passed. The suite gate (Admit, Conflict) is the writer's, after a proof.
 package prove

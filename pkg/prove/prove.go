@@ -6,37 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// Gates, in the order they run.
-const (
-	GateStatic    = "static"
-	GateReady     = "ready"
-	GateSolvable  = "solvable"
-	GateGrounding = "grounding"
-	GateVacuous   = "not-vacuous"
-	GateSuite     = "suite"
-)
-
 // Refusal is one reason a scenario is not kept.
 type Refusal struct {
-	Gate    string `json:"gate"`
-	Code    string `json:"code"`
+	Gate    Gate   `json:"gate"`
+	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	SubGoal string `json:"sub_goal,omitempty"`
 }
 
-func (r Refusal) String() string { return r.Gate + "/" + r.Code + ": " + r.Message }
+func (r Refusal) String() string { return string(r.Gate) + "/" + string(r.Code) + ": " + r.Message }
 
 // Verdict is the outcome of proving one scenario.
 type Verdict struct {
@@ -44,7 +35,10 @@ type Verdict struct {
 	Refusals []Refusal `json:"refusals,omitempty"`
 	// Codes are the identifiers the scenario hands its caller (record keys it
 	// minted or names): the suite gate keeps them unique across a run.
-	Codes    []string      `json:"codes,omitempty"`
+	Codes []string `json:"codes,omitempty"`
+	// Runs are what the prover played (the solution and each counterfactual)
+	// and what every check said there, in the order the gates read them.
+	Runs     []Run         `json:"runs,omitempty"`
 	Duration time.Duration `json:"-"`
 }
 
@@ -57,16 +51,28 @@ type Prover struct {
 	seed  map[string]bool // every text value in the seed, for grounding
 	// extra are sub-goals added during a run (WithSubGoals), by name.
 	extra map[string]*contract.SubGoal
+	// params are the tools' compiled params schemas; a tool whose params do
+	// not compile (a contract Load refuses) has none and is not checked here.
+	params map[string]*jsonschema.Schema
 }
 
 // New returns a prover.
 func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
-	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}}
+	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}}
 	for _, s := range c.Seeds {
 		for _, r := range s.Rows {
 			for _, v := range r {
 				addValues(p.seed, v)
 			}
+		}
+	}
+	for i := range c.Tools {
+		t := &c.Tools[i]
+		if t.Params == nil {
+			continue
+		}
+		if s, err := contract.CompileParams(t.Params); err == nil {
+			p.params[t.Name] = s
 		}
 	}
 	return p
@@ -88,294 +94,193 @@ func addValues(set map[string]bool, v any) {
 	}
 }
 
-// Try rehearses calls after setup on a throwaway copy (try_calls); it
-// implements plan.Trier.
-func (p *Prover) Try(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]plan.Step, error) {
-	rs, _, err := p.Rehearse(ctx, setup, calls, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]plan.Step, len(rs))
-	for i, r := range rs {
-		out[i] = plan.Step{OK: r.OK, Refused: r.Refused, Crash: r.Crash, Wrote: r.Wrote, Error: r.Error}
-	}
-	return out, nil
-}
-
-// Rehearse plays calls after setup on a throwaway copy and returns each
-// call's result and, when asked, the state diff the calls made.
-func (p *Prover) Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, diff bool) ([]world.CallResult, *world.StateDiff, error) {
-	var results []world.CallResult
-	var d *world.StateDiff
-	err := p.w.Copy(ctx, func(cp *world.Copy) error {
-		results = nil
-		var before world.Snapshot
-		if diff {
-			// Setup and the state before the calls in one round trip.
-			var err error
-			if before, err = setupSnapshot(ctx, cp, setup); err != nil {
-				return err
-			}
-		} else if err := applySetup(ctx, cp, setup); err != nil {
-			return err
-		}
-		results = play(ctx, cp, calls)
-		if diff {
-			after, err := cp.Snapshot(ctx)
-			if err != nil {
-				return err
-			}
-			dd, err := world.DiffSnapshots(before, after)
-			if err != nil {
-				return err
-			}
-			d = &dd
-		}
-		return nil
-	})
-	return results, d, err
-}
-
-// SetupError is a setup statement the world would not run.
-type SetupError struct {
-	Index int
-	Err   error
-}
-
-func (e *SetupError) Error() string { return fmt.Sprintf("setup statement %d: %v", e.Index+1, e.Err) }
-func (e *SetupError) Unwrap() error { return e.Err }
-
-var setupVerb = regexp.MustCompile(`(?is)^\s*(insert|update|delete)\b`)
-
-// applySetup runs a scenario's setup in one round trip; a statement the world
-// will not run comes back as a *SetupError.
-func applySetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
-	if err := checkSetup(setup); err != nil {
-		return err
-	}
-	return setupError(cp.ExecBatch(ctx, setup))
-}
-
-// setupSnapshot is applySetup followed by the copy's snapshot, in one batch.
-func setupSnapshot(ctx context.Context, cp *world.Copy, setup []scenario.Statement) (world.Snapshot, error) {
-	if err := checkSetup(setup); err != nil {
-		return world.Snapshot{}, err
-	}
-	snap, err := cp.ExecBatchSnapshot(ctx, setup)
-	return snap, setupError(err)
-}
-
-func checkSetup(setup []scenario.Statement) error {
-	for i, st := range setup {
-		if !setupVerb.MatchString(st.SQL) {
-			return &SetupError{Index: i, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
-		}
-	}
-	return nil
-}
-
-func setupError(err error) error {
-	var se *world.StatementError
-	if errors.As(err, &se) {
-		return &SetupError{Index: se.Index, Err: se.Err}
-	}
-	return err
-}
-
-// refPattern is a reference to an earlier step's result: "$2.user_id".
-var refPattern = regexp.MustCompile(`^\$(\d+)\.([A-Za-z0-9_.]+)$`)
-
-// play runs calls in order, resolving references to earlier results.
-func play(ctx context.Context, cp *world.Copy, calls []scenario.Call) []world.CallResult {
-	out := make([]world.CallResult, 0, len(calls))
-	for _, c := range calls {
-		args := resolve(c.Args, out)
-		out = append(out, cp.Call(ctx, c.Tool, args))
-	}
-	return out
-}
-
-func resolve(args map[string]any, done []world.CallResult) map[string]any {
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		out[k] = resolveValue(v, done)
-	}
-	return out
-}
-
-func resolveValue(v any, done []world.CallResult) any {
-	switch x := v.(type) {
-	case string:
-		m := refPattern.FindStringSubmatch(x)
-		if m == nil {
-			return x
-		}
-		n, _ := strconv.Atoi(m[1])
-		if n < 1 || n > len(done) {
-			return x
-		}
-		var doc any
-		if json.Unmarshal(done[n-1].Result, &doc) != nil {
-			return x
-		}
-		for _, part := range strings.Split(m[2], ".") {
-			obj, ok := doc.(map[string]any)
-			if !ok {
-				return x
-			}
-			doc = obj[part]
-		}
-		if f, ok := doc.(float64); ok && f == float64(int64(f)) {
-			return int64(f)
-		}
-		return doc
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = resolveValue(e, done)
-		}
-		return out
-	case map[string]any:
-		return resolve(x, done)
-	}
-	return v
-}
-
-// Prove runs every gate on one scenario.
-func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict) {
+// Prove runs every gate on one scenario. A scenario the gates refuse is a
+// Verdict with its refusals; an error is a failure of the infrastructure (the
+// database went away, ctx ended), which says nothing about the scenario.
+func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, err error) {
 	start := time.Now()
 	defer func() { v.Duration = time.Since(start) }()
 	if rs := p.static(sc); len(rs) > 0 {
 		v.Refusals = rs
-		return v
+		return v, nil
 	}
-	checks := p.settledChecks(sc)
-	// Ready, solvable and grounding share one copy.
-	var results []world.CallResult
+	pr := &proof{p: p, sc: sc, checks: p.settledChecks(sc)}
+	defer func() { v.Runs = pr.trace() }()
+	rs, err := pr.main(ctx)
+	if err != nil {
+		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
+	}
+	if len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
+	if rs := p.grounding(sc, pr.results); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
+	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
+		v.Refusals = []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}
+		return v, nil
+	}
+	if err := pr.counterfactuals(ctx); err != nil {
+		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
+	}
+	if rs := pr.outcome(); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
+	if rs := pr.teeth(); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
+	v.Kept = true
+	v.Codes = p.codes(sc)
+	return v, nil
+}
+
+// main plays the scenario's own copy: setup, the ready queries, the checks
+// as they stand before anything happens (the "nothing" counterfactual, read
+// here rather than on a copy of its own: check queries run in savepoints that
+// are always rolled back, so the solution meets the same world), then the
+// solution and its checks. For a success that changed something, the copy's
+// end state is compared with the world right after setup (the before copy),
+// and the checks are read once more over that untouched world with the
+// solution's call log: a check that fails there is one that sees the act.
+func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
+	sc := pr.sc
 	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
-	// The "nothing" counterfactual of a success is the world right after
-	// setup, which this copy is until the solution plays: its checks run here,
-	// before the solution, instead of on a copy of their own (a setup and a
-	// rollback saved per proof). Check queries run in savepoints that are
-	// always rolled back, so the solution meets the same world. The result
-	// counts only if every earlier gate passes, as before.
-	var nothing struct {
-		done  bool
-		fails int
-		rs    []Refusal
-		err   error
-	}
-	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-		v.Refusals = nil
-		nothing.done = false
-		if rs := p.ready(ctx, cp, sc); len(rs) > 0 {
-			v.Refusals = rs
-			return nil
+	var rs []Refusal
+	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared = nil, nil, nil, nil, nil, nil, false
+		var err error
+		if rs, err = pr.p.ready(ctx, cp, sc); err != nil || len(rs) > 0 {
+			return err
 		}
-		if sc.Expects == "succeed" {
-			nothing.done = true
-			nothing.fails, nothing.rs, nothing.err = p.runCounterfactual(ctx, cp, before, sc, checks, nil)
-		}
-		results = play(ctx, cp, sc.Solution)
-		for i, r := range results {
-			switch {
-			case r.Crash:
-				v.Refusals = append(v.Refusals, Refusal{GateSolvable, "step-crashed", fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error), ""})
-			case !r.OK:
-				v.Refusals = append(v.Refusals, Refusal{GateSolvable, "step-refused", fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error), ""})
-			}
-		}
-		if len(v.Refusals) > 0 {
-			return nil
-		}
-		failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
+		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+		nothing, err := pr.evalChecks(ctx, view, nil, false)
 		if err != nil {
 			return err
 		}
-		for _, b := range broken {
-			v.Refusals = append(v.Refusals, Refusal{GateSolvable, "check-broken", b.why, b.name})
+		pr.nothing = &Run{Gate: GateNotVacuous, Counterfactual: Nothing, Checks: nothing}
+		pr.results = play(ctx, cp, sc.Solution)
+		pr.solution = &Run{Gate: GateSolvable, Counterfactual: Solution, Calls: steps(pr.results)}
+		for i, r := range pr.results {
+			switch {
+			case r.Crash && infrastructure(r.Err):
+				return r.Err
+			case r.Crash:
+				rs = append(rs, Refusal{GateSolvable, CodeStepCrashed, fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error), ""})
+			case !r.OK:
+				rs = append(rs, Refusal{GateSolvable, CodeStepRefused, fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error), ""})
+			}
 		}
-		for _, f := range failed {
-			v.Refusals = append(v.Refusals, Refusal{GateSolvable, "check-failed", fmt.Sprintf("sub-goal %s does not hold after the solution: %s", f.name, f.why), f.name})
+		if len(rs) > 0 {
+			return nil
 		}
+		if pr.solution.Checks, err = pr.evalChecks(ctx, view, pr.results, false); err != nil {
+			return err
+		}
+		for _, c := range pr.solution.Checks {
+			switch {
+			case c.Broken:
+				rs = append(rs, Refusal{GateSolvable, CodeCheckBroken, c.Why, c.Name})
+			case !c.Held:
+				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name})
+			}
+		}
+		if len(rs) > 0 || sc.Expects != scenario.OutcomeSucceed || !pr.changesState() {
+			return nil
+		}
+		bcp, err := before.Copy()
+		if err != nil {
+			return err
+		}
+		was, err := bcp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		now, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		// Which tables differ is all the outcome gate needs: nothing is decoded.
+		pr.effect, pr.compared = world.ChangedTables(was, now), true
+		if len(pr.effect) == 0 {
+			return nil
+		}
+		logView := bcp.View(sc.CallerID, func() script.WorldView { return before.View() })
+		checks, err := pr.evalChecks(ctx, logView, pr.results, false)
+		if err != nil {
+			return err
+		}
+		pr.logOnly = &Run{Gate: GateNotVacuous, Counterfactual: LogOnly, Calls: steps(pr.results), Checks: checks}
 		return nil
 	})
 	var se *SetupError
 	switch {
-	case errors.As(err, &se):
-		v.Refusals = []Refusal{{GateReady, "setup-failed", se.Error(), ""}}
-		return v
+	case errors.As(err, &se) && !infrastructure(se.Err):
+		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), ""}}, nil
 	case err != nil:
-		v.Refusals = append(v.Refusals, Refusal{GateSolvable, "world-error", err.Error(), ""})
-		return v
+		return nil, err
 	}
-	if len(v.Refusals) > 0 {
-		return v
-	}
-	if rs := p.grounding(sc, results); len(rs) > 0 {
-		v.Refusals = rs
-		return v
-	}
-	// Not vacuous: nothing (for succeed), then the tempting calls.
-	if sc.Expects == "succeed" {
-		fails, rs, err := nothing.fails, nothing.rs, nothing.err
-		if !nothing.done {
-			fails, rs, err = p.counterfactual(ctx, sc, checks, nil)
-		}
-		if err != nil {
-			v.Refusals = append(v.Refusals, Refusal{GateVacuous, "world-error", err.Error(), ""})
-			return v
-		}
-		v.Refusals = append(v.Refusals, rs...)
-		if fails == 0 && len(rs) == 0 {
-			v.Refusals = append(v.Refusals, Refusal{GateVacuous, "vacuous", "every check still holds when the agent does nothing: add a check that the solution's effect happened", ""})
-		}
-	}
-	if len(sc.Tempting) > 0 && len(v.Refusals) == 0 {
-		fails, rs, err := p.counterfactual(ctx, sc, checks, sc.Tempting)
-		if err != nil {
-			v.Refusals = append(v.Refusals, Refusal{GateVacuous, "world-error", err.Error(), ""})
-			return v
-		}
-		v.Refusals = append(v.Refusals, rs...)
-		if fails == 0 && len(rs) == 0 {
-			v.Refusals = append(v.Refusals, Refusal{GateVacuous, "tempting-passes", "every check still holds after the tempting calls: add a check that the wrong move fails", ""})
-		}
-	}
-	if len(v.Refusals) > 0 {
-		return v
-	}
-	v.Kept = true
-	v.Codes = p.codes(sc)
-	return v
+	return rs, nil
 }
 
-// counterfactual plays calls (nil: nothing) after setup and counts failing checks.
-func (p *Prover) counterfactual(ctx context.Context, sc *scenario.Scenario, checks []scenario.SubGoalRef, calls []scenario.Call) (int, []Refusal, error) {
-	fails := 0
-	var rs []Refusal
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
-	err := p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-		var err error
-		fails, rs, err = p.runCounterfactual(ctx, cp, before, sc, checks, calls)
-		return err
-	})
-	return fails, rs, err
+// callerMismatch says where a call that identifies the caller (the
+// contract's caller.from tools) names someone other than the scenario's
+// caller_id, on one path ("" when none does). caller_id is who the person
+// on the other end is once identified; a path that identifies another
+// person makes every check about "the caller" say something else.
+func (p *Prover) callerMismatch(sc *scenario.Scenario, results []world.CallResult, path string) string {
+	cl := p.c.Caller
+	if cl == nil {
+		return ""
+	}
+	for i, r := range results {
+		if !r.OK || !slices.Contains(cl.From, r.Tool) {
+			continue
+		}
+		var doc any
+		if json.Unmarshal(r.Result, &doc) != nil {
+			continue
+		}
+		// A result names one person (a key, or a record with the key) or
+		// several (a list of records): the caller must be among them.
+		var named []string
+		switch x := doc.(type) {
+		case map[string]any:
+			if x[cl.Key] != nil {
+				named = append(named, ground.Text(x[cl.Key]))
+			}
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok && m[cl.Key] != nil {
+					named = append(named, ground.Text(m[cl.Key]))
+				}
+			}
+		case nil:
+		default:
+			named = append(named, ground.Text(x))
+		}
+		if len(named) > 0 && !slices.Contains(named, ground.Text(sc.CallerID)) {
+			return fmt.Sprintf("%s step %d (%s) identifies %s %s, but the scenario's caller_id is %v", path, i+1, r.Tool, cl.Key, strings.Join(named, ", "), sc.CallerID)
+		}
+	}
+	return ""
 }
 
-// runCounterfactual plays calls on cp (set up already) and counts the checks
-// that fail.
-func (p *Prover) runCounterfactual(ctx context.Context, cp *world.Copy, before *world.Before, sc *scenario.Scenario, checks []scenario.SubGoalRef, calls []scenario.Call) (int, []Refusal, error) {
-	results := play(ctx, cp, calls)
-	failed, broken, err := p.runChecks(ctx, cp, before, sc, checks, results)
-	if err != nil {
-		return 0, nil, err
+// changesState reports a solution with a call that wrote rows or whose tool
+// the contract says changes state.
+func (pr *proof) changesState() bool {
+	for _, r := range pr.results {
+		if r.Wrote {
+			return true
+		}
+		if t := pr.p.c.Tool(r.Tool); t != nil && t.ChangesState != nil && *t.ChangesState {
+			return true
+		}
 	}
-	var rs []Refusal
-	for _, b := range broken {
-		rs = append(rs, Refusal{GateVacuous, "check-broken", b.why, b.name})
-	}
-	return len(failed), rs, nil
+	return false
 }
 
 // codes are the identifiers a scenario hands its caller: the keys its setup

@@ -130,8 +130,8 @@ func BenchmarkProve(b *testing.B) {
 	// long-running writer's have.
 	for range 2 {
 		for _, sc := range scs {
-			if v := e.Prover.Prove(ctx, sc); !v.Kept {
-				b.Fatalf("%s not kept: %v", sc.Name, v.Refusals)
+			if v, err := e.Prover.Prove(ctx, sc); err != nil || !v.Kept {
+				b.Fatalf("%s not kept: %v %v", sc.Name, err, v.Refusals)
 			}
 		}
 	}
@@ -141,10 +141,10 @@ func BenchmarkProve(b *testing.B) {
 	for b.Loop() {
 		for _, sc := range scs {
 			start := time.Now()
-			v := e.Prover.Prove(ctx, sc)
+			v, err := e.Prover.Prove(ctx, sc)
 			durs = append(durs, time.Since(start))
-			if !v.Kept {
-				b.Fatalf("%s not kept: %v", sc.Name, v.Refusals)
+			if err != nil || !v.Kept {
+				b.Fatalf("%s not kept: %v %v", sc.Name, err, v.Refusals)
 			}
 		}
 	}

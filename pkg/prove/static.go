@@ -30,72 +30,75 @@ var placeholders = []*regexp.Regexp{
 
 func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	var rs []Refusal
-	bad := func(code, format string, a ...any) {
+	bad := func(code Code, format string, a ...any) {
 		rs = append(rs, Refusal{Gate: GateStatic, Code: code, Message: fmt.Sprintf(format, a...)})
 	}
 	if !namePattern.MatchString(sc.Name) {
-		bad("bad-name", "name %q must be lower-case letters, digits and dashes", sc.Name)
+		bad(CodeBadName, "name %q must be lower-case letters, digits and dashes", sc.Name)
 	}
 	for field, v := range map[string]string{"use_case": sc.UseCase, "branch": sc.Branch, "tests": sc.Tests, "instruction": sc.Instruction, "persona.name": sc.Persona.Name} {
 		if strings.TrimSpace(v) == "" {
-			bad("missing-field", "%s is empty", field)
+			bad(CodeMissingField, "%s is empty", field)
 		}
 	}
 	if sc.UseCase != "" && p.c.UseCase(sc.UseCase) == nil {
-		bad("unknown-use-case", "use case %q is not in the contract", sc.UseCase)
+		bad(CodeUnknownUseCase, "use case %q is not in the contract", sc.UseCase)
 	}
 	if !slices.Contains(scenario.Kinds, sc.Kind) {
-		bad("bad-kind", "kind %q is not one of %v", sc.Kind, scenario.Kinds)
+		bad(CodeBadKind, "kind %q is not one of %v", sc.Kind, scenario.Kinds)
 	}
 	if !slices.Contains(scenario.Outcomes, sc.Expects) {
-		bad("bad-expects", "expects %q is not one of %v", sc.Expects, scenario.Outcomes)
+		bad(CodeBadExpects, "expects %q is not one of %v", sc.Expects, scenario.Outcomes)
 	}
 	if sc.MaxTurns <= 0 {
-		bad("missing-field", "max_turns must be positive")
+		bad(CodeMissingField, "max_turns must be positive")
 	}
-	if sc.Expects != "succeed" && sc.Expects != "" && len(sc.Tempting) == 0 {
-		bad("tempting-required", "expects %s: doing nothing is right, so tempting calls (the wrong move) are required as the counterfactual", sc.Expects)
+	if sc.Expects != scenario.OutcomeSucceed && sc.Expects != "" && len(sc.Tempting) == 0 {
+		bad(CodeTemptingRequired, "expects %s: doing nothing is right, so tempting calls (the wrong move) are required as the counterfactual", sc.Expects)
 	}
-	if sc.Expects == "succeed" && len(sc.Solution) == 0 {
-		bad("empty-solution", "expects succeed but the solution has no calls")
+	if sc.Expects == scenario.OutcomeSucceed && len(sc.Solution) == 0 {
+		bad(CodeEmptySolution, "expects succeed but the solution has no calls")
 	}
 	for _, part := range []struct {
 		name  string
 		calls []scenario.Call
-	}{{"solution", sc.Solution}, {"tempting", sc.Tempting}} {
+	}{{"solution", sc.Solution}, {"tempting", sc.Tempting}, {"missing", sc.Missing}} {
 		for i, c := range part.calls {
 			t := p.c.Tool(c.Tool)
 			if t == nil {
-				bad("unknown-tool", "%s step %d calls %q, which the contract does not have", part.name, i+1, c.Tool)
+				bad(CodeUnknownTool, "%s step %d calls %q, which the contract does not have", part.name, i+1, c.Tool)
 				continue
 			}
 			if !p.progs.HasHandler(c.Tool) {
-				bad("no-handler", "%s step %d calls %q, which has no handler: it cannot run, so it cannot pass", part.name, i+1, c.Tool)
+				bad(CodeNoHandler, "%s step %d calls %q, which has no handler: it cannot run, so it cannot pass", part.name, i+1, c.Tool)
 			}
 			props, _ := t.Params["properties"].(map[string]any)
 			for k := range c.Args {
 				if _, ok := props[k]; !ok {
-					bad("bad-args", "%s step %d: %s has no argument %q", part.name, i+1, c.Tool, k)
+					bad(CodeBadArgs, "%s step %d: %s has no argument %q", part.name, i+1, c.Tool, k)
 				}
 			}
 			for k := range ground.Required(t) {
 				if _, ok := c.Args[k]; !ok {
-					bad("bad-args", "%s step %d: %s needs argument %q", part.name, i+1, c.Tool, k)
+					bad(CodeBadArgs, "%s step %d: %s needs argument %q", part.name, i+1, c.Tool, k)
 				}
+			}
+			if msg := p.argsInvalid(c); msg != "" {
+				bad(CodeBadArgs, "%s step %d: %s: %s", part.name, i+1, c.Tool, msg)
 			}
 		}
 	}
 	if msg := p.requiresUnmet(sc.Solution); msg != "" {
-		bad("requires-unmet", "%s", msg)
+		bad(CodeRequiresUnmet, "%s", msg)
 	}
 	settled := 0
 	if len(sc.SubGoals) == 0 {
-		bad("no-sub-goals", "a scenario needs at least one sub-goal")
+		bad(CodeNoSubGoals, "a scenario needs at least one sub-goal")
 	}
 	for _, ref := range sc.SubGoals {
 		declared, judged, ok := p.subGoalParams(ref.Name)
 		if !ok {
-			rs = append(rs, Refusal{GateStatic, "unknown-sub-goal", fmt.Sprintf("sub-goal %q is not in the catalogue (list_sub_goals shows it)", ref.Name), ref.Name})
+			rs = append(rs, Refusal{GateStatic, CodeUnknownSubGoal, fmt.Sprintf("sub-goal %q is not in the catalogue (list_sub_goals shows it)", ref.Name), ref.Name})
 			continue
 		}
 		if !judged {
@@ -115,16 +118,17 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		sort.Strings(missing)
 		sort.Strings(extra)
 		if len(missing) > 0 || len(extra) > 0 {
-			rs = append(rs, Refusal{GateStatic, "bad-params", fmt.Sprintf("sub-goal %s: missing params %v, unknown params %v", ref.Name, missing, extra), ref.Name})
+			rs = append(rs, Refusal{GateStatic, CodeBadParams, fmt.Sprintf("sub-goal %s: missing params %v, unknown params %v", ref.Name, missing, extra), ref.Name})
 		}
 	}
 	if len(sc.SubGoals) > 0 && settled == 0 {
-		bad("no-settled-check", "every sub-goal is judged; at least one must be code-settled")
+		bad(CodeNoSettledCheck, "every sub-goal is judged; at least one must be code-settled")
 	}
+	rs = append(rs, p.staticOutcome(sc)...)
 	for _, s := range textOf(sc) {
 		for _, re := range placeholders {
 			if m := re.FindString(s); m != "" {
-				bad("placeholder", "placeholder data %q: use values from the world", m)
+				bad(CodePlaceholder, "placeholder data %q: use values from the world", m)
 			}
 		}
 	}
@@ -135,7 +139,7 @@ func dedupe(rs []Refusal) []Refusal {
 	seen := map[string]bool{}
 	var out []Refusal
 	for _, r := range rs {
-		k := r.Code + r.Message
+		k := string(r.Code) + r.Message
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
@@ -167,7 +171,7 @@ func textOf(sc *scenario.Scenario) []string {
 			walk(a)
 		}
 	}
-	for _, c := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
+	for _, c := range append(append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...), sc.Missing...) {
 		walk(map[string]any(c.Args))
 	}
 	return out
@@ -206,28 +210,35 @@ func (p *Prover) requiresUnmet(calls []scenario.Call) string {
 	return ""
 }
 
-// ready runs after setup: the caller exists and every ready query holds.
-func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenario) []Refusal {
+// ready runs after setup: the caller exists and every ready query holds. A
+// query the database fails for its own reasons is an error, not a refusal.
+func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenario) ([]Refusal, error) {
 	var rs []Refusal
 	if cl := p.c.Caller; cl != nil && sc.CallerID != nil {
 		rows, err := cp.Query(ctx, fmt.Sprintf("SELECT 1 FROM %s WHERE %s::text = $1", cl.Table, cl.Key), ground.Text(sc.CallerID))
+		if err != nil && infrastructure(err) {
+			return nil, err
+		}
 		if err != nil || len(rows) == 0 {
-			rs = append(rs, Refusal{GateReady, "unknown-caller", fmt.Sprintf("caller_id %v is not a %s.%s after setup", sc.CallerID, cl.Table, cl.Key), ""})
+			rs = append(rs, Refusal{GateReady, CodeUnknownCaller, fmt.Sprintf("caller_id %v is not a %s.%s after setup", sc.CallerID, cl.Table, cl.Key), ""})
 		}
 	}
 	for i, rc := range sc.Ready {
 		if !selectOnly.MatchString(rc.SQL) {
-			rs = append(rs, Refusal{GateReady, "bad-ready", fmt.Sprintf("ready check %d must be a single SELECT", i+1), ""})
+			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d must be a single SELECT", i+1), ""})
 			continue
 		}
 		rows, err := cp.Query(ctx, rc.SQL, rc.Args...)
+		if err != nil && infrastructure(err) {
+			return nil, err
+		}
 		if err != nil {
-			rs = append(rs, Refusal{GateReady, "bad-ready", fmt.Sprintf("ready check %d: %v", i+1, err), ""})
+			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d: %v", i+1, err), ""})
 			continue
 		}
 		if rc.Rows == nil {
 			if len(rows) == 0 {
-				rs = append(rs, Refusal{GateReady, "not-ready", fmt.Sprintf("ready check %d returned no row: %s", i+1, firstOf(rc.Why, rc.SQL)), ""})
+				rs = append(rs, Refusal{GateReady, CodeNotReady, fmt.Sprintf("ready check %d returned no row: %s", i+1, firstOf(rc.Why, rc.SQL)), ""})
 			}
 			continue
 		}
@@ -236,10 +247,10 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			got[j] = r.Map()
 		}
 		if !sameJSON(got, rc.Rows) {
-			rs = append(rs, Refusal{GateReady, "not-ready", fmt.Sprintf("ready check %d returned %s, not %s", i+1, js(got), js(rc.Rows)), ""})
+			rs = append(rs, Refusal{GateReady, CodeNotReady, fmt.Sprintf("ready check %d returned %s, not %s", i+1, js(got), js(rc.Rows)), ""})
 		}
 	}
-	return rs
+	return rs, nil
 }
 
 var selectOnly = regexp.MustCompile(`(?is)^\s*(select|with)\b[^;]*;?\s*$`)
@@ -299,12 +310,12 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []
 			if known[tok] || p.seed[tok] || strings.Contains(resultText, tok) {
 				continue
 			}
-			rs = append(rs, Refusal{GateGrounding, "ungrounded", fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok), ""})
+			rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok), ""})
 		}
 	}
 	for _, o := range sc.Outputs {
 		if o == "" || !strings.Contains(resultText, o) {
-			rs = append(rs, Refusal{GateGrounding, "output-not-in-results", fmt.Sprintf("output %q appears in no result of the solution", o), ""})
+			rs = append(rs, Refusal{GateGrounding, CodeOutputNotInResults, fmt.Sprintf("output %q appears in no result of the solution", o), ""})
 		}
 	}
 	return dedupe(rs)

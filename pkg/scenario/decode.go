@@ -53,7 +53,7 @@ func normalise(sc *Scenario) {
 			}
 		}
 	}
-	for _, calls := range [][]Call{sc.Solution, sc.Tempting} {
+	for _, calls := range [][]Call{sc.Solution, sc.Tempting, sc.Missing} {
 		for _, c := range calls {
 			for k, v := range c.Args {
 				c.Args[k] = number(v)

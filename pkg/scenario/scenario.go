@@ -22,10 +22,15 @@ type Scenario struct {
 	Ready       []ReadyCheck `json:"ready,omitempty"`
 	Solution    []Call       `json:"solution"`
 	Tempting    []Call       `json:"tempting,omitempty"`
-	Outputs     []string     `json:"outputs,omitempty"`
-	SubGoals    []SubGoalRef `json:"sub_goals"`
-	MaxTurns    int          `json:"max_turns"`
-	Provenance  Provenance   `json:"provenance"`
+	// Missing (expects ask) is the step the agent must ask for: calls that,
+	// once they succeed, let the tempting calls through.
+	Missing  []Call       `json:"missing,omitempty"`
+	Outputs  []string     `json:"outputs,omitempty"`
+	SubGoals []SubGoalRef `json:"sub_goals"`
+	// Rules are the contract rules the scenario tests, by id.
+	Rules      []string   `json:"rules,omitempty"`
+	MaxTurns   int        `json:"max_turns"`
+	Provenance Provenance `json:"provenance"`
 }
 
 // Persona is who calls.
@@ -92,10 +97,13 @@ type Call struct {
 	Args map[string]any `json:"args"`
 }
 
-// SubGoalRef names a catalogue check with its parameters.
+// SubGoalRef names a catalogue check with its parameters. Judged marks a
+// sub-goal graded later by a model, never proved: it must agree with the
+// catalogue, so a reader of the scenario sees what was proved and what was not.
 type SubGoalRef struct {
 	Name   string         `json:"name"`
 	Params map[string]any `json:"params,omitempty"`
+	Judged bool           `json:"judged,omitempty"`
 }
 
 // Provenance says where a scenario came from.
@@ -109,8 +117,16 @@ type Provenance struct {
 	Slice          string `json:"slice,omitempty"`
 }
 
+// Expected outcomes.
+const (
+	OutcomeSucceed  = "succeed"
+	OutcomeRefuse   = "refuse"
+	OutcomeAsk      = "ask"
+	OutcomeEscalate = "escalate"
+)
+
 // Kinds and expected outcomes.
 var (
 	Kinds    = []string{"happy", "edge", "adversarial", "failing"}
-	Outcomes = []string{"succeed", "refuse", "ask", "escalate"}
+	Outcomes = []string{OutcomeSucceed, OutcomeRefuse, OutcomeAsk, OutcomeEscalate}
 )

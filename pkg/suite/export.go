@@ -31,6 +31,17 @@ type Task struct {
 	Actions     []Action                              `json:"actions"`
 	Outputs     []string                              `json:"outputs"`
 	Data        map[string]map[string]json.RawMessage `json:"data"`
+	// Judged lists what the task asks that no code proved: its judged
+	// sub-goals, for a grader to judge from the transcript.
+	Judged []JudgedGoal `json:"judged,omitempty"`
+}
+
+// JudgedGoal is a judged sub-goal of a task, with what it means (from
+// catalogue.json, when the suite has one).
+type JudgedGoal struct {
+	Name   string         `json:"name"`
+	What   string         `json:"what,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Action is one step of a task's reference solution.
@@ -100,4 +111,35 @@ func jsonlLine(body []byte) ([]byte, error) {
 // and oversized files are errors.
 func decode(body []byte) (*scenario.Scenario, error) {
 	return scenario.Decode(body)
+}
+
+// judgedWhats reads what each judged sub-goal of a suite's catalogue means;
+// a suite without a readable catalogue exports names alone.
+func judgedWhats(out string) map[string]string {
+	whats := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(out, "catalogue.json"))
+	if err != nil {
+		return whats
+	}
+	var cat []SubGoalInfo
+	if json.Unmarshal(raw, &cat) != nil {
+		return whats
+	}
+	for _, g := range cat {
+		if g.Judged {
+			whats[g.Name] = g.What
+		}
+	}
+	return whats
+}
+
+// judgedOf is a scenario's judged sub-goals as a task lists them.
+func judgedOf(sc *scenario.Scenario, whats map[string]string) []JudgedGoal {
+	var out []JudgedGoal
+	for _, g := range sc.SubGoals {
+		if g.Judged {
+			out = append(out, JudgedGoal{Name: g.Name, What: whats[g.Name], Params: g.Params})
+		}
+	}
+	return out
 }

@@ -59,6 +59,9 @@ func scenarios() []*scenario.Scenario {
 			MaxTurns:   12,
 			Provenance: scenario.Provenance{ContractSHA256: "csha", WorldSHA256: "wsha", Model: "builtin", Seed: 7},
 		})
+		if i == 0 {
+			out[0].SubGoals = append(out[0].SubGoals, scenario.SubGoalRef{Name: "polite", Judged: true})
+		}
 	}
 	return out
 }
@@ -292,6 +295,11 @@ func TestExport(t *testing.T) {
 	var tb bytes.Buffer
 	if err := suite.Export(out, "tau-bench", &tb); !errors.Is(err, suite.ErrNeedsWorld) || tb.Len() != 0 {
 		t.Fatalf("tau-bench without a world: %v, wrote %q", err, tb.String())
+	}
+	// What no code proved is marked judged (TestTauBenchRoundTrip checks
+	// the tau-bench task lists it).
+	if !strings.Contains(lines[0], `{"name":"polite","judged":true}`) {
+		t.Errorf("jsonl line 0 does not mark its judged sub-goal: %s", lines[0])
 	}
 	if err := suite.Export(out, "csv", &tb); err == nil {
 		t.Fatal("unknown format accepted")

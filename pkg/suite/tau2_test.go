@@ -260,8 +260,12 @@ func TestTau2RoundTrip(t *testing.T) {
 				checkTask(ctx, t, e, sc, task)
 			}
 			t.Logf("%d tasks (%v), %d refused (%v)", len(doc.Tasks), kinds, len(doc.Refused), sum.ByCode())
-			if kinds["succeed"] == 0 || kinds["escalate"] == 0 {
-				t.Errorf("no succeed or no escalate task among %v", kinds)
+			// An escalation is kept only where the world refuses the act
+			// pressed for (or a rule forbids it); a refused act changes
+			// nothing τ²-bench's criteria read, so such escalations are
+			// refused from the export (tempting-passes) rather than tasks.
+			if kinds["succeed"] == 0 {
+				t.Errorf("no succeed task among %v", kinds)
 			}
 		})
 	}

@@ -204,6 +204,7 @@ func ExportTauBench(ctx context.Context, out string, src TauBenchSource, w io.Wr
 		return rep, fmt.Errorf("suite: tau-bench export: index.json: %w", err)
 	}
 	x := &tauExporter{src: src, g: ground.New(src.Contract)}
+	whats := judgedWhats(out)
 	tasks := []Task{}
 	for _, e := range idx.Scenarios {
 		if !safeName.MatchString(e.Name) {
@@ -226,6 +227,7 @@ func ExportTauBench(ctx context.Context, out string, src TauBenchSource, w io.Wr
 			rep.Refused = append(rep.Refused, TauBenchRefusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: why.code, Reason: why.reason})
 			continue
 		}
+		t.Judged = judgedOf(sc, whats)
 		tasks = append(tasks, t)
 	}
 	rep.Exported = len(tasks)

@@ -164,9 +164,17 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	sort.Strings(names)
 	var scs []scenario.Scenario
 	for _, n := range names {
-		scs = append(scs, cases[n].sc)
+		sc := cases[n].sc
+		if n == "cancel-minted" {
+			sc.SubGoals = append(append([]scenario.SubGoalRef{}, sc.SubGoals...), scenario.SubGoalRef{Name: "courteous", Judged: true})
+		}
+		scs = append(scs, sc)
 	}
 	out := writeTauSuite(t, scs)
+	cat := `[{"name":"courteous","what":"Stays courteous","judged":true,"params":{},"origin":"contract"}]`
+	if err := os.WriteFile(filepath.Join(out, "catalogue.json"), []byte(cat), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	var buf bytes.Buffer
 	src := suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}
@@ -209,6 +217,14 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	}
 	if d := byID["cancel-minted"].Data; d["users"]["ines_novak_7008"] == nil || d["reservations"]["NV7008"] == nil || len(d) != 2 {
 		t.Errorf("cancel-minted carries %v, want the new user and reservation", keysOf(d))
+	}
+	// What no code proved is listed as judged, with what it means; a task
+	// with nothing judged lists nothing.
+	if j := byID["cancel-minted"].Judged; len(j) != 1 || j[0].Name != "courteous" || j[0].What != "Stays courteous" {
+		t.Errorf("cancel-minted lists judged %+v, want courteous with its what", j)
+	}
+	if j := byID["bags-on-seed"].Judged; len(j) != 0 {
+		t.Errorf("bags-on-seed lists judged sub-goals it does not have: %+v", j)
 	}
 	if d := byID["bags-on-seed"].Data; len(d) != 0 {
 		t.Errorf("bags-on-seed has no setup but carries %v", keysOf(d))

@@ -46,6 +46,9 @@ type CallResult struct {
 	Error    string          `json:"error,omitempty"`
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
+	// Err is why a crashed call stopped, as a value: a prover tells an
+	// outage of the database from a bug in the contract by it.
+	Err error `json:"-"`
 }
 
 // Copy runs fn on a fresh copy and rolls it back, always. The whole of fn is
@@ -447,6 +450,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	if cp.broken != nil {
 		res.Crash = true
 		res.Error = "Crash: " + cp.broken.Error()
+		res.Err = cp.broken
 		return res
 	}
 	if !cp.w.progs.HasHandler(toolName) {
@@ -481,9 +485,11 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	case errors.As(err, &crash):
 		res.Crash = true
 		res.Error = "Crash: " + crash.Reason
+		res.Err = err
 	default:
 		res.Crash = true
 		res.Error = "Crash: " + err.Error()
+		res.Err = err
 	}
 	return res
 }

@@ -51,6 +51,17 @@ func TestDiffSnapshotsMatchesDiff(t *testing.T) {
 		if want.Empty() || !reflect.DeepEqual(got, want) {
 			t.Errorf("DiffSnapshots %+v, Diff %+v", got, want)
 		}
+		// ChangedTables names exactly the tables the diff has, decoding none.
+		var tables []string
+		for _, td := range want.Tables {
+			tables = append(tables, td.Table)
+		}
+		if ct := ChangedTables(n0, n1); !reflect.DeepEqual(ct, tables) {
+			t.Errorf("ChangedTables %v, the diff's tables %v", ct, tables)
+		}
+		if ct := ChangedTables(n1, n1); len(ct) != 0 {
+			t.Errorf("ChangedTables of a snapshot against itself: %v", ct)
+		}
 		return nil
 	})
 	if err != nil {

@@ -152,6 +152,29 @@ func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
 	return Diff(b, a), nil
 }
 
+// ChangedTables lists the tables whose rows differ between two snapshots,
+// in after's order then those only before has, without decoding any: a
+// table rendered the same has the same rows.
+func ChangedTables(before, after Snapshot) []string {
+	docs := make(map[string]string, len(before.tables))
+	for _, t := range before.tables {
+		docs[t.name] = t.doc
+	}
+	var out []string
+	for _, t := range after.tables {
+		if d, ok := docs[t.name]; !ok || d != t.doc {
+			out = append(out, t.name)
+		}
+		delete(docs, t.name)
+	}
+	for _, t := range before.tables {
+		if _, ok := docs[t.name]; ok {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
 // StateDiff is what changed between two states, per table.
 type StateDiff struct {
 	Tables []TableDiff `json:"tables,omitempty"`

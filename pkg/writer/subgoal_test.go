@@ -29,14 +29,16 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 const (
-	goodGoal   = "calls_bounded"
+	goodGoal   = "calls_counted"
 	brokenGoal = "always_raises"
-	goodSource = `what = "The agent made at most params max tool calls"
-params = {"max": "int"}
+	// A check with teeth in every outcome, given the solution's length:
+	// doing nothing, or the tempting path, makes another number of calls.
+	goodSource = `what = "The agent made exactly params count tool calls"
+params = {"count": "int"}
 
 def check(world, calls, params):
-    if len(calls) > params["max"]:
-        return "the agent made %d calls, more than %d" % (len(calls), params["max"])
+    if len(calls) != params["count"]:
+        return "the agent made %d calls, not %d" % (len(calls), params["count"])
     return None
 `
 	brokenSource = `what = "Deliberately broken: its check raises"
@@ -56,7 +58,7 @@ type step struct {
 // script is the fixed sequence the first session plays before the builtin
 // policy takes over: valid and invalid adds and reports.
 var script = []step{
-	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource}), []string{`"added":"calls_bounded"`, `"max":"int"`}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource}), []string{`"added":"calls_counted"`, `"count":"int"`}},
 	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource}), []string{`"already":true`}},
 	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource + "\n# changed\n"}), []string{"Error:", "other source"}},
 	{brief.ToolAddSubGoal, js(map[string]string{"name": "no_colon", "source": "what = \"x\"\nparams = {}\nlimit = 1 +* 2\ndef check(world, calls, params):\n    return None\n"}), []string{"Error:", "subgoals/no_colon.star:3:", "subgoal-syntax"}},
@@ -185,7 +187,7 @@ func (s *scripted) Complete(ctx context.Context, req model.Request) (model.Respo
 		bad.Scenario.SubGoals = append(append([]scenario.SubGoalRef{}, a.Scenario.SubGoals...), scenario.SubGoalRef{Name: brokenGoal})
 		calls = append(calls, model.ToolCall{ID: "script_broken", Name: brief.ToolSubmit, Arguments: js(bad)})
 	}
-	a.Scenario.SubGoals = append(a.Scenario.SubGoals, scenario.SubGoalRef{Name: goodGoal, Params: map[string]any{"max": 40}})
+	a.Scenario.SubGoals = append(a.Scenario.SubGoals, scenario.SubGoalRef{Name: goodGoal, Params: map[string]any{"count": len(a.Scenario.Solution)}})
 	s.orig[b.Slice+"/"+tc.ID] = tc.Arguments
 	s.slices[b.Slice] = true
 	tc.Arguments = js(a)
@@ -259,7 +261,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	}
 	codes := map[string]bool{}
 	for _, r := range sr.Refusals {
-		codes[r.Code] = true
+		codes[string(r.Code)] = true
 	}
 	if !codes["check-broken"] {
 		t.Errorf("the broken sub-goal was refused with %+v, want check-broken", sr.Refusals)
@@ -328,7 +330,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 		t.Errorf("%d buckets of origin writer, want 1 (a repeated report is the same bucket)", reported)
 	}
 	var writers int
-	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT writer) FROM scenarios WHERE run_id = $1 AND body::text LIKE '%calls_bounded%'`, runID).Scan(&writers); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT writer) FROM scenarios WHERE run_id = $1 AND body::text LIKE '%calls_counted%'`, runID).Scan(&writers); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d slices named the added sub-goal; %d writers journalled scenarios using it", slices, writers)

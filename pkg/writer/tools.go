@@ -186,8 +186,8 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	res := brief.SubmitResult{Name: sc.Name}
 	refuse := func(rs ...prove.Refusal) string {
 		for _, r := range rs {
-			w.cfg.Metrics.For(ss.b.Run).Refused(r.Gate, r.Code)
-			if err := w.cfg.Store.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, r.Gate, r.Code, r.Message); err != nil {
+			w.cfg.Metrics.For(ss.b.Run).Refused(string(r.Gate), string(r.Code))
+			if err := w.cfg.Store.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, string(r.Gate), string(r.Code), r.Message); err != nil {
 				w.log.Warn("recording a refusal", "err", err)
 			}
 		}
@@ -197,11 +197,8 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	}
 	w.cfg.Metrics.For(ss.b.Run).ScenariosSubmitted.Inc()
 	want, ok := ss.want[sc.Bucket]
-	if !ok {
-		return refuse(prove.Refusal{Gate: prove.GateStatic, Code: "unknown-bucket", Message: fmt.Sprintf("bucket %q is not one of this slice's buckets", sc.Bucket)})
-	}
-	if ss.have[sc.Bucket] >= want {
-		return refuse(prove.Refusal{Gate: prove.GateSuite, Code: "bucket-full", Message: fmt.Sprintf("bucket %s already has its %d scenarios", sc.Bucket, want)})
+	if r := prove.Admit(sc.Bucket, ok, ss.have[sc.Bucket], want); r != nil {
+		return refuse(*r)
 	}
 	// Provenance is the writer's to say, not the model's.
 	sc.Provenance.ContractSHA256 = ss.e.C.SHA256
@@ -218,13 +215,14 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		return ss.ledgerError(err)
 	}
 	start := time.Now()
-	v := prover.Prove(ctx, sc)
-	for _, r := range v.Refusals {
-		if transientText(r.Message) {
-			// Not the scenario's fault: nothing is recorded against it.
-			ss.outage = &outageError{errors.New(r.Message)}
+	v, err := prover.Prove(ctx, sc)
+	if err != nil {
+		// Not the scenario's fault: nothing is recorded against it.
+		if transient(err) {
+			ss.outage = &outageError{err}
 			return errorText(ss.outage)
 		}
+		return errorText(fmt.Errorf("the scenario could not be proved, submit it again: %w", err))
 	}
 	w.cfg.Metrics.For(ss.b.Run).ProofDuration.Observe(time.Since(start).Seconds())
 	if !v.Kept {
@@ -236,7 +234,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	var conflict *canvas.ConflictError
 	switch {
 	case errors.As(err, &conflict):
-		return refuse(prove.Refusal{Gate: prove.GateSuite, Code: "duplicate-" + conflict.Kind, Message: conflict.Error()})
+		return refuse(prove.Conflict(conflict.Kind, conflict.Error()))
 	case err != nil:
 		if transient(err) {
 			ss.outage = &outageError{err}

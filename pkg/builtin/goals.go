@@ -1,0 +1,476 @@
+package builtin
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// subGoals picks the contract's code-settled checks that can have teeth for
+// this outcome, when the case can fill their parameters:
+//
+//   - succeed: checks of what the act does (named by its verbs: a
+//     cancellation is seen by order_cancelled), a look-up check when the act
+//     is a retrieval, and parameterless rule checks (identity before account
+//     data) that the solution without its preconditions breaks;
+//   - refuse: look-up checks of the record (the world leaves it unchanged,
+//     so a check that it is unchanged would tell nothing apart);
+//   - ask: checks that the record or the caller is left alone (the tempting
+//     act would go through), and parameterless rule checks;
+//   - escalate: checks of the handoff.
+//
+// What the gates still find vacuous is dropped when they say so.
+func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound) (refs []scenario.SubGoalRef, seen bool) {
+	vals := p.values(bk, solution, tempting, b)
+	act := p.c.Tool(bk.Spec.Tool)
+	cell := plan.ToolCell(p.c, act)
+	retrieve := cell.Operation == "retrieve"
+	object := strings.TrimSuffix(cell.Object, "s")
+	nouns := map[string]bool{}
+	for _, t := range p.c.Tables {
+		for _, w := range plan.Words(t.Name) {
+			nouns[strings.TrimSuffix(w, "s")] = true
+		}
+	}
+	verbs, objects := toolWords(bk.Spec.Tool, nouns)
+	handoff, _ := toolWords(bk.Spec.Handoff, nouns)
+	mine := map[string]bool{strings.TrimSuffix(bk.Spec.Table, "s"): true}
+	if cl := p.c.Caller; cl != nil {
+		mine[strings.TrimSuffix(cl.Table, "s")] = true
+	}
+	identity := p.identityChecks()
+	// Whether the solution reads the record itself: only then can a check
+	// that it was looked up hold.
+	looksUp := false
+	for _, c := range solution {
+		if t := p.c.Tool(c.Tool); t != nil {
+			if cc := plan.ToolCell(p.c, t); cc.Operation == "retrieve" && strings.TrimSuffix(cc.Object, "s") == object {
+				looksUp = true
+			}
+		}
+	}
+	type cand struct {
+		ref   scenario.SubGoalRef
+		score int
+	}
+	var cs []cand
+	for _, sg := range p.c.SubGoals {
+		if sg.Judged {
+			continue
+		}
+		params, ok := fillParams(sg, vals)
+		if !ok {
+			continue
+		}
+		words := plan.Words(sg.Name)
+		leaveAlone, lookup, about := false, false, false
+		for _, w := range words {
+			switch w {
+			case "unchanged", "not", "untouched", "kept", "no":
+				leaveAlone = true
+			case "looked", "lookup", "viewed":
+				lookup = strings.Contains(sg.Name, object)
+			}
+			about = about || mine[strings.TrimSuffix(w, "s")]
+		}
+		// What the check names of the act: its verbs count double.
+		does, hands := 2*overlap(words, verbs)+overlap(words, objects), overlap(words, handoff)
+		score := 0
+		switch bk.Outcome {
+		case scenario.OutcomeSucceed:
+			switch {
+			case leaveAlone || lookup:
+				if retrieve && lookup {
+					score = 3
+				}
+			case does > 0 && !retrieve:
+				// The check that names the most of what the act does:
+				// a fee waiver is seen by cancellation_fee_waived, not by
+				// trip_cancelled.
+				score = 10 + does
+			case identity[sg.Name] && p.gated(solution):
+				score = 1
+			}
+		case scenario.OutcomeRefuse:
+			if lookup && !leaveAlone && looksUp {
+				score = 2
+			}
+		case scenario.OutcomeAsk:
+			switch {
+			case leaveAlone && about && hands == 0 && !retrieve:
+				score = 3
+			case identity[sg.Name]:
+				score = 1
+			}
+		case scenario.OutcomeEscalate:
+			if hands > 0 && !leaveAlone {
+				score = 3
+			}
+		}
+		if score > 0 {
+			cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, score})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].score != cs[j].score {
+			return cs[i].score > cs[j].score
+		}
+		return cs[i].ref.Name < cs[j].ref.Name
+	})
+	for i := 0; i < len(cs) && i < 3; i++ {
+		if cs[i].score > 10 && cs[i].score < cs[0].score {
+			continue
+		}
+		refs = append(refs, cs[i].ref)
+		seen = seen || cs[i].score >= 3
+	}
+	return refs, seen
+}
+
+// identityChecks are the checks of rules about identifying the caller
+// first (their text shares a word with the tools that identify the caller),
+// when they take no params: a solution without its preconditions breaks
+// them, so in a success or an ask they have teeth.
+func (p *policy) identityChecks() map[string]bool {
+	out := map[string]bool{}
+	cl := p.c.Caller
+	if cl == nil {
+		return out
+	}
+	words := map[string]bool{}
+	for _, t := range cl.From {
+		for _, w := range plan.Words(t) {
+			if len(w) > 3 {
+				words[w] = true
+			}
+		}
+	}
+	for _, r := range p.c.Rules {
+		sg := p.c.SubGoal(r.Check)
+		if sg == nil || len(sg.Params) > 0 {
+			continue
+		}
+		for _, w := range plan.Words(r.Text) {
+			for tw := range words {
+				if akin(w, tw) {
+					out[r.Check] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// values are what a case can fill a check's parameters from: its caller and
+// target rows, then its calls' arguments, and the target's key under every
+// parameter name a tool uses for it ("order_id").
+func (p *policy) values(bk brief.Bucket, solution, tempting []scenario.Call, b ground.Bound) map[string]any {
+	vals := map[string]any{}
+	for _, r := range []ground.Row{b.Caller, b.Target} {
+		for k, v := range r {
+			vals[k] = v
+		}
+	}
+	for _, calls := range [][]scenario.Call{tempting, solution} {
+		for _, c := range calls {
+			for k, v := range c.Args {
+				vals[k] = v
+			}
+		}
+	}
+	if pk := p.g.PK(bk.Spec.Table); pk != "" {
+		for _, c := range append(append([]scenario.Call{}, solution...), tempting...) {
+			t := p.c.Tool(c.Tool)
+			for k, v := range c.Args {
+				if tb, _, ok := p.g.Ref(t, k); ok && tb == bk.Spec.Table {
+					vals[k] = v
+				}
+			}
+		}
+	}
+	return vals
+}
+
+func fillParams(sg contract.SubGoal, vals map[string]any) (map[string]any, bool) {
+	params := map[string]any{}
+	for name, typ := range sg.Params {
+		v, have := vals[name]
+		if !have || v == nil {
+			return nil, false
+		}
+		if typ == "string" {
+			v = ground.Text(v)
+		}
+		params[name] = v
+	}
+	return params, true
+}
+
+// toolWords splits a tool's name into what it does and what it does it to
+// (the nouns of the domain's tables): "cancel_pending_order" -> [cancel,
+// pending], [order]; "report_lost_item" -> [], [report, lost, item].
+func toolWords(tool string, nouns map[string]bool) (verbs, objects []string) {
+	for _, w := range plan.Words(tool) {
+		switch {
+		case len(w) <= 2 || generic[w]:
+		case nouns[strings.TrimSuffix(w, "s")]:
+			objects = append(objects, w)
+		default:
+			verbs = append(verbs, w)
+		}
+	}
+	return verbs, objects
+}
+
+// overlap counts the words akin to one of those.
+func overlap(words, those []string) int {
+	n := 0
+	for _, w := range words {
+		for _, v := range those {
+			if akin(w, v) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// akin reports two forms of one word: the shorter (three letters or more)
+// begins the longer ("add", "added"), or they share their first five
+// letters ("cancel", "cancellation") or four of five or more ("apply",
+// "applied").
+func akin(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) >= 3 && strings.HasPrefix(b, a) {
+		return true
+	}
+	n := 0
+	for n < len(a) && a[n] == b[n] {
+		n++
+	}
+	return n >= 5 || (n >= 4 && len(a) >= 5)
+}
+
+// generic words say nothing about what a tool does.
+var generic = map[string]bool{"get": true, "details": true, "info": true, "by": true, "the": true, "for": true, "and": true}
+
+// fallback adds the built-in checks that settle this outcome, if not present:
+// for a success, that its calls kept their preconditions (and, when no check
+// of the contract speaks for the act, that it was called); otherwise that
+// the act was never attempted (and, for an escalation without a handoff
+// check, that the handoff was made).
+func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket, except map[string]bool) bool {
+	have := map[string]bool{}
+	settled := 0
+	for _, s := range sc.SubGoals {
+		have[s.Name] = true
+		if sg := p.c.SubGoal(s.Name); sg == nil || !sg.Judged {
+			settled++
+		}
+	}
+	var add []scenario.SubGoalRef
+	switch bk.Outcome {
+	case scenario.OutcomeSucceed:
+		if settled == 0 {
+			last := sc.Solution[len(sc.Solution)-1]
+			add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+		}
+		if p.gated(sc.Solution) {
+			add = append(add, scenario.SubGoalRef{Name: "requires_kept"})
+		}
+	default:
+		if len(sc.Tempting) > 0 {
+			t := sc.Tempting[len(sc.Tempting)-1]
+			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, t)}})
+		}
+		if bk.Outcome == scenario.OutcomeEscalate && settled == 0 && len(sc.Solution) > 0 {
+			last := sc.Solution[len(sc.Solution)-1]
+			add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": map[string]any{}}})
+		}
+	}
+	changed := false
+	for _, a := range add {
+		if !have[a.Name] && !except[a.Name] {
+			sc.SubGoals = append(sc.SubGoals, a)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// gated reports calls of which some come after what they require.
+func (p *policy) gated(calls []scenario.Call) bool {
+	for i, c := range calls {
+		t := p.c.Tool(c.Tool)
+		if t == nil {
+			continue
+		}
+		for _, req := range t.Requires {
+			for _, e := range calls[:i] {
+				for _, name := range req.AnyOf {
+					if e.Tool == name {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// keyArgs keeps the arguments of a call that name records.
+func keyArgs(g *ground.Graph, c scenario.Call) map[string]any {
+	out := map[string]any{}
+	t := g.C.Tool(c.Tool)
+	if t == nil {
+		return out
+	}
+	for k, v := range c.Args {
+		if _, _, ok := g.Ref(t, k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// settle finishes a scenario's words from its checks: the judged sub-goals
+// that fit the outcome (marked judged), the rules whose checks it carries,
+// and a tests line that says only what the checks assert.
+func (p *policy) settle(sc *scenario.Scenario) {
+	var kept []scenario.SubGoalRef
+	for _, s := range sc.SubGoals {
+		if sg := p.c.SubGoal(s.Name); sg == nil || !sg.Judged {
+			s.Judged = false
+			kept = append(kept, s)
+		}
+	}
+	sc.SubGoals = kept
+	names := map[string]bool{}
+	for _, s := range sc.SubGoals {
+		names[s.Name] = true
+	}
+	sc.Rules = nil
+	for _, r := range p.c.Rules {
+		if r.Check != "" && names[r.Check] {
+			sc.Rules = append(sc.Rules, r.ID)
+		}
+	}
+	var asserted []string
+	for _, s := range sc.SubGoals {
+		asserted = append(asserted, p.phrase(s))
+	}
+	var judged []string
+	for _, sg := range p.c.SubGoals {
+		if !sg.Judged || len(sg.Params) > 0 {
+			continue
+		}
+		refusal := false
+		for _, w := range plan.Words(sg.Name + " " + sg.What) {
+			refusal = refusal || akin(w, "refuse")
+		}
+		if refusal && sc.Expects == scenario.OutcomeSucceed {
+			continue
+		}
+		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: sg.Name, Judged: true})
+		judged = append(judged, lowerFirst(strings.TrimSuffix(sg.What, ".")))
+	}
+	sc.Tests = "passes when " + strings.Join(asserted, "; ")
+	if len(judged) > 0 {
+		sc.Tests += "; judged later: " + strings.Join(judged, "; ")
+	}
+}
+
+// phrase says what one code-settled check asserts.
+func (p *policy) phrase(s scenario.SubGoalRef) string {
+	tool, _ := s.Params["tool"].(string)
+	args, _ := s.Params["args"].(map[string]any)
+	on := ""
+	if len(args) > 0 {
+		on = " on " + describe(args)
+	}
+	tool = strings.ReplaceAll(tool, "_", " ")
+	switch s.Name {
+	case "called":
+		return fmt.Sprintf("the agent calls %s%s and the world answers ok", tool, on)
+	case "not_called":
+		return fmt.Sprintf("the agent never attempts %s%s", tool, on)
+	case "requires_kept":
+		return "every call comes after the calls it requires"
+	}
+	sg := p.c.SubGoal(s.Name)
+	if sg == nil {
+		return s.Name
+	}
+	text := lowerFirst(strings.TrimSuffix(sg.What, "."))
+	var ids []string
+	for k, v := range s.Params {
+		if strings.HasSuffix(k, "_id") {
+			ids = append(ids, ground.Text(v))
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > 0 {
+		text += " (" + strings.Join(ids, ", ") + ")"
+	}
+	return text
+}
+
+// correct changes a refused scenario as the gates' reasons say; false when
+// nothing more can be done with this record (the outcome itself is not
+// grounded, or nothing was left to change).
+func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refusal) bool {
+	changed := false
+	drop := map[string]bool{}
+	for _, r := range rs {
+		switch {
+		case r.SubGoal != "" && (r.Code == prove.CodeCheckFailed || r.Code == prove.CodeCheckBroken ||
+			r.Code == prove.CodeBadParams || r.Code == prove.CodeVacuousCheck):
+			drop[r.SubGoal] = true
+		case r.Code == prove.CodeVacuous && len(sc.Solution) > 0:
+			// Doing nothing passes: at least say the act must be made.
+			last := sc.Solution[len(sc.Solution)-1]
+			if !slices.ContainsFunc(sc.SubGoals, func(s scenario.SubGoalRef) bool { return s.Name == "called" }) {
+				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+				changed = true
+			}
+		case r.Code == prove.CodeTemptingPasses || r.Code == prove.CodeNoSettledCheck:
+			if p.fallback(sc, bk, nil) {
+				changed = true
+			}
+		case r.Code == prove.CodeOutputNotInResults:
+			if len(sc.Outputs) > 0 {
+				sc.Outputs = nil
+				changed = true
+			}
+		case r.Gate == prove.GateOutcome:
+			// The record does not ground the outcome: no check can fix it.
+			return false
+		}
+	}
+	if len(drop) > 0 {
+		var kept []scenario.SubGoalRef
+		for _, s := range sc.SubGoals {
+			if !drop[s.Name] {
+				kept = append(kept, s)
+			}
+		}
+		sc.SubGoals = kept
+		changed = true
+		p.fallback(sc, bk, drop)
+	}
+	if changed {
+		p.settle(sc)
+	}
+	return changed
+}

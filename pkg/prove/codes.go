@@ -1,0 +1,128 @@
+package prove
+
+// Gate is one stage of a proof. Gates run in the order of Gates; the first
+// that refuses ends the proof.
+type Gate string
+
+// The gates, in the order they run. GateSuite is the writer's, after a kept
+// proof: it admits the scenario into a run's ledger.
+const (
+	GateStatic     Gate = "static"
+	GateReady      Gate = "ready"
+	GateSolvable   Gate = "solvable"
+	GateGrounding  Gate = "grounding"
+	GateOutcome    Gate = "outcome"
+	GateNotVacuous Gate = "not-vacuous"
+	GateSuite      Gate = "suite"
+)
+
+// Gates lists the gates in the order they run.
+var Gates = []Gate{GateStatic, GateReady, GateSolvable, GateGrounding, GateOutcome, GateNotVacuous, GateSuite}
+
+// Code says why a gate refused a scenario. Codes are stable; the sentence
+// beside them may improve.
+type Code string
+
+// Static gate codes.
+const (
+	CodeBadName          Code = "bad-name"
+	CodeMissingField     Code = "missing-field"
+	CodeUnknownUseCase   Code = "unknown-use-case"
+	CodeBadKind          Code = "bad-kind"
+	CodeBadExpects       Code = "bad-expects"
+	CodeTemptingRequired Code = "tempting-required"
+	CodeMissingRequired  Code = "missing-required"
+	CodeEmptySolution    Code = "empty-solution"
+	CodeUnknownTool      Code = "unknown-tool"
+	CodeNoHandler        Code = "no-handler"
+	CodeBadArgs          Code = "bad-args"
+	CodeRequiresUnmet    Code = "requires-unmet"
+	CodeNoSubGoals       Code = "no-sub-goals"
+	CodeUnknownSubGoal   Code = "unknown-sub-goal"
+	CodeBadParams        Code = "bad-params"
+	CodeJudgedMismatch   Code = "judged-mismatch"
+	CodeNoSettledCheck   Code = "no-settled-check"
+	CodeUnknownRule      Code = "unknown-rule"
+	CodeRuleCheckMissing Code = "rule-check-missing"
+	CodePlaceholder      Code = "placeholder"
+)
+
+// Ready gate codes.
+const (
+	CodeSetupFailed   Code = "setup-failed"
+	CodeUnknownCaller Code = "unknown-caller"
+	CodeBadReady      Code = "bad-ready"
+	CodeNotReady      Code = "not-ready"
+)
+
+// Solvable gate codes (CodeStepCrashed is also the outcome gate's).
+const (
+	CodeStepCrashed Code = "step-crashed"
+	CodeStepRefused Code = "step-refused"
+	CodeCheckBroken Code = "check-broken"
+	CodeCheckFailed Code = "check-failed"
+)
+
+// Grounding gate codes (CodeCallerMismatch is also the outcome gate's).
+const (
+	CodeUngrounded         Code = "ungrounded"
+	CodeOutputNotInResults Code = "output-not-in-results"
+	CodeCallerMismatch     Code = "caller-mismatch"
+)
+
+// Outcome gate codes: the expected outcome is proved by the world, the
+// contract's requires or a rule's check, never by the scenario's own checks.
+const (
+	CodeNoEffect          Code = "no-effect"
+	CodeRefusalUngrounded Code = "refusal-ungrounded"
+	CodeNoHandoff         Code = "no-handoff"
+	CodeAskUnblocked      Code = "ask-unblocked"
+	CodeAskStillRefused   Code = "ask-still-refused"
+)
+
+// Not-vacuous gate codes (CodeCheckBroken is also this gate's).
+const (
+	CodeVacuous        Code = "vacuous"
+	CodeTemptingPasses Code = "tempting-passes"
+	CodeEffectUnseen   Code = "effect-unchecked"
+	CodeVacuousCheck   Code = "vacuous-check"
+)
+
+// Suite gate codes: the writer's, when the ledger will not take a proved
+// scenario (see Admit and Conflict).
+const (
+	CodeUnknownBucket    Code = "unknown-bucket"
+	CodeBucketFull       Code = "bucket-full"
+	CodeDuplicateName    Code = "duplicate-name"
+	CodeDuplicateBranch  Code = "duplicate-branch"
+	CodeDuplicateContent Code = "duplicate-content"
+	CodeDuplicateCode    Code = "duplicate-code"
+)
+
+// GateCode is one refusal a gate can give.
+type GateCode struct {
+	Gate Gate
+	Code Code
+}
+
+// Codes is every refusal the gates can give, in the order docs/scenario.md
+// lists them (gate order).
+var Codes = []GateCode{
+	{GateStatic, CodeBadName}, {GateStatic, CodeMissingField}, {GateStatic, CodeUnknownUseCase},
+	{GateStatic, CodeBadKind}, {GateStatic, CodeBadExpects}, {GateStatic, CodeTemptingRequired},
+	{GateStatic, CodeMissingRequired}, {GateStatic, CodeEmptySolution}, {GateStatic, CodeUnknownTool},
+	{GateStatic, CodeNoHandler}, {GateStatic, CodeBadArgs}, {GateStatic, CodeRequiresUnmet},
+	{GateStatic, CodeNoSubGoals}, {GateStatic, CodeUnknownSubGoal}, {GateStatic, CodeBadParams},
+	{GateStatic, CodeJudgedMismatch}, {GateStatic, CodeNoSettledCheck}, {GateStatic, CodeUnknownRule},
+	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
+	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
+	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
+	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
+	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
+	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
+	{GateOutcome, CodeCallerMismatch},
+	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken},
+	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
+	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
+}

@@ -1,0 +1,258 @@
+package prove
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// Counterfactual names what the prover played on a copy of the world.
+type Counterfactual string
+
+// The runs a proof makes. Every one starts from the scenario's setup.
+const (
+	// Solution is the scenario's reference solution.
+	Solution Counterfactual = "solution"
+	// Nothing is the agent doing nothing.
+	Nothing Counterfactual = "nothing"
+	// Tempting is the wrong move: for a success the tempting calls alone,
+	// otherwise the solution's look-ups then the tempting calls.
+	Tempting Counterfactual = "tempting"
+	// WithoutPrecondition is a success's solution without the calls its
+	// later calls require (an agent that skips the checks).
+	WithoutPrecondition Counterfactual = "without-precondition"
+	// WithPrecondition is an ask's look-ups, the missing step, then the
+	// tempting calls: what asking would unlock.
+	WithPrecondition Counterfactual = "with-precondition"
+	// LogOnly is the solution's call log read over the world where nothing
+	// happened: a check that fails there sees the act in the world, not only
+	// in the log.
+	LogOnly Counterfactual = "log-only"
+)
+
+// Run is one thing the prover played and what every check said after it.
+type Run struct {
+	Gate           Gate           `json:"gate"`
+	Counterfactual Counterfactual `json:"counterfactual"`
+	Calls          []CallStep     `json:"calls,omitempty"`
+	Checks         []CheckResult  `json:"checks,omitempty"`
+	// Note is what the gate read from the run, in a sentence.
+	Note string `json:"note,omitempty"`
+}
+
+// CallStep is one call of a run as the world answered it.
+type CallStep struct {
+	Tool    string `json:"tool"`
+	OK      bool   `json:"ok"`
+	Refused bool   `json:"refused,omitempty"`
+	Crash   bool   `json:"crash,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// CheckResult is one settled sub-goal after a run. Index is its place in
+// the scenario's sub_goals.
+type CheckResult struct {
+	Index  int    `json:"index"`
+	Name   string `json:"name"`
+	Held   bool   `json:"held"`
+	Broken bool   `json:"broken,omitempty"`
+	Why    string `json:"why,omitempty"`
+}
+
+// Failed is a check that did not hold: it returned a reason or raised.
+func (c CheckResult) Failed() bool { return !c.Held }
+
+func steps(rs []world.CallResult) []CallStep {
+	out := make([]CallStep, len(rs))
+	for i, r := range rs {
+		out[i] = CallStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error}
+	}
+	return out
+}
+
+// proof is one scenario on its way through the gates that play it.
+type proof struct {
+	p      *Prover
+	sc     *scenario.Scenario
+	checks []checkRef
+
+	results []world.CallResult // the solution's
+	// effect is, for a success that changes state (compared), the tables
+	// whose rows differ from nothing's.
+	effect   []string
+	compared bool
+
+	solution, nothing, logOnly *Run
+	tempting, without, with    *Run
+	effectRun                  *Run // the outcome gate's reading of a success
+	// tempted and unlocked are the world's answers on the tempting and
+	// with-precondition paths; actAt is where the tempting calls start.
+	tempted, unlocked                     []world.CallResult
+	temptedActAt, unlockedActAt, nMissing int
+}
+
+// trace lists the runs in the order the gates read them.
+func (pr *proof) trace() []Run {
+	var out []Run
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.nothing, pr.without, pr.logOnly} {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// segment is calls whose "$N.field" references point into the segment
+// itself; literal calls carry arguments already resolved.
+type segment struct {
+	calls   []scenario.Call
+	literal bool
+}
+
+// playSegments plays segments in order on one copy.
+func playSegments(ctx context.Context, cp *world.Copy, segs ...segment) []world.CallResult {
+	var out []world.CallResult
+	for _, s := range segs {
+		if s.literal {
+			for _, c := range s.calls {
+				out = append(out, cp.Call(ctx, c.Tool, c.Args))
+			}
+			continue
+		}
+		out = append(out, play(ctx, cp, s.calls)...)
+	}
+	return out
+}
+
+// lookups are the solution's calls that read without changing anything
+// (nor ending the conversation), with the arguments they were played with:
+// the state a refusal is rehearsed on.
+func (pr *proof) lookups() []scenario.Call {
+	var out []scenario.Call
+	for _, r := range pr.results {
+		t := pr.p.c.Tool(r.Tool)
+		if !r.OK || r.Wrote || t == nil || t.EndsConversation || (t.ChangesState != nil && *t.ChangesState) {
+			continue
+		}
+		out = append(out, scenario.Call{Tool: r.Tool, Args: r.Args})
+	}
+	return out
+}
+
+// withoutPreconditions is the solution, as played, without every call that
+// satisfies a requirement of a later call's tool; nil when there is none.
+func (pr *proof) withoutPreconditions() []scenario.Call {
+	drop := map[int]bool{}
+	for j, r := range pr.results {
+		t := pr.p.c.Tool(r.Tool)
+		if t == nil {
+			continue
+		}
+		for _, req := range t.Requires {
+			for i := 0; i < j; i++ {
+				if slices.Contains(req.AnyOf, pr.results[i].Tool) {
+					drop[i] = true
+				}
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	var out []scenario.Call
+	for i, r := range pr.results {
+		if !drop[i] {
+			out = append(out, scenario.Call{Tool: r.Tool, Args: r.Args})
+		}
+	}
+	return out
+}
+
+// counterfactuals plays, each on a copy of its own, the runs the outcome
+// and not-vacuous gates read: the tempting path, a success's solution
+// without its preconditions, an ask's path with the missing step.
+func (pr *proof) counterfactuals(ctx context.Context) error {
+	sc := pr.sc
+	succeed := sc.Expects == scenario.OutcomeSucceed
+	var lookups []scenario.Call
+	if !succeed {
+		lookups = pr.lookups()
+	}
+	if len(sc.Tempting) > 0 {
+		run, results, err := pr.counterfactual(ctx, Tempting, segment{lookups, true}, segment{calls: sc.Tempting})
+		if err != nil {
+			return err
+		}
+		pr.tempting, pr.tempted, pr.temptedActAt = run, results, len(lookups)
+		if !succeed {
+			pr.tempting.Gate = GateOutcome
+		}
+	}
+	if succeed {
+		if calls := pr.withoutPreconditions(); calls != nil {
+			if pr.tempting != nil && sameCalls(calls, sc.Tempting) {
+				// The tempting move is exactly this: one run says both.
+				pr.without = &Run{Gate: GateNotVacuous, Counterfactual: WithoutPrecondition, Calls: pr.tempting.Calls, Checks: pr.tempting.Checks,
+					Note: "the same calls as the tempting path"}
+			} else {
+				run, _, err := pr.counterfactual(ctx, WithoutPrecondition, segment{calls, true})
+				if err != nil {
+					return err
+				}
+				pr.without = run
+			}
+		}
+	}
+	if sc.Expects == scenario.OutcomeAsk && len(sc.Missing) > 0 && len(sc.Tempting) > 0 {
+		run, results, err := pr.counterfactual(ctx, WithPrecondition, segment{lookups, true}, segment{calls: sc.Missing}, segment{calls: sc.Tempting})
+		if err != nil {
+			return err
+		}
+		run.Gate = GateOutcome
+		pr.with, pr.unlocked, pr.nMissing = run, results, len(sc.Missing)
+		pr.unlockedActAt = len(lookups) + len(sc.Missing)
+	}
+	return nil
+}
+
+// counterfactual plays segments after setup on a fresh copy and reads every
+// check there.
+func (pr *proof) counterfactual(ctx context.Context, what Counterfactual, segs ...segment) (*Run, []world.CallResult, error) {
+	sc := pr.sc
+	var run *Run
+	var results []world.CallResult
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+		results = playSegments(ctx, cp, segs...)
+		crashed := false
+		for _, r := range results {
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			crashed = crashed || r.Crash
+		}
+		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+		checks, err := pr.evalChecks(ctx, view, results, crashed)
+		if err != nil {
+			return err
+		}
+		run = &Run{Gate: GateNotVacuous, Counterfactual: what, Calls: steps(results), Checks: checks}
+		return nil
+	})
+	if err != nil {
+		// The setup ran once already on the scenario's own copy: failing now
+		// is the infrastructure's doing.
+		return nil, nil, err
+	}
+	return run, results, nil
+}
+
+func sameCalls(a, b []scenario.Call) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

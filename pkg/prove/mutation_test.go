@@ -1,0 +1,716 @@
+package prove_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// The mutation test takes a suite the builtin writer kept and derives, from
+// each kept scenario, the dishonest variants an adversarial writer would
+// submit; every one must be refused, and every original must still be kept
+// when proved again from disk.
+
+// Mutant kinds.
+const (
+	// A success's act, on the same record, relabelled a refusal.
+	flipToRefuse = "success-flipped-to-refuse"
+	// A refusal moved to a record the act may change (a success's record).
+	refusalMoved = "refusal-moved"
+	// An ask whose missing step is not what blocks the act: another call
+	// named as missing, or the missing step already on the tempting path.
+	askWrongStep    = "ask-other-step"
+	askStepOnPath   = "ask-step-on-path"
+	noOp            = "act-made-no-op"
+	alwaysTrue      = "always-true-check-added"
+	actChecksGone   = "act-checks-removed"
+	mutationTimeout = 20 * time.Minute
+)
+
+var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone}
+
+type mutant struct {
+	kind, from string
+	sc         *scenario.Scenario
+}
+
+// mutation is what a mutation run found.
+type mutation struct {
+	originals, kept int
+	notKept         []string
+	// groundless are kept refuse, ask or escalate scenarios whose act the
+	// world carries out on the tempting path with no named rule's check
+	// failing there (for an ask: nor its requires unmet).
+	groundless []string
+	made       map[string]int
+	killed     map[string]int
+	codes      map[string]map[string]int // kind -> gate/code -> mutants
+	survivors  []string
+}
+
+func (m mutation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "originals kept %d/%d; groundless %d\n", m.kept, m.originals, len(m.groundless))
+	for _, k := range mutantKinds {
+		var codes []string
+		for c, n := range m.codes[k] {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		fmt.Fprintf(&b, "  %-26s %4d made, %4d killed  (%s)\n", k, m.made[k], m.killed[k], strings.Join(codes, ", "))
+	}
+	return b.String()
+}
+
+// line is the mutation run in one line: originals kept, groundless, and
+// per kind mutants killed/made.
+func (m mutation) line() string {
+	var parts []string
+	for _, k := range mutantKinds {
+		var codes []string
+		for c, n := range m.codes[k] {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		parts = append(parts, fmt.Sprintf("%s %d/%d [%s]", k, m.killed[k], m.made[k], strings.Join(codes, ", ")))
+	}
+	return fmt.Sprintf("kept %d/%d, groundless %d; killed/made: %s", m.kept, m.originals, len(m.groundless), strings.Join(parts, ", "))
+}
+
+func (m mutation) totals() (made, killed int) {
+	for _, k := range mutantKinds {
+		made += m.made[k]
+		killed += m.killed[k]
+	}
+	return made, killed
+}
+
+// writeSuite writes an example's suite of n scenarios with the builtin model
+// and returns the scenarios from disk and the database that holds the world.
+func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scenario.Scenario) {
+	tb.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", example))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	url := testenv.PostgresURL(tb)
+	out := tb.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), mutationTimeout)
+	defer cancel()
+	if _, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 2, Out: out, Seed: 7, MaxWant: maxWant,
+		NATSURL: testenv.NATS(tb), DatabaseURL: url, Logger: quiet()}); err != nil {
+		tb.Fatalf("run %s: %v", example, err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(out, "scenarios", "*", "scenario.json"))
+	sort.Strings(paths)
+	var scs []*scenario.Scenario
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc, err := scenario.Decode(raw)
+		if err != nil {
+			tb.Fatalf("%s: %v", p, err)
+		}
+		scs = append(scs, sc)
+	}
+	if len(scs) != n {
+		tb.Fatalf("%s: asked %d scenarios, the run wrote %d", example, n, len(scs))
+	}
+	// The report counts what is on disk, per outcome too.
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var rep struct {
+		Count    int `json:"count"`
+		Coverage struct {
+			Outcomes map[string]int `json:"outcomes"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		tb.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for _, sc := range scs {
+		outcomes[sc.Expects]++
+	}
+	if rep.Count != len(scs) {
+		tb.Errorf("%s: report.json counts %d scenarios, the suite holds %d", example, rep.Count, len(scs))
+	}
+	if rep.Coverage.Outcomes != nil && fmt.Sprint(rep.Coverage.Outcomes) != fmt.Sprint(outcomes) {
+		tb.Errorf("%s: report.json counts outcomes %v, the suite holds %v", example, rep.Coverage.Outcomes, outcomes)
+	}
+	return url, scs
+}
+
+// mutate proves every original, derives its mutants, and proves them.
+func mutate(ctx context.Context, tb testing.TB, e *engine.Engine, scs []*scenario.Scenario) mutation {
+	tb.Helper()
+	m := mutation{made: map[string]int{}, killed: map[string]int{}, codes: map[string]map[string]int{}}
+	prove1 := func(sc *scenario.Scenario) prove.Verdict {
+		v, err := e.Prover.Prove(ctx, sc)
+		if err != nil {
+			tb.Fatalf("%s: %v", sc.Name, err)
+		}
+		return v
+	}
+	verdicts := map[string]prove.Verdict{}
+	var kept []*scenario.Scenario
+	for _, sc := range scs {
+		m.originals++
+		v := prove1(sc)
+		if !v.Kept {
+			m.notKept = append(m.notKept, fmt.Sprintf("%s: %v", sc.Name, v.Refusals))
+			continue
+		}
+		m.kept++
+		verdicts[sc.Name] = v
+		kept = append(kept, sc)
+		if why := groundless(ctx, tb, e, sc, v); why != "" {
+			m.groundless = append(m.groundless, sc.Name+": "+why)
+		}
+	}
+	mk := mutants(ctx, tb, e, kept, verdicts)
+	for _, mu := range mk {
+		m.made[mu.kind]++
+		v := prove1(mu.sc)
+		if v.Kept {
+			m.survivors = append(m.survivors, fmt.Sprintf("%s of %s", mu.kind, mu.from))
+			continue
+		}
+		m.killed[mu.kind]++
+		if m.codes[mu.kind] == nil {
+			m.codes[mu.kind] = map[string]int{}
+		}
+		r := v.Refusals[0]
+		m.codes[mu.kind][string(r.Gate)+"/"+string(r.Code)]++
+	}
+	return m
+}
+
+// groundless re-checks, apart from the outcome gate, that a kept scenario's
+// act is not one the world carries out unopposed: it rehearses the act after
+// the solution's look-ups itself, and accepts the world's refusal, unmet
+// requires (an ask), or a check of a rule the scenario names failing on the
+// tempting run the prover recorded.
+func groundless(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, v prove.Verdict) string {
+	if sc.Expects == scenario.OutcomeSucceed {
+		return ""
+	}
+	sol, _, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, false)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	var path []scenario.Call
+	for _, r := range sol {
+		t := e.C.Tool(r.Tool)
+		if r.OK && !r.Wrote && t != nil && !t.EndsConversation && (t.ChangesState == nil || !*t.ChangesState) {
+			path = append(path, scenario.Call{Tool: r.Tool, Args: r.Args})
+		}
+	}
+	at := len(path)
+	path = append(path, sc.Tempting...)
+	rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, path, false)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	act := rs[len(rs)-1]
+	if act.Refused {
+		return ""
+	}
+	if sc.Expects == scenario.OutcomeAsk && !requiresKept(e.C, rs[at:], len(rs)-1-at, rs[:at]) {
+		return ""
+	}
+	for _, id := range sc.Rules {
+		for _, r := range e.C.Rules {
+			if r.ID != id || r.Check == "" {
+				continue
+			}
+			for _, run := range v.Runs {
+				if run.Counterfactual != prove.Tempting {
+					continue
+				}
+				for _, c := range run.Checks {
+					if c.Name == r.Check && !c.Held {
+						return ""
+					}
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("the world carries out %s and no rule the scenario names forbids it", act.Tool)
+}
+
+// requiresKept reports whether call i of rs (after the look-ups before) came
+// after what its tool requires.
+func requiresKept(c *contract.Contract, rs []world.CallResult, i int, before []world.CallResult) bool {
+	all := append(append([]world.CallResult{}, before...), rs...)
+	i += len(before)
+	t := c.Tool(all[i].Tool)
+	if t == nil {
+		return true
+	}
+	for _, req := range t.Requires {
+		met := false
+		for _, e := range all[:i] {
+			if !e.OK {
+				continue
+			}
+			for _, name := range req.AnyOf {
+				if e.Tool != name {
+					continue
+				}
+				same := true
+				for _, a := range req.Same {
+					same = same && ground.Text(e.Args[a]) == ground.Text(all[i].Args[a])
+				}
+				met = met || same
+			}
+		}
+		if !met {
+			return false
+		}
+	}
+	return true
+}
+
+func clone(sc *scenario.Scenario) *scenario.Scenario {
+	b, err := json.Marshal(sc)
+	if err != nil {
+		panic(err)
+	}
+	out, err := scenario.Decode(b)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// actAt is the index of a success's act in its solution: the last call
+// that does not end the conversation.
+func actAt(c *contract.Contract, sc *scenario.Scenario) int {
+	for i := len(sc.Solution) - 1; i >= 0; i-- {
+		if t := c.Tool(sc.Solution[i].Tool); t != nil && !t.EndsConversation {
+			return i
+		}
+	}
+	return -1
+}
+
+// runOf is the first run of a verdict that played cf.
+func runOf(v prove.Verdict, cf prove.Counterfactual) *prove.Run {
+	for i := range v.Runs {
+		if v.Runs[i].Counterfactual == cf {
+			return &v.Runs[i]
+		}
+	}
+	return nil
+}
+
+func judgedOf(sc *scenario.Scenario) []scenario.SubGoalRef {
+	var out []scenario.SubGoalRef
+	for _, g := range sc.SubGoals {
+		if g.Judged {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// rename gives a mutant its own name and branch, so only the gates can
+// refuse it.
+func rename(sc *scenario.Scenario, kind string) {
+	sc.Name = sc.Name + "-" + kind
+	sc.Branch = sc.Branch + " (" + kind + ")"
+}
+
+// rekey replaces, in every string of v, the values of from with those of to.
+func rekey(v any, swap map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		if to, ok := swap[x]; ok {
+			return to
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = rekey(e, swap)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rekey(e, swap)
+		}
+		return out
+	}
+	return v
+}
+
+func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scenario.Scenario, verdicts map[string]prove.Verdict) []mutant {
+	c := e.C
+	var out []mutant
+	add := func(kind, from string, sc *scenario.Scenario) {
+		rename(sc, kind)
+		out = append(out, mutant{kind, from, sc})
+	}
+	// Successes that change the world, by use case and acting tool.
+	changers := map[string][]*scenario.Scenario{}
+	for _, sc := range kept {
+		if sc.Expects == scenario.OutcomeSucceed && runOf(verdicts[sc.Name], prove.LogOnly) != nil && actAt(c, sc) >= 0 {
+			key := sc.UseCase + "|" + sc.Solution[actAt(c, sc)].Tool
+			changers[key] = append(changers[key], sc)
+		}
+	}
+	for _, sc := range kept {
+		v := verdicts[sc.Name]
+		switch sc.Expects {
+		case scenario.OutcomeSucceed:
+			at := actAt(c, sc)
+			if logOnly := runOf(v, prove.LogOnly); logOnly != nil && at >= 0 {
+				act := sc.Solution[at]
+				m := clone(sc)
+				m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
+				m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
+				m.Tempting = []scenario.Call{act}
+				m.Outputs, m.Rules, m.Missing = nil, nil, nil
+				m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
+				m.Instruction = unsay(m.Instruction, act, m)
+				add(flipToRefuse, sc.Name, m)
+
+				if setup := noOpSetup(ctx, tb, e, sc); setup != nil {
+					m := clone(sc)
+					m.Setup = setup
+					add(noOp, sc.Name, m)
+				}
+
+				m = clone(sc)
+				seen := map[int]bool{}
+				for _, r := range logOnly.Checks {
+					if !r.Held {
+						seen[r.Index] = true
+					}
+				}
+				m.SubGoals = nil
+				for i, g := range sc.SubGoals {
+					if !seen[i] {
+						m.SubGoals = append(m.SubGoals, g)
+					}
+				}
+				m.SubGoals = append(m.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": act.Tool, "args": act.Args}})
+				m.Rules = rulesWithChecks(c, m)
+				add(actChecksGone, sc.Name, m)
+			}
+		case scenario.OutcomeRefuse, scenario.OutcomeEscalate, scenario.OutcomeAsk:
+			if sc.Expects == scenario.OutcomeRefuse && len(sc.Ready) > 0 && len(sc.Ready[0].Args) > 0 {
+				act := sc.Tempting[len(sc.Tempting)-1]
+				for _, s := range changers[sc.UseCase+"|"+act.Tool] {
+					if len(s.Ready) == 0 || len(s.Ready[0].Args) == 0 {
+						continue
+					}
+					at := actAt(c, s)
+					m := clone(sc)
+					m.Setup, m.Ready, m.CallerID, m.Persona, m.Instruction = s.Setup, s.Ready, s.CallerID, s.Persona, s.Instruction
+					m.Solution = append([]scenario.Call(nil), s.Solution[:at]...)
+					m.Tempting = []scenario.Call{s.Solution[at]}
+					m.Instruction = unsay(m.Instruction, s.Solution[at], m)
+					swap := map[string]string{ground.Text(sc.Ready[0].Args[0]): ground.Text(s.Ready[0].Args[0]), ground.Text(sc.CallerID): ground.Text(s.CallerID)}
+					for i := range m.SubGoals {
+						if p, ok := rekey(map[string]any(m.SubGoals[i].Params), swap).(map[string]any); ok && m.SubGoals[i].Params != nil {
+							m.SubGoals[i].Params = p
+						}
+					}
+					add(refusalMoved, sc.Name, m)
+					break
+				}
+			}
+			if sc.Expects == scenario.OutcomeAsk {
+				m := clone(sc)
+				m.Missing = []scenario.Call{sc.Tempting[0]}
+				add(askWrongStep, sc.Name, m)
+				m = clone(sc)
+				m.Tempting = append(append([]scenario.Call(nil), sc.Missing...), sc.Tempting...)
+				add(askStepOnPath, sc.Name, m)
+			}
+			if tempting := runOf(v, prove.Tempting); tempting != nil {
+				m := clone(sc)
+				fails := map[int]bool{}
+				for _, r := range tempting.Checks {
+					if !r.Held {
+						fails[r.Index] = true
+					}
+				}
+				m.SubGoals = nil
+				for i, g := range sc.SubGoals {
+					if !fails[i] {
+						m.SubGoals = append(m.SubGoals, g)
+					}
+				}
+				m.Rules = rulesWithChecks(c, m)
+				if tool := unusedTool(c, m); !settled(c, m) && tool != "" {
+					// A check that holds, so only the gates that look for
+					// teeth can refuse it.
+					m.SubGoals = append(m.SubGoals, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": tool, "args": map[string]any{}}})
+				}
+				add(actChecksGone, sc.Name, m)
+			}
+		}
+		if tool := unusedTool(c, sc); tool != "" {
+			m := clone(sc)
+			m.SubGoals = append(m.SubGoals, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": tool, "args": map[string]any{}}})
+			add(alwaysTrue, sc.Name, m)
+		}
+	}
+	return out
+}
+
+// settled reports a scenario with a code-settled sub-goal.
+func settled(c *contract.Contract, sc *scenario.Scenario) bool {
+	for _, g := range sc.SubGoals {
+		if sg := c.SubGoal(g.Name); sg == nil || !sg.Judged {
+			return true
+		}
+	}
+	return false
+}
+
+// unsay drops from an instruction the sentences that hand the caller a value
+// only the act uses (the new address of an address change): once the act is
+// the tempting one, such a value is nowhere in the scenario's setup or
+// solution, and an adversary would not leave the grounding gate that reason.
+func unsay(instruction string, act scenario.Call, sc *scenario.Scenario) string {
+	known := map[string]bool{}
+	var note func(v any)
+	note = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				note(e)
+			}
+		case []any:
+			for _, e := range x {
+				note(e)
+			}
+		default:
+			known[ground.Text(x)] = true
+		}
+	}
+	for _, st := range sc.Setup {
+		note(st.Args)
+	}
+	for _, c := range sc.Solution {
+		note(map[string]any(c.Args))
+	}
+	var only []string
+	for _, v := range act.Args {
+		if s, ok := v.(string); ok && s != "" && !known[s] {
+			only = append(only, s)
+		}
+	}
+	var kept []string
+	for _, sentence := range strings.SplitAfter(instruction, ". ") {
+		drop := false
+		for _, v := range only {
+			drop = drop || strings.Contains(sentence, v)
+		}
+		if !drop {
+			kept = append(kept, sentence)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, ""))
+}
+
+// rulesWithChecks keeps the rules a scenario names whose checks it still
+// carries (an adversary would not leave the static gate a reason to refuse).
+func rulesWithChecks(c *contract.Contract, sc *scenario.Scenario) []string {
+	names := map[string]bool{}
+	for _, g := range sc.SubGoals {
+		names[g.Name] = true
+	}
+	var out []string
+	for _, id := range sc.Rules {
+		for _, r := range c.Rules {
+			if r.ID == id && (r.Check == "" || names[r.Check]) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// unusedTool is a tool of the contract the scenario never calls, on any path.
+func unusedTool(c *contract.Contract, sc *scenario.Scenario) string {
+	used := map[string]bool{}
+	for _, calls := range [][]scenario.Call{sc.Solution, sc.Tempting, sc.Missing} {
+		for _, call := range calls {
+			used[call.Tool] = true
+		}
+	}
+	for _, t := range c.Tools {
+		if !used[t.Name] {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// noOpSetup is the setup of a success extended so that the world already
+// holds what the solution leaves: each row the solution changes is updated
+// to its end values first, so the act sets what is there. Nil when the
+// solution adds or removes rows (no such setup makes it a no-op).
+func noOpSetup(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario) []scenario.Statement {
+	_, diff, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, true)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	if diff == nil || diff.Empty() {
+		return nil
+	}
+	setup := append([]scenario.Statement(nil), sc.Setup...)
+	for _, t := range diff.Tables {
+		if len(t.Added) > 0 || len(t.Removed) > 0 {
+			return nil
+		}
+		for _, ch := range t.Changed {
+			var set, where []string
+			var args []any
+			for _, col := range ch.Columns {
+				args = append(args, ch.After[col])
+				set = append(set, fmt.Sprintf("%s = $%d", col, len(args)))
+			}
+			keys := make([]string, 0, len(ch.Key))
+			for k := range ch.Key {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				args = append(args, ch.Key[k])
+				where = append(where, fmt.Sprintf("%s = $%d", k, len(args)))
+			}
+			setup = append(setup, scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s WHERE %s", t.Table, strings.Join(set, ", "), strings.Join(where, " AND ")), Args: args})
+		}
+	}
+	return setup
+}
+
+func checkMutation(t *testing.T, example string, m mutation) {
+	t.Helper()
+	t.Logf("%s:\n%s", example, m)
+	if m.kept < m.originals {
+		t.Errorf("%s: %d of %d originals no longer kept: %s", example, m.originals-m.kept, m.originals, strings.Join(m.notKept, "; "))
+	}
+	for _, g := range m.groundless {
+		t.Errorf("%s: kept though groundless: %s", example, g)
+	}
+	for _, s := range m.survivors {
+		t.Errorf("%s: mutant survived: %s", example, s)
+	}
+	for _, k := range []string{flipToRefuse, noOp, alwaysTrue, actChecksGone} {
+		if m.made[k] == 0 {
+			t.Errorf("%s: no %s mutant could be made: the suite is too small to test it", example, k)
+		}
+	}
+}
+
+// TestMutation runs the mutation test on small suites of both examples.
+func TestMutation(t *testing.T) {
+	for _, example := range []string{"retail", "rides"} {
+		t.Run(example, func(t *testing.T) {
+			url, scs := writeSuite(t, example, 40, 0)
+			ctx := context.Background()
+			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, err := pgxpool.New(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			e, err := engine.Open(ctx, pool, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMutation(t, example, mutate(ctx, t, e, scs))
+		})
+	}
+}
+
+// BenchmarkMutation is the mutation test at full size: a 1,000-scenario
+// suite of each example (the plan's want raised to 40, as the pipeline
+// benchmark does), every original proved again from disk and every mutant
+// proved. It reports, over both examples, the kill rate (killed/mutants, %),
+// the share of originals still kept (%), the mutants made, the survivors and
+// the kept scenarios whose act the world carries out unopposed; it fails on
+// any survivor or groundless scenario. Long: it runs only with
+// SUITEGEN_BENCH=1 (make bench sets it); SUITEGEN_BENCH_SCENARIOS sets the
+// suite size.
+func BenchmarkMutation(b *testing.B) {
+	if os.Getenv("SUITEGEN_BENCH") != "1" {
+		b.Skip("set SUITEGEN_BENCH=1 to run the mutation test on 1,000-scenario suites")
+	}
+	n := 1000
+	if v := os.Getenv("SUITEGEN_BENCH_SCENARIOS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+			b.Fatalf("SUITEGEN_BENCH_SCENARIOS=%q is not a positive number", v)
+		}
+	}
+	var made, killed, originals, kept, survivors, groundless int
+	for b.Loop() {
+		for _, example := range []string{"retail", "rides"} {
+			url, scs := writeSuite(b, example, n, 40)
+			ctx := context.Background()
+			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pool, err := pgxpool.New(ctx, url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e, err := engine.Open(ctx, pool, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := mutate(ctx, b, e, scs)
+			pool.Close()
+			b.Logf("%s, %d scenarios: %s", example, n, m.line())
+			mm, mk := m.totals()
+			made, killed = made+mm, killed+mk
+			originals, kept = originals+m.originals, kept+m.kept
+			survivors += len(m.survivors)
+			groundless += len(m.groundless)
+			for _, s := range m.survivors {
+				b.Errorf("%s: mutant survived: %s", example, s)
+			}
+			for _, g := range m.groundless {
+				b.Errorf("%s: kept though groundless: %s", example, g)
+			}
+		}
+	}
+	b.ReportMetric(100*float64(killed)/float64(made), "kill-%")
+	b.ReportMetric(100*float64(kept)/float64(originals), "kept-%")
+	b.ReportMetric(float64(made)/float64(b.N), "mutants")
+	b.ReportMetric(float64(survivors)/float64(b.N), "survivors")
+	b.ReportMetric(float64(groundless)/float64(b.N), "groundless")
+}

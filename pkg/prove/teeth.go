@@ -1,0 +1,90 @@
+package prove
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// teeth is the not-vacuous gate: the checks together tell the right
+// behaviour from the wrong ones the prover played, and each check on its
+// own fails under at least one of them.
+//
+//   - vacuous (succeed): every check still holds when the agent does nothing;
+//   - tempting-passes: every check still holds after the tempting path;
+//   - effect-unchecked (succeed, the solution changed the world): every check
+//     holds over the untouched world given the solution's call log, so only
+//     the log (called, not_called) speaks for the act, never its effect;
+//   - vacuous-check: a check holds under nothing, the tempting path, the
+//     solution without its preconditions and the path with the missing step,
+//     whichever of them were played.
+func (pr *proof) teeth() []Refusal {
+	sc := pr.sc
+	var rs []Refusal
+	played := []*Run{pr.nothing, pr.tempting, pr.without, pr.with}
+	for _, run := range played {
+		if run == nil {
+			continue
+		}
+		for _, c := range run.Checks {
+			if c.Broken {
+				rs = append(rs, Refusal{GateNotVacuous, CodeCheckBroken, fmt.Sprintf("on the %s path: %s", run.Counterfactual, c.Why), c.Name})
+			}
+		}
+	}
+	if len(rs) > 0 {
+		return dedupe(rs)
+	}
+	if sc.Expects == scenario.OutcomeSucceed && allHeld(pr.nothing) {
+		rs = append(rs, Refusal{GateNotVacuous, CodeVacuous, "every check still holds when the agent does nothing: add a check that the solution's effect happened", ""})
+	}
+	if pr.tempting != nil && allHeld(pr.tempting) {
+		rs = append(rs, Refusal{GateNotVacuous, CodeTemptingPasses, "every check still holds after the tempting calls: add a check that the wrong move fails", ""})
+	}
+	if pr.logOnly != nil && allHeld(pr.logOnly) {
+		rs = append(rs, Refusal{GateNotVacuous, CodeEffectUnseen, fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", strings.Join(pr.effect, ", ")), ""})
+	}
+	for _, c := range pr.checks {
+		failsSomewhere := false
+		var where []string
+		for _, run := range played {
+			if run == nil {
+				continue
+			}
+			where = append(where, string(run.Counterfactual))
+			for _, r := range run.Checks {
+				if r.Index == c.index && !r.Held {
+					failsSomewhere = true
+				}
+			}
+		}
+		if !failsSomewhere {
+			rs = append(rs, Refusal{GateNotVacuous, CodeVacuousCheck, fmt.Sprintf("sub-goal %s holds on every path the prover played (%s): it tells nothing apart; drop it or make it check what the case is about", c.ref.Name, strings.Join(where, ", ")), c.ref.Name})
+		}
+	}
+	return rs
+}
+
+func allHeld(run *Run) bool {
+	if run == nil {
+		return false
+	}
+	for _, c := range run.Checks {
+		if !c.Held {
+			return false
+		}
+	}
+	return true
+}
+
+// rule returns the contract rule of that id, or nil.
+func (p *Prover) rule(id string) *contract.Rule {
+	for i := range p.c.Rules {
+		if p.c.Rules[i].ID == id {
+			return &p.c.Rules[i]
+		}
+	}
+	return nil
+}
