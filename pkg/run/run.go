@@ -418,8 +418,8 @@ func Finish(ctx context.Context, store *canvas.Store, id string, c *contract.Con
 
 func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 	var x suite.ReportExtra
-	for _, b := range prove.Builtins {
-		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Params: b.Params, Origin: "builtin"})
+	for _, b := range prove.BuiltinsFor(c) {
+		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Origin: "builtin"})
 	}
 	for _, r := range c.Rules {
 		x.Rules = append(x.Rules, r.ID)
