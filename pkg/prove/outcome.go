@@ -134,7 +134,7 @@ func (pr *proof) unknownRecord(act world.CallResult) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if _, _, ok := pr.p.g.Ref(t, n); !ok {
+		if _, _, ok := pr.p.c.RefOf(t.Name, n); !ok {
 			continue
 		}
 		vals := map[string]bool{}
