@@ -58,6 +58,14 @@ type Spec struct {
 	Capacity int `json:"capacity"`
 	Sized    int `json:"sized"`
 	TopUp    int `json:"top_up,omitempty"`
+	// Outbound use cases: who answers the call (scenario.Answers), the
+	// purpose table whose record the call is about, and the tools for a
+	// missed call and a call put off. Gated then starts with the tool that
+	// identifies the callee.
+	Answer     string `json:"answer,omitempty"`
+	Purpose    string `json:"purpose,omitempty"`
+	MissedCall string `json:"missed_call,omitempty"`
+	CallLater  string `json:"call_later,omitempty"`
 }
 
 // Index is the suite-wide index of a bucket's k-th scenario: it deals the
@@ -268,13 +276,18 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
 		}
 		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: handoff, Table: sol.table, Callers: sol.callers}
+		ob := outboundOf(c, u, tools, gr.Unanswered)
+		if ob != nil {
+			spec = ob.spec(spec)
+		}
 		spec.Binds = gr.Bindings.For(specTools(spec)...)
 		if sol.axis != nil {
 			sol.axis.UseCase = u.ID
 			p.Axes = append(p.Axes, *sol.axis)
 		}
 		changes := tool.ChangesState == nil || *tool.ChangesState
-		for _, lv := range sol.levels {
+		anySucceed := slices.ContainsFunc(sol.levels, func(lv level) bool { return lv.outcome == "succeed" })
+		for li, lv := range sol.levels {
 			lspec := spec
 			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
 			for _, k := range lv.templates {
@@ -303,6 +316,21 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 					Axes: axes, Want: want, Spec: lspec,
 					Angle: angle(u, tool, lv, outcome, overlay),
 				})
+			}
+			if ob != nil {
+				for _, ab := range ob.buckets(lv, li == 0, anySucceed, changes, handoff, acting, tool) {
+					oaxes := maps.Clone(axes)
+					oaxes[AnswerAxis] = ab.answer
+					ospec := lspec
+					ospec.Answer = ab.answer
+					all = append(all, Bucket{
+						Theme: u.ID, Cell: cellOf[acting], UseCase: u.ID,
+						Outcome: ab.outcome, Overlay: ab.overlay, Kind: outboundKind(ab.answer, ab.outcome, ab.overlay),
+						Axes: oaxes, Want: want, Spec: ospec,
+						Angle: outboundAngle(u, tool, lv, ab),
+					})
+				}
+				continue
 			}
 			switch lv.outcome {
 			case "succeed":
@@ -459,7 +487,7 @@ func lessonsOf(c *contract.Contract, maxProbe int) *lessons {
 
 // specTools are the tools a bucket's scenarios may call.
 func specTools(s Spec) []string {
-	out := append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...)
+	out := append(append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...), outboundTools(s)...)
 	for _, t := range []string{s.Tool, s.Then, s.Handoff} {
 		if t != "" {
 			out = append(out, t)
@@ -532,6 +560,9 @@ func bucketRank(b Bucket) int {
 			}
 		}
 		return len(list)
+	}
+	if r, plain := answerRank(b); plain {
+		return r
 	}
 	r := rank([]string{"succeed", "refuse", "ask", "escalate"}, b.Outcome)*10 + rank(Overlays, b.Overlay)
 	if b.Overlay != "none" {
