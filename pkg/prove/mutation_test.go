@@ -36,11 +36,11 @@ const (
 	refusalMoved = "refusal-moved"
 	// An ask whose missing step is not what blocks the act: another call
 	// named as missing, or the missing step already on the tempting path.
-	askWrongStep    = "ask-other-step"
-	askStepOnPath   = "ask-step-on-path"
-	noOp            = "act-made-no-op"
-	alwaysTrue      = "always-true-check-added"
-	actChecksGone   = "act-checks-removed"
+	askWrongStep  = "ask-other-step"
+	askStepOnPath = "ask-step-on-path"
+	noOp          = "act-made-no-op"
+	alwaysTrue    = "always-true-check-added"
+	actChecksGone = "act-checks-removed"
 	// Outbound calls a voicemail box or someone else answered: the rule
 	// that forbids the act dropped (the world would carry it out); the act
 	// done all the same in the solution; the call relabelled as taken by
