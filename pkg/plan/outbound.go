@@ -136,18 +136,27 @@ func outboundAngle(u *contract.UseCase, t *contract.Tool, lv level, b outboundBu
 }
 
 // answerRank orders an outbound use case's plain buckets: after the
-// ordinary success, each other answer once, so a small ask still reaches a
-// voicemail box, a wrong person and a busy callee.
+// ordinary success, each other answer once, then the same again at the next
+// level, so a small ask reaches a voicemail box, a wrong person and a busy
+// callee before a second level of any. Other buckets rank as inbound ones.
 func answerRank(b Bucket) (int, bool) {
-	switch b.Axes[AnswerAxis] {
-	case scenario.Voicemail:
-		return 1, b.Overlay == "none"
-	case scenario.WrongPerson:
-		return 2, b.Overlay == "none"
-	case scenario.CallLater:
-		return 3, b.Overlay == "none"
+	if b.Spec.Answer == "" || b.Overlay != "none" {
+		return 0, false
 	}
-	return 0, false
+	r := 0
+	switch b.Spec.Answer {
+	case scenario.Voicemail:
+		r = 1
+	case scenario.WrongPerson:
+		r = 2
+	case scenario.CallLater:
+		r = 3
+	case scenario.RightPerson:
+		if b.Outcome != "succeed" {
+			return 0, false
+		}
+	}
+	return r + 4*b.repeat, true
 }
 
 // outboundTools are the tools an outbound bucket's scenarios call beside the

@@ -91,6 +91,10 @@ type Bucket struct {
 	Axes    map[string]string `json:"axes"`
 	Want    int               `json:"want"`
 	Spec    Spec              `json:"spec"`
+	// repeat is, for an outbound bucket, how many earlier levels of its use
+	// case dealt a bucket of the same answer, outcome and overlay: a small
+	// ask reaches every answer before a second level of one.
+	repeat int
 }
 
 // Plan is the whole plan of a run.
@@ -287,6 +291,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		}
 		changes := tool.ChangesState == nil || *tool.ChangesState
 		anySucceed := slices.ContainsFunc(sol.levels, func(lv level) bool { return lv.outcome == "succeed" })
+		dealtBefore := map[outboundBucket]int{}
 		for li, lv := range sol.levels {
 			lspec := spec
 			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
@@ -327,8 +332,9 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 						Theme: u.ID, Cell: cellOf[acting], UseCase: u.ID,
 						Outcome: ab.outcome, Overlay: ab.overlay, Kind: outboundKind(ab.answer, ab.outcome, ab.overlay),
 						Axes: oaxes, Want: want, Spec: ospec,
-						Angle: outboundAngle(u, tool, lv, ab),
+						Angle: outboundAngle(u, tool, lv, ab), repeat: dealtBefore[ab],
 					})
+					dealtBefore[ab]++
 				}
 				continue
 			}
