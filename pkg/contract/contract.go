@@ -63,7 +63,7 @@ type Rule struct {
 	CheckLine int    `json:"-"`
 }
 
-// UseCase is one thing the agent is for. Tools is an extension to CONTRACT.md:
+// UseCase is one thing the agent is for. Tools, optional, names
 // the tools this use case is served by, when the author wants to say so; the
 // planner otherwise matches use cases to tools by their words.
 //

@@ -77,7 +77,7 @@ func (c *Contract) Gated() []string {
 	return out
 }
 
-// RefOf says which record an argument names (CONTRACT.md "Probes"):
+// RefOf says which record an argument names (docs/contract.md, "x-ref"):
 //
 //  1. its x-ref when it has one ("x-ref: false" says it names none);
 //  2. else the one table whose single-column primary key has the argument's

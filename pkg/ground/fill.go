@@ -342,6 +342,97 @@ func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 	return nil, false
 }
 
+// Renew makes a state-changing call's lists of objects name a change: a
+// list that is the case's own rows (a reservation's passengers) gets its
+// last object from another table that holds the same fields and that the
+// case reaches (one of the caller's saved passengers), so the act does not
+// set what is already there. Other arguments are left as they are.
+func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound) map[string]any {
+	out, copied := args, false
+	for _, name := range t.ParamNames() {
+		ps := paramSchema(t, name)
+		items, ok := ps["items"].(map[string]any)
+		if !ok || ps["type"] != "array" || items["type"] != "object" {
+			continue
+		}
+		list, ok := args[name].([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		last, _ := list[len(list)-1].(map[string]any)
+		props, _ := items["properties"].(map[string]any)
+		for _, tb := range g.coveringTables(items) {
+			var pick Row
+			for _, r := range b.Rows[tb.Name] {
+				differs := false
+				for k := range props {
+					if r[k] != nil && Text(r[k]) != Text(last[k]) {
+						differs = true
+					}
+				}
+				if differs {
+					pick = r
+					break
+				}
+			}
+			if pick == nil {
+				continue
+			}
+			o := map[string]any{}
+			for k := range props {
+				if pick[k] != nil {
+					o[k] = pick[k]
+				} else if last[k] != nil {
+					o[k] = last[k]
+				}
+			}
+			same := false
+			for _, x := range list[:len(list)-1] {
+				if m, _ := x.(map[string]any); Text(m) == Text(o) {
+					same = true
+				}
+			}
+			if same {
+				continue
+			}
+			if !copied {
+				out, copied = make(map[string]any, len(args)), true
+				for k, v := range args {
+					out[k] = v
+				}
+			}
+			nl := append(append([]any{}, list[:len(list)-1]...), o)
+			out[name] = nl
+			break
+		}
+	}
+	return out
+}
+
+// coveringTables are the tables holding every required field of a list's
+// objects, in schema order.
+func (g *Graph) coveringTables(items map[string]any) []contract.Table {
+	var need []string
+	if req, ok := items["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				need = append(need, s)
+			}
+		}
+	}
+	var out []contract.Table
+	for _, tb := range g.C.Tables {
+		covers := len(need) > 0
+		for _, n := range need {
+			covers = covers && tb.Column(n) != nil
+		}
+		if covers {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
 // related finds a row of table tb next to the case: a sibling (same parent,
 // another row) of the row of tb the case uses, so that a "new" choice
 // differs from the current one: among the case's own rows first (another

@@ -663,7 +663,7 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 		}
 		if name == tool.Name && (t.ChangesState == nil || *t.ChangesState) {
 			// An act that sets what is already there changes nothing.
-			args = g.Freshen(t, args, b)
+			args = g.Renew(t, g.Freshen(t, args, b), b)
 		}
 		calls = append(calls, scenario.Call{Tool: name, Args: args})
 	}
