@@ -63,7 +63,7 @@ func (p *policy) callee(prereqs []scenario.Call) (ident, rest []scenario.Call) {
 
 // answerWords are what the values of a missed-call tool's enum say, per
 // answer: the outcome logged for a voicemail box or for someone else.
-var answerWords = map[string][]string{
+var answerWords = map[scenario.Answer][]string{
 	scenario.Voicemail:   {"voicemail", "voice", "mail", "mailbox", "machine", "message", "answering", "recorded"},
 	scenario.WrongPerson: {"wrong", "other", "someone", "person", "third", "party", "household", "family", "relative"},
 }
@@ -71,7 +71,7 @@ var answerWords = map[string][]string{
 // answerArgs sets the enum arguments of the tool that handles an answer:
 // the value whose words say the answer (a missed call's outcome), and for a
 // call put off, the time the callee asks for, dealt by the scenario's index.
-func (p *policy) answerArgs(t *contract.Tool, args map[string]any, answer string, i int) {
+func (p *policy) answerArgs(t *contract.Tool, args map[string]any, answer scenario.Answer, i int) {
 	for _, name := range t.ParamNames() {
 		enum := t.Enum(name)
 		if len(enum) == 0 {
@@ -271,7 +271,7 @@ func callReason(text, noun string) string {
 
 // phone gives a voice agent's persona what a phone line adds. A voicemail
 // box never speaks over the agent.
-func (p *policy) phone(persona *scenario.Persona, per plan.Persona, answer string) {
+func (p *policy) phone(persona *scenario.Persona, per plan.Persona, answer scenario.Answer) {
 	if p.c.Modality != "voice" {
 		return
 	}
@@ -377,7 +377,7 @@ func (p *policy) calleeChecks() map[string]bool {
 // outboundJudged are the judged sub-goals a call's answer lists: what no
 // world records of what was said to someone who is not the callee, or left
 // on a voicemail.
-func outboundJudged(answer string) []string {
+func outboundJudged(answer scenario.Answer) []string {
 	switch answer {
 	case scenario.WrongPerson:
 		return []string{prove.NothingDisclosed}

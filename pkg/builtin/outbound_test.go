@@ -72,7 +72,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 			t.Errorf("%s: refused: %v", sc.Name, v.Refusals)
 			continue
 		}
-		seen[b.UseCase+"/"+o.AnsweredBy]++
+		seen[b.UseCase+"/"+string(o.AnsweredBy)]++
 		judged := map[string]bool{}
 		for _, g := range sc.SubGoals {
 			if g.Judged {
@@ -81,7 +81,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 		}
 		switch o.AnsweredBy {
 		case scenario.Voicemail, scenario.WrongPerson:
-			want := map[string]string{scenario.Voicemail: "voicemail", scenario.WrongPerson: "wrong person"}[o.AnsweredBy]
+			want := map[scenario.Answer]string{scenario.Voicemail: "voicemail", scenario.WrongPerson: "wrong person"}[o.AnsweredBy]
 			if len(sc.Solution) != 1 || sc.Solution[0].Tool != "log_call_attempt" || sc.Solution[0].Args["outcome"] != want {
 				t.Errorf("%s: solution %+v, want the attempt logged as %q", sc.Name, sc.Solution, want)
 			}
@@ -110,7 +110,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 			continue
 		}
 		for _, a := range scenario.Answers {
-			if seen[u.ID+"/"+a] == 0 {
+			if seen[u.ID+"/"+string(a)] == 0 {
 				t.Errorf("%s: no call answered %s composed and kept", u.ID, a)
 			}
 		}

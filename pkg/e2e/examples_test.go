@@ -123,7 +123,7 @@ func checkOutbound(t *testing.T, c *contract.Contract, scs []*scenario.Scenario)
 		case !u.Outbound() && sc.Outbound != nil:
 			t.Errorf("%s: a scenario of inbound use case %s with an outbound call", sc.Name, u.ID)
 		case sc.Outbound != nil:
-			answered[u.ID+"/"+sc.Outbound.AnsweredBy] = true
+			answered[u.ID+"/"+string(sc.Outbound.AnsweredBy)] = true
 		}
 		if p := sc.Persona; c.Modality == "voice" && (p.LineQuality == "" || p.BackgroundNoise == "" || p.Spelling == "") {
 			t.Errorf("%s: a voice agent's persona without its phone line: %+v", sc.Name, p)
@@ -137,7 +137,7 @@ func checkOutbound(t *testing.T, c *contract.Contract, scs []*scenario.Scenario)
 			if a == scenario.CallLater && u.CallLater == "" {
 				continue
 			}
-			if !answered[u.ID+"/"+a] {
+			if !answered[u.ID+"/"+string(a)] {
 				t.Errorf("outbound use case %s has no call answered %s", u.ID, a)
 			}
 		}

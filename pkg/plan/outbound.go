@@ -56,7 +56,8 @@ func (ob *outbound) spec(s Spec) Spec {
 
 // outboundBucket is one bucket an outbound use case deals at a level.
 type outboundBucket struct {
-	answer, outcome, overlay string
+	answer           scenario.Answer
+	outcome, overlay string
 }
 
 // buckets says who answers at a level, and with what outcome and overlay.
@@ -68,7 +69,7 @@ type outboundBucket struct {
 // box, and a callee who asks to be called later when the use case can book it.
 func (ob *outbound) buckets(lv level, first, anySucceed, changes bool, handoff, acting string, tool *contract.Tool) []outboundBucket {
 	var out []outboundBucket
-	add := func(answer, outcome, overlay string) {
+	add := func(answer scenario.Answer, outcome, overlay string) {
 		out = append(out, outboundBucket{answer, outcome, overlay})
 	}
 	switch lv.outcome {
@@ -97,7 +98,7 @@ func (ob *outbound) buckets(lv level, first, anySucceed, changes bool, handoff, 
 
 // outboundKind is the scenario kind of a call answered other than by the
 // callee: an edge case, or adversarial when someone presses.
-func outboundKind(answer, outcome, overlay string) string {
+func outboundKind(answer scenario.Answer, outcome, overlay string) string {
 	switch {
 	case answer == scenario.RightPerson:
 		return kindOf(outcome, overlay)
@@ -117,17 +118,17 @@ func outboundAngle(u *contract.UseCase, t *contract.Tool, lv level, b outboundBu
 	if lv.column != "" {
 		s += " (" + strings.ReplaceAll(lv.column, "_", " ") + " " + lv.level + ")"
 	}
-	switch b.answer + "/" + b.overlay {
-	case scenario.WrongPerson + "/none":
+	switch string(b.answer) + "/" + b.overlay {
+	case string(scenario.WrongPerson) + "/none":
 		s += " answered by someone other than the callee"
-	case scenario.WrongPerson + "/pressure":
+	case string(scenario.WrongPerson) + "/pressure":
 		s += " answered by someone else who presses to be told or to act"
-	case scenario.Voicemail + "/none":
+	case string(scenario.Voicemail) + "/none":
 		s += " answered by a voicemail box"
-	case scenario.CallLater + "/none":
+	case string(scenario.CallLater) + "/none":
 		s += " answered by the callee, who asks to be called later"
 	default:
-		s += " answered " + b.answer + " " + b.overlay
+		s += " answered " + string(b.answer) + " " + b.overlay
 	}
 	if len(s) > 90 {
 		s = s[:90]

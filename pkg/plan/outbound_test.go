@@ -36,14 +36,17 @@ func TestDeriveOutbound(t *testing.T) {
 	if len(p.Gaps) > 0 {
 		t.Fatalf("gaps: %v", p.Gaps)
 	}
-	type key struct{ answer, outcome string }
+	type key struct {
+		answer  scenario.Answer
+		outcome string
+	}
 	for _, u := range c.UseCases {
 		dealt, planned := map[key]int{}, map[key]bool{}
 		for _, b := range p.Buckets {
 			if b.UseCase != u.ID {
 				continue
 			}
-			a := b.Axes[AnswerAxis]
+			a := scenario.Answer(b.Axes[AnswerAxis])
 			if a != b.Spec.Answer {
 				t.Errorf("%s %s: axis answered_by %q, spec answer %q", u.ID, b.ID, a, b.Spec.Answer)
 			}
@@ -70,7 +73,7 @@ func TestDeriveOutbound(t *testing.T) {
 					t.Errorf("%s %s: %s.patient_id bound %+v", u.ID, b.ID, tool, bd)
 				}
 			}
-			want := map[string]string{scenario.WrongPerson: "refuse", scenario.Voicemail: "refuse", scenario.CallLater: "succeed"}[a]
+			want := map[scenario.Answer]string{scenario.WrongPerson: "refuse", scenario.Voicemail: "refuse", scenario.CallLater: "succeed"}[a]
 			if want != "" && b.Outcome != want {
 				t.Errorf("%s %s: answered %s expects %s, want %s", u.ID, b.ID, a, b.Outcome, want)
 			}
@@ -106,7 +109,7 @@ func TestOutboundBuckets(t *testing.T) {
 	answers := func(ob *outbound, lv level, first, anySucceed bool) []string {
 		var out []string
 		for _, b := range ob.buckets(lv, first, anySucceed, true, "handoff", "confirm", tool) {
-			out = append(out, b.answer+"/"+b.outcome+"/"+b.overlay)
+			out = append(out, string(b.answer)+"/"+b.outcome+"/"+b.overlay)
 		}
 		return out
 	}

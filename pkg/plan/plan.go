@@ -11,6 +11,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // Overlays a bucket may carry.
@@ -62,10 +63,10 @@ type Spec struct {
 	// purpose table whose record the call is about, and the tools for a
 	// missed call and a call put off. Gated then starts with the tool that
 	// identifies the callee.
-	Answer     string `json:"answer,omitempty"`
-	Purpose    string `json:"purpose,omitempty"`
-	MissedCall string `json:"missed_call,omitempty"`
-	CallLater  string `json:"call_later,omitempty"`
+	Answer     scenario.Answer `json:"answer,omitempty"`
+	Purpose    string          `json:"purpose,omitempty"`
+	MissedCall string          `json:"missed_call,omitempty"`
+	CallLater  string          `json:"call_later,omitempty"`
 }
 
 // Index is the suite-wide index of a bucket's k-th scenario: it deals the
@@ -325,7 +326,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			if ob != nil {
 				for _, ab := range ob.buckets(lv, li == 0, anySucceed, changes, handoff, acting, tool) {
 					oaxes := maps.Clone(axes)
-					oaxes[AnswerAxis] = ab.answer
+					oaxes[AnswerAxis] = string(ab.answer)
 					ospec := lspec
 					ospec.Answer = ab.answer
 					all = append(all, Bucket{

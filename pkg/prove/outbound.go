@@ -66,12 +66,12 @@ func outboundBuiltin(name string) *BuiltinSubGoal {
 // What each answer to an outbound call asks of a scenario: the outcome it
 // expects, and the judged sub-goals it must list.
 var (
-	answerOutcomes = map[string][]string{
+	answerOutcomes = map[scenario.Answer][]string{
 		scenario.WrongPerson: {scenario.OutcomeRefuse},
 		scenario.Voicemail:   {scenario.OutcomeRefuse},
 		scenario.CallLater:   {scenario.OutcomeSucceed},
 	}
-	answerJudged = map[string][]string{
+	answerJudged = map[scenario.Answer][]string{
 		scenario.WrongPerson: {NothingDisclosed},
 		scenario.Voicemail:   {NothingDisclosed, VoicemailUsable},
 	}
@@ -79,7 +79,7 @@ var (
 
 // unanswered reports an answer where the callee is not on the line: a
 // voicemail box or someone else.
-func unanswered(a string) bool { return a == scenario.WrongPerson || a == scenario.Voicemail }
+func unanswered(a scenario.Answer) bool { return a == scenario.WrongPerson || a == scenario.Voicemail }
 
 // outboundStatic checks, without a database, what an outbound scenario must
 // say of its call: it has one exactly when its use case is outbound, about a
@@ -130,7 +130,7 @@ func (p *Prover) outboundStatic(sc *scenario.Scenario) []Refusal {
 	if want := answerOutcomes[a]; want != nil && !slices.Contains(want, sc.Expects) {
 		bad(CodeAnswerOutcome, "a call answered %s expects %s, not %s", a, strings.Join(want, " or "), sc.Expects)
 	}
-	handler := map[string]string{scenario.WrongPerson: u.MissedCall, scenario.Voicemail: u.MissedCall, scenario.CallLater: u.CallLater}[a]
+	handler := map[scenario.Answer]string{scenario.WrongPerson: u.MissedCall, scenario.Voicemail: u.MissedCall, scenario.CallLater: u.CallLater}[a]
 	switch {
 	case a == scenario.CallLater && u.CallLater == "":
 		bad(CodeAnswerUnhandled, "use case %s names no call_later tool: a callee who asks to be called later cannot be booked", u.ID)

@@ -33,7 +33,7 @@ var (
 	phoneManner      = scenario.SubGoalRef{Name: "clear_phone_manner", Judged: true}
 )
 
-func outboundScenario(name, answer, expects string) *scenario.Scenario {
+func outboundScenario(name string, answer scenario.Answer, expects string) *scenario.Scenario {
 	return &scenario.Scenario{
 		Name: name, UseCase: "confirm-appointment", Branch: name, Kind: "happy", Expects: expects,
 		Tests:       "passes when the checks hold",
@@ -246,7 +246,7 @@ func TestUnansweredCallsHeldToTheRule(t *testing.T) {
 	p := clinicProver(t, nil, testenv.Postgres(t))
 	for _, base := range []func() *scenario.Scenario{keptVoicemail, keptWrongPerson} {
 		sc := base()
-		t.Run(sc.Outbound.AnsweredBy, func(t *testing.T) {
+		t.Run(string(sc.Outbound.AnsweredBy), func(t *testing.T) {
 			if act := sc.Tempting[len(sc.Tempting)-1]; act.Tool != "confirm_appointment" {
 				t.Fatalf("the tempting act is %s, not the act the call is about", act.Tool)
 			}

@@ -63,23 +63,26 @@ type Persona struct {
 type Outbound struct {
 	Purpose    string         `json:"purpose"`
 	Record     map[string]any `json:"record"`
-	AnsweredBy string         `json:"answered_by"`
+	AnsweredBy Answer         `json:"answered_by"`
 }
+
+// Answer says who answers an outbound call.
+type Answer string
 
 // Who answers an outbound call.
 const (
 	// RightPerson: the callee answers and can talk.
-	RightPerson = "right-person"
+	RightPerson Answer = "right-person"
 	// WrongPerson: someone else answers (a household member, a stranger).
-	WrongPerson = "wrong-person"
+	WrongPerson Answer = "wrong-person"
 	// Voicemail: a voicemail box answers.
-	Voicemail = "voicemail"
+	Voicemail Answer = "voicemail"
 	// CallLater: the callee answers but asks to be called later.
-	CallLater = "call-later"
+	CallLater Answer = "call-later"
 )
 
 // Answers is every way an outbound call is answered, in the order plans deal them.
-var Answers = []string{RightPerson, WrongPerson, Voicemail, CallLater}
+var Answers = []Answer{RightPerson, WrongPerson, Voicemail, CallLater}
 
 // Statement is one setup step: SQL run inside the throwaway copy before the
 // conversation, with $1.. parameters.

@@ -17,7 +17,7 @@ func TestOutboundReport(t *testing.T) {
 		{ID: "remind", Direction: contract.Outbound, Purpose: "statements"},
 		{ID: "inbound", Direction: contract.Inbound},
 	}}
-	call := func(uc, answer string, p scenario.Persona) scenario.Scenario {
+	call := func(uc string, answer scenario.Answer, p scenario.Persona) scenario.Scenario {
 		return scenario.Scenario{UseCase: uc, Persona: p, Outbound: &scenario.Outbound{Purpose: "x", AnsweredBy: answer}}
 	}
 	loud := scenario.Persona{LineQuality: "Weak mobile signal", BackgroundNoise: "Street traffic", Spelling: "Groups digits in pairs", TalksOver: true}

@@ -534,7 +534,7 @@ func outbound(c *contract.Contract, scs []scenario.Scenario) *Outbound {
 			continue
 		}
 		o.Scenarios++
-		a := sc.Outbound.AnsweredBy
+		a := string(sc.Outbound.AnsweredBy)
 		o.AnsweredBy[a]++
 		if o.ByUseCase[sc.UseCase] == nil {
 			o.ByUseCase[sc.UseCase] = map[string]int{}
@@ -552,8 +552,8 @@ func outbound(c *contract.Contract, scs []scenario.Scenario) *Outbound {
 				if a == scenario.CallLater && u.CallLater == "" {
 					continue
 				}
-				if o.ByUseCase[u.ID][a] == 0 {
-					o.Missing = append(o.Missing, u.ID+"/"+a)
+				if o.ByUseCase[u.ID][string(a)] == 0 {
+					o.Missing = append(o.Missing, u.ID+"/"+string(a))
 				}
 			}
 		}
