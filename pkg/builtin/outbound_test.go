@@ -44,7 +44,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 		if b.Spec.Answer == "" || b.Overlay != "none" && b.Spec.Answer == scenario.RightPerson {
 			continue
 		}
-		bk := brief.Bucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay, Kind: b.Kind, Axes: b.Axes, Want: b.Want, Spec: b.Spec}
+		bk := brief.Bucket{Bucket: b}
 		var sc scenario.Scenario
 		ok := false
 		for _, key := range b.Spec.Templates {
