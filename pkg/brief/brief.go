@@ -136,11 +136,19 @@ func Render(b Brief) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Write %d scenarios for the agent %q: this slice's buckets are below.\n\n", b.Outstanding(), b.Agent)
 	for _, bk := range b.Buckets {
-		fmt.Fprintf(&s, "- bucket %s (%s): %d more of %q, expected outcome %s, overlay %s\n",
+		fmt.Fprintf(&s, "- bucket %s (%s): %d more of %q, expected outcome %s, overlay %s",
 			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Angle, bk.Outcome, bk.Overlay)
+		if bk.Spec.Answer != "" {
+			fmt.Fprintf(&s, ", an outbound call about a %s record answered by %s", bk.Spec.Purpose, bk.Spec.Answer)
+		}
+		s.WriteString("\n")
 	}
 	fmt.Fprintf(&s, "\nStart your callers from this spread: initials %v, code prefixes %v, personalities %v, accents %v.\n",
 		b.Spread.Initials, b.Spread.CodePrefixes, b.Spread.Personalities, b.Spread.Accents)
+	if len(b.Spread.LineQualities) > 0 {
+		fmt.Fprintf(&s, "On the phone: lines %v, background %v, names and codes given as %v; %d of them talk over the agent.\n",
+			b.Spread.LineQualities, b.Spread.BackgroundNoises, b.Spread.Spellings, b.Spread.TalkOver)
+	}
 	if b.Gap != "" {
 		fmt.Fprintf(&s, "\nThis is a gap slice from the suite review: %s\n", b.Gap)
 	}

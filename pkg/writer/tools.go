@@ -123,8 +123,8 @@ func (ss *session) subGoals(ctx context.Context) string {
 	}
 	// Sub-goals writers added to this run (add_sub_goal) come next.
 	out = append(out, ss.runSubGoalEntries(ctx)...)
-	for _, b := range prove.Builtins {
-		out = append(out, subGoalEntry{Name: b.Name, What: b.What, Params: b.Params, Builtin: true})
+	for _, b := range prove.BuiltinsFor(ss.e.C) {
+		out = append(out, subGoalEntry{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Builtin: true})
 	}
 	return jsonText(out)
 }
