@@ -24,6 +24,8 @@ type Graph struct {
 	C *contract.Contract
 	// fks[child table] = foreign keys of that table.
 	fks map[string][]FK
+	// owned are the tables whose rows belong to a caller (OwnedTable).
+	owned map[string]bool
 	// cols indexes the frozen seed by column: table+"\x00"+column ->
 	// *column. Minting looks values up many times per scenario, and writers
 	// share one Graph, so entries are built once, on first use.
@@ -79,6 +81,7 @@ func New(c *contract.Contract) *Graph {
 			g.fks[t.Name] = append(g.fks[t.Name], FK{Table: t.Name, Column: col.Name, RefTable: rt, RefColumn: rc})
 		}
 	}
+	g.owned = g.ownedTables()
 	return g
 }
 
@@ -156,6 +159,39 @@ func (g *Graph) Owner(table string, r Row) Row {
 		r, table = next, nextTable
 	}
 	return nil
+}
+
+// OwnedTable reports a table whose rows belong to a caller: the caller table
+// or one with a chain of foreign keys up to it.
+func (g *Graph) OwnedTable(table string) bool { return g.owned[table] }
+
+// ownedTables finds the tables OwnedTable reports, once.
+func (g *Graph) ownedTables() map[string]bool {
+	owned := map[string]bool{}
+	cl := g.C.Caller
+	if cl == nil {
+		return owned
+	}
+	var up func(t string, seen map[string]bool) bool
+	up = func(t string, seen map[string]bool) bool {
+		if t == cl.Table {
+			return true
+		}
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		for _, fk := range g.fks[t] {
+			if up(fk.RefTable, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range g.C.Tables {
+		owned[t.Name] = up(t.Name, map[string]bool{})
+	}
+	return owned
 }
 
 // Text renders a JSON-like value as the text the agent would read or say.
@@ -301,9 +337,11 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 	if cl != nil {
 		restricted[cl.Table] = true
 	}
+	// Nor is a row copied that points at someone's row left behind: a minted
+	// product's variants stay out of other callers' orders.
 	eligible := func(t string, r Row) bool {
 		for _, fk := range g.fks[t] {
-			if r[fk.Column] == nil || !restricted[fk.RefTable] {
+			if r[fk.Column] == nil || !restricted[fk.RefTable] && !g.OwnedTable(fk.RefTable) {
 				continue
 			}
 			if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil {

@@ -45,14 +45,19 @@ const (
 	CodeUnknownRule      Code = "unknown-rule"
 	CodeRuleCheckMissing Code = "rule-check-missing"
 	CodePlaceholder      Code = "placeholder"
+	CodeDuplicateSubGoal Code = "duplicate-sub-goal"
+	CodeActOffUseCase    Code = "act-off-use-case"
+	CodeBadRef           Code = "bad-ref"
+	CodeInjection        Code = "injection"
 )
 
 // Ready gate codes.
 const (
-	CodeSetupFailed   Code = "setup-failed"
-	CodeUnknownCaller Code = "unknown-caller"
-	CodeBadReady      Code = "bad-ready"
-	CodeNotReady      Code = "not-ready"
+	CodeSetupFailed    Code = "setup-failed"
+	CodeUnknownCaller  Code = "unknown-caller"
+	CodeBadReady       Code = "bad-ready"
+	CodeNotReady       Code = "not-ready"
+	CodeSetupOverreach Code = "setup-overreach"
 )
 
 // Solvable gate codes (CodeStepCrashed is also the outcome gate's).
@@ -61,6 +66,7 @@ const (
 	CodeStepRefused Code = "step-refused"
 	CodeCheckBroken Code = "check-broken"
 	CodeCheckFailed Code = "check-failed"
+	CodeRuleBroken  Code = "rule-broken"
 )
 
 // Grounding gate codes (CodeCallerMismatch is also the outcome gate's).
@@ -68,6 +74,8 @@ const (
 	CodeUngrounded         Code = "ungrounded"
 	CodeOutputNotInResults Code = "output-not-in-results"
 	CodeCallerMismatch     Code = "caller-mismatch"
+	CodeUnreachableRecord  Code = "unreachable-record"
+	CodeVagueOutput        Code = "vague-output"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -78,6 +86,8 @@ const (
 	CodeNoHandoff         Code = "no-handoff"
 	CodeAskUnblocked      Code = "ask-unblocked"
 	CodeAskStillRefused   Code = "ask-still-refused"
+	CodeUnstatedChoice    Code = "unstated-choice"
+	CodeAskAnswerable     Code = "ask-answerable"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -114,13 +124,18 @@ var Codes = []GateCode{
 	{GateStatic, CodeNoHandler}, {GateStatic, CodeBadArgs}, {GateStatic, CodeRequiresUnmet},
 	{GateStatic, CodeNoSubGoals}, {GateStatic, CodeUnknownSubGoal}, {GateStatic, CodeBadParams},
 	{GateStatic, CodeJudgedMismatch}, {GateStatic, CodeNoSettledCheck}, {GateStatic, CodeUnknownRule},
-	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
+	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder}, {GateStatic, CodeDuplicateSubGoal},
+	{GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
+	{GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
+	{GateSolvable, CodeRuleBroken},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
+	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
-	{GateOutcome, CodeCallerMismatch},
+	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeUnreachableRecord}, {GateOutcome, CodeUnstatedChoice},
+	{GateOutcome, CodeAskAnswerable},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

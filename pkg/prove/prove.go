@@ -54,11 +54,14 @@ type Prover struct {
 	// params are the tools' compiled params schemas; a tool whose params do
 	// not compile (a contract Load refuses) has none and is not checked here.
 	params map[string]*jsonschema.Schema
+	// pristine caches the frozen world's snapshot, shared by the provers
+	// WithSubGoals derives.
+	pristine *frozenState
 }
 
 // New returns a prover.
 func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
-	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}}
+	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}, pristine: &frozenState{}}
 	for _, s := range c.Seeds {
 		for _, r := range s.Rows {
 			for _, v := range r {
@@ -154,6 +157,12 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared = nil, nil, nil, nil, nil, nil, false
 		var err error
 		if rs, err = pr.p.ready(ctx, cp, sc); err != nil || len(rs) > 0 {
+			return err
+		}
+		if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
+			if msg != "" {
+				rs = []Refusal{{GateReady, CodeSetupOverreach, msg, ""}}
+			}
 			return err
 		}
 		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })

@@ -125,6 +125,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		bad(CodeNoSettledCheck, "every sub-goal is judged; at least one must be code-settled")
 	}
 	rs = append(rs, p.staticOutcome(sc)...)
+	rs = append(rs, directives(sc)...)
 	for _, s := range textOf(sc) {
 		for _, re := range placeholders {
 			if m := re.FindString(s); m != "" {
