@@ -121,8 +121,16 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = rs
 		return v, nil
 	}
+	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
 		v.Refusals = []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}
+		return v, nil
+	}
+	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
+		v.Refusals = []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}
 		return v, nil
 	}
 	if err := pr.counterfactuals(ctx); err != nil {
@@ -171,6 +179,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 			return err
 		}
 		pr.nothing = &Run{Gate: GateNotVacuous, Counterfactual: Nothing, Checks: nothing}
+		if pr.prohibited, err = pr.prohibitions(ctx, view); err != nil {
+			return err
+		}
 		pr.results = play(ctx, cp, sc.Solution)
 		pr.solution = &Run{Gate: GateSolvable, Counterfactual: Solution, Calls: steps(pr.results)}
 		for i, r := range pr.results {
@@ -197,7 +208,13 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name})
 			}
 		}
-		if len(rs) > 0 || sc.Expects != scenario.OutcomeSucceed || !pr.changesState() {
+		if len(rs) > 0 {
+			return nil
+		}
+		if rs, err = pr.rulesBroken(ctx, view, pr.prohibited); err != nil || len(rs) > 0 {
+			return err
+		}
+		if sc.Expects != scenario.OutcomeSucceed || !pr.changesState() {
 			return nil
 		}
 		bcp, err := before.Copy()

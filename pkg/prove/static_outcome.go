@@ -88,14 +88,24 @@ var printer = message.NewPrinter(language.English)
 // ("" when they fit): a call the world would refuse for its arguments
 // proves nothing about the case.
 func (p *Prover) argsInvalid(c scenario.Call) string {
-	s := p.params[c.Tool]
-	if s == nil || hasRef(c.Args) {
+	if hasRef(c.Args) {
 		// A "$N.field" argument is only known once played.
 		return ""
 	}
+	return p.argsBreakSchema(c.Tool, c.Args)
+}
+
+// argsBreakSchema says how arguments (resolved, when played) break the
+// tool's params schema ("" when they fit): the world refuses such a call
+// before its handler runs, for its arguments alone.
+func (p *Prover) argsBreakSchema(tool string, args map[string]any) string {
+	s := p.params[tool]
+	if s == nil {
+		return ""
+	}
 	var v any = map[string]any{}
-	if c.Args != nil {
-		v = jsonValue(c.Args)
+	if args != nil {
+		v = jsonValue(args)
 	}
 	err := s.Validate(v)
 	if err == nil {
@@ -178,7 +188,17 @@ func (p *Prover) offUseCase(sc *scenario.Scenario) []Refusal {
 	off := func(what, tool string) {
 		rs = append(rs, Refusal{Gate: GateStatic, Code: CodeActOffUseCase, Message: fmt.Sprintf("%s calls %s, which use case %s does not list (%s): the case would be proved by a tool it is not about", what, tool, sc.UseCase, strings.Join(u.Tools, ", "))})
 	}
-	if n := len(sc.Tempting); n > 0 && p.c.Tool(sc.Tempting[n-1].Tool) != nil && !slices.Contains(u.Tools, sc.Tempting[n-1].Tool) {
+	// An escalation in a use case that hands over (it lists a tool that ends
+	// the conversation) may press for an act of any use case: handing over
+	// what the desk cannot do is the case.
+	handoff := false
+	for _, name := range u.Tools {
+		if t := p.c.Tool(name); t != nil && t.EndsConversation {
+			handoff = true
+		}
+	}
+	if n := len(sc.Tempting); n > 0 && p.c.Tool(sc.Tempting[n-1].Tool) != nil && !slices.Contains(u.Tools, sc.Tempting[n-1].Tool) &&
+		!(sc.Expects == scenario.OutcomeEscalate && handoff) {
 		off("the act (the last tempting call)", sc.Tempting[n-1].Tool)
 	}
 	for i, c := range sc.Solution {
