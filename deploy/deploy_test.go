@@ -21,6 +21,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
+
+	"github.com/suitegen/suitegen/pkg/migrate"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
@@ -350,7 +352,7 @@ func checkInvariants(t *testing.T, objs []object) {
 	if addr != fmt.Sprintf(":%d", metricsPort) {
 		t.Errorf("writer probes port %q (%d) but --metrics-addr is %q", port, metricsPort, addr)
 	}
-	for _, f := range []string{"--nats", "--database", "--model", "--metrics-addr"} {
+	for _, f := range []string{"--nats", "--model", "--metrics-addr"} {
 		if _, ok := flagValue(ws.Containers[0].Args, f); !ok {
 			t.Errorf("writer lacks %s", f)
 		}
@@ -361,7 +363,7 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 	}
 	if p := find[batchv1.Job](objs, "Job", "planner"); p != nil {
-		for _, f := range []string{"--run", "--nats", "--database", "--scenarios"} {
+		for _, f := range []string{"--run", "--nats", "--scenarios"} {
 			if _, ok := flagValue(p.Spec.Template.Spec.Containers[0].Args, f); !ok {
 				t.Errorf("planner lacks %s", f)
 			}
@@ -379,6 +381,9 @@ func checkInvariants(t *testing.T, objs []object) {
 		spec := tpl.Spec
 		all := append(slices.Clone(spec.InitContainers), spec.Containers...)
 		for _, c := range all {
+			for _, bad := range secretArgs(c, configMaps) {
+				t.Errorf("%s container %s: %s", where, c.Name, bad)
+			}
 			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				req, hasReq := c.Resources.Requests[r]
 				lim, hasLim := c.Resources.Limits[r]
@@ -454,6 +459,25 @@ func checkInvariants(t *testing.T, objs []object) {
 				}
 			}
 		}
+	}
+
+	// suitegen's processes get the database URL (and its password) from the suitegen-secrets
+	// Secret, in their environment; the database's superuser is used by none of them, and
+	// a new volume gets the roles and grants of docs/SECURITY.md.
+	for _, name := range []string{"Deployment/writer", "Job/planner", "Job/reviewer"} {
+		tpl := podSpecs(objs)[name]
+		if tpl == nil {
+			continue
+		}
+		c := tpl.Spec.Containers[0]
+		if !slices.ContainsFunc(c.EnvFrom, func(e corev1.EnvFromSource) bool {
+			return e.SecretRef != nil && e.SecretRef.Name == "suitegen-secrets"
+		}) {
+			t.Errorf("%s does not take its environment (SUITEGEN_DATABASE_URL) from suitegen-secrets", name)
+		}
+	}
+	if pg := find[appsv1.StatefulSet](objs, "StatefulSet", "postgres"); pg != nil {
+		checkPostgres(t, pg, configMaps)
 	}
 
 	// Services select some pod and name ports those pods have.
@@ -931,5 +955,114 @@ func TestDeployDoc(t *testing.T) {
 		if !strings.Contains(doc, want) {
 			t.Errorf("DEPLOY.md lacks %q", want)
 		}
+	}
+}
+
+// secretArgs lists what in a container's arguments could be a secret: a $(VAR) that does not
+// come from a ConfigMap or a literal value (so from a Secret, or nowhere), a URL with a
+// password, a key, a --database flag (its value is a URL with a password). Arguments show in
+// the pod spec, in ps and in crash reports; secrets reach processes as env or files.
+func secretArgs(c corev1.Container, configMaps map[string]*corev1.ConfigMap) []string {
+	plain := map[string]bool{}
+	for _, e := range c.EnvFrom {
+		if e.ConfigMapRef != nil && configMaps[e.ConfigMapRef.Name] != nil {
+			for k := range configMaps[e.ConfigMapRef.Name].Data {
+				plain[e.Prefix+k] = true
+			}
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.FieldRef != nil {
+			plain[e.Name] = true
+		} else {
+			delete(plain, e.Name) // a later env entry overrides envFrom
+		}
+	}
+	var bad []string
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	secretVal := []*regexp.Regexp{
+		regexp.MustCompile(`(?i)postgres(ql)?://[^:/@\s]+:[^@\s]+@`),
+		regexp.MustCompile(`(?i)nats://[^:/@\s]+:[^@\s]+@`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
+		regexp.MustCompile(`(?i)password\s*[=:]\s*\S+`),
+	}
+	for _, a := range append(slices.Clone(c.Command), c.Args...) {
+		for _, m := range ref.FindAllStringSubmatch(a, -1) {
+			if !plain[m[1]] {
+				bad = append(bad, fmt.Sprintf("argument %q takes $(%s), which comes from no ConfigMap or literal: secrets go in env or files", a, m[1]))
+			}
+		}
+		for _, re := range secretVal {
+			if re.MatchString(a) {
+				bad = append(bad, fmt.Sprintf("argument %q looks like a secret", a))
+			}
+		}
+		if a == "--database" || strings.HasPrefix(a, "--database=") {
+			bad = append(bad, "--database is an argument: its value is a URL with a password; use SUITEGEN_DATABASE_URL from a Secret, or --database-url-file")
+		}
+	}
+	return bad
+}
+
+// checkPostgres: the image's superuser is postgres, not the role suitegen's processes log in as,
+// and a new volume runs initdb.sql, which makes that role and the setup of pkg/migrate.
+func checkPostgres(t *testing.T, pg *appsv1.StatefulSet, configMaps map[string]*corev1.ConfigMap) {
+	t.Helper()
+	c := pg.Spec.Template.Spec.Containers[0]
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if env["POSTGRES_USER"].Value != "postgres" {
+		t.Errorf("postgres POSTGRES_USER %q: the image makes that role a superuser; it must not be suitegen's", env["POSTGRES_USER"].Value)
+	}
+	if e := env["SUITEGEN_DB_PASSWORD"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "postgres-auth" {
+		t.Errorf("postgres SUITEGEN_DB_PASSWORD does not come from the postgres-auth Secret: %+v", e)
+	}
+	mounted := ""
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/docker-entrypoint-initdb.d" {
+			mounted = m.Name
+		}
+	}
+	var cm *corev1.ConfigMap
+	for _, v := range pg.Spec.Template.Spec.Volumes {
+		if v.Name == mounted && v.ConfigMap != nil {
+			cm = configMaps[v.ConfigMap.Name]
+		}
+	}
+	if cm == nil {
+		t.Fatal("postgres mounts no ConfigMap at /docker-entrypoint-initdb.d")
+	}
+	sql := cm.Data["initdb.sql"]
+	for _, want := range []string{
+		`\getenv app_password SUITEGEN_DB_PASSWORD`,
+		"CREATE ROLE " + migrate.AdminRole + " NOLOGIN CREATEROLE;",
+		`SELECT format('CREATE ROLE suitegen LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD %L', :'app_password') \gexec`,
+		"ALTER DATABASE suitegen OWNER TO suitegen;",
+		migrate.SetupSQL("suitegen", "suitegen"),
+	} {
+		if !strings.Contains(sql, want) {
+			t.Errorf("initdb.sql lacks:\n%s", want)
+		}
+	}
+}
+
+// TestSecretArgsCanFail: the argument check sees a secret passed as an argument.
+func TestSecretArgsCanFail(t *testing.T) {
+	cms := map[string]*corev1.ConfigMap{"cfg": {Data: map[string]string{"SUITEGEN_NATS_URL": "tls://nats:4222"}}}
+	c := corev1.Container{
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}},
+			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "suitegen-secrets"}}}},
+		Env:  []corev1.EnvVar{{Name: "KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}},
+		Args: []string{"--nats", "$(SUITEGEN_NATS_URL)", "--database", "$(SUITEGEN_DATABASE_URL)", "--key=$(KEY)", "postgres://u:pw@db/x"},
+	}
+	bad := secretArgs(c, cms)
+	if len(bad) != 4 {
+		t.Fatalf("found %d problems, want 4 ($(SUITEGEN_DATABASE_URL), --database, $(KEY), the URL):\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+	c.Args = c.Args[:2]
+	if bad := secretArgs(c, cms); len(bad) != 0 {
+		t.Errorf("a ConfigMap value taken as a secret: %v", bad)
 	}
 }

@@ -122,7 +122,23 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 		_ = st.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	warnSuperuser(ctx, env, pool)
 	return &infra{st: st, pool: pool, qc: cn.queueConfig(st.NATSURL)}, nil
+}
+
+// warnSuperuser says so when the database URL is a superuser's: worlds
+// still get roles of their own, but the ledger's role needs far less (the
+// grants in docs/SECURITY.md).
+func warnSuperuser(ctx context.Context, env *Env, pool *pgxpool.Pool) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Release()
+	if c.Conn().PgConn().ParameterStatus("is_superuser") == "on" {
+		env.Log.Warn("the database URL logs in as a superuser; suitegen needs only the application role of docs/SECURITY.md",
+			"role", c.Conn().PgConn().ParameterStatus("session_authorization"))
+	}
 }
 
 func (in *infra) close(ctx context.Context) {

@@ -183,7 +183,9 @@ func precreateQueue(t *testing.T, cfg queue.Config) {
 // with SIGTERM mid-run, exits leaving no postgres behind, keeps what it
 // proved, and the next run on the same state directory works.
 func TestSigtermLeavesNothing(t *testing.T) {
-	state, out := t.TempDir(), t.TempDir()
+	// A state dir the server's user may enter, so its cluster stays in it
+	// (and pgrep below finds what runs on it).
+	state, out := testenv.ServerDir(t), t.TempDir()
 	p := start(t, nil, "suitegen", "run", examples(t, "rides"), "--scenarios", "2000", "--writers", "2",
 		"--state-dir", state, "--out", out)
 	deadline := time.Now().Add(90 * time.Second)

@@ -92,7 +92,7 @@ func TestFaults(t *testing.T) {
 	started := time.Now()
 
 	// Servers the harness can restart on their own data and port.
-	pgDir, natsDir := t.TempDir(), t.TempDir()
+	pgDir, natsDir := filepath.Join(testenv.ServerDir(t), "pg"), t.TempDir()
 	pg, err := stack.StartPostgres(ctx, stack.PostgresConfig{DataDir: pgDir, Fast: true})
 	if err != nil {
 		t.Fatal(err)

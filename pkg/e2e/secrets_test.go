@@ -32,33 +32,18 @@ import (
 func TestSecretsNeverLeak(t *testing.T) {
 	dir := examples(t, "rides")
 	apiKey := "sk-test-SECRET-" + secRandomHex(t, 12)
-	password := "pw-SECRET-" + secRandomHex(t, 12)
+	// The application role's URL on the test server carries its password.
+	dbURL := testenv.PostgresURL(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := u.User.Username()
+	password, _ := u.User.Password()
+	if len(password) < 24 {
+		t.Fatalf("the database URL carries no password worth looking for: %q", password)
+	}
 	secrets := []string{apiKey, password, apiKey[len(apiKey)-12:], password[len(password)-12:]}
-
-	// A role with a password on the test database server, owning a database
-	// of its own.
-	admin := testenv.PostgresURL(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := "sgsecret_" + secRandomHex(t, 4)
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s'`, role, password)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+role+` OWNER `+role); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.Close(ctx)
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(role, password)
-	u.Path = "/" + role
-	dbURL := u.String()
 
 	sim := startF(t, nil, "suitegen", "provider-sim", dir, "--addr", "127.0.0.1:0", "--seed", "3",
 		"--fault-500", "0.05", "--fault-429", "0.05", "--fault-malformed", "0.02")
@@ -105,13 +90,31 @@ func TestSecretsNeverLeak(t *testing.T) {
 	// Failures whose URLs carry passwords: the errors must not quote them.
 	natsWithPassword := "nats://suitegen:" + password + "@127.0.0.1:1"
 	fail1 := startF(t, []string{"SUITEGEN_DATABASE_URL=" + dbURL}, "planner", dir, "--run", "x", "--nats", natsWithPassword)
-	pgWithPassword := "postgres://" + role + ":" + password + "@127.0.0.1:1/" + role + "?sslmode=disable&connect_timeout=2"
+	pgWithPassword := "postgres://" + role + ":" + password + "@127.0.0.1:1/suitegen?sslmode=disable&connect_timeout=2"
 	fail2 := startF(t, nil, "planner", dir, "--run", "x", "--nats", testenv.NATS(t), "--database", pgWithPassword)
 	for _, f := range []*fproc{fail1, fail2} {
 		if err := f.await(time.Minute); err == nil {
 			t.Errorf("%v succeeded against an unreachable server", f.cmd.Args)
 		}
 	}
+
+	// The worlds' own passwords, kept in the ledger, must not leak either.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `SELECT copy_password FROM suitegen_worlds`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worldPasswords, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	_ = conn.Close(ctx)
+	if err != nil || len(worldPasswords) == 0 {
+		t.Fatalf("world passwords: %v %v", worldPasswords, err)
+	}
+	secrets = append(secrets, worldPasswords...)
 
 	where := map[string]string{
 		"suitegen run output":                        p.output(),

@@ -3,8 +3,6 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,30 +302,6 @@ func TestRefusedStartAtZero(t *testing.T) {
 	a.Refused("static", "placeholder")
 	if got := testutil.ToFloat64(a.ScenariosRefused.WithLabelValues("static", "placeholder")); got != 1 {
 		t.Errorf("placeholder = %v, want 1", got)
-	}
-}
-
-// TestRefusalCodesDocumented: RefusalCodes is exactly the gate/code table of
-// docs/scenario.md, in its order.
-func TestRefusalCodesDocumented(t *testing.T) {
-	b, err := os.ReadFile("../../docs/scenario.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc []metrics.RefusalCode
-	for _, m := range regexp.MustCompile("(?m)^\\| ([a-z-]+) \\| `([a-z-]+)` \\|").FindAllStringSubmatch(string(b), -1) {
-		doc = append(doc, metrics.RefusalCode{Gate: m[1], Code: m[2]})
-	}
-	if len(doc) < 20 {
-		t.Fatalf("found only %d codes in docs/scenario.md: the pattern is stale", len(doc))
-	}
-	if len(doc) != len(metrics.RefusalCodes) {
-		t.Errorf("docs/scenario.md lists %d codes, RefusalCodes %d", len(doc), len(metrics.RefusalCodes))
-	}
-	for i := range min(len(doc), len(metrics.RefusalCodes)) {
-		if doc[i] != metrics.RefusalCodes[i] {
-			t.Errorf("code %d: docs/scenario.md has %v, RefusalCodes %v", i, doc[i], metrics.RefusalCodes[i])
-		}
 	}
 }
 

@@ -12,4 +12,10 @@
 // leaving gaps so files can be slotted in. A file must be valid inside a
 // transaction (no CREATE INDEX CONCURRENTLY), and should be idempotent
 // (IF NOT EXISTS) so a database built by hand survives its first Apply.
+//
+// Migrations run as the application role, which owns the database and is no
+// superuser. What needs a superuser is done once, before: ServerSQL (the
+// roles and the database) and SetupSQL (what PUBLIC may no longer do, and
+// the one function that makes world roles), which Setup runs and
+// docs/SECURITY.md shows a DBA.
 package migrate

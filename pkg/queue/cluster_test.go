@@ -153,7 +153,22 @@ func TestReplicatedQueue(t *testing.T) {
 	c.servers[victim].WaitForShutdown()
 	survivors := c.url()
 	cfg.URL = survivors
-	q2 := connect(t, cfg)
+	// The survivors elect new leaders first; until then the stream cannot
+	// be looked up, so connecting is retried as publishing is below.
+	var q2 *Queue
+	var connErr error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		q2, connErr = Connect(ctx, cfg)
+		cancel()
+		if connErr == nil {
+			break
+		}
+	}
+	if connErr != nil {
+		t.Fatalf("connect with a server gone: %v", connErr)
+	}
+	t.Cleanup(q2.Close)
 	var pubErr error
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)

@@ -7,6 +7,15 @@
 // binaries. Production deployments point suitegen at their own servers by URL
 // instead, and Start then starts nothing.
 //
+// The PostgreSQL it starts asks every login for a password: suitegen's
+// processes log in over 127.0.0.1 as an application role that is no
+// superuser (its password kept beside the data dir, mode 0600); the
+// superuser only through a Unix socket in a directory of the server's user,
+// with a password made at each start and never written down. The database
+// gets the least-privilege setup of pkg/migrate. Run as root, nothing
+// outside the state dir is changed: a cluster the postgres user cannot
+// reach goes under its home (see PostgresConfig.DataDir).
+//
 // Ownership rules: the Postgres child is tied to us with a parent-death signal
 // so a SIGKILLed parent does not leave a server behind, and each data directory
 // is guarded by an exclusive lock file (<DataDir>.lock). Holding that lock is

@@ -31,6 +31,23 @@ func TestMain(m *testing.M) {
 	}))
 }
 
+// serverDir is a new directory the postgres user may reach (as root, the
+// server runs as that user): the test's own, searchable by others, removed
+// at cleanup. t.TempDir's parent is not searchable, and a data dir under it
+// would be placed in the postgres user's home.
+func serverDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "stack-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 func quiet() PostgresConfig {
 	return PostgresConfig{Fast: true, Logger: discard}
 }
@@ -51,6 +68,9 @@ func clusterDir(t *testing.T) string {
 		if tmp, seedErr = os.MkdirTemp("", "stack-seed-"); seedErr != nil {
 			return
 		}
+		if seedErr = os.Chmod(tmp, 0o711); seedErr != nil {
+			return
+		}
 		seedDir = filepath.Join(tmp, "pg")
 		var p *Postgres
 		if p, seedErr = StartPostgres(context.Background(), PostgresConfig{DataDir: seedDir, Fast: true, Logger: discard}); seedErr == nil {
@@ -60,7 +80,7 @@ func clusterDir(t *testing.T) string {
 	if seedErr != nil {
 		t.Fatalf("seed cluster: %v", seedErr)
 	}
-	dst := filepath.Join(t.TempDir(), "pg")
+	dst := filepath.Join(serverDir(t), "pg")
 	if out, err := exec.Command("cp", "-a", seedDir, dst).CombinedOutput(); err != nil {
 		t.Fatalf("copy seed cluster: %v\n%s", err, out)
 	}
@@ -116,17 +136,23 @@ func procUID(t *testing.T, pid int) int {
 
 func TestPostgresStartStopRestart(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "pg")
+	dir := filepath.Join(serverDir(t), "pg")
 	p := startPG(t, dir)
 	pid := p.Pid()
+	url := p.URL()
 
 	var db, who string
-	query(t, p.URL(), `SELECT current_database(), current_user`, &db, &who)
-	if db != "suitegen" || who != "postgres" {
-		t.Fatalf("connected to %s as %s, want suitegen as postgres", db, who)
+	var super bool
+	query(t, p.URL(), `SELECT current_database(), current_user, rolsuper FROM pg_roles WHERE rolname = current_user`, &db, &who, &super)
+	if db != "suitegen" || who != "suitegen" || super {
+		t.Fatalf("connected to %s as %s (superuser %v), want suitegen as the non-superuser suitegen", db, who, super)
 	}
-	if !strings.HasPrefix(p.URL(), "postgres://postgres@127.0.0.1:") {
+	if !strings.HasPrefix(p.URL(), "postgres://suitegen:") || !strings.Contains(p.URL(), "@127.0.0.1:") {
 		t.Fatalf("URL = %s", p.URL())
+	}
+	fi, err := os.Stat(dir + ".password")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("password file: %v %v", fi, err)
 	}
 	if os.Geteuid() == 0 {
 		if uid := procUID(t, pid); uid == 0 {
@@ -149,6 +175,9 @@ func TestPostgresStartStopRestart(t *testing.T) {
 
 	p = startPG(t, dir) // existing cluster: no initdb, data kept
 	defer p.Stop(context.Background())
+	if p.URL()[:strings.LastIndex(p.URL(), ":")] != url[:strings.LastIndex(url, ":")] {
+		t.Errorf("the application role's password changed across a restart: %s, then %s", url, p.URL())
+	}
 	var n int
 	query(t, p.URL(), `SELECT n FROM kept`, &n)
 	if n != 42 {
@@ -171,7 +200,10 @@ func TestPostgresDataDirLocked(t *testing.T) {
 }
 
 func TestPostgresRefusesForeignNonEmptyDir(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(serverDir(t), "pg")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package stack
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,64 +69,171 @@ func serverCredential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
-// prepareDataDir creates the data directory and, when the server runs as
-// another user, hands it over and makes its ancestors traversable.
-func prepareDataDir(dir string, cred *syscall.Credential, log *slog.Logger) error {
+// placeCluster returns the directory the cluster lives in, made and handed
+// to the server's user when it is not there yet.
+//
+// When the server runs as another user (we are root), no directory outside
+// dataDir is changed: if that user cannot traverse every directory above
+// dataDir (a home directory usually stops it), the cluster goes under that
+// user's home, in suitegen/<hash of dataDir>/pg, and dataDir becomes a
+// symbolic link to it. A dataDir that already is such a link is followed.
+func placeCluster(dataDir string, cred *syscall.Credential, log *slog.Logger) (string, error) {
+	if cred == nil {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return "", fmt.Errorf("stack: create data dir: %w", err)
+		}
+		// postgres insists on 0700 or 0750.
+		if err := os.Chmod(dataDir, 0o700); err != nil {
+			return "", fmt.Errorf("stack: chmod data dir: %w", err)
+		}
+		return dataDir, nil
+	}
+	if fi, err := os.Lstat(dataDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(dataDir)
+		if err != nil {
+			return "", fmt.Errorf("stack: data dir link: %w", err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(dataDir), target)
+		}
+		return target, ownedBy(target, cred)
+	}
+	if reachable(filepath.Dir(dataDir), cred) {
+		return dataDir, handOver(dataDir, cred)
+	}
+	if entries, err := os.ReadDir(dataDir); err == nil && len(entries) > 0 {
+		return "", fmt.Errorf("stack: the postgres user cannot reach the data dir %s, which holds files already; "+
+			"move it somewhere every directory above is searchable by others (e.g. under /srv or /var/lib), or choose another state dir", dataDir)
+	}
+	home, err := serverHome(cred)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(dataDir))
+	dir := filepath.Join(home, "suitegen", hex.EncodeToString(sum[:8]))
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := mkdirOwned(d, cred); err != nil {
+			return "", err
+		}
+	}
+	target := filepath.Join(dir, "pg")
+	if err := os.Remove(dataDir); err != nil && !errors.Is(err, fs.ErrNotExist) { // an empty dir made for us
+		return "", fmt.Errorf("stack: replace data dir by a link: %w", err)
+	}
+	if err := os.Symlink(target, dataDir); err != nil {
+		return "", fmt.Errorf("stack: link data dir: %w", err)
+	}
+	log.Info("the postgres user cannot reach the state dir: cluster placed in its home", "cluster", target)
+	return target, nil
+}
+
+// makeSocketDir makes the directory the server's Unix socket goes in:
+// <cluster>.sock, entered by the server's user only; a private temporary
+// directory (removed at stop) when that path is too long for a socket.
+func makeSocketDir(clusterDir string, cred *syscall.Credential) (dir string, temp bool, err error) {
+	dir = clusterDir + ".sock"
+	if len(dir)+len("/.s.PGSQL.65535") >= 100 { // sun_path holds 108 bytes
+		if dir, err = os.MkdirTemp("", "sgpg-"); err != nil {
+			return "", false, fmt.Errorf("stack: create socket dir: %w", err)
+		}
+		temp = true
+		if cred != nil {
+			if err := os.Lchown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+				return "", false, fmt.Errorf("stack: chown socket dir: %w", err)
+			}
+		}
+		return dir, temp, nil
+	}
+	if cred == nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", false, fmt.Errorf("stack: create socket dir: %w", err)
+		}
+		return dir, false, os.Chmod(dir, 0o700)
+	}
+	return dir, false, mkdirOwned(dir, cred)
+}
+
+// handOver makes dir (in a directory only we control) and gives it, and what
+// it holds, to the server's user.
+func handOver(dir string, cred *syscall.Credential) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("stack: create data dir: %w", err)
 	}
-	// postgres insists on 0700 or 0750.
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("stack: chmod data dir: %w", err)
-	}
-	if cred == nil {
-		return nil
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("stack: stat data dir: %w", err)
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Uid != cred.Uid {
-		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(path, int(cred.Uid), int(cred.Gid))
-		})
-		if err != nil {
-			return fmt.Errorf("stack: chown data dir to postgres: %w", err)
-		}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Uid == cred.Uid {
+		return nil
 	}
-	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		st, err := os.Stat(p)
+	err = filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("stack: stat %s: %w", p, err)
+			return err
 		}
-		if !canTraverse(st, cred) {
-			if err := os.Chmod(p, st.Mode().Perm()|0o001); err != nil {
-				return fmt.Errorf("stack: make %s traversable for postgres: %w", p, err)
-			}
-			log.Warn("added search permission (o+x) so the postgres user can reach its data dir", "dir", p)
-		}
-		if p == filepath.Dir(p) {
-			return nil
-		}
+		return os.Lchown(path, int(cred.Uid), int(cred.Gid))
+	})
+	if err != nil {
+		return fmt.Errorf("stack: chown data dir to postgres: %w", err)
 	}
+	return nil
 }
 
-func canTraverse(st os.FileInfo, cred *syscall.Credential) bool {
-	m := st.Mode().Perm()
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return m&0o001 != 0
+// mkdirOwned makes dir (mode 0700) for the server's user, or checks that
+// the dir there is a directory of that user's, never following a link: the
+// server's user controls the directories this is used in.
+func mkdirOwned(dir string, cred *syscall.Credential) error {
+	err := os.Mkdir(dir, 0o700)
+	if err == nil {
+		if err := os.Lchown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return fmt.Errorf("stack: chown %s: %w", dir, err)
+		}
+		return nil
 	}
-	switch {
-	case sys.Uid == cred.Uid:
-		return m&0o100 != 0
-	case sys.Gid == cred.Gid:
-		return m&0o010 != 0
-	default:
-		return m&0o001 != 0
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("stack: create %s: %w", dir, err)
+	}
+	return ownedBy(dir, cred)
+}
+
+func ownedBy(dir string, cred *syscall.Credential) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || sys.Uid != cred.Uid {
+		return fmt.Errorf("stack: %s is not a directory of the postgres user's", dir)
+	}
+	return nil
+}
+
+// serverHome is the home directory of the server's user, which must be a
+// directory of that user's.
+func serverHome(cred *syscall.Credential) (string, error) {
+	u, err := user.LookupId(strconv.FormatUint(uint64(cred.Uid), 10))
+	if err != nil {
+		return "", fmt.Errorf("stack: the postgres user's home: %w", err)
+	}
+	if u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) || ownedBy(u.HomeDir, cred) != nil {
+		return "", fmt.Errorf("stack: the postgres user's home %q is not a directory of its own; choose a state dir every directory above which others may search", u.HomeDir)
+	}
+	return u.HomeDir, nil
+}
+
+// reachable reports whether the server's user can traverse dir and every
+// directory above it.
+func reachable(dir string, cred *syscall.Credential) bool {
+	for p := dir; ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || !canTraverse(st, cred) {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
 	}
 }
 
@@ -294,4 +403,20 @@ func waitGone(ctx context.Context, pid int, d time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
+}
+
+func canTraverse(st os.FileInfo, cred *syscall.Credential) bool {
+	m := st.Mode().Perm()
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return m&0o001 != 0
+	}
+	switch {
+	case sys.Uid == cred.Uid:
+		return m&0o100 != 0
+	case sys.Gid == cred.Gid:
+		return m&0o010 != 0
+	default:
+		return m&0o001 != 0
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,10 +51,18 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// URLFileName is the file in the state dir that holds the embedded
+// PostgreSQL's URL, password included (mode 0600), for separate processes:
+// --database-url-file, or SUITEGEN_DATABASE_URL="$(cat FILE)".
+const URLFileName = "database-url"
+
 // Stack is NATS plus PostgreSQL, started or given.
 type Stack struct {
 	NATSURL     string
 	DatabaseURL string
+
+	// DatabaseURLFile holds DatabaseURL when the stack started PostgreSQL.
+	DatabaseURLFile string
 
 	nats *NATS     // nil when given by URL
 	pg   *Postgres // nil when given by URL
@@ -69,6 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	if s.DatabaseURL == "" {
 		pg, err := StartPostgres(ctx, PostgresConfig{
 			DataDir: filepath.Join(cfg.StateDir, "pg"),
+			URLFile: filepath.Join(cfg.StateDir, URLFileName),
 			Port:    cfg.PostgresPort,
 			Logger:  cfg.Logger,
 		})
@@ -76,6 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, err
 		}
 		s.pg, s.DatabaseURL = pg, pg.URL()
+		s.DatabaseURLFile = filepath.Join(cfg.StateDir, URLFileName)
 	}
 	if s.NATSURL == "" {
 		n, err := StartNATS(NATSConfig{
@@ -107,15 +118,23 @@ func (s *Stack) Stop(ctx context.Context) error {
 
 // Serve is "suitegen stack": start the stack, print its URLs as shell
 // exports to out, block until ctx is done (the caller cancels it on SIGINT or
-// SIGTERM), then stop it.
+// SIGTERM), then stop it. The database's password is not printed: the export
+// line reads it from the state dir's URLFileName.
 func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	dbLine := "export SUITEGEN_DATABASE_URL=" + shellQuote(s.DatabaseURL)
+	shown := s.DatabaseURL
+	if s.pg != nil {
+		file := s.DatabaseURLFile
+		dbLine = `export SUITEGEN_DATABASE_URL="$(cat ` + shellQuote(file) + `)"`
+		shown = redact(s.DatabaseURL) + " (password in " + file + ")"
+	}
 	_, werr := fmt.Fprintf(out,
-		"# suitegen stack is running; stop it with Ctrl-C\n# NATS:       %s\n# PostgreSQL: %s\nexport SUITEGEN_NATS_URL=%s\nexport SUITEGEN_DATABASE_URL=%s\n",
-		s.NATSURL, s.DatabaseURL, shellQuote(s.NATSURL), shellQuote(s.DatabaseURL))
+		"# suitegen stack is running; stop it with Ctrl-C\n# NATS:       %s\n# PostgreSQL: %s\nexport SUITEGEN_NATS_URL=%s\n%s\n",
+		s.NATSURL, shown, shellQuote(s.NATSURL), dbLine)
 	if werr == nil {
 		<-ctx.Done()
 	}
@@ -128,6 +147,16 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 		return fmt.Errorf("stack: write urls: %w", werr)
 	}
 	return nil
+}
+
+// redact is a URL without its password.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User(u.User.Username())
+	return u.String()
 }
 
 // shellQuote single-quotes s for POSIX shells.

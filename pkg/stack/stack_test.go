@@ -3,7 +3,10 @@ package stack
 import (
 	"bytes"
 	"context"
+	"net/url"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -105,11 +108,34 @@ func TestServePrintsExportsAndStopsOnCancel(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		for _, line := range strings.Split(out.String(), "\n") {
 			if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
-				exports[k] = strings.Trim(v, "'")
+				if strings.HasPrefix(v, "'") {
+					v = strings.Trim(v, "'")
+				}
+				exports[k] = v
 			}
 		}
 	}
-	s := &Stack{NATSURL: exports["SUITEGEN_NATS_URL"], DatabaseURL: exports["SUITEGEN_DATABASE_URL"]}
+	// The database line reads the URL from a file only its owner may read:
+	// the password is never printed.
+	m := regexp.MustCompile(`^"\$\(cat '([^']+)'\)"$`).FindStringSubmatch(exports["SUITEGEN_DATABASE_URL"])
+	if m == nil {
+		t.Fatalf("SUITEGEN_DATABASE_URL export %q does not read a file", exports["SUITEGEN_DATABASE_URL"])
+	}
+	b, err := os.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(m[1]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v, want mode 0600", m[1], fi, err)
+	}
+	s := &Stack{NATSURL: exports["SUITEGEN_NATS_URL"], DatabaseURL: strings.TrimSpace(string(b))}
+	u, err := url.Parse(s.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, ok := u.User.Password(); !ok || len(pw) < 32 || strings.Contains(out.String(), pw) {
+		t.Fatalf("the URL's password is missing, short, or printed:\n%s", out.String())
+	}
 	checkStack(t, s)
 
 	cancel()

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/scram"
 	"github.com/suitegen/suitegen/pkg/stack"
 )
 
@@ -74,8 +76,11 @@ func Main(m *testing.M, opts ...Option) {
 type cluster struct {
 	pg       *stack.Postgres // nil when SUITEGEN_TEST_DATABASE_URL is used
 	dir      string
-	base     *url.URL      // server URL; Path is replaced per database
+	base     *url.URL      // the application role's URL; Path is replaced per database
+	adminURL *url.URL      // a superuser's URL; Path is replaced per database
 	admin    *pgxpool.Pool // on the server's maintenance database, for CREATE/DROP
+	app      string        // the application role tests connect as
+	ownApp   bool          // the role was made for this binary: dropped at shutdown
 	template string
 }
 
@@ -126,27 +131,38 @@ func startCluster(ctx context.Context) (_ *cluster, err error) {
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return nil, fmt.Errorf("SUITEGEN_TEST_DATABASE_URL must be a postgres:// URL")
 		}
-		c.base = u
+		c.adminURL = u
+		if c.admin, err = pgxpool.New(ctx, u.String()); err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		if err := c.makeApp(ctx); err != nil {
+			return nil, err
+		}
 	} else {
 		dir, err := os.MkdirTemp("", "suitegen-testenv-")
 		if err != nil {
 			return nil, err
 		}
 		c.dir = dir
+		// Run as root, the server runs as the postgres user, which must be
+		// able to enter this directory (its own: nothing else changes).
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return nil, err
+		}
 		c.pg, err = stack.StartPostgres(ctx, stack.PostgresConfig{
-			DataDir:  dir + "/pg",
-			Fast:     true,
-			Database: "postgres",
-			Logger:   logger(),
+			DataDir: dir + "/pg",
+			Fast:    true,
+			Logger:  logger(),
 		})
 		if err != nil {
 			return nil, err
 		}
 		c.base, _ = url.Parse(c.pg.URL())
-	}
-	c.admin, err = pgxpool.New(ctx, c.base.String())
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		c.adminURL, _ = url.Parse(c.pg.AdminURL("postgres"))
+		c.app = c.pg.AppRole()
+		if c.admin, err = pgxpool.New(ctx, c.adminURL.String()); err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
 	}
 	c.template, err = c.buildTemplate(ctx)
 	if err != nil {
@@ -155,16 +171,44 @@ func startCluster(ctx context.Context) (_ *cluster, err error) {
 	return c, nil
 }
 
-// buildTemplate makes a migrated database to copy, named by the migrations'
-// hash so a shared server keeps one per schema. An advisory lock keeps test
-// binaries sharing a server from building it twice; building under a
-// temporary name and renaming means a half-built template is never used.
+// makeApp makes, on a server given by URL, the application role this
+// binary's tests connect as: like the one a DBA makes (docs/SECURITY.md),
+// with a name of its own so binaries sharing the server never share it.
+func (c *cluster) makeApp(ctx context.Context) error {
+	pw, err := scram.Password()
+	if err != nil {
+		return err
+	}
+	v, err := scram.Verifier(pw)
+	if err != nil {
+		return err
+	}
+	c.app = fmt.Sprintf("sgtest_%d_%s", os.Getpid(), pw[:8])
+	if _, err := c.admin.Exec(ctx, "CREATE ROLE "+ident(c.app)+" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '"+v+"'"); err != nil {
+		return fmt.Errorf("create role %s: %w", c.app, err)
+	}
+	c.ownApp = true
+	u := *c.adminURL
+	u.User = url.UserPassword(c.app, pw)
+	c.base = &u
+	return nil
+}
+
+// buildTemplate makes a set-up, migrated database to copy, named by the
+// migrations' hash (and, on a server given by URL, by the application
+// role, who owns what it holds). An advisory lock keeps test binaries
+// sharing a server from building it twice; building under a temporary name
+// and renaming means a half-built template is never used.
 func (c *cluster) buildTemplate(ctx context.Context) (string, error) {
 	h := sha256.New()
 	for _, m := range migrate.All() {
 		fmt.Fprintf(h, "%d %s %d\n%s\n", m.Version, m.Name, len(m.SQL), m.SQL)
 	}
+	fmt.Fprintf(h, "setup\n%s\n", migrate.SetupSQL("x", c.app))
 	name := "suitegen_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+	if c.ownApp {
+		name = "suitegen_tmpl_" + c.app
+	}
 
 	conn, err := c.admin.Acquire(ctx)
 	if err != nil {
@@ -188,8 +232,17 @@ func (c *cluster) buildTemplate(ctx context.Context) (string, error) {
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(build)+" WITH (FORCE)"); err != nil {
 		return "", fmt.Errorf("drop stale template build: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident(build)+" TEMPLATE template0"); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident(build)+" TEMPLATE template0 OWNER "+ident(c.app)); err != nil {
 		return "", fmt.Errorf("create template: %w", err)
+	}
+	admin, err := pgx.Connect(ctx, c.adminURLFor(build))
+	if err != nil {
+		return "", fmt.Errorf("connect to template: %w", err)
+	}
+	err = migrate.Setup(ctx, admin, build, c.app)
+	admin.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return "", fmt.Errorf("set up template: %w", err)
 	}
 	pool, err := pgxpool.New(ctx, c.urlFor(build))
 	if err != nil {
@@ -217,8 +270,30 @@ func (c *cluster) urlFor(db string) string {
 	return u.String()
 }
 
+func (c *cluster) adminURLFor(db string) string {
+	u := *c.adminURL
+	u.Path = "/" + db
+	return u.String()
+}
+
 func (c *cluster) close() error {
 	if c.admin != nil {
+		if c.ownApp {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			var err error
+			for _, db := range []string{"suitegen_tmpl_" + c.app, "suitegen_tmpl_" + c.app + "_build"} {
+				if err == nil {
+					_, err = c.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(db)+" WITH (FORCE)")
+				}
+			}
+			if err == nil {
+				_, err = c.admin.Exec(ctx, "DROP ROLE IF EXISTS "+ident(c.app))
+			}
+			cancel()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "testenv: drop role %s: %v\n", c.app, err)
+			}
+		}
 		c.admin.Close()
 	}
 	var err error
@@ -247,6 +322,7 @@ func shutdown() error {
 var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
 
 // newDatabase creates a database copied from template (empty: template0),
+// owned by the application role and closed to PUBLIC like a set-up one,
 // registers its FORCE drop at cleanup and returns its URL.
 func newDatabase(t testing.TB, c *cluster, template string) string {
 	t.Helper()
@@ -259,17 +335,52 @@ func newDatabase(t testing.TB, c *cluster, template string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := c.admin.Exec(ctx, "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(template)); err != nil {
+	// The database ACL is not copied from the template.
+	if _, err := c.admin.Exec(ctx, "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(template)+" OWNER "+ident(c.app)); err != nil {
 		t.Fatalf("testenv: create database %s: %v", name, err)
+	}
+	if _, err := c.admin.Exec(ctx, "REVOKE ALL ON DATABASE "+ident(name)+" FROM PUBLIC"); err != nil {
+		t.Fatalf("testenv: close database %s: %v", name, err)
+	}
+	var oid uint32
+	if err := c.admin.QueryRow(ctx, `SELECT oid FROM pg_database WHERE datname = $1`, name).Scan(&oid); err != nil {
+		t.Fatalf("testenv: database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if _, err := c.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); err != nil {
 			t.Errorf("testenv: drop database %s: %v", name, err)
+			return
+		}
+		if c.pg == nil {
+			// A server given by URL outlives the binary: the roles the
+			// database's worlds made go with it.
+			if err := dropWorldRoles(ctx, c.admin, oid); err != nil {
+				t.Errorf("testenv: drop world roles of %s: %v", name, err)
+			}
 		}
 	})
 	return c.urlFor(name)
+}
+
+// dropWorldRoles drops the login roles of the worlds of a dropped database
+// (pkg/world names them w_<hash>_o<oid> and w_<hash>_r<oid>).
+func dropWorldRoles(ctx context.Context, admin *pgxpool.Pool, oid uint32) error {
+	rows, err := admin.Query(ctx, `SELECT rolname FROM pg_roles WHERE rolname ~ ('^w_[0-9a-f]{16}_[or]' || $1 || '$')`, strconv.FormatUint(uint64(oid), 10))
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := admin.Exec(ctx, "DROP ROLE IF EXISTS "+ident(n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Postgres gives the test its own database, with the embedded migrations
@@ -288,10 +399,39 @@ func PostgresURL(t testing.TB) string {
 }
 
 // EmptyPostgresURL gives the test its own database with no migrations
-// applied (copied from template0), dropped at cleanup: for testing migrations.
+// applied and no setup (copied from template0), dropped at cleanup: for
+// testing migrations.
 func EmptyPostgresURL(t testing.TB) string {
 	t.Helper()
 	return newDatabase(t, getCluster(t), "template0")
+}
+
+// AdminURL is a superuser's URL of the database a URL from this package
+// names: for tests that must look where the application role cannot.
+func AdminURL(t testing.TB, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return getCluster(t).adminURLFor(strings.TrimPrefix(u.Path, "/"))
+}
+
+// ServerDir is a new directory, removed at cleanup, that a PostgreSQL
+// started by pkg/stack may keep its data in where it is: run as root, the
+// server runs as the postgres user, who cannot enter t.TempDir() (a data dir
+// there would be placed in that user's home).
+func ServerDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "suitegen-server-")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // pool opens a pool on u that is closed at cleanup, before the database

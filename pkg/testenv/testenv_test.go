@@ -2,14 +2,17 @@ package testenv_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -162,6 +165,84 @@ func BenchmarkPostgresURL(b *testing.B) {
 	testenv.PostgresURL(b) // start the cluster and build the template outside the timing
 	for b.Loop() {
 		testenv.PostgresURL(b)
+	}
+}
+
+// Tests connect as suitegen does: an application role that is no
+// superuser, to a database set up for least privilege; AdminURL is a
+// superuser's way into the same database.
+func TestPostgresIsTheApplicationRole(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var super, createRole, publicConnect, publicTemp, terminate bool
+	var db string
+	if err := conn.QueryRow(ctx, `SELECT rolsuper, rolcreaterole, current_database(),
+		has_database_privilege('public', current_database(), 'CONNECT'),
+		has_database_privilege('public', current_database(), 'TEMP'),
+		has_function_privilege('public', 'pg_catalog.pg_terminate_backend(integer, bigint)', 'EXECUTE')
+		FROM pg_roles WHERE rolname = current_user`).Scan(&super, &createRole, &db, &publicConnect, &publicTemp, &terminate); err != nil {
+		t.Fatal(err)
+	}
+	if super || createRole || publicConnect || publicTemp || terminate {
+		t.Fatalf("superuser %v, createrole %v; PUBLIC may connect %v, make temp tables %v, terminate backends %v",
+			super, createRole, publicConnect, publicTemp, terminate)
+	}
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var adminDB string
+	if err := admin.QueryRow(ctx, `SELECT current_database() FROM pg_roles WHERE rolname = current_user AND rolsuper`).Scan(&adminDB); err != nil || adminDB != db {
+		t.Fatalf("AdminURL: %s, %v; want a superuser in %s", adminDB, err, db)
+	}
+}
+
+// A server given by SUITEGEN_TEST_DATABASE_URL: the binary makes its own
+// application role and template there and leaves nothing behind.
+func TestGivenServerLeavesNothingBehind(t *testing.T) {
+	if os.Getenv("SUITEGEN_TEST_DATABASE_URL") != "" {
+		t.Skip("the child run")
+	}
+	ctx := context.Background()
+	// A superuser the child reaches over TCP, as it would a server of its
+	// own (the embedded server's own superuser never logs in over TCP).
+	app, err := url.Parse(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, app.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	pw, _ := app.User.Password()
+	if _, err := admin.Exec(ctx, `CREATE ROLE given_super LOGIN SUPERUSER PASSWORD '`+pw+`'`); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(ctx, `DROP ROLE given_super`) //nolint:errcheck // the cluster is the test binary's
+	u := *app
+	u.User = url.UserPassword("given_super", pw)
+	u.Path = "/postgres"
+	cmd := exec.Command(os.Args[0], "-test.run=^(TestPostgresIsTheApplicationRole|TestPostgresGivesEachTestItsOwnMigratedDatabase)$", "-test.v")
+	cmd.Env = append(os.Environ(), "SUITEGEN_TEST_DATABASE_URL="+u.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestPostgresIsTheApplicationRole") {
+		t.Fatalf("child run on the given server: %v\n%s", err, out)
+	}
+	var roles, dbs int
+	if err := admin.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_roles WHERE rolname LIKE 'sgtest\_%'),
+		(SELECT count(*) FROM pg_database WHERE datname LIKE 'suitegen\_tmpl\_sgtest%' OR datname LIKE 't' || $1 || '\_%')`,
+		strconv.Itoa(cmd.Process.Pid)).Scan(&roles, &dbs); err != nil {
+		t.Fatal(err)
+	}
+	if roles != 0 || dbs != 0 {
+		t.Fatalf("the child left %d roles and %d databases", roles, dbs)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
@@ -23,15 +22,20 @@ import (
 // back. It belongs to one goroutine.
 type Copy struct {
 	w      *World
-	conn   *pgxpool.Conn
+	c      *wconn
 	schema string
 	sp     int
-	stmts  *knownStmts // statements that prepared on this connection
-	// opening holds BEGIN and the SET LOCALs until they can travel with the
-	// first statement; nil once the transaction is open.
+	stmts  *knownStmts // statements that prepared on this session
+	// opening holds BEGIN, the SET LOCALs and the uncommittable marker
+	// until they can travel with the first statement; nil once the
+	// transaction is open.
 	opening []string
 	retry   bool  // a serialization failure or deadlock was seen: the work reruns
 	broken  error // the transaction cannot be used any more
+	// dirty: a statement may have left something in the session that
+	// outlives the transaction (a prepared statement, a dropped one of
+	// ours): the session is closed rather than reused.
+	dirty bool
 }
 
 // CallResult is one tool call as the world ran it.
@@ -93,33 +97,53 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// begin prepares a copy on schema. Nothing is sent yet: BEGIN and the
-// SET LOCALs travel with the copy's first statement, and a copy that sends
-// nothing costs no round trip at all.
+// uncommittable is the first statement of every copy: its row's deferred
+// trigger fails any commit (pkg/migrate, 0030_worlds.sql), so whatever a
+// copy is sent, COMMIT included, its transaction can only roll back.
+const uncommittable = "INSERT INTO suitegen_copy.uncommittable DEFAULT VALUES"
+
+// begin prepares a copy on schema, in a session of the world's own role.
+// Nothing is sent yet: BEGIN, the SET LOCALs and the uncommittable marker
+// travel with the copy's first statement, and a copy that sends nothing
+// costs no round trip at all.
 func (w *World) begin(ctx context.Context, schema string) (*Copy, error) {
-	conn, err := w.pool.Acquire(ctx)
+	c, err := w.conns.acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("world %s: %w", w.schema, err)
 	}
-	return &Copy{w: w, conn: conn, schema: schema, stmts: w.known(conn.Conn()), opening: []string{
+	return &Copy{w: w, c: c, schema: schema, stmts: c.stmts, opening: []string{
 		"BEGIN",
 		"SET LOCAL search_path TO " + schema,
-		"SET LOCAL ROLE " + w.role,
 		"SET LOCAL statement_timeout = " + strconv.FormatInt(w.opts.StatementTimeout.Milliseconds(), 10),
 		"SET LOCAL TimeZone = 'UTC'",
+		uncommittable,
 	}}, nil
 }
 
 func (cp *Copy) end(ctx context.Context) {
+	keep := !cp.dirty
 	if cp.opening == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if _, err := cp.conn.Exec(ctx, "ROLLBACK"); err != nil {
-			cp.conn.Conn().Close(ctx) //nolint:errcheck // never hand back a connection in a transaction
+		if _, err := cp.c.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			keep = false // never hand back a session in a transaction
 		}
 	}
-	cp.conn.Release()
+	cp.w.conns.release(cp.c, keep)
 	cp.broken = errors.New("copy is closed")
+}
+
+// bound is ctx with the copy's wall-clock deadline for one round trip.
+func (cp *Copy) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, cp.w.opts.Deadline)
+}
+
+// guard applies the statement guard (guard.go), unless the world skips it.
+func (cp *Copy) guard(sql string, readOnly bool) error {
+	if cp.w.opts.SkipGuard {
+		return nil
+	}
+	return checkSQL(sql, readOnly)
 }
 
 // simple sends sql (no parameters) with the simple protocol, opening the
@@ -129,8 +153,10 @@ func (cp *Copy) simple(ctx context.Context, sql string) error {
 		sql = strings.Join(cp.opening, "; ") + "; " + sql
 		cp.opening = nil // from here on a transaction is open (or the copy is broken)
 	}
-	_, err := cp.conn.Exec(ctx, sql)
-	return err
+	ctx, cancel := cp.bound(ctx)
+	defer cancel()
+	_, err := cp.c.conn.Exec(ctx, sql)
+	return cp.note(err)
 }
 
 // opened returns b with the transaction's opening statements in front when
@@ -152,11 +178,25 @@ func (cp *Copy) opened(b *pgx.Batch) *pgx.Batch {
 // World is the world this is a copy of.
 func (cp *Copy) World() *World { return cp.w }
 
+// note records what err says about the copy: a serialization failure or
+// deadlock reruns it; a missing or clashing prepared statement means
+// something changed the session's statements under us.
 func (cp *Copy) note(err error) error {
 	if retryable(err) {
 		cp.retry = true
 	}
+	if isCode(err, "26000") || isCode(err, "42P05") || cp.c.conn.IsClosed() {
+		cp.dirty = true
+	}
 	return err
+}
+
+// sawTag records the command tag of a statement a copy was given: anything
+// but a query or a row change may have touched the session itself.
+func (cp *Copy) sawTag(ct pgconn.CommandTag) {
+	if !(ct.Select() || ct.Insert() || ct.Update() || ct.Delete() || strings.HasPrefix(ct.String(), "MERGE")) {
+		cp.dirty = true
+	}
 }
 
 func (cp *Copy) nextSavepoint(prefix string) string {
@@ -200,7 +240,7 @@ func (cp *Copy) Exec(ctx context.Context, sql string, args ...any) (int64, error
 	if cp.broken != nil {
 		return 0, cp.broken
 	}
-	if err := checkSQL(sql, false); err != nil {
+	if err := cp.guard(sql, false); err != nil {
 		return 0, err
 	}
 	sp := cp.nextSavepoint("e")
@@ -211,7 +251,7 @@ func (cp *Copy) Exec(ctx context.Context, sql string, args ...any) (int64, error
 	qq := b.Queue(cp.w.tag+sql, pgArgs(args)...)
 	b.Queue("RELEASE SAVEPOINT " + sp)
 	var n int64
-	qq.Exec(func(ct pgconn.CommandTag) error { n = ct.RowsAffected(); return nil })
+	qq.Exec(func(ct pgconn.CommandTag) error { cp.sawTag(ct); n = ct.RowsAffected(); return nil })
 	if err := cp.send(ctx, b); err != nil {
 		cp.note(err)
 		if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
@@ -228,7 +268,7 @@ func (cp *Copy) Query(ctx context.Context, sql string, args ...any) ([]script.Ro
 	if cp.broken != nil {
 		return nil, cp.broken
 	}
-	if err := checkSQL(sql, false); err != nil {
+	if err := cp.guard(sql, false); err != nil {
 		return nil, err
 	}
 	sp := cp.nextSavepoint("q")
@@ -243,7 +283,7 @@ func (cp *Copy) querySavepoint(ctx context.Context, sp, sql string, args []any, 
 	var out []script.Row
 	var qerr error
 	b.Queue(cp.w.tag+sql, pgArgs(args)...).Query(func(rows pgx.Rows) error {
-		out, qerr = readRows(rows)
+		out, qerr = cp.readRows(rows)
 		return qerr
 	})
 	for _, a := range after {
@@ -294,6 +334,8 @@ func (e *PrepareError) Unwrap() error { return e.Err }
 // known on this connection is certain to need no prepare, and the copy's
 // opening can travel with its first batch (no round trip of its own).
 func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
+	ctx, cancel := cp.bound(ctx)
+	defer cancel()
 	var fresh []string
 	for _, q := range b.QueuedQueries {
 		if strings.HasPrefix(q.SQL, cp.w.tag) && !cp.stmts.has(q.SQL) && !slices.Contains(fresh, q.SQL) {
@@ -306,12 +348,12 @@ func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
 				return cp.note(err)
 			}
 		}
-		if err := cp.stmts.room(ctx, cp.conn.Conn(), len(fresh)); err != nil {
+		if err := cp.stmts.room(ctx, cp.c.conn, len(fresh)); err != nil {
 			return cp.note(err)
 		}
 		for _, sql := range fresh {
 			name := stmtName(sql)
-			if _, err := cp.conn.Conn().Prepare(ctx, name, sql); err != nil {
+			if _, err := cp.c.conn.Prepare(ctx, name, sql); err != nil {
 				return cp.note(&PrepareError{SQL: sql, Err: err})
 			}
 			cp.stmts.add(sql, name)
@@ -322,7 +364,7 @@ func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
 			q.SQL = name
 		}
 	}
-	if err := cp.conn.SendBatch(ctx, cp.opened(b)).Close(); err != nil {
+	if err := cp.c.conn.SendBatch(ctx, cp.opened(b)).Close(); err != nil {
 		return cp.note(err)
 	}
 	return nil
@@ -370,7 +412,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		return nil
 	}
 	for i, st := range stmts {
-		if err := checkSQL(st.SQL, false); err != nil {
+		if err := cp.guard(st.SQL, false); err != nil {
 			return &StatementError{Index: i, Err: err}
 		}
 	}
@@ -389,14 +431,23 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	}
 	failed := -1
 	for i, st := range stmts {
+		// Each statement between a savepoint of its own and that savepoint's
+		// release: a statement that ends the copy's transaction makes the
+		// release fail, so no later statement runs outside it.
+		b.Queue("SAVEPOINT s")
 		q := b.Queue(cp.w.tag+st.SQL, pgArgs(st.Args)...)
 		q.Fn = func(br pgx.BatchResults) error {
-			_, err := br.Exec()
-			if err != nil && failed < 0 {
-				failed = i
+			ct, err := br.Exec()
+			if err != nil {
+				if failed < 0 {
+					failed = i
+				}
+				return err
 			}
-			return err
+			cp.sawTag(ct)
+			return nil
 		}
+		b.Queue("RELEASE SAVEPOINT s")
 	}
 	b.Queue("RELEASE SAVEPOINT " + sp)
 	stateFailed := false
@@ -520,7 +571,7 @@ func (h *handlerDB) batch(ctx context.Context, sql string, args []any, fn func(b
 	if h.cp.broken != nil {
 		return h.cp.broken
 	}
-	if err := checkSQL(sql, false); err != nil {
+	if err := h.cp.guard(sql, false); err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
@@ -531,7 +582,11 @@ func (h *handlerDB) batch(ctx context.Context, sql string, args []any, fn func(b
 		}
 		h.sent = true
 	}
+	// As in execBatch: a statement that ends the transaction makes the
+	// release after it fail.
+	b.Queue("SAVEPOINT s")
 	fn(b)
+	b.Queue("RELEASE SAVEPOINT s")
 	return h.cp.send(ctx, b)
 }
 
@@ -541,7 +596,7 @@ func (h *handlerDB) Query(ctx context.Context, sql string, args ...any) ([]scrip
 		q := b.Queue(h.cp.w.tag+sql, pgArgs(args)...)
 		q.Query(func(rows pgx.Rows) error {
 			var err error
-			out, err = readRows(rows)
+			out, err = h.cp.readRows(rows)
 			return err
 		})
 		return q
@@ -553,7 +608,7 @@ func (h *handlerDB) Exec(ctx context.Context, sql string, args ...any) (int64, e
 	var n int64
 	err := h.batch(ctx, sql, args, func(b *pgx.Batch) *pgx.QueuedQuery {
 		q := b.Queue(h.cp.w.tag+sql, pgArgs(args)...)
-		q.Exec(func(ct pgconn.CommandTag) error { n = ct.RowsAffected(); return nil })
+		q.Exec(func(ct pgconn.CommandTag) error { h.cp.sawTag(ct); n = ct.RowsAffected(); return nil })
 		return q
 	})
 	return n, err

@@ -1,21 +1,49 @@
 // Package world turns a contract's schema and seed into a frozen Postgres
 // schema and runs throwaway copies of it.
 //
-// A world is created once per database, named by its hash (w_<16 hex>), under
-// a transaction-scoped advisory lock, and marked complete in
-// public.suitegen_worlds (created here with CREATE TABLE IF NOT EXISTS), so
-// racing processes end with one world. Beside it a twin schema (w_<hash>_b)
-// holds the same data: world.before copies run there, so the two copies a
-// proof holds open at once never wait on each other's row locks.
+// A world is created once per database, named by its hash (w_<16 hex>),
+// under an advisory lock, and marked complete in suitegen_worlds (a ledger
+// table of pkg/migrate), so racing processes end with one world. Beside it a
+// twin schema (w_<hash>_b) holds the same data: world.before copies run
+// there, so the two copies a proof holds open at once never wait on each
+// other's row locks.
 //
-// A copy is a transaction that is always rolled back. Inside it, SQL runs with
-// search_path set to the world, as a NOLOGIN role (w_<hash>_r) that can only
-// read and write the world's tables, in UTC, with a statement timeout. Since
-// RESET ROLE would return to the session user, every statement a contract,
-// a scenario or a model sends first passes a guard: one statement, starting
-// with SELECT, WITH, VALUES, TABLE, INSERT, UPDATE or DELETE, that never names
-// set_config (checks get the narrower SELECT-only guard, and run inside a
-// savepoint that is rolled back).
+// Least privilege is by construction, not by filtering SQL. Each world has
+// two roles of its own, made by the one function the application role may
+// call to make roles (migrate.AdminFunction), with no attribute but LOGIN and
+// no membership:
+//
+//   - the owner (w_<hash>_o<database oid>) owns both schemas. schema.sql and
+//     the seed run in its own session, so what they may do is what the owner
+//     may: build in its two schemas, nothing else. Its login is turned off
+//     once the world is built.
+//   - the copy role (w_<hash>_r<database oid>) may SELECT, INSERT, UPDATE and
+//     DELETE the world's tables and use its sequences, and nothing else: not
+//     the ledger, not other worlds, not the host's files (it is no superuser
+//     and belongs to no role), not other sessions, no temporary tables, no
+//     large objects, no advisory locks (the setup takes those from PUBLIC).
+//     Its password is generated at creation and kept in suitegen_worlds,
+//     which only the application role reads.
+//
+// A copy is a transaction in a session of the copy role (a pool of its own,
+// never the application's, so there is no role to go back to), always rolled
+// back. Its first statement inserts a row whose deferred trigger fails any
+// commit, so whatever a copy is sent, COMMIT included, nothing it does
+// outlives it. Every statement a contract, a scenario or a model sends runs
+// between a savepoint and that savepoint's release, in the same round trip:
+// a statement that ends the transaction makes the release fail, so nothing
+// after it runs outside the copy. Each round trip has a wall-clock deadline
+// that cancels the statement on the server even if the session turned its
+// statement_timeout off; results are capped; a session a statement may have
+// changed (PREPARE, DEALLOCATE, SET outside the transaction) is closed
+// rather than reused.
+//
+// A statement guard (guard.go) still refuses, with a clear message, what is
+// not a single SELECT, WITH, VALUES, TABLE, INSERT, UPDATE or DELETE, or what
+// names a function that reaches files or other sessions (checks get the
+// narrower SELECT-only guard, and run inside a savepoint that is rolled
+// back). It is defence in depth: the tests run a hostile corpus with it
+// switched off (Options.SkipGuard).
 //
 // Each tool call runs inside a savepoint, sent together with the handler's
 // first statement; a refusal or crash rolls back to it, which also repairs a

@@ -41,6 +41,25 @@ var guardCases = []struct {
 	{"SELECT 'unterminated", true, false},
 	{"SELECT /* unterminated", true, false},
 	{"(SELECT 1)", true, false},
+	// Unicode escapes decode before names are compared.
+	{`SELECT U&"set\005fconfig"('role', session_user, true)`, true, false},
+	{`select u&"set!005fconfig" UESCAPE '!' ('role', 'x', true)`, true, false},
+	{`SELECT U&"set!005fconfig" /* c */ uescape /* d */ '!' ('role', 'x', true)`, true, false},
+	{`SELECT U&"\+000073et_config"('a', 'b', true)`, true, false},
+	{`SELECT U&"d\0061t\+000061" FROM t`, true, true},
+	{`SELECT U&"\zz" FROM t`, true, false},
+	{`SELECT U&'\0041' AS a, U&'it''s' AS b`, true, true},
+	{`SELECT U&"set_config" UESCAPE '!'`, true, false},
+	{`SELECT menu&"x" FROM t`, true, true},
+	// Quoted names, and the functions that reach files and other sessions.
+	{`SELECT "pg_read_file"('/etc/hostname')`, true, false},
+	{`SELECT pg_catalog."pg_terminate_backend"(1)`, true, false},
+	{"SELECT pg_ls_dir('.')", true, false},
+	{"SELECT lo_import('/etc/hostname')", true, false},
+	{"SELECT lo_export(1, '/tmp/x')", true, false},
+	{"SELECT pg_reload_conf()", true, false},
+	{"SELECT pg_cancel_backend(1)", true, false},
+	{"SELECT 1 + " + strings.Repeat("1 + ", maxStatement/4) + "1", true, false},
 }
 
 func TestCheckSQL(t *testing.T) {

@@ -3,6 +3,7 @@ package world
 import (
 	"database/sql/driver"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -20,11 +21,26 @@ import (
 // numeric, real and double as float64 (numeric decoded exactly, then
 // rounded once), dates as 2006-01-02, timestamps as RFC 3339 in UTC, json and
 // jsonb decoded with integral numbers as int64, uuid as text, arrays as []any.
-func readRows(rows pgx.Rows) ([]script.Row, error) {
+//
+// A result larger than the world's MaxResultBytes is an error: a statement
+// a copy is given must not fill this process's memory.
+func (cp *Copy) readRows(rows pgx.Rows) ([]script.Row, error) {
+	out, err := readRows(rows, cp.w.opts.MaxResultBytes)
+	if err == nil {
+		cp.sawTag(rows.CommandTag())
+	}
+	return out, err
+}
+
+// ErrResultTooLarge is wrapped by errors for a result over MaxResultBytes.
+var ErrResultTooLarge = errors.New("result too large")
+
+func readRows(rows pgx.Rows, limit int64) ([]script.Row, error) {
 	defer rows.Close()
 	if err := rows.Err(); err != nil { // a batch hands over failed results too
 		return nil, err
 	}
+	var size int64
 	fds := rows.FieldDescriptions()
 	cols := make([]string, len(fds))
 	for i, fd := range fds {
@@ -33,6 +49,12 @@ func readRows(rows pgx.Rows) ([]script.Row, error) {
 	var out []script.Row
 	for rows.Next() {
 		raw := rows.RawValues()
+		for _, v := range raw {
+			size += int64(len(v)) + 8
+		}
+		if size > limit {
+			return nil, fmt.Errorf("%w: more than %d bytes", ErrResultTooLarge, limit)
+		}
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, err

@@ -4,17 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"runtime"
-	"sync"
-	"weak"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// knownStmts are the world statements prepared on one connection, by SQL
-// text, with the name each was prepared under. A connection is used by one
-// copy at a time, and the pool hands it over with a happens-before edge, so
-// the set needs no lock of its own.
+// knownStmts are the world statements prepared on one session, by SQL
+// text, with the name each was prepared under. A session is used by one
+// copy at a time, and conns hands it over with a happens-before edge (its
+// mutex), so the set needs no lock of its own.
 type knownStmts struct{ set map[string]string }
 
 func (k *knownStmts) has(sql string) bool { _, ok := k.set[sql]; return ok }
@@ -47,23 +44,4 @@ const maxKnown = 2048
 func stmtName(sql string) string {
 	sum := sha256.Sum256([]byte(sql))
 	return "sg_" + hex.EncodeToString(sum[:16])
-}
-
-// stmtSets maps connections to their known statements without keeping
-// closed connections alive.
-type stmtSets struct {
-	m sync.Map // weak.Pointer[pgx.Conn] -> *knownStmts
-}
-
-func (w *World) known(conn *pgx.Conn) *knownStmts {
-	key := weak.Make(conn)
-	if v, ok := w.stmtSets.m.Load(key); ok {
-		return v.(*knownStmts)
-	}
-	k := &knownStmts{set: map[string]string{}}
-	if v, loaded := w.stmtSets.m.LoadOrStore(key, k); loaded {
-		return v.(*knownStmts)
-	}
-	runtime.AddCleanup(conn, func(key weak.Pointer[pgx.Conn]) { w.stmtSets.m.Delete(key) }, key)
-	return k
 }

@@ -56,7 +56,7 @@ func (cp *Copy) ReadQuery(ctx context.Context, sql string, args ...any) ([]scrip
 	if cp.broken != nil {
 		return nil, cp.broken
 	}
-	if err := checkSQL(sql, true); err != nil {
+	if err := cp.guard(sql, true); err != nil {
 		return nil, err
 	}
 	sp := cp.nextSavepoint("r")

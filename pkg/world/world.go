@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/scram"
 	"github.com/suitegen/suitegen/pkg/script"
 )
 
@@ -26,19 +28,48 @@ const CodeSeedViolatesSchema = "seed-violates-schema"
 
 // Options tunes a world. Zero values take the defaults.
 type Options struct {
-	StatementTimeout time.Duration // per statement inside a copy; default 5s
-	MaxRetries       int           // retries of a copy after a serialization failure or deadlock; default 5
+	StatementTimeout time.Duration // per statement inside a copy, on the server; default 5s
+	// Deadline bounds, from this process, each round trip to a copy; past
+	// it the server is asked to cancel the statement, which holds even when
+	// the session turned its statement_timeout off. Default StatementTimeout
+	// + 2s.
+	Deadline time.Duration
+	// BuildTimeout bounds building the world (schema.sql and seed, both
+	// schemas); default 2m.
+	BuildTimeout time.Duration
+	// MaxResultBytes caps what one statement of a copy may send back (rows
+	// read by handlers and checks, and each table of a state); default 64 MiB.
+	MaxResultBytes int64
+	MaxRetries     int // retries of a copy after a serialization failure or deadlock; default 5
+	// SkipGuard sends every statement as given, without the statement guard
+	// (guard.go): for tests that show the world's role alone keeps any SQL
+	// harmless.
+	SkipGuard bool
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.StatementTimeout < 0 {
-		return o, fmt.Errorf("world options: StatementTimeout must not be negative, got %s", o.StatementTimeout)
+	for name, d := range map[string]time.Duration{"StatementTimeout": o.StatementTimeout, "Deadline": o.Deadline, "BuildTimeout": o.BuildTimeout} {
+		if d < 0 {
+			return o, fmt.Errorf("world options: %s must not be negative, got %s", name, d)
+		}
 	}
 	if o.MaxRetries < 0 {
 		return o, fmt.Errorf("world options: MaxRetries must not be negative, got %d", o.MaxRetries)
 	}
+	if o.MaxResultBytes < 0 {
+		return o, fmt.Errorf("world options: MaxResultBytes must not be negative, got %d", o.MaxResultBytes)
+	}
 	if o.StatementTimeout == 0 {
 		o.StatementTimeout = 5 * time.Second
+	}
+	if o.Deadline == 0 {
+		o.Deadline = o.StatementTimeout + 2*time.Second
+	}
+	if o.BuildTimeout == 0 {
+		o.BuildTimeout = 2 * time.Minute
+	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = 64 << 20
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 5
@@ -58,17 +89,18 @@ func (e *ContractError) Error() string { return "world seed: " + e.Problems.Erro
 // World is a frozen, seeded schema and what is needed to run copies of it.
 // It is safe for concurrent use.
 type World struct {
-	pool  *pgxpool.Pool
+	pool  *pgxpool.Pool // the application's: the ledger, never a copy
 	c     *contract.Contract
 	progs *script.Programs
 	opts  Options
+	conns *conns // sessions of role, for copies
 
-	schema, twin, role string
-	tag                string // SQL comment that keeps each world's prepared statements apart
-	tools              map[string]*tool
-	tables             []tableInfo
-	stateSQL           string
-	stmtSets           stmtSets
+	schema, twin string
+	role, owner  string // the login role copies run as; the NOLOGIN role that owns the schemas
+	tag          string // SQL comment that keeps each world's prepared statements apart
+	tools        map[string]*tool
+	tables       []tableInfo
+	stateSQL     string
 }
 
 type tableInfo struct {
@@ -79,8 +111,13 @@ type tableInfo struct {
 // Schema is the world's schema name (w_<16 hex>).
 func (w *World) Schema() string { return w.schema }
 
-// Role is the role copies run as.
+// Role is the login role copies run as (w_<hash>_r<database oid>): it may
+// read and write the world's tables and nothing else.
 func (w *World) Role() string { return w.role }
+
+// Close closes the world's idle sessions. Copies still open keep theirs
+// until they end. A closed world must not be used.
+func (w *World) Close() { w.conns.close() }
 
 // Contract is the contract the world was opened for.
 func (w *World) Contract() *contract.Contract { return w.c }
@@ -109,20 +146,11 @@ func SchemaName(worldSHA256 string) (string, error) {
 	return "w_" + h, nil
 }
 
-// markerLockKey is the advisory lock taken while creating the marker table
-// ("suitegen" in ASCII).
-const markerLockKey int64 = 0x7375697465676e
-
-const markerTable = `CREATE TABLE IF NOT EXISTS public.suitegen_worlds (
-	schema          text PRIMARY KEY,
-	contract_sha256 text NOT NULL,
-	world_sha256    text NOT NULL,
-	created_at      timestamptz NOT NULL DEFAULT now()
-)`
-
 // Open returns the world of c, creating and seeding it if this database does
 // not hold it yet. Any number of processes may race to open the same world;
-// one creates it and the others wait for it.
+// one creates it and the others wait for it. pool is the application's, on
+// a database migrated and set up (docs/SECURITY.md): the world is built by a
+// role of its own and copies log in as another, never as pool's role.
 func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *script.Programs, opts Options) (*World, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -132,72 +160,199 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 	if err != nil {
 		return nil, fmt.Errorf("open world: %w", err)
 	}
-	w := &World{pool: pool, c: c, progs: progs, opts: opts, schema: schema, twin: schema + "_b", role: schema + "_r", tag: "/*" + schema + "*/ "}
+	var db uint32
+	if err := pool.QueryRow(ctx, `SELECT oid FROM pg_database WHERE datname = current_database()`).Scan(&db); err != nil {
+		return nil, fmt.Errorf("open world %s: %w", schema, err)
+	}
+	w := &World{pool: pool, c: c, progs: progs, opts: opts, schema: schema, twin: schema + "_b",
+		role: fmt.Sprintf("%s_r%d", schema, db), owner: fmt.Sprintf("%s_o%d", schema, db), tag: "/*" + schema + "*/ "}
 	if w.tools, err = compileTools(c); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
-	var exists bool
-	err = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM public.suitegen_worlds WHERE schema = $1)`, schema).Scan(&exists)
-	if err != nil && !isCode(err, "42P01") { // undefined_table: no world was ever made here
-		return nil, fmt.Errorf("open world %s: %w", schema, err)
+	password, err := w.password(ctx, pool)
+	if err != nil {
+		return nil, err
 	}
-	if !exists {
-		if err := w.create(ctx); err != nil {
+	if password == "" {
+		if password, err = w.create(ctx); err != nil {
 			return nil, err
 		}
 	}
+	if err := w.checkRole(ctx); err != nil {
+		return nil, err
+	}
+	w.conns = newConns(sessionConfig(pool, w.role, password, opts), int(pool.Config().MaxConns))
 	if err := w.loadTables(ctx); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
 	return w, nil
 }
 
-// create builds the world under an advisory lock unless another process has
-// finished it first.
-func (w *World) create(ctx context.Context) error {
-	// Concurrent CREATE TABLE IF NOT EXISTS can still collide on the
-	// catalog's unique indexes, so the marker table is made under a lock of
-	// its own.
-	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, markerLockKey); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, markerTable)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("open world %s: marker table: %w", w.schema, err)
+// password is the copy role's password from the world's marker; empty
+// when the world does not exist yet.
+func (w *World) password(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	var pw string
+	err := q.QueryRow(ctx, `SELECT copy_password FROM suitegen_worlds WHERE schema = $1 AND copy_role = $2`, w.schema, w.role).Scan(&pw)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case isCode(err, "42P01"): // undefined_table
+		return "", fmt.Errorf("open world %s: the database is not migrated: %w", w.schema, err)
+	case err != nil:
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
 	}
-	tx, err := w.pool.Begin(ctx)
+	return pw, nil
+}
+
+// create builds the world under an advisory lock unless another process has
+// finished it first, and returns the copy role's password.
+//
+// The application role has the admin function make the world's two roles
+// (migrate.AdminFunction): the owner, which alone builds the schemas
+// (schema.sql and the seed run in its session, as untrusted SQL), and the
+// copy role, given only what copies need. The owner's login is turned off
+// once the world is built.
+func (w *World) create(ctx context.Context) (string, error) {
+	conn, err := w.pool.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
+	}
+	sum, _ := hex.DecodeString(strings.TrimPrefix(w.schema, "w_"))
+	key := int64(binary.BigEndian.Uint64(sum))
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		conn.Release()
+		return "", fmt.Errorf("open world %s: lock: %w", w.schema, err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			_ = conn.Hijack().Close(uctx) // never hand back a session holding the lock
+			return
+		}
+		conn.Release()
+	}()
+	if pw, err := w.password(ctx, conn); err != nil || pw != "" {
+		return pw, err
+	}
+	ownerPw, err := scram.Password()
+	if err != nil {
+		return "", err
+	}
+	copyPw, err := scram.Password()
+	if err != nil {
+		return "", err
+	}
+	locked, err := scram.Password()
+	if err != nil {
+		return "", err
+	}
+	built := false
+	defer func() {
+		if built {
+			return
+		}
+		// Best effort, the next attempt starts over anyway: no role of a
+		// world that does not exist may log in, and its schemas go.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = worldRole(cctx, conn.Conn(), w.owner, locked, false)
+		_ = worldRole(cctx, conn.Conn(), w.role, locked, false)
+		_, _ = conn.Exec(cctx, fmt.Sprintf(`DROP SCHEMA IF EXISTS %s CASCADE; DROP SCHEMA IF EXISTS %s CASCADE`, w.schema, w.twin))
+	}()
+	if err := worldRole(ctx, conn.Conn(), w.owner, ownerPw, true); err != nil {
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
+	}
+	if err := worldRole(ctx, conn.Conn(), w.role, copyPw, true); err != nil {
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
+	}
+	var db string
+	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
+	}
+	// Schemas left by a build that died before its marker go first. GRANTs
+	// on one object rewrite one catalog row, which two worlds made at once
+	// would update concurrently: they take turns under a lock of their own.
+	prepare := fmt.Sprintf(`SELECT pg_advisory_xact_lock(%[6]d);
+DROP SCHEMA IF EXISTS %[1]s CASCADE;
+DROP SCHEMA IF EXISTS %[2]s CASCADE;
+CREATE SCHEMA %[1]s AUTHORIZATION %[3]s;
+CREATE SCHEMA %[2]s AUTHORIZATION %[3]s;
+GRANT CONNECT ON DATABASE %[5]s TO %[3]s, %[4]s;
+GRANT USAGE ON SCHEMA suitegen_copy TO %[4]s;
+GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner, w.role, pgx.Identifier{db}.Sanitize(), grantLockKey)
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, prepare); return err }); err != nil {
+		return "", fmt.Errorf("open world %s: schemas: %w", w.schema, err)
+	}
+	if err := w.buildAsOwner(ctx, ownerPw); err != nil {
+		return "", err
+	}
+	if err := worldRole(ctx, conn.Conn(), w.owner, locked, false); err != nil {
+		return "", fmt.Errorf("open world %s: %w", w.schema, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO suitegen_worlds (schema, contract_sha256, world_sha256, copy_role, copy_password) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (schema) DO UPDATE SET contract_sha256 = EXCLUDED.contract_sha256, world_sha256 = EXCLUDED.world_sha256,
+		copy_role = EXCLUDED.copy_role, copy_password = EXCLUDED.copy_password`,
+		w.schema, w.c.SHA256, w.c.WorldSHA256, w.role, copyPw); err != nil {
+		return "", fmt.Errorf("open world %s: marker: %w", w.schema, err)
+	}
+	built = true
+	return copyPw, nil
+}
+
+// grantLockKey is the advisory lock world creations take around their
+// GRANTs ("sgworlds" in ASCII).
+const grantLockKey int64 = 0x7367776f726c6473
+
+// worldRole has the admin function make role (or reset it) with password,
+// which the server sees only as a SCRAM verifier.
+func worldRole(ctx context.Context, conn *pgx.Conn, role, password string, login bool) error {
+	v, err := scram.Verifier(password)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, `SELECT `+migrate.AdminFunction+`($1, $2, $3)`, role, v, login)
+	if isCode(err, "42883") || isCode(err, "3F000") { // undefined function or schema
+		return fmt.Errorf("role %s: %s is missing: run the setup in docs/SECURITY.md on this database: %w", role, migrate.AdminFunction, err)
+	}
+	if err != nil {
+		return fmt.Errorf("role %s: %w", role, err)
+	}
+	return nil
+}
+
+// buildAsOwner builds both schemas in one transaction of the owner's own
+// session, bounded by BuildTimeout however schema.sql sets its timeouts.
+func (w *World) buildAsOwner(ctx context.Context, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, w.opts.BuildTimeout)
+	defer cancel()
+	opts := w.opts
+	opts.StatementTimeout = w.opts.BuildTimeout
+	conn, err := pgx.ConnectConfig(ctx, sessionConfig(w.pool, w.owner, password, opts))
+	if err != nil {
+		return fmt.Errorf("open world %s: connect as %s: %w", w.schema, w.owner, err)
+	}
+	defer closeConn(conn)
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("open world %s: %w", w.schema, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
-	sum, _ := hex.DecodeString(strings.TrimPrefix(w.schema, "w_"))
-	key := int64(binary.BigEndian.Uint64(sum))
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
-		return fmt.Errorf("open world %s: lock: %w", w.schema, err)
-	}
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM public.suitegen_worlds WHERE schema = $1)`, w.schema).Scan(&exists); err != nil {
-		return fmt.Errorf("open world %s: %w", w.schema, err)
-	}
-	if exists {
-		return tx.Commit(ctx)
-	}
-	if _, err := tx.Exec(ctx, `SET LOCAL TimeZone = 'UTC'; SET LOCAL standard_conforming_strings = on`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL standard_conforming_strings = on`); err != nil {
 		return fmt.Errorf("open world %s: %w", w.schema, err)
 	}
 	for i, s := range []string{w.schema, w.twin} {
 		if err := w.build(ctx, tx, s, i == 0); err != nil {
+			if ctx.Err() != nil {
+				return &ContractError{Problems: contract.Problems{{File: "world/schema.sql", Code: contract.CodeSchemaSQL,
+					Message: fmt.Sprintf("building the world took longer than %s", w.opts.BuildTimeout)}}}
+			}
 			return err
 		}
 	}
-	grants := fmt.Sprintf(`DO $do$ BEGIN
-  BEGIN CREATE ROLE %[1]s NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
-  BEGIN EXECUTE format('GRANT %[1]s TO %%I', current_user); EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
-END $do$;
-`, w.role)
+	var grants string
 	for _, s := range []string{w.schema, w.twin} {
 		grants += fmt.Sprintf(`GRANT USAGE ON SCHEMA %[1]s TO %[2]s;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %[1]s TO %[2]s;
@@ -205,11 +360,7 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA %[1]s TO %[2]s;
 `, s, w.role)
 	}
 	if _, err := tx.Exec(ctx, grants); err != nil {
-		return fmt.Errorf("open world %s: role: %w", w.schema, err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO public.suitegen_worlds (schema, contract_sha256, world_sha256) VALUES ($1, $2, $3)`,
-		w.schema, w.c.SHA256, w.c.WorldSHA256); err != nil {
-		return fmt.Errorf("open world %s: marker: %w", w.schema, err)
+		return fmt.Errorf("open world %s: grants: %w", w.schema, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("open world %s: commit: %w", w.schema, err)
@@ -217,12 +368,43 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA %[1]s TO %[2]s;
 	return nil
 }
 
+// checkRole refuses a copy role that can do more than its world needs: a
+// database not set up for least privilege, or grants made since.
+func (w *World) checkRole(ctx context.Context) error {
+	var elevated, member, temp, create bool
+	var fns []string
+	err := w.pool.QueryRow(ctx, `SELECT r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls,
+		EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.member = r.oid),
+		has_database_privilege(r.oid, current_database(), 'TEMP'),
+		has_schema_privilege(r.oid, 'public', 'CREATE'),
+		ARRAY(SELECT DISTINCT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace
+		      AND p.proname = ANY($2) AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY 1)
+		FROM pg_roles r WHERE r.rolname = $1`, w.role, migrate.Restricted).Scan(&elevated, &member, &temp, &create, &fns)
+	if err != nil {
+		return fmt.Errorf("open world %s: role %s: %w", w.schema, w.role, err)
+	}
+	var has []string
+	for what, yes := range map[string]bool{"a role attribute beyond LOGIN": elevated, "membership in a role": member,
+		"TEMP on the database": temp, "CREATE on schema public": create} {
+		if yes {
+			has = append(has, what)
+		}
+	}
+	sort.Strings(has)
+	for _, f := range fns {
+		has = append(has, "EXECUTE on "+f)
+	}
+	if len(has) > 0 {
+		return &PrivilegeError{Role: w.role, Has: has}
+	}
+	return nil
+}
+
 // build creates one schema and seeds it. Seed problems are reported with
 // the file and line of the row.
 func (w *World) build(ctx context.Context, tx pgx.Tx, schema string, first bool) error {
-	setup := fmt.Sprintf("CREATE SCHEMA %[1]s; SET LOCAL search_path TO %[1]s", schema)
-	if _, err := tx.Exec(ctx, setup); err != nil {
-		return fmt.Errorf("open world %s: create schema: %w", w.schema, err)
+	if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+schema+"; SET LOCAL TimeZone = 'UTC'"); err != nil {
+		return fmt.Errorf("open world %s: %w", w.schema, err)
 	}
 	if strings.TrimSpace(w.c.SchemaSQL) != "" {
 		if _, err := tx.Conn().PgConn().Exec(ctx, w.c.SchemaSQL).ReadAll(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -185,6 +186,7 @@ func open(t testing.TB, pool *pgxpool.Pool, c *contract.Contract, sopts script.O
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(w.Close)
 	return w
 }
 
@@ -886,4 +888,206 @@ func TestPreparedStatementsOutliveTheCache(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Copies never run as a role that can do more than its world needs, nor
+// in a superuser's session; a database without the setup gets no world.
+func TestWorldRefusesPrivilegedRoles(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	c := newContract(t, seeds)
+	w := open(t, pool, c, script.Options{})
+	progs := w.Programs()
+	reopen := func() error {
+		w, err := Open(ctx, pool, c, progs, Options{})
+		if err == nil {
+			w.Close()
+		}
+		return err
+	}
+	var pe *PrivilegeError
+	for _, grant := range []struct{ do, undo, says string }{
+		{"ALTER ROLE " + w.Role() + " CREATEDB", "ALTER ROLE " + w.Role() + " NOCREATEDB", "attribute"},
+		{"GRANT pg_read_server_files TO " + w.Role(), "REVOKE pg_read_server_files FROM " + w.Role(), "membership"},
+		{"GRANT EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) TO PUBLIC", "REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC", "pg_terminate_backend"},
+		{"GRANT TEMP ON DATABASE " + pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize() + " TO PUBLIC", "REVOKE TEMP ON DATABASE " + pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize() + " FROM PUBLIC", "TEMP"},
+	} {
+		if _, err := admin.Exec(ctx, grant.do); err != nil {
+			t.Fatal(err)
+		}
+		err := reopen()
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), grant.says) {
+			t.Errorf("after %s: %v, want a PrivilegeError naming %s", grant.do, err, grant.says)
+		}
+		if _, err := admin.Exec(ctx, grant.undo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reopen(); err != nil {
+		t.Fatalf("after the grants were undone: %v", err)
+	}
+	// A session that is a superuser's is refused when it connects.
+	pw := "pw-" + strings.Repeat("x", 20)
+	if _, err := admin.Exec(ctx, "CREATE ROLE sg_super_probe LOGIN SUPERUSER PASSWORD '"+pw+"'"); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(context.Background(), "DROP ROLE sg_super_probe") //nolint:errcheck // the cluster is the binary's
+	conn, err := pgx.ConnectConfig(ctx, sessionConfig(pool, "sg_super_probe", pw, w.opts))
+	if err == nil {
+		conn.Close(ctx)
+	}
+	if !errors.As(err, &pe) {
+		t.Errorf("a superuser's session: %v, want a PrivilegeError", err)
+	}
+	// Not set up: no admin function, nothing granted away from PUBLIC.
+	bare, err := pgxpool.New(ctx, testenv.EmptyPostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	if err := migrate.Apply(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, bare, newContract(t, seeds), progs, Options{})
+	if err == nil || !strings.Contains(err.Error(), "docs/SECURITY.md") {
+		t.Errorf("a database without the setup: %v, want an error pointing at docs/SECURITY.md", err)
+	}
+}
+
+// A session goes back to the world's pool after a copy, even one whose
+// statements failed; one a statement may have changed beyond its
+// transaction is closed instead.
+func TestSessionsAreReusedUnlessChanged(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, pool, c, progs, Options{SkipGuard: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	session := func(sql string) int64 {
+		var pid int64
+		err := w.Copy(ctx, func(cp *Copy) error {
+			rows, err := cp.Query(ctx, "SELECT pg_backend_pid()")
+			if err != nil {
+				return err
+			}
+			pid = rows[0].Values[0].(int64)
+			if sql != "" {
+				_ = cp.ExecBatch(ctx, []scenario.Statement{{SQL: sql}})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	first := session("INSERT INTO users (user_id) VALUES ('no name')") // fails: name is NOT NULL
+	if again := session("PREPARE mine AS SELECT 1"); again != first {
+		t.Errorf("a failed statement cost the session: %d, then %d", first, again)
+	}
+	if after := session(""); after == first {
+		t.Errorf("the session a PREPARE changed was reused (%d)", after)
+	}
+}
+
+// A statement that turned its session's statement_timeout off is still
+// stopped, on the server, by the copy's deadline: the server cancels it at
+// this process's request, and no backend goes on running it.
+func TestDeadlineCancelsOnTheServer(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's own limit is an hour: only the deadline can stop it.
+	w, err := Open(ctx, pool, c, progs, Options{SkipGuard: true, StatementTimeout: time.Hour, Deadline: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	err = w.Copy(ctx, func(cp *Copy) error {
+		return cp.ExecBatch(ctx, []scenario.Statement{{SQL: "SET statement_timeout = 0"}, {SQL: "SELECT pg_sleep(3600)"}})
+	})
+	var se *StatementError
+	var pe *pgconn.PgError
+	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &pe) || pe.Code != "57014" || !strings.Contains(pe.Message, "user request") {
+		t.Fatalf("got %v, want statement 2 cancelled at this process's request (57014)", err)
+	}
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var running int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%pg_sleep(3600)%' AND state = 'active'`, w.Role()).Scan(&running); err != nil || running != 0 {
+		t.Fatalf("%d backends still sleeping (%v)", running, err)
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatalf("the world after a cancelled statement: %v", err)
+	}
+}
+
+// A session left idle is closed: the world of a contract a long-lived
+// process no longer works on holds none.
+func TestIdleSessionsAreClosed(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	w.conns.idleFor = 100 * time.Millisecond
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	sessions := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, w.Role()).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if n := sessions(); n != 1 {
+		t.Fatalf("%d sessions after a copy, want its one, kept idle", n)
+	}
+	for deadline := time.Now().Add(time.Minute); sessions() > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session is still open after a minute")
+		}
+	}
+	// And the world works on, with a new session.
+	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
+		t.Fatal(err)
+	}
 }
