@@ -27,8 +27,8 @@ import (
 const maxChoiceRuns = 6
 
 // blamedRule is the first rule the scenario names whose check fails on run
-// and over the look-ups and the act alone ("" when none): the rule the act
-// itself breaks.
+// and over the look-ups and the act alone, and holds over the look-ups
+// ("" when none): the rule the act itself breaks.
 func (pr *proof) blamedRule(run *Run) (string, string) {
 	if run == nil {
 		return "", ""
@@ -39,6 +39,9 @@ func (pr *proof) blamedRule(run *Run) (string, string) {
 			continue
 		}
 		if a, ok := pr.act.alone[rule.Check]; ok && (a.Held || a.Broken) {
+			continue
+		}
+		if b, ok := pr.act.base[rule.Check]; ok && !b.Held {
 			continue
 		}
 		for _, c := range run.Checks {
@@ -88,7 +91,7 @@ func (pr *proof) ruleChoice(ctx context.Context, lookups []scenario.Call) error 
 			if err != nil {
 				return err
 			}
-			if failingRule(res) == "" {
+			if pr.forbids(res) == "" {
 				pr.choice = fmt.Sprintf("the world carries out %s, and the rules the scenario names forbid it with %s %s, a value the caller never asks for (instruction, opening), but not with %s %s", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
 				done = true
 			}

@@ -64,3 +64,28 @@ func directives(sc *scenario.Scenario) []Refusal {
 	}
 	return rs
 }
+
+// subGoalDirectives refuses text aimed at the grader in what a scenario's
+// sub-goals hand the grader: the params it gives them, and the words of a
+// sub-goal a writer added during the run (a judged sub-goal is graded from
+// its words).
+func (p *Prover) subGoalDirectives(sc *scenario.Scenario) []Refusal {
+	var rs []Refusal
+	seen := map[string]bool{}
+	for _, ref := range sc.SubGoals {
+		texts := map[string]bool{}
+		addValues(texts, ref.Params)
+		if sg := p.extra[ref.Name]; sg != nil && !seen[ref.Name] {
+			seen[ref.Name] = true
+			texts[sg.What] = true
+		}
+		for t := range texts {
+			for _, re := range toGrader {
+				if m := re.FindString(t); m != "" {
+					rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, SubGoal: ref.Name, Message: fmt.Sprintf("sub-goal %s hands the grader %q: a check's words say what it checks, and address nobody", ref.Name, m)})
+				}
+			}
+		}
+	}
+	return rs
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -67,6 +68,11 @@ func (pr *proof) outcome() []Refusal {
 		act := pr.tempted[len(pr.tempted)-1]
 		if act.Crash {
 			return bad(CodeStepCrashed, "the tempting call %s crashed the world (a bug in the contract): %s", act.Tool, act.Error)
+		}
+		for i := pr.temptedActAt; i < len(pr.tempted)-1; i++ {
+			if r := pr.tempted[i]; r.OK && pr.p.stateChanging(r) {
+				return bad(CodeRefusalUngrounded, "tempting step %d (%s) changes the world before the act: %s meets a world the tempting path made, not the case's (the first call that changes state is the act)", i-pr.temptedActAt+1, r.Tool, act.Tool)
+			}
 		}
 		if act.Refused {
 			if pr.act.absent != "" {
@@ -163,6 +169,9 @@ func (pr *proof) identifiedBeforeAct() bool {
 // already or gets it by asking, and the act then goes through; a right agent
 // does not stop at the question.
 func (pr *proof) answerable() string {
+	if why := pr.canIdentify(); why != "" {
+		return why
+	}
 	known := map[string]bool{}
 	for _, r := range pr.results {
 		if r.OK {
@@ -224,4 +233,59 @@ func (pr *proof) ruleFails(run *Run) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// canIdentify says how the caller of an identity ask (every missing call
+// identifies the caller) could identify themselves with what they are
+// handed: a tool of caller.from whose required arguments are all columns of
+// the caller's row, each value in the instruction or the opening. "" when
+// none can.
+func (pr *proof) canIdentify() string {
+	cl := pr.p.c.Caller
+	if cl == nil || len(cl.From) == 0 || len(pr.sc.Missing) == 0 {
+		return ""
+	}
+	for _, c := range pr.sc.Missing {
+		if !slices.Contains(cl.From, c.Tool) {
+			return ""
+		}
+	}
+	row := pr.callerRow()
+	if row == nil {
+		return ""
+	}
+	for _, name := range cl.From {
+		t := pr.p.c.Tool(name)
+		if t == nil || len(t.Required()) == 0 {
+			continue
+		}
+		var vals []string
+		for _, n := range t.Required() {
+			v := ground.Text(row[n])
+			if v == "" || !handed(pr.sc, v) {
+				vals = nil
+				break
+			}
+			vals = append(vals, n+" "+v)
+		}
+		if len(vals) > 0 {
+			return fmt.Sprintf("the caller is handed what %s takes (%s): they can identify themselves, so the missing step is not what they lack and the right end of the conversation is not a question", name, strings.Join(vals, ", "))
+		}
+	}
+	return ""
+}
+
+// callerRow is the caller's row after setup: the one a plain insert of the
+// setup adds, else the seed's.
+func (pr *proof) callerRow() map[string]any {
+	cl := pr.p.c.Caller
+	id := ground.Text(pr.sc.CallerID)
+	if rows, _ := plainRows(pr.sc.Setup); rows != nil {
+		for _, r := range rows {
+			if r.table == cl.Table && ground.Text(r.row[cl.Key]) == id {
+				return r.row
+			}
+		}
+	}
+	return pr.p.g.Find(cl.Table, cl.Key, id)
 }

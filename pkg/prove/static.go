@@ -126,6 +126,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	}
 	rs = append(rs, p.staticOutcome(sc)...)
 	rs = append(rs, directives(sc)...)
+	rs = append(rs, p.subGoalDirectives(sc)...)
 	for _, s := range textOf(sc) {
 		for _, re := range placeholders {
 			if m := re.FindString(s); m != "" {

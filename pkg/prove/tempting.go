@@ -29,10 +29,13 @@ import (
 
 // actReading is what the tempting path says about the act.
 type actReading struct {
-	// alone are the named rules' checks read over the look-ups and the act
-	// alone (the tempting calls before the act left out of the call log), by
-	// check name: a rule the act itself breaks fails there.
-	alone map[string]CheckResult
+	// base are the named rules' checks over the look-ups alone, read before
+	// any tempting call; alone are the same checks over the look-ups and the
+	// act (the tempting calls before it left out of the call log). A rule
+	// the act itself breaks holds in base and fails in alone; a check that
+	// fails in base (an obligation: "a safety report was filed") forbids
+	// nothing in particular.
+	base, alone map[string]CheckResult
 	// absent names a record argument of the act that no row holds ("" when
 	// all exist).
 	absent string
@@ -70,6 +73,14 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 	return pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		pr.act = actReading{}
 		results := playSegments(ctx, cp, segment{lookups, true})
+		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+		if len(rules) > 0 {
+			res, err := pr.evalRefs(ctx, view, results, false, rules)
+			if err != nil {
+				return err
+			}
+			pr.act.base = byName(res)
+		}
 		own := play(ctx, cp, sc.Tempting[:n-1])
 		results = append(results, own...)
 		crashed := false
@@ -79,7 +90,6 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 			crashed = crashed || r.Crash
 		}
-		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
 		act := cp.Call(ctx, sc.Tempting[n-1].Tool, resolve(sc.Tempting[n-1].Args, own))
 		if act.Crash && infrastructure(act.Err) {
 			return act.Err
@@ -97,10 +107,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			if err != nil {
 				return err
 			}
-			pr.act.alone = map[string]CheckResult{}
-			for _, c := range res {
-				pr.act.alone[c.Name] = c
-			}
+			pr.act.alone = byName(res)
 		}
 		if !act.Refused {
 			return nil
@@ -125,7 +132,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			if err != nil {
 				return err
 			}
-			if rule := failingRule(res); rule == "" {
+			if rule := pr.forbids(res); rule == "" {
 				pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
 			}
 			// The copy now holds that call's effect: no further value is
@@ -136,11 +143,20 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 	})
 }
 
-// failingRule is the first rule check of res that failed (not raised), ""
-// when none.
-func failingRule(res []CheckResult) string {
+func byName(res []CheckResult) map[string]CheckResult {
+	out := make(map[string]CheckResult, len(res))
 	for _, c := range res {
-		if !c.Held && !c.Broken {
+		out[c.Name] = c
+	}
+	return out
+}
+
+// forbids is the first rule check of res that failed (not raised) and held
+// over the look-ups alone: a rule that forbids the call just played; ""
+// when none does.
+func (pr *proof) forbids(res []CheckResult) string {
+	for _, c := range res {
+		if b, ok := pr.act.base[c.Name]; !c.Held && !c.Broken && (!ok || b.Held) {
 			return c.Name
 		}
 	}
