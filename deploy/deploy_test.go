@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,15 +24,27 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 
-	"github.com/suitegen/suitegen/pkg/migrate"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
 
 const namespace = "suitegen"
 
-// Secrets the manifests expect the operator to create (docs/DEPLOY.md says how).
-var expectedSecrets = []string{"suitegen-secrets", "postgres-auth", "nats-tls", "postgres-tls"}
+// Secrets the manifests use, each made by hand as docs/DEPLOY.md says, except that in
+// production the CloudNativePG operator makes operatorSecrets itself (the small overlay's
+// stand-in database needs them made by hand).
+var expectedSecrets = []string{"suitegen-secrets", "nats-tls", "ledger-app", "ledger-ca", "ledger-backup", "postgres-auth", "postgres-tls"}
+
+// operatorSecrets are what CloudNativePG makes for the Cluster ledger: <cluster>-app (the
+// application role's credentials and URLs) and <cluster>-ca (the CA of its server certificates).
+var operatorSecrets = []string{ledgerCluster + "-app", ledgerCluster + "-ca"}
+
+// ledgerCluster is the name of the production overlay's CloudNativePG Cluster.
+const ledgerCluster = "ledger"
+
+// runDir is the kustomization of one run (its planner and reviewer Jobs), applied beside
+// whichever overlay is deployed.
+const runDir = "k8s/run"
 
 // object is one decoded manifest.
 type object struct {
@@ -61,6 +75,10 @@ var crdFiles = map[string]string{
 	"keda.sh/v1alpha1/ScaledObject":           "keda.sh_scaledobjects.yaml",
 	"monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com_servicemonitors.yaml",
 	"monitoring.coreos.com/v1/PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml",
+	"monitoring.coreos.com/v1/PodMonitor":     "monitoring.coreos.com_podmonitors.yaml",
+	"postgresql.cnpg.io/v1/Cluster":           "postgresql.cnpg.io_clusters.yaml",
+	"postgresql.cnpg.io/v1/ScheduledBackup":   "postgresql.cnpg.io_scheduledbackups.yaml",
+	"barmancloud.cnpg.io/v1/ObjectStore":      "barmancloud.cnpg.io_objectstores.yaml",
 }
 
 // decode decodes one YAML document strictly: unknown fields and duplicate keys fail.
@@ -129,14 +147,25 @@ func closeObjects(s any) {
 	}
 }
 
-// loadSchemas compiles the openAPIV3Schema of each vendored CRD.
+// loadSchemas compiles the openAPIV3Schema of each vendored CRD, once: the schemas are only
+// read afterwards, and CloudNativePG's Cluster is large.
 func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
+	schemas, err := compiledSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schemas
+}
+
+var compiledSchemas = sync.OnceValues(compileSchemas)
+
+func compileSchemas() (map[string]*jsonschema.Schema, error) {
 	out := map[string]*jsonschema.Schema{}
 	for gvk, file := range crdFiles {
 		b, err := os.ReadFile(filepath.Join("testdata", "crds", file))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		var crd struct {
 			Spec struct {
@@ -150,7 +179,7 @@ func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 			} `json:"spec"`
 		}
 		if err := yaml.Unmarshal(b, &crd); err != nil {
-			t.Fatalf("%s: %v", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		var raw json.RawMessage
 		for _, v := range crd.Spec.Versions {
@@ -159,25 +188,25 @@ func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
 			}
 		}
 		if raw == nil {
-			t.Fatalf("%s: no version for %s", file, gvk)
+			return nil, fmt.Errorf("%s: no version for %s", file, gvk)
 		}
 		s, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		closeObjects(s)
 		c := jsonschema.NewCompiler()
 		url := "file:///" + file + ".json"
 		if err := c.AddResource(url, s); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		sch, err := c.Compile(url)
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		out[gvk] = sch
 	}
-	return out
+	return out, nil
 }
 
 // build runs kustomize on dir and decodes every resource strictly.
@@ -207,10 +236,27 @@ func build(t *testing.T, dir string, schemas map[string]*jsonschema.Schema) []ob
 func overlays(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("k8s/overlays/*")
-	if err != nil || len(dirs) < 2 {
+	if err != nil || len(dirs) < 3 {
 		t.Fatalf("overlays: %v %v", dirs, err)
 	}
 	return dirs
+}
+
+// deployed is what runs in the cluster with overlay dir: the overlay's objects and a run's
+// (runDir), which is applied beside it.
+func deployed(t *testing.T, dir string, schemas map[string]*jsonschema.Schema) []object {
+	t.Helper()
+	return append(build(t, dir, schemas), build(t, runDir, schemas)...)
+}
+
+// jobOf finds a run's Job by its role (planner, reviewer): its name carries the run id.
+func jobOf(objs []object, role string) *batchv1.Job {
+	for _, o := range objs {
+		if j, ok := o.typed.(*batchv1.Job); ok && j.Labels["app.kubernetes.io/name"] == role {
+			return j
+		}
+	}
+	return nil
 }
 
 func find[T any](objs []object, kind, name string) *T {
@@ -294,7 +340,7 @@ func TestOverlaysDecodeStrictly(t *testing.T) {
 	schemas := loadSchemas(t)
 	for _, dir := range overlays(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			objs := build(t, dir, schemas)
+			objs := deployed(t, dir, schemas)
 			if len(objs) < 15 {
 				t.Fatalf("%s built only %d objects", dir, len(objs))
 			}
@@ -358,11 +404,11 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 	}
 	for _, job := range []string{"planner", "reviewer"} {
-		if find[batchv1.Job](objs, "Job", job) == nil {
+		if jobOf(objs, job) == nil {
 			t.Errorf("no %s Job", job)
 		}
 	}
-	if p := find[batchv1.Job](objs, "Job", "planner"); p != nil {
+	if p := jobOf(objs, "planner"); p != nil {
 		for _, f := range []string{"--run", "--nats", "--scenarios"} {
 			if _, ok := flagValue(p.Spec.Template.Spec.Containers[0].Args, f); !ok {
 				t.Errorf("planner lacks %s", f)
@@ -434,6 +480,9 @@ func checkInvariants(t *testing.T, objs []object) {
 			}
 		}
 	}
+	for s := range crdSecretRefs(objs) {
+		secretRefs[s] = true
+	}
 	for s := range secretRefs {
 		if !slices.Contains(expectedSecrets, s) {
 			t.Errorf("manifests use Secret %s, which is not among the documented %v", s, expectedSecrets)
@@ -461,19 +510,22 @@ func checkInvariants(t *testing.T, objs []object) {
 		}
 	}
 
-	// suitegen's processes get the database URL (and its password) from the suitegen-secrets
-	// Secret, in their environment; the database's superuser is used by none of them, and
-	// a new volume gets the roles and grants of docs/SECURITY.md.
-	for _, name := range []string{"Deployment/writer", "Job/planner", "Job/reviewer"} {
-		tpl := podSpecs(objs)[name]
-		if tpl == nil {
-			continue
-		}
-		c := tpl.Spec.Containers[0]
-		if !slices.ContainsFunc(c.EnvFrom, func(e corev1.EnvFromSource) bool {
-			return e.SecretRef != nil && e.SecretRef.Name == "suitegen-secrets"
-		}) {
-			t.Errorf("%s does not take its environment (SUITEGEN_DATABASE_URL) from suitegen-secrets", name)
+	// suitegen's processes get the database URL (and its password) from the Secret ledger-app
+	// and verify the server against ledger-ca, and NATS against nats-tls; the database's
+	// superuser is used by none of them, and a new database gets the roles and grants of
+	// docs/SECURITY.md.
+	checkDatabaseClients(t, objs)
+	checkNATSClients(t, objs)
+	for _, name := range []string{"writer", "planner", "reviewer"} {
+		for where, tpl := range podSpecs(objs) {
+			if tpl.Labels["app.kubernetes.io/name"] != name {
+				continue
+			}
+			if !slices.ContainsFunc(tpl.Spec.Containers[0].EnvFrom, func(e corev1.EnvFromSource) bool {
+				return e.SecretRef != nil && e.SecretRef.Name == "suitegen-secrets"
+			}) {
+				t.Errorf("%s does not take its environment (OPENAI_API_KEY) from suitegen-secrets", where)
+			}
 		}
 	}
 	if pg := find[appsv1.StatefulSet](objs, "StatefulSet", "postgres"); pg != nil {
@@ -522,8 +574,43 @@ func checkInvariants(t *testing.T, objs []object) {
 		for _, tpl := range pods {
 			matched = matched || labelsMatch(sel, tpl.Labels)
 		}
+		for _, labels := range externalPods(objs) {
+			matched = matched || labelsMatch(sel, labels)
+		}
 		if !matched {
 			t.Errorf("%s %s selects no pod template (%v)", o.kind, o.name, sel)
+		}
+	}
+	// A PodMonitor selects pods of the overlay (or the operator's) and names a port they have,
+	// with the release label the ServiceMonitors carry.
+	for _, o := range objs {
+		if o.kind != "PodMonitor" {
+			continue
+		}
+		spec := o.typed.(map[string]any)["spec"].(map[string]any)
+		sel := map[string]string{}
+		for k, v := range spec["selector"].(map[string]any)["matchLabels"].(map[string]any) {
+			sel[k], _ = v.(string)
+		}
+		matched := false
+		for _, labels := range externalPods(objs) {
+			matched = matched || (len(sel) > 0 && labelsMatch(sel, labels))
+		}
+		if !matched {
+			t.Errorf("PodMonitor %s selects no pod (%v)", o.name, sel)
+		}
+		for _, ep := range spec["podMetricsEndpoints"].([]any) {
+			if p := ep.(map[string]any)["port"]; p != "metrics" {
+				t.Errorf("PodMonitor %s scrapes port %v; CloudNativePG's exporter is metrics", o.name, p)
+			}
+		}
+		for _, sm := range objs {
+			if sm.kind == "ServiceMonitor" {
+				want := get(sm.typed, "metadata", "labels", "release")
+				if got := get(o.typed, "metadata", "labels", "release"); got != want {
+					t.Errorf("PodMonitor %s release %v, the ServiceMonitors' %v", o.name, got, want)
+				}
+			}
 		}
 	}
 	for _, o := range objs {
@@ -569,30 +656,35 @@ func checkInvariants(t *testing.T, objs []object) {
 		t.Error("dashboard ConfigMap lacks the grafana_dashboard label")
 	}
 
-	// NATS: cluster routes match the replica count; single node has no cluster block.
-	nats := find[appsv1.StatefulSet](objs, "StatefulSet", "nats")
-	if nats == nil || nats.Spec.Replicas == nil {
-		t.Fatal("no nats StatefulSet with replicas")
-	}
-	var natsConf string
-	for _, v := range nats.Spec.Template.Spec.Volumes {
-		if v.ConfigMap != nil && configMaps[v.ConfigMap.Name] != nil {
-			natsConf = configMaps[v.ConfigMap.Name].Data["nats.conf"]
+	// NATS: the overlay's own servers (cluster routes match the replica count; a single node
+	// has no cluster block), or none, and then the NATS chart's (nats_values_test.go).
+	natsHeadless := "nats"
+	if nats := find[appsv1.StatefulSet](objs, "StatefulSet", "nats"); nats == nil {
+		natsHeadless = natsChart.headless()
+	} else {
+		if nats.Spec.Replicas == nil {
+			t.Fatal("nats StatefulSet without replicas")
 		}
-	}
-	if !strings.Contains(natsConf, "jetstream") || !strings.Contains(natsConf, "store_dir") {
-		t.Errorf("nats.conf lacks jetstream file storage:\n%s", natsConf)
-	}
-	routes := regexp.MustCompile(`nats://nats-(\d+)\.nats\.`+namespace+`\.svc`).FindAllStringSubmatch(natsConf, -1)
-	replicas := int(*nats.Spec.Replicas)
-	if replicas > 1 && len(routes) != replicas {
-		t.Errorf("nats: %d replicas but %d cluster routes", replicas, len(routes))
-	}
-	if replicas == 1 && strings.Contains(natsConf, "cluster {") {
-		t.Error("single nats replica with a cluster block: routes to absent peers")
-	}
-	if len(nats.Spec.VolumeClaimTemplates) == 0 {
-		t.Error("nats has no PVC template")
+		var natsConf string
+		for _, v := range nats.Spec.Template.Spec.Volumes {
+			if v.ConfigMap != nil && configMaps[v.ConfigMap.Name] != nil {
+				natsConf = configMaps[v.ConfigMap.Name].Data["nats.conf"]
+			}
+		}
+		if !strings.Contains(natsConf, "jetstream") || !strings.Contains(natsConf, "store_dir") {
+			t.Errorf("nats.conf lacks jetstream file storage:\n%s", natsConf)
+		}
+		routes := regexp.MustCompile(`nats://nats-(\d+)\.nats\.`+namespace+`\.svc`).FindAllStringSubmatch(natsConf, -1)
+		replicas := int(*nats.Spec.Replicas)
+		if replicas > 1 && len(routes) != replicas {
+			t.Errorf("nats: %d replicas but %d cluster routes", replicas, len(routes))
+		}
+		if replicas == 1 && strings.Contains(natsConf, "cluster {") {
+			t.Error("single nats replica with a cluster block: routes to absent peers")
+		}
+		if len(nats.Spec.VolumeClaimTemplates) == 0 {
+			t.Error("nats has no PVC template")
+		}
 	}
 
 	// KEDA scales the writer Deployment on the slice consumer's lag, when present.
@@ -628,8 +720,9 @@ func checkInvariants(t *testing.T, objs []object) {
 				t.Errorf("trigger metadata lacks %s", k)
 			}
 		}
-		if ep, _ := md["natsServerMonitoringEndpoint"].(string); !strings.HasPrefix(ep, "nats."+namespace+".svc") || !strings.HasSuffix(ep, ":8222") {
-			t.Errorf("monitoring endpoint %q is not the nats service's monitor port", ep)
+		// KEDA asks each server of a cluster as <server name>.<endpoint>: the headless Service.
+		if ep, _ := md["natsServerMonitoringEndpoint"].(string); !strings.HasPrefix(ep, natsHeadless+"."+namespace+".svc") || !strings.HasSuffix(ep, ":8222") {
+			t.Errorf("monitoring endpoint %q is not the monitor port of the headless Service %s", ep, natsHeadless)
 		}
 	}
 }
@@ -668,8 +761,15 @@ func TestOverlayDifferences(t *testing.T) {
 	if k := kinds(prod); k["ScaledObject"] != 1 || k["ServiceMonitor"] != 2 || k["PrometheusRule"] != 1 {
 		t.Errorf("production kinds %v: want one ScaledObject, two ServiceMonitors (processes, serve) and one PrometheusRule", k)
 	}
-	if k := kinds(small); k["ScaledObject"] != 0 || k["ServiceMonitor"] != 0 || k["PrometheusRule"] != 0 {
-		t.Errorf("small kinds %v: want no CRD objects", k)
+	// Production keeps state on operators and charts: the ledger is a CloudNativePG Cluster
+	// with its backups, NATS the chart's; no hand-written StatefulSet of either.
+	if k := kinds(prod); k["Cluster"] != 1 || k["ScheduledBackup"] < 1 || k["ObjectStore"] != 1 || k["PodMonitor"] != 1 || k["StatefulSet"] != 0 {
+		t.Errorf("production kinds %v: want one Cluster, a ScheduledBackup, one ObjectStore, the ledger's PodMonitor and no StatefulSet", k)
+	}
+	for _, k := range []string{"ScaledObject", "ServiceMonitor", "PrometheusRule", "Cluster", "ScheduledBackup", "ObjectStore", "PodMonitor"} {
+		if n := kinds(small)[k]; n != 0 {
+			t.Errorf("small has %d %s: want no CRD objects", n, k)
+		}
 	}
 	// Both overlays run serve: the page and the run figures outlive the Jobs.
 	for name, objs := range map[string][]object{"production": prod, "small": small} {
@@ -677,30 +777,92 @@ func TestOverlayDifferences(t *testing.T) {
 			t.Errorf("%s has no serve Deployment", name)
 		}
 	}
-	if n := *find[appsv1.StatefulSet](prod, "StatefulSet", "nats").Spec.Replicas; n != 3 {
-		t.Errorf("production nats replicas %d, want 3", n)
-	}
 	if n := *find[appsv1.StatefulSet](small, "StatefulSet", "nats").Spec.Replicas; n != 1 {
 		t.Errorf("small nats replicas %d, want 1", n)
+	}
+	if n := *find[appsv1.StatefulSet](small, "StatefulSet", "postgres").Spec.Replicas; n != 1 {
+		t.Errorf("small postgres replicas %d, want 1", n)
 	}
 	if w := find[appsv1.Deployment](small, "Deployment", "writer"); w.Spec.Replicas == nil || *w.Spec.Replicas < 1 {
 		t.Error("small writers need a fixed replica count")
 	}
-	// The queue is replicated on every NATS server of production, on the one of small.
+	// The queue is replicated on every NATS server of production (the chart's), on the one of
+	// small.
+	values := natsValues(t)
 	for name, want := range map[string]struct {
 		objs []object
 		n    string
-	}{"production": {prod, "3"}, "small": {small, "1"}} {
-		var got string
-		for _, o := range want.objs {
-			if cm, ok := o.typed.(*corev1.ConfigMap); ok && strings.HasPrefix(o.name, "suitegen-config") {
-				got = cm.Data["SUITEGEN_QUEUE_REPLICAS"]
+	}{"production": {prod, fmt.Sprint(values.Config.Cluster.Replicas)}, "small": {small, "1"}} {
+		for _, cm := range []string{"suitegen-config", "suitegen-shared"} {
+			if got := configMap(want.objs, cm).Data["SUITEGEN_QUEUE_REPLICAS"]; got != want.n {
+				t.Errorf("%s %s SUITEGEN_QUEUE_REPLICAS %q, want %s", name, cm, got, want.n)
 			}
 		}
-		if got != want.n {
-			t.Errorf("%s SUITEGEN_QUEUE_REPLICAS %q, want %s", name, got, want.n)
+	}
+	if values.Config.Cluster.Replicas != 3 {
+		t.Errorf("the NATS chart runs %d servers, want 3", values.Config.Cluster.Replicas)
+	}
+}
+
+// TestSharedSettingsAgree: the settings every process must agree on (base/shared.env, and
+// each overlay's shared.env) are the same in suitegen-config, which the writers read, and
+// suitegen-shared, which a run's Jobs read, in every overlay.
+func TestSharedSettingsAgree(t *testing.T) {
+	schemas := loadSchemas(t)
+	keys := envKeys(t, "k8s/base/shared.env")
+	if len(keys) < 3 {
+		t.Fatalf("base/shared.env has %d settings", len(keys))
+	}
+	for _, dir := range overlays(t) {
+		objs := build(t, dir, schemas)
+		cfg, shared := configMap(objs, "suitegen-config"), configMap(objs, "suitegen-shared")
+		if shared.Name != "suitegen-shared" {
+			t.Errorf("%s: suitegen-shared is named %q: a run's Jobs name it without a hash", dir, shared.Name)
+		}
+		fromCfg := map[string]string{}
+		for _, k := range keys {
+			fromCfg[k] = cfg.Data[k]
+		}
+		if !maps.Equal(fromCfg, shared.Data) {
+			t.Errorf("%s: suitegen-config %v and suitegen-shared %v disagree", dir, cfg.Data, shared.Data)
 		}
 	}
+}
+
+// envKeys lists the keys of a kustomize env file.
+func envKeys(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, _, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("%s: %q is no KEY=value line", file, line)
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// configMap finds a ConfigMap by the name it was generated under (the hash suffix aside).
+func configMap(objs []object, name string) *corev1.ConfigMap {
+	for _, o := range objs {
+		cm, ok := o.typed.(*corev1.ConfigMap)
+		if !ok {
+			continue
+		}
+		if base, hash, _ := strings.Cut(strings.TrimPrefix(o.name, name), "-"); base == "" && (o.name == name || (hash != "" && !strings.Contains(hash, "-"))) {
+			return cm
+		}
+	}
+	return &corev1.ConfigMap{}
 }
 
 // TestImagesPinned: every container of every overlay names its image with a
@@ -717,7 +879,7 @@ func TestImagesPinned(t *testing.T) {
 	}
 	n := 0
 	for _, dir := range overlays(t) {
-		for _, o := range build(t, dir, schemas) {
+		for _, o := range deployed(t, dir, schemas) {
 			for _, img := range images(o.typed) {
 				n++
 				if !pinned(img) {
@@ -725,6 +887,25 @@ func TestImagesPinned(t *testing.T) {
 				}
 			}
 		}
+		// A run's Jobs run the overlay's image (both say it: a rollout changes both).
+		objs := build(t, dir, schemas)
+		run := build(t, runDir, schemas)
+		if w, p := find[appsv1.Deployment](objs, "Deployment", "writer"), jobOf(run, "planner"); w == nil || p == nil ||
+			w.Spec.Template.Spec.Containers[0].Image != p.Spec.Template.Spec.Containers[0].Image {
+			t.Errorf("%s: the writers and %s's Jobs run different images", dir, runDir)
+		}
+	}
+	// The ledger's PostgreSQL and the NATS chart's servers.
+	for _, o := range build(t, "k8s/overlays/production", schemas) {
+		if o.kind == "Cluster" {
+			n++
+			if img, _ := o.typed.(map[string]any)["spec"].(map[string]any)["imageName"].(string); !pinned(img) {
+				t.Errorf("Cluster %s runs image %q: pin a tag", o.name, img)
+			}
+		}
+	}
+	if tag := natsValues(t).Container.Image.Tag; tag == "" || tag == "latest" {
+		t.Errorf("the NATS chart's values run image tag %q: pin a tag", tag)
 	}
 	if n < 8 {
 		t.Fatalf("found only %d container images in the overlays", n)
@@ -817,6 +998,38 @@ kind: PrometheusRule
 metadata: {name: r, namespace: suitegen}
 spec:
   groups: [{name: g, rules: [{alert: A, expr: up == 0, for: five minutes}]}]
+`,
+		"cluster unknown field": `apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: ledger, namespace: suitegen}
+spec:
+  instances: 3
+  storage: {size: 1Gi}
+  postgresql: {synchronus: {method: any, number: 1}}
+`,
+		"cluster wrong enum": `apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: ledger, namespace: suitegen}
+spec:
+  instances: 3
+  storage: {size: 1Gi}
+  postgresql: {synchronous: {method: all, number: 1}}
+`,
+		"object store unknown field": `apiVersion: barmancloud.cnpg.io/v1
+kind: ObjectStore
+metadata: {name: s, namespace: suitegen}
+spec:
+  configuration:
+    destinationPath: s3://b/p
+    s3Credentials: {accessKeyId: {name: c, key: K}, secretAccesKey: {name: c, key: S}}
+`,
+		"backup wrong type": `apiVersion: postgresql.cnpg.io/v1
+kind: ScheduledBackup
+metadata: {name: b, namespace: suitegen}
+spec:
+  schedule: "0 0 3 * * *"
+  cluster: {name: ledger}
+  immediate: "yes"
 `,
 		"unknown kind": `apiVersion: example.com/v1
 kind: Widget
@@ -951,11 +1164,61 @@ func TestDeployDoc(t *testing.T) {
 			t.Errorf("DEPLOY.md does not create Secret %s", s)
 		}
 	}
-	for _, want := range []string{"--scenarios 1000", "kubectl apply -k deploy/k8s/overlays/production", "kubectl cp"} {
-		if !strings.Contains(doc, want) {
+	for _, s := range operatorSecrets {
+		if !regexp.MustCompile("`" + regexp.QuoteMeta(s) + "`[^.]*(made|kept) by the operator|operator[^.]* `" + regexp.QuoteMeta(s) + "`").MatchString(doc) {
+			t.Errorf("DEPLOY.md does not say the operator makes %s in production", s)
+		}
+	}
+	joined := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(doc, " ") // shell continuation lines
+	for _, want := range []string{
+		"--scenarios 1000",
+		"kubectl apply -k deploy/k8s/overlays/production",
+		"kubectl apply -k " + filepath.ToSlash(filepath.Join("deploy", runDir)),
+		"kubectl cp",
+		// The operators and the chart, at the versions whose schemas the tests hold.
+		"releases/cnpg-" + cnpgVersion + ".yaml",
+		"plugin-barman-cloud/releases/download/v" + barmanPluginVersion + "/manifest.yaml",
+		"helm upgrade --install " + natsChart.release + " nats/nats --version " + natsChart.version + " --namespace " + namespace,
+		"helm template " + natsChart.release + " nats/nats --version " + natsChart.version + " --namespace " + namespace,
+		"--values " + natsValuesFile,
+	} {
+		if !strings.Contains(joined, want) {
 			t.Errorf("DEPLOY.md lacks %q", want)
 		}
 	}
+	// The Jobs DEPLOY.md follows and unsuspends are those of a run it shows in run.env: the
+	// one in the repository, or one it writes there.
+	runs := map[string]bool{}
+	for _, m := range regexp.MustCompile(`SUITEGEN_RUN=([a-z0-9-]+)`).FindAllStringSubmatch(doc, -1) {
+		runs[m[1]] = true
+	}
+	if run := readEnv(t, filepath.Join(runDir, "run.env"))["SUITEGEN_RUN"]; !runs[run] {
+		t.Errorf("DEPLOY.md does not show the run of %s/run.env, %s", runDir, run)
+	}
+	jobs := regexp.MustCompile(`\bjob[/ ](planner|reviewer)(-[a-z0-9-]+)?\b`).FindAllStringSubmatch(doc, -1)
+	if len(jobs) < 4 {
+		t.Errorf("DEPLOY.md names %d Jobs of a run", len(jobs))
+	}
+	for _, m := range jobs {
+		if !runs[strings.TrimPrefix(m[2], "-")] {
+			t.Errorf("DEPLOY.md names %s, the Job of no run it shows in run.env (%v)", m[0], runs)
+		}
+	}
+}
+
+// readEnv reads a kustomize env file into a map.
+func readEnv(t *testing.T, file string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(readFile(t, file), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		out[k] = v
+	}
+	return out
 }
 
 // secretArgs lists what in a container's arguments could be a secret: a $(VAR) that does not
@@ -1004,8 +1267,9 @@ func secretArgs(c corev1.Container, configMaps map[string]*corev1.ConfigMap) []s
 	return bad
 }
 
-// checkPostgres: the image's superuser is postgres, not the role suitegen's processes log in as,
-// and a new volume runs initdb.sql, which makes that role and the setup of pkg/migrate.
+// checkPostgres: the small overlay's one PostgreSQL pod. The image's superuser is postgres,
+// not the role suitegen's processes log in as, and a new volume runs roles.sql (that role, with
+// the password of ledger-app, owning the database) and then the base's setup.sql, in that order.
 func checkPostgres(t *testing.T, pg *appsv1.StatefulSet, configMaps map[string]*corev1.ConfigMap) {
 	t.Helper()
 	c := pg.Spec.Template.Spec.Containers[0]
@@ -1016,8 +1280,9 @@ func checkPostgres(t *testing.T, pg *appsv1.StatefulSet, configMaps map[string]*
 	if env["POSTGRES_USER"].Value != "postgres" {
 		t.Errorf("postgres POSTGRES_USER %q: the image makes that role a superuser; it must not be suitegen's", env["POSTGRES_USER"].Value)
 	}
-	if e := env["SUITEGEN_DB_PASSWORD"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "postgres-auth" {
-		t.Errorf("postgres SUITEGEN_DB_PASSWORD does not come from the postgres-auth Secret: %+v", e)
+	if e := env["SUITEGEN_DB_PASSWORD"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+		e.ValueFrom.SecretKeyRef.Name != operatorSecrets[0] || e.ValueFrom.SecretKeyRef.Key != "password" {
+		t.Errorf("postgres SUITEGEN_DB_PASSWORD does not come from the password of %s, which the processes' URL carries: %+v", operatorSecrets[0], e)
 	}
 	mounted := ""
 	for _, m := range c.VolumeMounts {
@@ -1025,27 +1290,164 @@ func checkPostgres(t *testing.T, pg *appsv1.StatefulSet, configMaps map[string]*
 			mounted = m.Name
 		}
 	}
-	var cm *corev1.ConfigMap
+	files := map[string]string{}
 	for _, v := range pg.Spec.Template.Spec.Volumes {
-		if v.Name == mounted && v.ConfigMap != nil {
-			cm = configMaps[v.ConfigMap.Name]
+		if v.Name != mounted || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap == nil || configMaps[src.ConfigMap.Name] == nil {
+				t.Errorf("postgres initdb volume: ConfigMap %v missing", src.ConfigMap)
+				continue
+			}
+			for _, it := range src.ConfigMap.Items {
+				files[it.Path] = configMaps[src.ConfigMap.Name].Data[it.Key]
+			}
 		}
 	}
-	if cm == nil {
-		t.Fatal("postgres mounts no ConfigMap at /docker-entrypoint-initdb.d")
+	var names []string
+	for n := range files {
+		names = append(names, n)
 	}
-	sql := cm.Data["initdb.sql"]
-	for _, want := range []string{
-		`\getenv app_password SUITEGEN_DB_PASSWORD`,
-		"CREATE ROLE " + migrate.AdminRole + " NOLOGIN CREATEROLE;",
-		`SELECT format('CREATE ROLE suitegen LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD %L', :'app_password') \gexec`,
-		"ALTER DATABASE suitegen OWNER TO suitegen;",
-		migrate.SetupSQL("suitegen", "suitegen"),
-	} {
-		if !strings.Contains(sql, want) {
-			t.Errorf("initdb.sql lacks:\n%s", want)
+	sort.Strings(names) // the image runs them in this order
+	if len(names) != 2 || files[names[0]] != readFile(t, "k8s/components/postgres-single/roles.sql") || files[names[1]] != readFile(t, setupSQLFile) {
+		t.Errorf("postgres runs %v on a new volume, want roles.sql then setup.sql", names)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkDatabaseClients: every process that talks to the database (label
+// suitegen.dev/db-client) takes the application role's URL from the Secret ledger-app (key
+// fqdn-uri, CloudNativePG's) into its environment and verifies the server (PGSSLMODE
+// verify-full) against the CA of ledger-ca, mounted where PGSSLROOTCERT points.
+func checkDatabaseClients(t *testing.T, objs []object) {
+	t.Helper()
+	n := 0
+	for where, tpl := range podSpecs(objs) {
+		if tpl.Labels["suitegen.dev/db-client"] != "true" {
+			continue
+		}
+		n++
+		c := tpl.Spec.Containers[0]
+		env := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			env[e.Name] = e
+		}
+		if e := env["SUITEGEN_DATABASE_URL"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+			e.ValueFrom.SecretKeyRef.Name != operatorSecrets[0] || e.ValueFrom.SecretKeyRef.Key != "fqdn-uri" {
+			t.Errorf("%s: SUITEGEN_DATABASE_URL does not come from %s (key fqdn-uri): %+v", where, operatorSecrets[0], e)
+		}
+		if v := env["PGSSLMODE"].Value; v != "verify-full" {
+			t.Errorf("%s: PGSSLMODE %q, want verify-full", where, v)
+		}
+		if p := env["PGSSLROOTCERT"].Value; !mountsSecretFile(tpl.Spec, c, p, operatorSecrets[1], "ca.crt") {
+			t.Errorf("%s: PGSSLROOTCERT %q is not the ca.crt of %s mounted in the container", where, p, operatorSecrets[1])
 		}
 	}
+	if n < 4 {
+		t.Errorf("%d database clients (writer, serve, planner, reviewer at least)", n)
+	}
+}
+
+// checkNATSClients: every NATS client reaches the URL of suitegen-shared or suitegen-config
+// over TLS and verifies the server against the ca.crt of nats-tls, the Secret the NATS servers
+// (the chart's, or components/nats-single) take their certificate and CA from.
+func checkNATSClients(t *testing.T, objs []object) {
+	t.Helper()
+	n := 0
+	for where, tpl := range podSpecs(objs) {
+		if tpl.Labels["suitegen.dev/nats-client"] != "true" {
+			continue
+		}
+		n++
+		c := tpl.Spec.Containers[0]
+		if v, _ := flagValue(c.Args, "--nats"); v != "$(SUITEGEN_NATS_URL)" {
+			t.Errorf("%s: --nats %q, want $(SUITEGEN_NATS_URL)", where, v)
+		}
+		if p, _ := flagValue(c.Args, "--nats-tls-ca"); !mountsSecretFile(tpl.Spec, c, p, "nats-tls", "ca.crt") {
+			t.Errorf("%s: --nats-tls-ca %q is not the ca.crt of nats-tls mounted in the container", where, p)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d NATS clients (writer, planner, reviewer at least)", n)
+	}
+}
+
+// mountsSecretFile tells whether path, in container c, is key of Secret secret.
+func mountsSecretFile(spec corev1.PodSpec, c corev1.Container, path, secret, key string) bool {
+	for _, m := range c.VolumeMounts {
+		rel, ok := strings.CutPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")
+		if !ok || m.SubPath != "" {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil || v.Secret.SecretName != secret {
+				continue
+			}
+			if len(v.Secret.Items) == 0 {
+				return rel == key
+			}
+			for _, it := range v.Secret.Items {
+				if it.Key == key && it.Path == rel {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// externalPods are the labels of pods others make for an overlay: the CloudNativePG
+// operator's instances of each Cluster, and, where the overlay runs no NATS of its own, the
+// NATS chart's servers and nats-box (deploy/helm/nats/values.yaml).
+func externalPods(objs []object) []map[string]string {
+	var out []map[string]string
+	for _, o := range objs {
+		if o.kind == "Cluster" {
+			out = append(out, map[string]string{"cnpg.io/cluster": o.name, "cnpg.io/podRole": "instance"})
+		}
+	}
+	if find[appsv1.StatefulSet](objs, "StatefulSet", "nats") == nil {
+		out = append(out, natsChart.serverLabels(), natsChart.boxLabels())
+	}
+	return out
+}
+
+// crdSecretRefs are the Secrets custom resources name: an ObjectStore's credentials.
+func crdSecretRefs(objs []object) map[string]bool {
+	out := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			name, okN := v["name"].(string)
+			_, okK := v["key"].(string)
+			if okN && okK && len(v) == 2 {
+				out[name] = true
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	for _, o := range objs {
+		if o.kind == "ObjectStore" {
+			walk(o.typed.(map[string]any)["spec"].(map[string]any)["configuration"])
+		}
+	}
+	return out
 }
 
 // TestSecretArgsCanFail: the argument check sees a secret passed as an argument.

@@ -64,7 +64,7 @@ func TestManifestFlagsExist(t *testing.T) {
 	schemas := loadSchemas(t)
 	checked := 0
 	for _, dir := range overlays(t) {
-		for where, tpl := range podSpecs(build(t, dir, schemas)) {
+		for where, tpl := range podSpecs(deployed(t, dir, schemas)) {
 			for _, c := range tpl.Spec.Containers {
 				if len(c.Command) == 0 || !strings.HasPrefix(c.Command[0], "/usr/local/bin/") {
 					continue

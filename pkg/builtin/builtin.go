@@ -323,6 +323,9 @@ func notRun(answer string) bool {
 
 // write tries to produce the k-th scenario of a bucket: up to three template
 // records, and for each up to three submissions corrected from the gates.
+// When no template rehearses well, the last one is submitted all the same,
+// so that the gates record why (a setup the schema refuses, a step the world
+// refuses) instead of the bucket failing without a reason.
 func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.ToolCall) string) {
 	spec := bk.Spec
 	tools := spec.Templates
@@ -330,6 +333,8 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 	if tries > 3 {
 		tries = 3
 	}
+	var unrehearsed *scenario.Scenario
+	submitted := false
 	for j := 0; j < tries; j++ {
 		key := tools[(k+j)%len(tools)]
 		sc, try, ok := p.candidate(bi, bk, k, key)
@@ -340,6 +345,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 			return &model.ToolCall{Name: brief.ToolTry, Arguments: try}
 		})), &tr); err != nil || tr.Error != "" {
+			unrehearsed = &sc
 			continue
 		}
 		allOK := len(tr.Steps) == len(sc.Solution)
@@ -347,6 +353,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			allOK = allOK && s.OK
 		}
 		if !allOK {
+			unrehearsed = &sc
 			continue
 		}
 		if bk.Outcome == "succeed" && len(tr.Steps) > 0 {
@@ -354,6 +361,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		}
 		for attempt := 0; attempt < 3; attempt++ {
 			var res brief.SubmitResult
+			submitted = true
 			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 				return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc})
 			})), &res); err != nil {
@@ -366,6 +374,10 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 				break
 			}
 		}
+	}
+	if !submitted && unrehearsed != nil {
+		sc := *unrehearsed
+		ask(func() *model.ToolCall { return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc}) })
 	}
 }
 

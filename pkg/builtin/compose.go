@@ -28,16 +28,25 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	target := p.g.Find(spec.Table, p.g.PK(spec.Table), key)
-	person := ground.Person{First: per.First, Last: per.Last, Number: number}
-	setup, err := p.g.Mint(spec.Table, target, person)
+	if target == nil {
+		return scenario.Scenario{}, false
+	}
+	// A record no one owns (a product, a slot) is not copied; the case
+	// mints a caller of its own from the plan's caller templates, so the
+	// person who calls is the one the agent identifies.
+	var callerRow ground.Row
+	if cl := p.c.Caller; cl != nil && len(spec.Callers) > 0 {
+		callerRow = p.g.Find(cl.Table, cl.Key, spec.Callers[k%len(spec.Callers)])
+	}
+	person := ground.Person{First: per.First, Last: per.Last, Number: number, Index: i, Strides: spec.Strides}
+	setup, b, err := p.g.Case(spec.Table, target, callerRow, person)
 	if err != nil {
 		return scenario.Scenario{}, false
 	}
-	if !p.withCaller(setup, spec.Table, i, person) {
-		return scenario.Scenario{}, false
-	}
-	b := p.g.BindMinted(spec.Table, setup, k)
-	chain, ok := plan.Chain(p.g, tool, b)
+	ch := spec.Choices[key]
+	b.Ordinal, b.Variant = ch.Ordinal, ch.Variant
+	binds := p.binds(spec)
+	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
 	if !ok {
 		return scenario.Scenario{}, false
 	}
@@ -56,13 +65,13 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			if then == nil {
 				return scenario.Scenario{}, false
 			}
-			targs, ok := p.g.Fill(then, b)
+			targs, ok := p.g.Fill(then, b, binds)
 			if !ok {
 				return scenario.Scenario{}, false
 			}
 			solution = append(append([]scenario.Call{}, chain...), scenario.Call{Tool: then.Name, Args: p.summarise(targs, per, b, u, bk)})
 		}
-		if bk.Overlay == "pressure" && len(prereqs) > 0 {
+		if bk.Overlay == "pressure" && len(spec.Gated) > 0 {
 			tempting = []scenario.Call{act}
 		}
 	case scenario.OutcomeRefuse:
@@ -82,7 +91,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		if h == nil {
 			return scenario.Scenario{}, false
 		}
-		hargs, ok := p.g.Fill(h, b)
+		hargs, ok := p.g.Fill(h, b, binds)
 		if !ok {
 			return scenario.Scenario{}, false
 		}
@@ -127,47 +136,17 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		ready.Why = fmt.Sprintf("the record's %s is %s", spec.Column, spec.Level)
 	}
 	sc.Ready = []scenario.ReadyCheck{ready}
-	sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs, act)
+	sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, binds)
 	var seen bool
 	sc.SubGoals, seen = p.subGoals(bk, solution, tempting, b)
 	if !seen && bk.Outcome == scenario.OutcomeSucceed {
 		// No check of the contract speaks for the act: at least it must be
 		// made (the gates refuse this alone where the act changes the world).
-		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": act.Tool, "args": keyArgs(p.g, act)}})
+		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": act.Tool, "args": keyArgs(p.g, binds, act)}})
 	}
 	p.fallback(&sc, bk, nil)
 	p.settle(&sc)
 	return sc, true
-}
-
-// withCaller gives a case whose record has no owner (a product) a caller of
-// its own: a copy of a seed caller renamed to the dealt person, so that the
-// person who calls is the one the agent identifies. False when none can be
-// minted.
-func (p *policy) withCaller(setup *ground.Setup, table string, i int, person ground.Person) bool {
-	cl := p.c.Caller
-	if cl == nil || setup.Caller != nil || table == cl.Table {
-		return true
-	}
-	rows := p.g.Rows(cl.Table)
-	if len(rows) == 0 {
-		return true
-	}
-	who, err := p.g.Mint(cl.Table, rows[i%len(rows)], person)
-	if err != nil {
-		return false
-	}
-	setup.Statements = append(setup.Statements, who.Statements...)
-	setup.Caller = who.Target
-	for t, m := range who.Minted {
-		if setup.Minted[t] == nil {
-			setup.Minted[t] = map[string]ground.Row{}
-		}
-		for k, r := range m {
-			setup.Minted[t][k] = r
-		}
-	}
-	return true
 }
 
 // identification splits preconditions into the calls that identify the
@@ -185,6 +164,15 @@ func (p *policy) identification(prereqs []scenario.Call) (ident, rest []scenario
 		return prereqs[:1], prereqs[1:]
 	}
 	return ident, rest
+}
+
+// binds are the bindings a bucket's scenarios are filled by: the plan's,
+// else what the contract declares.
+func (p *policy) binds(spec plan.Spec) ground.Bindings {
+	if len(spec.Binds) > 0 {
+		return spec.Binds
+	}
+	return p.g.Declared()
 }
 
 // summarise replaces stand-in free text in a handoff's arguments with a
@@ -227,7 +215,7 @@ func slug(s string) string {
 // words writes who calls and the circumstance they are in. It describes a
 // situation, never a script, and hands the caller only values that exist in
 // the world after setup.
-func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call) (scenario.Persona, string) {
+func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, binds ground.Bindings) (scenario.Persona, string) {
 	u := p.c.UseCase(bk.UseCase)
 	noun := strings.TrimSuffix(strings.ReplaceAll(bk.Spec.Table, "_", " "), "s")
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
@@ -252,7 +240,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		if t.LogOnlyParam(k) || ground.Text(act.Args[k]) == key {
 			continue
 		}
-		if _, _, isRef := p.g.Ref(t, k); bk.Outcome != scenario.OutcomeSucceed && !isRef && len(t.Enum(k)) == 0 {
+		if _, _, isRef := p.g.RecordParam(binds, t, k); bk.Outcome != scenario.OutcomeSucceed && !isRef && len(t.Enum(k)) == 0 {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))

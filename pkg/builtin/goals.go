@@ -190,7 +190,7 @@ func (p *policy) values(bk brief.Bucket, solution, tempting []scenario.Call, b g
 		for _, c := range append(append([]scenario.Call{}, solution...), tempting...) {
 			t := p.c.Tool(c.Tool)
 			for k, v := range c.Args {
-				if tb, _, ok := p.g.Ref(t, k); ok && tb == bk.Spec.Table {
+				if tb, _, ok := p.g.RecordParam(p.binds(bk.Spec), t, k); ok && tb == bk.Spec.Table {
 					vals[k] = v
 				}
 			}
@@ -284,7 +284,7 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket, except map[str
 	case scenario.OutcomeSucceed:
 		if settled == 0 {
 			last := sc.Solution[len(sc.Solution)-1]
-			add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+			add = append(add, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), last)}})
 		}
 		if p.gated(sc.Solution) {
 			add = append(add, scenario.SubGoalRef{Name: "requires_kept"})
@@ -292,7 +292,7 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket, except map[str
 	default:
 		if len(sc.Tempting) > 0 {
 			t := sc.Tempting[len(sc.Tempting)-1]
-			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, t)}})
+			add = append(add, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": t.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), t)}})
 		}
 		if bk.Outcome == scenario.OutcomeEscalate && settled == 0 && len(sc.Solution) > 0 {
 			last := sc.Solution[len(sc.Solution)-1]
@@ -330,14 +330,14 @@ func (p *policy) gated(calls []scenario.Call) bool {
 }
 
 // keyArgs keeps the arguments of a call that name records.
-func keyArgs(g *ground.Graph, c scenario.Call) map[string]any {
+func keyArgs(g *ground.Graph, bs ground.Bindings, c scenario.Call) map[string]any {
 	out := map[string]any{}
 	t := g.C.Tool(c.Tool)
 	if t == nil {
 		return out
 	}
 	for k, v := range c.Args {
-		if _, _, ok := g.Ref(t, k); ok {
+		if _, _, ok := g.RecordParam(bs, t, k); ok {
 			out[k] = v
 		}
 	}
@@ -441,7 +441,7 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 			// Doing nothing passes: at least say the act must be made.
 			last := sc.Solution[len(sc.Solution)-1]
 			if !slices.ContainsFunc(sc.SubGoals, func(s scenario.SubGoalRef) bool { return s.Name == "called" }) {
-				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, last)}})
+				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), last)}})
 				changed = true
 			}
 		case r.Code == prove.CodeTemptingPasses || r.Code == prove.CodeNoSettledCheck:

@@ -38,6 +38,49 @@ func (s *Store) Refusals(ctx context.Context, run string) (map[string]int, error
 	return out, nil
 }
 
+// BucketRefusal is the most frequent refusal of a bucket: its gate and code,
+// how often, out of how many refusals in all, and an example message.
+type BucketRefusal struct {
+	Gate    string `json:"gate"`
+	Code    string `json:"code"`
+	Count   int    `json:"count"`
+	Of      int    `json:"of"`
+	Example string `json:"example"`
+}
+
+// BucketRefusals returns, per bucket of a run, its most frequent refusal
+// (ties broken by gate and code), with the smallest message of that kind as
+// its example, so the same ledger always gives the same text.
+func (s *Store) BucketRefusals(ctx context.Context, run string) (map[string]BucketRefusal, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT bucket_id, gate, code, n, total, example FROM (
+			SELECT bucket_id, gate, code, count(*) AS n,
+				sum(count(*)) OVER (PARTITION BY bucket_id) AS total,
+				min(message) AS example,
+				row_number() OVER (PARTITION BY bucket_id ORDER BY count(*) DESC, gate, code) AS rank
+			FROM refusals WHERE run_id = $1 GROUP BY bucket_id, gate, code) t
+		WHERE rank = 1`, run)
+	if err != nil {
+		return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+	}
+	defer rows.Close()
+	out := map[string]BucketRefusal{}
+	for rows.Next() {
+		var b string
+		var r BucketRefusal
+		var total int64
+		if err := rows.Scan(&b, &r.Gate, &r.Code, &r.Count, &total, &r.Example); err != nil {
+			return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+		}
+		r.Of = int(total)
+		out[b] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+	}
+	return out, nil
+}
+
 // Spend records one model call's token usage. Calls of slices that later fail
 // are recorded too: the meter counts what was paid, not what was kept.
 func (s *Store) Spend(ctx context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error {

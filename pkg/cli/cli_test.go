@@ -31,17 +31,75 @@ func dispatch(t *testing.T, args ...string) (int, string) {
 	return code, out.String()
 }
 
+// TestValidateExamples: every example (and every sound test contract) is
+// valid, every probe holds, every use case is planned, and the binding table
+// is printed.
 func TestValidateExamples(t *testing.T) {
-	for _, ex := range []string{"retail", "rides"} {
-		t.Run(ex, func(t *testing.T) {
-			code, out := dispatch(t, "validate", filepath.Join("..", "..", "examples", ex))
+	dirs, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "contract.yaml"))
+	dirs = append(dirs, filepath.Join("..", "..", "testdata", "contracts", "guardian-line", "contract.yaml"))
+	if len(dirs) < 3 {
+		t.Fatalf("%d contracts found", len(dirs))
+	}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			code, out := dispatch(t, "validate", dir)
 			if code != ExitOK {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			if !strings.Contains(out, "every probe at 1.00") || strings.Contains(out, "  - ") {
-				t.Errorf("probes did not all hold:\n%s", out)
+			if !strings.Contains(out, "every probe at 1.00, every use case planned") || strings.Contains(out, "  - ") {
+				t.Errorf("probes did not all hold, or a use case is not planned:\n%s", out)
+			}
+			if !strings.Contains(out, "bindings (tool.argument -> table.column") || !strings.Contains(out, "confirmed by rehearsal") {
+				t.Errorf("no binding table:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestValidateNamesWhatItCannotGround: an argument no column grounds is named
+// with the x-ref line that would fix it, and each use case the plan cannot
+// serve is warned of, with why.
+func TestValidateNamesWhatItCannotGround(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "contracts", "unplannable")
+	_, out := dispatch(t, "validate", dir)
+	for _, want := range []string{
+		filepath.Join(dir, "contract.yaml") + ":", "unbound:", "check_secret.secret", "add `x-ref: TABLE.COLUMN`",
+		"warning:", "use case check-secret has no bucket", "use case rename has no bucket: every minted copy broke a constraint",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "use case read-notice has no bucket") {
+		t.Errorf("read-notice can be planned:\n%s", out)
+	}
+}
+
+// TestRunStopsOnUnplannedUseCases: run refuses, before spending anything, a
+// plan that leaves use cases out, naming why; --allow-partial writes the
+// rest and the report names what was left out.
+func TestRunStopsOnUnplannedUseCases(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "contracts", "unplannable")
+	out1 := t.TempDir()
+	code, out := dispatch(t, "run", dir, "--scenarios", "2", "--writers", "1", "--out", out1)
+	if code != ExitFail || !strings.Contains(out, "cannot be planned (--allow-partial writes the rest)") || !strings.Contains(out, "use case rename: every minted copy broke a constraint") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(out1, "report.json")); err == nil {
+		t.Error("a refused plan wrote a suite")
+	}
+	out2 := t.TempDir()
+	code, out = dispatch(t, "run", dir, "--scenarios", "2", "--writers", "1", "--allow-partial", "--out", out2)
+	if code != ExitOK {
+		t.Fatalf("--allow-partial: exit %d:\n%s", code, out)
+	}
+	rep, err := os.ReadFile(filepath.Join(out2, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), `"unplanned"`) || !strings.Contains(string(rep), `"use_case": "check-secret"`) {
+		t.Errorf("the report does not name the unplanned use cases:\n%s", rep)
 	}
 }
 

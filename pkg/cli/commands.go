@@ -17,8 +17,10 @@ import (
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/run"
@@ -46,6 +48,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.str("run", "", "run id (reusing one resumes it)")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	allowPartial := f.boolean("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
 	byUseCase := f.boolean("by-use-case", false, "show progress per use case under the bar")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
@@ -69,7 +72,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
 		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
 		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
-		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant}
+		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -348,15 +351,79 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if err != nil {
 		return err
 	}
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding})
+	if err != nil {
+		return err
+	}
+	// The plan's rehearsals confirm what the probes could not.
+	printBindings(env.Stdout, dir, c, ground.Grounding{Bindings: pl.Bindings, Unanswered: pl.Unanswered})
 	for _, s := range rep.Scores {
 		fmt.Fprintf(env.Stdout, "probe %-30s %.2f (%d/%d)\n", s.Probe, s.Value(), s.Passed, s.Total)
 		for _, f := range s.Failures {
 			fmt.Fprintf(env.Stdout, "  - %s\n", f)
 		}
 	}
+	fmt.Fprintf(env.Stdout, "plan: %d buckets over %d of %d use cases, capacity %d scenarios\n", len(pl.Buckets), len(c.UseCases)-len(pl.Gaps), len(c.UseCases), pl.Capacity)
+	for _, gp := range pl.Gaps {
+		uc := c.UseCase(gp.UseCase)
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s has no bucket: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+	}
+	for _, gp := range pl.RefusalsOnly {
+		uc := c.UseCase(gp.UseCase)
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+	}
 	if !rep.OK() {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
 	}
-	fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00\n", c.Agent)
+	if len(pl.Gaps) > 0 {
+		fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00; %d use case(s) cannot be planned (run stops before spending unless --allow-partial)\n", c.Agent, len(pl.Gaps))
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00, every use case planned\n", c.Agent)
 	return nil
+}
+
+// printBindings prints where every tool argument's values come from, and the
+// x-ref line that would ground each argument nothing grounds.
+func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grounding) {
+	fmt.Fprintln(w, "bindings (tool.argument -> table.column: how it was found):")
+	var unbound []ground.Binding
+	for _, b := range gr.Bindings {
+		ref := b.Ref()
+		if ref == "" {
+			ref = "-"
+		}
+		found := b.Found()
+		_, unanswered := gr.Unanswered[b.Tool]
+		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern)
+		if guessed {
+			found += ", a guess: no call of its tool was answered ok"
+		}
+		fmt.Fprintf(w, "  %-48s -> %-36s %s\n", b.Tool+"."+b.Param, ref, found)
+		required := false
+		if t := c.Tool(b.Tool); t != nil {
+			for _, r := range t.Required() {
+				required = required || r == b.Param
+			}
+		}
+		if b.How == ground.Unbound || guessed && required {
+			unbound = append(unbound, b)
+		}
+	}
+	for _, b := range unbound {
+		line := 0
+		if t := c.Tool(b.Tool); t != nil {
+			line = t.Line
+		}
+		fmt.Fprintf(w, "unbound: %s:%d: %s.%s: no column of the world made %s answer ok; %s\n",
+			filepath.Join(dir, "contract.yaml"), line, b.Tool, b.Param, b.Tool, ground.XRefHint(b))
+	}
+	names := make([]string, 0, len(gr.Unanswered))
+	for t := range gr.Unanswered {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		fmt.Fprintf(w, "never answered ok: %s (last: %s)\n", t, gr.Unanswered[t])
+	}
 }

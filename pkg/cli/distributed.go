@@ -28,6 +28,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", "builtin", "model name recorded on the run")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
+	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
 	cn := f.conn()
 	pos, err := f.parse(args)
@@ -70,7 +71,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		defer stop()
 	}
 	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant}
+		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if *planFile != "" {
 		if cfg.Steer, err = run.ReadPlanFile(*planFile); err != nil {
 			return err
@@ -175,7 +176,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r)})
+	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ type Rule struct {
 	CheckLine int    `json:"-"`
 }
 
-// UseCase is one thing the agent is for. Tools is an extension to CONTRACT.md:
+// UseCase is one thing the agent is for. Tools, optional, names
 // the tools this use case is served by, when the author wants to say so; the
 // planner otherwise matches use cases to tools by their words.
 type UseCase struct {
@@ -136,7 +136,71 @@ type Table struct {
 	Name       string   `json:"name"`
 	Columns    []Column `json:"columns"`
 	PrimaryKey []string `json:"primary_key"`
-	Line       int      `json:"-"`
+	// Unique lists the column sets that must be unique besides the primary
+	// key: UNIQUE on a column, UNIQUE (a, b), CREATE UNIQUE INDEX on plain
+	// columns (a partial index counts as if it held for every row).
+	Unique [][]string `json:"unique,omitempty"`
+	// Checks are the CHECK constraints, inline and table-level, in order.
+	Checks []Check `json:"checks,omitempty"`
+	Line   int     `json:"-"`
+}
+
+// Check is one CHECK constraint. Expr is its expression as SQL text; when it
+// asks one simple thing of one column, Column, Op and Values say what:
+//
+//	status IN ('a', 'b')     Op "in", Values [a b]
+//	code ~ '^#W[0-9]{4}$'    Op "~", Values [^#W[0-9]{4}$]
+//	year BETWEEN 1990 AND 2027   Op "between", Values [1990 2027]
+//	email LIKE '%@%'         Op "like"
+//	amount > 0               Op ">" (also >=, <, <=, =, <>)
+//	length(vin) = 17         Op "length", Values [17]
+//
+// Anything else keeps Op "" (Postgres still enforces it).
+type Check struct {
+	Expr   string   `json:"expr"`
+	Column string   `json:"column,omitempty"`
+	Op     string   `json:"op,omitempty"`
+	Values []string `json:"values,omitempty"`
+}
+
+// ChecksOn returns the simple checks that constrain one column of the table.
+func (t *Table) ChecksOn(column string) []Check {
+	var out []Check
+	for _, c := range t.Checks {
+		if c.Column == column && c.Op != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// IsUnique reports whether a column set is the primary key or one of the
+// table's unique sets (in any order).
+func (t *Table) IsUnique(cols ...string) bool {
+	same := func(a []string) bool {
+		if len(a) != len(cols) {
+			return false
+		}
+		for _, x := range a {
+			found := false
+			for _, y := range cols {
+				found = found || x == y
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	if len(t.PrimaryKey) > 0 && same(t.PrimaryKey) {
+		return true
+	}
+	for _, u := range t.Unique {
+		if same(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // Column is one column of a table; References is "table.column" for a foreign key.

@@ -77,7 +77,7 @@ func (c *Contract) Gated() []string {
 	return out
 }
 
-// RefOf says which record an argument names (CONTRACT.md "Probes"):
+// RefOf says which record an argument names (docs/contract.md, "x-ref"):
 //
 //  1. its x-ref when it has one ("x-ref: false" says it names none);
 //  2. else the one table whose single-column primary key has the argument's
@@ -88,7 +88,9 @@ func (c *Contract) Gated() []string {
 //  4. else the column a same-named foreign-key column references (user_id ->
 //     users.id when some table's user_id references it).
 //
-// Anything else (a member number, an email) is free text: ok is false.
+// Anything else (a member number, an email) is free text: ok is false. An
+// array argument names records of its items: the items' x-ref, else the
+// rules above on its singular name (item_ids -> item_id).
 func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 	t := c.Tool(tool)
 	if t == nil {
@@ -97,6 +99,14 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 	p := t.Param(param)
 	if p == nil {
 		return "", "", false
+	}
+	if p["type"] == "array" {
+		items, _ := p["items"].(map[string]any)
+		if _, has := items["x-ref"]; has {
+			p = items
+		} else if one, plural := strings.CutSuffix(param, "s"); plural {
+			param = one
+		}
 	}
 	switch ref := p["x-ref"].(type) {
 	case string:

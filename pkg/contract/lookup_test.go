@@ -65,6 +65,8 @@ func TestRefOf(t *testing.T) {
 			"code":          param(map[string]any{"type": "string"}),
 			"promo":         param(map[string]any{"type": "string"}),
 			"free_user_id":  param(map[string]any{"type": "string", "x-ref": false}),
+			"order_ids":     param(map[string]any{"type": "array", "items": map[string]any{"type": "string"}}),
+			"targets":       param(map[string]any{"type": "array", "items": map[string]any{"type": "string", "x-ref": "users.email"}}),
 		}}}},
 	}
 	for _, tc := range []struct {
@@ -80,6 +82,8 @@ func TestRefOf(t *testing.T) {
 		{"email", "", "", false},                  // free text
 		{"id", "", "", false},                     // too vague to name a table
 		{"nope", "", "", false},                   // not a parameter
+		{"order_ids", "orders", "id", true},       // an array names records of its items
+		{"targets", "users", "email", true},       // the items' x-ref
 	} {
 		table, column, ok := c.RefOf("t", tc.param)
 		if table != tc.table || column != tc.column || ok != tc.ok {

@@ -36,7 +36,7 @@ func yamlFileValue(t *testing.T, path string) any {
 }
 
 // TestSchemaAcceptsContracts: the published schema accepts every contract we
-// consider valid, and the loader accepts CONTRACT.md's own example.
+// consider valid, and the loader accepts the format's first published example (a fragment).
 func TestSchemaAcceptsContracts(t *testing.T) {
 	s, err := CompileSchema()
 	if err != nil {
@@ -51,7 +51,7 @@ func TestSchemaAcceptsContracts(t *testing.T) {
 		}
 	}
 
-	// CONTRACT.md's example is a fragment (no world, handlers for only some
+	// That example is a fragment (no world, handlers for only some
 	// tools), so cross-reference problems are expected; but nothing about its
 	// YAML itself may be wrong.
 	_, ps, err := Load("testdata/contractmd")
@@ -63,7 +63,7 @@ func TestSchemaAcceptsContracts(t *testing.T) {
 			switch p.Code {
 			case CodeYAMLSyntax, CodeUnknownField, CodeMissingField, CodeBadValue, CodeDuplicateKey,
 				CodeUnquotedHash, CodeBadParamsSchema, CodeUnknownSeqExpect:
-				t.Errorf("CONTRACT.md example: %s", p)
+				t.Errorf("first published example: %s", p)
 			}
 		}
 	}

@@ -11,9 +11,10 @@ const SchemaFile = "world/schema.sql"
 //
 // It is not a SQL parser: it understands exactly what a world may contain
 // (CREATE TABLE and CREATE INDEX, unqualified) well enough to know tables,
-// columns, types, NOT NULL, defaults, primary keys and foreign keys, and reports
-// anything else as a schema-sql problem. Postgres remains the judge of the rest
-// when the world is built.
+// columns, types, NOT NULL, defaults, primary keys, foreign keys, unique
+// column sets and CHECK constraints (their simple forms read, see Check), and
+// reports anything else as a schema-sql problem. Postgres remains the judge of
+// the rest when the world is built.
 func ParseSchemaSQL(src string) ([]Table, Problems) {
 	var ps Problems
 	r := report{&ps}
@@ -368,8 +369,10 @@ func (p *schemaParser) statement(toks []sqlTok) {
 	switch {
 	case c.accept("table"), c.accept("unlogged", "table"):
 		p.createTable(c, line)
-	case c.accept("index"), c.accept("unique", "index"):
-		p.createIndex(c, line)
+	case c.accept("index"):
+		p.createIndex(c, line, false)
+	case c.accept("unique", "index"):
+		p.createIndex(c, line, true)
 	case c.accept("extension"):
 		p.errorf(line, "CREATE EXTENSION is not allowed: a world holds only its own tables")
 	case c.peek(0).is("schema"):
@@ -383,7 +386,7 @@ func (p *schemaParser) statement(toks []sqlTok) {
 	}
 }
 
-func (p *schemaParser) createIndex(c *cursor, line int) {
+func (p *schemaParser) createIndex(c *cursor, line int, unique bool) {
 	c.accept("concurrently")
 	// Find ON at top level; the index name before it is optional.
 	depth := 0
@@ -411,9 +414,39 @@ func (p *schemaParser) createIndex(c *cursor, line int) {
 	if qualified {
 		p.errorf(line, "schema qualifiers are not allowed (index on %s)", name)
 	}
-	if p.table(name) == nil {
+	t := p.table(name)
+	if t == nil {
 		p.errorf(line, "index on unknown table %q (tables must be created before their indexes)", name)
+		return
 	}
+	if !unique {
+		return
+	}
+	if c.accept("using") {
+		c.next()
+	}
+	// Only an index on plain columns is a unique column set; one on
+	// expressions is Postgres's business.
+	if cols, ok := c.identList(); ok && allColumns(t, cols) {
+		t.addUnique(cols)
+	}
+}
+
+func allColumns(t *Table, cols []string) bool {
+	for _, c := range cols {
+		if t.Column(c) == nil {
+			return false
+		}
+	}
+	return len(cols) > 0
+}
+
+// addUnique records a unique column set once; the primary key is not one.
+func (t *Table) addUnique(cols []string) {
+	if t.IsUnique(cols...) {
+		return
+	}
+	t.Unique = append(t.Unique, cols)
 }
 
 func (p *schemaParser) createTable(c *cursor, line int) {
@@ -475,6 +508,7 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 	}
 	var fks []fk
 	var pk []string
+	var uniques [][]string
 	pkLine := 0
 	setPK := func(cols []string, l int) {
 		if pk != nil {
@@ -523,8 +557,19 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 				}
 			}
 			fks = append(fks, fk{cols, refCols, ref, l})
-		case ec.peek(0).is("unique"), ec.peek(0).is("check"),
-			ec.peek(0).is("exclude") && (ec.peek(1).punct("(") || ec.peek(1).is("using")):
+		case ec.accept("unique"):
+			ec.accept("nulls", "not", "distinct")
+			ec.accept("nulls", "distinct")
+			if cols, ok := ec.identList(); ok {
+				uniques = append(uniques, cols)
+			}
+		case ec.accept("check"):
+			if ec.peek(0).punct("(") {
+				start := ec.i
+				ec.skipGroup()
+				t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
+			}
+		case ec.peek(0).is("exclude") && (ec.peek(1).punct("(") || ec.peek(1).is("using")):
 			// Enforced by Postgres; nothing the loader needs.
 		case ec.peek(0).is("like"):
 			p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
@@ -543,6 +588,10 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 			if col.pk {
 				setPK([]string{col.Name}, l)
 			}
+			if col.unique {
+				uniques = append(uniques, []string{col.Name})
+			}
+			t.Checks = append(t.Checks, col.checks...)
 			t.Columns = append(t.Columns, col.Column)
 		}
 	}
@@ -559,6 +608,13 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 	}
 	if len(pk) > 0 {
 		t.PrimaryKey = pk
+	}
+	for _, u := range uniques {
+		if allColumns(&t, u) {
+			t.addUnique(u)
+		} else {
+			p.errorf(line, "table %s: UNIQUE names an unknown column in %v", name, u)
+		}
 	}
 	// Foreign keys resolve against tables created before this one, or this one.
 	p.tables = append(p.tables, t)
@@ -598,7 +654,9 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 
 type parsedColumn struct {
 	Column
-	pk bool
+	pk     bool
+	unique bool
+	checks []Check
 }
 
 type inlineFK struct {
@@ -711,10 +769,18 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 			} else {
 				col.Default = "generated"
 			}
+		case c.accept("unique"):
+			col.unique = true
+		case c.accept("check"):
+			if c.peek(0).punct("(") {
+				start := c.i
+				c.skipGroup()
+				col.checks = append(col.checks, readCheck(c.toks[start:c.i]))
+			}
 		case c.peek(0).punct("("):
 			c.skipGroup()
 		default:
-			// CHECK, UNIQUE, COLLATE x, ON DELETE ..., DEFERRABLE ...: Postgres's business.
+			// COLLATE x, ON DELETE ..., DEFERRABLE ...: Postgres's business.
 			c.next()
 		}
 	}
@@ -743,4 +809,101 @@ func joinTokens(toks []sqlTok) string {
 		b.WriteString(text)
 	}
 	return b.String()
+}
+
+// readCheck reads a CHECK's parenthesised expression; its simple forms (see
+// Check) say what they ask of their column.
+func readCheck(group []sqlTok) Check {
+	toks := group
+	for len(toks) >= 2 && toks[0].punct("(") && toks[len(toks)-1].punct(")") && balanced(toks[1:len(toks)-1]) {
+		toks = toks[1 : len(toks)-1]
+	}
+	ck := Check{Expr: joinTokens(toks)}
+	lit := func(t sqlTok) (string, bool) {
+		return t.text, t.kind == tkString || t.kind == tkNumber
+	}
+	col, isName := sqlTok{}, false
+	if len(toks) > 0 {
+		col = toks[0]
+		_, isName = col.name()
+	}
+	set := func(op string, vals ...string) Check {
+		ck.Column, ck.Op, ck.Values = col.text, op, vals
+		return ck
+	}
+	n := len(toks)
+	switch {
+	case n == 3 && isName && toks[1].punct("~"):
+		if v, ok := lit(toks[2]); ok && toks[2].kind == tkString {
+			return set("~", v)
+		}
+	case n == 3 && isName && toks[1].is("like"):
+		if v, ok := lit(toks[2]); ok {
+			return set("like", v)
+		}
+	case n == 5 && isName && toks[1].is("between") && toks[3].is("and"):
+		lo, ok1 := lit(toks[2])
+		hi, ok2 := lit(toks[4])
+		if ok1 && ok2 {
+			return set("between", lo, hi)
+		}
+	case n >= 5 && isName && toks[1].is("in") && toks[2].punct("(") && toks[n-1].punct(")"):
+		var vals []string
+		for i := 3; i < n-1; i++ {
+			if (i-3)%2 == 1 {
+				if !toks[i].punct(",") {
+					return ck
+				}
+				continue
+			}
+			v, ok := lit(toks[i])
+			if !ok {
+				return ck
+			}
+			vals = append(vals, v)
+		}
+		return set("in", vals...)
+	case n == 6 && (toks[0].is("length") || toks[0].is("char_length")) && toks[1].punct("(") && toks[3].punct(")") && toks[4].punct("="):
+		if name, ok := toks[2].name(); ok {
+			if v, ok := lit(toks[5]); ok && toks[5].kind == tkNumber {
+				ck.Column, ck.Op, ck.Values = name, "length", []string{v}
+				return ck
+			}
+		}
+	case (n == 3 || n == 4) && isName:
+		op := toks[1].text
+		rest := toks[2:]
+		if n == 4 {
+			op += toks[2].text
+			rest = toks[3:]
+		}
+		switch {
+		case toks[1].kind != tkPunct || n == 4 && toks[2].kind != tkPunct:
+		case op == ">" || op == ">=" || op == "<" || op == "<=" || op == "=" || op == "<>" || op == "!=":
+			if v, ok := lit(rest[0]); ok {
+				if op == "!=" {
+					op = "<>"
+				}
+				return set(op, v)
+			}
+		}
+	}
+	return ck
+}
+
+// balanced reports whether parentheses pair up within toks.
+func balanced(toks []sqlTok) bool {
+	depth := 0
+	for _, t := range toks {
+		switch {
+		case t.punct("("):
+			depth++
+		case t.punct(")"):
+			depth--
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }

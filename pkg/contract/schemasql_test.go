@@ -49,10 +49,65 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS e_kind ON ONLY entries USING btre
 			{Name: "account", Type: "bigint", NotNull: true, References: "Accounts.Id"},
 			{Name: "parent", Type: "integer", References: "entries.id"},
 			{Name: "kind", Type: "text"},
-		}},
+		},
+			Unique: [][]string{{"account", "kind"}, {"kind"}},
+			Checks: []Check{{Expr: "kind in('a','b')", Column: "kind", Op: "in", Values: []string{"a", "b"}}}},
 	}
 	if !reflect.DeepEqual(tables, want) {
 		t.Errorf("tables\n got %+v\nwant %+v", tables, want)
+	}
+}
+
+func TestParseSchemaSQLUniqueAndChecks(t *testing.T) {
+	src := `
+CREATE TABLE slots (
+    slot_id   text PRIMARY KEY CHECK (slot_id ~ '^SLT-[0-9]{6}$'),
+    provider  text NOT NULL,
+    starts_at timestamptz NOT NULL,
+    minutes   integer NOT NULL CHECK (minutes IN (15, 30)),
+    mrn       text CONSTRAINT mrn_unique UNIQUE CHECK ((mrn LIKE 'MRN%')),
+    vin       char(17) UNIQUE,
+    year      integer CHECK (year BETWEEN 1990 AND 2027),
+    amount    numeric CHECK (amount >= 0),
+    status    text,
+    UNIQUE (provider, starts_at),
+    CONSTRAINT vin_len CHECK (length(vin) = 17),
+    CHECK ((status = 'cancelled') = (minutes IS NULL)),
+    CHECK (status <> 'x')
+);
+CREATE UNIQUE INDEX live_slot ON slots (provider) WHERE status = 'open';
+CREATE UNIQUE INDEX lower_status ON slots (lower(status));
+CREATE UNIQUE INDEX same_as_pk ON slots (slot_id);
+`
+	tables, ps := ParseSchemaSQL(src)
+	if len(ps) > 0 {
+		t.Fatalf("problems: %v", ps)
+	}
+	tb := tables[0]
+	if want := [][]string{{"mrn"}, {"vin"}, {"provider", "starts_at"}, {"provider"}}; !reflect.DeepEqual(tb.Unique, want) {
+		t.Errorf("unique %v, want %v", tb.Unique, want)
+	}
+	if !tb.IsUnique("starts_at", "provider") || !tb.IsUnique("slot_id") || tb.IsUnique("status") {
+		t.Errorf("IsUnique wrong for %v", tb.Unique)
+	}
+	type simple struct{ col, op, vals string }
+	var got []simple
+	for _, c := range tb.Checks {
+		got = append(got, simple{c.Column, c.Op, strings.Join(c.Values, "|")})
+	}
+	want := []simple{
+		{"slot_id", "~", "^SLT-[0-9]{6}$"}, {"minutes", "in", "15|30"}, {"mrn", "like", "MRN%"},
+		{"year", "between", "1990|2027"}, {"amount", ">=", "0"}, {"vin", "length", "17"},
+		{"", "", ""}, {"status", "<>", "x"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("checks\n got %v\nwant %v", got, want)
+	}
+	if ck := tb.ChecksOn("minutes"); len(ck) != 1 || ck[0].Op != "in" {
+		t.Errorf("ChecksOn(minutes) = %v", ck)
+	}
+	if e := tb.Checks[6].Expr; !strings.Contains(e, "cancelled") {
+		t.Errorf("a complex check keeps its text, got %q", e)
 	}
 }
 

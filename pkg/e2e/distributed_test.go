@@ -186,7 +186,10 @@ func TestSigtermLeavesNothing(t *testing.T) {
 	// A state dir the server's user may enter, so its cluster stays in it
 	// (and pgrep below finds what runs on it).
 	state, out := testenv.ServerDir(t), t.TempDir()
-	p := start(t, nil, "suitegen", "run", examples(t, "rides"), "--scenarios", "2000", "--writers", "2",
+	// Long enough to be interrupted; small enough that the slices it leaves
+	// on the queue, which the next run writes into its ledger, do not
+	// outlast that run's wait.
+	p := start(t, nil, "suitegen", "run", examples(t, "rides"), "--scenarios", "600", "--writers", "2",
 		"--state-dir", state, "--out", out)
 	deadline := time.Now().Add(90 * time.Second)
 	for !strings.Contains(p.output(), "slice written") {

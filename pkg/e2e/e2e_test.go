@@ -154,7 +154,7 @@ func tree(t *testing.T, root string) map[string][]byte {
 	return out
 }
 
-// TestRidesSuiteShape checks what a suite must be as a whole (issue 4's
+// TestRidesSuiteShape checks what a suite must be as a whole (the pipeline's
 // criteria) at a size make test affords.
 func TestRidesSuiteShape(t *testing.T) {
 	dir := examples(t, "rides")

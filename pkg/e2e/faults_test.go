@@ -33,7 +33,7 @@ import (
 )
 
 // faultPlan is how hard a fault run pushes. The default fits `go test` on two
-// loaded cores; SUITEGEN_FAULTS=full (make test-faults) is the 1,000-scenario run.
+// busy cores; SUITEGEN_FAULTS=full (make test-faults) is the 1,000-scenario run.
 type faultPlan struct {
 	scenarios int
 	// kills is how many writers are SIGKILLed, one every killEvery.
@@ -70,7 +70,7 @@ const (
 
 var simListening = regexp.MustCompile(`listening on (http://[0-9.:]+)/v1`)
 
-// TestFaults is the fault suite (issue 7): a run of the builtin model behind
+// TestFaults is the fault suite: a run of the builtin model behind
 // provider-sim (429s, 500s, malformed and unknown tool calls, stalls past the
 // ack wait), three writer processes SIGKILLed and restarted, NATS and
 // PostgreSQL restarted on their data, the planner SIGKILLed and restarted,

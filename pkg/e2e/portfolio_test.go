@@ -19,9 +19,10 @@ import (
 )
 
 // crashingCopy copies examples/retail under a new agent name with every
-// tool handler crashing once the world holds a record a scenario's setup
-// minted (their phones carry "-000-", the seed's never do). The seeded world
-// the planner rehearses on works, so the contract plans and is dealt; then
+// tool handler crashing once the world holds a caller a writer minted for a
+// scenario (their email addresses carry the scenario's number, 7000 and up;
+// the seed's never do, nor the callers the planner mints to check a case).
+// The planner's rehearsals work, so the contract plans and is dealt; then
 // every writer's rehearsal crashes, paying for model calls on the way.
 func crashingCopy(t *testing.T) string {
 	t.Helper()
@@ -57,7 +58,7 @@ func crashingCopy(t *testing.T) string {
 
 const crashingHandle = `
 def handle(args, db):
-    if db.one("SELECT user_id FROM users WHERE phone LIKE '%-000-%' LIMIT 1") != None:
+    if db.one("SELECT user_id FROM users WHERE email ~ '[a-z]7[0-9]{3}@' LIMIT 1") != None:
         fail("handler bug: division by zero in the pricing code")
     return working_handle(args, db)
 `

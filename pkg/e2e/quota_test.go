@@ -132,7 +132,7 @@ func measureQuota(t *testing.T, s quotaSetup) quotaResult {
 	}
 }
 
-// TestQuotaUtilization is issue 5's quota criterion, run by make bench
+// TestQuotaUtilization is the quota target, run by make bench
 // (SUITEGEN_BENCH=1): provider-sim with a one-minute quota about 2.5× below
 // what three writer processes ask for, measured over three steady-state
 // minutes (the first busy minute is skipped). Told the true quota, suitegen

@@ -1,196 +1,41 @@
 package ground
 
 import (
+	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-// Bound is what a case is about: rows by table (the target first), and the
-// caller row. Arguments are filled from these before anything else.
-type Bound struct {
-	Table  string // the target's table
-	Target Row
-	Caller Row
-	// Rows holds every row the case owns (minted or seed), by table, in a stable order.
-	Rows map[string][]Row
-	// Ordinal rotates choices (enum values) between sibling cases.
-	Ordinal int
-}
-
-// Bind returns the rows of a case made from a target row of the seed, without minting.
-func (g *Graph) Bind(table string, target Row) Bound {
-	b := Bound{Table: table, Target: target, Caller: g.Owner(table, target), Rows: map[string][]Row{}}
-	b.Rows[table] = []Row{target}
-	if cl := g.C.Caller; cl != nil && b.Caller != nil && cl.Table != table {
-		b.Rows[cl.Table] = []Row{b.Caller}
-	}
-	// Rows hanging off the target and the caller, one level down.
-	for _, t := range g.C.Tables {
-		for _, fk := range g.fks[t.Name] {
-			for _, parent := range b.Rows[fk.RefTable] {
-				if fk.RefTable != table && (g.C.Caller == nil || fk.RefTable != g.C.Caller.Table) {
-					continue
-				}
-				if t.Name == table {
-					continue
-				}
-				b.Rows[t.Name] = append(b.Rows[t.Name], g.Where(t.Name, fk.Column, parent[fk.RefColumn])...)
-			}
-		}
-	}
-	return b
-}
-
-// BindMinted returns the rows of a case from a minted setup.
-func (g *Graph) BindMinted(table string, s *Setup, ordinal int) Bound {
-	b := Bound{Table: table, Target: s.Target, Caller: s.Caller, Rows: map[string][]Row{}, Ordinal: ordinal}
-	for _, t := range g.C.Tables {
-		m := s.Minted[t.Name]
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			b.Rows[t.Name] = append(b.Rows[t.Name], m[k])
-		}
-	}
-	if s.Target != nil {
-		// The target first among its table's rows.
-		rows := []Row{s.Target}
-		for _, r := range b.Rows[table] {
-			if rowKey(g, table, r) != rowKey(g, table, s.Target) {
-				rows = append(rows, r)
-			}
-		}
-		b.Rows[table] = rows
-	}
-	return b
-}
-
-// ParamType returns the JSON Schema type of a tool parameter ("" when unsaid).
-func ParamType(t *contract.Tool, name string) string {
-	p := paramSchema(t, name)
-	if s, ok := p["type"].(string); ok {
-		return s
-	}
-	return ""
-}
-
-func paramSchema(t *contract.Tool, name string) map[string]any {
-	props, _ := t.Params["properties"].(map[string]any)
-	p, _ := props[name].(map[string]any)
-	return p
-}
-
-// ParamNames returns a tool's parameter names in a stable order: required
-// first as declared, then the rest sorted.
-func ParamNames(t *contract.Tool) []string {
-	props, _ := t.Params["properties"].(map[string]any)
-	seen := map[string]bool{}
-	var out []string
-	if req, ok := t.Params["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok && !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	}
-	var rest []string
-	for k := range props {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
-}
-
-// Required returns the required parameter names of a tool.
-func Required(t *contract.Tool) map[string]bool {
-	out := map[string]bool{}
-	if req, ok := t.Params["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				out[s] = true
-			}
-		}
-	}
-	return out
-}
-
-// Ref says which table and column a parameter names: x-ref first, then a
-// parameter named like a key column ("order_id" -> orders.id, "user_id" ->
-// users.user_id), else ok=false (free text).
-func (g *Graph) Ref(t *contract.Tool, name string) (table, column string, ok bool) {
-	p := paramSchema(t, name)
-	if p == nil {
-		return "", "", false
-	}
-	if p["type"] == "array" {
-		if items, ok := p["items"].(map[string]any); ok {
-			if x, ok := items["x-ref"].(string); ok {
-				tb, col, _ := strings.Cut(x, ".")
-				return tb, col, true
-			}
-		}
-	}
-	if x, ok := p["x-ref"].(string); ok {
-		tb, col, _ := strings.Cut(x, ".")
-		return tb, col, true
-	}
-	base := strings.TrimSuffix(strings.TrimSuffix(name, "_ids"), "_id")
-	if base == name {
-		return "", "", false
-	}
-	for _, tb := range g.C.Tables {
-		if len(tb.PrimaryKey) != 1 {
-			continue
-		}
-		pk := tb.PrimaryKey[0]
-		if pk == name || pk == strings.TrimSuffix(name, "s") {
-			return tb.Name, pk, true
-		}
-		if (tb.Name == base || tb.Name == base+"s" || tb.Name == base+"es" || strings.TrimSuffix(tb.Name, "s") == base) && pk == "id" {
-			return tb.Name, pk, true
-		}
-	}
-	return "", "", false
-}
-
-// Fill chooses arguments for a tool call from the rows a case owns. Values the
-// case cannot supply come from the seed (so they exist in the world); enum
-// values rotate with the case's ordinal. The boolean is false when a required
-// argument could not be filled.
-func (g *Graph) Fill(t *contract.Tool, b Bound) (map[string]any, bool) {
-	return g.fill(t, b, false)
-}
-
-// Owns reports whether every required argument of a tool can be filled from
-// the case's own rows alone (no stand-in from elsewhere in the seed): among
-// alternative ways to satisfy a precondition, the one the case can answer.
-func (g *Graph) Owns(t *contract.Tool, b Bound) bool {
-	_, ok := g.fill(t, b, true)
-	return ok
-}
-
-func (g *Graph) fill(t *contract.Tool, b Bound, strict bool) (map[string]any, bool) {
+// Fill chooses arguments for a tool call of a case, as its bindings say: a
+// bound argument takes the value of the row the case reaches (or a sibling
+// of it, or a shared row rehearsal found), a fresh one takes a value no one
+// else has, an enum rotates with the case's ordinal. Optional arguments are
+// filled only when they name the case's records or their binding asks. The
+// boolean is false when a required argument could not be filled.
+func (g *Graph) Fill(t *contract.Tool, b Bound, bs Bindings) (map[string]any, bool) {
 	args := map[string]any{}
-	req := Required(t)
+	req := map[string]bool{}
+	for _, r := range t.Required() {
+		req[r] = true
+	}
 	complete := true
-	for _, name := range ParamNames(t) {
-		v, ok := g.fillOne(t, name, b, strict)
+	for _, name := range t.ParamNames() {
+		bd, ok := bs.Of(t.Name, name)
+		if !ok {
+			bd, _ = g.Declared().Of(t.Name, name)
+		}
+		if !req[name] && !bd.Fill && !(bd.Source == FromCase && (bd.How == ByXRef || bd.How == ByName)) {
+			continue // optional arguments are the caller's to give
+		}
+		v, ok := g.Value(t, name, bd, b)
 		if !ok {
 			if req[name] {
 				complete = false
 			}
-			continue
-		}
-		if !req[name] && !g.isKeyLike(t, name) {
-			// Optional free arguments are left to the agent.
 			continue
 		}
 		args[name] = v
@@ -198,74 +43,197 @@ func (g *Graph) fill(t *contract.Tool, b Bound, strict bool) (map[string]any, bo
 	return args, complete
 }
 
-func (g *Graph) isKeyLike(t *contract.Tool, name string) bool {
-	_, _, ok := g.Ref(t, name)
-	return ok
+// FillAll is Fill with every optional argument too (probes read them all).
+func (g *Graph) FillAll(t *contract.Tool, b Bound, bs Bindings) (map[string]any, bool) {
+	args, ok := g.Fill(t, b, bs)
+	for _, name := range t.ParamNames() {
+		if _, has := args[name]; has {
+			continue
+		}
+		bd, found := bs.Of(t.Name, name)
+		if !found {
+			bd, _ = g.Declared().Of(t.Name, name)
+		}
+		if v, ok := g.Value(t, name, bd, b); ok {
+			args[name] = v
+		}
+	}
+	return args, ok
 }
 
-func (g *Graph) fillOne(t *contract.Tool, name string, b Bound, strict bool) (any, bool) {
-	p := paramSchema(t, name)
-	typ, _ := p["type"].(string)
-	if items, ok := p["items"].(map[string]any); ok && typ == "array" && items["type"] == "object" {
-		return g.fillObjects(items, b, strict)
+// Value is one argument's value for a case under its binding.
+func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, bool) {
+	ps := paramSchema(t, name)
+	typ, _ := ps["type"].(string)
+	if items, ok := ps["items"].(map[string]any); ok && typ == "array" && items["type"] == "object" {
+		return g.fillObjects(items, b)
 	}
-	if tb, col, ok := g.Ref(t, name); ok {
-		rows := b.Rows[tb]
-		if typ == "array" {
-			if len(rows) > 0 && rows[0][col] != nil {
-				return []any{rows[0][col]}, true
-			}
-			if r := g.related(tb, b); !strict && r != nil && r[col] != nil {
-				return []any{r[col]}, true
-			}
+	var v any
+	switch {
+	case bd.How == ByEnum || bd.How != Fresh && bd.Table == "" && len(t.Enum(name)) > 0:
+		e := t.Enum(name)
+		if len(e) == 0 {
 			return nil, false
 		}
-		if len(rows) > 0 && rows[0][col] != nil {
-			return rows[0][col], true
-		}
-		// Not owned by the case: a seed row linked to the case's rows.
-		if strict {
+		return e[b.Ordinal%len(e)], true
+	case bd.How == Fresh:
+		fv, err := g.freshArg(bd, b)
+		if err != nil {
 			return nil, false
 		}
-		if r := g.related(tb, b); r != nil && r[col] != nil {
-			return r[col], true
+		v = fv
+	case bd.Table != "" && bd.How != Unbound:
+		switch bd.Source {
+		case FromShared:
+			if len(bd.Picks) == 0 {
+				return nil, false
+			}
+			v = bd.Picks[b.Ordinal%len(bd.Picks)]
+		case FromSibling:
+			if r := g.related(bd.Table, b); r != nil {
+				v = r[bd.Column]
+			}
+		default:
+			if r := b.PickWith(bd.Table, bd.Column); r != nil {
+				v = r[bd.Column]
+			} else if r := b.sameNamed(bd.Column); r != nil {
+				// The case has no row of the table, but its own record or
+				// caller holds a column of that name (a customer's own
+				// phone_number where the case has no line).
+				v = r[bd.Column]
+			} else if r := g.related(bd.Table, b); r != nil {
+				// Not a row the case reaches: one of the world's.
+				v = r[bd.Column]
+			}
+			if v == nil && !g.C.Table(bd.Table).IsUnique(bd.Column) {
+				// The case's row holds none (a rating not given yet): a
+				// value the column holds elsewhere.
+				v = g.valueOf(bd.Table, bd.Column, b.Ordinal)
+			}
 		}
-		return nil, false
+		if v == nil {
+			return nil, false
+		}
+	case bd.How == FreeText || bd.How == Unbound || bd.How == FromPattern:
+		return g.guess(name, typ, ps, b)
+	default:
+		return g.guess(name, typ, ps, b)
 	}
-	if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
-		return enum[b.Ordinal%len(enum)], true
+	return coerce(v, typ, ps), true
+}
+
+// coerce fits a column's value to the argument's JSON type.
+func coerce(v any, typ string, ps map[string]any) any {
+	switch typ {
+	case "array":
+		if xs, ok := v.([]any); ok {
+			return xs
+		}
+		items, _ := ps["items"].(map[string]any)
+		it, _ := items["type"].(string)
+		return []any{coerce(v, it, items)}
+	case "string":
+		if _, ok := v.(string); !ok {
+			return Text(v)
+		}
+	case "integer":
+		if n, ok := asInt(v); ok {
+			return n
+		}
 	}
+	return v
+}
+
+// freshArg is a fresh value for an argument bound Fresh: a person's new email
+// or phone, or a value in the column's shape no one else has.
+func (g *Graph) freshArg(bd Binding, b Bound) (any, error) {
+	p := b.Person
+	switch renamed(bd.Column) {
+	case "email":
+		domain := "mail.com"
+		if tmpl := g.template(bd, b); tmpl != nil {
+			if _, d, ok := strings.Cut(Text(tmpl), "@"); ok {
+				domain = d
+			}
+		}
+		first, last := p.First, p.Last
+		if first == "" {
+			first, last = "new", "address"
+		}
+		return fmt.Sprintf("%s.%s.%d@%s", slug(first), slug(last), p.Number, domain), nil
+	}
+	tmpl := g.template(bd, b)
+	if tmpl == nil {
+		return nil, fmt.Errorf("ground: no value of %s to shape a fresh one on", bd.Ref())
+	}
+	return g.Fresh(bd.Table, bd.Column, tmpl, p.FreshSlot(bd.Table))
+}
+
+// template is a value of the binding's column to shape a fresh one on: the
+// case's own, else the seed's first.
+func (g *Graph) template(bd Binding, b Bound) any {
+	if r := b.PickWith(bd.Table, bd.Column); r != nil {
+		return r[bd.Column]
+	}
+	for _, r := range g.Rows(bd.Table) {
+		if r[bd.Column] != nil {
+			return r[bd.Column]
+		}
+	}
+	return nil
+}
+
+// guess fills an argument no column grounds: a same-named column of the
+// case's rows, then of the seed, then words or a plain value of its type.
+func (g *Graph) guess(name, typ string, ps map[string]any, b Bound) (any, bool) {
 	for _, r := range []Row{b.Caller, b.Target} {
 		if r != nil && r[name] != nil {
-			return r[name], true
+			return coerce(r[name], typ, ps), true
 		}
 	}
 	for _, tb := range g.C.Tables {
 		for _, r := range b.Rows[tb.Name] {
 			if r[name] != nil {
-				return r[name], true
+				return coerce(r[name], typ, ps), true
 			}
 		}
-	}
-	if strict {
-		return nil, false
 	}
 	switch typ {
 	case "string", "":
-		for _, tb := range g.C.Tables {
-			for _, r := range g.Rows(tb.Name) {
-				if s, ok := r[name].(string); ok && s != "" {
-					return s, true
-				}
+		today := g.today()
+		pat, _ := ps["pattern"].(string)
+		switch f, _ := ps["format"].(string); {
+		case f == "date":
+			return today, true
+		case f == "email":
+			v, err := g.freshArg(Binding{Column: "email"}, b)
+			return v, err == nil
+		case f != "":
+			return nil, false
+		case pat != "":
+			// A date the pattern takes is today; anything else is
+			// written from the pattern itself.
+			if ok, _ := regexp.MatchString(pat, today); ok {
+				return today, true
 			}
+			if v := fromPattern(pat, b.Ordinal); v != "" {
+				return v, true
+			}
+			return nil, false
 		}
-		if d, ok := p["description"].(string); ok && d != "" {
+		if d, ok := ps["description"].(string); ok && d != "" {
 			return "As the caller asked: " + strings.TrimSuffix(d, "."), true
 		}
-		return "as the caller asked", true
+		return "As the caller asked: " + strings.ReplaceAll(name, "_", " "), true
 	case "integer":
+		if m, ok := asInt(ps["minimum"]); ok {
+			return m, true
+		}
 		return int64(1), true
 	case "number":
+		if m, ok := ps["minimum"].(float64); ok {
+			return m, true
+		}
 		return float64(1), true
 	case "boolean":
 		return true, true
@@ -278,8 +246,8 @@ func (g *Graph) fillOne(t *contract.Tool, name string, b Bound, strict bool) (an
 // first the case's rows that hang off its target (the flights of the
 // reservation), then the case's rows of any such table in schema order, all
 // sharing the first row's parents (one reservation's flights, not two).
-// When the case has none, one related seed row stands in (not when strict).
-func (g *Graph) fillObjects(items map[string]any, b Bound, strict bool) (any, bool) {
+// When the case has none, one related seed row stands in.
+func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 	props, _ := items["properties"].(map[string]any)
 	var need []string
 	if req, ok := items["required"].([]any); ok {
@@ -366,9 +334,6 @@ func (g *Graph) fillObjects(items map[string]any, b Bound, strict bool) (any, bo
 		}
 		return objects(tb, siblings), true
 	}
-	if strict {
-		return nil, false
-	}
 	for _, tb := range tables {
 		if r := g.related(tb.Name, b); r != nil {
 			return []any{object(tb, r)}, true
@@ -377,37 +342,157 @@ func (g *Graph) fillObjects(items map[string]any, b Bound, strict bool) (any, bo
 	return nil, false
 }
 
-// related finds a seed row of table tb tied to the case: one its rows point at
-// through a foreign key, preferring a sibling (same parent, different row) of a
-// row already pointed at, so "new" choices differ from current ones.
-func (g *Graph) related(tb string, b Bound) Row {
-	var current []Row
-	for _, t := range g.C.Tables {
-		for _, fk := range g.fks[t.Name] {
-			if fk.RefTable != tb {
+// Renew makes a state-changing call's lists of objects name a change: a
+// list that is the case's own rows (a reservation's passengers) gets its
+// last object from another table that holds the same fields and that the
+// case reaches (one of the caller's saved passengers), so the act does not
+// set what is already there. Other arguments are left as they are.
+func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound) map[string]any {
+	out, copied := args, false
+	for _, name := range t.ParamNames() {
+		ps := paramSchema(t, name)
+		items, ok := ps["items"].(map[string]any)
+		if !ok || ps["type"] != "array" || items["type"] != "object" {
+			continue
+		}
+		list, ok := args[name].([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		last, _ := list[len(list)-1].(map[string]any)
+		props, _ := items["properties"].(map[string]any)
+		for _, tb := range g.coveringTables(items) {
+			var pick Row
+			for _, r := range b.Rows[tb.Name] {
+				differs := false
+				for k := range props {
+					if r[k] != nil && Text(r[k]) != Text(last[k]) {
+						differs = true
+					}
+				}
+				if differs {
+					pick = r
+					break
+				}
+			}
+			if pick == nil {
 				continue
 			}
-			for _, r := range b.Rows[t.Name] {
-				if p := g.Find(tb, fk.RefColumn, r[fk.Column]); p != nil {
-					current = append(current, p)
+			o := map[string]any{}
+			for k := range props {
+				if pick[k] != nil {
+					o[k] = pick[k]
+				} else if last[k] != nil {
+					o[k] = last[k]
 				}
+			}
+			same := false
+			for _, x := range list[:len(list)-1] {
+				if m, _ := x.(map[string]any); Text(m) == Text(o) {
+					same = true
+				}
+			}
+			if same {
+				continue
+			}
+			if !copied {
+				out, copied = make(map[string]any, len(args)), true
+				for k, v := range args {
+					out[k] = v
+				}
+			}
+			nl := append(append([]any{}, list[:len(list)-1]...), o)
+			out[name] = nl
+			break
+		}
+	}
+	return out
+}
+
+// coveringTables are the tables holding every required field of a list's
+// objects, in schema order.
+func (g *Graph) coveringTables(items map[string]any) []contract.Table {
+	var need []string
+	if req, ok := items["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				need = append(need, s)
 			}
 		}
 	}
+	var out []contract.Table
+	for _, tb := range g.C.Tables {
+		covers := len(need) > 0
+		for _, n := range need {
+			covers = covers && tb.Column(n) != nil
+		}
+		if covers {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// related finds a row of table tb next to the case: a sibling (same parent,
+// another row) of the row of tb the case uses, so that a "new" choice
+// differs from the current one: among the case's own rows first (another
+// card of the same caller), then the seed's (another variant of the same
+// product), the case's ordinal choosing among several. Without a row of tb
+// in the case, a seed row in turn.
+func (g *Graph) related(tb string, b Bound) Row {
 	pk := g.PK(tb)
-	if len(current) > 0 && pk != "" {
-		for _, fk := range g.fks[tb] {
-			for _, r := range g.Rows(tb) {
-				if Text(r[fk.Column]) == Text(current[0][fk.Column]) && Text(r[pk]) != Text(current[0][pk]) {
-					return r
+	cur := b.Pick(tb)
+	if cur == nil || pk == "" {
+		rows := g.Rows(tb)
+		if len(rows) > 0 {
+			return rows[b.Ordinal%len(rows)]
+		}
+		return nil
+	}
+	var sibs []Row
+	for _, fk := range g.fks[tb] {
+		if cur[fk.Column] == nil {
+			continue
+		}
+		for _, r := range b.Rows[tb] {
+			if Text(r[fk.Column]) == Text(cur[fk.Column]) && Text(r[pk]) != Text(cur[pk]) {
+				sibs = append(sibs, r)
+			}
+		}
+		if len(sibs) == 0 {
+			for _, r := range g.Where(tb, fk.Column, cur[fk.Column]) {
+				if Text(r[pk]) != Text(cur[pk]) && !b.copied[tb][rowKey(g, tb, r)] {
+					sibs = append(sibs, r)
 				}
 			}
 		}
-		return current[0]
+		if len(sibs) > 0 {
+			return sibs[b.Ordinal%len(sibs)]
+		}
 	}
-	rows := g.Rows(tb)
-	if len(rows) > 0 {
-		return rows[b.Ordinal%len(rows)]
+	return cur
+}
+
+// valueOf is the n-th distinct value a column holds in the seed (in turn).
+func (g *Graph) valueOf(table, col string, n int) any {
+	var vals []any
+	seen := map[string]bool{}
+	for _, r := range g.Rows(table) {
+		if v := r[col]; v != nil && !seen[Text(v)] {
+			seen[Text(v)] = true
+			vals = append(vals, v)
+		}
 	}
-	return nil
+	if len(vals) == 0 {
+		return nil
+	}
+	return vals[n%len(vals)]
+}
+
+// today is the world's date (the contract's now), as YYYY-MM-DD.
+func (g *Graph) today() string {
+	if t, err := time.Parse(time.RFC3339, g.C.Now); err == nil {
+		return t.Format("2006-01-02")
+	}
+	return "2026-01-01"
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-// Fresh gives a state-changing call's free arguments values the case's
+// Freshen gives a state-changing call's free arguments values the case's
 // records do not already hold: Fill takes free text from the target and
 // the caller, so "change the address" would otherwise set the address on
 // file, an act that changes nothing (and that a world may refuse for that
@@ -15,7 +15,7 @@ import (
 // another seed row of the same table (an address stays one address, rotating
 // with the case's ordinal); an email becomes a new address of the same
 // mailbox. Record keys and enum values are left as filled.
-func (g *Graph) Fresh(t *contract.Tool, args map[string]any, b Bound) map[string]any {
+func (g *Graph) Freshen(t *contract.Tool, args map[string]any, b Bound) map[string]any {
 	out := make(map[string]any, len(args))
 	names := make([]string, 0, len(args))
 	for n, v := range args {
@@ -34,7 +34,7 @@ func (g *Graph) Fresh(t *contract.Tool, args map[string]any, b Bound) map[string
 	for _, src := range sources {
 		var same []string
 		for _, n := range names {
-			if _, _, isRef := g.Ref(t, n); isRef || t.Enum(n) != nil {
+			if _, _, isRef := g.C.RefOf(t.Name, n); isRef || t.Enum(n) != nil {
 				continue
 			}
 			if cur, ok := src.row[n]; ok && cur != nil && Text(cur) == Text(out[n]) {

@@ -8,33 +8,34 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-func retail(t *testing.T) *contract.Contract {
+func load(t testing.TB, dir string) *contract.Contract {
 	t.Helper()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "retail"))
+	c, probs, err := contract.Load(dir)
 	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
+		t.Fatalf("load %s: %v %v", dir, err, probs)
 	}
 	return c
+}
+
+func retail(t testing.TB) *contract.Contract {
+	return load(t, filepath.Join("..", "..", "examples", "retail"))
+}
+
+func guardianLine(t testing.TB) *contract.Contract {
+	return load(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
 }
 
 func TestMintCopiesTheRecordAndItsOwner(t *testing.T) {
 	c := retail(t)
 	g := New(c)
-	orders := g.Rows("orders")
-	if len(orders) == 0 {
-		t.Fatal("no orders in the seed")
-	}
-	target := orders[0]
-	s, err := g.Mint("orders", target, Person{First: "Mei", Last: "Tanaka", Number: 7123})
+	target := g.Rows("orders")[0]
+	s, err := g.Mint("orders", target, Person{First: "Mei", Last: "Tanaka", Number: 7123, Index: 123})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pk := g.PK("orders")
 	if Text(s.Target[pk]) == Text(target[pk]) {
 		t.Fatalf("minted order kept the old key %v", target[pk])
-	}
-	if !strings.Contains(Text(s.Target[pk]), "7123") {
-		t.Errorf("minted key %v does not carry the scenario's number", s.Target[pk])
 	}
 	if s.Caller == nil {
 		t.Fatal("no caller minted")
@@ -43,24 +44,23 @@ func TestMintCopiesTheRecordAndItsOwner(t *testing.T) {
 	if got := Text(s.Target[fkTo(g, "orders", cl.Table)]); got != Text(s.Caller[cl.Key]) {
 		t.Errorf("minted order points at %q, not the minted caller %q", got, Text(s.Caller[cl.Key]))
 	}
-	joined := ""
-	for _, v := range s.Caller {
-		joined += Text(v) + " "
-	}
-	if !strings.Contains(joined, "Mei") || !strings.Contains(joined, "Tanaka") {
+	if s.Caller["first_name"] != "Mei" || s.Caller["last_name"] != "Tanaka" || !strings.Contains(Text(s.Caller["email"]), "mei.tanaka7123@") {
 		t.Errorf("caller not renamed: %v", s.Caller)
 	}
 	// Parents are inserted before children.
-	first := strings.Fields(s.Statements[0].SQL)[2]
-	if first != cl.Table {
+	if first := strings.Fields(s.Statements[0].SQL)[2]; first != cl.Table {
 		t.Errorf("first insert is into %s, want the caller table %s", first, cl.Table)
 	}
 	for _, code := range s.Codes {
 		for _, tb := range c.Tables {
-			if g.Find(tb.Name, g.PK(tb.Name), code) != nil {
+			if g.PK(tb.Name) != "" && g.Find(tb.Name, g.PK(tb.Name), code) != nil {
 				t.Errorf("minted code %s already exists in %s", code, tb.Name)
 			}
 		}
+	}
+	// The minted order id keeps the shape its CHECK asks for.
+	if id := Text(s.Target[pk]); len(id) != 6 || !strings.HasPrefix(id, "#W") {
+		t.Errorf("minted order id %q lost the #W and four digits shape", id)
 	}
 }
 
@@ -73,50 +73,158 @@ func fkTo(g *Graph, table, parent string) string {
 	return ""
 }
 
-func TestFillUsesTheCasesRecords(t *testing.T) {
-	c := retail(t)
-	g := New(c)
-	target := g.Rows("orders")[0]
-	b := g.Bind("orders", target)
-	for i := range c.Tools {
-		tl := &c.Tools[i]
-		args, ok := g.Fill(tl, b)
-		if !ok {
-			continue
+// uniqueValues collects, from a mint, every value of every unique column set
+// (the primary key included), keyed by table and set.
+func uniqueValues(g *Graph, s *Setup, add func(key, value string)) {
+	for table, rows := range s.Minted {
+		tb := g.C.Table(table)
+		sets := tb.Unique
+		if len(tb.PrimaryKey) > 0 {
+			sets = append([][]string{tb.PrimaryKey}, sets...)
 		}
-		for name, v := range args {
-			if tb, col, isRef := g.Ref(tl, name); isRef && tb == "orders" {
-				if Text(v) != Text(target[col]) {
-					t.Errorf("%s.%s = %v, want the case's order %v", tl.Name, name, v, target[col])
+		for _, r := range rows {
+			for _, set := range sets {
+				var parts []string
+				null := false
+				for _, col := range set {
+					if r[col] == nil {
+						null = true
+					}
+					parts = append(parts, Text(r[col]))
+				}
+				if !null {
+					add(table+"("+strings.Join(set, ",")+")", strings.Join(parts, "\x00"))
 				}
 			}
 		}
 	}
 }
 
-func TestMintValueKeepsShape(t *testing.T) {
-	for _, tc := range []struct {
-		old  any
-		want string
-	}{
-		{"#W1001", "#W7123"},
-		{"ord-9", "ord-7123"},
-		{"plain", "plain-7123"},
-	} {
-		if got := Text(mintValue(tc.old, 7123, 0)); got != tc.want {
-			t.Errorf("mintValue(%v) = %s, want %s", tc.old, got, tc.want)
+// TestMintedCodesNeverCollide mints one template for ten thousand scenario
+// indices: no two mints, and no mint and the seed, share a value of any
+// unique column set. A fixed-width code runs out of room: that is an error,
+// never a duplicate.
+func TestMintedCodesNeverCollide(t *testing.T) {
+	c := guardianLine(t)
+	g := New(c)
+	target := g.Rows("patients")[2] // a minor, with guardians, cards and an appointment
+	strides := map[string]int{}
+	for table, n := range g.MintCounts("patients", target) {
+		strides[table] = n + 1
+	}
+	seen := map[string]string{}
+	for table := range strides {
+		tb := c.Table(table)
+		s := &Setup{Minted: map[string]map[string]Row{table: {}}}
+		for i, r := range g.Rows(table) {
+			s.Minted[table][string(rune(i))] = r
+		}
+		_ = tb
+		uniqueValues(g, s, func(k, v string) { seen[k+"\x00"+v] = "seed" })
+	}
+	const n = 10_000
+	for i := 0; i < n; i++ {
+		s, err := g.Mint("patients", target, Person{First: "A", Last: "B", Number: 7000 + i, Index: i, Strides: strides})
+		if err != nil {
+			t.Fatalf("index %d: %v", i, err)
+		}
+		who := "index " + Text(i)
+		uniqueValues(g, s, func(k, v string) {
+			if other, dup := seen[k+"\x00"+v]; dup && other != who {
+				t.Fatalf("%s: %s value %q also belongs to %s", who, k, v, other)
+			}
+			seen[k+"\x00"+v] = who
+		})
+	}
+	// Patient ids are PAT- and five digits (their CHECK says so): a hundred
+	// thousand values, fewer than sixty thousand scenarios' strides need.
+	big := Person{First: "A", Last: "B", Number: 1, Index: 60_000, Strides: strides}
+	if _, err := g.Mint("patients", target, big); err == nil || !strings.Contains(err.Error(), "no fresh value left") {
+		t.Fatalf("a code space run dry must be an error, got %v", err)
+	}
+}
+
+func TestMintRespectsUniqueSetsAndChecks(t *testing.T) {
+	c := guardianLine(t)
+	g := New(c)
+	appt := g.Rows("appointments")[0]
+	s, err := g.Mint("appointments", appt, Person{First: "Ana", Last: "Ortiz", Number: 7001, Index: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The booked slot is unique to its appointment (a partial unique
+	// index): the copy gets its own slot, whose (provider, starts_at) is
+	// unique too, so its time moves by microseconds.
+	slots := s.Minted["slots"]
+	if len(slots) != 1 {
+		t.Fatalf("minted slots: %v", slots)
+	}
+	var slot Row
+	for _, r := range slots {
+		slot = r
+	}
+	if Text(s.Target["slot_id"]) != Text(slot["slot_id"]) || Text(slot["slot_id"]) == Text(appt["slot_id"]) {
+		t.Errorf("the copy books slot %v, the minted slot is %v, the template's %v", s.Target["slot_id"], slot["slot_id"], appt["slot_id"])
+	}
+	orig := g.Find("slots", "slot_id", appt["slot_id"])
+	if Text(slot["starts_at"]) == Text(orig["starts_at"]) || !strings.HasPrefix(Text(slot["starts_at"]), Text(orig["starts_at"])[:16]) {
+		t.Errorf("slot time %v: want the template's %v moved by microseconds", slot["starts_at"], orig["starts_at"])
+	}
+	// The caller's unique columns are fresh and keep their CHECK shapes.
+	p := s.Caller
+	for col, pattern := range map[string]string{"patient_id": `^PAT-[0-9]{5}$`, "mrn": `^MRN[0-9]{7}$`, "phone": `^\([0-9]{3}\) 555-[0-9]{4}$`} {
+		if !matches(pattern, Text(p[col])) {
+			t.Errorf("minted %s %q does not fit %s", col, p[col], pattern)
+		}
+		if g.Holds("patients", col, p[col]) {
+			t.Errorf("minted %s %q is already in the seed", col, p[col])
 		}
 	}
-	if got := Text(mintValue("#W1001", 17123, 0)); got != "#W7123" {
-		t.Errorf("a longer number is cut to the code's width: got %s", got)
+	if p["first_name"] != "Ana" || p["email"] != "ana.ortiz7001@example.com" {
+		t.Errorf("caller not renamed: %v", p)
 	}
-	if a, b := Text(mintValue("paypal_0623", 7000, 1)), Text(mintValue("paypal_0623", 8000, 1)); a == b {
-		t.Errorf("extra rows of two scenarios share a fixed-width code %s", a)
+	// Guardians are the patient's parents' rows, not copied.
+	if len(s.Minted["guardians"]) != 0 {
+		t.Errorf("guardians copied: %v", s.Minted["guardians"])
 	}
-	if got := Text(mintValue("ITEM-000123", 7123, 2)); got != "ITEM-071232" {
-		t.Errorf("extra rows append their index: got %s", got)
+}
+
+func TestCodeSpace(t *testing.T) {
+	c := guardianLine(t)
+	g := New(c)
+	// A fixed prefix stays, digits count on from the largest seed value.
+	v, err := g.Fresh("slots", "slot_id", "SLT-0001", 0)
+	if err != nil || v != "SLT-0017" {
+		t.Errorf("first fresh slot id = %v, %v; want SLT-0017 (the seed ends at SLT-0016)", v, err)
 	}
-	if v, ok := mintValue(int64(5), 7123, 2).(int64); !ok || v < 900_000_000 {
-		t.Errorf("integer keys move out of the seed's range, got %v", v)
+	// Letters count too when the CHECK lets them.
+	sh := shapeOf("AB12 CDE", nil)
+	if got := sh.text(sh.number("AB12 CDE") + 1); got != "AB12 CDF" {
+		t.Errorf("AB12 CDE + 1 = %s", got)
 	}
+	if got := sh.text(sh.number("AB12 CDZ") + 1); got != "AB12 CEA" {
+		t.Errorf("AB12 CDZ + 1 = %s", got)
+	}
+	// Past the top, the values below the seed's largest that it does not
+	// hold, in order; then none.
+	sp := &space{shape: shapeOf("9", nil), size: 10, start: 8, seeds: []int64{1, 3, 7}}
+	var got []string
+	for slot := int64(0); ; slot++ {
+		v, err := sp.at(slot)
+		if err != nil {
+			break
+		}
+		got = append(got, v)
+	}
+	if strings.Join(got, " ") != "8 9 0 2 4 5 6" {
+		t.Errorf("values dealt: %v", got)
+	}
+	// A timestamp in a unique set moves by microseconds, a date by days.
+	if v, _ := g.Fresh("slots", "starts_at", "2026-06-03T09:00:00-07:00", 2); v != "2026-06-03T09:00:00.000003-07:00" {
+		t.Errorf("fresh timestamp %v", v)
+	}
+}
+
+func matches(pattern, s string) bool {
+	return shapeOf(s, nil).fits(s) && regexpMatch(pattern, s)
 }

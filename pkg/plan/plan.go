@@ -3,29 +3,18 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // Overlays a bucket may carry.
 var Overlays = []string{"none", "pressure", "impersonation", "injection", "fraud", "emergency"}
-
-// Trier rehearses calls on a throwaway copy of the world; the planner uses it
-// to learn which levels of the data change the right answer.
-type Trier interface {
-	Try(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]Step, error)
-}
-
-// Step is how one rehearsed call went.
-type Step struct {
-	OK, Refused, Crash bool
-	Wrote              bool
-	Error              string
-}
 
 // Axis is a state axis: a column whose level changes the right answer of a use case.
 type Axis struct {
@@ -37,17 +26,32 @@ type Axis struct {
 
 // Spec is what a writer needs of a bucket beyond its columns.
 type Spec struct {
-	Tools     []string `json:"tools"`               // serving the use case, the acting tool last
-	Tool      string   `json:"tool"`                // the acting tool
-	Then      string   `json:"then,omitempty"`      // a tool that must follow it (a handoff after a report)
-	Gated     []string `json:"gated,omitempty"`     // precondition tools the solution must call first
+	Tools []string `json:"tools"`           // serving the use case, the acting tool last
+	Tool  string   `json:"tool"`            // the acting tool
+	Then  string   `json:"then,omitempty"`  // a tool that must follow it (a handoff after a report)
+	Gated []string `json:"gated,omitempty"` // precondition tools the solution calls first, in call order
+	// Lookups are the use case's retrieval tools a solution calls after the
+	// preconditions and before the act (the record looked up before it is
+	// changed), each rehearsed ok on the plan's cases.
+	Lookups   []string `json:"lookups,omitempty"`
 	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
 	Table     string   `json:"table,omitempty"`     // the target's table
 	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
 	Level     string   `json:"level,omitempty"`     // the axis level
 	Templates []string `json:"templates,omitempty"` // keys of seed rows at that level, in order
-	Rules     []string `json:"rules,omitempty"`     // hard rules this bucket tests
-	Base      int      `json:"base"`                // index of this bucket's first scenario in the suite
+	// Choices says, per template, the choices a case of it makes
+	// (absent: none), as the plan rehearsed it.
+	Choices map[string]Choice `json:"choices,omitempty"`
+	// Callers are keys of caller rows a case about a shared record (a
+	// product, a slot) mints its caller from, in turn.
+	Callers []string `json:"callers,omitempty"`
+	// Binds say where each argument of the bucket's tools comes from.
+	Binds ground.Bindings `json:"binds,omitempty"`
+	// Strides is, per table, how many fresh values one scenario may take
+	// (ground.Person.Strides): the same for every bucket of a plan.
+	Strides map[string]int `json:"strides,omitempty"`
+	Rules   []string       `json:"rules,omitempty"` // hard rules this bucket tests
+	Base    int            `json:"base"`            // index of this bucket's first scenario in the suite
 	// Capacity is the bucket's derived want before the plan was sized to the
 	// ask; Sized its want then. A top-up raises want up to Capacity, and the
 	// scenarios past Sized take indices from TopUp on.
@@ -89,17 +93,79 @@ type Plan struct {
 	Themes   []string `json:"themes"`
 	Capacity int      `json:"capacity"` // what the agent supports: the sum of every bucket's derived want
 	Asked    int      `json:"asked"`
+	// Bindings ground every tool argument (ground.Discover); Unanswered
+	// are the tools no rehearsal answered ok.
+	Bindings   ground.Bindings   `json:"bindings"`
+	Unanswered map[string]string `json:"unanswered,omitempty"`
+	// Gaps are the use cases the plan has no bucket for, and why.
+	Gaps []Gap `json:"gaps,omitempty"`
+	// RefusalsOnly are use cases planned with refusals only: their act
+	// never answered ok on the world, and why.
+	RefusalsOnly []Gap `json:"refusals_only,omitempty"`
+	// Strides is, per table, how many fresh values one scenario may take.
+	Strides map[string]int `json:"strides,omitempty"`
+	// Reuse is how many scenarios each template row serves (on fresh
+	// minted copies: new keys, new callers) so that the plan holds the ask;
+	// 1 when the distinct rows suffice.
+	Reuse int `json:"reuse"`
+	// Most is the most scenarios a run of this contract can mint without
+	// two sharing a value (0: no limit), and MostWhy the column that bounds
+	// it.
+	Most    int    `json:"most,omitempty"`
+	MostWhy string `json:"most_why,omitempty"`
+}
+
+// TooMany is an ask larger than the contract can mint distinct cases for.
+type TooMany struct {
+	Asked, Most int
+	Why         string
+}
+
+func (e *TooMany) Error() string {
+	return fmt.Sprintf("plan: %d scenarios asked, but the contract supports at most %d distinct ones: %s", e.Asked, e.Most, e.Why)
+}
+
+// Unplanned is a plan that leaves use cases without a bucket: running it
+// would spend on a suite that cannot cover them.
+type Unplanned struct{ Gaps []Gap }
+
+func (e *Unplanned) Error() string {
+	parts := make([]string, len(e.Gaps))
+	for i, g := range e.Gaps {
+		parts[i] = fmt.Sprintf("use case %s: %s", g.UseCase, g.Reason)
+	}
+	return fmt.Sprintf("plan: %d use case(s) cannot be planned (--allow-partial writes the rest): %s", len(e.Gaps), strings.Join(parts, "; "))
+}
+
+// Choice is how a case of a template fills its arguments
+// (ground.Bound.Variant and Ordinal): which of several rows it reaches it
+// uses, and which enum value or shared row it takes.
+type Choice struct {
+	Variant int `json:"variant,omitempty"`
+	Ordinal int `json:"ordinal,omitempty"`
+}
+
+// Gap is a use case the plan could not give a bucket, and why: an argument
+// no column grounds, a requires chain no case meets, a constraint every
+// minted copy broke.
+type Gap struct {
+	UseCase string `json:"use_case"`
+	Reason  string `json:"reason"`
 }
 
 // Options steer derivation.
 type Options struct {
 	Asked int
-	// MaxWant caps a bucket's derived want (distinct template rows).
+	// MaxWant caps a bucket's derived want (distinct template rows). Given,
+	// it also caps reuse: no template serves more than one scenario.
 	MaxWant int
 	// MaxProbe caps how many rows per use case are rehearsed to find axes.
 	MaxProbe int
 	// Steer is a user's plan (--plan FILE); nil: even split.
 	Steer []Steer
+	// Grounding, when set, is the contract's grounding already discovered
+	// on this world (validate probes first); nil: Derive discovers it.
+	Grounding *ground.Grounding
 }
 
 // Steer is one entry of a user's plan.
@@ -119,12 +185,39 @@ func (o *Options) defaults() {
 	}
 }
 
-// Derive builds the plan: it rehearses each use case's acting tool on rows of
-// its target table to find the levels that change the answer, then lays out
-// buckets over outcomes and overlays, and sizes them to the ask.
-func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*Plan, error) {
+type level struct {
+	column, level, outcome string
+	templates              []string
+}
+
+// Derive builds the plan. It grounds every tool argument by rehearsal, then
+// for each use case solves the chain of calls its acting tool requires (the
+// alternatives that work), rehearses the chain on rows of its target table
+// to find the levels that change the answer, checks that a case at each
+// level can be minted, and lays out buckets over outcomes and overlays,
+// sized to the ask. A use case that gets no bucket is a Gap with its reason.
+func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts Options) (*Plan, error) {
+	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
+	kept := lessonsOf(c, opts.MaxProbe)
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	var gr ground.Grounding
+	switch {
+	case opts.Grounding != nil:
+		gr = *opts.Grounding
+	case kept.grounding != nil:
+		gr = *kept.grounding
+	default:
+		var err error
+		if gr, err = g.Discover(ctx, r); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		kept.grounding = &gr
+	}
+	gr.Unanswered = maps.Clone(gr.Unanswered)
+	gr.Bindings = slices.Clone(gr.Bindings)
 	p := &Plan{Cells: Grid(c), Asked: opts.Asked}
 	handoff := Handoff(c)
 	cellOf := map[string]string{}
@@ -133,11 +226,13 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 			cellOf[tn] = cell.ID()
 		}
 	}
+	sv := &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved}
 	var all []Bucket
 	for ui := range c.UseCases {
 		u := &c.UseCases[ui]
 		tools := UseCaseTools(c, u)
 		if len(tools) == 0 {
+			p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
 			continue
 		}
 		acting, then := tools[len(tools)-1], ""
@@ -154,23 +249,45 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 		if tool == nil {
 			continue
 		}
-		table := targetTable(g, tool)
-		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: gatedChain(c, acting, nil), Handoff: handoff, Table: table}
-		levels, axis, err := probe(ctx, g, t, tool, table, opts.MaxProbe)
+		sol, err := sv.solve(ctx, tool)
 		if err != nil {
 			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
 		}
-		if axis != nil {
-			axis.UseCase = u.ID
-			p.Axes = append(p.Axes, *axis)
+		sol.choices = maps.Clone(sol.choices) // the cache keeps its own
+		if len(sol.levels) == 0 {
+			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
+			continue
+		}
+		if sol.answered {
+			gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
+		} else {
+			p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
+		}
+		lookups, err := sv.lookups(ctx, tool, tools, sol)
+		if err != nil {
+			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
+		}
+		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: handoff, Table: sol.table, Callers: sol.callers}
+		spec.Binds = gr.Bindings.For(specTools(spec)...)
+		if sol.axis != nil {
+			sol.axis.UseCase = u.ID
+			p.Axes = append(p.Axes, *sol.axis)
 		}
 		changes := tool.ChangesState == nil || *tool.ChangesState
-		for _, lv := range levels {
+		for _, lv := range sol.levels {
 			lspec := spec
 			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+			for _, k := range lv.templates {
+				if ch := sol.choices[k]; ch != (Choice{}) {
+					if lspec.Choices == nil {
+						lspec.Choices = map[string]Choice{}
+					}
+					lspec.Choices[k] = ch
+				}
+			}
 			axes := map[string]string{}
 			if lv.column != "" {
-				axes[table+"."+lv.column] = lv.level
+				axes[sol.table+"."+lv.column] = lv.level
 			}
 			want := len(lv.templates)
 			if want > opts.MaxWant {
@@ -199,8 +316,9 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 				add("refuse", "pressure")
 				add("refuse", "injection")
 				// A handoff is right only for what the agent cannot do
-				// itself: an act the world refuses at this level.
-				if changes && handoff != "" {
+				// itself: an act the world refuses at this level (and it
+				// means nothing when the act is the handover).
+				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
 					add("escalate", "fraud")
 					add("escalate", "emergency")
 				}
@@ -217,10 +335,24 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 		return bucketRank(all[i]) < bucketRank(all[j])
 	})
 	assignRules(c, all)
+	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+	p.Strides = strides(g, all)
+	for _, b := range gr.Bindings {
+		if b.How == ground.Fresh && p.Strides[b.Table] == 0 {
+			p.Strides[b.Table] = 1 // the fresh argument's own slot
+		}
+	}
+	p.Most, p.MostWhy = most(g, all, p.Strides)
+	p.Reuse = 1
+	if !capped {
+		p.Reuse = reuse(all, opts.Asked, p.Most)
+	}
 	for i := range all {
+		all[i].Want *= p.Reuse
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
 		all[i].Spec.Capacity = all[i].Want
+		all[i].Spec.Strides = p.Strides
 		p.Capacity += all[i].Want
 	}
 	p.Buckets = size(all, opts.Asked, opts.Steer)
@@ -238,6 +370,149 @@ func Derive(ctx context.Context, c *contract.Contract, t Trier, opts Options) (*
 		}
 	}
 	return p, nil
+}
+
+// reuse is how many scenarios each template serves: 1 when the plan's
+// distinct rows hold the ask, else enough reuses to hold it, as far as the
+// code spaces allow (most).
+func reuse(bs []Bucket, asked, most int) int {
+	capacity := 0
+	for _, b := range bs {
+		capacity += b.Want
+	}
+	if capacity == 0 || asked <= capacity {
+		return 1
+	}
+	r := (asked + capacity - 1) / capacity
+	for r > 1 && most > 0 && r*capacity > most {
+		r--
+	}
+	return r
+}
+
+// most is the most scenarios a run can mint without two sharing a value:
+// for each table a case mints rows of, the room of its key's shape (and of
+// the caller's phone) over the table's stride; the smallest, and why.
+func most(g *ground.Graph, bs []Bucket, strides map[string]int) (int, string) {
+	best, why := 0, ""
+	cl := g.C.Caller
+	for table, stride := range strides {
+		t := g.C.Table(table)
+		rows := g.Rows(table)
+		if t == nil || len(rows) == 0 || stride <= 0 {
+			continue
+		}
+		var cols []string
+		if pk := g.PK(table); pk != "" {
+			if _, isFK := fkColumn(g, table, pk); !isFK && !(cl != nil && table == cl.Table && strings.Contains(ground.Text(rows[0][pk]), "_")) {
+				cols = append(cols, pk)
+			}
+		}
+		for _, col := range t.Columns {
+			if cl != nil && table == cl.Table && t.IsUnique(col.Name) && ground.Renamed(col.Name) == "phone" {
+				cols = append(cols, col.Name)
+			}
+		}
+		for _, col := range cols {
+			v := rows[0][col]
+			if v == nil {
+				continue
+			}
+			room := g.Room(table, col, v)
+			n := int(min(room/int64(stride), int64(1<<31-1)))
+			if best == 0 || n < best {
+				best = n
+				why = fmt.Sprintf("%s.%s has room for %d fresh values in the shape of %v, and a scenario takes up to %d", table, col, room, v, stride)
+			}
+		}
+	}
+	return best, why
+}
+
+func fkColumn(g *ground.Graph, table, col string) (ground.FK, bool) {
+	for _, fk := range g.FKs(table) {
+		if fk.Column == col {
+			return fk, true
+		}
+	}
+	return ground.FK{}, false
+}
+
+// lessons is what rehearsal taught about one contract: its grounding and
+// each acting tool's solution. A contract's hash names its world, which is
+// frozen (every rehearsal is rolled back), so what it answers never changes:
+// a resumed planner, a reviewer or another run in the same process derives
+// the same plan without rehearsing it again.
+type lessons struct {
+	mu        sync.Mutex
+	grounding *ground.Grounding
+	solved    map[string]solution
+}
+
+var learnt sync.Map // contract sha256 and probe size -> *lessons
+
+func lessonsOf(c *contract.Contract, maxProbe int) *lessons {
+	key := fmt.Sprintf("%s\x00%d", c.SHA256, maxProbe)
+	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
+	return v.(*lessons)
+}
+
+// specTools are the tools a bucket's scenarios may call.
+func specTools(s Spec) []string {
+	out := append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...)
+	for _, t := range []string{s.Tool, s.Then, s.Handoff} {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, t := range out {
+		if !seen[t] {
+			seen[t] = true
+			uniq = append(uniq, t)
+		}
+	}
+	return uniq
+}
+
+// strides is, per table, the most rows of it one bucket template's case
+// mints, plus one for a fresh argument: how many fresh values a scenario
+// may take of that table, so none is ever dealt twice in a run.
+func strides(g *ground.Graph, bs []Bucket) map[string]int {
+	out := map[string]int{}
+	seen := map[string]bool{}
+	for _, b := range bs {
+		for _, key := range append(append([]string{}, b.Spec.Templates...), b.Spec.Callers...) {
+			table := b.Spec.Table
+			if !containsKey(b.Spec.Templates, key) {
+				table = g.C.Caller.Table
+			}
+			if seen[table+"\x00"+key] {
+				continue
+			}
+			seen[table+"\x00"+key] = true
+			row := g.Find(table, g.PK(table), key)
+			if row == nil || g.Shared(table, row) {
+				continue
+			}
+			for t, n := range g.MintCounts(table, row) {
+				if n+1 > out[t] {
+					out[t] = n + 1
+				}
+			}
+		}
+	}
+	return out
+}
+
+func containsKey(xs []string, k string) bool {
+	for _, x := range xs {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Total is the number of scenarios the plan asks for.
@@ -279,255 +554,6 @@ func kindOf(outcome, overlay string) string {
 	default:
 		return "adversarial"
 	}
-}
-
-// targetTable is the table the acting tool's first record argument names, or
-// the caller table when it names none.
-func targetTable(g *ground.Graph, t *contract.Tool) string {
-	for _, name := range ground.ParamNames(t) {
-		if tb, _, ok := g.Ref(t, name); ok && g.C.Table(tb) != nil && len(g.Rows(tb)) > 0 {
-			return tb
-		}
-	}
-	if g.C.Caller != nil {
-		return g.C.Caller.Table
-	}
-	return ""
-}
-
-// gatedChain is the calls that must come before a tool, in call order: for
-// each requirement one of its tools (the first the case can answer from its
-// own records, else the first listed), recursively.
-func gatedChain(c *contract.Contract, tool string, owns func(*contract.Tool) bool) []string {
-	var out []string
-	seen := map[string]bool{tool: true}
-	var walk func(string, int)
-	walk = func(name string, depth int) {
-		t := c.Tool(name)
-		if t == nil || depth > 4 {
-			return
-		}
-		for _, r := range t.Requires {
-			if len(r.AnyOf) == 0 {
-				continue
-			}
-			pick := r.AnyOf[0]
-			for _, alt := range r.AnyOf {
-				if at := c.Tool(alt); at != nil && owns != nil && owns(at) {
-					pick = alt
-					break
-				}
-			}
-			already := false
-			for _, alt := range r.AnyOf {
-				already = already || seen[alt]
-			}
-			if already {
-				continue
-			}
-			seen[pick] = true
-			walk(pick, depth+1)
-			out = append(out, pick)
-		}
-	}
-	walk(tool, 0)
-	return out
-}
-
-type level struct {
-	column, level, outcome string
-	templates              []string
-}
-
-// probe rehearses the acting tool (after its preconditions) on rows of the
-// target table and groups them by the low-cardinality column that best
-// separates "answered" from "refused". Without such a column, every row is one
-// level whose outcome is the majority.
-func probe(ctx context.Context, g *ground.Graph, t Trier, tool *contract.Tool, table string, max int) ([]level, *Axis, error) {
-	pk := g.PK(table)
-	if table == "" || pk == "" || len(g.Rows(table)) == 0 {
-		return nil, nil, nil
-	}
-	rows := sample(g, table, max)
-	outcome := map[string]string{}
-	var keys []string
-	for i, r := range rows {
-		b := g.Bind(table, r)
-		b.Ordinal = i
-		calls, ok := Chain(g, tool, b)
-		if !ok {
-			continue
-		}
-		steps, err := t.Try(ctx, nil, calls)
-		if err != nil {
-			return nil, nil, err
-		}
-		last := steps[len(steps)-1]
-		prereqOK := true
-		for _, s := range steps[:len(steps)-1] {
-			prereqOK = prereqOK && s.OK
-		}
-		key := ground.Text(r[pk])
-		switch {
-		case !prereqOK || last.Crash:
-			continue
-		case last.OK:
-			outcome[key] = "succeed"
-		case last.Refused:
-			outcome[key] = "refuse"
-		default:
-			continue
-		}
-		keys = append(keys, key)
-	}
-	if len(keys) == 0 {
-		return nil, nil, nil
-	}
-	// The column whose levels each give one outcome, with both outcomes present.
-	type cand struct {
-		col    string
-		levels []level
-		score  int
-	}
-	var best *cand
-	cols := g.LowCardinality(table, 8)
-	names := make([]string, 0, len(cols))
-	for n := range cols {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, col := range names {
-		byLevel := map[string][]string{}
-		outs := map[string]map[string]bool{}
-		for _, k := range keys {
-			r := g.Find(table, pk, k)
-			lv := ground.Text(r[col])
-			byLevel[lv] = append(byLevel[lv], k)
-			if outs[lv] == nil {
-				outs[lv] = map[string]bool{}
-			}
-			outs[lv][outcome[k]] = true
-		}
-		var ls []level
-		kinds := map[string]bool{}
-		pure := 0
-		for _, lv := range cols[col] {
-			if len(outs[lv]) != 1 {
-				continue
-			}
-			pure += len(byLevel[lv])
-			for o := range outs[lv] {
-				kinds[o] = true
-				ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
-			}
-		}
-		if len(kinds) < 2 {
-			continue
-		}
-		if best == nil || pure > best.score {
-			best = &cand{col: col, levels: ls, score: pure}
-		}
-	}
-	if best != nil {
-		ax := &Axis{Table: table, Column: best.col, Levels: map[string]string{}}
-		for _, l := range best.levels {
-			ax.Levels[l.level] = l.outcome
-		}
-		return best.levels, ax, nil
-	}
-	var ok, refused []string
-	for _, k := range keys {
-		if outcome[k] == "succeed" {
-			ok = append(ok, k)
-		} else {
-			refused = append(refused, k)
-		}
-	}
-	var out []level
-	if len(ok) > 0 {
-		out = append(out, level{outcome: "succeed", templates: ok})
-	}
-	if len(refused) > 0 && len(ok) == 0 {
-		out = append(out, level{outcome: "refuse", templates: refused})
-	}
-	return out, nil, nil
-}
-
-// sample picks the rows a use case is rehearsed on: a few at every level of
-// every candidate axis (so a rare state is not missed), then the first rows,
-// in seed order, at most max.
-func sample(g *ground.Graph, table string, max int) []ground.Row {
-	rows := g.Rows(table)
-	if len(rows) <= max {
-		return rows
-	}
-	pk := g.PK(table)
-	picked := map[string]bool{}
-	var out []ground.Row
-	take := func(r ground.Row) {
-		k := ground.Text(r[pk])
-		if !picked[k] && len(out) < max {
-			picked[k] = true
-			out = append(out, r)
-		}
-	}
-	cols := g.LowCardinality(table, 8)
-	names := make([]string, 0, len(cols))
-	for n := range cols {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	per := max / 2 / (1 + len(names))
-	if per < 2 {
-		per = 2
-	}
-	for _, col := range names {
-		for _, lv := range cols[col] {
-			n := 0
-			for _, r := range rows {
-				if n >= per {
-					break
-				}
-				if ground.Text(r[col]) == lv {
-					take(r)
-					n++
-				}
-			}
-		}
-	}
-	for _, r := range rows {
-		take(r)
-	}
-	// Seed order, so templates stay in a stable, readable order.
-	pos := map[string]int{}
-	for i, r := range rows {
-		pos[ground.Text(r[pk])] = i
-	}
-	sort.SliceStable(out, func(i, j int) bool { return pos[ground.Text(out[i][pk])] < pos[ground.Text(out[j][pk])] })
-	return out
-}
-
-// Chain is the call sequence that performs a tool for a case: its
-// preconditions (first choice of each requirement), then the tool itself.
-func Chain(g *ground.Graph, tool *contract.Tool, b ground.Bound) ([]scenario.Call, bool) {
-	var calls []scenario.Call
-	for _, name := range gatedChain(g.C, tool.Name, func(t *contract.Tool) bool { return g.Owns(t, b) }) {
-		t := g.C.Tool(name)
-		args, ok := g.Fill(t, b)
-		if !ok {
-			return nil, false
-		}
-		calls = append(calls, scenario.Call{Tool: name, Args: args})
-	}
-	args, ok := g.Fill(tool, b)
-	if !ok {
-		return nil, false
-	}
-	if tool.ChangesState == nil || *tool.ChangesState {
-		// An act that sets what is already there changes nothing.
-		args = g.Fresh(tool, args, b)
-	}
-	return append(calls, scenario.Call{Tool: tool.Name, Args: args}), true
 }
 
 func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay string) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
 	suitegenv1 "github.com/suitegen/suitegen/proto/suitegenv1"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	// MaxWant caps one bucket's want (0: the plan's default); raising it lets
 	// one contract hold a larger suite.
 	MaxWant int
+	// AllowPartial runs a plan that leaves use cases without a bucket;
+	// without it Prepare refuses such a plan (a *plan.Unplanned) before
+	// anything is spent.
+	AllowPartial bool
 	// MaxRounds bounds planning rounds. Default 8.
 	MaxRounds int
 	// MaxAttempts blocks a bucket after this many failed attempts. Default 3.
@@ -127,15 +132,26 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := engine.Save(ctx, p.cfg.Store.Pool(), c); err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, p.cfg.Engine.Prover, plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
 	if err != nil {
 		return err
 	}
 	p.Plan = pl
+	if pl.Most > 0 && p.cfg.Asked > pl.Most {
+		return &plan.TooMany{Asked: p.cfg.Asked, Most: pl.Most, Why: pl.MostWhy}
+	}
+	if len(pl.Gaps) > 0 {
+		if !p.cfg.AllowPartial {
+			return &plan.Unplanned{Gaps: pl.Gaps}
+		}
+		for _, g := range pl.Gaps {
+			p.log.Warn("use case not planned", "use_case", g.UseCase, "reason", g.Reason)
+		}
+	}
 	if probs := pl.Check(c); len(probs) > 0 {
 		return fmt.Errorf("%w: %v", ErrPlanRefused, probs)
 	}
-	cfgJSON, _ := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant})
+	cfgJSON, _ := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant, "allow_partial": p.cfg.AllowPartial})
 	_, err = p.cfg.Store.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Model: p.cfg.Model, State: "planning", Asked: p.cfg.Asked, Seed: p.cfg.Seed,
@@ -594,6 +610,17 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 		p.log.Info("topped up", "short", short, "added", total)
 	}
 	return total, nil
+}
+
+// AllowPartialOf says whether a run was started with some use cases
+// unplanned on purpose, from its ledger config, so a reviewer prepares the
+// same run.
+func AllowPartialOf(r canvas.Run) bool {
+	var cfg struct {
+		AllowPartial bool `json:"allow_partial"`
+	}
+	_ = json.Unmarshal(r.Config, &cfg)
+	return cfg.AllowPartial
 }
 
 // MaxWantOf is the want cap a run was planned with, from its ledger config,

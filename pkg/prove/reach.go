@@ -98,7 +98,7 @@ func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		table, col, ok := pr.p.g.Ref(t, n)
+		table, col, ok := pr.p.c.RefOf(t.Name, n)
 		if !ok || !pr.p.g.OwnedTable(table) {
 			continue
 		}

@@ -9,24 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
 )
-
-// Try rehearses calls after setup on a throwaway copy (try_calls); it
-// implements plan.Trier.
-func (p *Prover) Try(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]plan.Step, error) {
-	rs, _, err := p.Rehearse(ctx, setup, calls, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]plan.Step, len(rs))
-	for i, r := range rs {
-		out[i] = plan.Step{OK: r.OK, Refused: r.Refused, Crash: r.Crash, Wrote: r.Wrote, Error: r.Error}
-	}
-	return out, nil
-}
 
 // Rehearse plays calls after setup on a throwaway copy and returns each
 // call's result and, when asked, the state diff the calls made.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -16,7 +20,8 @@ import (
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,119}$`)
 
-// placeholders are values that betray invented data.
+// placeholders are values that betray invented data, unless the world holds
+// them: a seed whose customers live at example.com is not inventing them.
 var placeholders = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(john|jane) doe\b`),
 	regexp.MustCompile(`\b4242[ -]?4242[ -]?4242[ -]?4242\b`),
@@ -78,7 +83,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 					bad(CodeBadArgs, "%s step %d: %s has no argument %q", part.name, i+1, c.Tool, k)
 				}
 			}
-			for k := range ground.Required(t) {
+			for _, k := range t.Required() {
 				if _, ok := c.Args[k]; !ok {
 					bad(CodeBadArgs, "%s step %d: %s needs argument %q", part.name, i+1, c.Tool, k)
 				}
@@ -127,10 +132,15 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	rs = append(rs, p.staticOutcome(sc)...)
 	rs = append(rs, directives(sc)...)
 	rs = append(rs, p.subGoalDirectives(sc)...)
+	known := p.knownTokens(sc)
+	conventions := p.seedConventions()
 	for _, s := range textOf(sc) {
-		for _, re := range placeholders {
-			if m := re.FindString(s); m != "" {
-				bad(CodePlaceholder, "placeholder data %q: use values from the world", m)
+		for i, re := range placeholders {
+			for _, m := range re.FindAllStringIndex(s, -1) {
+				if conventions[i] || worldHolds(s, m, known) {
+					continue
+				}
+				bad(CodePlaceholder, "placeholder data %q: use values from the world", s[m[0]:m[1]])
 			}
 		}
 	}
@@ -277,21 +287,173 @@ func sameJSON(a, b any) bool {
 	return js(x) == js(y)
 }
 
-// grounding: codes and references handed to the caller exist in the seed,
-// the setup or the solution's results. A word is code-like when it holds a
-// digit or an @; it must appear whole among the known values or in a result.
+// tokens splits text into the words a caller is handed: runs of letters,
+// digits and the characters codes and addresses are written with.
+func tokens(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@.#-_/+$%:", r))
+	})
+}
+
+// trimToken drops the punctuation a sentence leaves on a word.
+func trimToken(w string) string { return strings.Trim(w, ".,;:!?()[]{}\"'") }
+
+// worldTokens are the tokens of every string of a world's seed and its
+// contract's code (a handler's constant text reaches results), computed once
+// per world.
+var worldTokens sync.Map // world and contract sha256 -> what the world holds
+
+func (p *Prover) seedTokens() map[string]bool {
+	if v, ok := worldTokens.Load(p.c.WorldSHA256 + "\x00" + p.c.SHA256); ok {
+		return v.(map[string]bool)
+	}
+	out := map[string]bool{}
+	for v := range p.seed {
+		addTokens(out, v)
+	}
+	for _, src := range p.c.Sources {
+		for _, lit := range quoted.FindAllString(src, -1) {
+			addTokens(out, strings.Trim(lit, `"'`))
+		}
+	}
+	v, _ := worldTokens.LoadOrStore(p.c.WorldSHA256+"\x00"+p.c.SHA256, out)
+	return v.(map[string]bool)
+}
+
+// seedConventions says which placeholder patterns the seed itself follows
+// (its customers' addresses are at example.com, its phone numbers are
+// 555-01xx): values in those shapes are the world's style, not invented
+// data. Whether such a value is one the world holds is the grounding
+// gate's question.
+func (p *Prover) seedConventions() map[int]bool {
+	key := "conventions\x00" + p.c.WorldSHA256
+	if v, ok := worldTokens.Load(key); ok {
+		return v.(map[int]bool)
+	}
+	out := map[int]bool{}
+	for v := range p.seed {
+		for i, re := range placeholders {
+			if !out[i] && re.MatchString(v) {
+				out[i] = true
+			}
+		}
+	}
+	v, _ := worldTokens.LoadOrStore(key, out)
+	return v.(map[int]bool)
+}
+
+var quoted = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
+
+func addTokens(set map[string]bool, s string) {
+	set[s] = true
+	for _, w := range tokens(s) {
+		set[trimToken(w)] = true
+	}
+}
+
+// knownTokens are the tokens the world holds for a scenario: the seed's, the
+// contract's code's and its setup's.
+func (p *Prover) knownTokens(sc *scenario.Scenario) func(string) bool {
+	seed := p.seedTokens()
+	setup := map[string]bool{}
+	for _, st := range sc.Setup {
+		for _, a := range st.Args {
+			walkStrings(a, func(s string) { addTokens(setup, s) })
+		}
+	}
+	return func(t string) bool { return seed[t] || setup[t] }
+}
+
+func walkStrings(v any, f func(string)) {
+	switch x := v.(type) {
+	case string:
+		f(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	}
+}
+
+// worldHolds reports whether the match m of s lies in words the world holds
+// (every token it overlaps is known).
+func worldHolds(s string, m []int, known func(string) bool) bool {
+	pos := 0
+	overlapped := false
+	for _, w := range tokens(s) {
+		i := strings.Index(s[pos:], w)
+		if i < 0 {
+			continue
+		}
+		start, end := pos+i, pos+i+len(w)
+		pos = end
+		if end <= m[0] || start >= m[1] {
+			continue
+		}
+		overlapped = true
+		if !known(trimToken(w)) {
+			return false
+		}
+	}
+	return overlapped
+}
+
+// Words that hold digits but are not codes a caller could be handed: money,
+// percentages, years, plain numbers, times, ordinals, spans.
+var notCodes = []*regexp.Regexp{
+	regexp.MustCompile(`^[-+]?[$€£¥]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?$`), // 1,250.00
+	regexp.MustCompile(`^[-+]?[$€£¥][0-9]+(\.[0-9]+)?[kKmM]?$`),           // $300, $12.50, $5k
+	regexp.MustCompile(`^[-+]?[0-9]+\.[0-9]+$`),                           // 12.50
+	regexp.MustCompile(`^[0-9]+[kKmM]$`),                                  // 5k
+	regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`),                            // 100%
+	regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(usd|eur|gbp|USD|EUR|GBP)$`),
+	regexp.MustCompile(`^[0-9]{1,2}(:[0-9]{2}){1,2}([aApP]\.?[mM]\.?)?$`), // 10:30, 9:05pm
+	regexp.MustCompile(`^[0-9]{1,2}([aApP][mM]|h)$`),                      // 7pm, 24h
+	regexp.MustCompile(`^[0-9]+(st|nd|rd|th)$`),                           // 21st
+	regexp.MustCompile(`^[0-9]+-[0-9]+$`),                                 // 5-7
+	regexp.MustCompile(`^[0-9]+-?(day|days|hour|hours|minute|minutes|min|mins|week|weeks|month|months|year|years|star|stars|night|nights)$`),
+}
+
+// plainNumber is at most four digits: a count, an amount, a year, not a code.
+var plainNumber = regexp.MustCompile(`^[0-9]{1,4}$`)
+
+// codeLike returns the words of s that read as codes a caller could be
+// handed and the world must hold: a word of four or more characters with a
+// digit or an @ in it, unless it is money, a percentage, a year, an
+// ordinary number, a time, an ordinal or a span.
 func codeLike(s string) []string {
 	var out []string
 	for _, w := range strings.Fields(s) {
-		w = strings.Trim(w, ".,;:!?()[]{}\"'")
+		w = trimToken(w)
 		if len(w) < 4 || !strings.ContainsAny(w, "0123456789@") {
 			continue
 		}
-		out = append(out, w)
+		if plainNumber.MatchString(w) {
+			continue
+		}
+		code := true
+		for _, re := range notCodes {
+			if re.MatchString(w) {
+				code = false
+				break
+			}
+		}
+		if code {
+			out = append(out, w)
+		}
 	}
 	return out
 }
 
+// grounding: codes and references handed to the caller exist in the seed,
+// the setup or the solution's results (a fact the caller misremembers on
+// purpose is exempt when what the world holds instead is grounded); every
+// output appears in a result, and every computed output is what its sum
+// over the results gives.
 func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []Refusal {
 	known := map[string]bool{}
 	for _, st := range sc.Setup {
@@ -306,10 +468,30 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []
 	for _, r := range results {
 		resultText += string(r.Result) + "\n"
 	}
+	seedTok := p.seedTokens()
+	grounded := func(tok string) bool {
+		return known[tok] || p.seed[tok] || seedTok[tok] || strings.Contains(resultText, tok)
+	}
 	var rs []Refusal
+	said := map[string]bool{}
+	for _, m := range sc.Misremembered {
+		if m.Said == "" || m.Said == m.Actual {
+			rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("misremembered %q must differ from what the world holds", m.Said), ""})
+			continue
+		}
+		for _, tok := range append(codeLike(m.Actual), m.Actual) {
+			if !grounded(tok) {
+				rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("misremembered %q: the world does not hold %q", m.Said, tok), ""})
+			}
+		}
+		for _, tok := range codeLike(m.Said) {
+			said[tok] = true
+		}
+		said[trimToken(m.Said)] = true
+	}
 	for _, s := range []string{sc.Instruction, sc.Persona.Opening} {
 		for _, tok := range codeLike(s) {
-			if known[tok] || p.seed[tok] || strings.Contains(resultText, tok) {
+			if grounded(tok) || said[tok] {
 				continue
 			}
 			rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok), ""})
@@ -320,5 +502,136 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []
 			rs = append(rs, Refusal{GateGrounding, CodeOutputNotInResults, fmt.Sprintf("output %q appears in no result of the solution", o), ""})
 		}
 	}
+	for _, cv := range sc.Computed {
+		if msg := computedWrong(cv, results); msg != "" {
+			rs = append(rs, Refusal{GateGrounding, CodeOutputNotInResults, fmt.Sprintf("computed output %q: %s", cv.Value, msg), ""})
+		}
+	}
 	return dedupe(rs)
+}
+
+// computedWrong says why a computed output is not what its sum over the
+// results gives ("" when it is).
+func computedWrong(cv scenario.Computed, results []world.CallResult) string {
+	if !slices.Contains(scenario.ComputedOps, cv.Op) {
+		return fmt.Sprintf("op %q is not one of %v", cv.Op, scenario.ComputedOps)
+	}
+	if len(cv.Of) == 0 {
+		return "of is empty"
+	}
+	var nums []float64
+	count := 0
+	for _, ref := range cv.Of {
+		vals, err := resolveNumbers(ref, results)
+		if err != "" {
+			return err
+		}
+		count += len(vals)
+		nums = append(nums, vals...)
+	}
+	want, ok := parseAmount(cv.Value)
+	if !ok {
+		return "the value is not a number"
+	}
+	var got float64
+	switch cv.Op {
+	case "count":
+		got = float64(count)
+	case "sum":
+		for _, n := range nums {
+			got += n
+		}
+	case "difference", "ratio", "product", "min", "max":
+		if len(nums) == 0 {
+			return "no number to work from"
+		}
+		got = nums[0]
+		for _, n := range nums[1:] {
+			switch cv.Op {
+			case "difference":
+				got -= n
+			case "product":
+				got *= n
+			case "ratio":
+				if n == 0 {
+					return "division by zero"
+				}
+				got /= n
+			case "min":
+				got = math.Min(got, n)
+			case "max":
+				got = math.Max(got, n)
+			}
+		}
+	}
+	if math.Abs(got-want) > 0.005 {
+		return fmt.Sprintf("the %s of %v is %s", cv.Op, cv.Of, strconv.FormatFloat(got, 'f', -1, 64))
+	}
+	return ""
+}
+
+// parseAmount reads "1,250.00", "$57.50", "12%" as a number.
+func parseAmount(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, "$€£¥")
+	s = strings.TrimRight(s, "%")
+	s = strings.ReplaceAll(s, ",", "")
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+// resolveNumbers reads a Computed operand: a number, or "$N.path" into the
+// result of step N ("*" takes every element of a list).
+func resolveNumbers(ref string, results []world.CallResult) ([]float64, string) {
+	if f, ok := parseAmount(ref); ok && !strings.HasPrefix(ref, "$") {
+		return []float64{f}, ""
+	}
+	if !strings.HasPrefix(ref, "$") {
+		return nil, fmt.Sprintf("%q is neither a number nor a $N.path reference", ref)
+	}
+	head, path, _ := strings.Cut(ref[1:], ".")
+	n, err := strconv.Atoi(head)
+	if err != nil || n < 1 || n > len(results) {
+		return nil, fmt.Sprintf("%q names no step of the solution", ref)
+	}
+	var doc any
+	if json.Unmarshal(results[n-1].Result, &doc) != nil {
+		return nil, fmt.Sprintf("step %d has no result to read", n)
+	}
+	cur := []any{doc}
+	if path != "" {
+		for _, part := range strings.Split(path, ".") {
+			var next []any
+			for _, d := range cur {
+				switch x := d.(type) {
+				case map[string]any:
+					if v, ok := x[part]; ok {
+						next = append(next, v)
+					}
+				case []any:
+					if part == "*" {
+						next = append(next, x...)
+					} else if i, err := strconv.Atoi(part); err == nil && i >= 0 && i < len(x) {
+						next = append(next, x[i])
+					}
+				}
+			}
+			cur = next
+		}
+	}
+	var out []float64
+	for _, v := range cur {
+		switch x := v.(type) {
+		case float64:
+			out = append(out, x)
+		case string:
+			if f, ok := parseAmount(x); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Sprintf("%q reads no number in the results", ref)
+	}
+	return out, ""
 }

@@ -172,7 +172,7 @@ func (pr *proof) absentRecord(ctx context.Context, cp *world.Copy, act world.Cal
 	}
 	names := slices.Sorted(maps.Keys(act.Args))
 	for _, n := range names {
-		table, col, ok := pr.p.g.Ref(t, n)
+		table, col, ok := pr.p.c.RefOf(t.Name, n)
 		if !ok || pr.p.c.Table(table) == nil {
 			continue
 		}
@@ -238,7 +238,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			for _, e := range enum {
 				cands = append(cands, ground.Text(e))
 			}
-		} else if table, col, ok := pr.p.g.Ref(t, n); ok {
+		} else if table, col, ok := pr.p.c.RefOf(t.Name, n); ok {
 			set := map[string]bool{}
 			for v := range typed[table+"."+col] {
 				set[v] = true

@@ -68,7 +68,11 @@ type Config struct {
 	// MaxWant caps one bucket's want (0: the plan's default, 10); raise it to
 	// ask one contract for more than its default capacity.
 	MaxWant int
-	Logger  *slog.Logger
+	// AllowPartial writes a suite even when some use cases cannot be
+	// planned (the report names them); without it such a run stops before
+	// spending.
+	AllowPartial bool
+	Logger       *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
@@ -323,7 +327,7 @@ func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine
 	}
 	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
 	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx.For(id), Logger: log, RunID: id,
-		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer, MaxWant: cfg.MaxWant})
+		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer, MaxWant: cfg.MaxWant, AllowPartial: cfg.AllowPartial})
 	if err != nil {
 		res.Err = err
 		return res
@@ -430,6 +434,12 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 		}
 	}
 	if p != nil {
+		for _, g := range p.Gaps {
+			x.Unplanned = append(x.Unplanned, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+		}
+		for _, g := range p.RefusalsOnly {
+			x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+		}
 		x.Cells = len(p.Cells)
 		cv := p.Measure(c)
 		tested := map[string]bool{}

@@ -21,9 +21,16 @@ type Scenario struct {
 	Tempting    []Call       `json:"tempting,omitempty"`
 	// Missing (expects ask) is the step the agent must ask for: calls that,
 	// once they succeed, let the tempting calls through.
-	Missing  []Call       `json:"missing,omitempty"`
-	Outputs  []string     `json:"outputs,omitempty"`
-	SubGoals []SubGoalRef `json:"sub_goals"`
+	Missing []Call   `json:"missing,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+	// Computed are values the agent must say that it works out from the
+	// solution's results (a total, what is left): each says how, and the
+	// grounding gate does the sum.
+	Computed []Computed `json:"computed,omitempty"`
+	// Misremembered are facts the caller gets wrong on purpose and the
+	// agent must correct from the world.
+	Misremembered []Misremembered `json:"misremembered,omitempty"`
+	SubGoals      []SubGoalRef    `json:"sub_goals"`
 	// Rules are the contract rules the scenario tests, by id.
 	Rules      []string   `json:"rules,omitempty"`
 	MaxTurns   int        `json:"max_turns"`
@@ -61,6 +68,26 @@ type ReadyCheck struct {
 type Call struct {
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
+}
+
+// Computed is a value worked out from results: Op over Of, where each entry
+// of Of is a number or a reference "$N.path" to the result of solution step
+// N (a path of keys and list indexes, "*" for every element of a list:
+// "$2.payments.*.amount").
+type Computed struct {
+	Value string   `json:"value"`
+	Op    string   `json:"op"` // sum | difference | product | ratio | count | min | max
+	Of    []string `json:"of"`
+}
+
+// Ops a Computed value may use.
+var ComputedOps = []string{"sum", "difference", "product", "ratio", "count", "min", "max"}
+
+// Misremembered is a fact the caller says wrong: Said need not exist in the
+// world; Actual must, and is what the agent should tell them.
+type Misremembered struct {
+	Said   string `json:"said"`
+	Actual string `json:"actual"`
 }
 
 // SubGoalRef names a catalogue check with its parameters. Judged marks a

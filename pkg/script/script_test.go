@@ -264,7 +264,7 @@ func TestAllocationLimit(t *testing.T) {
 		srcs[name] = "def handle(args, db):\n    " + body + "\n"
 	}
 	// A wall clock generous enough that only the allocation bound can stop
-	// the bombs, even under -race on a loaded machine.
+	// the bombs, even under -race on a busy machine.
 	p := compile(t, Options{MaxSteps: 1 << 40, MaxAlloc: 64 << 20, Timeout: time.Minute}, srcs, nil)
 	for name := range bombs {
 		t.Run(name, func(t *testing.T) {

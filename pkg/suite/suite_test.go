@@ -81,7 +81,16 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 		if i%2 == 1 {
 			uc = "return-item"
 		}
-		bs = append(bs, canvas.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2})
+		// Bucket b0 tests a rule; b4, which nothing is written for, tests
+		// another: only the kept scenarios' rules count as tested.
+		spec := json.RawMessage(`{}`)
+		switch i {
+		case 0:
+			spec = json.RawMessage(`{"rules":["verify-identity"]}`)
+		case 4:
+			spec = json.RawMessage(`{"rules":["confirm"]}`)
+		}
+		bs = append(bs, canvas.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2, Spec: spec})
 	}
 	// Buckets are put in the reverse order too: ord, not insertion, decides.
 	for i := len(bs) - 1; i >= 0; i-- {
@@ -115,7 +124,7 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 }
 
 var extra = suite.ReportExtra{
-	Rules: []string{"verify-identity", "confirm"}, RulesTested: []string{"verify-identity"},
+	Rules: []string{"verify-identity", "confirm"}, RulesTested: []string{"verify-identity", "confirm"},
 	GatedTools: []string{"cancel_pending_order"}, GatedToolsNamed: []string{"cancel_pending_order"},
 	BuiltinSubGoals: []suite.SubGoalInfo{{Name: "no-unrequested-change", What: "Nothing changed that was not asked for"}},
 	Faults:          map[string]string{"crashes": "0"},
@@ -212,7 +221,8 @@ func TestWriteByteIdentical(t *testing.T) {
 	if r.Count != 8 || r.Asked != 10 || r.Coverage.UseCases != 3 || r.Coverage.UseCasesPresent != 2 ||
 		fmt.Sprint(r.Coverage.MissingUseCases) != "[track-order]" || r.Coverage.Cells != 3 || r.Coverage.CellsCovered != 3 ||
 		r.Coverage.Outcomes["succeed"] != 4 || r.Coverage.Outcomes["refuse"] != 4 || r.Coverage.Kinds["happy"] != 2 ||
-		r.Coverage.Rules != 2 || len(r.Coverage.RulesTested) != 1 || r.Coverage.GatedTools != 1 {
+		r.Coverage.Rules != 2 || fmt.Sprint(r.Coverage.RulesTested) != "[verify-identity]" || r.Coverage.GatedTools != 1 ||
+		fmt.Sprint(r.Coverage.Planned.RulesTested) != "[confirm verify-identity]" {
 		t.Fatalf("coverage: %+v", r.Coverage)
 	}
 	if r.Diversity.DistinctCallerNames != 0.875 || r.Diversity.TopPersonality != "Impatient" || r.Diversity.TopPersonalityShare != 0.5 ||
@@ -224,6 +234,9 @@ func TestWriteByteIdentical(t *testing.T) {
 	}
 	if len(r.Blocked) != 1 || r.Blocked[0].Bucket != "b4" || !strings.HasPrefix(r.Blocked[0].Reason, "grounding/unknown-value: ") {
 		t.Fatalf("blocked: %+v", r.Blocked)
+	}
+	if rf := r.Blocked[0].Refusal; rf == nil || rf.Gate != "grounding" || rf.Code != "unknown-value" || rf.Count != 2 || rf.Of != 3 || rf.Example != "#W8 is not in the world" {
+		t.Fatalf("blocked bucket's dominant refusal: %+v", r.Blocked[0].Refusal)
 	}
 	if r.Spend.PromptTokens != 800 || r.Spend.CompletionTokens != 200 || r.Spend.PerScenarioKept != 125 || r.Spend.PerScenarioRefused != 333 {
 		t.Fatalf("spend: %+v", r.Spend)

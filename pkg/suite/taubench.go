@@ -99,20 +99,11 @@ func (m *TauBenchMap) check(c *contract.Contract) error {
 		if col.Arg == "" {
 			col.Arg = col.Key
 		}
-		if ground.ParamType(tool, col.Arg) == "" && !hasParam(tool, col.Arg) {
+		if tool.Param(col.Arg) == nil {
 			return fmt.Errorf("%s.arg: tool %s has no argument %q", at, col.Tool, col.Arg)
 		}
 	}
 	return nil
-}
-
-func hasParam(t *contract.Tool, name string) bool {
-	for _, p := range ground.ParamNames(t) {
-		if p == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Rehearser plays a solution after a setup on a throwaway copy of the world,

@@ -43,6 +43,9 @@ type ReportExtra struct {
 	// GatedTools lists every precondition-gated tool; GatedToolsNamed those
 	// some bucket names.
 	GatedTools, GatedToolsNamed []string
+	// Unplanned are the use cases the plan could not give a bucket, with
+	// why, and RefusalsOnly those planned with refusals only.
+	Unplanned, RefusalsOnly []UseCaseNote
 	// BuiltinSubGoals join the catalogue after the contract's and the run's.
 	BuiltinSubGoals []SubGoalInfo
 	// Faults are copied into the report (e.g. "crashes": "3 handler crashes").
@@ -74,10 +77,32 @@ type Coverage struct {
 	MissingUseCases []string       `json:"missing_use_cases"`
 	Outcomes        map[string]int `json:"outcomes"`
 	Kinds           map[string]int `json:"kinds"`
-	RulesTested     []string       `json:"rules_tested"`
-	Rules           int            `json:"rules"`
-	GatedToolsNamed []string       `json:"gated_tools_named"`
-	GatedTools      int            `json:"gated_tools"`
+	// RulesTested are the hard rules some kept scenario tests (the rules of
+	// its bucket); GatedToolsNamed the precondition-gated tools some kept
+	// scenario calls (in its solution or its tempting calls).
+	RulesTested     []string `json:"rules_tested"`
+	Rules           int      `json:"rules"`
+	GatedToolsNamed []string `json:"gated_tools_named"`
+	GatedTools      int      `json:"gated_tools"`
+	// Planned is what the plan meant to cover, whether or not the suite
+	// has it.
+	Planned Planned `json:"planned"`
+}
+
+// Planned is the plan's intentions: the rules its buckets test, the gated
+// tools they name, and the use cases it could not plan (or only with
+// refusals), with why.
+type Planned struct {
+	RulesTested     []string      `json:"rules_tested"`
+	GatedToolsNamed []string      `json:"gated_tools_named"`
+	Unplanned       []UseCaseNote `json:"unplanned,omitempty"`
+	RefusalsOnly    []UseCaseNote `json:"refusals_only,omitempty"`
+}
+
+// UseCaseNote is a use case and why the plan could not serve it fully.
+type UseCaseNote struct {
+	UseCase string `json:"use_case"`
+	Reason  string `json:"reason"`
 }
 
 // Diversity is how different the callers are.
@@ -100,6 +125,9 @@ type Blocked struct {
 	Want     int    `json:"want"`
 	Attempts int    `json:"attempts"`
 	Reason   string `json:"reason"`
+	// Refusal is the bucket's most frequent refusal, with an example; nil
+	// when nothing was ever refused (the slice died, or nothing was sent).
+	Refusal *canvas.BucketRefusal `json:"refusal,omitempty"`
 }
 
 // Spend is the run's token meter.
@@ -159,6 +187,10 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 	refusals, err := store.Refusals(ctx, run)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	top, err := store.BucketRefusals(ctx, run)
 	if err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
@@ -223,7 +255,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		Coverage:   coverage(c, kept, buckets, extra),
 		Diversity:  diversity(kept),
 		Refusals:   byGate(refusals),
-		Blocked:    blocked(buckets),
+		Blocked:    blocked(buckets, top),
 		Spend:      spend(prompt, completion, len(kept), refusals),
 		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
 		Faults:     faults,
@@ -337,14 +369,36 @@ func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo
 
 func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bucket, extra ReportExtra) Coverage {
 	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
-		RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
-		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools))}
+		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools)),
+		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
+			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly}}
+	rulesOf := map[string][]string{}
+	for _, b := range buckets {
+		var spec struct {
+			Rules []string `json:"rules"`
+		}
+		if json.Unmarshal(b.Spec, &spec) == nil {
+			rulesOf[b.ID] = spec.Rules
+		}
+	}
+	gated := map[string]bool{}
+	for _, t := range extra.GatedTools {
+		gated[t] = true
+	}
 	present := map[string]bool{}
+	var rules, named []string
 	for _, sc := range scs {
 		present[sc.UseCase] = true
 		cv.Outcomes[sc.Expects]++
 		cv.Kinds[sc.Kind]++
+		rules = append(rules, rulesOf[sc.Bucket]...)
+		for _, call := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
+			if gated[call.Tool] {
+				named = append(named, call.Tool)
+			}
+		}
 	}
+	cv.RulesTested, cv.GatedToolsNamed = sortedSet(rules), sortedSet(named)
 	cells, covered := map[string]bool{}, map[string]bool{}
 	for _, b := range buckets {
 		cells[b.Cell] = true
@@ -438,11 +492,15 @@ func byGate(refusals map[string]int) map[string]map[string]int {
 	return out
 }
 
-func blocked(buckets []canvas.Bucket) []Blocked {
+func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal) []Blocked {
 	out := []Blocked{}
 	for _, b := range buckets {
 		if b.State == canvas.BucketBlocked {
-			out = append(out, Blocked{Bucket: b.ID, Cell: b.Cell, UseCase: b.UseCase, Angle: b.Angle, Done: b.Done, Want: b.Want, Attempts: b.Attempts, Reason: b.Notes})
+			bl := Blocked{Bucket: b.ID, Cell: b.Cell, UseCase: b.UseCase, Angle: b.Angle, Done: b.Done, Want: b.Want, Attempts: b.Attempts, Reason: b.Notes}
+			if r, ok := top[b.ID]; ok {
+				bl.Refusal = &r
+			}
+			out = append(out, bl)
 		}
 	}
 	return out

@@ -49,6 +49,7 @@ type CallResult struct {
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
+	Invalid  bool            `json:"invalid,omitempty"`   // refused by the params schema: the handler never ran
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
 	// Err is why a crashed call stopped, as a value: a prover tells an
 	// outage of the database from a bug in the contract by it.
@@ -494,7 +495,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		return res
 	}
 	if err := t.validate(args); err != nil {
-		res.Refused = true
+		res.Refused, res.Invalid = true, true
 		res.Error = "Error: invalid arguments: " + err.Error()
 		return res
 	}

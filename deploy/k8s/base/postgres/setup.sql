@@ -1,13 +1,11 @@
--- suitegen's database roles and least-privilege setup (docs/SECURITY.md), run once by the
--- postgres image when the data volume is new: as the superuser (POSTGRES_USER postgres),
--- connected to POSTGRES_DB suitegen. The application role's password comes from the
--- environment (SUITEGEN_DB_PASSWORD, from the postgres-auth Secret), never from a file or an
--- argument. A volume made before this file needs it run by hand (docs/SECURITY.md says how).
--- TestInitSQL keeps the setup below identical to what pkg/migrate.SetupSQL prints.
-\getenv app_password SUITEGEN_DB_PASSWORD
+-- suitegen's one-time database setup (docs/SECURITY.md), run once as the superuser, connected to
+-- the new database suitegen, after the application role suitegen (no superuser, owner of the
+-- database) exists: by CloudNativePG as bootstrap.initdb.postInitApplicationSQLRefs (one
+-- multi-statement exec, no psql commands), or by the postgres image after
+-- components/postgres-single/roles.sql. The role that owns the world-role function first,
+-- then exactly what pkg/migrate.SetupSQL prints: TestSetupSQL keeps the two identical, and
+-- TestBootstrapSQL runs this file the way CloudNativePG does on a new server.
 CREATE ROLE suitegen_admin NOLOGIN CREATEROLE;
-SELECT format('CREATE ROLE suitegen LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD %L', :'app_password') \gexec
-ALTER DATABASE suitegen OWNER TO suitegen;
 -- Only roles granted CONNECT reach the database, and nobody makes
 -- temporary tables: the application role (its owner) grants CONNECT to each
 -- world role it makes.

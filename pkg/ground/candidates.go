@@ -1,0 +1,341 @@
+package ground
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+// candidate is a column an argument's values may come from, with how much
+// it looks like the argument.
+type candidate struct {
+	table, column string
+	score         float64
+	how           How
+}
+
+// words splits an identifier into lower-case singular words: "patientRef",
+// "patient_ref" and "PatientRefs" are all [patient ref].
+func words(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, singular(strings.ToLower(string(cur))))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+func singular(w string) string {
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && len(w) > 3:
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// synonyms map words to one meaning, so "mobile" meets "phone" and
+// "postcode" meets "zip".
+var synonyms = map[string]string{
+	"mobile": "phone", "tel": "phone", "telephone": "phone", "cell": "phone",
+	"postcode": "zip", "postal": "zip",
+	"surname": "last", "family": "last",
+	"given": "first", "forename": "first",
+	"mail": "email", "e": "email",
+	"born": "birth", "birthday": "birth", "dob": "birth",
+}
+
+// idWords are words that say "the identifier of": they meet each other, and
+// weigh less than a word naming what the record is.
+var idWords = map[string]bool{"id": true, "ref": true, "reference": true, "no": true, "num": true, "number": true, "code": true, "key": true, "identifier": true}
+
+func canon(w string) string {
+	if s, ok := synonyms[w]; ok {
+		return s
+	}
+	if idWords[w] {
+		return "#id"
+	}
+	return w
+}
+
+// likeness scores how much a column looks like an argument, by words: 1 when
+// every word of the argument names the column or its table.
+func likeness(param, table, column string) float64 {
+	pw := words(param)
+	cw := words(column)
+	tw := words(table)
+	if len(pw) == 0 {
+		return 0
+	}
+	has := map[string]bool{}
+	for _, w := range append(append([]string{}, cw...), tw...) {
+		has[canon(w)] = true
+	}
+	colHas := map[string]bool{}
+	for _, w := range cw {
+		colHas[canon(w)] = true
+	}
+	// An acronym meets the words it shortens: dob, date_of_birth.
+	if acronym(pw) == strings.Join(cw, "") || acronym(cw) == strings.Join(pw, "") {
+		return 0.95
+	}
+	colAcronym := acronym(cw)
+	var got, weight float64
+	coversColumn := false
+	for _, w := range pw {
+		c := canon(w)
+		wt := 1.0
+		if c == "#id" {
+			wt = 0.5
+		}
+		weight += wt
+		switch {
+		case colHas[c] || w == colAcronym:
+			got += wt
+			coversColumn = coversColumn || w == colAcronym
+		case has[c]:
+			got += wt * 0.8
+		}
+	}
+	score := got / weight
+	// A column whose own words the argument leaves out fits less.
+	missing := 0
+	pHas := map[string]bool{}
+	for _, w := range pw {
+		pHas[canon(w)] = true
+	}
+	for _, w := range cw {
+		if !coversColumn && !pHas[canon(w)] && !idWords[w] {
+			missing++
+		}
+	}
+	score -= 0.1 * float64(missing)
+	if score < 0 {
+		return 0
+	}
+	return score
+}
+
+// namesID reports whether an argument's words say it is an identifier.
+func namesID(param string) bool {
+	for _, w := range words(param) {
+		if idWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+func acronym(ws []string) string {
+	if len(ws) < 2 {
+		return "\x00"
+	}
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteByte(w[0])
+	}
+	return b.String()
+}
+
+// kind is a column type's broad family.
+func kind(sqlType string) string {
+	t := strings.ToLower(sqlType)
+	switch {
+	case strings.HasPrefix(t, "bool"):
+		return "bool"
+	case strings.HasPrefix(t, "timestamp"):
+		return "timestamp"
+	case t == "date":
+		return "date"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "bigint") || strings.HasPrefix(t, "smallint") || strings.Contains(t, "serial"):
+		return "int"
+	case strings.HasPrefix(t, "numeric") || strings.HasPrefix(t, "decimal") || strings.HasPrefix(t, "real") || strings.HasPrefix(t, "double") || strings.HasPrefix(t, "float") || t == "money":
+		if strings.HasSuffix(t, ",0)") {
+			return "int"
+		}
+		return "number"
+	case strings.HasPrefix(t, "json"):
+		return "json"
+	case strings.HasSuffix(t, "[]"):
+		return "array"
+	}
+	return "text"
+}
+
+// fits reports whether a column can hold an argument's values, by type,
+// format and pattern (most of the seed's values must match a pattern).
+func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool {
+	typ, _ := ps["type"].(string)
+	if typ == "array" {
+		items, _ := ps["items"].(map[string]any)
+		return g.fits(items, table, col)
+	}
+	k := kind(col.Type)
+	switch typ {
+	case "boolean":
+		return k == "bool"
+	case "integer":
+		return k == "int"
+	case "number":
+		return k == "int" || k == "number"
+	case "string", "":
+		if k == "bool" || k == "json" || k == "array" {
+			return false
+		}
+	default:
+		return false
+	}
+	vals := g.sampleText(table, col.Name, 200)
+	if len(vals) == 0 {
+		return false
+	}
+	match := func(ok func(string) bool) bool {
+		n := 0
+		for _, v := range vals {
+			if ok(v) {
+				n++
+			}
+		}
+		return n*5 >= len(vals)*4
+	}
+	if f, _ := ps["format"].(string); f != "" {
+		switch f {
+		case "date":
+			if k != "date" && !match(func(v string) bool { _, err := time.Parse("2006-01-02", v); return err == nil }) {
+				return false
+			}
+		case "date-time":
+			if k != "timestamp" && !match(func(v string) bool { _, ok := timeOf(v); return ok }) {
+				return false
+			}
+		case "email":
+			if !match(func(v string) bool { return strings.Contains(v, "@") }) {
+				return false
+			}
+		}
+	}
+	if pat, _ := ps["pattern"].(string); pat != "" {
+		if re, err := regexp.Compile(pat); err == nil && !match(re.MatchString) {
+			return false
+		}
+	}
+	if k == "int" || k == "number" {
+		// A string argument for a number column: only when it is a key
+		// the world reads as text too.
+		return g.C.Table(table).IsUnique(col.Name)
+	}
+	return true
+}
+
+func (g *Graph) sampleText(table, col string, max int) []string {
+	var out []string
+	for _, r := range g.Rows(table) {
+		if v := r[col]; v != nil {
+			out = append(out, Text(v))
+			if len(out) >= max {
+				break
+			}
+		}
+	}
+	return out
+}
+
+var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// touched is the words of a tool's handler and the lib files it loads: the
+// tables and columns its SQL names.
+func (g *Graph) touched(t *contract.Tool) map[string]bool {
+	src := g.C.Sources[t.Handler]
+	all := src
+	for _, m := range regexp.MustCompile(`load\(\s*"([^"]+)"`).FindAllStringSubmatch(src, -1) {
+		all += "\n" + g.C.Sources[m[1]]
+	}
+	out := map[string]bool{}
+	for _, w := range identWord.FindAllString(all, -1) {
+		out[strings.ToLower(w)] = true
+	}
+	return out
+}
+
+// candidates ranks the columns an argument's values may come from.
+func (g *Graph) candidates(t *contract.Tool, param string, touched map[string]bool) []candidate {
+	ps := paramSchema(t, param)
+	var out []candidate
+	for _, tb := range g.C.Tables {
+		if len(g.Rows(tb.Name)) == 0 {
+			continue
+		}
+		for _, col := range tb.Columns {
+			if !g.fits(ps, tb.Name, col) {
+				continue
+			}
+			s := likeness(param, tb.Name, col.Name)
+			if _, isFK := g.fkOf(tb.Name, col.Name); (isFK || tb.IsUnique(col.Name) && len(tb.Unique)+1 > 0 && g.PK(tb.Name) == col.Name) && !namesID(param) && likeness(param, "", col.Name) == 0 {
+				// A key column is a poor home for words ("message" is not
+				// the message's patient_id).
+				s -= 0.3
+			}
+			if touched[strings.ToLower(tb.Name)] {
+				s += 0.15
+				if touched[strings.ToLower(col.Name)] {
+					s += 0.25
+				}
+			}
+			if s < 0.45 {
+				continue
+			}
+			if tb.IsUnique(col.Name) {
+				s += 0.05 // a key says more than a column that repeats
+			}
+			out = append(out, candidate{table: tb.Name, column: col.Name, score: s, how: ByLikeness})
+		}
+	}
+	// A foreign key's values are its parent's: the record is the parent's
+	// (appointments.slot_id names a slots.slot_id).
+	seen := map[string]int{}
+	var merged []candidate
+	for _, c := range out {
+		if fk, ok := g.fkOf(c.table, c.column); ok && g.C.Table(fk.RefTable) != nil {
+			c.table, c.column = fk.RefTable, fk.RefColumn
+		}
+		k := c.table + "." + c.column
+		if i, dup := seen[k]; dup {
+			if c.score > merged[i].score {
+				merged[i].score = c.score
+			}
+			continue
+		}
+		seen[k] = len(merged)
+		merged = append(merged, c)
+	}
+	out = merged
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}

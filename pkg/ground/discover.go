@@ -1,0 +1,614 @@
+package ground
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Grounding is what Discover learnt of a contract's tools.
+type Grounding struct {
+	Bindings Bindings
+	// Unanswered holds the tools no rehearsal answered ok, with the last
+	// answer the world gave, for people to read.
+	Unanswered map[string]string
+}
+
+// Limits of the search for one tool's bindings.
+const (
+	discoverCases   = 24  // cases a tool is rehearsed on
+	discoverTries   = 200 // rehearsals per tool
+	discoverPerCase = 60  // rehearsals per case
+	sharedRows      = 16  // rows of a shared table tried
+)
+
+// Discover grounds every argument of every tool by behaviour: each argument
+// is offered the columns that fit it (by type and format), most alike first
+// (by words, and by the tables and columns its handler's SQL names), with
+// values from rows a case reaches; a tool is rehearsed alone on a throwaway
+// copy with those values until its handler answers ok. What made it answer
+// ok is kept: another column, a sibling of the case's row, a shared row (an
+// open slot), a fresh value (a member number the world must not already
+// hold). An x-ref still comes first. The world never blocks a call for want of
+// its requires, so each tool is rehearsed on its own.
+func (g *Graph) Discover(ctx context.Context, r Rehearser) (Grounding, error) {
+	decl := g.Declared()
+	gr := Grounding{Unanswered: map[string]string{}}
+	for i := range g.C.Tools {
+		t := &g.C.Tools[i]
+		s := &search{g: g, r: r, t: t}
+		bs, last, err := s.run(ctx, decl)
+		if err != nil {
+			return Grounding{}, fmt.Errorf("ground: discovering %s: %w", t.Name, err)
+		}
+		if !s.ok {
+			gr.Unanswered[t.Name] = last
+		}
+		gr.Bindings = append(gr.Bindings, bs...)
+	}
+	g.sortBindings(gr.Bindings)
+	return gr, nil
+}
+
+// search is the rehearsal search for one tool's bindings.
+type search struct {
+	g *Graph
+	r Rehearser
+	t *contract.Tool
+	// byReach caches the cases of each set of tables the arguments take
+	// the case's own rows from.
+	byReach map[string][]Bound
+	tries   int
+	ok      bool
+	// used is the value each argument took in the call answered ok.
+	used map[string]any
+	last string
+}
+
+func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
+	g, t := s.g, s.t
+	touched := g.touched(t)
+	req := map[string]bool{}
+	for _, p := range t.Required() {
+		req[p] = true
+	}
+	params := t.ParamNames()
+	alts := map[string][]Binding{}
+	for _, p := range params {
+		d, _ := decl.Of(t.Name, p)
+		var cands []Binding
+		switch d.How {
+		case ByXRef, ByName:
+			cands = append(cands, d)
+		case ByEnum, FreeText, FromRows:
+			alts[p] = []Binding{d}
+			continue
+		}
+		for _, c := range g.candidates(t, p, touched) {
+			if d.Table == c.table && d.Column == c.column {
+				continue
+			}
+			if d.How == ByXRef {
+				break // an x-ref is the author's word: other columns are not tried
+			}
+			cands = append(cands, Binding{Tool: t.Name, Param: p, Table: c.table, Column: c.column, How: ByLikeness, Source: FromCase})
+		}
+		if len(cands) == 0 {
+			alts[p] = []Binding{s.loose(p)}
+			continue
+		}
+		alts[p] = g.ways(p, cands)
+	}
+	base := map[string]Binding{}
+	for _, p := range params {
+		base[p] = alts[p][0]
+	}
+	anchor := s.anchor(base)
+	var won map[string]Binding
+	var wonCase Bound
+	for round := 0; round < 2 && won == nil; round++ {
+		if round == 1 {
+			// The required arguments alone were never enough: the
+			// optional ones too.
+			any := false
+			for _, p := range params {
+				if req[p] {
+					continue
+				}
+				for i := range alts[p] {
+					if alts[p][i].Table != "" || alts[p][i].How == ByEnum {
+						alts[p][i].Fill = true
+						any = true
+					}
+				}
+				base[p] = alts[p][0]
+			}
+			if !any {
+				break
+			}
+		}
+		for _, b := range s.casesOf(base) {
+			if s.tries >= discoverTries {
+				break
+			}
+			a, err := s.onCase(ctx, b, params, anchor, alts, base)
+			if err != nil {
+				return nil, "", err
+			}
+			if a != nil {
+				won, wonCase = a, b
+				break
+			}
+		}
+	}
+	final := base
+	if won != nil {
+		final = won
+		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
+			return nil, "", err
+		}
+	}
+	var out Bindings
+	for _, p := range params {
+		b := final[p]
+		b.Tool, b.Param = t.Name, p
+		if won != nil {
+			_, filled := s.used[p]
+			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
+		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
+			b.How = Unbound
+		}
+		if b.How != Fresh && b.Table == "" {
+			b.Source = ""
+		}
+		if b.Source != FromShared {
+			b.Picks = nil
+		}
+		out = append(out, b)
+	}
+	s.ok = won != nil
+	return out, s.last, nil
+}
+
+// ways lists, for each candidate column of an argument, the ways a case may
+// take a value of it: its own row, a sibling of it, a shared row, a fresh
+// value (for a column that must be unique). An argument whose name says it
+// is new ("new_phone") tries the ways that differ from the case first.
+func (g *Graph) ways(p string, cands []Binding) []Binding {
+	var all []Binding
+	for _, c := range cands {
+		own := c
+		sib := c
+		sib.Source = FromSibling
+		shared := c
+		shared.Source = FromShared
+		fresh := c
+		fresh.How, fresh.Source = Fresh, ""
+		canFresh := g.takesFresh(c.Table, c.Column)
+		// A sibling is another record: only a key has one.
+		record := g.C.Table(c.Table).IsUnique(c.Column)
+		ways := []Binding{own}
+		if record {
+			ways = append(ways, sib)
+		}
+		if canFresh {
+			ways = append(ways, fresh)
+		}
+		ways = append(ways, shared)
+		if isNew(p) {
+			// A new record is another one of the world's (another variant);
+			// a new value is one no one has yet (an email to change to).
+			switch {
+			case g.PK(c.Table) == c.Column:
+				ways = []Binding{sib, shared, own}
+			case canFresh:
+				ways = []Binding{fresh, shared, own}
+				if record {
+					ways = []Binding{fresh, sib, shared, own}
+				}
+			default:
+				ways = []Binding{shared, own}
+			}
+		}
+		all = append(all, ways...)
+	}
+	return all
+}
+
+// try rehearses the tool filled by assign on a case. It returns the
+// assignment's answer and the arguments to blame when it was refused: those
+// the handler read (a handler reads as it checks, so what it never read is
+// not why it refused), all passed ones when the params schema refused.
+func (s *search) try(ctx context.Context, b Bound, params []string, assign map[string]Binding) (bool, []string, error) {
+	bs := make(Bindings, 0, len(assign))
+	for _, p := range params {
+		a := assign[p]
+		if a.Source == FromShared && len(a.Picks) == 0 {
+			if v, ok := s.sharedRow(a, 0); ok {
+				a.Picks = []any{v}
+				assign[p] = a
+			}
+		}
+		bs = append(bs, a)
+	}
+	args, filled := s.g.Fill(s.t, b, bs)
+	if !filled {
+		var blame []string
+		for _, p := range params {
+			if _, has := args[p]; !has {
+				blame = append(blame, p)
+			}
+		}
+		return false, blame, nil
+	}
+	s.tries++
+	res, err := s.r.Rehearse(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: args}})
+	if err != nil || len(res) == 0 {
+		return false, nil, err
+	}
+	ans := res[0]
+	if ans.OK {
+		s.used = args
+		return true, nil, nil
+	}
+	s.last = ans.Error
+	var blame []string
+	for _, p := range params {
+		if _, passed := args[p]; passed && (ans.Invalid || contains(ans.Read, p)) {
+			blame = append(blame, p)
+		}
+	}
+	return false, blame, nil
+}
+
+// options are the other ways of an argument on a case: every way but the
+// current one, a shared way as one option per row (none when the case
+// reaches rows of that table: a shared row is for records no case owns).
+func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Binding) []Binding {
+	var out []Binding
+	for _, a := range alts[p] {
+		if a.Source == FromShared {
+			if len(b.Rows[a.Table]) > 0 && s.g.C.Table(a.Table).IsUnique(a.Column) {
+				continue // a record the case has its own of
+			}
+			for i := 0; ; i++ {
+				v, ok := s.sharedRow(a, i)
+				if !ok {
+					break
+				}
+				o := a
+				o.Picks = []any{v}
+				out = append(out, o)
+			}
+			continue
+		}
+		if a.Table == cur.Table && a.Column == cur.Column && a.How == cur.How && a.Source == cur.Source {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// onCase searches one case: the assignment as it stands, under each of up to
+// three row choices; then, for each argument to blame (the case's own record
+// is never blamed: another case is tried instead), each of its other ways
+// alone; then pairs of them. It returns the assignment the handler answered
+// ok, or nil.
+func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
+	variants := 1
+	for _, a := range base {
+		if a.Table != "" && a.Source == FromCase && a.How != Fresh && a.Table != b.Table {
+			variants = max(variants, len(b.Rows[a.Table]))
+		}
+	}
+	variants = min(variants, 3)
+	budget := s.tries + discoverPerCase
+	// The case as it stands, under each of its row choices, and each of a
+	// few ordinals when an argument's value is one the ordinal chooses (a
+	// sibling, a shared row, an enum value).
+	ordinals := 1
+	for _, a := range base {
+		if a.Source == FromSibling || a.Source == FromShared || a.How == ByEnum {
+			ordinals = 3
+		}
+	}
+	var suspects []string
+	ordinal := b.Ordinal
+	for v := 0; v < variants; v++ {
+		for o := 0; o < ordinals; o++ {
+			b.Variant, b.Ordinal = v, ordinal+o
+			ok, blame, err := s.try(ctx, b, params, base)
+			if err != nil || ok {
+				return nilUnless(ok, base), err
+			}
+			for _, p := range params {
+				if p != anchor && contains(blame, p) && !contains(suspects, p) {
+					suspects = append(suspects, p)
+				}
+			}
+		}
+	}
+	b.Ordinal = ordinal
+	if len(suspects) == 0 {
+		return nil, nil // the case's own record is refused
+	}
+	// Then, under its first row choice, each other way of one argument to
+	// blame, then of two.
+	b.Variant = 0
+	opts := map[string][]Binding{}
+	for _, p := range suspects {
+		opts[p] = s.options(b, p, alts, base[p])
+	}
+	for _, p := range suspects {
+		for _, o := range opts[p] {
+			if s.tries >= budget || s.tries >= discoverTries {
+				return nil, nil
+			}
+			next := with(base, p, o)
+			if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+				return nilUnless(ok, next), err
+			}
+		}
+	}
+	for i, p := range suspects {
+		for _, q := range suspects[i+1:] {
+			for _, o := range first(opts[p], 4) {
+				for _, o2 := range first(opts[q], 4) {
+					if s.tries >= budget || s.tries >= discoverTries {
+						return nil, nil
+					}
+					next := with(with(base, p, o), q, o2)
+					if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+						return nilUnless(ok, next), err
+					}
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// writes checks, on the case that answered ok, which arguments bound to the
+// case's own unique values are values to write rather than records to look
+// up: one that still answers ok with a fresh value (an email to change to)
+// takes fresh values from then on.
+func (s *search) writes(ctx context.Context, b Bound, params []string, anchor string, assign map[string]Binding) error {
+	used := s.used
+	for _, p := range params {
+		a := assign[p]
+		if p == anchor || a.Source != FromCase || a.How == Fresh || a.Table == "" || !s.g.takesFresh(a.Table, a.Column) {
+			continue
+		}
+		if _, passed := used[p]; !passed {
+			continue
+		}
+		f := a
+		f.How, f.Source = Fresh, ""
+		ok, _, err := s.try(ctx, b, params, with(assign, p, f))
+		if err != nil {
+			return err
+		}
+		if ok {
+			assign[p] = f
+		}
+	}
+	s.used = used
+	return nil
+}
+
+func with(a map[string]Binding, p string, b Binding) map[string]Binding {
+	out := make(map[string]Binding, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	out[p] = b
+	return out
+}
+
+func first(xs []Binding, n int) []Binding {
+	if len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}
+
+func nilUnless(ok bool, a map[string]Binding) map[string]Binding {
+	if ok {
+		return a
+	}
+	return nil
+}
+
+// sharedRow is the i-th distinct value of a shared way's column among the
+// rows tried.
+func (s *search) sharedRow(a Binding, i int) (any, bool) {
+	seen := map[string]bool{}
+	n := 0
+	for _, r := range s.g.Sample(a.Table, sharedRows*3) {
+		v := r[a.Column]
+		if v == nil || seen[Text(v)] {
+			continue
+		}
+		seen[Text(v)] = true
+		if n == i {
+			return v, true
+		}
+		n++
+		if n >= sharedRows {
+			break
+		}
+	}
+	return nil, false
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// loose is the binding of an argument no column fits: words when it is
+// plain text, a value written from its pattern or format, else unbound.
+func (s *search) loose(p string) Binding {
+	ps := paramSchema(s.t, p)
+	typ, _ := ps["type"].(string)
+	b := Binding{Tool: s.t.Name, Param: p}
+	_, pat := ps["pattern"]
+	_, f := ps["format"]
+	switch {
+	case (typ == "string" || typ == "") && !pat && !f:
+		b.How = FreeText
+	default:
+		if _, ok := s.g.guess(p, typ, ps, Bound{Rows: map[string][]Row{}}); ok {
+			b.How = FromPattern
+		} else {
+			b.How = Unbound
+		}
+	}
+	return b
+}
+
+func isNew(param string) bool {
+	ws := words(param)
+	return len(ws) > 1 && (ws[0] == "new" || ws[0] == "replacement")
+}
+
+// takesFresh reports whether an argument bound to a column may take a fresh
+// value: the column is unique (alone or with others) and can take one.
+func (g *Graph) takesFresh(table, col string) bool {
+	t := g.C.Table(table)
+	if t == nil {
+		return false
+	}
+	in := t.IsUnique(col)
+	for _, u := range append([][]string{t.PrimaryKey}, t.Unique...) {
+		for _, c := range u {
+			in = in || c == col
+		}
+	}
+	if !in {
+		return false
+	}
+	if _, isFK := g.fkOf(table, col); isFK {
+		return false
+	}
+	return g.freshable(t, []string{col}) == col
+}
+
+// Cases picks up to n rows a tool is rehearsed on, as cases: rows of the
+// table its first record argument names (else the caller table), those
+// reaching every table its arguments are bound to first.
+func (g *Graph) Cases(t *contract.Tool, bs Bindings, n int) []Bound {
+	assign := map[string]Binding{}
+	for _, p := range t.ParamNames() {
+		if b, ok := bs.Of(t.Name, p); ok {
+			assign[p] = b
+		}
+	}
+	s := &search{g: g, t: t}
+	cs := s.casesFor(assign)
+	if len(cs) > n {
+		cs = cs[:n]
+	}
+	return cs
+}
+
+// casesOf returns the cases for an assignment, from the cache.
+func (s *search) casesOf(assign map[string]Binding) []Bound {
+	var tables []string
+	for _, p := range s.t.ParamNames() {
+		if a := assign[p]; a.Table != "" && a.Source == FromCase && a.How != Fresh {
+			tables = append(tables, a.Table)
+		}
+	}
+	key := s.anchor(assign) + "\x00" + strings.Join(tables, ",")
+	if cs, ok := s.byReach[key]; ok {
+		return cs
+	}
+	if s.byReach == nil {
+		s.byReach = map[string][]Bound{}
+	}
+	cs := s.casesFor(assign)
+	s.byReach[key] = cs
+	return cs
+}
+
+// anchor is the argument whose table the cases are rows of: the first that
+// names a record of the case's own.
+func (s *search) anchor(assign map[string]Binding) string {
+	g := s.g
+	for _, p := range s.t.ParamNames() {
+		b := assign[p]
+		if b.Table == "" || b.How == Fresh || b.Source != FromCase {
+			continue
+		}
+		if tb := g.C.Table(b.Table); tb != nil && tb.IsUnique(b.Column) && len(g.Rows(b.Table)) > 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// casesFor picks the rows a tool is rehearsed on: rows of the table its first
+// record argument names (else the caller table), those reaching every table
+// the arguments are bound to first.
+func (s *search) casesFor(assign map[string]Binding) []Bound {
+	g := s.g
+	table := ""
+	if a := s.anchor(assign); a != "" {
+		table = assign[a].Table
+	}
+	if table == "" && g.C.Caller != nil {
+		table = g.C.Caller.Table
+	}
+	if table == "" || g.PK(table) == "" && len(g.C.Table(table).PrimaryKey) == 0 {
+		return []Bound{{Rows: map[string][]Row{}, Person: probePerson()}}
+	}
+	var reaching, rest []Bound
+	for i, r := range g.Sample(table, discoverCases*2) {
+		b := g.Bind(table, r)
+		b.Ordinal, b.Person = i, probePerson()
+		all := true
+		for _, a := range assign {
+			if a.Table != "" && a.Source == FromCase && a.How != Fresh && len(b.Rows[a.Table]) == 0 {
+				all = false
+			}
+		}
+		if all {
+			reaching = append(reaching, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	// Cases that reach every table first, but not only them (the rows
+	// reaching one table may all be in a state the tool refuses), each
+	// spread over the sample rather than its first rows.
+	nReach := min(len(reaching), max(discoverCases*2/3, discoverCases-len(rest)))
+	out := append(spreadOf(reaching, nReach), spreadOf(rest, discoverCases-nReach)...)
+	if len(out) == 0 {
+		out = []Bound{{Table: table, Rows: map[string][]Row{}, Person: probePerson()}}
+	}
+	return out
+}
+
+// probePerson is who rehearsals call as: fresh values from the first slots.
+func probePerson() Person { return Person{First: "Probe", Last: "Caller", Number: 1} }
+
+// spreadOf takes n items spread evenly over xs.
+func spreadOf(xs []Bound, n int) []Bound {
+	if n >= len(xs) {
+		return xs
+	}
+	out := make([]Bound, 0, n)
+	for k := 0; k < n; k++ {
+		out = append(out, xs[k*len(xs)/n])
+	}
+	return out
+}

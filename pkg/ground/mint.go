@@ -1,0 +1,687 @@
+package ground
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// maxMintRows bounds one case's copy: a template whose rows reach further is
+// not a case but half the world.
+const maxMintRows = 200
+
+// DefaultStride is the stride of a table a Person does not name: as many
+// fresh values as a mint may copy rows, so a lone mint never runs short.
+const DefaultStride = maxMintRows
+
+// Setup is what Mint produces: statements that insert fresh copies of a target
+// record, its owner and their dependent rows, and the new keys.
+type Setup struct {
+	Statements []scenario.Statement
+	// Target and Caller are the minted rows (new keys, new person).
+	Target, Caller Row
+	// Minted maps table -> old row key -> new row, for every row minted.
+	Minted map[string]map[string]Row
+	// Codes are the new keys and identifiers a caller may be handed.
+	Codes []string
+}
+
+// Person is who a minted caller becomes, and where the case's fresh values
+// come from.
+type Person struct {
+	First, Last string
+	// Number is unique to the scenario in the run; it marks the caller's
+	// email address and key ("ava_lee_7012").
+	Number int
+	// Index is the scenario's index in the run. With Strides it deals every
+	// fresh value the case takes: the n-th row of table t minted for index i
+	// takes slot i*stride(t)+n, so no two scenarios ever share a value.
+	Index int
+	// Strides is, per table, how many fresh values one scenario may take (the
+	// most rows of the table one mint copies, plus one for a fresh argument),
+	// the same for every case of a run (plan.Plan.Strides). Without them a
+	// mint spaces its own rows only: values stay unique within the case and
+	// against the seed, not across cases minted from other templates.
+	Strides map[string]int
+	// own is the stride a mint without Strides uses, set by Mint.
+	own map[string]int
+}
+
+func (p Person) stride(table string) int64 {
+	if n, ok := p.Strides[table]; ok && n > 0 {
+		return int64(n)
+	}
+	if n, ok := p.own[table]; ok && n > 0 {
+		return int64(n)
+	}
+	return DefaultStride
+}
+
+// slot is the fresh-value slot of the n-th row of a table minted for p.
+func (p Person) slot(table string, n int) (int64, error) {
+	st := p.stride(table)
+	if int64(n) >= st {
+		return 0, fmt.Errorf("ground: one case mints more than %d rows of %s (its stride); plan strides from the templates", st, table)
+	}
+	return int64(p.Index)*st + int64(n), nil
+}
+
+// FreshSlot is the slot a case's fresh argument of a table takes: the last of
+// the scenario's slots, after the rows it mints.
+func (p Person) FreshSlot(table string) int64 {
+	st := p.stride(table)
+	return int64(p.Index)*st + st - 1
+}
+
+type item struct {
+	table string
+	row   Row
+}
+
+// minting is a copy being planned: which seed rows are copied, and which of
+// their columns must take fresh values so that the copies can coexist with
+// the rows they copy.
+type minting struct {
+	table      string
+	target     Row
+	owner      Row
+	restricted map[string]bool            // tables only the target or the owner are copied from
+	chosen     map[string]map[string]bool // table -> row key
+	order      []item
+	fresh      map[string]map[string][]string // table -> row key -> columns to refresh
+}
+
+func (m *minting) add(g *Graph, t string, r Row) bool {
+	key := rowKey(g, t, r)
+	if m.chosen[t] == nil {
+		m.chosen[t] = map[string]bool{}
+	}
+	if m.chosen[t][key] {
+		return false
+	}
+	m.chosen[t][key] = true
+	m.order = append(m.order, item{t, r})
+	return true
+}
+
+func (m *minting) copied(g *Graph, t string, r Row) bool {
+	return r != nil && m.chosen[t][rowKey(g, t, r)]
+}
+
+// Mint copies the target row (and its owner and the rows that hang off them)
+// under fresh keys, renaming the owner to p, so that the copy coexists with
+// every seed row and with every other scenario's copy: primary keys, unique
+// columns (not only keys) and the foreign keys that follow them all take
+// values no one else has, in the shapes the schema's CHECKs ask for. The
+// copies are returned as INSERT statements, parents first.
+func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
+	if target == nil {
+		return nil, fmt.Errorf("ground: no %s row to mint from", table)
+	}
+	m := g.collect(table, target)
+	g.closeUnique(m)
+	if len(m.order) > maxMintRows {
+		return nil, fmt.Errorf("ground: minting %s would copy %d rows", table, len(m.order))
+	}
+	if p.Strides == nil {
+		p.own = map[string]int{}
+		for _, it := range m.order {
+			p.own[it.table]++
+		}
+		for t := range p.own {
+			p.own[t]++
+		}
+	}
+	s, err := g.assign(m, p)
+	if err != nil {
+		return nil, err
+	}
+	s.Statements = g.render(m, s)
+	return s, nil
+}
+
+// collect chooses the rows to copy: the target, its owner, then every row
+// that points at a copied row, except rows that also point at an uncopied row
+// of the target's or the caller's table (a payment of the owner's other
+// order), and rows whose copy could not get a key of its own (a composite key
+// none of whose columns is re-keyed).
+func (g *Graph) collect(table string, target Row) *minting {
+	cl := g.C.Caller
+	m := &minting{table: table, target: target, owner: g.Owner(table, target),
+		restricted: map[string]bool{table: true}, chosen: map[string]map[string]bool{}, fresh: map[string]map[string][]string{}}
+	if cl != nil {
+		m.restricted[cl.Table] = true
+	}
+	m.add(g, table, target)
+	if m.owner != nil && cl != nil && cl.Table != table {
+		m.add(g, cl.Table, m.owner)
+	}
+	// Nor is a row copied that points at someone's row left behind: a minted
+	// product's variants stay out of other callers' orders.
+	eligible := func(t string, r Row) bool {
+		for _, fk := range g.fks[t] {
+			if r[fk.Column] == nil || !m.restricted[fk.RefTable] && !g.OwnedTable(fk.RefTable) {
+				continue
+			}
+			if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
+				return false
+			}
+		}
+		if g.PK(t) != "" {
+			return true
+		}
+		tb := g.C.Table(t)
+		if len(tb.PrimaryKey) == 0 {
+			return true
+		}
+		for _, k := range tb.PrimaryKey {
+			if fk, ok := g.fkOf(t, k); ok && g.PK(fk.RefTable) == fk.RefColumn && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, r[k])) {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range g.C.Tables {
+			if m.restricted[t.Name] {
+				continue
+			}
+			for _, fk := range g.fks[t.Name] {
+				parents := m.chosen[fk.RefTable]
+				if len(parents) == 0 {
+					continue
+				}
+				// The parents' referenced values, as a set: comparing each
+				// row with each parent would make minting quadratic.
+				refs := map[string]bool{}
+				for _, it := range m.order {
+					if it.table == fk.RefTable && it.row[fk.RefColumn] != nil {
+						refs[Text(it.row[fk.RefColumn])] = true
+					}
+				}
+				col := g.column(t.Name, fk.Column)
+				for i, r := range g.Rows(t.Name) {
+					if col.isNil[i] || !refs[col.text[i]] {
+						continue
+					}
+					if eligible(t.Name, r) && m.add(g, t.Name, r) {
+						changed = true
+					}
+				}
+				if len(m.order) > maxMintRows {
+					return m
+				}
+			}
+		}
+	}
+	return m
+}
+
+// closeUnique makes sure every unique column set (the primary key included)
+// of every copied row takes at least one new value. A set that nothing
+// changes gets a fresh value in one of its own columns (the last that can
+// take one); when it has only foreign keys, the parent one of them points
+// at is copied too (an appointment's slot), and that copy is closed in turn.
+func (g *Graph) closeUnique(m *minting) {
+	for i := 0; i < len(m.order) && len(m.order) <= maxMintRows; i++ {
+		it := m.order[i]
+		t := g.C.Table(it.table)
+		if t == nil {
+			continue
+		}
+		sets := t.Unique
+		if len(t.PrimaryKey) > 0 {
+			sets = append([][]string{t.PrimaryKey}, sets...)
+		}
+		for _, set := range sets {
+			if g.setChanges(m, it, set) {
+				continue
+			}
+			if col := g.freshable(t, set); col != "" {
+				key := rowKey(g, it.table, it.row)
+				if m.fresh[it.table] == nil {
+					m.fresh[it.table] = map[string][]string{}
+				}
+				m.fresh[it.table][key] = append(m.fresh[it.table][key], col)
+				continue
+			}
+			for _, c := range set {
+				fk, ok := g.fkOf(it.table, c)
+				if !ok || m.restricted[fk.RefTable] {
+					continue
+				}
+				if p := g.Find(fk.RefTable, fk.RefColumn, it.row[c]); p != nil {
+					m.add(g, fk.RefTable, p)
+					break
+				}
+			}
+		}
+	}
+}
+
+// setChanges reports whether a copied row will take a new value in some
+// column of a unique set, or holds a NULL there (NULLs never collide).
+func (g *Graph) setChanges(m *minting, it item, set []string) bool {
+	cl := g.C.Caller
+	t := g.C.Table(it.table)
+	key := rowKey(g, it.table, it.row)
+	for _, c := range set {
+		v, present := it.row[c]
+		if !present || v == nil {
+			return true // generated by the database, or NULL
+		}
+		if len(set) == 1 && g.PK(it.table) == c {
+			if _, isFK := g.fkOf(it.table, c); !isFK {
+				return true // re-keyed
+			}
+		}
+		if fk, ok := g.fkOf(it.table, c); ok && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, v)) {
+			return true // follows a copied parent
+		}
+		if cl != nil && it.table == cl.Table && (renamed(c) != "" || t.IsUnique(c) && c == cl.Key) {
+			return true
+		}
+		for _, f := range m.fresh[it.table][key] {
+			if f == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// freshable picks the column of a unique set that can take a fresh value: not
+// a foreign key, not held to a list of values, not a flag.
+func (g *Graph) freshable(t *contract.Table, set []string) string {
+	for i := len(set) - 1; i >= 0; i-- {
+		c := set[i]
+		if _, isFK := g.fkOf(t.Name, c); isFK {
+			continue
+		}
+		col := t.Column(c)
+		if col == nil || strings.HasPrefix(col.Type, "bool") {
+			continue
+		}
+		enum := false
+		for _, ck := range t.ChecksOn(c) {
+			enum = enum || ck.Op == "in"
+		}
+		if !enum {
+			return c
+		}
+	}
+	return ""
+}
+
+// assign gives every copy its values, parents first, so a child's foreign
+// keys (and a key that is itself a foreign key, like a code keyed by phone
+// number) follow the values their parents were given.
+func (g *Graph) assign(m *minting, p Person) (*Setup, error) {
+	cl := g.C.Caller
+	order := append([]item(nil), m.order...)
+	sortByTable(g, order, func(it item) string { return it.table })
+	remap := map[string]map[string]any{} // "table.column" -> old text -> new value
+	seq := map[string]int{}
+	// personal maps the caller's old names, email and phone to the new
+	// person's, for the other rows that repeat them.
+	personal := map[string]any{}
+	s := &Setup{Minted: map[string]map[string]Row{}}
+	for _, it := range order {
+		nr := Row{}
+		for k, v := range it.row {
+			nr[k] = v
+		}
+		for _, fk := range g.fks[it.table] {
+			if it.row[fk.Column] == nil {
+				continue
+			}
+			if nv, ok := remap[fk.RefTable+"."+fk.RefColumn][Text(it.row[fk.Column])]; ok {
+				nr[fk.Column] = nv
+			}
+		}
+		n := seq[it.table]
+		seq[it.table]++
+		slot, err := p.slot(it.table, n)
+		if err != nil {
+			return nil, err
+		}
+		pk := g.PK(it.table)
+		isCaller := cl != nil && it.table == cl.Table
+		if isCaller {
+			if err := g.rename(it.table, nr, p, n); err != nil {
+				return nil, err
+			}
+			for k, v := range nr {
+				if renamed(k) != "" && Text(it.row[k]) != Text(v) {
+					personal[Text(it.row[k])] = v
+				}
+			}
+		} else if err := g.personalise(it.table, it.row, nr, personal, p, n); err != nil {
+			return nil, err
+		}
+		if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
+			var nv any
+			if isCaller && pk == cl.Key {
+				nv, err = g.personKey(it.table, pk, it.row[pk], p, slot)
+			} else {
+				nv, err = g.Fresh(it.table, pk, it.row[pk], slot)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
+			}
+			nr[pk] = nv
+		}
+		for _, c := range m.fresh[it.table][rowKey(g, it.table, it.row)] {
+			if Text(nr[c]) != Text(it.row[c]) {
+				continue
+			}
+			nv, err := g.Fresh(it.table, c, it.row[c], slot)
+			if err != nil {
+				return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
+			}
+			nr[c] = nv
+		}
+		for k, v := range nr {
+			if Text(it.row[k]) == Text(v) {
+				continue
+			}
+			key := it.table + "." + k
+			if remap[key] == nil {
+				remap[key] = map[string]any{}
+			}
+			remap[key][Text(it.row[k])] = v
+		}
+		if pk != "" && Text(nr[pk]) != "" {
+			s.Codes = append(s.Codes, Text(nr[pk]))
+		}
+		if s.Minted[it.table] == nil {
+			s.Minted[it.table] = map[string]Row{}
+		}
+		s.Minted[it.table][rowKey(g, it.table, it.row)] = nr
+		if it.table == m.table && rowKey(g, m.table, it.row) == rowKey(g, m.table, m.target) {
+			s.Target = nr
+		}
+		if isCaller && (m.owner != nil && rowKey(g, it.table, it.row) == rowKey(g, it.table, m.owner) || m.table == cl.Table && s.Caller == nil) {
+			s.Caller = nr
+		}
+	}
+	if cl != nil && m.table == cl.Table {
+		s.Caller = s.Target
+	}
+	return s, nil
+}
+
+// render writes the copies as inserts in schema order, so parents land before
+// children.
+func (g *Graph) render(m *minting, s *Setup) []scenario.Statement {
+	byTable := map[string][]Row{}
+	for _, it := range m.order {
+		byTable[it.table] = append(byTable[it.table], s.Minted[it.table][rowKey(g, it.table, it.row)])
+	}
+	var out []scenario.Statement
+	for _, t := range g.C.Tables {
+		for _, r := range byTable[t.Name] {
+			out = append(out, insert(t, r))
+		}
+	}
+	return out
+}
+
+func insert(t contract.Table, r Row) scenario.Statement {
+	var cols, marks []string
+	var args []any
+	for _, c := range t.Columns {
+		v, ok := r[c.Name]
+		if !ok {
+			continue
+		}
+		cols = append(cols, c.Name)
+		args = append(args, v)
+		marks = append(marks, "$"+strconv.Itoa(len(args)))
+	}
+	return scenario.Statement{
+		SQL:  fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Name, strings.Join(cols, ", "), strings.Join(marks, ", ")),
+		Args: args,
+	}
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// personKey makes a caller key for a new person: "ava_lee_4821" style keys
+// take the person's name and number, others a fresh value in their shape.
+func (g *Graph) personKey(table, col string, old any, p Person, slot int64) (any, error) {
+	if s, isStr := old.(string); isStr && strings.Contains(s, "_") && strings.IndexFunc(s, isDigit) >= 0 {
+		k := strings.ToLower(slug(p.First) + "_" + slug(p.Last) + "_" + strconv.Itoa(p.Number))
+		if !g.Holds(table, col, k) {
+			return k, nil
+		}
+	}
+	return g.Fresh(table, col, old, slot)
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Renamed says which part of a person a caller's column holds, by its name:
+// "first", "last", "full", "email", "phone", or "" (minting renames those).
+func Renamed(col string) string { return renamed(col) }
+
+func renamed(col string) string {
+	k := strings.ToLower(strings.ReplaceAll(col, "_", ""))
+	switch k {
+	case "firstname", "givenname", "forename":
+		return "first"
+	case "lastname", "surname", "familyname":
+		return "last"
+	case "name", "fullname", "displayname":
+		return "full"
+	}
+	switch {
+	case strings.Contains(k, "email"):
+		return "email"
+	case strings.Contains(k, "phone") || strings.Contains(k, "mobile") || k == "cell" || k == "tel" || k == "telephone":
+		return "phone"
+	}
+	return ""
+}
+
+// personalise gives a copied row that is not the caller the new person's
+// details where it repeats the old person's (a passenger who is the
+// caller), and fresh phone numbers and email addresses of its own elsewhere:
+// a copy never shares a way of reaching someone with the seed (a line's
+// number that a lookup by phone would also find on the original).
+func (g *Graph) personalise(table string, old, nr Row, personal map[string]any, p Person, n int) error {
+	for k, v := range nr {
+		s, isStr := v.(string)
+		kind := renamed(k)
+		if !isStr || kind == "" || Text(old[k]) != Text(v) {
+			continue // not a person's detail, or already remapped (a key)
+		}
+		if _, isFK := g.fkOf(table, k); isFK {
+			continue
+		}
+		if nv, ok := personal[s]; ok {
+			nr[k] = nv
+			continue
+		}
+		switch kind {
+		case "phone":
+			nv, err := g.freshPhone(table, s, p, n)
+			if err != nil {
+				return fmt.Errorf("ground: minting %s.%s: %w", table, k, err)
+			}
+			nr[k] = nv
+		case "email":
+			domain := "mail.com"
+			if _, d, ok := strings.Cut(s, "@"); ok {
+				domain = d
+			}
+			e := fmt.Sprintf("%s.%s%d.%s%d@%s", slug(p.First), slug(p.Last), p.Number, slug(table), n, domain)
+			for g.Holds(table, k, e) {
+				e = "x" + e
+			}
+			nr[k] = e
+		}
+	}
+	return nil
+}
+
+// rename makes a caller row be p: name columns, email and phone. An email is
+// the person's, marked with their number; a phone number is a fresh value in
+// the shape of the old one.
+func (g *Graph) rename(table string, r Row, p Person, n int) error {
+	full := p.First + " " + p.Last
+	for k, v := range r {
+		s, isStr := v.(string)
+		if !isStr {
+			continue
+		}
+		switch renamed(k) {
+		case "first":
+			r[k] = p.First
+		case "last":
+			r[k] = p.Last
+		case "full":
+			r[k] = full
+		case "email":
+			domain := "mail.com"
+			if _, d, ok := strings.Cut(s, "@"); ok {
+				domain = d
+			}
+			e := fmt.Sprintf("%s.%s%d@%s", slug(p.First), slug(p.Last), p.Number, domain)
+			for g.Holds(table, k, e) {
+				e = "x" + e
+			}
+			r[k] = e
+		case "phone":
+			nv, err := g.freshPhone(table, s, p, n)
+			if err != nil {
+				return fmt.Errorf("ground: renaming the caller: %w", err)
+			}
+			r[k] = nv
+		}
+	}
+	return nil
+}
+
+// MintCounts is how many rows of each table minting row (of table) copies.
+func (g *Graph) MintCounts(table string, row Row) map[string]int {
+	m := g.collect(table, row)
+	g.closeUnique(m)
+	out := map[string]int{}
+	for _, it := range m.order {
+		out[it.table]++
+	}
+	return out
+}
+
+// phoneTables are the tables with a phone number column, in schema order:
+// phone numbers are one space across them (a lookup by phone may read any).
+func (g *Graph) phoneTables() []string {
+	var out []string
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) == "phone" {
+				out = append(out, t.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// freshPhone is a phone number for the n-th row of table minted for p: in
+// the shape of old, held by no phone column of the seed, and dealt from one
+// space for every table with phone numbers, each table its own share of
+// every scenario's slots.
+func (g *Graph) freshPhone(table, old string, p Person, n int) (string, error) {
+	var total, offset int64
+	for _, t := range g.phoneTables() {
+		if t == table {
+			offset = total
+		}
+		total += p.stride(t)
+	}
+	if int64(n) >= p.stride(table) {
+		return "", fmt.Errorf("ground: one case mints more than %d rows of %s (its stride)", p.stride(table), table)
+	}
+	slot := int64(p.Index)*total + offset + int64(n)
+	sp := g.phoneSpace(old)
+	v, err := sp.at(slot)
+	if err != nil {
+		return "", fmt.Errorf("phone numbers: %w", err)
+	}
+	return v, nil
+}
+
+// phoneSpace is the space of phone numbers in the shape of old, past every
+// phone number of every table of the seed.
+func (g *Graph) phoneSpace(old string) *space {
+	var patterns []*regexp.Regexp
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) == "phone" {
+				patterns = append(patterns, g.patterns(t.Name, c.Name)...)
+			}
+		}
+	}
+	sh := shapeOf(old, nil)
+	// A character is fixed when any phone column's pattern fixes it.
+	for _, re := range patterns {
+		if !re.MatchString(old) {
+			continue
+		}
+		fixed := shapeOf(old, []*regexp.Regexp{re})
+		for i := range sh.class {
+			if fixed.class[i] == 0 {
+				sh.class[i] = 0
+			}
+		}
+	}
+	key := "phone\x00" + sh.key()
+	if v, ok := g.spaces.Load(key); ok {
+		return v.(*space)
+	}
+	sp := &space{shape: sh, size: sh.size()}
+	seen := map[int64]bool{}
+	for _, t := range g.C.Tables {
+		for _, c := range t.Columns {
+			if renamed(c.Name) != "phone" {
+				continue
+			}
+			for _, r := range g.Rows(t.Name) {
+				v, ok := r[c.Name].(string)
+				if !ok || !sh.fits(v) {
+					continue
+				}
+				x := sh.number(v)
+				if !seen[x] {
+					seen[x] = true
+					sp.seeds = append(sp.seeds, x)
+				}
+				if x+1 > sp.start {
+					sp.start = x + 1
+				}
+			}
+		}
+	}
+	sort.Slice(sp.seeds, func(i, j int) bool { return sp.seeds[i] < sp.seeds[j] })
+	if sp.start > sp.size {
+		sp.start = sp.size
+	}
+	got, _ := g.spaces.LoadOrStore(key, sp)
+	return got.(*space)
+}

@@ -1,0 +1,284 @@
+package ground
+
+// Bound is what a case is about: the target row, the caller, and every row
+// they reach through foreign keys (their parents, the rows that hang off
+// them, and those rows' parents), by table, the target and the caller first.
+// Arguments are filled from these.
+type Bound struct {
+	Table  string // the target's table
+	Target Row
+	Caller Row
+	// Rows holds every row the case reaches, by table, in a stable order.
+	Rows map[string][]Row
+	// Ordinal rotates choices (enum values, shared records) between
+	// sibling cases.
+	Ordinal int
+	// Variant picks, in every table the case reaches several rows of (a
+	// child's two guardians, a user's three cards), which one it uses: row
+	// Variant mod n. The target and the caller are always themselves.
+	Variant int
+	// Person is who calls, and where the case's fresh values come from.
+	Person Person
+	// copied holds, per table, the keys of the seed rows the case minted
+	// copies of: the originals are not the case's (nor its siblings).
+	copied map[string]map[string]bool
+}
+
+// maxReach bounds the rows of one table a case reaches.
+const maxReach = 40
+
+// Pick returns the row of a table the case uses, or nil when it reaches none.
+func (b Bound) Pick(table string) Row {
+	rows := b.Rows[table]
+	if len(rows) == 0 {
+		return nil
+	}
+	if table == b.Table && b.Target != nil {
+		return b.Target
+	}
+	if b.Caller != nil && len(rows) > 0 && sameRow(rows[0], b.Caller) {
+		return rows[0]
+	}
+	return rows[b.Variant%len(rows)]
+}
+
+// PickWith returns the row of a table the case uses among those holding a
+// value in column.
+func (b Bound) PickWith(table, column string) Row {
+	if r := b.Pick(table); r != nil && r[column] != nil {
+		return r
+	}
+	var with []Row
+	for _, r := range b.Rows[table] {
+		if r[column] != nil {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	return with[b.Variant%len(with)]
+}
+
+// Variants is how many distinct row choices the case has: the most rows it
+// reaches in any one table other than the target's and the caller's.
+func (b Bound) Variants() int {
+	n := 1
+	for t, rows := range b.Rows {
+		if t == b.Table || b.Caller != nil && len(rows) > 0 && sameRow(rows[0], b.Caller) {
+			continue
+		}
+		if len(rows) > n {
+			n = len(rows)
+		}
+	}
+	return n
+}
+
+func sameRow(a, b Row) bool {
+	if a == nil || b == nil || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if Text(b[k]) != Text(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// Bind returns the rows a case made from a seed row of table reaches.
+func (g *Graph) Bind(table string, target Row) Bound {
+	b := Bound{Table: table, Target: target, Caller: g.Owner(table, target), Rows: map[string][]Row{}}
+	seen := map[string]map[string]bool{}
+	add := func(t string, r Row) bool {
+		if r == nil {
+			return false
+		}
+		k := rowKey(g, t, r)
+		if seen[t] == nil {
+			seen[t] = map[string]bool{}
+		}
+		if seen[t][k] || len(b.Rows[t]) >= maxReach {
+			return false
+		}
+		seen[t][k] = true
+		b.Rows[t] = append(b.Rows[t], r)
+		return true
+	}
+	add(table, target)
+	cl := g.C.Caller
+	if cl != nil && b.Caller != nil {
+		add(cl.Table, b.Caller)
+	}
+	// Only the target and the caller are rows of their own tables: another
+	// order of the same user, another patient, is not this case.
+	own := func(t string) bool { return t == table || cl != nil && b.Caller != nil && t == cl.Table }
+	parents := func(t string, r Row, depth int) {
+		type step struct {
+			t     string
+			r     Row
+			depth int
+		}
+		queue := []step{{t, r, depth}}
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			if s.depth == 0 {
+				continue
+			}
+			for _, fk := range g.fks[s.t] {
+				p := g.Find(fk.RefTable, fk.RefColumn, s.r[fk.Column])
+				if p == nil || own(fk.RefTable) {
+					continue
+				}
+				if add(fk.RefTable, p) {
+					queue = append(queue, step{fk.RefTable, p, s.depth - 1})
+				}
+			}
+		}
+	}
+	parents(table, target, 3)
+	roots := []item{{table, target}}
+	if b.Caller != nil && cl.Table != table {
+		roots = append(roots, item{cl.Table, b.Caller})
+	}
+	// Rows hanging off the target and the caller, two levels down, and
+	// their parents (a child's guardians, an order item's variant).
+	level := roots
+	for depth := 0; depth < 2; depth++ {
+		var next []item
+		for _, t := range g.C.Tables {
+			if own(t.Name) {
+				continue
+			}
+			for _, fk := range g.fks[t.Name] {
+				for _, it := range level {
+					if fk.RefTable != it.table {
+						continue
+					}
+					for _, r := range g.Where(t.Name, fk.Column, it.row[fk.RefColumn]) {
+						if add(t.Name, r) {
+							next = append(next, item{t.Name, r})
+						}
+					}
+				}
+			}
+		}
+		for _, it := range next {
+			parents(it.table, it.row, 2)
+		}
+		level = next
+	}
+	return b
+}
+
+// Remap returns the case with every row it reaches replaced by its minted
+// copy, where the setup minted one.
+func (b Bound) Remap(g *Graph, s *Setup) Bound {
+	out := b
+	out.Rows = make(map[string][]Row, len(b.Rows))
+	out.copied = map[string]map[string]bool{}
+	for t, rows := range b.Rows {
+		nr := make([]Row, len(rows))
+		for i, r := range rows {
+			if m, ok := s.Minted[t][rowKey(g, t, r)]; ok {
+				nr[i] = m
+			} else {
+				nr[i] = r
+			}
+		}
+		out.Rows[t] = nr
+	}
+	for t, m := range s.Minted {
+		out.copied[t] = map[string]bool{}
+		for k := range m {
+			out.copied[t][k] = true
+		}
+	}
+	if s.Target != nil && b.Target != nil {
+		if m, ok := s.Minted[b.Table][rowKey(g, b.Table, b.Target)]; ok {
+			out.Target = m
+		}
+	}
+	if s.Caller != nil {
+		out.Caller = s.Caller
+	}
+	return out
+}
+
+// Case makes the case a scenario is about, for the p-th scenario of a run.
+// A target that belongs to someone (an order, a trip), or is the caller, is
+// minted with its owner. A shared record (a product, a clinic, a slot) stays
+// as it is; the caller is then a minted copy of callerTemplate, when the
+// contract has callers and a template is given.
+func (g *Graph) Case(table string, target, callerTemplate Row, p Person) (*Setup, Bound, error) {
+	cl := g.C.Caller
+	owned := cl == nil || table == cl.Table || g.Owner(table, target) != nil
+	if owned {
+		s, err := g.Mint(table, target, p)
+		if err != nil {
+			return nil, Bound{}, err
+		}
+		b := g.Bind(table, target).Remap(g, s)
+		b.Person = p
+		return s, b, nil
+	}
+	b := g.Bind(table, target)
+	b.Person = p
+	if callerTemplate == nil {
+		return &Setup{Target: target, Minted: map[string]map[string]Row{}}, b, nil
+	}
+	s, err := g.Mint(cl.Table, callerTemplate, p)
+	if err != nil {
+		return nil, Bound{}, err
+	}
+	cb := g.Bind(cl.Table, callerTemplate).Remap(g, s)
+	for t, rows := range cb.Rows {
+		if t == table {
+			continue
+		}
+		b.Rows[t] = append(append([]Row(nil), rows...), b.Rows[t]...)
+	}
+	b.Caller = s.Caller
+	b.copied = cb.copied
+	s.Target = target
+	return s, b, nil
+}
+
+// Shared reports whether a case about a row of table mints no copy of it.
+func (g *Graph) Shared(table string, target Row) bool {
+	cl := g.C.Caller
+	return cl != nil && table != cl.Table && g.Owner(table, target) == nil
+}
+
+// SeedCase is the case of a seed row without minting anything: the row
+// itself, with callerRow as its caller when the row is shared (planning
+// rehearses on these).
+func (g *Graph) SeedCase(table string, target, callerRow Row) Bound {
+	b := g.Bind(table, target)
+	if !g.Shared(table, target) || callerRow == nil {
+		return b
+	}
+	cl := g.C.Caller
+	cb := g.Bind(cl.Table, callerRow)
+	for t, rows := range cb.Rows {
+		if t == table {
+			continue
+		}
+		b.Rows[t] = append(append([]Row(nil), rows...), b.Rows[t]...)
+	}
+	b.Caller = callerRow
+	return b
+}
+
+// sameNamed returns the case's caller or target when it holds a value in a
+// column of that name, the caller first.
+func (b Bound) sameNamed(col string) Row {
+	for _, r := range []Row{b.Caller, b.Target} {
+		if r != nil && r[col] != nil {
+			return r
+		}
+	}
+	return nil
+}

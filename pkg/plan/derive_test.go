@@ -1,0 +1,138 @@
+package plan
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func testContract(t *testing.T, name string) *contract.Contract {
+	t.Helper()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", name))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load %s: %v %v", name, err, probs)
+	}
+	return c
+}
+
+func derive(t *testing.T, c *contract.Contract) (*Plan, ground.Rehearser) {
+	t.Helper()
+	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := probe.Rehearser(e.World)
+	p, err := Derive(context.Background(), c, r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r
+}
+
+// TestDeriveSolvesRequiresChains: booking for a child requires a verified
+// guardian, who requires a verified patient (by name + date of birth or by
+// phone + date of birth); the plan finds the chain, rehearses it to a
+// success, and a case made from it passes on a minted copy, naming the
+// guardian who can consent (the child's second guardian on file).
+func TestDeriveSolvesRequiresChains(t *testing.T) {
+	c := testContract(t, "guardian-line")
+	p, r := derive(t, c)
+	if len(p.Gaps) > 0 || len(p.RefusalsOnly) > 0 {
+		t.Fatalf("gaps %v, refusals only %v", p.Gaps, p.RefusalsOnly)
+	}
+	var b *Bucket
+	for i := range p.Buckets {
+		if p.Buckets[i].UseCase == "book-for-child" && p.Buckets[i].Outcome == "succeed" && p.Buckets[i].Overlay == "none" {
+			b = &p.Buckets[i]
+		}
+	}
+	if b == nil {
+		t.Fatal("no ordinary success bucket for book-for-child")
+	}
+	sp := b.Spec
+	if len(sp.Gated) != 2 || !slices.Contains([]string{"verify_by_name", "verify_by_phone"}, sp.Gated[0]) || sp.Gated[1] != "verify_guardian" {
+		t.Fatalf("chain %v, want a patient verification then verify_guardian", sp.Gated)
+	}
+	if bd, _ := sp.Binds.Of("book_for_child", "guardian_ref"); bd.Ref() != "guardians.guardian_id" {
+		t.Errorf("book_for_child.guardian_ref bound %+v", bd)
+	}
+	g := ground.New(c)
+	ok := 0
+	for k, key := range sp.Templates {
+		target := g.Find(sp.Table, g.PK(sp.Table), key)
+		s, cb, err := g.Case(sp.Table, target, nil, ground.Person{First: "Ana", Last: "Ortiz", Number: 7000 + k, Index: k, Strides: sp.Strides})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := sp.Choices[key]
+		cb.Variant, cb.Ordinal = ch.Variant, ch.Ordinal
+		calls, filled := Chain(g, c.Tool(sp.Tool), sp.Gated, cb, sp.Binds)
+		if !filled {
+			t.Fatalf("template %s: the chain cannot be filled", key)
+		}
+		if calls[1].Args["patient_ref"] != calls[2].Args["patient_ref"] {
+			t.Errorf("verify_guardian and the booking name other patients: %v", calls)
+		}
+		ans, err := r.Rehearse(context.Background(), s.Statements, calls)
+		if err != nil {
+			t.Fatalf("template %s: %v", key, err)
+		}
+		all := true
+		for _, a := range ans {
+			all = all && a.OK
+		}
+		if all {
+			ok++
+		} else {
+			t.Errorf("template %s on a minted copy: %+v", key, ans)
+		}
+	}
+	if ok == 0 {
+		t.Fatal("no template rehearsed")
+	}
+}
+
+// TestDeriveNamesWhatItCannotPlan: a use case whose argument no column
+// holds and one whose every minted copy breaks a CHECK get no bucket, each
+// with its reason; the one that can be planned is.
+func TestDeriveNamesWhatItCannotPlan(t *testing.T) {
+	c := testContract(t, "unplannable")
+	p, _ := derive(t, c)
+	why := map[string]string{}
+	for _, g := range p.Gaps {
+		why[g.UseCase] = g.Reason
+	}
+	if w := why["check-secret"]; !strings.Contains(w, "check_secret.secret could not be grounded") || !strings.Contains(w, "x-ref") {
+		t.Errorf("check-secret: %q", w)
+	}
+	if w := why["rename"]; !strings.Contains(w, "every minted copy broke a constraint") || !strings.Contains(w, "members_member_ref_check") {
+		t.Errorf("rename: %q", w)
+	}
+	if _, gap := why["read-notice"]; gap || len(p.Buckets) == 0 {
+		t.Errorf("read-notice should be planned: gaps %v", p.Gaps)
+	}
+	err := (&Unplanned{Gaps: p.Gaps}).Error()
+	if !strings.Contains(err, "check-secret") || !strings.Contains(err, "rename") {
+		t.Errorf("the error names every unplanned use case: %s", err)
+	}
+}
+
+func TestChains(t *testing.T) {
+	c := testContract(t, "guardian-line")
+	got := Chains(c, "book_for_child")
+	want := [][]string{{"verify_by_name", "verify_guardian"}, {"verify_by_phone", "verify_guardian"}}
+	if len(got) != 2 || strings.Join(got[0], ",") != strings.Join(want[0], ",") || strings.Join(got[1], ",") != strings.Join(want[1], ",") {
+		t.Errorf("chains of book_for_child: %v, want %v", got, want)
+	}
+	if got := Chains(c, "verify_by_name"); len(got) != 1 || len(got[0]) != 0 {
+		t.Errorf("a tool without requires: %v", got)
+	}
+}

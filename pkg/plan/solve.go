@@ -1,0 +1,762 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// solver finds, for a use case's acting tool, the calls that perform it and
+// the rows it can be performed on, by rehearsal.
+type solver struct {
+	g          *ground.Graph
+	r          ground.Rehearser
+	bs         ground.Bindings
+	unanswered map[string]string
+	max        int
+	// solved caches a solution per acting tool: use cases that end with
+	// the same tool share it.
+	solved map[string]solution
+}
+
+// solution is what the solver learnt of one acting tool.
+type solution struct {
+	table   string
+	chain   []string // precondition tools, in call order
+	levels  []level
+	axis    *Axis
+	choices map[string]Choice // template key -> how its case fills arguments
+	callers []string          // caller keys for cases about shared rows
+	why     string            // when there are no levels: why not
+	// answered: the act answered ok on some row; refusalsOnly says why not
+	// when it never did (the plan then holds refusals only).
+	answered     bool
+	refusalsOnly string
+}
+
+// maxChains bounds the precondition chains tried for one tool.
+const maxChains = 16
+
+// solve rehearses the acting tool, after each way of meeting its requires,
+// on sampled rows of its target table, picks the way whose preconditions
+// answer ok on most rows, and groups the rows by the low-cardinality column
+// that best separates "answered" from "refused". Without such a column,
+// every row is one level whose outcome is the majority.
+func (sv *solver) solve(ctx context.Context, tool *contract.Tool) (solution, error) {
+	if sol, ok := sv.solved[tool.Name]; ok {
+		return sol, nil
+	}
+	sol, err := sv.solveOnce(ctx, tool)
+	if err == nil && sv.solved != nil {
+		sv.solved[tool.Name] = sol
+	}
+	return sol, err
+}
+
+func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution, error) {
+	g := sv.g
+	sol := solution{table: sv.targetTable(tool), choices: map[string]Choice{}}
+	if sol.table == "" || len(g.Rows(sol.table)) == 0 || g.PK(sol.table) == "" {
+		sol.why = fmt.Sprintf("its acting tool %s names no record of a table with rows and a single-column key, and there is no caller table", tool.Name)
+		if b := sv.firstUnbound(tool.Name); b != "" {
+			sol.why = b
+		}
+		return sol, nil
+	}
+	chains := Chains(g.C, tool.Name)
+	rows := g.Sample(sol.table, sv.max)
+	cl := g.C.Caller
+	var callers []ground.Row
+	// A case about a shared record (a product, a notice) has a caller of
+	// its own only when someone must be identified or is named: the act
+	// requires something, or takes an argument from the caller's rows.
+	if cl != nil && g.Shared(sol.table, rows[0]) && (len(chains) > 1 || len(chains[0]) > 0 || sv.usesTable(tool.Name, cl.Table)) {
+		callers = g.Sample(cl.Table, 8)
+	}
+	caseOf := func(i int, r ground.Row) ground.Bound {
+		var caller ground.Row
+		if len(callers) > 0 {
+			caller = callers[i%len(callers)]
+		}
+		b := g.SeedCase(sol.table, r, caller)
+		b.Ordinal = i
+		b.Person = ground.Person{First: "Probe", Last: "Caller", Number: 1}
+		return b
+	}
+	// The chain whose preconditions answer ok on most of the first rows.
+	best, bestN, lastErr := -1, 0, ""
+	for ci, ch := range chains {
+		n := 0
+		for i, r := range rows {
+			if i >= 6 {
+				break
+			}
+			st, err := sv.run(ctx, tool, ch, caseOf(i, r), true)
+			if err != nil {
+				return sol, err
+			}
+			if st.prereqOK {
+				n++
+			} else if st.err != "" {
+				lastErr = st.err
+			}
+		}
+		if n > bestN {
+			best, bestN = ci, n
+		}
+	}
+	if best < 0 {
+		sol.why = sv.chainWhy(tool, chains, lastErr)
+		return sol, nil
+	}
+	sol.chain = chains[best]
+	// Every sampled row: its outcome, with the row choice that gets there.
+	pk := g.PK(sol.table)
+	outcome := map[string]string{}
+	var keys []string
+	callerOf := map[string]string{}
+	for i, r := range rows {
+		st, err := sv.run(ctx, tool, sol.chain, caseOf(i, r), false)
+		if err != nil {
+			return sol, err
+		}
+		if !st.prereqOK {
+			if st.err != "" {
+				lastErr = st.err
+			}
+			continue
+		}
+		key := ground.Text(r[pk])
+		switch {
+		case st.act.OK:
+			outcome[key] = "succeed"
+			sol.answered = true
+		case st.act.Refused && !st.act.Invalid:
+			outcome[key] = "refuse"
+		default:
+			lastErr = st.act.Error
+			continue
+		}
+		if ch := (Choice{Variant: st.variant, Ordinal: st.ordinal}); ch != (Choice{}) {
+			sol.choices[key] = ch
+		}
+		if len(callers) > 0 {
+			callerOf[key] = ground.Text(callers[i%len(callers)][cl.Key])
+		}
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		sol.why = fmt.Sprintf("no row of %s made %s answer (ok or refused) after %s: %s", sol.table, tool.Name, chainText(sol.chain), clip(lastErr))
+		if lastErr == "" {
+			sol.why = fmt.Sprintf("the arguments of %s could not be filled from any row of %s", tool.Name, sol.table)
+		}
+		if b := sv.firstUnbound(tool.Name); b != "" {
+			sol.why += "; " + b
+		}
+		return sol, nil
+	}
+	sol.levels, sol.axis = levels(g, sol.table, keys, outcome)
+	if len(callers) > 0 {
+		seen := map[string]bool{}
+		for _, k := range keys {
+			if c := callerOf[k]; c != "" && !seen[c] && outcome[k] == "succeed" {
+				seen[c] = true
+				sol.callers = append(sol.callers, c)
+			}
+		}
+		if len(sol.callers) == 0 {
+			for _, k := range keys {
+				if c := callerOf[k]; c != "" && !seen[c] {
+					seen[c] = true
+					sol.callers = append(sol.callers, c)
+				}
+			}
+		}
+	}
+	why, err := sv.mintable(ctx, tool, &sol)
+	if err != nil {
+		return sol, err
+	}
+	if len(sol.levels) == 0 {
+		sol.why = why
+	}
+	if !sol.answered {
+		if b := sv.firstUnbound(tool.Name); b != "" {
+			sol.refusalsOnly = b
+		} else {
+			sol.refusalsOnly = fmt.Sprintf("%s answered ok on no row", tool.Name)
+		}
+		if len(sol.levels) == 0 {
+			sol.why += "; and " + sol.refusalsOnly
+		}
+	}
+	return sol, nil
+}
+
+// lookups picks the use case's retrieval tools a solution calls between its
+// preconditions and its act: tools of the use case that change nothing,
+// whose own requires the chain meets, that are not one of the chain's
+// alternatives, and that answer ok, with the act still answering as before,
+// on the first cases of the plan.
+func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []string, sol solution) ([]string, error) {
+	if len(sol.levels) == 0 {
+		return nil, nil
+	}
+	c := sv.g.C
+	alt := map[string]bool{}
+	for _, name := range append(append([]string{}, sol.chain...), tool.Name) {
+		if t := c.Tool(name); t != nil {
+			for _, r := range t.Requires {
+				for _, a := range r.AnyOf {
+					alt[a] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, name := range tools {
+		t := c.Tool(name)
+		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
+			continue
+		}
+		if (t.ChangesState != nil && *t.ChangesState) || t.ChangesState == nil && ToolCell(c, t).Operation != "retrieve" {
+			continue
+		}
+		met := true
+		for _, r := range t.Requires {
+			any := false
+			for _, a := range r.AnyOf {
+				any = any || containsKey(sol.chain, a) || containsKey(out, a)
+			}
+			met = met && any
+		}
+		if !met {
+			continue
+		}
+		ok, err := sv.lookupHolds(ctx, tool, sol, append(append([]string{}, out...), name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// lookupHolds rehearses chain, lookups and act on the first templates of
+// the plan's levels: every lookup must answer ok and the act as the level
+// says, on most of them.
+func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solution, lookups []string) (bool, error) {
+	g := sv.g
+	pk := g.PK(sol.table)
+	tried, held := 0, 0
+	for _, lv := range sol.levels {
+		for i, key := range lv.templates {
+			if i >= 2 {
+				break
+			}
+			target := g.Find(sol.table, pk, key)
+			var caller ground.Row
+			if cl := g.C.Caller; cl != nil && len(sol.callers) > 0 {
+				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
+			}
+			b := g.SeedCase(sol.table, target, caller)
+			ch := sol.choices[key]
+			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
+			calls, ok := Chain(g, tool, append(append([]string{}, sol.chain...), lookups...), b, sv.bs)
+			if !ok {
+				return false, nil
+			}
+			ans, err := sv.r.Rehearse(ctx, nil, calls)
+			if err != nil {
+				return false, err
+			}
+			tried++
+			good := len(ans) == len(calls)
+			for _, a := range ans[:len(ans)-1] {
+				good = good && a.OK
+			}
+			last := ans[len(ans)-1]
+			if good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid) {
+				held++
+			}
+		}
+	}
+	return tried > 0 && held*2 > tried, nil
+}
+
+// step is how one rehearsed chain went.
+type step struct {
+	prereqOK bool
+	act      ground.Answer
+	variant  int
+	ordinal  int
+	err      string // the first precondition's refusal, when one refused
+}
+
+// run rehearses chain then tool on a case, trying the row choices the case
+// has (Bound.Variant) until the preconditions answer ok (and, unless
+// prereqOnly, the act answers ok). Another choice is tried only when the
+// refusing call read an argument filled from a table the case reaches
+// several rows of: nothing else changes with it.
+func (sv *solver) run(ctx context.Context, tool *contract.Tool, chain []string, b ground.Bound, prereqOnly bool) (step, error) {
+	variants := min(b.Variants(), 4)
+	ordinal := b.Ordinal
+	var best step
+	found := false
+	for v := 0; v < variants; v++ {
+		for o := 0; o < choiceTries; o++ {
+			b.Variant, b.Ordinal = v, ordinal+o
+			calls, ok := Chain(sv.g, tool, chain, b, sv.bs)
+			if !ok {
+				if !found {
+					best = step{err: fmt.Sprintf("the arguments of %s could not be filled from the case", chainText(append(append([]string{}, chain...), tool.Name)))}
+				}
+				break
+			}
+			ans, err := sv.r.Rehearse(ctx, nil, calls)
+			if err != nil {
+				return step{}, err
+			}
+			if len(ans) != len(calls) {
+				break
+			}
+			st := step{prereqOK: true, act: ans[len(ans)-1], variant: v, ordinal: ordinal + o}
+			refusing := len(ans) - 1
+			for i, a := range ans[:len(ans)-1] {
+				if !a.OK {
+					st.prereqOK = false
+					st.err = fmt.Sprintf("%s: %s", calls[i].Tool, a.Error)
+					refusing = i
+					break
+				}
+			}
+			if st.prereqOK && (prereqOnly || st.act.OK) {
+				return st, nil
+			}
+			if !found || st.prereqOK && !best.prereqOK {
+				best, found = st, true
+			}
+			rows, choices := sv.reads(calls[refusing].Tool, ans[refusing], b)
+			if !choices {
+				if !rows {
+					return best, nil // nothing a choice changes was read
+				}
+				break // another row choice may help; another ordinal not
+			}
+		}
+	}
+	return best, nil
+}
+
+// choiceTries is how many ordinals (enum values, shared rows, siblings) a
+// refused call is tried with before the refusal counts as the record's.
+const choiceTries = 3
+
+// reads reports whether a refused call read an argument whose value comes
+// from a table the case reaches several rows of (rows), or one the
+// ordinal chooses (choices: an enum, a sibling, a shared row).
+func (sv *solver) reads(tool string, a ground.Answer, b ground.Bound) (rows, choices bool) {
+	t := sv.g.C.Tool(tool)
+	for _, bd := range sv.bs.For(tool) {
+		read := false
+		for _, r := range a.Read {
+			read = read || r == bd.Param
+		}
+		if !read && !a.Invalid {
+			continue
+		}
+		switch {
+		case bd.Source == ground.FromSibling || bd.Source == ground.FromShared && len(bd.Picks) > 1,
+			bd.How == ground.ByEnum && t != nil && len(t.Enum(bd.Param)) > 1:
+			choices = true
+		case bd.Source == ground.FromCase && bd.Table != "" && bd.Table != b.Table && len(b.Rows[bd.Table]) > 1:
+			rows = true
+		}
+	}
+	return rows, choices
+}
+
+// mintable checks that a case at each level can be minted: the setup of the
+// first templates runs, and the chain still answers as the level says.
+// Templates whose copy the world refuses are dropped; a level left with
+// none is dropped. It returns why, when every level went.
+func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *solution) (string, error) {
+	g := sv.g
+	cl := g.C.Caller
+	pk := g.PK(sol.table)
+	var why string
+	var kept []level
+	for _, lv := range sol.levels {
+		var ok []string
+		checked := 0
+		for i, key := range lv.templates {
+			if checked >= 3 && len(ok) > 0 {
+				ok = append(ok, lv.templates[i:]...)
+				break
+			}
+			checked++
+			target := g.Find(sol.table, pk, key)
+			var caller ground.Row
+			if len(sol.callers) > 0 && cl != nil {
+				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
+			}
+			p := ground.Person{First: "Probe", Last: "Caller", Number: 1, Index: 0}
+			s, b, err := g.Case(sol.table, target, caller, p)
+			if err != nil {
+				why = fmt.Sprintf("no case of %s could be minted: %v", sol.table, err)
+				continue
+			}
+			ch := sol.choices[key]
+			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
+			calls, filled := Chain(g, tool, sol.chain, b, sv.bs)
+			if !filled {
+				why = fmt.Sprintf("the arguments of %s could not be filled for a minted %s%s", tool.Name, sol.table, prefix("; ", sv.firstUnbound(tool.Name)))
+				continue
+			}
+			ans, err := sv.r.Rehearse(ctx, s.Statements, calls)
+			var se *ground.SetupError
+			if errors.As(err, &se) {
+				why = fmt.Sprintf("every minted copy broke a constraint: %v", se)
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			good := len(ans) == len(calls)
+			for _, a := range ans[:len(ans)-1] {
+				good = good && a.OK
+			}
+			last := ans[len(ans)-1]
+			if good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid) {
+				ok = append(ok, key)
+			} else {
+				why = fmt.Sprintf("a minted copy of %s %s did not answer as the seed row did (%s)", sol.table, key, clip(firstError(ans)))
+			}
+		}
+		if len(ok) > 0 {
+			lv.templates = ok
+			kept = append(kept, lv)
+		}
+	}
+	sol.levels = kept
+	return why, nil
+}
+
+func firstError(ans []ground.Answer) string {
+	for _, a := range ans {
+		if !a.OK {
+			return a.Error
+		}
+	}
+	return ""
+}
+
+func prefix(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+func chainText(chain []string) string {
+	if len(chain) == 0 {
+		return "no precondition"
+	}
+	return strings.Join(chain, " then ")
+}
+
+// chainWhy says why no way of meeting a tool's requires held on any row.
+func (sv *solver) chainWhy(tool *contract.Tool, chains [][]string, lastErr string) string {
+	var parts []string
+	for _, ch := range chains {
+		for _, t := range append(append([]string{}, ch...), tool.Name) {
+			if b := sv.firstUnbound(t); b != "" {
+				parts = append(parts, b)
+			}
+		}
+	}
+	s := fmt.Sprintf("the requires chain of %s cannot be met: no way of calling %s answered ok on any row", tool.Name, strings.Join(chainNames(chains), " or "))
+	if len(chains) == 1 && len(chains[0]) == 0 {
+		s = fmt.Sprintf("%s cannot be called on any row", tool.Name)
+	}
+	if lastErr != "" {
+		s += " (last: " + clip(lastErr) + ")"
+	}
+	if len(parts) > 0 {
+		s += "; " + strings.Join(dedupe(parts), "; ")
+	}
+	return s
+}
+
+func chainNames(chains [][]string) []string {
+	var out []string
+	for _, ch := range chains {
+		out = append(out, chainText(ch))
+	}
+	return out
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// usesTable reports whether a tool takes an argument from a table's rows.
+func (sv *solver) usesTable(tool, table string) bool {
+	for _, b := range sv.bs.For(tool) {
+		if b.Table == table && b.Source == ground.FromCase {
+			return true
+		}
+	}
+	return false
+}
+
+// firstUnbound names the first argument of a tool no column grounds.
+func (sv *solver) firstUnbound(tool string) string {
+	for _, b := range sv.bs.For(tool) {
+		if b.How == ground.Unbound {
+			return fmt.Sprintf("argument %s.%s could not be grounded (%s)", tool, b.Param, ground.XRefHint(b))
+		}
+	}
+	if why, ok := sv.unanswered[tool]; ok {
+		return fmt.Sprintf("%s never answered ok on the world (%s)", tool, clip(why))
+	}
+	return ""
+}
+
+// targetTable is the table the acting tool's first record argument names,
+// or the caller table when it names none.
+func (sv *solver) targetTable(t *contract.Tool) string {
+	g := sv.g
+	for _, name := range t.ParamNames() {
+		tb, _, ok := g.RecordParam(sv.bs, t, name)
+		if !ok {
+			continue
+		}
+		if b, _ := sv.bs.Of(t.Name, name); b.Source == ground.FromShared || b.Source == ground.FromSibling {
+			continue
+		}
+		if g.C.Table(tb) != nil && len(g.Rows(tb)) > 0 && g.PK(tb) != "" {
+			return tb
+		}
+	}
+	if g.C.Caller != nil {
+		return g.C.Caller.Table
+	}
+	return ""
+}
+
+// Chains lists the ways of meeting a tool's requires: for each requirement
+// one of its tools, each with its own requires met first, as call
+// sequences (deepest first), the contract's first choices first.
+func Chains(c *contract.Contract, tool string) [][]string {
+	var walk func(name string, depth int, seen map[string]bool) [][]string
+	walk = func(name string, depth int, seen map[string]bool) [][]string {
+		t := c.Tool(name)
+		if t == nil || depth > 6 {
+			return [][]string{nil}
+		}
+		out := [][]string{nil}
+		for _, r := range t.Requires {
+			if len(r.AnyOf) == 0 {
+				continue
+			}
+			var next [][]string
+			for _, prefixChain := range out {
+				met := false
+				for _, alt := range r.AnyOf {
+					met = met || containsKey(prefixChain, alt)
+				}
+				if met {
+					next = append(next, prefixChain)
+					continue
+				}
+				for _, alt := range r.AnyOf {
+					if seen[alt] {
+						continue
+					}
+					s2 := map[string]bool{alt: true}
+					for k := range seen {
+						s2[k] = true
+					}
+					for _, sub := range walk(alt, depth+1, s2) {
+						ch := appendNew(append([]string{}, prefixChain...), sub...)
+						if !containsKey(ch, alt) {
+							ch = append(ch, alt)
+						}
+						next = append(next, ch)
+						if len(next) >= maxChains {
+							break
+						}
+					}
+				}
+			}
+			if len(next) > 0 {
+				out = next
+			}
+		}
+		return out
+	}
+	chains := walk(tool, 0, map[string]bool{tool: true})
+	// Shortest first, then as listed.
+	sort.SliceStable(chains, func(i, j int) bool { return len(chains[i]) < len(chains[j]) })
+	var out [][]string
+	seen := map[string]bool{}
+	for _, ch := range chains {
+		k := strings.Join(ch, ",")
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, ch)
+		}
+		if len(out) >= maxChains {
+			break
+		}
+	}
+	return out
+}
+
+func appendNew(xs []string, ys ...string) []string {
+	for _, y := range ys {
+		if !containsKey(xs, y) {
+			xs = append(xs, y)
+		}
+	}
+	return xs
+}
+
+// Chain is the call sequence that performs a tool for a case: the
+// precondition tools of chain, in order, then the tool itself, each filled
+// from the case; an argument a requirement says must be the same
+// ({tool: a, same: [x]}) is copied from the call that requires it.
+func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound, bs ground.Bindings) ([]scenario.Call, bool) {
+	var calls []scenario.Call
+	for _, name := range append(append([]string{}, chain...), tool.Name) {
+		t := g.C.Tool(name)
+		if t == nil {
+			return nil, false
+		}
+		args, ok := g.Fill(t, b, bs)
+		if !ok {
+			return nil, false
+		}
+		if name == tool.Name && (t.ChangesState == nil || *t.ChangesState) {
+			// An act that sets what is already there changes nothing.
+			args = g.Renew(t, g.Freshen(t, args, b), b)
+		}
+		calls = append(calls, scenario.Call{Tool: name, Args: args})
+	}
+	// Later calls set the same arguments of the calls they require.
+	for j := len(calls) - 1; j >= 0; j-- {
+		t := g.C.Tool(calls[j].Tool)
+		for _, r := range t.Requires {
+			for _, same := range r.Same {
+				v, has := calls[j].Args[same]
+				if !has {
+					continue
+				}
+				for i := 0; i < j; i++ {
+					if containsKey(r.AnyOf, calls[i].Tool) {
+						calls[i].Args[same] = v
+					}
+				}
+			}
+		}
+	}
+	return calls, true
+}
+
+// levels groups rows by the low-cardinality column whose levels each give
+// one outcome, with both outcomes present; without one, the rows that
+// succeed are one level (or, when none does, those refused).
+func levels(g *ground.Graph, table string, keys []string, outcome map[string]string) ([]level, *Axis) {
+	pk := g.PK(table)
+	type cand struct {
+		col    string
+		levels []level
+		score  int
+	}
+	var best *cand
+	cols := g.LowCardinality(table, 8)
+	names := make([]string, 0, len(cols))
+	for n := range cols {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, col := range names {
+		byLevel := map[string][]string{}
+		outs := map[string]map[string]bool{}
+		for _, k := range keys {
+			r := g.Find(table, pk, k)
+			lv := ground.Text(r[col])
+			byLevel[lv] = append(byLevel[lv], k)
+			if outs[lv] == nil {
+				outs[lv] = map[string]bool{}
+			}
+			outs[lv][outcome[k]] = true
+		}
+		var ls []level
+		kinds := map[string]bool{}
+		pure := 0
+		for _, lv := range cols[col] {
+			if len(outs[lv]) != 1 {
+				continue
+			}
+			pure += len(byLevel[lv])
+			for o := range outs[lv] {
+				kinds[o] = true
+				ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
+			}
+		}
+		if len(kinds) < 2 {
+			continue
+		}
+		if best == nil || pure > best.score {
+			best = &cand{col: col, levels: ls, score: pure}
+		}
+	}
+	if best != nil {
+		ax := &Axis{Table: table, Column: best.col, Levels: map[string]string{}}
+		for _, l := range best.levels {
+			ax.Levels[l.level] = l.outcome
+		}
+		return best.levels, ax
+	}
+	var ok, refused []string
+	for _, k := range keys {
+		if outcome[k] == "succeed" {
+			ok = append(ok, k)
+		} else {
+			refused = append(refused, k)
+		}
+	}
+	var out []level
+	if len(ok) > 0 {
+		out = append(out, level{outcome: "succeed", templates: ok})
+	}
+	if len(refused) > 0 && len(ok) == 0 {
+		out = append(out, level{outcome: "refuse", templates: refused})
+	}
+	return out, nil
+}

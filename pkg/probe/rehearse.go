@@ -1,0 +1,41 @@
+package probe
+
+import (
+	"context"
+	"errors"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// Rehearser plays calls on throwaway copies of a world: what grounding and
+// planning learn the world's behaviour from.
+func Rehearser(w *world.World) ground.Rehearser { return rehearser{w} }
+
+type rehearser struct{ w *world.World }
+
+// Rehearse runs the setup then the calls, in order, on one copy that is
+// rolled back. A setup statement the world refuses is a *ground.SetupError.
+func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, error) {
+	var out []ground.Answer
+	err := r.w.Copy(ctx, func(cp *world.Copy) error {
+		out = out[:0]
+		if len(setup) > 0 {
+			if err := cp.ExecBatch(ctx, setup); err != nil {
+				var se *world.StatementError
+				if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
+					return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
+				}
+				return err
+			}
+		}
+		for _, c := range calls {
+			res := cp.Call(ctx, c.Tool, c.Args)
+			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs})
+		}
+		return nil
+	})
+	return out, err
+}
