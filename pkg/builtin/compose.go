@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -235,12 +236,15 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// never makes is not a refusal of what they ask, and a success whose
 	// checks demand an unstated choice fails a right agent.
 	// A refusal or an escalation states the choices the world's answer may
-	// turn on (records, enumerated values); free text is a success's to say.
+	// turn on (records, enumerated values, amounts); free text is a
+	// success's to say.
 	for _, k := range names {
 		if t.LogOnlyParam(k) || ground.Text(act.Args[k]) == key {
 			continue
 		}
-		if _, _, isRef := p.g.RecordParam(binds, t, k); bk.Outcome != scenario.OutcomeSucceed && !isRef && len(t.Enum(k)) == 0 {
+		_, _, isRecord := p.g.RecordParam(binds, t, k)
+		_, _, names := p.c.RefOf(t.Name, k)
+		if bk.Outcome != scenario.OutcomeSucceed && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))
@@ -291,6 +295,14 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int, int64, float64, json.Number:
+		return true
+	}
+	return false
 }
 
 func isList(v any) bool {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -249,6 +251,8 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				}
 			}
 			cands = slices.Sorted(maps.Keys(set))
+		} else if !isList {
+			cands = smallerNumbers(one, t.Param(n))
 		}
 		for _, c := range cands {
 			if c == ground.Text(one) || c == "" {
@@ -272,11 +276,53 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 	return out
 }
 
+// smallerNumbers are the other amounts a free number may take: one less,
+// half, and one, within the schema's bounds. An amount the caller never
+// states (they want "more data") is the act's choice; when a smaller one goes
+// through, a refusal rests on that choice, not on what the caller asks.
+func smallerNumbers(v any, schema map[string]any) []string {
+	f, ok := number(v)
+	if !ok {
+		return nil
+	}
+	lo, hasLo := number(schema["minimum"])
+	var out []string
+	seen := map[float64]bool{f: true}
+	for _, c := range []float64{f - 1, math.Floor(f / 2), 1} {
+		if c <= 0 && !hasLo || hasLo && c < lo || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, strconv.FormatFloat(c, 'f', -1, 64))
+	}
+	return out
+}
+
+// number is v as a float when it is a JSON or YAML number.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
 // retype gives text the type of like (a number stays a number).
 func retype(text string, like any) any {
 	var v any
 	if json.Unmarshal([]byte(text), &v) == nil {
 		switch like.(type) {
+		case json.Number:
+			if _, ok := v.(float64); ok {
+				return json.Number(text)
+			}
 		case int, int64, float64:
 			if f, ok := v.(float64); ok {
 				if f == float64(int64(f)) {
