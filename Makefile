@@ -10,7 +10,9 @@ BIN            := $(CURDIR)/bin
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK    := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 RUN_ARGS       ?= examples/retail --scenarios 50 --writers 4
-TEST_TIMEOUT   ?= 15m
+# One test binary may take this long: the end-to-end package runs whole
+# suites under -race and must still pass when the cores are busy.
+TEST_TIMEOUT   ?= 30m
 BENCH_TIME     ?= 1x
 
 .DEFAULT_GOAL := help

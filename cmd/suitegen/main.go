@@ -5,7 +5,11 @@ package main
 import (
 	"os"
 
+	"github.com/suitegen/suitegen/internal/runcmd"
 	"github.com/suitegen/suitegen/pkg/cli"
 )
 
-func main() { os.Exit(cli.Main(cli.ProgName(os.Args[0]), os.Args[1:])) }
+func main() {
+	cli.Add(runcmd.Command())
+	os.Exit(cli.Main(cli.ProgName(os.Args[0]), os.Args[1:]))
+}

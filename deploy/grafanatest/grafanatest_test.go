@@ -92,8 +92,8 @@ func (l *ledger) step(i int) {
 	defer l.mu.Unlock()
 	r := &l.r
 	r.Proved, r.ProvedRecent = 2*i, min(2*i, 60)
-	r.Buckets = map[string]int{canvas.BucketOpen: max(0, 200-i), canvas.BucketClaimed: 4, canvas.BucketDone: min(200, i), canvas.BucketBlocked: i / 50}
-	r.Slices = map[string]int{canvas.SlicePublished: 4, canvas.SliceDone: i, canvas.SliceDead: i / 13}
+	r.Buckets = map[string]int{string(canvas.BucketOpen): max(0, 200-i), string(canvas.BucketClaimed): 4, string(canvas.BucketDone): min(200, i), string(canvas.BucketBlocked): i / 50}
+	r.Slices = map[string]int{string(canvas.SlicePublished): 4, string(canvas.SliceDone): i, string(canvas.SliceDead): i / 13}
 	r.Dead = map[string]int{canvas.DeadFailed: i / 26, canvas.DeadLost: i/13 - i/26}
 	r.Refusals = map[canvas.GateCode]int{{Gate: "static", Code: "placeholder"}: i / 2, {Gate: "solvable", Code: "check-failed"}: i / 3}
 	r.Calls, r.PromptTokens, r.CompletionTokens = int64(2*i), int64(1000*i), int64(200*i)

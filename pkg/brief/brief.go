@@ -14,8 +14,17 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
-// Bucket is one bucket of a slice as the writer sees it.
+// Bucket is one bucket of a slice: the plan's bucket, with how many
+// scenarios the ledger had credited to it when the session began.
 type Bucket struct {
+	plan.Bucket
+	Have int
+}
+
+// wireBucket is a bucket as the model reads it in the brief: what to write
+// and how, without the plan's bookkeeping (order, theme, cell), which only
+// costs a model tokens.
+type wireBucket struct {
 	ID      string            `json:"id"`
 	UseCase string            `json:"use_case"`
 	Angle   string            `json:"angle"`
@@ -26,6 +35,23 @@ type Bucket struct {
 	Want    int               `json:"want"`
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
+}
+
+// MarshalJSON writes the bucket as the brief carries it.
+func (b Bucket) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: b.Spec})
+}
+
+// UnmarshalJSON reads a bucket as the brief carries it.
+func (b *Bucket) UnmarshalJSON(data []byte) error {
+	var w wireBucket
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
+		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}
+	return nil
 }
 
 // Brief is what a writer's model is told about its slice.

@@ -314,11 +314,11 @@ func altered(sent model.ToolCall, intended func() *model.ToolCall) bool {
 }
 
 // notRun reports a writer's answer to a call it could not even dispatch
-// (pkg/writer's tool: arguments that are not JSON, a tool that does not
-// exist), as opposed to an answer from running it.
+// (arguments that are not JSON, a tool that does not exist: the answer's
+// code says so), as opposed to an answer from running it.
 func notRun(answer string) bool {
-	return strings.HasPrefix(answer, "Error: the arguments are not valid JSON") ||
-		strings.HasPrefix(answer, "Error: there is no tool")
+	e, ok := brief.ParseError(answer)
+	return ok && e.Code.NotRun()
 }
 
 // write tries to produce the k-th scenario of a bucket: up to three template

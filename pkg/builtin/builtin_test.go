@@ -37,8 +37,8 @@ func slice(t *testing.T, c *contract.Contract, outcome string, want int) brief.B
 		Gated: []string{"find_user_id_by_email", "get_order_details"}, Handoff: "transfer_to_human_agents",
 		Table: "orders", Column: "status", Level: "pending", Templates: templates}
 	return brief.Brief{Run: "r", Slice: "r-1", Agent: c.Agent, Contract: c.SHA256, Seed: 3, TurnBudget: 40,
-		Buckets: []brief.Bucket{{ID: "b0001", UseCase: "cancel-order", Angle: "ordinary cancel-order", Outcome: outcome,
-			Overlay: "none", Kind: "happy", Want: want, Spec: spec}}}
+		Buckets: []brief.Bucket{{Bucket: plan.Bucket{ID: "b0001", UseCase: "cancel-order", Angle: "ordinary cancel-order", Outcome: outcome,
+			Overlay: "none", Kind: "happy", Want: want, Spec: spec}}}}
 }
 
 // converse plays the writer side: answer holds what each tool returns.
@@ -192,9 +192,9 @@ func TestResendsCallsThatNeverRan(t *testing.T) {
 		if garbled < 2 && (tc.Name == brief.ToolTry) == (garbled == 0) {
 			garbled++
 			if garbled == 1 {
-				return "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters."
+				return brief.Error{Message: "the arguments are not valid JSON", Code: brief.CodeNotJSON}.Answer()
 			}
-			return `Error: there is no tool "submit_scenari"; the tools are ...`
+			return brief.Error{Message: `there is no tool "submit_scenari"`, Code: brief.CodeUnknownTool}.Answer()
 		}
 		return ok(tc)
 	}, 20)

@@ -1,6 +1,7 @@
 package canvas
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,40 +9,27 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/suitegen/suitegen/pkg/plan"
 )
 
-// Bucket states.
-const (
-	BucketOpen    = "open"
-	BucketClaimed = "claimed"
-	BucketDone    = "done"
-	BucketBlocked = "blocked"
-)
-
-// Bucket is a kind of case in one cell, with its ledger columns.
+// Bucket is a bucket of the plan (plan.Bucket: what kind of case, how many,
+// its working spec) with what the ledger knows of it in a run.
 type Bucket struct {
-	RunID     string            `json:"run_id"`
-	ID        string            `json:"id"`
-	Ord       int               `json:"ord"`
-	Theme     string            `json:"theme"`
-	Cell      string            `json:"cell"`
-	UseCase   string            `json:"use_case"`
-	Angle     string            `json:"angle"`
-	Outcome   string            `json:"outcome"`
-	Overlay   string            `json:"overlay"`
-	Kind      string            `json:"kind"`
-	Axes      map[string]string `json:"axes,omitempty"`
-	Want      int               `json:"want"`
-	Attempts  int               `json:"attempts"`
-	Refused   int               `json:"refused"`
-	State     string            `json:"state"`
-	ClaimedBy string            `json:"claimed_by,omitempty"`
-	Notes     string            `json:"notes,omitempty"`
-	Origin    string            `json:"origin"`
-	Spec      json.RawMessage   `json:"spec,omitempty"`
+	plan.Bucket
+	RunID     string      `json:"run_id"`
+	Attempts  int         `json:"attempts"`
+	Refused   int         `json:"refused"`
+	State     BucketState `json:"state"`
+	ClaimedBy string      `json:"claimed_by,omitempty"`
+	Notes     string      `json:"notes,omitempty"`
+	Origin    Origin      `json:"origin"`
 	// Done is derived: the number of scenarios credited to the bucket.
 	Done int `json:"done"`
 }
+
+// Outstanding is how many scenarios the bucket still wants.
+func (b Bucket) Outstanding() int { return max(b.Want-b.Done, 0) }
 
 func bucketArgs(run string, b Bucket) ([]any, error) {
 	axes := b.Axes
@@ -52,24 +40,21 @@ func bucketArgs(run string, b Bucket) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := string(b.Spec)
-	if len(b.Spec) == 0 {
-		spec = "{}"
+	spec, err := json.Marshal(b.Spec)
+	if err != nil {
+		return nil, err
 	}
-	state := b.State
-	if state == "" {
-		state = BucketOpen
+	state := cmp.Or(b.State, BucketOpen)
+	if !state.Known() {
+		return nil, fmt.Errorf("unknown state %q", state)
 	}
-	origin := b.Origin
-	if origin == "" {
-		origin = "plan"
-	}
+	origin := cmp.Or(b.Origin, OriginPlan)
 	var claimed *string
 	if b.ClaimedBy != "" {
 		claimed = &b.ClaimedBy
 	}
 	return []any{run, b.ID, b.Ord, b.Theme, b.Cell, b.UseCase, b.Angle, b.Outcome, b.Overlay, b.Kind,
-		string(ax), b.Want, b.Attempts, b.Refused, state, claimed, b.Notes, origin, spec}, nil
+		string(ax), b.Want, b.Attempts, b.Refused, state, claimed, b.Notes, origin, string(spec)}, nil
 }
 
 const insertBucket = `INSERT INTO buckets (run_id, id, ord, theme, cell, use_case, angle, outcome, overlay, kind,
@@ -123,7 +108,9 @@ func scanBucket(row pgx.Row) (Bucket, error) {
 	if err := json.Unmarshal(axes, &b.Axes); err != nil {
 		return b, fmt.Errorf("bucket %s axes: %w", b.ID, err)
 	}
-	b.Spec = json.RawMessage(spec)
+	if err := json.Unmarshal(spec, &b.Spec); err != nil {
+		return b, fmt.Errorf("bucket %s spec: %w", b.ID, err)
+	}
 	return b, nil
 }
 
@@ -155,8 +142,8 @@ func (s *Store) Buckets(ctx context.Context, run string) ([]Bucket, error) {
 // same use case, cell, angle, outcome and overlay returns the existing bucket,
 // so a redelivered slice does not add it twice.
 func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, error) {
-	if b.Origin == "" || b.Origin == "plan" {
-		b.Origin = "writer"
+	if b.Origin == "" || b.Origin == OriginPlan {
+		b.Origin = OriginWriter
 	}
 	// Want 0 is allowed: a reported bucket may take no scenario until a
 	// planner's top-up raises it (it must not make a run write more than asked).
@@ -214,10 +201,14 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 
 // Raise sets a bucket's want and spec (a planner topping up a short run) and
 // reopens it when it was done. A claimed or blocked bucket is left alone.
-func (s *Store) Raise(ctx context.Context, run, id string, want int, spec json.RawMessage) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4,
-			state = CASE WHEN state = 'done' THEN 'open' ELSE state END
-		WHERE run_id = $1 AND id = $2 AND state IN ('open', 'done') AND claimed_by IS NULL`, run, id, want, spec)
+func (s *Store) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
+	js, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, err)
+	}
+	// Raising reopens a done bucket (done -> open) or keeps an open one open.
+	tag, err := s.pool.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4, state = $5
+		WHERE run_id = $1 AND id = $2 AND state IN ($5, $6) AND claimed_by IS NULL`, run, id, want, js, BucketOpen, BucketDone)
 	if err != nil {
 		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -30,9 +31,9 @@ func mkRun(t testing.TB, s *canvas.Store, id string) {
 func mkBuckets(n int, want int) []canvas.Bucket {
 	var bs []canvas.Bucket
 	for i := 0; i < n; i++ {
-		bs = append(bs, canvas.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
+		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
 			UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy",
-			Axes: map[string]string{"status": "pending"}, Want: want})
+			Axes: map[string]string{"status": "pending"}, Want: want}})
 	}
 	return bs
 }
@@ -61,14 +62,16 @@ func TestRunIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Asked != 300 || got.State != canvas.RunPlanning || got.Seed != 42 || string(got.Config) != "{}" || got.FinishedAt != nil {
+	if got.Asked != 300 || got.State != canvas.RunPlanned || got.Seed != 42 || string(got.Config) != "{}" || got.FinishedAt != nil {
 		t.Fatalf("run changed or defaults wrong: %+v", got)
 	}
 	if _, err := s.Run(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
 		t.Fatalf("missing run: %v", err)
 	}
-	if err := s.SetRunState(ctx, "r1", canvas.RunDone, "ok"); err != nil {
-		t.Fatal(err)
+	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+		if _, err := s.MoveRun(ctx, "r1", to, "ok"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := s.SetRound(ctx, "r1", 3); err != nil {
 		t.Fatal(err)
@@ -77,10 +80,14 @@ func TestRunIdempotent(t *testing.T) {
 	if got.State != "done" || got.FinishedAt == nil || got.Round != 3 || got.Message != "ok" {
 		t.Fatalf("after state/round: %+v", got)
 	}
-	if err := s.SetRunState(ctx, "r1", "bogus", ""); err == nil {
+	if _, err := s.MoveRun(ctx, "r1", "bogus", ""); err == nil {
 		t.Fatal("bogus state accepted")
 	}
-	if err := s.SetRunState(ctx, "zz", canvas.RunDone, ""); !errors.Is(err, canvas.ErrNotFound) {
+	var te *canvas.TransitionError
+	if from, err := s.MoveRun(ctx, "r1", canvas.RunWriting, ""); !errors.As(err, &te) || from != canvas.RunDone || te.From != "done" || te.To != "writing" {
+		t.Fatalf("a done run moved back to writing: from=%s err=%v", from, err)
+	}
+	if _, err := s.MoveRun(ctx, "zz", canvas.RunDone, ""); !errors.Is(err, canvas.ErrNotFound) {
 		t.Fatalf("state of missing run: %v", err)
 	}
 	mkRun(t, s, "r2")
@@ -130,8 +137,12 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 	if err := s.FinishSlice(ctx, "r", "s1", "done", "w1", "", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishSlice(ctx, "r", "s1", "dead", "w2", "late", 5); err != nil {
-		t.Fatal(err)
+	var te *canvas.TransitionError
+	if err := s.FinishSlice(ctx, "r", "s1", "dead", "w2", "late", 5); !errors.As(err, &te) {
+		t.Fatalf("a done slice died: %v", err)
+	}
+	if err := s.FinishSlice(ctx, "r", "s1", "done", "w2", "", 2); err != nil {
+		t.Fatalf("finishing a done slice again: %v", err)
 	}
 	slices, _ = s.Slices(ctx, "r", 0)
 	if slices[0].State != "done" || slices[0].Writer != "w1" || slices[0].FinishedAt == nil {
@@ -145,11 +156,11 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 	}
 
 	// Writer-reported buckets get central ids, once.
-	nb, err := s.AddBucket(ctx, "r", canvas.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1})
+	nb, err := s.AddBucket(ctx, "r", canvas.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
 	if err != nil || nb.ID != "b3" || nb.Ord != 3 || nb.Origin != "writer" {
 		t.Fatalf("AddBucket: %v %+v", err, nb)
 	}
-	again, err := s.AddBucket(ctx, "r", canvas.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1})
+	again, err := s.AddBucket(ctx, "r", canvas.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
 	if err != nil || again.ID != "b3" {
 		t.Fatalf("AddBucket repeated: %v %+v", err, again)
 	}
@@ -482,5 +493,84 @@ func TestTopRefusals(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("lesson %d: got %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+func TestRaiseReopensOnlyUnclaimedOpenOrDone(t *testing.T) {
+	s, ctx := newStore(t)
+	mkRun(t, s, "r")
+	if err := s.PutBuckets(ctx, "r", mkBuckets(3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0", "b1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Journal(ctx, "r", sc("a", "b0", "one"), "s1", "w", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fold(ctx, "r", 1); err != nil { // b0 done, b1 blocked after its one attempt
+		t.Fatal(err)
+	}
+	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := plan.Spec{Capacity: 5, Sized: 1, TopUp: 40}
+	if err := s.Raise(ctx, "r", "b0", 3, spec); err != nil {
+		t.Fatalf("raising a done bucket: %v", err)
+	}
+	for _, id := range []string{"b1", "b2", "nope"} { // blocked, claimed, missing
+		if err := s.Raise(ctx, "r", id, 3, spec); !errors.Is(err, canvas.ErrNotFound) {
+			t.Errorf("raising %s: %v, want ErrNotFound", id, err)
+		}
+	}
+	bs, _ := s.Buckets(ctx, "r")
+	if b := bs[0]; b.State != canvas.BucketOpen || b.Want != 3 || b.Spec.TopUp != 40 || b.Spec.Capacity != 5 || b.Outstanding() != 2 {
+		t.Fatalf("raised bucket: %+v", b)
+	}
+	if bs[1].State != canvas.BucketBlocked || bs[2].State != canvas.BucketClaimed {
+		t.Fatalf("others changed: %+v %+v", bs[1], bs[2])
+	}
+	// A bucket that is not open cannot be claimed again.
+	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s3", BucketIDs: []string{"b1"}}); err == nil {
+		t.Fatal("a blocked bucket was claimed")
+	}
+}
+
+func TestBudgetAndContracts(t *testing.T) {
+	s, ctx := newStore(t)
+	r := canvas.Run{ID: "r", Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "m", Asked: 1, BudgetTokens: 100}
+	if _, err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Budget(ctx, r); err != nil || b.Reached() || b.Spent != 0 || b.Cap != 100 {
+		t.Fatalf("fresh budget: %+v %v", b, err)
+	}
+	if err := s.Spend(ctx, "r", "s1", "w", "m", 60, 40, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Budget(ctx, r); err != nil || !b.Reached() || b.Spent != 100 {
+		t.Fatalf("spent budget: %+v %v", b, err)
+	}
+	uncapped := r
+	uncapped.BudgetTokens = 0
+	if b, err := s.Budget(ctx, uncapped); err != nil || b.Reached() {
+		t.Fatalf("a run without a cap reached it: %+v %v", b, err)
+	}
+
+	files := map[string][]byte{"contract.yaml": []byte("agent: shop\n"), "world/seed/users.jsonl": []byte("{\"id\": 1}\n")}
+	for range 2 {
+		if err := s.SaveContract(ctx, "abc", "shop", files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ContractFiles(ctx, "abc")
+	if err != nil || len(got) != 2 || string(got["world/seed/users.jsonl"]) != "{\"id\": 1}\n" {
+		t.Fatalf("ContractFiles: %v %q", err, got)
+	}
+	if _, err := s.ContractFiles(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
+		t.Fatalf("unknown contract: %v", err)
 	}
 }

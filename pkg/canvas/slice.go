@@ -1,20 +1,13 @@
 package canvas
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
-
-// Slice states.
-const (
-	SlicePublished = "published"
-	SliceDone      = "done"
-	SliceDead      = "dead"
 )
 
 // Slice is one unit of work on the queue.
@@ -22,9 +15,9 @@ type Slice struct {
 	RunID      string     `json:"run_id"`
 	ID         string     `json:"id"`
 	Round      int        `json:"round"`
-	Kind       string     `json:"kind"`
+	Kind       SliceKind  `json:"kind"`
 	BucketIDs  []string   `json:"bucket_ids"`
-	State      string     `json:"state"`
+	State      SliceState `json:"state"`
 	Writer     string     `json:"writer,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
 	Deliveries int        `json:"deliveries"`
@@ -35,7 +28,7 @@ type Slice struct {
 // ClaimSlice records a slice and marks its buckets claimed by it, in one
 // transaction. It is idempotent on (run, id): a slice already recorded is left
 // as it is and its buckets are not touched again (they may have been folded
-// since). Every bucket must exist.
+// since). Every bucket must exist and be open (open -> claimed).
 func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 	if sl.RunID == "" || sl.ID == "" {
 		return errors.New("canvas: claim slice: RunID and ID are required")
@@ -43,10 +36,7 @@ func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 	if len(sl.BucketIDs) == 0 {
 		return fmt.Errorf("canvas: claim slice %s: no buckets", sl.ID)
 	}
-	kind := sl.Kind
-	if kind == "" {
-		kind = "work"
-	}
+	kind := cmp.Or(sl.Kind, SliceWork)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO slices (run_id, id, round, kind, bucket_ids) VALUES ($1,$2,$3,$4,$5)
 			ON CONFLICT (run_id, id) DO NOTHING`, sl.RunID, sl.ID, sl.Round, kind, sl.BucketIDs)
@@ -56,13 +46,13 @@ func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 		if tag.RowsAffected() == 0 {
 			return nil
 		}
-		tag, err = tx.Exec(ctx, `UPDATE buckets SET state = 'claimed', claimed_by = $2 WHERE run_id = $1 AND id = ANY($3)`,
-			sl.RunID, sl.ID, sl.BucketIDs)
+		tag, err = tx.Exec(ctx, `UPDATE buckets SET state = $4, claimed_by = $2 WHERE run_id = $1 AND id = ANY($3) AND state = $5`,
+			sl.RunID, sl.ID, sl.BucketIDs, BucketClaimed, BucketOpen)
 		if err != nil {
 			return err
 		}
 		if n := distinct(sl.BucketIDs); tag.RowsAffected() != int64(n) {
-			return fmt.Errorf("%d of its %d buckets exist", tag.RowsAffected(), n)
+			return fmt.Errorf("%d of its %d buckets exist and are open", tag.RowsAffected(), n)
 		}
 		return nil
 	})
@@ -103,32 +93,83 @@ func (s *Store) Slices(ctx context.Context, run string, round int) ([]Slice, err
 	return out, nil
 }
 
-// FinishSlice marks a slice done, or dead with a reason, and records the writer
-// and delivery count. It is idempotent: finishing a finished slice again changes
-// nothing, except that a slice dead-lettered and then acked after all becomes
-// done (its work did commit).
-func (s *Store) FinishSlice(ctx context.Context, run, id, state, writer, reason string, deliveries int) error {
-	if state != SliceDone && state != SliceDead {
-		return fmt.Errorf("canvas: finish slice %s: state %q is neither done nor dead", id, state)
+// FinishSlice moves a slice from published to done, or to dead with a
+// reason, and records the writer and delivery count. Finishing a slice again
+// in the state it is in changes nothing (the first finish is kept); a dead
+// slice that is acked after all becomes done (its work did commit); a done
+// slice cannot die (a *TransitionError, which a caller racing another
+// process's finish may take as "finished first by the other").
+func (s *Store) FinishSlice(ctx context.Context, run, id string, to SliceState, writer, reason string, deliveries int) error {
+	if !to.Finished() {
+		return fmt.Errorf("canvas: finish slice %s: state %q is neither done nor dead", id, to)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE slices SET state = $3, writer = $4, reason = $5, deliveries = GREATEST(deliveries, $6),
 		finished_at = COALESCE(finished_at, now())
-		WHERE run_id = $1 AND id = $2 AND (state = 'published' OR (state = 'dead' AND $3 = 'done'))`,
-		run, id, state, writer, reason, deliveries)
+		WHERE run_id = $1 AND id = $2 AND state = ANY($7)`,
+		run, id, to, writer, reason, deliveries, to.from())
 	if err != nil {
 		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, err)
 	}
-	if tag.RowsAffected() == 0 {
-		var one int
-		err := s.pool.QueryRow(ctx, `SELECT 1 FROM slices WHERE run_id = $1 AND id = $2`, run, id).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, ErrNotFound)
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var from SliceState
+	err = s.pool.QueryRow(ctx, `SELECT state FROM slices WHERE run_id = $1 AND id = $2`, run, id).Scan(&from)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, err)
+	}
+	if err := from.To(to); err != nil {
+		var te *TransitionError
+		if errors.As(err, &te) {
+			te.ID = run + "/" + id
 		}
-		if err != nil {
-			return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, err)
-		}
+		return err
 	}
 	return nil
+}
+
+// claimed is a bucket claimed by a finished slice, with what folding it
+// needs from the journal, the refusals and the slice.
+type claimed struct {
+	id                     string
+	state                  BucketState
+	want, attempts, done   int
+	refused                int
+	notes                  string
+	topRefusal, deadReason string
+}
+
+// claimedByFinished reads, and locks for the fold, the buckets claimed by a
+// finished slice of run, in ord order. A bucket's top refusal is its most
+// frequent gate/code with that kind's latest message.
+func claimedByFinished(ctx context.Context, tx pgx.Tx, run string) ([]claimed, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT b.id, b.state, b.want, b.attempts, b.notes, s.reason,
+			(SELECT count(*) FROM scenarios sc WHERE sc.run_id = b.run_id AND sc.bucket_id = b.id),
+			(SELECT count(*) FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id),
+			COALESCE((SELECT r.gate || '/' || r.code || ': ' || (array_agg(r.message ORDER BY r.id DESC))[1]
+				FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id
+				GROUP BY r.gate, r.code ORDER BY count(*) DESC, r.gate, r.code LIMIT 1), '')
+		FROM buckets b JOIN slices s ON s.run_id = b.run_id AND s.id = b.claimed_by
+		WHERE b.run_id = $1 AND s.state = ANY($2)
+		ORDER BY b.ord, b.id
+		FOR UPDATE OF b`, run, []string{string(SliceDone), string(SliceDead)})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.id, &c.state, &c.want, &c.attempts, &c.notes, &c.deadReason, &c.done, &c.refused, &c.topRefusal); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // FoldResult says what a Fold changed, bucket ids in ord order.
@@ -165,63 +206,40 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 			return err
 		}
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM buckets b JOIN slices s ON s.run_id = b.run_id AND s.id = b.claimed_by
-			WHERE b.run_id = $1 AND s.state = 'published'`, run).Scan(&res.InFlight); err != nil {
+			WHERE b.run_id = $1 AND s.state = $2`, run, SlicePublished).Scan(&res.InFlight); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `
-			WITH settled AS (
-				SELECT b.id, b.ord, b.want, b.attempts, s.reason AS dead_reason,
-					(SELECT count(*) FROM scenarios sc WHERE sc.run_id = b.run_id AND sc.bucket_id = b.id) AS done,
-					(SELECT count(*) FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id) AS refused,
-					(SELECT r.gate || '/' || r.code || ': ' || (array_agg(r.message ORDER BY r.id DESC))[1]
-						FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id
-						GROUP BY r.gate, r.code ORDER BY count(*) DESC, r.gate, r.code LIMIT 1) AS top_refusal
-				FROM buckets b JOIN slices s ON s.run_id = b.run_id AND s.id = b.claimed_by
-				WHERE b.run_id = $1 AND s.state IN ('done', 'dead')
-				FOR UPDATE OF b
-			)
-			UPDATE buckets b SET
-				claimed_by = NULL,
-				refused = st.refused,
-				attempts = CASE WHEN st.done >= st.want THEN b.attempts ELSE b.attempts + 1 END,
-				state = CASE WHEN st.done >= st.want THEN 'done'
-					WHEN b.attempts + 1 >= $2 THEN 'blocked' ELSE 'open' END,
-				notes = CASE WHEN st.done < st.want AND b.attempts + 1 >= $2
-					THEN COALESCE(st.top_refusal, NULLIF(st.dead_reason, ''), 'no scenario proved in ' || (b.attempts + 1) || ' attempts')
-					ELSE b.notes END
-			FROM settled st
-			WHERE b.run_id = $1 AND b.id = st.id
-			RETURNING b.id, b.ord, b.state`, run, maxAttempts)
+		settled, err := claimedByFinished(ctx, tx, run)
 		if err != nil {
 			return err
 		}
-		type change struct {
-			id, state string
-			ord       int
-		}
-		var cs []change
-		for rows.Next() {
-			var c change
-			if err := rows.Scan(&c.id, &c.ord, &c.state); err != nil {
-				rows.Close()
-				return err
+		batch := &pgx.Batch{}
+		for _, st := range settled {
+			attempts := st.attempts
+			if st.done < st.want {
+				attempts++
 			}
-			cs = append(cs, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		sort.Slice(cs, func(i, j int) bool { return cs[i].ord < cs[j].ord || (cs[i].ord == cs[j].ord && cs[i].id < cs[j].id) })
-		for _, c := range cs {
-			switch c.state {
+			next := settle(st.done, st.want, attempts, maxAttempts)
+			if err := st.state.To(next); err != nil {
+				return fmt.Errorf("bucket %s: %w", st.id, err)
+			}
+			notes := st.notes
+			if next == BucketBlocked {
+				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", attempts))
+			}
+			batch.Queue(`UPDATE buckets SET claimed_by = NULL, refused = $3, attempts = $4, state = $5, notes = $6
+				WHERE run_id = $1 AND id = $2`, run, st.id, st.refused, attempts, next, notes)
+			switch next {
 			case BucketDone:
-				res.Done = append(res.Done, c.id)
+				res.Done = append(res.Done, st.id)
 			case BucketBlocked:
-				res.Blocked = append(res.Blocked, c.id)
+				res.Blocked = append(res.Blocked, st.id)
 			default:
-				res.Reopened = append(res.Reopened, c.id)
+				res.Reopened = append(res.Reopened, st.id)
 			}
+		}
+		if batch.Len() > 0 {
+			return tx.SendBatch(ctx, batch).Close()
 		}
 		return nil
 	})

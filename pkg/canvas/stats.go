@@ -8,18 +8,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// RunStates lists every run state, in lifecycle order.
-var RunStates = []string{RunPlanning, RunWriting, RunReviewing, RunDone, RunFailed}
+// RunStates lists every run state, in lifecycle order, as the label
+// values an exporter initialises.
+var RunStates = []string{string(RunPlanned), string(RunWriting), string(RunReviewing), string(RunDone), string(RunFailed), string(RunCancelled)}
 
 // BucketStates lists every bucket state.
-var BucketStates = []string{BucketOpen, BucketClaimed, BucketDone, BucketBlocked}
+var BucketStates = []string{string(BucketOpen), string(BucketClaimed), string(BucketDone), string(BucketBlocked)}
 
 // SliceStates lists every slice state.
-var SliceStates = []string{SlicePublished, SliceDone, SliceDead}
-
-// Final reports whether a run in state is over: nothing more will be written
-// for it unless it is resumed.
-func Final(state string) bool { return state == RunDone || state == RunFailed }
+var SliceStates = []string{string(SlicePublished), string(SliceDone), string(SliceDead)}
 
 // Why a slice died, read from who recorded it: the ledger keeps the reason
 // as text, so the cause is the one structured fact there is.
@@ -213,7 +210,7 @@ func readStats(ctx context.Context, tx pgx.Tx, q StatsQuery) ([]RunStats, error)
 			return err
 		}
 		r.Slices[state] += n
-		if state == SliceDead {
+		if SliceState(state) == SliceDead {
 			if byWriter {
 				r.Dead[DeadFailed] += n
 			} else {

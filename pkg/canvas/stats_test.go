@@ -48,7 +48,10 @@ func TestStats(t *testing.T) {
 	must(s.Spend(ctx, "r1", "s1", "w1", "m", 1000, 200, "ok"))
 	must(s.Spend(ctx, "r1", "s2", "w2", "m", 10, 0, "error"))
 	must(s.Spend(ctx, "r2", "x", "w1", "m", 5, 5, "ok"))
-	must(s.SetRunState(ctx, "old", canvas.RunDone, ""))
+	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+		_, err := s.MoveRun(ctx, "old", to, "")
+		must(err)
+	}
 	// Back-date what the clock cannot: "old" finished and "idle" last moved
 	// two hours ago.
 	for _, q := range []string{
@@ -76,10 +79,10 @@ func TestStats(t *testing.T) {
 	if r1.Proved != 3 || r1.ProvedRecent != 2 || r1.Asked != 10 {
 		t.Errorf("r1 proved %d (recent %d) asked %d, want 3 (2) 10", r1.Proved, r1.ProvedRecent, r1.Asked)
 	}
-	if r1.Buckets[canvas.BucketClaimed] != 3 || r1.Buckets[canvas.BucketOpen] != 1 {
+	if r1.Buckets[string(canvas.BucketClaimed)] != 3 || r1.Buckets[string(canvas.BucketOpen)] != 1 {
 		t.Errorf("r1 buckets %v", r1.Buckets)
 	}
-	if r1.Slices[canvas.SliceDone] != 1 || r1.Slices[canvas.SliceDead] != 2 || r1.Dead[canvas.DeadFailed] != 1 || r1.Dead[canvas.DeadLost] != 1 {
+	if r1.Slices[string(canvas.SliceDone)] != 1 || r1.Slices[string(canvas.SliceDead)] != 2 || r1.Dead[canvas.DeadFailed] != 1 || r1.Dead[canvas.DeadLost] != 1 {
 		t.Errorf("r1 slices %v dead %v", r1.Slices, r1.Dead)
 	}
 	if r1.Refusals[canvas.GateCode{Gate: "static", Code: "placeholder"}] != 2 || r1.Refusals[canvas.GateCode{Gate: "solvable", Code: "check-failed"}] != 1 || len(r1.Refusals) != 2 {

@@ -1,6 +1,7 @@
 package canvas
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,15 +25,6 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // Pool is the store's pool, for callers that read the ledger in their own ways.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Run states.
-const (
-	RunPlanning  = "planning"
-	RunWriting   = "writing"
-	RunReviewing = "reviewing"
-	RunDone      = "done"
-	RunFailed    = "failed"
-)
-
 // Run is one suite being written.
 type Run struct {
 	ID             string          `json:"id"`
@@ -40,7 +32,7 @@ type Run struct {
 	ContractSHA256 string          `json:"contract_sha256"`
 	WorldSHA256    string          `json:"world_sha256"`
 	Model          string          `json:"model"`
-	State          string          `json:"state"`
+	State          RunState        `json:"state"`
 	Message        string          `json:"message"`
 	Asked          int             `json:"asked"`
 	Seed           int64           `json:"seed"`
@@ -71,9 +63,9 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) 
 	if r.Asked < 0 {
 		return false, fmt.Errorf("canvas: Run.Asked %d is negative", r.Asked)
 	}
-	state := r.State
-	if state == "" {
-		state = RunPlanning
+	state := cmp.Or(r.State, RunPlanned)
+	if !state.Known() {
+		return false, fmt.Errorf("canvas: run %s: unknown state %q", r.ID, state)
 	}
 	cfg := string(r.Config)
 	if len(r.Config) == 0 {
@@ -121,24 +113,36 @@ func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 	return out, nil
 }
 
-// SetRunState moves a run to state with a message; done and failed stamp
-// finished_at, any other state clears it (a resumed run is unfinished again).
-func (s *Store) SetRunState(ctx context.Context, id, state, message string) error {
-	switch state {
-	case RunPlanning, RunWriting, RunReviewing, RunDone, RunFailed:
-	default:
-		return fmt.Errorf("canvas: run %s: unknown state %q", id, state)
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET state = $2, message = $3,
-		finished_at = CASE WHEN $2 IN ('done','failed') THEN COALESCE(finished_at, now()) ELSE NULL END
-		WHERE id = $1`, id, state, message)
+// MoveRun moves a run to state to with a message, checking the move against
+// the lifecycle (RunState.To) under the run's row lock, so two processes
+// cannot move one run two ways. A move to the state the run is already in
+// only updates the message. Done and failed stamp finished_at; any other
+// state clears it (a resumed run is unfinished again). It returns the state
+// the run was in.
+func (s *Store) MoveRun(ctx context.Context, id string, to RunState, message string) (from RunState, err error) {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT state FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&from); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if err := from.To(to); err != nil {
+			var te *TransitionError
+			if errors.As(err, &te) {
+				te.ID = id
+			}
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE runs SET state = $2, message = $3,
+			finished_at = CASE WHEN $4 THEN COALESCE(finished_at, now()) ELSE NULL END
+			WHERE id = $1`, id, to, message, to.Final())
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("canvas: set run %s state: %w", id, err)
+		return from, fmt.Errorf("canvas: move run %s to %s: %w", id, to, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
-	}
-	return nil
+	return from, nil
 }
 
 // SetRound records the planning round a run is in.

@@ -36,13 +36,12 @@ func runProver(e *engine.Engine, path string) (*prove.Prover, error) {
 		}
 		added = append(added, sg)
 	}
-	progs, err := e.Progs.WithSubGoals(e.C.Sources, added)
+	p, skipped, err := e.WithSubGoals(added)
 	if err != nil {
 		return nil, fmt.Errorf("--catalogue %s: %w", path, err)
 	}
-	p, err := e.Prover.WithSubGoals(added, progs)
-	if err != nil {
-		return nil, fmt.Errorf("--catalogue %s: %w", path, err)
+	if len(skipped) > 0 {
+		return nil, fmt.Errorf("--catalogue %s: run sub-goal %s: %w", path, skipped[0].Name, skipped[0].Err)
 	}
 	return p, nil
 }

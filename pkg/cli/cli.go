@@ -30,12 +30,21 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1 // the job ran and did not succeed (refused, short, invalid)
 	ExitUsage = 2
+	// ExitRetry: the job did not finish, and running it again may succeed
+	// (interrupted, a server out of reach); sysexits' EX_TEMPFAIL.
+	ExitRetry = 75
 )
 
 // UsageError is a bad command line.
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// RetryError is a job that did not finish and may succeed when run again.
+type RetryError struct{ Err error }
+
+func (e *RetryError) Error() string { return e.Err.Error() }
+func (e *RetryError) Unwrap() error { return e.Err }
 
 type command struct {
 	name, args, summary string
@@ -134,6 +143,10 @@ func exitCode(env *Env, prog, name string, err error) int {
 		return ExitUsage
 	}
 	fmt.Fprintf(env.Stderr, "%s %s: %v\n", prog, name, err)
+	var retry *RetryError
+	if errors.As(err, &retry) {
+		return ExitRetry
+	}
 	return ExitFail
 }
 
@@ -326,13 +339,19 @@ type modelFlags struct {
 	window                 *time.Duration
 }
 
-func (f *flags) model() modelFlags {
-	def := "builtin"
-	if f.env.Getenv("OPENAI_API_KEY") != "" {
-		def = "gpt-4o-mini"
+// defaultModel is the model a process writes with when --model is not
+// given: the same for a planner (which records it on the run) and its
+// writers (which write only runs recorded with their model).
+func (env *Env) defaultModel() string {
+	if env.Getenv("OPENAI_API_KEY") != "" {
+		return "gpt-4o-mini"
 	}
+	return "builtin"
+}
+
+func (f *flags) model() modelFlags {
 	return modelFlags{
-		model:   f.str("model", def, "builtin, or a model name of the OpenAI-compatible provider"),
+		model:   f.str("model", f.env.defaultModel(), "builtin, or a model name of the OpenAI-compatible provider"),
 		baseURL: f.str("base-url", firstNonEmpty(f.env.Getenv("OPENAI_BASE_URL"), ""), "OpenAI-compatible endpoint (env OPENAI_BASE_URL)"),
 		apiKey:  stringPtr(f.env.Getenv("OPENAI_API_KEY")),
 		rpm:     f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),

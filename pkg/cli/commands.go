@@ -23,66 +23,15 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
 func init() {
-	register(command{"run", "DIR... [flags]", "write a proved suite end to end (planner, writers, reviewer in one process)", cmdRun})
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
 	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR]", "export a written suite", cmdExport})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
-}
-
-func cmdRun(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
-	n := f.num("scenarios", 50, "scenarios to write per contract")
-	writers := f.num("writers", 4, "writers (goroutines, each with its own queue connection)")
-	conc := f.num("concurrency", 1, "contracts planned at once in a portfolio run")
-	out := f.str("out", "", "output directory (default out/<agent>)")
-	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
-	rounds := f.num("rounds", 1, "reviewer rounds")
-	budget := f.num64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
-	planFile := f.str("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
-	runID := f.str("run", "", "run id (reusing one resumes it)")
-	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
-	allowPartial := f.boolean("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
-	byUseCase := f.boolean("by-use-case", false, "show progress per use case under the bar")
-	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
-	cn := f.conn()
-	mf := f.model()
-	dirs, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(dirs) == 0 {
-		return &UsageError{"at least one contract directory is required"}
-	}
-	for name, v := range map[string]int{"--scenarios": *n, "--writers": *writers, "--concurrency": *conc} {
-		if v < 1 {
-			return &UsageError{fmt.Sprintf("%s %d: must be at least 1", name, v)}
-		}
-	}
-	dbURL, err := cn.databaseURL()
-	if err != nil {
-		return &UsageError{err.Error()}
-	}
-	cfg := run.Config{Queue: cn.queueConfig(""), Dirs: dirs, Scenarios: *n, Writers: *writers, Concurrency: *conc, Out: *out, Model: *mf.model,
-		BaseURL: *mf.baseURL, APIKey: *mf.apiKey, Seed: *seed, Rounds: *rounds, StateDir: *cn.stateDir, NATSURL: *cn.nats,
-		DatabaseURL: dbURL, MetricsAddr: *cn.metricsAddr, ProgressAddr: *progressAddr, BudgetTokens: *budget, RPM: *mf.rpm, TPM: *mf.tpm, QuotaWindow: *mf.window,
-		PlanFile: *planFile, RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
-	if err := cfg.Validate(); err != nil {
-		return &UsageError{err.Error()}
-	}
-	results, err := run.Run(ctx, cfg)
-	for _, r := range results {
-		if r.Out != "" && r.Report.Count > 0 {
-			fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s (run %s)\n", r.Agent, r.Report.Count, r.Asked, r.Out, r.RunID)
-		}
-	}
-	return err
 }
 
 func cmdValidate(ctx context.Context, env *Env, args []string) error {

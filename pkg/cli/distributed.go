@@ -2,31 +2,45 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/suitegen/suitegen/internal/wire"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/reviewer"
-	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/writer"
 )
 
+// The distributed binaries run as Kubernetes Jobs (planner, reviewer) and a
+// Deployment (writers). Their exit codes follow Job semantics: 0 when their
+// part of the run succeeded; ExitFail when the run failed or cannot succeed
+// (retrying changes nothing: a short run, a refused plan, use cases left
+// unplanned without --allow-partial, an ask larger than the contract can
+// mint, an invalid contract, an unknown run); ExitRetry when a retry may succeed (a signal,
+// a server out of reach, a run not ready for the reviewer yet). A retried
+// planner or reviewer continues from the ledger and deals nothing twice.
+
 func init() {
-	register(command{"planner", "DIR --run ID --scenarios N [flags]", "plan a run and deal its slices until nothing is open (distributed)", cmdPlanner})
-	register(command{"writer", "[flags]", "consume slices and write proved scenarios until signalled (distributed)", cmdWriter})
-	register(command{"reviewer", "--run ID --out DIR [flags]", "review a run, deal gap slices, write the suite (distributed)", cmdReviewer})
+	register(command{"planner", "DIR --run ID --scenarios N --nats URL --database URL [flags]", "plan a run and deal its slices until nothing is open (distributed)", cmdPlanner})
+	register(command{"writer", "--nats URL --database URL [flags]", "consume slices and write proved scenarios until signalled (distributed)", cmdWriter})
+	register(command{"reviewer", "--run ID --out DIR --nats URL --database URL [flags]", "review a run, deal gap slices, write the suite (distributed)", cmdReviewer})
 }
 
 func cmdPlanner(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "planner", "DIR --run ID --scenarios N [flags]", "Plan a run for one contract and deal its slices in rounds until nothing is open.")
+	f := newFlags(env, "planner", "DIR --run ID --scenarios N --nats URL --database URL [flags]",
+		"Plan a run for one contract and deal its slices in rounds until nothing is open. Exit 0 when the run holds\nits ask (it is then the reviewer's), 1 when it ended short or cannot run, 75 when a retry may succeed.")
 	runID := f.str("run", "", "run id (required; reusing one resumes it)")
-	n := f.num("scenarios", 50, "scenarios to write")
+	asked := f.num("scenarios", 50, "scenarios to write")
 	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
 	budget := f.num64("budget-tokens", 0, "stop dispatch at this many tokens (0: no cap)")
 	planFile := f.str("plan", "", "JSON file steering the split")
-	modelName := f.str("model", "builtin", "model name recorded on the run")
+	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
@@ -41,59 +55,64 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if *runID == "" {
 		return &UsageError{"--run is required"}
 	}
+	if err := requireServers("planner", cn); err != nil {
+		return err
+	}
 	c, err := engine.LoadDir(pos[0])
 	if err != nil {
 		return err
 	}
+	var steer []plan.Steer
+	if *planFile != "" {
+		if steer, err = wire.ReadPlanFile(*planFile); err != nil {
+			return &UsageError{err.Error()}
+		}
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer in.close(ctx)
 	q, err := in.queue(ctx)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer q.Close()
 	e, err := engine.Open(ctx, in.pool, c)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
 	if err != nil {
 		return err
 	}
+	store := storeOf(in)
 	if *progressAddr != "" {
-		stop, err := serveProgress(ctx, env, *progressAddr, storeOf(in))
+		stop, err := serveProgress(ctx, env, *progressAddr, store)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	cfg := planner.Config{Store: storeOf(in), Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *n, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial}
-	if *planFile != "" {
-		if cfg.Steer, err = run.ReadPlanFile(*planFile); err != nil {
-			return err
-		}
-	}
-	p, err := planner.New(cfg)
+	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
+		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer})
 	if err != nil {
-		return err
+		return &UsageError{err.Error()}
 	}
 	if err := p.Prepare(ctx); err != nil {
-		return err
+		return jobError(err)
 	}
 	res, err := p.Run(ctx)
-	if err != nil {
-		return err
+	if err == nil || isFinal(err) {
+		fmt.Fprintf(env.Stdout, "%s: %d of %d proved in %d rounds, %d buckets blocked; the run is %s\n",
+			*runID, res.Proved, res.Asked, res.Rounds, res.Blocked, res.State)
 	}
-	fmt.Fprintf(env.Stdout, "%s: %d of %d proved in %d rounds, %d buckets blocked\n", *runID, res.Proved, res.Asked, res.Rounds, res.Blocked)
-	return nil
+	return jobError(err)
 }
 
 func cmdWriter(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "writer", "[flags]", "Consume slices from the queue and write proved scenarios until SIGTERM, then drain.")
+	f := newFlags(env, "writer", "--nats URL --database URL [flags]",
+		"Consume slices from the queue and write proved scenarios until SIGTERM, then drain. A writer writes the slices\nof runs recorded with the model it drives (--model) and leaves the others for writers of theirs.")
 	id := f.str("id", "", "writer id in the ledger (default host-pid)")
 	drain := f.dur("drain-timeout", 90*time.Second, "how long a stopping writer may finish its current slice")
 	cn := f.conn()
@@ -101,27 +120,30 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
+	if err := requireServers("writer", cn); err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer in.close(ctx)
 	q, err := in.queue(ctx)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer q.Close()
-	engines := engine.NewCache(in.pool)
+	store := storeOf(in)
+	engines := engine.NewCache(in.pool, store)
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
 	if err != nil {
 		return err
 	}
-	client, err := run.Client(ctx, *mf.model, *mf.baseURL, *mf.apiKey, *mf.rpm, *mf.tpm, *mf.window, in.pool, mx, env.Log)
+	client, err := wire.Client(ctx, mf.wire(), in.pool, engines, mx, env.Log)
 	if err != nil {
 		return err
 	}
-	run.FetchContracts(client, engines)
-	wcfg := writer.Config{ID: *id, Queue: q, Store: storeOf(in), Engines: engines, Model: client,
+	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
 		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
@@ -136,13 +158,14 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	w, err := writer.New(wcfg)
 	if err != nil {
-		return err
+		return &UsageError{err.Error()}
 	}
 	return w.Run(ctx)
 }
 
 func cmdReviewer(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "reviewer", "--run ID --out DIR [flags]", "Review a run's suite, deal gap slices for what can be filled, and write the suite from the ledger.")
+	f := newFlags(env, "reviewer", "--run ID --out DIR --nats URL --database URL [flags]",
+		"Review a run's suite, deal gap slices for what can be filled, and write the suite from the ledger. Exit 0 when\nthe run is done, 1 when it failed (the suite holds what it proved), 75 when the run is not ready or a retry may succeed.")
 	runID := f.str("run", "", "run id (required)")
 	out := f.str("out", "", "output directory (default out/<agent>)")
 	rounds := f.num("rounds", 1, "gap rounds")
@@ -153,49 +176,91 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	if *runID == "" {
 		return &UsageError{"--run is required"}
 	}
+	if *rounds < 0 {
+		return &UsageError{fmt.Sprintf("--rounds must not be negative, got %d", *rounds)}
+	}
+	if err := requireServers("reviewer", cn); err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer in.close(ctx)
 	store := storeOf(in)
 	r, err := store.Run(ctx, *runID)
 	if err != nil {
-		return fmt.Errorf("run %s: %w", *runID, err)
+		return jobError(fmt.Errorf("run %s: %w", *runID, err))
 	}
-	e, err := engine.NewCache(in.pool).Get(ctx, r.ContractSHA256)
+	e, err := engine.NewCache(in.pool, store).Get(ctx, r.ContractSHA256)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	q, err := in.queue(ctx)
 	if err != nil {
-		return err
+		return jobError(err)
 	}
 	defer q.Close()
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
 	if err != nil {
 		return err
 	}
-	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID, Asked: r.Asked, Seed: r.Seed, Model: r.Model, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
+	// The run's own planner settings, so the gap rounds deal as it did and
+	// the plan (for the report) is the one it derived.
+	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
+		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
 	if err != nil {
 		return err
 	}
-	if err := p.Prepare(ctx); err != nil {
-		return err
-	}
-	if *rounds > 0 {
-		if _, err := reviewer.Fill(ctx, p, *rounds, env.Log); err != nil {
-			return err
-		}
+	if err := p.Prepare(ctx); err != nil && !errors.Is(err, planner.ErrPlanRefused) {
+		return jobError(err)
 	}
 	dir := defaultOut(e.C.Agent, *out)
-	rep, err := run.Finish(ctx, store, r.ID, e.C, p.Plan, dir)
-	if err != nil {
-		return err
+	rep, err := reviewer.Run(ctx, reviewer.Config{Store: store, Dealer: p, RunID: r.ID, Contract: e.C, Plan: p.Plan,
+		Out: dir, Rounds: *rounds, Logger: env.Log})
+	if err == nil || isFinal(err) {
+		fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s\n", e.C.Agent, rep.Count, r.Asked, dir)
 	}
-	fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s\n", e.C.Agent, rep.Count, r.Asked, dir)
-	if rep.Count < r.Asked {
-		return &run.ShortError{Agent: e.C.Agent, Proved: rep.Count, Asked: r.Asked, Blocked: len(rep.Blocked), Out: dir}
+	return jobError(err)
+}
+
+// requireServers refuses a distributed role without the servers it shares
+// with the others: on an embedded NATS or PostgreSQL of its own it would
+// never see the run's work.
+func requireServers(role string, cn conn) error {
+	if *cn.nats == "" {
+		return &UsageError{fmt.Sprintf("--nats (or SUITEGEN_NATS_URL) is required: a %s on a private NATS of its own never sees the run's slices", role)}
+	}
+	db, err := cn.databaseURL()
+	if err != nil {
+		return &UsageError{err.Error()}
+	}
+	if db == "" {
+		return &UsageError{fmt.Sprintf("--database (or SUITEGEN_DATABASE_URL, --database-url-file) is required: a %s on a private PostgreSQL of its own never sees the run's ledger", role)}
 	}
 	return nil
+}
+
+// isFinal reports an error after which retrying the role changes nothing:
+// the run failed, or cannot run as given.
+func isFinal(err error) bool {
+	var short *planner.ShortError
+	var failed *reviewer.FailedError
+	var probs contract.Problems
+	var te *canvas.TransitionError
+	var usage *UsageError
+	var tooMany *plan.TooMany
+	var unplanned *plan.Unplanned
+	return errors.As(err, &tooMany) || errors.As(err, &unplanned) || errors.As(err, &short) || errors.As(err, &failed) || errors.As(err, &probs) || errors.As(err, &te) ||
+		errors.As(err, &usage) || errors.Is(err, planner.ErrPlanRefused) || errors.Is(err, reviewer.ErrCancelled) ||
+		errors.Is(err, canvas.ErrNotFound)
+}
+
+// jobError is err as the role's exit should say it: final errors as they
+// are (ExitFail, or ExitUsage), any other as a *RetryError (ExitRetry).
+func jobError(err error) error {
+	if err == nil || isFinal(err) {
+		return err
+	}
+	return &RetryError{Err: err}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -41,7 +42,10 @@ func cmdProviderSim(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		m.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) { return engine.Fetch(ctx, pool, sha) }
+		ledger := canvas.New(pool)
+		m.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) {
+			return engine.Load(ctx, ledger, sha)
+		}
 	}
 	cfg.Model = m
 	cfg.Logger = env.Log

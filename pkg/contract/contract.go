@@ -11,7 +11,12 @@ import (
 // Field names follow contract.yaml; positions (Line) are kept so that every later
 // problem (a probe, a scenario naming a tool) can point back at the file.
 type Contract struct {
+	// Dir is the directory Load read; empty for a contract LoadFS read.
 	Dir string `json:"-"`
+	// Files are the files the contract is made of (slash paths relative to
+	// its root) and their contents: what SHA256 hashes, and what LoadFS
+	// reads back into the same contract.
+	Files map[string][]byte `json:"-"`
 
 	Agent     string     `json:"agent"`
 	OneLiner  string     `json:"one_liner"`

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -28,9 +27,27 @@ func Load(dir string) (*Contract, Problems, error) {
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("contract: %s is not a directory", dir)
 	}
+	c, ps := load(os.DirFS(dir))
+	c.Dir = dir
+	return c, ps, nil
+}
+
+// LoadFS reads a contract from the root of fsys: a directory, an embedded
+// tree, or files kept elsewhere (the ledger keeps them by hash). It is Load
+// without a directory on disk; the contract's Dir is empty. The error is only
+// for a root that cannot be read.
+func LoadFS(fsys fs.FS) (*Contract, Problems, error) {
+	if _, err := fs.ReadDir(fsys, "."); err != nil {
+		return nil, nil, fmt.Errorf("contract: %w", err)
+	}
+	c, ps := load(fsys)
+	return c, ps, nil
+}
+
+func load(fsys fs.FS) (*Contract, Problems) {
 	var ps Problems
 	r := report{&ps}
-	l := &loader{dir: dir, r: r, files: map[string][]byte{}, c: &Contract{Dir: dir, Sources: map[string]string{}}}
+	l := &loader{fsys: fsys, r: r, files: map[string][]byte{}, c: &Contract{Sources: map[string]string{}}}
 
 	var pos *positions
 	if data, ok := l.read(ContractFile); ok {
@@ -56,17 +73,18 @@ func Load(dir string) (*Contract, Problems, error) {
 			world[p] = b
 		}
 	}
+	l.c.Files = l.files
 	l.c.SHA256 = HashFiles(l.files)
 	l.c.WorldSHA256 = HashFiles(world)
 	ps.Sort()
 	if len(ps) == 0 {
 		ps = nil
 	}
-	return l.c, ps, nil
+	return l.c, ps
 }
 
 type loader struct {
-	dir      string
+	fsys     fs.FS
 	r        report
 	c        *Contract
 	files    map[string][]byte // every file the contract is made of, for SHA256
@@ -76,7 +94,7 @@ type loader struct {
 
 // read reads a file the contract is made of; a missing one is a missing-file problem.
 func (l *loader) read(rel string) ([]byte, bool) {
-	data, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)))
+	data, err := fs.ReadFile(l.fsys, rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			l.r.add(rel, 0, CodeMissingFile, "%s is missing", rel)
@@ -92,7 +110,7 @@ func (l *loader) read(rel string) ([]byte, bool) {
 // list returns the regular files of a directory (relative paths, sorted); a
 // missing directory is empty.
 func (l *loader) list(rel string) []string {
-	entries, err := os.ReadDir(filepath.Join(l.dir, filepath.FromSlash(rel)))
+	entries, err := fs.ReadDir(l.fsys, rel)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			l.r.add(rel, 0, CodeMissingFile, "cannot read directory %s: %v", rel, err)

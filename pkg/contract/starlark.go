@@ -2,6 +2,7 @@ package contract
 
 import (
 	"errors"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -40,7 +41,7 @@ func (l *loader) loadStarlark(pos *positions) {
 	// Handlers may live elsewhere when a tool names its own path.
 	for _, t := range l.c.Tools {
 		if t.Handler != "" && localStar(t.Handler) && !strings.HasPrefix(t.Handler, "handlers/") {
-			if _, err := fsStat(l.dir, t.Handler); err == nil {
+			if _, err := fs.Stat(l.fsys, t.Handler); err == nil {
 				paths = append(paths, t.Handler)
 			}
 		}

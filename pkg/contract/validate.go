@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -14,10 +12,6 @@ import (
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
 )
-
-func fsStat(dir, rel string) (fs.FileInfo, error) {
-	return os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
-}
 
 // check runs the cross-references: between contract.yaml's parts, and from it
 // to the world and the Starlark files.
@@ -304,7 +298,7 @@ func (l *loader) checkHandler(t *Tool, tp toolPos) {
 		l.r.add(ContractFile, tp.handler, CodeBadValue, "handler %q must be a relative path to a .star file inside the contract", t.Handler)
 		return
 	}
-	if st, err := fsStat(l.dir, t.Handler); err != nil || st.IsDir() {
+	if st, err := fs.Stat(l.fsys, t.Handler); err != nil || st.IsDir() {
 		l.r.add(ContractFile, tp.handler, CodeHandlerMissing, "tool %s has no handler: %s does not exist", t.Name, t.Handler)
 		return
 	}

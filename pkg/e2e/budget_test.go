@@ -11,6 +11,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -41,10 +42,10 @@ func TestBudgetCap(t *testing.T) {
 
 	const writers, capTokens = 3, 400_000
 	db := testenv.PostgresURL(t)
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
 		Model: "sim-writer", BaseURL: "http://" + addr + "/v1", APIKey: "sim-key", BudgetTokens: capTokens,
 		NATSURL: testenv.NATS(t), DatabaseURL: db, Rounds: 1})
-	var short *run.ShortError
+	var short *planner.ShortError
 	if !errors.As(err, &short) || !short.Budget {
 		t.Fatalf("run ended with %v, want a short run stopped by the budget", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -111,12 +112,18 @@ func (p *proc) wait(t *testing.T, within time.Duration) error {
 // TestSeparateProcesses runs planner, three writer processes and reviewer as
 // separate OS processes against one Postgres and one NATS, SIGKILLs a writer
 // mid-run, and checks the suite equals the in-process run's, byte for byte.
+// The roles move the run through its lifecycle themselves: the planner hands
+// it over reviewing (exit 0), the reviewer ends it done (exit 0), and a
+// reviewer started again (a retried Job) deals nothing and writes the same
+// suite.
 func TestSeparateProcesses(t *testing.T) {
 	dir := examples(t, "retail")
 	const n = 30
 	natsURL := testenv.NATS(t)
 	precreateQueue(t, queue.Config{URL: natsURL})
-	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
+	dbURL := testenv.PostgresURL(t)
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
+	ledger := ledgerAt(t, dbURL)
 	var writers []*proc
 	for i := 0; i < 3; i++ {
 		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("w%d", i+1), "--drain-timeout", "5s"))
@@ -139,10 +146,34 @@ func TestSeparateProcesses(t *testing.T) {
 		t.Fatalf("planner: %v\n%s", err, planner.output())
 	}
 	<-killed
+	if st := runState(t, ledger, "dist-1"); st != canvas.RunReviewing {
+		t.Fatalf("after the planner the run is %s, want reviewing", st)
+	}
 	out := t.TempDir()
 	rev := start(t, env, "reviewer", "--run", "dist-1", "--out", out)
 	if err := rev.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("reviewer: %v\n%s", err, rev.output())
+	}
+	if st := runState(t, ledger, "dist-1"); st != canvas.RunDone {
+		t.Fatalf("after the reviewer the run is %s, want done", st)
+	}
+	dealt := sliceCount(t, ledger, "dist-1")
+	again := t.TempDir()
+	rev2 := start(t, env, "reviewer", "--run", "dist-1", "--out", again)
+	if err := rev2.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("a reviewer started again on a done run: %v\n%s", err, rev2.output())
+	}
+	if got := sliceCount(t, ledger, "dist-1"); got != dealt {
+		t.Errorf("a reviewer started again dealt %d slices more", got-dealt)
+	}
+	if a, b := tree(t, out), tree(t, again); len(a) != len(b) {
+		t.Errorf("the second reviewer wrote %d files, the first %d", len(b), len(a))
+	} else {
+		for name, body := range a {
+			if !bytes.Equal(body, b[name]) {
+				t.Errorf("%s differs between the first reviewer and the second", name)
+			}
+		}
 	}
 	for _, w := range writers[1:] {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -40,7 +41,7 @@ func runSuite(t *testing.T, dir string, n, writers int) (string, run.Result) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: writers, Out: out, Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: writers, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -217,9 +218,9 @@ func TestMoreThanSupported(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{examples(t, "retail")}, Scenarios: 400, Writers: 4, Out: out, Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{examples(t, "retail")}, Asked: 400, Writers: 4, Out: out, Seed: 7,
 		MaxWant: 1, NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t)})
-	var short *run.ShortError
+	var short *planner.ShortError
 	if !errors.As(err, &short) {
 		t.Fatalf("want a ShortError, got %v", err)
 	}

@@ -77,7 +77,7 @@ func TestEveryExample(t *testing.T) {
 				n = 20
 			}
 			out := t.TempDir()
-			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: 7,
+			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: out, Seed: 7,
 				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
 			scs := loadSuite(t, out)
 			ucs := map[string]bool{}

@@ -14,7 +14,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
-	suitegenv1 "github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 // hostileReasons are the limits testdata/hostile's handlers run into, by tool.
@@ -165,9 +164,8 @@ func TestFaultsQueueBadMessages(t *testing.T) {
 	if err := q.Conn().Publish(q.Config().Subject(run), []byte("\xff\x00 this is not a slice")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Publish(t.Context(), &suitegenv1.Slice{RunId: run, SliceId: run + "-r1-s001", Round: 1,
-		Kind: suitegenv1.Slice_KIND_WORK, Contract: &suitegenv1.ContractRef{Agent: "x", Sha256: strings.Repeat("ab", 32)},
-		Buckets: []*suitegenv1.BucketAssignment{{BucketId: "b1", Cell: "c", UseCase: "u", Want: 1}}}); err != nil {
+	if _, err := q.Publish(t.Context(), queue.Slice{Run: run, ID: run + "-r1-s001", Round: 1,
+		Agent: "x", Contract: strings.Repeat("ab", 32), Buckets: []string{"b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	w := startF(t, env, "writer", "--id", "bad-messages")

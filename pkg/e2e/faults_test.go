@@ -408,7 +408,7 @@ func faultFreeRun(t *testing.T, dir string, n, maxWant int) map[string][]byte {
 		_ = sim.Wait()
 	}()
 	out := t.TempDir()
-	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 3, Out: out, Seed: faultSeed,
+	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: out, Seed: faultSeed,
 		Model: faultModel, BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1, MaxWant: maxWant})
 	if err != nil {

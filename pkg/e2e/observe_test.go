@@ -79,7 +79,9 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		t.Fatalf("serve's metrics: %v\n%s", err, serve.output())
 	}
 
-	planner := start(t, env, "planner", dir, "--run", runID, "--scenarios", fmt.Sprint(n), "--seed", "7", "--metrics-addr", plannerMetrics)
+	// The run is recorded with the model its writers drive; writers of
+	// another model would leave its slices alone.
+	planner := start(t, env, "planner", dir, "--run", runID, "--scenarios", fmt.Sprint(n), "--seed", "7", "--model", "sim-model", "--metrics-addr", plannerMetrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	pool, err := engine.Pool(ctx, dbURL, 2)
@@ -142,17 +144,17 @@ func TestTotalsSurviveScaling(t *testing.T) {
 	}
 	sel := fmt.Sprintf(`{run=%q}`, runID)
 	want := map[string]float64{
-		`max(suitegen_run_scenarios_asked` + sel + `)`:                                n,
-		`max(suitegen_run_scenarios_proved_total` + sel + `)`:                         n,
-		`max(suitegen_run_spent_tokens_total{run="` + runID + `",kind="prompt"})`:     float64(led.PromptTokens),
-		`max(suitegen_run_spent_tokens_total{run="` + runID + `",kind="completion"})`: float64(led.CompletionTokens),
-		`max(suitegen_run_model_calls_total` + sel + `)`:                              float64(led.Calls),
-		`sum(max by (gate, code) (suitegen_run_scenarios_refused_total` + sel + `))`:  float64(refused),
-		`sum(max by (state) (suitegen_run_buckets` + sel + `))`:                       float64(sumOf(led.Buckets)),
-		`max(suitegen_run_state{run="` + runID + `",state="` + led.State + `"})`:      1,
-		`sum(max by (cause) (suitegen_run_slices_dead` + sel + `))`:                   float64(led.Slices[canvas.SliceDead]),
-		`max(suitegen_run_last_activity_timestamp_seconds` + sel + `)`:                float64(led.LastActivity.UnixNano()) / 1e9,
-		`count(up{job="suitegen"} == 1)`:                                              1, // serve alone
+		`max(suitegen_run_scenarios_asked` + sel + `)`:                                   n,
+		`max(suitegen_run_scenarios_proved_total` + sel + `)`:                            n,
+		`max(suitegen_run_spent_tokens_total{run="` + runID + `",kind="prompt"})`:        float64(led.PromptTokens),
+		`max(suitegen_run_spent_tokens_total{run="` + runID + `",kind="completion"})`:    float64(led.CompletionTokens),
+		`max(suitegen_run_model_calls_total` + sel + `)`:                                 float64(led.Calls),
+		`sum(max by (gate, code) (suitegen_run_scenarios_refused_total` + sel + `))`:     float64(refused),
+		`sum(max by (state) (suitegen_run_buckets` + sel + `))`:                          float64(sumOf(led.Buckets)),
+		`max(suitegen_run_state{run="` + runID + `",state="` + string(led.State) + `"})`: 1,
+		`sum(max by (cause) (suitegen_run_slices_dead` + sel + `))`:                      float64(led.Slices[string(canvas.SliceDead)]),
+		`max(suitegen_run_last_activity_timestamp_seconds` + sel + `)`:                   float64(led.LastActivity.UnixNano()) / 1e9,
+		`count(up{job="suitegen"} == 1)`:                                                 1, // serve alone
 	}
 	for _, st := range canvas.BucketStates {
 		want[`max(suitegen_run_buckets{run="`+runID+`",state="`+st+`"})`] = float64(led.Buckets[st])
@@ -206,7 +208,7 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		t.Errorf("serve's API: %v, summary %+v", err, d.Summary)
 	}
 	t.Logf("run %s: %d proved, state %s, %d calls, %d+%d tokens, %d refusals, %d dead slices",
-		runID, led.Proved, led.State, led.Calls, led.PromptTokens, led.CompletionTokens, refused, led.Slices[canvas.SliceDead])
+		runID, led.Proved, led.State, led.Calls, led.PromptTokens, led.CompletionTokens, refused, led.Slices[string(canvas.SliceDead)])
 }
 
 // freeAddrs returns k distinct loopback addresses nobody listens on right now.

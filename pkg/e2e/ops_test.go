@@ -75,7 +75,7 @@ func TestDashboardLiveRun(t *testing.T) {
 	rctx, stopRun := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := run.Run(rctx, run.Config{Dirs: []string{dir}, Scenarios: 1000, Writers: 3, Out: t.TempDir(), Seed: 7,
+		_, err := run.Run(rctx, run.Config{Dirs: []string{dir}, Asked: 1000, Writers: 3, Out: t.TempDir(), Seed: 7,
 			Model: "sim-model", BaseURL: "http://" + simAddr + "/v1", RPM: 6000, TPM: 20_000_000, RunID: runID,
 			NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), MetricsAddr: metricsAddr, ProgressAddr: progressAddr})
 		done <- err

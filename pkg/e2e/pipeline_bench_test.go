@@ -39,7 +39,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		start := time.Now()
-		res, err := run.Run(ctx, run.Config{Dirs: dirs, Scenarios: n, Writers: 4, Out: b.TempDir(), Seed: 7,
+		res, err := run.Run(ctx, run.Config{Dirs: dirs, Asked: n, Writers: 4, Out: b.TempDir(), Seed: 7,
 			NATSURL: testenv.NATS(b), DatabaseURL: testenv.PostgresURL(b), Rounds: 1, MaxWant: 40,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		wall += time.Since(start)

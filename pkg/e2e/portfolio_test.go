@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -74,7 +75,7 @@ func TestPortfolioFailureIsolation(t *testing.T) {
 	db := testenv.PostgresURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{retail, broken, rides}, Scenarios: n, Writers: 3, Concurrency: 3,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{retail, broken, rides}, Asked: n, Writers: 3, Concurrency: 3,
 		Out: out, Seed: 7, NATSURL: testenv.NATS(t), DatabaseURL: db, Rounds: 1})
 	if err == nil {
 		t.Fatal("a portfolio with a broken contract reported success")
@@ -121,7 +122,7 @@ func TestPortfolioFailureIsolation(t *testing.T) {
 	if got.SpentTokens != pr+co {
 		t.Errorf("failures.json says %d tokens spent, the meter %d", got.SpentTokens, pr+co)
 	}
-	var short *run.ShortError
+	var short *planner.ShortError
 	if !errors.As(res[1].Err, &short) || got.Type != "short" {
 		t.Errorf("the broken contract ended with %v (type %s), want a short run after writing", res[1].Err, got.Type)
 	}
@@ -140,7 +141,7 @@ func TestPortfolioDeterministic(t *testing.T) {
 		out := t.TempDir()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		res, err := run.Run(ctx, run.Config{Dirs: dirs, Scenarios: n, Writers: 3, Concurrency: concurrency,
+		res, err := run.Run(ctx, run.Config{Dirs: dirs, Asked: n, Writers: 3, Concurrency: concurrency,
 			Out: out, Seed: 7, NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
 		if err != nil {
 			t.Fatalf("--concurrency %d: %v", concurrency, err)

@@ -6,15 +6,10 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -56,86 +51,62 @@ func LoadDir(dir string) (*contract.Contract, error) {
 	return c, nil
 }
 
-// Save stores a contract's files in the ledger under its hash.
-func Save(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract) error {
-	var known bool
-	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contracts WHERE sha256 = $1)`, c.SHA256).Scan(&known); err != nil {
-		return fmt.Errorf("engine: save contract %s: %w", c.Agent, err)
-	}
-	if known {
-		// Already stored (a contract fetched from the ledger has no directory left).
-		return nil
-	}
-	files := map[string]string{}
-	err := filepath.WalkDir(c.Dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(c.Dir, path)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("engine: read %s: %w", c.Dir, err)
-	}
-	js, err := json.Marshal(files)
-	if err != nil {
-		return err
-	}
-	_, err = pool.Exec(ctx, `INSERT INTO contracts (sha256, agent, files) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING`, c.SHA256, c.Agent, js)
-	if err != nil {
-		return fmt.Errorf("engine: save contract %s: %w", c.Agent, err)
-	}
-	return nil
+// Skipped is a sub-goal a run added that a prover was built without, and why.
+type Skipped struct {
+	Name string
+	Err  error
 }
 
-// ErrUnknownContract is a hash the ledger has no contract for.
-var ErrUnknownContract = errors.New("engine: unknown contract")
+// WithSubGoals returns the engine's prover extended with sub-goals a run
+// added, each compiled over the contract's programs (and those added before
+// it). One that shadows the contract's catalogue or a built-in, or does not
+// compile, is left out and listed in skipped: a scenario naming it is then
+// refused as unknown. The engine's own prover is unchanged.
+func (e *Engine) WithSubGoals(sgs []contract.SubGoal) (p *prove.Prover, skipped []Skipped, err error) {
+	progs := e.Progs
+	var added []contract.SubGoal
+	for _, sg := range sgs {
+		if e.C.SubGoal(sg.Name) != nil || prove.IsBuiltin(sg.Name) {
+			skipped = append(skipped, Skipped{sg.Name, errors.New("shadows a sub-goal of the catalogue")})
+			continue
+		}
+		np, err := progs.WithSubGoals(e.C.Sources, []contract.SubGoal{sg})
+		if err != nil {
+			skipped = append(skipped, Skipped{sg.Name, err})
+			continue
+		}
+		progs = np
+		added = append(added, sg)
+	}
+	p, err = e.Prover.WithSubGoals(added, progs)
+	if err != nil {
+		return nil, skipped, fmt.Errorf("engine: run sub-goals of %s: %w", e.C.Agent, err)
+	}
+	return p, skipped, nil
+}
 
-// Fetch loads a contract from the ledger by hash, into a private temp dir.
-func Fetch(ctx context.Context, pool *pgxpool.Pool, sha string) (*contract.Contract, error) {
-	var raw []byte
-	err := pool.QueryRow(ctx, `SELECT files FROM contracts WHERE sha256 = $1`, sha).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownContract, sha)
-	}
+// Contracts is where a Cache finds a contract's files by hash: the ledger.
+type Contracts interface {
+	ContractFiles(ctx context.Context, sha string) (map[string][]byte, error)
+}
+
+// Load reads a contract from the files stored under its hash, checking that
+// they are that contract.
+func Load(ctx context.Context, from Contracts, sha string) (*contract.Contract, error) {
+	files, err := from.ContractFiles(ctx, sha)
 	if err != nil {
-		return nil, fmt.Errorf("engine: fetch contract: %w", err)
+		return nil, fmt.Errorf("engine: contract %s: %w", sha, err)
 	}
-	var files map[string]string
-	if err := json.Unmarshal(raw, &files); err != nil {
-		return nil, fmt.Errorf("engine: decode contract %s: %w", sha, err)
-	}
-	dir, err := os.MkdirTemp("", "suitegen-contract-")
+	fsys, err := newMemFS(files)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine: contract %s: %w", sha, err)
 	}
-	defer os.RemoveAll(dir)
-	for rel, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if !filepath.IsLocal(rel) {
-			return nil, fmt.Errorf("engine: contract %s has a file outside its directory: %q", sha, rel)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	c, err := LoadDir(dir)
+	c, probs, err := contract.LoadFS(fsys)
 	if err != nil {
-		return nil, fmt.Errorf("engine: contract %s from the ledger: %w", sha, err)
+		return nil, fmt.Errorf("engine: contract %s: %w", sha, err)
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("engine: contract %s from the ledger: %w", sha, probs)
 	}
 	if c.SHA256 != sha {
 		return nil, fmt.Errorf("engine: contract %s hashes to %s after loading", sha, c.SHA256)
@@ -145,13 +116,17 @@ func Fetch(ctx context.Context, pool *pgxpool.Pool, sha string) (*contract.Contr
 
 // Cache keeps one engine per contract hash for a process.
 type Cache struct {
-	pool *pgxpool.Pool
-	mu   sync.Mutex
-	m    map[string]*Engine
+	pool      *pgxpool.Pool
+	contracts Contracts
+	mu        sync.Mutex
+	m         map[string]*Engine
 }
 
-// NewCache returns an empty cache.
-func NewCache(pool *pgxpool.Pool) *Cache { return &Cache{pool: pool, m: map[string]*Engine{}} }
+// NewCache returns an empty cache whose engines open their worlds on pool
+// and find contracts they were not given in contracts.
+func NewCache(pool *pgxpool.Pool, contracts Contracts) *Cache {
+	return &Cache{pool: pool, contracts: contracts, m: map[string]*Engine{}}
+}
 
 // Put adds an engine opened elsewhere.
 func (c *Cache) Put(e *Engine) {
@@ -167,7 +142,7 @@ func (c *Cache) Get(ctx context.Context, sha string) (*Engine, error) {
 	if e, ok := c.m[sha]; ok {
 		return e, nil
 	}
-	ct, err := Fetch(ctx, c.pool, sha)
+	ct, err := Load(ctx, c.contracts, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +152,15 @@ func (c *Cache) Get(ctx context.Context, sha string) (*Engine, error) {
 	}
 	c.m[sha] = e
 	return e, nil
+}
+
+// Contract returns the contract of a hash, as Get finds it.
+func (c *Cache) Contract(ctx context.Context, sha string) (*contract.Contract, error) {
+	e, err := c.Get(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	return e.C, nil
 }
 
 // Pool connects to the database with room for writers: a proof may hold two

@@ -204,9 +204,9 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 func (l *Ledger) collectRun(r canvas.RunStats, gauge, counter func(*prometheus.Desc, float64, ...string)) {
 	id := r.ID
 	gauge(runInfo, 1, id, r.Agent, r.Model)
-	for _, s := range withExtra(canvas.RunStates, map[string]int{r.State: 1}) {
+	for _, s := range withExtra(canvas.RunStates, map[string]int{string(r.State): 1}) {
 		v := 0.0
-		if s == r.State {
+		if s == string(r.State) {
 			v = 1
 		}
 		gauge(runState, v, id, s)

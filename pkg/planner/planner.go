@@ -4,9 +4,16 @@
 // writer's report — re-ranks what is open, and deals again, until nothing is
 // open. A planner restarted mid-run picks the run up where the ledger says it
 // is: the plan is not derived twice and slices in flight are not republished.
+//
+// The planner moves its run through its part of the lifecycle
+// (canvas.RunState): planned when the canvas is written, writing while it
+// deals, then reviewing when the ledger holds the ask, or failed when it does
+// not and nothing is left to deal. A planner started on a run past writing
+// deals nothing and reports how the run stands.
 package planner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,20 +29,51 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
-	suitegenv1 "github.com/suitegen/suitegen/proto/suitegenv1"
 )
+
+// Ledger is what a planner reads and writes of the ledger (*canvas.Store).
+type Ledger interface {
+	SaveContract(ctx context.Context, sha, agent string, files map[string][]byte) error
+	CreateRun(ctx context.Context, r canvas.Run) (created bool, err error)
+	Run(ctx context.Context, id string) (canvas.Run, error)
+	MoveRun(ctx context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error)
+	SetRound(ctx context.Context, id string, round int) error
+	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
+	PutBuckets(ctx context.Context, run string, bs []canvas.Bucket) error
+	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error
+	Slices(ctx context.Context, run string, round int) ([]canvas.Slice, error)
+	ClaimSlice(ctx context.Context, sl canvas.Slice) error
+	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
+	Fold(ctx context.Context, run string, maxAttempts int) (canvas.FoldResult, error)
+	TopRefusals(ctx context.Context, run string, limit int) ([]canvas.Reason, error)
+}
+
+// Queue is where a planner deals slices, and what it asks of the queue while
+// it waits for them (*queue.Queue).
+type Queue interface {
+	Publish(ctx context.Context, s queue.Slice) (duplicate bool, err error)
+	Pending(ctx context.Context) (numPending, ackPending uint64, err error)
+	DeadLetters(ctx context.Context, fn func(streamSeq uint64)) error
+	Lookup(ctx context.Context, streamSeq uint64) (queue.Slice, error)
+	Config() queue.Config
+}
 
 // Config configures a planner.
 type Config struct {
-	Store   *canvas.Store
-	Queue   *queue.Queue
+	Ledger  Ledger
+	Queue   Queue
 	Engine  *engine.Engine
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// RunID names the run; reusing an existing run's id resumes it.
 	RunID string
+	// Asked is how many scenarios the run is asked for (--scenarios).
 	Asked int
 	Seed  int64
+	// Model is the model the run's slices are written with, recorded on the
+	// run: writers leave the slices of a run whose model they do not drive.
+	// Default "builtin".
 	Model string
 	// BudgetTokens caps the run's spend (0: none); dispatch stops at the cap.
 	BudgetTokens int64
@@ -61,12 +99,34 @@ type Config struct {
 	RoundTimeout time.Duration
 	// Poll is how often the ledger is read while waiting. Default 200ms.
 	Poll time.Duration
+	// LedgerOutage is how long the planner keeps retrying a ledger that
+	// fails while it waits, before it gives up on the run. Default 2m.
+	LedgerOutage time.Duration
 }
 
-func (c *Config) validate() error {
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Metrics == nil {
+		c.Metrics = metrics.New(prometheus.NewRegistry(), c.RunID, "planner")
+	}
+	c.Model = cmp.Or(c.Model, "builtin")
+	c.MaxRounds = cmp.Or(c.MaxRounds, 8)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, 3)
+	c.PerSlice = cmp.Or(c.PerSlice, 3)
+	c.SliceScenarios = cmp.Or(c.SliceScenarios, 12)
+	c.RoundTimeout = cmp.Or(c.RoundTimeout, 30*time.Minute)
+	c.Poll = cmp.Or(c.Poll, 200*time.Millisecond)
+	c.LedgerOutage = cmp.Or(c.LedgerOutage, 2*time.Minute)
+	return c
+}
+
+// Validate names the first field that is wrong once defaults are applied.
+func (c Config) Validate() error {
+	c = c.withDefaults()
 	switch {
-	case c.Store == nil:
-		return errors.New("planner: Config.Store is required")
+	case c.Ledger == nil:
+		return errors.New("planner: Config.Ledger is required")
 	case c.Queue == nil:
 		return errors.New("planner: Config.Queue is required")
 	case c.Engine == nil:
@@ -75,41 +135,23 @@ func (c *Config) validate() error {
 		return errors.New("planner: Config.RunID is required")
 	case c.Asked <= 0:
 		return fmt.Errorf("planner: Config.Asked must be positive, got %d", c.Asked)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Metrics == nil {
-		c.Metrics = metrics.New(prometheus.NewRegistry(), c.RunID, "planner")
-	}
-	if c.MaxRounds <= 0 {
-		c.MaxRounds = 8
-	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 3
-	}
-	if c.PerSlice <= 0 {
-		c.PerSlice = 3
-	}
-	if c.SliceScenarios <= 0 {
-		c.SliceScenarios = 12
-	}
-	if c.RoundTimeout <= 0 {
-		c.RoundTimeout = 30 * time.Minute
-	}
-	if c.Poll <= 0 {
-		c.Poll = 200 * time.Millisecond
-	}
-	if c.Model == "" {
-		c.Model = "builtin"
+	case c.BudgetTokens < 0:
+		return fmt.Errorf("planner: Config.BudgetTokens must not be negative, got %d", c.BudgetTokens)
+	case c.MaxWant < 0:
+		return fmt.Errorf("planner: Config.MaxWant must not be negative, got %d", c.MaxWant)
+	case c.MaxRounds < 0, c.MaxAttempts < 0, c.PerSlice < 0, c.SliceScenarios < 0:
+		return errors.New("planner: Config.MaxRounds, MaxAttempts, PerSlice and SliceScenarios must not be negative")
+	case c.RoundTimeout < 0, c.Poll < 0, c.LedgerOutage < 0:
+		return errors.New("planner: Config.RoundTimeout, Poll and LedgerOutage must not be negative")
 	}
 	return nil
 }
 
 // Planner plans and deals one run.
 type Planner struct {
-	cfg  Config
-	log  *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// Plan is the plan Prepare derived.
 	Plan *plan.Plan
 	// budgetHit is set when dealing stopped at the budget cap.
 	budgetHit bool
@@ -117,7 +159,8 @@ type Planner struct {
 
 // New validates the config.
 func New(cfg Config) (*Planner, error) {
-	if err := cfg.validate(); err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Planner{cfg: cfg, log: cfg.Logger.With("run", cfg.RunID, "role", "planner")}, nil
@@ -127,16 +170,20 @@ func New(cfg Config) (*Planner, error) {
 var ErrPlanRefused = errors.New("planner: plan refused")
 
 // Prepare creates the run and its canvas, or finds them when the run exists.
+// A plan that fails the whole-plan checks is recorded as a failed run and
+// returned as ErrPlanRefused.
 func (p *Planner) Prepare(ctx context.Context) error {
 	c := p.cfg.Engine.C
-	if err := engine.Save(ctx, p.cfg.Store.Pool(), c); err != nil {
-		return err
+	if err := p.cfg.Ledger.SaveContract(ctx, c.SHA256, c.Agent, c.Files); err != nil {
+		return fmt.Errorf("planner: %w", err)
 	}
 	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant})
 	if err != nil {
 		return err
 	}
 	p.Plan = pl
+	// Asks the contract cannot serve stop here, before the run exists and
+	// before anything is spent.
 	if pl.Most > 0 && p.cfg.Asked > pl.Most {
 		return &plan.TooMany{Asked: p.cfg.Asked, Most: pl.Most, Why: pl.MostWhy}
 	}
@@ -148,26 +195,29 @@ func (p *Planner) Prepare(ctx context.Context) error {
 			p.log.Warn("use case not planned", "use_case", g.UseCase, "reason", g.Reason)
 		}
 	}
-	if probs := pl.Check(c); len(probs) > 0 {
-		return fmt.Errorf("%w: %v", ErrPlanRefused, probs)
-	}
-	cfgJSON, _ := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant, "allow_partial": p.cfg.AllowPartial})
-	_, err = p.cfg.Store.CreateRun(ctx, canvas.Run{
-		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		Model: p.cfg.Model, State: "planning", Asked: p.cfg.Asked, Seed: p.cfg.Seed,
-		BudgetTokens: p.cfg.BudgetTokens, Config: cfgJSON,
-	})
+	cfgJSON, err := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant, "allow_partial": p.cfg.AllowPartial})
 	if err != nil {
+		return fmt.Errorf("planner: run config: %w", err)
+	}
+	if _, err := p.cfg.Ledger.CreateRun(ctx, canvas.Run{
+		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
+		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: p.cfg.Asked, Seed: p.cfg.Seed,
+		BudgetTokens: p.cfg.BudgetTokens, Config: cfgJSON,
+	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
-	bs := make([]canvas.Bucket, 0, len(pl.Buckets))
-	for _, b := range pl.Buckets {
-		spec, _ := json.Marshal(b.Spec)
-		bs = append(bs, canvas.Bucket{ID: b.ID, Ord: b.Ord, Theme: b.Theme, Cell: b.Cell, UseCase: b.UseCase,
-			Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay, Kind: b.Kind, Axes: b.Axes, Want: b.Want,
-			State: "open", Origin: "plan", Spec: spec})
+	if probs := pl.Check(c); len(probs) > 0 {
+		refused := fmt.Errorf("%w: %v", ErrPlanRefused, probs)
+		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, canvas.RunFailed, refused.Error()); err != nil {
+			return errors.Join(refused, err)
+		}
+		return refused
 	}
-	if err := p.cfg.Store.PutBuckets(ctx, p.cfg.RunID, bs); err != nil {
+	bs := make([]canvas.Bucket, len(pl.Buckets))
+	for i, b := range pl.Buckets {
+		bs[i] = canvas.Bucket{Bucket: b, State: canvas.BucketOpen, Origin: canvas.OriginPlan}
+	}
+	if err := p.cfg.Ledger.PutBuckets(ctx, p.cfg.RunID, bs); err != nil {
 		return fmt.Errorf("planner: canvas: %w", err)
 	}
 	p.cfg.Metrics.ScenariosAsked.Set(float64(p.cfg.Asked))
@@ -182,434 +232,168 @@ type Result struct {
 	Rounds  int
 	// Budget is set when dispatch stopped at the budget cap.
 	Budget bool
+	// State is the run's state after the planner: reviewing, failed, or, for
+	// a run the planner found past writing, whatever it was.
+	State canvas.RunState
 }
 
-// Run deals rounds until nothing is open, the rounds run out or the budget
-// cap is reached. It returns when every slice it dealt has finished.
+// ShortError is a run that ended with fewer scenarios than asked: what the
+// agent supports, with the blocked buckets and their reasons in the report.
+type ShortError struct {
+	Agent         string
+	Proved, Asked int
+	Blocked       int
+	// Budget is set when the token budget stopped the run.
+	Budget bool
+	// Report, when known, is where the reasons are (report.json).
+	Report string
+}
+
+func (e *ShortError) Error() string {
+	why := fmt.Sprintf("%d buckets blocked", e.Blocked)
+	if e.Report != "" {
+		why += ", reasons in " + e.Report
+	}
+	if e.Budget {
+		why = "the token budget was reached"
+	}
+	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
+}
+
+// Run deals the run's rounds until nothing is open, the rounds run out or the
+// budget cap is reached, and returns once every slice it dealt has finished.
+// It then moves the run on: to reviewing when the ledger holds the ask, else
+// to failed with a *ShortError. A run found past writing (a planner started
+// again after it finished) is not dealt again: Run reports it as it stands,
+// with a *ShortError for a failed run.
 func (p *Planner) Run(ctx context.Context) (Result, error) {
-	run, err := p.cfg.Store.Run(ctx, p.cfg.RunID)
+	run, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := p.cfg.Store.SetRunState(ctx, p.cfg.RunID, "writing", ""); err != nil {
-		return Result{}, err
+	res := Result{Asked: run.Asked, State: run.State}
+	if run.State == canvas.RunReviewing || run.State.Final() {
+		p.log.Info("the run is past writing; nothing to deal", "state", run.State)
+		return p.settled(ctx, run, res)
 	}
-	res := Result{Asked: run.Asked}
+	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, canvas.RunWriting, ""); err != nil {
+		return res, err
+	}
+	res.State = canvas.RunWriting
+	res.Rounds, res.Budget, err = p.rounds(ctx, run)
+	if err != nil {
+		return res, err
+	}
+	if err := p.tally(ctx, &res); err != nil {
+		return res, err
+	}
+	to, msg := canvas.RunReviewing, ""
+	var short *ShortError
+	if res.Proved < res.Asked {
+		short = &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Budget: res.Budget}
+		to, msg = canvas.RunFailed, short.Error()
+	}
+	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, to, msg); err != nil {
+		return res, err
+	}
+	res.State = to
+	if short != nil {
+		return res, short
+	}
+	return res, nil
+}
+
+// settled is Result for a run the planner does not deal: its tally, and a
+// *ShortError when it failed short of its ask.
+func (p *Planner) settled(ctx context.Context, run canvas.Run, res Result) (_ Result, err error) {
+	res.Rounds = run.Round
+	if err := p.tally(ctx, &res); err != nil {
+		return res, err
+	}
+	if res.Budget, err = p.budgetReached(ctx, run); err != nil {
+		return res, err
+	}
+	if run.State == canvas.RunFailed {
+		return res, &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Budget: res.Budget}
+	}
+	return res, nil
+}
+
+// rounds deals round after round, each waited for and folded, until a round
+// deals nothing and tops nothing up, the rounds run out, or the budget is
+// reached (budget true).
+func (p *Planner) rounds(ctx context.Context, run canvas.Run) (last int, budget bool, err error) {
 	for round := max(run.Round, 1); round <= p.cfg.MaxRounds; round++ {
-		if err := p.cfg.Store.SetRound(ctx, p.cfg.RunID, round); err != nil {
-			return res, err
+		if err := p.cfg.Ledger.SetRound(ctx, p.cfg.RunID, round); err != nil {
+			return last, budget, err
 		}
-		res.Rounds = round
-		if over, err := p.overBudget(ctx, run); err != nil {
-			return res, err
-		} else if over {
-			res.Budget = true
-			break
+		last = round
+		if reached, err := p.budgetReached(ctx, run); err != nil {
+			return last, budget, err
+		} else if reached {
+			return last, true, nil
 		}
-		dealt, err := p.deal(ctx, round, "work", "")
+		dealt, err := p.deal(ctx, round, canvas.SliceWork, "")
 		if err != nil {
-			return res, err
+			return last, budget, err
 		}
 		if err := p.await(ctx, round); err != nil {
-			return res, err
+			return last, budget, err
 		}
 		if err := p.fold(ctx, p.cfg.MaxAttempts); err != nil {
-			return res, fmt.Errorf("planner: fold: %w", err)
+			return last, budget, fmt.Errorf("planner: fold: %w", err)
 		}
 		raised, err := p.topUp(ctx, run.Asked)
 		if err != nil {
-			return res, err
+			return last, budget, err
 		}
 		if dealt == 0 && raised == 0 {
 			break
 		}
 	}
-	res.Budget = res.Budget || p.budgetHit
-	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
+	return last, p.budgetHit, nil
+}
+
+// tally fills res from the ledger's buckets: what is proved toward the ask
+// (no bucket counts past its want) and how many buckets are blocked.
+func (p *Planner) tally(ctx context.Context, res *Result) error {
+	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
-		return res, err
+		return err
 	}
 	p.observe(bs)
+	res.Proved, res.Blocked = 0, 0
 	for _, b := range bs {
 		res.Proved += min(b.Done, b.Want)
-		if b.State == "blocked" {
+		if b.State == canvas.BucketBlocked {
 			res.Blocked++
 		}
 	}
-	return res, nil
+	return nil
 }
 
-func (p *Planner) overBudget(ctx context.Context, run canvas.Run) (bool, error) {
-	if run.BudgetTokens <= 0 {
-		return false, nil
-	}
-	pr, co, err := p.cfg.Store.Spent(ctx, p.cfg.RunID)
+// budgetReached reads the run's meter against its cap, for the gauges too.
+func (p *Planner) budgetReached(ctx context.Context, run canvas.Run) (bool, error) {
+	b, err := p.cfg.Ledger.Budget(ctx, run)
 	if err != nil {
 		return false, err
 	}
-	p.cfg.Metrics.BudgetSpentTokens.Set(float64(pr + co))
-	p.cfg.Metrics.BudgetCapTokens.Set(float64(run.BudgetTokens))
-	return pr+co >= run.BudgetTokens, nil
+	if b.Cap > 0 {
+		p.cfg.Metrics.BudgetSpentTokens.Set(float64(b.Spent))
+		p.cfg.Metrics.BudgetCapTokens.Set(float64(b.Cap))
+	}
+	if b.Reached() {
+		p.budgetHit = true
+	}
+	return b.Reached(), nil
 }
 
 func (p *Planner) observe(bs []canvas.Bucket) {
 	counts := map[string]int{}
 	for _, b := range bs {
-		counts[b.State]++
+		counts[string(b.State)]++
 	}
 	p.cfg.Metrics.SetBuckets(counts)
-}
-
-// deal claims and publishes this round's slices: every open bucket with work
-// outstanding, ranked, grouped never two from one cell. Slices the ledger
-// already has for this round (a restarted planner) are republished with the
-// same id, which the queue drops as duplicates if they are still there.
-func (p *Planner) deal(ctx context.Context, round int, kind, gap string) (int, error) {
-	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
-	if err != nil {
-		return 0, err
-	}
-	p.observe(bs)
-	existing, err := p.cfg.Store.Slices(ctx, p.cfg.RunID, round)
-	if err != nil {
-		return 0, err
-	}
-	byID := map[string]canvas.Bucket{}
-	for _, b := range bs {
-		byID[b.ID] = b
-	}
-	var slices [][]string
-	if len(existing) > 0 {
-		for _, s := range existing {
-			if s.State == "published" {
-				slices = append(slices, s.BucketIDs)
-			}
-		}
-	} else {
-		themeAll, themeUntouched := map[string]int{}, map[string]int{}
-		for _, b := range bs {
-			themeAll[b.Theme]++
-			if b.Done == 0 {
-				themeUntouched[b.Theme]++
-			}
-		}
-		var open []plan.Open
-		for _, b := range bs {
-			if b.State != "open" || b.Done >= b.Want {
-				continue
-			}
-			open = append(open, plan.Open{ID: b.ID, Theme: b.Theme, Cell: b.Cell, Ord: b.Ord, Outstanding: b.Want - b.Done,
-				ThemeUntouched: float64(themeUntouched[b.Theme]) / float64(themeAll[b.Theme])})
-		}
-		for _, group := range plan.Deal(plan.Rank(open), p.cfg.PerSlice, p.cfg.SliceScenarios) {
-			ids := make([]string, len(group))
-			for i, o := range group {
-				ids[i] = o.ID
-			}
-			slices = append(slices, ids)
-		}
-	}
-	run, err := p.cfg.Store.Run(ctx, p.cfg.RunID)
-	if err != nil {
-		return 0, err
-	}
-	c := p.cfg.Engine.C
-	lessons, err := p.lessons(ctx)
-	if err != nil {
-		return 0, err
-	}
-	dealt := 0
-	for n, ids := range slices {
-		if stop, err := p.spentOut(ctx, run.BudgetTokens); err != nil {
-			return dealt, err
-		} else if stop {
-			p.log.Info("budget reached; dealing stops", "round", round, "dealt", dealt, "left", len(slices)-dealt)
-			break
-		}
-		id := fmt.Sprintf("%s-r%d-s%03d", p.cfg.RunID, round, n+1)
-		if len(existing) > 0 {
-			id = existing[n].ID
-		}
-		msg := &suitegenv1.Slice{RunId: p.cfg.RunID, SliceId: id, Round: uint32(round), Seed: run.Seed,
-			Contract: &suitegenv1.ContractRef{Agent: c.Agent, Sha256: c.SHA256}, Gap: gap, CreatedUnix: 0, Lessons: lessons}
-		msg.Kind = suitegenv1.Slice_KIND_WORK
-		if kind == "gap" {
-			msg.Kind = suitegenv1.Slice_KIND_GAP
-		}
-		var indices []int
-		outstanding := 0
-		for _, bid := range ids {
-			b := byID[bid]
-			var spec plan.Spec
-			_ = json.Unmarshal(b.Spec, &spec)
-			for k := b.Done; k < b.Want; k++ {
-				indices = append(indices, spec.Index(k))
-			}
-			outstanding += b.Want - b.Done
-			msg.Buckets = append(msg.Buckets, &suitegenv1.BucketAssignment{BucketId: b.ID, Cell: b.Cell, UseCase: b.UseCase,
-				Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay, Axes: b.Axes, Want: uint32(b.Want), Have: uint32(b.Done)})
-		}
-		sp := plan.SpreadFor(c, indices)
-		msg.Spread = &suitegenv1.CallerSpread{NameInitials: sp.Initials, CodePrefixes: sp.CodePrefixes,
-			Personalities: sp.Personalities, Accents: sp.Accents, Styles: sp.Styles, Locations: sp.Locations}
-		msg.TurnBudget = uint32(6 + 5*outstanding)
-		if len(existing) == 0 {
-			if err := p.cfg.Store.ClaimSlice(ctx, canvas.Slice{RunID: p.cfg.RunID, ID: id, Round: round, Kind: kind, BucketIDs: ids}); err != nil {
-				return 0, fmt.Errorf("planner: claim %s: %w", id, err)
-			}
-		}
-		if _, err := p.cfg.Queue.Publish(ctx, msg); err != nil {
-			return 0, fmt.Errorf("planner: publish %s: %w", id, err)
-		}
-		p.cfg.Metrics.SlicesPublished.Inc()
-		dealt++
-	}
-	if dealt > 0 {
-		p.log.Info("round dealt", "round", round, "slices", dealt)
-	}
-	return dealt, nil
-}
-
-// await waits until every slice of the round is finished in the ledger. A
-// slice still unfinished at the round timeout is recorded dead.
-//
-// A writer that dies on every delivery of a slice (a poison slice) never
-// records it dead itself, so the planner learns of exhausted slices two ways:
-// the server's max-deliveries advisory while it listens, and, for advisories
-// sent while no planner listened (it was restarted), a queue that has held
-// nothing pending or in flight for longer than two ack waits while the
-// ledger still shows the round's slices published.
-func (p *Planner) await(ctx context.Context, round int) error {
-	deadline := time.Now().Add(p.cfg.RoundTimeout)
-	t := time.NewTicker(p.cfg.Poll)
-	defer t.Stop()
-	lctx, stopListening := context.WithCancel(ctx)
-	defer stopListening()
-	if err := p.cfg.Queue.DeadLetters(lctx, func(seq uint64) { p.deadLetter(lctx, seq) }); err != nil {
-		p.log.Warn("not listening for dead letters; relying on the empty-queue check", "err", err)
-	}
-	qc := p.cfg.Queue.Config()
-	quiet := 2*qc.AckWait + qc.FetchWait
-	var emptySince, failingSince time.Time
-	for {
-		ss, err := p.cfg.Store.Slices(ctx, p.cfg.RunID, round)
-		if err != nil {
-			// The ledger restarting or failing over is not the end of the
-			// run: keep polling for a while, as the writers do.
-			if failingSince.IsZero() {
-				failingSince = time.Now()
-			}
-			if ctx.Err() != nil || time.Since(failingSince) > storeOutage {
-				return err
-			}
-			p.log.Warn("reading the ledger failed; polling again", "err", err)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-			}
-			continue
-		}
-		failingSince = time.Time{}
-		open := 0
-		for _, s := range ss {
-			if s.State == "published" {
-				open++
-			}
-		}
-		if open == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return p.bury(ctx, ss, "no writer finished the slice within the round timeout")
-		}
-		if n, a, err := p.cfg.Queue.Pending(ctx); err == nil {
-			p.cfg.Metrics.SetQueue(n, a)
-			switch {
-			case n > 0 || a > 0:
-				emptySince = time.Time{}
-			case emptySince.IsZero():
-				emptySince = time.Now()
-			case time.Since(emptySince) > quiet:
-				return p.bury(ctx, ss, fmt.Sprintf("dead-lettered: the queue gave up on the slice (no delivery acknowledged within %d deliveries); every delivery's writer died or went silent past the ack wait", qc.MaxDeliver))
-			}
-		} else {
-			emptySince = time.Time{}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// storeOutage is how long the planner keeps retrying a ledger that fails
-// before it gives up on the run.
-const storeOutage = 2 * time.Minute
-
-// fold folds the ledger, retrying through a ledger outage of up to
-// storeOutage (Fold is one transaction, so a retry is safe).
-func (p *Planner) fold(ctx context.Context, maxAttempts int) error {
-	start := time.Now()
-	for {
-		_, err := p.cfg.Store.Fold(ctx, p.cfg.RunID, maxAttempts)
-		if err == nil || ctx.Err() != nil || time.Since(start) > storeOutage {
-			return err
-		}
-		p.log.Warn("fold failed; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// bury records every still-published slice of ss dead with reason.
-func (p *Planner) bury(ctx context.Context, ss []canvas.Slice, reason string) error {
-	for _, s := range ss {
-		if s.State != "published" {
-			continue
-		}
-		if err := p.cfg.Store.FinishSlice(ctx, p.cfg.RunID, s.ID, "dead", "", reason, s.Deliveries); err != nil {
-			return err
-		}
-		p.cfg.Metrics.SlicesDeadLettered.Inc()
-		p.log.Error("slice dead", "slice", s.ID, "reason", reason)
-	}
-	return nil
-}
-
-// deadLetter records in the ledger a slice of this run the queue gave up on
-// after its last delivery (the server's max-deliveries advisory), with why.
-func (p *Planner) deadLetter(ctx context.Context, seq uint64) {
-	s, err := p.cfg.Queue.Lookup(ctx, seq)
-	if err != nil {
-		p.log.Warn("reading a dead-lettered slice", "seq", seq, "err", err)
-		return
-	}
-	if s.GetRunId() != p.cfg.RunID {
-		return
-	}
-	max := p.cfg.Queue.Config().MaxDeliver
-	reason := fmt.Sprintf("dead-lettered after %d deliveries, none acknowledged: every delivery's writer died or went silent past the ack wait", max)
-	if err := p.cfg.Store.FinishSlice(ctx, p.cfg.RunID, s.GetSliceId(), "dead", "", reason, max); err != nil {
-		p.log.Warn("recording a dead-lettered slice", "slice", s.GetSliceId(), "err", err)
-		return
-	}
-	p.cfg.Metrics.SlicesDeadLettered.Inc()
-	p.log.Error("slice dead", "slice", s.GetSliceId(), "reason", reason)
-}
-
-// Gap deals one round of gap slices for buckets still open after the main
-// rounds (the reviewer's fill), waits for them and folds. It returns how many
-// slices it dealt.
-func (p *Planner) Gap(ctx context.Context, reason string) (int, error) {
-	run, err := p.cfg.Store.Run(ctx, p.cfg.RunID)
-	if err != nil {
-		return 0, err
-	}
-	if over, err := p.overBudget(ctx, run); err != nil || over {
-		return 0, err
-	}
-	// Buckets blocked only for want of attempts get one more look.
-	round := run.Round + 1
-	if err := p.cfg.Store.SetRound(ctx, p.cfg.RunID, round); err != nil {
-		return 0, err
-	}
-	n, err := p.deal(ctx, round, "gap", reason)
-	if err != nil || n == 0 {
-		return n, err
-	}
-	if err := p.await(ctx, round); err != nil {
-		return n, err
-	}
-	if _, err := p.cfg.Store.Fold(ctx, p.cfg.RunID, p.cfg.MaxAttempts+1); err != nil {
-		return n, err
-	}
-	return n, nil
-}
-
-// topUp keeps "asking for N returns N": what blocked buckets will not write
-// is re-dealt to buckets with spare capacity, one at a time across use cases
-// in plan order, so the same ledger always tops up the same way. It returns
-// how many scenarios it added to wants.
-func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
-	bs, err := p.cfg.Store.Buckets(ctx, p.cfg.RunID)
-	if err != nil {
-		return 0, err
-	}
-	committed, next := 0, 0
-	specs := make([]plan.Spec, len(bs))
-	for i, b := range bs {
-		if err := json.Unmarshal(b.Spec, &specs[i]); err != nil {
-			return 0, fmt.Errorf("planner: bucket %s spec: %w", b.ID, err)
-		}
-		if b.State == "blocked" {
-			committed += min(b.Done, b.Want)
-		} else {
-			committed += b.Want
-		}
-		sp := specs[i]
-		next = max(next, sp.Base+sp.Sized, sp.TopUp+max(sp.Capacity-sp.Sized, 0))
-	}
-	short := asked - committed
-	if short <= 0 {
-		return 0, nil
-	}
-	raise := map[int]int{} // bucket index -> added
-	var order []string
-	byUC := map[string][]int{}
-	for i, b := range bs {
-		if b.State == "blocked" || b.State == "claimed" || specs[i].Capacity <= b.Want {
-			continue
-		}
-		if _, ok := byUC[b.UseCase]; !ok {
-			order = append(order, b.UseCase)
-		}
-		byUC[b.UseCase] = append(byUC[b.UseCase], i)
-	}
-	for added := 0; added < short; {
-		progress := false
-		for _, uc := range order {
-			for _, i := range byUC[uc] {
-				if bs[i].Want+raise[i] < specs[i].Capacity {
-					raise[i]++
-					added++
-					progress = true
-					break
-				}
-			}
-			if added >= short {
-				break
-			}
-		}
-		if !progress {
-			break
-		}
-	}
-	total := 0
-	for i := range bs {
-		n := raise[i]
-		if n == 0 {
-			continue
-		}
-		sp := specs[i]
-		if sp.TopUp == 0 && sp.Capacity > sp.Sized {
-			sp.TopUp = next
-			next += sp.Capacity - sp.Sized
-		}
-		js, _ := json.Marshal(sp)
-		if err := p.cfg.Store.Raise(ctx, p.cfg.RunID, bs[i].ID, bs[i].Want+n, js); err != nil {
-			return total, err
-		}
-		total += n
-	}
-	if total > 0 {
-		p.log.Info("topped up", "short", short, "added", total)
-	}
-	return total, nil
 }
 
 // AllowPartialOf says whether a run was started with some use cases

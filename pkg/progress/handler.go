@@ -268,7 +268,7 @@ func list(ctx context.Context, store *canvas.Store, all bool, limit int, opts Op
 		return out, nil, err
 	}
 	for _, r := range rs {
-		if !all && canvas.Final(r.State) {
+		if !all && !r.State.Live() {
 			continue
 		}
 		out.Runs = append(out.Runs, Summarize(r, opts.StallAfter))
@@ -378,8 +378,8 @@ func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallA
 	ucIndex := map[string]int{}
 	for _, b := range buckets {
 		d.Buckets = append(d.Buckets, BucketDetail{ID: b.ID, UseCase: b.UseCase, Cell: b.Cell, Angle: b.Angle, Outcome: b.Outcome,
-			Want: b.Want, Done: b.Done, State: b.State, Attempts: b.Attempts, Notes: b.Notes})
-		d.BucketStates[b.State]++
+			Want: b.Want, Done: b.Done, State: string(b.State), Attempts: b.Attempts, Notes: b.Notes})
+		d.BucketStates[string(b.State)]++
 		i, ok := ucIndex[b.UseCase]
 		if !ok {
 			i = len(d.UseCases)
@@ -397,9 +397,9 @@ func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallA
 		return RunDetail{}, err
 	}
 	for _, s := range slices {
-		d.Slices = append(d.Slices, SliceDetail{ID: s.ID, Round: s.Round, Kind: s.Kind, State: s.State, Writer: s.Writer,
+		d.Slices = append(d.Slices, SliceDetail{ID: s.ID, Round: s.Round, Kind: string(s.Kind), State: string(s.State), Writer: s.Writer,
 			Deliveries: s.Deliveries, Reason: s.Reason, Buckets: s.BucketIDs})
-		d.SliceStates[s.State]++
+		d.SliceStates[string(s.State)]++
 	}
 	for gc, n := range st.Refusals {
 		if d.Refusals[gc.Gate] == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -28,9 +29,9 @@ func ledger(t *testing.T) *canvas.Store {
 		t.Fatal(err)
 	}
 	bs := []canvas.Bucket{
-		{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3},
-		{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3},
-		{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4},
+		{Bucket: plan.Bucket{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3}},
+		{Bucket: plan.Bucket{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3}},
+		{Bucket: plan.Bucket{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4}},
 	}
 	if err := s.PutBuckets(ctx, "run-a", bs); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("runs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	if len(list.Runs) != 1 || list.Runs[0].ID != "run-a" || list.Runs[0].Proved != 4 || list.Runs[0].Asked != 10 ||
-		list.Runs[0].Status != "planning" || list.Runs[0].SpentTokens != 1500 || list.Runs[0].Refused != 2 || list.All || list.Hidden != 0 {
+		list.Runs[0].Status != "planned" || list.Runs[0].SpentTokens != 1500 || list.Runs[0].Refused != 2 || list.All || list.Hidden != 0 {
 		t.Fatalf("runs: %+v", list)
 	}
 
@@ -112,7 +113,7 @@ func TestAPI(t *testing.T) {
 	if d.Refusals["ready"]["empty"] != 2 || d.Spend.PromptTokens != 1200 || d.Spend.CompletionTokens != 300 || d.Spend.BudgetTokens != 50000 {
 		t.Fatalf("refusals/spend: %v %+v", d.Refusals, d.Spend)
 	}
-	if d.Summary.ID != "run-a" || d.Summary.Status != "planning" || d.Summary.Proved != 4 || len(d.DeadReasons) != 0 {
+	if d.Summary.ID != "run-a" || d.Summary.Status != "planned" || d.Summary.Proved != 4 || len(d.DeadReasons) != 0 {
 		t.Fatalf("summary: %+v dead %v", d.Summary, d.DeadReasons)
 	}
 

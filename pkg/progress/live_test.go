@@ -36,8 +36,10 @@ func fleet(t *testing.T) *canvas.Store {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SetRunState(ctx, "run-old", canvas.RunDone, ""); err != nil {
-		t.Fatal(err)
+	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+		if _, err := s.MoveRun(ctx, "run-old", to, ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The clock cannot be moved, so the ledger's times are: every other run
 	// is older than run-a, which stays the newest (and so the one selected).
@@ -67,7 +69,7 @@ func TestLiveList(t *testing.T) {
 	var live progress.RunList
 	get(t, srv, "/api/runs", &live)
 	got := statuses(live)
-	if len(got) != 2 || got["run-a"] != canvas.RunPlanning || got["run-stalled"] != progress.StatusStalled || live.Hidden != 2 || live.All {
+	if len(got) != 2 || got["run-a"] != string(canvas.RunPlanned) || got["run-stalled"] != progress.StatusStalled || live.Hidden != 2 || live.All {
 		t.Fatalf("live list: %v hidden %d all %v; want run-a and run-stalled (stalled), 2 hidden", got, live.Hidden, live.All)
 	}
 	if live.Runs[0].ID != "run-a" {
@@ -76,7 +78,7 @@ func TestLiveList(t *testing.T) {
 	var all progress.RunList
 	get(t, srv, "/api/runs?all=1", &all)
 	got = statuses(all)
-	if len(got) != 4 || got["run-old"] != canvas.RunDone || got["run-abandoned"] != progress.StatusStalled || all.Hidden != 0 || !all.All {
+	if len(got) != 4 || got["run-old"] != string(canvas.RunDone) || got["run-abandoned"] != progress.StatusStalled || all.Hidden != 0 || !all.All {
 		t.Fatalf("all: %v hidden %d", got, all.Hidden)
 	}
 	var two progress.RunList
@@ -172,7 +174,7 @@ func TestSummarize(t *testing.T) {
 	base := canvas.RunStats{Run: canvas.Run{ID: "r", State: canvas.RunWriting, Asked: 100, CreatedAt: at.Add(-time.Hour)},
 		At: at, Proved: 40, ProvedRecent: 10, LastActivity: at.Add(-10 * time.Second)}
 	s := progress.Summarize(base, 10*time.Minute)
-	if s.Status != canvas.RunWriting || s.RatePerMinute != 2 || s.ETASeconds == nil || *s.ETASeconds != 1800 {
+	if s.Status != string(canvas.RunWriting) || s.RatePerMinute != 2 || s.ETASeconds == nil || *s.ETASeconds != 1800 {
 		t.Errorf("writing: %+v (eta %v), want 2/min and 30 min left", s, s.ETASeconds)
 	}
 	young := base
@@ -186,13 +188,13 @@ func TestSummarize(t *testing.T) {
 	}
 	idle := base
 	idle.LastActivity, idle.ProvedRecent = at.Add(-11*time.Minute), 0
-	if s := progress.Summarize(idle, 10*time.Minute); s.Status != progress.StatusStalled || s.ETASeconds != nil || s.State != canvas.RunWriting {
+	if s := progress.Summarize(idle, 10*time.Minute); s.Status != progress.StatusStalled || s.ETASeconds != nil || s.State != string(canvas.RunWriting) {
 		t.Errorf("idle 11 minutes: %+v, want stalled without an ETA", s)
 	}
 	done := base
 	fin := at.Add(-30 * time.Minute)
 	done.State, done.FinishedAt, done.LastActivity = canvas.RunDone, &fin, fin
-	if s := progress.Summarize(done, 10*time.Minute); s.Status != canvas.RunDone || s.ETASeconds != nil || s.RatePerMinute != 0 {
+	if s := progress.Summarize(done, 10*time.Minute); s.Status != string(canvas.RunDone) || s.ETASeconds != nil || s.RatePerMinute != 0 {
 		t.Errorf("done an hour later: %+v, want done, no rate or ETA", s)
 	}
 }

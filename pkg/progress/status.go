@@ -56,14 +56,14 @@ type RunSummary struct {
 
 // Summarize turns a run's ledger figures into what the page shows.
 func Summarize(r canvas.RunStats, stallAfter time.Duration) RunSummary {
-	s := RunSummary{ID: r.ID, Agent: r.Agent, Model: r.Model, State: r.State, Message: r.Message, Status: r.State,
+	s := RunSummary{ID: r.ID, Agent: r.Agent, Model: r.Model, State: string(r.State), Message: r.Message, Status: string(r.State),
 		Asked: r.Asked, Proved: r.Proved, Round: r.Round, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
-		LastActivity: r.LastActivity, Dead: r.Slices[canvas.SliceDead],
+		LastActivity: r.LastActivity, Dead: r.Slices[string(canvas.SliceDead)],
 		BudgetTokens: r.BudgetTokens, SpentTokens: r.PromptTokens + r.CompletionTokens}
 	for _, n := range r.Refusals {
 		s.Refused += n
 	}
-	final := canvas.Final(r.State)
+	final := !r.State.Live()
 	if !final && stallAfter > 0 && r.Idle() > stallAfter {
 		s.Status = StatusStalled
 	}

@@ -114,7 +114,7 @@ func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scena
 	out := tb.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), mutationTimeout)
 	defer cancel()
-	if _, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 2, Out: out, Seed: 7, MaxWant: maxWant,
+	if _, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 2, Out: out, Seed: 7, MaxWant: maxWant,
 		NATSURL: testenv.NATS(tb), DatabaseURL: url, Logger: quiet()}); err != nil {
 		tb.Fatalf("run %s: %v", example, err)
 	}

@@ -84,7 +84,7 @@ func retailSuite(b *testing.B, n int) (string, []*scenario.Scenario) {
 	out := b.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: n, Writers: 2, Out: out, Seed: 7,
+	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 2, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(b), DatabaseURL: url, Logger: quiet()})
 	if err != nil {
 		b.Fatalf("run: %v", err)

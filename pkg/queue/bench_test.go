@@ -19,7 +19,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		s.SliceId = fmt.Sprintf("bench/1/%d", i)
+		s.ID = fmt.Sprintf("bench/1/%d", i)
 		if _, err := q.Publish(ctx, s); err != nil {
 			b.Fatal(err)
 		}

@@ -184,7 +184,7 @@ func TestReplicatedQueue(t *testing.T) {
 	got := map[string]bool{}
 	for len(got) < 2 {
 		d := next(t, q2, 60*time.Second)
-		got[d.Slice.GetSliceId()] = true
+		got[d.Slice.ID] = true
 		if err := d.Ack(t.Context()); err != nil {
 			t.Fatalf("ack with a server gone: %v", err)
 		}

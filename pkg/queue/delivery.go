@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 // Delivery is one delivery of one slice to this process. Finish it exactly
@@ -18,8 +16,8 @@ import (
 // Heartbeat, or the server redelivers it after AckWait.
 type Delivery struct {
 	// Slice is the decoded work. Whether its run is known is the caller's
-	// decision (Slice.RunId).
-	Slice *suitegenv1.Slice
+	// decision (Slice.Run).
+	Slice Slice
 	// NumDelivered counts deliveries of this slice, this one included (1 on
 	// the first).
 	NumDelivered uint64
@@ -186,8 +184,8 @@ func (d *Delivery) request(ctx context.Context, body string) error {
 }
 
 func (d *Delivery) name() string {
-	if d.Slice != nil {
-		return d.Slice.GetSliceId()
+	if d.Slice.ID != "" {
+		return d.Slice.ID
 	}
 	return fmt.Sprintf("seq %d", d.StreamSeq)
 }

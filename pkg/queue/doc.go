@@ -6,16 +6,20 @@
 // slice goes to exactly one writer at a time. The slice id is the Nats-Msg-Id,
 // so a planner that replays its publishes after a crash adds nothing.
 //
-// The queue only moves work; Postgres is the source of truth. A writer:
+// The queue only moves work; Postgres is the source of truth. What travels
+// is a Slice, a hand-written type: the generated protobuf messages
+// (proto/suitegenv1) are this package's wire form and no one else's. A
+// writer:
 //
-//	d, err := q.Next(ctx)         // one message, only after holding a provider token
+//	d, err := q.Next(ctx)         // one message, when it is ready to start on it
 //	stop := d.Heartbeat(ctx, 0)   // InProgress well inside AckWait while it works
 //	... journal proved scenarios in the ledger ...
 //	d.Ack(ctx)                    // after the ledger commit; waits for the server's confirmation
 //
 // Next fetches exactly one message per call and never prefetches: a message
-// sitting in a client buffer while its writer waits for provider quota would
-// age out of its ack wait and be delivered twice.
+// sitting in a client buffer behind a slow slice would age out of its ack
+// wait and be delivered twice. Provider tokens are taken later, per model
+// call, while the heartbeat keeps the delivery alive.
 //
 // A slice that keeps failing is redelivered until MaxDeliver; on the final
 // delivery (Delivery.Last) the caller records it as dead in the ledger and

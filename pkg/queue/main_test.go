@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/testenv"
-	"github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -32,45 +31,33 @@ func connect(t testing.TB, cfg Config) *Queue {
 	return q
 }
 
-func newSlice(run string, n int) *suitegenv1.Slice {
-	return &suitegenv1.Slice{
-		RunId:   run,
-		SliceId: fmt.Sprintf("%s/1/%d", run, n),
-		Round:   1,
-		Kind:    suitegenv1.Slice_KIND_WORK,
-		Contract: &suitegenv1.ContractRef{
-			Agent:  "shop-support",
-			Sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-		},
-		Buckets: []*suitegenv1.BucketAssignment{{
-			BucketId: fmt.Sprintf("b%d", n),
-			Cell:     "cancel-order",
-			UseCase:  "cancel-order",
-			Angle:    "order already shipped",
-			Outcome:  "refuse",
-			Axes:     map[string]string{"order.status": "delivered", "payment": "card"},
-			Want:     3,
-		}},
-		Spread: &suitegenv1.CallerSpread{
-			NameInitials:  []string{"K", "M"},
+func newSlice(run string, n int) Slice {
+	return Slice{
+		Run:      run,
+		ID:       fmt.Sprintf("%s/1/%d", run, n),
+		Round:    1,
+		Agent:    "shop-support",
+		Contract: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		Buckets:  []string{fmt.Sprintf("b%d", n)},
+		Spread: Spread{
+			Initials:      []string{"K", "M"},
 			CodePrefixes:  []string{"7"},
 			Personalities: []string{"Anxious"},
 		},
-		TurnBudget:  12,
-		Seed:        int64(n),
-		Lessons:     []string{"do not invent order ids"},
-		CreatedUnix: 1773158400,
+		TurnBudget: 12,
+		Seed:       int64(n),
+		Lessons:    []string{"do not invent order ids"},
 	}
 }
 
-func publish(t testing.TB, q *Queue, s *suitegenv1.Slice) {
+func publish(t testing.TB, q *Queue, s Slice) {
 	t.Helper()
 	dup, err := q.Publish(t.Context(), s)
 	if err != nil {
-		t.Fatalf("Publish %s: %v", s.GetSliceId(), err)
+		t.Fatalf("Publish %s: %v", s.ID, err)
 	}
 	if dup {
-		t.Fatalf("Publish %s: unexpected duplicate", s.GetSliceId())
+		t.Fatalf("Publish %s: unexpected duplicate", s.ID)
 	}
 }
 
@@ -94,7 +81,7 @@ func expectNothing(t testing.TB, q *Queue, within time.Duration) {
 	defer cancel()
 	d, err := q.Next(ctx)
 	if err == nil {
-		t.Fatalf("Next: got %s (delivery %d), want nothing", d.Slice.GetSliceId(), d.NumDelivered)
+		t.Fatalf("Next: got %s (delivery %d), want nothing", d.Slice.ID, d.NumDelivered)
 	}
 	if ctx.Err() == nil {
 		t.Fatalf("Next: %v, want deadline", err)

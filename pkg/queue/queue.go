@@ -13,9 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 // Queue is one process's handle on the shared slice queue. It is safe for
@@ -178,30 +175,30 @@ func (q *Queue) opContext(ctx context.Context) (context.Context, context.CancelF
 // Publish puts a slice on the queue with its slice id as the message id.
 // duplicate is true when the server already had that id inside the
 // Duplicates window, in which case nothing was added.
-func (q *Queue) Publish(ctx context.Context, s *suitegenv1.Slice) (duplicate bool, err error) {
+func (q *Queue) Publish(ctx context.Context, s Slice) (duplicate bool, err error) {
 	if q.isClosed() {
 		return false, ErrClosed
 	}
-	if err := checkSlice(s); err != nil {
+	if err := s.check(); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrInvalidSlice, err)
 	}
-	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+	data, err := s.encode()
 	if err != nil {
-		return false, fmt.Errorf("queue: marshal slice %s: %w", s.GetSliceId(), err)
+		return false, fmt.Errorf("queue: marshal slice %s: %w", s.ID, err)
 	}
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
-	ack, err := q.js.Publish(ctx, q.cfg.Subject(s.GetRunId()), data,
-		jetstream.WithMsgID(s.GetSliceId()), jetstream.WithExpectStream(q.cfg.Stream))
+	ack, err := q.js.Publish(ctx, q.cfg.Subject(s.Run), data,
+		jetstream.WithMsgID(s.ID), jetstream.WithExpectStream(q.cfg.Stream))
 	if err != nil {
-		return false, fmt.Errorf("queue: publish slice %s: %w", s.GetSliceId(), err)
+		return false, fmt.Errorf("queue: publish slice %s: %w", s.ID, err)
 	}
 	return ack.Duplicate, nil
 }
 
 // Next blocks until it holds exactly one delivery or ctx ends. Call it only
-// when the work can start at once (after taking a provider token): the
-// delivery's ack wait is already running.
+// when the work can start at once: the delivery's ack wait is already
+// running (Heartbeat extends it while the work goes on).
 //
 // A message that is not a usable slice is terminated and reported as a
 // *BadMessageError; the caller counts it and calls Next again. Other errors
@@ -315,16 +312,16 @@ func (q *Queue) Purge(ctx context.Context, run string) error {
 
 // Lookup reads the slice stored at a stream sequence (as reported by
 // DeadLetters) without consuming it.
-func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (*suitegenv1.Slice, error) {
+func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (Slice, error) {
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
 	raw, err := q.stream.GetMsg(ctx, streamSeq)
 	if err != nil {
-		return nil, fmt.Errorf("queue: get message %d: %w", streamSeq, err)
+		return Slice{}, fmt.Errorf("queue: get message %d: %w", streamSeq, err)
 	}
 	s, err := decodeSlice(raw.Subject, raw.Header.Get(jetstream.MsgIDHeader), raw.Data)
 	if err != nil {
-		return nil, &BadMessageError{StreamSeq: streamSeq, Subject: raw.Subject, Err: err}
+		return Slice{}, &BadMessageError{StreamSeq: streamSeq, Subject: raw.Subject, Err: err}
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,10 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/suitegen/suitegen/pkg/testenv"
-	"github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -77,12 +76,13 @@ func TestPublishDuplicateIsDropped(t *testing.T) {
 
 func TestPublishRejectsUnroutableSlices(t *testing.T) {
 	q := connect(t, testConfig(testenv.NATS(t)))
-	for name, s := range map[string]*suitegenv1.Slice{
-		"nil":          nil,
-		"no run":       {SliceId: "x/1/1"},
-		"dotted run":   {RunId: "a.b", SliceId: "a.b/1/1"},
-		"wildcard run": {RunId: "*", SliceId: "x"},
-		"no slice id":  {RunId: "run1"},
+	for name, s := range map[string]Slice{
+		"empty":        {},
+		"no run":       {ID: "x/1/1"},
+		"dotted run":   {Run: "a.b", ID: "a.b/1/1"},
+		"wildcard run": {Run: "*", ID: "x"},
+		"no slice id":  {Run: "run1"},
+		"blank id":     {Run: "run1", ID: " "},
 	} {
 		if _, err := q.Publish(t.Context(), s); !errors.Is(err, ErrInvalidSlice) {
 			t.Errorf("%s: got %v, want ErrInvalidSlice", name, err)
@@ -100,7 +100,7 @@ func TestNextDeliversOneAndAckRemovesIt(t *testing.T) {
 	if d.NumDelivered != 1 || d.Last() {
 		t.Fatalf("first delivery: NumDelivered=%d Last=%v", d.NumDelivered, d.Last())
 	}
-	if want := newSlice("run1", 1); !proto.Equal(d.Slice, want) {
+	if want := newSlice("run1", 1); !reflect.DeepEqual(d.Slice, want) {
 		t.Fatalf("got slice %v, want %v", d.Slice, want)
 	}
 	// Exactly one message taken: nothing prefetched into this process.
@@ -116,8 +116,8 @@ func TestNextDeliversOneAndAckRemovesIt(t *testing.T) {
 	}
 	for i := 2; i <= 3; i++ {
 		d := next(t, q, 5*time.Second)
-		if d.Slice.GetSliceId() != newSlice("run1", i).GetSliceId() {
-			t.Fatalf("got %s, want slice %d (stream order)", d.Slice.GetSliceId(), i)
+		if d.Slice.ID != newSlice("run1", i).ID {
+			t.Fatalf("got %s, want slice %d (stream order)", d.Slice.ID, i)
 		}
 		if err := d.Ack(t.Context()); err != nil {
 			t.Fatal(err)
@@ -135,8 +135,8 @@ func TestUnackedIsRedeliveredAfterAckWait(t *testing.T) {
 	start := time.Now()
 	d2 := next(t, q, 5*time.Second)
 	waited := time.Since(start)
-	if d2.Slice.GetSliceId() != d1.Slice.GetSliceId() || d2.NumDelivered != 2 {
-		t.Fatalf("redelivery: %s NumDelivered=%d, want %s and 2", d2.Slice.GetSliceId(), d2.NumDelivered, d1.Slice.GetSliceId())
+	if d2.Slice.ID != d1.Slice.ID || d2.NumDelivered != 2 {
+		t.Fatalf("redelivery: %s NumDelivered=%d, want %s and 2", d2.Slice.ID, d2.NumDelivered, d1.Slice.ID)
 	}
 	if waited < q.Config().AckWait*8/10 {
 		t.Fatalf("redelivered after %v, before the ack wait %v", waited, q.Config().AckWait)
@@ -175,7 +175,7 @@ func TestHeartbeatKeepsDeliveryPastAckWait(t *testing.T) {
 		time.Sleep(q.Config().AckWait / 4)
 	}
 	if s := <-stolen; s != nil {
-		t.Fatalf("other writer got %s (delivery %d) while InProgress was sent", s.Slice.GetSliceId(), s.NumDelivered)
+		t.Fatalf("other writer got %s (delivery %d) while InProgress was sent", s.Slice.ID, s.NumDelivered)
 	}
 	waitPending(t, q, 0, 1)
 
@@ -237,7 +237,7 @@ func TestMaxDeliverExhaustion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Lookup: %v", err)
 	}
-	if !proto.Equal(s, newSlice("run1", 1)) {
+	if !reflect.DeepEqual(s, newSlice("run1", 1)) {
 		t.Fatalf("Lookup: %v", s)
 	}
 
@@ -250,8 +250,8 @@ func TestMaxDeliverExhaustion(t *testing.T) {
 		t.Fatalf("Lookup after purge: %v, want not found", err)
 	}
 	d := next(t, q, 5*time.Second)
-	if d.Slice.GetRunId() != "run2" {
-		t.Fatalf("after purge got run %s, want run2", d.Slice.GetRunId())
+	if d.Slice.Run != "run2" {
+		t.Fatalf("after purge got run %s, want run2", d.Slice.Run)
 	}
 }
 
@@ -318,11 +318,11 @@ func TestNakRedeliversAtOnceOrAfterDelay(t *testing.T) {
 func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 	q := connect(t, testConfig(testenv.NATS(t)))
 	good := newSlice("run1", 1)
-	goodBytes, err := proto.Marshal(good)
+	goodBytes, err := good.encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	noIDs, err := proto.Marshal(&suitegenv1.Slice{Round: 3, Gap: "no ids"})
+	noIDs, err := Slice{Round: 3, Gap: "no ids"}.encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 		{"not protobuf", "suitegen.slices.run1", "g1", []byte{0xff, 0xff, 0xff}},
 		{"not protobuf either", "suitegen.slices.run1", "g2", []byte("hello")},
 		{"no ids", "suitegen.slices.run1", "g3", noIDs},
-		{"run differs from subject", "suitegen.slices.other", good.GetSliceId(), goodBytes},
+		{"run differs from subject", "suitegen.slices.other", good.ID, goodBytes},
 		{"slice id differs from msg id", "suitegen.slices.run1", "elsewhere", goodBytes},
 	}
 	for _, c := range cases {
@@ -362,8 +362,8 @@ func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 		}
 	}
 	d := next(t, q, 5*time.Second)
-	if d.Slice.GetSliceId() != newSlice("run1", 2).GetSliceId() || d.NumDelivered != 1 {
-		t.Fatalf("got %s (%d), want the good slice", d.Slice.GetSliceId(), d.NumDelivered)
+	if d.Slice.ID != newSlice("run1", 2).ID || d.NumDelivered != 1 {
+		t.Fatalf("got %s (%d), want the good slice", d.Slice.ID, d.NumDelivered)
 	}
 	if err := d.Ack(t.Context()); err != nil {
 		t.Fatal(err)
@@ -418,7 +418,7 @@ func TestWritersShareWorkWithoutDoubleDelivery(t *testing.T) {
 				}
 				taken.Add(1)
 				mu.Lock()
-				seen[d.Slice.GetSliceId()]++
+				seen[d.Slice.ID]++
 				byQ[i]++
 				mu.Unlock()
 				time.Sleep(10 * time.Millisecond) // the work

@@ -35,8 +35,8 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 		publish(t, q, newSlice("run1", i))
 	}
 	held := next(t, q, 5*time.Second) // delivered, never acked
-	if held.Slice.GetSliceId() != newSlice("run1", 1).GetSliceId() {
-		t.Fatalf("held %s", held.Slice.GetSliceId())
+	if held.Slice.ID != newSlice("run1", 1).ID {
+		t.Fatalf("held %s", held.Slice.ID)
 	}
 
 	srv.Shutdown()
@@ -54,13 +54,13 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 	for range 3 {
 		// The held slice comes back once its ack wait runs out.
 		d := next(t, q2, 10*time.Second)
-		got[d.Slice.GetSliceId()] = d.NumDelivered
+		got[d.Slice.ID] = d.NumDelivered
 		if err := d.Ack(t.Context()); err != nil {
-			t.Fatalf("Ack %s: %v", d.Slice.GetSliceId(), err)
+			t.Fatalf("Ack %s: %v", d.Slice.ID, err)
 		}
 	}
 	for i := 1; i <= 3; i++ {
-		id := newSlice("run1", i).GetSliceId()
+		id := newSlice("run1", i).ID
 		n, ok := got[id]
 		if !ok {
 			t.Fatalf("slice %s lost in the restart (got %v)", id, got)
@@ -74,8 +74,8 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 	// working.
 	publish(t, q2, newSlice("run1", 4))
 	d := next(t, q, 10*time.Second)
-	if d.Slice.GetSliceId() != newSlice("run1", 4).GetSliceId() {
-		t.Fatalf("reconnected writer got %s", d.Slice.GetSliceId())
+	if d.Slice.ID != newSlice("run1", 4).ID {
+		t.Fatalf("reconnected writer got %s", d.Slice.ID)
 	}
 	if err := d.Ack(t.Context()); err != nil {
 		t.Fatal(err)

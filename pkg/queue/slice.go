@@ -10,18 +10,99 @@ import (
 	"github.com/suitegen/suitegen/proto/suitegenv1"
 )
 
-// checkSlice is what Publish requires of a slice: ids that can route and
+// Slice is one unit of work on the queue: which buckets of which run a writer
+// should fill, with the material the planner dealt it. It says what to work
+// on, never how far the work got: a writer reads the buckets' wants and what
+// is credited from the ledger.
+//
+// The wire form is the generated suitegenv1.Slice; it stays inside this
+// package.
+type Slice struct {
+	// Run is the run's id; it is also the subject token the slice travels on.
+	Run string
+	// ID is stable across republishes and is the message id, so publishing
+	// the same slice twice adds nothing.
+	ID string
+	// Round is the planning (or review) round the slice was cut in.
+	Round int
+	// Agent and Contract name the contract (agent slug, hex sha256) the
+	// slice is written against.
+	Agent, Contract string
+	// Buckets are the ids of the run's buckets the slice fills.
+	Buckets []string
+	// Spread is the caller material dealt to the slice.
+	Spread Spread
+	// TurnBudget is the model turns the writer may spend on the slice.
+	TurnBudget int
+	// Seed is the run's seed.
+	Seed int64
+	// Gap, set on a reviewer's gap slice, says in words what the suite lacks.
+	Gap string
+	// Lessons are refusal reasons of earlier rounds worth telling writers.
+	Lessons []string
+}
+
+// Spread is the persona material dealt to one slice, so writers blind to each
+// other do not converge on the same callers. It has plan.Spread's fields in
+// plan.Spread's order, so either converts to the other.
+type Spread struct {
+	Initials      []string
+	CodePrefixes  []string
+	Personalities []string
+	Accents       []string
+	Styles        []string
+	Locations     []string
+}
+
+// check is what Publish requires of a slice: ids that can route and
 // deduplicate it.
-func checkSlice(s *suitegenv1.Slice) error {
+func (s Slice) check() error {
 	switch {
-	case s == nil:
-		return errors.New("nil slice")
-	case !validToken(s.GetRunId()):
-		return fmt.Errorf("run_id %q is not a subject token (non-empty, no spaces, dots, '*' or '>')", s.GetRunId())
-	case strings.TrimSpace(s.GetSliceId()) == "":
-		return errors.New("slice_id is empty")
+	case !validToken(s.Run):
+		return fmt.Errorf("run %q is not a subject token (non-empty, no spaces, dots, '*' or '>')", s.Run)
+	case strings.TrimSpace(s.ID) == "":
+		return errors.New("slice id is empty")
 	}
 	return nil
+}
+
+// wire is the slice as the generated message.
+func (s Slice) wire() *suitegenv1.Slice {
+	m := &suitegenv1.Slice{
+		RunId: s.Run, SliceId: s.ID, Round: uint32(s.Round), Seed: s.Seed, Gap: s.Gap, Lessons: s.Lessons,
+		TurnBudget: uint32(s.TurnBudget), Kind: suitegenv1.Slice_KIND_WORK,
+		Contract: &suitegenv1.ContractRef{Agent: s.Agent, Sha256: s.Contract},
+		Spread: &suitegenv1.CallerSpread{NameInitials: s.Spread.Initials, CodePrefixes: s.Spread.CodePrefixes,
+			Personalities: s.Spread.Personalities, Accents: s.Spread.Accents, Styles: s.Spread.Styles, Locations: s.Spread.Locations},
+	}
+	if s.Gap != "" {
+		m.Kind = suitegenv1.Slice_KIND_GAP
+	}
+	for _, id := range s.Buckets {
+		m.Buckets = append(m.Buckets, &suitegenv1.BucketAssignment{BucketId: id})
+	}
+	return m
+}
+
+// fromWire is the slice a generated message holds.
+func fromWire(m *suitegenv1.Slice) Slice {
+	s := Slice{Run: m.GetRunId(), ID: m.GetSliceId(), Round: int(m.GetRound()), Seed: m.GetSeed(), Gap: m.GetGap(),
+		Lessons: m.GetLessons(), TurnBudget: int(m.GetTurnBudget()),
+		Agent: m.GetContract().GetAgent(), Contract: m.GetContract().GetSha256()}
+	if sp := m.GetSpread(); sp != nil {
+		s.Spread = Spread{Initials: sp.GetNameInitials(), CodePrefixes: sp.GetCodePrefixes(), Personalities: sp.GetPersonalities(),
+			Accents: sp.GetAccents(), Styles: sp.GetStyles(), Locations: sp.GetLocations()}
+	}
+	for _, b := range m.GetBuckets() {
+		s.Buckets = append(s.Buckets, b.GetBucketId())
+	}
+	return s
+}
+
+// encode is the slice's bytes on the wire; the same slice always encodes to
+// the same bytes.
+func (s Slice) encode() ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(s.wire())
 }
 
 // decodeSlice turns a stored message back into a slice, refusing anything
@@ -29,19 +110,20 @@ func checkSlice(s *suitegenv1.Slice) error {
 // that disagrees with the subject, or a slice id that disagrees with the
 // message id. Protobuf accepts many random byte strings as a message of
 // unknown fields, so the id checks are what catch garbage.
-func decodeSlice(subject, msgID string, data []byte) (*suitegenv1.Slice, error) {
-	s := new(suitegenv1.Slice)
-	if err := proto.Unmarshal(data, s); err != nil {
-		return nil, fmt.Errorf("decode slice: %w", err)
+func decodeSlice(subject, msgID string, data []byte) (Slice, error) {
+	m := new(suitegenv1.Slice)
+	if err := proto.Unmarshal(data, m); err != nil {
+		return Slice{}, fmt.Errorf("decode slice: %w", err)
 	}
-	if err := checkSlice(s); err != nil {
-		return nil, err
+	s := fromWire(m)
+	if err := s.check(); err != nil {
+		return Slice{}, err
 	}
-	if i := strings.LastIndexByte(subject, '.'); i < 0 || subject[i+1:] != s.GetRunId() {
-		return nil, fmt.Errorf("run_id %q does not match subject %q", s.GetRunId(), subject)
+	if i := strings.LastIndexByte(subject, '.'); i < 0 || subject[i+1:] != s.Run {
+		return Slice{}, fmt.Errorf("run %q does not match subject %q", s.Run, subject)
 	}
-	if msgID != s.GetSliceId() {
-		return nil, fmt.Errorf("slice_id %q does not match Nats-Msg-Id %q", s.GetSliceId(), msgID)
+	if msgID != s.ID {
+		return Slice{}, fmt.Errorf("slice id %q does not match Nats-Msg-Id %q", s.ID, msgID)
 	}
 	return s, nil
 }

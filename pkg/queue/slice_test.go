@@ -1,14 +1,13 @@
 package queue
 
 import (
+	"reflect"
 	"strings"
 	"testing"
-
-	"google.golang.org/protobuf/proto"
 )
 
 func FuzzDecodeSlice(f *testing.F) {
-	good, err := proto.Marshal(newSlice("run1", 1))
+	good, err := newSlice("run1", 1).encode()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -23,16 +22,33 @@ func FuzzDecodeSlice(f *testing.F) {
 			return
 		}
 		// Whatever decodes is routable and consistent with its envelope.
-		if checkSlice(s) != nil || s.GetSliceId() != msgID || !strings.HasSuffix(subject, "."+s.GetRunId()) {
-			t.Fatalf("accepted inconsistent slice %v for subject %q msg id %q", s, subject, msgID)
+		if s.check() != nil || s.ID != msgID || !strings.HasSuffix(subject, "."+s.Run) {
+			t.Fatalf("accepted inconsistent slice %+v for subject %q msg id %q", s, subject, msgID)
 		}
-		again, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+		again, err := s.encode()
 		if err != nil {
 			t.Fatal(err)
 		}
 		s2, err := decodeSlice(subject, msgID, again)
-		if err != nil || !proto.Equal(s, s2) {
-			t.Fatalf("re-encoded slice does not decode the same: %v", err)
+		if err != nil || !reflect.DeepEqual(s, s2) {
+			t.Fatalf("re-encoded slice does not decode the same: %v\n%+v\n%+v", err, s, s2)
 		}
 	})
+}
+
+// TestSliceRoundTrip: every field a planner sets comes back as it was.
+func TestSliceRoundTrip(t *testing.T) {
+	for _, s := range []Slice{newSlice("run1", 3), func() Slice { s := newSlice("run2", 4); s.Gap = "short of want"; return s }()} {
+		b, err := s.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, s) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, s)
+		}
+	}
 }

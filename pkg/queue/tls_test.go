@@ -149,8 +149,8 @@ func TestConnectTLS(t *testing.T) {
 	}
 	publish(t, q, newSlice("tlsrun", 1))
 	d := next(t, q, 5*time.Second)
-	if d.Slice.GetRunId() != "tlsrun" {
-		t.Fatalf("got slice of run %q", d.Slice.GetRunId())
+	if d.Slice.Run != "tlsrun" {
+		t.Fatalf("got slice of run %q", d.Slice.Run)
 	}
 	if err := d.Ack(t.Context()); err != nil {
 		t.Fatalf("Ack over TLS: %v", err)

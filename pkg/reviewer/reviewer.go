@@ -4,157 +4,80 @@
 // untested, persona skew, two scenarios that test the same thing. What can be
 // filled is published as gap slices; rounds are bounded, and a finished suite
 // is a valid answer.
+//
+// The reviewer ends its run's lifecycle: a run the planner left reviewing is
+// filled, written and moved to done (or failed, short of its ask); a run
+// already done or failed is only written again, so a reviewer started twice
+// (a retried Job) deals nothing the first did not.
 package reviewer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
+	"os"
+	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 )
 
-// Finding is one thing wrong with a suite.
-type Finding struct {
-	Kind    string `json:"kind"`
-	Subject string `json:"subject,omitempty"`
-	Detail  string `json:"detail"`
-}
-
-// Review is the reviewer's reading of a suite.
-type Review struct {
-	Findings []Finding `json:"findings"`
-	// Gaps are the buckets still short of their want and not blocked.
-	Gaps []string `json:"gaps"`
+// Suite is what Read reads of the ledger (*canvas.Store).
+type Suite interface {
+	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
+	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
 }
 
 // Read reviews a run's suite as the ledger holds it.
-func Read(ctx context.Context, store *canvas.Store, run string, c *contract.Contract) (Review, error) {
-	scs, err := store.Scenarios(ctx, run)
+func Read(ctx context.Context, ledger Suite, run string, c *contract.Contract) (Review, error) {
+	scs, err := ledger.Scenarios(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
-	bs, err := store.Buckets(ctx, run)
+	bs, err := ledger.Buckets(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
 	return Assess(c, scs, bs), nil
 }
 
-// Assess is Read on data already in hand.
-func Assess(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) Review {
-	var r Review
-	add := func(kind, subject, format string, a ...any) {
-		r.Findings = append(r.Findings, Finding{kind, subject, fmt.Sprintf(format, a...)})
-	}
-	kinds := map[string]map[string]int{}
-	outcomes := map[string]int{}
-	named := map[string]bool{}
-	rules := map[string]bool{}
-	for _, s := range scs {
-		if kinds[s.UseCase] == nil {
-			kinds[s.UseCase] = map[string]int{}
-		}
-		kinds[s.UseCase][s.Kind]++
-		outcomes[s.Expects]++
-		for _, call := range append(append([]scenario.Call{}, s.Solution...), s.Tempting...) {
-			named[call.Tool] = true
-		}
-	}
-	for _, b := range bs {
-		var spec plan.Spec
-		_ = json.Unmarshal(b.Spec, &spec)
-		if b.Done > 0 {
-			for _, id := range spec.Rules {
-				rules[id] = true
-			}
-		}
-		if b.State != "blocked" && b.Done < b.Want {
-			r.Gaps = append(r.Gaps, b.ID)
-		}
-	}
-	for _, u := range c.UseCases {
-		k := kinds[u.ID]
-		switch {
-		case len(k) == 0:
-			add("use-case-missing", u.ID, "no scenario covers use case %s", u.ID)
-		case len(k) == 1 && k["happy"] > 0:
-			add("ordinary-path-only", u.ID, "use case %s is covered only on its ordinary path", u.ID)
-		}
-	}
-	for _, o := range scenario.Outcomes {
-		if outcomes[o] == 0 {
-			add("outcome-missing", o, "no scenario expects %s", o)
-		}
-	}
-	for _, rl := range c.Rules {
-		if !rules[rl.ID] {
-			add("rule-untested", rl.ID, "hard rule %s is tested by no scenario", rl.ID)
-		}
-	}
-	for _, t := range c.Tools {
-		if len(t.Requires) > 0 && !named[t.Name] {
-			add("gated-tool-untested", t.Name, "precondition-gated tool %s appears in no scenario", t.Name)
-		}
-	}
-	if len(scs) > 0 {
-		names, pers, accents := map[string]int{}, map[string]int{}, map[string]int{}
-		for _, s := range scs {
-			names[s.Persona.Name]++
-			pers[s.Persona.Personality]++
-			accents[s.Persona.Accent]++
-		}
-		if share := float64(len(names)) / float64(len(scs)); share < 0.9 {
-			add("caller-names", "", "only %.0f%% of caller names are distinct (want 90%%)", share*100)
-		}
-		top, n := "", 0
-		for p, k := range pers {
-			if k > n || (k == n && p < top) {
-				top, n = p, k
-			}
-		}
-		if len(scs) >= 8 && float64(n)/float64(len(scs)) > 0.25 {
-			add("personality-skew", top, "%q is %.0f%% of callers (want at most 25%%)", top, 100*float64(n)/float64(len(scs)))
-		}
-		if len(scs) >= 8 && len(accents) < 4 {
-			add("accents", "", "only %d distinct accents", len(accents))
-		}
-	}
-	// Two scenarios that test the same thing: same use case, outcome and calls.
-	seen := map[string]string{}
-	for _, s := range scs {
-		var parts []string
-		for _, call := range s.Solution {
-			parts = append(parts, call.Tool)
-		}
-		key := s.UseCase + "|" + s.Expects + "|" + s.Persona.Name + "|" + strings.Join(parts, ",")
-		if other, ok := seen[key]; ok {
-			add("same-test", s.Name, "%s tests the same thing as %s", s.Name, other)
-		}
-		seen[key] = s.Name
-	}
-	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Kind < r.Findings[j].Kind })
-	return r
+// Dealer deals gap rounds (*planner.Planner).
+type Dealer interface {
+	// GapRounds counts the gap rounds the run has had.
+	GapRounds(ctx context.Context) (int, error)
+	// Settle finishes a round a stopped process left unfinished.
+	Settle(ctx context.Context) error
+	// Gap deals one gap round, waits for it and folds it; it returns the
+	// slices dealt.
+	Gap(ctx context.Context) (int, error)
 }
 
-// Fill publishes gap slices for what can be filled and waits for them, for at
-// most rounds rounds, through the planner's dealing (so gap slices obey the
-// same claims, cells and ledger folding as any other).
-func Fill(ctx context.Context, p *planner.Planner, rounds int, log *slog.Logger) (int, error) {
-	if p == nil {
-		return 0, errors.New("reviewer: no planner to deal gap slices")
+// Fill deals gap rounds until the run has had rounds of them or one deals
+// nothing, after finishing one a stopped reviewer left unfinished. The
+// rounds are counted in the ledger, so Fill started again deals no more than
+// Fill started once. It returns the slices it dealt.
+func Fill(ctx context.Context, d Dealer, rounds int, log *slog.Logger) (int, error) {
+	if d == nil {
+		return 0, errors.New("reviewer: no dealer for gap slices")
+	}
+	if err := d.Settle(ctx); err != nil {
+		return 0, err
+	}
+	had, err := d.GapRounds(ctx)
+	if err != nil {
+		return 0, err
 	}
 	dealt := 0
-	for i := 0; i < rounds; i++ {
-		n, err := p.Gap(ctx, "the suite review found buckets short of their want")
+	for i := had; i < rounds; i++ {
+		n, err := d.Gap(ctx)
 		if err != nil {
 			return dealt, err
 		}
@@ -165,4 +88,241 @@ func Fill(ctx context.Context, p *planner.Planner, rounds int, log *slog.Logger)
 		log.Info("gap round", "slices", n)
 	}
 	return dealt, nil
+}
+
+// Config is a reviewer's part of one run.
+type Config struct {
+	Store *canvas.Store
+	// Dealer deals the gap rounds; nil deals none.
+	Dealer Dealer
+	RunID  string
+	// Contract is the run's contract; Plan its plan, for the report's
+	// coverage of cells, rules and gated tools (nil: left out).
+	Contract *contract.Contract
+	Plan     *plan.Plan
+	// Out is where the suite is written.
+	Out string
+	// Rounds bounds the gap rounds of the run (0: none).
+	Rounds int
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// Validate names the first field that is wrong once defaults are applied.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Store == nil:
+		return errors.New("reviewer: Config.Store is required")
+	case c.RunID == "":
+		return errors.New("reviewer: Config.RunID is required")
+	case c.Contract == nil:
+		return errors.New("reviewer: Config.Contract is required")
+	case c.Out == "":
+		return errors.New("reviewer: Config.Out is required")
+	case c.Rounds < 0:
+		return fmt.Errorf("reviewer: Config.Rounds must not be negative, got %d", c.Rounds)
+	}
+	return nil
+}
+
+// NotReadyError is a run the planner has not finished writing: there is
+// nothing to review yet.
+type NotReadyError struct {
+	Run   string
+	State canvas.RunState
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("reviewer: run %s is %s; review it once its planner has finished", e.Run, e.State)
+}
+
+// FailedError is a run that ended failed, with the reason its ledger gives.
+type FailedError struct {
+	Run, Reason string
+}
+
+func (e *FailedError) Error() string { return fmt.Sprintf("run %s failed: %s", e.Run, e.Reason) }
+
+// ErrCancelled is a run its user stopped: the planner resumes it (same run
+// id), not the reviewer.
+var ErrCancelled = errors.New("reviewer: the run was cancelled; resume it with the planner")
+
+// Run is the reviewer's turn in a run: Conclude, then Write the suite from
+// the ledger into Out with the review beside it. A run that ends failed
+// returns the suite and a *planner.ShortError (Conclude found it short) or a
+// *FailedError (it had failed before).
+func Run(ctx context.Context, cfg Config) (suite.Report, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return suite.Report{}, err
+	}
+	run, short, err := Conclude(ctx, cfg)
+	if err != nil {
+		return suite.Report{}, err
+	}
+	rep, err := Write(ctx, cfg.Store, run.ID, cfg.Contract, cfg.Plan, cfg.Out)
+	switch {
+	case err != nil:
+		return rep, err
+	case short != nil:
+		return rep, short
+	case run.State == canvas.RunFailed:
+		return rep, &FailedError{Run: run.ID, Reason: run.Message}
+	}
+	return rep, nil
+}
+
+// Conclude ends a run the planner left reviewing: it deals the gap rounds,
+// then moves the run to done when the ledger holds the ask, and to failed
+// when it does not (short says by how much). A run already done or failed is
+// returned as it is; a run still planned or writing is a *NotReadyError, a
+// cancelled one ErrCancelled.
+func Conclude(ctx context.Context, cfg Config) (run canvas.Run, short *planner.ShortError, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return run, nil, err
+	}
+	if run, err = cfg.Store.Run(ctx, cfg.RunID); err != nil {
+		return run, nil, err
+	}
+	switch run.State {
+	case canvas.RunPlanned, canvas.RunWriting:
+		return run, nil, &NotReadyError{Run: run.ID, State: run.State}
+	case canvas.RunCancelled:
+		return run, nil, fmt.Errorf("%w (run %s)", ErrCancelled, run.ID)
+	case canvas.RunReviewing:
+		return settle(ctx, cfg, run)
+	}
+	return run, nil, nil
+}
+
+// settle fills a reviewing run and moves it to done, or to failed when the
+// ledger then holds less than the ask (short says by how much). It returns
+// the run as moved.
+func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *planner.ShortError, error) {
+	if cfg.Dealer != nil && cfg.Rounds > 0 {
+		if _, err := Fill(ctx, cfg.Dealer, cfg.Rounds, cfg.Logger); err != nil {
+			return run, nil, err
+		}
+	}
+	short, err := shortfall(ctx, cfg, run)
+	if err != nil {
+		return run, nil, err
+	}
+	to, msg := canvas.RunDone, ""
+	if short != nil {
+		to, msg = canvas.RunFailed, short.Error()
+	}
+	if _, err := cfg.Store.MoveRun(ctx, run.ID, to, msg); err != nil {
+		return run, nil, err
+	}
+	run.State, run.Message = to, msg
+	return run, short, nil
+}
+
+// shortfall is how a run falls short of its ask, from the ledger; nil when
+// it does not.
+func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortError, error) {
+	proved, err := cfg.Store.Count(ctx, run.ID)
+	if err != nil || proved >= run.Asked {
+		return nil, err
+	}
+	bs, err := cfg.Store.Buckets(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	budget, err := cfg.Store.Budget(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	short := &planner.ShortError{Agent: run.Agent, Proved: proved, Asked: run.Asked, Budget: budget.Reached(),
+		Report: filepath.Join(cfg.Out, "report.json")}
+	for _, b := range bs {
+		if b.State == canvas.BucketBlocked {
+			short.Blocked++
+		}
+	}
+	return short, nil
+}
+
+// Write writes a run's suite from the ledger into out, with the review
+// beside it (review.json).
+func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string) (suite.Report, error) {
+	rv, err := Read(ctx, store, run, c)
+	if err != nil {
+		return suite.Report{}, err
+	}
+	rep, err := suite.Write(ctx, store, run, c, out, reportExtra(c, p))
+	if err != nil {
+		return suite.Report{}, err
+	}
+	if err := writeJSON(filepath.Join(out, "review.json"), rv); err != nil {
+		return suite.Report{}, err
+	}
+	return rep, nil
+}
+
+// reportExtra is what the report says of the contract and the plan beyond
+// the ledger: built-in sub-goals, rules and gated tools, and which of them
+// the plan tests and names.
+func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
+	var x suite.ReportExtra
+	for _, b := range prove.Builtins {
+		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Params: b.Params, Origin: "builtin"})
+	}
+	for _, r := range c.Rules {
+		x.Rules = append(x.Rules, r.ID)
+	}
+	for _, t := range c.Tools {
+		if len(t.Requires) > 0 {
+			x.GatedTools = append(x.GatedTools, t.Name)
+		}
+	}
+	if p == nil {
+		return x
+	}
+	for _, g := range p.Gaps {
+		x.Unplanned = append(x.Unplanned, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+	}
+	for _, g := range p.RefusalsOnly {
+		x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
+	}
+	x.Cells = len(p.Cells)
+	cv := p.Measure(c)
+	untested := map[string]bool{}
+	for _, r := range cv.UntestedRules {
+		untested[r] = true
+	}
+	for _, r := range c.Rules {
+		if !untested[r.ID] {
+			x.RulesTested = append(x.RulesTested, r.ID)
+		}
+	}
+	unnamed := map[string]bool{}
+	for _, t := range cv.UnnamedGated {
+		unnamed[t] = true
+	}
+	for _, t := range x.GatedTools {
+		if !unnamed[t] {
+			x.GatedToolsNamed = append(x.GatedToolsNamed, t)
+		}
+	}
+	return x
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

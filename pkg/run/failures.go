@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -25,7 +26,7 @@ type Failure struct {
 
 // failureType names how a contract's run ended badly.
 func failureType(err error) string {
-	var short *ShortError
+	var short *planner.ShortError
 	switch {
 	case errors.As(err, &short) && short.Budget:
 		return "budget"
@@ -65,6 +66,18 @@ func writeFailures(ctx context.Context, store *canvas.Store, out string, results
 		return err
 	}
 	return writeJSON(path, map[string]any{"failures": failed})
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func removeIfExists(path string) error {

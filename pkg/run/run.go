@@ -1,25 +1,24 @@
 // Package run is `suitegen run`: planner, writers and reviewer in one process,
-// talking only through JetStream and Postgres with the same clients the
-// separate binaries use, on the embedded stack unless URLs are given.
+// talking only through JetStream and Postgres with the same packages the
+// separate binaries use, on the embedded stack unless URLs are given. It is
+// the orchestrator only: the roles move their run through its lifecycle, and
+// what a process is assembled from is internal/wire's.
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/suitegen/suitegen/pkg/builtin"
+	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -29,9 +28,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/progress"
-	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/ratelimit"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -40,8 +37,9 @@ import (
 
 // Config is `suitegen run`'s configuration.
 type Config struct {
-	Dirs        []string
-	Scenarios   int
+	Dirs []string
+	// Asked is how many scenarios each contract's run is asked for (--scenarios).
+	Asked       int
 	Writers     int
 	Concurrency int
 	Out         string
@@ -49,7 +47,7 @@ type Config struct {
 	BaseURL     string // OpenAI-compatible endpoint
 	APIKey      string
 	Seed        int64
-	Rounds      int // reviewer rounds
+	Rounds      int // the reviewer's gap rounds (0: none)
 	StateDir    string
 	NATSURL     string
 	// Queue carries the NATS credential and TLS files; its URL is NATSURL
@@ -83,54 +81,35 @@ type Config struct {
 	Client model.Client
 }
 
-// Validate fills defaults and names the bad field.
-func (c *Config) Validate() error {
-	if len(c.Dirs) == 0 {
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
+	c.Writers = cmp.Or(c.Writers, 4)
+	c.Concurrency = cmp.Or(c.Concurrency, 1)
+	c.Model = cmp.Or(c.Model, "builtin")
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// Validate names the first field that is wrong once defaults are applied.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case len(c.Dirs) == 0:
 		return errors.New("run: at least one contract directory is required")
-	}
-	if c.Scenarios <= 0 {
-		return fmt.Errorf("run: --scenarios must be positive, got %d", c.Scenarios)
-	}
-	if c.Writers <= 0 {
-		c.Writers = 4
-	}
-	if c.Writers > 64 {
-		return fmt.Errorf("run: --writers %d is more than 64", c.Writers)
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 1
-	}
-	if c.Model == "" {
-		c.Model = "builtin"
-	}
-	if c.Client == nil && c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "" {
+	case c.Asked <= 0:
+		return fmt.Errorf("run: --scenarios must be positive, got %d", c.Asked)
+	case c.Writers < 0 || c.Writers > 64:
+		return fmt.Errorf("run: --writers must be between 1 and 64, got %d", c.Writers)
+	case c.Concurrency < 0:
+		return fmt.Errorf("run: --concurrency must be positive, got %d", c.Concurrency)
+	case c.Client == nil && c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "":
 		return fmt.Errorf("run: --model %s needs OPENAI_API_KEY or OPENAI_BASE_URL", c.Model)
-	}
-	if c.Rounds < 0 {
+	case c.Rounds < 0:
 		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
+	case c.BudgetTokens < 0:
+		return fmt.Errorf("run: --budget-tokens must not be negative, got %d", c.BudgetTokens)
 	}
 	return nil
-}
-
-// ShortError is a run that ended with fewer scenarios than asked: what the
-// agent supports, with the blocked buckets in report.json.
-type ShortError struct {
-	Agent         string
-	Proved, Asked int
-	Blocked       int
-	Budget        bool
-	Out           string
-}
-
-func (e *ShortError) Error() string {
-	why := fmt.Sprintf("%d buckets blocked, reasons in %s", e.Blocked, filepath.Join(e.Out, "report.json"))
-	if e.Budget {
-		why = "the token budget was reached"
-	}
-	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
 }
 
 // Result is what one contract's run produced.
@@ -154,8 +133,12 @@ type Stages struct {
 	Output time.Duration // writing the suite from the ledger
 }
 
-// Run runs the whole job.
+// Run runs the whole job: the embedded stack (unless URLs are given), the
+// writers, and each contract's run, at most Concurrency at once. One
+// contract failing never stops its siblings; its failure is in the results
+// and in OUT/failures.json.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -215,13 +198,13 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if err := ServeProgress(pctx, cfg.ProgressAddr, store, progress.Options{Logger: log}, nil); err != nil {
+			if err := wire.ServeProgress(pctx, cfg.ProgressAddr, store, progress.Options{Logger: log}, nil); err != nil {
 				log.Error("progress server", "err", err)
 			}
 		}()
 		defer func() { pcancel(); <-done }()
 	}
-	engines := engine.NewCache(pool)
+	engines := engine.NewCache(pool, store)
 	for _, c := range contracts {
 		e, err := engine.Open(ctx, pool, c)
 		if err != nil {
@@ -231,47 +214,20 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client, err = Client(ctx, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.RPM, cfg.TPM, cfg.QuotaWindow, pool, wmx, log, contracts...)
-		if err != nil {
+		// Slices of other runs left on the queue (an interrupted run on the
+		// same state dir) are written too, into their own run's ledger,
+		// when that run is written with this model.
+		m := wire.Model{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, RPM: cfg.RPM, TPM: cfg.TPM, Window: cfg.QuotaWindow}
+		if client, err = wire.Client(ctx, m, pool, engines, wmx, log, contracts...); err != nil {
 			return nil, err
 		}
 	}
-	// Slices of other runs left on the queue (an interrupted run on the same
-	// state dir) are written too, into their own run's ledger.
-	FetchContracts(client, engines)
 
-	// Writers: each its own queue connection, like a pod.
-	wctx, stopWriters := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	writerErr := make(chan error, cfg.Writers)
-	for i := 0; i < cfg.Writers; i++ {
-		q, err := queue.Connect(ctx, cfg.queueConfig(st.NATSURL))
-		if err != nil {
-			stopWriters()
-			wg.Wait()
-			return nil, err
-		}
-		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Queue: q, Store: store, Engines: engines,
-			Model: client, Metrics: wmx, Logger: log})
-		if err != nil {
-			q.Close()
-			stopWriters()
-			wg.Wait()
-			return nil, err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer q.Close()
-			if err := w.Run(wctx); err != nil {
-				writerErr <- err
-			}
-		}()
+	stopWriters, err := startWriters(ctx, cfg, st.NATSURL, store, engines, client, wmx)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		stopWriters()
-		wg.Wait()
-	}()
+	defer stopWriters()
 	// A signal stops the writers too (they drain), after planners return.
 	context.AfterFunc(ctx, stopWriters)
 
@@ -282,8 +238,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	defer pq.Close()
 	var steer []plan.Steer
 	if cfg.PlanFile != "" {
-		if steer, err = ReadPlanFile(cfg.PlanFile); err != nil {
-			return nil, err
+		if steer, err = wire.ReadPlanFile(cfg.PlanFile); err != nil {
+			return nil, fmt.Errorf("run: %w", err)
 		}
 	}
 	results := make([]Result, len(contracts))
@@ -296,7 +252,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			e, _ := engines.Get(ctx, c.SHA256)
-			results[i] = one(ctx, cfg, c, e, store, pq, mx, steer, log)
+			j := job{cfg: cfg, c: c, e: e, store: store, q: pq, mx: mx, steer: steer, model: client.Name(), log: log}
+			results[i] = j.run(ctx)
 		}()
 	}
 	pw.Wait()
@@ -313,223 +270,182 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return results, errors.Join(errs...)
 }
 
-// one runs one contract: plan, deal, review, write the suite.
-func one(ctx context.Context, cfg Config, c *contract.Contract, e *engine.Engine, store *canvas.Store, q *queue.Queue, mx *metrics.Metrics, steer []plan.Steer, log *slog.Logger) Result {
-	out := cfg.Out
-	if out == "" {
-		out = filepath.Join("out", c.Agent)
-	} else if len(cfg.Dirs) > 1 {
-		out = filepath.Join(out, c.Agent)
+// startWriters starts cfg.Writers writers, each with its own queue
+// connection like a pod, and returns what stops them and waits.
+func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas.Store, engines *engine.Cache, client model.Client, mx *metrics.Metrics) (stop func(), err error) {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	for i := range cfg.Writers {
+		q, err := queue.Connect(ctx, cfg.queueConfig(natsURL))
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
+			Model: client, Metrics: mx, Logger: cfg.Logger})
+		if err != nil {
+			q.Close()
+			stop()
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer q.Close()
+			if err := w.Run(wctx); err != nil {
+				cfg.Logger.Error("writer stopped", "writer", i+1, "err", err)
+			}
+		}()
 	}
-	id := cfg.RunID
-	if id == "" || len(cfg.Dirs) > 1 {
-		id = c.Agent + "-" + randomHex(4)
-	}
-	res := Result{RunID: id, Agent: c.Agent, Out: out, Asked: cfg.Scenarios}
-	p, err := planner.New(planner.Config{Store: store, Queue: q, Engine: e, Metrics: mx.For(id), Logger: log, RunID: id,
-		Asked: cfg.Scenarios, Seed: cfg.Seed, Model: cfg.Model, BudgetTokens: cfg.BudgetTokens, Steer: steer, MaxWant: cfg.MaxWant, AllowPartial: cfg.AllowPartial})
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	t0 := time.Now()
+	return stop, nil
+}
+
+// job is one contract's run within Run.
+type job struct {
+	cfg   Config
+	c     *contract.Contract
+	e     *engine.Engine
+	store *canvas.Store
+	q     *queue.Queue
+	mx    *metrics.Metrics
+	steer []plan.Steer
+	model string // the model the writers drive, recorded on the run
+	log   *slog.Logger
+}
+
+// run is one contract's run in its phases: plan (the canvas), write (the
+// planner's rounds, which end the run failed when it is short), review (gap
+// rounds, then the suite written and the run done), each timed. A run
+// interrupted or stopped by an error is cancelled, with what it proved
+// written out, and resumes with its run id.
+func (j job) run(ctx context.Context) (res Result) {
+	res = Result{RunID: j.runID(), Agent: j.c.Agent, Out: j.out(), Asked: j.cfg.Asked}
+	log := j.log.With("run", res.RunID)
 	defer func() {
-		log.Info("run stages", "run", id, "plan", res.Stages.Plan, "write", res.Stages.Write,
+		log.Info("run stages", "plan", res.Stages.Plan, "write", res.Stages.Write,
 			"review", res.Stages.Review, "output", res.Stages.Output)
 	}()
-	if err := p.Prepare(ctx); err != nil {
-		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
-		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
-		return res
-	}
-	log.Info("run planned", "run", id, "agent", c.Agent, "asked", cfg.Scenarios, "capacity", p.Plan.Capacity)
-	var bar context.CancelFunc
-	if cfg.Progress != nil {
-		bctx, cancel := context.WithCancel(ctx)
-		bar = cancel
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			progress.Bar(bctx, cfg.Progress, cfg.TTY, progress.Poller(store, id, cfg.ByUseCase), time.Second)
-		}()
-		defer func() { cancel(); <-done }()
-	}
-	t1 := time.Now()
-	res.Stages.Plan = t1.Sub(t0)
-	pr, err := p.Run(ctx)
-	t2 := time.Now()
-	res.Stages.Write = t2.Sub(t1)
-	if err == nil && cfg.Rounds > 0 {
-		_ = store.SetRunState(ctx, id, "reviewing", "")
-		_, err = reviewer.Fill(ctx, p, cfg.Rounds, log)
-	}
-	res.Stages.Review = time.Since(t2)
-	if bar != nil {
-		bar()
-	}
-	if err != nil && ctx.Err() != nil {
-		// Interrupted: what the ledger holds is still the user's. Write it,
-		// and say how to carry on (the ledger keeps the run in --state-dir).
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-		defer cancel()
-		_ = store.SetRunState(fctx, id, "interrupted", "stopped by a signal")
-		if rep, ferr := Finish(fctx, store, id, c, p.Plan, out); ferr == nil {
-			res.Report, res.Proved = rep, rep.Count
-		}
-		res.Err = fmt.Errorf("%s: interrupted with %d of %d proved (suite so far in %s); resume with --run %s and the same --state-dir: %w",
-			c.Agent, res.Proved, cfg.Scenarios, out, id, err)
-		return res
-	}
-	if err != nil {
-		res.Err = fmt.Errorf("%s: %w", c.Agent, err)
-		_ = store.SetRunState(context.WithoutCancel(ctx), id, "failed", err.Error())
-		return res
-	}
-	t3 := time.Now()
-	rep, err := Finish(ctx, store, id, c, p.Plan, out)
-	res.Stages.Output = time.Since(t3)
+	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
+		RunID: res.RunID, Asked: j.cfg.Asked, Seed: j.cfg.Seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens,
+		Steer: j.steer, MaxWant: j.cfg.MaxWant, AllowPartial: j.cfg.AllowPartial})
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	res.Report = rep
-	res.Proved = rep.Count
-	state, msg := "done", ""
-	if rep.Count < cfg.Scenarios {
-		se := &ShortError{Agent: c.Agent, Proved: rep.Count, Asked: cfg.Scenarios, Blocked: len(rep.Blocked), Budget: pr.Budget, Out: out}
-		res.Err = se
-		state, msg = "done", se.Error()
+
+	t := time.Now()
+	if err := p.Prepare(ctx); err != nil {
+		res.Err = fmt.Errorf("%s: %w", j.c.Agent, err)
+		return res
 	}
-	_ = store.SetRunState(ctx, id, state, msg)
+	res.Stages.Plan = time.Since(t)
+	log.Info("run planned", "agent", j.c.Agent, "asked", j.cfg.Asked, "capacity", p.Plan.Capacity)
+
+	t = time.Now()
+	stopBar := j.bar(ctx, res.RunID)
+	_, err = p.Run(ctx)
+	res.Stages.Write = time.Since(t)
+	var short *planner.ShortError
+	if err != nil && !errors.As(err, &short) {
+		stopBar()
+		return j.stopped(ctx, res, p.Plan, err)
+	}
+
+	t = time.Now()
+	_, concluded, err := reviewer.Conclude(ctx, reviewer.Config{Store: j.store, Dealer: p, RunID: res.RunID, Contract: j.c,
+		Plan: p.Plan, Out: res.Out, Rounds: j.cfg.Rounds, Logger: j.log})
+	stopBar()
+	res.Stages.Review = time.Since(t)
+	if err != nil {
+		return j.stopped(ctx, res, p.Plan, err)
+	}
+	short = cmp.Or(short, concluded)
+
+	t = time.Now()
+	rep, err := reviewer.Write(ctx, j.store, res.RunID, j.c, p.Plan, res.Out)
+	res.Stages.Output = time.Since(t)
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", j.c.Agent, err)
+		return res
+	}
+	res.Report, res.Proved = rep, rep.Count
+	if short != nil {
+		// The planner's account of a short run when it had one (it knows
+		// whether the budget stopped it), with what the suite holds.
+		short.Proved, short.Report = rep.Count, filepath.Join(res.Out, "report.json")
+		res.Err = short
+	}
 	return res
 }
 
-// Finish writes a run's suite from the ledger, with the review beside it.
-func Finish(ctx context.Context, store *canvas.Store, id string, c *contract.Contract, p *plan.Plan, out string) (suite.Report, error) {
-	rv, err := reviewer.Read(ctx, store, id, c)
-	if err != nil {
-		return suite.Report{}, err
+// stopped ends a run that an interruption or an error stopped before its
+// end: it is cancelled (resumable with its run id), and what the ledger
+// holds is written out.
+func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error) Result {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	why := "stopped by a signal"
+	if ctx.Err() == nil {
+		why = "stopped by an error: " + cause.Error()
 	}
-	rep, err := suite.Write(ctx, store, id, c, out, reportExtra(c, p))
-	if err != nil {
-		return suite.Report{}, err
+	if _, err := j.store.MoveRun(fctx, res.RunID, canvas.RunCancelled, why); err != nil {
+		j.log.Error("recording the stopped run", "run", res.RunID, "err", err)
 	}
-	if err := writeJSON(filepath.Join(out, "review.json"), rv); err != nil {
-		return suite.Report{}, err
+	t := time.Now()
+	if rep, err := reviewer.Write(fctx, j.store, res.RunID, j.c, p, res.Out); err == nil {
+		res.Report, res.Proved = rep, rep.Count
 	}
-	return rep, nil
+	res.Stages.Output = time.Since(t)
+	verb := "interrupted"
+	if ctx.Err() == nil {
+		verb = "stopped"
+	}
+	res.Err = fmt.Errorf("%s: %s with %d of %d proved (suite so far in %s); resume with --run %s and the same --state-dir: %w",
+		j.c.Agent, verb, res.Proved, j.cfg.Asked, res.Out, res.RunID, cause)
+	return res
 }
 
-func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
-	var x suite.ReportExtra
-	for _, b := range prove.Builtins {
-		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Params: b.Params, Origin: "builtin"})
+// bar shows the run's progress while it writes and reviews, when asked; the
+// returned function stops it and waits.
+func (j job) bar(ctx context.Context, id string) (stop func()) {
+	if j.cfg.Progress == nil {
+		return func() {}
 	}
-	for _, r := range c.Rules {
-		x.Rules = append(x.Rules, r.ID)
-	}
-	for _, t := range c.Tools {
-		if len(t.Requires) > 0 {
-			x.GatedTools = append(x.GatedTools, t.Name)
-		}
-	}
-	if p != nil {
-		for _, g := range p.Gaps {
-			x.Unplanned = append(x.Unplanned, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
-		}
-		for _, g := range p.RefusalsOnly {
-			x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
-		}
-		x.Cells = len(p.Cells)
-		cv := p.Measure(c)
-		tested := map[string]bool{}
-		for _, r := range cv.UntestedRules {
-			tested[r] = true
-		}
-		for _, r := range c.Rules {
-			if !tested[r.ID] {
-				x.RulesTested = append(x.RulesTested, r.ID)
-			}
-		}
-		unnamed := map[string]bool{}
-		for _, t := range cv.UnnamedGated {
-			unnamed[t] = true
-		}
-		for _, t := range x.GatedTools {
-			if !unnamed[t] {
-				x.GatedToolsNamed = append(x.GatedToolsNamed, t)
-			}
-		}
-	}
-	return x
+	bctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		progress.Bar(bctx, j.cfg.Progress, j.cfg.TTY, progress.Poller(j.store, id, j.cfg.ByUseCase), time.Second)
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
 }
 
-// Client returns the model a writer drives: the builtin writer, or an
-// OpenAI-compatible provider under the cluster-wide rate limiter. With mx
-// set, the limiter's waits, headroom and quota are recorded there.
-func Client(ctx context.Context, name, baseURL, apiKey string, rpm, tpm int, window time.Duration, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
-	if name == "builtin" {
-		return builtin.New(cs...), nil
+// runID is the run's id: the one given, or a fresh one per contract.
+func (j job) runID() string {
+	if j.cfg.RunID != "" && len(j.cfg.Dirs) == 1 {
+		return j.cfg.RunID
 	}
-	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: baseURL + "\x00" + apiKey, RPM: rpm, TPM: tpm, Window: window, Pool: pool, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	var ml model.Limiter = lim
-	if mx != nil {
-		ml = meterLimiter(lim, mx, rpm, tpm, log)
-	}
-	return model.NewOpenAI(model.OpenAIConfig{BaseURL: baseURL, APIKey: apiKey, Model: name, Limiter: ml, Logger: log})
+	return j.c.Agent + "-" + randomHex(4)
 }
 
-// FetchContracts lets the builtin model write slices of any run whose
-// contract is in the ledger, as a writer pod does.
-func FetchContracts(client model.Client, engines *engine.Cache) {
-	if b, ok := client.(*builtin.Model); ok {
-		b.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) {
-			e, err := engines.Get(ctx, sha)
-			if err != nil {
-				return nil, err
-			}
-			return e.C, nil
-		}
+// out is where the contract's suite is written.
+func (j job) out() string {
+	switch {
+	case j.cfg.Out == "":
+		return filepath.Join("out", j.c.Agent)
+	case len(j.cfg.Dirs) > 1:
+		return filepath.Join(j.cfg.Out, j.c.Agent)
 	}
-}
-
-// ReadPlanFile reads a --plan file: a JSON list of {use_case, angle, count, why}.
-func ReadPlanFile(path string) ([]plan.Steer, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("run: --plan: %w", err)
-	}
-	var s []plan.Steer
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("run: --plan %s: %w", path, err)
-	}
-	for i, e := range s {
-		if e.UseCase == "" || e.Count <= 0 {
-			return nil, fmt.Errorf("run: --plan %s: entry %d needs use_case and a positive count", path, i+1)
-		}
-	}
-	return s, nil
+	return j.cfg.Out
 }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func (c *Config) queueConfig(url string) queue.Config {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -83,14 +84,14 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 		}
 		// Bucket b0 tests a rule; b4, which nothing is written for, tests
 		// another: only the kept scenarios' rules count as tested.
-		spec := json.RawMessage(`{}`)
+		var spec plan.Spec
 		switch i {
 		case 0:
-			spec = json.RawMessage(`{"rules":["verify-identity"]}`)
+			spec.Rules = []string{"verify-identity"}
 		case 4:
-			spec = json.RawMessage(`{"rules":["confirm"]}`)
+			spec.Rules = []string{"confirm"}
 		}
-		bs = append(bs, canvas.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2, Spec: spec})
+		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2, Spec: spec}})
 	}
 	// Buckets are put in the reverse order too: ord, not insertion, decides.
 	for i := len(bs) - 1; i >= 0; i-- {

@@ -112,7 +112,7 @@ func writeSuite(t *testing.T, name string, n int) (string, *engine.Engine) {
 	defer cancel()
 	url := testenv.PostgresURL(t)
 	out := t.TempDir()
-	if _, err := run.Run(ctx, run.Config{Dirs: []string{exampleDir(t, name)}, Scenarios: n, Writers: 2, Out: out, Seed: 7,
+	if _, err := run.Run(ctx, run.Config{Dirs: []string{exampleDir(t, name)}, Asked: n, Writers: 2, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(t), DatabaseURL: url, Logger: quiet()}); err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -251,7 +251,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	}
 
 	rep := Report{
-		Run: r.ID, Agent: r.Agent, State: r.State, Asked: r.Asked, Count: len(kept),
+		Run: r.ID, Agent: r.Agent, State: string(r.State), Asked: r.Asked, Count: len(kept),
 		Coverage:   coverage(c, kept, buckets, extra),
 		Diversity:  diversity(kept),
 		Refusals:   byGate(refusals),
@@ -374,12 +374,7 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly}}
 	rulesOf := map[string][]string{}
 	for _, b := range buckets {
-		var spec struct {
-			Rules []string `json:"rules"`
-		}
-		if json.Unmarshal(b.Spec, &spec) == nil {
-			rulesOf[b.ID] = spec.Rules
-		}
+		rulesOf[b.ID] = b.Spec.Rules
 	}
 	gated := map[string]bool{}
 	for _, t := range extra.GatedTools {

@@ -3,11 +3,11 @@ package writer
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -37,7 +37,7 @@ type reportBucketResult struct {
 func (ss *session) reportBucket(ctx context.Context, args string) string {
 	var a reportBucketArgs
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return errorText(fmt.Errorf("report_bucket takes {use_case, angle, outcome, overlay, why}: %w", err))
+		return errorAnswer(brief.CodeBadArguments, "report_bucket takes {use_case, angle, outcome, overlay, why}: %v", err)
 	}
 	a.Angle, a.Why = strings.TrimSpace(a.Angle), strings.TrimSpace(a.Why)
 	c := ss.e.C
@@ -47,19 +47,19 @@ func (ss *session) reportBucket(ctx context.Context, args string) string {
 	}
 	switch {
 	case c.UseCase(a.UseCase) == nil:
-		return fmt.Sprintf("Error: use_case %q is not in the contract; it is one of %s.", clip(a.UseCase, 80), strings.Join(ucs, ", "))
+		return errorAnswer(brief.CodeInvalid, "use_case %q is not in the contract; it is one of %s.", clip(a.UseCase, 80), strings.Join(ucs, ", "))
 	case !slices.Contains(scenario.Outcomes, a.Outcome):
-		return fmt.Sprintf("Error: outcome %q is not one of %s.", clip(a.Outcome, 40), strings.Join(scenario.Outcomes, ", "))
+		return errorAnswer(brief.CodeInvalid, "outcome %q is not one of %s.", clip(a.Outcome, 40), strings.Join(scenario.Outcomes, ", "))
 	case !slices.Contains(plan.Overlays, a.Overlay):
-		return fmt.Sprintf("Error: overlay %q is not one of %s.", clip(a.Overlay, 40), strings.Join(plan.Overlays, ", "))
+		return errorAnswer(brief.CodeInvalid, "overlay %q is not one of %s.", clip(a.Overlay, 40), strings.Join(plan.Overlays, ", "))
 	case a.Angle == "":
-		return "Error: angle is empty; say in a few words what kind of case this is."
+		return errorAnswer(brief.CodeInvalid, "angle is empty; say in a few words what kind of case this is.")
 	case utf8.RuneCountInString(a.Angle) > maxAngle:
-		return fmt.Sprintf("Error: angle is %d characters, over %d; say it shorter.", utf8.RuneCountInString(a.Angle), maxAngle)
+		return errorAnswer(brief.CodeInvalid, "angle is %d characters, over %d; say it shorter.", utf8.RuneCountInString(a.Angle), maxAngle)
 	case a.Why == "":
-		return "Error: why is empty; say why the plan's buckets do not cover this case."
+		return errorAnswer(brief.CodeInvalid, "why is empty; say why the plan's buckets do not cover this case.")
 	}
-	buckets, err := ss.w.cfg.Store.Buckets(ctx, ss.b.Run)
+	buckets, err := ss.w.cfg.Ledger.Buckets(ctx, ss.b.Run)
 	if err != nil {
 		return ss.ledgerError(err)
 	}
@@ -75,27 +75,19 @@ func (ss *session) reportBucket(ctx context.Context, args string) string {
 		}
 	}
 	for i := range buckets {
-		if sib == nil && buckets[i].UseCase == a.UseCase && buckets[i].Origin == "plan" {
+		if sib == nil && buckets[i].UseCase == a.UseCase && buckets[i].Origin == canvas.OriginPlan {
 			sib = &buckets[i]
 		}
 	}
-	b := canvas.Bucket{UseCase: a.UseCase, Angle: a.Angle, Outcome: a.Outcome, Overlay: a.Overlay,
-		Kind: plan.KindOf(a.Outcome, a.Overlay), Theme: a.UseCase, Cell: a.UseCase, Want: 0,
-		Notes: clip(a.Why, 500), Origin: "writer", Axes: map[string]string{}}
-	spec := plan.Spec{Capacity: 1}
+	b := canvas.Bucket{Bucket: plan.Bucket{UseCase: a.UseCase, Angle: a.Angle, Outcome: a.Outcome, Overlay: a.Overlay,
+		Kind: plan.KindOf(a.Outcome, a.Overlay), Theme: a.UseCase, Cell: a.UseCase, Want: 0, Axes: map[string]string{},
+		Spec: plan.Spec{Capacity: 1}}, Notes: clip(a.Why, 500), Origin: canvas.OriginWriter}
 	if sib != nil {
+		sp := sib.Spec
 		b.Theme, b.Cell = sib.Theme, sib.Cell
-		var ss plan.Spec
-		if err := json.Unmarshal(sib.Spec, &ss); err == nil {
-			spec.Tools, spec.Tool, spec.Then, spec.Gated, spec.Handoff, spec.Table, spec.Rules = ss.Tools, ss.Tool, ss.Then, ss.Gated, ss.Handoff, ss.Table, ss.Rules
-		}
+		b.Spec.Tools, b.Spec.Tool, b.Spec.Then, b.Spec.Gated, b.Spec.Handoff, b.Spec.Table, b.Spec.Rules = sp.Tools, sp.Tool, sp.Then, sp.Gated, sp.Handoff, sp.Table, sp.Rules
 	}
-	js, err := json.Marshal(spec)
-	if err != nil {
-		return errorText(err)
-	}
-	b.Spec = js
-	got, err := ss.w.cfg.Store.AddBucket(ctx, ss.b.Run, b)
+	got, err := ss.w.cfg.Ledger.AddBucket(ctx, ss.b.Run, b)
 	if err != nil {
 		return ss.ledgerError(err)
 	}

@@ -35,7 +35,7 @@ func FuzzToolCall(f *testing.F) {
 			if args != "" {
 				t.Fatalf("refused with %q but handed on %q", answer, args)
 			}
-			if !strings.HasPrefix(answer, "Error: ") || len(answer) > 1024 {
+			if e, ok := brief.ParseError(answer); !ok || e.Code == "" || len(answer) > 1024 {
 				t.Fatalf("refusal %q is not a short error answer", answer)
 			}
 			return

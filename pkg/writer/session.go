@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,68 +35,87 @@ type session struct {
 	prompt string // sha256 of the system prompt, for provenance
 	waited time.Duration
 	// outage is set by a tool that met a database outage: the session ends
-	// with it after that tool's answer (see transient.go).
+	// with it after that tool's answer (see outage.go).
 	outage error
 }
 
-func (w *Writer) writeSlice(ctx context.Context, d *queue.Delivery) error {
-	s := d.Slice
-	run, err := w.cfg.Store.Run(ctx, s.RunId)
-	if errors.Is(err, canvas.ErrNotFound) {
-		return &unknownRunError{s.RunId}
-	}
+// writeSlice writes one slice. Its phases: the run the slice belongs to (one
+// this writer may write), the engine of the run's contract, the brief from
+// the ledger's buckets (what is credited comes from the ledger, not the
+// message, so a redelivered slice picks up where the journal says it
+// stopped), then the model session.
+func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
+	run, err := w.run(ctx, s.Run)
 	if err != nil {
-		return fmt.Errorf("read run: %w", err)
+		return err
 	}
 	e, err := w.cfg.Engines.Get(ctx, run.ContractSHA256)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	buckets, err := w.cfg.Store.Buckets(ctx, s.RunId)
+	b, err := w.brief(ctx, s, run, e)
 	if err != nil {
-		return fmt.Errorf("read buckets: %w", err)
+		return err
 	}
-	byID := map[string]canvas.Bucket{}
-	for _, b := range buckets {
-		byID[b.ID] = b
-	}
-	ss := &session{w: w, e: e, run: run, have: map[string]int{}, want: map[string]int{}}
-	ss.b = brief.Brief{Run: s.RunId, Slice: s.SliceId, Agent: e.C.Agent, Contract: e.C.SHA256, Seed: run.Seed, Lessons: s.Lessons, Gap: s.Gap}
-	if sp := s.Spread; sp != nil {
-		ss.b.Spread = plan.Spread{Initials: sp.NameInitials, CodePrefixes: sp.CodePrefixes, Personalities: sp.Personalities, Accents: sp.Accents, Styles: sp.Styles, Locations: sp.Locations}
-	}
-	for _, a := range s.Buckets {
-		b, ok := byID[a.BucketId]
-		if !ok {
-			return fmt.Errorf("slice names bucket %s, which run %s does not have", a.BucketId, s.RunId)
-		}
-		var spec plan.Spec
-		if err := json.Unmarshal(b.Spec, &spec); err != nil {
-			return fmt.Errorf("bucket %s spec: %w", b.ID, err)
-		}
-		// What is credited comes from the ledger, not the message: a
-		// redelivered slice picks up where the journal says it stopped.
-		ss.b.Buckets = append(ss.b.Buckets, brief.Bucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome,
-			Overlay: b.Overlay, Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Done, Spec: spec})
-		ss.have[b.ID], ss.want[b.ID] = b.Done, b.Want
-	}
-	ss.b.TurnBudget = 6 + 5*ss.b.Outstanding()
-	if s.TurnBudget > 0 && int(s.TurnBudget) > ss.b.TurnBudget {
-		ss.b.TurnBudget = int(s.TurnBudget)
-	}
-	if ss.b.Outstanding() == 0 {
+	if b.Outstanding() == 0 {
 		return nil
+	}
+	ss := &session{w: w, e: e, run: run, b: b, have: map[string]int{}, want: map[string]int{}}
+	for _, bk := range b.Buckets {
+		ss.have[bk.ID], ss.want[bk.ID] = bk.Have, bk.Want
 	}
 	system := skills.WriterPrompt(e.C)
 	sum := sha256.Sum256([]byte(system))
 	ss.prompt = hex.EncodeToString(sum[:])
 	ss.msgs = []model.Message{
 		{Role: model.RoleSystem, Content: system},
-		{Role: model.RoleUser, Content: brief.Render(ss.b)},
+		{Role: model.RoleUser, Content: brief.Render(b)},
 	}
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.SessionTimeout)
 	defer cancel()
 	return ss.loop(sctx)
+}
+
+// run is the ledger's run of a slice, if this writer may write it: a run the
+// ledger has, not over, recorded with the model this writer drives.
+func (w *Writer) run(ctx context.Context, id string) (canvas.Run, error) {
+	run, err := w.cfg.Ledger.Run(ctx, id)
+	switch {
+	case errors.Is(err, canvas.ErrNotFound):
+		return run, &unknownRunError{id}
+	case err != nil:
+		return run, fmt.Errorf("read run: %w", err)
+	case run.State.Final():
+		return run, &runOverError{run: id, state: run.State}
+	case run.Model != w.cfg.Model.Name():
+		return run, &otherModelError{run: id, model: run.Model, mine: w.cfg.Model.Name()}
+	}
+	return run, nil
+}
+
+// brief is what the model is told about slice s: its buckets as the ledger
+// has them, the spread, lessons and gap the planner dealt, and a turn budget
+// that covers what is still outstanding.
+func (w *Writer) brief(ctx context.Context, s queue.Slice, run canvas.Run, e *engine.Engine) (brief.Brief, error) {
+	buckets, err := w.cfg.Ledger.Buckets(ctx, s.Run)
+	if err != nil {
+		return brief.Brief{}, fmt.Errorf("read buckets: %w", err)
+	}
+	byID := make(map[string]canvas.Bucket, len(buckets))
+	for _, b := range buckets {
+		byID[b.ID] = b
+	}
+	b := brief.Brief{Run: s.Run, Slice: s.ID, Agent: e.C.Agent, Contract: e.C.SHA256, Seed: run.Seed,
+		Lessons: s.Lessons, Gap: s.Gap, Spread: plan.Spread(s.Spread)}
+	for _, id := range s.Buckets {
+		bk, ok := byID[id]
+		if !ok {
+			return brief.Brief{}, fmt.Errorf("slice names bucket %s, which run %s does not have", id, s.Run)
+		}
+		b.Buckets = append(b.Buckets, brief.Bucket{Bucket: bk.Bucket, Have: bk.Done})
+	}
+	b.TurnBudget = max(6+5*b.Outstanding(), s.TurnBudget)
+	return b, nil
 }
 
 func (ss *session) outstanding() int {
@@ -110,8 +128,11 @@ func (ss *session) outstanding() int {
 	return n
 }
 
+// loop runs the model session until the slice is written, the model calls
+// finish, or its turns run out. A model call that fails is asked again (a
+// few times, backing off); one that ends the slice (an outage, a budget, a
+// provider that keeps refusing for rate) ends it.
 func (ss *session) loop(ctx context.Context) error {
-	w := ss.w
 	empty, failures := 0, 0
 	for turn := 0; turn < ss.b.TurnBudget; turn++ {
 		if ss.outstanding() == 0 {
@@ -119,25 +140,9 @@ func (ss *session) loop(ctx context.Context) error {
 		}
 		resp, err := ss.complete(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("session: %w", ctx.Err())
-			}
-			if errors.Is(err, errRateLimitedTooLong) {
-				return err
-			}
-			if errors.Is(err, errBudgetReached) {
-				// The slice ends here, written as far as it got; the planner
-				// sees the cap too and deals nothing more.
-				w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
-				return nil
-			}
 			failures++
-			if failures > 3 {
-				return fmt.Errorf("model: %w", err)
-			}
-			w.log.Warn("model call failed; asking again", "err", err, "slice", ss.b.Slice)
-			if !sleep(ctx, time.Duration(failures)*time.Second) {
-				return ctx.Err()
+			if end, err := ss.modelFailed(ctx, err, failures); end {
+				return err
 			}
 			turn--
 			continue
@@ -156,7 +161,7 @@ func (ss *session) loop(ctx context.Context) error {
 		}
 		for _, tc := range msg.ToolCalls {
 			out, done := ss.tool(ctx, tc)
-			w.log.Debug("tool call", "slice", ss.b.Slice, "tool", tc.Name, "args", clip(tc.Arguments, 2000), "answer", clip(out, 2000))
+			ss.w.log.Debug("tool call", "slice", ss.b.Slice, "tool", tc.Name, "args", clip(tc.Arguments, 2000), "answer", clip(out, 2000))
 			if len(out) > maxToolResult {
 				out = out[:maxToolResult] + "\n[truncated]"
 			}
@@ -170,6 +175,30 @@ func (ss *session) loop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// modelFailed decides what a failed model call (the failures-th in a row)
+// does to the session: end it (end, with the slice's error, nil when the
+// slice is written as far as it got), or wait and ask again.
+func (ss *session) modelFailed(ctx context.Context, err error, failures int) (end bool, _ error) {
+	switch {
+	case ctx.Err() != nil:
+		return true, fmt.Errorf("session: %w", ctx.Err())
+	case errors.Is(err, errRateLimitedTooLong):
+		return true, err
+	case errors.Is(err, errBudgetReached):
+		// The slice ends here, written as far as it got; the planner sees
+		// the cap too and deals nothing more.
+		ss.w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
+		return true, nil
+	case failures > 3:
+		return true, fmt.Errorf("model: %w", err)
+	}
+	ss.w.log.Warn("model call failed; asking again", "err", err, "slice", ss.b.Slice)
+	if !sleep(ctx, time.Duration(failures)*time.Second) {
+		return true, ctx.Err()
+	}
+	return false, nil
 }
 
 var errRateLimitedTooLong = errors.New("writer: provider kept refusing for rate; releasing the slice")
@@ -219,7 +248,7 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		w.cfg.Metrics.For(ss.b.Run).ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
 		// Every call's usage lands in the meter, failed ones included.
 		if u.Total() > 0 || err == nil {
-			if serr := w.cfg.Store.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {
+			if serr := w.cfg.Ledger.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {
 				return model.Response{}, fmt.Errorf("budget meter: %w", serr)
 			}
 		}
@@ -238,14 +267,31 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func errorText(err error) string {
-	s := err.Error()
-	s = strings.ReplaceAll(s, "\n", " ")
+// errorAnswer answers a call the writer did not serve as asked: why, in
+// words for the model (one line, bounded), and a code for programs.
+func errorAnswer(code brief.Code, format string, a ...any) string {
+	s := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", " ")
 	if len(s) > 500 {
 		s = s[:500]
 	}
-	return "Error: " + s
+	return brief.Error{Message: s, Code: code}.Answer()
 }
+
+// checkBudget is asked before every model call: the planner stops dealing at
+// the run's cap, but slices already dealt would otherwise run to their end.
+func (ss *session) checkBudget(ctx context.Context) error {
+	b, err := ss.w.cfg.Ledger.Budget(ctx, ss.run)
+	if err != nil {
+		return fmt.Errorf("budget meter: %w", err)
+	}
+	if b.Reached() {
+		return errBudgetReached
+	}
+	return nil
+}
+
+// errBudgetReached ends a session whose run has spent its --budget-tokens.
+var errBudgetReached = errors.New("writer: the run's token budget is spent")
 
 func clip(s string, n int) string {
 	if len(s) > n {

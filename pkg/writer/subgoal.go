@@ -3,12 +3,14 @@ package writer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -65,7 +67,7 @@ func (gc *goalCache) prover(run string, e *engine.Engine) *prove.Prover {
 // A stored sub-goal that no longer compiles is left out (and logged): a
 // scenario naming it is then refused as unknown.
 func (gc *goalCache) refresh(ctx context.Context, w *Writer, run string, e *engine.Engine) (*prove.Prover, error) {
-	stored, err := w.cfg.Store.SubGoals(ctx, run)
+	stored, err := w.cfg.Ledger.SubGoals(ctx, run)
 	if err != nil {
 		return nil, fmt.Errorf("run sub-goals: %w", err)
 	}
@@ -77,25 +79,16 @@ func (gc *goalCache) refresh(ctx context.Context, w *Writer, run string, e *engi
 		rg.used = gc.tick
 		return rg.prover, nil
 	}
-	progs := e.Progs
-	var added []contract.SubGoal
-	for _, g := range stored {
-		sg := contract.SubGoal{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, File: addedFile(g.Name), Source: g.Source}
-		if e.C.SubGoal(g.Name) != nil || prove.IsBuiltin(g.Name) {
-			w.log.Warn("a run's added sub-goal shadows the catalogue; ignored", "run", run, "sub_goal", g.Name)
-			continue
-		}
-		np, err := progs.WithSubGoals(e.C.Sources, []contract.SubGoal{sg})
-		if err != nil {
-			w.log.Warn("a run's added sub-goal does not compile; ignored", "run", run, "sub_goal", g.Name, "err", err)
-			continue
-		}
-		progs = np
-		added = append(added, sg)
+	sgs := make([]contract.SubGoal, len(stored))
+	for i, g := range stored {
+		sgs[i] = contract.SubGoal{Name: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, File: addedFile(g.Name), Source: g.Source}
 	}
-	p, err := e.Prover.WithSubGoals(added, progs)
+	p, skipped, err := e.WithSubGoals(sgs)
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range skipped {
+		w.log.Warn("a run's added sub-goal is left out", "run", run, "sub_goal", s.Name, "err", s.Err)
 	}
 	if len(gc.runs) >= maxCachedRuns && gc.runs[run] == nil {
 		// Evict the least recently used run.
@@ -165,19 +158,19 @@ type addSubGoalResult struct {
 func (ss *session) addSubGoal(ctx context.Context, args string) string {
 	var a addSubGoalArgs
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return errorText(fmt.Errorf("add_sub_goal takes {\"name\": \"...\", \"source\": \"...\"}: %w", err))
+		return errorAnswer(brief.CodeBadArguments, "add_sub_goal takes {\"name\": \"...\", \"source\": \"...\"}: %v", err)
 	}
 	switch {
 	case !subGoalName.MatchString(a.Name):
-		return fmt.Sprintf("Error: name %q must match ^[a-z][a-z0-9_]{1,63}$ (lower-case letters, digits, underscores; 2 to 64 characters, a letter first).", clip(a.Name, 80))
+		return errorAnswer(brief.CodeInvalid, "name %q must match ^[a-z][a-z0-9_]{1,63}$ (lower-case letters, digits, underscores; 2 to 64 characters, a letter first).", clip(a.Name, 80))
 	case prove.IsBuiltin(a.Name):
-		return fmt.Sprintf("Error: %s is a built-in sub-goal; use it as it is or choose another name.", a.Name)
+		return errorAnswer(brief.CodeTaken, "%s is a built-in sub-goal; use it as it is or choose another name.", a.Name)
 	case ss.e.C.SubGoal(a.Name) != nil:
-		return fmt.Sprintf("Error: %s is already in the contract's catalogue (list_sub_goals shows it); use it or choose another name.", a.Name)
+		return errorAnswer(brief.CodeTaken, "%s is already in the contract's catalogue (list_sub_goals shows it); use it or choose another name.", a.Name)
 	case strings.TrimSpace(a.Source) == "":
-		return "Error: source is empty; give the Starlark of the sub-goal: what = \"...\", params = {...}, def check(world, calls, params)."
+		return errorAnswer(brief.CodeInvalid, "source is empty; give the Starlark of the sub-goal: what = \"...\", params = {...}, def check(world, calls, params).")
 	case len(a.Source) > maxSubGoalSource:
-		return fmt.Sprintf("Error: source is %d bytes, over the %d byte limit.", len(a.Source), maxSubGoalSource)
+		return errorAnswer(brief.CodeInvalid, "source is %d bytes, over the %d byte limit.", len(a.Source), maxSubGoalSource)
 	}
 	file := addedFile(a.Name)
 	sg, probs := contract.ParseSubGoal(file, a.Source)
@@ -186,7 +179,7 @@ func (ss *session) addSubGoal(ctx context.Context, args string) string {
 		for i, p := range probs {
 			msgs[i] = p.String()
 		}
-		return "Error: the sub-goal was not added: " + strings.Join(msgs, "; ")
+		return errorAnswer(brief.CodeInvalid, "the sub-goal was not added: %s", strings.Join(msgs, "; "))
 	}
 	// What the run already has decides between "already added" and "taken".
 	p, err := ss.w.goals.refresh(ctx, ss.w, ss.b.Run, ss.e)
@@ -200,14 +193,17 @@ func (ss *session) addSubGoal(ctx context.Context, args string) string {
 		}
 	}
 	if len(existing) >= maxRunSubGoals {
-		return fmt.Sprintf("Error: this run already has %d added sub-goals, the most it may have; use those (list_sub_goals).", len(existing))
+		return errorAnswer(brief.CodeFull, "this run already has %d added sub-goals, the most it may have; use those (list_sub_goals).", len(existing))
 	}
 	// Compiled with the contract's limits before anything is recorded: a file
 	// that does not run, or runs away at its top level, is not added.
-	if _, err := ss.e.Progs.WithSubGoals(ss.e.C.Sources, []contract.SubGoal{sg}); err != nil {
-		return "Error: the sub-goal was not added: " + compileText(err)
+	if _, skipped, err := ss.e.WithSubGoals([]contract.SubGoal{sg}); err != nil || len(skipped) > 0 {
+		if len(skipped) > 0 {
+			err = skipped[0].Err
+		}
+		return errorAnswer(brief.CodeInvalid, "the sub-goal was not added: %s", compileText(err))
 	}
-	created, err := ss.w.cfg.Store.AddSubGoal(ctx, ss.b.Run, canvas.SubGoal{Name: sg.Name, What: sg.What, Judged: sg.Judged, Params: sg.Params, Source: a.Source})
+	created, err := ss.w.cfg.Ledger.AddSubGoal(ctx, ss.b.Run, canvas.SubGoal{Name: sg.Name, What: sg.What, Judged: sg.Judged, Params: sg.Params, Source: a.Source})
 	if err != nil {
 		return ss.ledgerError(err)
 	}
@@ -233,19 +229,20 @@ func (ss *session) sameOrTaken(g contract.SubGoal, source string) string {
 		return jsonText(addSubGoalResult{Added: g.Name, What: g.What, Judged: g.Judged, Params: g.Params, Already: true,
 			Note: "already in this run's catalogue with this source"})
 	}
-	return fmt.Sprintf("Error: this run already has a sub-goal %s with other source (what: %q); use it or choose another name.", g.Name, clip(g.What, 200))
+	return errorAnswer(brief.CodeTaken, "this run already has a sub-goal %s with other source (what: %q); use it or choose another name.", g.Name, clip(g.What, 200))
 }
 
 func (ss *session) ledgerError(err error) string {
 	if transient(err) {
 		ss.outage = &outageError{err}
 	}
-	return errorText(fmt.Errorf("the ledger could not be read or written, try again: %w", err))
+	return errorAnswer(brief.CodeLedger, "the ledger could not be read or written, try again: %v", err)
 }
 
 // compileText renders a compile error as file:line:col: message parts.
 func compileText(err error) string {
-	if ce, ok := err.(*script.CompileError); ok {
+	var ce *script.CompileError
+	if errors.As(err, &ce) {
 		parts := make([]string, len(ce.Errs))
 		for i, fe := range ce.Errs {
 			parts[i] = fe.Error()

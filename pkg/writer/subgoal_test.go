@@ -19,7 +19,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/model"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -60,21 +59,21 @@ type step struct {
 var script = []step{
 	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource}), []string{`"added":"calls_counted"`, `"count":"int"`}},
 	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource}), []string{`"already":true`}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource + "\n# changed\n"}), []string{"Error:", "other source"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "no_colon", "source": "what = \"x\"\nparams = {}\nlimit = 1 +* 2\ndef check(world, calls, params):\n    return None\n"}), []string{"Error:", "subgoals/no_colon.star:3:", "subgoal-syntax"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "bad_type", "source": "what = \"x\"\nparams = {\"n\": \"integer\"}\ndef check(world, calls, params):\n    return None\n"}), []string{"Error:", "subgoals/bad_type.star:2:", "subgoal-bad-params", `param "n"`}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "no_check", "source": "what = \"x\"\nparams = {}\n"}), []string{"Error:", "subgoal-no-check"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "top_raises", "source": "what = \"x\"\nparams = {}\nx = 1 // 0\ndef check(world, calls, params):\n    return None\n"}), []string{"Error:", "subgoals/top_raises.star:3:"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "Bad-Name", "source": goodSource}), []string{"Error:", "must match"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "called", "source": goodSource}), []string{"Error:", "built-in"}},
-	{brief.ToolAddSubGoal, js(map[string]string{"name": "trip_cancelled", "source": goodSource}), []string{"Error:", "contract's catalogue"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": goodGoal, "source": goodSource + "\n# changed\n"}), []string{`"code":"taken"`, "other source"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "no_colon", "source": "what = \"x\"\nparams = {}\nlimit = 1 +* 2\ndef check(world, calls, params):\n    return None\n"}), []string{`"code":"invalid"`, "subgoals/no_colon.star:3:", "subgoal-syntax"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "bad_type", "source": "what = \"x\"\nparams = {\"n\": \"integer\"}\ndef check(world, calls, params):\n    return None\n"}), []string{`"code":"invalid"`, "subgoals/bad_type.star:2:", "subgoal-bad-params", `param \"n\"`}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "no_check", "source": "what = \"x\"\nparams = {}\n"}), []string{`"code":"invalid"`, "subgoal-no-check"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "top_raises", "source": "what = \"x\"\nparams = {}\nx = 1 // 0\ndef check(world, calls, params):\n    return None\n"}), []string{`"code":"invalid"`, "subgoals/top_raises.star:3:"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "Bad-Name", "source": goodSource}), []string{`"code":"invalid"`, "must match"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "called", "source": goodSource}), []string{`"code":"taken"`, "built-in"}},
+	{brief.ToolAddSubGoal, js(map[string]string{"name": "trip_cancelled", "source": goodSource}), []string{`"code":"taken"`, "contract's catalogue"}},
 	{brief.ToolAddSubGoal, js(map[string]string{"name": brokenGoal, "source": brokenSource}), []string{`"added":"always_raises"`}},
 	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "rider cancels twice in a row", "outcome": "refuse", "overlay": "pressure", "why": "no bucket repeats a cancel"}), []string{`"bucket":"b`, `"want":0`}},
 	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "rider cancels twice in a row", "outcome": "refuse", "overlay": "pressure", "why": "no bucket repeats a cancel"}), []string{`"bucket":"b`}},
-	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": strings.Repeat("a", 91), "outcome": "refuse", "overlay": "none", "why": "w"}), []string{"Error:", "over 90"}},
-	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "a", "outcome": "refuse", "overlay": "sarcasm", "why": "w"}), []string{"Error:", "overlay"}},
-	{brief.ToolReportBucket, js(map[string]string{"use_case": "fly-a-plane", "angle": "a", "outcome": "refuse", "overlay": "none", "why": "w"}), []string{"Error:", "use_case"}},
-	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "a", "outcome": "maybe", "overlay": "none", "why": "w"}), []string{"Error:", "outcome"}},
+	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": strings.Repeat("a", 91), "outcome": "refuse", "overlay": "none", "why": "w"}), []string{`"code":"invalid"`, "over 90"}},
+	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "a", "outcome": "refuse", "overlay": "sarcasm", "why": "w"}), []string{`"code":"invalid"`, "overlay"}},
+	{brief.ToolReportBucket, js(map[string]string{"use_case": "fly-a-plane", "angle": "a", "outcome": "refuse", "overlay": "none", "why": "w"}), []string{`"code":"invalid"`, "use_case"}},
+	{brief.ToolReportBucket, js(map[string]string{"use_case": "cancel-trip", "angle": "a", "outcome": "maybe", "overlay": "none", "why": "w"}), []string{`"code":"invalid"`, "outcome"}},
 }
 
 func js(v any) string {
@@ -233,7 +232,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	m := newScripted(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Scenarios: asked, Writers: 2, Out: out, Seed: 7,
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(t), DatabaseURL: dbURL, Client: m})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -317,8 +316,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 			continue
 		}
 		reported++
-		var sp plan.Spec
-		_ = json.Unmarshal(b.Spec, &sp)
+		sp := b.Spec
 		if b.Want != 0 || sp.Capacity != 1 || sp.Sized != 0 || b.UseCase != "cancel-trip" || b.Overlay != "pressure" || b.Outcome != "refuse" || b.Kind != "edge" || sp.Tool == "" {
 			t.Errorf("reported bucket: %+v spec %+v", b, sp)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
 )
 
 // maxToolArgs bounds one tool call's arguments: a scenario's own limit
@@ -45,7 +46,7 @@ func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
 		return ss.reportBucket(ctx, args), false
 	}
 	// vetToolCall let through a tool brief.Tools offers that has no case here.
-	return fmt.Sprintf("Error: tool %s is not served by this writer.", tc.Name), false
+	return errorAnswer(brief.CodeNotServed, "tool %s is not served by this writer.", tc.Name), false
 }
 
 // vetToolCall checks what a model sent before anything runs it: the
@@ -54,14 +55,14 @@ func (ss *session) tool(ctx context.Context, tc model.ToolCall) (string, bool) {
 func vetToolCall(tc model.ToolCall) (args, answer string) {
 	if len(tc.Arguments) > maxToolArgs {
 		// Bounded before any parsing: a runaway reply costs one short answer.
-		return "", fmt.Sprintf("Error: the arguments are %d bytes, over the %d byte limit; send less (one scenario per submit_scenario).", len(tc.Arguments), maxToolArgs)
+		return "", errorAnswer(brief.CodeTooLarge, "the arguments are %d bytes, over the %d byte limit; send less (one scenario per submit_scenario).", len(tc.Arguments), maxToolArgs)
 	}
 	args = strings.TrimSpace(tc.Arguments)
 	if args == "" {
 		args = "{}"
 	}
 	if !json.Valid([]byte(args)) {
-		return "", "Error: the arguments are not valid JSON; send one JSON object matching the tool's parameters."
+		return "", errorAnswer(brief.CodeNotJSON, "the arguments are not valid JSON; send one JSON object matching the tool's parameters.")
 	}
 	names := make([]string, 0, 6)
 	for _, t := range brief.Tools() {
@@ -70,47 +71,47 @@ func vetToolCall(tc model.ToolCall) (args, answer string) {
 		}
 		names = append(names, t.Name)
 	}
-	return "", fmt.Sprintf("Error: there is no tool %q; the tools are %s.", clip(tc.Name, 100), strings.Join(names, ", "))
+	return "", errorAnswer(brief.CodeUnknownTool, "there is no tool %q; the tools are %s.", clip(tc.Name, 100), strings.Join(names, ", "))
 }
 
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return errorText(err)
+		return errorAnswer(brief.CodeInvalid, "the answer could not be rendered: %v", err)
 	}
 	return string(b)
 }
 
+// try rehearses calls on a throwaway copy. A rehearsal that met an outage of
+// the world's database (the rehearsal's error, or a handler's) ends the
+// session after the answer; a handler stopped by one of its limits is the
+// contract's doing and answered like any crash.
 func (ss *session) try(ctx context.Context, args string) string {
 	var a brief.TryArgs
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return errorText(fmt.Errorf("try_calls arguments: %w", err))
+		return errorAnswer(brief.CodeBadArguments, "try_calls arguments: %v", err)
 	}
 	if len(a.Calls) > 20 || len(a.Setup) > 200 {
-		return "Error: at most 20 calls and 200 setup statements per rehearsal."
+		return errorAnswer(brief.CodeInvalid, "at most 20 calls and 200 setup statements per rehearsal.")
 	}
 	results, diff, err := ss.e.Prover.Rehearse(ctx, a.Setup, a.Calls, true)
-	if err != nil {
-		out := brief.TryResult{Error: err.Error()}
-		limited := false
-		for _, r := range results {
-			out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
-			limited = limited || strings.Contains(r.Error, "limit exceeded")
+	out := brief.TryResult{Diff: diff}
+	limited := false
+	for _, r := range results {
+		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
+		limited = limited || errors.Is(r.Err, script.ErrLimit)
+		if transient(r.Err) {
+			// A handler's query met the outage: the record is not at fault.
+			ss.outage = &outageError{r.Err}
 		}
+	}
+	if err != nil {
+		out.Diff, out.Error = nil, err.Error()
 		// A handler stopped by a limit mid-query takes the copy's connection
 		// with it: that is the contract's doing, not an outage.
 		if transient(err) && !limited {
 			ss.outage = &outageError{err}
 		}
-		return jsonText(out)
-	}
-	out := brief.TryResult{Diff: diff}
-	for _, r := range results {
-		if r.Error != "" && transientText(r.Error) {
-			// A handler's query met the outage: the record is not at fault.
-			ss.outage = &outageError{errors.New(r.Error)}
-		}
-		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
 	}
 	return jsonText(out)
 }
@@ -135,7 +136,7 @@ func (ss *session) inspect(args string) string {
 		Limit int            `json:"limit"`
 	}
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return errorText(err)
+		return errorAnswer(brief.CodeBadArguments, "inspect_world arguments: %v", err)
 	}
 	if a.Limit <= 0 || a.Limit > 50 {
 		a.Limit = 20
@@ -146,7 +147,7 @@ func (ss *session) inspect(args string) string {
 		for _, t := range ss.e.C.Tables {
 			names = append(names, t.Name)
 		}
-		return fmt.Sprintf("Error: no table %q; the tables are %s.", a.Table, strings.Join(names, ", "))
+		return errorAnswer(brief.CodeInvalid, "no table %q; the tables are %s.", clip(a.Table, 100), strings.Join(names, ", "))
 	}
 	keys := make([]string, 0, len(a.Where))
 	for k := range a.Where {
@@ -177,7 +178,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		// Models often send the scenario itself rather than {"scenario": ...}.
 		var sc scenario.Scenario
 		if err2 := json.Unmarshal([]byte(args), &sc); err2 != nil || sc.Name == "" {
-			return errorText(fmt.Errorf("submit_scenario takes {\"scenario\": {...}} with at least a name"))
+			return errorAnswer(brief.CodeBadArguments, "submit_scenario takes {\"scenario\": {...}} with at least a name")
 		}
 		a.Scenario = sc
 	}
@@ -187,7 +188,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	refuse := func(rs ...prove.Refusal) string {
 		for _, r := range rs {
 			w.cfg.Metrics.For(ss.b.Run).Refused(string(r.Gate), string(r.Code))
-			if err := w.cfg.Store.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, string(r.Gate), string(r.Code), r.Message); err != nil {
+			if err := w.cfg.Ledger.Refuse(ctx, ss.b.Run, ss.b.Slice, sc.Bucket, string(r.Gate), string(r.Code), r.Message); err != nil {
 				w.log.Warn("recording a refusal", "err", err)
 			}
 		}
@@ -217,19 +218,20 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	start := time.Now()
 	v, err := prover.Prove(ctx, sc)
 	if err != nil {
-		// Not the scenario's fault: nothing is recorded against it.
+		// The gates could not run: not the scenario's fault, and nothing is
+		// recorded against it. An outage ends the session.
 		if transient(err) {
 			ss.outage = &outageError{err}
-			return errorText(ss.outage)
+			return errorAnswer(brief.CodeLedger, "%v", ss.outage)
 		}
-		return errorText(fmt.Errorf("the scenario could not be proved, submit it again: %w", err))
+		return errorAnswer(brief.CodeNotProved, "the scenario could not be proved, submit it again: %v", err)
 	}
 	w.cfg.Metrics.For(ss.b.Run).ProofDuration.Observe(time.Since(start).Seconds())
 	if !v.Kept {
 		return refuse(v.Refusals...)
 	}
 	start = time.Now()
-	jr, err := w.cfg.Store.Journal(ctx, ss.b.Run, sc, ss.b.Slice, w.cfg.ID, v.Codes)
+	jr, err := w.cfg.Ledger.Journal(ctx, ss.b.Run, sc, ss.b.Slice, w.cfg.ID, v.Codes)
 	w.cfg.Metrics.For(ss.b.Run).LedgerWriteDuration.Observe(time.Since(start).Seconds())
 	var conflict *canvas.ConflictError
 	switch {
@@ -239,7 +241,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		if transient(err) {
 			ss.outage = &outageError{err}
 		}
-		return errorText(fmt.Errorf("the ledger could not record the scenario, submit it again: %w", err))
+		return errorAnswer(brief.CodeLedger, "the ledger could not record the scenario, submit it again: %v", err)
 	}
 	if jr == canvas.Credited {
 		w.cfg.Metrics.For(ss.b.Run).ScenariosProved.Inc()

@@ -4,9 +4,15 @@
 // slice's writes have committed. Nothing it holds outlives a slice: a writer
 // killed at any point loses no proved scenario (they are in the ledger) and
 // credits none twice (the journal is idempotent).
+//
+// A writer serves every run on the queue, each with that run's settings from
+// the ledger (its contract, seed and budget), and only runs recorded with the
+// model it drives: a slice of a run written with another model is left for
+// a writer that drives it.
 package writer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,15 +27,57 @@ import (
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
+
+// Source hands out slices one delivery at a time (Queue adapts *queue.Queue).
+type Source interface {
+	// Next blocks until it holds one delivery or ctx ends. A message that is
+	// not a slice comes back as a *queue.BadMessageError, already dropped.
+	Next(ctx context.Context) (Delivery, error)
+}
+
+// Delivery is one delivery of one slice, finished exactly once with Ack, Nak
+// or Term.
+type Delivery interface {
+	Slice() queue.Slice
+	// Attempt counts this slice's deliveries, this one included.
+	Attempt() int
+	// Last reports the final delivery the queue allows.
+	Last() bool
+	Ack(ctx context.Context) error
+	Nak(ctx context.Context, delay time.Duration) error
+	Term(ctx context.Context, reason string) error
+	// Heartbeat keeps the delivery alive until stop is called.
+	Heartbeat(ctx context.Context, every time.Duration) (stop func())
+}
+
+// Ledger is what a writer reads and writes of the ledger (*canvas.Store).
+type Ledger interface {
+	Run(ctx context.Context, id string) (canvas.Run, error)
+	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
+	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
+	Spend(ctx context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error
+	Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error
+	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error)
+	AddBucket(ctx context.Context, run string, b canvas.Bucket) (canvas.Bucket, error)
+	SubGoals(ctx context.Context, run string) ([]canvas.SubGoal, error)
+	AddSubGoal(ctx context.Context, run string, g canvas.SubGoal) (created bool, err error)
+}
+
+// Engines finds the engine of a run's contract by hash (*engine.Cache).
+type Engines interface {
+	Get(ctx context.Context, sha string) (*engine.Engine, error)
+}
 
 // Config configures a writer.
 type Config struct {
 	// ID names this writer in the ledger and logs. Default: host-pid.
 	ID      string
-	Queue   *queue.Queue
-	Store   *canvas.Store
-	Engines *engine.Cache
+	Slices  Source
+	Ledger  Ledger
+	Engines Engines
 	Model   model.Client
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -44,6 +92,10 @@ type Config struct {
 	// MaxRateLimitWait bounds the total time one slice waits out 429s before
 	// it is released to another writer. Default 10m.
 	MaxRateLimitWait time.Duration
+	// OtherModelDelay is how long a slice of a run written with another
+	// model waits before it is offered again, to a writer that drives it.
+	// Default 30s.
+	OtherModelDelay time.Duration
 	// MaxTokens is the completion cap per model call. Default 2048.
 	MaxTokens int
 	// BeforeSlice, when set, is called with each delivery's slice id before
@@ -53,41 +105,41 @@ type Config struct {
 	BeforeSlice func(sliceID string)
 }
 
-func (c *Config) validate() error {
-	switch {
-	case c.Queue == nil:
-		return errors.New("writer: Config.Queue is required")
-	case c.Store == nil:
-		return errors.New("writer: Config.Store is required")
-	case c.Engines == nil:
-		return errors.New("writer: Config.Engines is required")
-	case c.Model == nil:
-		return errors.New("writer: Config.Model is required")
-	}
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
 	if c.ID == "" {
 		h, _ := os.Hostname()
 		c.ID = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Metrics == nil {
 		c.Metrics = metrics.New(prometheus.NewRegistry(), "", "writer")
 	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = 2 * time.Minute
-	}
-	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = 30 * time.Minute
-	}
-	if c.DrainTimeout <= 0 {
-		c.DrainTimeout = 90 * time.Second
-	}
-	if c.MaxRateLimitWait <= 0 {
-		c.MaxRateLimitWait = 10 * time.Minute
-	}
-	if c.MaxTokens <= 0 {
-		c.MaxTokens = 2048
+	c.CallTimeout = cmp.Or(c.CallTimeout, 2*time.Minute)
+	c.SessionTimeout = cmp.Or(c.SessionTimeout, 30*time.Minute)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, 90*time.Second)
+	c.MaxRateLimitWait = cmp.Or(c.MaxRateLimitWait, 10*time.Minute)
+	c.OtherModelDelay = cmp.Or(c.OtherModelDelay, 30*time.Second)
+	c.MaxTokens = cmp.Or(c.MaxTokens, 2048)
+	return c
+}
+
+// Validate names the first field that is wrong once defaults are applied.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Slices == nil:
+		return errors.New("writer: Config.Slices is required")
+	case c.Ledger == nil:
+		return errors.New("writer: Config.Ledger is required")
+	case c.Engines == nil:
+		return errors.New("writer: Config.Engines is required")
+	case c.Model == nil:
+		return errors.New("writer: Config.Model is required")
+	case c.CallTimeout < 0, c.SessionTimeout < 0, c.DrainTimeout < 0, c.MaxRateLimitWait < 0, c.OtherModelDelay < 0:
+		return errors.New("writer: Config timeouts must not be negative")
+	case c.MaxTokens < 0:
+		return fmt.Errorf("writer: Config.MaxTokens must not be negative, got %d", c.MaxTokens)
 	}
 	return nil
 }
@@ -102,7 +154,8 @@ type Writer struct {
 
 // New validates the config.
 func New(cfg Config) (*Writer, error) {
-	if err := cfg.validate(); err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache()}, nil
@@ -116,7 +169,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		d, err := w.cfg.Queue.Next(ctx)
+		d, err := w.cfg.Slices.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -138,20 +191,21 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 }
 
-// handle works one delivery to its end: ack, release or dead letter.
-func (w *Writer) handle(ctx context.Context, d *queue.Delivery) {
-	s := d.Slice
+// handle works one delivery to its end: it writes the slice, then settles the
+// delivery as the outcome says (settle).
+func (w *Writer) handle(ctx context.Context, d Delivery) {
+	s := d.Slice()
 	// A writer serves every run: its work is counted under the slice's run.
-	m := w.cfg.Metrics.For(s.RunId)
+	m := w.cfg.Metrics.For(s.Run)
 	m.InitModel(w.cfg.Model.Name()) // a flat 429 line, not a missing one
 	m.SlicesInFlight.Inc()
 	defer m.SlicesInFlight.Dec()
-	if d.NumDelivered > 1 {
+	if d.Attempt() > 1 {
 		m.SlicesRedelivered.Inc()
 	}
-	log := w.log.With("run", s.RunId, "slice", s.SliceId, "delivery", d.NumDelivered)
+	log := w.log.With("run", s.Run, "slice", s.ID, "delivery", d.Attempt())
 	if w.cfg.BeforeSlice != nil {
-		w.cfg.BeforeSlice(s.SliceId)
+		w.cfg.BeforeSlice(s.ID)
 	}
 	// Work continues past ctx's end for the drain period, then stops.
 	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -162,46 +216,126 @@ func (w *Writer) handle(ctx context.Context, d *queue.Delivery) {
 	})
 	defer stopDrain()
 	stopBeat := d.Heartbeat(work, 0)
-	err := w.writeSlice(work, d)
+	err := w.writeSlice(work, s)
 	stopBeat()
 	fin, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer fcancel()
+	w.settle(fin, log, m, d, w.outcome(err, d, work.Err() != nil && ctx.Err() != nil))
+}
+
+// An outcome is how a delivery ends.
+type outcome struct {
+	kind   outcomeKind
+	err    error         // what went wrong, if anything
+	reason string        // dead and term: why, for the ledger and the server
+	delay  time.Duration // release: how long before the slice is offered again
+	what   string        // dropped: what kind of slice, for the log
+}
+
+type outcomeKind int
+
+const (
+	// written: the slice is done; it is recorded done, then acked.
+	written outcomeKind = iota + 1
+	// released: naked for redelivery after delay (a retryable failure, a
+	// writer stopping, a slice for a writer of another model).
+	released
+	// dropped: terminated, the ledger untouched: a run the ledger does not
+	// know, or one already over.
+	dropped
+	// dead: the final delivery failed; recorded dead in the ledger with its
+	// reason, then terminated, so the round counts it as finished.
+	dead
+)
+
+// outcome decides how a delivery ends from how its work ended: err from
+// writeSlice, and whether the writer is stopping and cut the work short.
+func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	var unknown *unknownRunError
+	var over *runOverError
+	var other *otherModelError
 	switch {
 	case err == nil:
-		if ferr := w.cfg.Store.FinishSlice(fin, s.RunId, s.SliceId, "done", w.cfg.ID, "", int(d.NumDelivered)); ferr != nil {
-			log.Error("recording the finished slice; releasing it", "err", ferr)
-			_ = d.Nak(fin, time.Second)
+		return outcome{kind: written}
+	case errors.As(err, &unknown):
+		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of an unknown run"}
+	case errors.As(err, &over):
+		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of a finished run"}
+	case stopped:
+		return outcome{kind: released, err: err}
+	case d.Last():
+		return outcome{kind: dead, err: err, reason: err.Error()}
+	case errors.As(err, &other):
+		return outcome{kind: released, err: err, delay: w.cfg.OtherModelDelay}
+	default:
+		return outcome{kind: released, err: err, delay: 2 * time.Second}
+	}
+}
+
+// settle ends the delivery as o says. A ledger write that fails releases
+// the slice instead (a second later), so no state is acked that the ledger
+// does not hold.
+func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metrics, d Delivery, o outcome) {
+	s := d.Slice()
+	switch o.kind {
+	case written:
+		if err := w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, w.cfg.ID, "", d.Attempt()); err != nil {
+			log.Error("recording the finished slice; releasing it", "err", err)
+			_ = d.Nak(ctx, time.Second)
 			return
 		}
-		if aerr := d.Ack(fin); aerr != nil {
-			log.Error("ack", "err", aerr)
+		if err := d.Ack(ctx); err != nil {
+			log.Error("ack", "err", err)
 			return
 		}
 		m.SlicesAcked.Inc()
 		log.Info("slice written")
-	case errors.As(err, &unknown):
-		log.Warn("rejected a slice of an unknown run", "err", err)
-		_ = d.Term(fin, err.Error())
-	case work.Err() != nil && ctx.Err() != nil:
-		log.Info("released the slice on shutdown", "err", err)
-		_ = d.Nak(fin, 0)
-	case d.Last():
-		reason := err.Error()
-		if ferr := w.cfg.Store.FinishSlice(fin, s.RunId, s.SliceId, "dead", w.cfg.ID, reason, int(d.NumDelivered)); ferr != nil {
-			log.Error("recording a dead slice; releasing it", "err", ferr)
-			_ = d.Nak(fin, time.Second)
+	case dropped:
+		log.Warn("rejected "+o.what, "err", o.err)
+		_ = d.Term(ctx, o.reason)
+	case dead:
+		if err := w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDead, w.cfg.ID, o.reason, d.Attempt()); err != nil && !isTransition(err) {
+			log.Error("recording a dead slice; releasing it", "err", err)
+			_ = d.Nak(ctx, time.Second)
 			return
 		}
 		m.SlicesDeadLettered.Inc()
-		_ = d.Term(fin, reason)
-		log.Error("slice dead-lettered after its last delivery", "err", err)
-	default:
-		log.Warn("slice failed; released for redelivery", "err", err)
-		_ = d.Nak(fin, 2*time.Second)
+		_ = d.Term(ctx, o.reason)
+		log.Error("slice dead-lettered after its last delivery", "err", o.err)
+	case released:
+		if o.delay == 0 {
+			log.Info("released the slice on shutdown", "err", o.err)
+		} else {
+			log.Warn("slice not written; released for redelivery", "err", o.err, "after", o.delay)
+		}
+		_ = d.Nak(ctx, o.delay)
 	}
 }
 
+// isTransition: the slice was finished by someone else first (done).
+func isTransition(err error) bool {
+	var te *canvas.TransitionError
+	return errors.As(err, &te)
+}
+
+// unknownRunError is a slice of a run the ledger does not have.
 type unknownRunError struct{ run string }
 
 func (e *unknownRunError) Error() string { return fmt.Sprintf("writer: unknown run %q", e.run) }
+
+// runOverError is a slice of a run that is done or failed: nothing it asks
+// for can change the run.
+type runOverError struct {
+	run   string
+	state canvas.RunState
+}
+
+func (e *runOverError) Error() string { return fmt.Sprintf("writer: run %s is %s", e.run, e.state) }
+
+// otherModelError is a slice of a run recorded with a model this writer does
+// not drive: writing it here would break the run's provenance and settings.
+type otherModelError struct{ run, model, mine string }
+
+func (e *otherModelError) Error() string {
+	return fmt.Sprintf("writer: run %s is written with model %s; this writer drives %s", e.run, e.model, e.mine)
+}

@@ -28,7 +28,7 @@ type Group struct {
 func unfinished() string {
 	var s []string
 	for _, st := range canvas.RunStates {
-		if !canvas.Final(st) {
+		if canvas.RunState(st).Live() {
 			s = append(s, st)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/suitegen/suitegen/pkg/script"
 )
 
 // An outage of the ledger or the world's database is not the model's
@@ -18,12 +20,14 @@ import (
 // up from the journal and writes what a clean run writes.
 
 // transient reports an error of the connection or the server's availability
-// rather than of the statement.
+// rather than of the statement. A handler stopped by one of its limits is
+// the contract's doing, whatever the connection did after.
 func transient(err error) bool {
-	if err == nil {
+	if err == nil || errors.Is(err, script.ErrLimit) {
 		return false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, pgconn.ErrConnClosed) {
 		return true
 	}
 	var pgErr *pgconn.PgError
@@ -32,36 +36,13 @@ func transient(err error) bool {
 	}
 	var connErr *pgconn.ConnectError
 	var netErr net.Error
-	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return true
-	}
-	return transientText(err.Error())
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }
 
 // transientCode: connection exceptions (class 08), the server shutting
 // down or starting up (57P01-57P03), and too many connections (53300).
 func transientCode(code string) bool {
 	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03" || code == "53300"
-}
-
-// transientText recognises the same failures from an error's text, for
-// those that reach the writer as a message (a gate's world-error refusal).
-func transientText(s string) bool {
-	if strings.Contains(s, "limit exceeded") {
-		// A handler stopped by its step, depth, allocation or wall-clock
-		// limit: the contract's fault, whatever the connection did after.
-		return false
-	}
-	for _, m := range []string{
-		"SQLSTATE 08", "SQLSTATE 57P01", "SQLSTATE 57P02", "SQLSTATE 57P03", "SQLSTATE 53300",
-		"failed to connect", "conn closed", "connection refused", "connection reset", "broken pipe",
-		"unexpected EOF", "closed pool", "timeout: context deadline exceeded",
-	} {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // outageError ends a session on an infrastructure failure.

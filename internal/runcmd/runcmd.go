@@ -1,0 +1,69 @@
+// Package runcmd is the `suitegen run` command: its flags, read into the
+// orchestrator's configuration (pkg/run). cmd/suitegen adds it to the
+// commands of pkg/cli; the distributed binaries do not.
+package runcmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/suitegen/suitegen/pkg/cli"
+	"github.com/suitegen/suitegen/pkg/run"
+)
+
+// Command is `suitegen run`.
+func Command() cli.Command {
+	return cli.Command{Name: "run", Args: "DIR... [flags]",
+		Summary: "write a proved suite end to end (planner, writers, reviewer in one process)", Run: cmdRun}
+}
+
+func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
+	f := cli.NewFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
+	asked := f.Int("scenarios", 50, "scenarios to write per contract")
+	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
+	conc := f.Int("concurrency", 1, "contracts planned at once in a portfolio run")
+	out := f.String("out", "", "output directory (default out/<agent>)")
+	seed := f.Int64("seed", 1, "seed recorded in provenance and briefs")
+	rounds := f.Int("rounds", 1, "reviewer rounds")
+	budget := f.Int64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
+	planFile := f.String("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
+	runID := f.String("run", "", "run id (reusing one resumes it)")
+	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
+	maxWant := f.Int("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
+	allowPartial := f.Bool("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
+	progressAddr := f.String("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
+	cn := f.Conn()
+	mf := f.Model()
+	dirs, err := f.Parse(args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return &cli.UsageError{Msg: "at least one contract directory is required"}
+	}
+	for name, v := range map[string]int{"--scenarios": *asked, "--writers": *writers, "--concurrency": *conc} {
+		if v < 1 {
+			return &cli.UsageError{Msg: fmt.Sprintf("%s %d: must be at least 1", name, v)}
+		}
+	}
+	dbURL, err := cn.DatabaseURL()
+	if err != nil {
+		return &cli.UsageError{Msg: err.Error()}
+	}
+	m := mf.Model()
+	cfg := run.Config{Queue: cn.Queue(), Dirs: dirs, Asked: *asked, Writers: *writers, Concurrency: *conc, Out: *out,
+		Model: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, RPM: m.RPM, TPM: m.TPM, QuotaWindow: m.Window,
+		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
+		MetricsAddr: cn.MetricsAddr(), ProgressAddr: *progressAddr, BudgetTokens: *budget, PlanFile: *planFile,
+		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
+	if err := cfg.Validate(); err != nil {
+		return &cli.UsageError{Msg: err.Error()}
+	}
+	results, err := run.Run(ctx, cfg)
+	for _, r := range results {
+		if r.Out != "" && r.Report.Count > 0 {
+			fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s (run %s)\n", r.Agent, r.Report.Count, r.Asked, r.Out, r.RunID)
+		}
+	}
+	return err
+}

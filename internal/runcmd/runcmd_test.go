@@ -1,0 +1,38 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/cli"
+)
+
+func dispatch(args ...string) (int, string) {
+	var out bytes.Buffer
+	env := &cli.Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return cli.Dispatch(context.Background(), env, "suitegen", args), out.String()
+}
+
+func TestRunUsage(t *testing.T) {
+	cli.Add(Command())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--scenarios", "0", "x"}, "--scenarios"},
+		{[]string{"run", "--writers", "-1", "x"}, "--writers"},
+		{[]string{"run", "--rounds", "-1", "x"}, "--rounds"},
+		{[]string{"run"}, "contract directory"},
+	} {
+		if code, out := dispatch(c.args...); code != cli.ExitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, want %d naming %s:\n%s", c.args, code, cli.ExitUsage, c.want, out)
+		}
+	}
+	if code, out := dispatch("help"); code != cli.ExitOK || !strings.Contains(out, "run ") {
+		t.Errorf("suitegen help does not list run: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/reviewer"
+)
+
+// TestRolesNeedSharedServers: a distributed role started without --nats or
+// --database is a usage error naming the flag, not a process that quietly
+// runs on private servers of its own and never sees the run.
+func TestRolesNeedSharedServers(t *testing.T) {
+	for _, c := range []struct {
+		prog string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"writer", nil, nil, "--nats"},
+		{"writer", nil, map[string]string{"SUITEGEN_NATS_URL": "nats://127.0.0.1:1"}, "--database"},
+		{"planner", []string{"x", "--run", "r"}, map[string]string{"SUITEGEN_DATABASE_URL": "postgres://x"}, "--nats"},
+		{"reviewer", []string{"--run", "r"}, map[string]string{"SUITEGEN_NATS_URL": "nats://127.0.0.1:1"}, "--database"},
+	} {
+		var out bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(k string) string { return c.env[k] }, Log: discard()}
+		code := Dispatch(context.Background(), env, c.prog, c.args)
+		if code != ExitUsage || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s %v with %v: exit %d, want %d naming %s:\n%s", c.prog, c.args, c.env, code, ExitUsage, c.want, out.String())
+		}
+	}
+}
+
+// TestJobExitCodes: a run that failed or cannot run exits 1 (a Job retry
+// changes nothing); anything else exits 75 (a retry may succeed).
+func TestJobExitCodes(t *testing.T) {
+	final := []error{
+		&planner.ShortError{Agent: "a", Proved: 1, Asked: 50},
+		&reviewer.FailedError{Run: "r", Reason: "short"},
+		fmt.Errorf("prepare: %w", planner.ErrPlanRefused),
+		fmt.Errorf("run r: %w", canvas.ErrNotFound),
+		fmt.Errorf("%w (run r)", reviewer.ErrCancelled),
+		&canvas.TransitionError{Of: "run", From: "done", To: "writing"},
+	}
+	retry := []error{
+		context.Canceled,
+		errors.New("dial tcp 127.0.0.1:4222: connection refused"),
+		&reviewer.NotReadyError{Run: "r", State: canvas.RunWriting},
+	}
+	for _, err := range final {
+		if got := exitCode(&Env{Stderr: &bytes.Buffer{}}, "planner", "planner", jobError(err)); got != ExitFail {
+			t.Errorf("%v: exit %d, want %d", err, got, ExitFail)
+		}
+	}
+	for _, err := range retry {
+		if got := exitCode(&Env{Stderr: &bytes.Buffer{}}, "planner", "planner", jobError(err)); got != ExitRetry {
+			t.Errorf("%v: exit %d, want %d", err, got, ExitRetry)
+		}
+	}
+	if jobError(nil) != nil {
+		t.Error("success is an error")
+	}
+}

@@ -1,0 +1,10 @@
+package cli_test
+
+import (
+	"github.com/suitegen/suitegen/internal/runcmd"
+	"github.com/suitegen/suitegen/pkg/cli"
+)
+
+// `suitegen run` is added by cmd/suitegen (its package imports this one);
+// this package's tests drive it as the binary does.
+func init() { cli.Add(runcmd.Command()) }

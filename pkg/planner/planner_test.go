@@ -1,0 +1,448 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/queue"
+)
+
+// sixBuckets: two use cases, three cells, various wants.
+func sixBuckets() []canvas.Bucket {
+	return []canvas.Bucket{
+		bucket("b0", "cancel-order", "cancel-order", 0, 4, 0, 4),
+		bucket("b1", "cancel-order", "cancel-order", 1, 3, 4, 6),
+		bucket("b2", "cancel-order", "get-order", 2, 2, 7, 2),
+		bucket("b3", "return-item", "return-item", 3, 5, 9, 8),
+		bucket("b4", "return-item", "return-item", 4, 1, 14, 1),
+		bucket("b5", "return-item", "get-order", 5, 2, 15, 3),
+	}
+}
+
+// TestDealClaimsAndPublishes: every open bucket with work outstanding is
+// dealt once, claimed by its slice, never two of a cell in one slice, at
+// most PerSlice buckets and about SliceScenarios scenarios a slice; each
+// slice carries the spread of the indices it will write, a turn budget
+// that grows with them, and the round's lessons.
+func TestDealClaimsAndPublishes(t *testing.T) {
+	bs := sixBuckets()
+	bs[4].State = canvas.BucketBlocked // not dealt
+	bs[5].Done = 2                     // nothing outstanding: not dealt
+	p, l, q := testPlanner(t, 20, bs...)
+	l.refusals = []canvas.Reason{{Gate: "solvable", Code: "check-failed", Count: 3, Example: strings.Repeat("x", 300)}}
+	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := q.sent()
+	if n != len(sent) || n == 0 {
+		t.Fatalf("dealt %d, published %d", n, len(sent))
+	}
+	dealt := map[string]string{}
+	for i, s := range sent {
+		if want := "r-r1-s00" + string(rune('1'+i)); s.ID != want || s.Run != "r" || s.Round != 1 || s.Seed != 7 || s.Gap != "" {
+			t.Errorf("slice %d: %+v, want id %s", i, s, want)
+		}
+		if len(s.Buckets) > p.cfg.PerSlice {
+			t.Errorf("%s has %d buckets", s.ID, len(s.Buckets))
+		}
+		cells := map[string]bool{}
+		outstanding := 0
+		var indices []int
+		for _, id := range s.Buckets {
+			b := l.bucket(id)
+			if cells[b.Cell] {
+				t.Errorf("%s holds two buckets of cell %s", s.ID, b.Cell)
+			}
+			cells[b.Cell] = true
+			if prev, ok := dealt[id]; ok {
+				t.Errorf("bucket %s dealt in %s and %s", id, prev, s.ID)
+			}
+			dealt[id] = s.ID
+			if b.State != canvas.BucketClaimed || b.ClaimedBy != s.ID {
+				t.Errorf("bucket %s is %s by %q, want claimed by %s", id, b.State, b.ClaimedBy, s.ID)
+			}
+			outstanding += b.Outstanding()
+			for k := b.Done; k < b.Want; k++ {
+				indices = append(indices, b.Spec.Index(k))
+			}
+		}
+		if s.TurnBudget != 6+5*outstanding {
+			t.Errorf("%s: turn budget %d for %d outstanding", s.ID, s.TurnBudget, outstanding)
+		}
+		if want := queue.Spread(plan.SpreadFor(p.cfg.Engine.C, indices)); !slicesEqualSpread(s.Spread, want) {
+			t.Errorf("%s: spread %+v, want %+v", s.ID, s.Spread, want)
+		}
+		if len(s.Lessons) != 1 || !strings.Contains(s.Lessons[0], "3 submissions were refused by the solvable gate (check-failed)") ||
+			!strings.HasSuffix(s.Lessons[0], "…") {
+			t.Errorf("%s: lessons %q", s.ID, s.Lessons)
+		}
+	}
+	for _, id := range []string{"b0", "b1", "b2", "b3"} {
+		if dealt[id] == "" {
+			t.Errorf("open bucket %s was not dealt", id)
+		}
+	}
+	if dealt["b4"] != "" || dealt["b5"] != "" {
+		t.Errorf("a blocked or full bucket was dealt: %v", dealt)
+	}
+}
+
+func slicesEqualSpread(a, b queue.Spread) bool {
+	return slices.Equal(a.Initials, b.Initials) && slices.Equal(a.CodePrefixes, b.CodePrefixes) &&
+		slices.Equal(a.Personalities, b.Personalities) && slices.Equal(a.Accents, b.Accents) &&
+		slices.Equal(a.Styles, b.Styles) && slices.Equal(a.Locations, b.Locations)
+}
+
+// TestDealReplaysARestartedRound: a planner restarted mid-round republishes
+// the round's slices still published, under their own ids, and claims
+// nothing again; slices already finished are left alone.
+func TestDealReplaysARestartedRound(t *testing.T) {
+	p, l, q := testPlanner(t, 20, sixBuckets()...)
+	p.cfg.PerSlice = 1
+	if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		t.Fatal(err)
+	}
+	first := q.sent()
+	if len(first) < 3 {
+		t.Fatalf("only %d slices dealt", len(first))
+	}
+	// The first slice was written and finished before the restart.
+	if err := l.FinishSlice(t.Context(), "r", first[0].ID, canvas.SliceDone, "w", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	again := &fakeQueue{cfg: q.cfg}
+	p.cfg.Queue = again
+	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := again.sent()
+	if n != len(first)-1 || len(re) != n {
+		t.Fatalf("republished %d of %d slices, want all but the finished one", len(re), len(first))
+	}
+	for i, s := range re {
+		if s.ID != first[i+1].ID || !slices.Equal(s.Buckets, first[i+1].Buckets) {
+			t.Errorf("republished %s %v, want %s %v", s.ID, s.Buckets, first[i+1].ID, first[i+1].Buckets)
+		}
+	}
+	if len(l.slices) != len(first) {
+		t.Errorf("the ledger has %d slices after the replay, want %d", len(l.slices), len(first))
+	}
+}
+
+// TestDealStopsAtTheBudget: the budget is asked before every slice; the
+// dealing stops when it is reached.
+func TestDealStopsAtTheBudget(t *testing.T) {
+	p, l, q := testPlanner(t, 20, sixBuckets()...)
+	l.run.BudgetTokens = 1000
+	q.write = func(queue.Slice) { l.mu.Lock(); l.spent += 1000; l.mu.Unlock() }
+	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
+		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
+	}
+}
+
+// TestAwait: a round ends when the ledger has every slice finished; the
+// queue giving up on a slice (its advisory) records it dead, for this run
+// only; a queue that stays empty while slices stay published buries them,
+// and so does the round timeout.
+func TestAwait(t *testing.T) {
+	t.Run("finished", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		q.write = writers(l, -1)
+		q.pending = 1
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.await(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.slices {
+			if s.State != canvas.SliceDone {
+				t.Errorf("%s is %s", s.ID, s.State)
+			}
+		}
+	})
+	t.Run("dead letter", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		q.pending = 1 // the queue is busy: only the advisory ends the round
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		other := queue.Slice{Run: "another-run", ID: q.sent()[0].ID}
+		q.published = append(q.published, other)
+		done := make(chan error, 1)
+		go func() { done <- p.await(t.Context(), 1) }()
+		for {
+			q.mu.Lock()
+			fn := q.dead
+			q.mu.Unlock()
+			if fn != nil {
+				fn(uint64(len(q.sent()))) // another run's slice: ignored
+				for seq := range len(q.sent()) - 1 {
+					fn(uint64(seq + 1))
+				}
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.slices {
+			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
+				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
+			}
+		}
+	})
+	t.Run("empty queue", func(t *testing.T) {
+		p, l, _ := testPlanner(t, 20, sixBuckets()...)
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.await(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.slices {
+			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
+				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
+			}
+		}
+	})
+	t.Run("round timeout", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		q.pending = 1
+		p.cfg.RoundTimeout = 20 * time.Millisecond
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.await(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.slices {
+			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "round timeout") {
+				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
+			}
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		p, _, q := testPlanner(t, 20, sixBuckets()...)
+		q.pending = 1
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := p.await(ctx, 1); !errors.Is(err, context.Canceled) {
+			t.Fatalf("await after cancel: %v", err)
+		}
+	})
+}
+
+// TestTopUp: what blocked buckets will not write is dealt, one scenario at
+// a time across use cases in plan order, to open or done buckets with spare
+// capacity; their new scenarios take suite-wide indices past every other
+// bucket's.
+func TestTopUp(t *testing.T) {
+	bs := []canvas.Bucket{
+		bucket("b0", "cancel-order", "c1", 0, 4, 0, 4), // full capacity
+		bucket("b1", "cancel-order", "c2", 1, 3, 4, 6), // 3 spare
+		bucket("b2", "return-item", "c3", 2, 5, 10, 5), // blocked at 1 of 5: 4 short
+		bucket("b3", "return-item", "c4", 3, 2, 15, 4), // 2 spare, done
+		bucket("b4", "track-order", "c5", 4, 1, 17, 9), // claimed: left alone
+		bucket("b5", "track-order", "c6", 5, 1, 18, 1), // full capacity
+		bucket("b6", "track-order", "c7", 6, 0, 19, 1), // a reported bucket: want 0, capacity 1
+	}
+	bs[2].State, bs[2].Done = canvas.BucketBlocked, 1
+	bs[3].State, bs[3].Done = canvas.BucketDone, 2
+	bs[4].State = canvas.BucketClaimed
+	p, l, _ := testPlanner(t, 17, bs...)
+	n, err := p.topUp(t.Context(), 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// committed: 4 + 3 + 1 + 2 + 1 + 1 + 0 = 12; short 5.
+	// Rounds across use cases: cancel-order b1, return-item b3, track-order b6;
+	// then b1, b3: 5.
+	want := map[string]int{"b1": 5, "b3": 4, "b6": 1}
+	if n != 5 {
+		t.Fatalf("topped up %d, want 5", n)
+	}
+	next := 19 // the first index no bucket's plan reserved (b5's 18 is the last)
+	for id, w := range want {
+		b := l.bucket(id)
+		if b.Want != w || b.State != canvas.BucketOpen {
+			t.Errorf("%s: want %d (%s), want %d open", id, b.Want, b.State, w)
+		}
+		if b.Spec.TopUp < next {
+			t.Errorf("%s: top-up indices from %d overlap the plan's (below %d)", id, b.Spec.TopUp, next)
+		}
+	}
+	tops := []int{l.bucket("b1").Spec.TopUp, l.bucket("b3").Spec.TopUp, l.bucket("b6").Spec.TopUp}
+	slices.Sort(tops)
+	if tops[1] < tops[0]+3 || tops[2] < tops[1]+1 {
+		t.Errorf("top-up ranges overlap: %v", tops)
+	}
+	for _, id := range []string{"b0", "b2", "b4", "b5"} {
+		if _, ok := l.raised[id]; ok {
+			t.Errorf("%s was raised", id)
+		}
+	}
+	// Asked for no more than the buckets hold: nothing to do.
+	if n, err := p.topUp(t.Context(), 10); err != nil || n != 0 {
+		t.Errorf("topping up a run that is not short: %d, %v", n, err)
+	}
+}
+
+// TestRunLifecycle: the planner moves its run planned -> writing ->
+// reviewing when the ledger holds the ask, and -> failed with a
+// *ShortError when it does not; started again on a run past writing (a
+// retried Job), it deals nothing.
+func TestRunLifecycle(t *testing.T) {
+	t.Run("met", func(t *testing.T) {
+		p, l, q := testPlanner(t, 17, sixBuckets()...)
+		q.write = writers(l, -1)
+		res, err := p.Run(t.Context())
+		if err != nil || res.State != canvas.RunReviewing || res.Proved != 17 || res.Blocked != 0 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if !slices.Equal(l.moves, []canvas.RunState{canvas.RunWriting, canvas.RunReviewing}) {
+			t.Errorf("moves %v", l.moves)
+		}
+		dealt := len(q.sent())
+		again, err := p.Run(t.Context())
+		if err != nil || again.State != canvas.RunReviewing || len(q.sent()) != dealt {
+			t.Errorf("a second run: %+v, %v, %d slices more", again, err, len(q.sent())-dealt)
+		}
+	})
+	t.Run("short", func(t *testing.T) {
+		p, l, q := testPlanner(t, 17, sixBuckets()...)
+		q.write = writers(l, 0) // nothing is ever proved
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || res.State != canvas.RunFailed || short.Proved != 0 || short.Asked != 17 || short.Blocked != 6 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if l.run.State != canvas.RunFailed || l.run.Message != short.Error() {
+			t.Errorf("ledger: %s %q", l.run.State, l.run.Message)
+		}
+		if want := 3 * 6; len(q.sent()) > want {
+			t.Errorf("%d slices for 6 buckets of 3 attempts", len(q.sent()))
+		}
+		dealt := len(q.sent())
+		_, err = p.Run(t.Context())
+		if !errors.As(err, &short) || len(q.sent()) != dealt {
+			t.Errorf("a retried planner on a failed run: %v, dealt %d more", err, len(q.sent())-dealt)
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		p, l, q := testPlanner(t, 17, sixBuckets()...)
+		l.run.BudgetTokens = 10
+		l.spent = 10
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || !short.Budget || !res.Budget || len(q.sent()) != 0 {
+			t.Fatalf("a run at its cap: %+v, %v, %d slices", res, err, len(q.sent()))
+		}
+		if !strings.Contains(short.Error(), "budget") {
+			t.Errorf("the error does not say the budget stopped it: %v", short)
+		}
+	})
+	t.Run("resumed after a cancel", func(t *testing.T) {
+		p, l, q := testPlanner(t, 17, sixBuckets()...)
+		l.run.State = canvas.RunCancelled
+		q.write = writers(l, -1)
+		if res, err := p.Run(t.Context()); err != nil || res.State != canvas.RunReviewing {
+			t.Fatalf("resume: %+v, %v", res, err)
+		}
+	})
+}
+
+// TestGapRounds: gap rounds are counted in the ledger; Settle finishes a
+// gap round a stopped reviewer left (republishing its slices under their
+// ids); a gap round that finds nothing open deals nothing and leaves no
+// trace.
+func TestGapRounds(t *testing.T) {
+	p, l, q := testPlanner(t, 17, sixBuckets()...)
+	l.run.State, l.run.Round = canvas.RunReviewing, 2
+	if n, err := p.GapRounds(t.Context()); err != nil || n != 0 {
+		t.Fatalf("gap rounds of a fresh run: %d, %v", n, err)
+	}
+	// A reviewer deals a gap round and is stopped before anyone wrote it.
+	q.pending = 1
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { _, err := p.Gap(ctx); done <- err }()
+	for len(q.sent()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped gap round: %v", err)
+	}
+	dealt := q.sent()
+	if n, _ := p.GapRounds(t.Context()); n != 1 || l.run.Round != 3 {
+		t.Fatalf("gap rounds %d, round %d; want 1 and 3", n, l.run.Round)
+	}
+	for _, s := range dealt {
+		if s.Gap == "" || s.Round != 3 {
+			t.Errorf("%s: gap %q, round %d", s.ID, s.Gap, s.Round)
+		}
+	}
+	// The next reviewer settles it: the same slices again, then the fold.
+	q2 := &fakeQueue{cfg: q.cfg, write: writers(l, -1)}
+	p.cfg.Queue = q2
+	if err := p.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if re := q2.sent(); len(re) != len(dealt) || re[0].ID != dealt[0].ID || re[0].Gap == "" {
+		t.Fatalf("settled by republishing %d slices (%v), want the %d dealt", len(re), re, len(dealt))
+	}
+	for _, s := range l.slices {
+		if s.Kind != canvas.SliceGap || s.State != canvas.SliceDone {
+			t.Errorf("%s: %s %s", s.ID, s.Kind, s.State)
+		}
+	}
+	for _, b := range l.buckets {
+		if b.State != canvas.BucketDone || b.ClaimedBy != "" {
+			t.Errorf("%s: %s, claimed by %q after the fold", b.ID, b.State, b.ClaimedBy)
+		}
+	}
+	// Nothing open any more: a gap round deals nothing and is not recorded.
+	if n, err := p.Gap(t.Context()); err != nil || n != 0 || l.run.Round != 3 {
+		t.Fatalf("an empty gap round: %d, %v, round %d", n, err, l.run.Round)
+	}
+	if n, _ := p.GapRounds(t.Context()); n != 1 {
+		t.Errorf("gap rounds %d after an empty one, want 1", n)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	p, _, _ := testPlanner(t, 5)
+	good := p.cfg
+	for name, mutate := range map[string]func(*Config){
+		"Ledger":       func(c *Config) { c.Ledger = nil },
+		"Queue":        func(c *Config) { c.Queue = nil },
+		"RunID":        func(c *Config) { c.RunID = "" },
+		"Asked":        func(c *Config) { c.Asked = 0 },
+		"BudgetTokens": func(c *Config) { c.BudgetTokens = -1 },
+		"RoundTimeout": func(c *Config) { c.RoundTimeout = -time.Second },
+	} {
+		c := good
+		mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	d := Config{}.withDefaults()
+	if d.MaxRounds != 8 || d.MaxAttempts != 3 || d.PerSlice != 3 || d.SliceScenarios != 12 || d.Model != "builtin" {
+		t.Errorf("defaults: %+v", d)
+	}
+}

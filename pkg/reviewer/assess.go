@@ -1,0 +1,192 @@
+package reviewer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Kind is the kind of a finding.
+type Kind string
+
+// Finding kinds.
+const (
+	UseCaseMissing    Kind = "use-case-missing"    // no scenario covers a use case
+	OrdinaryPathOnly  Kind = "ordinary-path-only"  // a use case is covered only on its ordinary path
+	OutcomeMissing    Kind = "outcome-missing"     // no scenario expects an outcome
+	RuleUntested      Kind = "rule-untested"       // no scenario's bucket tests a hard rule
+	GatedToolUntested Kind = "gated-tool-untested" // a precondition-gated tool appears in no scenario
+	CallerNames       Kind = "caller-names"        // too few distinct caller names
+	PersonalitySkew   Kind = "personality-skew"    // one personality is too many of the callers
+	Accents           Kind = "accents"             // too few distinct accents
+	SameTest          Kind = "same-test"           // two scenarios test the same thing
+)
+
+// Finding is one thing wrong with a suite.
+type Finding struct {
+	Kind    Kind   `json:"kind"`
+	Subject string `json:"subject,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Review is the reviewer's reading of a suite.
+type Review struct {
+	Findings []Finding `json:"findings"`
+	// Gaps are the buckets still short of their want and not blocked.
+	Gaps []string `json:"gaps"`
+}
+
+// Thresholds of the persona findings.
+const (
+	minDistinctNames = 0.9  // share of callers with a name no other caller has
+	maxPersonality   = 0.25 // share of callers one personality may be
+	minAccents       = 4    // distinct accents
+	personaMinSuite  = 8    // suites smaller than this are not judged on personality and accents
+)
+
+// Assess reviews a suite as a whole: what it covers of the contract, its
+// callers, and scenarios that repeat each other, with the buckets still
+// short of their want. Findings are sorted by kind, each kind in the order
+// its subjects appear in the contract or the suite.
+func Assess(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) Review {
+	r := Review{Gaps: gaps(bs)}
+	r.Findings = append(r.Findings, coverage(c, scs)...)
+	r.Findings = append(r.Findings, untested(c, scs, bs)...)
+	r.Findings = append(r.Findings, callers(scs)...)
+	r.Findings = append(r.Findings, sameTests(scs)...)
+	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Kind < r.Findings[j].Kind })
+	return r
+}
+
+func finding(kind Kind, subject, format string, a ...any) Finding {
+	return Finding{kind, subject, fmt.Sprintf(format, a...)}
+}
+
+// gaps are the buckets still short of their want that are not blocked.
+func gaps(bs []canvas.Bucket) []string {
+	var out []string
+	for _, b := range bs {
+		if b.State != canvas.BucketBlocked && b.Done < b.Want {
+			out = append(out, b.ID)
+		}
+	}
+	return out
+}
+
+// coverage: use cases no scenario covers or covers only on its ordinary
+// path, and outcomes no scenario expects.
+func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
+	kinds := map[string]map[string]int{}
+	outcomes := map[string]int{}
+	for _, s := range scs {
+		if kinds[s.UseCase] == nil {
+			kinds[s.UseCase] = map[string]int{}
+		}
+		kinds[s.UseCase][s.Kind]++
+		outcomes[s.Expects]++
+	}
+	var out []Finding
+	for _, u := range c.UseCases {
+		k := kinds[u.ID]
+		switch {
+		case len(k) == 0:
+			out = append(out, finding(UseCaseMissing, u.ID, "no scenario covers use case %s", u.ID))
+		case len(k) == 1 && k["happy"] > 0:
+			out = append(out, finding(OrdinaryPathOnly, u.ID, "use case %s is covered only on its ordinary path", u.ID))
+		}
+	}
+	for _, o := range scenario.Outcomes {
+		if outcomes[o] == 0 {
+			out = append(out, finding(OutcomeMissing, o, "no scenario expects %s", o))
+		}
+	}
+	return out
+}
+
+// untested: hard rules no bucket with a credited scenario tests, and gated
+// tools no scenario's solution or tempting calls name.
+func untested(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) []Finding {
+	named := map[string]bool{}
+	for _, s := range scs {
+		for _, call := range s.Solution {
+			named[call.Tool] = true
+		}
+		for _, call := range s.Tempting {
+			named[call.Tool] = true
+		}
+	}
+	tested := map[string]bool{}
+	for _, b := range bs {
+		if b.Done > 0 {
+			for _, id := range b.Spec.Rules {
+				tested[id] = true
+			}
+		}
+	}
+	var out []Finding
+	for _, rl := range c.Rules {
+		if !tested[rl.ID] {
+			out = append(out, finding(RuleUntested, rl.ID, "hard rule %s is tested by no scenario", rl.ID))
+		}
+	}
+	for _, t := range c.Tools {
+		if len(t.Requires) > 0 && !named[t.Name] {
+			out = append(out, finding(GatedToolUntested, t.Name, "precondition-gated tool %s appears in no scenario", t.Name))
+		}
+	}
+	return out
+}
+
+// callers: names that repeat, one personality over its share, too few
+// accents.
+func callers(scs []scenario.Scenario) []Finding {
+	if len(scs) == 0 {
+		return nil
+	}
+	names, pers, accents := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, s := range scs {
+		names[s.Persona.Name]++
+		pers[s.Persona.Personality]++
+		accents[s.Persona.Accent]++
+	}
+	var out []Finding
+	if share := float64(len(names)) / float64(len(scs)); share < minDistinctNames {
+		out = append(out, finding(CallerNames, "", "only %.0f%% of caller names are distinct (want 90%%)", share*100))
+	}
+	top, n := "", 0
+	for p, k := range pers {
+		if k > n || (k == n && p < top) {
+			top, n = p, k
+		}
+	}
+	if len(scs) >= personaMinSuite && float64(n)/float64(len(scs)) > maxPersonality {
+		out = append(out, finding(PersonalitySkew, top, "%q is %.0f%% of callers (want at most 25%%)", top, 100*float64(n)/float64(len(scs))))
+	}
+	if len(scs) >= personaMinSuite && len(accents) < minAccents {
+		out = append(out, finding(Accents, "", "only %d distinct accents", len(accents)))
+	}
+	return out
+}
+
+// sameTests: a scenario with the use case, outcome, caller and solution
+// tools of an earlier one tests the same thing.
+func sameTests(scs []scenario.Scenario) []Finding {
+	var out []Finding
+	seen := map[string]string{}
+	for _, s := range scs {
+		tools := make([]string, len(s.Solution))
+		for i, call := range s.Solution {
+			tools[i] = call.Tool
+		}
+		key := s.UseCase + "|" + s.Expects + "|" + s.Persona.Name + "|" + strings.Join(tools, ",")
+		if other, ok := seen[key]; ok {
+			out = append(out, finding(SameTest, s.Name, "%s tests the same thing as %s", s.Name, other))
+		}
+		seen[key] = s.Name
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package reviewer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// shop is a small contract: two use cases, two rules, a gated tool.
+func shop() *contract.Contract {
+	return &contract.Contract{Agent: "shop",
+		UseCases: []contract.UseCase{{ID: "cancel-order"}, {ID: "track-order"}},
+		Rules:    []contract.Rule{{ID: "verify-first"}, {ID: "no-refund-after-30-days"}},
+		Tools: []contract.Tool{{Name: "find_user"}, {Name: "get_order"},
+			{Name: "cancel_order", Requires: []contract.Requirement{{AnyOf: []string{"find_user"}}}}},
+	}
+}
+
+// sc is a scenario of use case uc, of kind and outcome, by caller (name,
+// personality, accent), calling tools.
+func sc(name, uc, kind, expects, caller, personality, accent string, tools ...string) scenario.Scenario {
+	s := scenario.Scenario{Name: name, UseCase: uc, Kind: kind, Expects: expects,
+		Persona: scenario.Persona{Name: caller, Personality: personality, Accent: accent}}
+	for _, t := range tools {
+		s.Solution = append(s.Solution, scenario.Call{Tool: t})
+	}
+	return s
+}
+
+// varied is a suite with nothing wrong: every use case off its ordinary
+// path, every outcome, every rule and gated tool, ten distinct callers.
+func varied() ([]scenario.Scenario, []canvas.Bucket) {
+	outcomes := []string{"succeed", "refuse", "ask", "escalate"}
+	pers := []string{"calm", "angry", "anxious", "curt", "chatty"}
+	accents := []string{"irish", "texan", "scottish", "nigerian", "indian"}
+	var scs []scenario.Scenario
+	for i := range 10 {
+		uc, kind := "cancel-order", "happy"
+		if i%2 == 1 {
+			uc, kind = "track-order", "edge"
+		}
+		if i == 2 {
+			kind = "edge"
+		}
+		s := sc(fmt.Sprintf("s%d", i), uc, kind, outcomes[(i/2)%4], fmt.Sprintf("Caller %d", i), pers[i%5], accents[i%5], "get_order")
+		if i == 0 {
+			s.Tempting = []scenario.Call{{Tool: "cancel_order"}}
+		}
+		scs = append(scs, s)
+	}
+	bs := []canvas.Bucket{
+		{Bucket: plan.Bucket{ID: "b0", Want: 2, Spec: plan.Spec{Rules: []string{"verify-first"}}}, State: canvas.BucketDone, Done: 2},
+		{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Rules: []string{"no-refund-after-30-days"}}}, State: canvas.BucketDone, Done: 2},
+	}
+	return scs, bs
+}
+
+func kinds(r Review) []Kind {
+	var ks []Kind
+	for _, f := range r.Findings {
+		ks = append(ks, f.Kind)
+	}
+	return ks
+}
+
+// TestAssessFindsNothingInAGoodSuite is the baseline every finding is
+// measured from.
+func TestAssessFindsNothingInAGoodSuite(t *testing.T) {
+	scs, bs := varied()
+	if r := Assess(shop(), scs, bs); len(r.Findings) != 0 || len(r.Gaps) != 0 {
+		t.Fatalf("findings in a good suite: %+v", r)
+	}
+}
+
+// TestAssessFindings: each kind of finding, from one change to the good
+// suite, with what it names.
+func TestAssessFindings(t *testing.T) {
+	for _, c := range []struct {
+		kind    Kind
+		subject string
+		change  func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket)
+	}{
+		{UseCaseMissing, "track-order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			return slices.DeleteFunc(scs, func(s scenario.Scenario) bool { return s.UseCase == "track-order" }), bs
+		}},
+		{OrdinaryPathOnly, "cancel-order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			for i := range scs {
+				if scs[i].UseCase == "cancel-order" {
+					scs[i].Kind = "happy"
+				}
+			}
+			return scs, bs
+		}},
+		{OutcomeMissing, "escalate", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			for i := range scs {
+				if scs[i].Expects == "escalate" {
+					scs[i].Expects = "refuse"
+				}
+			}
+			return scs, bs
+		}},
+		{RuleUntested, "no-refund-after-30-days", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			bs[1].Done = 0 // its bucket has no scenario
+			return scs, bs
+		}},
+		{GatedToolUntested, "cancel_order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			scs[0].Tempting = nil
+			return scs, bs
+		}},
+		{CallerNames, "", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			scs[3].Persona.Name = scs[2].Persona.Name
+			scs[5].Persona.Name = scs[4].Persona.Name
+			return scs, bs
+		}},
+		{PersonalitySkew, "angry", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			scs[0].Persona.Personality, scs[2].Persona.Personality = "angry", "angry"
+			return scs, bs
+		}},
+		{Accents, "", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			for i := range scs {
+				scs[i].Persona.Accent = []string{"irish", "texan", "scottish"}[i%3]
+			}
+			return scs, bs
+		}},
+		{SameTest, "s9", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+			dup := scs[1]
+			dup.Name = "s9"
+			dup.Persona.Personality, dup.Persona.Accent = scs[9].Persona.Personality, scs[9].Persona.Accent
+			scs[9] = dup
+			return scs, bs
+		}},
+	} {
+		t.Run(string(c.kind), func(t *testing.T) {
+			scs, bs := c.change(varied())
+			r := Assess(shop(), scs, bs)
+			if len(r.Findings) != 1 || r.Findings[0].Kind != c.kind || r.Findings[0].Subject != c.subject || r.Findings[0].Detail == "" {
+				t.Fatalf("findings %+v, want one %s of %q", r.Findings, c.kind, c.subject)
+			}
+		})
+	}
+}
+
+// TestAssessSmallSuitesAndOrder: persona skew and accents are not judged
+// below eight scenarios; findings come sorted by kind; an empty suite is
+// missing everything and judged on no caller.
+func TestAssessSmallSuitesAndOrder(t *testing.T) {
+	scs, bs := varied()
+	small := scs[:4]
+	for i := range small {
+		small[i].Persona.Personality, small[i].Persona.Accent = "calm", "irish"
+	}
+	for _, k := range kinds(Assess(shop(), small, bs)) {
+		if k == PersonalitySkew || k == Accents {
+			t.Errorf("a 4-scenario suite was judged on %s", k)
+		}
+	}
+	empty := Assess(shop(), nil, nil)
+	want := []Kind{OutcomeMissing, OutcomeMissing, OutcomeMissing, OutcomeMissing, GatedToolUntested,
+		RuleUntested, RuleUntested, UseCaseMissing, UseCaseMissing}
+	slices.Sort(want)
+	if got := kinds(empty); !slices.Equal(got, want) {
+		t.Errorf("an empty suite: %v, want %v", got, want)
+	}
+	if !slices.IsSortedFunc(empty.Findings, func(a, b Finding) int { return compare(a.Kind, b.Kind) }) {
+		t.Errorf("findings not sorted by kind: %v", kinds(empty))
+	}
+}
+
+func compare(a, b Kind) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestAssessGaps: buckets short of their want are gaps unless blocked.
+func TestAssessGaps(t *testing.T) {
+	scs, bs := varied()
+	bs = append(bs,
+		canvas.Bucket{Bucket: plan.Bucket{ID: "b2", Want: 3}, State: canvas.BucketOpen, Done: 1},
+		canvas.Bucket{Bucket: plan.Bucket{ID: "b3", Want: 3}, State: canvas.BucketBlocked, Done: 1},
+		canvas.Bucket{Bucket: plan.Bucket{ID: "b4", Want: 0}, State: canvas.BucketOpen},
+	)
+	if r := Assess(shop(), scs, bs); !slices.Equal(r.Gaps, []string{"b2"}) {
+		t.Fatalf("gaps %v, want [b2]", r.Gaps)
+	}
+}
+
+// fakeDealer counts gap rounds as a ledger would.
+type fakeDealer struct {
+	had, settled int
+	deal         []int // slices each Gap deals, in turn
+	err          error
+}
+
+func (d *fakeDealer) GapRounds(context.Context) (int, error) { return d.had, nil }
+func (d *fakeDealer) Settle(context.Context) error           { d.settled++; return nil }
+func (d *fakeDealer) Gap(context.Context) (int, error) {
+	if d.err != nil {
+		return 0, d.err
+	}
+	n := 0
+	if len(d.deal) > 0 {
+		n, d.deal = d.deal[0], d.deal[1:]
+	}
+	if n > 0 {
+		d.had++
+	}
+	return n, nil
+}
+
+// TestFill: gap rounds up to the bound, counted from the ledger, so a
+// reviewer started again deals no more than one started once; a round that
+// deals nothing ends the filling; an unfinished round is settled first.
+func TestFill(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		name        string
+		had, rounds int
+		deal        []int
+		dealt, left int
+	}{
+		{"fresh", 0, 2, []int{3, 2, 9}, 5, 1},
+		{"stops when nothing is open", 0, 3, []int{3, 0, 9}, 3, 1},
+		{"started again after one round", 1, 2, []int{4, 9}, 4, 1},
+		{"started again after all its rounds", 2, 2, []int{9}, 0, 1},
+		{"no rounds", 0, 0, []int{9}, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &fakeDealer{had: c.had, deal: c.deal}
+			n, err := Fill(t.Context(), d, c.rounds, log)
+			if err != nil || n != c.dealt || len(d.deal) != c.left || d.settled != 1 {
+				t.Fatalf("dealt %d (%v), %d rounds left unused, settled %d; want %d, %d, 1", n, err, len(d.deal), d.settled, c.dealt, c.left)
+			}
+		})
+	}
+	boom := errors.New("queue down")
+	if _, err := Fill(t.Context(), &fakeDealer{err: boom}, 1, log); !errors.Is(err, boom) {
+		t.Fatalf("a failing round: %v", err)
+	}
+	if _, err := Fill(t.Context(), nil, 1, log); err == nil {
+		t.Fatal("filling without a dealer")
+	}
+}

@@ -1,0 +1,171 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/queue"
+)
+
+func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestHandleMatrix: how a delivery ends for every way its work can end —
+// acked after the ledger records it done, released for redelivery (with the
+// delay that fits), dead-lettered on its last delivery (recorded dead, then
+// terminated), or dropped without touching the ledger.
+func TestHandleMatrix(t *testing.T) {
+	engineDown := errors.New("engine: world unreachable")
+	for _, c := range []struct {
+		name    string
+		replies []any
+		setup   func(h *harness)
+		run     string
+		last    bool
+		ends    []string          // how the delivery was finished
+		state   canvas.SliceState // the slice in the ledger afterwards ("" untouched)
+		reason  string            // substring of the ledger's reason
+		calls   int               // model calls made
+	}{
+		{name: "written", replies: []any{brief.ToolFinish}, run: "r",
+			ends: []string{"ack"}, state: canvas.SliceDone, calls: 1},
+		{name: "nothing outstanding", run: "r", setup: func(h *harness) {
+			for i := range h.ledger.buckets["r"] {
+				h.ledger.buckets["r"][i].Done = 2
+			}
+		}, ends: []string{"ack"}, state: canvas.SliceDone},
+		{name: "ledger refuses the finish", replies: []any{brief.ToolFinish}, run: "r",
+			setup: func(h *harness) { h.ledger.finishErr = errors.New("ledger down") },
+			ends:  []string{"nak 1s"}, calls: 1},
+		{name: "unknown run", run: "nobody", ends: []string{"term writer: unknown run \"nobody\""}},
+		{name: "run already done", run: "r", setup: func(h *harness) { h.setState("r", canvas.RunDone) },
+			ends: []string{"term writer: run r is done"}},
+		{name: "run failed", run: "r", last: true, setup: func(h *harness) { h.setState("r", canvas.RunFailed) },
+			ends: []string{"term writer: run r is failed"}},
+		{name: "run of another model", run: "r", setup: func(h *harness) { h.setModel("r", "gpt-x") },
+			ends: []string{"nak 7s"}},
+		{name: "run of another model, last delivery", run: "r", last: true, setup: func(h *harness) { h.setModel("r", "gpt-x") },
+			ends: []string{"term writer: run r is written with model gpt-x; this writer drives m"}, state: canvas.SliceDead, reason: "model gpt-x"},
+		{name: "engine fails", run: "r", setup: func(h *harness) { h.w.cfg.Engines = fakeEngines{err: engineDown} },
+			ends: []string{"nak 2s"}},
+		{name: "engine fails on the last delivery", run: "r", last: true, setup: func(h *harness) { h.w.cfg.Engines = fakeEngines{err: engineDown} },
+			ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDead, reason: "world unreachable"},
+		{name: "dead, but the ledger cannot record it", run: "r", last: true, setup: func(h *harness) {
+			h.w.cfg.Engines = fakeEngines{err: engineDown}
+			h.ledger.finishErr = errors.New("ledger down")
+		}, ends: []string{"nak 1s"}},
+		{name: "dead, but another writer finished it first", run: "r", last: true, setup: func(h *harness) {
+			h.w.cfg.Engines = fakeEngines{err: engineDown}
+			h.ledger.finished["r/s1"] = canvas.SliceDone
+		}, ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDone},
+		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.ledger.buckets["r"] = h.ledger.buckets["r"][:1] },
+			ends: []string{"nak 2s"}},
+		{name: "model keeps answering in prose", replies: []any{"prose", "prose", "prose", "prose"}, run: "r",
+			ends: []string{"nak 2s"}, calls: 4},
+		{name: "budget reached ends the slice as written", run: "r", setup: func(h *harness) {
+			h.setBudget("r", 100)
+			h.ledger.spent = 100
+		}, ends: []string{"ack"}, state: canvas.SliceDone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, c.replies...)
+			if c.setup != nil {
+				c.setup(h)
+			}
+			d := h.delivery(c.run, 2, c.last)
+			h.w.handle(t.Context(), d)
+			if got := d.ends(); !slices.Equal(got, c.ends) {
+				t.Errorf("finished with %q, want %q", got, c.ends)
+			}
+			state, reason := h.ledger.state(c.run, "s1")
+			if state != c.state || !strings.Contains(reason, c.reason) {
+				t.Errorf("ledger: slice %q with reason %q, want %q with %q", state, reason, c.state, c.reason)
+			}
+			if n := h.model.made(); n != c.calls {
+				t.Errorf("%d model calls, want %d", n, c.calls)
+			}
+			if d.beats != 1 {
+				t.Errorf("%d heartbeats started, want 1", d.beats)
+			}
+		})
+	}
+}
+
+// TestHandleReleasesOnShutdown: a writer told to stop mid-slice gives the
+// slice its drain period, then releases it at once for another writer,
+// without recording anything.
+func TestHandleReleasesOnShutdown(t *testing.T) {
+	h := newHarness(t, "block")
+	ctx, cancel := context.WithCancel(t.Context())
+	d := h.delivery("r", 1, false)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.w.handle(ctx, d)
+	}()
+	for h.model.made() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := d.ends(); !slices.Equal(got, []string{"nak 0s"}) {
+		t.Errorf("finished with %q, want an immediate release", got)
+	}
+	if state, _ := h.ledger.state("r", "s1"); state != "" {
+		t.Errorf("the ledger recorded the released slice %s", state)
+	}
+}
+
+// TestRunSkipsBadMessages: a message that is not a slice is skipped and the
+// next delivery handled; Run returns when its context ends.
+func TestRunSkipsBadMessages(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	d := h.delivery("r", 1, false)
+	calls := 0
+	h.w.cfg.Slices = sourceFunc(func(ctx context.Context) (Delivery, error) {
+		calls++
+		switch calls {
+		case 1:
+			return nil, &badMessage
+		case 2:
+			return d, nil
+		}
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	if err := h.w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.ends(); !slices.Equal(got, []string{"ack"}) || calls != 3 {
+		t.Fatalf("after a bad message: %q, %d fetches", got, calls)
+	}
+}
+
+var badMessage = queue.BadMessageError{StreamSeq: 9, Subject: "suitegen.slices.r", Err: errors.New("not a slice")}
+
+func (h *harness) setState(run string, s canvas.RunState) {
+	r := h.ledger.runs[run]
+	r.State = s
+	h.ledger.runs[run] = r
+}
+
+func (h *harness) setModel(run, m string) {
+	r := h.ledger.runs[run]
+	r.Model = m
+	h.ledger.runs[run] = r
+}
+
+func (h *harness) setBudget(run string, tokens int64) {
+	r := h.ledger.runs[run]
+	r.BudgetTokens = tokens
+	h.ledger.runs[run] = r
+}
