@@ -468,13 +468,17 @@ func outputs(result json.RawMessage, args map[string]any) []string {
 			if _, isArg := args[k]; isArg {
 				continue
 			}
+			// An output shorter than three characters ("1", "0") is in
+			// almost any reply: it would tell nothing apart.
 			switch v := doc[k].(type) {
 			case string:
-				if v != "" {
+				if len(strings.TrimSpace(v)) >= 3 {
 					return []string{v}
 				}
 			case float64:
-				return []string{ground.Text(v)}
+				if t := ground.Text(v); len(t) >= 3 {
+					return []string{t}
+				}
 			}
 		}
 	}

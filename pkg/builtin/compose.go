@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -291,13 +292,32 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	// Every choice the act makes is the caller's to state: which payment
+	// method, which items, what reason. A refusal of a choice the caller
+	// never makes is not a refusal of what they ask, and a success whose
+	// checks demand an unstated choice fails a right agent.
+	// A refusal or an escalation states the choices the world's answer may
+	// turn on (records, enumerated values, amounts); free text is a
+	// success's to say.
 	for _, k := range names {
-		if _, _, isRef := p.g.RecordParam(binds, t, k); isRef || t.LogOnlyParam(k) {
+		if t.LogOnlyParam(k) || ground.Text(act.Args[k]) == key {
+			continue
+		}
+		_, _, isRecord := p.g.RecordParam(binds, t, k)
+		_, _, names := p.c.RefOf(t.Name, k)
+		if bk.Outcome != scenario.OutcomeSucceed && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))
-		if hasObject(act.Args[k]) {
+		switch {
+		case hasObject(act.Args[k]):
 			val = spoken(act.Args[k])
+		case isList(act.Args[k]):
+			var parts []string
+			for _, e := range act.Args[k].([]any) {
+				parts = append(parts, fmt.Sprintf("%q", ground.Text(e)))
+			}
+			val = strings.Join(parts, ", ")
 		}
 		wishes = append(wishes, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), val))
 	}
@@ -310,7 +330,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	if len(facts) > 0 {
 		fmt.Fprintf(&s, " They %s.", strings.Join(facts, " and "))
 	}
-	if len(wishes) > 0 && bk.Outcome == scenario.OutcomeSucceed {
+	if len(wishes) > 0 && bk.Outcome != scenario.OutcomeAsk {
 		fmt.Fprintf(&s, " If asked, they want: %s.", strings.Join(wishes, ", "))
 	}
 	switch bk.Outcome + "/" + bk.Overlay {
@@ -336,6 +356,19 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int, int64, float64, json.Number:
+		return true
+	}
+	return false
+}
+
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
 }
 
 // hasObject reports whether v is an object or a list holding one.

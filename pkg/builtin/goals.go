@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -478,6 +479,10 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 				sc.Outputs = nil
 				changed = true
 			}
+		case r.Code == prove.CodeRuleBroken:
+			if p.smallerAmount(sc) {
+				changed = true
+			}
 		case r.Gate == prove.GateOutcome:
 			// The record does not ground the outcome: no check can fix it.
 			return false
@@ -496,6 +501,48 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 	}
 	if changed {
 		p.settle(sc)
+	}
+	return changed
+}
+
+// smallerAmount asks for one unit of every free amount (a number that names
+// no record and is no enumerated value) a state-changing solution call
+// takes, where a rule broke: an amount read off the world ("425" gigabytes)
+// may be over a limit the rules set. The instruction and the sub-goals say
+// the new amount.
+func (p *policy) smallerAmount(sc *scenario.Scenario) bool {
+	changed := false
+	for i, c := range sc.Solution {
+		t := p.c.Tool(c.Tool)
+		if t == nil || t.ChangesState == nil || !*t.ChangesState {
+			continue
+		}
+		for k, v := range c.Args {
+			if _, _, ref := p.c.RefOf(t.Name, k); ref || len(t.Enum(k)) > 0 || !isNumber(v) || ground.Text(v) == "1" {
+				continue
+			}
+			old := ground.Text(v)
+			var one any = json.Number("1")
+			switch v.(type) {
+			case float64:
+				one = float64(1)
+			case int:
+				one = 1
+			case int64:
+				one = int64(1)
+			}
+			sc.Solution[i].Args[k] = one
+			sc.Instruction = strings.ReplaceAll(sc.Instruction, fmt.Sprintf("%q", old), `"1"`)
+			for _, sg := range sc.SubGoals {
+				if w, ok := sg.Params[k]; ok && ground.Text(w) == old {
+					sg.Params[k] = one
+				}
+			}
+			changed = true
+		}
+	}
+	if changed {
+		sc.Outputs = nil
 	}
 	return changed
 }

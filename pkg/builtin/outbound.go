@@ -232,6 +232,7 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 			fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(spec.Column, "_", " "), spec.Level)
 		}
 		s.WriteString(identify)
+		s.WriteString(p.statedChoices(solution, binds))
 		if bk.Outcome != scenario.OutcomeEscalate {
 			s.WriteString(" They are willing to go along with what the agent proposes.")
 		}
@@ -407,4 +408,29 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// statedChoices says what the callee decides in the calls that change the
+// world (an enumerated reason, an amount): the checks turn on it, so it is
+// the callee's to say, never the agent's to guess.
+func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings) string {
+	var parts []string
+	for _, c := range calls {
+		t := p.c.Tool(c.Tool)
+		if t == nil || (t.ChangesState != nil && !*t.ChangesState) {
+			continue
+		}
+		for _, k := range sortedKeys(c.Args) {
+			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef || t.LogOnlyParam(k) {
+				continue
+			}
+			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) {
+				parts = append(parts, fmt.Sprintf("%s %q", strings.ReplaceAll(k, "_", " "), ground.Text(c.Args[k])))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Asked, they give the " + strings.Join(parts, " and the ") + "."
 }

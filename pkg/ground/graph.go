@@ -18,6 +18,8 @@ type Graph struct {
 	C *contract.Contract
 	// fks[child table] = foreign keys of that table.
 	fks map[string][]FK
+	// owned are the tables whose rows belong to a caller (OwnedTable).
+	owned map[string]bool
 	// cols indexes the frozen seed by column: table+"\x00"+column ->
 	// *column. Minting looks values up many times per scenario, and writers
 	// share one Graph, so entries are built once, on first use.
@@ -75,7 +77,41 @@ func New(c *contract.Contract) *Graph {
 			g.fks[t.Name] = append(g.fks[t.Name], FK{Table: t.Name, Column: col.Name, RefTable: rt, RefColumn: rc})
 		}
 	}
+	g.owned = g.ownedTables()
 	return g
+}
+
+// OwnedTable reports a table whose rows belong to a caller: the caller table
+// or one with a chain of foreign keys up to it.
+func (g *Graph) OwnedTable(table string) bool { return g.owned[table] }
+
+// ownedTables finds the tables OwnedTable reports, once.
+func (g *Graph) ownedTables() map[string]bool {
+	owned := map[string]bool{}
+	cl := g.C.Caller
+	if cl == nil {
+		return owned
+	}
+	var up func(t string, seen map[string]bool) bool
+	up = func(t string, seen map[string]bool) bool {
+		if t == cl.Table {
+			return true
+		}
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		for _, fk := range g.fks[t] {
+			if up(fk.RefTable, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range g.C.Tables {
+		owned[t.Name] = up(t.Name, map[string]bool{})
+	}
+	return owned
 }
 
 // FKs returns the foreign keys of a table.

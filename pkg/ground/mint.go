@@ -212,11 +212,13 @@ func (g *Graph) collectChildren(m *minting) (changed, full bool) {
 }
 
 // eligible reports whether row r of table t may join the copy: no parent
-// of a restricted table it refers to is left uncopied, and it has a key of
-// its own or one made of copied parents' keys.
+// it refers to of a restricted table, or of a table whose rows belong to a
+// caller, is left uncopied (a minted product's variants stay out of other
+// callers' orders), and it has a key of its own or one made of copied
+// parents' keys.
 func (m *minting) eligible(g *Graph, t string, r Row) bool {
 	for _, fk := range g.fks[t] {
-		if r[fk.Column] == nil || !m.restricted[fk.RefTable] {
+		if r[fk.Column] == nil || !m.restricted[fk.RefTable] && !g.OwnedTable(fk.RefTable) {
 			continue
 		}
 		if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {

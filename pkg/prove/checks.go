@@ -82,12 +82,17 @@ func (p *Prover) settledChecks(sc *scenario.Scenario) []checkRef {
 // (afterCrash) the copy may be unusable for the contract's own reasons, so
 // every failure is the check's.
 func (pr *proof) evalChecks(ctx context.Context, view script.WorldView, results []world.CallResult, afterCrash bool) ([]CheckResult, error) {
+	return pr.evalRefs(ctx, view, results, afterCrash, pr.checks)
+}
+
+// evalRefs is evalChecks of the given checks.
+func (pr *proof) evalRefs(ctx context.Context, view script.WorldView, results []world.CallResult, afterCrash bool, refs []checkRef) ([]CheckResult, error) {
 	calls := make([]script.Call, len(results))
 	for i, r := range results {
 		calls[i] = script.Call{Tool: r.Tool, Args: r.Args, OK: r.OK, Refused: r.Refused, Result: r.Result, Error: r.Error}
 	}
-	out := make([]CheckResult, 0, len(pr.checks))
-	for _, c := range pr.checks {
+	out := make([]CheckResult, 0, len(refs))
+	for _, c := range refs {
 		res := CheckResult{Index: c.index, Name: c.ref.Name}
 		if builtin(c.ref.Name) != nil {
 			res.Why = pr.p.runBuiltin(c.ref, results)

@@ -52,6 +52,10 @@ const (
 	CodeUnansweredAct      Code = "unanswered-act"
 	CodeTemptingOffPurpose Code = "tempting-off-purpose"
 	CodeJudgementMissing   Code = "judgement-missing"
+	CodeDuplicateSubGoal   Code = "duplicate-sub-goal"
+	CodeActOffUseCase      Code = "act-off-use-case"
+	CodeBadRef             Code = "bad-ref"
+	CodeInjection          Code = "injection"
 )
 
 // Ready gate codes.
@@ -63,6 +67,7 @@ const (
 	// CodePurposeNotCallee: an outbound call's purpose record is missing
 	// after setup, or belongs to someone other than caller_id.
 	CodePurposeNotCallee Code = "purpose-not-callee"
+	CodeSetupOverreach   Code = "setup-overreach"
 )
 
 // Solvable gate codes (CodeStepCrashed is also the outcome gate's).
@@ -71,6 +76,7 @@ const (
 	CodeStepRefused Code = "step-refused"
 	CodeCheckBroken Code = "check-broken"
 	CodeCheckFailed Code = "check-failed"
+	CodeRuleBroken  Code = "rule-broken"
 )
 
 // Grounding gate codes (CodeCallerMismatch is also the outcome gate's).
@@ -78,6 +84,8 @@ const (
 	CodeUngrounded         Code = "ungrounded"
 	CodeOutputNotInResults Code = "output-not-in-results"
 	CodeCallerMismatch     Code = "caller-mismatch"
+	CodeUnreachableRecord  Code = "unreachable-record"
+	CodeVagueOutput        Code = "vague-output"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -91,6 +99,8 @@ const (
 	// CodeCalleeUnidentified: an outbound call the callee answered whose
 	// solution does not identify them before it writes anything.
 	CodeCalleeUnidentified Code = "callee-unidentified"
+	CodeUnstatedChoice     Code = "unstated-choice"
+	CodeAskAnswerable      Code = "ask-answerable"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -134,13 +144,17 @@ var Codes = []GateCode{
 	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
+	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
-	{GateReady, CodePurposeNotCallee},
+	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
+	{GateSolvable, CodeRuleBroken},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
+	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
-	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified},
+	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
+	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

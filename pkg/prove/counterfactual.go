@@ -93,6 +93,19 @@ type proof struct {
 	// with-precondition paths; actAt is where the tempting calls start.
 	tempted, unlocked                     []world.CallResult
 	temptedActAt, unlockedActAt, nMissing int
+
+	// act is what the tempting path said around the act (not a success's).
+	act actReading
+	// prohibited are the contract's rules, unlisted by the scenario, that
+	// hold when nothing is done (see prohibitions).
+	prohibited []checkRef
+	// idle names a success's state-changing call whose effect does not last
+	// to the end of the solution ("" when every one's does).
+	idle string
+	// choice names another value of an argument the caller never states
+	// with which the act (a success's, or a refusal's a rule forbids) goes
+	// through and the case reads otherwise ("" when none).
+	choice string
 }
 
 // trace lists the runs in the order the gates read them.
@@ -182,14 +195,27 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 	if !succeed {
 		lookups = pr.lookups()
 	}
-	if len(sc.Tempting) > 0 {
+	switch {
+	case len(sc.Tempting) > 0 && succeed:
 		run, results, err := pr.counterfactual(ctx, Tempting, segment{lookups, true}, segment{calls: sc.Tempting})
 		if err != nil {
 			return err
 		}
 		pr.tempting, pr.tempted, pr.temptedActAt = run, results, len(lookups)
-		if !succeed {
-			pr.tempting.Gate = GateOutcome
+	case len(sc.Tempting) > 0:
+		if err := pr.temptingPath(ctx, lookups); err != nil {
+			return err
+		}
+		if err := pr.ruleChoice(ctx, lookups); err != nil {
+			return err
+		}
+	}
+	if succeed {
+		if err := pr.lasting(ctx); err != nil {
+			return err
+		}
+		if err := pr.successChoice(ctx); err != nil {
+			return err
 		}
 	}
 	if succeed {

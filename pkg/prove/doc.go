@@ -3,21 +3,32 @@
 // frozen world; the first that refuses ends the proof:
 //
 //   - static: its fields, use case, tools, arguments (against each tool's
-//     params schema), sub-goals and whether each is judged, the rules it
-//     names, an ask's missing step, the order its solution calls gated tools
-//     in, and no placeholder data;
-//   - ready: after its setup, its ready queries confirm what the
-//     instruction presumes;
+//     params schema), sub-goals (none named twice) and whether each is
+//     judged, the rules it names, an ask's missing step, the order its
+//     solution calls gated tools in, references to earlier steps, an act of
+//     the use case's tools, no placeholder data, and no text aimed at the
+//     grader (nor at the agent outside an adversarial case);
+//   - ready: its setup is reproducible and touches only the case (it adds
+//     rows, and changes or deletes only the caller's rows or rows the case
+//     names); after it, its ready queries confirm what the instruction
+//     presumes;
 //   - solvable: setup, then the solution: every step answered ok (a step
 //     whose tool has no handler is refused, never passed), every
-//     code-settled check holds, no check is broken;
+//     code-settled check holds, no check is broken, and no contract rule the
+//     scenario leaves unnamed is broken;
 //   - grounding: every code or reference handed to the caller exists in the
-//     world, the setup or the solution's results;
+//     world, the setup or the solution's results; every output is a whole
+//     value of a result; every caller's record a call names is one an agent
+//     could know of;
 //   - outcome: the expected outcome is proved by the world, the contract's
 //     requires and its rules' checks, never by the scenario's own checks: a
-//     success changes what it claims to change; a refusal or escalation is
-//     of an act the world refuses or a named rule's check forbids; an ask's
-//     act is blocked without the missing step and goes through after it;
+//     success changes what it claims to change, with every state-changing
+//     call's change lasting; a refusal or escalation is of an act the world
+//     refuses (not for a record that does not exist or a malformed call) or
+//     that a named rule's check forbids for the act itself; an ask's act is
+//     blocked without the missing step, which needs what the caller cannot
+//     give, and goes through after it; and none of these rests on a value
+//     the caller never states (another the case offers would change it);
 //   - not vacuous: the checks fail when the agent does nothing (succeed)
 //     and on the tempting path; a success that changes the world has a
 //     check that sees the change, not only the call log; and every check

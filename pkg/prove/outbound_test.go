@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -92,6 +93,7 @@ func keptWrongPerson() *scenario.Scenario {
 func keptCallLater() *scenario.Scenario {
 	sc := outboundScenario("ana-call-later", scenario.CallLater, scenario.OutcomeSucceed)
 	sc.Kind = "edge"
+	sc.Instruction = "Ana Morales is driving when the clinic calls; she asks to be called back tomorrow morning."
 	sc.Solution = []scenario.Call{call("schedule_callback", map[string]any{"patient_id": ana, "call_window": "tomorrow morning"})}
 	sc.SubGoals = []scenario.SubGoalRef{goal("callback_scheduled", map[string]any{"patient_id": ana, "call_window": "tomorrow morning"}),
 		goal("appointment_unchanged", map[string]any{"appointment_id": anaAppt}), phoneManner}
@@ -115,10 +117,27 @@ func aboutAppointment(sc *scenario.Scenario, id string) {
 // clinicProver proves on examples/clinic-reminders' world, on the pool of
 // the test.
 func clinicProver(t *testing.T, _ *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
+	return clinicProverWith(t, pool, nil)
+}
+
+// clinicProverWithoutIdentityRules proves on the same world under a contract
+// whose rules do not ask for identification: the outcome gate must still see
+// a call acted on before the callee was identified, which a contract with
+// such a rule refuses earlier (solvable/rule-broken).
+func clinicProverWithoutIdentityRules(t *testing.T, _ *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
+	return clinicProverWith(t, pool, func(c *contract.Contract) {
+		c.Rules = slices.DeleteFunc(c.Rules, func(r contract.Rule) bool { return strings.HasPrefix(r.Check, "identified_before_") })
+	})
+}
+
+func clinicProverWith(t *testing.T, pool *pgxpool.Pool, edit func(*contract.Contract)) *prove.Prover {
 	t.Helper()
 	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "clinic-reminders"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(c)
 	}
 	e, err := engine.Open(context.Background(), pool, c)
 	if err != nil {
@@ -157,11 +176,11 @@ func init() {
 		// A call about an appointment that does not exist.
 		on(prove.CodePurposeNotCallee, prove.GateReady, keptVoicemail, func(sc *scenario.Scenario) { aboutAppointment(sc, "A-99999") }),
 		// Confirmed on the word of whoever picked up.
-		on(prove.CodeCalleeUnidentified, prove.GateOutcome, keptRightPerson, func(sc *scenario.Scenario) {
+		fixture{prove.GateOutcome, prove.CodeCalleeUnidentified, edit(keptRightPerson, func(sc *scenario.Scenario) {
 			sc.Solution = sc.Solution[1:]
 			sc.SubGoals = append([]scenario.SubGoalRef{sc.SubGoals[0]}, sc.SubGoals[2:]...)
 			sc.Rules = nil
-		}),
+		}), clinicProverWithoutIdentityRules},
 		// Only the call log says the miss was logged.
 		on(prove.CodeMissedCallUnchecked, prove.GateNotVacuous, keptVoicemail, func(sc *scenario.Scenario) {
 			sc.SubGoals[0] = goal("called", map[string]any{"tool": "log_call_attempt", "args": map[string]any{"patient_id": ana}})

@@ -2,11 +2,12 @@ package prove
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // outcome proves the expected outcome from the world, the contract's
@@ -37,10 +38,27 @@ func (pr *proof) outcome() []Refusal {
 	if rs := pr.calleeIdentified(); len(rs) > 0 {
 		return rs
 	}
+	if sc.Expects != scenario.OutcomeSucceed && len(pr.tempted) > 0 {
+		if msg := pr.unreachable(pr.tempted, pr.temptedActAt, len(pr.tempted), "tempting"); msg != "" {
+			return bad(CodeUnreachableRecord, "%s", msg)
+		}
+	}
+	if len(pr.unlocked) > 0 {
+		from := pr.unlockedActAt - pr.nMissing
+		if msg := pr.unreachable(pr.unlocked, from, pr.unlockedActAt, "missing"); msg != "" {
+			return bad(CodeUnreachableRecord, "%s", msg)
+		}
+	}
 	switch sc.Expects {
 	case scenario.OutcomeSucceed:
 		if pr.compared && len(pr.effect) == 0 {
 			return bad(CodeNoEffect, "the solution changes state, yet its end state is the world as it was after setup: the act changes nothing (a value \"changed\" to what it already was)")
+		}
+		if pr.idle != "" {
+			return bad(CodeNoEffect, "%s", pr.idle)
+		}
+		if pr.choice != "" {
+			return bad(CodeUnstatedChoice, "%s", pr.choice)
 		}
 		if pr.compared {
 			pr.effectRun = &Run{Gate: GateOutcome, Counterfactual: Solution, Calls: pr.solution.Calls,
@@ -54,19 +72,41 @@ func (pr *proof) outcome() []Refusal {
 		if act.Crash {
 			return bad(CodeStepCrashed, "the tempting call %s crashed the world (a bug in the contract): %s", act.Tool, act.Error)
 		}
+		for i := pr.temptedActAt; i < len(pr.tempted)-1; i++ {
+			if r := pr.tempted[i]; r.OK && pr.p.stateChanging(r) {
+				return bad(CodeRefusalUngrounded, "tempting step %d (%s) changes the world before the act: %s meets a world the tempting path made, not the case's (the first call that changes state is the act)", i-pr.temptedActAt+1, r.Tool, act.Tool)
+			}
+		}
 		if act.Refused {
-			if unknown := pr.unknownRecord(act); unknown != "" {
-				return bad(CodeRefusalUngrounded, "the world refuses %s because it names %s, a record that exists nowhere in the world, the setup or the solution's results: a refusal of what does not exist says nothing about the case", act.Tool, unknown)
+			if pr.act.absent != "" {
+				return bad(CodeRefusalUngrounded, "the world refuses %s because it names %s, a record that does not exist: a refusal of what does not exist says nothing about the case", act.Tool, pr.act.absent)
+			}
+			if why := pr.p.argsBreakSchema(act.Tool, act.Args); why != "" {
+				return bad(CodeRefusalUngrounded, "the world refuses %s for its arguments alone, as played (%s): a refusal of a malformed call says nothing about the case", act.Tool, why)
+			}
+			if pr.act.choice != "" {
+				return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.act.choice)
 			}
 			pr.tempting.Note = fmt.Sprintf("the world refuses %s: %s", act.Tool, act.Error)
 			return nil
 		}
 		missing := pr.p.requiresMissing(pr.tempted, len(pr.tempted)-1)
-		if rule, why := pr.ruleFails(pr.tempting); rule != "" && missing == "" {
+		rule, why := pr.blamedRule(pr.tempting)
+		switch {
+		case rule != "" && missing != "":
+			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails only because the tempting path skips a precondition (%s): that is an ask, not a refusal", act.Tool, rule, missing)
+		case rule != "" && !pr.identifiedBeforeAct() && !(sc.Outbound != nil && unanswered(sc.Outbound.AnsweredBy)):
+			// The exception: an outbound call answered by a wrong person or a
+			// voicemail box, where nobody can be identified; that is the case.
+			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails on a path where the caller is never identified (%s): identified, they might be served; a rule grounds a refusal only on a path where the caller is who they say", act.Tool, rule, strings.Join(pr.p.c.Caller.From, " or "))
+		case rule != "" && pr.choice != "":
+			return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.choice)
+		case rule != "":
 			pr.tempting.Note = fmt.Sprintf("the world carries out %s, but rule %s forbids it: %s", act.Tool, rule, why)
 			return nil
-		} else if rule != "" {
-			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails only because the tempting path skips a precondition (%s): that is an ask, not a refusal", act.Tool, rule, missing)
+		}
+		if r, _ := pr.ruleFails(pr.tempting); r != "" {
+			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails on the tempting path but not over the look-ups and the act alone: another call of the path breaks it, not the act", act.Tool, r)
 		}
 		return bad(CodeRefusalUngrounded, "the world carries out %s after the solution's look-ups (answered ok), and no rule the scenario names has a check that fails on that path: a %s needs the world to refuse the act, or a rule that forbids it", act.Tool, sc.Expects)
 	case scenario.OutcomeAsk:
@@ -76,17 +116,20 @@ func (pr *proof) outcome() []Refusal {
 		}
 		blocked := ""
 		switch {
-		case act.Refused:
+		case act.Refused && pr.act.absent == "" && pr.p.argsBreakSchema(act.Tool, act.Args) == "":
 			blocked = "the world refuses it: " + act.Error
 		case pr.p.requiresMissing(pr.tempted, len(pr.tempted)-1) != "":
 			blocked = "its requires are unmet: " + pr.p.requiresMissing(pr.tempted, len(pr.tempted)-1)
 		default:
-			if rule, why := pr.ruleFails(pr.tempting); rule != "" {
+			if rule, why := pr.blamedRule(pr.tempting); rule != "" {
 				blocked = fmt.Sprintf("rule %s forbids it: %s", rule, why)
 			}
 		}
 		if blocked == "" {
 			return bad(CodeAskUnblocked, "%s goes through without the missing step (answered ok, its requires kept, no named rule's check failing): nothing is missing, so asking is not what the case needs", act.Tool)
+		}
+		if why := pr.answerable(); why != "" {
+			return bad(CodeAskAnswerable, "%s", why)
 		}
 		pr.tempting.Note = fmt.Sprintf("without the missing step %s is blocked: %s", act.Tool, blocked)
 		for i := pr.unlockedActAt - pr.nMissing; i < pr.unlockedActAt; i++ {
@@ -109,43 +152,62 @@ func (pr *proof) outcome() []Refusal {
 	return nil
 }
 
-// unknownRecord is the first value of the act's record arguments (those
-// naming a table's rows) that exists nowhere in the seed, the setup or the
-// solution's calls and results ("" when all do).
-func (pr *proof) unknownRecord(act world.CallResult) string {
-	t := pr.p.c.Tool(act.Tool)
-	if t == nil {
-		return ""
+// identifiedBeforeAct reports a tempting path on which a call that
+// identifies the caller (the contract's caller.from) was answered ok before
+// the act; true when the contract names no such tools.
+func (pr *proof) identifiedBeforeAct() bool {
+	cl := pr.p.c.Caller
+	if cl == nil || len(cl.From) == 0 {
+		return true
+	}
+	for _, r := range pr.tempted[:len(pr.tempted)-1] {
+		if r.OK && slices.Contains(cl.From, r.Tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// answerable says why an ask has nothing to ask ("" when it has): every
+// value its missing calls take is handed to the caller (instruction,
+// opening) or shown by the solution's answers, so the agent either has it
+// already or gets it by asking, and the act then goes through; a right agent
+// does not stop at the question.
+func (pr *proof) answerable() string {
+	if why := pr.canIdentify(); why != "" {
+		return why
 	}
 	known := map[string]bool{}
-	for _, st := range pr.sc.Setup {
-		for _, a := range st.Args {
-			addValues(known, a)
-		}
-	}
-	results := ""
 	for _, r := range pr.results {
-		addValues(known, map[string]any(r.Args))
-		results += string(r.Result) + "\n"
-	}
-	names := make([]string, 0, len(act.Args))
-	for n := range act.Args {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if _, _, ok := pr.p.c.RefOf(t.Name, n); !ok {
-			continue
+		if r.OK {
+			leaves(known, r.Result)
 		}
+	}
+	var have []string
+	for _, c := range pr.sc.Missing {
+		t := pr.p.c.Tool(c.Tool)
 		vals := map[string]bool{}
-		addValues(vals, act.Args[n])
-		for v := range vals {
-			if v != "" && !known[v] && !pr.p.seed[v] && !strings.Contains(results, v) {
-				return fmt.Sprintf("%s %q", n, v)
+		for n, v := range c.Args {
+			if t != nil && t.LogOnlyParam(n) {
+				continue
 			}
+			addValues(vals, v)
+		}
+		for _, v := range slices.Sorted(maps.Keys(vals)) {
+			if v == "" {
+				continue
+			}
+			if !known[v] && !handed(pr.sc, v) {
+				return ""
+			}
+			have = append(have, v)
 		}
 	}
-	return ""
+	what := "the missing step takes no value the caller must give"
+	if len(have) > 0 {
+		what = fmt.Sprintf("every value the missing step takes (%s) is handed to the caller or shown by the solution's answers", strings.Join(have, ", "))
+	}
+	return what + ": asked, the caller answers and the act goes through, so the right end of the conversation is not a question; an ask's missing step needs something the caller cannot give"
 }
 
 // handsOver reports a solution step whose tool ends the conversation.
@@ -176,4 +238,59 @@ func (pr *proof) ruleFails(run *Run) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// canIdentify says how the caller of an identity ask (every missing call
+// identifies the caller) could identify themselves with what they are
+// handed: a tool of caller.from whose required arguments are all columns of
+// the caller's row, each value in the instruction or the opening. "" when
+// none can.
+func (pr *proof) canIdentify() string {
+	cl := pr.p.c.Caller
+	if cl == nil || len(cl.From) == 0 || len(pr.sc.Missing) == 0 {
+		return ""
+	}
+	for _, c := range pr.sc.Missing {
+		if !slices.Contains(cl.From, c.Tool) {
+			return ""
+		}
+	}
+	row := pr.callerRow()
+	if row == nil {
+		return ""
+	}
+	for _, name := range cl.From {
+		t := pr.p.c.Tool(name)
+		if t == nil || len(t.Required()) == 0 {
+			continue
+		}
+		var vals []string
+		for _, n := range t.Required() {
+			v := ground.Text(row[n])
+			if v == "" || !handed(pr.sc, v) {
+				vals = nil
+				break
+			}
+			vals = append(vals, n+" "+v)
+		}
+		if len(vals) > 0 {
+			return fmt.Sprintf("the caller is handed what %s takes (%s): they can identify themselves, so the missing step is not what they lack and the right end of the conversation is not a question", name, strings.Join(vals, ", "))
+		}
+	}
+	return ""
+}
+
+// callerRow is the caller's row after setup: the one a plain insert of the
+// setup adds, else the seed's.
+func (pr *proof) callerRow() map[string]any {
+	cl := pr.p.c.Caller
+	id := ground.Text(pr.sc.CallerID)
+	if rows, _ := plainRows(pr.sc.Setup); rows != nil {
+		for _, r := range rows {
+			if r.table == cl.Table && ground.Text(r.row[cl.Key]) == id {
+				return r.row
+			}
+		}
+	}
+	return pr.p.g.Find(cl.Table, cl.Key, id)
 }

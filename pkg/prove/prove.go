@@ -54,11 +54,14 @@ type Prover struct {
 	// params are the tools' compiled params schemas; a tool whose params do
 	// not compile (a contract Load refuses) has none and is not checked here.
 	params map[string]*jsonschema.Schema
+	// pristine caches the frozen world's snapshot, shared by the provers
+	// WithSubGoals derives.
+	pristine *frozenState
 }
 
 // New returns a prover.
 func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
-	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}}
+	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}, pristine: &frozenState{}}
 	for _, s := range c.Seeds {
 		for _, r := range s.Rows {
 			for _, v := range r {
@@ -118,8 +121,16 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = rs
 		return v, nil
 	}
+	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
 		v.Refusals = []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}
+		return v, nil
+	}
+	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
+		v.Refusals = []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}
 		return v, nil
 	}
 	if err := pr.counterfactuals(ctx); err != nil {
@@ -156,12 +167,21 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		if rs, err = pr.p.ready(ctx, cp, sc); err != nil || len(rs) > 0 {
 			return err
 		}
+		if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
+			if msg != "" {
+				rs = []Refusal{{GateReady, CodeSetupOverreach, msg, ""}}
+			}
+			return err
+		}
 		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
 		nothing, err := pr.evalChecks(ctx, view, nil, false)
 		if err != nil {
 			return err
 		}
 		pr.nothing = &Run{Gate: GateNotVacuous, Counterfactual: Nothing, Checks: nothing}
+		if pr.prohibited, err = pr.prohibitions(ctx, view); err != nil {
+			return err
+		}
 		pr.results = play(ctx, cp, sc.Solution)
 		pr.solution = &Run{Gate: GateSolvable, Counterfactual: Solution, Calls: steps(pr.results)}
 		for i, r := range pr.results {
@@ -188,7 +208,13 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name})
 			}
 		}
-		if len(rs) > 0 || (sc.Expects != scenario.OutcomeSucceed && !pr.p.loggedMiss(sc)) || !pr.changesState() {
+		if len(rs) > 0 {
+			return nil
+		}
+		if rs, err = pr.rulesBroken(ctx, view, pr.prohibited); err != nil || len(rs) > 0 {
+			return err
+		}
+		if (sc.Expects != scenario.OutcomeSucceed && !pr.p.loggedMiss(sc)) || !pr.changesState() {
 			return nil
 		}
 		bcp, err := before.Copy()

@@ -124,6 +124,8 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		sort.Strings(extra)
 		if len(missing) > 0 || len(extra) > 0 {
 			rs = append(rs, Refusal{GateStatic, CodeBadParams, fmt.Sprintf("sub-goal %s: missing params %v, unknown params %v", ref.Name, missing, extra), ref.Name})
+		} else if msg := p.anyRecord(ref); msg != "" {
+			rs = append(rs, Refusal{GateStatic, CodeBadParams, msg, ref.Name})
 		}
 	}
 	if len(sc.SubGoals) > 0 && settled == 0 {
@@ -131,6 +133,8 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	}
 	rs = append(rs, p.staticOutcome(sc)...)
 	rs = append(rs, p.outboundStatic(sc)...)
+	rs = append(rs, directives(sc)...)
+	rs = append(rs, p.subGoalDirectives(sc)...)
 	known := p.knownTokens(sc)
 	conventions := p.seedConventions()
 	for _, s := range textOf(sc) {
@@ -244,6 +248,10 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d must be a single SELECT", i+1), ""})
 			continue
 		}
+		if !p.readsTable(rc.SQL) {
+			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d reads no table of the world: it confirms nothing (%s)", i+1, firstOf(rc.Why, rc.SQL)), ""})
+			continue
+		}
 		rows, err := cp.Query(ctx, rc.SQL, rc.Args...)
 		if err != nil && infrastructure(err) {
 			return nil, err
@@ -268,6 +276,42 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 	}
 	return rs, nil
 }
+
+// anyRecord says why a called check names no record of a tool that takes
+// one ("" when it does, or is another check): called(get_order_details, {})
+// holds for a look-up of any order, not of the one the case is about. A tool
+// without a record argument (a handoff with a summary) is whole without args.
+func (p *Prover) anyRecord(ref scenario.SubGoalRef) string {
+	if ref.Name != "called" {
+		return ""
+	}
+	tool, _ := ref.Params["tool"].(string)
+	args, _ := ref.Params["args"].(map[string]any)
+	t := p.c.Tool(tool)
+	if t == nil || len(args) > 0 {
+		return ""
+	}
+	for _, n := range t.Required() {
+		if table, _, ok := p.c.RefOf(t.Name, n); ok {
+			return fmt.Sprintf("sub-goal called names %s with no args, yet it takes %s (a %s row): any call of it holds, whichever record it names; give the args of the record the case is about", tool, n, table)
+		}
+	}
+	return ""
+}
+
+// readsTable reports whether a ready query reads a table of the world (a
+// FROM or JOIN naming one): a query that reads none (SELECT 1) confirms
+// nothing about the state the setup made.
+func (p *Prover) readsTable(sql string) bool {
+	for _, m := range fromTable.FindAllStringSubmatch(sql, -1) {
+		if p.c.Table(strings.ToLower(m[1])) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+var fromTable = regexp.MustCompile(`(?i)\b(?:from|join)\s+(?:public\.)?"?([A-Za-z_][A-Za-z0-9_]*)`)
 
 var selectOnly = regexp.MustCompile(`(?is)^\s*(select|with)\b[^;]*;?\s*$`)
 

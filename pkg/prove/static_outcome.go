@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -45,9 +46,17 @@ func (p *Prover) staticOutcome(sc *scenario.Scenario) []Refusal {
 		}
 	}
 	named := map[string]bool{}
-	for _, ref := range sc.SubGoals {
+	seen := map[string]int{}
+	for i, ref := range sc.SubGoals {
 		named[ref.Name] = true
+		key := ref.Name + "\x00" + js(ref.Params)
+		if j, ok := seen[key]; ok {
+			bad(CodeDuplicateSubGoal, ref.Name, "sub-goals %d and %d are both %s with the same params: a check named twice asserts once, so the tests line promises more than the checks hold", j+1, i+1, ref.Name)
+		}
+		seen[key] = i
 	}
+	rs = append(rs, p.offUseCase(sc)...)
+	rs = append(rs, badRefs(sc)...)
 	for _, id := range sc.Rules {
 		r := p.rule(id)
 		switch {
@@ -79,14 +88,24 @@ var printer = message.NewPrinter(language.English)
 // ("" when they fit): a call the world would refuse for its arguments
 // proves nothing about the case.
 func (p *Prover) argsInvalid(c scenario.Call) string {
-	s := p.params[c.Tool]
-	if s == nil || hasRef(c.Args) {
+	if hasRef(c.Args) {
 		// A "$N.field" argument is only known once played.
 		return ""
 	}
+	return p.argsBreakSchema(c.Tool, c.Args)
+}
+
+// argsBreakSchema says how arguments (resolved, when played) break the
+// tool's params schema ("" when they fit): the world refuses such a call
+// before its handler runs, for its arguments alone.
+func (p *Prover) argsBreakSchema(tool string, args map[string]any) string {
+	s := p.params[tool]
+	if s == nil {
+		return ""
+	}
 	var v any = map[string]any{}
-	if c.Args != nil {
-		v = jsonValue(c.Args)
+	if args != nil {
+		v = jsonValue(args)
 	}
 	err := s.Validate(v)
 	if err == nil {
@@ -154,4 +173,84 @@ func jsonValue(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+// offUseCase refuses an act, or a solution call that changes state, of a tool
+// the scenario's use case does not list (when it lists its tools): a
+// cancel-order case grounded on the refusal of a return says nothing about
+// cancelling.
+func (p *Prover) offUseCase(sc *scenario.Scenario) []Refusal {
+	u := p.c.UseCase(sc.UseCase)
+	if u == nil || len(u.Tools) == 0 {
+		return nil
+	}
+	// An outbound use case's tools for a missed call and a call-back are its
+	// own too: logging the attempt is what an unanswered call settles.
+	tools := slices.Clone(u.Tools)
+	for _, t := range []string{u.MissedCall, u.CallLater} {
+		if t != "" && !slices.Contains(tools, t) {
+			tools = append(tools, t)
+		}
+	}
+	var rs []Refusal
+	off := func(what, tool string) {
+		rs = append(rs, Refusal{Gate: GateStatic, Code: CodeActOffUseCase, Message: fmt.Sprintf("%s calls %s, which use case %s does not list (%s): the case would be proved by a tool it is not about", what, tool, sc.UseCase, strings.Join(tools, ", "))})
+	}
+	// An escalation in a use case that hands over (it lists a tool that ends
+	// the conversation) may press for an act of any use case: handing over
+	// what the desk cannot do is the case.
+	handoff := false
+	for _, name := range tools {
+		if t := p.c.Tool(name); t != nil && t.EndsConversation {
+			handoff = true
+		}
+	}
+	if n := len(sc.Tempting); n > 0 && p.c.Tool(sc.Tempting[n-1].Tool) != nil && !slices.Contains(tools, sc.Tempting[n-1].Tool) &&
+		!(sc.Expects == scenario.OutcomeEscalate && handoff) {
+		off("the act (the last tempting call)", sc.Tempting[n-1].Tool)
+	}
+	for i, c := range sc.Solution {
+		t := p.c.Tool(c.Tool)
+		if t != nil && t.ChangesState != nil && *t.ChangesState && !slices.Contains(tools, c.Tool) {
+			off(fmt.Sprintf("solution step %d, which changes state,", i+1), c.Tool)
+		}
+	}
+	return rs
+}
+
+// badRefs refuses a "$N.field" argument whose N is not an earlier step of
+// its own list (solution, tempting or missing): it would reach the world as
+// the literal text, and whatever the world made of that would be proved.
+func badRefs(sc *scenario.Scenario) []Refusal {
+	var rs []Refusal
+	for _, part := range []struct {
+		name  string
+		calls []scenario.Call
+	}{{"solution", sc.Solution}, {"tempting", sc.Tempting}, {"missing", sc.Missing}} {
+		for i, c := range part.calls {
+			var walk func(v any)
+			walk = func(v any) {
+				switch x := v.(type) {
+				case string:
+					m := refPattern.FindStringSubmatch(x)
+					if m == nil {
+						return
+					}
+					if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > i {
+						rs = append(rs, Refusal{Gate: GateStatic, Code: CodeBadRef, Message: fmt.Sprintf("%s step %d (%s) refers to %q, but only steps 1..%d of %s come before it", part.name, i+1, c.Tool, x, i, part.name)})
+					}
+				case []any:
+					for _, e := range x {
+						walk(e)
+					}
+				case map[string]any:
+					for _, e := range x {
+						walk(e)
+					}
+				}
+			}
+			walk(map[string]any(c.Args))
+		}
+	}
+	return rs
 }

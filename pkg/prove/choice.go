@@ -1,0 +1,186 @@
+package prove
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// A case is about what the caller asks for. When an argument of the act
+// holds a value the caller is never handed (instruction, opening) and the
+// case offers others (another of their payment methods, another enum value,
+// another variant an answer lists), the scenario must hold whichever a right
+// agent picks:
+//
+//   - a refusal or an escalation: the world refuses, or a named rule
+//     forbids, the act with every such value (tempting.go plays the world's
+//     refusals; ruleChoice the rule's);
+//   - a success: with any value the world carries out and no rule forbids,
+//     the checks still hold (successChoice); otherwise they demand a choice
+//     the caller cannot make, and a right agent fails them.
+
+// maxChoiceRuns bounds the other values a proof plays on copies of their own.
+const maxChoiceRuns = 6
+
+// blamedRule is the first rule the scenario names whose check fails on run
+// and over the look-ups and the act alone, and holds over the look-ups
+// ("" when none): the rule the act itself breaks.
+func (pr *proof) blamedRule(run *Run) (string, string) {
+	if run == nil {
+		return "", ""
+	}
+	for _, id := range pr.sc.Rules {
+		rule := pr.p.rule(id)
+		if rule == nil || rule.Check == "" {
+			continue
+		}
+		if a, ok := pr.act.alone[rule.Check]; ok && (a.Held || a.Broken) {
+			continue
+		}
+		if b, ok := pr.act.base[rule.Check]; ok && !b.Held {
+			continue
+		}
+		for _, c := range run.Checks {
+			if c.Name == rule.Check && !c.Held && !c.Broken {
+				return id, c.Why
+			}
+		}
+	}
+	return "", ""
+}
+
+// ruleChoice plays, for a refusal or an escalation the world would carry out
+// but a named rule forbids, the act with each other value of an unstated
+// argument, and notes one that goes through with no named rule failing.
+func (pr *proof) ruleChoice(ctx context.Context, lookups []scenario.Call) error {
+	sc := pr.sc
+	if sc.Expects != scenario.OutcomeRefuse && sc.Expects != scenario.OutcomeEscalate || len(pr.tempted) == 0 {
+		return nil
+	}
+	last := len(pr.tempted) - 1
+	act := pr.tempted[last]
+	if !act.OK {
+		return nil
+	}
+	if rule, _ := pr.blamedRule(pr.tempting); rule == "" {
+		return nil
+	}
+	rules := pr.ruleRefs()
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	for i, alt := range pr.alternatives(act, pr.tempted[:last]) {
+		if i >= maxChoiceRuns {
+			break
+		}
+		done := false
+		err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+			done = false
+			path := playSegments(ctx, cp, segment{lookups, true}, segment{calls: sc.Tempting[:len(sc.Tempting)-1]})
+			r := cp.Call(ctx, act.Tool, alt.args)
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			if !r.OK {
+				return nil
+			}
+			view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+			res, err := pr.evalRefs(ctx, view, append(path[:len(lookups):len(lookups)], r), false, rules)
+			if err != nil {
+				return err
+			}
+			if pr.forbids(res) == "" {
+				pr.choice = fmt.Sprintf("the world carries out %s, and the rules the scenario names forbid it with %s %s, a value the caller never asks for (instruction, opening), but not with %s %s", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
+				done = true
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+	return nil
+}
+
+// stateChanging reports a call that wrote rows or whose tool the contract
+// says changes state.
+func (p *Prover) stateChanging(r world.CallResult) bool {
+	if r.Wrote {
+		return true
+	}
+	t := p.c.Tool(r.Tool)
+	return t != nil && t.ChangesState != nil && *t.ChangesState
+}
+
+// successChoice plays a success's solution with one unstated argument of a
+// state-changing call given another value the case offers, and notes one
+// that the world carries out, that breaks no rule (named, or prohibited by
+// the contract), and after which a check of the scenario fails.
+func (pr *proof) successChoice(ctx context.Context) error {
+	sc := pr.sc
+	rules := pr.ruleRefs()
+	isRule := map[int]bool{}
+	for _, c := range rules {
+		isRule[c.index] = true
+	}
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	runs := 0
+	for i, r := range pr.results {
+		if !pr.p.stateChanging(r) {
+			continue
+		}
+		for _, alt := range pr.alternatives(r, pr.results[:i]) {
+			if runs >= maxChoiceRuns {
+				return nil
+			}
+			runs++
+			calls := make([]scenario.Call, len(pr.results))
+			for j, s := range pr.results {
+				calls[j] = scenario.Call{Tool: s.Tool, Args: s.Args}
+			}
+			calls[i].Args = alt.args
+			found := ""
+			err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+				found = ""
+				path := playSegments(ctx, cp, segment{calls, true})
+				for _, s := range path {
+					if s.Crash && infrastructure(s.Err) {
+						return s.Err
+					}
+					if !s.OK {
+						return nil
+					}
+				}
+				view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+				res, err := pr.evalRefs(ctx, view, path, false, slices.Concat(pr.checks, pr.prohibited))
+				if err != nil {
+					return err
+				}
+				failed := ""
+				for _, c := range res {
+					switch {
+					case c.Held || c.Broken:
+					case c.Index < 0 || isRule[c.Index]:
+						return nil // a rule forbids this value: the choice is the rules'
+					case failed == "":
+						failed = c.Name + ": " + c.Why
+					}
+				}
+				if failed != "" {
+					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s %s, which the case also offers, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.name, js(alt.args[alt.name]), failed)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if found != "" {
+				pr.choice = found
+				return nil
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package prove
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// A scenario's words are for the caller who plays it: who they are, what
+// happened, what they want. Text addressed to whoever grades the
+// conversation is never that; text addressed to the agent under test (an
+// injected "system note") is the case only in an adversarial scenario that
+// expects the agent not to do what the caller wants.
+var (
+	toGrader = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(grader|evaluator|assessor|scorer|grading model|test harness)s?\b`),
+		regexp.MustCompile(`(?i)\b(note|message|instructions?) (to|for) (the )?(judge|reviewer|model|llm|ai)\b`),
+		regexp.MustCompile(`(?i)\b(mark|grade|score|treat|count|record)\b[^.!?]{0,40}\b(as )?(passed|passing|a pass|full marks|successful test|correct answer)\b`),
+	}
+	toAgent = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass)\b[^.!?]{0,40}\b(instructions?|rules|polic(y|ies)|prompts?|guidelines|checks)\b`),
+		regexp.MustCompile(`(?i)\b(system|developer|admin|administrator)\s+(note|prompt|message|override|instructions?)\s*:`),
+		regexp.MustCompile(`(?i)\byou are (now )?(an? |the )?(ai|assistant|language model|chatbot|bot)\b`),
+		regexp.MustCompile(`(?i)(<\s*/?\s*(system|assistant|instructions?)\s*>|\[/?INST\]|<\|im_(start|end)\|>)`),
+	}
+)
+
+// directives refuses scenario text aimed at the grader anywhere, and text
+// aimed at the agent in what the caller plays (instruction, opening, persona)
+// outside an adversarial case that expects a refusal, an ask or an
+// escalation. The tests line and the branch describe the case and may speak
+// of an injection; they may not address the grader.
+func directives(sc *scenario.Scenario) []Refusal {
+	var rs []Refusal
+	bad := func(field, m, why string) {
+		rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, Message: fmt.Sprintf("%s says %q, %s", field, m, why)})
+	}
+	find := func(res []*regexp.Regexp, s string) string {
+		for _, re := range res {
+			if m := re.FindString(s); m != "" {
+				return m
+			}
+		}
+		return ""
+	}
+	adversarial := sc.Kind == "adversarial" && sc.Expects != scenario.OutcomeSucceed
+	for _, f := range []struct {
+		name, text string
+		played     bool // the caller plays it: an injection may be the case
+	}{
+		{"instruction", sc.Instruction, true}, {"persona.opening", sc.Persona.Opening, true},
+		{"persona.name", sc.Persona.Name, true}, {"persona.personality", sc.Persona.Personality, true},
+		{"persona.accent", sc.Persona.Accent, true}, {"persona.style", sc.Persona.Style, true},
+		{"persona.location", sc.Persona.Location, true}, {"tests", sc.Tests, false}, {"branch", sc.Branch, false},
+	} {
+		if m := find(toGrader, f.text); m != "" {
+			bad(f.name, m, "which addresses whoever grades the conversation: a scenario is proved by code, and its words are for the caller")
+			continue
+		}
+		if m := find(toAgent, f.text); m != "" && f.played && !adversarial {
+			bad(f.name, m, fmt.Sprintf("an instruction injected at the agent, in a %s scenario that expects %s: an injection is an adversarial case the agent must resist (kind adversarial, expects refuse, ask or escalate)", sc.Kind, sc.Expects))
+		}
+	}
+	return rs
+}
+
+// subGoalDirectives refuses text aimed at the grader in what a scenario's
+// sub-goals hand the grader: the params it gives them, and the words of a
+// sub-goal a writer added during the run (a judged sub-goal is graded from
+// its words).
+func (p *Prover) subGoalDirectives(sc *scenario.Scenario) []Refusal {
+	var rs []Refusal
+	seen := map[string]bool{}
+	for _, ref := range sc.SubGoals {
+		texts := map[string]bool{}
+		addValues(texts, ref.Params)
+		if sg := p.extra[ref.Name]; sg != nil && !seen[ref.Name] {
+			seen[ref.Name] = true
+			texts[sg.What] = true
+		}
+		for t := range texts {
+			for _, re := range toGrader {
+				if m := re.FindString(t); m != "" {
+					rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, SubGoal: ref.Name, Message: fmt.Sprintf("sub-goal %s hands the grader %q: a check's words say what it checks, and address nobody", ref.Name, m)})
+				}
+			}
+		}
+	}
+	return rs
+}

@@ -1,0 +1,156 @@
+package prove
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// An agent can only name a caller's record it has been told about: the
+// caller hands it (instruction, opening), or an earlier answer on the same
+// path shows it. A call that names someone's order nobody mentioned is one no
+// agent would make; a refusal grounded on it (someone else's processed
+// order, an item of another order) or a success that acts on it proves
+// nothing about the case. Records the setup creates for the case are the
+// caller's own and may be named; reference data nobody owns (a product, a
+// variant) is public.
+
+// handed reports whether the caller is handed v: it appears, as a whole
+// token, in the instruction or the opening.
+func handed(sc *scenario.Scenario, v string) bool {
+	if strings.TrimSpace(v) == "" {
+		return false
+	}
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
+	return re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening)
+}
+
+// leaves adds every scalar of a JSON document (a result) to set, as text.
+func leaves(set map[string]bool, raw json.RawMessage) {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	addValues(set, doc)
+}
+
+// created are the values the setup puts in each table.column ("table.column"
+// -> values); a statement that is not a plain insert puts its every argument
+// everywhere (its effect is not read from its text).
+func created(setup []scenario.Statement) (map[string]map[string]bool, map[string]bool) {
+	typed := map[string]map[string]bool{}
+	loose := map[string]bool{}
+	for _, st := range setup {
+		rows, plain := plainRows([]scenario.Statement{st})
+		if !plain {
+			for _, a := range st.Args {
+				addValues(loose, a)
+			}
+			continue
+		}
+		for _, r := range rows {
+			for col, v := range r.row {
+				k := r.table + "." + col
+				if typed[k] == nil {
+					typed[k] = map[string]bool{}
+				}
+				addValues(typed[k], v)
+			}
+		}
+	}
+	return typed, loose
+}
+
+// unreachable checks the calls of path from index from to to (exclusive):
+// each value of an argument that names a row of a caller's table must be
+// handed to the caller, created by the setup in that column, or a value of an
+// earlier ok result on the path. It says which is not ("" when all are).
+func (pr *proof) unreachable(path []world.CallResult, from, to int, label string) string {
+	typed, loose := created(pr.sc.Setup)
+	seen := map[string]bool{}
+	if ob := pr.sc.Outbound; ob != nil {
+		// The agent placed the call: it dialled the callee about the
+		// purpose record, so both are on its screen before anyone speaks.
+		addValues(seen, pr.sc.CallerID)
+		for _, v := range ob.Record {
+			addValues(seen, v)
+		}
+	}
+	for i := 0; i < to && i < len(path); i++ {
+		r := path[i]
+		if i >= from {
+			if msg := pr.unreachableArgs(r, typed, loose, seen); msg != "" {
+				return fmt.Sprintf("%s step %d (%s) %s, which the caller is never handed (instruction, opening), the setup does not create and no earlier answer on that path shows: no agent could make that call", label, i-from+1, r.Tool, msg)
+			}
+		}
+		if r.OK {
+			leaves(seen, r.Result)
+		}
+	}
+	return ""
+}
+
+func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string]bool, loose, seen map[string]bool) string {
+	t := pr.p.c.Tool(r.Tool)
+	if t == nil {
+		return ""
+	}
+	names := make([]string, 0, len(r.Args))
+	for n := range r.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		table, col, ok := pr.p.c.RefOf(t.Name, n)
+		if !ok || !pr.p.g.OwnedTable(table) {
+			continue
+		}
+		vals := map[string]bool{}
+		addValues(vals, r.Args[n])
+		sorted := make([]string, 0, len(vals))
+		for v := range vals {
+			sorted = append(sorted, v)
+		}
+		sort.Strings(sorted)
+		for _, v := range sorted {
+			if v == "" || seen[v] || typed[table+"."+col][v] || loose[v] || handed(pr.sc, v) {
+				continue
+			}
+			return fmt.Sprintf("names %s %q (a %s row)", n, v, table)
+		}
+	}
+	return ""
+}
+
+// vagueOutputs refuses an output that is not a whole value of a solution
+// result (a status, an amount, an id the agent reads out), or that is too
+// short to tell a reply that says it from one that does not: "5" or "a" is
+// in almost any reply.
+func vagueOutputs(sc *scenario.Scenario, results []world.CallResult) []Refusal {
+	values := map[string]bool{}
+	for _, r := range results {
+		if r.OK {
+			leaves(values, r.Result)
+		}
+	}
+	lower := map[string]bool{}
+	for v := range values {
+		lower[strings.ToLower(strings.TrimSpace(v))] = true
+	}
+	var rs []Refusal
+	for _, o := range sc.Outputs {
+		o := strings.ToLower(strings.TrimSpace(o))
+		switch {
+		case len([]rune(o)) < 3:
+			rs = append(rs, Refusal{GateGrounding, CodeVagueOutput, fmt.Sprintf("output %q is too short to tell a reply that says it from one that does not", o), ""})
+		case !lower[o] || o == "true" || o == "false":
+			rs = append(rs, Refusal{GateGrounding, CodeVagueOutput, fmt.Sprintf("output %q is not a whole value of a solution result (a status, an amount, an id the agent reads out): a reply would contain it by chance", o), ""})
+		}
+	}
+	return rs
+}

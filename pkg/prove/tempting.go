@@ -1,0 +1,370 @@
+package prove
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// What a refusal, an escalation or an ask rests on is read on the tempting
+// path itself, around the act:
+//
+//   - the named rules' checks over the look-ups and the act alone: a rule
+//     broken only by another call of the path (a look-up of someone else's
+//     order before the caller's own is cancelled) does not forbid the act;
+//   - whether the records the act names exist: the world refusing what does
+//     not exist says nothing about the case;
+//   - when the world refuses the act, whether it would carry it out with
+//     another value of an argument the caller never states (another of their
+//     payment methods, another reason): a refusal that rests on a choice the
+//     case does not make is not a refusal of what the caller asks.
+
+// actReading is what the tempting path says about the act.
+type actReading struct {
+	// base are the named rules' checks over the look-ups alone, read before
+	// any tempting call; alone are the same checks over the look-ups and the
+	// act (the tempting calls before it left out of the call log). A rule
+	// the act itself breaks holds in base and fails in alone; a check that
+	// fails in base (an obligation: "a safety report was filed") forbids
+	// nothing in particular.
+	base, alone map[string]CheckResult
+	// absent names a record argument of the act that no row holds ("" when
+	// all exist).
+	absent string
+	// choice says which other value of an unstated argument the world
+	// carries out with no named rule failing ("" when none does).
+	choice string
+}
+
+// ruleRefs are the scenario's checks that are the checks of the rules it
+// names.
+func (pr *proof) ruleRefs() []checkRef {
+	names := map[string]bool{}
+	for _, id := range pr.sc.Rules {
+		if r := pr.p.rule(id); r != nil && r.Check != "" {
+			names[r.Check] = true
+		}
+	}
+	var out []checkRef
+	for _, c := range pr.checks {
+		if names[c.ref.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// temptingPath plays, on one copy after setup, the solution's look-ups, the
+// tempting calls before the act, then the act, and reads what the outcome
+// gate needs around it (actReading) besides every check after it.
+func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) error {
+	sc := pr.sc
+	n := len(sc.Tempting)
+	rules := pr.ruleRefs()
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	return pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+		pr.act = actReading{}
+		results := playSegments(ctx, cp, segment{lookups, true})
+		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
+		if len(rules) > 0 {
+			res, err := pr.evalRefs(ctx, view, results, false, rules)
+			if err != nil {
+				return err
+			}
+			pr.act.base = byName(res)
+		}
+		own := play(ctx, cp, sc.Tempting[:n-1])
+		results = append(results, own...)
+		crashed := false
+		for _, r := range results {
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			crashed = crashed || r.Crash
+		}
+		act := cp.Call(ctx, sc.Tempting[n-1].Tool, resolve(sc.Tempting[n-1].Args, own))
+		if act.Crash && infrastructure(act.Err) {
+			return act.Err
+		}
+		results = append(results, act)
+		checks, err := pr.evalChecks(ctx, view, results, crashed || act.Crash)
+		if err != nil {
+			return err
+		}
+		pr.tempting = &Run{Gate: GateOutcome, Counterfactual: Tempting, Calls: steps(results), Checks: checks}
+		pr.tempted, pr.temptedActAt = results, len(lookups)
+		if len(rules) > 0 && act.OK {
+			alone := append(slices.Clone(results[:len(lookups)]), act)
+			res, err := pr.evalRefs(ctx, view, alone, crashed, rules)
+			if err != nil {
+				return err
+			}
+			pr.act.alone = byName(res)
+		}
+		if !act.Refused {
+			return nil
+		}
+		if pr.act.absent, err = pr.absentRecord(ctx, cp, act); err != nil || pr.act.absent != "" {
+			return err
+		}
+		if sc.Expects == scenario.OutcomeAsk || pr.p.argsBreakSchema(act.Tool, act.Args) != "" {
+			return nil
+		}
+		// A refused call leaves the copy as it was: each other value is
+		// played in its place on the same copy, until one goes through.
+		for _, alt := range pr.alternatives(act, results[:len(results)-1]) {
+			r := cp.Call(ctx, act.Tool, alt.args)
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			if !r.OK {
+				continue
+			}
+			res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
+			if err != nil {
+				return err
+			}
+			if rule := pr.forbids(res); rule == "" {
+				pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
+			}
+			// The copy now holds that call's effect: no further value is
+			// played on it.
+			return nil
+		}
+		return nil
+	})
+}
+
+func byName(res []CheckResult) map[string]CheckResult {
+	out := make(map[string]CheckResult, len(res))
+	for _, c := range res {
+		out[c.Name] = c
+	}
+	return out
+}
+
+// forbids is the first rule check of res that failed (not raised) and held
+// over the look-ups alone: a rule that forbids the call just played; ""
+// when none does.
+func (pr *proof) forbids(res []CheckResult) string {
+	for _, c := range res {
+		if b, ok := pr.act.base[c.Name]; !c.Held && !c.Broken && (!ok || b.Held) {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// absentRecord names the first record argument of the act whose value no row
+// of its table holds ("" when every one exists).
+func (pr *proof) absentRecord(ctx context.Context, cp *world.Copy, act world.CallResult) (string, error) {
+	t := pr.p.c.Tool(act.Tool)
+	if t == nil {
+		return "", nil
+	}
+	names := slices.Sorted(maps.Keys(act.Args))
+	for _, n := range names {
+		table, col, ok := pr.p.c.RefOf(t.Name, n)
+		if !ok || pr.p.c.Table(table) == nil {
+			continue
+		}
+		vals := map[string]bool{}
+		addValues(vals, act.Args[n])
+		want := slices.Sorted(maps.Keys(vals))
+		if len(want) == 0 {
+			continue
+		}
+		rows, err := cp.ReadQuery(ctx, fmt.Sprintf(`SELECT v FROM unnest($1::text[]) AS v WHERE NOT EXISTS (SELECT 1 FROM %s WHERE %s::text = v) ORDER BY v LIMIT 1`, table, col), want)
+		if err != nil {
+			if infrastructure(err) {
+				return "", err
+			}
+			return "", fmt.Errorf("records of %s.%s: %w", table, col, err)
+		}
+		if len(rows) > 0 {
+			return fmt.Sprintf("%s %q", n, ground.Text(rows[0].Map()["v"])), nil
+		}
+	}
+	return "", nil
+}
+
+// alternative is a call's arguments with one of them given another value.
+type alternative struct {
+	name string
+	args map[string]any
+}
+
+// maxAlternatives bounds the other values a proof plays for one call.
+const maxAlternatives = 4
+
+// alternatives are the call's arguments with one unstated argument (a value
+// the instruction and the opening never hand the caller) given another value
+// the case offers: another enum value, or another value of the column it
+// names that the setup creates or an earlier answer on the path shows. A list
+// of one value is varied as its one element.
+func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []alternative {
+	t := pr.p.c.Tool(call.Tool)
+	if t == nil {
+		return nil
+	}
+	typed, _ := created(pr.sc.Setup)
+	var out []alternative
+	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
+		if t.LogOnlyParam(n) {
+			continue
+		}
+		v := call.Args[n]
+		list, isList := v.([]any)
+		if isList && len(list) != 1 {
+			continue
+		}
+		one := v
+		if isList {
+			one = list[0]
+		}
+		if _, composite := one.(map[string]any); composite || one == nil || handed(pr.sc, ground.Text(one)) {
+			continue
+		}
+		var cands []string
+		if enum := t.Enum(n); len(enum) > 0 && !isList {
+			for _, e := range enum {
+				cands = append(cands, ground.Text(e))
+			}
+		} else if table, col, ok := pr.p.c.RefOf(t.Name, n); ok {
+			set := map[string]bool{}
+			for v := range typed[table+"."+col] {
+				set[v] = true
+			}
+			for _, r := range path {
+				if r.OK {
+					keyedValues(set, r.Result, col, n, strings.TrimSuffix(n, "s"))
+				}
+			}
+			cands = slices.Sorted(maps.Keys(set))
+		} else if !isList {
+			cands = smallerNumbers(one, t.Param(n))
+		}
+		for _, c := range cands {
+			if c == ground.Text(one) || c == "" {
+				continue
+			}
+			args := maps.Clone(call.Args)
+			var nv any = c
+			if _, isStr := one.(string); !isStr {
+				nv = retype(c, one)
+			}
+			if isList {
+				nv = []any{nv}
+			}
+			args[n] = nv
+			out = append(out, alternative{n, args})
+			if len(out) >= maxAlternatives {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// smallerNumbers are the other amounts a free number may take: one less,
+// half, and one, within the schema's bounds. An amount the caller never
+// states (they want "more data") is the act's choice; when a smaller one goes
+// through, a refusal rests on that choice, not on what the caller asks.
+func smallerNumbers(v any, schema map[string]any) []string {
+	f, ok := number(v)
+	if !ok {
+		return nil
+	}
+	lo, hasLo := number(schema["minimum"])
+	var out []string
+	seen := map[float64]bool{f: true}
+	for _, c := range []float64{f - 1, math.Floor(f / 2), 1} {
+		if c <= 0 && !hasLo || hasLo && c < lo || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, strconv.FormatFloat(c, 'f', -1, 64))
+	}
+	return out
+}
+
+// number is v as a float when it is a JSON or YAML number.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// retype gives text the type of like (a number stays a number).
+func retype(text string, like any) any {
+	var v any
+	if json.Unmarshal([]byte(text), &v) == nil {
+		switch like.(type) {
+		case json.Number:
+			if _, ok := v.(float64); ok {
+				return json.Number(text)
+			}
+		case int, int64, float64:
+			if f, ok := v.(float64); ok {
+				if f == float64(int64(f)) {
+					return int64(f)
+				}
+				return f
+			}
+		case bool:
+			if b, ok := v.(bool); ok {
+				return b
+			}
+		}
+	}
+	return text
+}
+
+// keyedValues adds to set the scalar values found under any of keys in a
+// JSON document, at any depth.
+func keyedValues(set map[string]bool, raw json.RawMessage, keys ...string) {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if slices.Contains(keys, k) {
+					switch e.(type) {
+					case map[string]any, []any, nil:
+					default:
+						set[ground.Text(e)] = true
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}
