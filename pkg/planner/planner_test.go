@@ -392,6 +392,35 @@ func TestRunLifecycle(t *testing.T) {
 			t.Errorf("a retried planner on a failed run: %v, dealt %d more", err, len(q.sent())-dealt)
 		}
 	})
+	t.Run("short unblocked", func(t *testing.T) {
+		// One round, one scenario per bucket: nothing blocks, yet five
+		// buckets end below their want, and the error names them.
+		p, _, q := testPlanner(t, 17, sixBuckets()...)
+		p.cfg.MaxRounds = 1
+		q.write = writers(p.cfg.Ledger.(*fakeLedger), 1)
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || short.Proved != 6 || short.Blocked != 0 || short.Short != 5 || short.Unplanned != 0 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if msg := short.Error(); strings.Contains(msg, "0 buckets blocked") || !strings.Contains(msg, "5 buckets short of their want") {
+			t.Errorf("the error does not say why: %q", msg)
+		}
+	})
+	t.Run("beyond the plan", func(t *testing.T) {
+		// Asked past every bucket's capacity: top-ups fill the buckets, and
+		// the rest is the plan's, said as such.
+		p, l, q := testPlanner(t, 30, sixBuckets()...)
+		q.write = writers(l, -1)
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || short.Proved != 24 || short.Blocked != 0 || short.Short != 0 || short.Unplanned != 6 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if msg := short.Error(); !strings.Contains(msg, "the plan holds 6 fewer than asked") {
+			t.Errorf("the error does not say why: %q", msg)
+		}
+	})
 	t.Run("budget", func(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
 		l.run.BudgetTokens = 10
