@@ -379,8 +379,8 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	if !capped {
 		p.Reuse = reuse(all, opts.Asked, p.Most)
 	}
+	all = uses(all, p.Reuse)
 	for i := range all {
-		all[i].Want *= p.Reuse
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
 		all[i].Spec.Capacity = all[i].Want
@@ -405,6 +405,33 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 		}
 	}
 	return p, nil
+}
+
+// uses lays out each bucket n times, one bucket per use of its templates,
+// all first uses first. Each use is a bucket of its own, no larger than the
+// first, so a slice never asks one session for more than a bucket's worth
+// of scenarios however large the ask; a later use starts its templates
+// where the previous use left off, so every template serves before any
+// serves again.
+func uses(bs []Bucket, n int) []Bucket {
+	if n <= 1 {
+		return bs
+	}
+	out := make([]Bucket, 0, len(bs)*n)
+	for u := range n {
+		for _, b := range bs {
+			if u > 0 {
+				t := b.Spec.Templates
+				shift := (u * b.Want) % max(len(t), 1)
+				b.Spec.Templates = append(slices.Clone(t[shift:]), t[:shift]...)
+				// A scenario's branch is its angle and its place in the
+				// bucket: another use is another branch.
+				b.Angle = fmt.Sprintf("%s (use %d)", b.Angle, u+1)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // reuse is how many scenarios each template serves: 1 when the plan's
