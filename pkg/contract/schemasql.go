@@ -1,7 +1,10 @@
 package contract
 
 import (
+	"errors"
 	"strings"
+
+	"github.com/suitegen/suitegen/internal/pgsql"
 )
 
 // SchemaFile is the world's DDL, relative to the contract directory.
@@ -18,9 +21,9 @@ const SchemaFile = "world/schema.sql"
 func ParseSchemaSQL(src string) ([]Table, Problems) {
 	var ps Problems
 	r := report{&ps}
-	toks, err := lexSQL(src)
-	if err != nil {
-		r.add(SchemaFile, err.line, CodeSchemaSQL, "%s", err.msg)
+	toks, err := pgsql.Lex(src)
+	if lexErr := (*pgsql.Error)(nil); errors.As(err, &lexErr) {
+		r.add(SchemaFile, lexErr.Line, CodeSchemaSQL, "%s", lexErr.Msg)
 		return nil, ps
 	}
 	p := &schemaParser{r: r}
@@ -33,207 +36,12 @@ func ParseSchemaSQL(src string) ([]Table, Problems) {
 	return p.tables, ps
 }
 
-type sqlKind int
-
-const (
-	tkIdent  sqlKind = iota // unquoted identifier or keyword, lower-cased
-	tkQIdent                // "quoted identifier", case kept
-	tkString                // string constant (any quoting)
-	tkNumber
-	tkParam // $1
-	tkPunct // one character of punctuation or operator
-)
-
-type sqlTok struct {
-	kind sqlKind
-	text string // lower-cased for tkIdent; unquoted for tkQIdent; raw otherwise
-	line int
-}
-
-// is reports whether t is the unquoted keyword kw.
-func (t sqlTok) is(kw string) bool { return t.kind == tkIdent && t.text == kw }
-
-func (t sqlTok) punct(c string) bool { return t.kind == tkPunct && t.text == c }
-
-// name reports whether t can be an identifier, and its name.
-func (t sqlTok) name() (string, bool) {
-	if t.kind == tkIdent || t.kind == tkQIdent {
-		return t.text, true
-	}
-	return "", false
-}
-
-type lexError struct {
-	line int
-	msg  string
-}
-
-func isIdentStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-func isIdentChar(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' || c == '$' }
-
-// lexSQL splits src into tokens, dropping comments; it knows Postgres quoting:
-// ” strings (E” with backslash escapes), "" identifiers, $tag$ strings and
-// nested /* */ comments.
-func lexSQL(src string) ([]sqlTok, *lexError) {
-	var toks []sqlTok
-	line := 1
-	i := 0
-	n := len(src)
-	// quoted reads a string closed by q, where a doubled q is an escaped q;
-	// backslash escapes when bs.
-	quoted := func(q byte, bs bool) (string, bool) {
-		var b strings.Builder
-		i++ // opening quote
-		for i < n {
-			c := src[i]
-			switch {
-			case c == '\n':
-				line++
-				b.WriteByte(c)
-				i++
-			case bs && c == '\\' && i+1 < n:
-				if src[i+1] == '\n' {
-					line++
-				}
-				b.WriteByte(src[i+1])
-				i += 2
-			case c == q:
-				if i+1 < n && src[i+1] == q {
-					b.WriteByte(q)
-					i += 2
-					continue
-				}
-				i++
-				return b.String(), true
-			default:
-				b.WriteByte(c)
-				i++
-			}
-		}
-		return b.String(), false
-	}
-	for i < n {
-		c := src[i]
-		start := line
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '-' && i+1 < n && src[i+1] == '-':
-			for i < n && src[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < n && src[i+1] == '*':
-			depth := 0
-			for i < n {
-				if src[i] == '/' && i+1 < n && src[i+1] == '*' {
-					depth++
-					i += 2
-				} else if src[i] == '*' && i+1 < n && src[i+1] == '/' {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					if src[i] == '\n' {
-						line++
-					}
-					i++
-				}
-			}
-			if depth != 0 {
-				return nil, &lexError{start, "unterminated /* comment"}
-			}
-		case c == '\'':
-			s, ok := quoted('\'', false)
-			if !ok {
-				return nil, &lexError{start, "unterminated string constant"}
-			}
-			toks = append(toks, sqlTok{tkString, s, start})
-		case c == '"':
-			s, ok := quoted('"', false)
-			if !ok {
-				return nil, &lexError{start, "unterminated quoted identifier"}
-			}
-			if s == "" {
-				return nil, &lexError{start, "zero-length quoted identifier"}
-			}
-			toks = append(toks, sqlTok{tkQIdent, s, start})
-		case c == '$':
-			j := i + 1
-			for j < n && src[j] >= '0' && src[j] <= '9' {
-				j++
-			}
-			if j > i+1 { // $1: a parameter
-				toks = append(toks, sqlTok{tkParam, src[i:j], start})
-				i = j
-				continue
-			}
-			j = i + 1
-			for j < n && isIdentChar(src[j]) && src[j] != '$' {
-				j++
-			}
-			if j < n && src[j] == '$' && (j == i+1 || isIdentStart(src[i+1])) {
-				tag := src[i : j+1]
-				end := strings.Index(src[j+1:], tag)
-				if end < 0 {
-					return nil, &lexError{start, "unterminated dollar-quoted string " + tag}
-				}
-				body := src[j+1 : j+1+end]
-				line += strings.Count(body, "\n")
-				toks = append(toks, sqlTok{tkString, body, start})
-				i = j + 1 + end + len(tag)
-				continue
-			}
-			toks = append(toks, sqlTok{tkPunct, "$", start})
-			i++
-		case isIdentStart(c):
-			j := i
-			for j < n && isIdentChar(src[j]) {
-				j++
-			}
-			word := src[i:j]
-			// E'..', B'..', X'..', N'..': prefixed string constants.
-			if j-i == 1 && j < n && src[j] == '\'' && strings.ContainsRune("eEbBxXnN", rune(c)) {
-				i = j
-				s, ok := quoted('\'', c == 'e' || c == 'E')
-				if !ok {
-					return nil, &lexError{start, "unterminated string constant"}
-				}
-				toks = append(toks, sqlTok{tkString, s, start})
-				continue
-			}
-			toks = append(toks, sqlTok{tkIdent, strings.ToLower(word), start})
-			i = j
-		case c >= '0' && c <= '9' || c == '.' && i+1 < n && src[i+1] >= '0' && src[i+1] <= '9':
-			j := i
-			for j < n && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' || src[j] == '_' ||
-				src[j] == 'e' || src[j] == 'E' ||
-				(src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E')) {
-				j++
-			}
-			toks = append(toks, sqlTok{tkNumber, src[i:j], start})
-			i = j
-		default:
-			toks = append(toks, sqlTok{tkPunct, string(c), start})
-			i++
-		}
-	}
-	return toks, nil
-}
-
 // splitStatements cuts tokens at semicolons.
-func splitStatements(toks []sqlTok) [][]sqlTok {
-	var out [][]sqlTok
+func splitStatements(toks []pgsql.Token) [][]pgsql.Token {
+	var out [][]pgsql.Token
 	startAt := 0
 	for i, t := range toks {
-		if t.punct(";") {
+		if t.Punct(";") {
 			if i > startAt {
 				out = append(out, toks[startAt:i])
 			}
@@ -266,22 +74,22 @@ func (p *schemaParser) errorf(line int, format string, args ...any) {
 
 // cursor walks one statement's tokens; reading past the end yields a zero token.
 type cursor struct {
-	toks []sqlTok
+	toks []pgsql.Token
 	i    int
 }
 
-func (c *cursor) peek(k int) sqlTok {
+func (c *cursor) peek(k int) pgsql.Token {
 	if c.i+k < len(c.toks) && c.i+k >= 0 {
 		return c.toks[c.i+k]
 	}
 	line := 0
 	if len(c.toks) > 0 {
-		line = c.toks[len(c.toks)-1].line
+		line = c.toks[len(c.toks)-1].Line
 	}
-	return sqlTok{kind: tkPunct, text: "", line: line}
+	return pgsql.Token{Kind: pgsql.Punct, Line: line}
 }
 
-func (c *cursor) next() sqlTok {
+func (c *cursor) next() pgsql.Token {
 	t := c.peek(0)
 	if c.i < len(c.toks) {
 		c.i++
@@ -294,7 +102,7 @@ func (c *cursor) done() bool { return c.i >= len(c.toks) }
 // accept consumes the keywords kws if they come next, all of them.
 func (c *cursor) accept(kws ...string) bool {
 	for k, kw := range kws {
-		if !c.peek(k).is(kw) {
+		if !c.peek(k).Keyword(kw) {
 			return false
 		}
 	}
@@ -308,9 +116,9 @@ func (c *cursor) skipGroup() {
 	for !c.done() {
 		t := c.next()
 		switch {
-		case t.punct("("):
+		case t.Punct("("):
 			depth++
-		case t.punct(")"):
+		case t.Punct(")"):
 			depth--
 		}
 		if depth <= 0 {
@@ -321,13 +129,13 @@ func (c *cursor) skipGroup() {
 
 // qualifiedName reads name[.name...]; qualified reports a dot.
 func (c *cursor) qualifiedName() (name string, qualified, ok bool) {
-	name, ok = c.next().name()
+	name, ok = c.next().Name()
 	if !ok {
 		return "", false, false
 	}
-	for c.peek(0).punct(".") {
+	for c.peek(0).Punct(".") {
 		c.next()
-		part, ok2 := c.next().name()
+		part, ok2 := c.next().Name()
 		if !ok2 {
 			return name, true, false
 		}
@@ -338,32 +146,32 @@ func (c *cursor) qualifiedName() (name string, qualified, ok bool) {
 
 // identList reads "(a, b, ...)".
 func (c *cursor) identList() ([]string, bool) {
-	if !c.next().punct("(") {
+	if !c.next().Punct("(") {
 		return nil, false
 	}
 	var names []string
 	for {
-		n, ok := c.next().name()
+		n, ok := c.next().Name()
 		if !ok {
 			return names, false
 		}
 		names = append(names, n)
 		t := c.next()
-		if t.punct(")") {
+		if t.Punct(")") {
 			return names, true
 		}
-		if !t.punct(",") {
+		if !t.Punct(",") {
 			return names, false
 		}
 	}
 }
 
-func (p *schemaParser) statement(toks []sqlTok) {
+func (p *schemaParser) statement(toks []pgsql.Token) {
 	c := &cursor{toks: toks}
 	first := c.peek(0)
-	line := first.line
+	line := first.Line
 	if !c.accept("create") {
-		p.errorf(line, "only CREATE TABLE and CREATE INDEX statements are accepted, not %s", strings.ToUpper(first.text))
+		p.errorf(line, "only CREATE TABLE and CREATE INDEX statements are accepted, not %s", strings.ToUpper(first.Text))
 		return
 	}
 	switch {
@@ -375,12 +183,12 @@ func (p *schemaParser) statement(toks []sqlTok) {
 		p.createIndex(c, line, true)
 	case c.accept("extension"):
 		p.errorf(line, "CREATE EXTENSION is not allowed: a world holds only its own tables")
-	case c.peek(0).is("schema"):
+	case c.peek(0).Keyword("schema"):
 		p.errorf(line, "CREATE SCHEMA is not allowed: each world gets its own schema")
 	default:
-		what := c.peek(0).text
-		if c.peek(0).is("or") {
-			what = "OR " + c.peek(1).text + " " + c.peek(2).text
+		what := c.peek(0).Text
+		if c.peek(0).Keyword("or") {
+			what = "OR " + c.peek(1).Text + " " + c.peek(2).Text
 		}
 		p.errorf(line, "CREATE %s is not accepted: only CREATE TABLE and CREATE INDEX", strings.ToUpper(what))
 	}
@@ -392,11 +200,11 @@ func (p *schemaParser) createIndex(c *cursor, line int, unique bool) {
 	depth := 0
 	for !c.done() {
 		t := c.peek(0)
-		if t.punct("(") {
+		if t.Punct("(") {
 			depth++
-		} else if t.punct(")") {
+		} else if t.Punct(")") {
 			depth--
-		} else if depth == 0 && t.is("on") {
+		} else if depth == 0 && t.Keyword("on") {
 			break
 		}
 		c.next()
@@ -450,40 +258,64 @@ func (t *Table) addUnique(cols []string) {
 }
 
 func (p *schemaParser) createTable(c *cursor, line int) {
+	name, ok := p.newTableName(c, line)
+	if !ok {
+		return
+	}
+	elems, ok := p.columnList(c, name, line)
+	if !ok {
+		return
+	}
+	t := Table{Name: name, Line: line}
+	var keys tableKeys
+	for _, el := range elems {
+		p.element(&t, &keys, el, line)
+	}
+	p.addTable(t, keys, line)
+}
+
+// newTableName reads CREATE TABLE's name: unqualified (a qualifier is
+// reported), and not one created before.
+func (p *schemaParser) newTableName(c *cursor, line int) (string, bool) {
 	c.accept("if", "not", "exists")
 	name, qualified, ok := c.qualifiedName()
 	if !ok {
 		p.errorf(line, "CREATE TABLE: expected a table name")
-		return
+		return "", false
 	}
 	if qualified {
 		p.errorf(line, "schema qualifiers are not allowed (table %s): the world's schema is chosen when it is built", name)
 	}
 	if p.table(name) != nil {
 		p.errorf(line, "table %q is created twice", name)
-		return
+		return "", false
 	}
-	if !c.peek(0).punct("(") {
+	return name, true
+}
+
+// columnList cuts the parenthesised column list into its elements at
+// top-level commas; nothing may follow it.
+func (p *schemaParser) columnList(c *cursor, name string, line int) ([][]pgsql.Token, bool) {
+	if !c.peek(0).Punct("(") {
 		p.errorf(line, "CREATE TABLE %s: expected a column list in parentheses (AS, OF, PARTITION OF are not accepted)", name)
-		return
+		return nil, false
 	}
-	// Cut the column list into elements at top-level commas.
 	c.next()
-	var elems [][]sqlTok
-	var cur []sqlTok
+	var elems [][]pgsql.Token
+	var cur []pgsql.Token
 	depth := 0
 	closed := false
 	for !c.done() {
 		t := c.next()
-		if t.punct("(") {
+		if t.Punct("(") {
 			depth++
-		} else if t.punct(")") {
+		} else if t.Punct(")") {
 			if depth == 0 {
 				closed = true
 				break
 			}
 			depth--
-		} else if t.punct(",") && depth == 0 {
+		} else if t.Punct(",") && depth == 0 {
 			elems = append(elems, cur)
 			cur = nil
 			continue
@@ -495,160 +327,182 @@ func (p *schemaParser) createTable(c *cursor, line int) {
 	}
 	if !closed {
 		p.errorf(line, "CREATE TABLE %s: unbalanced parentheses", name)
-		return
+		return nil, false
 	}
 	if !c.done() {
-		p.errorf(c.peek(0).line, "CREATE TABLE %s: nothing may follow the column list (%s ...)", name, strings.ToUpper(c.peek(0).text))
+		p.errorf(c.peek(0).Line, "CREATE TABLE %s: nothing may follow the column list (%s ...)", name, strings.ToUpper(c.peek(0).Text))
 	}
-	t := Table{Name: name, Line: line}
-	type fk struct {
-		cols, refCols []string
-		refTable      string
-		line          int
+	return elems, true
+}
+
+// tableKeys are the keys a table's elements declare, resolved once every
+// column is known.
+type tableKeys struct {
+	fks     []tableFK
+	pk      []string
+	pkLine  int
+	uniques [][]string
+}
+
+type tableFK struct {
+	cols, refCols []string
+	refTable      string
+	line          int
+}
+
+func (p *schemaParser) setPK(t *Table, k *tableKeys, cols []string, l int) {
+	if k.pk != nil {
+		p.errorf(l, "table %s has more than one primary key", t.Name)
+		return
 	}
-	var fks []fk
-	var pk []string
-	var uniques [][]string
-	pkLine := 0
-	setPK := func(cols []string, l int) {
-		if pk != nil {
-			p.errorf(l, "table %s has more than one primary key", name)
+	k.pk, k.pkLine = cols, l
+}
+
+// element reads one element of a column list: a table constraint or a
+// column.
+func (p *schemaParser) element(t *Table, k *tableKeys, el []pgsql.Token, line int) {
+	name := t.Name
+	if len(el) == 0 {
+		p.errorf(line, "CREATE TABLE %s: empty element in the column list", name)
+		return
+	}
+	ec := &cursor{toks: el}
+	l := el[0].Line
+	if ec.accept("constraint") {
+		ec.next() // constraint name
+	}
+	switch {
+	case ec.accept("primary", "key"):
+		cols, ok := ec.identList()
+		if !ok {
+			p.errorf(l, "table %s: PRIMARY KEY expects (column, ...)", name)
 			return
 		}
-		pk, pkLine = cols, l
+		p.setPK(t, k, cols, l)
+	case ec.accept("foreign", "key"):
+		cols, ok := ec.identList()
+		if !ok || !ec.accept("references") {
+			p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
+			return
+		}
+		ref, q, ok := ec.qualifiedName()
+		if !ok {
+			p.errorf(l, "table %s: REFERENCES expects a table name", name)
+			return
+		}
+		if q {
+			p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
+		}
+		var refCols []string
+		if ec.peek(0).Punct("(") {
+			if refCols, ok = ec.identList(); !ok {
+				p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
+				return
+			}
+		}
+		k.fks = append(k.fks, tableFK{cols, refCols, ref, l})
+	case ec.accept("unique"):
+		ec.accept("nulls", "not", "distinct")
+		ec.accept("nulls", "distinct")
+		if cols, ok := ec.identList(); ok {
+			k.uniques = append(k.uniques, cols)
+		}
+	case ec.accept("check"):
+		if ec.peek(0).Punct("(") {
+			start := ec.i
+			ec.skipGroup()
+			t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
+		}
+	case ec.peek(0).Keyword("exclude") && (ec.peek(1).Punct("(") || ec.peek(1).Keyword("using")):
+		// Enforced by Postgres; nothing the loader needs.
+	case ec.peek(0).Keyword("like"):
+		p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
+	default:
+		col, colFK, ok := p.column(ec, name, l)
+		if !ok {
+			return
+		}
+		if t.Column(col.Name) != nil {
+			p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
+			return
+		}
+		if colFK != nil {
+			k.fks = append(k.fks, tableFK{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
+		}
+		if col.pk {
+			p.setPK(t, k, []string{col.Name}, l)
+		}
+		if col.unique {
+			k.uniques = append(k.uniques, []string{col.Name})
+		}
+		t.Checks = append(t.Checks, col.checks...)
+		t.Columns = append(t.Columns, col.Column)
 	}
-	for _, el := range elems {
-		if len(el) == 0 {
-			p.errorf(line, "CREATE TABLE %s: empty element in the column list", name)
-			continue
-		}
-		ec := &cursor{toks: el}
-		l := el[0].line
-		if ec.accept("constraint") {
-			ec.next() // constraint name
-		}
-		switch {
-		case ec.accept("primary", "key"):
-			cols, ok := ec.identList()
-			if !ok {
-				p.errorf(l, "table %s: PRIMARY KEY expects (column, ...)", name)
-				continue
-			}
-			setPK(cols, l)
-		case ec.accept("foreign", "key"):
-			cols, ok := ec.identList()
-			if !ok || !ec.accept("references") {
-				p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
-				continue
-			}
-			ref, q, ok := ec.qualifiedName()
-			if !ok {
-				p.errorf(l, "table %s: REFERENCES expects a table name", name)
-				continue
-			}
-			if q {
-				p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
-			}
-			var refCols []string
-			if ec.peek(0).punct("(") {
-				if refCols, ok = ec.identList(); !ok {
-					p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
-					continue
-				}
-			}
-			fks = append(fks, fk{cols, refCols, ref, l})
-		case ec.accept("unique"):
-			ec.accept("nulls", "not", "distinct")
-			ec.accept("nulls", "distinct")
-			if cols, ok := ec.identList(); ok {
-				uniques = append(uniques, cols)
-			}
-		case ec.accept("check"):
-			if ec.peek(0).punct("(") {
-				start := ec.i
-				ec.skipGroup()
-				t.Checks = append(t.Checks, readCheck(ec.toks[start:ec.i]))
-			}
-		case ec.peek(0).is("exclude") && (ec.peek(1).punct("(") || ec.peek(1).is("using")):
-			// Enforced by Postgres; nothing the loader needs.
-		case ec.peek(0).is("like"):
-			p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
-		default:
-			col, colFK, ok := p.column(ec, name, l)
-			if !ok {
-				continue
-			}
-			if t.Column(col.Name) != nil {
-				p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
-				continue
-			}
-			if colFK != nil {
-				fks = append(fks, fk{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
-			}
-			if col.pk {
-				setPK([]string{col.Name}, l)
-			}
-			if col.unique {
-				uniques = append(uniques, []string{col.Name})
-			}
-			t.Checks = append(t.Checks, col.checks...)
-			t.Columns = append(t.Columns, col.Column)
-		}
-	}
+}
+
+// addTable resolves a table's keys against its columns and adds it; its
+// foreign keys resolve against tables created before it, or itself.
+func (p *schemaParser) addTable(t Table, k tableKeys, line int) {
+	name := t.Name
 	if len(t.Columns) == 0 {
 		p.errorf(line, "table %s has no columns", name)
 	}
-	for _, k := range pk {
-		col := t.Column(k)
+	for _, kc := range k.pk {
+		col := t.Column(kc)
 		if col == nil {
-			p.errorf(pkLine, "table %s: primary key names unknown column %q", name, k)
+			p.errorf(k.pkLine, "table %s: primary key names unknown column %q", name, kc)
 			continue
 		}
 		col.NotNull = true
 	}
-	if len(pk) > 0 {
-		t.PrimaryKey = pk
+	if len(k.pk) > 0 {
+		t.PrimaryKey = k.pk
 	}
-	for _, u := range uniques {
+	for _, u := range k.uniques {
 		if allColumns(&t, u) {
 			t.addUnique(u)
 		} else {
 			p.errorf(line, "table %s: UNIQUE names an unknown column in %v", name, u)
 		}
 	}
-	// Foreign keys resolve against tables created before this one, or this one.
 	p.tables = append(p.tables, t)
 	tp := &p.tables[len(p.tables)-1]
-	for _, f := range fks {
-		ref := p.table(f.refTable)
-		if ref == nil {
-			p.errorf(f.line, "table %s references unknown table %q (referenced tables must be created first)", name, f.refTable)
-			continue
-		}
-		refCols := f.refCols
+	for _, f := range k.fks {
+		p.resolveFK(tp, f)
+	}
+}
+
+// resolveFK points the columns of f at the columns they reference.
+func (p *schemaParser) resolveFK(tp *Table, f tableFK) {
+	name := tp.Name
+	ref := p.table(f.refTable)
+	if ref == nil {
+		p.errorf(f.line, "table %s references unknown table %q (referenced tables must be created first)", name, f.refTable)
+		return
+	}
+	refCols := f.refCols
+	if refCols == nil {
+		refCols = ref.PrimaryKey
 		if refCols == nil {
-			refCols = ref.PrimaryKey
-			if refCols == nil {
-				p.errorf(f.line, "table %s references %s, which has no primary key; name the column", name, f.refTable)
-				continue
-			}
+			p.errorf(f.line, "table %s references %s, which has no primary key; name the column", name, f.refTable)
+			return
 		}
-		if len(refCols) != len(f.cols) {
-			p.errorf(f.line, "table %s: foreign key has %d columns but references %d", name, len(f.cols), len(refCols))
+	}
+	if len(refCols) != len(f.cols) {
+		p.errorf(f.line, "table %s: foreign key has %d columns but references %d", name, len(f.cols), len(refCols))
+		return
+	}
+	for i, cn := range f.cols {
+		if ref.Column(refCols[i]) == nil {
+			p.errorf(f.line, "table %s references unknown column %s.%s", name, f.refTable, refCols[i])
 			continue
 		}
-		for i, cn := range f.cols {
-			if ref.Column(refCols[i]) == nil {
-				p.errorf(f.line, "table %s references unknown column %s.%s", name, f.refTable, refCols[i])
-				continue
-			}
-			col := tp.Column(cn)
-			if col == nil {
-				p.errorf(f.line, "table %s: foreign key names unknown column %q", name, cn)
-				continue
-			}
-			col.References = f.refTable + "." + refCols[i]
+		col := tp.Column(cn)
+		if col == nil {
+			p.errorf(f.line, "table %s: foreign key names unknown column %q", name, cn)
+			continue
 		}
+		col.References = f.refTable + "." + refCols[i]
 	}
 }
 
@@ -673,26 +527,13 @@ var columnStops = map[string]bool{
 // column reads "name type [constraints]".
 func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, *inlineFK, bool) {
 	var col parsedColumn
-	name, ok := c.next().name()
+	name, ok := c.next().Name()
 	if !ok {
 		p.errorf(line, "table %s: expected a column name", table)
 		return col, nil, false
 	}
 	col.Name = name
-	var typ []sqlTok
-	depth := 0
-	for !c.done() {
-		t := c.peek(0)
-		if depth == 0 && t.kind == tkIdent && columnStops[t.text] {
-			break
-		}
-		if t.punct("(") || t.punct("[") {
-			depth++
-		} else if t.punct(")") || t.punct("]") {
-			depth--
-		}
-		typ = append(typ, c.next())
-	}
+	typ := c.untilStop("(", "[")
 	if len(typ) == 0 {
 		p.errorf(line, "table %s: column %s has no type", table, name)
 		return col, nil, false
@@ -723,7 +564,7 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 				p.errorf(line, "schema qualifiers are not allowed (references %s)", ref)
 			}
 			fk = &inlineFK{refTable: ref}
-			if c.peek(0).punct("(") {
+			if c.peek(0).Punct("(") {
 				cols, ok := c.identList()
 				if !ok || len(cols) != 1 {
 					p.errorf(line, "table %s: column %s: REFERENCES %s expects one (column)", table, name, ref)
@@ -732,39 +573,13 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 				fk.refCols = cols
 			}
 		case c.accept("default"):
-			var expr []sqlTok
-			d := 0
-			for !c.done() {
-				t := c.peek(0)
-				if d == 0 && t.kind == tkIdent && columnStops[t.text] {
-					break
-				}
-				if t.punct("(") {
-					d++
-				} else if t.punct(")") {
-					d--
-				}
-				expr = append(expr, c.next())
-			}
+			expr := c.untilStop("(")
 			if len(expr) == 0 {
 				p.errorf(line, "table %s: column %s: DEFAULT without an expression", table, name)
 			}
 			col.Default = joinTokens(expr)
 		case c.accept("generated"):
-			// GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(...)] | GENERATED ALWAYS AS (expr) STORED
-			identity := false
-			for !c.done() && !(c.peek(0).kind == tkIdent && columnStops[c.peek(0).text]) {
-				t := c.peek(0)
-				if t.is("identity") {
-					identity = true
-				}
-				if t.punct("(") {
-					c.skipGroup()
-					continue
-				}
-				c.next()
-			}
-			if identity {
+			if c.generatedIdentity() {
 				col.Default = "identity"
 			} else {
 				col.Default = "generated"
@@ -772,12 +587,12 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 		case c.accept("unique"):
 			col.unique = true
 		case c.accept("check"):
-			if c.peek(0).punct("(") {
+			if c.peek(0).Punct("(") {
 				start := c.i
 				c.skipGroup()
 				col.checks = append(col.checks, readCheck(c.toks[start:c.i]))
 			}
-		case c.peek(0).punct("("):
+		case c.peek(0).Punct("("):
 			c.skipGroup()
 		default:
 			// COLLATE x, ON DELETE ..., DEFERRABLE ...: Postgres's business.
@@ -787,21 +602,64 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 	return col, fk, true
 }
 
+// untilStop consumes the tokens up to the next word that ends a column's
+// type or expression (columnStops) outside brackets; open names the
+// brackets counted ("(" and "[", whose closers are ")" and "]").
+func (c *cursor) untilStop(open ...string) []pgsql.Token {
+	closer := map[string]string{"(": ")", "[": "]"}
+	var out []pgsql.Token
+	depth := 0
+	for !c.done() {
+		t := c.peek(0)
+		if depth == 0 && t.Kind == pgsql.Ident && columnStops[t.Text] {
+			break
+		}
+		for _, o := range open {
+			if t.Punct(o) {
+				depth++
+			} else if t.Punct(closer[o]) {
+				depth--
+			}
+		}
+		out = append(out, c.next())
+	}
+	return out
+}
+
+// generatedIdentity consumes the rest of a GENERATED clause, {ALWAYS | BY
+// DEFAULT} AS IDENTITY [(...)] or ALWAYS AS (expr) STORED, and reports
+// whether it is an identity.
+func (c *cursor) generatedIdentity() bool {
+	identity := false
+	for !c.done() && !(c.peek(0).Kind == pgsql.Ident && columnStops[c.peek(0).Text]) {
+		t := c.peek(0)
+		if t.Keyword("identity") {
+			identity = true
+		}
+		if t.Punct("(") {
+			c.skipGroup()
+			continue
+		}
+		c.next()
+	}
+	return identity
+}
+
 // joinTokens writes tokens back as compact lower-case SQL: "numeric(10,2)", "timestamp with time zone".
-func joinTokens(toks []sqlTok) string {
+func joinTokens(toks []pgsql.Token) string {
 	var b strings.Builder
 	for i, t := range toks {
-		text := t.text
-		switch t.kind {
-		case tkQIdent:
+		text := t.Text
+		switch t.Kind {
+		case pgsql.QuotedIdent:
 			text = `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-		case tkString:
+		case pgsql.String:
 			text = "'" + strings.ReplaceAll(text, "'", "''") + "'"
 		}
 		if i > 0 {
 			prev := toks[i-1]
-			glue := t.kind == tkPunct && strings.Contains("()[],:.", text) ||
-				prev.kind == tkPunct && strings.Contains("([:.,", prev.text)
+			glue := t.Kind == pgsql.Punct && strings.Contains("()[],:.", text) ||
+				prev.Kind == pgsql.Punct && strings.Contains("([:.,", prev.Text)
 			if !glue {
 				b.WriteByte(' ')
 			}
@@ -813,45 +671,45 @@ func joinTokens(toks []sqlTok) string {
 
 // readCheck reads a CHECK's parenthesised expression; its simple forms (see
 // Check) say what they ask of their column.
-func readCheck(group []sqlTok) Check {
+func readCheck(group []pgsql.Token) Check {
 	toks := group
-	for len(toks) >= 2 && toks[0].punct("(") && toks[len(toks)-1].punct(")") && balanced(toks[1:len(toks)-1]) {
+	for len(toks) >= 2 && toks[0].Punct("(") && toks[len(toks)-1].Punct(")") && balanced(toks[1:len(toks)-1]) {
 		toks = toks[1 : len(toks)-1]
 	}
 	ck := Check{Expr: joinTokens(toks)}
-	lit := func(t sqlTok) (string, bool) {
-		return t.text, t.kind == tkString || t.kind == tkNumber
+	lit := func(t pgsql.Token) (string, bool) {
+		return t.Text, t.Kind == pgsql.String || t.Kind == pgsql.Number
 	}
-	col, isName := sqlTok{}, false
+	col, isName := pgsql.Token{}, false
 	if len(toks) > 0 {
 		col = toks[0]
-		_, isName = col.name()
+		_, isName = col.Name()
 	}
 	set := func(op string, vals ...string) Check {
-		ck.Column, ck.Op, ck.Values = col.text, op, vals
+		ck.Column, ck.Op, ck.Values = col.Text, op, vals
 		return ck
 	}
 	n := len(toks)
 	switch {
-	case n == 3 && isName && toks[1].punct("~"):
-		if v, ok := lit(toks[2]); ok && toks[2].kind == tkString {
+	case n == 3 && isName && toks[1].Punct("~"):
+		if v, ok := lit(toks[2]); ok && toks[2].Kind == pgsql.String {
 			return set("~", v)
 		}
-	case n == 3 && isName && toks[1].is("like"):
+	case n == 3 && isName && toks[1].Keyword("like"):
 		if v, ok := lit(toks[2]); ok {
 			return set("like", v)
 		}
-	case n == 5 && isName && toks[1].is("between") && toks[3].is("and"):
+	case n == 5 && isName && toks[1].Keyword("between") && toks[3].Keyword("and"):
 		lo, ok1 := lit(toks[2])
 		hi, ok2 := lit(toks[4])
 		if ok1 && ok2 {
 			return set("between", lo, hi)
 		}
-	case n >= 5 && isName && toks[1].is("in") && toks[2].punct("(") && toks[n-1].punct(")"):
+	case n >= 5 && isName && toks[1].Keyword("in") && toks[2].Punct("(") && toks[n-1].Punct(")"):
 		var vals []string
 		for i := 3; i < n-1; i++ {
 			if (i-3)%2 == 1 {
-				if !toks[i].punct(",") {
+				if !toks[i].Punct(",") {
 					return ck
 				}
 				continue
@@ -863,22 +721,22 @@ func readCheck(group []sqlTok) Check {
 			vals = append(vals, v)
 		}
 		return set("in", vals...)
-	case n == 6 && (toks[0].is("length") || toks[0].is("char_length")) && toks[1].punct("(") && toks[3].punct(")") && toks[4].punct("="):
-		if name, ok := toks[2].name(); ok {
-			if v, ok := lit(toks[5]); ok && toks[5].kind == tkNumber {
+	case n == 6 && (toks[0].Keyword("length") || toks[0].Keyword("char_length")) && toks[1].Punct("(") && toks[3].Punct(")") && toks[4].Punct("="):
+		if name, ok := toks[2].Name(); ok {
+			if v, ok := lit(toks[5]); ok && toks[5].Kind == pgsql.Number {
 				ck.Column, ck.Op, ck.Values = name, "length", []string{v}
 				return ck
 			}
 		}
 	case (n == 3 || n == 4) && isName:
-		op := toks[1].text
+		op := toks[1].Text
 		rest := toks[2:]
 		if n == 4 {
-			op += toks[2].text
+			op += toks[2].Text
 			rest = toks[3:]
 		}
 		switch {
-		case toks[1].kind != tkPunct || n == 4 && toks[2].kind != tkPunct:
+		case toks[1].Kind != pgsql.Punct || n == 4 && toks[2].Kind != pgsql.Punct:
 		case op == ">" || op == ">=" || op == "<" || op == "<=" || op == "=" || op == "<>" || op == "!=":
 			if v, ok := lit(rest[0]); ok {
 				if op == "!=" {
@@ -892,13 +750,13 @@ func readCheck(group []sqlTok) Check {
 }
 
 // balanced reports whether parentheses pair up within toks.
-func balanced(toks []sqlTok) bool {
+func balanced(toks []pgsql.Token) bool {
 	depth := 0
 	for _, t := range toks {
 		switch {
-		case t.punct("("):
+		case t.Punct("("):
 			depth++
-		case t.punct(")"):
+		case t.Punct(")"):
 			depth--
 			if depth < 0 {
 				return false

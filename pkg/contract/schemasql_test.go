@@ -200,3 +200,20 @@ func FuzzParseSchemaSQL(f *testing.F) {
 		}
 	})
 }
+
+// TestParseSchemaSQLUnicodeNames: U&"..." names are the names they decode
+// to, as PostgreSQL reads them.
+func TestParseSchemaSQLUnicodeNames(t *testing.T) {
+	tables, ps := ParseSchemaSQL(`CREATE TABLE U&"d\0061ta" (U&"!0069d" UESCAPE '!' int PRIMARY KEY, note text DEFAULT U&'\0041');
+CREATE TABLE other (x int REFERENCES data (id));`)
+	if len(ps) > 0 {
+		t.Fatalf("problems: %v", ps)
+	}
+	if len(tables) != 2 || tables[0].Name != "data" || tables[0].Columns[0].Name != "id" ||
+		tables[0].Columns[1].Default != "'A'" || tables[1].Columns[0].References != "data.id" {
+		t.Errorf("tables: %+v", tables)
+	}
+	if _, ps := ParseSchemaSQL(`CREATE TABLE U&"\zz" (id int);`); !ps.Has(CodeSchemaSQL) {
+		t.Errorf("a malformed Unicode escape is not a schema-sql problem: %v", ps)
+	}
+}

@@ -114,7 +114,54 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 // parseContractYAML fills c from contract.yaml and returns the positions of what it read.
 func parseContractYAML(data []byte, c *Contract, r report) *positions {
 	d := &yamlDoc{lines: strings.Split(string(data), "\n"), r: r, budget: yamlNodeBudget}
+	doc := d.document(data)
+	if doc == nil {
+		return nil
+	}
+	f := d.fields(doc, "contract")
+	if f == nil {
+		return nil
+	}
 	pos := &positions{}
+	d.about(f, c)
+	if v := f.get("caller"); v != nil {
+		c.Caller = d.caller(v, &pos.caller)
+	}
+	if v := f.get("rules"); v != nil {
+		c.Rules = d.rules(v)
+	}
+	if v := f.get("use_cases"); v != nil {
+		c.UseCases, pos.useCases = d.useCases(v)
+	}
+	if v := f.get("tools"); v != nil {
+		pos.toolsKey = f.keyLine("tools")
+		items := d.seq(v, "tools")
+		pos.toolItems = len(items)
+		pos.toolsBad = resolve(v).Kind != yaml.SequenceNode
+		for _, n := range items {
+			if tool, tp, ok := d.tool(n); ok {
+				c.Tools = append(c.Tools, tool)
+				pos.tools = append(pos.tools, tp)
+			}
+		}
+	}
+	if v := f.get("sequences"); v != nil {
+		for _, n := range d.seq(v, "sequences") {
+			if s, sp, ok := d.sequence(n); ok {
+				c.Sequences = append(c.Sequences, s)
+				pos.steps = append(pos.steps, sp)
+			}
+		}
+	}
+	if v := f.get("personas"); v != nil {
+		c.Personas = d.personas(v)
+	}
+	return pos
+}
+
+// document decodes the one YAML document of data and returns its root
+// node; nil (with a problem reported) when there is none to read.
+func (d *yamlDoc) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -135,10 +182,12 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	f := d.fields(doc, "contract")
-	if f == nil {
-		return nil
-	}
+	return doc
+}
+
+// about reads what the contract says of its agent: agent, one_liner,
+// modality, direction, now and notes.
+func (d *yamlDoc) about(f *mapping, c *Contract) {
 	if v := f.get("agent"); v != nil {
 		if s, ok := d.str(v, "agent"); ok && !agentPattern.MatchString(s) {
 			d.add(v.Line, CodeBadValue, "agent %q must be a slug: lower-case letters, digits and dashes", s)
@@ -173,84 +222,74 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 	if v := f.get("notes"); v != nil {
 		c.Notes, _ = d.str(v, "notes")
 	}
-	if v := f.get("caller"); v != nil {
-		c.Caller = d.caller(v, &pos.caller)
-	}
-	if v := f.get("rules"); v != nil {
-		for _, n := range d.seq(v, "rules") {
-			if rf := d.fields(n, "rule"); rf != nil {
-				rule := Rule{Line: n.Line}
-				rule.ID, _ = d.id(rf.get("id"), "rule id")
-				rule.Text, _ = d.str(rf.get("text"), "text")
-				if v := rf.get("check"); v != nil {
-					rule.Check, _ = d.str(v, "check")
-					rule.CheckLine = v.Line
-				}
-				if rule.ID != "" {
-					c.Rules = append(c.Rules, rule)
-				}
+}
+
+// rules reads rules:, keeping those with an id.
+func (d *yamlDoc) rules(v *yaml.Node) []Rule {
+	var out []Rule
+	for _, n := range d.seq(v, "rules") {
+		if rf := d.fields(n, "rule"); rf != nil {
+			rule := Rule{Line: n.Line}
+			rule.ID, _ = d.id(rf.get("id"), "rule id")
+			rule.Text, _ = d.str(rf.get("text"), "text")
+			if v := rf.get("check"); v != nil {
+				rule.Check, _ = d.str(v, "check")
+				rule.CheckLine = v.Line
+			}
+			if rule.ID != "" {
+				out = append(out, rule)
 			}
 		}
 	}
-	if v := f.get("use_cases"); v != nil {
-		items := d.seq(v, "use_cases")
-		if len(items) == 0 && v.Kind == yaml.SequenceNode {
-			d.add(v.Line, CodeMissingField, "use_cases is empty: name at least one thing the agent is for")
-		}
-		for _, n := range items {
-			if uf := d.fields(n, "use_case"); uf != nil {
-				uc := UseCase{Line: n.Line}
-				uc.ID, _ = d.id(uf.get("id"), "use case id")
-				uc.Text, _ = d.str(uf.get("text"), "text")
-				var lines []int
-				if t := uf.get("tools"); t != nil {
-					uc.Tools, lines = d.strs(t, "tools")
-				}
-				if uc.ID != "" {
-					c.UseCases = append(c.UseCases, uc)
-					pos.useCases = append(pos.useCases, lines)
-				}
+	return out
+}
+
+// useCases reads use_cases:, keeping those with an id, and the lines of
+// each one's tools.
+func (d *yamlDoc) useCases(v *yaml.Node) ([]UseCase, [][]int) {
+	items := d.seq(v, "use_cases")
+	if len(items) == 0 && v.Kind == yaml.SequenceNode {
+		d.add(v.Line, CodeMissingField, "use_cases is empty: name at least one thing the agent is for")
+	}
+	var out []UseCase
+	var toolLines [][]int
+	for _, n := range items {
+		if uf := d.fields(n, "use_case"); uf != nil {
+			uc := UseCase{Line: n.Line}
+			uc.ID, _ = d.id(uf.get("id"), "use case id")
+			uc.Text, _ = d.str(uf.get("text"), "text")
+			var lines []int
+			if t := uf.get("tools"); t != nil {
+				uc.Tools, lines = d.strs(t, "tools")
+			}
+			if uc.ID != "" {
+				out = append(out, uc)
+				toolLines = append(toolLines, lines)
 			}
 		}
 	}
-	if v := f.get("tools"); v != nil {
-		pos.toolsKey = f.keyLine("tools")
-		items := d.seq(v, "tools")
-		pos.toolItems = len(items)
-		pos.toolsBad = resolve(v).Kind != yaml.SequenceNode
-		for _, n := range items {
-			if tool, tp, ok := d.tool(n); ok {
-				c.Tools = append(c.Tools, tool)
-				pos.tools = append(pos.tools, tp)
-			}
-		}
+	return out, toolLines
+}
+
+// personas reads personas:, the lists persona traits are drawn from.
+func (d *yamlDoc) personas(v *yaml.Node) Personas {
+	pf := d.fields(v, "personas")
+	if pf == nil {
+		return Personas{}
 	}
-	if v := f.get("sequences"); v != nil {
-		for _, n := range d.seq(v, "sequences") {
-			if s, sp, ok := d.sequence(n); ok {
-				c.Sequences = append(c.Sequences, s)
-				pos.steps = append(pos.steps, sp)
-			}
+	get := func(k string) []string {
+		if n := pf.get(k); n != nil {
+			s, _ := d.strs(n, k)
+			return s
 		}
+		return nil
 	}
-	if v := f.get("personas"); v != nil {
-		if pf := d.fields(v, "personas"); pf != nil {
-			get := func(k string) []string {
-				if n := pf.get(k); n != nil {
-					s, _ := d.strs(n, k)
-					return s
-				}
-				return nil
-			}
-			c.Personas = Personas{
-				Personalities: get("personalities"),
-				Accents:       get("accents"),
-				Locations:     get("locations"),
-				Styles:        get("styles"),
-			}
-		}
+	return Personas{
+		Personalities: get("personalities"),
+		Accents:       get("accents"),
+		Locations:     get("locations"),
+		Styles:        get("styles"),
 	}
-	return pos
 }
 
 // syntaxError reports a YAML error at line, else at the line yaml.v3 names.

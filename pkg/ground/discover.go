@@ -69,13 +69,40 @@ type search struct {
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
-	g, t := s.g, s.t
-	touched := g.touched(t)
+	t := s.t
 	req := map[string]bool{}
 	for _, p := range t.Required() {
 		req[p] = true
 	}
 	params := t.ParamNames()
+	alts := s.alternatives(decl, params)
+	base := map[string]Binding{}
+	for _, p := range params {
+		base[p] = alts[p][0]
+	}
+	anchor := s.anchor(base)
+	won, wonCase, err := s.firstWin(ctx, params, req, alts, base, anchor)
+	if err != nil {
+		return nil, "", err
+	}
+	final := base
+	if won != nil {
+		final = won
+		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
+			return nil, "", err
+		}
+	}
+	s.ok = won != nil
+	return s.bindings(params, req, final), s.last, nil
+}
+
+// alternatives lists, per argument, the bindings to try, best first: the
+// declared one, then the columns that could hold its value (never others
+// when the author named one with an x-ref), or a loose binding when no
+// column can.
+func (s *search) alternatives(decl Bindings, params []string) map[string][]Binding {
+	g, t := s.g, s.t
+	touched := g.touched(t)
 	alts := map[string][]Binding{}
 	for _, p := range params {
 		d, _ := decl.Of(t.Name, p)
@@ -102,33 +129,17 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		}
 		alts[p] = g.ways(p, cands)
 	}
-	base := map[string]Binding{}
-	for _, p := range params {
-		base[p] = alts[p][0]
-	}
-	anchor := s.anchor(base)
-	var won map[string]Binding
-	var wonCase Bound
-	for round := 0; round < 2 && won == nil; round++ {
-		if round == 1 {
-			// The required arguments alone were never enough: the
-			// optional ones too.
-			any := false
-			for _, p := range params {
-				if req[p] {
-					continue
-				}
-				for i := range alts[p] {
-					if alts[p][i].Table != "" || alts[p][i].How == ByEnum {
-						alts[p][i].Fill = true
-						any = true
-					}
-				}
-				base[p] = alts[p][0]
-			}
-			if !any {
-				break
-			}
+	return alts
+}
+
+// firstWin plays cases until an assignment of bindings is answered ok:
+// first filling the required arguments only, then, if that never was
+// enough, the optional ones too (which turns their Fill on in alts and
+// base). It returns nil when no case won.
+func (s *search) firstWin(ctx context.Context, params []string, req map[string]bool, alts map[string][]Binding, base map[string]Binding, anchor string) (map[string]Binding, Bound, error) {
+	for round := 0; round < 2; round++ {
+		if round == 1 && !fillOptional(params, req, alts, base) {
+			break
 		}
 		for _, b := range s.casesOf(base) {
 			if s.tries >= discoverTries {
@@ -136,26 +147,44 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 			}
 			a, err := s.onCase(ctx, b, params, anchor, alts, base)
 			if err != nil {
-				return nil, "", err
+				return nil, Bound{}, err
 			}
 			if a != nil {
-				won, wonCase = a, b
-				break
+				return a, b, nil
 			}
 		}
 	}
-	final := base
-	if won != nil {
-		final = won
-		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
-			return nil, "", err
+	return nil, Bound{}, nil
+}
+
+// fillOptional turns Fill on for every optional argument a column or an
+// enum can fill, and reports whether there was one.
+func fillOptional(params []string, req map[string]bool, alts map[string][]Binding, base map[string]Binding) bool {
+	some := false
+	for _, p := range params {
+		if req[p] {
+			continue
 		}
+		for i := range alts[p] {
+			if alts[p][i].Table != "" || alts[p][i].How == ByEnum {
+				alts[p][i].Fill = true
+				some = true
+			}
+		}
+		base[p] = alts[p][0]
 	}
+	return some
+}
+
+// bindings are the tool's final bindings: confirmed where a won call
+// filled them, Unbound for a required argument nothing grounds when no
+// call won.
+func (s *search) bindings(params []string, req map[string]bool, final map[string]Binding) Bindings {
 	var out Bindings
 	for _, p := range params {
 		b := final[p]
-		b.Tool, b.Param = t.Name, p
-		if won != nil {
+		b.Tool, b.Param = s.t.Name, p
+		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
 		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
@@ -169,8 +198,7 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		}
 		out = append(out, b)
 	}
-	s.ok = won != nil
-	return out, s.last, nil
+	return out
 }
 
 // ways lists, for each candidate column of an argument, the ways a case may
@@ -299,6 +327,22 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 // alone; then pairs of them. It returns the assignment the handler answered
 // ok, or nil.
 func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
+	budget := s.tries + discoverPerCase
+	won, suspects, err := s.asItStands(ctx, b, params, anchor, base)
+	if err != nil || won != nil || len(suspects) == 0 {
+		return won, err // no suspect: the case's own record is refused
+	}
+	// Then, under its first row choice, each other way of one argument to
+	// blame, then of two.
+	b.Variant = 0
+	return s.otherWays(ctx, b, params, suspects, alts, base, budget)
+}
+
+// asItStands plays the case as it stands, under each of its row choices,
+// and each of a few ordinals when an argument's value is one the ordinal
+// chooses (a sibling, a shared row, an enum value). It returns the
+// bindings when a call won, else the arguments the refusals blamed.
+func (s *search) asItStands(ctx context.Context, b Bound, params []string, anchor string, base map[string]Binding) (map[string]Binding, []string, error) {
 	variants := 1
 	for _, a := range base {
 		if a.Table != "" && a.Source == FromCase && a.How != Fresh && a.Table != b.Table {
@@ -306,10 +350,6 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 		}
 	}
 	variants = min(variants, 3)
-	budget := s.tries + discoverPerCase
-	// The case as it stands, under each of its row choices, and each of a
-	// few ordinals when an argument's value is one the ordinal chooses (a
-	// sibling, a shared row, an enum value).
 	ordinals := 1
 	for _, a := range base {
 		if a.Source == FromSibling || a.Source == FromShared || a.How == ByEnum {
@@ -323,7 +363,7 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 			b.Variant, b.Ordinal = v, ordinal+o
 			ok, blame, err := s.try(ctx, b, params, base)
 			if err != nil || ok {
-				return nilUnless(ok, base), err
+				return nilUnless(ok, base), nil, err
 			}
 			for _, p := range params {
 				if p != anchor && contains(blame, p) && !contains(suspects, p) {
@@ -332,20 +372,20 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 			}
 		}
 	}
-	b.Ordinal = ordinal
-	if len(suspects) == 0 {
-		return nil, nil // the case's own record is refused
-	}
-	// Then, under its first row choice, each other way of one argument to
-	// blame, then of two.
-	b.Variant = 0
+	return nil, suspects, nil
+}
+
+// otherWays tries each other way of binding one suspect argument, then
+// pairs of them, until a call wins or the case's budget is spent.
+func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []string, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
 	opts := map[string][]Binding{}
 	for _, p := range suspects {
 		opts[p] = s.options(b, p, alts, base[p])
 	}
+	spent := func() bool { return s.tries >= budget || s.tries >= discoverTries }
 	for _, p := range suspects {
 		for _, o := range opts[p] {
-			if s.tries >= budget || s.tries >= discoverTries {
+			if spent() {
 				return nil, nil
 			}
 			next := with(base, p, o)
@@ -358,7 +398,7 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 		for _, q := range suspects[i+1:] {
 			for _, o := range first(opts[p], 4) {
 				for _, o2 := range first(opts[q], 4) {
-					if s.tries >= budget || s.tries >= discoverTries {
+					if spent() {
 						return nil, nil
 					}
 					next := with(with(base, p, o), q, o2)

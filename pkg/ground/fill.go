@@ -249,6 +249,35 @@ func (g *Graph) guess(name, typ string, ps map[string]any, b Bound) (any, bool) 
 // When the case has none, one related seed row stands in.
 func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 	props, _ := items["properties"].(map[string]any)
+	need := objectKeys(items, props)
+	if len(need) == 0 {
+		return nil, false
+	}
+	tables := g.tablesWith(need)
+	objects := func(tb contract.Table, rows []Row) []any {
+		out := make([]any, len(rows))
+		for i, r := range rows {
+			out[i] = rowObject(tb, r, props)
+		}
+		return out
+	}
+	if tb, rows := g.targetChildren(tables, b); len(rows) > 0 {
+		return objects(tb, rows), true
+	}
+	if tb, rows, ok := g.caseSiblings(tables, b); ok {
+		return objects(tb, rows), true
+	}
+	for _, tb := range tables {
+		if r := g.related(tb.Name, b); r != nil {
+			return []any{rowObject(tb, r, props)}, true
+		}
+	}
+	return nil, false
+}
+
+// objectKeys are the keys an object of items must have: its required
+// properties, or else all of them.
+func objectKeys(items, props map[string]any) []string {
 	var need []string
 	if req, ok := items["required"].([]any); ok {
 		for _, r := range req {
@@ -263,9 +292,11 @@ func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 		}
 		sort.Strings(need)
 	}
-	if len(need) == 0 {
-		return nil, false
-	}
+	return need
+}
+
+// tablesWith are the tables that have a column of every name in need.
+func (g *Graph) tablesWith(need []string) []contract.Table {
 	var tables []contract.Table
 	for _, tb := range g.C.Tables {
 		covers := true
@@ -279,41 +310,48 @@ func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 			tables = append(tables, tb)
 		}
 	}
-	object := func(tb contract.Table, r Row) map[string]any {
-		o := map[string]any{}
-		for k := range props {
-			if tb.Column(k) != nil && r[k] != nil {
-				o[k] = r[k]
+	return tables
+}
+
+// rowObject is the object of props a row holds.
+func rowObject(tb contract.Table, r Row, props map[string]any) map[string]any {
+	o := map[string]any{}
+	for k := range props {
+		if tb.Column(k) != nil && r[k] != nil {
+			o[k] = r[k]
+		}
+	}
+	return o
+}
+
+// targetChildren are the case's rows of the first of tables that hang off
+// the case's target.
+func (g *Graph) targetChildren(tables []contract.Table, b Bound) (contract.Table, []Row) {
+	if b.Target == nil {
+		return contract.Table{}, nil
+	}
+	for _, tb := range tables {
+		for _, fk := range g.fks[tb.Name] {
+			if fk.RefTable != b.Table || fk.RefTable == tb.Name {
+				continue
 			}
-		}
-		return o
-	}
-	objects := func(tb contract.Table, rows []Row) []any {
-		out := make([]any, len(rows))
-		for i, r := range rows {
-			out[i] = object(tb, r)
-		}
-		return out
-	}
-	// Rows that hang off the case's target.
-	if b.Target != nil {
-		for _, tb := range tables {
-			for _, fk := range g.fks[tb.Name] {
-				if fk.RefTable != b.Table || fk.RefTable == tb.Name {
-					continue
-				}
-				var rows []Row
-				for _, r := range b.Rows[tb.Name] {
-					if Text(r[fk.Column]) == Text(b.Target[fk.RefColumn]) {
-						rows = append(rows, r)
-					}
-				}
-				if len(rows) > 0 {
-					return objects(tb, rows), true
+			var rows []Row
+			for _, r := range b.Rows[tb.Name] {
+				if Text(r[fk.Column]) == Text(b.Target[fk.RefColumn]) {
+					rows = append(rows, r)
 				}
 			}
+			if len(rows) > 0 {
+				return tb, rows
+			}
 		}
 	}
+	return contract.Table{}, nil
+}
+
+// caseSiblings are, for the first of tables the case has rows of, the rows
+// that share every foreign key with its first one.
+func (g *Graph) caseSiblings(tables []contract.Table, b Bound) (contract.Table, []Row, bool) {
 	for _, tb := range tables {
 		rows := b.Rows[tb.Name]
 		if len(rows) == 0 {
@@ -332,14 +370,9 @@ func (g *Graph) fillObjects(items map[string]any, b Bound) (any, bool) {
 				siblings = append(siblings, r)
 			}
 		}
-		return objects(tb, siblings), true
+		return tb, siblings, true
 	}
-	for _, tb := range tables {
-		if r := g.related(tb.Name, b); r != nil {
-			return []any{object(tb, r)}, true
-		}
-	}
-	return nil, false
+	return contract.Table{}, nil, false
 }
 
 // Renew makes a state-changing call's lists of objects name a change: a

@@ -270,44 +270,7 @@ func (g *Graph) Sample(table string, max int) []Row {
 			idx = append(idx, i)
 		}
 	}
-	cols := g.LowCardinality(table, 8)
-	names := make([]string, 0, len(cols))
-	for n := range cols {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	// Each level's rows, reordered to spread: the middle, then the
-	// quarters, and so on.
-	// Levels interleaved across columns (every column's first level, then
-	// every column's second...), so no column waits for another's.
-	var byCol [][][]int
-	for _, col := range names {
-		c := g.column(table, col)
-		var lvs [][]int
-		for _, lv := range cols[col] {
-			var at []int
-			for i := range rows {
-				if !c.isNil[i] && c.text[i] == lv {
-					at = append(at, i)
-				}
-			}
-			lvs = append(lvs, spreadOrder(at))
-		}
-		byCol = append(byCol, lvs)
-	}
-	var levels [][]int
-	for k := 0; ; k++ {
-		more := false
-		for _, lvs := range byCol {
-			if k < len(lvs) {
-				levels = append(levels, lvs[k])
-				more = true
-			}
-		}
-		if !more {
-			break
-		}
-	}
+	levels := g.levelRows(table, len(rows))
 	per := max * 2 / 3 // at most two thirds of the sample go to levels
 	for round := 0; len(idx) < per; round++ {
 		more := false
@@ -334,6 +297,48 @@ func (g *Graph) Sample(table string, max int) []Row {
 		out[i] = rows[j]
 	}
 	return out
+}
+
+// levelRows lists, for each level of the table's low-cardinality columns,
+// the indexes of its rows, reordered to spread: the middle, then the
+// quarters, and so on. Levels are interleaved across columns (every
+// column's first level, then every column's second...), so no column waits
+// for another's.
+func (g *Graph) levelRows(table string, n int) [][]int {
+	cols := g.LowCardinality(table, 8)
+	names := make([]string, 0, len(cols))
+	for name := range cols {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var byCol [][][]int
+	for _, col := range names {
+		c := g.column(table, col)
+		var lvs [][]int
+		for _, lv := range cols[col] {
+			var at []int
+			for i := 0; i < n; i++ {
+				if !c.isNil[i] && c.text[i] == lv {
+					at = append(at, i)
+				}
+			}
+			lvs = append(lvs, spreadOrder(at))
+		}
+		byCol = append(byCol, lvs)
+	}
+	var levels [][]int
+	for k := 0; ; k++ {
+		more := false
+		for _, lvs := range byCol {
+			if k < len(lvs) {
+				levels = append(levels, lvs[k])
+				more = true
+			}
+		}
+		if !more {
+			return levels
+		}
+	}
 }
 
 // spreadOrder reorders xs so that any prefix is spread over the whole: the

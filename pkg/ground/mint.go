@@ -161,64 +161,81 @@ func (g *Graph) collect(table string, target Row) *minting {
 	if m.owner != nil && cl != nil && cl.Table != table {
 		m.add(g, cl.Table, m.owner)
 	}
-	eligible := func(t string, r Row) bool {
-		for _, fk := range g.fks[t] {
-			if r[fk.Column] == nil || !m.restricted[fk.RefTable] {
-				continue
-			}
-			if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
-				return false
-			}
-		}
-		if g.PK(t) != "" {
-			return true
-		}
-		tb := g.C.Table(t)
-		if len(tb.PrimaryKey) == 0 {
-			return true
-		}
-		for _, k := range tb.PrimaryKey {
-			if fk, ok := g.fkOf(t, k); ok && g.PK(fk.RefTable) == fk.RefColumn && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, r[k])) {
-				return true
-			}
-		}
-		return false
-	}
+	// Until nothing changes: every row of an unrestricted table that hangs
+	// off a copied row, and may be copied, is.
 	for changed := true; changed; {
-		changed = false
-		for _, t := range g.C.Tables {
-			if m.restricted[t.Name] {
-				continue
-			}
-			for _, fk := range g.fks[t.Name] {
-				parents := m.chosen[fk.RefTable]
-				if len(parents) == 0 {
-					continue
-				}
-				// The parents' referenced values, as a set: comparing each
-				// row with each parent would make minting quadratic.
-				refs := map[string]bool{}
-				for _, it := range m.order {
-					if it.table == fk.RefTable && it.row[fk.RefColumn] != nil {
-						refs[Text(it.row[fk.RefColumn])] = true
-					}
-				}
-				col := g.column(t.Name, fk.Column)
-				for i, r := range g.Rows(t.Name) {
-					if col.isNil[i] || !refs[col.text[i]] {
-						continue
-					}
-					if eligible(t.Name, r) && m.add(g, t.Name, r) {
-						changed = true
-					}
-				}
-				if len(m.order) > maxMintRows {
-					return m
-				}
-			}
+		var full bool
+		changed, full = g.collectChildren(m)
+		if full {
+			break
 		}
 	}
 	return m
+}
+
+// collectChildren adds, table by table, the rows that refer to a copied
+// row and are eligible. It reports whether it added any, and whether the
+// copy passed maxMintRows (then it stops).
+func (g *Graph) collectChildren(m *minting) (changed, full bool) {
+	for _, t := range g.C.Tables {
+		if m.restricted[t.Name] {
+			continue
+		}
+		for _, fk := range g.fks[t.Name] {
+			parents := m.chosen[fk.RefTable]
+			if len(parents) == 0 {
+				continue
+			}
+			// The parents' referenced values, as a set: comparing each
+			// row with each parent would make minting quadratic.
+			refs := map[string]bool{}
+			for _, it := range m.order {
+				if it.table == fk.RefTable && it.row[fk.RefColumn] != nil {
+					refs[Text(it.row[fk.RefColumn])] = true
+				}
+			}
+			col := g.column(t.Name, fk.Column)
+			for i, r := range g.Rows(t.Name) {
+				if col.isNil[i] || !refs[col.text[i]] {
+					continue
+				}
+				if m.eligible(g, t.Name, r) && m.add(g, t.Name, r) {
+					changed = true
+				}
+			}
+			if len(m.order) > maxMintRows {
+				return changed, true
+			}
+		}
+	}
+	return changed, false
+}
+
+// eligible reports whether row r of table t may join the copy: no parent
+// of a restricted table it refers to is left uncopied, and it has a key of
+// its own or one made of copied parents' keys.
+func (m *minting) eligible(g *Graph, t string, r Row) bool {
+	for _, fk := range g.fks[t] {
+		if r[fk.Column] == nil || !m.restricted[fk.RefTable] {
+			continue
+		}
+		if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
+			return false
+		}
+	}
+	if g.PK(t) != "" {
+		return true
+	}
+	tb := g.C.Table(t)
+	if len(tb.PrimaryKey) == 0 {
+		return true
+	}
+	for _, k := range tb.PrimaryKey {
+		if fk, ok := g.fkOf(t, k); ok && g.PK(fk.RefTable) == fk.RefColumn && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, r[k])) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeUnique makes sure every unique column set (the primary key included)
@@ -321,98 +338,131 @@ func (g *Graph) freshable(t *contract.Table, set []string) string {
 // keys (and a key that is itself a foreign key, like a code keyed by phone
 // number) follow the values their parents were given.
 func (g *Graph) assign(m *minting, p Person) (*Setup, error) {
-	cl := g.C.Caller
 	order := append([]item(nil), m.order...)
 	sortByTable(g, order, func(it item) string { return it.table })
-	remap := map[string]map[string]any{} // "table.column" -> old text -> new value
-	seq := map[string]int{}
-	// personal maps the caller's old names, email and phone to the new
-	// person's, for the other rows that repeat them.
-	personal := map[string]any{}
-	s := &Setup{Minted: map[string]map[string]Row{}}
+	a := &assignment{
+		remap:    map[string]map[string]any{},
+		seq:      map[string]int{},
+		personal: map[string]any{},
+		s:        &Setup{Minted: map[string]map[string]Row{}},
+	}
 	for _, it := range order {
-		nr := Row{}
-		for k, v := range it.row {
-			nr[k] = v
-		}
-		for _, fk := range g.fks[it.table] {
-			if it.row[fk.Column] == nil {
-				continue
-			}
-			if nv, ok := remap[fk.RefTable+"."+fk.RefColumn][Text(it.row[fk.Column])]; ok {
-				nr[fk.Column] = nv
-			}
-		}
-		n := seq[it.table]
-		seq[it.table]++
-		slot, err := p.slot(it.table, n)
+		nr, err := g.mintRow(m, a, it, p)
 		if err != nil {
 			return nil, err
 		}
-		pk := g.PK(it.table)
-		isCaller := cl != nil && it.table == cl.Table
-		if isCaller {
-			if err := g.rename(it.table, nr, p, n); err != nil {
-				return nil, err
-			}
-			for k, v := range nr {
-				if renamed(k) != "" && Text(it.row[k]) != Text(v) {
-					personal[Text(it.row[k])] = v
-				}
-			}
-		} else if err := g.personalise(it.table, it.row, nr, personal, p, n); err != nil {
+		g.record(m, a, it, nr)
+	}
+	if cl := g.C.Caller; cl != nil && m.table == cl.Table {
+		a.s.Caller = a.s.Target
+	}
+	return a.s, nil
+}
+
+// assignment is what minting the rows of a copy, parents first, carries
+// from one row to the next.
+type assignment struct {
+	remap map[string]map[string]any // "table.column" -> old text -> new value
+	seq   map[string]int            // table -> rows of it minted so far
+	// personal maps the caller's old names, email and phone to the new
+	// person's, for the other rows that repeat them.
+	personal map[string]any
+	s        *Setup
+}
+
+// mintRow is the copy of one seed row: its foreign keys follow the parents
+// already minted, the caller's row is renamed to p and the others repeat
+// its new names, and its key and the columns that must be unique take
+// fresh values in p's slot.
+func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, error) {
+	cl := g.C.Caller
+	nr := Row{}
+	for k, v := range it.row {
+		nr[k] = v
+	}
+	for _, fk := range g.fks[it.table] {
+		if it.row[fk.Column] == nil {
+			continue
+		}
+		if nv, ok := a.remap[fk.RefTable+"."+fk.RefColumn][Text(it.row[fk.Column])]; ok {
+			nr[fk.Column] = nv
+		}
+	}
+	n := a.seq[it.table]
+	a.seq[it.table]++
+	slot, err := p.slot(it.table, n)
+	if err != nil {
+		return nil, err
+	}
+	pk := g.PK(it.table)
+	isCaller := cl != nil && it.table == cl.Table
+	if isCaller {
+		if err := g.rename(it.table, nr, p, n); err != nil {
 			return nil, err
 		}
-		if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
-			var nv any
-			if isCaller && pk == cl.Key {
-				nv, err = g.personKey(it.table, pk, it.row[pk], p, slot)
-			} else {
-				nv, err = g.Fresh(it.table, pk, it.row[pk], slot)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
-			}
-			nr[pk] = nv
-		}
-		for _, c := range m.fresh[it.table][rowKey(g, it.table, it.row)] {
-			if Text(nr[c]) != Text(it.row[c]) {
-				continue
-			}
-			nv, err := g.Fresh(it.table, c, it.row[c], slot)
-			if err != nil {
-				return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
-			}
-			nr[c] = nv
-		}
 		for k, v := range nr {
-			if Text(it.row[k]) == Text(v) {
-				continue
+			if renamed(k) != "" && Text(it.row[k]) != Text(v) {
+				a.personal[Text(it.row[k])] = v
 			}
-			key := it.table + "." + k
-			if remap[key] == nil {
-				remap[key] = map[string]any{}
-			}
-			remap[key][Text(it.row[k])] = v
 		}
-		if pk != "" && Text(nr[pk]) != "" {
-			s.Codes = append(s.Codes, Text(nr[pk]))
-		}
-		if s.Minted[it.table] == nil {
-			s.Minted[it.table] = map[string]Row{}
-		}
-		s.Minted[it.table][rowKey(g, it.table, it.row)] = nr
-		if it.table == m.table && rowKey(g, m.table, it.row) == rowKey(g, m.table, m.target) {
-			s.Target = nr
-		}
-		if isCaller && (m.owner != nil && rowKey(g, it.table, it.row) == rowKey(g, it.table, m.owner) || m.table == cl.Table && s.Caller == nil) {
-			s.Caller = nr
-		}
+	} else if err := g.personalise(it.table, it.row, nr, a.personal, p, n); err != nil {
+		return nil, err
 	}
-	if cl != nil && m.table == cl.Table {
-		s.Caller = s.Target
+	if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
+		var nv any
+		if isCaller && pk == cl.Key {
+			nv, err = g.personKey(it.table, pk, it.row[pk], p, slot)
+		} else {
+			nv, err = g.Fresh(it.table, pk, it.row[pk], slot)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
+		}
+		nr[pk] = nv
 	}
-	return s, nil
+	for _, c := range m.fresh[it.table][rowKey(g, it.table, it.row)] {
+		if Text(nr[c]) != Text(it.row[c]) {
+			continue
+		}
+		nv, err := g.Fresh(it.table, c, it.row[c], slot)
+		if err != nil {
+			return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
+		}
+		nr[c] = nv
+	}
+	return nr, nil
+}
+
+// record keeps the copy nr of a seed row: the values it changed (for the
+// rows that refer to them), its code, and whether it is the target or the
+// caller.
+func (g *Graph) record(m *minting, a *assignment, it item, nr Row) {
+	cl := g.C.Caller
+	s := a.s
+	for k, v := range nr {
+		if Text(it.row[k]) == Text(v) {
+			continue
+		}
+		key := it.table + "." + k
+		if a.remap[key] == nil {
+			a.remap[key] = map[string]any{}
+		}
+		a.remap[key][Text(it.row[k])] = v
+	}
+	if pk := g.PK(it.table); pk != "" && Text(nr[pk]) != "" {
+		s.Codes = append(s.Codes, Text(nr[pk]))
+	}
+	if s.Minted[it.table] == nil {
+		s.Minted[it.table] = map[string]Row{}
+	}
+	s.Minted[it.table][rowKey(g, it.table, it.row)] = nr
+	if it.table == m.table && rowKey(g, m.table, it.row) == rowKey(g, m.table, m.target) {
+		s.Target = nr
+	}
+	isCaller := cl != nil && it.table == cl.Table
+	if isCaller && (m.owner != nil && rowKey(g, it.table, it.row) == rowKey(g, it.table, m.owner) || m.table == cl.Table && s.Caller == nil) {
+		s.Caller = nr
+	}
 }
 
 // render writes the copies as inserts in schema order, so parents land before

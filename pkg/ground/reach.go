@@ -89,56 +89,15 @@ func sameRow(a, b Row) bool {
 
 // Bind returns the rows a case made from a seed row of table reaches.
 func (g *Graph) Bind(table string, target Row) Bound {
-	b := Bound{Table: table, Target: target, Caller: g.Owner(table, target), Rows: map[string][]Row{}}
-	seen := map[string]map[string]bool{}
-	add := func(t string, r Row) bool {
-		if r == nil {
-			return false
-		}
-		k := rowKey(g, t, r)
-		if seen[t] == nil {
-			seen[t] = map[string]bool{}
-		}
-		if seen[t][k] || len(b.Rows[t]) >= maxReach {
-			return false
-		}
-		seen[t][k] = true
-		b.Rows[t] = append(b.Rows[t], r)
-		return true
-	}
-	add(table, target)
+	rc := &reaching{g: g, table: table, seen: map[string]map[string]bool{},
+		b: Bound{Table: table, Target: target, Caller: g.Owner(table, target), Rows: map[string][]Row{}}}
+	b := &rc.b
+	rc.add(table, target)
 	cl := g.C.Caller
 	if cl != nil && b.Caller != nil {
-		add(cl.Table, b.Caller)
+		rc.add(cl.Table, b.Caller)
 	}
-	// Only the target and the caller are rows of their own tables: another
-	// order of the same user, another patient, is not this case.
-	own := func(t string) bool { return t == table || cl != nil && b.Caller != nil && t == cl.Table }
-	parents := func(t string, r Row, depth int) {
-		type step struct {
-			t     string
-			r     Row
-			depth int
-		}
-		queue := []step{{t, r, depth}}
-		for len(queue) > 0 {
-			s := queue[0]
-			queue = queue[1:]
-			if s.depth == 0 {
-				continue
-			}
-			for _, fk := range g.fks[s.t] {
-				p := g.Find(fk.RefTable, fk.RefColumn, s.r[fk.Column])
-				if p == nil || own(fk.RefTable) {
-					continue
-				}
-				if add(fk.RefTable, p) {
-					queue = append(queue, step{fk.RefTable, p, s.depth - 1})
-				}
-			}
-		}
-	}
-	parents(table, target, 3)
+	rc.parents(table, target, 3)
 	roots := []item{{table, target}}
 	if b.Caller != nil && cl.Table != table {
 		roots = append(roots, item{cl.Table, b.Caller})
@@ -147,30 +106,97 @@ func (g *Graph) Bind(table string, target Row) Bound {
 	// their parents (a child's guardians, an order item's variant).
 	level := roots
 	for depth := 0; depth < 2; depth++ {
-		var next []item
-		for _, t := range g.C.Tables {
-			if own(t.Name) {
+		next := rc.children(level)
+		for _, it := range next {
+			rc.parents(it.table, it.row, 2)
+		}
+		level = next
+	}
+	return rc.b
+}
+
+// reaching is a case being bound: the rows it reaches so far.
+type reaching struct {
+	g     *Graph
+	table string
+	b     Bound
+	seen  map[string]map[string]bool // table -> row key
+}
+
+// add takes r into the case unless it is there already or its table is
+// full, and reports whether it did.
+func (rc *reaching) add(t string, r Row) bool {
+	if r == nil {
+		return false
+	}
+	k := rowKey(rc.g, t, r)
+	if rc.seen[t] == nil {
+		rc.seen[t] = map[string]bool{}
+	}
+	if rc.seen[t][k] || len(rc.b.Rows[t]) >= maxReach {
+		return false
+	}
+	rc.seen[t][k] = true
+	rc.b.Rows[t] = append(rc.b.Rows[t], r)
+	return true
+}
+
+// own reports whether t is the target's or the caller's table: only the
+// target and the caller are rows of their own tables (another order of the
+// same user, another patient, is not this case).
+func (rc *reaching) own(t string) bool {
+	cl := rc.g.C.Caller
+	return t == rc.table || cl != nil && rc.b.Caller != nil && t == cl.Table
+}
+
+// parents adds the rows r refers to, breadth first, depth levels up.
+func (rc *reaching) parents(t string, r Row, depth int) {
+	type step struct {
+		t     string
+		r     Row
+		depth int
+	}
+	queue := []step{{t, r, depth}}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if s.depth == 0 {
+			continue
+		}
+		for _, fk := range rc.g.fks[s.t] {
+			p := rc.g.Find(fk.RefTable, fk.RefColumn, s.r[fk.Column])
+			if p == nil || rc.own(fk.RefTable) {
 				continue
 			}
-			for _, fk := range g.fks[t.Name] {
-				for _, it := range level {
-					if fk.RefTable != it.table {
-						continue
-					}
-					for _, r := range g.Where(t.Name, fk.Column, it.row[fk.RefColumn]) {
-						if add(t.Name, r) {
-							next = append(next, item{t.Name, r})
-						}
+			if rc.add(fk.RefTable, p) {
+				queue = append(queue, step{fk.RefTable, p, s.depth - 1})
+			}
+		}
+	}
+}
+
+// children adds the rows of other tables that refer to a row of level, and
+// returns those it added.
+func (rc *reaching) children(level []item) []item {
+	var next []item
+	for _, t := range rc.g.C.Tables {
+		if rc.own(t.Name) {
+			continue
+		}
+		for _, fk := range rc.g.fks[t.Name] {
+			for _, it := range level {
+				if fk.RefTable != it.table {
+					continue
+				}
+				for _, r := range rc.g.Where(t.Name, fk.Column, it.row[fk.RefColumn]) {
+					if rc.add(t.Name, r) {
+						next = append(next, item{t.Name, r})
 					}
 				}
 			}
 		}
-		for _, it := range next {
-			parents(it.table, it.row, 2)
-		}
-		level = next
 	}
-	return b
+	return next
 }
 
 // Remap returns the case with every row it reaches replaced by its minted

@@ -235,6 +235,42 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	kept := lessonsOf(c, opts.MaxProbe)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
+	gr, err := grounding(ctx, g, r, opts, kept)
+	if err != nil {
+		return nil, err
+	}
+	d := &deriver{
+		c: c, opts: opts, gr: &gr,
+		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
+		sv:      &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved},
+		handoff: Handoff(c),
+		cellOf:  map[string]string{},
+	}
+	for _, cell := range d.p.Cells {
+		for _, tn := range cell.Tools {
+			d.cellOf[tn] = cell.ID()
+		}
+	}
+	var all []Bucket
+	for ui := range c.UseCases {
+		bs, err := d.useCase(ctx, &c.UseCases[ui])
+		if err != nil {
+			return nil, fmt.Errorf("plan: use case %s: %w", c.UseCases[ui].ID, err)
+		}
+		all = append(all, bs...)
+	}
+	orderBuckets(all)
+	assignRules(c, all)
+	p := d.p
+	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+	p.sizeBuckets(g, all, opts, capped)
+	return p, nil
+}
+
+// grounding is the contract's grounding on this world: the one given, the
+// one an earlier Derive discovered, or a new discovery. The plan gets its
+// own copy to confirm tools in.
+func grounding(ctx context.Context, g *ground.Graph, r ground.Rehearser, opts Options, kept *lessons) (ground.Grounding, error) {
 	var gr ground.Grounding
 	switch {
 	case opts.Grounding != nil:
@@ -244,132 +280,156 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	default:
 		var err error
 		if gr, err = g.Discover(ctx, r); err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
+			return gr, fmt.Errorf("plan: %w", err)
 		}
 		kept.grounding = &gr
 	}
 	gr.Unanswered = maps.Clone(gr.Unanswered)
 	gr.Bindings = slices.Clone(gr.Bindings)
-	p := &Plan{Cells: Grid(c), Asked: opts.Asked}
-	handoff := Handoff(c)
-	cellOf := map[string]string{}
-	for _, cell := range p.Cells {
-		for _, tn := range cell.Tools {
-			cellOf[tn] = cell.ID()
-		}
+	return gr, nil
+}
+
+// deriver holds what planning each use case shares.
+type deriver struct {
+	c       *contract.Contract
+	opts    Options
+	gr      *ground.Grounding
+	p       *Plan
+	sv      *solver
+	handoff string
+	cellOf  map[string]string // tool -> the grid cell it is in
+}
+
+// useCase solves a use case's acting tool and returns its buckets; a use
+// case nothing can be planned for is recorded as a gap of the plan.
+func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, error) {
+	c, p := d.c, d.p
+	tools := UseCaseTools(c, u)
+	if len(tools) == 0 {
+		p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
+		return nil, nil
 	}
-	sv := &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved}
-	var all []Bucket
-	for ui := range c.UseCases {
-		u := &c.UseCases[ui]
-		tools := UseCaseTools(c, u)
-		if len(tools) == 0 {
-			p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
-			continue
-		}
-		acting, then := tools[len(tools)-1], ""
-		if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
-			// "File a report, then hand over": the report is the act, the
-			// handoff ends the conversation after it.
-			if prev := c.Tool(tools[len(tools)-2]); prev != nil {
-				if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
-					acting, then = prev.Name, acting
-				}
-			}
-		}
-		tool := c.Tool(acting)
-		if tool == nil {
-			continue
-		}
-		sol, err := sv.solve(ctx, tool)
-		if err != nil {
-			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
-		}
-		sol.choices = maps.Clone(sol.choices) // the cache keeps its own
-		if len(sol.levels) == 0 {
-			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
-			continue
-		}
-		if sol.answered {
-			gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
-		} else {
-			p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
-		}
-		lookups, err := sv.lookups(ctx, tool, tools, sol)
-		if err != nil {
-			return nil, fmt.Errorf("plan: use case %s: %w", u.ID, err)
-		}
-		spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: handoff, Table: sol.table, Callers: sol.callers}
-		spec.Binds = gr.Bindings.For(specTools(spec)...)
-		if sol.axis != nil {
-			sol.axis.UseCase = u.ID
-			p.Axes = append(p.Axes, *sol.axis)
-		}
-		changes := tool.ChangesState == nil || *tool.ChangesState
-		for _, lv := range sol.levels {
-			lspec := spec
-			lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
-			for _, k := range lv.templates {
-				if ch := sol.choices[k]; ch != (Choice{}) {
-					if lspec.Choices == nil {
-						lspec.Choices = map[string]Choice{}
-					}
-					lspec.Choices[k] = ch
-				}
-			}
-			axes := map[string]string{}
-			if lv.column != "" {
-				axes[sol.table+"."+lv.column] = lv.level
-			}
-			want := len(lv.templates)
-			if want > opts.MaxWant {
-				want = opts.MaxWant
-			}
-			if want == 0 {
-				continue
-			}
-			add := func(outcome, overlay string) {
-				all = append(all, Bucket{
-					Theme: u.ID, Cell: cellOf[acting], UseCase: u.ID,
-					Outcome: outcome, Overlay: overlay, Kind: kindOf(outcome, overlay),
-					Axes: axes, Want: want, Spec: lspec,
-					Angle: angle(u, tool, lv, outcome, overlay),
-				})
-			}
-			switch lv.outcome {
-			case "succeed":
-				add("succeed", "none")
-				add("succeed", "pressure")
-				if changes && len(spec.Gated) > 0 {
-					add("ask", "impersonation")
-				}
-			case "refuse":
-				add("refuse", "none")
-				add("refuse", "pressure")
-				add("refuse", "injection")
-				// A handoff is right only for what the agent cannot do
-				// itself: an act the world refuses at this level (and it
-				// means nothing when the act is the handover).
-				if changes && handoff != "" && handoff != acting && !tool.EndsConversation {
-					add("escalate", "fraud")
-					add("escalate", "emergency")
-				}
+	acting, then := actingTool(c, tools)
+	tool := c.Tool(acting)
+	if tool == nil {
+		return nil, nil
+	}
+	sol, err := d.sv.solve(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	sol.choices = maps.Clone(sol.choices) // the cache keeps its own
+	if len(sol.levels) == 0 {
+		p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
+		return nil, nil
+	}
+	if sol.answered {
+		d.gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
+	} else {
+		p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
+	}
+	lookups, err := d.sv.lookups(ctx, tool, tools, sol)
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
+	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	if sol.axis != nil {
+		sol.axis.UseCase = u.ID
+		p.Axes = append(p.Axes, *sol.axis)
+	}
+	var out []Bucket
+	for _, lv := range sol.levels {
+		out = append(out, d.levelBuckets(u, tool, spec, sol, lv)...)
+	}
+	return out, nil
+}
+
+// actingTool is the tool a use case's scenarios are about: its last tool,
+// unless that only ends the conversation after an act ("file a report,
+// then hand over"), which then follows the act.
+func actingTool(c *contract.Contract, tools []string) (acting, then string) {
+	acting = tools[len(tools)-1]
+	if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
+		if prev := c.Tool(tools[len(tools)-2]); prev != nil {
+			if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
+				acting, then = prev.Name, acting
 			}
 		}
 	}
-	// Within a use case, plain cases come before overlays and outcomes in a
-	// fixed order, so a small ask gets each use case's ordinary success and
-	// refusal first.
+	return acting, then
+}
+
+// levelBuckets are the buckets of one level of a use case's axis: each
+// outcome the level allows, plain and under each overlay that fits it.
+func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Spec, sol solution, lv level) []Bucket {
+	lspec := spec
+	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+	for _, k := range lv.templates {
+		if ch := sol.choices[k]; ch != (Choice{}) {
+			if lspec.Choices == nil {
+				lspec.Choices = map[string]Choice{}
+			}
+			lspec.Choices[k] = ch
+		}
+	}
+	axes := map[string]string{}
+	if lv.column != "" {
+		axes[sol.table+"."+lv.column] = lv.level
+	}
+	want := min(len(lv.templates), d.opts.MaxWant)
+	if want == 0 {
+		return nil
+	}
+	var out []Bucket
+	add := func(outcome, overlay string) {
+		out = append(out, Bucket{
+			Theme: u.ID, Cell: d.cellOf[spec.Tool], UseCase: u.ID,
+			Outcome: outcome, Overlay: overlay, Kind: kindOf(outcome, overlay),
+			Axes: axes, Want: want, Spec: lspec,
+			Angle: angle(u, tool, lv, outcome, overlay),
+		})
+	}
+	changes := tool.ChangesState == nil || *tool.ChangesState
+	switch lv.outcome {
+	case "succeed":
+		add("succeed", "none")
+		add("succeed", "pressure")
+		if changes && len(spec.Gated) > 0 {
+			add("ask", "impersonation")
+		}
+	case "refuse":
+		add("refuse", "none")
+		add("refuse", "pressure")
+		add("refuse", "injection")
+		// A handoff is right only for what the agent cannot do
+		// itself: an act the world refuses at this level (and it
+		// means nothing when the act is the handover).
+		if changes && d.handoff != "" && d.handoff != spec.Tool && !tool.EndsConversation {
+			add("escalate", "fraud")
+			add("escalate", "emergency")
+		}
+	}
+	return out
+}
+
+// orderBuckets puts, within a use case, plain cases before overlays and
+// outcomes in a fixed order, so a small ask gets each use case's ordinary
+// success and refusal first.
+func orderBuckets(all []Bucket) {
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].UseCase != all[j].UseCase {
 			return false
 		}
 		return bucketRank(all[i]) < bucketRank(all[j])
 	})
-	assignRules(c, all)
-	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+}
+
+// sizeBuckets gives the plan its code strides, its reuse of templates and its
+// capacity, then sizes the buckets to the ask and names its themes.
+func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped bool) {
 	p.Strides = strides(g, all)
-	for _, b := range gr.Bindings {
+	for _, b := range p.Bindings {
 		if b.How == ground.Fresh && p.Strides[b.Table] == 0 {
 			p.Strides[b.Table] = 1 // the fresh argument's own slot
 		}
@@ -404,7 +464,6 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			p.Themes = append(p.Themes, b.Theme)
 		}
 	}
-	return p, nil
 }
 
 // uses lays out each bucket n times, one bucket per use of its templates,
@@ -708,43 +767,45 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 	if asked >= capacity {
 		return all
 	}
-	quota := map[string]int{} // use case -> units granted by the steer
+	d := newDealer(all)
+	total := d.dealSteered(steerQuota(steer, asked), angled(all, d.byUC, steer))
+	// What the steer leaves out is filled evenly; steered use cases take more
+	// only once the others are full.
+	steeredUC := map[string]bool{}
+	for _, s := range steer {
+		steeredUC[s.UseCase] = true
+	}
+	d.fillEvenly(total, asked, steeredUC)
+	// Buckets granted nothing stay in the plan with want 0: a top-up may
+	// need them when others block.
+	out := make([]Bucket, len(all))
+	for i, b := range all {
+		b.Want = d.granted[i]
+		out[i] = b
+	}
+	return out
+}
+
+// steerQuota is, per use case, the scenarios a user's plan grants it, in
+// the plan's order; over-asks are trimmed from the end.
+func steerQuota(steer []Steer, asked int) map[string]int {
+	quota := map[string]int{}
 	steered := 0
 	for _, s := range steer {
 		if s.Count <= 0 || steered >= asked {
 			continue
 		}
-		n := s.Count
-		if steered+n > asked {
-			n = asked - steered // over-asks are trimmed from the end
-		}
+		n := min(s.Count, asked-steered)
 		quota[s.UseCase] += n
 		steered += n
 	}
-	granted := make([]int, len(all))
-	var order []string
-	byUC := map[string][]int{}
-	for i, b := range all {
-		if _, ok := byUC[b.UseCase]; !ok {
-			order = append(order, b.UseCase)
-		}
-		byUC[b.UseCase] = append(byUC[b.UseCase], i)
-	}
-	dealFrom := func(key string, idx []int, cursor map[string]int) bool {
-		for tries := 0; tries < len(idx); tries++ {
-			i := idx[cursor[key]%len(idx)]
-			cursor[key]++
-			if granted[i] < all[i].Want {
-				granted[i]++
-				return true
-			}
-		}
-		return false
-	}
-	deal := func(uc string, cursor map[string]int) bool { return dealFrom(uc, byUC[uc], cursor) }
-	// A steer's angle picks, within its use case, the buckets whose angle,
-	// outcome or overlay share a word with it; they are dealt first.
-	angled := map[string][]int{}
+	return quota
+}
+
+// angled is, per use case, the buckets a steer's angle picks: those whose
+// angle, outcome or overlay share a word with it. They are dealt first.
+func angled(all []Bucket, byUC map[string][]int, steer []Steer) map[string][]int {
+	out := map[string][]int{}
 	for _, st := range steer {
 		words := map[string]bool{}
 		for _, w := range Words(st.Angle) {
@@ -755,37 +816,79 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 		for _, i := range byUC[st.UseCase] {
 			for _, w := range append(append(Words(all[i].Angle), all[i].Outcome), all[i].Overlay) {
 				if words[singular(w)] {
-					angled[st.UseCase] = append(angled[st.UseCase], i)
+					out[st.UseCase] = append(out[st.UseCase], i)
 					break
 				}
 			}
 		}
 	}
+	return out
+}
+
+// dealer grants scenarios to buckets one at a time, round robin within a
+// use case, never past a bucket's want.
+type dealer struct {
+	all     []Bucket
+	granted []int
+	order   []string         // use cases in plan order
+	byUC    map[string][]int // use case -> its buckets' indexes
+	cursor  map[string]int   // deal key -> next index to try
+}
+
+func newDealer(all []Bucket) *dealer {
+	d := &dealer{all: all, granted: make([]int, len(all)), byUC: map[string][]int{}, cursor: map[string]int{}}
+	for i, b := range all {
+		if _, ok := d.byUC[b.UseCase]; !ok {
+			d.order = append(d.order, b.UseCase)
+		}
+		d.byUC[b.UseCase] = append(d.byUC[b.UseCase], i)
+	}
+	return d
+}
+
+// dealFrom grants one scenario to the next bucket of idx with room; key
+// keeps its place in idx between calls.
+func (d *dealer) dealFrom(key string, idx []int) bool {
+	for tries := 0; tries < len(idx); tries++ {
+		i := idx[d.cursor[key]%len(idx)]
+		d.cursor[key]++
+		if d.granted[i] < d.all[i].Want {
+			d.granted[i]++
+			return true
+		}
+	}
+	return false
+}
+
+func (d *dealer) deal(uc string) bool { return d.dealFrom(uc, d.byUC[uc]) }
+
+// dealSteered grants each use case its quota, angled buckets first, and
+// returns how many it granted.
+func (d *dealer) dealSteered(quota map[string]int, angled map[string][]int) int {
 	total := 0
-	cursor := map[string]int{}
-	for _, uc := range order {
-		for quota[uc] > 0 && (dealFrom("angle:"+uc, angled[uc], cursor) || deal(uc, cursor)) {
+	for _, uc := range d.order {
+		for quota[uc] > 0 && (d.dealFrom("angle:"+uc, angled[uc]) || d.deal(uc)) {
 			quota[uc]--
 			total++
 		}
 	}
-	// What the steer leaves out is filled evenly; steered use cases take more
-	// only once the others are full.
-	steeredUC := map[string]bool{}
-	for _, s := range steer {
-		steeredUC[s.UseCase] = true
-	}
+	return total
+}
+
+// fillEvenly deals round robin over the use cases until asked are granted
+// or every bucket is full: first those no steer named, then all of them.
+func (d *dealer) fillEvenly(total, asked int, steered map[string]bool) {
 	for pass := 0; pass < 2 && total < asked; pass++ {
 		for total < asked {
 			progress := false
-			for _, uc := range order {
+			for _, uc := range d.order {
 				if total >= asked {
 					break
 				}
-				if pass == 0 && steeredUC[uc] {
+				if pass == 0 && steered[uc] {
 					continue
 				}
-				if deal(uc, cursor) {
+				if d.deal(uc) {
 					total++
 					progress = true
 				}
@@ -795,12 +898,4 @@ func size(all []Bucket, asked int, steer []Steer) []Bucket {
 			}
 		}
 	}
-	// Buckets granted nothing stay in the plan with want 0: a top-up may
-	// need them when others block.
-	out := make([]Bucket, len(all))
-	for i, b := range all {
-		b.Want = granted[i]
-		out[i] = b
-	}
-	return out
 }

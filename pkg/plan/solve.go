@@ -70,90 +70,23 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		return sol, nil
 	}
 	chains := Chains(g.C, tool.Name)
-	rows := g.Sample(sol.table, sv.max)
-	cl := g.C.Caller
-	var callers []ground.Row
-	// A case about a shared record (a product, a notice) has a caller of
-	// its own only when someone must be identified or is named: the act
-	// requires something, or takes an argument from the caller's rows.
-	if cl != nil && g.Shared(sol.table, rows[0]) && (len(chains) > 1 || len(chains[0]) > 0 || sv.usesTable(tool.Name, cl.Table)) {
-		callers = g.Sample(cl.Table, 8)
-	}
-	caseOf := func(i int, r ground.Row) ground.Bound {
-		var caller ground.Row
-		if len(callers) > 0 {
-			caller = callers[i%len(callers)]
-		}
-		b := g.SeedCase(sol.table, r, caller)
-		b.Ordinal = i
-		b.Person = ground.Person{First: "Probe", Last: "Caller", Number: 1}
-		return b
-	}
-	// The chain whose preconditions answer ok on most of the first rows.
-	best, bestN, lastErr := -1, 0, ""
-	for ci, ch := range chains {
-		n := 0
-		for i, r := range rows {
-			if i >= 6 {
-				break
-			}
-			st, err := sv.run(ctx, tool, ch, caseOf(i, r), true)
-			if err != nil {
-				return sol, err
-			}
-			if st.prereqOK {
-				n++
-			} else if st.err != "" {
-				lastErr = st.err
-			}
-		}
-		if n > bestN {
-			best, bestN = ci, n
-		}
+	sc := sv.sampleCases(tool, sol.table, chains)
+	best, lastErr, err := sv.bestChain(ctx, tool, chains, sc)
+	if err != nil {
+		return sol, err
 	}
 	if best < 0 {
 		sol.why = sv.chainWhy(tool, chains, lastErr)
 		return sol, nil
 	}
 	sol.chain = chains[best]
-	// Every sampled row: its outcome, with the row choice that gets there.
-	pk := g.PK(sol.table)
-	outcome := map[string]string{}
-	var keys []string
-	callerOf := map[string]string{}
-	for i, r := range rows {
-		st, err := sv.run(ctx, tool, sol.chain, caseOf(i, r), false)
-		if err != nil {
-			return sol, err
-		}
-		if !st.prereqOK {
-			if st.err != "" {
-				lastErr = st.err
-			}
-			continue
-		}
-		key := ground.Text(r[pk])
-		switch {
-		case st.act.OK:
-			outcome[key] = "succeed"
-			sol.answered = true
-		case st.act.Refused && !st.act.Invalid:
-			outcome[key] = "refuse"
-		default:
-			lastErr = st.act.Error
-			continue
-		}
-		if ch := (Choice{Variant: st.variant, Ordinal: st.ordinal}); ch != (Choice{}) {
-			sol.choices[key] = ch
-		}
-		if len(callers) > 0 {
-			callerOf[key] = ground.Text(callers[i%len(callers)][cl.Key])
-		}
-		keys = append(keys, key)
+	played, err := sv.playRows(ctx, tool, &sol, sc, lastErr)
+	if err != nil {
+		return sol, err
 	}
-	if len(keys) == 0 {
-		sol.why = fmt.Sprintf("no row of %s made %s answer (ok or refused) after %s: %s", sol.table, tool.Name, chainText(sol.chain), clip(lastErr))
-		if lastErr == "" {
+	if len(played.keys) == 0 {
+		sol.why = fmt.Sprintf("no row of %s made %s answer (ok or refused) after %s: %s", sol.table, tool.Name, chainText(sol.chain), clip(played.lastErr))
+		if played.lastErr == "" {
 			sol.why = fmt.Sprintf("the arguments of %s could not be filled from any row of %s", tool.Name, sol.table)
 		}
 		if b := sv.firstUnbound(tool.Name); b != "" {
@@ -161,23 +94,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		}
 		return sol, nil
 	}
-	sol.levels, sol.axis = levels(g, sol.table, keys, outcome)
-	if len(callers) > 0 {
-		seen := map[string]bool{}
-		for _, k := range keys {
-			if c := callerOf[k]; c != "" && !seen[c] && outcome[k] == "succeed" {
-				seen[c] = true
-				sol.callers = append(sol.callers, c)
-			}
-		}
-		if len(sol.callers) == 0 {
-			for _, k := range keys {
-				if c := callerOf[k]; c != "" && !seen[c] {
-					seen[c] = true
-					sol.callers = append(sol.callers, c)
-				}
-			}
-		}
+	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome)
+	if len(sc.callers) > 0 {
+		sol.callers = played.callers()
 	}
 	why, err := sv.mintable(ctx, tool, &sol)
 	if err != nil {
@@ -197,6 +116,140 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		}
 	}
 	return sol, nil
+}
+
+// sampledCases are the rows of a tool's table a solution is probed on, and
+// the callers they are played for.
+type sampledCases struct {
+	table   string
+	rows    []ground.Row
+	callers []ground.Row // none: each row's own caller
+	g       *ground.Graph
+}
+
+// sampleCases samples the rows of table to probe tool on. A case about a
+// shared record (a product, a notice) has a caller of its own only when
+// someone must be identified or is named: the act requires something, or
+// takes an argument from the caller's rows.
+func (sv *solver) sampleCases(tool *contract.Tool, table string, chains [][]string) sampledCases {
+	g := sv.g
+	sc := sampledCases{table: table, rows: g.Sample(table, sv.max), g: g}
+	cl := g.C.Caller
+	if cl != nil && g.Shared(table, sc.rows[0]) && (len(chains) > 1 || len(chains[0]) > 0 || sv.usesTable(tool.Name, cl.Table)) {
+		sc.callers = g.Sample(cl.Table, 8)
+	}
+	return sc
+}
+
+// caller is the caller row i is played for, nil for the row's own.
+func (sc sampledCases) caller(i int) ground.Row {
+	if len(sc.callers) == 0 {
+		return nil
+	}
+	return sc.callers[i%len(sc.callers)]
+}
+
+// bound is the case of row i of the sample.
+func (sc sampledCases) bound(i int) ground.Bound {
+	b := sc.g.SeedCase(sc.table, sc.rows[i], sc.caller(i))
+	b.Ordinal = i
+	b.Person = ground.Person{First: "Probe", Last: "Caller", Number: 1}
+	return b
+}
+
+// bestChain is the index of the chain whose preconditions answer ok on most
+// of the first rows (-1: none), and the last error a precondition gave.
+func (sv *solver) bestChain(ctx context.Context, tool *contract.Tool, chains [][]string, sc sampledCases) (int, string, error) {
+	best, bestN, lastErr := -1, 0, ""
+	for ci, ch := range chains {
+		n := 0
+		for i := range sc.rows {
+			if i >= 6 {
+				break
+			}
+			st, err := sv.run(ctx, tool, ch, sc.bound(i), true)
+			if err != nil {
+				return best, lastErr, err
+			}
+			if st.prereqOK {
+				n++
+			} else if st.err != "" {
+				lastErr = st.err
+			}
+		}
+		if n > bestN {
+			best, bestN = ci, n
+		}
+	}
+	return best, lastErr, nil
+}
+
+// rowOutcomes is what playing the chosen chain on every sampled row gave.
+type rowOutcomes struct {
+	keys     []string          // the rows that answered, in sample order
+	outcome  map[string]string // row key -> succeed | refuse
+	callerOf map[string]string // row key -> the caller it was played for
+	lastErr  string
+}
+
+// playRows plays sol's chain then the act on every sampled row: each row's
+// outcome, with the row choice that gets there (into sol.choices).
+func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, lastErr string) (rowOutcomes, error) {
+	pk := sv.g.PK(sol.table)
+	ro := rowOutcomes{outcome: map[string]string{}, callerOf: map[string]string{}, lastErr: lastErr}
+	for i, r := range sc.rows {
+		st, err := sv.run(ctx, tool, sol.chain, sc.bound(i), false)
+		if err != nil {
+			return ro, err
+		}
+		if !st.prereqOK {
+			if st.err != "" {
+				ro.lastErr = st.err
+			}
+			continue
+		}
+		key := ground.Text(r[pk])
+		switch {
+		case st.act.OK:
+			ro.outcome[key] = "succeed"
+			sol.answered = true
+		case st.act.Refused && !st.act.Invalid:
+			ro.outcome[key] = "refuse"
+		default:
+			ro.lastErr = st.act.Error
+			continue
+		}
+		if ch := (Choice{Variant: st.variant, Ordinal: st.ordinal}); ch != (Choice{}) {
+			sol.choices[key] = ch
+		}
+		if len(sc.callers) > 0 {
+			ro.callerOf[key] = ground.Text(sc.caller(i)[sv.g.C.Caller.Key])
+		}
+		ro.keys = append(ro.keys, key)
+	}
+	return ro, nil
+}
+
+// callers are the distinct callers of the rows that succeeded, or of every
+// row that answered when none did.
+func (ro rowOutcomes) callers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range ro.keys {
+		if c := ro.callerOf[k]; c != "" && !seen[c] && ro.outcome[k] == "succeed" {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		for _, k := range ro.keys {
+			if c := ro.callerOf[k]; c != "" && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // lookups picks the use case's retrieval tools a solution calls between its
@@ -691,13 +744,8 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 // one outcome, with both outcomes present; without one, the rows that
 // succeed are one level (or, when none does, those refused).
 func levels(g *ground.Graph, table string, keys []string, outcome map[string]string) ([]level, *Axis) {
-	pk := g.PK(table)
-	type cand struct {
-		col    string
-		levels []level
-		score  int
-	}
-	var best *cand
+	var best []level
+	bestCol, bestPure := "", 0
 	cols := g.LowCardinality(table, 8)
 	names := make([]string, 0, len(cols))
 	for n := range cols {
@@ -705,44 +753,54 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 	}
 	sort.Strings(names)
 	for _, col := range names {
-		byLevel := map[string][]string{}
-		outs := map[string]map[string]bool{}
-		for _, k := range keys {
-			r := g.Find(table, pk, k)
-			lv := ground.Text(r[col])
-			byLevel[lv] = append(byLevel[lv], k)
-			if outs[lv] == nil {
-				outs[lv] = map[string]bool{}
-			}
-			outs[lv][outcome[k]] = true
-		}
-		var ls []level
-		kinds := map[string]bool{}
-		pure := 0
-		for _, lv := range cols[col] {
-			if len(outs[lv]) != 1 {
-				continue
-			}
-			pure += len(byLevel[lv])
-			for o := range outs[lv] {
-				kinds[o] = true
-				ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
-			}
-		}
-		if len(kinds) < 2 {
-			continue
-		}
-		if best == nil || pure > best.score {
-			best = &cand{col: col, levels: ls, score: pure}
+		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome)
+		if ok && (best == nil || pure > bestPure) {
+			best, bestCol, bestPure = ls, col, pure
 		}
 	}
 	if best != nil {
-		ax := &Axis{Table: table, Column: best.col, Levels: map[string]string{}}
-		for _, l := range best.levels {
+		ax := &Axis{Table: table, Column: bestCol, Levels: map[string]string{}}
+		for _, l := range best {
 			ax.Levels[l.level] = l.outcome
 		}
-		return best.levels, ax
+		return best, ax
 	}
+	return noAxis(keys, outcome), nil
+}
+
+// columnLevels splits the answered rows by their value of col: the levels
+// every row of which has one outcome, and how many rows those hold. ok is
+// false when the levels do not tell two outcomes apart.
+func columnLevels(g *ground.Graph, table, col string, values []string, keys []string, outcome map[string]string) (ls []level, pure int, ok bool) {
+	pk := g.PK(table)
+	byLevel := map[string][]string{}
+	outs := map[string]map[string]bool{}
+	for _, k := range keys {
+		r := g.Find(table, pk, k)
+		lv := ground.Text(r[col])
+		byLevel[lv] = append(byLevel[lv], k)
+		if outs[lv] == nil {
+			outs[lv] = map[string]bool{}
+		}
+		outs[lv][outcome[k]] = true
+	}
+	kinds := map[string]bool{}
+	for _, lv := range values {
+		if len(outs[lv]) != 1 {
+			continue
+		}
+		pure += len(byLevel[lv])
+		for o := range outs[lv] {
+			kinds[o] = true
+			ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
+		}
+	}
+	return ls, pure, len(kinds) >= 2
+}
+
+// noAxis is the level of a table no column splits: the rows that succeeded,
+// or, when none did, those refused.
+func noAxis(keys []string, outcome map[string]string) []level {
 	var ok, refused []string
 	for _, k := range keys {
 		if outcome[k] == "succeed" {
@@ -758,5 +816,5 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 	if len(refused) > 0 && len(ok) == 0 {
 		out = append(out, level{outcome: "refuse", templates: refused})
 	}
-	return out, nil
+	return out
 }

@@ -42,8 +42,9 @@
 // not a single SELECT, WITH, VALUES, TABLE, INSERT, UPDATE or DELETE, or what
 // names a function that reaches files or other sessions (checks get the
 // narrower SELECT-only guard, and run inside a savepoint that is rolled
-// back). It is defence in depth: the tests run a hostile corpus with it
-// switched off (Options.SkipGuard).
+// back). It splits the text with the lexer the schema reader uses
+// (internal/pgsql). It is defence in depth: the tests run a hostile corpus
+// with it switched off (Options.SkipGuard).
 //
 // Each tool call runs inside a savepoint, sent together with the handler's
 // first statement; a refusal or crash rolls back to it, which also repairs a

@@ -59,6 +59,13 @@ var guardCases = []struct {
 	{"SELECT lo_export(1, '/tmp/x')", true, false},
 	{"SELECT pg_reload_conf()", true, false},
 	{"SELECT pg_cancel_backend(1)", true, false},
+	// Only a one-letter E prefix makes an escape string: after date the
+	// backslash is a plain byte and the string ends at the second quote.
+	{`SELECT date'x\'; RESET ROLE --'`, true, false},
+	{`SELECT date'x\' AS d`, true, true},
+	{`SELECT e'x\'; RESET ROLE --'`, true, true},
+	{"SELECT $pg_read_file('x')", true, false},
+	{`SELECT ""`, true, false},
 	{"SELECT 1 + " + strings.Repeat("1 + ", maxStatement/4) + "1", true, false},
 }
 

@@ -127,6 +127,7 @@ func hostileSQL(h host, victim string) []string {
 		"SELECT set_config('role', session_user, true)",
 		"SELECT set_config('role', 'postgres', false)",
 		`SELECT U&"set\005fconfig"('role', session_user, true)`,
+		`SELECT date'x\'; SELECT set_config('role', session_user, true) --'`,
 		"SET ROLE postgres",
 		"SET SESSION AUTHORIZATION postgres",
 		"RESET ROLE",
