@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,12 +24,24 @@ import (
 // per proved scenario, and the duplicate-code refusals (0: no minted code
 // is dealt twice). 4 writers in one process, one reviewer round, servers of
 // the benchmark's own. Long: it runs only with SUITEGEN_BENCH=1 (make bench
-// sets it).
+// sets it), at 1,000 within make bench's time; SUITEGEN_BENCH_SCALE=1000,10000
+// runs both sizes (over an hour).
 func BenchmarkScale(b *testing.B) {
 	if os.Getenv("SUITEGEN_BENCH") != "1" {
 		b.Skip("set SUITEGEN_BENCH=1 to run the 1,000 and 10,000-scenario scale benchmark")
 	}
-	for _, n := range []int{1000, 10000} {
+	sizes := []int{1000}
+	if v := os.Getenv("SUITEGEN_BENCH_SCALE"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("SUITEGEN_BENCH_SCALE=%q: %q is not a positive number", v, f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			var proved, dups int
 			var wall, write time.Duration
