@@ -47,9 +47,10 @@ staticcheck: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-bench: ## benchmarks and the quota measurement (long; figures in docs/BENCHMARKS.md)
+bench: ## benchmarks, the quota targets and the quota matrix (hours; figures in docs/BENCHMARKS.md)
 	SUITEGEN_BENCH=1 $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem -timeout 30m ./pkg/...
-	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaUtilization' -v -count=1 -timeout 20m ./pkg/e2e/
+	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaTargets' -v -count=1 -timeout 60m ./pkg/e2e/
+	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaMatrix' -v -count=1 -timeout 3h ./pkg/e2e/
 
 deps: ## install the system packages tests use when absent (prometheus, chromium)
 	@bash deploy/install-prometheus.sh

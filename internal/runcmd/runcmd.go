@@ -26,6 +26,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	seed := f.Int64("seed", 1, "seed recorded in provenance and briefs")
 	rounds := f.Int("rounds", 1, "reviewer rounds")
 	budget := f.Int64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
+	budgetUSD := f.Float64("budget-usd", 0, "stop dispatch once the run spent this many dollars at the model's price (0: no cap)")
 	planFile := f.String("plan", "", "JSON file of {use_case, angle, count, why} entries steering the split")
 	runID := f.String("run", "", "run id (reusing one resumes it)")
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
@@ -50,11 +51,14 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
-	m := mf.Model()
+	m, err := mf.Model()
+	if err != nil {
+		return err
+	}
 	cfg := run.Config{Queue: cn.Queue(), Dirs: dirs, Asked: *asked, Writers: *writers, Concurrency: *conc, Out: *out,
-		Model: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, RPM: m.RPM, TPM: m.TPM, QuotaWindow: m.Window,
+		Model: m.Name, Provider: m.Provider,
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
-		MetricsAddr: cn.MetricsAddr(), ProgressAddr: *progressAddr, BudgetTokens: *budget, PlanFile: *planFile,
+		MetricsAddr: cn.MetricsAddr(), ProgressAddr: *progressAddr, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,
 		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}

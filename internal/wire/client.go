@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -15,19 +14,16 @@ import (
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
-	"github.com/suitegen/suitegen/pkg/ratelimit"
+	"github.com/suitegen/suitegen/pkg/provider"
 )
 
 // Model says which model a writer drives and how to reach it.
 type Model struct {
-	// Name is "builtin" or a model name of the OpenAI-compatible provider.
-	Name    string
-	BaseURL string
-	APIKey  string
-	// RPM and TPM are the provider's quota (0: learn it from headers);
-	// Window is its quota window (see ratelimit.Config.Window).
-	RPM, TPM int
-	Window   time.Duration
+	// Name is "builtin" or the provider's model (for Azure, the deployment).
+	Name string
+	// Provider is the provider's profile, endpoint, key, quota and prices
+	// (docs/PROVIDERS.md).
+	Provider provider.Settings
 }
 
 // Contracts finds a contract by hash (*engine.Cache): the builtin writer
@@ -37,9 +33,11 @@ type Contracts interface {
 }
 
 // Client returns the model a writer drives: the builtin writer, knowing the
-// contracts cs and finding others in contracts, or an OpenAI-compatible
-// provider under the cluster-wide rate limiter kept in pool. With mx set,
-// the limiter's waits, headroom and quota are recorded there.
+// contracts cs and finding others in contracts, or a provider in its profile
+// under the cluster-wide limiter kept in pool (provider.Open). With mx set,
+// the limiter's waits and quota are recorded there. A provider that refuses
+// the key or the model, or does not answer, is a *model.ConfigError here:
+// the writer must not start.
 func Client(ctx context.Context, m Model, pool *pgxpool.Pool, contracts Contracts, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
 	if m.Name == builtin.Name {
 		b := builtin.New(cs...)
@@ -48,15 +46,7 @@ func Client(ctx context.Context, m Model, pool *pgxpool.Pool, contracts Contract
 		}
 		return b, nil
 	}
-	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: m.BaseURL + "\x00" + m.APIKey, RPM: m.RPM, TPM: m.TPM, Window: m.Window, Pool: pool, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	var ml model.Limiter = lim
-	if mx != nil {
-		ml = meterLimiter(lim, mx, m.RPM, m.TPM, log)
-	}
-	return model.NewOpenAI(model.OpenAIConfig{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Name, Limiter: ml, Logger: log})
+	return provider.Open(ctx, m.Name, m.Provider, pool, mx, log)
 }
 
 // ReadPlanFile reads a --plan file: a JSON list of {use_case, angle, count, why}.

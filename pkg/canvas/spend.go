@@ -5,21 +5,11 @@ import (
 	"fmt"
 )
 
-// Spend records one model call's token usage. Calls of slices that later fail
-// are recorded too: the meter counts what was paid, not what was kept.
+// Spend records one model call's token usage, unpriced (SpendCall records
+// the rest of what a call cost). Calls of slices that later fail are recorded
+// too: the meter counts what was paid, not what was kept.
 func (s *Store) Spend(ctx context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error {
-	if prompt < 0 || completion < 0 {
-		return fmt.Errorf("canvas: spend in run %s: negative tokens (%d, %d)", run, prompt, completion)
-	}
-	if outcome == "" {
-		outcome = "ok"
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO spend (run_id, slice_id, writer, model, prompt_tokens, completion_tokens, outcome)
-		VALUES ($1,$2,$3,$4,$5,$6,$7)`, run, slice, writer, model, prompt, completion, outcome)
-	if err != nil {
-		return fmt.Errorf("canvas: spend in run %s slice %s: %w", run, slice, err)
-	}
-	return nil
+	return s.SpendCall(ctx, Call{Run: run, Slice: slice, Writer: writer, Model: model, Prompt: prompt, Completion: completion, Outcome: outcome})
 }
 
 // Spent totals a run's prompt and completion tokens.
@@ -54,28 +44,33 @@ func (s *Store) SpentBySlice(ctx context.Context, run string) (map[string]int64,
 	return out, nil
 }
 
-// Budget is a run's token cap and what its meter shows spent.
+// Budget is a run's caps and what its meter shows spent.
 type Budget struct {
-	Cap   int64 // the run's --budget-tokens; 0: no cap
-	Spent int64 // prompt and completion tokens recorded so far
+	Cap      int64   // the run's --budget-tokens; 0: no cap
+	CapUSD   float64 // the run's --budget-usd; 0: no cap
+	Spent    int64   // prompt and completion tokens recorded so far
+	SpentUSD float64 // their cost at the model's price
 }
 
-// Reached reports whether a capped run has spent its cap.
-func (b Budget) Reached() bool { return b.Cap > 0 && b.Spent >= b.Cap }
+// Reached reports whether a capped run has spent a cap, in tokens or in
+// dollars.
+func (b Budget) Reached() bool {
+	return (b.Cap > 0 && b.Spent >= b.Cap) || (b.CapUSD > 0 && b.SpentUSD >= b.CapUSD)
+}
 
-// Budget reads a run's meter against its cap; the meter of a run without a
-// cap is not read. Every role asks this one question (the planner before
-// each slice it deals, a writer before each model call), so what is spent
-// past the cap is at most the calls in flight when it was crossed.
+// Budget reads a run's meter against its caps; the meter of a run without a
+// cap is not read. Every role asks this one question (a writer before each
+// model call, the reviewer when a run ends short), so what is spent past the
+// cap is at most the calls in flight when it was crossed.
 func (s *Store) Budget(ctx context.Context, r Run) (Budget, error) {
-	b := Budget{Cap: r.BudgetTokens}
-	if b.Cap <= 0 {
+	b := Budget{Cap: r.BudgetTokens, CapUSD: r.BudgetUSD}
+	if b.Cap <= 0 && b.CapUSD <= 0 {
 		return b, nil
 	}
-	prompt, completion, err := s.Spent(ctx, r.ID)
+	m, err := s.Meter(ctx, r.ID)
 	if err != nil {
 		return b, err
 	}
-	b.Spent = prompt + completion
+	b.Spent, b.SpentUSD = m.Tokens(), m.CostUSD
 	return b, nil
 }

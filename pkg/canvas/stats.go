@@ -52,9 +52,14 @@ type RunStats struct {
 	Dead         map[string]int   // dead slices by cause (DeadFailed, DeadLost)
 	Refusals     map[GateCode]int // refusals by gate and code
 	// Spend: model calls and their tokens, including calls of slices that
-	// later failed.
-	Calls                          int64
-	PromptTokens, CompletionTokens int64
+	// later failed; cached prompt and reasoning tokens are inside prompt and
+	// completion, as providers report them; dollars at the model's price,
+	// leaving out UnpricedCalls.
+	Calls                               int64
+	PromptTokens, CompletionTokens      int64
+	CachedPromptTokens, ReasoningTokens int64
+	CostUSD                             float64
+	UnpricedCalls                       int64
 	// LastActivity is the latest ledger write of the run: a slice dealt or
 	// finished, a scenario journalled, a refusal or a model call recorded
 	// (the run's creation when there is none).
@@ -236,11 +241,13 @@ func readStats(ctx context.Context, tx pgx.Tx, q StatsQuery) ([]RunStats, error)
 		}); err != nil {
 		return nil, err
 	}
-	if err := each(`SELECT run_id, count(*), COALESCE(sum(prompt_tokens), 0)::bigint, COALESCE(sum(completion_tokens), 0)::bigint, max(created_at)
+	if err := each(`SELECT run_id, count(*), COALESCE(sum(prompt_tokens), 0)::bigint, COALESCE(sum(completion_tokens), 0)::bigint, max(created_at),
+		COALESCE(sum(cached_tokens), 0)::bigint, COALESCE(sum(reasoning_tokens), 0)::bigint, COALESCE(sum(cost_usd), 0)::float8,
+		count(*) FILTER (WHERE NOT priced AND prompt_tokens + completion_tokens > 0)
 		FROM spend WHERE run_id = ANY($1) GROUP BY run_id`, []any{ids}, func(r *RunStats, row pgx.Rows) error {
 		var id string
 		var last *time.Time
-		err := row.Scan(&id, &r.Calls, &r.PromptTokens, &r.CompletionTokens, &last)
+		err := row.Scan(&id, &r.Calls, &r.PromptTokens, &r.CompletionTokens, &last, &r.CachedPromptTokens, &r.ReasoningTokens, &r.CostUSD, &r.UnpricedCalls)
 		touch(r, last)
 		return err
 	}); err != nil {

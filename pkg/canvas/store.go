@@ -38,18 +38,19 @@ type Run struct {
 	Seed           int64           `json:"seed"`
 	Round          int             `json:"round"`
 	BudgetTokens   int64           `json:"budget_tokens"`
+	BudgetUSD      float64         `json:"budget_usd"`
 	Config         json.RawMessage `json:"config"`
 	CreatedAt      time.Time       `json:"created_at"`
 	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
 }
 
-const runCols = `id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config, created_at, finished_at`
+const runCols = `id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, budget_usd, config, created_at, finished_at`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	var cfg []byte
 	err := row.Scan(&r.ID, &r.Agent, &r.ContractSHA256, &r.WorldSHA256, &r.Model, &r.State, &r.Message,
-		&r.Asked, &r.Seed, &r.Round, &r.BudgetTokens, &cfg, &r.CreatedAt, &r.FinishedAt)
+		&r.Asked, &r.Seed, &r.Round, &r.BudgetTokens, &r.BudgetUSD, &cfg, &r.CreatedAt, &r.FinishedAt)
 	r.Config = json.RawMessage(cfg)
 	return r, err
 }
@@ -71,9 +72,9 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) 
 	if len(r.Config) == 0 {
 		cfg = "{}"
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb) ON CONFLICT (id) DO NOTHING`,
-		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, cfg)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config, budget_usd)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb,$13) ON CONFLICT (id) DO NOTHING`,
+		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, cfg, r.BudgetUSD)
 	if err != nil {
 		return false, fmt.Errorf("canvas: create run %s: %w", r.ID, err)
 	}

@@ -21,7 +21,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
@@ -232,6 +234,15 @@ func (f *flags) num64(name string, def int64, help string) *int64 {
 	return f.Int64(name, def, help)
 }
 
+func (f *flags) float(name string, def float64, help string) *float64 {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			def = x
+		}
+	}
+	return f.Float64(name, def, help)
+}
+
 func (f *flags) dur(name string, def time.Duration, help string) *time.Duration {
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
@@ -332,11 +343,13 @@ func (cn conn) queueConfig(url string) queue.Config {
 		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver, Replicas: *cn.replicas}
 }
 
-// modelFlags are the model flags every writing process shares.
+// modelFlags are the model flags every writing process shares, with the
+// provider variables the official SDKs read.
 type modelFlags struct {
-	model, baseURL, apiKey *string
-	rpm, tpm               *int
-	window                 *time.Duration
+	model, baseURL, provider, reasoning, effort, pricesFile, price *string
+	apiKey, azureEndpoint, azureKey, apiVersion                    string
+	rpm, tpm                                                       *int
+	window                                                         *time.Duration
 }
 
 // defaultModel is the model a process writes with when --model is not
@@ -351,16 +364,51 @@ func (env *Env) defaultModel() string {
 
 func (f *flags) model() modelFlags {
 	return modelFlags{
-		model:   f.str("model", f.env.defaultModel(), "builtin, or a model name of the OpenAI-compatible provider"),
-		baseURL: f.str("base-url", firstNonEmpty(f.env.Getenv("OPENAI_BASE_URL"), ""), "OpenAI-compatible endpoint (env OPENAI_BASE_URL)"),
-		apiKey:  stringPtr(f.env.Getenv("OPENAI_API_KEY")),
-		rpm:     f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),
-		tpm:     f.num("tpm", 0, "provider tokens per minute (0: learn from headers)"),
-		window:  f.dur("quota-window", time.Minute, "the provider's quota window: the shared bucket is sized so no window of this length sees more than --rpm/--tpm allow (0: take the rates as given)"),
+		model:         f.str("model", f.env.defaultModel(), "builtin, or the provider's model (for Azure: the deployment name)"),
+		baseURL:       f.str("base-url", firstNonEmpty(f.env.Getenv("OPENAI_BASE_URL"), ""), "OpenAI-compatible endpoint (env OPENAI_BASE_URL; Azure reads AZURE_OPENAI_ENDPOINT)"),
+		provider:      f.str("provider", "auto", "auto, openai, azure or openai-compatible (auto: from the URL and AZURE_OPENAI_ENDPOINT; docs/PROVIDERS.md)"),
+		reasoning:     f.str("reasoning", "auto", "whether --model is a reasoning model (max_completion_tokens, no temperature): auto (from its name), yes or no"),
+		effort:        f.str("reasoning-effort", "", "reasoning_effort sent to reasoning models (e.g. low, medium, high; empty: the provider's default)"),
+		pricesFile:    f.str("prices", "", "JSON file of prices by model in dollars per million tokens, over the built-in table (docs/PROVIDERS.md)"),
+		price:         f.str("price", "", "the price of --model: prompt=D,cached_prompt=D,completion=D,reasoning=D in dollars per million tokens"),
+		apiKey:        f.env.Getenv("OPENAI_API_KEY"),
+		azureEndpoint: f.env.Getenv("AZURE_OPENAI_ENDPOINT"),
+		azureKey:      f.env.Getenv("AZURE_OPENAI_API_KEY"),
+		apiVersion:    f.env.Getenv("OPENAI_API_VERSION"),
+		rpm:           f.num("rpm", 0, "provider requests per minute (0: learn from headers)"),
+		tpm:           f.num("tpm", 0, "provider tokens per minute, counted as providers count them: prompt + reply allowance (0: learn from headers)"),
+		window:        f.dur("quota-window", time.Minute, "the provider's quota window: --rpm and --tpm are admitted so that no window of this length exceeds them"),
 	}
 }
 
-func stringPtr(s string) *string { return &s }
+// settings are the provider settings the flags give; a prices file or price
+// that does not read is a usage error naming the flag.
+func (mf modelFlags) settings() (provider.Settings, error) {
+	s := provider.Settings{Provider: *mf.provider, BaseURL: *mf.baseURL, APIKey: mf.apiKey,
+		AzureEndpoint: mf.azureEndpoint, AzureAPIKey: mf.azureKey, APIVersion: mf.apiVersion,
+		Reasoning: *mf.reasoning, ReasoningEffort: *mf.effort, RPM: *mf.rpm, TPM: *mf.tpm, Window: *mf.window}
+	if *mf.pricesFile != "" {
+		fh, err := os.Open(*mf.pricesFile)
+		if err != nil {
+			return s, &UsageError{"--prices: " + err.Error()}
+		}
+		defer fh.Close()
+		if s.Prices, err = model.ReadPrices(fh); err != nil {
+			return s, &UsageError{fmt.Sprintf("--prices %s: %v", *mf.pricesFile, err)}
+		}
+	}
+	if *mf.price != "" {
+		p, err := model.ParsePrice(*mf.price)
+		if err != nil {
+			return s, &UsageError{"--price: " + err.Error()}
+		}
+		s.Price = &p
+	}
+	if err := s.Check(*mf.model); err != nil {
+		return s, &UsageError{err.Error()}
+	}
+	return s, nil
+}
 
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {

@@ -190,3 +190,28 @@ func TestUsage(t *testing.T) {
 		t.Errorf("bad --scenarios names the flag: exit %d %s", code, out)
 	}
 }
+
+// Provider settings that cannot work are usage errors naming what to set,
+// before anything starts.
+func TestProviderUsage(t *testing.T) {
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(prices, []byte(`{"m": {"prompt": 1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"run", "x", "--model", "gpt-4o-mini"}, "OPENAI_API_KEY"},
+		{[]string{"run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--price", "prompt=1"}, "--price"},
+		{[]string{"run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--prices", prices}, "--prices"},
+		{[]string{"run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--budget-usd", "5"}, "--budget-usd needs a price"},
+		{[]string{"run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--provider", "bedrock"}, "--provider"},
+		{[]string{"run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--reasoning", "maybe"}, "--reasoning"},
+		{[]string{"writer", "--model", "prod", "--provider", "azure"}, "AZURE_OPENAI_ENDPOINT"},
+	} {
+		if code, out := dispatch(t, tc.args...); code != ExitUsage || !strings.Contains(out, tc.say) {
+			t.Errorf("%v: exit %d, want %d naming %q:\n%s", tc.args, code, ExitUsage, tc.say, out)
+		}
+	}
+}

@@ -39,6 +39,11 @@ func (f *Flags) Int(name string, def int, help string) *int { return f.f.num(nam
 // Int64 defines an int64 flag.
 func (f *Flags) Int64(name string, def int64, help string) *int64 { return f.f.num64(name, def, help) }
 
+// Float64 defines a float64 flag.
+func (f *Flags) Float64(name string, def float64, help string) *float64 {
+	return f.f.float(name, def, help)
+}
+
 // Bool defines a bool flag.
 func (f *Flags) Bool(name string, def bool, help string) *bool { return f.f.boolean(name, def, help) }
 
@@ -73,10 +78,15 @@ func (c Conn) Queue() queue.Config { return c.c.queueConfig("") }
 // ModelFlags are the model flags, read after Parse.
 type ModelFlags struct{ m modelFlags }
 
-// Model is the model the flags name.
-func (m ModelFlags) Model() wire.Model { return m.m.wire() }
+// Model is the model the flags name, with its provider settings; settings
+// that cannot work are a *UsageError naming what to set.
+func (m ModelFlags) Model() (wire.Model, error) { return m.m.wire() }
 
 // wire is the model the flags name.
-func (m modelFlags) wire() wire.Model {
-	return wire.Model{Name: *m.model, BaseURL: *m.baseURL, APIKey: *m.apiKey, RPM: *m.rpm, TPM: *m.tpm, Window: *m.window}
+func (m modelFlags) wire() (wire.Model, error) {
+	ps, err := m.settings()
+	if err != nil {
+		return wire.Model{}, err
+	}
+	return wire.Model{Name: *m.model, Provider: ps}, nil
 }

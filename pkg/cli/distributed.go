@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/suitegen/suitegen/internal/wire"
@@ -39,6 +40,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	asked := f.num("scenarios", 50, "scenarios to write")
 	seed := f.num64("seed", 1, "seed recorded in provenance and briefs")
 	budget := f.num64("budget-tokens", 0, "stop dispatch at this many tokens (0: no cap)")
+	budgetUSD := f.float("budget-usd", 0, "stop dispatch at this many dollars at the writers' price (0: no cap)")
 	planFile := f.str("plan", "", "JSON file steering the split")
 	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
@@ -95,7 +97,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		defer stop()
 	}
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer})
+		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, BudgetUSD: *budgetUSD, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer})
 	if err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -120,6 +122,10 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
+	m, err := mf.wire()
+	if err != nil {
+		return err
+	}
 	if err := requireServers("writer", cn); err != nil {
 		return err
 	}
@@ -135,14 +141,31 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	defer q.Close()
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error { return in.pool.Ping(ctx) })
+	// Not ready while the provider refuses the key (set once the client exists).
+	var ready atomic.Pointer[func() error]
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
+		if err := in.pool.Ping(ctx); err != nil {
+			return err
+		}
+		if r := ready.Load(); r != nil {
+			return (*r)()
+		}
+		return errors.New("writer: the model provider is not checked yet")
+	})
 	if err != nil {
 		return err
 	}
-	client, err := wire.Client(ctx, mf.wire(), in.pool, engines, mx, env.Log)
+	// A writer that cannot reach its provider, or whose key or model the
+	// provider refuses, exits here instead of failing every slice.
+	client, err := wire.Client(ctx, m, in.pool, engines, mx, env.Log)
 	if err != nil {
 		return err
 	}
+	providerReady := func() error { return nil }
+	if r, ok := client.(interface{ Ready() error }); ok {
+		providerReady = r.Ready
+	}
+	ready.Store(&providerReady)
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {

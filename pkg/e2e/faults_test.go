@@ -25,6 +25,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/run"
@@ -409,7 +410,7 @@ func faultFreeRun(t *testing.T, dir string, n, maxWant int) map[string][]byte {
 	}()
 	out := t.TempDir()
 	_, err = run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: out, Seed: faultSeed,
-		Model: faultModel, BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey,
+		Model: faultModel, Provider: provider.Settings{BaseURL: "http://" + addr + "/v1", APIKey: faultAPIKey},
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1, MaxWant: maxWant})
 	if err != nil {
 		t.Fatalf("the fault-free reference run of %d scenarios failed (before any fault): %v", n, err)

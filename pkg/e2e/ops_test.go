@@ -18,6 +18,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -76,7 +77,7 @@ func TestDashboardLiveRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := run.Run(rctx, run.Config{Dirs: []string{dir}, Asked: 1000, Writers: 3, Out: t.TempDir(), Seed: 7,
-			Model: "sim-model", BaseURL: "http://" + simAddr + "/v1", RPM: 6000, TPM: 20_000_000, RunID: runID,
+			Model: "sim-model", Provider: provider.Settings{BaseURL: "http://" + simAddr + "/v1", RPM: 6000, TPM: 20_000_000}, RunID: runID,
 			NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), MetricsAddr: metricsAddr, ProgressAddr: progressAddr})
 		done <- err
 	}()

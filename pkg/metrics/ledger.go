@@ -125,8 +125,10 @@ var (
 	runSlices   = desc("run_slices", "The run's slices by ledger state (published, done, dead).", "run", "state")
 	runDead     = desc("run_slices_dead", "The run's dead slices by cause: failed (a writer's last delivery failed) or lost (no writer finished it).", "run", "cause")
 	runCalls    = desc("run_model_calls_total", "Model calls the ledger metered for the run, including calls of slices that later failed.", "run")
-	runTokens   = desc("run_spent_tokens_total", "Tokens the ledger metered for the run, by kind (prompt or completion).", "run", "kind")
+	runTokens   = desc("run_spent_tokens_total", "Tokens the ledger metered for the run, by kind (prompt, completion, and cached_prompt and reasoning inside them).", "run", "kind")
+	runUSD      = desc("run_spent_usd_total", "Dollars the ledger metered for the run at its model's price (calls of an unpriced model add nothing).", "run")
 	runCap      = desc("run_budget_cap_tokens", "The run's token cap; 0 means no cap.", "run")
+	runCapUSD   = desc("run_budget_cap_usd", "The run's dollar cap; 0 means no cap.", "run")
 	runLeft     = desc("run_budget_remaining_tokens", "Tokens left under the run's cap (negative when overspent); absent when the run has no cap.", "run")
 	runRound    = desc("run_round", "The planning round the run is in.", "run")
 	runStarted  = desc("run_started_timestamp_seconds", "When the run was created, in Unix seconds.", "run")
@@ -141,7 +143,7 @@ var (
 )
 
 var ledgerDescs = []*prometheus.Desc{runInfo, runState, runAsked, runProved, runRefused, runBuckets, runSlices, runDead,
-	runCalls, runTokens, runCap, runLeft, runRound, runStarted, runFinished, runActive,
+	runCalls, runTokens, runUSD, runCap, runCapUSD, runLeft, runRound, runStarted, runFinished, runActive,
 	ledgerUp, ledgerReads, ledgerReadErrors, ledgerReadSeconds, ledgerRuns}
 
 // Describe sends every family's description.
@@ -235,7 +237,11 @@ func (l *Ledger) collectRun(r canvas.RunStats, gauge, counter func(*prometheus.D
 	counter(runCalls, float64(r.Calls), id)
 	counter(runTokens, float64(r.PromptTokens), id, KindPrompt)
 	counter(runTokens, float64(r.CompletionTokens), id, KindCompletion)
+	counter(runTokens, float64(r.CachedPromptTokens), id, KindCachedPrompt)
+	counter(runTokens, float64(r.ReasoningTokens), id, KindReasoning)
+	counter(runUSD, r.CostUSD, id)
 	gauge(runCap, float64(r.BudgetTokens), id)
+	gauge(runCapUSD, r.BudgetUSD, id)
 	if r.BudgetTokens > 0 {
 		gauge(runLeft, float64(r.BudgetTokens-r.PromptTokens-r.CompletionTokens), id)
 	}

@@ -60,7 +60,7 @@ func sampleRun() canvas.RunStats {
 		Dead:         map[string]int{canvas.DeadLost: 2},
 		Refusals:     map[canvas.GateCode]int{{Gate: "static", Code: "placeholder"}: 7, {Gate: "future-gate", Code: "new-code"}: 1},
 		Calls:        90,
-		PromptTokens: 100_000, CompletionTokens: 20_000,
+		PromptTokens: 100_000, CompletionTokens: 20_000, CachedPromptTokens: 64_000, CostUSD: 0.25,
 		LastActivity: t0.Add(50 * time.Minute),
 	}
 }
@@ -135,6 +135,10 @@ func TestLedgerSeries(t *testing.T) {
 		"suitegen_run_model_calls_total{run=r1}":                                      90,
 		"suitegen_run_spent_tokens_total{kind=prompt,run=r1}":                         100_000,
 		"suitegen_run_spent_tokens_total{kind=completion,run=r1}":                     20_000,
+		"suitegen_run_spent_tokens_total{kind=cached_prompt,run=r1}":                  64_000,
+		"suitegen_run_spent_tokens_total{kind=reasoning,run=r1}":                      0,
+		"suitegen_run_spent_usd_total{run=r1}":                                        0.25,
+		"suitegen_run_budget_cap_usd{run=r1}":                                         0,
 		// No cap: the cap reads 0 and spend is still there.
 		"suitegen_run_budget_cap_tokens{run=r1}":               0,
 		"suitegen_run_round{run=r1}":                           2,

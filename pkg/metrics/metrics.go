@@ -33,10 +33,14 @@ const (
 // Outcomes lists every model call outcome; InitModel starts each at zero.
 var Outcomes = []string{OutcomeOK, OutcomeRateLimited, OutcomeError, OutcomeTimeout, OutcomeCanceled}
 
-// Token kinds, the values of the kind label of ModelTokens.
+// Token kinds, the values of the kind label of ModelTokens. Cached prompt
+// tokens are counted inside prompt and reasoning tokens inside completion,
+// as providers report them.
 const (
-	KindPrompt     = "prompt"
-	KindCompletion = "completion"
+	KindPrompt       = "prompt"
+	KindCompletion   = "completion"
+	KindCachedPrompt = "cached_prompt"
+	KindReasoning    = "reasoning"
 )
 
 // Histogram bucket layouts. Proofs run a few Starlark calls inside a rolled
@@ -56,7 +60,7 @@ var (
 // The run label is a variable label, not a constant one: a writer serves
 // slices of every run on the queue, so it records each slice's work under
 // For(slice run). The limiter and quota instruments belong to the provider
-// bucket, which every run shares, so they carry no run label at all (their
+// quota, which every run shares, so they carry no run label at all (their
 // fields are the same in every For view).
 type Metrics struct {
 	// Slices (the queue's unit of work).
@@ -77,20 +81,27 @@ type Metrics struct {
 
 	// Model provider.
 	ModelCalls        *prometheus.CounterVec // {model, outcome}
-	ModelCallDuration prometheus.ObserverVec // {model}
+	ModelCallDuration prometheus.ObserverVec // {model}: the provider's answer only, not the limiter's wait
 	ModelTokens       *prometheus.CounterVec // {model, kind}
+	ModelCost         *prometheus.CounterVec // {model}: dollars at the model's price
 	ModelRateLimited  *prometheus.CounterVec // {model}: HTTP 429 answers
 
-	// The shared provider bucket (no run label: every run shares it).
+	// The shared provider quota (no run label: every run shares it).
 	LimiterWait              prometheus.Histogram // time spent waiting for provider tokens
-	LimiterTokensAvailable   prometheus.Gauge     // tokens left in the shared bucket
-	LimiterRequestsAvailable prometheus.Gauge     // requests left in the shared bucket
+	LimiterTokensAvailable   prometheus.Gauge     // tokens left in the shared quota's window
+	LimiterRequestsAvailable prometheus.Gauge     // requests left in the shared quota's window
 	TokensPerMinuteQuota     prometheus.Gauge     // the provider's tokens/min quota
 	RequestsPerMinuteQuota   prometheus.Gauge     // the provider's requests/min quota
 
 	// Budget.
 	BudgetSpentTokens prometheus.Gauge // tokens spent by the run so far (from the ledger)
 	BudgetCapTokens   prometheus.Gauge // the run's token cap; 0 means no cap
+	BudgetSpentUSD    prometheus.Gauge // dollars spent by the run so far at its model's price (from the ledger)
+	BudgetCapUSD      prometheus.Gauge // the run's dollar cap; 0 means no cap
+	// Per kept scenario, from the ledger: {kind} prompt or completion tokens,
+	// and dollars.
+	TokensPerKept *prometheus.GaugeVec
+	CostPerKept   prometheus.Gauge
 
 	// Latencies.
 	ProofDuration       prometheus.Histogram // one scenario's gate proofs
@@ -111,12 +122,13 @@ type family struct {
 	slicesInFlight                                                      *prometheus.GaugeVec
 	scenariosSubmitted, scenariosProved, scenariosRefused               *prometheus.CounterVec
 	scenariosAsked, buckets                                             *prometheus.GaugeVec
-	modelCalls, modelTokens, modelRateLimited                           *prometheus.CounterVec
+	modelCalls, modelTokens, modelRateLimited, modelCost                *prometheus.CounterVec
 	modelCallDuration                                                   *prometheus.HistogramVec
 	budgetSpent, budgetCap, queuePending, queueAckPending               *prometheus.GaugeVec
+	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept            *prometheus.GaugeVec
 	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
 
-	// Provider-bucket instruments: no run label, series created on first use.
+	// Provider-quota instruments: no run label, series created on first use.
 	limiterWait                                  *prometheus.HistogramVec
 	tokensAvailable, requestsAvailable, tpm, rpm *prometheus.GaugeVec
 
@@ -166,12 +178,17 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		buckets:            gauge("buckets", "Plan buckets by ledger state (open, claimed, done, blocked).", "state"),
 
 		modelCalls:        counter("model_calls_total", "Model provider calls, by model and outcome.", "model", "outcome"),
-		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call, including retries of transport errors.", ModelCallBuckets, "model"),
-		modelTokens:       counter("model_tokens_total", "Model tokens used, by model and kind (prompt or completion), from the provider's usage.", "model", "kind"),
+		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call from request to answer; the wait for the shared quota is limiter_wait_seconds.", ModelCallBuckets, "model"),
+		modelTokens:       counter("model_tokens_total", "Model tokens used, by model and kind (prompt, completion, and cached_prompt and reasoning inside them), from the provider's usage.", "model", "kind"),
+		modelCost:         counter("model_cost_usd_total", "Dollars spent on model calls at the model's price (calls of unpriced models add nothing).", "model"),
 		modelRateLimited:  counter("model_rate_limited_total", "Model provider answers with HTTP 429 (rate limited).", "model"),
 
-		budgetSpent: gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
-		budgetCap:   gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+		budgetSpent:    gauge("budget_spent_tokens", "Tokens the run has spent so far, as the ledger records them."),
+		budgetCap:      gauge("budget_cap_tokens", "The run's token cap; 0 means no cap."),
+		budgetSpentUSD: gauge("budget_spent_usd", "Dollars the run has spent so far at its model's price, as the ledger records them."),
+		budgetCapUSD:   gauge("budget_cap_usd", "The run's dollar cap; 0 means no cap."),
+		tokensPerKept:  gauge("tokens_per_kept_scenario", "Tokens spent per scenario kept so far, by kind (prompt or completion), from the ledger.", "kind"),
+		costPerKept:    gauge("cost_per_kept_scenario_usd", "Dollars spent per scenario kept so far, from the ledger."),
 
 		proofDuration:       histogram("proof_duration_seconds", "Wall time of one scenario's gate proofs.", ProofBuckets),
 		ledgerWriteDuration: histogram("ledger_write_duration_seconds", "Wall time of one ledger write transaction.", LedgerWriteBuckets),
@@ -180,11 +197,11 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		queueAckPending: gauge("queue_ack_pending_messages", "Slice messages delivered but not yet acked (JetStream ack_pending)."),
 
 		limiterWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "limiter_wait_seconds",
-			Help: "Time spent waiting for the shared provider token bucket before a model call.", Buckets: LimiterWaitBuckets}, nil),
+			Help: "Time spent waiting for the shared provider quota before a model call.", Buckets: LimiterWaitBuckets}, nil),
 		tokensAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_available",
-			Help: "Tokens available in the shared provider bucket at the last look."}, nil),
+			Help: "Tokens available in the shared provider quota's window at the last look."}, nil),
 		requestsAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_available",
-			Help: "Requests available in the shared provider bucket at the last look."}, nil),
+			Help: "Requests available in the shared provider quota's window at the last look."}, nil),
 		tpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_tokens_per_minute_quota",
 			Help: "The provider's tokens-per-minute quota the limiter enforces."}, nil),
 		rpm: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "limiter_requests_per_minute_quota",
@@ -255,6 +272,7 @@ func (f *family) bind(run string) *Metrics {
 		ModelCalls:        f.modelCalls.MustCurryWith(cur),
 		ModelCallDuration: f.modelCallDuration.MustCurryWith(cur),
 		ModelTokens:       f.modelTokens.MustCurryWith(cur),
+		ModelCost:         f.modelCost.MustCurryWith(cur),
 		ModelRateLimited:  f.modelRateLimited.MustCurryWith(cur),
 
 		LimiterWait:              lazyHistogram{f.limiterWait, nil},
@@ -265,6 +283,10 @@ func (f *family) bind(run string) *Metrics {
 
 		BudgetSpentTokens: gauge(f.budgetSpent),
 		BudgetCapTokens:   gauge(f.budgetCap),
+		BudgetSpentUSD:    gauge(f.budgetSpentUSD),
+		BudgetCapUSD:      gauge(f.budgetCapUSD),
+		TokensPerKept:     f.tokensPerKept.MustCurryWith(cur),
+		CostPerKept:       gauge(f.costPerKept),
 
 		ProofDuration:       histogram(f.proofDuration),
 		LedgerWriteDuration: histogram(f.ledgerWriteDuration),
@@ -279,6 +301,8 @@ func (f *family) bind(run string) *Metrics {
 		for _, s := range BucketStates {
 			m.Buckets.WithLabelValues(s)
 		}
+		m.TokensPerKept.WithLabelValues(KindPrompt)
+		m.TokensPerKept.WithLabelValues(KindCompletion)
 		m.initRefusals()
 	}
 	f.byRun[run] = m
@@ -301,6 +325,35 @@ func (m *Metrics) ObserveModelCall(model, outcome string, d time.Duration, promp
 	}
 }
 
+// ObserveModelSpend records what a call's usage holds besides prompt and
+// completion (cached prompt and reasoning tokens) and what it cost.
+func (m *Metrics) ObserveModelSpend(model string, cachedPrompt, reasoning int, usd float64) {
+	if cachedPrompt > 0 {
+		m.ModelTokens.WithLabelValues(model, KindCachedPrompt).Add(float64(cachedPrompt))
+	}
+	if reasoning > 0 {
+		m.ModelTokens.WithLabelValues(model, KindReasoning).Add(float64(reasoning))
+	}
+	if usd > 0 {
+		m.ModelCost.WithLabelValues(model).Add(usd)
+	}
+}
+
+// SetSpend sets the budget gauges from the ledger's meter and the run's caps.
+func (m *Metrics) SetSpend(tokens int64, usd float64, capTokens int64, capUSD float64) {
+	m.BudgetSpentTokens.Set(float64(tokens))
+	m.BudgetSpentUSD.Set(usd)
+	m.BudgetCapTokens.Set(float64(capTokens))
+	m.BudgetCapUSD.Set(capUSD)
+}
+
+// SetPerKept sets the per-kept-scenario gauges.
+func (m *Metrics) SetPerKept(prompt, completion, usd float64) {
+	m.TokensPerKept.WithLabelValues(KindPrompt).Set(prompt)
+	m.TokensPerKept.WithLabelValues(KindCompletion).Set(completion)
+	m.CostPerKept.Set(usd)
+}
+
 // InitModel creates the model's series at zero, every outcome and token
 // kind, so dashboards show the model (and flat 429 and error lines) before
 // its first call.
@@ -309,8 +362,10 @@ func (m *Metrics) InitModel(model string) {
 		m.ModelCalls.WithLabelValues(model, o)
 	}
 	m.ModelCallDuration.WithLabelValues(model)
-	m.ModelTokens.WithLabelValues(model, KindPrompt)
-	m.ModelTokens.WithLabelValues(model, KindCompletion)
+	for _, k := range []string{KindPrompt, KindCompletion, KindCachedPrompt, KindReasoning} {
+		m.ModelTokens.WithLabelValues(model, k)
+	}
+	m.ModelCost.WithLabelValues(model)
 	m.ModelRateLimited.WithLabelValues(model)
 }
 

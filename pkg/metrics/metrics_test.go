@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -54,8 +55,8 @@ func registered(t *testing.T) []string {
 
 func TestNamesAndLint(t *testing.T) {
 	names := registered(t)
-	if len(names) != 25 {
-		t.Errorf("registered %d families, want 25: %v", len(names), names)
+	if len(names) != 30 {
+		t.Errorf("registered %d families, want 30: %v", len(names), names)
 	}
 	for _, n := range names {
 		if !strings.HasPrefix(n, "suitegen_") {
@@ -132,7 +133,7 @@ func TestForRun(t *testing.T) {
 # TYPE suitegen_scenarios_proved_total counter
 suitegen_scenarios_proved_total{role="writer",run="run-a"} 3
 suitegen_scenarios_proved_total{role="writer",run="run-b"} 1
-# HELP suitegen_limiter_tokens_available Tokens available in the shared provider bucket at the last look.
+# HELP suitegen_limiter_tokens_available Tokens available in the shared provider quota's window at the last look.
 # TYPE suitegen_limiter_tokens_available gauge
 suitegen_limiter_tokens_available{role="writer"} 9
 `
@@ -185,7 +186,7 @@ func TestModelCall(t *testing.T) {
 		t.Errorf("duration series = %d, want 1", n)
 	}
 	want := `
-# HELP suitegen_model_call_duration_seconds Wall time of one model provider call, including retries of transport errors.
+# HELP suitegen_model_call_duration_seconds Wall time of one model provider call from request to answer; the wait for the shared quota is limiter_wait_seconds.
 # TYPE suitegen_model_call_duration_seconds histogram
 suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="0.1"} 1
 suitegen_model_call_duration_seconds_bucket{model="gpt-x",role="writer",run="r1",le="0.25"} 1
@@ -205,6 +206,36 @@ suitegen_model_call_duration_seconds_count{model="gpt-x",role="writer",run="r1"}
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "suitegen_model_call_duration_seconds"); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestSpend(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := metrics.New(reg, "r1", "writer")
+	m.InitModel("gpt-x")
+	m.ObserveModelCall("gpt-x", metrics.OutcomeOK, time.Second, 1000, 200)
+	m.ObserveModelSpend("gpt-x", 600, 50, 0.0125)
+	m.ObserveModelSpend("gpt-x", 0, 0, 0.0025)
+	m.SetSpend(1200, 0.015, 0, 5)
+	m.SetPerKept(500, 100, 0.0075)
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"cached", testutil.ToFloat64(m.ModelTokens.WithLabelValues("gpt-x", metrics.KindCachedPrompt)), 600},
+		{"reasoning", testutil.ToFloat64(m.ModelTokens.WithLabelValues("gpt-x", metrics.KindReasoning)), 50},
+		{"prompt", testutil.ToFloat64(m.ModelTokens.WithLabelValues("gpt-x", metrics.KindPrompt)), 1000},
+		{"cost", testutil.ToFloat64(m.ModelCost.WithLabelValues("gpt-x")), 0.015},
+		{"spent usd", testutil.ToFloat64(m.BudgetSpentUSD), 0.015},
+		{"cap usd", testutil.ToFloat64(m.BudgetCapUSD), 5},
+		{"spent tokens", testutil.ToFloat64(m.BudgetSpentTokens), 1200},
+		{"prompt per kept", testutil.ToFloat64(m.TokensPerKept.WithLabelValues(metrics.KindPrompt)), 500},
+		{"usd per kept", testutil.ToFloat64(m.CostPerKept), 0.0075},
+	} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
 	}
 }
 

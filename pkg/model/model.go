@@ -1,13 +1,8 @@
-// Package model is the writer's view of a language model: a conversation with
-// tool calls. The builtin deterministic writer and OpenAI-compatible providers
-// both implement Client, so the writer loop cannot tell them apart.
 package model
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
@@ -45,21 +40,38 @@ type ToolSpec struct {
 
 // Request is one model call.
 type Request struct {
-	Model     string     `json:"model"`
-	Messages  []Message  `json:"messages"`
-	Tools     []ToolSpec `json:"tools,omitempty"`
-	MaxTokens int        `json:"max_tokens,omitempty"`
-	Seed      int64      `json:"seed,omitempty"`
+	Model    string     `json:"model"`
+	Messages []Message  `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+	// MaxTokens caps the reply (for a reasoning model: reply and reasoning
+	// together). Providers count it against the tokens quota at admission.
+	MaxTokens int   `json:"max_tokens,omitempty"`
+	Seed      int64 `json:"seed,omitempty"`
+	// Temperature, when set, is the sampling temperature. Providers whose
+	// models accept only their default (reasoning models) never get it.
+	Temperature *float32 `json:"temperature,omitempty"`
 }
 
-// Usage is what a call cost.
+// Usage is what a call cost, as the provider counted it. Cached prompt
+// tokens are part of PromptTokens and reasoning tokens part of
+// CompletionTokens, as OpenAI-compatible providers report them.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens       int `json:"prompt_tokens"`
+	CompletionTokens   int `json:"completion_tokens"`
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	ReasoningTokens    int `json:"reasoning_tokens,omitempty"`
 }
 
 // Total is prompt plus completion tokens.
 func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// Add sums two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		CachedPromptTokens: u.CachedPromptTokens + v.CachedPromptTokens, ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens,
+	}
+}
 
 // Response is the model's answer.
 type Response struct {
@@ -67,6 +79,20 @@ type Response struct {
 	Usage   Usage   `json:"usage"`
 	// Limits are the provider's rate-limit headers, when it sent any.
 	Limits Limits `json:"-"`
+	// Timing says where the call's time went; it is filled on failures too.
+	Timing Timing `json:"-"`
+	// CostUSD is Usage at the model's price, when the client knows the price
+	// (Priced); a model without a price costs nothing anyone can say.
+	CostUSD float64 `json:"-"`
+	Priced  bool    `json:"-"`
+}
+
+// Timing splits a call's wall time: waiting for the shared quota, then the
+// provider's answer. Metrics keep them apart, so a slow limiter never reads
+// as a slow provider.
+type Timing struct {
+	LimiterWait time.Duration
+	Provider    time.Duration
 }
 
 // Limits is what a provider said of its quota (x-ratelimit-* headers); zero
@@ -89,26 +115,21 @@ type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
-// RateLimitError is a provider refusal for rate or quota (HTTP 429). It is not
-// a failure of the work: callers wait RetryAfter and ask again.
-type RateLimitError struct {
-	RetryAfter time.Duration
-	Limits     Limits
-	Message    string
+// Limiter is the cluster-wide provider quota as a provider client sees it
+// (*ratelimit.Limiter implements it). It lives here, not beside the client,
+// so the quota can be implemented without linking a provider SDK.
+type Limiter interface {
+	// Acquire blocks until one request and tokens tokens may be sent, and
+	// charges them. A request the quota can never admit fails at once with a
+	// *ConfigError of KindQuotaTooSmall.
+	Acquire(ctx context.Context, tokens int) (Permit, error)
+	// Pause makes every sharer wait d (the provider said 429).
+	Pause(ctx context.Context, d time.Duration) error
 }
 
-func (e *RateLimitError) Error() string {
-	return fmt.Sprintf("rate limited (retry after %s): %s", e.RetryAfter, e.Message)
-}
-
-// ErrEmptyReply is returned when the model answers with neither text nor tool calls.
-var ErrEmptyReply = errors.New("model: empty reply")
-
-// IsRateLimited reports whether err is a provider rate-limit refusal.
-func IsRateLimited(err error) (*RateLimitError, bool) {
-	var rl *RateLimitError
-	if errors.As(err, &rl) {
-		return rl, true
-	}
-	return nil, false
+// Permit is one admitted request. Settle replaces its charge with what the
+// provider counted against the quota (0 when it refused the request) and
+// passes on what the provider's headers said of the quota.
+type Permit interface {
+	Settle(ctx context.Context, tokens int, said Limits) error
 }

@@ -28,6 +28,7 @@ type fakeLedger struct {
 	slices   []canvas.Slice
 	refusals []canvas.Reason
 	spent    int64
+	spentUSD float64
 	raised   map[string]plan.Spec
 	moves    []canvas.RunState
 }
@@ -74,10 +75,10 @@ func (l *fakeLedger) SetRound(_ context.Context, id string, round int) error {
 	return nil
 }
 
-func (l *fakeLedger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
+func (l *fakeLedger) Meter(context.Context, string) (canvas.Meter, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent}, nil
+	return canvas.Meter{PromptTokens: l.spent, CostUSD: l.spentUSD}, nil
 }
 
 func (l *fakeLedger) PutBuckets(_ context.Context, _ string, bs []canvas.Bucket) error {

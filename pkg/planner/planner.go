@@ -39,7 +39,7 @@ type Ledger interface {
 	Run(ctx context.Context, id string) (canvas.Run, error)
 	MoveRun(ctx context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error)
 	SetRound(ctx context.Context, id string, round int) error
-	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
+	Meter(ctx context.Context, run string) (canvas.Meter, error)
 	PutBuckets(ctx context.Context, run string, bs []canvas.Bucket) error
 	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
 	Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error
@@ -78,6 +78,8 @@ type Config struct {
 	Model string
 	// BudgetTokens caps the run's spend (0: none); dispatch stops at the cap.
 	BudgetTokens int64
+	// BudgetUSD caps the run's spend in dollars (0: none), likewise.
+	BudgetUSD float64
 	// Steer is the user's plan (--plan FILE).
 	Steer []plan.Steer
 	// MaxWant caps one bucket's want (0: the plan's default); raising it lets
@@ -138,6 +140,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("planner: Config.Asked must be positive, got %d", c.Asked)
 	case c.BudgetTokens < 0:
 		return fmt.Errorf("planner: Config.BudgetTokens must not be negative, got %d", c.BudgetTokens)
+	case c.BudgetUSD < 0:
+		return fmt.Errorf("planner: Config.BudgetUSD must not be negative, got %v", c.BudgetUSD)
 	case c.MaxWant < 0:
 		return fmt.Errorf("planner: Config.MaxWant must not be negative, got %d", c.MaxWant)
 	case c.MaxRounds < 0, c.MaxAttempts < 0, c.PerSlice < 0, c.SliceScenarios < 0:
@@ -203,7 +207,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if _, err := p.cfg.Ledger.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: p.cfg.Asked, Seed: p.cfg.Seed,
-		BudgetTokens: p.cfg.BudgetTokens, Config: cfgJSON,
+		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD, Config: cfgJSON,
 	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
@@ -250,7 +254,7 @@ type ShortError struct {
 	// is how much of the ask no bucket wants (the plan, capped by
 	// --max-want, holds less).
 	Blocked, Short, Unplanned int
-	// Budget is set when the token budget stopped the run.
+	// Budget is set when a spend cap (tokens or dollars) stopped the run.
 	Budget bool
 	// Report, when known, is where the reasons are (report.json).
 	Report string
@@ -275,7 +279,7 @@ func (e *ShortError) Error() string {
 		why += "; reasons in " + e.Report
 	}
 	if e.Budget {
-		why = "the token budget was reached"
+		why = "the spend budget (--budget-tokens or --budget-usd) was reached"
 	}
 	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
 }
@@ -322,6 +326,10 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	if err := p.tally(ctx, &res); err != nil {
+		return res, err
+	}
+	// The spend gauges' last word: what the last round's slices spent.
+	if _, err := p.budgetReached(ctx, run); err != nil {
 		return res, err
 	}
 	to, msg := canvas.RunReviewing, ""
@@ -407,20 +415,19 @@ func (p *Planner) tally(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// budgetReached reads the run's meter against its cap, for the gauges too.
+// budgetReached reads the run's meter (cap or not, so the spend gauges
+// move) and reports whether it reached the cap in tokens or in dollars.
 func (p *Planner) budgetReached(ctx context.Context, run canvas.Run) (bool, error) {
-	b, err := p.cfg.Ledger.Budget(ctx, run)
+	m, err := p.cfg.Ledger.Meter(ctx, p.cfg.RunID)
 	if err != nil {
 		return false, err
 	}
-	if b.Cap > 0 {
-		p.cfg.Metrics.BudgetSpentTokens.Set(float64(b.Spent))
-		p.cfg.Metrics.BudgetCapTokens.Set(float64(b.Cap))
-	}
-	if b.Reached() {
+	p.cfg.Metrics.SetSpend(m.Tokens(), m.CostUSD, run.BudgetTokens, run.BudgetUSD)
+	p.cfg.Metrics.SetPerKept(m.PerKept())
+	if m.Over(run) {
 		p.budgetHit = true
 	}
-	return b.Reached(), nil
+	return m.Over(run), nil
 }
 
 func (p *Planner) observe(bs []canvas.Bucket) {

@@ -149,6 +149,18 @@ func TestDealStopsAtTheBudget(t *testing.T) {
 	}
 }
 
+// TestDealStopsAtTheDollarBudget: the same with a cap in dollars, the meter
+// read as the ledger prices the calls.
+func TestDealStopsAtTheDollarBudget(t *testing.T) {
+	p, l, q := testPlanner(t, 20, sixBuckets()...)
+	l.run.BudgetUSD = 0.5
+	q.write = func(queue.Slice) { l.mu.Lock(); l.spentUSD += 0.5; l.mu.Unlock() }
+	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
+		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
+	}
+}
+
 // TestAwait: a round ends when the ledger has every slice finished; the
 // queue giving up on a slice (its advisory) records it dead, for this run
 // only; a queue that stays empty while slices stay published buries them,

@@ -208,11 +208,17 @@ type SliceDetail struct {
 	Buckets    []string `json:"buckets"`
 }
 
-// SpendDetail is the run's token meter.
+// SpendDetail is the run's meter: tokens, and dollars at the model's price
+// (Priced is false while some calls had no known price).
 type SpendDetail struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	BudgetTokens     int64 `json:"budget_tokens"`
+	PromptTokens       int64   `json:"prompt_tokens"`
+	CompletionTokens   int64   `json:"completion_tokens"`
+	CachedPromptTokens int64   `json:"cached_prompt_tokens"`
+	ReasoningTokens    int64   `json:"reasoning_tokens"`
+	CostUSD            float64 `json:"cost_usd"`
+	Priced             bool    `json:"priced"`
+	BudgetTokens       int64   `json:"budget_tokens"`
+	BudgetUSD          float64 `json:"budget_usd"`
 }
 
 // RunList is GET /api/runs.
@@ -407,7 +413,9 @@ func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallA
 		}
 		d.Refusals[gc.Gate][gc.Code] += n
 	}
-	d.Spend = SpendDetail{PromptTokens: st.PromptTokens, CompletionTokens: st.CompletionTokens, BudgetTokens: run.BudgetTokens}
+	d.Spend = SpendDetail{PromptTokens: st.PromptTokens, CompletionTokens: st.CompletionTokens, CachedPromptTokens: st.CachedPromptTokens,
+		ReasoningTokens: st.ReasoningTokens, CostUSD: st.CostUSD, Priced: st.UnpricedCalls == 0 && st.Calls > 0,
+		BudgetTokens: run.BudgetTokens, BudgetUSD: run.BudgetUSD}
 	return d, nil
 }
 

@@ -58,6 +58,7 @@ func ledger(t *testing.T) *canvas.Store {
 	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
 	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
 	_ = s.Spend(ctx, "run-a", "s1", "w1", "builtin", 1200, 300, "ok")
+	_ = s.SpendCall(ctx, canvas.Call{Run: "run-a", Slice: "s1", Writer: "w1", Model: "gpt-x", CostUSD: 0.25, Priced: true})
 	return s
 }
 
@@ -110,7 +111,7 @@ func TestAPI(t *testing.T) {
 	if len(d.Slices) != 2 || d.Slices[0].State != "done" || d.Slices[1].State != "published" || d.SliceStates["done"] != 1 {
 		t.Fatalf("slices: %+v", d.Slices)
 	}
-	if d.Refusals["ready"]["empty"] != 2 || d.Spend.PromptTokens != 1200 || d.Spend.CompletionTokens != 300 || d.Spend.BudgetTokens != 50000 {
+	if d.Refusals["ready"]["empty"] != 2 || d.Spend.PromptTokens != 1200 || d.Spend.CompletionTokens != 300 || d.Spend.BudgetTokens != 50000 || d.Spend.CostUSD != 0.25 || d.Spend.Priced {
 		t.Fatalf("refusals/spend: %v %+v", d.Refusals, d.Spend)
 	}
 	if d.Summary.ID != "run-a" || d.Summary.Status != "planned" || d.Summary.Proved != 4 || len(d.DeadReasons) != 0 {

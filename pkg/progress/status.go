@@ -52,6 +52,10 @@ type RunSummary struct {
 	Refused      int      `json:"refused"`
 	BudgetTokens int64    `json:"budget_tokens"`
 	SpentTokens  int64    `json:"spent_tokens"`
+	// BudgetUSD is the run's dollar cap (0: none); SpentUSD what it spent at
+	// its model's price.
+	BudgetUSD float64 `json:"budget_usd"`
+	SpentUSD  float64 `json:"spent_usd"`
 }
 
 // Summarize turns a run's ledger figures into what the page shows.
@@ -59,7 +63,7 @@ func Summarize(r canvas.RunStats, stallAfter time.Duration) RunSummary {
 	s := RunSummary{ID: r.ID, Agent: r.Agent, Model: r.Model, State: string(r.State), Message: r.Message, Status: string(r.State),
 		Asked: r.Asked, Proved: r.Proved, Round: r.Round, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
 		LastActivity: r.LastActivity, Dead: r.Slices[string(canvas.SliceDead)],
-		BudgetTokens: r.BudgetTokens, SpentTokens: r.PromptTokens + r.CompletionTokens}
+		BudgetTokens: r.BudgetTokens, SpentTokens: r.PromptTokens + r.CompletionTokens, BudgetUSD: r.BudgetUSD, SpentUSD: r.CostUSD}
 	for _, n := range r.Refusals {
 		s.Refused += n
 	}

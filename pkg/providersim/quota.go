@@ -96,17 +96,22 @@ func (q *quota) current(now time.Time) state {
 	return q.stateLocked(now)
 }
 
-// setHeaders writes the x-ratelimit-* headers a provider sends on every answer.
-func (q *quota) setHeaders(h http.Header, s state) {
+// setHeaders writes the x-ratelimit-* headers a provider sends on every
+// answer: OpenAI sends limit, remaining and reset; Azure only remaining.
+func (q *quota) setHeaders(h http.Header, s state, d dialect) {
 	if q.rpm > 0 {
-		h.Set("x-ratelimit-limit-requests", strconv.Itoa(q.rpm))
 		h.Set("x-ratelimit-remaining-requests", strconv.Itoa(s.remReq))
-		h.Set("x-ratelimit-reset-requests", formatReset(s.resetReq))
+		if d == dialectOpenAI {
+			h.Set("x-ratelimit-limit-requests", strconv.Itoa(q.rpm))
+			h.Set("x-ratelimit-reset-requests", formatReset(s.resetReq))
+		}
 	}
 	if q.tpm > 0 {
-		h.Set("x-ratelimit-limit-tokens", strconv.Itoa(q.tpm))
 		h.Set("x-ratelimit-remaining-tokens", strconv.Itoa(s.remTok))
-		h.Set("x-ratelimit-reset-tokens", formatReset(s.resetTok))
+		if d == dialectOpenAI {
+			h.Set("x-ratelimit-limit-tokens", strconv.Itoa(q.tpm))
+			h.Set("x-ratelimit-reset-tokens", formatReset(s.resetTok))
+		}
 	}
 }
 

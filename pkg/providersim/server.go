@@ -62,6 +62,38 @@ type Config struct {
 	Model  model.Client // answers the requests; required
 	Seed   int64        // seeds fault injection and latency jitter
 	Logger *slog.Logger
+
+	// APIKey, when set, is the only key accepted: OpenAI-style routes want it
+	// as a bearer token, Azure routes in the api-key header; anything else is
+	// answered 401 as the providers answer it.
+	APIKey string
+	// Models, when set, are the only models served on /v1 (others are 404
+	// model_not_found); Deployments, when set, are the only Azure deployments
+	// (others are 404 DeploymentNotFound), each named for the model it runs.
+	Models      []string
+	Deployments map[string]string
+	// ReasoningModels are models that behave as OpenAI's reasoning models
+	// (besides the o1, o3, o4 and gpt-5 families, recognised by name):
+	// max_tokens, temperature and top_p are refused with 400, the reply
+	// allowance is max_completion_tokens, and reasoning tokens are billed.
+	ReasoningModels []string
+	// APIVersions are the Azure api-version values accepted (default: any
+	// non-empty one); a request without one is 404, as Azure answers it.
+	APIVersions []string
+	// ToolCallsInContent makes the simulator answer as an open-weight server
+	// whose chat template has no tool support: tool calls are written into
+	// the reply's content, without ids ("hermes": <tool_call> tags; "json":
+	// the bare call object), and tool_choice is ignored.
+	ToolCallsInContent string
+	// TokenScale multiplies the simulator's token counts (default 1), to
+	// stand for a provider whose tokenizer counts more or less than
+	// model.CountTokens.
+	TokenScale float64
+	// NoPromptCache turns off the simulated prompt cache (on by default: a
+	// prompt of 1024 tokens or more whose prefix, up to a message boundary,
+	// was seen in the last ten minutes reports that prefix as
+	// cached_tokens, in 128-token steps, as OpenAI does).
+	NoPromptCache bool
 }
 
 // Flags binds the flag-settable fields to fs (for `suitegen provider-sim`).
@@ -80,6 +112,39 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Faults.UnknownRecord, "fault-unknown-record", 0, "probability that a try_calls names a record that does not exist")
 	fs.Float64Var(&c.Faults.Stall, "fault-stall", 0, "probability of a stalled answer")
 	fs.DurationVar(&c.Faults.StallFor, "stall-for", DefaultStallFor, "how long a stalled answer stalls")
+	fs.StringVar(&c.APIKey, "api-key", "", "the only API key accepted (bearer on /v1, api-key header on Azure routes); empty: any")
+	fs.Func("models", "comma-separated models served on /v1 (default: any)", func(v string) error {
+		c.Models = splitList(v)
+		return nil
+	})
+	fs.Func("deployments", "comma-separated Azure deployments served, each DEPLOYMENT or DEPLOYMENT=MODEL (default: any)", func(v string) error {
+		c.Deployments = map[string]string{}
+		for _, d := range splitList(v) {
+			name, m, ok := strings.Cut(d, "=")
+			if !ok {
+				m = name
+			}
+			c.Deployments[name] = m
+		}
+		return nil
+	})
+	fs.Func("reasoning-models", "comma-separated models that behave as reasoning models besides o1/o3/o4/gpt-5", func(v string) error {
+		c.ReasoningModels = splitList(v)
+		return nil
+	})
+	fs.StringVar(&c.ToolCallsInContent, "tool-calls-in-content", "", "answer as an open-weight server without tool support: hermes (<tool_call> tags) or json")
+	fs.Float64Var(&c.TokenScale, "token-scale", 1, "multiply token counts (a tokenizer counting more or less than suitegen's estimate)")
+	fs.BoolVar(&c.NoPromptCache, "no-prompt-cache", false, "never report cached prompt tokens")
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (c *Config) validate() error {
@@ -116,6 +181,17 @@ func (c *Config) validate() error {
 	if f.StallFor < 0 {
 		return fmt.Errorf("providersim: Config.Faults.StallFor %s is negative", f.StallFor)
 	}
+	switch c.ToolCallsInContent {
+	case "", "hermes", "json":
+	default:
+		return fmt.Errorf("providersim: Config.ToolCallsInContent %q is not hermes or json", c.ToolCallsInContent)
+	}
+	if c.TokenScale == 0 {
+		c.TokenScale = 1
+	}
+	if c.TokenScale < 0 || math.IsNaN(c.TokenScale) || math.IsInf(c.TokenScale, 0) {
+		return fmt.Errorf("providersim: Config.TokenScale %v is not a positive factor", c.TokenScale)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -147,6 +223,18 @@ type Stats struct {
 	Errors      int64            `json:"errors"`
 	Faults      map[string]int64 `json:"faults"`
 	PerMinute   []Minute         `json:"per_minute"`
+	// Usage billed on answered requests by kind (Tokens is prompt plus
+	// completion; cached prompt and reasoning tokens are inside them).
+	PromptTokens       int64 `json:"prompt_tokens"`
+	CompletionTokens   int64 `json:"completion_tokens"`
+	CachedPromptTokens int64 `json:"cached_prompt_tokens"`
+	ReasoningTokens    int64 `json:"reasoning_tokens"`
+	// Refusals of the request rather than the quota (all in Errors too):
+	// a key not accepted, a model or deployment not served, a parameter
+	// the model does not take.
+	Unauthorized int64 `json:"unauthorized"`
+	NotFound     int64 `json:"not_found"`
+	Unsupported  int64 `json:"unsupported"`
 }
 
 // Server is a running or runnable simulator.
@@ -160,6 +248,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	cache *promptCache
 
 	done chan struct{}
 	err  error
@@ -176,6 +266,7 @@ func New(cfg Config) (*Server, error) {
 		start: time.Now(),
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		stats: Stats{Faults: map[string]int64{}},
+		cache: newPromptCache(),
 	}, nil
 }
 
@@ -230,8 +321,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Handler is the simulator's HTTP API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.complete)
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, dialectOpenAI) })
+	mux.HandleFunc("POST /openai/deployments/{deployment}/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, dialectAzure) })
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /v1/models/{model}", s.modelInfo)
+	mux.HandleFunc("GET /openai/models", s.azureModels)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	})
@@ -268,13 +362,46 @@ func (s *Server) count(f func(total *Stats, minute *Minute)) {
 	f(&s.stats, &s.stats.PerMinute[i])
 }
 
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.cfg.Model.Name(), "object": "model", "created": s.start.Unix(), "owned_by": "providersim",
-		}},
-	})
+func (s *Server) modelEntry(id string) map[string]any {
+	return map[string]any{"id": id, "object": "model", "created": s.start.Unix(), "owned_by": "providersim"}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r, dialectOpenAI) {
+		return
+	}
+	names := s.cfg.Models
+	if len(names) == 0 {
+		names = []string{s.cfg.Model.Name()}
+	}
+	var data []map[string]any
+	for _, n := range names {
+		data = append(data, s.modelEntry(n))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r, dialectOpenAI) {
+		return
+	}
+	id := r.PathValue("model")
+	if !s.serves(id) {
+		s.unknownModel(w, id)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelEntry(id))
+}
+
+func (s *Server) azureModels(w http.ResponseWriter, r *http.Request) {
+	if !s.azureVersion(w, r) || !s.authorized(w, r, dialectAzure) {
+		return
+	}
+	var data []map[string]any
+	for _, m := range s.cfg.Deployments {
+		data = append(data, s.modelEntry(m))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 // draws are one request's fault dice, thrown together so each request uses
@@ -304,57 +431,92 @@ func (s *Server) throw() draws {
 	return d
 }
 
-func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, d dialect) {
 	s.count(func(t *Stats, m *Minute) { t.Calls++; m.Calls++ })
+	if d == dialectAzure && !s.azureVersion(w, r) {
+		return
+	}
+	if !s.authorized(w, r, d) {
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())
 		return
+	}
+	name := ""
+	if d == dialectAzure {
+		dep := r.PathValue("deployment")
+		m, ok := s.deployment(dep)
+		if !ok {
+			s.count(func(t *Stats, _ *Minute) { t.Errors++; t.NotFound++ })
+			writeAzureError(w, http.StatusNotFound, "DeploymentNotFound", "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.")
+			return
+		}
+		name = m
 	}
 	req, err := parseRequest(body)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	d := s.throw()
-	prompt := PromptTokens(req)
+	if d == dialectOpenAI {
+		name = req.Model
+		if !s.serves(name) {
+			s.count(func(t *Stats, _ *Minute) { t.Errors++ })
+			s.unknownModel(w, name)
+			return
+		}
+	}
+	reasoning := s.reasoning(name)
+	if reasoning {
+		if refusal := refuseForReasoning(req.wire); refusal != nil {
+			s.count(func(t *Stats, _ *Minute) { t.Errors++; t.Unsupported++ })
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": refusal})
+			return
+		}
+	}
+	dr := s.throw()
+	prompt := s.scale(PromptTokens(req.Request))
+	allowance := req.allowance(DefaultMaxOutput)
+	charge := prompt + allowance
 	now := time.Now()
 
-	if d.rateLimit {
+	if dr.rateLimit {
 		s.count(func(t *Stats, _ *Minute) { t.Faults[FaultRateLimit]++ })
-		s.refuse(w, time.Second, s.quota.current(now), "injected rate limit")
+		s.refuse(w, time.Second, s.quota.current(now), d, "injected rate limit")
 		return
 	}
-	ok, retry, st := s.quota.admit(now, prompt+req.MaxTokens)
+	ok, retry, st := s.quota.admit(now, charge)
 	if !ok {
-		s.refuse(w, retry, st, fmt.Sprintf("Rate limit reached: limit %d requests and %d tokens per %s, requested %d tokens",
-			s.cfg.RPM, s.cfg.TPM, s.cfg.Window, prompt+req.MaxTokens))
+		s.refuse(w, retry, st, d, fmt.Sprintf("Rate limit reached: limit %d requests and %d tokens per %s, requested %d tokens",
+			s.cfg.RPM, s.cfg.TPM, s.cfg.Window, charge))
 		return
 	}
 	s.count(func(t *Stats, m *Minute) {
 		t.Admitted++
 		m.Admitted++
-		t.QuotaTokens += int64(prompt + req.MaxTokens)
-		m.QuotaTokens += int64(prompt + req.MaxTokens)
+		t.QuotaTokens += int64(charge)
+		m.QuotaTokens += int64(charge)
 	})
-	s.quota.setHeaders(w.Header(), st)
-	if d.error500 {
+	s.quota.setHeaders(w.Header(), st, d)
+	if dr.error500 {
 		s.count(func(t *Stats, _ *Minute) { t.Faults[FaultError500]++ })
 		s.fail(w, http.StatusInternalServerError, "server_error", "injected server error")
 		return
 	}
-	if d.stall {
+	if dr.stall {
 		s.count(func(t *Stats, _ *Minute) { t.Faults[FaultStall]++ })
 		if !sleep(r.Context(), s.cfg.Faults.StallFor) {
 			s.count(func(t *Stats, _ *Minute) { t.Errors++ })
 			return // the client went away; nobody reads an answer
 		}
 	}
-	if !sleep(r.Context(), d.latency) {
+	if !sleep(r.Context(), dr.latency) {
 		s.count(func(t *Stats, _ *Minute) { t.Errors++ })
 		return
 	}
-	resp, err := s.cfg.Model.Complete(r.Context(), req)
+	resp, err := s.cfg.Model.Complete(r.Context(), req.Request)
 	if err != nil && !errors.Is(err, model.ErrEmptyReply) {
 		s.cfg.Logger.Warn("providersim: the model failed", "err", err)
 		s.fail(w, http.StatusInternalServerError, "server_error", "the model failed: "+err.Error())
@@ -364,27 +526,44 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	msg.Role = model.RoleAssistant
 	if len(msg.ToolCalls) > 0 {
 		msg.ToolCalls = append([]model.ToolCall(nil), msg.ToolCalls...)
-		if d.malformed {
+		if dr.malformed {
 			s.count(func(t *Stats, _ *Minute) { t.Faults[FaultMalformed]++ })
 			msg.ToolCalls[0].Arguments = `{"` + msg.ToolCalls[0].Arguments // never valid JSON
 		}
-		if d.unknown {
+		if dr.unknown {
 			s.count(func(t *Stats, _ *Minute) { t.Faults[FaultUnknown]++ })
 			msg.ToolCalls[0].Name = unknownName(req.Tools, msg.ToolCalls[0].Name)
 		}
-		if d.record && !d.malformed && !d.unknown {
+		if dr.record && !dr.malformed && !dr.unknown {
 			if args, ok := unknownRecord(msg.ToolCalls[0]); ok {
 				s.count(func(t *Stats, _ *Minute) { t.Faults[FaultRecord]++ })
 				msg.ToolCalls[0].Arguments = args
 			}
 		}
 	}
-	usage := model.Usage{PromptTokens: prompt, CompletionTokens: CompletionTokens(msg)}
+	visible := s.scale(CompletionTokens(msg))
+	u := model.Usage{PromptTokens: prompt, CompletionTokens: min(visible, max(allowance, 1))}
+	if reasoning {
+		// Thinking before the reply, inside the allowance: billed as output.
+		u.ReasoningTokens = min(visible, max(allowance-u.CompletionTokens, 0))
+		u.CompletionTokens += u.ReasoningTokens
+	}
+	if !s.cfg.NoPromptCache {
+		u.CachedPromptTokens = s.cache.cached(req.Request, s.scale, now)
+	}
 	s.count(func(t *Stats, m *Minute) {
-		t.Tokens += int64(usage.Total())
-		m.Tokens += int64(usage.Total())
+		t.Tokens += int64(u.Total())
+		m.Tokens += int64(u.Total())
+		t.PromptTokens += int64(u.PromptTokens)
+		t.CompletionTokens += int64(u.CompletionTokens)
+		t.CachedPromptTokens += int64(u.CachedPromptTokens)
+		t.ReasoningTokens += int64(u.ReasoningTokens)
 	})
-	writeJSON(w, http.StatusOK, toWireResponse(req, msg, usage, now))
+	out := toWireResponse(req.Request, msg, u, now)
+	if s.cfg.ToolCallsInContent != "" && len(msg.ToolCalls) > 0 {
+		inContent(&out, msg, s.cfg.ToolCallsInContent)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // unknownRecord rewrites a try_calls so its first call names a record that
@@ -454,15 +633,17 @@ func toWireResponse(req model.Request, m model.Message, u model.Usage, now time.
 		Choices: []openai.ChatCompletionChoice{{Index: 0, Message: wm, FinishReason: finish}},
 		Usage: openai.Usage{
 			PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.Total(),
+			PromptTokensDetails:     &openai.PromptTokensDetails{CachedTokens: u.CachedPromptTokens},
+			CompletionTokensDetails: &openai.CompletionTokensDetails{ReasoningTokens: u.ReasoningTokens},
 		},
 	}
 }
 
 // refuse answers 429 with retry-after (seconds, rounded up) and retry-after-ms.
-func (s *Server) refuse(w http.ResponseWriter, retry time.Duration, st state, msg string) {
+func (s *Server) refuse(w http.ResponseWriter, retry time.Duration, st state, d dialect, msg string) {
 	s.count(func(t *Stats, m *Minute) { t.RateLimited++; m.RateLimited++ })
 	retry = max(retry, time.Millisecond)
-	s.quota.setHeaders(w.Header(), st)
+	s.quota.setHeaders(w.Header(), st, d)
 	w.Header().Set("retry-after", strconv.FormatInt(int64(math.Ceil(retry.Seconds())), 10))
 	w.Header().Set("retry-after-ms", strconv.FormatInt(retry.Milliseconds()+1, 10))
 	writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", msg)

@@ -5,21 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/model"
 )
 
 // The request side of the wire is decoded by hand-written types so tool
-// parameters stay raw JSON and content may be a string or a list of parts.
+// parameters stay raw JSON, content may be a string or a list of parts, and
+// which parameters were sent at all is known (a reasoning model refuses
+// max_tokens and temperature whatever their value).
 type wireRequest struct {
-	Model               string        `json:"model"`
-	Messages            []wireMessage `json:"messages"`
-	Tools               []wireTool    `json:"tools"`
-	MaxTokens           int           `json:"max_tokens"`
-	MaxCompletionTokens int           `json:"max_completion_tokens"`
-	Seed                *int64        `json:"seed"`
-	Stream              bool          `json:"stream"`
+	Model               string          `json:"model"`
+	Messages            []wireMessage   `json:"messages"`
+	Tools               []wireTool      `json:"tools"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ReasoningEffort     string          `json:"reasoning_effort"`
+	Seed                *int64          `json:"seed"`
+	Stream              bool            `json:"stream"`
 }
 
 type wireMessage struct {
@@ -51,26 +56,43 @@ type wireTool struct {
 // errBadRequest marks a request the simulator refuses with 400.
 var errBadRequest = errors.New("bad request")
 
-// parseRequest decodes a chat completion request body into a model.Request.
-func parseRequest(body []byte) (model.Request, error) {
+// request is one parsed chat completion request: the conversation, and the
+// parameters as sent.
+type request struct {
+	model.Request
+	wire wireRequest
+}
+
+// allowance is the reply allowance the request asked for (max_tokens or
+// max_completion_tokens), or def when it sent neither.
+func (r request) allowance(def int) int {
+	switch {
+	case r.wire.MaxCompletionTokens != nil:
+		return *r.wire.MaxCompletionTokens
+	case r.wire.MaxTokens != nil:
+		return *r.wire.MaxTokens
+	}
+	return def
+}
+
+// parseRequest decodes a chat completion request body.
+func parseRequest(body []byte) (request, error) {
 	var w wireRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&w); err != nil {
-		return model.Request{}, fmt.Errorf("%w: %v", errBadRequest, err)
+		return request{}, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	if w.Stream {
-		return model.Request{}, fmt.Errorf("%w: streaming is not supported", errBadRequest)
+		return request{}, fmt.Errorf("%w: streaming is not supported", errBadRequest)
 	}
 	if len(w.Messages) == 0 {
-		return model.Request{}, fmt.Errorf("%w: messages is empty", errBadRequest)
+		return request{}, fmt.Errorf("%w: messages is empty", errBadRequest)
 	}
-	if w.MaxTokens < 0 || w.MaxCompletionTokens < 0 {
-		return model.Request{}, fmt.Errorf("%w: max_tokens is negative", errBadRequest)
+	if (w.MaxTokens != nil && *w.MaxTokens < 0) || (w.MaxCompletionTokens != nil && *w.MaxCompletionTokens < 0) {
+		return request{}, fmt.Errorf("%w: max_tokens is negative", errBadRequest)
 	}
-	req := model.Request{Model: w.Model, MaxTokens: w.MaxTokens}
-	if req.MaxTokens == 0 {
-		req.MaxTokens = w.MaxCompletionTokens
-	}
+	req := request{Request: model.Request{Model: w.Model}, wire: w}
+	req.MaxTokens = req.allowance(0)
 	if w.Seed != nil {
 		req.Seed = *w.Seed
 	}
@@ -78,18 +100,18 @@ func parseRequest(body []byte) (model.Request, error) {
 		switch m.Role {
 		case model.RoleSystem, model.RoleUser, model.RoleAssistant, model.RoleTool, "developer":
 		default:
-			return model.Request{}, fmt.Errorf("%w: messages[%d]: unknown role %q", errBadRequest, i, m.Role)
+			return request{}, fmt.Errorf("%w: messages[%d]: unknown role %q", errBadRequest, i, m.Role)
 		}
 		text, err := contentText(m.Content)
 		if err != nil {
-			return model.Request{}, fmt.Errorf("%w: messages[%d].content: %v", errBadRequest, i, err)
+			return request{}, fmt.Errorf("%w: messages[%d].content: %v", errBadRequest, i, err)
 		}
 		mm := model.Message{Role: m.Role, Content: text, ToolCallID: m.ToolCallID, Name: m.Name}
 		if m.Role == "developer" {
 			mm.Role = model.RoleSystem
 		}
 		if m.Role == model.RoleTool && m.ToolCallID == "" {
-			return model.Request{}, fmt.Errorf("%w: messages[%d]: tool message without tool_call_id", errBadRequest, i)
+			return request{}, fmt.Errorf("%w: messages[%d]: tool message without tool_call_id", errBadRequest, i)
 		}
 		for _, tc := range m.ToolCalls {
 			mm.ToolCalls = append(mm.ToolCalls, model.ToolCall{
@@ -100,7 +122,7 @@ func parseRequest(body []byte) (model.Request, error) {
 	}
 	for i, t := range w.Tools {
 		if t.Type != "function" || t.Function.Name == "" {
-			return model.Request{}, fmt.Errorf("%w: tools[%d]: want a named function tool", errBadRequest, i)
+			return request{}, fmt.Errorf("%w: tools[%d]: want a named function tool", errBadRequest, i)
 		}
 		req.Tools = append(req.Tools, model.ToolSpec{
 			Name: t.Function.Name, Description: t.Function.Description,
@@ -137,54 +159,9 @@ func contentText(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
-// CountTokens is the simulator's deterministic tokenizer: a run of letters
-// or digits is one token per four characters (at least one), any other
-// non-space character is a token of its own. It lands within a few tens of
-// percent of BPE tokenizers on English and JSON, which is what quota tests need.
-func CountTokens(s string) int {
-	n, run := 0, 0
-	flush := func() {
-		if run > 0 {
-			n += (run + 3) / 4
-			run = 0
-		}
-	}
-	for _, r := range s {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			run++
-		case unicode.IsSpace(r):
-			flush()
-		default:
-			flush()
-			n++
-		}
-	}
-	flush()
-	return n
-}
-
-// PromptTokens is what a request's prompt costs: its messages and tools,
-// with OpenAI's framing of three tokens per message and three for the reply.
-func PromptTokens(req model.Request) int {
-	n := 3
-	for _, m := range req.Messages {
-		n += 3 + CountTokens(m.Role) + CountTokens(m.Content) + CountTokens(m.Name)
-		for _, tc := range m.ToolCalls {
-			n += 3 + CountTokens(tc.Name) + CountTokens(tc.Arguments)
-		}
-	}
-	for _, t := range req.Tools {
-		n += 8 + CountTokens(t.Name) + CountTokens(t.Description) + CountTokens(string(t.Parameters))
-	}
-	return n
-}
+// PromptTokens is what a request's prompt costs by the simulator's
+// tokenizer (model.CountTokens with chat framing) before its TokenScale.
+func PromptTokens(req model.Request) int { return model.EstimatePromptTokens(req) }
 
 // CompletionTokens is what a reply costs.
-func CompletionTokens(m model.Message) int {
-	n := CountTokens(m.Content)
-	for _, tc := range m.ToolCalls {
-		n += 3 + CountTokens(tc.Name) + CountTokens(tc.Arguments)
-	}
-	return max(n, 1)
-}
+func CompletionTokens(m model.Message) int { return model.CompletionTokens(m) }

@@ -1,71 +1,74 @@
 // Package ratelimit is the provider quota shared by the whole cluster: one
-// token bucket per provider key (requests/min and tokens/min) kept in
-// Postgres, taken from by every writer process of every run that uses that key.
+// quota per provider key (requests and tokens per window), kept in Postgres
+// and admitted from by every writer process of every run that uses the key,
+// counted the way OpenAI-compatible providers count it, so that it never
+// causes a 429 at any quota size.
 //
-// # One atomic statement
+// # What providers count, and what is kept
 //
-// A take is a single UPDATE ... RETURNING on the bucket row (wrapped in a CTE
-// that inserts the reservation row when the take succeeds). The refill is
-// computed inside that statement from clock_timestamp() and the row's own
-// updated_at, by the SQL functions ratelimit_refill and ratelimit_take_step
-// (migration 0020_ratelimit.sql), which read no table and only transform the
-// row being updated. Why this and not the alternatives:
+// A provider admits a request when what it admitted in the last window (one
+// minute), plus this request, fits the quota, and counts the request at
+// admission as its prompt (estimated) plus its reply allowance (max_tokens or
+// max_completion_tokens), whatever is written. The quota is kept the same
+// way: a log of admissions (ratelimit_admissions) over a row per key
+// (ratelimit_windows) holding the limits per window and the sums over the
+// live log. A request is admitted for the caller's estimate of that count;
+// Settle then replaces the charge with what the provider counted (the prompt
+// it reported plus the allowance), so an estimate that was off costs nothing
+// after the call. No token bucket is involved: a bucket admits its capacity
+// plus a window's refill in one window, and either wastes quota (when
+// derated) or overruns the provider's window (when not), and a request larger
+// than its capacity cannot be admitted honestly at all.
 //
-//   - A read-modify-write in Go (SELECT, decide, UPDATE) needs SELECT ... FOR
-//     UPDATE and three round trips per take, and is only correct if every
-//     caller remembers the lock. The UPDATE takes the row lock itself.
-//   - Under READ COMMITTED, an UPDATE that finds the row changed by a
-//     concurrent take waits for it and re-evaluates its SET expressions against
-//     the newest row version (EvalPlanQual). Since every input to the decision
-//     is a column of that row, concurrent takers are serialised on the row and
-//     each decides on the latest levels: two pods can never both spend the same
-//     tokens. No SERIALIZABLE retries, no advisory locks.
-//   - clock_timestamp() is the database's clock, so pods with skewed clocks
-//     still agree on how much has refilled. The Go side has no clock of its
-//     own: it only sleeps for the wait the statement computed.
-//   - PostgreSQL 15 cannot RETURN the old row, so the decision (ok, wait,
-//     tokens held) is written into last_* columns of the row it was taken on
-//     and returned from there; the row lock makes them this taker's own.
+// Admissions expire Margin after the provider's window, which covers the
+// time between our admission and the provider's: two requests admitted one
+// window apart by the database's clock may reach the provider less than a
+// window apart, by the difference of their delays, and the margin must
+// exceed that. Since each admission is counted for Window+Margin whatever
+// happens to the process that made it, a writer that dies mid-call leaks
+// nothing: there are no reservations to expire.
 //
-// # Reservations and what a dead writer leaks
+// Against a provider that counts a sliding window this is exact (bar the
+// margin); against one that refills a bucket of a window's quota
+// continuously (what OpenAI's headers describe) it is conservative, since any
+// sequence that fits every window also fits such a bucket.
 //
-// A call's tokens are reserved, not spent: a take adds its estimate to the
-// bucket's tok_held, and available tokens are level - held. Settle removes the
-// hold and spends the actual usage from the level, so an over-estimate (the
-// usual case: max_tokens is reserved, far less is written) comes back the
-// moment the call ends. That is why reservations must expire: a writer that
-// dies between Wait and Settle would otherwise hold its estimate for ever, and
-// a few dead pods would starve the cluster. Each reservation row has
-// expires_at = take time + ReservationTTL; when a take fails (and in
-// Available) the expired rows are deleted and their tokens released from the
-// hold. Releasing without charging is safe when ReservationTTL is longer than
-// the longest call plus the provider's one-minute window: the hold has then
-// counted against us for longer than the provider counted the call. Settling
-// a reservation that already expired charges its actual usage and nothing
-// else (the hold is gone), so a slow-but-alive writer is still accounted.
-// Requests are not held: one request is spent at the take.
+// # One transaction per decision
+//
+// ratelimit_admit (migration 0042_ratelimit_window.sql) locks the key's row
+// first and reads the log in later statements: a plpgsql function takes a new
+// snapshot per statement under READ COMMITTED, so each admit sees every admit
+// committed before it took the lock, and concurrent admits from every process
+// are serialised on the row. clock_timestamp() is the database's clock, so
+// processes with skewed clocks still agree on what has left the window; the
+// Go side only sleeps for the wait the function computed (when enough of the
+// log will have expired).
+//
+// # What the provider says
+//
+// Every answer's x-ratelimit-* headers reach Settle. A limit the provider
+// names is learnt when none was configured, and lowers a configured one (a
+// key shared with other tools may be given less than the account's quota).
+// Remaining budget lower than what the log leaves at the moment the provider
+// admitted the request is another client of the key (or a tokenizer counting
+// more than the estimate): the difference is logged as an admission of ours,
+// and forgotten with the window. A 429 (which a correct quota does not
+// cause, but another client of the key can) pauses every sharer until the
+// provider's Retry-After.
 //
 // # What is guaranteed
 //
-//   - Rate: over any interval of length T, a bucket admits at most
-//     capacity + rate*T requests, where capacity = RPM*Burst/60 (at least 1);
-//     likewise for tokens counted at their reservation. Burst defaults to 10
-//     seconds, so over a minute the bucket admits at most 7/6 of RPM: set RPM
-//     to quota*60/(60+Burst) for a hard per-minute ceiling.
-//   - Pause: after a 429 every sharer waits until paused_until, each with its
-//     own jitter so they do not return in lockstep.
-//   - No starvation: a failed waiter becomes the bucket's head if there is no
-//     live head or it has waited longer than the head has; while a head is
-//     live others take only what leaves the head's need in the bucket. So the
-//     oldest active waiter is served next whatever its size, and a head whose
-//     process died stops blocking after its sleep plus a grace. Among waiters
-//     that are not the oldest there is no order (FIFO across processes is not
-//     promised).
-//   - A request larger than the bucket's token capacity holds the whole
-//     capacity (it waits for a full bucket) and settles its real usage
-//     afterwards; it never waits for ever.
-//   - RPM or TPM of 0 means unknown and unlimited in that dimension, until
-//     Observe learns a limit from x-ratelimit-limit-* headers. A configured
-//     value is never overwritten by headers; the last Limiter created for a
-//     key sets the configured values for everyone sharing it.
+//   - Over any stretch of Window by the database's clock, admissions hold at
+//     most the limit of requests and of tokens (as settled), even across
+//     processes.
+//   - A request larger than the tokens per window is refused at once with a
+//     *model.ConfigError (model.KindQuotaTooSmall): it would never be admitted.
+//   - No starvation: a failed waiter becomes the head if there is no live
+//     head or it has waited longer than the head has; while a head is live
+//     others admit only what leaves the head's need in the window. The oldest
+//     active waiter is served next whatever its size, and a head whose
+//     process died stops blocking after its sleep plus a grace.
+//   - RPM or TPM of 0 means unknown and unlimited in that dimension, until a
+//     provider's x-ratelimit-limit-* header names it. The last Limiter created
+//     for a key sets the configured limits for everyone sharing it.
 package ratelimit

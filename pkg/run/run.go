@@ -28,6 +28,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
@@ -43,13 +44,13 @@ type Config struct {
 	Writers     int
 	Concurrency int
 	Out         string
-	Model       string // "builtin" or a provider model name
-	BaseURL     string // OpenAI-compatible endpoint
-	APIKey      string
-	Seed        int64
-	Rounds      int // the reviewer's gap rounds (0: none)
-	StateDir    string
-	NATSURL     string
+	Model       string // "builtin" or a provider model name (Azure: the deployment)
+	// Provider is how writers reach and pay Model's provider.
+	Provider provider.Settings
+	Seed     int64
+	Rounds   int // the reviewer's gap rounds (0: none)
+	StateDir string
+	NATSURL  string
 	// Queue carries the NATS credential and TLS files; its URL is NATSURL
 	// (or the embedded server's).
 	Queue       queue.Config
@@ -58,11 +59,10 @@ type Config struct {
 	// ProgressAddr, when set, serves the progress page and API (progress.Handler) there.
 	ProgressAddr string
 	BudgetTokens int64
-	RPM, TPM     int
-	// QuotaWindow is the provider's quota window (see ratelimit.Config.Window).
-	QuotaWindow time.Duration
-	PlanFile    string
-	RunID       string
+	// BudgetUSD caps the run's spend in dollars at Model's price (0: no cap).
+	BudgetUSD float64
+	PlanFile  string
+	RunID     string
 	// MaxWant caps one bucket's want (0: the plan's default, 10); raise it to
 	// ask one contract for more than its default capacity.
 	MaxWant int
@@ -79,6 +79,12 @@ type Config struct {
 	// Client, when set, is the model every writer drives instead of Model's
 	// (tests inject a scripted model.Client here).
 	Client model.Client
+}
+
+// priced says whether the run's model has a price.
+func (c Config) priced() bool {
+	_, ok := c.Provider.PriceOf(c.Model)
+	return ok
 }
 
 // withDefaults returns c with every unset field at its default.
@@ -102,12 +108,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("run: --writers must be between 1 and 64, got %d", c.Writers)
 	case c.Concurrency < 0:
 		return fmt.Errorf("run: --concurrency must be positive, got %d", c.Concurrency)
-	case c.Client == nil && c.Model != "builtin" && c.BaseURL == "" && c.APIKey == "":
-		return fmt.Errorf("run: --model %s needs OPENAI_API_KEY or OPENAI_BASE_URL", c.Model)
+	case c.Client == nil && c.Provider.Check(c.Model) != nil:
+		return fmt.Errorf("run: %w", c.Provider.Check(c.Model))
 	case c.Rounds < 0:
 		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
 	case c.BudgetTokens < 0:
 		return fmt.Errorf("run: --budget-tokens must not be negative, got %d", c.BudgetTokens)
+	case c.BudgetUSD < 0:
+		return fmt.Errorf("run: --budget-usd must not be negative, got %v", c.BudgetUSD)
+	case c.BudgetUSD > 0 && c.Client == nil && c.Model != provider.Builtin && !c.priced():
+		return fmt.Errorf("run: --budget-usd needs a price for --model %s: give --price or --prices (docs/PROVIDERS.md)", c.Model)
 	}
 	return nil
 }
@@ -217,13 +227,17 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		// Slices of other runs left on the queue (an interrupted run on the
 		// same state dir) are written too, into their own run's ledger,
 		// when that run is written with this model.
-		m := wire.Model{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, RPM: cfg.RPM, TPM: cfg.TPM, Window: cfg.QuotaWindow}
+		m := wire.Model{Name: cfg.Model, Provider: cfg.Provider}
 		if client, err = wire.Client(ctx, m, pool, engines, wmx, log, contracts...); err != nil {
 			return nil, err
 		}
 	}
 
-	stopWriters, err := startWriters(ctx, cfg, st.NATSURL, store, engines, client, wmx)
+	// A writer stopped by a provider's refusal of its configuration (bad
+	// key, unsupported parameter, unknown model) ends the whole run with it.
+	ctx, failRun := context.WithCancelCause(ctx)
+	defer failRun(nil)
+	stopWriters, err := startWriters(ctx, cfg, st.NATSURL, store, engines, client, wmx, failRun)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +286,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 // startWriters starts cfg.Writers writers, each with its own queue
 // connection like a pod, and returns what stops them and waits.
-func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas.Store, engines *engine.Cache, client model.Client, mx *metrics.Metrics) (stop func(), err error) {
+// A writer that stops on an error (a refused configuration) calls fail.
+func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas.Store, engines *engine.Cache, client model.Client, mx *metrics.Metrics, fail func(error)) (stop func(), err error) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -296,6 +311,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			defer q.Close()
 			if err := w.Run(wctx); err != nil {
 				cfg.Logger.Error("writer stopped", "writer", i+1, "err", err)
+				fail(err)
 			}
 		}()
 	}
@@ -328,7 +344,7 @@ func (j job) run(ctx context.Context) (res Result) {
 			"review", res.Stages.Review, "output", res.Stages.Output)
 	}()
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
-		RunID: res.RunID, Asked: j.cfg.Asked, Seed: j.cfg.Seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens,
+		RunID: res.RunID, Asked: j.cfg.Asked, Seed: j.cfg.Seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens, BudgetUSD: j.cfg.BudgetUSD,
 		Steer: j.steer, MaxWant: j.cfg.MaxWant, AllowPartial: j.cfg.AllowPartial})
 	if err != nil {
 		res.Err = err
@@ -386,6 +402,15 @@ func (j job) run(ctx context.Context) (res Result) {
 func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error) Result {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
+	if refused, fatal := model.IsFatal(context.Cause(ctx)); fatal {
+		// The provider refused the writers' configuration: no slice can be
+		// written until it changes, so the run fails with the fix named.
+		if _, err := j.store.MoveRun(fctx, res.RunID, canvas.RunFailed, refused.Error()); err != nil {
+			j.log.Error("recording the failed run", "run", res.RunID, "err", err)
+		}
+		res.Err = fmt.Errorf("%s: %w", j.c.Agent, context.Cause(ctx))
+		return res
+	}
 	why := "stopped by a signal"
 	if ctx.Err() == nil {
 		why = "stopped by an error: " + cause.Error()

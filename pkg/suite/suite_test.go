@@ -108,7 +108,10 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "grounding", "unknown-value", "#W9 is not in the world")
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "grounding", "unknown-value", "#W8 is not in the world")
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "static", "placeholder", "John Doe")
-	_ = s.Spend(ctx, "run-1", "s1", "w1", "builtin", 800, 200, "ok")
+	if err := s.SpendCall(ctx, canvas.Call{Run: "run-1", Slice: "s1", Writer: "w1", Model: "gpt-x", Prompt: 800, Completion: 200,
+		CachedPrompt: 512, Reasoning: 50, CostUSD: 0.004, Priced: true}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.AddSubGoal(ctx, "run-1", canvas.SubGoal{Name: "mentions-refund", What: "Says the refund amount", Judged: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +242,9 @@ func TestWriteByteIdentical(t *testing.T) {
 	if rf := r.Blocked[0].Refusal; rf == nil || rf.Gate != "grounding" || rf.Code != "unknown-value" || rf.Count != 2 || rf.Of != 3 || rf.Example != "#W8 is not in the world" {
 		t.Fatalf("blocked bucket's dominant refusal: %+v", r.Blocked[0].Refusal)
 	}
-	if r.Spend.PromptTokens != 800 || r.Spend.CompletionTokens != 200 || r.Spend.PerScenarioKept != 125 || r.Spend.PerScenarioRefused != 333 {
+	if r.Spend.PromptTokens != 800 || r.Spend.CompletionTokens != 200 || r.Spend.PerScenarioKept != 125 || r.Spend.PerScenarioRefused != 333 ||
+		r.Spend.CachedPromptTokens != 512 || r.Spend.ReasoningTokens != 50 || r.Spend.PromptPerKept != 100 || r.Spend.CompletionPerKept != 25 ||
+		r.Spend.CostUSD != 0.004 || r.Spend.CostPerKeptUSD != 0.0005 || !r.Spend.Priced {
 		t.Fatalf("spend: %+v", r.Spend)
 	}
 	if r.Provenance.Model != "builtin" || r.Provenance.Seed != 7 || r.Provenance.ContractSHA256 != "csha" || r.Faults["crashes"] != "0" {

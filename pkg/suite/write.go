@@ -131,12 +131,26 @@ type Blocked struct {
 	Refusal *canvas.BucketRefusal `json:"refusal,omitempty"`
 }
 
-// Spend is the run's token meter.
+// Spend is the run's meter: tokens as the provider counted them (cached
+// prompt tokens are inside prompt, reasoning tokens inside completion) and
+// dollars at the model's price.
 type Spend struct {
 	PromptTokens       int64 `json:"prompt_tokens"`
 	CompletionTokens   int64 `json:"completion_tokens"`
+	CachedPromptTokens int64 `json:"cached_prompt_tokens"`
+	ReasoningTokens    int64 `json:"reasoning_tokens"`
 	PerScenarioKept    int64 `json:"per_scenario_kept"`    // all tokens / scenarios kept
 	PerScenarioRefused int64 `json:"per_scenario_refused"` // all tokens / gate refusals
+	// Prompt and completion tokens per kept scenario, apart.
+	PromptPerKept     int64 `json:"prompt_per_kept"`
+	CompletionPerKept int64 `json:"completion_per_kept"`
+	// CostUSD is what the calls cost at the model's price; Priced is false
+	// when some calls had no known price (their tokens are not in CostUSD).
+	CostUSD        float64 `json:"cost_usd"`
+	CostPerKeptUSD float64 `json:"cost_per_kept_usd"`
+	Priced         bool    `json:"priced"`
+	BudgetTokens   int64   `json:"budget_tokens,omitempty"`
+	BudgetUSD      float64 `json:"budget_usd,omitempty"`
 }
 
 // Provenance says what the suite was made from.
@@ -195,7 +209,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	if err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
-	prompt, completion, err := store.Spent(ctx, run)
+	meter, err := store.Meter(ctx, run)
 	if err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
@@ -257,7 +271,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		Diversity:  diversity(kept),
 		Refusals:   byGate(refusals),
 		Blocked:    blocked(buckets, top, r.State.Final()),
-		Spend:      spend(prompt, completion, len(kept), refusals),
+		Spend:      spend(meter, r, len(kept), refusals),
 		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
 		Faults:     faults,
 	}
@@ -507,11 +521,16 @@ func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal, over 
 	return out
 }
 
-func spend(prompt, completion int64, kept int, refusals map[string]int) Spend {
-	s := Spend{PromptTokens: prompt, CompletionTokens: completion}
-	total := prompt + completion
+func spend(m canvas.Meter, r canvas.Run, kept int, refusals map[string]int) Spend {
+	s := Spend{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CachedPromptTokens: m.CachedPromptTokens,
+		ReasoningTokens: m.ReasoningTokens, CostUSD: m.CostUSD, Priced: m.UnpricedCalls == 0 && m.Calls > 0,
+		BudgetTokens: r.BudgetTokens, BudgetUSD: r.BudgetUSD}
+	total := m.Tokens()
 	if kept > 0 {
 		s.PerScenarioKept = total / int64(kept)
+		s.PromptPerKept = m.PromptTokens / int64(kept)
+		s.CompletionPerKept = m.CompletionTokens / int64(kept)
+		s.CostPerKeptUSD = m.CostUSD / float64(kept)
 	}
 	refused := 0
 	for _, n := range refusals {

@@ -76,6 +76,7 @@ type fakeLedger struct {
 	journal   []string
 	refusals  []string
 	spent     int64
+	spentUSD  float64
 	finishErr error // FinishSlice fails with this
 }
 
@@ -123,13 +124,14 @@ func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.Sl
 func (l *fakeLedger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent}, nil
+	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent, CapUSD: r.BudgetUSD, SpentUSD: l.spentUSD}, nil
 }
 
-func (l *fakeLedger) Spend(_ context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error {
+func (l *fakeLedger) SpendCall(_ context.Context, c canvas.Call) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.spent += int64(prompt + completion)
+	l.spent += int64(c.Prompt + c.Completion)
+	l.spentUSD += c.CostUSD
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
@@ -23,6 +24,8 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 // terminated), or dropped without touching the ledger.
 func TestHandleMatrix(t *testing.T) {
 	engineDown := errors.New("engine: world unreachable")
+	badKey := &model.ConfigError{Kind: model.KindAuth, Status: 401, Message: "invalid api key", Fix: "set OPENAI_API_KEY"}
+	tooLarge := &model.ConfigError{Kind: model.KindQuotaTooSmall, Message: "the request needs more than the quota admits"}
 	for _, c := range []struct {
 		name    string
 		replies []any
@@ -73,6 +76,18 @@ func TestHandleMatrix(t *testing.T) {
 			h.setBudget("r", 100)
 			h.ledger.spent = 100
 		}, ends: []string{"ack"}, state: canvas.SliceDone},
+		{name: "dollar budget reached ends the slice as written", run: "r", setup: func(h *harness) {
+			r := h.ledger.runs["r"]
+			r.BudgetUSD = 0.5
+			h.ledger.runs["r"] = r
+			h.ledger.spentUSD = 0.5
+		}, ends: []string{"ack"}, state: canvas.SliceDone},
+		{name: "provider refuses the configuration", replies: []any{badKey}, run: "r",
+			ends: []string{"nak 30s"}, calls: 1},
+		{name: "provider refuses the configuration on the last delivery", replies: []any{badKey}, run: "r", last: true,
+			ends: []string{"nak 30s"}, calls: 1},
+		{name: "a request the quota can never admit, mid-session", replies: []any{"prose", tooLarge}, run: "r",
+			ends: []string{"ack"}, state: canvas.SliceDone, calls: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, c.replies...)
@@ -120,6 +135,32 @@ func TestHandleReleasesOnShutdown(t *testing.T) {
 	}
 	if state, _ := h.ledger.state("r", "s1"); state != "" {
 		t.Errorf("the ledger recorded the released slice %s", state)
+	}
+}
+
+// TestRunStopsOnRefusal: once the provider refuses the writer's
+// configuration, Run returns that error and takes no more slices.
+func TestRunStopsOnRefusal(t *testing.T) {
+	badKey := &model.ConfigError{Kind: model.KindAuth, Status: 401, Message: "invalid api key"}
+	h := newHarness(t, badKey)
+	d1, d2 := h.delivery("r", 1, false), h.delivery("r", 1, false)
+	fetched := 0
+	h.w.cfg.Slices = sourceFunc(func(ctx context.Context) (Delivery, error) {
+		fetched++
+		if fetched == 1 {
+			return d1, nil
+		}
+		return d2, nil
+	})
+	err := h.w.Run(t.Context())
+	if ce, ok := model.IsFatal(err); !ok || ce.Kind != model.KindAuth {
+		t.Fatalf("Run returned %v, want the provider's refusal", err)
+	}
+	if got := d1.ends(); !slices.Equal(got, []string{"nak 30s"}) {
+		t.Errorf("the refused slice finished with %q, want a release", got)
+	}
+	if got := d2.ends(); len(got) != 0 || fetched != 1 {
+		t.Errorf("after the refusal: %d fetches, the next slice finished with %q", fetched, got)
 	}
 }
 

@@ -141,7 +141,7 @@ func (ss *session) loop(ctx context.Context) error {
 		resp, err := ss.complete(ctx)
 		if err != nil {
 			failures++
-			if end, err := ss.modelFailed(ctx, err, failures); end {
+			if end, err := ss.modelFailed(ctx, err, failures, turn); end {
 				return err
 			}
 			turn--
@@ -180,7 +180,7 @@ func (ss *session) loop(ctx context.Context) error {
 // modelFailed decides what a failed model call (the failures-th in a row)
 // does to the session: end it (end, with the slice's error, nil when the
 // slice is written as far as it got), or wait and ask again.
-func (ss *session) modelFailed(ctx context.Context, err error, failures int) (end bool, _ error) {
+func (ss *session) modelFailed(ctx context.Context, err error, failures, turn int) (end bool, _ error) {
 	switch {
 	case ctx.Err() != nil:
 		return true, fmt.Errorf("session: %w", ctx.Err())
@@ -191,11 +191,22 @@ func (ss *session) modelFailed(ctx context.Context, err error, failures int) (en
 		// the cap too and deals nothing more.
 		ss.w.log.Info("run budget reached; ending the slice", "slice", ss.b.Slice)
 		return true, nil
-	case failures > 3:
+	}
+	if ce, fatal := model.IsFatal(err); fatal {
+		if ce.Kind == model.KindQuotaTooSmall && turn > 0 {
+			// The conversation outgrew what the quota admits in a window:
+			// the slice ends as far as it got, and the planner deals what
+			// is left to a fresh, short session.
+			ss.w.log.Warn("the next request is larger than the provider quota admits; ending the slice", "slice", ss.b.Slice, "err", err)
+			return true, nil
+		}
+		return true, err // no retry cures a refused configuration (see Writer.outcome)
+	}
+	if failures > 3 {
 		return true, fmt.Errorf("model: %w", err)
 	}
 	ss.w.log.Warn("model call failed; asking again", "err", err, "slice", ss.b.Slice)
-	if !sleep(ctx, time.Duration(failures)*time.Second) {
+	if !sleep(ctx, model.RetryDelay(err, time.Duration(failures)*time.Second)) {
 		return true, ctx.Err()
 	}
 	return false, nil
@@ -217,7 +228,9 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		start := time.Now()
 		resp, err := w.cfg.Model.Complete(cctx, req)
 		cancel()
-		elapsed := time.Since(start)
+		// The provider's time alone: the wait for the shared quota is the
+		// limiter's own metric.
+		elapsed := time.Since(start) - resp.Timing.LimiterWait
 		if rl, ok := model.IsRateLimited(err); ok {
 			// Not a failed call: the quota was reached. The client has told the
 			// shared limiter, which pauses every writer; this slice waits and asks again.
@@ -245,10 +258,14 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		case err != nil:
 			outcome = metrics.OutcomeError
 		}
-		w.cfg.Metrics.For(ss.b.Run).ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
+		mx := w.cfg.Metrics.For(ss.b.Run)
+		mx.ObserveModelCall(req.Model, outcome, elapsed, u.PromptTokens, u.CompletionTokens)
+		mx.ObserveModelSpend(req.Model, u.CachedPromptTokens, u.ReasoningTokens, resp.CostUSD)
 		// Every call's usage lands in the meter, failed ones included.
 		if u.Total() > 0 || err == nil {
-			if serr := w.cfg.Ledger.Spend(ctx, ss.b.Run, ss.b.Slice, w.cfg.ID, req.Model, u.PromptTokens, u.CompletionTokens, outcome); serr != nil {
+			if serr := w.cfg.Ledger.SpendCall(ctx, canvas.Call{Run: ss.b.Run, Slice: ss.b.Slice, Writer: w.cfg.ID, Model: req.Model,
+				Prompt: u.PromptTokens, Completion: u.CompletionTokens, CachedPrompt: u.CachedPromptTokens, Reasoning: u.ReasoningTokens,
+				CostUSD: resp.CostUSD, Priced: resp.Priced, Outcome: outcome}); serr != nil {
 				return model.Response{}, fmt.Errorf("budget meter: %w", serr)
 			}
 		}
@@ -290,8 +307,9 @@ func (ss *session) checkBudget(ctx context.Context) error {
 	return nil
 }
 
-// errBudgetReached ends a session whose run has spent its --budget-tokens.
-var errBudgetReached = errors.New("writer: the run's token budget is spent")
+// errBudgetReached ends a session whose run has spent its --budget-tokens
+// or --budget-usd.
+var errBudgetReached = errors.New("writer: the run's spend budget is reached")
 
 func clip(s string, n int) string {
 	if len(s) > n {

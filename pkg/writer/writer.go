@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,7 +59,7 @@ type Ledger interface {
 	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
 	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
 	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
-	Spend(ctx context.Context, run, slice, writer, model string, prompt, completion int, outcome string) error
+	SpendCall(ctx context.Context, c canvas.Call) error
 	Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error
 	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error)
 	AddBucket(ctx context.Context, run string, b canvas.Bucket) (canvas.Bucket, error)
@@ -150,6 +151,9 @@ type Writer struct {
 	log *slog.Logger
 	// goals caches each run's added sub-goals, compiled (subgoal.go).
 	goals *goalCache
+	// refused is the provider's refusal of this writer's configuration (a
+	// *model.ConfigError): once set the writer takes no more slices.
+	refused atomic.Pointer[error]
 }
 
 // New validates the config.
@@ -163,11 +167,17 @@ func New(cfg Config) (*Writer, error) {
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the
 // slice gets DrainTimeout to finish; past that it is released for another
-// writer (its proved scenarios are already journalled).
+// writer (its proved scenarios are already journalled). When the provider
+// refuses the writer's configuration (a *model.ConfigError: bad key,
+// unsupported parameter, unknown model), the slice is released and Run
+// returns that error: no slice can succeed until the configuration changes.
 func (w *Writer) Run(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err := w.refused.Load(); err != nil {
+			return *err
 		}
 		d, err := w.cfg.Slices.Next(ctx)
 		if err != nil {
@@ -246,6 +256,11 @@ const (
 	// dead: the final delivery failed; recorded dead in the ledger with its
 	// reason, then terminated, so the round counts it as finished.
 	dead
+	// refused: the provider refused this writer's configuration. Not the
+	// slice's fault: released after delay (so a fleet with one bad pod does
+	// not spin it) for a writer whose configuration works, and this writer
+	// stops.
+	refused
 )
 
 // outcome decides how a delivery ends from how its work ended: err from
@@ -261,6 +276,8 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of an unknown run"}
 	case errors.As(err, &over):
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of a finished run"}
+	case isRefusal(err):
+		return outcome{kind: refused, err: err, delay: 30 * time.Second}
 	case stopped:
 		return outcome{kind: released, err: err}
 	case d.Last():
@@ -309,7 +326,18 @@ func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metric
 			log.Warn("slice not written; released for redelivery", "err", o.err, "after", o.delay)
 		}
 		_ = d.Nak(ctx, o.delay)
+	case refused:
+		log.Error("the provider refused this writer's configuration; released the slice, stopping", "err", o.err)
+		_ = d.Nak(ctx, o.delay)
+		w.refused.CompareAndSwap(nil, &o.err)
 	}
+}
+
+// isRefusal: the provider refused the writer's configuration (bad key,
+// unsupported parameter, unknown model or deployment).
+func isRefusal(err error) bool {
+	_, ok := model.IsFatal(err)
+	return ok
 }
 
 // isTransition: the slice was finished by someone else first (done).
