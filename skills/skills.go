@@ -1,7 +1,8 @@
 // Package skills holds the prompts writers are given, as markdown files
 // embedded in the binary. A file under kinds/ whose front matter says
-// `applies_to: modality=<kind>` is appended for agents of that modality, so
-// supporting a new kind of agent is adding a file.
+// `applies_to: modality=<kind>` is appended for agents of that modality, and
+// one that says `applies_to: direction=outbound` for contracts with outbound
+// use cases, so supporting a new kind of agent is adding a file.
 package skills
 
 import (
@@ -26,15 +27,24 @@ func File(name string) (string, error) {
 	return string(b), nil
 }
 
-// Kinds returns the bodies of the kinds/ files that apply to a modality.
-func Kinds(modality string) []string {
+// Kinds returns the bodies of the kinds/ files that apply to a contract: a
+// file whose front matter says `applies_to: modality=<m>` applies to agents
+// of that modality, `applies_to: direction=<d>` to contracts with a use case
+// of that direction (a use case's, as the loader settled it).
+func Kinds(c *contract.Contract) []string {
+	keys := map[string]bool{"modality=" + c.Modality: true}
+	for _, u := range c.UseCases {
+		if u.Direction != "" {
+			keys["direction="+u.Direction] = true
+		}
+	}
 	names, _ := fs.Glob(files, "kinds/*.md")
 	sort.Strings(names)
 	var out []string
 	for _, n := range names {
 		b, _ := files.ReadFile(n)
 		applies, body := frontMatter(string(b))
-		if applies == "modality="+modality {
+		if keys[applies] {
 			out = append(out, body)
 		}
 	}
@@ -72,6 +82,16 @@ func WriterPrompt(c *contract.Contract) string {
 	s.WriteString("\nUse cases:\n")
 	for _, u := range c.UseCases {
 		fmt.Fprintf(&s, "- %s: %s\n", u.ID, u.Text)
+		if u.Outbound() {
+			fmt.Fprintf(&s, "  outbound: the agent calls the owner of a record of %s", u.Purpose)
+			if u.MissedCall != "" {
+				fmt.Fprintf(&s, "; missed call (voicemail, someone else): %s", u.MissedCall)
+			}
+			if u.CallLater != "" {
+				fmt.Fprintf(&s, "; call later: %s", u.CallLater)
+			}
+			s.WriteString("\n")
+		}
 	}
 	s.WriteString("\nTools:\n")
 	for _, t := range c.Tools {
@@ -94,7 +114,7 @@ func WriterPrompt(c *contract.Contract) string {
 	s.WriteString("\n\n")
 	w, _ := File("writer.md")
 	s.WriteString(w)
-	for _, k := range Kinds(c.Modality) {
+	for _, k := range Kinds(c) {
 		s.WriteString("\n")
 		s.WriteString(k)
 	}

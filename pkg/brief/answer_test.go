@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
 )
 
@@ -30,18 +31,70 @@ func TestErrorAnswers(t *testing.T) {
 }
 
 // TestBriefRoundTrip: the brief the model reads parses back into the same
-// buckets (the builtin model reads it this way), in the wire shape.
+// slice and buckets (the builtin model reads it this way), in the wire
+// shape; what the prose says (turns, spread, lessons, gap) is said once.
 func TestBriefRoundTrip(t *testing.T) {
-	b := Brief{Run: "r", Slice: "r-1", Agent: "shop", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "cancel-order",
+	email := ground.Binding{Tool: "find", Param: "email", Table: "users", Column: "email", How: "likeness", Source: "case", Confirmed: true}
+	order := ground.Binding{Tool: "cancel", Param: "order_id", Table: "orders", Column: "order_id", How: "x-ref", Picks: []any{"a", 1.5}}
+	b := Brief{Run: "r", Slice: "r-1", Agent: "shop", Contract: "abc", Seed: 7, Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "cancel-order",
 		Angle: "a", Outcome: "refuse", Overlay: "none", Kind: "edge", Axes: map[string]string{"status": "shipped"}, Want: 3,
-		Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W1"}, Base: 7, Capacity: 4, Sized: 3}}, Have: 1}}, TurnBudget: 16}
-	got, ok := Parse(Render(b))
-	if !ok || !reflect.DeepEqual(got, b) {
+		Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W1", "#W2", "#W3"}, Base: 7, Capacity: 4, Sized: 3,
+			Choices: map[string]plan.Choice{"#W1": {Ordinal: 2}, "#W3": {Variant: 1, Ordinal: 4}}, Binds: ground.Bindings{email, order}}}, Have: 1},
+		{Bucket: plan.Bucket{ID: "b2", UseCase: "cancel-order", Angle: "b", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 1,
+			Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W9"}, Binds: ground.Bindings{order, email}}}}},
+		TurnBudget: 16, Lessons: []string{"3 submissions were refused by the static gate (bad-args), e.g.:\nline two " + strings.Repeat("x", 400)},
+		Spread: plan.Spread{Initials: []string{"QZ"}}, Gap: "the gap"}
+	text := Render(b)
+	got, ok := Parse(text)
+	want := b
+	want.TurnBudget, want.Lessons, want.Spread, want.Gap = 0, nil, plan.Spread{}, ""
+	if !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("parsed back %+v, %v", got, ok)
 	}
+	for _, s := range []string{"16 turns", "QZ", "the gap", "bad-args"} {
+		if strings.Count(text, s) != 1 {
+			t.Errorf("%q is said %d times in the brief, want once", s, strings.Count(text, s))
+		}
+	}
+	if strings.Count(text, `"param":"email"`) != 1 {
+		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `"param":"email"`), text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "bad-args") && (len(l) > maxLesson+10 || !strings.Contains(l, "line two")) {
+			t.Errorf("the lesson is not one bounded line: %q", l)
+		}
+	}
 	js, _ := json.Marshal(b.Buckets[0])
-	want := `{"id":"b1","use_case":"cancel-order","angle":"a","outcome":"refuse","overlay":"none","kind":"edge","axes":{"status":"shipped"},"want":3,"have":1,"spec":`
-	if !strings.HasPrefix(string(js), want) {
-		t.Fatalf("wire shape:\n%s\nwant prefix\n%s", js, want)
+	prefix := `{"id":"b1","use_case":"cancel-order","angle":"a","outcome":"refuse","overlay":"none","kind":"edge","axes":{"status":"shipped"},"want":3,"have":1,"spec":`
+	if !strings.HasPrefix(string(js), prefix) {
+		t.Fatalf("wire shape:\n%s\nwant prefix\n%s", js, prefix)
+	}
+}
+
+// TestDigest: a digest parses back into its submissions; other messages,
+// a brief among them, are not digests.
+func TestDigest(t *testing.T) {
+	subs := []Submission{{Name: "a-1", Bucket: "b1", Refused: []string{"static/bad-name"}, Remaining: 3},
+		{Name: "a-1", Bucket: "b1", Kept: true, Remaining: 2}}
+	got, ok := ParseDigest(Digest(subs))
+	if !ok || !reflect.DeepEqual(got, subs) {
+		t.Fatalf("parsed back %+v, %v", got, ok)
+	}
+	if strings.Contains(Digest(subs), "\n\n") || strings.Count(Digest(subs), "\n") != len(subs) {
+		t.Errorf("not one line a submission:\n%s", Digest(subs))
+	}
+	for _, s := range []string{"", "Submitted", Render(Brief{Agent: "x"}), digestHead + "\nnot json"} {
+		if _, ok := ParseDigest(s); ok {
+			t.Errorf("%q parsed as a digest", s)
+		}
+	}
+}
+
+// TestChoiceWire: the brief carries a choice as [variant, ordinal]; a field
+// added to plan.Choice must be added to the wire too, or it is lost on the
+// way to the model.
+func TestChoiceWire(t *testing.T) {
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 2 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire pair carries 2 (Bucket.MarshalJSON)", n)
 	}
 }

@@ -217,6 +217,24 @@ func (r *replay) answer() (string, model.ToolCall, bool) {
 	return "", model.ToolCall{}, false
 }
 
+// digest finds the digest that comes next in the conversation, before any
+// call still to replay: its submissions and its index; ok is false when a
+// call or the end comes first.
+func (r *replay) digest() (subs []brief.Submission, at int, ok bool) {
+	for i := r.pos; i < len(r.msgs); i++ {
+		m := r.msgs[i]
+		if m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
+			return nil, 0, false
+		}
+		if m.Role == model.RoleUser {
+			if subs, ok := brief.ParseDigest(m.Content); ok {
+				return subs, i, true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
 type policy struct {
 	c    *contract.Contract
 	g    *ground.Graph
@@ -295,10 +313,59 @@ func (p *policy) next(r *replay) (call *model.ToolCall) {
 	}
 	for bi, bk := range p.b.Buckets {
 		for k := bk.Have; k < bk.Want; k++ {
+			if p.compacted(r, bi, k) {
+				continue
+			}
 			p.write(bi, bk, k, ask)
 		}
 	}
 	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
+}
+
+// compacted reports whether case k of bucket bi was written in turns the
+// writer has since replaced by a digest. The policy writes cases in order
+// and a digest ends with a kept scenario, so a digest still ahead in the
+// conversation that keeps this case or a later one means this case's turns
+// are behind it; the digest is consumed at the case it keeps. A digest that
+// keeps no case still ahead (a submission not of this policy) is passed
+// over.
+func (p *policy) compacted(r *replay, bi, k int) bool {
+	for {
+		subs, at, ok := r.digest()
+		if !ok {
+			return false
+		}
+		later := false
+		for _, s := range subs {
+			if !s.Kept {
+				continue
+			}
+			for bj := bi; bj < len(p.b.Buckets); bj++ {
+				bk := p.b.Buckets[bj]
+				if bk.ID != s.Bucket {
+					continue
+				}
+				from := bk.Have
+				if bj == bi {
+					from = k
+				}
+				for kk := from; kk < bk.Want; kk++ {
+					if s.Name != caseName(bk, kk) {
+						continue
+					}
+					if bj == bi && kk == k {
+						r.pos = at + 1
+						return true
+					}
+					later = true
+				}
+			}
+		}
+		if later {
+			return true
+		}
+		r.pos = at + 1
+	}
 }
 
 // altered reports a rehearsal that reached the writer with other arguments

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,5 +326,83 @@ func TestResendsAlteredRehearsal(t *testing.T) {
 	}
 	if got := again.Message.ToolCalls[0]; got.Name != brief.ToolTry || got.Arguments != meant {
 		t.Errorf("after an altered rehearsal the model sent %s %.80s, want the same try_calls again", got.Name, got.Arguments)
+	}
+}
+
+// TestReplaysCompactedHistory: a writer replaces a kept scenario's turns by
+// a digest; the builtin makes the same moves on that conversation as on the
+// whole one, including past a case it gave up on inside the compacted turns.
+func TestReplaysCompactedHistory(t *testing.T) {
+	c := retail(t)
+	b := slice(t, c, "succeed", 3)
+	// Every submission of the first case is refused (its check fails), so
+	// the builtin gives that case up; the others are kept.
+	first := ""
+	answer := func(tc model.ToolCall) (string, *brief.Submission) {
+		if tc.Name != brief.ToolSubmit {
+			return okAnswers(t)(tc), nil
+		}
+		var a brief.SubmitArgs
+		if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = a.Scenario.Name
+		}
+		sub := &brief.Submission{Name: a.Scenario.Name, Bucket: a.Scenario.Bucket, Kept: a.Scenario.Name != first}
+		if sub.Kept {
+			return `{"accepted":true}`, sub
+		}
+		res := brief.SubmitResult{Refusals: []brief.Refusal{{Gate: "outcome", Code: "not-refused", Message: "the world let it through"}}}
+		js, _ := json.Marshal(res)
+		sub.Refused = []string{"outcome/not-refused"}
+		return string(js), sub
+	}
+	play := func(compact bool) (calls []string, digests int) {
+		m := New(c)
+		msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+		mark := len(msgs)
+		var subs []brief.Submission
+		first = ""
+		for i := 0; i < 60; i++ {
+			resp, err := m.Complete(context.Background(), model.Request{Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc := resp.Message.ToolCalls[0]
+			calls = append(calls, tc.Name+" "+tc.Arguments)
+			if tc.Name == brief.ToolFinish {
+				return calls, digests
+			}
+			out, sub := answer(tc)
+			msgs = append(msgs, resp.Message, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: out})
+			if sub != nil {
+				subs = append(subs, *sub)
+			}
+			if compact && sub != nil && sub.Kept {
+				msgs = append(msgs[:mark], model.Message{Role: model.RoleUser, Content: brief.Digest(subs)})
+				mark, subs = len(msgs), nil
+				digests++
+			}
+		}
+		t.Fatal("the builtin model never finished")
+		return nil, 0
+	}
+	whole, _ := play(false)
+	compacted, digests := play(true)
+	if digests < 2 {
+		t.Fatalf("%d digests, want one per kept scenario", digests)
+	}
+	if !slices.Equal(whole, compacted) {
+		t.Fatalf("the moves differ on the compacted conversation:\nwhole:\n%s\ncompacted:\n%s", strings.Join(whole, "\n"), strings.Join(compacted, "\n"))
+	}
+	refused := 0
+	for _, call := range whole {
+		if strings.HasPrefix(call, brief.ToolSubmit) && strings.Contains(call, first) {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the first case was never refused")
 	}
 }

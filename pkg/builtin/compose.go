@@ -52,60 +52,77 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	}
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
 	var solution, tempting, missing []scenario.Call
-	switch bk.Outcome {
-	case scenario.OutcomeSucceed:
-		if tool.EndsConversation {
-			// The act is the handoff itself: its summary says the case.
-			act.Args = p.summarise(act.Args, per, b, u, bk)
-			chain = append(append([]scenario.Call{}, prereqs...), act)
+	answer := spec.Answer
+	unanswered := answer == scenario.WrongPerson || answer == scenario.Voicemail || answer == scenario.CallLater
+	switch {
+	case unanswered:
+		// The callee did not take the call, or put it off.
+		if solution, tempting, ok = p.outboundPaths(spec, prereqs, act, b, binds, i); !ok {
+			return scenario.Scenario{}, false
 		}
-		solution = chain
-		if spec.Then != "" {
-			then := p.c.Tool(spec.Then)
-			if then == nil {
+	default:
+		switch bk.Outcome {
+		case scenario.OutcomeSucceed:
+			if tool.EndsConversation {
+				// The act is the handoff itself: its summary says the case.
+				act.Args = p.summarise(act.Args, per, b, u, bk)
+				chain = append(append([]scenario.Call{}, prereqs...), act)
+			}
+			solution = chain
+			if spec.Then != "" {
+				then := p.c.Tool(spec.Then)
+				if then == nil {
+					return scenario.Scenario{}, false
+				}
+				targs, ok := p.g.Fill(then, b, binds)
+				if !ok {
+					return scenario.Scenario{}, false
+				}
+				solution = append(append([]scenario.Call{}, chain...), scenario.Call{Tool: then.Name, Args: p.summarise(targs, per, b, u, bk)})
+			}
+			if bk.Overlay == "pressure" && len(spec.Gated) > 0 {
+				tempting = []scenario.Call{act}
+			}
+		case scenario.OutcomeRefuse:
+			solution = prereqs
+			tempting = []scenario.Call{act}
+		case scenario.OutcomeAsk:
+			// The agent asks for what identifies the caller and cannot get it;
+			// the tempting agent does the rest without it.
+			var rest []scenario.Call
+			missing, rest = p.identification(prereqs)
+			if len(missing) == 0 {
 				return scenario.Scenario{}, false
 			}
-			targs, ok := p.g.Fill(then, b, binds)
+			tempting = append(rest, act)
+		case scenario.OutcomeEscalate:
+			h := p.c.Tool(spec.Handoff)
+			if h == nil {
+				return scenario.Scenario{}, false
+			}
+			hargs, ok := p.g.Fill(h, b, binds)
 			if !ok {
 				return scenario.Scenario{}, false
 			}
-			solution = append(append([]scenario.Call{}, chain...), scenario.Call{Tool: then.Name, Args: p.summarise(targs, per, b, u, bk)})
-		}
-		if bk.Overlay == "pressure" && len(spec.Gated) > 0 {
+			hargs = p.summarise(hargs, per, b, u, bk)
+			ident, _ := p.identification(prereqs)
+			solution = append(solution, ident...)
+			solution = append(solution, scenario.Call{Tool: h.Name, Args: hargs})
 			tempting = []scenario.Call{act}
-		}
-	case scenario.OutcomeRefuse:
-		solution = prereqs
-		tempting = []scenario.Call{act}
-	case scenario.OutcomeAsk:
-		// The agent asks for what identifies the caller and cannot get it;
-		// the tempting agent does the rest without it.
-		var rest []scenario.Call
-		missing, rest = p.identification(prereqs)
-		if len(missing) == 0 {
+		default:
 			return scenario.Scenario{}, false
 		}
-		tempting = append(rest, act)
-	case scenario.OutcomeEscalate:
-		h := p.c.Tool(spec.Handoff)
-		if h == nil {
-			return scenario.Scenario{}, false
+	}
+	if answer == scenario.RightPerson && bk.Outcome == scenario.OutcomeSucceed {
+		// The wrong move on a call the agent placed: acting before it knows
+		// who picked up.
+		if ident, rest := p.callee(prereqs); len(ident) > 0 {
+			tempting = append(append([]scenario.Call{}, rest...), act)
 		}
-		hargs, ok := p.g.Fill(h, b, binds)
-		if !ok {
-			return scenario.Scenario{}, false
-		}
-		hargs = p.summarise(hargs, per, b, u, bk)
-		ident, _ := p.identification(prereqs)
-		solution = append(solution, ident...)
-		solution = append(solution, scenario.Call{Tool: h.Name, Args: hargs})
-		tempting = []scenario.Call{act}
-	default:
-		return scenario.Scenario{}, false
 	}
 
 	sc := scenario.Scenario{
-		Name:     slug(fmt.Sprintf("%s-%s-%s-%d", bk.UseCase, bk.Outcome, bk.Overlay, number)),
+		Name:     caseName(bk, k),
 		UseCase:  bk.UseCase,
 		Branch:   fmt.Sprintf("%s, case %d", bk.Angle, k+1),
 		Kind:     bk.Kind,
@@ -136,9 +153,43 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		ready.Why = fmt.Sprintf("the record's %s is %s", spec.Column, spec.Level)
 	}
 	sc.Ready = []scenario.ReadyCheck{ready}
-	sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, binds)
 	var seen bool
-	sc.SubGoals, seen = p.subGoals(bk, solution, tempting, b)
+	if answer != "" {
+		rec, ok := p.purposeRecord(spec, b)
+		if !ok {
+			return scenario.Scenario{}, false
+		}
+		sc.Outbound = &scenario.Outbound{Purpose: spec.Purpose, Record: rec, AnsweredBy: answer}
+		ident, _ := p.callee(prereqs)
+		sc.Persona, sc.Instruction = p.outboundWords(bk, per, ident, solution, i, binds)
+	} else {
+		sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, binds)
+	}
+	p.phone(&sc.Persona, per, answer)
+	if unanswered {
+		sc.SubGoals, seen = p.outboundGoals(bk, solution, tempting, b), true
+	} else {
+		sc.SubGoals, seen = p.subGoals(bk, solution, tempting, b)
+	}
+	if answer == scenario.RightPerson && bk.Outcome == scenario.OutcomeSucceed {
+		// Identify the callee first: the rule's check has teeth on the
+		// tempting path, which acts before anyone is identified.
+		vals := p.values(bk, solution, tempting, b)
+		checks := p.calleeChecks()
+		names := make([]string, 0, len(checks))
+		for name := range checks {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if slices.ContainsFunc(sc.SubGoals, func(r scenario.SubGoalRef) bool { return r.Name == name }) {
+				continue
+			}
+			if params, ok := fillParams(*p.c.SubGoal(name), vals); ok {
+				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: name, Params: params})
+			}
+		}
+	}
 	if !seen && bk.Outcome == scenario.OutcomeSucceed {
 		// No check of the contract speaks for the act: at least it must be
 		// made (the gates refuse this alone where the act changes the world).
@@ -195,6 +246,16 @@ func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound
 var handoffReason = map[string]string{
 	"fraud":     "reports charges they did not make and thinks someone else is using the account",
 	"emergency": "is dealing with a family emergency and asked for a person",
+}
+
+// caseName is the name of case k of a bucket, whichever record it is
+// composed from.
+func caseName(bk brief.Bucket, k int) string {
+	number := 7000 + bk.Spec.Index(k)
+	if a := bk.Spec.Answer; a != "" {
+		return slug(fmt.Sprintf("%s-%s-%s-%s-%d", bk.UseCase, a, bk.Outcome, bk.Overlay, number))
+	}
+	return slug(fmt.Sprintf("%s-%s-%s-%d", bk.UseCase, bk.Outcome, bk.Overlay, number))
 }
 
 func slug(s string) string {

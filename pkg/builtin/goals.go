@@ -350,7 +350,7 @@ func keyArgs(g *ground.Graph, bs ground.Bindings, c scenario.Call) map[string]an
 func (p *policy) settle(sc *scenario.Scenario) {
 	var kept []scenario.SubGoalRef
 	for _, s := range sc.SubGoals {
-		if sg := p.c.SubGoal(s.Name); sg == nil || !sg.Judged {
+		if !p.judged(s.Name) {
 			s.Judged = false
 			kept = append(kept, s)
 		}
@@ -385,10 +385,35 @@ func (p *policy) settle(sc *scenario.Scenario) {
 		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: sg.Name, Judged: true})
 		judged = append(judged, lowerFirst(strings.TrimSuffix(sg.What, ".")))
 	}
+	if sc.Outbound != nil {
+		// What a call the callee did not take needs judged: nothing said
+		// to the wrong ears, a message that can be acted on.
+		for _, name := range outboundJudged(sc.Outbound.AnsweredBy) {
+			if slices.ContainsFunc(sc.SubGoals, func(r scenario.SubGoalRef) bool { return r.Name == name }) {
+				continue
+			}
+			sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: name, Judged: true})
+			judged = append(judged, lowerFirst(strings.TrimSuffix(p.judgedWhat(name), ".")))
+		}
+	}
 	sc.Tests = "passes when " + strings.Join(asserted, "; ")
 	if len(judged) > 0 {
 		sc.Tests += "; judged later: " + strings.Join(judged, "; ")
 	}
+}
+
+// judged reports a sub-goal graded later by a model: the contract's judged
+// ones, and the outbound built-ins where the contract has none of that name.
+func (p *policy) judged(name string) bool {
+	if sg := p.c.SubGoal(name); sg != nil {
+		return sg.Judged
+	}
+	for _, b := range prove.OutboundBuiltins {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // phrase says what one code-settled check asserts.

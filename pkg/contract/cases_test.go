@@ -51,6 +51,9 @@ func loadEdited(t *testing.T, edits ...edit) (*Contract, Problems) {
 
 const Y = ContractFile
 
+// OB is the last line of the first use case, where outbound fields go.
+const OB = "    tools: [cancel_pending_order]\n"
+
 // TestProblemCases: one small mistake each, and exactly the problems it should
 // raise ("file:line: code" prefixes, in order).
 func TestProblemCases(t *testing.T) {
@@ -59,7 +62,32 @@ func TestProblemCases(t *testing.T) {
 		edits []edit
 		want  []string
 	}{
-		{"direction string", []edit{{Y, "direction: [inbound, outbound]", "direction: outbound"}}, nil},
+		{"direction string", []edit{{Y, "direction: [inbound, outbound]", "direction: inbound"}}, nil},
+		{"outbound only needs purposes", []edit{{Y, "direction: [inbound, outbound]", "direction: outbound"}},
+			[]string{"contract.yaml:18: missing-field: outbound use case cancel-order needs a purpose",
+				"contract.yaml:21: missing-field: outbound use case order-status needs a purpose"}},
+		{"outbound use case", []edit{{Y, OB, OB + "    direction: outbound\n    purpose: orders\n    missed_call: transfer_to_human_agents\n    call_later: get_order_details\n"}}, nil},
+		{"outbound purpose is the caller table", []edit{{Y, OB, OB + "    direction: outbound\n    purpose: users\n"}}, nil},
+		{"outbound purpose two hops away", []edit{{Y, OB, OB + "    direction: outbound\n    purpose: payments\n"}}, nil},
+		{"outbound not allowed", []edit{{Y, "direction: [inbound, outbound]", "direction: inbound"}, {Y, OB, OB + "    direction: outbound\n    purpose: orders\n"}},
+			[]string{"contract.yaml:21: direction-not-allowed: use case cancel-order is outbound, but the contract's direction is inbound"}},
+		{"inbound not allowed", []edit{{Y, "direction: [inbound, outbound]", "direction: outbound"}, {Y, OB, OB + "    direction: inbound\n"},
+			{Y, "    text: Say where an order is\n", "    text: Say where an order is\n    purpose: orders\n"}},
+			[]string{"contract.yaml:21: direction-not-allowed: use case cancel-order is inbound, but the contract's direction is outbound"}},
+		{"use case direction value", []edit{{Y, OB, OB + "    direction: sideways\n"}},
+			[]string{"contract.yaml:21: bad-value: use case direction \"sideways\": want inbound or outbound"}},
+		{"outbound fields on an inbound use case", []edit{{Y, OB, OB + "    purpose: orders\n    missed_call: get_order_details\n"}},
+			[]string{"contract.yaml:21: bad-value: use case cancel-order: purpose is for outbound use cases",
+				"contract.yaml:22: bad-value: use case cancel-order: missed_call is for outbound use cases"}},
+		{"outbound purpose and tools unknown", []edit{{Y, OB, OB + "    direction: outbound\n    purpose: order\n    missed_call: log_attempt\n    call_later: call_back\n"}},
+			[]string{"contract.yaml:22: unknown-purpose: use case cancel-order: purpose \"order\" is not a table",
+				"contract.yaml:23: unknown-tool: use case cancel-order: missed_call names \"log_attempt\", which is not a tool",
+				"contract.yaml:24: unknown-tool: use case cancel-order: call_later names \"call_back\", which is not a tool"}},
+		{"outbound without a caller", []edit{{Y, "caller:\n  table: users\n  key: user_id\n  from: [find_user_id_by_email]\n", ""}, {Y, OB, OB + "    direction: outbound\n    purpose: orders\n"}},
+			[]string{"contract.yaml:18: outbound-no-caller: use case cancel-order is outbound, but the contract names no caller table"}},
+		{"outbound purpose owned by no callee", []edit{{Y, OB, OB + "    direction: outbound\n    purpose: notices\n"},
+			{"world/schema.sql", "CREATE INDEX payments_order", "CREATE TABLE notices (id text PRIMARY KEY, body text NOT NULL);\nCREATE INDEX payments_order"}},
+			[]string{"contract.yaml:22: purpose-no-callee: use case cancel-order: no chain of foreign keys leads from notices to users"}},
 		{"direction twice", []edit{{Y, "direction: [inbound, outbound]", "direction: [inbound, inbound]"}},
 			[]string{"contract.yaml:4: bad-value: direction \"inbound\" is given twice"}},
 		{"direction unknown", []edit{{Y, "direction: [inbound, outbound]", "direction: sideways"}},

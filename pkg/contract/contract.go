@@ -71,12 +71,32 @@ type Rule struct {
 // UseCase is one thing the agent is for. Tools, optional, names
 // the tools this use case is served by, when the author wants to say so; the
 // planner otherwise matches use cases to tools by their words.
+//
+// Direction says who places the call: inbound (the caller rings the agent)
+// or outbound (the agent rings a callee about a record of the world). An
+// outbound use case names the table of that record (Purpose), whose owner in
+// the caller table is the callee, and optionally the tools the agent calls
+// when the call reaches a voicemail box or someone other than the callee
+// (MissedCall) and when the callee asks to be called later (CallLater).
 type UseCase struct {
-	ID    string   `json:"id"`
-	Text  string   `json:"text"`
-	Tools []string `json:"tools,omitempty"`
-	Line  int      `json:"-"`
+	ID         string   `json:"id"`
+	Text       string   `json:"text"`
+	Tools      []string `json:"tools,omitempty"`
+	Direction  string   `json:"direction,omitempty"`
+	Purpose    string   `json:"purpose,omitempty"`
+	MissedCall string   `json:"missed_call,omitempty"`
+	CallLater  string   `json:"call_later,omitempty"`
+	Line       int      `json:"-"`
 }
+
+// Directions a contract and its use cases may take.
+const (
+	Inbound  = "inbound"
+	Outbound = "outbound"
+)
+
+// Outbound reports whether the agent places the use case's calls.
+func (u *UseCase) Outbound() bool { return u.Direction == Outbound }
 
 // Tool is one tool the agent can call.
 type Tool struct {
@@ -134,6 +154,12 @@ type Personas struct {
 	Accents       []string `json:"accents,omitempty"`
 	Locations     []string `json:"locations,omitempty"`
 	Styles        []string `json:"styles,omitempty"`
+	// What a phone line adds, dealt to the scenarios of voice agents: how
+	// the line sounds, what can be heard around the person, and how they
+	// give names and codes.
+	LineQualities    []string `json:"line_qualities,omitempty"`
+	BackgroundNoises []string `json:"background_noises,omitempty"`
+	Spellings        []string `json:"spellings,omitempty"`
 }
 
 // Table is what the loader learnt of one CREATE TABLE in schema.sql.

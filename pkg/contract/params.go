@@ -162,3 +162,47 @@ func tableNamedFor(table, noun string) bool {
 	}
 	return false
 }
+
+// Hop is one foreign key followed from a row to the row it references.
+type Hop struct {
+	Table, Column       string // the referencing column
+	RefTable, RefColumn string // what it references
+}
+
+// CalleePath is the shortest chain of foreign keys from a table to the
+// caller table (the first found in schema order among the shortest): how an
+// outbound call's purpose record leads to the callee who owns it. A record
+// of the caller table itself leads there in no hop (an empty, non-nil path);
+// nil when no chain exists or the contract names no caller table.
+func (c *Contract) CalleePath(table string) []Hop {
+	if c.Caller == nil || c.Table(table) == nil || c.Table(c.Caller.Table) == nil {
+		return nil
+	}
+	type node struct {
+		table string
+		path  []Hop
+	}
+	seen := map[string]bool{table: true}
+	queue := []node{{table, []Hop{}}}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n.table == c.Caller.Table {
+			return n.path
+		}
+		t := c.Table(n.table)
+		if t == nil {
+			continue
+		}
+		for _, col := range t.Columns {
+			rt, rc, ok := strings.Cut(col.References, ".")
+			if !ok || seen[rt] {
+				continue
+			}
+			seen[rt] = true
+			path := append(append([]Hop{}, n.path...), Hop{Table: n.table, Column: col.Name, RefTable: rt, RefColumn: rc})
+			queue = append(queue, node{rt, path})
+		}
+	}
+	return nil
+}

@@ -154,3 +154,34 @@ func TestCodesComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboundUseCase: an outbound use case keeps what it names, the others
+// take the contract's default direction, and its purpose leads to the callee.
+func TestOutboundUseCase(t *testing.T) {
+	c, ps := loadEdited(t, edit{Y, OB, OB + "    direction: outbound\n    purpose: payments\n    missed_call: transfer_to_human_agents\n    call_later: get_order_details\n"})
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	u := c.UseCase("cancel-order")
+	if !u.Outbound() || u.Purpose != "payments" || u.MissedCall != "transfer_to_human_agents" || u.CallLater != "get_order_details" {
+		t.Errorf("cancel-order: %+v", u)
+	}
+	if o := c.UseCase("order-status"); o.Direction != Inbound || o.Outbound() {
+		t.Errorf("order-status takes the contract's default, inbound: %+v", o)
+	}
+	want := []Hop{{"payments", "order_id", "orders", "id"}, {"orders", "user_id", "users", "user_id"}}
+	if got := c.CalleePath("payments"); !reflect.DeepEqual(got, want) {
+		t.Errorf("CalleePath(payments) = %+v, want %+v", got, want)
+	}
+	if got := c.CalleePath("users"); got == nil || len(got) != 0 {
+		t.Errorf("CalleePath(users) = %#v, want an empty path", got)
+	}
+	if got := c.CalleePath("nope"); got != nil {
+		t.Errorf("CalleePath(nope) = %+v", got)
+	}
+	// An outbound-only contract: use cases default to outbound.
+	c, _ = loadEdited(t, edit{Y, "direction: [inbound, outbound]", "direction: outbound"})
+	if !c.UseCase("order-status").Outbound() {
+		t.Error("order-status of an outbound-only contract is not outbound")
+	}
+}

@@ -90,6 +90,7 @@ func (l *loader) check(pos *positions) {
 			}
 		}
 	}
+	l.checkDirections(pos, toolRefs)
 	for i, s := range c.Sequences {
 		for j, step := range s.Steps {
 			sp := pos.steps[i][j]
@@ -102,6 +103,82 @@ func (l *loader) check(pos *positions) {
 				continue
 			}
 			l.checkStepArgs(&c.Tools[k], compiled[k], step, sp)
+		}
+	}
+}
+
+// checkDirections settles each use case's direction (the contract's when it
+// gives none: inbound if the contract takes inbound calls) and checks what an
+// outbound use case needs: a direction the contract allows, a purpose table
+// whose records lead to a callee in the caller table, and tools that exist
+// for a missed call and a call put off.
+func (l *loader) checkDirections(pos *positions, toolRefs bool) {
+	c, r := l.c, l.r
+	const F = ContractFile
+	allowed := map[string]bool{}
+	for _, d := range c.Direction {
+		allowed[d] = true
+	}
+	def := Inbound
+	if len(c.Direction) > 0 && !allowed[Inbound] {
+		def = Outbound
+	}
+	for i := range c.UseCases {
+		u := &c.UseCases[i]
+		var at map[string]int
+		if i < len(pos.useCaseFields) {
+			at = pos.useCaseFields[i]
+		}
+		line := func(k string) int {
+			if n := at[k]; n > 0 {
+				return n
+			}
+			return u.Line
+		}
+		if u.Direction == "" {
+			if _, given := at["direction"]; given {
+				continue // a bad value, already reported
+			}
+			u.Direction = def
+		} else if len(c.Direction) > 0 && !allowed[u.Direction] {
+			r.add(F, line("direction"), CodeDirectionNotAllowed, "use case %s is %s, but the contract's direction is %s: add %s to it", u.ID, u.Direction, strings.Join(c.Direction, " and "), u.Direction)
+		}
+		if !u.Outbound() {
+			for _, k := range []string{"purpose", "missed_call", "call_later"} {
+				if _, given := at[k]; given {
+					r.add(F, line(k), CodeBadValue, "use case %s: %s is for outbound use cases (direction: outbound)", u.ID, k)
+				}
+			}
+			continue
+		}
+		for _, k := range []string{"missed_call", "call_later"} {
+			name := u.MissedCall
+			if k == "call_later" {
+				name = u.CallLater
+			}
+			if name != "" && c.Tool(name) == nil && toolRefs {
+				r.add(F, line(k), CodeUnknownTool, "use case %s: %s names %q, which is not a tool", u.ID, k, name)
+			}
+		}
+		if u.Purpose == "" {
+			if _, given := at["purpose"]; !given {
+				r.add(F, u.Line, CodeMissingField, "outbound use case %s needs a purpose: the table of the record each call is about", u.ID)
+			}
+			continue
+		}
+		if !l.schemaOK {
+			continue
+		}
+		if c.Table(u.Purpose) == nil {
+			r.add(F, line("purpose"), CodeUnknownPurpose, "use case %s: purpose %q is not a table of schema.sql", u.ID, u.Purpose)
+			continue
+		}
+		if c.Caller == nil || c.Caller.Table == "" || c.Table(c.Caller.Table) == nil {
+			r.add(F, line("purpose"), CodeOutboundNoCaller, "use case %s is outbound, but the contract names no caller table to draw the callee from (caller: {table, key})", u.ID)
+			continue
+		}
+		if c.CalleePath(u.Purpose) == nil {
+			r.add(F, line("purpose"), CodePurposeNoCallee, "use case %s: no chain of foreign keys leads from %s to %s: the callee is the owner of the call's purpose record", u.ID, u.Purpose, c.Caller.Table)
 		}
 	}
 }

@@ -24,13 +24,13 @@ var knownFields = map[string][]string{
 	"contract":         {"agent", "one_liner", "modality", "direction", "now", "notes", "caller", "rules", "use_cases", "tools", "sequences", "personas"},
 	"caller":           {"table", "key", "from"},
 	"rule":             {"id", "text", "check"},
-	"use_case":         {"id", "text", "tools"},
+	"use_case":         {"id", "text", "tools", "direction", "purpose", "missed_call", "call_later"},
 	"tool":             {"name", "description", "params", "requires", "handler", "changes_state", "log_only", "ends_conversation"},
 	"requirement_same": {"tool", "same"},
 	"sequence":         {"name", "steps", "expect"},
 	"step":             {"tool", "args", "expect"},
 	"expectation":      {"sql", "rows", "unordered"},
-	"personas":         {"personalities", "accents", "locations", "styles"},
+	"personas":         {"personalities", "accents", "locations", "styles", "line_qualities", "background_noises", "spellings"},
 }
 
 // requiredFields are the keys that must be present, per kind of mapping.
@@ -71,6 +71,9 @@ type positions struct {
 	steps     [][]stepPos // per sequence, per step
 	caller    callerPos
 	useCases  [][]int // per use case, line of each tools entry
+	// per use case, the line of each outbound field given (direction,
+	// purpose, missed_call, call_later)
+	useCaseFields []map[string]int
 }
 
 type toolPos struct {
@@ -131,7 +134,7 @@ func parseContractYAML(data []byte, c *Contract, r report) *positions {
 		c.Rules = d.rules(v)
 	}
 	if v := f.get("use_cases"); v != nil {
-		c.UseCases, pos.useCases = d.useCases(v)
+		c.UseCases, pos.useCases, pos.useCaseFields = d.useCases(v)
 	}
 	if v := f.get("tools"); v != nil {
 		pos.toolsKey = f.keyLine("tools")
@@ -244,15 +247,17 @@ func (d *yamlDoc) rules(v *yaml.Node) []Rule {
 	return out
 }
 
-// useCases reads use_cases:, keeping those with an id, and the lines of
-// each one's tools.
-func (d *yamlDoc) useCases(v *yaml.Node) ([]UseCase, [][]int) {
+// useCases reads use_cases:, keeping those with an id, the lines of each
+// one's tools, and the lines of its outbound fields (direction, purpose,
+// missed_call, call_later).
+func (d *yamlDoc) useCases(v *yaml.Node) ([]UseCase, [][]int, []map[string]int) {
 	items := d.seq(v, "use_cases")
 	if len(items) == 0 && v.Kind == yaml.SequenceNode {
 		d.add(v.Line, CodeMissingField, "use_cases is empty: name at least one thing the agent is for")
 	}
 	var out []UseCase
 	var toolLines [][]int
+	var fieldLines []map[string]int
 	for _, n := range items {
 		if uf := d.fields(n, "use_case"); uf != nil {
 			uc := UseCase{Line: n.Line}
@@ -262,13 +267,47 @@ func (d *yamlDoc) useCases(v *yaml.Node) ([]UseCase, [][]int) {
 			if t := uf.get("tools"); t != nil {
 				uc.Tools, lines = d.strs(t, "tools")
 			}
+			fields := d.outbound(uf, &uc)
 			if uc.ID != "" {
 				out = append(out, uc)
 				toolLines = append(toolLines, lines)
+				fieldLines = append(fieldLines, fields)
 			}
 		}
 	}
-	return out, toolLines
+	return out, toolLines, fieldLines
+}
+
+// outbound reads a use case's direction and outbound fields into uc,
+// returning the line of each one given.
+func (d *yamlDoc) outbound(uf *mapping, uc *UseCase) map[string]int {
+	fields := map[string]int{}
+	for _, k := range []string{"direction", "purpose", "missed_call", "call_later"} {
+		v := uf.get(k)
+		if v == nil {
+			continue
+		}
+		fields[k] = v.Line
+		s, ok := d.str(v, k)
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			if s != Inbound && s != Outbound {
+				d.add(v.Line, CodeBadValue, "use case direction %q: want inbound or outbound", s)
+				continue
+			}
+			uc.Direction = s
+		case "purpose":
+			uc.Purpose = s
+		case "missed_call":
+			uc.MissedCall = s
+		case "call_later":
+			uc.CallLater = s
+		}
+	}
+	return fields
 }
 
 // personas reads personas:, the lists persona traits are drawn from.
@@ -289,6 +328,10 @@ func (d *yamlDoc) personas(v *yaml.Node) Personas {
 		Accents:       get("accents"),
 		Locations:     get("locations"),
 		Styles:        get("styles"),
+
+		LineQualities:    get("line_qualities"),
+		BackgroundNoises: get("background_noises"),
+		Spellings:        get("spellings"),
 	}
 }
 

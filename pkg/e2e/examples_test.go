@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -23,7 +25,8 @@ var knownShort = map[string]string{}
 // TestEveryExample validates every contract under examples/ (the world's
 // probes all hold), and the test contract written in a style unlike them,
 // and writes a small suite for each with the builtin model: every scenario
-// asked for, every use case in it.
+// asked for, every use case in it, and every way an outbound call is
+// answered in each outbound use case.
 func TestEveryExample(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
 	if err != nil {
@@ -99,6 +102,44 @@ func TestEveryExample(t *testing.T) {
 			if len(missing) > 0 {
 				t.Errorf("use cases without a scenario: %s", strings.Join(missing, ", "))
 			}
+			checkOutbound(t, c, scs)
 		})
+	}
+}
+
+// checkOutbound: in a suite of a contract that places calls, every outbound
+// use case has a call of each answer its tools can handle, the scenarios of
+// its other use cases have no outbound call, and a voice agent's personas
+// carry their phone line.
+func checkOutbound(t *testing.T, c *contract.Contract, scs []*scenario.Scenario) {
+	t.Helper()
+	answered := map[string]bool{}
+	for _, sc := range scs {
+		u := c.UseCase(sc.UseCase)
+		switch {
+		case u == nil:
+		case u.Outbound() && sc.Outbound == nil:
+			t.Errorf("%s: a scenario of outbound use case %s without its call", sc.Name, u.ID)
+		case !u.Outbound() && sc.Outbound != nil:
+			t.Errorf("%s: a scenario of inbound use case %s with an outbound call", sc.Name, u.ID)
+		case sc.Outbound != nil:
+			answered[u.ID+"/"+string(sc.Outbound.AnsweredBy)] = true
+		}
+		if p := sc.Persona; c.Modality == "voice" && (p.LineQuality == "" || p.BackgroundNoise == "" || p.Spelling == "") {
+			t.Errorf("%s: a voice agent's persona without its phone line: %+v", sc.Name, p)
+		}
+	}
+	for _, u := range c.UseCases {
+		if !u.Outbound() {
+			continue
+		}
+		for _, a := range scenario.Answers {
+			if a == scenario.CallLater && u.CallLater == "" {
+				continue
+			}
+			if !answered[u.ID+"/"+string(a)] {
+				t.Errorf("outbound use case %s has no call answered %s", u.ID, a)
+			}
+		}
 	}
 }

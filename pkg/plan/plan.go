@@ -11,6 +11,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // Overlays a bucket may carry.
@@ -60,6 +61,14 @@ type Spec struct {
 	Sized    int    `json:"sized"`
 	TopUp    int    `json:"top_up,omitempty"`
 	Spans    []Span `json:"spans,omitempty"`
+	// Outbound use cases: who answers the call (scenario.Answers), the
+	// purpose table whose record the call is about, and the tools for a
+	// missed call and a call put off. Gated then starts with the tool that
+	// identifies the callee.
+	Answer     scenario.Answer `json:"answer,omitempty"`
+	Purpose    string          `json:"purpose,omitempty"`
+	MissedCall string          `json:"missed_call,omitempty"`
+	CallLater  string          `json:"call_later,omitempty"`
 }
 
 // Span is where a top-up's scenarios take their suite-wide indices: the
@@ -115,6 +124,10 @@ type Bucket struct {
 	Axes    map[string]string `json:"axes"`
 	Want    int               `json:"want"`
 	Spec    Spec              `json:"spec"`
+	// repeat is, for an outbound bucket, how many earlier levels of its use
+	// case dealt a bucket of the same answer, outcome and overlay: a small
+	// ask reaches every answer before a second level of one.
+	repeat int
 }
 
 // Plan is the whole plan of a run.
@@ -333,12 +346,24 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 		return nil, err
 	}
 	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
+	ob := outboundOf(c, u, tools, d.gr.Unanswered)
+	if ob != nil {
+		spec = ob.spec(spec)
+	}
 	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
 	if sol.axis != nil {
 		sol.axis.UseCase = u.ID
 		p.Axes = append(p.Axes, *sol.axis)
 	}
 	var out []Bucket
+	if ob != nil {
+		anySucceed := slices.ContainsFunc(sol.levels, func(lv level) bool { return lv.outcome == "succeed" })
+		dealtBefore := map[outboundBucket]int{}
+		for li, lv := range sol.levels {
+			out = append(out, d.outboundLevelBuckets(ob, u, tool, spec, sol, lv, li == 0, anySucceed, dealtBefore)...)
+		}
+		return out, nil
+	}
 	for _, lv := range sol.levels {
 		out = append(out, d.levelBuckets(u, tool, spec, sol, lv)...)
 	}
@@ -363,21 +388,7 @@ func actingTool(c *contract.Contract, tools []string) (acting, then string) {
 // levelBuckets are the buckets of one level of a use case's axis: each
 // outcome the level allows, plain and under each overlay that fits it.
 func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Spec, sol solution, lv level) []Bucket {
-	lspec := spec
-	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
-	for _, k := range lv.templates {
-		if ch := sol.choices[k]; ch != (Choice{}) {
-			if lspec.Choices == nil {
-				lspec.Choices = map[string]Choice{}
-			}
-			lspec.Choices[k] = ch
-		}
-	}
-	axes := map[string]string{}
-	if lv.column != "" {
-		axes[sol.table+"."+lv.column] = lv.level
-	}
-	want := min(len(lv.templates), d.opts.MaxWant)
+	lspec, axes, want := d.levelSpec(spec, sol, lv)
 	if want == 0 {
 		return nil
 	}
@@ -409,6 +420,53 @@ func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Sp
 			add("escalate", "fraud")
 			add("escalate", "emergency")
 		}
+	}
+	return out
+}
+
+// levelSpec is what the buckets of one level share: the spec at that
+// level, its axes and the want of each bucket.
+func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string]string, int) {
+	lspec := spec
+	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+	for _, k := range lv.templates {
+		if ch := sol.choices[k]; ch != (Choice{}) {
+			if lspec.Choices == nil {
+				lspec.Choices = map[string]Choice{}
+			}
+			lspec.Choices[k] = ch
+		}
+	}
+	axes := map[string]string{}
+	if lv.column != "" {
+		axes[sol.table+"."+lv.column] = lv.level
+	}
+	return lspec, axes, min(len(lv.templates), d.opts.MaxWant)
+}
+
+// outboundLevelBuckets are the buckets of one level of an outbound use
+// case: who answers, with the outcome and overlay each answer brings.
+// dealtBefore counts each answer's buckets at earlier levels.
+func (d *deriver) outboundLevelBuckets(ob *outbound, u *contract.UseCase, tool *contract.Tool, spec Spec, sol solution, lv level,
+	first, anySucceed bool, dealtBefore map[outboundBucket]int) []Bucket {
+	lspec, axes, want := d.levelSpec(spec, sol, lv)
+	if want == 0 {
+		return nil
+	}
+	changes := tool.ChangesState == nil || *tool.ChangesState
+	var out []Bucket
+	for _, ab := range ob.buckets(lv, first, anySucceed, changes, d.handoff, spec.Tool, tool) {
+		oaxes := maps.Clone(axes)
+		oaxes[AnswerAxis] = string(ab.answer)
+		ospec := lspec
+		ospec.Answer = ab.answer
+		out = append(out, Bucket{
+			Theme: u.ID, Cell: d.cellOf[spec.Tool], UseCase: u.ID,
+			Outcome: ab.outcome, Overlay: ab.overlay, Kind: outboundKind(ab.answer, ab.outcome, ab.overlay),
+			Axes: oaxes, Want: want, Spec: ospec,
+			Angle: outboundAngle(u, tool, lv, ab), repeat: dealtBefore[ab],
+		})
+		dealtBefore[ab]++
 	}
 	return out
 }
@@ -578,7 +636,7 @@ func lessonsOf(c *contract.Contract, maxProbe int) *lessons {
 
 // specTools are the tools a bucket's scenarios may call.
 func specTools(s Spec) []string {
-	out := append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...)
+	out := append(append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...), outboundTools(s)...)
 	for _, t := range []string{s.Tool, s.Then, s.Handoff} {
 		if t != "" {
 			out = append(out, t)
@@ -651,6 +709,9 @@ func bucketRank(b Bucket) int {
 			}
 		}
 		return len(list)
+	}
+	if r, plain := answerRank(b); plain {
+		return r
 	}
 	r := rank([]string{"succeed", "refuse", "ask", "escalate"}, b.Outcome)*10 + rank(Overlays, b.Overlay)
 	if b.Overlay != "none" {

@@ -165,3 +165,52 @@ func TestSteerAngleChoosesBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestPhoneTraitsSpread: the phone fields are dealt like accents (every
+// value of a vocabulary within a run of its length, none on more than its
+// share), one caller in TalksOverEvery speaks over the agent, and a voice
+// agent's slice spread lists them while a chat agent's does not.
+func TestPhoneTraitsSpread(t *testing.T) {
+	c := &contract.Contract{Modality: "voice"}
+	lines, noises, spellings := map[string]int{}, map[string]int{}, map[string]int{}
+	talk := 0
+	const n = 210 // a multiple of every built-in vocabulary's length and of TalksOverEvery
+	for i := 0; i < n; i++ {
+		p := Person(c, i)
+		lines[p.LineQuality]++
+		noises[p.BackgroundNoise]++
+		spellings[p.Spelling]++
+		if p.TalksOver {
+			talk++
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		got   map[string]int
+		vocab []string
+	}{{"line", lines, LineQualities}, {"noise", noises, BackgroundNoises}, {"spelling", spellings, Spellings}} {
+		if len(tc.got) != len(tc.vocab) {
+			t.Errorf("%s: %d of %d values dealt", tc.name, len(tc.got), len(tc.vocab))
+		}
+		for v, k := range tc.got {
+			if k != n/len(tc.vocab) {
+				t.Errorf("%s %q on %d of %d, want %d", tc.name, v, k, n, n/len(tc.vocab))
+			}
+		}
+	}
+	if talk != n/TalksOverEvery {
+		t.Errorf("%d of %d talk over the agent, want %d", talk, n, n/TalksOverEvery)
+	}
+	own := &contract.Contract{Modality: "voice", Personas: contract.Personas{LineQualities: []string{"Satellite phone"}}}
+	if q := Person(own, 5).LineQuality; q != "Satellite phone" {
+		t.Errorf("contract vocabularies win: got line %q", q)
+	}
+	s := SpreadFor(c, []int{0, 1, 2, 3})
+	if len(s.LineQualities) != 4 || len(s.BackgroundNoises) != 4 || len(s.Spellings) != 4 || s.TalkOver != 1 {
+		t.Errorf("voice spread: %+v", s)
+	}
+	chat := SpreadFor(&contract.Contract{Modality: "chat"}, []int{0, 1, 2, 3})
+	if chat.LineQualities != nil || chat.BackgroundNoises != nil || chat.Spellings != nil || chat.TalkOver != 0 {
+		t.Errorf("chat spread has phone fields: %+v", chat)
+	}
+}

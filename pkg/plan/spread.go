@@ -51,11 +51,31 @@ var (
 		"Leeds", "Pune", "Lagos", "Austin", "Cork", "Brisbane", "Manila", "Recife", "Hamburg",
 		"Kingston", "Guadalajara", "Durban", "Toronto", "Osaka", "Nairobi", "Lyon",
 	}
+	// What a phone line adds, dealt to voice agents' scenarios.
+	LineQualities = []string{
+		"Clear line", "Weak mobile signal", "Speakerphone with an echo", "Car hands-free with road noise",
+		"Breaking up now and then", "Crackly old landline",
+	}
+	BackgroundNoises = []string{
+		"Quiet room", "Television in the background", "Children nearby", "Street traffic",
+		"Busy office", "Wind", "Music playing",
+	}
+	Spellings = []string{
+		"Spells names letter by letter", "Reads codes digit by digit", "Groups digits in pairs",
+		"Uses words for letters (B as in Bravo)", "Says numbers as words", "Gives codes in one rush",
+	}
 )
 
-// Persona is the caller dealt to one scenario index.
+// TalksOverEvery: one person in this many speaks over the agent.
+const TalksOverEvery = 3
+
+// Persona is the caller dealt to one scenario index. The phone fields
+// (LineQuality, BackgroundNoise, TalksOver, Spelling) are dealt to every
+// index; writers use them for voice agents.
 type Persona struct {
 	First, Last, Personality, Accent, Style, Location string
+	LineQuality, BackgroundNoise, Spelling            string
+	TalksOver                                         bool
 }
 
 // Person deals the caller of the i-th scenario of a run. Names: first and last
@@ -83,6 +103,10 @@ func Person(c *contract.Contract, i int) Persona {
 	p.Accent = pick(c.Personas.Accents, Accents, 1)
 	p.Style = pick(c.Personas.Styles, Styles, 1)
 	p.Location = pick(c.Personas.Locations, Locations, 1)
+	p.LineQuality = pick(c.Personas.LineQualities, LineQualities, 1)
+	p.BackgroundNoise = pick(c.Personas.BackgroundNoises, BackgroundNoises, 1)
+	p.Spelling = pick(c.Personas.Spellings, Spellings, 1)
+	p.TalksOver = i%TalksOverEvery == TalksOverEvery-1
 	return p
 }
 
@@ -95,6 +119,12 @@ type Spread struct {
 	Accents       []string `json:"accents"`
 	Styles        []string `json:"styles"`
 	Locations     []string `json:"locations"`
+	// Voice agents only: the phone fields, and how many of the slice's
+	// callers speak over the agent.
+	LineQualities    []string `json:"line_qualities,omitempty"`
+	BackgroundNoises []string `json:"background_noises,omitempty"`
+	Spellings        []string `json:"spellings,omitempty"`
+	TalkOver         int      `json:"talk_over,omitempty"`
 }
 
 // SpreadFor deals the spread of the scenario indices a slice will write.
@@ -118,6 +148,14 @@ func SpreadFor(c *contract.Contract, indices []int) Spread {
 		addTo("a", &s.Accents, p.Accent)
 		addTo("s", &s.Styles, p.Style)
 		addTo("l", &s.Locations, p.Location)
+		if c.Modality == "voice" {
+			addTo("q", &s.LineQualities, p.LineQuality)
+			addTo("n", &s.BackgroundNoises, p.BackgroundNoise)
+			addTo("sp", &s.Spellings, p.Spelling)
+			if p.TalksOver {
+				s.TalkOver++
+			}
+		}
 	}
 	sort.Strings(s.CodePrefixes)
 	return s

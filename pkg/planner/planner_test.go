@@ -97,7 +97,9 @@ func TestDealClaimsAndPublishes(t *testing.T) {
 func slicesEqualSpread(a, b queue.Spread) bool {
 	return slices.Equal(a.Initials, b.Initials) && slices.Equal(a.CodePrefixes, b.CodePrefixes) &&
 		slices.Equal(a.Personalities, b.Personalities) && slices.Equal(a.Accents, b.Accents) &&
-		slices.Equal(a.Styles, b.Styles) && slices.Equal(a.Locations, b.Locations)
+		slices.Equal(a.Styles, b.Styles) && slices.Equal(a.Locations, b.Locations) &&
+		slices.Equal(a.LineQualities, b.LineQualities) && slices.Equal(a.BackgroundNoises, b.BackgroundNoises) &&
+		slices.Equal(a.Spellings, b.Spellings) && a.TalkOver == b.TalkOver
 }
 
 // TestDealReplaysARestartedRound: a planner restarted mid-round republishes

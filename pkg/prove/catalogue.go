@@ -7,8 +7,9 @@ import (
 	"github.com/suitegen/suitegen/pkg/script"
 )
 
-// IsBuiltin reports whether name is a built-in sub-goal.
-func IsBuiltin(name string) bool { return builtin(name) != nil }
+// IsBuiltin reports whether name is a built-in sub-goal (the outbound ones
+// included: a run may not add a sub-goal of their names).
+func IsBuiltin(name string) bool { return builtin(name) != nil || outboundBuiltin(name) != nil }
 
 // WithSubGoals returns a prover of the same contract and world whose catalogue
 // also holds sub-goals added during a run; progs must have their checks (see

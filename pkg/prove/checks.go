@@ -14,18 +14,19 @@ import (
 )
 
 // BuiltinSubGoal is a check every contract's catalogue has, settled in Go over
-// the call log.
+// the call log; or, Judged, one graded later by a model (OutboundBuiltins).
 type BuiltinSubGoal struct {
 	Name   string            `json:"name"`
 	What   string            `json:"what"`
 	Params map[string]string `json:"params"`
+	Judged bool              `json:"judged,omitempty"`
 }
 
 // Builtins are the built-in sub-goals.
 var Builtins = []BuiltinSubGoal{
-	{"called", "The agent called params.tool with (at least) params.args and the world answered ok", map[string]string{"tool": "string", "args": "dict"}},
-	{"not_called", "The agent never attempted params.tool with (at least) params.args, whatever the world answered", map[string]string{"tool": "string", "args": "dict"}},
-	{"requires_kept", "Every call the world answered ok came after the calls its tool requires (with the same arguments where the contract says so)", map[string]string{}},
+	{Name: "called", What: "The agent called params.tool with (at least) params.args and the world answered ok", Params: map[string]string{"tool": "string", "args": "dict"}},
+	{Name: "not_called", What: "The agent never attempted params.tool with (at least) params.args, whatever the world answered", Params: map[string]string{"tool": "string", "args": "dict"}},
+	{Name: "requires_kept", What: "Every call the world answered ok came after the calls its tool requires (with the same arguments where the contract says so)", Params: map[string]string{}},
 }
 
 func builtin(name string) *BuiltinSubGoal {
@@ -47,6 +48,11 @@ func (p *Prover) subGoalParams(name string) (map[string]string, bool, bool) {
 		sg = p.extra[name]
 	}
 	if sg == nil {
+		// The judged built-ins of outbound calls, where the contract places
+		// calls and has no sub-goal of its own of that name.
+		if b := outboundBuiltin(name); b != nil && hasOutbound(p.c) {
+			return b.Params, true, true
+		}
 		return nil, false, false
 	}
 	return sg.Params, sg.Judged, true

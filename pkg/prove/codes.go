@@ -45,6 +45,13 @@ const (
 	CodeUnknownRule      Code = "unknown-rule"
 	CodeRuleCheckMissing Code = "rule-check-missing"
 	CodePlaceholder      Code = "placeholder"
+	// Outbound calls (see outboundStatic).
+	CodeOutboundMismatch   Code = "outbound-mismatch"
+	CodeAnswerOutcome      Code = "answer-outcome"
+	CodeAnswerUnhandled    Code = "answer-unhandled"
+	CodeUnansweredAct      Code = "unanswered-act"
+	CodeTemptingOffPurpose Code = "tempting-off-purpose"
+	CodeJudgementMissing   Code = "judgement-missing"
 )
 
 // Ready gate codes.
@@ -53,6 +60,9 @@ const (
 	CodeUnknownCaller Code = "unknown-caller"
 	CodeBadReady      Code = "bad-ready"
 	CodeNotReady      Code = "not-ready"
+	// CodePurposeNotCallee: an outbound call's purpose record is missing
+	// after setup, or belongs to someone other than caller_id.
+	CodePurposeNotCallee Code = "purpose-not-callee"
 )
 
 // Solvable gate codes (CodeStepCrashed is also the outcome gate's).
@@ -78,6 +88,9 @@ const (
 	CodeNoHandoff         Code = "no-handoff"
 	CodeAskUnblocked      Code = "ask-unblocked"
 	CodeAskStillRefused   Code = "ask-still-refused"
+	// CodeCalleeUnidentified: an outbound call the callee answered whose
+	// solution does not identify them before it writes anything.
+	CodeCalleeUnidentified Code = "callee-unidentified"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -86,6 +99,10 @@ const (
 	CodeTemptingPasses Code = "tempting-passes"
 	CodeEffectUnseen   Code = "effect-unchecked"
 	CodeVacuousCheck   Code = "vacuous-check"
+	// CodeMissedCallUnchecked: an outbound call the callee did not answer
+	// logs the miss, yet every check holds on the world as it was before,
+	// given the same call log.
+	CodeMissedCallUnchecked Code = "missed-call-unchecked"
 )
 
 // Suite gate codes: the writer's, when the ledger will not take a proved
@@ -115,14 +132,17 @@ var Codes = []GateCode{
 	{GateStatic, CodeNoSubGoals}, {GateStatic, CodeUnknownSubGoal}, {GateStatic, CodeBadParams},
 	{GateStatic, CodeJudgedMismatch}, {GateStatic, CodeNoSettledCheck}, {GateStatic, CodeUnknownRule},
 	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
+	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
+	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
+	{GateReady, CodePurposeNotCallee},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
-	{GateOutcome, CodeCallerMismatch},
+	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

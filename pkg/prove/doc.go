@@ -23,6 +23,13 @@
 //     check that sees the change, not only the call log; and every check
 //     fails on at least one run the prover played.
 //
+// An outbound call (a scenario of an outbound use case) is held to what its
+// answer calls for (outbound.go): a callee who answered is identified before
+// anything is written; a call a voicemail box or someone else answered is a
+// refusal of the act the call is about, changes nothing but the missed-call
+// log, has that log checked in the world, and lists its judged sub-goals;
+// the purpose record exists and leads to the callee.
+//
 // The runs (Counterfactual) are recorded in the Verdict, so a user can see
 // why a scenario is proved (suitegen prove -v). A refusal carries a typed,
 // stable Code and a sentence a model can act on; a failure of the database

@@ -36,15 +36,23 @@ const (
 	refusalMoved = "refusal-moved"
 	// An ask whose missing step is not what blocks the act: another call
 	// named as missing, or the missing step already on the tempting path.
-	askWrongStep    = "ask-other-step"
-	askStepOnPath   = "ask-step-on-path"
-	noOp            = "act-made-no-op"
-	alwaysTrue      = "always-true-check-added"
-	actChecksGone   = "act-checks-removed"
-	mutationTimeout = 20 * time.Minute
+	askWrongStep  = "ask-other-step"
+	askStepOnPath = "ask-step-on-path"
+	noOp          = "act-made-no-op"
+	alwaysTrue    = "always-true-check-added"
+	actChecksGone = "act-checks-removed"
+	// Outbound calls a voicemail box or someone else answered: the rule
+	// that forbids the act dropped (the world would carry it out); the act
+	// done all the same in the solution; the call relabelled as taken by
+	// the callee, who is never identified.
+	unansweredRuleGone = "unanswered-rule-dropped"
+	unansweredActs     = "unanswered-act-done"
+	unansweredAsRight  = "unanswered-as-right-person"
+	mutationTimeout    = 20 * time.Minute
 )
 
-var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone}
+var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
+	unansweredRuleGone, unansweredActs, unansweredAsRight}
 
 type mutant struct {
 	kind, from string
@@ -63,6 +71,7 @@ type mutation struct {
 	killed     map[string]int
 	codes      map[string]map[string]int // kind -> gate/code -> mutants
 	survivors  []string
+	outbound   bool // the suite holds outbound calls
 }
 
 func (m mutation) String() string {
@@ -176,6 +185,7 @@ func mutate(ctx context.Context, tb testing.TB, e *engine.Engine, scs []*scenari
 	verdicts := map[string]prove.Verdict{}
 	var kept []*scenario.Scenario
 	for _, sc := range scs {
+		m.outbound = m.outbound || sc.Outbound != nil
 		m.originals++
 		v := prove1(sc)
 		if !v.Kept {
@@ -480,6 +490,35 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 			m.SubGoals = append(m.SubGoals, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": tool, "args": map[string]any{}}})
 			add(alwaysTrue, sc.Name, m)
 		}
+		if o := sc.Outbound; o != nil && (o.AnsweredBy == scenario.Voicemail || o.AnsweredBy == scenario.WrongPerson) {
+			act := sc.Tempting[len(sc.Tempting)-1]
+			if t := runOf(v, prove.Tempting); t != nil && strings.Contains(t.Note, "forbids it") {
+				m := clone(sc)
+				checks := map[string]bool{}
+				for _, id := range sc.Rules {
+					for _, r := range c.Rules {
+						if r.ID == id && r.Check != "" {
+							checks[r.Check] = true
+						}
+					}
+				}
+				m.Rules, m.SubGoals = nil, nil
+				for _, g := range sc.SubGoals {
+					if !checks[g.Name] {
+						m.SubGoals = append(m.SubGoals, g)
+					}
+				}
+				add(unansweredRuleGone, sc.Name, m)
+			}
+			m := clone(sc)
+			m.Solution = append(append(append([]scenario.Call(nil), sc.Solution...), sc.Tempting[:len(sc.Tempting)-1]...), act)
+			add(unansweredActs, sc.Name, m)
+			m = clone(sc)
+			m.Outbound.AnsweredBy, m.Expects = scenario.RightPerson, scenario.OutcomeSucceed
+			m.Solution = append(append([]scenario.Call(nil), sc.Tempting[:len(sc.Tempting)-1]...), act)
+			m.Tempting = nil
+			add(unansweredAsRight, sc.Name, m)
+		}
 	}
 	return out
 }
@@ -625,16 +664,21 @@ func checkMutation(t *testing.T, example string, m mutation) {
 	for _, s := range m.survivors {
 		t.Errorf("%s: mutant survived: %s", example, s)
 	}
-	for _, k := range []string{flipToRefuse, noOp, alwaysTrue, actChecksGone} {
+	kinds := []string{flipToRefuse, noOp, alwaysTrue, actChecksGone}
+	if m.outbound {
+		kinds = append(kinds, unansweredRuleGone, unansweredActs, unansweredAsRight)
+	}
+	for _, k := range kinds {
 		if m.made[k] == 0 {
 			t.Errorf("%s: no %s mutant could be made: the suite is too small to test it", example, k)
 		}
 	}
 }
 
-// TestMutation runs the mutation test on small suites of both examples.
+// TestMutation runs the mutation test on small suites of three examples:
+// two inbound, and clinic-reminders, whose calls the agent places.
 func TestMutation(t *testing.T) {
-	for _, example := range []string{"retail", "rides"} {
+	for _, example := range []string{"retail", "rides", "clinic-reminders"} {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
 			ctx := context.Background()
@@ -664,7 +708,9 @@ func TestMutation(t *testing.T) {
 // the kept scenarios whose act the world carries out unopposed; it fails on
 // any survivor or groundless scenario. Long: it runs only with
 // SUITEGEN_BENCH=1 (make bench sets it); SUITEGEN_BENCH_SCENARIOS sets the
-// suite size.
+// suite size, SUITEGEN_BENCH_EXAMPLES (comma-separated) the examples, retail
+// and rides unless set (clinic-reminders' plan holds 821 at a want of 40:
+// run it with SUITEGEN_BENCH_SCENARIOS=800).
 func BenchmarkMutation(b *testing.B) {
 	if os.Getenv("SUITEGEN_BENCH") != "1" {
 		b.Skip("set SUITEGEN_BENCH=1 to run the mutation test on 1,000-scenario suites")
@@ -675,9 +721,13 @@ func BenchmarkMutation(b *testing.B) {
 			b.Fatalf("SUITEGEN_BENCH_SCENARIOS=%q is not a positive number", v)
 		}
 	}
+	examples := []string{"retail", "rides"}
+	if v := os.Getenv("SUITEGEN_BENCH_EXAMPLES"); v != "" {
+		examples = strings.Split(v, ",")
+	}
 	var made, killed, originals, kept, survivors, groundless int
 	for b.Loop() {
-		for _, example := range []string{"retail", "rides"} {
+		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, 40)
 			ctx := context.Background()
 			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))

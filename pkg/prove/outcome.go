@@ -34,6 +34,9 @@ func (pr *proof) outcome() []Refusal {
 	if msg := pr.p.callerMismatch(sc, pr.unlocked, "with-precondition path"); msg != "" {
 		return bad(CodeCallerMismatch, "%s", msg)
 	}
+	if rs := pr.calleeIdentified(); len(rs) > 0 {
+		return rs
+	}
 	switch sc.Expects {
 	case scenario.OutcomeSucceed:
 		if pr.compared && len(pr.effect) == 0 {

@@ -130,6 +130,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		bad(CodeNoSettledCheck, "every sub-goal is judged; at least one must be code-settled")
 	}
 	rs = append(rs, p.staticOutcome(sc)...)
+	rs = append(rs, p.outboundStatic(sc)...)
 	known := p.knownTokens(sc)
 	conventions := p.seedConventions()
 	for _, s := range textOf(sc) {
@@ -233,6 +234,11 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			rs = append(rs, Refusal{GateReady, CodeUnknownCaller, fmt.Sprintf("caller_id %v is not a %s.%s after setup", sc.CallerID, cl.Table, cl.Key), ""})
 		}
 	}
+	more, err := p.outboundReady(ctx, cp, sc)
+	if err != nil {
+		return nil, err
+	}
+	rs = append(rs, more...)
 	for i, rc := range sc.Ready {
 		if !selectOnly.MatchString(rc.SQL) {
 			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d must be a single SELECT", i+1), ""})

@@ -43,7 +43,9 @@ func (pr *proof) teeth() []Refusal {
 	if pr.tempting != nil && allHeld(pr.tempting) {
 		rs = append(rs, Refusal{GateNotVacuous, CodeTemptingPasses, "every check still holds after the tempting calls: add a check that the wrong move fails", ""})
 	}
-	if pr.logOnly != nil && allHeld(pr.logOnly) {
+	if pr.logOnly != nil && allHeld(pr.logOnly) && sc.Expects != scenario.OutcomeSucceed {
+		rs = append(rs, Refusal{GateNotVacuous, CodeMissedCallUnchecked, fmt.Sprintf("the solution logs the missed call (it changes %s), yet every check holds on the world as it was before, given the same call log: check in the world what the contract logs for a missed call", strings.Join(pr.effect, ", ")), ""})
+	} else if pr.logOnly != nil && allHeld(pr.logOnly) {
 		rs = append(rs, Refusal{GateNotVacuous, CodeEffectUnseen, fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", strings.Join(pr.effect, ", ")), ""})
 	}
 	for _, c := range pr.checks {

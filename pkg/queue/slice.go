@@ -52,6 +52,11 @@ type Spread struct {
 	Accents       []string
 	Styles        []string
 	Locations     []string
+	// A voice agent's phone lines, and how many callers speak over the agent.
+	LineQualities    []string
+	BackgroundNoises []string
+	Spellings        []string
+	TalkOver         int
 }
 
 // check is what Publish requires of a slice: ids that can route and
@@ -73,7 +78,9 @@ func (s Slice) wire() *suitegenv1.Slice {
 		TurnBudget: uint32(s.TurnBudget), Kind: suitegenv1.Slice_KIND_WORK,
 		Contract: &suitegenv1.ContractRef{Agent: s.Agent, Sha256: s.Contract},
 		Spread: &suitegenv1.CallerSpread{NameInitials: s.Spread.Initials, CodePrefixes: s.Spread.CodePrefixes,
-			Personalities: s.Spread.Personalities, Accents: s.Spread.Accents, Styles: s.Spread.Styles, Locations: s.Spread.Locations},
+			Personalities: s.Spread.Personalities, Accents: s.Spread.Accents, Styles: s.Spread.Styles, Locations: s.Spread.Locations,
+			LineQualities: s.Spread.LineQualities, BackgroundNoises: s.Spread.BackgroundNoises, Spellings: s.Spread.Spellings,
+			TalkOver: uint32(max(s.Spread.TalkOver, 0))},
 	}
 	if s.Gap != "" {
 		m.Kind = suitegenv1.Slice_KIND_GAP
@@ -91,7 +98,9 @@ func fromWire(m *suitegenv1.Slice) Slice {
 		Agent: m.GetContract().GetAgent(), Contract: m.GetContract().GetSha256()}
 	if sp := m.GetSpread(); sp != nil {
 		s.Spread = Spread{Initials: sp.GetNameInitials(), CodePrefixes: sp.GetCodePrefixes(), Personalities: sp.GetPersonalities(),
-			Accents: sp.GetAccents(), Styles: sp.GetStyles(), Locations: sp.GetLocations()}
+			Accents: sp.GetAccents(), Styles: sp.GetStyles(), Locations: sp.GetLocations(),
+			LineQualities: sp.GetLineQualities(), BackgroundNoises: sp.GetBackgroundNoises(), Spellings: sp.GetSpellings(),
+			TalkOver: int(sp.GetTalkOver())}
 	}
 	for _, b := range m.GetBuckets() {
 		s.Buckets = append(s.Buckets, b.GetBucketId())

@@ -268,8 +268,8 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 // the plan tests and names.
 func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 	var x suite.ReportExtra
-	for _, b := range prove.Builtins {
-		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Params: b.Params, Origin: "builtin"})
+	for _, b := range prove.BuiltinsFor(c) {
+		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Origin: "builtin"})
 	}
 	for _, r := range c.Rules {
 		x.Rules = append(x.Rules, r.ID)

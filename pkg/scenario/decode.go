@@ -66,6 +66,11 @@ func normalise(sc *Scenario) {
 		}
 	}
 	sc.CallerID = number(sc.CallerID)
+	if sc.Outbound != nil {
+		for k, v := range sc.Outbound.Record {
+			sc.Outbound.Record[k] = number(v)
+		}
+	}
 }
 
 func number(v any) any {

@@ -43,3 +43,30 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeOutbound: an outbound call's record keys decode as the world
+// expects them, and the phone fields of a persona round-trip.
+func TestDecodeOutbound(t *testing.T) {
+	doc := `{"name":"a","use_case":"u","branch":"b","kind":"happy","expects":"refuse","tests":"t",
+	"persona":{"name":"N","personality":"","accent":"","style":"","location":"","opening":"You've reached Ana","line_quality":"Clear landline","background_noise":"Television on","talks_over":true,"spelling":"Reads numbers digit by digit"},
+	"caller_id":"P-1","outbound":{"purpose":"appointments","record":{"appointment_id":"A-1","n":7},"answered_by":"voicemail"},
+	"instruction":"i","solution":[],"sub_goals":[{"name":"s"}],"max_turns":4,"provenance":{"contract_sha256":"","world_sha256":"","model":"","seed":0}}`
+	sc, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sc.Outbound
+	if o == nil || o.Purpose != "appointments" || o.AnsweredBy != Voicemail || o.Record["appointment_id"] != "A-1" {
+		t.Fatalf("outbound: %+v", o)
+	}
+	if v, ok := o.Record["n"].(int64); !ok || v != 7 {
+		t.Errorf("integral record key decoded as %T %v, want int64 7", o.Record["n"], o.Record["n"])
+	}
+	p := sc.Persona
+	if p.LineQuality != "Clear landline" || p.BackgroundNoise != "Television on" || !p.TalksOver || p.Spelling != "Reads numbers digit by digit" {
+		t.Errorf("persona: %+v", p)
+	}
+	if _, err := Decode([]byte(strings.Replace(doc, `"answered_by"`, `"answered":"x","answered_by"`, 1))); err == nil {
+		t.Error("an unknown field of outbound decoded without error")
+	}
+}

@@ -5,15 +5,18 @@ package scenario
 // Scenario is saved as OUT/scenarios/<name>/scenario.json. Field order here is
 // the order on disk.
 type Scenario struct {
-	Name        string       `json:"name"`
-	UseCase     string       `json:"use_case"`
-	Branch      string       `json:"branch"`
-	Kind        string       `json:"kind"`    // happy | edge | adversarial | failing
-	Expects     string       `json:"expects"` // succeed | refuse | ask | escalate
-	Bucket      string       `json:"bucket,omitempty"`
-	Tests       string       `json:"tests"`
-	Persona     Persona      `json:"persona"`
-	CallerID    any          `json:"caller_id,omitempty"`
+	Name     string  `json:"name"`
+	UseCase  string  `json:"use_case"`
+	Branch   string  `json:"branch"`
+	Kind     string  `json:"kind"`    // happy | edge | adversarial | failing
+	Expects  string  `json:"expects"` // succeed | refuse | ask | escalate
+	Bucket   string  `json:"bucket,omitempty"`
+	Tests    string  `json:"tests"`
+	Persona  Persona `json:"persona"`
+	CallerID any     `json:"caller_id,omitempty"`
+	// Outbound is set on the scenarios of outbound use cases: the call the
+	// agent places, what it is about and who picks up.
+	Outbound    *Outbound    `json:"outbound,omitempty"`
 	Instruction string       `json:"instruction"`
 	Setup       []Statement  `json:"setup,omitempty"`
 	Ready       []ReadyCheck `json:"ready,omitempty"`
@@ -45,7 +48,41 @@ type Persona struct {
 	Style       string `json:"style"`
 	Location    string `json:"location"`
 	Opening     string `json:"opening"`
+	// What a phone line adds (voice agents): how the line sounds, what is
+	// heard around the person, whether they speak over the agent, and how
+	// they give names and codes.
+	LineQuality     string `json:"line_quality,omitempty"`
+	BackgroundNoise string `json:"background_noise,omitempty"`
+	TalksOver       bool   `json:"talks_over,omitempty"`
+	Spelling        string `json:"spelling,omitempty"`
 }
+
+// Outbound is the call an outbound scenario's agent places: the purpose
+// record it is about (a row of the use case's purpose table, by its primary
+// key), whose owner is the callee (caller_id), and who answers.
+type Outbound struct {
+	Purpose    string         `json:"purpose"`
+	Record     map[string]any `json:"record"`
+	AnsweredBy Answer         `json:"answered_by"`
+}
+
+// Answer says who answers an outbound call.
+type Answer string
+
+// Who answers an outbound call.
+const (
+	// RightPerson: the callee answers and can talk.
+	RightPerson Answer = "right-person"
+	// WrongPerson: someone else answers (a household member, a stranger).
+	WrongPerson Answer = "wrong-person"
+	// Voicemail: a voicemail box answers.
+	Voicemail Answer = "voicemail"
+	// CallLater: the callee answers but asks to be called later.
+	CallLater Answer = "call-later"
+)
+
+// Answers is every way an outbound call is answered, in the order plans deal them.
+var Answers = []Answer{RightPerson, WrongPerson, Voicemail, CallLater}
 
 // Statement is one setup step: SQL run inside the throwaway copy before the
 // conversation, with $1.. parameters.

@@ -233,6 +233,9 @@ func TestWriteByteIdentical(t *testing.T) {
 		r.Diversity.DistinctAccents != 2 || r.Diversity.DistinctLocations != 3 {
 		t.Fatalf("diversity: %+v", r.Diversity)
 	}
+	if r.Outbound != nil || r.Diversity.Phone != nil {
+		t.Fatalf("an inbound chat suite reports outbound calls %+v or phone lines %+v", r.Outbound, r.Diversity.Phone)
+	}
 	if r.Refusals["grounding"]["unknown-value"] != 2 || r.Refusals["static"]["placeholder"] != 1 {
 		t.Fatalf("refusals: %+v", r.Refusals)
 	}

@@ -859,10 +859,14 @@ func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Ta
 	}
 	p := sc.Persona
 	var persona []string
-	for _, f := range [][2]string{{"Personality", p.Personality}, {"Speaking style", p.Style}, {"Accent", p.Accent}, {"Location", p.Location}} {
+	for _, f := range [][2]string{{"Personality", p.Personality}, {"Speaking style", p.Style}, {"Accent", p.Accent}, {"Location", p.Location},
+		{"Phone line", p.LineQuality}, {"Background noise", p.BackgroundNoise}, {"Gives names and codes", p.Spelling}} {
 		if f[1] != "" {
 			persona = append(persona, f[0]+": "+f[1]+".")
 		}
+	}
+	if p.TalksOver {
+		persona = append(persona, "Speaks over the agent.")
 	}
 	known := ""
 	if p.Name != "" {
@@ -873,10 +877,16 @@ func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Ta
 		instr = fmt.Sprintf("Open the conversation with: %q. ", p.Opening) + instr
 	}
 	notes := fmt.Sprintf("suitegen scenario %s: use case %s, %s, expects %s; %s", sc.Name, sc.UseCase, sc.Kind, sc.Expects, sc.Branch)
+	if o := sc.Outbound; o != nil {
+		rec, _ := json.Marshal(o.Record)
+		notes += fmt.Sprintf("; the agent places the call, about %s %s, answered by %s", o.Purpose, rec, o.AnsweredBy)
+	}
 	var judged []string
 	for _, g := range sc.SubGoals {
 		if sg := x.c.SubGoal(g.Name); sg != nil && sg.Judged {
 			judged = append(judged, sg.What)
+		} else if b := outboundJudged(g.Name); sg == nil && g.Judged && b != "" {
+			judged = append(judged, b)
 		}
 	}
 	var init *Tau2InitData
@@ -894,4 +904,15 @@ func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Ta
 		InitialState:       Tau2InitialState{InitializationData: init},
 		EvaluationCriteria: Tau2Criteria{Actions: actions, CommunicateInfo: info, NLAssertions: judged, RewardBasis: basis},
 	}
+}
+
+// outboundJudged is what an outbound call's judged built-in sub-goal means
+// ("" for any other name).
+func outboundJudged(name string) string {
+	for _, b := range prove.OutboundBuiltins {
+		if b.Name == name {
+			return b.What
+		}
+	}
+	return ""
 }

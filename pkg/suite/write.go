@@ -54,13 +54,16 @@ type ReportExtra struct {
 
 // Report is report.json.
 type Report struct {
-	Run        string                    `json:"run"`
-	Agent      string                    `json:"agent"`
-	State      string                    `json:"state"`
-	Asked      int                       `json:"asked"`
-	Count      int                       `json:"count"`
-	Coverage   Coverage                  `json:"coverage"`
-	Diversity  Diversity                 `json:"diversity"`
+	Run       string    `json:"run"`
+	Agent     string    `json:"agent"`
+	State     string    `json:"state"`
+	Asked     int       `json:"asked"`
+	Count     int       `json:"count"`
+	Coverage  Coverage  `json:"coverage"`
+	Diversity Diversity `json:"diversity"`
+	// Outbound is who answered the calls of outbound use cases (absent
+	// when the suite has none).
+	Outbound   *Outbound                 `json:"outbound,omitempty"`
 	Refusals   map[string]map[string]int `json:"refusals"` // gate -> code -> n
 	Blocked    []Blocked                 `json:"blocked"`
 	Spend      Spend                     `json:"spend"`
@@ -113,6 +116,30 @@ type Diversity struct {
 	DistinctAccents       int     `json:"distinct_accents"`
 	DistinctLocations     int     `json:"distinct_locations"`
 	DistinctPersonalities int     `json:"distinct_personalities"`
+	// Phone is the spread of the phone-line fields (absent when no
+	// scenario has one).
+	Phone *PhoneSpread `json:"phone,omitempty"`
+}
+
+// PhoneSpread counts the scenarios at each value of a phone-line persona
+// field: how the line sounds, what is heard around the person, how they give
+// names and codes, and how many speak over the agent.
+type PhoneSpread struct {
+	Scenarios       int            `json:"scenarios"`
+	LineQuality     map[string]int `json:"line_quality"`
+	BackgroundNoise map[string]int `json:"background_noise"`
+	Spelling        map[string]int `json:"spelling"`
+	TalksOver       int            `json:"talks_over"`
+}
+
+// Outbound counts who answered the scenarios of outbound use cases, in all
+// and per use case; Missing names each outbound use case and answer its plan
+// deals that the suite has no scenario of ("use-case/answer").
+type Outbound struct {
+	Scenarios  int                       `json:"scenarios"`
+	AnsweredBy map[string]int            `json:"answered_by"`
+	ByUseCase  map[string]map[string]int `json:"by_use_case"`
+	Missing    []string                  `json:"missing"`
 }
 
 // Blocked is a bucket that could not be filled, with the reason: blocked
@@ -269,6 +296,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		Run: r.ID, Agent: r.Agent, State: string(r.State), Asked: r.Asked, Count: len(kept),
 		Coverage:   coverage(c, kept, buckets, extra),
 		Diversity:  diversity(kept),
+		Outbound:   outbound(c, kept),
 		Refusals:   byGate(refusals),
 		Blocked:    blocked(buckets, top, r.State.Final()),
 		Spend:      spend(meter, r, len(kept), refusals),
@@ -476,7 +504,74 @@ func diversity(scs []scenario.Scenario) Diversity {
 		}
 	}
 	d.TopPersonality, d.TopPersonalityShare = top, share(n, len(scs))
+	d.Phone = phoneSpread(scs)
 	return d
+}
+
+func phoneSpread(scs []scenario.Scenario) *PhoneSpread {
+	ps := &PhoneSpread{LineQuality: map[string]int{}, BackgroundNoise: map[string]int{}, Spelling: map[string]int{}}
+	for _, sc := range scs {
+		p := sc.Persona
+		if p.LineQuality == "" && p.BackgroundNoise == "" && p.Spelling == "" && !p.TalksOver {
+			continue
+		}
+		ps.Scenarios++
+		for _, f := range []struct {
+			m map[string]int
+			v string
+		}{{ps.LineQuality, p.LineQuality}, {ps.BackgroundNoise, p.BackgroundNoise}, {ps.Spelling, p.Spelling}} {
+			if f.v != "" {
+				f.m[f.v]++
+			}
+		}
+		if p.TalksOver {
+			ps.TalksOver++
+		}
+	}
+	if ps.Scenarios == 0 {
+		return nil
+	}
+	return ps
+}
+
+// outbound counts who answered each outbound scenario. The answers a use
+// case must show are the four when it names a call_later tool, else the
+// three others.
+func outbound(c *contract.Contract, scs []scenario.Scenario) *Outbound {
+	o := &Outbound{AnsweredBy: map[string]int{}, ByUseCase: map[string]map[string]int{}, Missing: []string{}}
+	for _, sc := range scs {
+		if sc.Outbound == nil {
+			continue
+		}
+		o.Scenarios++
+		a := string(sc.Outbound.AnsweredBy)
+		o.AnsweredBy[a]++
+		if o.ByUseCase[sc.UseCase] == nil {
+			o.ByUseCase[sc.UseCase] = map[string]int{}
+		}
+		o.ByUseCase[sc.UseCase][a]++
+	}
+	has := o.Scenarios > 0
+	if c != nil {
+		for _, u := range c.UseCases {
+			if !u.Outbound() {
+				continue
+			}
+			has = true
+			for _, a := range scenario.Answers {
+				if a == scenario.CallLater && u.CallLater == "" {
+					continue
+				}
+				if o.ByUseCase[u.ID][string(a)] == 0 {
+					o.Missing = append(o.Missing, u.ID+"/"+string(a))
+				}
+			}
+		}
+	}
+	if !has {
+		return nil
+	}
+	return o
 }
 
 // share rounds to 4 places so the report does not print float noise.

@@ -33,6 +33,10 @@ type session struct {
 	have   map[string]int // bucket -> credited so far
 	want   map[string]int
 	prompt string // sha256 of the system prompt, for provenance
+	// mark is where the turns not yet compacted begin (after the brief and
+	// the digests); subs are the submissions those turns made.
+	mark   int
+	subs   []brief.Submission
 	waited time.Duration
 	// outage is set by a tool that met a database outage: the session ends
 	// with it after that tool's answer (see outage.go).
@@ -71,6 +75,7 @@ func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
 		{Role: model.RoleSystem, Content: system},
 		{Role: model.RoleUser, Content: brief.Render(b)},
 	}
+	ss.mark = len(ss.msgs)
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.SessionTimeout)
 	defer cancel()
 	return ss.loop(sctx)
@@ -173,8 +178,28 @@ func (ss *session) loop(ctx context.Context) error {
 				return nil
 			}
 		}
+		ss.compact()
 	}
 	return nil
+}
+
+// compact replaces the turns since the last digest with a digest of their
+// submissions once one of them was kept: the rehearsals, inspections and
+// refused tries that led to a kept scenario are not resent on every later
+// turn. Turns that kept nothing yet stay whole, so a refused scenario's
+// reasons and the rehearsal behind it are there to fix it from. Called only
+// between turns, when every tool call has its answer.
+func (ss *session) compact() {
+	kept := false
+	for _, s := range ss.subs {
+		kept = kept || s.Kept
+	}
+	if !kept {
+		return
+	}
+	ss.msgs = append(ss.msgs[:ss.mark], model.Message{Role: model.RoleUser, Content: brief.Digest(ss.subs)})
+	ss.mark = len(ss.msgs)
+	ss.subs = nil
 }
 
 // modelFailed decides what a failed model call (the failures-th in a row)

@@ -123,17 +123,18 @@ func (ss *session) subGoals(ctx context.Context) string {
 	}
 	// Sub-goals writers added to this run (add_sub_goal) come next.
 	out = append(out, ss.runSubGoalEntries(ctx)...)
-	for _, b := range prove.Builtins {
-		out = append(out, subGoalEntry{Name: b.Name, What: b.What, Params: b.Params, Builtin: true})
+	for _, b := range prove.BuiltinsFor(ss.e.C) {
+		out = append(out, subGoalEntry{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Builtin: true})
 	}
 	return jsonText(out)
 }
 
 func (ss *session) inspect(args string) string {
 	var a struct {
-		Table string         `json:"table"`
-		Where map[string]any `json:"where"`
-		Limit int            `json:"limit"`
+		Table   string         `json:"table"`
+		Where   map[string]any `json:"where"`
+		Columns []string       `json:"columns"`
+		Limit   int            `json:"limit"`
 	}
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
 		return errorAnswer(brief.CodeBadArguments, "inspect_world arguments: %v", err)
@@ -163,13 +164,29 @@ func (ss *session) inspect(args string) string {
 			}
 		}
 		if match {
-			out = append(out, r)
+			out = append(out, project(r, a.Columns))
 			if len(out) >= a.Limit {
 				break
 			}
 		}
 	}
-	return jsonText(map[string]any{"table": a.Table, "rows": out})
+	// The rows only: the table is the one asked for.
+	return jsonText(map[string]any{"rows": out})
+}
+
+// project is the row with only the columns asked for (all when none are);
+// a column the row lacks is left out rather than invented.
+func project(r map[string]any, columns []string) map[string]any {
+	if len(columns) == 0 {
+		return r
+	}
+	out := make(map[string]any, len(columns))
+	for _, c := range columns {
+		if v, ok := r[c]; ok {
+			out[c] = v
+		}
+	}
+	return out
 }
 
 func (ss *session) submit(ctx context.Context, args string) string {
@@ -194,6 +211,11 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		}
 		res.Refusals = rs
 		res.Remaining = ss.outstanding()
+		sub := brief.Submission{Name: sc.Name, Bucket: sc.Bucket, Remaining: res.Remaining}
+		for _, r := range rs {
+			sub.Refused = append(sub.Refused, string(r.Gate)+"/"+string(r.Code))
+		}
+		ss.subs = append(ss.subs, sub)
 		return jsonText(res)
 	}
 	w.cfg.Metrics.For(ss.b.Run).ScenariosSubmitted.Inc()
@@ -249,5 +271,6 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	ss.have[sc.Bucket]++
 	res.Accepted = true
 	res.Remaining = ss.outstanding()
+	ss.subs = append(ss.subs, brief.Submission{Name: sc.Name, Bucket: sc.Bucket, Kept: true, Remaining: res.Remaining})
 	return jsonText(res)
 }

@@ -407,8 +407,15 @@ type CallerSpread struct {
 	Accents       []string `protobuf:"bytes,4,rep,name=accents,proto3" json:"accents,omitempty"`
 	Styles        []string `protobuf:"bytes,5,rep,name=styles,proto3" json:"styles,omitempty"`
 	Locations     []string `protobuf:"bytes,6,rep,name=locations,proto3" json:"locations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Voice agents only: how the callers' phone lines sound, what is heard
+	// around them, how they give names and codes, and how many of them speak
+	// over the agent.
+	LineQualities    []string `protobuf:"bytes,7,rep,name=line_qualities,json=lineQualities,proto3" json:"line_qualities,omitempty"`
+	BackgroundNoises []string `protobuf:"bytes,8,rep,name=background_noises,json=backgroundNoises,proto3" json:"background_noises,omitempty"`
+	Spellings        []string `protobuf:"bytes,9,rep,name=spellings,proto3" json:"spellings,omitempty"`
+	TalkOver         uint32   `protobuf:"varint,10,opt,name=talk_over,json=talkOver,proto3" json:"talk_over,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CallerSpread) Reset() {
@@ -481,6 +488,34 @@ func (x *CallerSpread) GetLocations() []string {
 		return x.Locations
 	}
 	return nil
+}
+
+func (x *CallerSpread) GetLineQualities() []string {
+	if x != nil {
+		return x.LineQualities
+	}
+	return nil
+}
+
+func (x *CallerSpread) GetBackgroundNoises() []string {
+	if x != nil {
+		return x.BackgroundNoises
+	}
+	return nil
+}
+
+func (x *CallerSpread) GetSpellings() []string {
+	if x != nil {
+		return x.Spellings
+	}
+	return nil
+}
+
+func (x *CallerSpread) GetTalkOver() uint32 {
+	if x != nil {
+		return x.TalkOver
+	}
+	return 0
 }
 
 // ResultEvent is a writer's informational report after a slice. The planner
@@ -689,14 +724,19 @@ const file_suitegen_v1_queue_proto_rawDesc = "" +
 	"\x04have\x18\t \x01(\rR\x04have\x1a7\n" +
 	"\tAxesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xce\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x02\n" +
 	"\fCallerSpread\x12#\n" +
 	"\rname_initials\x18\x01 \x03(\tR\fnameInitials\x12#\n" +
 	"\rcode_prefixes\x18\x02 \x03(\tR\fcodePrefixes\x12$\n" +
 	"\rpersonalities\x18\x03 \x03(\tR\rpersonalities\x12\x18\n" +
 	"\aaccents\x18\x04 \x03(\tR\aaccents\x12\x16\n" +
 	"\x06styles\x18\x05 \x03(\tR\x06styles\x12\x1c\n" +
-	"\tlocations\x18\x06 \x03(\tR\tlocations\"\xb5\x01\n" +
+	"\tlocations\x18\x06 \x03(\tR\tlocations\x12%\n" +
+	"\x0eline_qualities\x18\a \x03(\tR\rlineQualities\x12+\n" +
+	"\x11background_noises\x18\b \x03(\tR\x10backgroundNoises\x12\x1c\n" +
+	"\tspellings\x18\t \x03(\tR\tspellings\x12\x1b\n" +
+	"\ttalk_over\x18\n" +
+	" \x01(\rR\btalkOver\"\xb5\x01\n" +
 	"\vResultEvent\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\bslice_id\x18\x02 \x01(\tR\asliceId\x12\x16\n" +
