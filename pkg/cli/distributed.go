@@ -106,8 +106,8 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	}
 	res, err := p.Run(ctx)
 	if err == nil || isFinal(err) {
-		fmt.Fprintf(env.Stdout, "%s: %d of %d proved in %d rounds, %d buckets blocked; the run is %s\n",
-			*runID, res.Proved, res.Asked, res.Rounds, res.Blocked, res.State)
+		fmt.Fprintf(env.Stdout, "%s: %d of %d proved in %d rounds, %d buckets blocked, %d left short; the run is %s\n",
+			*runID, res.Proved, res.Asked, res.Rounds, res.Blocked, res.Short, res.State)
 	}
 	return jobError(err)
 }

@@ -136,3 +136,103 @@ func TestChains(t *testing.T) {
 		t.Errorf("a tool without requires: %v", got)
 	}
 }
+
+// TestDeriveReusesTemplates: an ask past the distinct rows makes every
+// template serve again, the plan holds the ask whole even though a third
+// full use would overrun the code shapes, and every scenario of
+// every bucket takes a suite-wide index of its own below Most, so the
+// reused copies mint codes no other case has. A second use of a template
+// mints a case that rehearses as its first did.
+func TestDeriveReusesTemplates(t *testing.T) {
+	c := testContract(t, "guardian-line")
+	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := probe.Rehearser(e.World)
+	distinct, err := Derive(context.Background(), c, r, Options{Asked: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All the code shapes hold: more than two full uses of every template,
+	// fewer than three.
+	asked := distinct.Most
+	if asked <= 2*distinct.Capacity || asked >= 3*distinct.Capacity {
+		t.Fatalf("the contract holds %d distinct scenarios of %d rows: not between two and three uses", distinct.Most, distinct.Capacity)
+	}
+	p, err := Derive(context.Background(), c, r, Options{Asked: asked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Reuse < 2 || p.Total() != asked || p.Capacity < asked || p.Most > 0 && p.Capacity > p.Most {
+		t.Fatalf("asked %d of %d distinct: reuse %d, total %d, capacity %d, most %d", asked, distinct.Capacity, p.Reuse, p.Total(), p.Capacity, p.Most)
+	}
+	seen := map[int]string{}
+	first := map[string]*Bucket{}
+	reused := 0
+	for bi, b := range p.Buckets {
+		for k := range b.Want {
+			i := b.Spec.Index(k)
+			if other, dup := seen[i]; dup {
+				t.Fatalf("index %d dealt to %s and %s", i, other, b.ID)
+			}
+			if p.Most > 0 && i >= p.Most {
+				t.Errorf("%s scenario %d takes index %d, past the %d the code shapes hold", b.ID, k, i, p.Most)
+			}
+			seen[i] = b.ID
+		}
+		sig := b.UseCase + "|" + b.Outcome + "|" + b.Overlay + "|" + b.Spec.Level
+		if b.Outcome != "succeed" || b.Overlay != "none" || b.Want == 0 {
+			continue
+		}
+		if first[sig] == nil {
+			first[sig] = &p.Buckets[bi]
+			continue
+		}
+		// A later use of a template: its case and the template's first
+		// use's are fresh copies under other indices, both answering as the
+		// plan rehearsed the template.
+		tool := c.Tool(b.Spec.Tool)
+		key := b.Spec.Templates[0]
+		g := ground.New(c)
+		checked := 0
+		for _, u := range []*Bucket{first[sig], &b} {
+			k := slices.Index(u.Spec.Templates, key)
+			if k >= u.Want {
+				continue // the first use's want does not reach it
+			}
+			checked++
+			i := u.Spec.Index(k)
+			target := g.Find(b.Spec.Table, g.PK(b.Spec.Table), key)
+			var caller ground.Row
+			if len(b.Spec.Callers) > 0 {
+				caller = g.Find(c.Caller.Table, c.Caller.Key, b.Spec.Callers[k%len(b.Spec.Callers)])
+			}
+			s, bd, err := g.Case(b.Spec.Table, target, caller, ground.Person{First: "Reuse", Last: "Case", Number: 7000 + i, Index: i, Strides: b.Spec.Strides})
+			if err != nil {
+				t.Fatalf("%s case %d of %s: %v", u.ID, k, key, err)
+			}
+			ch := b.Spec.Choices[key]
+			bd.Variant, bd.Ordinal = ch.Variant, ch.Ordinal
+			calls, ok := Chain(g, tool, append(append([]string{}, b.Spec.Gated...), b.Spec.Lookups...), bd, b.Spec.Binds)
+			if !ok {
+				t.Fatalf("%s case %d of %s: arguments not filled", u.ID, k, key)
+			}
+			ans, err := r.Rehearse(context.Background(), s.Statements, calls)
+			if err != nil {
+				t.Fatalf("%s case %d of %s: %v", u.ID, k, key, err)
+			}
+			for j, a := range ans {
+				if !a.OK {
+					t.Errorf("%s case %d of %s: %s answered %s", u.ID, k, key, calls[j].Tool, a.Error)
+				}
+			}
+		}
+		if checked == 2 {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no ordinary success bucket serves a template twice")
+	}
+}

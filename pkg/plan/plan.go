@@ -54,11 +54,13 @@ type Spec struct {
 	Rules   []string       `json:"rules,omitempty"` // hard rules this bucket tests
 	Base    int            `json:"base"`            // index of this bucket's first scenario in the suite
 	// Capacity is the bucket's derived want before the plan was sized to the
-	// ask; Sized its want then. A top-up raises want up to Capacity, and the
-	// scenarios past Sized take indices from TopUp on.
-	Capacity int `json:"capacity"`
-	Sized    int `json:"sized"`
-	TopUp    int `json:"top_up,omitempty"`
+	// ask; Sized its want then. A top-up raises want up to Capacity; the
+	// scenarios it adds take the indices of Spans. TopUp, without Spans, is
+	// one span from Sized on that reserved every index up to Capacity.
+	Capacity int    `json:"capacity"`
+	Sized    int    `json:"sized"`
+	TopUp    int    `json:"top_up,omitempty"`
+	Spans    []Span `json:"spans,omitempty"`
 	// Outbound use cases: who answers the call (scenario.Answers), the
 	// purpose table whose record the call is about, and the tools for a
 	// missed call and a call put off. Gated then starts with the tool that
@@ -69,13 +71,43 @@ type Spec struct {
 	CallLater  string          `json:"call_later,omitempty"`
 }
 
+// Span is where a top-up's scenarios take their suite-wide indices: the
+// bucket's K-th scenario and those after it take Index on, until the next
+// span. A top-up reserves exactly what it raises, so indices, bounded by
+// what the code spaces hold (Plan.Most), are not spent on room never used.
+type Span struct {
+	K     int `json:"k"`
+	Index int `json:"index"`
+}
+
 // Index is the suite-wide index of a bucket's k-th scenario: it deals the
 // caller and the numbers of minted codes, so it is unique in a run.
 func (s Spec) Index(k int) int {
 	if k < s.Sized {
 		return s.Base + k
 	}
+	for i := len(s.Spans) - 1; i >= 0; i-- {
+		if sp := s.Spans[i]; k >= sp.K {
+			return sp.Index + (k - sp.K)
+		}
+	}
 	return s.TopUp + (k - s.Sized)
+}
+
+// End is one past the last suite-wide index the bucket holds at want.
+func (s Spec) End(want int) int {
+	end := s.Base + s.Sized
+	if len(s.Spans) == 0 && s.TopUp > 0 {
+		end = max(end, s.TopUp+max(s.Capacity-s.Sized, 0))
+	}
+	for i, sp := range s.Spans {
+		last := want
+		if i+1 < len(s.Spans) {
+			last = s.Spans[i+1].K
+		}
+		end = max(end, sp.Index+max(last-sp.K, 0))
+	}
+	return end
 }
 
 // Bucket is a kind of case in one cell.
@@ -104,7 +136,7 @@ type Plan struct {
 	Axes     []Axis   `json:"axes"`
 	Buckets  []Bucket `json:"buckets"`
 	Themes   []string `json:"themes"`
-	Capacity int      `json:"capacity"` // what the agent supports: the sum of every bucket's derived want
+	Capacity int      `json:"capacity"` // what the agent supports: the sum of every bucket's derived want, at most Most
 	Asked    int      `json:"asked"`
 	// Bindings ground every tool argument (ground.Discover); Unanswered
 	// are the tools no rehearsal answered ok.
@@ -465,13 +497,16 @@ func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped b
 	if !capped {
 		p.Reuse = reuse(all, opts.Asked, p.Most)
 	}
+	all = uses(all, p.Reuse)
 	for i := range all {
-		all[i].Want *= p.Reuse
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
 		all[i].Spec.Capacity = all[i].Want
 		all[i].Spec.Strides = p.Strides
 		p.Capacity += all[i].Want
+	}
+	if p.Most > 0 && p.Capacity > p.Most {
+		p.Capacity = p.Most // what the code spaces hold, however often templates serve
 	}
 	p.Buckets = size(all, opts.Asked, opts.Steer)
 	base := 0
@@ -489,9 +524,35 @@ func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped b
 	}
 }
 
+// uses lays out each bucket n times, one bucket per use of its templates,
+// all first uses first. Each use is a bucket of its own, no larger than the
+// first, so a slice never asks one session for more than a bucket's worth
+// of scenarios however large the ask; a later use starts its templates
+// where the previous use left off, so every template serves before any
+// serves again.
+func uses(bs []Bucket, n int) []Bucket {
+	if n <= 1 {
+		return bs
+	}
+	out := make([]Bucket, 0, len(bs)*n)
+	for u := range n {
+		for _, b := range bs {
+			if u > 0 {
+				t := b.Spec.Templates
+				shift := (u * b.Want) % max(len(t), 1)
+				b.Spec.Templates = append(slices.Clone(t[shift:]), t[:shift]...)
+				// A scenario's branch is its angle and its place in the
+				// bucket: another use is another branch.
+				b.Angle = fmt.Sprintf("%s (use %d)", b.Angle, u+1)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // reuse is how many scenarios each template serves: 1 when the plan's
-// distinct rows hold the ask, else enough reuses to hold it, as far as the
-// code spaces allow (most).
+// distinct rows hold the ask, else enough reuses to hold it.
 func reuse(bs []Bucket, asked, most int) int {
 	capacity := 0
 	for _, b := range bs {
@@ -500,11 +561,10 @@ func reuse(bs []Bucket, asked, most int) int {
 	if capacity == 0 || asked <= capacity {
 		return 1
 	}
-	r := (asked + capacity - 1) / capacity
-	for r > 1 && most > 0 && r*capacity > most {
-		r--
-	}
-	return r
+	// Enough reuses to hold the ask, even when that many would overrun the
+	// code spaces: size trims the plan to the ask, which Prepare holds to
+	// most, so the last reuse is partial rather than dropped whole.
+	return (asked + capacity - 1) / capacity
 }
 
 // most is the most scenarios a run can mint without two sharing a value:

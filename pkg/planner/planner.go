@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -233,7 +234,9 @@ type Result struct {
 	Proved  int
 	Asked   int
 	Blocked int
-	Rounds  int
+	// Short and Unplanned are as in ShortError.
+	Short, Unplanned int
+	Rounds           int
 	// Budget is set when dispatch stopped at the budget cap.
 	Budget bool
 	// State is the run's state after the planner: reviewing, failed, or, for
@@ -246,7 +249,11 @@ type Result struct {
 type ShortError struct {
 	Agent         string
 	Proved, Asked int
-	Blocked       int
+	// Blocked counts the buckets blocked short of their want; Short those
+	// left below their want, unblocked, when the rounds ran out; Unplanned
+	// is how much of the ask no bucket wants (the plan, capped by
+	// --max-want, holds less).
+	Blocked, Short, Unplanned int
 	// Budget is set when a spend cap (tokens or dollars) stopped the run.
 	Budget bool
 	// Report, when known, is where the reasons are (report.json).
@@ -254,14 +261,44 @@ type ShortError struct {
 }
 
 func (e *ShortError) Error() string {
-	why := fmt.Sprintf("%d buckets blocked", e.Blocked)
+	var parts []string
+	if e.Blocked > 0 {
+		parts = append(parts, fmt.Sprintf("%d buckets blocked", e.Blocked))
+	}
+	if e.Short > 0 {
+		parts = append(parts, fmt.Sprintf("%d buckets short of their want when the rounds ran out", e.Short))
+	}
+	if e.Unplanned > 0 {
+		parts = append(parts, fmt.Sprintf("the plan holds %d fewer than asked", e.Unplanned))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("%d scenarios missing", e.Asked-e.Proved))
+	}
+	why := strings.Join(parts, ", ")
 	if e.Report != "" {
-		why += ", reasons in " + e.Report
+		why += "; reasons in " + e.Report
 	}
 	if e.Budget {
 		why = "the spend budget (--budget-tokens or --budget-usd) was reached"
 	}
 	return fmt.Sprintf("%s: %d of %d scenarios proved (%s)", e.Agent, e.Proved, e.Asked, why)
+}
+
+// Shortfall says why buckets hold less than asked: how many are blocked
+// below their want, how many are below it unblocked, and how much of the
+// ask no bucket wants.
+func Shortfall(bs []canvas.Bucket, asked int) (blocked, short, unplanned int) {
+	want := 0
+	for _, b := range bs {
+		want += b.Want
+		switch {
+		case b.State == canvas.BucketBlocked:
+			blocked++
+		case b.Done < b.Want:
+			short++
+		}
+	}
+	return blocked, short, max(asked-want, 0)
 }
 
 // Run deals the run's rounds until nothing is open, the rounds run out or the
@@ -298,7 +335,7 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 	to, msg := canvas.RunReviewing, ""
 	var short *ShortError
 	if res.Proved < res.Asked {
-		short = &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Budget: res.Budget}
+		short = &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Short: res.Short, Unplanned: res.Unplanned, Budget: res.Budget}
 		to, msg = canvas.RunFailed, short.Error()
 	}
 	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, to, msg); err != nil {
@@ -322,7 +359,7 @@ func (p *Planner) settled(ctx context.Context, run canvas.Run, res Result) (_ Re
 		return res, err
 	}
 	if run.State == canvas.RunFailed {
-		return res, &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Budget: res.Budget}
+		return res, &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Short: res.Short, Unplanned: res.Unplanned, Budget: res.Budget}
 	}
 	return res, nil
 }
@@ -363,20 +400,18 @@ func (p *Planner) rounds(ctx context.Context, run canvas.Run) (last int, budget 
 }
 
 // tally fills res from the ledger's buckets: what is proved toward the ask
-// (no bucket counts past its want) and how many buckets are blocked.
+// (no bucket counts past its want) and why it falls short (Shortfall).
 func (p *Planner) tally(ctx context.Context, res *Result) error {
 	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
 		return err
 	}
 	p.observe(bs)
-	res.Proved, res.Blocked = 0, 0
+	res.Proved = 0
 	for _, b := range bs {
 		res.Proved += min(b.Done, b.Want)
-		if b.State == canvas.BucketBlocked {
-			res.Blocked++
-		}
 	}
+	res.Blocked, res.Short, res.Unplanned = Shortfall(bs, res.Asked)
 	return nil
 }
 

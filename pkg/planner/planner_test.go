@@ -295,14 +295,28 @@ func TestTopUp(t *testing.T) {
 		if b.Want != w || b.State != canvas.BucketOpen {
 			t.Errorf("%s: want %d (%s), want %d open", id, b.Want, b.State, w)
 		}
-		if b.Spec.TopUp < next {
-			t.Errorf("%s: top-up indices from %d overlap the plan's (below %d)", id, b.Spec.TopUp, next)
+		for k := b.Spec.Sized; k < b.Want; k++ {
+			if i := b.Spec.Index(k); i < next {
+				t.Errorf("%s: top-up scenario %d takes index %d, one of the plan's (below %d)", id, k, i, next)
+			}
 		}
 	}
-	tops := []int{l.bucket("b1").Spec.TopUp, l.bucket("b3").Spec.TopUp, l.bucket("b6").Spec.TopUp}
-	slices.Sort(tops)
-	if tops[1] < tops[0]+3 || tops[2] < tops[1]+1 {
-		t.Errorf("top-up ranges overlap: %v", tops)
+	// Every scenario of every bucket at its want has an index of its own,
+	// and the top-up reserved only what it raised.
+	seen := map[int]string{}
+	top := 0
+	for _, b := range l.buckets {
+		for k := range b.Want {
+			i := b.Spec.Index(k)
+			if other, dup := seen[i]; dup {
+				t.Errorf("index %d dealt to %s and %s", i, other, b.ID)
+			}
+			seen[i] = b.ID
+			top = max(top, i)
+		}
+	}
+	if top != next+5-1 {
+		t.Errorf("the top-up's last index is %d, want %d: it reserved more than the 5 it raised", top, next+5-1)
 	}
 	for _, id := range []string{"b0", "b2", "b4", "b5"} {
 		if _, ok := l.raised[id]; ok {
@@ -312,6 +326,42 @@ func TestTopUp(t *testing.T) {
 	// Asked for no more than the buckets hold: nothing to do.
 	if n, err := p.topUp(t.Context(), 10); err != nil || n != 0 {
 		t.Errorf("topping up a run that is not short: %d, %v", n, err)
+	}
+}
+
+// TestTopUpStopsAtMost: a top-up deals no index past what the contract's
+// code shapes hold apart (Plan.Most); a bucket raised twice keeps the
+// indices of its first raise and takes new ones for the second.
+func TestTopUpStopsAtMost(t *testing.T) {
+	bs := []canvas.Bucket{
+		bucket("b0", "cancel-order", "c1", 0, 4, 0, 12),
+		bucket("b1", "return-item", "c2", 1, 4, 4, 4),
+	}
+	bs[1].State, bs[1].Done = canvas.BucketBlocked, 0
+	p, l, _ := testPlanner(t, 8, bs...)
+	p.Plan = &plan.Plan{Most: 10}
+	n, err := p.topUp(t.Context(), 8)
+	if err != nil || n != 2 {
+		t.Fatalf("topped up %d (%v), want 2: indices 8 and 9 are all Most leaves", n, err)
+	}
+	b := l.bucket("b0")
+	if got := []int{b.Spec.Index(4), b.Spec.Index(5)}; !slices.Equal(got, []int{8, 9}) {
+		t.Errorf("top-up indices %v, want [8 9]", got)
+	}
+	if n, err := p.topUp(t.Context(), 8); err != nil || n != 0 {
+		t.Errorf("a top-up past Most: %d, %v", n, err)
+	}
+	p.Plan.Most = 0
+	if n, err := p.topUp(t.Context(), 8); err != nil || n != 2 {
+		t.Fatalf("second top-up: %d, %v", n, err)
+	}
+	b = l.bucket("b0")
+	got := []int{}
+	for k := range b.Want {
+		got = append(got, b.Spec.Index(k))
+	}
+	if !slices.Equal(got, []int{0, 1, 2, 3, 8, 9, 10, 11}) {
+		t.Errorf("indices after two top-ups %v", got)
 	}
 }
 
@@ -354,6 +404,35 @@ func TestRunLifecycle(t *testing.T) {
 		_, err = p.Run(t.Context())
 		if !errors.As(err, &short) || len(q.sent()) != dealt {
 			t.Errorf("a retried planner on a failed run: %v, dealt %d more", err, len(q.sent())-dealt)
+		}
+	})
+	t.Run("short unblocked", func(t *testing.T) {
+		// One round, one scenario per bucket: nothing blocks, yet five
+		// buckets end below their want, and the error names them.
+		p, _, q := testPlanner(t, 17, sixBuckets()...)
+		p.cfg.MaxRounds = 1
+		q.write = writers(p.cfg.Ledger.(*fakeLedger), 1)
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || short.Proved != 6 || short.Blocked != 0 || short.Short != 5 || short.Unplanned != 0 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if msg := short.Error(); strings.Contains(msg, "0 buckets blocked") || !strings.Contains(msg, "5 buckets short of their want") {
+			t.Errorf("the error does not say why: %q", msg)
+		}
+	})
+	t.Run("beyond the plan", func(t *testing.T) {
+		// Asked past every bucket's capacity: top-ups fill the buckets, and
+		// the rest is the plan's, said as such.
+		p, l, q := testPlanner(t, 30, sixBuckets()...)
+		q.write = writers(l, -1)
+		res, err := p.Run(t.Context())
+		var short *ShortError
+		if !errors.As(err, &short) || short.Proved != 24 || short.Blocked != 0 || short.Short != 0 || short.Unplanned != 6 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		if msg := short.Error(); !strings.Contains(msg, "the plan holds 6 fewer than asked") {
+			t.Errorf("the error does not say why: %q", msg)
 		}
 	})
 	t.Run("budget", func(t *testing.T) {

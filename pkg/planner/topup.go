@@ -2,8 +2,10 @@ package planner
 
 import (
 	"context"
+	"slices"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
 )
 
 // topUp keeps "asking for N returns N": what blocked buckets will not write
@@ -19,8 +21,17 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 	if short <= 0 {
 		return 0, nil
 	}
-	raise := raises(bs, short)
 	next := nextIndex(bs)
+	if p.Plan != nil && p.Plan.Most > 0 {
+		// Indices past Most would mint codes the contract's shapes cannot
+		// hold apart.
+		short = min(short, p.Plan.Most-next)
+		if short <= 0 {
+			p.log.Warn("cannot top up: every distinct code the contract supports is dealt", "most", p.Plan.Most)
+			return 0, nil
+		}
+	}
+	raise := raises(bs, short)
 	total := 0
 	for i, b := range bs {
 		n := raise[i]
@@ -28,12 +39,10 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 			continue
 		}
 		// Scenarios past the plan's sizing take suite-wide indices no bucket
-		// has used, so callers stay unique.
+		// has used, so callers and codes stay unique.
 		sp := b.Spec
-		if sp.TopUp == 0 && sp.Capacity > sp.Sized {
-			sp.TopUp = next
-			next += sp.Capacity - sp.Sized
-		}
+		sp.Spans = append(slices.Clone(sp.Spans), plan.Span{K: b.Want, Index: next})
+		next += n
 		if err := p.cfg.Ledger.Raise(ctx, p.cfg.RunID, b.ID, b.Want+n, sp); err != nil {
 			return total, err
 		}
@@ -64,8 +73,7 @@ func committed(bs []canvas.Bucket) int {
 func nextIndex(bs []canvas.Bucket) int {
 	next := 0
 	for _, b := range bs {
-		sp := b.Spec
-		next = max(next, sp.Base+sp.Sized, sp.TopUp+max(sp.Capacity-sp.Sized, 0))
+		next = max(next, b.Spec.End(b.Want))
 	}
 	return next
 }

@@ -242,11 +242,7 @@ func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortE
 	}
 	short := &planner.ShortError{Agent: run.Agent, Proved: proved, Asked: run.Asked, Budget: budget.Reached(),
 		Report: filepath.Join(cfg.Out, "report.json")}
-	for _, b := range bs {
-		if b.State == canvas.BucketBlocked {
-			short.Blocked++
-		}
-	}
+	short.Blocked, short.Short, short.Unplanned = planner.Shortfall(bs, run.Asked)
 	return short, nil
 }
 

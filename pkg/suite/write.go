@@ -142,7 +142,8 @@ type Outbound struct {
 	Missing    []string                  `json:"missing"`
 }
 
-// Blocked is a bucket that could not be filled, with the reason.
+// Blocked is a bucket that could not be filled, with the reason: blocked
+// after its attempts, or left short when the run ended.
 type Blocked struct {
 	Bucket   string `json:"bucket"`
 	Cell     string `json:"cell"`
@@ -297,7 +298,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		Diversity:  diversity(kept),
 		Outbound:   outbound(c, kept),
 		Refusals:   byGate(refusals),
-		Blocked:    blocked(buckets, top),
+		Blocked:    blocked(buckets, top, r.State.Final()),
 		Spend:      spend(meter, r, len(kept), refusals),
 		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
 		Faults:     faults,
@@ -596,11 +597,16 @@ func byGate(refusals map[string]int) map[string]map[string]int {
 	return out
 }
 
-func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal) []Blocked {
+// blocked lists the blocked buckets and, once the run is over, every other
+// bucket it left below its want: a short suite always names its buckets.
+func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal, over bool) []Blocked {
 	out := []Blocked{}
 	for _, b := range buckets {
-		if b.State == canvas.BucketBlocked {
+		if b.State == canvas.BucketBlocked || over && b.Done < b.Want {
 			bl := Blocked{Bucket: b.ID, Cell: b.Cell, UseCase: b.UseCase, Angle: b.Angle, Done: b.Done, Want: b.Want, Attempts: b.Attempts, Reason: b.Notes}
+			if b.State != canvas.BucketBlocked && bl.Reason == "" {
+				bl.Reason = fmt.Sprintf("%d of %d written when the run's rounds ran out (%d attempts)", b.Done, b.Want, b.Attempts)
+			}
 			if r, ok := top[b.ID]; ok {
 				bl.Refusal = &r
 			}
