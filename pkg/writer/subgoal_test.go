@@ -98,8 +98,8 @@ type scripted struct {
 	// brokenRefused is what the digest that replaced the broken
 	// submission's turns said about it (gate/code).
 	brokenRefused []string
-	added   chan struct{}     // closed once the good sub-goal is in the run
-	slices  map[string]bool   // slices whose submissions named the added sub-goal
+	added         chan struct{}   // closed once the good sub-goal is in the run
+	slices        map[string]bool // slices whose submissions named the added sub-goal
 }
 
 func newScripted(c *contract.Contract) *scripted {
