@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -207,7 +208,7 @@ func TestSourceTasksProve(t *testing.T) {
 		{
 			// The payment half of [service_issue]overdue_bill_suspension.
 			Name: "overdue-bill", UseCase: "overdue-bill-payment", Expects: "succeed", CallerID: "C1002",
-			Instruction: "You have an overdue bill and want to pay it.",
+			Instruction: "You have an overdue bill, B1005, and want to pay it.",
 			Solution: []scenario.Call{lookup("555-123-1002"),
 				call("get_bills_for_customer", map[string]any{"customer_id": "C1002"}),
 				call("send_payment_request", map[string]any{"customer_id": "C1002", "bill_id": "B1005"})},
@@ -258,6 +259,11 @@ func TestSourceTasksProve(t *testing.T) {
 	for i := range cases {
 		sc := &cases[i]
 		sc.Branch, sc.Kind, sc.Tests, sc.MaxTurns = sc.Name, "happy", "passes when the agent does its part of the fix", 20
+		// The caller gives the number they call about, as the source
+		// tasks' users know it: an agent can only look up what it is told.
+		if first := sc.Solution[0]; first.Tool == "get_customer_by_phone" {
+			sc.Instruction += fmt.Sprintf(" Your phone number is %s.", first.Args["phone_number"])
+		}
 		if sc.Expects != "succeed" {
 			sc.Kind = "edge"
 		}
