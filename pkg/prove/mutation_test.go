@@ -709,8 +709,8 @@ func TestMutation(t *testing.T) {
 // any survivor or groundless scenario. Long: it runs only with
 // SUITEGEN_BENCH=1 (make bench sets it); SUITEGEN_BENCH_SCENARIOS sets the
 // suite size, SUITEGEN_BENCH_EXAMPLES (comma-separated) the examples, retail
-// and rides unless set (clinic-reminders' plan holds 821 at a want of 40:
-// run it with SUITEGEN_BENCH_SCENARIOS=800).
+// and rides unless set, SUITEGEN_BENCH_MAX_WANT a bucket's want (40; 0: the
+// plan's own, reusing templates past the contract's distinct rows).
 func BenchmarkMutation(b *testing.B) {
 	if os.Getenv("SUITEGEN_BENCH") != "1" {
 		b.Skip("set SUITEGEN_BENCH=1 to run the mutation test on 1,000-scenario suites")
@@ -725,10 +725,18 @@ func BenchmarkMutation(b *testing.B) {
 	if v := os.Getenv("SUITEGEN_BENCH_EXAMPLES"); v != "" {
 		examples = strings.Split(v, ",")
 	}
+	// A bucket's want: 40 distinct templates by default; 0 lets the plan
+	// reuse templates up to what the contract's codes hold.
+	maxWant := 40
+	if v := os.Getenv("SUITEGEN_BENCH_MAX_WANT"); v != "" {
+		if _, err := fmt.Sscan(v, &maxWant); err != nil || maxWant < 0 {
+			b.Fatalf("SUITEGEN_BENCH_MAX_WANT=%q is not a number of 0 or more", v)
+		}
+	}
 	var made, killed, originals, kept, survivors, groundless int
 	for b.Loop() {
 		for _, example := range examples {
-			url, scs := writeSuite(b, example, n, 40)
+			url, scs := writeSuite(b, example, n, maxWant)
 			ctx := context.Background()
 			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))
 			if err != nil {
