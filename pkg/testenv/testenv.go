@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -64,6 +65,10 @@ func Main(m *testing.M, opts ...Option) {
 		}
 	}
 	if code == 0 && o.leakCheck {
+		// Keep-alive connections that tests' http.Get left in the default
+		// transport are idle, not leaked: close them (their servers' read
+		// loops end with them) before looking.
+		http.DefaultClient.CloseIdleConnections()
 		if err := goleak.Find(o.leakOpts...); err != nil {
 			fmt.Fprintf(os.Stderr, "testenv: goroutines leaked by the tests: %v\n", err)
 			code = 1
