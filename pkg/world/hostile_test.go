@@ -221,7 +221,11 @@ type outcome struct {
 var tools2 = append(append([]contract.Tool(nil), tools...), contract.Tool{Name: "run_sql",
 	Params: map[string]any{"type": "object", "properties": map[string]any{"sqls": map[string]any{"type": "array", "items": str()}}, "required": []any{"sqls"}}})
 
-func TestHostileSQLIsRefusedOrHarmless(t *testing.T) {
+// hostileStage is what every hostile test stands on: the application pool,
+// a superuser connection to look with, the host files an attack would reach,
+// and another run's ledger row that must survive.
+func hostileStage(t *testing.T) (*pgxpool.Pool, *pgx.Conn, host) {
+	t.Helper()
 	ctx := context.Background()
 	u := testenv.PostgresURL(t)
 	pool, err := pgxpool.New(ctx, u)
@@ -238,6 +242,12 @@ func TestHostileSQLIsRefusedOrHarmless(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, asked, seed, model) VALUES ('other-run', 'x', 'c', 'w', 5, 1, 'builtin')`); err != nil {
 		t.Fatal(err)
 	}
+	return pool, admin, h
+}
+
+func TestHostileSQLIsRefusedOrHarmless(t *testing.T) {
+	ctx := context.Background()
+	pool, admin, h := hostileStage(t)
 
 	victim := open(t, pool, newContract(t, seeds), script.Options{})
 	c := newContract(t, seeds)
@@ -493,21 +503,7 @@ func hostileSchemas(h host) []string {
 
 func TestHostileSchemaIsRefusedOrHarmless(t *testing.T) {
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	h := hostTargets(t, admin)
-	if _, err := pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, asked, seed, model) VALUES ('other-run', 'x', 'c', 'w', 5, 1, 'builtin')`); err != nil {
-		t.Fatal(err)
-	}
+	pool, admin, h := hostileStage(t)
 	victim := open(t, pool, newContract(t, seeds), script.Options{})
 	before := dbState(t, admin, true, victim.Schema())
 	// Independent worlds: built four at a time.
