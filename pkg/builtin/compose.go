@@ -323,12 +323,15 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	}
 	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
 	// Whoever cannot prove who they are is not handed what proves it: a
-	// record key that is also what a caller-identification tool takes
-	// (their customer number) would let them identify themselves, and the
-	// ask would have nothing to ask.
+	// record key that the missing step takes, or that a
+	// caller-identification tool takes (their customer number), would let
+	// them identify themselves, and the ask would have nothing to ask.
 	record, mine := noun+" "+key, noun+" "+key
-	if bk.Outcome == scenario.OutcomeAsk && p.identifies(b.Caller, key) {
-		record, mine = "their "+noun, noun
+	if bk.Outcome == scenario.OutcomeAsk {
+		missing, _ := p.identification(prereqs)
+		if p.identifies(b.Caller, key) || slices.ContainsFunc(missing, func(c scenario.Call) bool { return takes(c, key) }) {
+			record, mine = "their "+noun, noun
+		}
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s %s contacts support about %s and wants to %s.", per.First, per.Last, record, task)
@@ -364,6 +367,19 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+// takes reports whether a call takes v as (part of) an argument.
+func takes(c scenario.Call, v string) bool {
+	for _, a := range c.Args {
+		if ground.Text(a) == v {
+			return true
+		}
+		if l, ok := a.([]any); ok && slices.ContainsFunc(l, func(e any) bool { return ground.Text(e) == v }) {
+			return true
+		}
+	}
+	return false
 }
 
 // identifies reports whether v is a value of the caller's row that a tool

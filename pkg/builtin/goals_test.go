@@ -1,10 +1,13 @@
 package builtin
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -85,5 +88,37 @@ func TestSubGoalsThatCanHold(t *testing.T) {
 		nil, []scenario.Call{addr}, g.SeedCase("users", user, nil))
 	if !slices.Contains(names(got), "user_unchanged") {
 		t.Errorf("address ask offered %v, want user_unchanged", names(got))
+	}
+}
+
+// TestAskWithholdsWhatIdentifies: a caller who cannot prove who they are is
+// not handed their customer number when the case is about their own
+// customer record (telecom identifies by it); a success's caller is.
+func TestAskWithholdsWhatIdentifies(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "telecom"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	g := ground.New(c)
+	p := &policy{c: c, g: g}
+	cust := g.Rows("customers")[0]
+	id := ground.Text(cust["customer_id"])
+	b := g.SeedCase("customers", cust, nil)
+	ident := scenario.Call{Tool: "get_customer_by_phone", Args: map[string]any{"phone_number": cust["phone_number"]}}
+	act := scenario.Call{Tool: "get_bills_for_customer", Args: map[string]any{"customer_id": id}}
+	for _, outcome := range []string{scenario.OutcomeAsk, scenario.OutcomeSucceed} {
+		bk := brief.Bucket{Bucket: plan.Bucket{ID: "b1", UseCase: "billing-inquiry", Outcome: outcome, Overlay: "none",
+			Spec: plan.Spec{Tool: act.Tool, Table: "customers", Gated: []string{ident.Tool}}}}
+		if outcome == scenario.OutcomeAsk {
+			bk.Overlay = "impersonation"
+		}
+		persona, instruction := p.words(bk, plan.Person(c, 0), b, []scenario.Call{ident}, act, g.Declared())
+		named := strings.Contains(instruction, id) || strings.Contains(persona.Opening, id)
+		if outcome == scenario.OutcomeAsk && named {
+			t.Errorf("ask hands the caller their customer number %s: %q / %q", id, instruction, persona.Opening)
+		}
+		if outcome == scenario.OutcomeSucceed && !named {
+			t.Errorf("success does not name the record %s: %q", id, instruction)
+		}
 	}
 }
