@@ -84,6 +84,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return jobError(err)
 	}
+	defer e.Close()
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
 	if err != nil {
 		return err
@@ -141,6 +142,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	defer q.Close()
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
+	defer engines.Close()
 	// Not ready while the provider refuses the key (set once the client exists).
 	var ready atomic.Pointer[func() error]
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
@@ -215,7 +217,9 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return jobError(fmt.Errorf("run %s: %w", *runID, err))
 	}
-	e, err := engine.NewCache(in.pool, store).Get(ctx, r.ContractSHA256)
+	engines := engine.NewCache(in.pool, store)
+	defer engines.Close()
+	e, err := engines.Get(ctx, r.ContractSHA256)
 	if err != nil {
 		return jobError(err)
 	}

@@ -215,6 +215,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		defer func() { pcancel(); <-done }()
 	}
 	engines := engine.NewCache(pool, store)
+	defer engines.Close() // after the writers stop (deferred later), before the pool closes
 	for _, c := range contracts {
 		e, err := engine.Open(ctx, pool, c)
 		if err != nil {
