@@ -45,7 +45,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
-	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
+	progress := f.progress()
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -56,6 +56,10 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	}
 	if *runID == "" {
 		return &UsageError{"--run is required"}
+	}
+	progressToken, err := progress.token()
+	if err != nil {
+		return err
 	}
 	if err := requireServers("planner", cn); err != nil {
 		return err
@@ -90,8 +94,8 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	store := storeOf(in)
-	if *progressAddr != "" {
-		stop, err := serveProgress(ctx, env, *progressAddr, store)
+	if *progress.addr != "" {
+		stop, err := serveProgress(ctx, env, *progress.addr, progressToken, store)
 		if err != nil {
 			return err
 		}
