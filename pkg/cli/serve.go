@@ -45,7 +45,7 @@ type pageGuard struct{ token, tokenFile *string }
 
 func (f *flags) pageGuard() pageGuard {
 	return pageGuard{
-		token:     f.secret("token", "", "bearer token every endpoint of the progress page but /healthz requires; one beyond loopback needs it (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)"),
+		token:     f.secret("token", "", "bearer token every endpoint of the progress page but /healthz requires, needed to listen beyond loopback (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)"),
 		tokenFile: f.str("token-file", "", "read the token from this file (e.g. a mounted secret); used when --token is empty"),
 	}
 }
