@@ -479,6 +479,12 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		}
 		return ferr
 	}
+	if snap != nil {
+		if err := cp.w.frozen.fill(snap, len(cp.w.tables)); err != nil {
+			*snap = Snapshot{}
+			return err
+		}
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,13 +48,69 @@ func (cp *Copy) State(ctx context.Context) (State, error) {
 
 // Snapshot is every table of a copy as Postgres rendered it, not decoded yet:
 // DiffSnapshots decodes only the tables whose text changed, which on a world
-// of any size is a few of them.
+// of any size is a few of them. A table the copy never touched is the
+// frozen world's text, shared by every snapshot, and not sent again.
 type Snapshot struct{ tables []rawTable }
 
 type rawTable struct {
 	name string
 	key  []string
 	doc  string
+	// touched: the copy's transaction changed rows of the table (or may
+	// have); an untouched table's doc is the frozen world's.
+	touched bool
+}
+
+// same reports whether two snapshots of a table hold the same rows.
+func (t rawTable) same(o rawTable) bool {
+	return !t.touched && !o.touched || t.doc == o.doc
+}
+
+// frozenDocs is the frozen world's text of each table, learnt from the
+// first snapshots, in which a table no copy had touched is rendered in
+// full. Once every table is known, snapshots ask only for touched tables.
+type frozenDocs struct {
+	mu       sync.Mutex
+	docs     map[string]string
+	complete bool
+}
+
+// known reports whether every table's frozen text is held.
+func (f *frozenDocs) known() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.complete
+}
+
+// fill completes snap: an untouched table the query did not render takes
+// the frozen text; one it rendered teaches it.
+func (f *frozenDocs) fill(snap *Snapshot, tables int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range snap.tables {
+		t := &snap.tables[i]
+		if t.touched {
+			continue
+		}
+		if t.doc == "" {
+			d, ok := f.docs[t.name]
+			if !ok {
+				return fmt.Errorf("world state: table %s was not rendered and its frozen rows are not known", t.name)
+			}
+			t.doc = d
+			continue
+		}
+		if d, ok := f.docs[t.name]; ok {
+			t.doc = d // one string shared by every snapshot
+			continue
+		}
+		if f.docs == nil {
+			f.docs = map[string]string{}
+		}
+		f.docs[t.name] = t.doc
+	}
+	f.complete = len(f.docs) >= tables
+	return nil
 }
 
 // Snapshot reads every table of the copy in one round trip.
@@ -70,19 +127,28 @@ func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 	if err := cp.send(ctx, b); err != nil {
 		return Snapshot{}, fmt.Errorf("world state: %w", err)
 	}
+	if err := cp.w.frozen.fill(&snap, len(cp.w.tables)); err != nil {
+		return Snapshot{}, err
+	}
 	return snap, nil
 }
 
 // queueSnapshot queues the world's state query on b, reading into snap;
-// failed (when not nil) is set if the query itself fails.
+// failed (when not nil) is set if the query itself fails. The caller fills
+// snap's untouched tables (frozenDocs.fill) once the batch ran.
 func (cp *Copy) queueSnapshot(b *pgx.Batch, snap *Snapshot, failed *bool) {
-	b.Queue(cp.w.stateSQL).Query(func(rows pgx.Rows) error {
+	all := !cp.w.frozen.known()
+	b.Queue(cp.w.stateSQL, all).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		i := 0
 		for rows.Next() {
 			var t rawTable
-			if err := rows.Scan(&t.name, &t.doc); err != nil {
+			var doc *string
+			if err := rows.Scan(&t.name, &t.touched, &doc); err != nil {
 				return err
+			}
+			if doc != nil {
+				t.doc = *doc
 			}
 			if i < len(cp.w.tables) && cp.w.tables[i].name == t.name {
 				t.key = cp.w.tables[i].key
@@ -105,70 +171,148 @@ func (s Snapshot) decode(keep func(name string) bool) (State, error) {
 		if keep != nil && !keep(t.name) {
 			continue
 		}
-		v, err := script.DecodeJSON([]byte(t.doc))
+		rows, err := decodeRows(t.name, []byte(t.doc))
 		if err != nil {
-			return State{}, fmt.Errorf("world state: %s: %w", t.name, err)
+			return State{}, err
 		}
-		ts := TableState{Name: t.name, Key: t.key, Rows: []map[string]any{}}
-		for _, r := range v.([]any) {
-			if m, ok := r.(map[string]any); ok {
-				ts.Rows = append(ts.Rows, m)
-			}
-		}
-		st.Tables = append(st.Tables, ts)
+		st.Tables = append(st.Tables, TableState{Name: t.name, Key: t.key, Rows: rows})
 	}
 	return st, nil
 }
 
-// DiffSnapshots is Diff of the two states, decoding only the tables whose
-// text differs (a table rendered the same has the same rows).
-func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
-	docs := make(map[string]string, len(before.tables))
-	for _, t := range before.tables {
-		docs[t.name] = t.doc
+func decodeRows(table string, doc []byte) ([]map[string]any, error) {
+	v, err := script.DecodeJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("world state: %s: %w", table, err)
 	}
-	changed := map[string]bool{}
-	for _, t := range after.tables {
-		if d, ok := docs[t.name]; !ok || d != t.doc {
-			changed[t.name] = true
+	list, _ := v.([]any)
+	rows := make([]map[string]any, 0, len(list))
+	for _, r := range list {
+		if m, ok := r.(map[string]any); ok {
+			rows = append(rows, m)
 		}
-		delete(docs, t.name)
 	}
-	for name := range docs { // tables only before has
-		changed[name] = true
+	return rows, nil
+}
+
+// DiffSnapshots is Diff of the two states, decoding only what differs: a
+// table rendered the same has the same rows, and within a table that
+// changed, a row rendered the same on both sides is matched to itself by
+// Diff and adds nothing, so only the other rows are decoded.
+func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
+	old := make(map[string]rawTable, len(before.tables))
+	for _, t := range before.tables {
+		old[t.name] = t
 	}
-	if len(changed) == 0 {
-		return StateDiff{}, nil
+	var d StateDiff
+	seen := make(map[string]bool, len(after.tables))
+	for _, at := range after.tables {
+		seen[at.name] = true
+		bt, ok := old[at.name]
+		if ok && bt.same(at) {
+			continue
+		}
+		if !ok {
+			bt = rawTable{name: at.name, key: at.key, doc: "[]"}
+		}
+		td, err := diffRaw(bt, at)
+		if err != nil {
+			return StateDiff{}, err
+		}
+		if td != nil {
+			d.Tables = append(d.Tables, *td)
+		}
 	}
-	keep := func(name string) bool { return changed[name] }
-	b, err := before.decode(keep)
+	for _, bt := range before.tables { // tables only before has
+		if seen[bt.name] {
+			continue
+		}
+		td, err := diffRaw(bt, rawTable{name: bt.name, key: bt.key, doc: "[]"})
+		if err != nil {
+			return StateDiff{}, err
+		}
+		if td != nil {
+			d.Tables = append(d.Tables, *td)
+		}
+	}
+	return d, nil
+}
+
+// diffRaw is diffTable of two renderings of a table, decoding only the rows
+// whose text is not on the other side.
+func diffRaw(before, after rawTable) (*TableDiff, error) {
+	b, err := splitRows(before.name, before.doc)
 	if err != nil {
-		return StateDiff{}, err
+		return nil, err
 	}
-	a, err := after.decode(keep)
+	a, err := splitRows(after.name, after.doc)
 	if err != nil {
-		return StateDiff{}, err
+		return nil, err
 	}
-	return Diff(b, a), nil
+	inB := make(map[string]bool, len(b))
+	for _, r := range b {
+		inB[string(r)] = true
+	}
+	inA := make(map[string]bool, len(a))
+	for _, r := range a {
+		inA[string(r)] = true
+	}
+	bs, err := decodeOnly(before.name, b, inA)
+	if err != nil {
+		return nil, err
+	}
+	as, err := decodeOnly(after.name, a, inB)
+	if err != nil {
+		return nil, err
+	}
+	return diffTable(TableState{Name: before.name, Key: before.key, Rows: bs}, TableState{Name: after.name, Key: after.key, Rows: as}), nil
+}
+
+// splitRows cuts a json_agg array into its rows' texts without decoding
+// them.
+func splitRows(table, doc string) ([]json.RawMessage, error) {
+	var rows []json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &rows); err != nil {
+		return nil, fmt.Errorf("world state: %s: %w", table, err)
+	}
+	return rows, nil
+}
+
+// decodeOnly decodes the rows whose text other does not hold, in order.
+func decodeOnly(table string, rows []json.RawMessage, other map[string]bool) ([]map[string]any, error) {
+	out := []map[string]any{}
+	for _, r := range rows {
+		if other[string(r)] {
+			continue
+		}
+		v, err := script.DecodeJSON(r)
+		if err != nil {
+			return nil, fmt.Errorf("world state: %s: %w", table, err)
+		}
+		if m, ok := v.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // ChangedTables lists the tables whose rows differ between two snapshots,
 // in after's order then those only before has, without decoding any: a
 // table rendered the same has the same rows.
 func ChangedTables(before, after Snapshot) []string {
-	docs := make(map[string]string, len(before.tables))
+	old := make(map[string]rawTable, len(before.tables))
 	for _, t := range before.tables {
-		docs[t.name] = t.doc
+		old[t.name] = t
 	}
 	var out []string
 	for _, t := range after.tables {
-		if d, ok := docs[t.name]; !ok || d != t.doc {
+		if o, ok := old[t.name]; !ok || !o.same(t) {
 			out = append(out, t.name)
 		}
-		delete(docs, t.name)
+		delete(old, t.name)
 	}
 	for _, t := range before.tables {
-		if _, ok := docs[t.name]; ok {
+		if _, ok := old[t.name]; ok {
 			out = append(out, t.name)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,6 +102,7 @@ type World struct {
 	tools        map[string]*tool
 	tables       []tableInfo
 	stateSQL     string
+	frozen       frozenDocs
 }
 
 type tableInfo struct {
@@ -622,8 +624,38 @@ ORDER BY c.oid`, w.schema)
 			return iok && (!jok || pi < pj)
 		})
 	}
-	var parts []string
-	for _, t := range w.tables {
+	w.stateSQL = stateSQL(w.tag, w.tables)
+	return nil
+}
+
+// stateSQL is the one query a snapshot sends: per table its name, whether
+// this transaction may have changed it, and its rows as json_agg renders
+// them, ordered by primary key (by the whole row without one). A table the
+// transaction has not touched is rendered only when $1 is true: it holds
+// the frozen world's rows, which the World keeps (frozenDocs), so a
+// snapshot of a large world costs what the copy changed, not the world's
+// size.
+//
+// "Touched" is read from the transaction's own row counters
+// (pg_stat_get_xact_tuples_*: inserts, updates and deletes this transaction
+// made so far, live subtransactions included, aborted ones counted too), so
+// it errs only towards rendering. The counters are kept by the session's
+// backend, cannot be reset or turned off by the copy role (track_counts is
+// a superuser setting; when it is off every table counts as touched), and
+// do not see rows that changed through another relation: a partitioned
+// table or one with inheritance children is always rendered.
+func stateSQL(tag string, tables []tableInfo) string {
+	if len(tables) == 0 {
+		return ""
+	}
+	// The list of touched tables is a CTE whose name no table has (a CTE
+	// shadows a table of its name).
+	cte := "suitegen_touched"
+	for slices.ContainsFunc(tables, func(t tableInfo) bool { return t.name == cte }) {
+		cte += "_"
+	}
+	parts := make([]string, 0, len(tables))
+	for _, t := range tables {
 		id := pgx.Identifier{t.name}.Sanitize()
 		order := "x::text"
 		if len(t.key) > 0 {
@@ -633,12 +665,18 @@ ORDER BY c.oid`, w.schema)
 			}
 			order = strings.Join(keys, ", ")
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s::text, coalesce((SELECT json_agg(x ORDER BY %s) FROM %s x), '[]')::text", quote(t.name), order, id))
+		name := quote(t.name)
+		parts = append(parts, fmt.Sprintf(
+			"SELECT %[1]s::text, %[1]s = ANY (SELECT name FROM %[4]s), CASE WHEN $1::bool OR %[1]s = ANY (SELECT name FROM %[4]s) THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x), '[]')::text END",
+			name, order, id, cte))
 	}
-	if len(parts) > 0 {
-		w.stateSQL = w.tag + strings.Join(parts, " UNION ALL ")
-	}
-	return nil
+	return tag + `WITH ` + cte + ` AS MATERIALIZED (
+SELECT c.relname::text AS name FROM pg_catalog.pg_class c
+WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = pg_catalog.current_schema())
+  AND (c.relkind <> 'r' OR c.relhassubclass OR NOT pg_catalog.current_setting('track_counts')::bool
+       OR pg_catalog.pg_stat_get_xact_tuples_inserted(c.oid) + pg_catalog.pg_stat_get_xact_tuples_updated(c.oid)
+          + pg_catalog.pg_stat_get_xact_tuples_deleted(c.oid) > 0))
+` + strings.Join(parts, " UNION ALL ")
 }
 
 func isCode(err error, code string) bool {
