@@ -120,3 +120,82 @@ func TestExecBatchSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot renders only the tables the copy's transaction touched; the
+// others are the frozen world's rows, learnt from the first snapshot. The
+// state it decodes to is the one a full rendering gives.
+func TestSnapshotRendersTouchedTables(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	w := open(t, pool, c, script.Options{})
+	ctx := context.Background()
+	change := func(cp *Copy) error {
+		if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = '#W1'"); err != nil {
+			return err
+		}
+		// A statement that failed after writing is rolled back: users
+		// keeps its rows (the table may still count as touched).
+		if _, err := cp.Exec(ctx, "INSERT INTO users (user_id, name, since) VALUES ('u1', 'Di', '2020-01-01')"); err == nil {
+			t.Error("an insert of a user_id already there should fail")
+		}
+		return nil
+	}
+	if w.frozen.known() {
+		t.Fatal("a world just opened should not know its frozen rows yet")
+	}
+	var full State // the changed copy, every table rendered
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		if err := change(cp); err != nil {
+			return err
+		}
+		var err error
+		full, err = cp.State(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w.frozen.known() {
+		t.Fatal("a snapshot with touched tables cannot teach their frozen rows")
+	}
+	// The next copy (likely on the same session, right after) starts with
+	// none of the last one's row counts: every table is untouched.
+	var frozen State
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		var err error
+		frozen, err = cp.State(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.frozen.known() {
+		t.Fatal("a snapshot of an untouched copy should teach every table's frozen rows")
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		if err := change(cp); err != nil {
+			return err
+		}
+		snap, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		for _, tb := range snap.tables {
+			if tb.name != "users" && tb.touched != (tb.name == "orders") {
+				t.Errorf("table %s: touched %v", tb.name, tb.touched)
+			}
+		}
+		lean, err := snap.decode(nil)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(lean, full) {
+			t.Errorf("snapshot rendering touched tables only %+v, full rendering %+v", lean, full)
+		}
+		d := Diff(frozen, lean)
+		if len(d.Tables) != 1 || d.Tables[0].Table != "orders" || len(d.Tables[0].Changed) != 1 {
+			t.Errorf("diff from the frozen world: %+v", d)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -251,11 +252,11 @@ func diffRaw(before, after rawTable) (*TableDiff, error) {
 	}
 	inB := make(map[string]bool, len(b))
 	for _, r := range b {
-		inB[string(r)] = true
+		inB[r] = true
 	}
 	inA := make(map[string]bool, len(a))
 	for _, r := range a {
-		inA[string(r)] = true
+		inA[r] = true
 	}
 	bs, err := decodeOnly(before.name, b, inA)
 	if err != nil {
@@ -269,23 +270,81 @@ func diffRaw(before, after rawTable) (*TableDiff, error) {
 }
 
 // splitRows cuts a json_agg array into its rows' texts without decoding
-// them.
-func splitRows(table, doc string) ([]json.RawMessage, error) {
-	var rows []json.RawMessage
-	if err := json.Unmarshal([]byte(doc), &rows); err != nil {
-		return nil, fmt.Errorf("world state: %s: %w", table, err)
+// them: one pass that tracks strings and nesting, the cost of reading the
+// text once.
+func splitRows(table, doc string) ([]string, error) {
+	bad := func(why string) error { return fmt.Errorf("world state: %s: rows are not a JSON array: %s", table, why) }
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '[' {
+		return nil, bad("no opening bracket")
 	}
-	return rows, nil
+	var rows []string
+	depth, start, inString := 0, -1, false
+	for i++; i < len(doc); i++ {
+		ch := doc[i]
+		if inString {
+			switch ch {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch ch {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				if ch != ']' {
+					return nil, bad("unbalanced")
+				}
+				if start >= 0 {
+					rows = append(rows, strings.TrimRight(doc[start:i], " \t\n\r"))
+				}
+				if skipSpace(doc, i+1) != len(doc) {
+					return nil, bad("text after the array")
+				}
+				return rows, nil
+			}
+			depth--
+			continue
+		case ',':
+			if depth == 0 {
+				if start < 0 {
+					return nil, bad("empty element")
+				}
+				rows = append(rows, strings.TrimRight(doc[start:i], " \t\n\r"))
+				start = -1
+				continue
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return nil, bad("no closing bracket")
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // decodeOnly decodes the rows whose text other does not hold, in order.
-func decodeOnly(table string, rows []json.RawMessage, other map[string]bool) ([]map[string]any, error) {
+func decodeOnly(table string, rows []string, other map[string]bool) ([]map[string]any, error) {
 	out := []map[string]any{}
 	for _, r := range rows {
-		if other[string(r)] {
+		if other[r] {
 			continue
 		}
-		v, err := script.DecodeJSON(r)
+		v, err := script.DecodeJSON([]byte(r))
 		if err != nil {
 			return nil, fmt.Errorf("world state: %s: %w", table, err)
 		}
