@@ -457,7 +457,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	b.Queue("RELEASE SAVEPOINT " + sp)
 	stateFailed := false
 	if snap != nil {
-		cp.queueSnapshot(b, snap, &stateFailed)
+		cp.queueSnapshot(b, snap, &stateFailed, false)
 	}
 	ferr := cp.send(ctx, b)
 	if ferr != nil {
@@ -484,7 +484,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		return ferr
 	}
 	if snap != nil {
-		if err := cp.w.frozen.fill(snap, len(cp.w.tables)); err != nil {
+		if err := cp.w.frozen.fill(snap, cp.schema, cp.w.tables); err != nil {
 			*snap = Snapshot{}
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -121,26 +122,37 @@ func TestExecBatchSnapshot(t *testing.T) {
 	}
 }
 
-// A snapshot renders only the tables the copy's transaction touched; the
-// others are the frozen world's rows, learnt from the first snapshot. The
-// state it decodes to is the one a full rendering gives.
-func TestSnapshotRendersTouchedTables(t *testing.T) {
+// A snapshot renders only what the copy's transaction changed: an
+// untouched table is the frozen world's rows, learnt from the first
+// snapshots; a table the copy only added to is its own rows over the frozen
+// ones; a table whose frozen rows changed is rendered whole. Diffs of such
+// snapshots are those of full renderings.
+func TestSnapshotRendersWhatChanged(t *testing.T) {
 	pool := testenv.Postgres(t)
 	c := newContract(t, seeds)
 	w := open(t, pool, c, script.Options{})
 	ctx := context.Background()
+	known := func() bool {
+		w.frozen.mu.Lock()
+		defer w.frozen.mu.Unlock()
+		fs := w.frozen.bySchema[w.schema]
+		return fs != nil && fs.complete
+	}
 	change := func(cp *Copy) error {
 		if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = '#W1'"); err != nil {
 			return err
 		}
+		if _, err := cp.Exec(ctx, "INSERT INTO users (user_id, name, since) VALUES ('u9', 'Ez', '2021-01-01')"); err != nil {
+			return err
+		}
 		// A statement that failed after writing is rolled back: users
-		// keeps its rows (the table may still count as touched).
+		// keeps its other rows (the table may count as touched anyway).
 		if _, err := cp.Exec(ctx, "INSERT INTO users (user_id, name, since) VALUES ('u1', 'Di', '2020-01-01')"); err == nil {
 			t.Error("an insert of a user_id already there should fail")
 		}
 		return nil
 	}
-	if w.frozen.known() {
+	if known() {
 		t.Fatal("a world just opened should not know its frozen rows yet")
 	}
 	var full State // the changed copy, every table rendered
@@ -154,20 +166,24 @@ func TestSnapshotRendersTouchedTables(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if w.frozen.known() {
+	if known() {
 		t.Fatal("a snapshot with touched tables cannot teach their frozen rows")
 	}
 	// The next copy (likely on the same session, right after) starts with
 	// none of the last one's row counts: every table is untouched.
 	var frozen State
+	var frozenSnap Snapshot
 	if err := w.Copy(ctx, func(cp *Copy) error {
 		var err error
-		frozen, err = cp.State(ctx)
+		if frozen, err = cp.State(ctx); err != nil {
+			return err
+		}
+		frozenSnap, err = cp.Snapshot(ctx)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !w.frozen.known() {
+	if !known() {
 		t.Fatal("a snapshot of an untouched copy should teach every table's frozen rows")
 	}
 	if err := w.Copy(ctx, func(cp *Copy) error {
@@ -179,20 +195,36 @@ func TestSnapshotRendersTouchedTables(t *testing.T) {
 			return err
 		}
 		for _, tb := range snap.tables {
-			if tb.name != "users" && tb.touched != (tb.name == "orders") {
-				t.Errorf("table %s: touched %v", tb.name, tb.touched)
+			switch tb.name {
+			case "orders": // a frozen row changed
+				if !tb.touched || tb.layered || !strings.Contains(tb.doc, "cancelled") {
+					t.Errorf("orders: touched %v layered %v doc %s", tb.touched, tb.layered, tb.doc)
+				}
+			case "users": // only added to
+				if !tb.touched || !tb.layered || !strings.Contains(tb.ours, `"u9"`) || strings.Contains(tb.ours, `"u1"`) {
+					t.Errorf("users: touched %v layered %v ours %s", tb.touched, tb.layered, tb.ours)
+				}
+			default:
+				if tb.touched {
+					t.Errorf("table %s: touched", tb.name)
+				}
 			}
 		}
-		lean, err := snap.decode(nil)
+		got, err := DiffSnapshots(frozenSnap, snap)
 		if err != nil {
 			return err
 		}
-		if !reflect.DeepEqual(lean, full) {
-			t.Errorf("snapshot rendering touched tables only %+v, full rendering %+v", lean, full)
+		if want := Diff(frozen, full); !reflect.DeepEqual(got, want) {
+			t.Errorf("DiffSnapshots %+v, Diff of full renderings %+v", got, want)
 		}
-		d := Diff(frozen, lean)
-		if len(d.Tables) != 1 || d.Tables[0].Table != "orders" || len(d.Tables[0].Changed) != 1 {
-			t.Errorf("diff from the frozen world: %+v", d)
+		if back, err := DiffSnapshots(snap, frozenSnap); err != nil || !reflect.DeepEqual(back, Diff(full, frozen)) {
+			t.Errorf("DiffSnapshots back %+v (%v), Diff of full renderings %+v", back, err, Diff(full, frozen))
+		}
+		if ct := ChangedTables(frozenSnap, snap); !reflect.DeepEqual(ct, []string{"users", "orders"}) {
+			t.Errorf("ChangedTables %v", ct)
+		}
+		if ct := ChangedTables(snap, snap); len(ct) != 0 {
+			t.Errorf("ChangedTables of a snapshot against itself: %v", ct)
 		}
 		return nil
 	}); err != nil {

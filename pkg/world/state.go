@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,9 +39,10 @@ func (s State) Table(name string) *TableState {
 	return nil
 }
 
-// State reads every table of the copy in one round trip.
+// State reads every table of the copy in one round trip, each rendered
+// whole, rows in primary key order.
 func (cp *Copy) State(ctx context.Context) (State, error) {
-	snap, err := cp.Snapshot(ctx)
+	snap, err := cp.snapshot(ctx, true)
 	if err != nil {
 		return State{}, err
 	}
@@ -48,74 +50,179 @@ func (cp *Copy) State(ctx context.Context) (State, error) {
 }
 
 // Snapshot is every table of a copy as Postgres rendered it, not decoded yet:
-// DiffSnapshots decodes only the tables whose text changed, which on a world
-// of any size is a few of them. A table the copy never touched is the
-// frozen world's text, shared by every snapshot, and not sent again.
+// DiffSnapshots decodes only the rows that differ, which on a world of any
+// size are a few. A table the copy never touched is the frozen world's
+// text, shared by every snapshot and not sent again; a table the copy only
+// added to is the frozen rows and the copy's own (see stateSQL).
 type Snapshot struct{ tables []rawTable }
 
 type rawTable struct {
 	name string
 	key  []string
+	// doc is the table's rows, or when the table is layered, the frozen
+	// world's rows (base, split) under ours.
 	doc  string
+	base []string
+	// ours, when layered: the rows the copy's transaction wrote, every
+	// frozen row being still there.
+	ours    string
+	layered bool
+	// xminsSeen: the xmins of an untouched table rendered whole, as the
+	// query sent them; fill keeps them as the frozen world's.
+	xminsSeen *string
 	// touched: the copy's transaction changed rows of the table (or may
-	// have); an untouched table's doc is the frozen world's.
+	// have). An untouched table is layered with no rows of its own.
 	touched bool
 }
 
-// same reports whether two snapshots of a table hold the same rows.
-func (t rawTable) same(o rawTable) bool {
-	return !t.touched && !o.touched || t.doc == o.doc
+// rows is every row's text; a layered table's are the frozen rows, then its
+// own, so not in key order.
+func (t rawTable) rows() ([]string, error) {
+	if !t.layered {
+		return splitRows(t.name, t.doc)
+	}
+	ours, err := splitRows(t.name, t.ours)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clip(t.base), ours...), nil
 }
 
-// frozenDocs is the frozen world's text of each table, learnt from the
-// first snapshots, in which a table no copy had touched is rendered in
-// full. Once every table is known, snapshots ask only for touched tables.
+// same reports whether two snapshots of a table hold the same rows.
+func (t rawTable) same(o rawTable) (bool, error) {
+	switch {
+	case t.layered && o.layered:
+		return t.ours == o.ours, nil
+	case !t.layered && !o.layered:
+		return t.doc == o.doc, nil
+	}
+	a, err := t.rows()
+	if err != nil {
+		return false, err
+	}
+	b, err := o.rows()
+	if err != nil || len(a) != len(b) {
+		return false, err
+	}
+	in := make(map[string]bool, len(a))
+	for _, r := range a {
+		in[r] = true
+	}
+	for _, r := range b {
+		if !in[r] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// frozenDocs is the frozen world, per schema (the world's and its twin's
+// rows were built by different transactions): each table's text, its rows,
+// and the xmins of its rows. It is learnt from the first snapshots of the
+// schema, in which a table no copy had touched is rendered in full; once
+// every table is known, snapshots ask only for what copies changed.
 type frozenDocs struct {
 	mu       sync.Mutex
-	docs     map[string]string
-	complete bool
+	bySchema map[string]*frozenSchema
 }
 
-// known reports whether every table's frozen text is held.
-func (f *frozenDocs) known() bool {
+type frozenSchema struct {
+	tables   map[string]*frozenTable
+	complete bool
+	// The query's $2 and $3 once complete: per table the frozen xmins
+	// (nil: the table is never sent as layered) and the frozen row count.
+	xmins  []*string
+	counts []int64
+}
+
+type frozenTable struct {
+	doc   string
+	rows  []string
+	xmins *string // '{…}' as Postgres renders a text array; nil for an empty table
+}
+
+// maxFrozenXmins bounds the transactions a layered table's frozen rows may
+// come from (a world is built in one or two).
+const maxFrozenXmins = 64
+
+// params are the state query's parameters for a copy of schema.
+func (f *frozenDocs) params(schema string, tables []tableInfo, all bool) []any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.complete
+	fs := f.bySchema[schema]
+	if all || fs == nil || !fs.complete {
+		return []any{true, make([]*string, len(tables)), make([]int64, len(tables))}
+	}
+	return []any{false, fs.xmins, fs.counts}
 }
 
 // fill completes snap: an untouched table the query did not render takes
-// the frozen text; one it rendered teaches it.
-func (f *frozenDocs) fill(snap *Snapshot, tables int) error {
+// the frozen text, a layered one the frozen rows; an untouched one it
+// rendered teaches them.
+func (f *frozenDocs) fill(snap *Snapshot, schema string, tables []tableInfo) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	fs := f.bySchema[schema]
+	if fs == nil {
+		fs = &frozenSchema{tables: map[string]*frozenTable{}}
+		if f.bySchema == nil {
+			f.bySchema = map[string]*frozenSchema{}
+		}
+		f.bySchema[schema] = fs
+	}
 	for i := range snap.tables {
 		t := &snap.tables[i]
-		if t.touched {
+		ft := fs.tables[t.name]
+		if t.touched && !t.layered {
 			continue
 		}
-		if t.doc == "" {
-			d, ok := f.docs[t.name]
-			if !ok {
+		if ft == nil {
+			if t.touched || t.doc == "" {
 				return fmt.Errorf("world state: table %s was not rendered and its frozen rows are not known", t.name)
 			}
-			t.doc = d
-			continue
+			rows, err := splitRows(t.name, t.doc)
+			if err != nil {
+				return err
+			}
+			ft = &frozenTable{doc: t.doc, rows: rows, xmins: t.xminsSeen}
+			fs.tables[t.name] = ft
 		}
-		if d, ok := f.docs[t.name]; ok {
-			t.doc = d // one string shared by every snapshot
-			continue
+		// One string and one row list shared by every snapshot.
+		t.doc, t.base, t.xminsSeen = ft.doc, ft.rows, nil
+		if !t.touched {
+			t.layered, t.ours = true, "[]"
 		}
-		if f.docs == nil {
-			f.docs = map[string]string{}
-		}
-		f.docs[t.name] = t.doc
 	}
-	f.complete = len(f.docs) >= tables
+	if !fs.complete && len(fs.tables) >= len(tables) {
+		fs.complete = true
+		fs.xmins = make([]*string, len(tables))
+		fs.counts = make([]int64, len(tables))
+		for i, ti := range tables {
+			ft := fs.tables[ti.name]
+			if ft == nil {
+				fs.complete = false
+				break
+			}
+			fs.counts[i] = int64(len(ft.rows))
+			x := ft.xmins
+			if x == nil && len(ft.rows) == 0 {
+				empty := "{}"
+				x = &empty
+			}
+			if ti.layered && len(ti.key) > 0 && x != nil && strings.Count(*x, ",") < maxFrozenXmins {
+				fs.xmins[i] = x
+			}
+		}
+	}
 	return nil
 }
 
 // Snapshot reads every table of the copy in one round trip.
 func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
+	return cp.snapshot(ctx, false)
+}
+
+func (cp *Copy) snapshot(ctx context.Context, all bool) (Snapshot, error) {
 	if cp.broken != nil {
 		return Snapshot{}, cp.broken
 	}
@@ -124,11 +231,11 @@ func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 		return snap, nil
 	}
 	b := &pgx.Batch{}
-	cp.queueSnapshot(b, &snap, nil)
+	cp.queueSnapshot(b, &snap, nil, all)
 	if err := cp.send(ctx, b); err != nil {
 		return Snapshot{}, fmt.Errorf("world state: %w", err)
 	}
-	if err := cp.w.frozen.fill(&snap, len(cp.w.tables)); err != nil {
+	if err := cp.w.frozen.fill(&snap, cp.schema, cp.w.tables); err != nil {
 		return Snapshot{}, err
 	}
 	return snap, nil
@@ -137,19 +244,21 @@ func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 // queueSnapshot queues the world's state query on b, reading into snap;
 // failed (when not nil) is set if the query itself fails. The caller fills
 // snap's untouched tables (frozenDocs.fill) once the batch ran.
-func (cp *Copy) queueSnapshot(b *pgx.Batch, snap *Snapshot, failed *bool) {
-	all := !cp.w.frozen.known()
-	b.Queue(cp.w.stateSQL, all).Query(func(rows pgx.Rows) error {
+func (cp *Copy) queueSnapshot(b *pgx.Batch, snap *Snapshot, failed *bool, all bool) {
+	b.Queue(cp.w.stateSQL, cp.w.frozen.params(cp.schema, cp.w.tables, all)...).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		i := 0
 		for rows.Next() {
 			var t rawTable
-			var doc *string
-			if err := rows.Scan(&t.name, &t.touched, &doc); err != nil {
+			var doc, ours *string
+			if err := rows.Scan(&t.name, &t.touched, &doc, &ours, &t.xminsSeen); err != nil {
 				return err
 			}
-			if doc != nil {
+			switch {
+			case doc != nil:
 				t.doc = *doc
+			case ours != nil:
+				t.ours, t.layered = *ours, true
 			}
 			if i < len(cp.w.tables) && cp.w.tables[i].name == t.name {
 				t.key = cp.w.tables[i].key
@@ -172,34 +281,25 @@ func (s Snapshot) decode(keep func(name string) bool) (State, error) {
 		if keep != nil && !keep(t.name) {
 			continue
 		}
-		rows, err := decodeRows(t.name, []byte(t.doc))
+		rows, err := t.rows()
 		if err != nil {
 			return State{}, err
 		}
-		st.Tables = append(st.Tables, TableState{Name: t.name, Key: t.key, Rows: rows})
+		ms, err := decodeOnly(t.name, rows, nil)
+		if err != nil {
+			return State{}, err
+		}
+		st.Tables = append(st.Tables, TableState{Name: t.name, Key: t.key, Rows: ms})
 	}
 	return st, nil
-}
-
-func decodeRows(table string, doc []byte) ([]map[string]any, error) {
-	v, err := script.DecodeJSON(doc)
-	if err != nil {
-		return nil, fmt.Errorf("world state: %s: %w", table, err)
-	}
-	list, _ := v.([]any)
-	rows := make([]map[string]any, 0, len(list))
-	for _, r := range list {
-		if m, ok := r.(map[string]any); ok {
-			rows = append(rows, m)
-		}
-	}
-	return rows, nil
 }
 
 // DiffSnapshots is Diff of the two states, decoding only what differs: a
 // table rendered the same has the same rows, and within a table that
 // changed, a row rendered the same on both sides is matched to itself by
-// Diff and adds nothing, so only the other rows are decoded.
+// Diff and adds nothing, so only the other rows are decoded. Two layered
+// renderings share their frozen rows, none of which a row of either one's
+// own has the key of: their diff is that of their own rows.
 func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
 	old := make(map[string]rawTable, len(before.tables))
 	for _, t := range before.tables {
@@ -210,9 +310,6 @@ func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
 	for _, at := range after.tables {
 		seen[at.name] = true
 		bt, ok := old[at.name]
-		if ok && bt.same(at) {
-			continue
-		}
 		if !ok {
 			bt = rawTable{name: at.name, key: at.key, doc: "[]"}
 		}
@@ -242,13 +339,28 @@ func DiffSnapshots(before, after Snapshot) (StateDiff, error) {
 // diffRaw is diffTable of two renderings of a table, decoding only the rows
 // whose text is not on the other side.
 func diffRaw(before, after rawTable) (*TableDiff, error) {
-	b, err := splitRows(before.name, before.doc)
-	if err != nil {
-		return nil, err
-	}
-	a, err := splitRows(after.name, after.doc)
-	if err != nil {
-		return nil, err
+	var b, a []string
+	var err error
+	switch {
+	case before.layered && after.layered:
+		if before.ours == after.ours {
+			return nil, nil
+		}
+		if b, err = splitRows(before.name, before.ours); err != nil {
+			return nil, err
+		}
+		if a, err = splitRows(after.name, after.ours); err != nil {
+			return nil, err
+		}
+	case !before.layered && !after.layered && before.doc == after.doc:
+		return nil, nil
+	default:
+		if b, err = before.rows(); err != nil {
+			return nil, err
+		}
+		if a, err = after.rows(); err != nil {
+			return nil, err
+		}
 	}
 	inB := make(map[string]bool, len(b))
 	for _, r := range b {
@@ -356,8 +468,7 @@ func decodeOnly(table string, rows []string, other map[string]bool) ([]map[strin
 }
 
 // ChangedTables lists the tables whose rows differ between two snapshots,
-// in after's order then those only before has, without decoding any: a
-// table rendered the same has the same rows.
+// in after's order then those only before has, without decoding any.
 func ChangedTables(before, after Snapshot) []string {
 	old := make(map[string]rawTable, len(before.tables))
 	for _, t := range before.tables {
@@ -365,8 +476,9 @@ func ChangedTables(before, after Snapshot) []string {
 	}
 	var out []string
 	for _, t := range after.tables {
-		if o, ok := old[t.name]; !ok || !o.same(t) {
-			out = append(out, t.name)
+		o, ok := old[t.name]
+		if same, err := o.same(t); !ok || err != nil || !same {
+			out = append(out, t.name) // unreadable text counts as changed
 		}
 		delete(old, t.name)
 	}

@@ -108,6 +108,10 @@ type World struct {
 type tableInfo struct {
 	name string
 	key  []string // primary key columns; empty: every column
+	// layered: a plain table (no partitions, no inheritance children) with
+	// an immediate primary key, whose snapshot may be sent as the rows the
+	// copy wrote over the frozen ones (see stateSQL).
+	layered bool
 }
 
 // Schema is the world's schema name (w_<16 hex>).
@@ -597,7 +601,9 @@ SELECT c.relname,
                  FROM pg_index i
                  CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-                 WHERE i.indrelid = c.oid AND i.indisprimary), '{}')
+                 WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
+       c.relkind = 'r' AND NOT c.relhassubclass
+         AND coalesce((SELECT i.indimmediate FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), false)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
 ORDER BY c.oid`, w.schema)
@@ -606,7 +612,7 @@ ORDER BY c.oid`, w.schema)
 	}
 	w.tables, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tableInfo, error) {
 		var t tableInfo
-		err := r.Scan(&t.name, &t.key)
+		err := r.Scan(&t.name, &t.key, &t.layered)
 		return t, err
 	})
 	if err != nil {
@@ -629,21 +635,36 @@ ORDER BY c.oid`, w.schema)
 }
 
 // stateSQL is the one query a snapshot sends: per table its name, whether
-// this transaction may have changed it, and its rows as json_agg renders
-// them, ordered by primary key (by the whole row without one). A table the
-// transaction has not touched is rendered only when $1 is true: it holds
-// the frozen world's rows, which the World keeps (frozenDocs), so a
-// snapshot of a large world costs what the copy changed, not the world's
-// size.
+// this transaction may have changed it, and what changed as little text as
+// it can:
+//
+//   - a table the transaction has not touched is not rendered at all (unless
+//     $1, "all", is true): it holds the frozen world's rows, which the World
+//     keeps (frozenDocs), learnt from the first snapshots of its schema;
+//   - a touched layered table (tableInfo.layered) whose frozen rows are all
+//     still there — their count, read by their xmin (the transactions that
+//     built the world, $2), is the frozen count ($3) — sends only the rows
+//     this transaction wrote ("ours": any other xmin);
+//   - any other touched table is rendered whole ("doc").
+//
+// Rows are rendered by json_agg, ordered by primary key (by the whole row
+// without one). The fifth column, on the first snapshots only, is the
+// distinct xmins of an untouched table: the frozen world's.
 //
 // "Touched" is read from the transaction's own row counters
-// (pg_stat_get_xact_tuples_*: inserts, updates and deletes this transaction
-// made so far, live subtransactions included, aborted ones counted too), so
-// it errs only towards rendering. The counters are kept by the session's
-// backend, cannot be reset or turned off by the copy role (track_counts is
-// a superuser setting; when it is off every table counts as touched), and
-// do not see rows that changed through another relation: a partitioned
-// table or one with inheritance children is always rendered.
+// (pg_stat_get_xact_tuples_*: inserts, updates and deletes this session made
+// since its counters were last flushed, live subtransactions included,
+// aborted ones counted too; a copy flushes them when it ends), so it errs
+// only towards rendering. The counters are kept by the session's backend,
+// cannot be reset or turned off by the copy role (track_counts is a
+// superuser setting; when it is off every table counts as touched), and do
+// not see rows that changed through another relation: a partitioned table
+// or one with inheritance children is always rendered.
+//
+// A row of ours is told from a frozen one by its xmin. Transaction ids wrap
+// after 2^32: a copy whose own id equals one that built the world would
+// take its rows for frozen ones, and would still be caught by the count
+// unless it also deleted exactly as many frozen rows; this is accepted.
 func stateSQL(tag string, tables []tableInfo) string {
 	if len(tables) == 0 {
 		return ""
@@ -655,7 +676,7 @@ func stateSQL(tag string, tables []tableInfo) string {
 		cte += "_"
 	}
 	parts := make([]string, 0, len(tables))
-	for _, t := range tables {
+	for i, t := range tables {
 		id := pgx.Identifier{t.name}.Sanitize()
 		order := "x::text"
 		if len(t.key) > 0 {
@@ -665,10 +686,16 @@ func stateSQL(tag string, tables []tableInfo) string {
 			}
 			order = strings.Join(keys, ", ")
 		}
-		name := quote(t.name)
-		parts = append(parts, fmt.Sprintf(
-			"SELECT %[1]s::text, %[1]s = ANY (SELECT name FROM %[4]s), CASE WHEN $1::bool OR %[1]s = ANY (SELECT name FROM %[4]s) THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x), '[]')::text END",
-			name, order, id, cte))
+		parts = append(parts, fmt.Sprintf(`SELECT %[1]s::text, t.touched,
+  CASE WHEN $1::bool OR t.touched AND k.kept IS DISTINCT FROM ($3::int8[])[%[5]d]
+       THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x), '[]')::text END,
+  CASE WHEN NOT $1::bool AND t.touched AND k.kept = ($3::int8[])[%[5]d]
+       THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x WHERE x.xmin <> ALL((($2::text[])[%[5]d])::xid[])), '[]')::text END,
+  CASE WHEN $1::bool AND NOT t.touched THEN (SELECT array_agg(DISTINCT x.xmin::text) FROM %[3]s x)::text END
+FROM (SELECT %[1]s = ANY (SELECT name FROM %[4]s) AS touched) t
+CROSS JOIN LATERAL (SELECT CASE WHEN NOT $1::bool AND t.touched AND ($2::text[])[%[5]d] IS NOT NULL
+  THEN (SELECT count(*) FROM %[3]s x WHERE x.xmin = ANY((($2::text[])[%[5]d])::xid[])) END AS kept) k`,
+			quote(t.name), order, id, cte, i+1))
 	}
 	return tag + `WITH ` + cte + ` AS MATERIALIZED (
 SELECT c.relname::text AS name FROM pg_catalog.pg_class c
@@ -676,7 +703,7 @@ WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspn
   AND (c.relkind <> 'r' OR c.relhassubclass OR NOT pg_catalog.current_setting('track_counts')::bool
        OR pg_catalog.pg_stat_get_xact_tuples_inserted(c.oid) + pg_catalog.pg_stat_get_xact_tuples_updated(c.oid)
           + pg_catalog.pg_stat_get_xact_tuples_deleted(c.oid) > 0))
-` + strings.Join(parts, " UNION ALL ")
+` + strings.Join(parts, "\nUNION ALL\n")
 }
 
 func isCode(err error, code string) bool {
