@@ -217,6 +217,26 @@ func (f *frozenDocs) fill(snap *Snapshot, schema string, tables []tableInfo) err
 	return nil
 }
 
+// learnFrozen reads the frozen world of both schemas with a snapshot of an
+// untouched copy of each, so that snapshots send only what copies change
+// from the first one on (a table every copy writes, such as the one setups
+// insert into, would otherwise never be seen untouched). Failing costs only
+// speed: snapshots render whole until a copy that left a table untouched
+// teaches it.
+func (w *World) learnFrozen(ctx context.Context) {
+	for _, schema := range []string{w.schema, w.twin} {
+		_ = w.retry(ctx, func() (bool, error) {
+			cp, err := w.begin(ctx, schema)
+			if err != nil {
+				return retryable(err), err
+			}
+			defer cp.end(ctx)
+			_, err = cp.snapshot(ctx, true)
+			return cp.retry || retryable(err), err
+		})
+	}
+}
+
 // Snapshot reads every table of the copy in one round trip.
 func (cp *Copy) Snapshot(ctx context.Context) (Snapshot, error) {
 	return cp.snapshot(ctx, false)

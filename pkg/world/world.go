@@ -191,6 +191,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 	if err := w.loadTables(ctx); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
+	w.learnFrozen(ctx)
 	return w, nil
 }
 
