@@ -405,7 +405,9 @@ func diffRaw(before, after rawTable) (*TableDiff, error) {
 // them: one pass that tracks strings and nesting, the cost of reading the
 // text once.
 func splitRows(table, doc string) ([]string, error) {
-	bad := func(why string) error { return fmt.Errorf("world state: %s: rows are not a JSON array: %s", table, why) }
+	bad := func(why string) error {
+		return fmt.Errorf("world state: %s: rows are not a JSON array: %s", table, why)
+	}
 	i := skipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '[' {
 		return nil, bad("no opening bracket")
