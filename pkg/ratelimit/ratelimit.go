@@ -47,8 +47,9 @@ type Config struct {
 	// admits more than RPM×Window/1m requests or TPM×Window/1m tokens.
 	Window time.Duration
 	// Margin is added to the window: an admission is forgotten Margin after
-	// the provider forgets it, which covers the time between our admission
-	// and the provider's (default 500 ms, at most a tenth of the window).
+	// the provider forgets it, which covers the time between our stamp of
+	// the write and the provider's count (default 500 ms, at most a tenth of
+	// the window).
 	Margin time.Duration
 	// MaxSleep bounds one sleep of a waiter between asks (default 2 s), so a
 	// waiter notices freed room and a dead head soon enough.
