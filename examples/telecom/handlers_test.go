@@ -38,6 +38,7 @@ func TestHandlersAsPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	john := `{"customer_id":"C1001","full_name":"John Smith","date_of_birth":"1985-06-15","email":"john.smith@example.com",` +
 		`"phone_number":"555-123-2002","address":{"street":"123 Main St","city":"Anytown","state":"CA","zip_code":"90210"},` +
 		`"account_status":"Active","payment_methods":[{"method_type":"Credit Card","account_number_last_4":"1235","expiration_date":"12/2026"}],` +
@@ -166,6 +167,7 @@ func TestSourceTasksProve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	lookup := func(phone string) scenario.Call {
 		return scenario.Call{Tool: "get_customer_by_phone", Args: map[string]any{"phone_number": phone}}
 	}

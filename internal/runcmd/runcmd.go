@@ -32,7 +32,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.Int("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
 	allowPartial := f.Bool("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
-	progressAddr := f.String("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
+	progress := f.Progress()
 	cn := f.Conn()
 	mf := f.Model()
 	dirs, err := f.Parse(args)
@@ -47,6 +47,10 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 			return &cli.UsageError{Msg: fmt.Sprintf("%s %d: must be at least 1", name, v)}
 		}
 	}
+	progressToken, err := progress.Token()
+	if err != nil {
+		return err
+	}
 	dbURL, err := cn.DatabaseURL()
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
@@ -58,7 +62,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	cfg := run.Config{Queue: cn.Queue(), Dirs: dirs, Asked: *asked, Writers: *writers, Concurrency: *conc, Out: *out,
 		Model: m.Name, Provider: m.Provider,
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
-		MetricsAddr: cn.MetricsAddr(), ProgressAddr: *progressAddr, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,
+		MetricsAddr: cn.MetricsAddr(), ProgressAddr: progress.Addr(), ProgressToken: progressToken, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,
 		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}

@@ -34,6 +34,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{})
 	if err != nil {
 		t.Fatal(err)

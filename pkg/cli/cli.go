@@ -212,6 +212,18 @@ func (f *flags) str(name, def, help string) *string {
 	return f.String(name, def, help)
 }
 
+// secret is str for a value that may carry a credential (a token, a URL
+// with a password): read from the environment like any flag, but never
+// shown as the default in --help.
+func (f *flags) secret(name, def, help string) *string {
+	if v := f.env.Getenv(envName(name)); v != "" {
+		def = v
+	}
+	p := f.String(name, "", help)
+	*p = def
+	return p
+}
+
 func (f *flags) num(name string, def int, help string) *int {
 	if v := f.env.Getenv(envName(name)); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -304,8 +316,8 @@ type conn struct {
 
 func (f *flags) conn() conn {
 	return conn{
-		nats:         f.str("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
-		database:     f.str("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one); TLS is the URL's sslmode, sslrootcert, sslcert and sslkey"),
+		nats:         f.secret("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
+		database:     f.secret("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one); TLS is the URL's sslmode, sslrootcert, sslcert and sslkey"),
 		stateDir:     f.str("state-dir", "", "where embedded servers keep their data (default: the user cache dir)"),
 		metricsAddr:  f.str("metrics-addr", "", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)"),
 		databaseFile: f.str("database-url-file", "", "read the PostgreSQL URL from this file (e.g. a mounted secret); used when --database is empty"),

@@ -51,6 +51,10 @@ func (f *Flags) Bool(name string, def bool, help string) *bool { return f.f.bool
 // positional ones; a bad command line is a *UsageError.
 func (f *Flags) Parse(args []string) ([]string, error) { return f.f.parse(args) }
 
+// Progress defines --progress-addr and the flags that guard the page it
+// serves (--token, --token-file), as the planner has them.
+func (f *Flags) Progress() Progress { return Progress{f.f.progress()} }
+
 // Conn defines the connection flags every process shares.
 func (f *Flags) Conn() Conn { return Conn{f.f.conn()} }
 
@@ -74,6 +78,17 @@ func (c Conn) DatabaseURL() (string, error) { return c.c.databaseURL() }
 
 // Queue is the queue configuration the flags give, without a URL.
 func (c Conn) Queue() queue.Config { return c.c.queueConfig("") }
+
+// Progress are the progress page's flags, read after Parse.
+type Progress struct{ p progressFlags }
+
+// Addr is --progress-addr ("": no page).
+func (p Progress) Addr() string { return *p.p.addr }
+
+// Token is the token the page requires ("" for none): --token, else the
+// first line of --token-file. An address beyond loopback without one, or a
+// token file that cannot be read, is a *UsageError.
+func (p Progress) Token() (string, error) { return p.p.token() }
 
 // ModelFlags are the model flags, read after Parse.
 type ModelFlags struct{ m modelFlags }

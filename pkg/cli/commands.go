@@ -169,6 +169,7 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 	if err != nil {
 		return err
 	}
+	defer e.Close()
 	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
 	if err != nil {
 		return err
@@ -208,6 +209,7 @@ func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Wr
 	if err != nil {
 		return err
 	}
+	defer e.Close()
 	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
 	if err != nil {
 		return err
@@ -296,6 +298,7 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		}
 		return err
 	}
+	defer e.Close()
 	rep, err := probe.Run(ctx, c, e.World)
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	modelName := f.str("model", env.defaultModel(), "the model the run is written with (default as the writers'); writers of other models leave its slices alone")
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
-	progressAddr := f.str("progress-addr", "", "serve the progress page and API on this address (e.g. :8080)")
+	progress := f.progress()
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -56,6 +56,10 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	}
 	if *runID == "" {
 		return &UsageError{"--run is required"}
+	}
+	progressToken, err := progress.token()
+	if err != nil {
+		return err
 	}
 	if err := requireServers("planner", cn); err != nil {
 		return err
@@ -84,13 +88,14 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return jobError(err)
 	}
+	defer e.Close()
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
 	if err != nil {
 		return err
 	}
 	store := storeOf(in)
-	if *progressAddr != "" {
-		stop, err := serveProgress(ctx, env, *progressAddr, store)
+	if *progress.addr != "" {
+		stop, err := serveProgress(ctx, env, *progress.addr, progressToken, store)
 		if err != nil {
 			return err
 		}
@@ -141,6 +146,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	defer q.Close()
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
+	defer engines.Close()
 	// Not ready while the provider refuses the key (set once the client exists).
 	var ready atomic.Pointer[func() error]
 	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
@@ -215,7 +221,9 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return jobError(fmt.Errorf("run %s: %w", *runID, err))
 	}
-	e, err := engine.NewCache(in.pool, store).Get(ctx, r.ContractSHA256)
+	engines := engine.NewCache(in.pool, store)
+	defer engines.Close()
+	e, err := engines.Get(ctx, r.ContractSHA256)
 	if err != nil {
 		return jobError(err)
 	}

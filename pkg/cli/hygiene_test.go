@@ -161,7 +161,7 @@ func TestTakenPort(t *testing.T) {
 	if _, err := serveMetrics(t.Context(), &Env{Log: discard()}, ln.Addr().String(), "", "writer", nil); err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
 		t.Errorf("metrics on a taken port: %v", err)
 	}
-	if _, err := serveProgress(t.Context(), &Env{Log: discard()}, ln.Addr().String(), nil); err == nil || !strings.Contains(err.Error(), "--progress-addr") {
+	if _, err := serveProgress(t.Context(), &Env{Log: discard()}, ln.Addr().String(), "", nil); err == nil || !strings.Contains(err.Error(), "--progress-addr") {
 		t.Errorf("progress on a taken port: %v", err)
 	}
 }

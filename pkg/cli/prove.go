@@ -46,6 +46,7 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer e.Close()
 	prover := e.Prover
 	if *cat != "" {
 		if prover, err = runProver(e, *cat); err != nil {

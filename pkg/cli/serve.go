@@ -37,20 +37,69 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// readToken is --token, else the first line of --token-file.
-func readToken(token, file string) (string, error) {
-	if token != "" || file == "" {
-		return token, nil
+// pageGuard are the flags that guard a served progress page (serve's, and
+// the one planner and run serve with --progress-addr): the token every
+// endpoint but /healthz then requires, and the rule that an address beyond
+// loopback needs one.
+type pageGuard struct{ token, tokenFile *string }
+
+func (f *flags) pageGuard() pageGuard {
+	return pageGuard{
+		token:     f.secret("token", "", "bearer token every endpoint of the progress page but /healthz requires, needed to listen beyond loopback (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)"),
+		tokenFile: f.str("token-file", "", "read the token from this file (e.g. a mounted secret); used when --token is empty"),
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
+}
+
+// forAddr is the token of a page served on addr, given by the flag named
+// flagName: --token, else the first line of --token-file. A file that
+// cannot be read, or an address beyond loopback without a token, is a
+// *UsageError naming the flag.
+func (g pageGuard) forAddr(flagName, addr string) (string, error) {
+	tok := *g.token
+	if tok == "" && *g.tokenFile != "" {
+		b, err := os.ReadFile(*g.tokenFile)
+		if err != nil {
+			return "", &UsageError{fmt.Sprintf("--token-file: %v", err)}
+		}
+		if tok = strings.TrimSpace(string(b)); tok == "" {
+			return "", &UsageError{fmt.Sprintf("--token-file %s is empty", *g.tokenFile)}
+		}
 	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("--token-file %s is empty", file)
+	if tok == "" && !loopback(addr) {
+		return "", &UsageError{fmt.Sprintf("%s %s listens beyond loopback: give a token (SUITEGEN_TOKEN or --token-file), or listen on 127.0.0.1", flagName, addr)}
 	}
-	return t, nil
+	return tok, nil
+}
+
+// progressFlags are --progress-addr and the flags that guard the page it
+// serves (planner and run).
+type progressFlags struct {
+	addr  *string
+	guard pageGuard
+}
+
+func (f *flags) progress() progressFlags {
+	return progressFlags{
+		addr:  f.str("progress-addr", "", "serve the progress page and API on this address (e.g. 127.0.0.1:8080); one beyond loopback (e.g. :8080) needs a token"),
+		guard: f.pageGuard(),
+	}
+}
+
+// token is the token the page requires ("" for none, or no page): a
+// *UsageError when --progress-addr listens beyond loopback without one.
+func (p progressFlags) token() (string, error) {
+	if *p.addr == "" {
+		return "", nil
+	}
+	return p.guard.forAddr("--progress-addr", *p.addr)
+}
+
+// pageHint is what to open a page served with tok at.
+func pageHint(tok string) string {
+	if tok != "" {
+		return "; open the page as /?token=TOKEN"
+	}
+	return ""
 }
 
 func cmdServe(ctx context.Context, env *Env, args []string) error {
@@ -62,10 +111,9 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 			"With --metrics-addr it is also the exporter of run figures read from the ledger (suitegen_run_*: asked,\n"+
 			"proved, refused, buckets, slices, spend, budget, last activity) on /metrics, beside /healthz and /readyz.")
 	addr := f.str("addr", "127.0.0.1:8080", "listen address; one beyond loopback (e.g. :8080) needs a token")
-	database := f.str("database", env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL of the ledger (required)")
+	database := f.secret("database", env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL of the ledger (required)")
 	databaseFile := f.str("database-url-file", "", "read the PostgreSQL URL from this file (e.g. a mounted secret); used when --database is empty")
-	token := f.str("token", "", "bearer token every endpoint but /healthz requires (prefer SUITEGEN_TOKEN or --token-file: a flag shows in ps)")
-	tokenFile := f.str("token-file", "", "read the token from this file (e.g. a mounted secret); used when --token is empty")
+	guard := f.pageGuard()
 	metricsAddr := f.str("metrics-addr", "", "serve the ledger's run figures on /metrics (with /healthz and /readyz) on this address, e.g. :9090")
 	retain := f.dur("metrics-retain", 24*time.Hour, "export a run until this long after it finished, or after its last activity when it never did")
 	maxRuns := f.num("metrics-max-runs", 50, "export at most this many runs, newest first (bounds the cost of a read)")
@@ -82,12 +130,9 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 	if *maxRuns < 1 {
 		return &UsageError{fmt.Sprintf("--metrics-max-runs %d: must be at least 1", *maxRuns)}
 	}
-	tok, err := readToken(*token, *tokenFile)
+	tok, err := guard.forAddr("--addr", *addr)
 	if err != nil {
-		return &UsageError{err.Error()}
-	}
-	if tok == "" && !loopback(*addr) {
-		return &UsageError{fmt.Sprintf("--addr %s listens beyond loopback: give a token (SUITEGEN_TOKEN or --token-file), or listen on 127.0.0.1", *addr)}
+		return err
 	}
 	cn := conn{database: database, databaseFile: databaseFile}
 	url, err := cn.databaseURL()
@@ -140,11 +185,7 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 		}()
 	}
 	opts := progress.Options{Token: tok, Logger: env.Log, Health: pool.Ping, StallAfter: *stallAfter}
-	hint := ""
-	if tok != "" {
-		hint = "; open the page as /?token=TOKEN"
-	}
-	fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs, health at /healthz%s)\n", pln.Addr(), hint)
+	fmt.Fprintf(env.Stdout, "progress page on http://%s/ (API at /api/runs, health at /healthz%s)\n", pln.Addr(), pageHint(tok))
 	perr := metrics.ServeHandler(ctx, pln, progress.Handler(store, opts))
 	cancel()
 	return errors.Join(perr, <-errc)
@@ -163,22 +204,23 @@ func serveExporter(ctx context.Context, ln net.Listener, ledger *metrics.Ledger,
 	return metrics.ServeListener(ctx, ln, reg, ready)
 }
 
-// serveProgress serves the progress page and API on addr in the background
-// and returns the function that stops it and waits (defer it before the
-// store's pool closes). The address is taken before it returns, so a port in
-// use is an error at start.
-func serveProgress(ctx context.Context, env *Env, addr string, store *canvas.Store) (stop func(), err error) {
+// serveProgress serves the progress page and API on addr in the background,
+// behind tok when it is not empty (pageGuard.forAddr), and returns the
+// function that stops it and waits (defer it before the store's pool
+// closes). The address is taken before it returns, so a port in use is an
+// error at start.
+func serveProgress(ctx context.Context, env *Env, addr, tok string, store *canvas.Store) (stop func(), err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--progress-addr: %w", err)
 	}
-	env.Log.Info("progress page", "url", "http://"+ln.Addr().String()+"/")
+	env.Log.Info("progress page", "url", "http://"+ln.Addr().String()+"/", "token", tok != "")
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := metrics.ServeHandler(ctx, ln, progress.Handler(store, progress.Options{Logger: env.Log})); err != nil && !errors.Is(err, context.Canceled) {
+		if err := metrics.ServeHandler(ctx, ln, progress.Handler(store, progress.Options{Token: tok, Logger: env.Log})); err != nil && !errors.Is(err, context.Canceled) {
 			env.Log.Error("progress server", "err", err)
 		}
 	}()

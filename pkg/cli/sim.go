@@ -22,7 +22,7 @@ func cmdProviderSim(ctx context.Context, env *Env, args []string) error {
 		"Serve an OpenAI-compatible API on loopback that answers like a model playing the writer's tools (the builtin policy),\nenforcing its quota as a provider would (429 with headers). GET /stats reports what it served.\nContracts come from the DIRs given, or from the ledger at --database.")
 	var cfg providersim.Config
 	cfg.Flags(f.FlagSet)
-	database := f.str("database", env.Getenv("SUITEGEN_DATABASE_URL"), "ledger to fetch contracts from, by hash")
+	database := f.secret("database", env.Getenv("SUITEGEN_DATABASE_URL"), "ledger to fetch contracts from, by hash")
 	dirs, err := f.parse(args)
 	if err != nil {
 		return err

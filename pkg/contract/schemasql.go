@@ -380,27 +380,7 @@ func (p *schemaParser) element(t *Table, k *tableKeys, el []pgsql.Token, line in
 		}
 		p.setPK(t, k, cols, l)
 	case ec.accept("foreign", "key"):
-		cols, ok := ec.identList()
-		if !ok || !ec.accept("references") {
-			p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
-			return
-		}
-		ref, q, ok := ec.qualifiedName()
-		if !ok {
-			p.errorf(l, "table %s: REFERENCES expects a table name", name)
-			return
-		}
-		if q {
-			p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
-		}
-		var refCols []string
-		if ec.peek(0).Punct("(") {
-			if refCols, ok = ec.identList(); !ok {
-				p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
-				return
-			}
-		}
-		k.fks = append(k.fks, tableFK{cols, refCols, ref, l})
+		p.foreignKey(ec, t, k, l)
 	case ec.accept("unique"):
 		ec.accept("nulls", "not", "distinct")
 		ec.accept("nulls", "distinct")
@@ -418,26 +398,60 @@ func (p *schemaParser) element(t *Table, k *tableKeys, el []pgsql.Token, line in
 	case ec.peek(0).Keyword("like"):
 		p.errorf(l, "table %s: LIKE is not accepted; list the columns", name)
 	default:
-		col, colFK, ok := p.column(ec, name, l)
-		if !ok {
-			return
-		}
-		if t.Column(col.Name) != nil {
-			p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
-			return
-		}
-		if colFK != nil {
-			k.fks = append(k.fks, tableFK{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
-		}
-		if col.pk {
-			p.setPK(t, k, []string{col.Name}, l)
-		}
-		if col.unique {
-			k.uniques = append(k.uniques, []string{col.Name})
-		}
-		t.Checks = append(t.Checks, col.checks...)
-		t.Columns = append(t.Columns, col.Column)
+		p.columnElement(ec, t, k, l)
 	}
+}
+
+// foreignKey reads a table constraint's "(column, ...) REFERENCES table
+// [(column, ...)]".
+func (p *schemaParser) foreignKey(ec *cursor, t *Table, k *tableKeys, l int) {
+	name := t.Name
+	cols, ok := ec.identList()
+	if !ok || !ec.accept("references") {
+		p.errorf(l, "table %s: FOREIGN KEY expects (column, ...) REFERENCES table", name)
+		return
+	}
+	ref, q, ok := ec.qualifiedName()
+	if !ok {
+		p.errorf(l, "table %s: REFERENCES expects a table name", name)
+		return
+	}
+	if q {
+		p.errorf(l, "schema qualifiers are not allowed (references %s)", ref)
+	}
+	var refCols []string
+	if ec.peek(0).Punct("(") {
+		if refCols, ok = ec.identList(); !ok {
+			p.errorf(l, "table %s: REFERENCES %s expects (column, ...)", name, ref)
+			return
+		}
+	}
+	k.fks = append(k.fks, tableFK{cols, refCols, ref, l})
+}
+
+// columnElement reads a column and adds it, with the keys and checks it
+// declares, to the table.
+func (p *schemaParser) columnElement(ec *cursor, t *Table, k *tableKeys, l int) {
+	name := t.Name
+	col, colFK, ok := p.column(ec, name, l)
+	if !ok {
+		return
+	}
+	if t.Column(col.Name) != nil {
+		p.errorf(l, "table %s: column %q is defined twice", name, col.Name)
+		return
+	}
+	if colFK != nil {
+		k.fks = append(k.fks, tableFK{[]string{col.Name}, colFK.refCols, colFK.refTable, l})
+	}
+	if col.pk {
+		p.setPK(t, k, []string{col.Name}, l)
+	}
+	if col.unique {
+		k.uniques = append(k.uniques, []string{col.Name})
+	}
+	t.Checks = append(t.Checks, col.checks...)
+	t.Columns = append(t.Columns, col.Column)
 }
 
 // addTable resolves a table's keys against its columns and adds it; its
@@ -543,6 +557,18 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 	case "serial", "serial4", "serial8", "bigserial", "smallserial", "serial2":
 		col.Default = "identity"
 	}
+	fk, ok := p.columnConstraints(c, &col, table, line)
+	if !ok {
+		return col, nil, false
+	}
+	return col, fk, true
+}
+
+// columnConstraints reads what follows a column's type (NOT NULL, PRIMARY
+// KEY, REFERENCES, DEFAULT, GENERATED, UNIQUE, CHECK) into col, and returns
+// its foreign key; false when it cannot be read.
+func (p *schemaParser) columnConstraints(c *cursor, col *parsedColumn, table string, line int) (*inlineFK, bool) {
+	name := col.Name
 	var fk *inlineFK
 	for !c.done() {
 		switch {
@@ -555,22 +581,9 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 			col.pk = true
 			col.NotNull = true
 		case c.accept("references"):
-			ref, q, ok := c.qualifiedName()
-			if !ok {
-				p.errorf(line, "table %s: column %s: REFERENCES expects a table name", table, name)
-				return col, nil, false
-			}
-			if q {
-				p.errorf(line, "schema qualifiers are not allowed (references %s)", ref)
-			}
-			fk = &inlineFK{refTable: ref}
-			if c.peek(0).Punct("(") {
-				cols, ok := c.identList()
-				if !ok || len(cols) != 1 {
-					p.errorf(line, "table %s: column %s: REFERENCES %s expects one (column)", table, name, ref)
-					return col, nil, false
-				}
-				fk.refCols = cols
+			var ok bool
+			if fk, ok = p.inlineReferences(c, table, name, line); !ok {
+				return nil, false
 			}
 		case c.accept("default"):
 			expr := c.untilStop("(")
@@ -599,7 +612,30 @@ func (p *schemaParser) column(c *cursor, table string, line int) (parsedColumn, 
 			c.next()
 		}
 	}
-	return col, fk, true
+	return fk, true
+}
+
+// inlineReferences reads a column's "REFERENCES table [(column)]" after
+// the keyword.
+func (p *schemaParser) inlineReferences(c *cursor, table, column string, line int) (*inlineFK, bool) {
+	ref, q, ok := c.qualifiedName()
+	if !ok {
+		p.errorf(line, "table %s: column %s: REFERENCES expects a table name", table, column)
+		return nil, false
+	}
+	if q {
+		p.errorf(line, "schema qualifiers are not allowed (references %s)", ref)
+	}
+	fk := &inlineFK{refTable: ref}
+	if c.peek(0).Punct("(") {
+		cols, ok := c.identList()
+		if !ok || len(cols) != 1 {
+			p.errorf(line, "table %s: column %s: REFERENCES %s expects one (column)", table, column, ref)
+			return nil, false
+		}
+		fk.refCols = cols
+	}
+	return fk, true
 }
 
 // untilStop consumes the tokens up to the next word that ends a column's
@@ -677,76 +713,104 @@ func readCheck(group []pgsql.Token) Check {
 		toks = toks[1 : len(toks)-1]
 	}
 	ck := Check{Expr: joinTokens(toks)}
-	lit := func(t pgsql.Token) (string, bool) {
-		return t.Text, t.Kind == pgsql.String || t.Kind == pgsql.Number
-	}
-	col, isName := pgsql.Token{}, false
-	if len(toks) > 0 {
-		col = toks[0]
-		_, isName = col.Name()
-	}
-	set := func(op string, vals ...string) Check {
-		ck.Column, ck.Op, ck.Values = col.Text, op, vals
-		return ck
-	}
-	n := len(toks)
-	switch {
-	case n == 3 && isName && toks[1].Punct("~"):
-		if v, ok := lit(toks[2]); ok && toks[2].Kind == pgsql.String {
-			return set("~", v)
-		}
-	case n == 3 && isName && toks[1].Keyword("like"):
-		if v, ok := lit(toks[2]); ok {
-			return set("like", v)
-		}
-	case n == 5 && isName && toks[1].Keyword("between") && toks[3].Keyword("and"):
-		lo, ok1 := lit(toks[2])
-		hi, ok2 := lit(toks[4])
-		if ok1 && ok2 {
-			return set("between", lo, hi)
-		}
-	case n >= 5 && isName && toks[1].Keyword("in") && toks[2].Punct("(") && toks[n-1].Punct(")"):
-		var vals []string
-		for i := 3; i < n-1; i++ {
-			if (i-3)%2 == 1 {
-				if !toks[i].Punct(",") {
-					return ck
-				}
-				continue
-			}
-			v, ok := lit(toks[i])
-			if !ok {
-				return ck
-			}
-			vals = append(vals, v)
-		}
-		return set("in", vals...)
-	case n == 6 && (toks[0].Keyword("length") || toks[0].Keyword("char_length")) && toks[1].Punct("(") && toks[3].Punct(")") && toks[4].Punct("="):
-		if name, ok := toks[2].Name(); ok {
-			if v, ok := lit(toks[5]); ok && toks[5].Kind == pgsql.Number {
-				ck.Column, ck.Op, ck.Values = name, "length", []string{v}
-				return ck
-			}
-		}
-	case (n == 3 || n == 4) && isName:
-		op := toks[1].Text
-		rest := toks[2:]
-		if n == 4 {
-			op += toks[2].Text
-			rest = toks[3:]
-		}
-		switch {
-		case toks[1].Kind != pgsql.Punct || n == 4 && toks[2].Kind != pgsql.Punct:
-		case op == ">" || op == ">=" || op == "<" || op == "<=" || op == "=" || op == "<>" || op == "!=":
-			if v, ok := lit(rest[0]); ok {
-				if op == "!=" {
-					op = "<>"
-				}
-				return set(op, v)
-			}
-		}
+	if column, op, values, ok := checkForm(toks); ok {
+		ck.Column, ck.Op, ck.Values = column, op, values
 	}
 	return ck
+}
+
+// checkLiteral is a string or number token's text.
+func checkLiteral(t pgsql.Token) (string, bool) {
+	return t.Text, t.Kind == pgsql.String || t.Kind == pgsql.Number
+}
+
+// checkForm recognises the simple forms of a CHECK expression: col ~
+// 'regex', col LIKE 'pattern', col BETWEEN lo AND hi, col IN (v, ...),
+// length(col) = n and col <op> v.
+func checkForm(toks []pgsql.Token) (column, op string, values []string, ok bool) {
+	n := len(toks)
+	if n == 6 && (toks[0].Keyword("length") || toks[0].Keyword("char_length")) && toks[1].Punct("(") && toks[3].Punct(")") && toks[4].Punct("=") {
+		if name, ok := toks[2].Name(); ok {
+			if v, ok := checkLiteral(toks[5]); ok && toks[5].Kind == pgsql.Number {
+				return name, "length", []string{v}, true
+			}
+		}
+		return "", "", nil, false
+	}
+	if n == 0 {
+		return "", "", nil, false
+	}
+	if _, isName := toks[0].Name(); !isName {
+		return "", "", nil, false
+	}
+	col := toks[0].Text
+	switch {
+	case n == 3 && toks[1].Punct("~"):
+		if v, ok := checkLiteral(toks[2]); ok && toks[2].Kind == pgsql.String {
+			return col, "~", []string{v}, true
+		}
+	case n == 3 && toks[1].Keyword("like"):
+		if v, ok := checkLiteral(toks[2]); ok {
+			return col, "like", []string{v}, true
+		}
+	case n == 5 && toks[1].Keyword("between") && toks[3].Keyword("and"):
+		lo, ok1 := checkLiteral(toks[2])
+		hi, ok2 := checkLiteral(toks[4])
+		if ok1 && ok2 {
+			return col, "between", []string{lo, hi}, true
+		}
+	case n >= 5 && toks[1].Keyword("in") && toks[2].Punct("(") && toks[n-1].Punct(")"):
+		if vals, ok := checkList(toks[3 : n-1]); ok {
+			return col, "in", vals, true
+		}
+	case n == 3 || n == 4:
+		if op, v, ok := checkComparison(toks); ok {
+			return col, op, []string{v}, true
+		}
+	}
+	return "", "", nil, false
+}
+
+// checkList reads "v, v, ..." of literals.
+func checkList(toks []pgsql.Token) ([]string, bool) {
+	var vals []string
+	for i, t := range toks {
+		if i%2 == 1 {
+			if !t.Punct(",") {
+				return nil, false
+			}
+			continue
+		}
+		v, ok := checkLiteral(t)
+		if !ok {
+			return nil, false
+		}
+		vals = append(vals, v)
+	}
+	return vals, true
+}
+
+// checkComparison reads "col <op> v" of three or four tokens (an operator
+// may come as two punctuation tokens); != is <>.
+func checkComparison(toks []pgsql.Token) (op, value string, ok bool) {
+	n := len(toks)
+	op = toks[1].Text
+	rest := toks[2:]
+	if n == 4 {
+		op += toks[2].Text
+		rest = toks[3:]
+	}
+	switch {
+	case toks[1].Kind != pgsql.Punct || n == 4 && toks[2].Kind != pgsql.Punct:
+	case op == ">" || op == ">=" || op == "<" || op == "<=" || op == "=" || op == "<>" || op == "!=":
+		if v, ok := checkLiteral(rest[0]); ok {
+			if op == "!=" {
+				op = "<>"
+			}
+			return op, v, true
+		}
+	}
+	return "", "", false
 }
 
 // balanced reports whether parentheses pair up within toks.

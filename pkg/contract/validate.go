@@ -14,83 +14,132 @@ import (
 )
 
 // check runs the cross-references: between contract.yaml's parts, and from it
-// to the world and the Starlark files.
+// to the world and the Starlark files. Each step owns one part of the
+// contract.
 func (l *loader) check(pos *positions) {
-	c, r := l.c, l.r
-	const F = ContractFile
-
 	// When tools: is not a list (reported as a bad value), every reference to
 	// a tool would be noise.
 	toolRefs := !pos.toolsBad
+	l.checkDeclarations(pos, toolRefs)
+	compiled := l.checkTools(pos)
+	l.checkReachable()
+	l.checkCaller(pos, toolRefs)
+	l.checkUseCaseTools(pos, toolRefs)
+	l.checkDirections(pos, toolRefs)
+	l.checkSequences(pos, compiled, toolRefs)
+}
+
+// checkDeclarations: at least one tool, no name declared twice, and rules'
+// checks naming code-settled sub-goals.
+func (l *loader) checkDeclarations(pos *positions, toolRefs bool) {
+	c, r := l.c, l.r
 	if pos.toolItems == 0 && toolRefs {
-		r.add(F, pos.toolsKey, CodeNoTools, "the contract declares no tools; an agent needs at least one")
+		r.add(ContractFile, pos.toolsKey, CodeNoTools, "the contract declares no tools; an agent needs at least one")
 	}
 	dupes(r, CodeDuplicateRule, "rule", len(c.Rules), func(i int) (string, int) { return c.Rules[i].ID, c.Rules[i].Line })
 	l.checkRuleChecks()
 	dupes(r, CodeDuplicateUseCase, "use case", len(c.UseCases), func(i int) (string, int) { return c.UseCases[i].ID, c.UseCases[i].Line })
 	dupes(r, CodeDuplicateTool, "tool", len(c.Tools), func(i int) (string, int) { return c.Tools[i].Name, c.Tools[i].Line })
 	dupes(r, CodeDuplicateSequence, "sequence", len(c.Sequences), func(i int) (string, int) { return c.Sequences[i].Name, c.Sequences[i].Line })
+}
 
+// checkTools checks each tool on its own (params, x-refs, log_only,
+// requires, handler) and returns the compiled params schemas, indexed as
+// the tools (nil where a schema did not compile).
+func (l *loader) checkTools(pos *positions) []*jsonschema.Schema {
+	c := l.c
 	compiled := make([]*jsonschema.Schema, len(c.Tools))
 	for i := range c.Tools {
 		t, tp := &c.Tools[i], pos.tools[i]
 		compiled[i] = l.checkParams(t, tp)
 		l.checkXRefs(t, tp)
-		props := properties(t.Params)
-		for j, name := range t.LogOnly {
-			if _, ok := props[name]; !ok {
-				r.add(F, tp.logOnly[j], CodeUnknownParam, "log_only names %q, which is not a parameter of %s", name, t.Name)
-			}
+		l.checkLogOnly(t, tp)
+		l.checkRequires(t, tp)
+		l.checkHandler(t, tp)
+	}
+	return compiled
+}
+
+// checkLogOnly: log_only names parameters of the tool.
+func (l *loader) checkLogOnly(t *Tool, tp toolPos) {
+	props := properties(t.Params)
+	for j, name := range t.LogOnly {
+		if _, ok := props[name]; !ok {
+			l.r.add(ContractFile, tp.logOnly[j], CodeUnknownParam, "log_only names %q, which is not a parameter of %s", name, t.Name)
 		}
-		for j, req := range t.Requires {
-			rp := tp.requires[j]
-			for k, name := range req.AnyOf {
-				other := c.Tool(name)
-				switch {
-				case name == t.Name:
-					r.add(F, rp.anyOf[k], CodeBadValue, "tool %s requires itself", t.Name)
-				case other == nil:
-					r.add(F, rp.anyOf[k], CodeUnknownRequires, "tool %s requires %q, which is not a tool", t.Name, name)
-				default:
-					for s, arg := range req.Same {
-						if _, ok := properties(other.Params)[arg]; !ok {
-							r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, other.Name)
-						}
+	}
+}
+
+// checkRequires: each requirement names other tools, and its same: names a
+// parameter of both the tool and the tools it requires.
+func (l *loader) checkRequires(t *Tool, tp toolPos) {
+	c, r := l.c, l.r
+	const F = ContractFile
+	props := properties(t.Params)
+	for j, req := range t.Requires {
+		rp := tp.requires[j]
+		for k, name := range req.AnyOf {
+			other := c.Tool(name)
+			switch {
+			case name == t.Name:
+				r.add(F, rp.anyOf[k], CodeBadValue, "tool %s requires itself", t.Name)
+			case other == nil:
+				r.add(F, rp.anyOf[k], CodeUnknownRequires, "tool %s requires %q, which is not a tool", t.Name, name)
+			default:
+				for s, arg := range req.Same {
+					if _, ok := properties(other.Params)[arg]; !ok {
+						r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, other.Name)
 					}
 				}
 			}
-			for s, arg := range req.Same {
-				if _, ok := props[arg]; !ok {
-					r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, t.Name)
-				}
+		}
+		for s, arg := range req.Same {
+			if _, ok := props[arg]; !ok {
+				r.add(F, rp.same[s], CodeUnknownParam, "same: %q is not a parameter of %s", arg, t.Name)
 			}
 		}
-		l.checkHandler(t, tp)
 	}
-	l.checkReachable()
+}
 
-	if cl := c.Caller; cl != nil {
-		if l.schemaOK && cl.Table != "" {
-			if tab := c.Table(cl.Table); tab == nil {
-				r.add(F, pos.caller.table, CodeUnknownCallerTable, "caller table %q is not in schema.sql", cl.Table)
-			} else if cl.Key != "" && tab.Column(cl.Key) == nil {
-				r.add(F, pos.caller.key, CodeUnknownCallerKey, "caller key %q is not a column of %s", cl.Key, cl.Table)
-			}
-		}
-		for i, name := range cl.From {
-			if c.Tool(name) == nil && toolRefs {
-				r.add(F, pos.caller.from[i], CodeUnknownCallerTool, "caller from names %q, which is not a tool", name)
-			}
+// checkCaller: the caller's table and key are in the schema, and the tools
+// it is read from exist.
+func (l *loader) checkCaller(pos *positions, toolRefs bool) {
+	c, r := l.c, l.r
+	const F = ContractFile
+	cl := c.Caller
+	if cl == nil {
+		return
+	}
+	if l.schemaOK && cl.Table != "" {
+		if tab := c.Table(cl.Table); tab == nil {
+			r.add(F, pos.caller.table, CodeUnknownCallerTable, "caller table %q is not in schema.sql", cl.Table)
+		} else if cl.Key != "" && tab.Column(cl.Key) == nil {
+			r.add(F, pos.caller.key, CodeUnknownCallerKey, "caller key %q is not a column of %s", cl.Key, cl.Table)
 		}
 	}
+	for i, name := range cl.From {
+		if c.Tool(name) == nil && toolRefs {
+			r.add(F, pos.caller.from[i], CodeUnknownCallerTool, "caller from names %q, which is not a tool", name)
+		}
+	}
+}
+
+// checkUseCaseTools: the tools a use case names exist.
+func (l *loader) checkUseCaseTools(pos *positions, toolRefs bool) {
+	c := l.c
 	for i, uc := range c.UseCases {
 		for j, name := range uc.Tools {
 			if c.Tool(name) == nil && toolRefs {
-				r.add(F, pos.useCases[i][j], CodeUnknownTool, "use case %s names tool %q, which is not a tool", uc.ID, name)
+				l.r.add(ContractFile, pos.useCases[i][j], CodeUnknownTool, "use case %s names tool %q, which is not a tool", uc.ID, name)
 			}
 		}
 	}
-	l.checkDirections(pos, toolRefs)
+}
+
+// checkSequences: each step calls a tool that exists, with arguments its
+// params accept.
+func (l *loader) checkSequences(pos *positions, compiled []*jsonschema.Schema, toolRefs bool) {
+	c := l.c
 	for i, s := range c.Sequences {
 		for j, step := range s.Steps {
 			sp := pos.steps[i][j]
@@ -99,7 +148,7 @@ func (l *loader) check(pos *positions) {
 			}
 			k := toolIndex(c, step.Tool)
 			if k < 0 {
-				r.add(F, sp.tool, CodeUnknownTool, "sequence %s calls %q, which is not a tool", s.Name, step.Tool)
+				l.r.add(ContractFile, sp.tool, CodeUnknownTool, "sequence %s calls %q, which is not a tool", s.Name, step.Tool)
 				continue
 			}
 			l.checkStepArgs(&c.Tools[k], compiled[k], step, sp)
@@ -109,12 +158,9 @@ func (l *loader) check(pos *positions) {
 
 // checkDirections settles each use case's direction (the contract's when it
 // gives none: inbound if the contract takes inbound calls) and checks what an
-// outbound use case needs: a direction the contract allows, a purpose table
-// whose records lead to a callee in the caller table, and tools that exist
-// for a missed call and a call put off.
+// outbound use case needs (checkOutbound).
 func (l *loader) checkDirections(pos *positions, toolRefs bool) {
-	c, r := l.c, l.r
-	const F = ContractFile
+	c := l.c
 	allowed := map[string]bool{}
 	for _, d := range c.Direction {
 		allowed[d] = true
@@ -141,45 +187,49 @@ func (l *loader) checkDirections(pos *positions, toolRefs bool) {
 			}
 			u.Direction = def
 		} else if len(c.Direction) > 0 && !allowed[u.Direction] {
-			r.add(F, line("direction"), CodeDirectionNotAllowed, "use case %s is %s, but the contract's direction is %s: add %s to it", u.ID, u.Direction, strings.Join(c.Direction, " and "), u.Direction)
+			l.r.add(ContractFile, line("direction"), CodeDirectionNotAllowed, "use case %s is %s, but the contract's direction is %s: add %s to it", u.ID, u.Direction, strings.Join(c.Direction, " and "), u.Direction)
 		}
 		if !u.Outbound() {
 			for _, k := range []string{"purpose", "missed_call", "call_later"} {
 				if _, given := at[k]; given {
-					r.add(F, line(k), CodeBadValue, "use case %s: %s is for outbound use cases (direction: outbound)", u.ID, k)
+					l.r.add(ContractFile, line(k), CodeBadValue, "use case %s: %s is for outbound use cases (direction: outbound)", u.ID, k)
 				}
 			}
 			continue
 		}
-		for _, k := range []string{"missed_call", "call_later"} {
-			name := u.MissedCall
-			if k == "call_later" {
-				name = u.CallLater
-			}
-			if name != "" && c.Tool(name) == nil && toolRefs {
-				r.add(F, line(k), CodeUnknownTool, "use case %s: %s names %q, which is not a tool", u.ID, k, name)
-			}
+		_, purposeGiven := at["purpose"]
+		l.checkOutbound(u, line, purposeGiven, toolRefs)
+	}
+}
+
+// checkOutbound checks what an outbound use case needs: tools that exist for
+// a missed call and a call put off, and a purpose table whose records lead to
+// a callee in the caller table. line is where a field of the use case is
+// (the use case's own line when the field is not given).
+func (l *loader) checkOutbound(u *UseCase, line func(field string) int, purposeGiven, toolRefs bool) {
+	c, r := l.c, l.r
+	const F = ContractFile
+	for _, k := range []string{"missed_call", "call_later"} {
+		name := u.MissedCall
+		if k == "call_later" {
+			name = u.CallLater
 		}
-		if u.Purpose == "" {
-			if _, given := at["purpose"]; !given {
-				r.add(F, u.Line, CodeMissingField, "outbound use case %s needs a purpose: the table of the record each call is about", u.ID)
-			}
-			continue
+		if name != "" && c.Tool(name) == nil && toolRefs {
+			r.add(F, line(k), CodeUnknownTool, "use case %s: %s names %q, which is not a tool", u.ID, k, name)
 		}
-		if !l.schemaOK {
-			continue
+	}
+	switch {
+	case u.Purpose == "":
+		if !purposeGiven {
+			r.add(F, u.Line, CodeMissingField, "outbound use case %s needs a purpose: the table of the record each call is about", u.ID)
 		}
-		if c.Table(u.Purpose) == nil {
-			r.add(F, line("purpose"), CodeUnknownPurpose, "use case %s: purpose %q is not a table of schema.sql", u.ID, u.Purpose)
-			continue
-		}
-		if c.Caller == nil || c.Caller.Table == "" || c.Table(c.Caller.Table) == nil {
-			r.add(F, line("purpose"), CodeOutboundNoCaller, "use case %s is outbound, but the contract names no caller table to draw the callee from (caller: {table, key})", u.ID)
-			continue
-		}
-		if c.CalleePath(u.Purpose) == nil {
-			r.add(F, line("purpose"), CodePurposeNoCallee, "use case %s: no chain of foreign keys leads from %s to %s: the callee is the owner of the call's purpose record", u.ID, u.Purpose, c.Caller.Table)
-		}
+	case !l.schemaOK:
+	case c.Table(u.Purpose) == nil:
+		r.add(F, line("purpose"), CodeUnknownPurpose, "use case %s: purpose %q is not a table of schema.sql", u.ID, u.Purpose)
+	case c.Caller == nil || c.Caller.Table == "" || c.Table(c.Caller.Table) == nil:
+		r.add(F, line("purpose"), CodeOutboundNoCaller, "use case %s is outbound, but the contract names no caller table to draw the callee from (caller: {table, key})", u.ID)
+	case c.CalleePath(u.Purpose) == nil:
+		r.add(F, line("purpose"), CodePurposeNoCallee, "use case %s: no chain of foreign keys leads from %s to %s: the callee is the owner of the call's purpose record", u.ID, u.Purpose, c.Caller.Table)
 	}
 }
 

@@ -730,67 +730,83 @@ func (d *yamlDoc) sequence(n *yaml.Node) (Sequence, []stepPos, bool) {
 			d.add(v.Line, CodeBadValue, "sequence %s has no steps", name)
 		}
 		for _, item := range items {
-			sf := d.fields(item, "step")
-			if sf == nil {
-				continue
+			if step, sp, ok := d.step(item); ok {
+				s.Steps = append(s.Steps, step)
+				sps = append(sps, sp)
 			}
-			step := SequenceStep{Line: resolve(item).Line, Args: map[string]any{}}
-			sp := stepPos{args: map[string]*yaml.Node{}}
-			if tv := sf.get("tool"); tv != nil {
-				step.Tool, _ = d.str(tv, "step tool")
-				sp.tool = tv.Line
-			}
-			if av := sf.get("args"); av != nil {
-				an := resolve(av)
-				if an.Kind != yaml.MappingNode {
-					d.add(av.Line, CodeBadValue, "step args: expected a mapping, got %s", describe(av))
-				} else {
-					step.Args, _ = d.value(an).(map[string]any)
-					for i := 0; i+1 < len(an.Content); i += 2 {
-						sp.args[an.Content[i].Value] = resolve(an.Content[i+1])
-					}
-				}
-			}
-			if ev := sf.get("expect"); ev != nil {
-				if e, ok := d.str(ev, "step expect"); ok {
-					switch e {
-					case "ok":
-					case "refused":
-						step.Expect = e
-					default:
-						d.add(ev.Line, CodeUnknownSeqExpect, "step expect %q: want ok or refused", e)
-					}
-				}
-			}
-			s.Steps = append(s.Steps, step)
-			sps = append(sps, sp)
 		}
 	}
 	if v := f.get("expect"); v != nil {
 		for _, item := range d.seq(v, "expect") {
-			ef := d.fields(item, "expectation")
-			if ef == nil {
-				continue
+			if e, ok := d.expectation(item); ok {
+				s.Expect = append(s.Expect, e)
 			}
-			e := Expectation{Line: resolve(item).Line}
-			e.SQL, _ = d.str(ef.get("sql"), "sql")
-			if rv := ef.get("rows"); rv != nil {
-				e.Rows = []map[string]any{}
-				for _, row := range d.seq(rv, "rows") {
-					if m, ok := d.value(row).(map[string]any); ok && resolve(row).Kind == yaml.MappingNode {
-						e.Rows = append(e.Rows, m)
-					} else {
-						d.add(row.Line, CodeBadValue, "rows: each row is a mapping of column to value, got %s", describe(row))
-					}
-				}
-			}
-			if uv := ef.get("unordered"); uv != nil {
-				e.Unordered = d.boolean(uv, "unordered")
-			}
-			s.Expect = append(s.Expect, e)
 		}
 	}
 	return s, sps, ok
+}
+
+// step reads one step of a sequence: its tool, its args (with the node of
+// each, for the lines problems point at) and what it expects.
+func (d *yamlDoc) step(item *yaml.Node) (SequenceStep, stepPos, bool) {
+	sf := d.fields(item, "step")
+	if sf == nil {
+		return SequenceStep{}, stepPos{}, false
+	}
+	step := SequenceStep{Line: resolve(item).Line, Args: map[string]any{}}
+	sp := stepPos{args: map[string]*yaml.Node{}}
+	if tv := sf.get("tool"); tv != nil {
+		step.Tool, _ = d.str(tv, "step tool")
+		sp.tool = tv.Line
+	}
+	if av := sf.get("args"); av != nil {
+		an := resolve(av)
+		if an.Kind != yaml.MappingNode {
+			d.add(av.Line, CodeBadValue, "step args: expected a mapping, got %s", describe(av))
+		} else {
+			step.Args, _ = d.value(an).(map[string]any)
+			for i := 0; i+1 < len(an.Content); i += 2 {
+				sp.args[an.Content[i].Value] = resolve(an.Content[i+1])
+			}
+		}
+	}
+	if ev := sf.get("expect"); ev != nil {
+		if e, ok := d.str(ev, "step expect"); ok {
+			switch e {
+			case "ok":
+			case "refused":
+				step.Expect = e
+			default:
+				d.add(ev.Line, CodeUnknownSeqExpect, "step expect %q: want ok or refused", e)
+			}
+		}
+	}
+	return step, sp, true
+}
+
+// expectation reads one expectation of a sequence: a query and the rows it
+// must return.
+func (d *yamlDoc) expectation(item *yaml.Node) (Expectation, bool) {
+	ef := d.fields(item, "expectation")
+	if ef == nil {
+		return Expectation{}, false
+	}
+	e := Expectation{Line: resolve(item).Line}
+	e.SQL, _ = d.str(ef.get("sql"), "sql")
+	if rv := ef.get("rows"); rv != nil {
+		e.Rows = []map[string]any{}
+		for _, row := range d.seq(rv, "rows") {
+			if m, ok := d.value(row).(map[string]any); ok && resolve(row).Kind == yaml.MappingNode {
+				e.Rows = append(e.Rows, m)
+			} else {
+				d.add(row.Line, CodeBadValue, "rows: each row is a mapping of column to value, got %s", describe(row))
+			}
+		}
+	}
+	if uv := ef.get("unordered"); uv != nil {
+		e.Unordered = d.boolean(uv, "unordered")
+	}
+	return e, true
 }
 
 // value converts a node to a JSON value: map[string]any, []any, string, int64,
@@ -801,19 +817,7 @@ func (d *yamlDoc) value(n *yaml.Node) any {
 
 func (d *yamlDoc) valueDepth(n *yaml.Node, depth int) any {
 	n = resolve(n)
-	if n == nil {
-		return nil
-	}
-	d.budget--
-	if d.budget == 0 {
-		d.add(n.Line, CodeBadValue, "document too large (aliases expand beyond %d nodes)", yamlNodeBudget)
-	}
-	if d.budget <= 0 {
-		return nil
-	}
-	if depth > 200 {
-		d.add(n.Line, CodeBadValue, "nested too deeply")
-		d.budget = 0
+	if n == nil || !d.spend(n, depth) {
 		return nil
 	}
 	switch n.Kind {
@@ -838,37 +842,63 @@ func (d *yamlDoc) valueDepth(n *yaml.Node, depth int) any {
 		}
 		return s
 	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return nil
-		case "!!bool":
-			var b bool
-			if err := n.Decode(&b); err == nil {
-				return b
-			}
-		case "!!int":
-			var i int64
-			if err := n.Decode(&i); err == nil {
-				return i
-			}
-			var f float64
-			if err := n.Decode(&f); err == nil {
-				return f
-			}
-		case "!!float":
-			var f float64
-			if err := n.Decode(&f); err == nil {
-				if math.IsInf(f, 0) || math.IsNaN(f) {
-					d.add(n.Line, CodeBadValue, "%s is not a JSON number", n.Value)
-					return nil
-				}
-				if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(n.Value, ".eE") {
-					return int64(f)
-				}
-				return f
-			}
-		}
-		return n.Value
+		return d.scalar(n)
 	}
 	return nil
+}
+
+// spend charges a node to the document's budget, which bounds what aliases
+// can expand to, and reports whether it may be read: not past the budget
+// or deeper than 200 levels (each reported once).
+func (d *yamlDoc) spend(n *yaml.Node, depth int) bool {
+	d.budget--
+	if d.budget == 0 {
+		d.add(n.Line, CodeBadValue, "document too large (aliases expand beyond %d nodes)", yamlNodeBudget)
+	}
+	if d.budget <= 0 {
+		return false
+	}
+	if depth > 200 {
+		d.add(n.Line, CodeBadValue, "nested too deeply")
+		d.budget = 0
+		return false
+	}
+	return true
+}
+
+// scalar is a scalar node's JSON value by its tag: null, bool, an int64
+// (a float with no fraction written as an integer too), a finite float64,
+// else its text.
+func (d *yamlDoc) scalar(n *yaml.Node) any {
+	switch n.Tag {
+	case "!!null":
+		return nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b
+		}
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			return i
+		}
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			return f
+		}
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				d.add(n.Line, CodeBadValue, "%s is not a JSON number", n.Value)
+				return nil
+			}
+			if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(n.Value, ".eE") {
+				return int64(f)
+			}
+			return f
+		}
+	}
+	return n.Value
 }

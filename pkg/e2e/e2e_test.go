@@ -95,6 +95,7 @@ func TestRetailSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	names, branches := map[string]bool{}, map[string]bool{}
 	for _, sc := range scs {
 		if v, err := e.Prover.Prove(ctx, sc); err != nil || !v.Kept {

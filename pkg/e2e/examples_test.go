@@ -62,6 +62,7 @@ func TestEveryExample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(e.Close)
 			rep, err := probe.Run(ctx, c, e.World)
 			if err != nil {
 				t.Fatal(err)

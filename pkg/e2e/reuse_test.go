@@ -28,6 +28,7 @@ func TestTemplateReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	p, err := plan.Derive(context.Background(), c, probe.Rehearser(e.World), plan.Options{Asked: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -18,12 +18,15 @@ import (
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// Engine is one contract, ready to prove scenarios.
+// Engine is one contract, ready to prove scenarios. Close it when done: its
+// world keeps sessions on the database.
 type Engine struct {
 	C      *contract.Contract
 	Progs  *script.Programs
 	World  *world.World
 	Prover *prove.Prover
+
+	closeOnce sync.Once
 }
 
 // Open compiles the contract and opens (creating and seeding once) its world.
@@ -37,6 +40,17 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract) (*Engin
 		return nil, fmt.Errorf("engine: world of %s: %w", c.Agent, err)
 	}
 	return &Engine{C: c, Progs: progs, World: w, Prover: prove.New(c, w, progs)}, nil
+}
+
+// Close releases what Open opened: the world's sessions (copies still
+// running keep theirs until they end). The pool stays the caller's. It is
+// safe to call more than once; a closed engine must not be used.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		if e.World != nil {
+			e.World.Close()
+		}
+	})
 }
 
 // LoadDir loads and validates a contract directory; problems make it an error.
@@ -114,12 +128,17 @@ func Load(ctx context.Context, from Contracts, sha string) (*contract.Contract, 
 	return c, nil
 }
 
-// Cache keeps one engine per contract hash for a process.
+// ErrClosed is what a closed Cache answers.
+var ErrClosed = errors.New("engine: cache closed")
+
+// Cache keeps one engine per contract hash for a process. It owns its
+// engines, those given by Put too: Close closes them all.
 type Cache struct {
 	pool      *pgxpool.Pool
 	contracts Contracts
 	mu        sync.Mutex
 	m         map[string]*Engine
+	closed    bool
 }
 
 // NewCache returns an empty cache whose engines open their worlds on pool
@@ -128,17 +147,40 @@ func NewCache(pool *pgxpool.Pool, contracts Contracts) *Cache {
 	return &Cache{pool: pool, contracts: contracts, m: map[string]*Engine{}}
 }
 
-// Put adds an engine opened elsewhere.
+// Put adds an engine opened elsewhere; the cache closes it with the others.
+// Put on a closed cache closes e at once.
 func (c *Cache) Put(e *Engine) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		e.Close()
+		return
+	}
+	if old, ok := c.m[e.C.SHA256]; ok && old != e {
+		old.Close()
+	}
 	c.m[e.C.SHA256] = e
+}
+
+// Close closes every engine of the cache; Get then answers ErrClosed. It is
+// safe to call more than once.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for sha, e := range c.m {
+		e.Close()
+		delete(c.m, sha)
+	}
 }
 
 // Get returns the engine of a contract hash, building it from the ledger once.
 func (c *Cache) Get(ctx context.Context, sha string) (*Engine, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
 	if e, ok := c.m[sha]; ok {
 		return e, nil
 	}

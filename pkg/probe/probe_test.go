@@ -23,6 +23,7 @@ func run(t *testing.T, name string) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	rep, err := Run(context.Background(), c, e.World)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,10 @@ type Config struct {
 	MetricsAddr string
 	// ProgressAddr, when set, serves the progress page and API (progress.Handler) there.
 	ProgressAddr string
-	BudgetTokens int64
+	// ProgressToken, when set, is required by every endpoint of the
+	// progress page but /healthz (progress.Options.Token).
+	ProgressToken string
+	BudgetTokens  int64
 	// BudgetUSD caps the run's spend in dollars at Model's price (0: no cap).
 	BudgetUSD float64
 	PlanFile  string
@@ -208,13 +211,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if err := wire.ServeProgress(pctx, cfg.ProgressAddr, store, progress.Options{Logger: log}, nil); err != nil {
+			if err := wire.ServeProgress(pctx, cfg.ProgressAddr, store, progress.Options{Token: cfg.ProgressToken, Logger: log}, nil); err != nil {
 				log.Error("progress server", "err", err)
 			}
 		}()
 		defer func() { pcancel(); <-done }()
 	}
 	engines := engine.NewCache(pool, store)
+	defer engines.Close() // after the writers stop (deferred later), before the pool closes
 	for _, c := range contracts {
 		e, err := engine.Open(ctx, pool, c)
 		if err != nil {

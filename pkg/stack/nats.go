@@ -1,9 +1,17 @@
 package stack
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,8 +21,15 @@ import (
 type NATSConfig struct {
 	// StoreDir holds JetStream file storage. Required.
 	StoreDir string
-	// Host to listen on; default 127.0.0.1.
+	// Host to listen on; default 127.0.0.1. Anything else is refused:
+	// a server reachable from other machines is one given by URL.
 	Host string
+	// Token every client must present (nats://TOKEN@host:port, as URL gives
+	// it). Empty: one is made on the first start and kept in StoreDir
+	// (TokenFileName, mode 0600), so a server restarted on the same store
+	// takes its clients back. Other users of the machine can reach
+	// 127.0.0.1, not the token.
+	Token string
 	// Port to listen on; 0 picks a free port.
 	Port int
 	// Logger receives server logs when Verbose is set. Default: slog.Default().
@@ -42,6 +57,9 @@ func (c *NATSConfig) validate() error {
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
 	}
+	if !loopbackHost(c.Host) {
+		return fmt.Errorf("stack: NATSConfig.Host %q is not a loopback address: the embedded server is for this machine only", c.Host)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -51,6 +69,44 @@ func (c *NATSConfig) validate() error {
 	return nil
 }
 
+// TokenFileName is the file in a NATS store dir that keeps the server's
+// client token (mode 0600).
+const TokenFileName = "token"
+
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// storeToken is the token kept in dir, made (and the dir, mode 0700) when
+// there is none yet.
+func storeToken(dir string) (string, error) {
+	file := filepath.Join(dir, TokenFileName)
+	b, err := os.ReadFile(file)
+	if err == nil {
+		if tok := strings.TrimSpace(string(b)); tok != "" {
+			return tok, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("stack: nats token: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("stack: nats store: %w", err)
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("stack: nats token: %w", err)
+	}
+	tok := hex.EncodeToString(raw)
+	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("stack: nats token: %w", err)
+	}
+	return tok, nil
+}
+
 // NATS is a running embedded NATS server with JetStream.
 type NATS struct {
 	srv *server.Server
@@ -58,10 +114,18 @@ type NATS struct {
 }
 
 // StartNATS starts an in-process NATS server with JetStream file storage under
-// cfg.StoreDir and waits until it accepts connections.
+// cfg.StoreDir, on loopback and behind a token, and waits until it accepts
+// connections.
 func StartNATS(cfg NATSConfig) (*NATS, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	token := cfg.Token
+	if token == "" {
+		var err error
+		if token, err = storeToken(cfg.StoreDir); err != nil {
+			return nil, err
+		}
 	}
 	port := cfg.Port
 	if port == 0 {
@@ -77,6 +141,7 @@ func StartNATS(cfg NATSConfig) (*NATS, error) {
 		JetStreamMaxStore:  cfg.MaxStore,
 		NoSigs:             true, // signals belong to the host process
 		NoLog:              !cfg.Verbose,
+		Authorization:      token,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -96,10 +161,18 @@ func StartNATS(cfg NATSConfig) (*NATS, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("stack: nats started without JetStream (store %s)", cfg.StoreDir)
 	}
-	return &NATS{srv: srv, url: srv.ClientURL()}, nil
+	u, err := url.Parse(srv.ClientURL())
+	if err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("stack: nats client URL: %w", err)
+	}
+	u.User = url.User(token) // a user without a password is a token to nats.go
+	return &NATS{srv: srv, url: u.String()}, nil
 }
 
-// URL is the client URL, e.g. nats://127.0.0.1:4222.
+// URL is the client URL with the token, e.g. nats://TOKEN@127.0.0.1:4222:
+// a credential, never to be logged (redact it).
 func (n *NATS) URL() string { return n.url }
 
 // Shutdown stops the server and waits until it has fully stopped. It is safe

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +41,8 @@ func TestNATSJetStreamRoundTripAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(n.URL(), "nats://127.0.0.1:") {
-		t.Fatalf("URL = %s", n.URL())
+	if u, err := url.Parse(n.URL()); err != nil || u.Hostname() != "127.0.0.1" || u.User == nil {
+		t.Fatalf("URL = %s (%v), want a token on 127.0.0.1", redact(n.URL()), err)
 	}
 	nc, js := jsConnect(t, n.URL())
 	s, err := js.CreateStream(ctx, jetstream.StreamConfig{
@@ -91,6 +94,61 @@ func TestNATSJetStreamRoundTripAndRestart(t *testing.T) {
 	}
 	if err := msg.DoubleAck(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNATSWantsToken: the embedded server listens on loopback only and
+// takes no client without its token, which is kept (mode 0600) in the
+// store dir and is the same after a restart on that store.
+func TestNATSWantsToken(t *testing.T) {
+	store := t.TempDir()
+	n, err := StartNATS(NATSConfig{StoreDir: store, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(n.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := u.User.Username()
+	if len(tok) < 32 {
+		t.Fatalf("token %d characters long, want at least 32", len(tok))
+	}
+	bare := *u
+	bare.User = nil
+	if nc, err := nats.Connect(bare.String(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatal("a client without the token was let in")
+	}
+	wrong := *u
+	wrong.User = url.User("not-" + tok)
+	if nc, err := nats.Connect(wrong.String(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatal("a client with a wrong token was let in")
+	}
+	nc, err := nats.Connect(n.URL())
+	if err != nil {
+		t.Fatalf("a client with the token: %v", err)
+	}
+	nc.Close()
+	fi, err := os.Stat(filepath.Join(store, TokenFileName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v, want mode 0600", fi, err)
+	}
+	first := n.URL()
+	n.Shutdown()
+	n, err = StartNATS(NATSConfig{StoreDir: store, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Shutdown()
+	if u2, _ := url.Parse(n.URL()); u2.User.Username() != tok {
+		t.Errorf("restarted on the same store with another token (%s, first %s)", redact(n.URL()), redact(first))
+	}
+	for _, host := range []string{"0.0.0.0", "::", "10.0.0.1", "example.org"} {
+		if _, err := StartNATS(NATSConfig{StoreDir: t.TempDir(), Host: host, Logger: discard}); err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("Host %s: %v, want a refusal naming loopback", host, err)
+		}
 	}
 }
 

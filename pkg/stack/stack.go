@@ -56,6 +56,11 @@ func (c *Config) validate() error {
 // --database-url-file, or SUITEGEN_DATABASE_URL="$(cat FILE)".
 const URLFileName = "database-url"
 
+// NATSURLFileName is the file in the state dir that holds the embedded NATS
+// server's URL, token included (mode 0600), for separate processes:
+// SUITEGEN_NATS_URL="$(cat FILE)".
+const NATSURLFileName = "nats-url"
+
 // Stack is NATS plus PostgreSQL, started or given.
 type Stack struct {
 	NATSURL     string
@@ -63,6 +68,8 @@ type Stack struct {
 
 	// DatabaseURLFile holds DatabaseURL when the stack started PostgreSQL.
 	DatabaseURLFile string
+	// NATSURLFile holds NATSURL when the stack started NATS.
+	NATSURLFile string
 
 	nats *NATS     // nil when given by URL
 	pg   *Postgres // nil when given by URL
@@ -98,6 +105,10 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, errors.Join(err, s.Stop(context.WithoutCancel(ctx)))
 		}
 		s.nats, s.NATSURL = n, n.URL()
+		s.NATSURLFile = filepath.Join(cfg.StateDir, NATSURLFileName)
+		if err := os.WriteFile(s.NATSURLFile, []byte(s.NATSURL+"\n"), 0o600); err != nil {
+			return nil, errors.Join(fmt.Errorf("stack: %w", err), s.Stop(context.WithoutCancel(ctx)))
+		}
 	}
 	return s, nil
 }
@@ -118,8 +129,9 @@ func (s *Stack) Stop(ctx context.Context) error {
 
 // Serve is "suitegen stack": start the stack, print its URLs as shell
 // exports to out, block until ctx is done (the caller cancels it on SIGINT or
-// SIGTERM), then stop it. The database's password is not printed: the export
-// line reads it from the state dir's URLFileName.
+// SIGTERM), then stop it. Neither the database's password nor the NATS
+// token is printed: the export lines read the URLs from the state dir's
+// URLFileName and NATSURLFileName.
 func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	s, err := Start(ctx, cfg)
 	if err != nil {
@@ -132,9 +144,16 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 		dbLine = `export SUITEGEN_DATABASE_URL="$(cat ` + shellQuote(file) + `)"`
 		shown = redact(s.DatabaseURL) + " (password in " + file + ")"
 	}
+	natsLine := "export SUITEGEN_NATS_URL=" + shellQuote(s.NATSURL)
+	natsShown := s.NATSURL
+	if s.nats != nil {
+		file := s.NATSURLFile
+		natsLine = `export SUITEGEN_NATS_URL="$(cat ` + shellQuote(file) + `)"`
+		natsShown = redact(s.NATSURL) + " (token in " + file + ")"
+	}
 	_, werr := fmt.Fprintf(out,
-		"# suitegen stack is running; stop it with Ctrl-C\n# NATS:       %s\n# PostgreSQL: %s\nexport SUITEGEN_NATS_URL=%s\n%s\n",
-		s.NATSURL, shown, shellQuote(s.NATSURL), dbLine)
+		"# suitegen stack is running; stop it with Ctrl-C\n# NATS:       %s\n# PostgreSQL: %s\n%s\n%s\n",
+		natsShown, shown, natsLine, dbLine)
 	if werr == nil {
 		<-ctx.Done()
 	}
@@ -149,11 +168,16 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	return nil
 }
 
-// redact is a URL without its password.
+// redact is a URL without its password, or without its user when that is a
+// token (a user without a password, as NATS has it).
 func redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw
+	}
+	if _, hasPassword := u.User.Password(); !hasPassword {
+		u.User = nil
+		return u.String()
 	}
 	u.User = url.User(u.User.Username())
 	return u.String()

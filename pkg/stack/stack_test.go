@@ -128,7 +128,23 @@ func TestServePrintsExportsAndStopsOnCancel(t *testing.T) {
 	if fi, err := os.Stat(m[1]); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%s: %v %v, want mode 0600", m[1], fi, err)
 	}
-	s := &Stack{NATSURL: exports["SUITEGEN_NATS_URL"], DatabaseURL: strings.TrimSpace(string(b))}
+	// So does the NATS line: the token is never printed either.
+	mn := regexp.MustCompile(`^"\$\(cat '([^']+)'\)"$`).FindStringSubmatch(exports["SUITEGEN_NATS_URL"])
+	if mn == nil {
+		t.Fatalf("SUITEGEN_NATS_URL export %q does not read a file", exports["SUITEGEN_NATS_URL"])
+	}
+	nb, err := os.ReadFile(mn[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(mn[1]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v, want mode 0600", mn[1], fi, err)
+	}
+	nu, err := url.Parse(strings.TrimSpace(string(nb)))
+	if err != nil || nu.User == nil || len(nu.User.Username()) < 32 || strings.Contains(out.String(), nu.User.Username()) {
+		t.Fatalf("the NATS URL's token is missing, short, or printed (%v):\n%s", err, out.String())
+	}
+	s := &Stack{NATSURL: strings.TrimSpace(string(nb)), DatabaseURL: strings.TrimSpace(string(b))}
 	u, err := url.Parse(s.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)

@@ -129,6 +129,7 @@ func writeSuite(t *testing.T, name string, n int) (string, *engine.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	return out, e
 }
 

@@ -32,6 +32,7 @@ func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchM
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	m, err := suite.LoadTauBenchMap(filepath.Join(airlineDir, suite.TauBenchMapFile), c)
 	if err != nil {
 		t.Fatal(err)

@@ -208,6 +208,7 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	render := map[string]string{"users": "get_user_details", "reservations": "get_reservation_details"}
 	arg := map[string]string{"users": "user_id", "reservations": "reservation_id"}
 	for i, s := range sessions {
