@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,22 +44,36 @@ func BenchmarkScale(b *testing.B) {
 	}
 	for _, n := range sizes {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			var proved, dups int
-			var wall, write time.Duration
+			var proved, dups, slices int
+			var wall, write, fold time.Duration
+			var peak, alloc uint64
 			for b.Loop() {
 				out := b.TempDir()
-				ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+				// Time enough for the ask at a scenario a second.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute+time.Duration(n)*time.Second)
+				stop := sampleHeap(&peak)
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
 				start := time.Now()
 				res, err := run.Run(ctx, run.Config{Dirs: []string{examples(b, "airline")}, Asked: n, Writers: 4, Out: out, Seed: 7,
 					NATSURL: testenv.NATS(b), DatabaseURL: testenv.PostgresURL(b), Rounds: 1,
 					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				wall += time.Since(start)
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				alloc += after.TotalAlloc - before.TotalAlloc
+				stop()
 				cancel()
 				if err != nil {
 					b.Fatalf("run: %v", err)
 				}
+				if res[0].Err != nil { // short of the ask: the figures say by how much
+					b.Logf("run %d: %v", n, res[0].Err)
+				}
 				proved += res[0].Proved
 				write += res[0].Stages.Write
+				fold += res[0].Stages.Fold
+				slices += res[0].Stages.Slices
 				body, err := os.ReadFile(filepath.Join(out, "report.json"))
 				if err != nil {
 					b.Fatal(err)
@@ -74,7 +89,35 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(float64(proved)/float64(b.N), "proved")
 			b.ReportMetric(float64(wall.Milliseconds())/float64(proved), "ms/scenario")
 			b.ReportMetric(float64(write.Milliseconds())/float64(proved), "write-ms/scenario")
+			b.ReportMetric(float64(fold.Microseconds())/1000/float64(max(slices, 1)), "fold-ms/slice")
+			b.ReportMetric(float64(slices)/float64(b.N), "slices")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(alloc)/1024/float64(max(proved, 1)), "alloc-KB/scenario")
 			b.ReportMetric(float64(dups)/float64(b.N), "duplicate-codes")
 		})
 	}
+}
+
+// sampleHeap records the largest live heap (HeapInuse) seen every 250 ms
+// into peak until stop is called. Planner, writers and reviewer share the
+// process here, so it is their sum.
+func sampleHeap(peak *uint64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			*peak = max(*peak, m.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

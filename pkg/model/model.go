@@ -127,9 +127,13 @@ type Limiter interface {
 	Pause(ctx context.Context, d time.Duration) error
 }
 
-// Permit is one admitted request. Settle replaces its charge with what the
-// provider counted against the quota (0 when it refused the request) and
-// passes on what the provider's headers said of the quota.
+// Permit is one admitted request. Sent says its request has just been
+// written to the provider, which counts it in its window from then on (not
+// from the admission: connection setup may lie between the two). Settle
+// replaces its charge with what the provider counted against the quota (0
+// when it refused the request, or never received it) and passes on what the
+// provider's headers said of the quota.
 type Permit interface {
+	Sent(ctx context.Context) error
 	Settle(ctx context.Context, tokens int, said Limits) error
 }

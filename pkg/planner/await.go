@@ -100,7 +100,12 @@ func (p *Planner) fold(ctx context.Context, maxAttempts int) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
+		once := time.Now()
 		_, err := p.cfg.Ledger.Fold(ctx, p.cfg.RunID, maxAttempts)
+		if err == nil {
+			p.folding.Time += time.Since(once)
+			p.folding.Folds++
+		}
 		if err == nil || ctx.Err() != nil || time.Since(start) > p.cfg.LedgerOutage {
 			return err
 		}

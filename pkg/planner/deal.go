@@ -67,6 +67,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, ga
 		p.cfg.Metrics.SlicesPublished.Inc()
 		n++
 	}
+	p.folding.Slices += n
 	if n > 0 {
 		p.log.Info("round dealt", "round", round, "slices", n)
 	}

@@ -160,7 +160,21 @@ type Planner struct {
 	Plan *plan.Plan
 	// budgetHit is set when dealing stopped at the budget cap.
 	budgetHit bool
+	folding   Folding
 }
+
+// Folding is what folding the ledger cost the planner so far: the time its
+// folds took, how many it ran, and the slices it dealt (the folds settle
+// those slices' buckets).
+type Folding struct {
+	Time   time.Duration
+	Folds  int
+	Slices int
+}
+
+// Folding is the planner's folding so far. Call it from the goroutine that
+// runs the planner, or after it stopped.
+func (p *Planner) Folding() Folding { return p.folding }
 
 // New validates the config.
 func New(cfg Config) (*Planner, error) {

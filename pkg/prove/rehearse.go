@@ -81,7 +81,7 @@ func checkSetup(setup []scenario.Statement) error {
 		if !setupVerb.MatchString(st.SQL) {
 			return &SetupError{Index: i, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
 		}
-		if m := volatileCall.FindString(sqlCode(st.SQL)); m != "" {
+		if m := volatileIn(st.SQL); m != "" {
 			return &SetupError{Index: i, Err: fmt.Errorf("%s changes from run to run (or outlives the copy): a setup gives every value as a $n argument, so every proof of the scenario meets the same world", strings.TrimRight(m, " \t\n("))}
 		}
 	}

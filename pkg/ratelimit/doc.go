@@ -20,11 +20,23 @@
 // derated) or overruns the provider's window (when not), and a request larger
 // than its capacity cannot be admitted honestly at all.
 //
-// Admissions expire Margin after the provider's window, which covers the
-// time between our admission and the provider's: two requests admitted one
-// window apart by the database's clock may reach the provider less than a
-// window apart, by the difference of their delays, and the margin must
-// exceed that. Since each admission is counted for Window+Margin whatever
+// # Counted from the write
+//
+// The provider counts a request from when it arrives, and connection setup
+// (a dial, a TLS handshake, a pool that must open a connection) can lie
+// between our admission and the write. So an admission is stamped again when
+// its request is written (Sent, which the provider client calls from
+// net/http/httptrace's WroteRequest) and counts from that moment: the
+// limiter's window is then the provider's, however long the request took to
+// leave. Until it is stamped (or settled), an admission may still be written
+// at any moment, so it is held a window longer than a written one; one
+// written after it left even that is counted again when it is. A request
+// that never left costs no tokens once settled.
+//
+// Written admissions expire Margin after the provider's window, which covers
+// the time between our write and the provider's count (the network, and the
+// stamp's own round trip, which makes the stamp later than the write, never
+// earlier). Since each admission is counted for a bounded time whatever
 // happens to the process that made it, a writer that dies mid-call leaks
 // nothing: there are no reservations to expire.
 //
@@ -35,7 +47,7 @@
 //
 // # One transaction per decision
 //
-// ratelimit_admit (migration 0042_ratelimit_window.sql) locks the key's row
+// ratelimit_admit (migrations 0042_ratelimit_window.sql, 0045_ratelimit_sent.sql) locks the key's row
 // first and reads the log in later statements: a plpgsql function takes a new
 // snapshot per statement under READ COMMITTED, so each admit sees every admit
 // committed before it took the lock, and concurrent admits from every process
@@ -59,8 +71,8 @@
 // # What is guaranteed
 //
 //   - Over any stretch of Window by the database's clock, admissions hold at
-//     most the limit of requests and of tokens (as settled), even across
-//     processes.
+//     most the limit of requests and of tokens (as settled), each counted
+//     from its write, even across processes.
 //   - A request larger than the tokens per window is refused at once with a
 //     *model.ConfigError (model.KindQuotaTooSmall): it would never be admitted.
 //   - No starvation: a failed waiter becomes the head if there is no live

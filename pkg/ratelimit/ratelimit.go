@@ -47,8 +47,9 @@ type Config struct {
 	// admits more than RPM×Window/1m requests or TPM×Window/1m tokens.
 	Window time.Duration
 	// Margin is added to the window: an admission is forgotten Margin after
-	// the provider forgets it, which covers the time between our admission
-	// and the provider's (default 500 ms, at most a tenth of the window).
+	// the provider forgets it, which covers the time between our stamp of
+	// the write and the provider's count (default 500 ms, at most a tenth of
+	// the window).
 	Margin time.Duration
 	// MaxSleep bounds one sleep of a waiter between asks (default 2 s), so a
 	// waiter notices freed room and a dead head soon enough.
@@ -116,11 +117,13 @@ type Limiter struct {
 }
 
 // Admission is one admitted request: one request and Tokens counted until
-// Settle says what the provider counted.
+// Settle says what the provider counted. It counts from its admission until
+// Sent says its request was written, then from that moment, as the provider
+// counts it.
 type Admission struct {
 	ID     int64
 	Tokens int
-	At     time.Time // the database's time of the admission
+	At     time.Time // the database's time of the admission, then of the write (Sent)
 
 	lim     *Limiter
 	settled atomic.Bool
@@ -244,6 +247,35 @@ func (l *Limiter) Settle(ctx context.Context, a *Admission, tokens int, said mod
 	return nil
 }
 
+// Sent stamps a's admission with the moment its request was written to the
+// provider (the database's clock when Sent runs): the provider counts the
+// request from its arrival, so the admission counts from then too, however
+// long the request took to be written after it was admitted. Until Sent or
+// Settle, an admission is held a window longer than a written one, since its
+// request may still be written at any moment. A second Sent, or Sent after
+// Settle, changes nothing.
+func (l *Limiter) Sent(ctx context.Context, a *Admission) error {
+	if a == nil {
+		return errors.New("ratelimit: sent: nil admission")
+	}
+	if a.settled.Load() {
+		return nil
+	}
+	var ok *bool
+	var at *time.Time
+	err := l.cfg.Pool.QueryRow(ctx, `SELECT ok, at FROM ratelimit_sent($1, $2)`, l.hash, a.ID).Scan(&ok, &at)
+	if err != nil {
+		return fmt.Errorf("ratelimit: stamp admission %d as sent: %w", a.ID, err)
+	}
+	if ok == nil || !*ok {
+		return ErrNoBucket
+	}
+	if at != nil {
+		a.At = *at
+	}
+	return nil
+}
+
 // Pause makes everyone sharing the quota wait until now+d (a 429); each
 // waiter adds its own jitter. A shorter pause never cuts a longer one short.
 func (l *Limiter) Pause(ctx context.Context, d time.Duration) error {
@@ -304,6 +336,14 @@ func (l *Limiter) Acquire(ctx context.Context, tokens int) (model.Permit, error)
 		return nil, err
 	}
 	return a, nil
+}
+
+// Sent is Limiter.Sent on the limiter that admitted a.
+func (a *Admission) Sent(ctx context.Context) error {
+	if a.lim == nil {
+		return errors.New("ratelimit: sent: admission has no limiter")
+	}
+	return a.lim.Sent(ctx, a)
 }
 
 // Settle is Limiter.Settle on the limiter that admitted a.

@@ -187,6 +187,9 @@ func TestWindowForgetsAfterItsLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := first.Sent(ctx); err != nil {
+		t.Fatal(err)
+	}
 	second, err := l.Wait(ctx, 300)
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +383,9 @@ func TestBackfillNeverDelaysTheHead(t *testing.T) {
 	defer cancel()
 	first, err := l.Wait(ctx, 600)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Sent(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The head needs 700 of the 400 left: it waits for the first to expire.

@@ -144,6 +144,10 @@ type Stages struct {
 	Write  time.Duration // dealing slices until the ledger has the ask (writers at work)
 	Review time.Duration // reviewer rounds
 	Output time.Duration // writing the suite from the ledger
+	// Fold is the planner's folding (the ledger step between rounds, gap
+	// rounds included) over the Slices it dealt.
+	Fold   time.Duration
+	Slices int
 }
 
 // Run runs the whole job: the embedded stack (unless URLs are given), the
@@ -344,7 +348,7 @@ func (j job) run(ctx context.Context) (res Result) {
 	res = Result{RunID: j.runID(), Agent: j.c.Agent, Out: j.out(), Asked: j.cfg.Asked}
 	log := j.log.With("run", res.RunID)
 	defer func() {
-		log.Info("run stages", "plan", res.Stages.Plan, "write", res.Stages.Write,
+		log.Info("run stages", "plan", res.Stages.Plan, "write", res.Stages.Write, "fold", res.Stages.Fold, "slices", res.Stages.Slices,
 			"review", res.Stages.Review, "output", res.Stages.Output)
 	}()
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
@@ -378,6 +382,8 @@ func (j job) run(ctx context.Context) (res Result) {
 		Plan: p.Plan, Out: res.Out, Rounds: j.cfg.Rounds, Logger: j.log})
 	stopBar()
 	res.Stages.Review = time.Since(t)
+	fo := p.Folding()
+	res.Stages.Fold, res.Stages.Slices = fo.Time, fo.Slices
 	if err != nil {
 		return j.stopped(ctx, res, p.Plan, err)
 	}

@@ -126,7 +126,11 @@ func (cp *Copy) end(ctx context.Context) {
 	if cp.opening == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if _, err := cp.c.conn.Exec(ctx, "ROLLBACK"); err != nil {
+		// The session's row counters (which say what a snapshot must
+		// render, see stateSQL) keep this transaction's counts until they
+		// are flushed, by default at most once a second: flushed now, the
+		// next copy on this session starts with none.
+		if _, err := cp.c.conn.Exec(ctx, "ROLLBACK; SELECT pg_catalog.pg_stat_force_next_flush()"); err != nil {
 			keep = false // never hand back a session in a transaction
 		}
 	}
@@ -453,7 +457,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	b.Queue("RELEASE SAVEPOINT " + sp)
 	stateFailed := false
 	if snap != nil {
-		cp.queueSnapshot(b, snap, &stateFailed)
+		cp.queueSnapshot(b, snap, &stateFailed, false)
 	}
 	ferr := cp.send(ctx, b)
 	if ferr != nil {
@@ -478,6 +482,12 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 			return &StatementError{Index: failed, Err: ferr}
 		}
 		return ferr
+	}
+	if snap != nil {
+		if err := cp.w.frozen.fill(snap, cp.schema, cp.w.tables); err != nil {
+			*snap = Snapshot{}
+			return err
+		}
 	}
 	return nil
 }

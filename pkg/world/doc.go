@@ -46,6 +46,13 @@
 // (internal/pgsql). It is defence in depth: the tests run a hostile corpus
 // with it switched off (Options.SkipGuard).
 //
+// A snapshot (state.go) of a copy costs what the copy changed, not the
+// world's size: the frozen world's rows are read once per schema, when the
+// world opens; a table the copy's transaction never touched (by its own row
+// counters) is not sent; a table it only added to is sent as its own rows,
+// told from the frozen ones by xmin; only a table whose frozen rows changed
+// is sent whole.
+//
 // Each tool call runs inside a savepoint, sent together with the handler's
 // first statement; a refusal or crash rolls back to it, which also repairs a
 // transaction a failed statement aborted.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -114,6 +115,120 @@ func TestExecBatchSnapshot(t *testing.T) {
 		rows, err := cp.Query(ctx, "SELECT (SELECT status FROM orders WHERE id = '#W1'), (SELECT count(*) FROM users)")
 		if err != nil || rows[0].Values[0] != "pending" || rows[0].Values[1] != int64(2) {
 			t.Fatalf("all or nothing: %v %v", rows, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A snapshot renders only what the copy's transaction changed: an
+// untouched table is the frozen world's rows, learnt from the first
+// snapshots; a table the copy only added to is its own rows over the frozen
+// ones; a table whose frozen rows changed is rendered whole. Diffs of such
+// snapshots are those of full renderings.
+func TestSnapshotRendersWhatChanged(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	w := open(t, pool, c, script.Options{})
+	ctx := context.Background()
+	known := func() bool {
+		w.frozen.mu.Lock()
+		defer w.frozen.mu.Unlock()
+		fs := w.frozen.bySchema[w.schema]
+		return fs != nil && fs.complete
+	}
+	change := func(cp *Copy) error {
+		if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = '#W1'"); err != nil {
+			return err
+		}
+		if _, err := cp.Exec(ctx, "INSERT INTO users (user_id, name, since) VALUES ('u9', 'Ez', '2021-01-01')"); err != nil {
+			return err
+		}
+		// A statement that failed after writing is rolled back: users
+		// keeps its other rows (the table may count as touched anyway).
+		if _, err := cp.Exec(ctx, "INSERT INTO users (user_id, name, since) VALUES ('u1', 'Di', '2020-01-01')"); err == nil {
+			t.Error("an insert of a user_id already there should fail")
+		}
+		return nil
+	}
+	if !known() {
+		t.Fatal("a world just opened should know its frozen rows")
+	}
+	// Forgotten, they are learnt from the first untouched snapshot.
+	w.frozen.mu.Lock()
+	w.frozen.bySchema = nil
+	w.frozen.mu.Unlock()
+	var full State // the changed copy, every table rendered
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		if err := change(cp); err != nil {
+			return err
+		}
+		var err error
+		full, err = cp.State(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if known() {
+		t.Fatal("a snapshot with touched tables cannot teach their frozen rows")
+	}
+	// The next copy (likely on the same session, right after) starts with
+	// none of the last one's row counts: every table is untouched.
+	var frozen State
+	var frozenSnap Snapshot
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		var err error
+		if frozen, err = cp.State(ctx); err != nil {
+			return err
+		}
+		frozenSnap, err = cp.Snapshot(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !known() {
+		t.Fatal("a snapshot of an untouched copy should teach every table's frozen rows")
+	}
+	if err := w.Copy(ctx, func(cp *Copy) error {
+		if err := change(cp); err != nil {
+			return err
+		}
+		snap, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		for _, tb := range snap.tables {
+			switch tb.name {
+			case "orders": // a frozen row changed
+				if !tb.touched || tb.layered || !strings.Contains(tb.doc, "cancelled") {
+					t.Errorf("orders: touched %v layered %v doc %s", tb.touched, tb.layered, tb.doc)
+				}
+			case "users": // only added to
+				if !tb.touched || !tb.layered || !strings.Contains(tb.ours, `"u9"`) || strings.Contains(tb.ours, `"u1"`) {
+					t.Errorf("users: touched %v layered %v ours %s", tb.touched, tb.layered, tb.ours)
+				}
+			default:
+				if tb.touched {
+					t.Errorf("table %s: touched", tb.name)
+				}
+			}
+		}
+		got, err := DiffSnapshots(frozenSnap, snap)
+		if err != nil {
+			return err
+		}
+		if want := Diff(frozen, full); !reflect.DeepEqual(got, want) {
+			t.Errorf("DiffSnapshots %+v, Diff of full renderings %+v", got, want)
+		}
+		if back, err := DiffSnapshots(snap, frozenSnap); err != nil || !reflect.DeepEqual(back, Diff(full, frozen)) {
+			t.Errorf("DiffSnapshots back %+v (%v), Diff of full renderings %+v", back, err, Diff(full, frozen))
+		}
+		if ct := ChangedTables(frozenSnap, snap); !reflect.DeepEqual(ct, []string{"users", "orders"}) {
+			t.Errorf("ChangedTables %v", ct)
+		}
+		if ct := ChangedTables(snap, snap); len(ct) != 0 {
+			t.Errorf("ChangedTables of a snapshot against itself: %v", ct)
 		}
 		return nil
 	}); err != nil {

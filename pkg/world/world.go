@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,11 +102,16 @@ type World struct {
 	tools        map[string]*tool
 	tables       []tableInfo
 	stateSQL     string
+	frozen       frozenDocs
 }
 
 type tableInfo struct {
 	name string
 	key  []string // primary key columns; empty: every column
+	// layered: a plain table (no partitions, no inheritance children) with
+	// an immediate primary key, whose snapshot may be sent as the rows the
+	// copy wrote over the frozen ones (see stateSQL).
+	layered bool
 }
 
 // Schema is the world's schema name (w_<16 hex>).
@@ -185,6 +191,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 	if err := w.loadTables(ctx); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
+	w.learnFrozen(ctx)
 	return w, nil
 }
 
@@ -595,7 +602,9 @@ SELECT c.relname,
                  FROM pg_index i
                  CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-                 WHERE i.indrelid = c.oid AND i.indisprimary), '{}')
+                 WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
+       c.relkind = 'r' AND NOT c.relhassubclass
+         AND coalesce((SELECT i.indimmediate FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), false)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
 ORDER BY c.oid`, w.schema)
@@ -604,7 +613,7 @@ ORDER BY c.oid`, w.schema)
 	}
 	w.tables, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tableInfo, error) {
 		var t tableInfo
-		err := r.Scan(&t.name, &t.key)
+		err := r.Scan(&t.name, &t.key, &t.layered)
 		return t, err
 	})
 	if err != nil {
@@ -622,8 +631,53 @@ ORDER BY c.oid`, w.schema)
 			return iok && (!jok || pi < pj)
 		})
 	}
-	var parts []string
-	for _, t := range w.tables {
+	w.stateSQL = stateSQL(w.tag, w.tables)
+	return nil
+}
+
+// stateSQL is the one query a snapshot sends: per table its name, whether
+// this transaction may have changed it, and what changed as little text as
+// it can:
+//
+//   - a table the transaction has not touched is not rendered at all (unless
+//     $1, "all", is true): it holds the frozen world's rows, which the World
+//     keeps (frozenDocs), learnt from the first snapshots of its schema;
+//   - a touched layered table (tableInfo.layered) whose frozen rows are all
+//     still there — their count, read by their xmin (the transactions that
+//     built the world, $2), is the frozen count ($3) — sends only the rows
+//     this transaction wrote ("ours": any other xmin);
+//   - any other touched table is rendered whole ("doc").
+//
+// Rows are rendered by json_agg, ordered by primary key (by the whole row
+// without one). The fifth column, on the first snapshots only, is the
+// distinct xmins of an untouched table: the frozen world's.
+//
+// "Touched" is read from the transaction's own row counters
+// (pg_stat_get_xact_tuples_*: inserts, updates and deletes this session made
+// since its counters were last flushed, live subtransactions included,
+// aborted ones counted too; a copy flushes them when it ends), so it errs
+// only towards rendering. The counters are kept by the session's backend,
+// cannot be reset or turned off by the copy role (track_counts is a
+// superuser setting; when it is off every table counts as touched), and do
+// not see rows that changed through another relation: a partitioned table
+// or one with inheritance children is always rendered.
+//
+// A row of ours is told from a frozen one by its xmin. Transaction ids wrap
+// after 2^32: a copy whose own id equals one that built the world would
+// take its rows for frozen ones, and would still be caught by the count
+// unless it also deleted exactly as many frozen rows; this is accepted.
+func stateSQL(tag string, tables []tableInfo) string {
+	if len(tables) == 0 {
+		return ""
+	}
+	// The list of touched tables is a CTE whose name no table has (a CTE
+	// shadows a table of its name).
+	cte := "suitegen_touched"
+	for slices.ContainsFunc(tables, func(t tableInfo) bool { return t.name == cte }) {
+		cte += "_"
+	}
+	parts := make([]string, 0, len(tables))
+	for i, t := range tables {
 		id := pgx.Identifier{t.name}.Sanitize()
 		order := "x::text"
 		if len(t.key) > 0 {
@@ -633,12 +687,24 @@ ORDER BY c.oid`, w.schema)
 			}
 			order = strings.Join(keys, ", ")
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %s::text, coalesce((SELECT json_agg(x ORDER BY %s) FROM %s x), '[]')::text", quote(t.name), order, id))
+		parts = append(parts, fmt.Sprintf(`SELECT %[1]s::text, t.touched,
+  CASE WHEN $1::bool OR t.touched AND k.kept IS DISTINCT FROM ($3::int8[])[%[5]d]
+       THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x), '[]')::text END,
+  CASE WHEN NOT $1::bool AND t.touched AND k.kept = ($3::int8[])[%[5]d]
+       THEN coalesce((SELECT json_agg(x ORDER BY %[2]s) FROM %[3]s x WHERE x.xmin <> ALL((($2::text[])[%[5]d])::xid[])), '[]')::text END,
+  CASE WHEN $1::bool AND NOT t.touched THEN (SELECT array_agg(DISTINCT x.xmin::text) FROM %[3]s x)::text END
+FROM (SELECT %[1]s = ANY (SELECT name FROM %[4]s) AS touched) t
+CROSS JOIN LATERAL (SELECT CASE WHEN NOT $1::bool AND t.touched AND ($2::text[])[%[5]d] IS NOT NULL
+  THEN (SELECT count(*) FROM %[3]s x WHERE x.xmin = ANY((($2::text[])[%[5]d])::xid[])) END AS kept) k`,
+			quote(t.name), order, id, cte, i+1))
 	}
-	if len(parts) > 0 {
-		w.stateSQL = w.tag + strings.Join(parts, " UNION ALL ")
-	}
-	return nil
+	return tag + `WITH ` + cte + ` AS MATERIALIZED (
+SELECT c.relname::text AS name FROM pg_catalog.pg_class c
+WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = pg_catalog.current_schema())
+  AND (c.relkind <> 'r' OR c.relhassubclass OR NOT pg_catalog.current_setting('track_counts')::bool
+       OR pg_catalog.pg_stat_get_xact_tuples_inserted(c.oid) + pg_catalog.pg_stat_get_xact_tuples_updated(c.oid)
+          + pg_catalog.pg_stat_get_xact_tuples_deleted(c.oid) > 0))
+` + strings.Join(parts, "\nUNION ALL\n")
 }
 
 func isCode(err error, code string) bool {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/sashabaranov/go-openai"
@@ -231,14 +233,22 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 
 	capt := &callCapture{}
 	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, captureKey{}, capt), c.cfg.Timeout)
+	stamp := c.stampWrite(ctx, permit)
+	callCtx = httptrace.WithClientTrace(callCtx, stamp.trace())
 	t1 := time.Now()
 	answer, callErr := c.sdk.CreateChatCompletion(callCtx, wire)
 	resp.Timing.Provider = time.Since(t1)
 	cancel()
+	written := stamp.wait()
 	limits := parseLimits(capt.header)
 	resp.Limits = limits
 
 	charge, err := c.interpret(ctx, callCtx, req, answer, callErr, capt, &resp, admitted, out)
+	if !written && capt.status == 0 {
+		// Not a byte of the request went out (the connection never
+		// opened): the provider counted nothing.
+		charge = 0
+	}
 	if err == nil || errors.Is(err, model.ErrEmptyReply) {
 		c.setAuth(nil)
 		if resp.Usage.PromptTokens > 0 {
@@ -330,6 +340,70 @@ func (c *Client) account(ctx context.Context, permit model.Permit, limits model.
 			c.cfg.Logger.Warn("openai: settling provider quota failed", "err", err)
 		}
 	}
+}
+
+// writeStamp tells a permit the moment its request was written, which is
+// when the provider starts counting it (net/http/httptrace's WroteRequest):
+// the admission was taken earlier, before the connection was set up. The
+// trace hook runs on the transport's goroutine and only signals; a goroutine
+// owned by the call stamps the admission (a round trip to the quota's
+// database) and the call waits for it before settling, so the stamp is never
+// earlier than the write and always precedes the settlement.
+type writeStamp struct {
+	permit model.Permit
+	log    *slog.Logger
+	wrote  chan struct{} // closed at the first complete write
+	stop   chan struct{} // closed when the call is over
+	done   chan struct{} // closed when the stamping goroutine has ended
+	once   sync.Once
+	tried  atomic.Bool // a write was attempted, complete or not
+}
+
+// stampWrite starts the goroutine that stamps permit (none without one).
+func (c *Client) stampWrite(ctx context.Context, permit model.Permit) *writeStamp {
+	w := &writeStamp{permit: permit, log: c.cfg.Logger, wrote: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	if permit == nil {
+		close(w.done)
+		return w
+	}
+	bg := context.WithoutCancel(ctx)
+	go func() {
+		defer close(w.done)
+		select {
+		case <-w.wrote:
+		case <-w.stop:
+			select {
+			case <-w.wrote: // written, and the call ended before this ran
+			default:
+				return
+			}
+		}
+		sctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		if err := w.permit.Sent(sctx); err != nil {
+			w.log.Warn("openai: stamping the provider quota's admission at the write failed", "err", err)
+		}
+	}()
+	return w
+}
+
+func (w *writeStamp) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		w.tried.Store(true)
+		if info.Err == nil {
+			// A write that failed is retried by the transport on a new
+			// connection, or not received at all: the complete one counts.
+			w.once.Do(func() { close(w.wrote) })
+		}
+	}}
+}
+
+// wait ends the stamping goroutine once the call is over and reports whether
+// any of the request may have reached the provider.
+func (w *writeStamp) wait() bool {
+	close(w.stop)
+	<-w.done
+	return w.tried.Load()
 }
 
 // minRedacted is the shortest key redacted from text: a shorter one (a

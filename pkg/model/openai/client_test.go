@@ -31,7 +31,9 @@ func newClient(t *testing.T, cfg Config) *Client {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Second
 	}
-	cfg.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -537,6 +539,7 @@ type limitRecorder struct {
 	settled  []int
 	said     []model.Limits
 	paused   []time.Duration
+	events   []string // acquire, sent, settle and the test's own notes, in order
 	refuse   error
 	hold     time.Duration // how long each admission waits
 	perWin   int           // when set, a larger admission is refused as never fitting
@@ -553,12 +556,21 @@ func (r *limitRecorder) Acquire(_ context.Context, tokens int) (model.Permit, er
 		return nil, &model.ConfigError{Kind: model.KindQuotaTooSmall, Message: fmt.Sprintf("%d tokens never fit %d", tokens, r.perWin)}
 	}
 	r.acquired = append(r.acquired, tokens)
-	return permitFunc(func(tokens int, said model.Limits) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.settled = append(r.settled, tokens)
-		r.said = append(r.said, said)
-	}), nil
+	r.events = append(r.events, "acquire")
+	return recPermit{r}, nil
+}
+
+// note records an event of the test's own among the limiter's.
+func (r *limitRecorder) note(event string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event)
+}
+
+func (r *limitRecorder) log() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
 }
 
 func (r *limitRecorder) Pause(_ context.Context, d time.Duration) error {
@@ -568,11 +580,92 @@ func (r *limitRecorder) Pause(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-type permitFunc func(int, model.Limits)
+type recPermit struct{ r *limitRecorder }
 
-func (f permitFunc) Settle(_ context.Context, tokens int, said model.Limits) error {
-	f(tokens, said)
+func (p recPermit) Sent(context.Context) error {
+	p.r.note("sent")
 	return nil
+}
+
+func (p recPermit) Settle(_ context.Context, tokens int, said model.Limits) error {
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	p.r.settled = append(p.r.settled, tokens)
+	p.r.said = append(p.r.said, said)
+	p.r.events = append(p.r.events, "settle")
+	return nil
+}
+
+// gate is a transport that holds every request, before a byte of it is
+// written, until the test lets it go.
+type gate struct {
+	base    http.RoundTripper
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.base.RoundTrip(r)
+}
+
+// TestAdmissionStampedAtTheWrite: the provider counts a request from when
+// it arrives, so the permit is told the request was sent when it is
+// written, not when it was admitted: held in the transport after its
+// admission, the request is stamped only after it is let go, and before it
+// is settled.
+func TestAdmissionStampedAtTheWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, okBody("hello", "", nil))
+	}))
+	defer srv.Close()
+	g := &gate{base: &http.Transport{DisableKeepAlives: true}, entered: make(chan struct{}), release: make(chan struct{})}
+	rec := &limitRecorder{}
+	c := newClient(t, Config{BaseURL: srv.URL, Limiter: rec, HTTPClient: &http.Client{Transport: g}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 100})
+		done <- err
+	}()
+	<-g.entered
+	rec.note("written")
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(rec.log(), " "), "acquire written sent settle"; got != want {
+		t.Fatalf("events %q, want %q: the admission is stamped when the request is written", got, want)
+	}
+	if len(rec.settled) != 1 || rec.settled[0] != 111 {
+		t.Fatalf("settled %v, want [111]", rec.settled)
+	}
+}
+
+// failing is a transport that fails before writing anything, as a dial
+// that is refused does.
+type failing struct{}
+
+func (failing) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("dial tcp: connection refused")
+}
+
+// A request that never left is not stamped as sent and costs no tokens: the
+// provider never counted it.
+func TestUnsentRequestIsNotCharged(t *testing.T) {
+	rec := &limitRecorder{}
+	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1", Limiter: rec, HTTPClient: &http.Client{Transport: failing{}}})
+	_, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 100})
+	var te *model.TransportError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %v, want a transport error", err)
+	}
+	if got, want := strings.Join(rec.log(), " "), "acquire settle"; got != want {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if len(rec.settled) != 1 || rec.settled[0] != 0 {
+		t.Fatalf("settled %v, want [0]", rec.settled)
+	}
 }
 
 // TestUncalibratedScaleNeverRefuses: a request that fits the quota as
