@@ -322,8 +322,19 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		wishes = append(wishes, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), val))
 	}
 	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
+	// Whoever cannot prove who they are is not handed what proves it: a
+	// record key that the missing step takes, or that a
+	// caller-identification tool takes (their customer number), would let
+	// them identify themselves, and the ask would have nothing to ask.
+	record, mine := noun+" "+key, noun+" "+key
+	if bk.Outcome == scenario.OutcomeAsk {
+		missing, _ := p.identification(prereqs)
+		if p.identifies(b.Caller, key) || slices.ContainsFunc(missing, func(c scenario.Call) bool { return takes(c, key) }) {
+			record, mine = "their "+noun, noun
+		}
+	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s %s contacts support about %s %s and wants to %s.", per.First, per.Last, noun, key, task)
+	fmt.Fprintf(&s, "%s %s contacts support about %s and wants to %s.", per.First, per.Last, record, task)
 	if bk.Spec.Column != "" {
 		fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(bk.Spec.Column, "_", " "), bk.Spec.Level)
 	}
@@ -347,7 +358,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	case "escalate/emergency":
 		s.WriteString(" They are dealing with a family emergency, cannot go through details now and ask to speak to a person.")
 	}
-	opening := fmt.Sprintf("Hi, I need help with my %s %s.", noun, key)
+	opening := fmt.Sprintf("Hi, I need help with my %s.", mine)
 	if p.c.Modality == "voice" {
 		opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about my %s.", per.First, noun)
 	}
@@ -356,6 +367,41 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+// takes reports whether a call takes v as (part of) an argument.
+func takes(c scenario.Call, v string) bool {
+	for _, a := range c.Args {
+		if ground.Text(a) == v {
+			return true
+		}
+		if l, ok := a.([]any); ok && slices.ContainsFunc(l, func(e any) bool { return ground.Text(e) == v }) {
+			return true
+		}
+	}
+	return false
+}
+
+// identifies reports whether v is a value of the caller's row that a tool
+// of the contract's caller.from takes as a required argument: handed it, the
+// caller has (part of) what identifies them.
+func (p *policy) identifies(caller ground.Row, v string) bool {
+	cl := p.c.Caller
+	if cl == nil || caller == nil || v == "" {
+		return false
+	}
+	for _, name := range cl.From {
+		t := p.c.Tool(name)
+		if t == nil {
+			continue
+		}
+		for _, n := range t.Required() {
+			if ground.Text(caller[n]) == v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isNumber(v any) bool {

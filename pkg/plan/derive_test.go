@@ -236,3 +236,54 @@ func TestDeriveReusesTemplates(t *testing.T) {
 		t.Fatal("no ordinary success bucket serves a template twice")
 	}
 }
+
+// TestDeriveDealsNoSuccessThatChangesNothing: in the telecom example,
+// turning roaming off on a line where it is already off answers ok and
+// writes nothing; no success is dealt on such a record. Every success
+// bucket's first template, minted and played, changes the world.
+func TestDeriveDealsNoSuccessThatChangesNothing(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "telecom"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	p, r := derive(t, c)
+	er, ok := r.(effectRehearser)
+	if !ok {
+		t.Fatal("the probe rehearser does not say what changed")
+	}
+	g := ground.New(c)
+	checked := 0
+	for _, b := range p.Buckets {
+		tool := c.Tool(b.Spec.Tool)
+		if b.Outcome != "succeed" || tool == nil || tool.ChangesState == nil || !*tool.ChangesState || len(b.Spec.Templates) == 0 {
+			continue
+		}
+		sp := b.Spec
+		key := sp.Templates[0]
+		var caller ground.Row
+		if len(sp.Callers) > 0 {
+			caller = g.Find(c.Caller.Table, c.Caller.Key, sp.Callers[0])
+		}
+		s, cb, err := g.Case(sp.Table, g.Find(sp.Table, g.PK(sp.Table), key), caller, ground.Person{First: "Ana", Last: "Ortiz", Number: 7000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := sp.Choices[key]
+		cb.Variant, cb.Ordinal = ch.Variant, ch.Ordinal
+		calls, filled := Chain(g, tool, sp.Gated, cb, sp.Binds)
+		if !filled {
+			t.Fatalf("%s: the chain cannot be filled", b.ID)
+		}
+		ans, changed, err := er.RehearseEffect(context.Background(), s.Statements, calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := ans[len(ans)-1]; last.OK && !changed {
+			t.Errorf("%s (%s, %s): %s on %s answers ok and changes nothing", b.ID, b.UseCase, b.Angle, tool.Name, key)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no success bucket of a state-changing act")
+	}
+}

@@ -447,6 +447,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 	pk := g.PK(sol.table)
 	var why string
 	var kept []level
+	changes := tool.ChangesState != nil && *tool.ChangesState
 	for _, lv := range sol.levels {
 		var ok []string
 		checked := 0
@@ -474,7 +475,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				why = fmt.Sprintf("the arguments of %s could not be filled for a minted %s%s", tool.Name, sol.table, prefix("; ", sv.firstUnbound(tool.Name)))
 				continue
 			}
-			ans, err := sv.r.Rehearse(ctx, s.Statements, calls)
+			ans, changed, err := sv.rehearseEffect(ctx, s.Statements, calls, lv.outcome == "succeed" && changes)
 			var se *ground.SetupError
 			if errors.As(err, &se) {
 				why = fmt.Sprintf("every minted copy broke a constraint: %v", se)
@@ -488,9 +489,14 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				good = good && a.OK
 			}
 			last := ans[len(ans)-1]
-			if good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid) {
+			switch {
+			case good && lv.outcome == "succeed" && last.OK && !changed:
+				// A success that writes what is already there is no
+				// success: the prover refuses it as no effect.
+				why = fmt.Sprintf("%s answers ok on a minted copy of %s %s but changes nothing", tool.Name, sol.table, key)
+			case good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid):
 				ok = append(ok, key)
-			} else {
+			default:
 				why = fmt.Sprintf("a minted copy of %s %s did not answer as the seed row did (%s)", sol.table, key, clip(firstError(ans)))
 			}
 		}
@@ -501,6 +507,23 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 	}
 	sol.levels = kept
 	return why, nil
+}
+
+// effectRehearser is a rehearser that also says whether the calls changed
+// the world.
+type effectRehearser interface {
+	RehearseEffect(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, bool, error)
+}
+
+// rehearseEffect rehearses calls after setup and, when asked to and the
+// rehearser can tell, whether they changed any row; changed is true when
+// it cannot tell.
+func (sv *solver) rehearseEffect(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, ask bool) ([]ground.Answer, bool, error) {
+	if er, ok := sv.r.(effectRehearser); ok && ask {
+		return er.RehearseEffect(ctx, setup, calls)
+	}
+	ans, err := sv.r.Rehearse(ctx, setup, calls)
+	return ans, true, err
 }
 
 func firstError(ans []ground.Answer) string {

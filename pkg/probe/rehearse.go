@@ -39,3 +39,40 @@ func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, cal
 	})
 	return out, err
 }
+
+// RehearseEffect is Rehearse, and also reports whether the calls changed any
+// row the setup left: an act the world answers ok yet that writes what is
+// already there (roaming turned off on a line where it is off) changes
+// nothing, and planning deals no success on it.
+func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, bool, error) {
+	var out []ground.Answer
+	changed := false
+	err := r.w.Copy(ctx, func(cp *world.Copy) error {
+		out, changed = out[:0], false
+		if len(setup) > 0 {
+			if err := cp.ExecBatch(ctx, setup); err != nil {
+				var se *world.StatementError
+				if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
+					return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
+				}
+				return err
+			}
+		}
+		before, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			res := cp.Call(ctx, c.Tool, c.Args)
+			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs})
+		}
+		after, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		changed = len(world.ChangedTables(before, after)) > 0
+		return nil
+	})
+	return out, changed, err
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -81,10 +82,17 @@ func (pr *proof) unreachable(path []world.CallResult, from, to int, label string
 			addValues(seen, v)
 		}
 	}
+	// An ask's missing step is what the caller would give when asked: any
+	// value of their own row, as the setup creates it (their contact phone
+	// as well as a line's), is theirs to give.
+	own := map[string]bool{}
+	if label == "missing" {
+		own = pr.ownValues()
+	}
 	for i := 0; i < to && i < len(path); i++ {
 		r := path[i]
 		if i >= from {
-			if msg := pr.unreachableArgs(r, typed, loose, seen); msg != "" {
+			if msg := pr.unreachableArgs(r, typed, loose, seen, own); msg != "" {
 				return fmt.Sprintf("%s step %d (%s) %s, which the caller is never handed (instruction, opening), the setup does not create and no earlier answer on that path shows: no agent could make that call", label, i-from+1, r.Tool, msg)
 			}
 		}
@@ -95,7 +103,7 @@ func (pr *proof) unreachable(path []world.CallResult, from, to int, label string
 	return ""
 }
 
-func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string]bool, loose, seen map[string]bool) string {
+func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string]bool, loose, seen, own map[string]bool) string {
 	t := pr.p.c.Tool(r.Tool)
 	if t == nil {
 		return ""
@@ -118,13 +126,33 @@ func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string
 		}
 		sort.Strings(sorted)
 		for _, v := range sorted {
-			if v == "" || seen[v] || typed[table+"."+col][v] || loose[v] || handed(pr.sc, v) {
+			if v == "" || seen[v] || typed[table+"."+col][v] || loose[v] || own[v] || handed(pr.sc, v) {
 				continue
 			}
 			return fmt.Sprintf("names %s %q (a %s row)", n, v, table)
 		}
 	}
 	return ""
+}
+
+// ownValues are the values of the caller's row that a plain insert of the
+// setup creates (none when the setup does not create the caller).
+func (pr *proof) ownValues() map[string]bool {
+	own := map[string]bool{}
+	cl := pr.p.c.Caller
+	rows, _ := plainRows(pr.sc.Setup)
+	if cl == nil || pr.sc.CallerID == nil {
+		return own
+	}
+	id := ground.Text(pr.sc.CallerID)
+	for _, r := range rows {
+		if r.table == cl.Table && ground.Text(r.row[cl.Key]) == id {
+			for _, v := range r.row {
+				addValues(own, v)
+			}
+		}
+	}
+	return own
 }
 
 // vagueOutputs refuses an output that is not a whole value of a solution

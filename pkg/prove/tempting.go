@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -254,8 +256,12 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		} else if !isList {
 			cands = smallerNumbers(one, t.Param(n))
 		}
+		key := []string{n, strings.TrimSuffix(n, "s")}
+		if _, col, ok := pr.p.c.RefOf(t.Name, n); ok {
+			key = append(key, col)
+		}
 		for _, c := range cands {
-			if c == ground.Text(one) || c == "" {
+			if c == ground.Text(one) || c == "" || pr.settled(path, key, ground.Text(one), c) {
 				continue
 			}
 			args := maps.Clone(call.Args)
@@ -274,6 +280,94 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		}
 	}
 	return out
+}
+
+// settled reports whether the answers on path tell value one from the other
+// value c by what the caller says: a record an answer shows under one of keys
+// with value one has a field whose value the instruction or the opening
+// mentions ("the overdue bill": status Overdue), and no record shown with c
+// has that value there. The caller's words and the answers then pick one,
+// and c is not a choice a right agent could make.
+func (pr *proof) settled(path []world.CallResult, keys []string, one, c string) bool {
+	var ones, others []map[string]any
+	for _, r := range path {
+		if r.OK {
+			ones = append(ones, recordsWith(r.Result, keys, one)...)
+			others = append(others, recordsWith(r.Result, keys, c)...)
+		}
+	}
+	if len(ones) == 0 || len(others) == 0 {
+		return false
+	}
+	for _, o := range ones {
+		for k, v := range o {
+			x := ground.Text(v)
+			if slices.Contains(keys, k) || !wordy(x) || !mentioned(pr.sc, x) {
+				continue
+			}
+			shared := false
+			for _, e := range others {
+				shared = shared || strings.EqualFold(ground.Text(e[k]), x)
+			}
+			if !shared {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordsWith are the objects of a result that hold v, as a scalar, under
+// one of keys.
+func recordsWith(raw json.RawMessage, keys []string, v string) []map[string]any {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	var out []map[string]any
+	var walk func(x any)
+	walk = func(x any) {
+		switch y := x.(type) {
+		case map[string]any:
+			for _, k := range keys {
+				switch e := y[k].(type) {
+				case map[string]any, []any, nil:
+				default:
+					if ground.Text(e) == v {
+						out = append(out, y)
+					}
+				}
+			}
+			for _, e := range y {
+				walk(e)
+			}
+		case []any:
+			for _, e := range y {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return out
+}
+
+// wordy reports a value a caller can say in words: text of three or more
+// characters with a letter in it (a status, a kind), not a number or a flag.
+func wordy(x string) bool {
+	if len([]rune(x)) < 3 || x == "true" || x == "false" {
+		return false
+	}
+	return strings.ContainsFunc(x, unicode.IsLetter)
+}
+
+// mentioned reports whether the instruction or the opening says v, as whole
+// words in any case.
+func mentioned(sc *scenario.Scenario, v string) bool {
+	re, err := regexp.Compile(`(?i)(^|[^\pL\pN_])` + regexp.QuoteMeta(v) + `($|[^\pL\pN_])`)
+	if err != nil {
+		return false
+	}
+	return re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening)
 }
 
 // smallerNumbers are the other amounts a free number may take: one less,

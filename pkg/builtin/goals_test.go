@@ -1,0 +1,124 @@
+package builtin
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// TestSubGoalsThatCanHold: the writer offers no check the gates would find
+// vacuous on every run: the identity rule's check for a look-up of a
+// product (nobody's account data), nor an ask's check that the account is
+// left alone when the act it tempts writes an order; it still offers the
+// identity check where account data is read, and that the order is left
+// alone.
+func TestSubGoalsThatCanHold(t *testing.T) {
+	c := retail(t)
+	g := ground.New(c)
+	p := &policy{c: c, g: g}
+	user := g.Rows("users")[0]
+	uid := ground.Text(user["user_id"])
+	var order ground.Row
+	for _, r := range g.Where("orders", "status", "pending") {
+		if ground.Text(r["user_id"]) == uid {
+			order = r
+		}
+	}
+	if order == nil {
+		order = g.Where("orders", "status", "pending")[0]
+		user = g.Find("users", "user_id", ground.Text(order["user_id"]))
+		uid = ground.Text(user["user_id"])
+	}
+	oid := ground.Text(order["order_id"])
+	product := g.Rows("products")[0]
+	identify := scenario.Call{Tool: "find_user_id_by_email", Args: map[string]any{"email": user["email"]}}
+	bucket := func(uc, outcome, tool, table string) brief.Bucket {
+		return brief.Bucket{Bucket: plan.Bucket{ID: "b1", UseCase: uc, Outcome: outcome, Overlay: "none",
+			Spec: plan.Spec{Tool: tool, Table: table, Handoff: "transfer_to_human_agents"}}}
+	}
+	names := func(refs []scenario.SubGoalRef) []string {
+		var out []string
+		for _, r := range refs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+
+	// A product look-up: no account data, so no identity check.
+	pb := g.SeedCase("products", product, user)
+	look := scenario.Call{Tool: "get_product_details", Args: map[string]any{"product_id": product["product_id"]}}
+	got, _ := p.subGoals(bucket("find-product-info", scenario.OutcomeSucceed, "get_product_details", "products"),
+		[]scenario.Call{identify, look}, nil, pb)
+	if slices.Contains(names(got), "identified_before_account_data") {
+		t.Errorf("product look-up offered %v: the identity check holds on every run", names(got))
+	}
+	got, _ = p.subGoals(bucket("find-product-info", scenario.OutcomeAsk, "get_product_details", "products"),
+		nil, []scenario.Call{look}, pb)
+	if slices.Contains(names(got), "identified_before_account_data") {
+		t.Errorf("product ask offered %v", names(got))
+	}
+
+	// An order look-up reads account data: the identity check is offered.
+	ob := g.SeedCase("orders", order, nil)
+	details := scenario.Call{Tool: "get_order_details", Args: map[string]any{"order_id": oid}}
+	got, _ = p.subGoals(bucket("check-order-status", scenario.OutcomeSucceed, "get_order_details", "orders"),
+		[]scenario.Call{identify, details}, nil, ob)
+	if !slices.Contains(names(got), "identified_before_account_data") {
+		t.Errorf("order look-up offered %v, want the identity check", names(got))
+	}
+
+	// An ask tempting a change of an order: the order is left alone, the
+	// account is not what the act writes.
+	modify := scenario.Call{Tool: "modify_pending_order_items", Args: map[string]any{"order_id": oid}}
+	got, _ = p.subGoals(bucket("modify-items", scenario.OutcomeAsk, "modify_pending_order_items", "orders"),
+		nil, []scenario.Call{details, modify}, ob)
+	if n := names(got); slices.Contains(n, "user_unchanged") || !slices.Contains(n, "order_unchanged") {
+		t.Errorf("order-change ask offered %v, want order_unchanged and not user_unchanged", n)
+	}
+	// An ask tempting a change of the account: the account is left alone.
+	addr := scenario.Call{Tool: "modify_user_address", Args: map[string]any{"user_id": uid}}
+	got, _ = p.subGoals(bucket("update-user-address", scenario.OutcomeAsk, "modify_user_address", "users"),
+		nil, []scenario.Call{addr}, g.SeedCase("users", user, nil))
+	if !slices.Contains(names(got), "user_unchanged") {
+		t.Errorf("address ask offered %v, want user_unchanged", names(got))
+	}
+}
+
+// TestAskWithholdsWhatIdentifies: a caller who cannot prove who they are is
+// not handed their customer number when the case is about their own
+// customer record (telecom identifies by it); a success's caller is.
+func TestAskWithholdsWhatIdentifies(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "telecom"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	g := ground.New(c)
+	p := &policy{c: c, g: g}
+	cust := g.Rows("customers")[0]
+	id := ground.Text(cust["customer_id"])
+	b := g.SeedCase("customers", cust, nil)
+	ident := scenario.Call{Tool: "get_customer_by_phone", Args: map[string]any{"phone_number": cust["phone_number"]}}
+	act := scenario.Call{Tool: "get_bills_for_customer", Args: map[string]any{"customer_id": id}}
+	for _, outcome := range []string{scenario.OutcomeAsk, scenario.OutcomeSucceed} {
+		bk := brief.Bucket{Bucket: plan.Bucket{ID: "b1", UseCase: "billing-inquiry", Outcome: outcome, Overlay: "none",
+			Spec: plan.Spec{Tool: act.Tool, Table: "customers", Gated: []string{ident.Tool}}}}
+		if outcome == scenario.OutcomeAsk {
+			bk.Overlay = "impersonation"
+		}
+		persona, instruction := p.words(bk, plan.Person(c, 0), b, []scenario.Call{ident}, act, g.Declared())
+		named := strings.Contains(instruction, id) || strings.Contains(persona.Opening, id)
+		if outcome == scenario.OutcomeAsk && named {
+			t.Errorf("ask hands the caller their customer number %s: %q / %q", id, instruction, persona.Opening)
+		}
+		if outcome == scenario.OutcomeSucceed && !named {
+			t.Errorf("success does not name the record %s: %q", id, instruction)
+		}
+	}
+}
