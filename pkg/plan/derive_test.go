@@ -29,6 +29,7 @@ func derive(t *testing.T, c *contract.Contract) (*Plan, ground.Rehearser) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	r := probe.Rehearser(e.World)
 	p, err := Derive(context.Background(), c, r, Options{})
 	if err != nil {
@@ -149,6 +150,7 @@ func TestDeriveReusesTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	r := probe.Rehearser(e.World)
 	distinct, err := Derive(context.Background(), c, r, Options{Asked: 1})
 	if err != nil {

@@ -29,6 +29,7 @@ func TestDeriveOutbound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 4 * len(c.UseCases)})
 	if err != nil {
 		t.Fatal(err)

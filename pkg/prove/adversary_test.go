@@ -116,6 +116,7 @@ func TestAdversaryCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		defer e.Close()
 		for _, a := range byContract[name] {
 			t.Run(name+"/"+strings.TrimSuffix(a.File, ".json"), func(t *testing.T) {
 				raw, err := os.ReadFile(filepath.Join(adversaryDir, a.Contract, a.File))

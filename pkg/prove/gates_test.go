@@ -150,6 +150,7 @@ func deskEngineOn(t *testing.T) (*engine.Engine, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	return e, pool
 }
 
@@ -539,6 +540,7 @@ func TestRuleGroundsARefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	refusal := func(user, name, reservation string) *scenario.Scenario {
 		return &scenario.Scenario{
 			Name: "cancel-" + strings.ToLower(reservation), UseCase: "cancel-reservation", Branch: reservation, Kind: "failing",

@@ -695,6 +695,7 @@ func TestMutation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer e.Close()
 			checkMutation(t, example, mutate(ctx, t, e, scs))
 		})
 	}
@@ -751,6 +752,7 @@ func BenchmarkMutation(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := mutate(ctx, b, e, scs)
+			e.Close()
 			pool.Close()
 			b.Logf("%s, %d scenarios: %s", example, n, m.line())
 			mm, mk := m.totals()

@@ -143,6 +143,7 @@ func clinicProverWith(t *testing.T, pool *pgxpool.Pool, edit func(*contract.Cont
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	return e.Prover
 }
 

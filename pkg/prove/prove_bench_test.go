@@ -126,6 +126,7 @@ func BenchmarkProve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer e.Close()
 	// Warm up: each pooled connection prepares its statements once, as a
 	// long-running writer's have.
 	for range 2 {
