@@ -215,6 +215,9 @@ type Options struct {
 	// Grounding, when set, is the contract's grounding already discovered
 	// on this world (validate probes first); nil: Derive discovers it.
 	Grounding *ground.Grounding
+	// replay: rehearse every time, one row at a time, without the memo
+	// (tests compare the two plans).
+	replay bool
 }
 
 // Steer is one entry of a user's plan.
@@ -249,6 +252,9 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
+	if !opts.replay {
+		r = newMemo(r)
+	}
 	kept := lessonsOf(c, opts.MaxProbe)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
@@ -259,9 +265,12 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	d := &deriver{
 		c: c, opts: opts, gr: &gr,
 		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
-		sv:      &solver{g: g, r: r, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved},
+		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved},
 		handoff: Handoff(c),
 		cellOf:  map[string]string{},
+	}
+	if opts.replay {
+		d.sv.workers = 1
 	}
 	for _, cell := range d.p.Cells {
 		for _, tn := range cell.Tools {

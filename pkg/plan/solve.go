@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -17,6 +18,7 @@ import (
 type solver struct {
 	g          *ground.Graph
 	r          ground.Rehearser
+	workers    int // rows rehearsed at once (runRows)
 	bs         ground.Bindings
 	unanswered map[string]string
 	max        int
@@ -163,14 +165,11 @@ func (sv *solver) bestChain(ctx context.Context, tool *contract.Tool, chains [][
 	best, bestN, lastErr := -1, 0, ""
 	for ci, ch := range chains {
 		n := 0
-		for i := range sc.rows {
-			if i >= 6 {
-				break
-			}
-			st, err := sv.run(ctx, tool, ch, sc.bound(i), true)
-			if err != nil {
-				return best, lastErr, err
-			}
+		steps, err := sv.runRows(ctx, tool, ch, sc, min(len(sc.rows), 6), true)
+		if err != nil {
+			return best, lastErr, err
+		}
+		for _, st := range steps {
 			if st.prereqOK {
 				n++
 			} else if st.err != "" {
@@ -197,11 +196,12 @@ type rowOutcomes struct {
 func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, lastErr string) (rowOutcomes, error) {
 	pk := sv.g.PK(sol.table)
 	ro := rowOutcomes{outcome: map[string]string{}, callerOf: map[string]string{}, lastErr: lastErr}
+	steps, err := sv.runRows(ctx, tool, sol.chain, sc, len(sc.rows), false)
+	if err != nil {
+		return ro, err
+	}
 	for i, r := range sc.rows {
-		st, err := sv.run(ctx, tool, sol.chain, sc.bound(i), false)
-		if err != nil {
-			return ro, err
-		}
+		st := steps[i]
 		if !st.prereqOK {
 			if st.err != "" {
 				ro.lastErr = st.err
@@ -343,6 +343,63 @@ func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solu
 		}
 	}
 	return tried > 0 && held*2 > tried, nil
+}
+
+// probeWorkers is how many sampled rows are rehearsed at once. Each row's
+// play is independent of the others (its own copy, rolled back), and a
+// play mostly waits on the world's round trips.
+const probeWorkers = 4
+
+// runRows runs chain then tool on the first n sampled rows, several rows
+// at a time; steps are in sample order, so what the caller folds from them
+// does not depend on which row finished first.
+func (sv *solver) runRows(ctx context.Context, tool *contract.Tool, chain []string, sc sampledCases, n int, prereqOnly bool) ([]step, error) {
+	steps := make([]step, n)
+	errs := make([]error, n)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(sv.workers, n)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				steps[i], errs[i] = sv.run(ctx, tool, chain, sc.bound(i), prereqOnly)
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	// The first row that failed of itself, in sample order (the others may
+	// only have been cancelled because of it).
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return nil, first
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return steps, nil
 }
 
 // step is how one rehearsed chain went.

@@ -3,6 +3,8 @@ package prove
 import (
 	"fmt"
 	"regexp"
+	"sync"
+	"sync/atomic"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -36,14 +38,6 @@ func directives(sc *scenario.Scenario) []Refusal {
 	bad := func(field, m, why string) {
 		rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, Message: fmt.Sprintf("%s says %q, %s", field, m, why)})
 	}
-	find := func(res []*regexp.Regexp, s string) string {
-		for _, re := range res {
-			if m := re.FindString(s); m != "" {
-				return m
-			}
-		}
-		return ""
-	}
 	adversarial := sc.Kind == "adversarial" && sc.Expects != scenario.OutcomeSucceed
 	for _, f := range []struct {
 		name, text string
@@ -54,11 +48,12 @@ func directives(sc *scenario.Scenario) []Refusal {
 		{"persona.accent", sc.Persona.Accent, true}, {"persona.style", sc.Persona.Style, true},
 		{"persona.location", sc.Persona.Location, true}, {"tests", sc.Tests, false}, {"branch", sc.Branch, false},
 	} {
-		if m := find(toGrader, f.text); m != "" {
+		d := directivesIn(f.text)
+		if m := d.grader; m != "" {
 			bad(f.name, m, "which addresses whoever grades the conversation: a scenario is proved by code, and its words are for the caller")
 			continue
 		}
-		if m := find(toAgent, f.text); m != "" && f.played && !adversarial {
+		if m := d.agent; m != "" && f.played && !adversarial {
 			bad(f.name, m, fmt.Sprintf("an instruction injected at the agent, in a %s scenario that expects %s: an injection is an adversarial case the agent must resist (kind adversarial, expects refuse, ask or escalate)", sc.Kind, sc.Expects))
 		}
 	}
@@ -80,12 +75,62 @@ func (p *Prover) subGoalDirectives(sc *scenario.Scenario) []Refusal {
 			texts[sg.What] = true
 		}
 		for t := range texts {
-			for _, re := range toGrader {
-				if m := re.FindString(t); m != "" {
-					rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, SubGoal: ref.Name, Message: fmt.Sprintf("sub-goal %s hands the grader %q: a check's words say what it checks, and address nobody", ref.Name, m)})
-				}
+			for _, m := range directivesIn(t).graderAll {
+				rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, SubGoal: ref.Name, Message: fmt.Sprintf("sub-goal %s hands the grader %q: a check's words say what it checks, and address nobody", ref.Name, m)})
 			}
 		}
 	}
 	return rs
+}
+
+// directiveMemo holds directivesIn's answer per text. Every proof searches
+// every field of its scenario with each pattern, and most of those texts
+// recur (a persona's fields across a slice, a candidate proved again after
+// a correction, a sub-goal's params); past directiveMemoMax texts the
+// answer is computed each time.
+var (
+	directiveMemo  sync.Map // text → directiveHits
+	directiveMemoN atomic.Int64
+)
+
+const directiveMemoMax = 1 << 14
+
+// directiveHits is what the patterns find in one text: the first match of
+// the first grader pattern that matches (grader), every grader pattern's
+// first match in pattern order (graderAll), and the first agent pattern's
+// match (agent).
+type directiveHits struct {
+	grader    string
+	graderAll []string
+	agent     string
+}
+
+func directivesIn(text string) directiveHits {
+	if text == "" {
+		return directiveHits{}
+	}
+	if h, ok := directiveMemo.Load(text); ok {
+		return h.(directiveHits)
+	}
+	var h directiveHits
+	for _, re := range toGrader {
+		if m := re.FindString(text); m != "" {
+			if h.grader == "" {
+				h.grader = m
+			}
+			h.graderAll = append(h.graderAll, m)
+		}
+	}
+	for _, re := range toAgent {
+		if m := re.FindString(text); m != "" {
+			h.agent = m
+			break
+		}
+	}
+	if directiveMemoN.Load() < directiveMemoMax {
+		if _, loaded := directiveMemo.LoadOrStore(text, h); !loaded {
+			directiveMemoN.Add(1)
+		}
+	}
+	return h
 }

@@ -249,6 +249,10 @@ func (p *Postgres) Pid() int { return p.proc.cmd.Process.Pid }
 // Log returns the tail of the server's output, for diagnostics.
 func (p *Postgres) Log() string { return p.out.String() }
 
+// ErrKilled is a Stop that had to SIGKILL the postmaster: the data directory
+// is intact but the next start replays the WAL, as after a crash.
+var ErrKilled = errors.New("stack: postgres did not stop in time and was killed")
+
 // Stop shuts the server down: SIGINT (fast shutdown: sessions are ended,
 // nothing is lost), then SIGKILL if it has not exited within StopTimeout or
 // before ctx is done. It releases the data directory. Safe to call twice; an
@@ -276,7 +280,7 @@ func (p *Postgres) Stop(ctx context.Context) error {
 		}
 		_ = p.proc.cmd.Process.Kill()
 		<-p.proc.done
-		p.stopErr = fmt.Errorf("stack: postgres did not stop within %s, killed", p.cfg.StopTimeout)
+		p.stopErr = fmt.Errorf("%w (waited %s)", ErrKilled, p.cfg.StopTimeout)
 	})
 	return p.stopErr
 }
