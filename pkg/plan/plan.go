@@ -153,6 +153,10 @@ type Plan struct {
 	// minted copies: new keys, new callers) so that the plan holds the ask;
 	// 1 when the distinct rows suffice.
 	Reuse int `json:"reuse"`
+	// Reserve is how many more uses of the templates the plan holds at
+	// want 0 past the ask, so that a top-up has room when buckets block
+	// (a fifth of the ask, within Most).
+	Reserve int `json:"reserve,omitempty"`
 	// Most is the most scenarios a run of this contract can mint without
 	// two sharing a value (0: no limit), and MostWhy the column that bounds
 	// it.
@@ -502,11 +506,22 @@ func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped b
 		}
 	}
 	p.Most, p.MostWhy = most(g, all, p.Strides)
+	p.lay(all, opts, capped)
+}
+
+// lay lays the buckets out over the uses of their templates the ask needs
+// and the reserve past it, gives the plan its capacity, sizes the buckets to
+// the ask and names its themes.
+func (p *Plan) lay(all []Bucket, opts Options, capped bool) {
 	p.Reuse = 1
+	spare := 0
 	if !capped {
 		p.Reuse = reuse(all, opts.Asked, p.Most)
+		spare = reserve(all, p.Reuse, opts.Asked, p.Most)
 	}
-	all = uses(all, p.Reuse)
+	p.Reserve = spare
+	all = uses(all, p.Reuse+spare)
+	planned := len(all) / (p.Reuse + spare) * p.Reuse
 	for i := range all {
 		all[i].Ord = i
 		all[i].ID = fmt.Sprintf("b%04d", i)
@@ -517,9 +532,14 @@ func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped b
 	if p.Most > 0 && p.Capacity > p.Most {
 		p.Capacity = p.Most // what the code spaces hold, however often templates serve
 	}
-	p.Buckets = size(all, opts.Asked, opts.Steer)
+	// The ask is dealt over the uses it needs; the reserve's uses stay at
+	// want 0, room a top-up raises when buckets block.
+	p.Buckets = append(size(all[:planned], opts.Asked, opts.Steer), all[planned:]...)
 	base := 0
 	for i := range p.Buckets {
+		if i >= planned {
+			p.Buckets[i].Want = 0
+		}
 		p.Buckets[i].Spec.Base = base
 		p.Buckets[i].Spec.Sized = p.Buckets[i].Want
 		base += p.Buckets[i].Want
@@ -574,6 +594,36 @@ func reuse(bs []Bucket, asked, most int) int {
 	// code spaces: size trims the plan to the ask, which Prepare holds to
 	// most, so the last reuse is partial rather than dropped whole.
 	return (asked + capacity - 1) / capacity
+}
+
+// headroom is the fraction of an ask (1/headroom) a plan keeps as spare
+// capacity beyond it: what a top-up deals when buckets block short of their
+// want, so that blocked buckets do not leave a large run short.
+const headroom = 5
+
+// reserve is how many more uses of every template the plan lays out, at want
+// 0, so that its spare capacity past the ask is at least a fifth of the ask:
+// none when the planned uses already leave that much, and none past the
+// code spaces (most), which a top-up never deals beyond.
+func reserve(bs []Bucket, reuse, asked, most int) int {
+	distinct := 0
+	for _, b := range bs {
+		distinct += b.Want
+	}
+	if distinct == 0 || asked <= 0 {
+		return 0
+	}
+	spare := distinct*reuse - asked
+	margin := max(asked/headroom, 1)
+	if spare >= margin {
+		return 0
+	}
+	n := (margin - spare + distinct - 1) / distinct
+	// A reserve use that would start at or past most could never be dealt.
+	for n > 0 && most > 0 && distinct*(reuse+n-1) >= most {
+		n--
+	}
+	return n
 }
 
 // most is the most scenarios a run can mint without two sharing a value:

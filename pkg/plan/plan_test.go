@@ -214,3 +214,47 @@ func TestPhoneTraitsSpread(t *testing.T) {
 		t.Errorf("chat spread has phone fields: %+v", chat)
 	}
 }
+
+// TestLayKeepsHeadroom: an ask near what the planned uses of the templates
+// hold gets reserve uses at want 0, so a top-up has a fifth of the ask to
+// deal when buckets block; never past the code spaces, never under a user's
+// cap, and none when the planned uses already leave that room.
+func TestLayKeepsHeadroom(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		asked, most  int
+		capped       bool
+		reuse, spare int
+		wantCapacity int
+	}{
+		{"two uses hold 70 of 72: a third in reserve", 70, 0, false, 2, 1, 108},
+		{"room to spare in the first use", 20, 0, false, 1, 0, 36},
+		{"first use nearly full", 33, 0, false, 1, 1, 72},
+		{"reserve trimmed to the code spaces", 70, 75, false, 2, 1, 75},
+		{"no reserve use starts past the code spaces", 70, 72, false, 2, 0, 72},
+		{"a user's cap: no reuse, no reserve", 30, 0, true, 1, 0, 36},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Plan{Most: tc.most}
+			p.lay(buckets(map[string]int{"a": 3, "b": 3, "c": 3}), Options{Asked: tc.asked}, tc.capped)
+			if p.Reuse != tc.reuse || p.Reserve != tc.spare || p.Capacity != tc.wantCapacity {
+				t.Fatalf("reuse %d, reserve %d, capacity %d; want %d, %d, %d", p.Reuse, p.Reserve, p.Capacity, tc.reuse, tc.spare, tc.wantCapacity)
+			}
+			if got := p.Total(); got != min(tc.asked, 36*tc.reuse) {
+				t.Errorf("the plan wants %d, asked %d", got, tc.asked)
+			}
+			if len(p.Buckets) != 9*(tc.reuse+tc.spare) {
+				t.Fatalf("%d buckets, want %d", len(p.Buckets), 9*(tc.reuse+tc.spare))
+			}
+			end := 0
+			for _, b := range p.Buckets[:9*tc.reuse] {
+				end = max(end, b.Spec.End(b.Want))
+			}
+			for _, b := range p.Buckets[9*tc.reuse:] {
+				if b.Want != 0 || b.Spec.Capacity != 4 || b.Spec.Base != end {
+					t.Errorf("reserve bucket %s: want %d, capacity %d, base %d; want 0, 4, %d", b.ID, b.Want, b.Spec.Capacity, b.Spec.Base, end)
+				}
+			}
+		})
+	}
+}

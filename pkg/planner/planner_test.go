@@ -329,6 +329,64 @@ func TestTopUp(t *testing.T) {
 	}
 }
 
+// TestTopUpCedesShortBuckets: a bucket short of its want after an attempt
+// that proved some of it gives up the rest to buckets that never fell
+// short, instead of being dealt again; its dealt indices stay reserved. A
+// bucket that proved nothing keeps its want (its cell has no other case),
+// and with no fresh room a short bucket keeps its want too.
+func TestTopUpCedesShortBuckets(t *testing.T) {
+	bs := []canvas.Bucket{
+		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),  // short: 4 of 10 after an attempt
+		bucket("b1", "cancel-order", "c2", 1, 10, 10, 10), // short: 0 of 10 after an attempt
+		bucket("b2", "return-item", "c3", 2, 10, 20, 10),  // done
+		bucket("b3", "return-item", "c4", 3, 0, 30, 10),   // reserve: want 0, capacity 10
+	}
+	bs[0].Done, bs[0].Attempts = 4, 1
+	bs[1].Attempts = 1
+	bs[2].State, bs[2].Done = canvas.BucketDone, 10
+	p, l, _ := testPlanner(t, 30, bs...)
+	n, err := p.topUp(t.Context(), 30)
+	if err != nil || n != 6 {
+		t.Fatalf("topped up %d (%v), want the 6 b0 ceded", n, err)
+	}
+	if b := l.bucket("b0"); b.Want != 4 || b.Outstanding() != 0 {
+		t.Errorf("b0: want %d, outstanding %d; want 4, 0 (ceded, not dealt again)", b.Want, b.Outstanding())
+	}
+	if b := l.bucket("b1"); b.Want != 10 {
+		t.Errorf("b1 proved nothing yet and should keep its want 10, has %d", b.Want)
+	}
+	if b := l.bucket("b3"); b.Want != 6 {
+		t.Errorf("b3 (reserve) raised to %d, want 6", b.Want)
+	}
+	// Every index stays the bucket's own: b0's dealt 0..9 are not dealt
+	// again by the raise.
+	seen := map[int]string{}
+	for _, b := range l.buckets {
+		for k := range b.Want {
+			i := b.Spec.Index(k)
+			if other, dup := seen[i]; dup {
+				t.Errorf("index %d dealt to %s and %s", i, other, b.ID)
+			}
+			seen[i] = b.ID
+		}
+	}
+	if got := nextIndex(l.buckets); got != 36 {
+		t.Errorf("next index %d, want 36: the plan's 30 and the raise's 6", got)
+	}
+
+	// No fresh room: a short bucket keeps its want and is dealt again.
+	bs = []canvas.Bucket{bucket("b0", "cancel-order", "c1", 0, 10, 0, 10), bucket("b1", "return-item", "c2", 1, 10, 10, 10)}
+	bs[0].Done, bs[0].Attempts = 4, 1
+	bs[1].State, bs[1].Done = canvas.BucketDone, 10
+	p, l, _ = testPlanner(t, 20, bs...)
+	if n, err := p.topUp(t.Context(), 20); err != nil || n != 0 {
+		t.Fatalf("topped up %d (%v) with no room", n, err)
+	}
+	if b := l.bucket("b0"); b.Want != 10 {
+		t.Errorf("b0 ceded to %d with nowhere to deal it", b.Want)
+	}
+}
+
 // TestTopUpStopsAtMost: a top-up deals no index past what the contract's
 // code shapes hold apart (Plan.Most); a bucket raised twice keeps the
 // indices of its first raise and takes new ones for the second.

@@ -10,18 +10,40 @@ import (
 
 // topUp keeps "asking for N returns N": what blocked buckets will not write
 // is re-dealt to buckets with spare capacity, one at a time across use cases
-// in plan order, so the same ledger always tops up the same way. It returns
-// how many scenarios it added to wants.
+// in plan order, so the same ledger always tops up the same way. A bucket
+// that fell short after proving some of its want cedes the rest while
+// buckets that never fell short have room for it: its templates' later
+// drafts are what failed, so retrying it mostly fails again, while fresh
+// buckets elsewhere write at their first try. It returns how many
+// scenarios it added to wants.
 func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
 		return 0, err
 	}
+	next := nextIndex(bs)
+	most := 0
+	if p.Plan != nil {
+		most = p.Plan.Most
+	}
+	// What blocked buckets left short takes the room first.
+	spare := room(bs, next, most) - max(asked-committed(bs), 0)
+	for _, i := range cedes(bs, spare) {
+		b := &bs[i]
+		// The spec keeps every index the bucket was dealt reserved (a span
+		// at its old want), so no later top-up deals them again.
+		sp := b.Spec
+		sp.Spans = append(slices.Clone(sp.Spans), plan.Span{K: b.Want, Index: sp.End(b.Want)})
+		if err := p.cfg.Ledger.Raise(ctx, p.cfg.RunID, b.ID, b.Done, sp); err != nil {
+			return 0, err
+		}
+		p.log.Info("bucket cedes what it could not write", "bucket", b.ID, "done", b.Done, "want", b.Want, "attempts", b.Attempts)
+		b.Want, b.Spec = b.Done, sp
+	}
 	short := asked - committed(bs)
 	if short <= 0 {
 		return 0, nil
 	}
-	next := nextIndex(bs)
 	if p.Plan != nil && p.Plan.Most > 0 {
 		// Indices past Most would mint codes the contract's shapes cannot
 		// hold apart.
@@ -78,15 +100,71 @@ func nextIndex(bs []canvas.Bucket) int {
 	return next
 }
 
+// fresh is a bucket a top-up may raise first: open or done, with spare
+// capacity, and never short after an attempt.
+func fresh(b canvas.Bucket) bool {
+	return raisable(b) && b.Attempts == 0
+}
+
+// raisable is a bucket a top-up may raise: neither blocked nor claimed, with
+// spare capacity.
+func raisable(b canvas.Bucket) bool {
+	return b.State != canvas.BucketBlocked && b.State != canvas.BucketClaimed && b.Spec.Capacity > b.Want
+}
+
+// room is the spare capacity of fresh buckets, within the indices the code
+// shapes still hold (most, 0: no limit).
+func room(bs []canvas.Bucket, next, most int) int {
+	n := 0
+	for _, b := range bs {
+		if fresh(b) {
+			n += b.Spec.Capacity - b.Want
+		}
+	}
+	if most > 0 {
+		n = min(n, max(most-next, 0))
+	}
+	return n
+}
+
+// cedes is the buckets (by index in bs, in plan order) that give up what
+// they did not write, as long as room holds it: open buckets short of their
+// want after an attempt that proved some of it. A bucket that proved none
+// keeps its attempts, so no cell loses its only bucket to one bad try.
+func cedes(bs []canvas.Bucket, room int) []int {
+	var out []int
+	for i, b := range bs {
+		if b.State != canvas.BucketOpen || b.Attempts == 0 || b.Done == 0 || b.Done >= b.Want {
+			continue
+		}
+		if n := b.Want - b.Done; n <= room {
+			room -= n
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // raises deals short scenarios to buckets (by index in bs) with spare
 // capacity, one at a time per use case in the order use cases first appear,
-// each use case's buckets in order; blocked and claimed buckets take none.
+// each use case's buckets in order: fresh buckets first, then, when they
+// are full, buckets that fell short before; blocked and claimed buckets
+// take none.
 func raises(bs []canvas.Bucket, short int) map[int]int {
 	raise := map[int]int{}
+	for _, pick := range []func(canvas.Bucket) bool{fresh, raisable} {
+		short -= raisePass(bs, short, raise, pick)
+	}
+	return raise
+}
+
+// raisePass is one pass of raises over the buckets pick admits; it returns how
+// many it added to raise.
+func raisePass(bs []canvas.Bucket, short int, raise map[int]int, pick func(canvas.Bucket) bool) int {
 	var order []string
 	byUC := map[string][]int{}
 	for i, b := range bs {
-		if b.State == canvas.BucketBlocked || b.State == canvas.BucketClaimed || b.Spec.Capacity <= b.Want {
+		if !pick(b) {
 			continue
 		}
 		if _, ok := byUC[b.UseCase]; !ok {
@@ -94,7 +172,8 @@ func raises(bs []canvas.Bucket, short int) map[int]int {
 		}
 		byUC[b.UseCase] = append(byUC[b.UseCase], i)
 	}
-	for added := 0; added < short; {
+	added := 0
+	for added < short {
 		progress := false
 		for _, uc := range order {
 			for _, i := range byUC[uc] {
@@ -113,5 +192,5 @@ func raises(bs []canvas.Bucket, short int) map[int]int {
 			break
 		}
 	}
-	return raise
+	return added
 }
