@@ -173,34 +173,32 @@ func (p *policy) accountData(calls []scenario.Call, binds ground.Bindings) bool 
 }
 
 // identityChecks are the checks of rules about identifying the caller
-// first (their text shares a word with the tools that identify the caller),
-// when they take no params: a solution without its preconditions breaks
-// them, so in a success or an ask they have teeth.
+// first, when they take no params: a solution without its preconditions
+// breaks them, so in a success or an ask they have teeth.
 func (p *policy) identityChecks() map[string]bool {
+	return p.identityRules(func(sg *contract.SubGoal) bool { return len(sg.Params) == 0 })
+}
+
+// identityRules are the checks of rules about identifying the caller first
+// (the rule's text shares a word with the tools that identify the caller)
+// whose sub-goal keep accepts.
+func (p *policy) identityRules(keep func(*contract.SubGoal) bool) map[string]bool {
 	out := map[string]bool{}
 	cl := p.c.Caller
 	if cl == nil {
 		return out
 	}
-	words := map[string]bool{}
+	var words []string
 	for _, t := range cl.From {
 		for _, w := range plan.Words(t) {
 			if len(w) > 3 {
-				words[w] = true
+				words = append(words, w)
 			}
 		}
 	}
 	for _, r := range p.c.Rules {
-		sg := p.c.SubGoal(r.Check)
-		if sg == nil || len(sg.Params) > 0 {
-			continue
-		}
-		for _, w := range plan.Words(r.Text) {
-			for tw := range words {
-				if akin(w, tw) {
-					out[r.Check] = true
-				}
-			}
+		if sg := p.c.SubGoal(r.Check); sg != nil && keep(sg) && overlap(plan.Words(r.Text), words) > 0 {
+			out[r.Check] = true
 		}
 	}
 	return out

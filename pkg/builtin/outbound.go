@@ -342,37 +342,20 @@ func (p *policy) outboundGoals(bk brief.Bucket, solution, tempting []scenario.Ca
 }
 
 // calleeChecks are the checks of rules about identifying the person first
-// (the rule's text shares a word with the tools that identify the caller)
 // whose params are none or the caller's key: bound to the scenario's
 // caller, they say whether anything was done before the callee was known.
 func (p *policy) calleeChecks() map[string]bool {
-	out := map[string]bool{}
-	cl := p.c.Caller
-	if cl == nil {
-		return out
-	}
-	var words []string
-	for _, t := range cl.From {
-		for _, w := range plan.Words(t) {
-			if len(w) > 3 {
-				words = append(words, w)
+	return p.identityRules(func(sg *contract.SubGoal) bool {
+		if sg.Judged {
+			return false
+		}
+		for name := range sg.Params {
+			if name != p.c.Caller.Key {
+				return false
 			}
 		}
-	}
-	for _, r := range p.c.Rules {
-		sg := p.c.SubGoal(r.Check)
-		if sg == nil || sg.Judged {
-			continue
-		}
-		keyed := true
-		for name := range sg.Params {
-			keyed = keyed && name == cl.Key
-		}
-		if keyed && overlap(plan.Words(r.Text), words) > 0 {
-			out[r.Check] = true
-		}
-	}
-	return out
+		return true
+	})
 }
 
 // outboundJudged are the judged sub-goals a call's answer lists: what no
