@@ -21,14 +21,8 @@ func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, cal
 	var out []ground.Answer
 	err := r.w.Copy(ctx, func(cp *world.Copy) error {
 		out = out[:0]
-		if len(setup) > 0 {
-			if err := cp.ExecBatch(ctx, setup); err != nil {
-				var se *world.StatementError
-				if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
-					return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
-				}
-				return err
-			}
+		if err := runSetup(ctx, cp, setup); err != nil {
+			return err
 		}
 		for _, c := range calls {
 			res := cp.Call(ctx, c.Tool, c.Args)
@@ -49,14 +43,8 @@ func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statemen
 	changed := false
 	err := r.w.Copy(ctx, func(cp *world.Copy) error {
 		out, changed = out[:0], false
-		if len(setup) > 0 {
-			if err := cp.ExecBatch(ctx, setup); err != nil {
-				var se *world.StatementError
-				if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
-					return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
-				}
-				return err
-			}
+		if err := runSetup(ctx, cp, setup); err != nil {
+			return err
 		}
 		before, err := cp.Snapshot(ctx)
 		if err != nil {
@@ -75,4 +63,18 @@ func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statemen
 		return nil
 	})
 	return out, changed, err
+}
+
+// runSetup runs a rehearsal's setup on its copy. A statement the world
+// refuses is a *ground.SetupError naming it.
+func runSetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
+	if len(setup) == 0 {
+		return nil
+	}
+	err := cp.ExecBatch(ctx, setup)
+	var se *world.StatementError
+	if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
+		return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
+	}
+	return err
 }
