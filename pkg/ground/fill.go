@@ -148,7 +148,7 @@ func coerce(v any, typ string, ps map[string]any) any {
 // or phone, or a value in the column's shape no one else has.
 func (g *Graph) freshArg(bd Binding, b Bound) (any, error) {
 	p := b.Person
-	switch renamed(bd.Column) {
+	switch g.renamed(bd.Table, bd.Column) {
 	case "email":
 		domain := "mail.com"
 		if tmpl := g.template(bd, b); tmpl != nil {

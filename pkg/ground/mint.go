@@ -301,7 +301,7 @@ func (g *Graph) setChanges(m *minting, it item, set []string) bool {
 		if fk, ok := g.fkOf(it.table, c); ok && m.copied(g, fk.RefTable, g.Find(fk.RefTable, fk.RefColumn, v)) {
 			return true // follows a copied parent
 		}
-		if cl != nil && it.table == cl.Table && (renamed(c) != "" || t.IsUnique(c) && c == cl.Key) {
+		if cl != nil && it.table == cl.Table && (g.renamed(it.table, c) != "" || t.IsUnique(c) && c == cl.Key) {
 			return true
 		}
 		for _, f := range m.fresh[it.table][key] {
@@ -403,7 +403,7 @@ func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, erro
 			return nil, err
 		}
 		for k, v := range nr {
-			if renamed(k) != "" && Text(it.row[k]) != Text(v) {
+			if g.renamed(it.table, k) != "" && Text(it.row[k]) != Text(v) {
 				a.personal[Text(it.row[k])] = v
 			}
 		}
@@ -525,11 +525,59 @@ func slug(s string) string {
 	return b.String()
 }
 
-// Renamed says which part of a person a caller's column holds, by its name:
-// "first", "last", "full", "email", "phone", or "" (minting renames those).
-func Renamed(col string) string { return renamed(col) }
+// Renamed says which part of a person a caller's column holds: "first",
+// "last", "full", "email", "phone", or "" (minting renames those). The
+// column's name proposes and its seed values decide: a phone_type column of
+// "mobile" and "landline" holds no phone number, and renaming it would break
+// its CHECK.
+func (g *Graph) Renamed(table, col string) string { return g.renamed(table, col) }
 
-func renamed(col string) string {
+func (g *Graph) renamed(table, col string) string {
+	kind := renamedByName(col)
+	if kind == "" {
+		return ""
+	}
+	c := g.column(table, col)
+	seen, fit := 0, 0
+	for i, v := range c.text {
+		if c.isNil[i] {
+			continue
+		}
+		seen++
+		if valueFits(kind, v) {
+			fit++
+		}
+	}
+	// A column with no seed value keeps its name's word; one whose values
+	// mostly do not look like its kind holds something else.
+	if seen > 0 && fit*5 < seen*4 {
+		return ""
+	}
+	return kind
+}
+
+// valueFits says whether v looks like a value of a person's detail.
+func valueFits(kind, v string) bool {
+	switch kind {
+	case "email":
+		return strings.Contains(v, "@")
+	case "phone":
+		digits := 0
+		for _, r := range v {
+			switch {
+			case r >= '0' && r <= '9':
+				digits++
+			case strings.ContainsRune("+-(). /x", r):
+			default:
+				return false
+			}
+		}
+		return digits >= 7
+	}
+	return strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) < 0
+}
+
+func renamedByName(col string) string {
 	k := strings.ToLower(strings.ReplaceAll(col, "_", ""))
 	switch k {
 	case "firstname", "givenname", "forename":
@@ -556,7 +604,7 @@ func renamed(col string) string {
 func (g *Graph) personalise(table string, old, nr Row, personal map[string]any, p Person, n int) error {
 	for k, v := range nr {
 		s, isStr := v.(string)
-		kind := renamed(k)
+		kind := g.renamed(table, k)
 		if !isStr || kind == "" || Text(old[k]) != Text(v) {
 			continue // not a person's detail, or already remapped (a key)
 		}
@@ -599,7 +647,7 @@ func (g *Graph) rename(table string, r Row, p Person, n int) error {
 		if !isStr {
 			continue
 		}
-		switch renamed(k) {
+		switch g.renamed(table, k) {
 		case "first":
 			r[k] = p.First
 		case "last":
@@ -644,7 +692,7 @@ func (g *Graph) phoneTables() []string {
 	var out []string
 	for _, t := range g.C.Tables {
 		for _, c := range t.Columns {
-			if renamed(c.Name) == "phone" {
+			if g.renamed(t.Name, c.Name) == "phone" {
 				out = append(out, t.Name)
 				break
 			}
@@ -683,7 +731,7 @@ func (g *Graph) phoneSpace(old string) *space {
 	var patterns []*regexp.Regexp
 	for _, t := range g.C.Tables {
 		for _, c := range t.Columns {
-			if renamed(c.Name) == "phone" {
+			if g.renamed(t.Name, c.Name) == "phone" {
 				patterns = append(patterns, g.patterns(t.Name, c.Name)...)
 			}
 		}
@@ -709,7 +757,7 @@ func (g *Graph) phoneSpace(old string) *space {
 	seen := map[int64]bool{}
 	for _, t := range g.C.Tables {
 		for _, c := range t.Columns {
-			if renamed(c.Name) != "phone" {
+			if g.renamed(t.Name, c.Name) != "phone" {
 				continue
 			}
 			for _, r := range g.Rows(t.Name) {

@@ -645,7 +645,7 @@ func most(g *ground.Graph, bs []Bucket, strides map[string]int) (int, string) {
 			}
 		}
 		for _, col := range t.Columns {
-			if cl != nil && table == cl.Table && t.IsUnique(col.Name) && ground.Renamed(col.Name) == "phone" {
+			if cl != nil && table == cl.Table && t.IsUnique(col.Name) && g.Renamed(table, col.Name) == "phone" {
 				cols = append(cols, col.Name)
 			}
 		}
