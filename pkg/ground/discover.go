@@ -3,6 +3,7 @@ package ground
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -85,6 +86,23 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 	if err != nil {
 		return nil, "", err
 	}
+	// Arguments that describe one thing (a first name, a last name and a
+	// date of birth) are answered ok only when they come from one row: bind
+	// them together, table by table, each with a budget of its own.
+	for _, jb := range s.joints(params, alts, base) {
+		if won != nil {
+			break
+		}
+		s.tries = discoverTries / 2
+		anchor = s.anchor(jb)
+		if won, wonCase, err = s.firstWin(ctx, params, req, alts, jb, anchor); err != nil {
+			return nil, "", err
+		}
+		if won == nil {
+			continue
+		}
+		base = jb
+	}
 	final := base
 	if won != nil {
 		final = won
@@ -141,6 +159,19 @@ func (s *search) firstWin(ctx context.Context, params []string, req map[string]b
 		if round == 1 && !fillOptional(params, req, alts, base) {
 			break
 		}
+		// Every case as it stands first: a case whose own record the
+		// handler refuses (an adult has no guardian on file) must not spend
+		// the search on its other arguments while the next case would answer.
+		for _, b := range s.casesOf(base) {
+			if s.tries >= discoverTries {
+				break
+			}
+			b.Variant = 0
+			won, _, err := s.asItStands(ctx, b, params, anchor, base)
+			if err != nil || won != nil {
+				return won, b, err
+			}
+		}
 		for _, b := range s.casesOf(base) {
 			if s.tries >= discoverTries {
 				break
@@ -155,6 +186,55 @@ func (s *search) firstWin(ctx context.Context, params []string, req map[string]b
 		}
 	}
 	return nil, Bound{}, nil
+}
+
+// jointTables is how many tables the joint search tries.
+const jointTables = 3
+
+// joints are the assignments that take several arguments from one row: for
+// each table where two or more arguments have a column, those arguments bound
+// to it (the case's own row), the others as in base; tables where most
+// arguments have a column first.
+func (s *search) joints(params []string, alts map[string][]Binding, base map[string]Binding) []map[string]Binding {
+	var tables []string
+	cover := map[string]map[string]Binding{}
+	for _, p := range params {
+		if h := base[p].How; h == ByXRef || h == ByName {
+			continue // the author's word, or the naming rules': kept
+		}
+		for _, a := range alts[p] {
+			if a.Table == "" || a.Source != FromCase || a.How == Fresh {
+				continue
+			}
+			if cover[a.Table] == nil {
+				cover[a.Table] = map[string]Binding{}
+				tables = append(tables, a.Table)
+			}
+			if _, has := cover[a.Table][p]; !has {
+				cover[a.Table][p] = a
+			}
+		}
+	}
+	sort.SliceStable(tables, func(i, j int) bool { return len(cover[tables[i]]) > len(cover[tables[j]]) })
+	var out []map[string]Binding
+	for _, t := range tables {
+		if len(cover[t]) < 2 || len(out) == jointTables {
+			continue
+		}
+		jb := make(map[string]Binding, len(base))
+		changed := false
+		for _, p := range params {
+			jb[p] = base[p]
+			if a, ok := cover[t][p]; ok {
+				changed = changed || base[p].Table != a.Table || base[p].Column != a.Column || base[p].Source != a.Source
+				jb[p] = a
+			}
+		}
+		if changed {
+			out = append(out, jb)
+		}
+	}
+	return out
 }
 
 // fillOptional turns Fill on for every optional argument a column or an
@@ -608,6 +688,9 @@ func (s *search) casesFor(assign map[string]Binding) []Bound {
 	if table == "" && g.C.Caller != nil {
 		table = g.C.Caller.Table
 	}
+	if table == "" {
+		table = s.mostBound(assign)
+	}
 	if table == "" || g.PK(table) == "" && len(g.C.Table(table).PrimaryKey) == 0 {
 		return []Bound{{Rows: map[string][]Row{}, Person: probePerson()}}
 	}
@@ -636,6 +719,23 @@ func (s *search) casesFor(assign map[string]Binding) []Bound {
 		out = []Bound{{Table: table, Rows: map[string][]Row{}, Person: probePerson()}}
 	}
 	return out
+}
+
+// mostBound is the table most arguments take the case's own row of, or "".
+func (s *search) mostBound(assign map[string]Binding) string {
+	n := map[string]int{}
+	best := ""
+	for _, p := range s.t.ParamNames() {
+		a := assign[p]
+		if a.Table == "" || a.Source != FromCase || a.How == Fresh || len(s.g.Rows(a.Table)) == 0 {
+			continue
+		}
+		n[a.Table]++
+		if best == "" || n[a.Table] > n[best] {
+			best = a.Table
+		}
+	}
+	return best
 }
 
 // probePerson is who rehearsals call as: fresh values from the first slots.
