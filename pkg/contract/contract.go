@@ -52,7 +52,10 @@ type Caller struct {
 	Table string   `json:"table"`
 	Key   string   `json:"key"`
 	From  []string `json:"from"`
-	Line  int      `json:"-"`
+	// Inferred: the contract names no caller; this one was read from the
+	// tools other tools require (see inferCaller).
+	Inferred bool `json:"inferred,omitempty"`
+	Line     int  `json:"-"`
 }
 
 // Rule is a hard rule the agent must keep. Check, when set, names a

@@ -66,6 +66,9 @@ func load(fsys fs.FS) (*Contract, Problems) {
 	if pos != nil {
 		l.check(pos)
 	}
+	if len(ps) == 0 && l.c.Caller == nil {
+		l.c.inferCaller()
+	}
 
 	world := map[string][]byte{}
 	for p, b := range l.files {
