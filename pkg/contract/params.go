@@ -41,9 +41,14 @@ func (t *Tool) Param(name string) map[string]any {
 	return p
 }
 
-// Enum returns the values an argument's schema permits (its enum), or nil.
+// Enum returns the values an argument's schema permits (its enum, or for a
+// list its items' enum), or nil.
 func (t *Tool) Enum(param string) []any {
-	switch e := t.Param(param)["enum"].(type) {
+	ps := t.Param(param)
+	if items, ok := ps["items"].(map[string]any); ok && ps["type"] == "array" && ps["enum"] == nil {
+		ps = items // a list of choices: its items' enum
+	}
+	switch e := ps["enum"].(type) {
 	case []any:
 		return e
 	case []string:

@@ -75,6 +75,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		if len(e) == 0 {
 			return nil, false
 		}
+		if typ == "array" {
+			return []any{e[b.Ordinal%len(e)]}, true
+		}
 		return e[b.Ordinal%len(e)], true
 	case bd.How == Fresh:
 		fv, err := g.freshArg(bd, b)
