@@ -213,6 +213,16 @@ func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool 
 	if len(vals) == 0 {
 		return false
 	}
+	if k == "timestamp" && isDay(ps) {
+		// A day argument (a search from one date to another) takes the
+		// day of a moment the world holds (a slot's start).
+		for i, v := range vals {
+			if d, ok := dayOf(v); ok {
+				vals[i] = d
+			}
+		}
+		k = "date"
+	}
 	match := func(ok func(string) bool) bool {
 		n := 0
 		for _, v := range vals {
@@ -249,6 +259,32 @@ func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool 
 		return g.C.Table(table).IsUnique(col.Name)
 	}
 	return true
+}
+
+// isDay reports whether an argument takes a calendar day: its format says
+// date, or its pattern holds a day and not a moment.
+func isDay(ps map[string]any) bool {
+	if f, _ := ps["format"].(string); f != "" {
+		return f == "date"
+	}
+	pat, _ := ps["pattern"].(string)
+	if pat == "" {
+		return false
+	}
+	re, err := regexp.Compile(pat)
+	return err == nil && re.MatchString("2026-03-10") && !re.MatchString("2026-03-10T10:00:00Z")
+}
+
+// dayOf is the day of a moment written as text ("2026-03-10T10:00:00-05:00"
+// is 2026-03-10, the day where it was written).
+func dayOf(v string) (string, bool) {
+	if len(v) < 10 || len(v) > 10 && v[10] != 'T' && v[10] != ' ' {
+		return "", false
+	}
+	if _, err := time.Parse("2006-01-02", v[:10]); err != nil {
+		return "", false
+	}
+	return v[:10], true
 }
 
 func (g *Graph) sampleText(table, col string, max int) []string {
@@ -304,6 +340,11 @@ func (g *Graph) candidates(t *contract.Tool, param string, touched map[string]bo
 				if touched[strings.ToLower(col.Name)] {
 					s += 0.25
 				}
+			}
+			if isDay(ps) && (kind(col.Type) == "date" || kind(col.Type) == "timestamp") {
+				// Few columns hold days: the type itself is most of the
+				// likeness (date_from is a slot's start).
+				s += 0.2
 			}
 			if s < 0.45 {
 				continue

@@ -136,9 +136,14 @@ func coerce(v any, typ string, ps map[string]any) any {
 		it, _ := items["type"].(string)
 		return []any{coerce(v, it, items)}
 	case "string":
-		if _, ok := v.(string); !ok {
-			return Text(v)
+		s, ok := v.(string)
+		if !ok {
+			s = Text(v)
 		}
+		if d, isMoment := dayOf(s); isMoment && len(s) > 10 && isDay(ps) {
+			return d
+		}
+		return s
 	case "integer":
 		if n, ok := asInt(v); ok {
 			return n
