@@ -214,14 +214,15 @@ func (g *Graph) collectChildren(m *minting) (changed, full bool) {
 // eligible reports whether row r of table t may join the copy: no parent
 // it refers to of a restricted table, or of a table whose rows belong to a
 // caller, is left uncopied (a minted product's variants stay out of other
-// callers' orders), and it has a key of its own or one made of copied
-// parents' keys.
+// callers' orders) unless it is a link to another person that may be null
+// (the copy drops it), and it
+// has a key of its own or one made of copied parents' keys.
 func (m *minting) eligible(g *Graph, t string, r Row) bool {
 	for _, fk := range g.fks[t] {
 		if r[fk.Column] == nil || !m.restricted[fk.RefTable] && !g.OwnedTable(fk.RefTable) {
 			continue
 		}
-		if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) {
+		if p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column]); p != nil && !m.copied(g, fk.RefTable, p) && !g.otherPerson(fk) {
 			return false
 		}
 	}
@@ -238,6 +239,19 @@ func (m *minting) eligible(g *Graph, t string, r Row) bool {
 		}
 	}
 	return false
+}
+
+// otherPerson reports whether a foreign key is a link a copy may drop: to a
+// row of the caller's table, in a column that may be null (a guardian who is
+// also a patient of their own). A copy keeps every other link, or is not
+// made (a promo used on another trip stays used).
+func (g *Graph) otherPerson(fk FK) bool {
+	cl := g.C.Caller
+	if cl == nil || fk.RefTable != cl.Table {
+		return false
+	}
+	c := g.C.Table(fk.Table).Column(fk.Column)
+	return c != nil && !c.NotNull
 }
 
 // closeUnique makes sure every unique column set (the primary key included)
@@ -388,6 +402,11 @@ func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, erro
 		}
 		if nv, ok := a.remap[fk.RefTable+"."+fk.RefColumn][Text(it.row[fk.Column])]; ok {
 			nr[fk.Column] = nv
+		} else if g.otherPerson(fk) {
+			// A link to someone else's record that stays behind (a
+			// guardian who is also a patient of their own): the copy
+			// does not carry it.
+			nr[fk.Column] = nil
 		}
 	}
 	n := a.seq[it.table]
