@@ -3,6 +3,7 @@ package ground
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,12 +98,18 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 				v = r[bd.Column]
 			}
 		default:
+			key := g.C.Table(bd.Table).IsUnique(bd.Column)
 			if r := b.PickWith(bd.Table, bd.Column); r != nil {
 				v = r[bd.Column]
-			} else if r := b.sameNamed(bd.Column); r != nil {
+			} else if key && !slices.Contains(t.Required(), name) {
+				// An optional record the case has none of (an adult's
+				// guardian) is left out, not taken from someone else.
+				return nil, false
+			} else if r := b.sameNamed(bd.Column); r != nil && !key {
 				// The case has no row of the table, but its own record or
 				// caller holds a column of that name (a customer's own
-				// phone_number where the case has no line).
+				// phone_number where the case has no line). Never a key:
+				// a patient's id is no guardian's.
 				v = r[bd.Column]
 			} else if r := g.related(bd.Table, b); r != nil {
 				// Not a row the case reaches: one of the world's.
