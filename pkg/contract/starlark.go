@@ -285,9 +285,78 @@ func readSubGoal(file, src string, f *syntax.File, sf *starFile, r report) SubGo
 			r.add(file, 0, CodeSubGoalNoCheck, "sub-goal %s is not judged and has no def check(world, calls, params)", sg.Name)
 		} else if !callable(def, 3) {
 			r.add(file, int(def.Def.Line), CodeSubGoalNoCheck, "check must take (world, calls, params)")
+		} else {
+			for name, typ := range paramsRead(def) {
+				if _, declared := sg.Params[name]; !declared {
+					sg.Params[name] = typ
+				}
+			}
 		}
 	}
 	return sg
+}
+
+// paramsRead are the params a check reads by a literal name
+// (params["invoice_id"], params.get("status")) and the type each is used
+// as: "number" when it goes through float() or int(), else "string". A
+// check that reads a param its file never declares still says what it
+// needs.
+func paramsRead(def *syntax.DefStmt) map[string]string {
+	if len(def.Params) < 3 {
+		return nil
+	}
+	pid, ok := def.Params[2].(*syntax.Ident)
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	named := map[string]string{} // a local name holding a param's value
+	nameOf := func(e syntax.Expr) string {
+		switch x := e.(type) {
+		case *syntax.IndexExpr:
+			if id, ok := x.X.(*syntax.Ident); ok && id.Name == pid.Name {
+				if lit, ok := x.Y.(*syntax.Literal); ok && lit.Token == syntax.STRING {
+					return lit.Value.(string)
+				}
+			}
+		case *syntax.CallExpr:
+			if dot, ok := x.Fn.(*syntax.DotExpr); ok && dot.Name.Name == "get" && len(x.Args) > 0 {
+				if id, ok := dot.X.(*syntax.Ident); ok && id.Name == pid.Name {
+					if lit, ok := x.Args[0].(*syntax.Literal); ok && lit.Token == syntax.STRING {
+						return lit.Value.(string)
+					}
+				}
+			}
+		case *syntax.Ident:
+			return named[x.Name]
+		}
+		return ""
+	}
+	syntax.Walk(def, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.AssignStmt:
+			if id, ok := x.LHS.(*syntax.Ident); ok {
+				if name := nameOf(x.RHS); name != "" {
+					named[id.Name] = name
+				}
+			}
+		case *syntax.IndexExpr, *syntax.CallExpr:
+			if name := nameOf(x.(syntax.Expr)); name != "" {
+				if _, seen := out[name]; !seen {
+					out[name] = "string"
+				}
+			}
+			if call, ok := x.(*syntax.CallExpr); ok {
+				if fn, ok := call.Fn.(*syntax.Ident); ok && (fn.Name == "float" || fn.Name == "int") && len(call.Args) == 1 {
+					if name := nameOf(call.Args[0]); name != "" {
+						out[name] = "number"
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
 
 func validParamType(t string) bool {
