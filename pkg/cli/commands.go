@@ -338,6 +338,9 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 // printBindings prints where every tool argument's values come from, and the
 // x-ref line that would ground each argument nothing grounds.
 func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grounding) {
+	if cl := c.Caller; cl != nil && cl.Inferred {
+		fmt.Fprintf(w, "caller: %s.%s, read from %s (write caller: in contract.yaml to say otherwise)\n", cl.Table, cl.Key, strings.Join(cl.From, ", "))
+	}
 	fmt.Fprintln(w, "bindings (tool.argument -> table.column: how it was found):")
 	var unbound []ground.Binding
 	for _, b := range gr.Bindings {

@@ -229,7 +229,7 @@ func TestWriteByteIdentical(t *testing.T) {
 		fmt.Sprint(r.Coverage.Planned.RulesTested) != "[confirm verify-identity]" {
 		t.Fatalf("coverage: %+v", r.Coverage)
 	}
-	if r.Diversity.DistinctCallerNames != 0.875 || r.Diversity.TopPersonality != "Impatient" || r.Diversity.TopPersonalityShare != 0.5 ||
+	if r.Diversity.CallerNameShare != 0.875 || r.Diversity.DistinctCallerNames != 7 || r.Diversity.TopPersonality != "Impatient" || r.Diversity.TopPersonalityShare != 0.5 ||
 		r.Diversity.DistinctAccents != 2 || r.Diversity.DistinctLocations != 3 {
 		t.Fatalf("diversity: %+v", r.Diversity)
 	}

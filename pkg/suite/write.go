@@ -110,7 +110,10 @@ type UseCaseNote struct {
 
 // Diversity is how different the callers are.
 type Diversity struct {
-	DistinctCallerNames   float64 `json:"distinct_caller_names"` // distinct names / scenarios
+	// DistinctCallerNames counts the callers' names; CallerNameShare is
+	// that count over the scenarios (1 when no two callers share a name).
+	DistinctCallerNames   int     `json:"distinct_caller_names"`
+	CallerNameShare       float64 `json:"caller_name_share"`
 	TopPersonality        string  `json:"top_personality"`
 	TopPersonalityShare   float64 `json:"top_personality_share"`
 	DistinctAccents       int     `json:"distinct_accents"`
@@ -495,7 +498,7 @@ func diversity(scs []scenario.Scenario) Diversity {
 			personalities[p.Personality]++
 		}
 	}
-	d.DistinctCallerNames = share(len(names), len(scs))
+	d.DistinctCallerNames, d.CallerNameShare = len(names), share(len(names), len(scs))
 	d.DistinctAccents, d.DistinctLocations, d.DistinctPersonalities = len(accents), len(locations), len(personalities)
 	top, n := "", 0
 	for k, v := range personalities {
