@@ -226,7 +226,8 @@ func TestWriteByteIdentical(t *testing.T) {
 		fmt.Sprint(r.Coverage.MissingUseCases) != "[track-order]" || r.Coverage.Cells != 3 || r.Coverage.CellsCovered != 3 ||
 		r.Coverage.Outcomes["succeed"] != 4 || r.Coverage.Outcomes["refuse"] != 4 || r.Coverage.Kinds["happy"] != 2 ||
 		r.Coverage.Rules != 2 || fmt.Sprint(r.Coverage.RulesTested) != "[verify-identity]" || r.Coverage.GatedTools != 1 ||
-		fmt.Sprint(r.Coverage.Planned.RulesTested) != "[confirm verify-identity]" {
+		fmt.Sprint(r.Coverage.Planned.RulesTested) != "[confirm verify-identity]" ||
+		fmt.Sprint(r.Coverage.RulesUntested) != "[{confirm no kept scenario names it}]" {
 		t.Fatalf("coverage: %+v", r.Coverage)
 	}
 	if r.Diversity.CallerNameShare != 0.875 || r.Diversity.DistinctCallerNames != 7 || r.Diversity.TopPersonality != "Impatient" || r.Diversity.TopPersonalityShare != 0.5 ||

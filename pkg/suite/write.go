@@ -81,15 +81,27 @@ type Coverage struct {
 	Outcomes        map[string]int `json:"outcomes"`
 	Kinds           map[string]int `json:"kinds"`
 	// RulesTested are the hard rules some kept scenario tests (the rules of
-	// its bucket); GatedToolsNamed the precondition-gated tools some kept
-	// scenario calls (in its solution or its tempting calls).
-	RulesTested     []string `json:"rules_tested"`
-	Rules           int      `json:"rules"`
+	// its bucket and its own): a rule with a check only where the scenario
+	// lists that check among its sub-goals. RulesJudged are rules kept
+	// scenarios name that no check proves (graded later by judgement);
+	// RulesUntested every rule not tested, with why. GatedToolsNamed the
+	// precondition-gated tools some kept scenario calls (in its solution or
+	// its tempting calls).
+	RulesTested     []string   `json:"rules_tested"`
+	RulesJudged     []string   `json:"rules_judged"`
+	RulesUntested   []RuleNote `json:"rules_untested"`
+	Rules           int        `json:"rules"`
 	GatedToolsNamed []string `json:"gated_tools_named"`
 	GatedTools      int      `json:"gated_tools"`
 	// Planned is what the plan meant to cover, whether or not the suite
 	// has it.
 	Planned Planned `json:"planned"`
+}
+
+// RuleNote is a rule and why no kept scenario tests it.
+type RuleNote struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
 }
 
 // Planned is the plan's intentions: the rules its buckets test, the gated
@@ -426,13 +438,33 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 	for _, t := range extra.GatedTools {
 		gated[t] = true
 	}
+	checkOf := map[string]string{}
+	known := map[string]bool{}
+	if c != nil {
+		for _, r := range c.Rules {
+			known[r.ID], checkOf[r.ID] = true, r.Check
+		}
+	}
 	present := map[string]bool{}
-	var rules, named []string
+	namedBy := map[string]int{}
+	var rules, judged, named []string
 	for _, sc := range scs {
 		present[sc.UseCase] = true
 		cv.Outcomes[sc.Expects]++
 		cv.Kinds[sc.Kind]++
-		rules = append(rules, rulesOf[sc.Bucket]...)
+		lists := map[string]bool{}
+		for _, g := range sc.SubGoals {
+			lists[g.Name] = true
+		}
+		for _, r := range sortedSet(append(append([]string{}, rulesOf[sc.Bucket]...), sc.Rules...)) {
+			namedBy[r]++
+			switch {
+			case !known[r] || checkOf[r] != "" && lists[checkOf[r]]:
+				rules = append(rules, r)
+			case checkOf[r] == "":
+				judged = append(judged, r)
+			}
+		}
 		for _, call := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
 			if gated[call.Tool] {
 				named = append(named, call.Tool)
@@ -440,6 +472,23 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 		}
 	}
 	cv.RulesTested, cv.GatedToolsNamed = sortedSet(rules), sortedSet(named)
+	cv.RulesJudged = sortedSet(judged)
+	tested := map[string]bool{}
+	for _, r := range cv.RulesTested {
+		tested[r] = true
+	}
+	cv.RulesUntested = []RuleNote{}
+	for _, r := range sortedSet(append(append([]string{}, extra.Rules...), keys(known)...)) {
+		switch {
+		case tested[r]:
+		case namedBy[r] == 0:
+			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, "no kept scenario names it"})
+		case checkOf[r] == "":
+			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("it has no check: %d kept scenario(s) name it, graded later by judgement, never proved by code", namedBy[r])})
+		default:
+			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("its check %s is in the sub-goals of none of the %d kept scenario(s) that name it", checkOf[r], namedBy[r])})
+		}
+	}
 	cells, covered := map[string]bool{}, map[string]bool{}
 	for _, b := range buckets {
 		cells[b.Cell] = true
@@ -650,5 +699,13 @@ func sortedSet(xs []string) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
 	return out
 }
