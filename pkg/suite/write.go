@@ -91,8 +91,8 @@ type Coverage struct {
 	RulesJudged     []string   `json:"rules_judged"`
 	RulesUntested   []RuleNote `json:"rules_untested"`
 	Rules           int        `json:"rules"`
-	GatedToolsNamed []string `json:"gated_tools_named"`
-	GatedTools      int      `json:"gated_tools"`
+	GatedToolsNamed []string   `json:"gated_tools_named"`
+	GatedTools      int        `json:"gated_tools"`
 	// Planned is what the plan meant to cover, whether or not the suite
 	// has it.
 	Planned Planned `json:"planned"`
