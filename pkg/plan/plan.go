@@ -176,14 +176,22 @@ func (e *TooMany) Error() string {
 
 // Unplanned is a plan that leaves use cases without a bucket: running it
 // would spend on a suite that cannot cover them.
-type Unplanned struct{ Gaps []Gap }
+// UseCases and Capacity say what the rest would deliver.
+type Unplanned struct {
+	Gaps               []Gap
+	UseCases, Capacity int
+}
 
 func (e *Unplanned) Error() string {
 	parts := make([]string, len(e.Gaps))
 	for i, g := range e.Gaps {
 		parts[i] = fmt.Sprintf("use case %s: %s", g.UseCase, g.Reason)
 	}
-	return fmt.Sprintf("plan: %d use case(s) cannot be planned (--allow-partial writes the rest): %s", len(e.Gaps), strings.Join(parts, "; "))
+	rest := ""
+	if e.UseCases > 0 {
+		rest = fmt.Sprintf("; --allow-partial writes the other %d of %d use cases (up to %d distinct scenarios)", e.UseCases-len(e.Gaps), e.UseCases, e.Capacity)
+	}
+	return fmt.Sprintf("plan: %d use case(s) cannot be planned (--allow-partial writes the rest): %s%s", len(e.Gaps), strings.Join(parts, "; "), rest)
 }
 
 // Choice is how a case of a template fills its arguments

@@ -208,7 +208,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	}
 	if len(pl.Gaps) > 0 {
 		if !p.cfg.AllowPartial {
-			return &plan.Unplanned{Gaps: pl.Gaps}
+			return &plan.Unplanned{Gaps: pl.Gaps, UseCases: len(c.UseCases), Capacity: pl.Capacity}
 		}
 		for _, g := range pl.Gaps {
 			p.log.Warn("use case not planned", "use_case", g.UseCase, "reason", g.Reason)
