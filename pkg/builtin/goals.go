@@ -344,6 +344,36 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket, except map[str
 	return changed
 }
 
+// effectChecks adds row_written for each table the solution's last
+// state-changing call writes (by its handler's SQL), and reports whether it
+// added one.
+func (p *policy) effectChecks(sc *scenario.Scenario) bool {
+	have := map[string]bool{}
+	for _, s := range sc.SubGoals {
+		if s.Name == prove.RowWritten {
+			have[ground.Text(s.Params["table"])] = true
+		}
+	}
+	changed := false
+	for i := len(sc.Solution) - 1; i >= 0; i-- {
+		t := p.c.Tool(sc.Solution[i].Tool)
+		if t == nil {
+			continue
+		}
+		ws := p.c.Writes(t)
+		for _, table := range ws {
+			if !have[table] {
+				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: prove.RowWritten, Params: map[string]any{"table": table}})
+				changed = true
+			}
+		}
+		if len(ws) > 0 {
+			break
+		}
+	}
+	return changed
+}
+
 // gated reports calls of which some come after what they require.
 func (p *policy) gated(calls []scenario.Call) bool {
 	for i, c := range calls {
@@ -467,6 +497,8 @@ func (p *policy) phrase(s scenario.SubGoalRef) string {
 		return fmt.Sprintf("the agent never attempts %s%s", tool, on)
 	case "requires_kept":
 		return "every call comes after the calls it requires"
+	case prove.RowWritten:
+		return fmt.Sprintf("the conversation leaves %s changed", strings.ReplaceAll(ground.Text(s.Params["table"]), "_", " "))
 	}
 	sg := p.c.SubGoal(s.Name)
 	if sg == nil {
@@ -502,6 +534,12 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 			last := sc.Solution[len(sc.Solution)-1]
 			if !slices.ContainsFunc(sc.SubGoals, func(s scenario.SubGoalRef) bool { return s.Name == "called" }) {
 				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), last)}})
+				changed = true
+			}
+		case r.Code == prove.CodeEffectUnseen:
+			// The contract's checks read only the call log (or rows the
+			// seed already holds): check the tables the act writes.
+			if p.effectChecks(sc) {
 				changed = true
 			}
 		case r.Code == prove.CodeTemptingPasses || r.Code == prove.CodeNoSettledCheck:

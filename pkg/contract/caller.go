@@ -1,17 +1,9 @@
 package contract
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 )
-
-// readsTable finds the tables a handler's SQL reads rows of: FROM t (a
-// joined table only adds to the rows found).
-var readsTable = regexp.MustCompile(`(?i)\bfrom\s+"?([a-z_][a-z0-9_]*)`)
-
-// loadsLib finds the lib files a Starlark file loads.
-var loadsLib = regexp.MustCompile(`load\(\s*"([^"]+)"`)
 
 // inferCaller names the caller when the contract does not say who it is:
 // the table that the identity check reads its rows from (the requirement
@@ -77,20 +69,6 @@ func (c *Contract) inferCaller() {
 	}
 	sort.Slice(from, func(i, j int) bool { return order[from[i]] < order[from[j]] })
 	c.Caller = &Caller{Table: best, Key: c.Table(best).PrimaryKey[0], From: from, Inferred: true}
-}
-
-// handlerReads are the tables a tool's handler (and the lib files it loads)
-// reads from.
-func (c *Contract) handlerReads(t *Tool) map[string]bool {
-	src := c.Sources[t.Handler]
-	for _, m := range loadsLib.FindAllStringSubmatch(src, -1) {
-		src += "\n" + c.Sources[m[1]]
-	}
-	out := map[string]bool{}
-	for _, m := range readsTable.FindAllStringSubmatch(src, -1) {
-		out[strings.ToLower(m[1])] = true
-	}
-	return out
 }
 
 // takesKeyOf reports whether one of the tool's arguments names a record of

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
@@ -27,7 +29,13 @@ var Builtins = []BuiltinSubGoal{
 	{Name: "called", What: "The agent called params.tool with (at least) params.args and the world answered ok", Params: map[string]string{"tool": "string", "args": "dict"}},
 	{Name: "not_called", What: "The agent never attempted params.tool with (at least) params.args, whatever the world answered", Params: map[string]string{"tool": "string", "args": "dict"}},
 	{Name: "requires_kept", What: "Every call the world answered ok came after the calls its tool requires (with the same arguments where the contract says so)", Params: map[string]string{}},
+	{Name: RowWritten, What: "The conversation left the world's params.table otherwise than it found it (a row added, changed or removed)", Params: map[string]string{"table": "string"}},
 }
+
+// RowWritten is the built-in that reads the world, not the call log: the
+// effect of an act on a table, for a contract whose own checks read only
+// what was called (or rows the seed already has).
+const RowWritten = "row_written"
 
 func builtin(name string) *BuiltinSubGoal {
 	for i := range Builtins {
@@ -94,6 +102,22 @@ func (pr *proof) evalRefs(ctx context.Context, view script.WorldView, results []
 	out := make([]CheckResult, 0, len(refs))
 	for _, c := range refs {
 		res := CheckResult{Index: c.index, Name: c.ref.Name}
+		if c.ref.Name == RowWritten {
+			why, err := pr.p.rowWritten(ctx, c.ref, view)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if !afterCrash && infrastructure(err) {
+					return nil, err
+				}
+				res.Broken, res.Why = true, fmt.Sprintf("sub-goal %s is broken: %v", RowWritten, err)
+			} else {
+				res.Why, res.Held = why, why == ""
+			}
+			out = append(out, res)
+			continue
+		}
 		if builtin(c.ref.Name) != nil {
 			res.Why = pr.p.runBuiltin(c.ref, results)
 			res.Held = res.Why == ""
@@ -115,6 +139,41 @@ func (pr *proof) evalRefs(ctx context.Context, view script.WorldView, results []
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// rowWritten settles row_written: the table's rows, as one digest, differ
+// between the world before the conversation and after it. The table must be
+// one of the contract's (it is never text spliced in otherwise).
+func (p *Prover) rowWritten(ctx context.Context, ref scenario.SubGoalRef, view script.WorldView) (string, error) {
+	table, _ := ref.Params["table"].(string)
+	if p.c.Table(table) == nil {
+		return "", fmt.Errorf("%q is not a table of the world", table)
+	}
+	before := view.Before()
+	if before == nil {
+		return "", fmt.Errorf("no view of the world before the conversation")
+	}
+	id := pgx.Identifier{table}.Sanitize()
+	sql := "SELECT count(*)::text || ':' || coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') AS d FROM " + id + " t"
+	digest := func(v script.WorldView) (string, error) {
+		rows, err := v.Query(ctx, sql)
+		if err != nil || len(rows) == 0 {
+			return "", err
+		}
+		return fmt.Sprint(rows[0].Map()["d"]), nil
+	}
+	now, err := digest(view)
+	if err != nil {
+		return "", err
+	}
+	was, err := digest(before)
+	if err != nil {
+		return "", err
+	}
+	if now == was {
+		return fmt.Sprintf("%s is as the conversation found it", table), nil
+	}
+	return "", nil
 }
 
 func (p *Prover) runBuiltin(ref scenario.SubGoalRef, results []world.CallResult) string {

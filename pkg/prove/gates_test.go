@@ -619,3 +619,33 @@ func TestAddedSubGoalAddressingTheGrader(t *testing.T) {
 		t.Errorf("an added sub-goal addressing the grader: kept %v, %v", v.Kept, v.Refusals)
 	}
 }
+
+// TestRowWrittenSeesTheEffect: a success whose own checks read only the
+// call log is kept once row_written checks the table the act writes; on a
+// table the act never touches the check fails after the solution, and on a
+// name that is no table of the world it is broken.
+func TestRowWrittenSeesTheEffect(t *testing.T) {
+	p := deskEngine(t).Prover
+	logOnly := func() *scenario.Scenario {
+		sc := keptSucceed()
+		sc.SubGoals[0] = goal("called", map[string]any{"tool": "close_account", "args": map[string]any{"account_id": "A-1001"}})
+		return sc
+	}
+	sc := logOnly()
+	sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"table": "accounts"}))
+	if v := prove1(t, p, sc); !v.Kept {
+		t.Fatalf("row_written on accounts: refused %v", v.Refusals)
+	}
+	for table, code := range map[string]prove.Code{"customers": prove.CodeCheckFailed, "no_such_table": prove.CodeCheckBroken} {
+		sc := logOnly()
+		sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"table": table}))
+		v := prove1(t, p, sc)
+		found := false
+		for _, r := range v.Refusals {
+			found = found || r.Code == code
+		}
+		if v.Kept || !found {
+			t.Errorf("row_written on %s: kept %v, refusals %v; want %s", table, v.Kept, v.Refusals, code)
+		}
+	}
+}
