@@ -344,34 +344,28 @@ func (p *policy) fallback(sc *scenario.Scenario, bk brief.Bucket, except map[str
 	return changed
 }
 
-// effectChecks adds row_written for each table the solution's last
-// state-changing call writes (by its handler's SQL), and reports whether it
-// added one.
+// effectChecks adds row_written over the tables the solution's last
+// state-changing call may write (by its handler's SQL), and reports whether
+// it added it.
 func (p *policy) effectChecks(sc *scenario.Scenario) bool {
-	have := map[string]bool{}
-	for _, s := range sc.SubGoals {
-		if s.Name == prove.RowWritten {
-			have[ground.Text(s.Params["table"])] = true
-		}
+	if slices.ContainsFunc(sc.SubGoals, func(s scenario.SubGoalRef) bool { return s.Name == prove.RowWritten }) {
+		return false
 	}
-	changed := false
 	for i := len(sc.Solution) - 1; i >= 0; i-- {
 		t := p.c.Tool(sc.Solution[i].Tool)
 		if t == nil {
 			continue
 		}
-		ws := p.c.Writes(t)
-		for _, table := range ws {
-			if !have[table] {
-				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: prove.RowWritten, Params: map[string]any{"table": table}})
-				changed = true
+		if ws := p.c.Writes(t); len(ws) > 0 {
+			tables := make([]any, len(ws))
+			for k, w := range ws {
+				tables[k] = w
 			}
-		}
-		if len(ws) > 0 {
-			break
+			sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: prove.RowWritten, Params: map[string]any{"tables": tables}})
+			return true
 		}
 	}
-	return changed
+	return false
 }
 
 // gated reports calls of which some come after what they require.
@@ -498,7 +492,13 @@ func (p *policy) phrase(s scenario.SubGoalRef) string {
 	case "requires_kept":
 		return "every call comes after the calls it requires"
 	case prove.RowWritten:
-		return fmt.Sprintf("the conversation leaves %s changed", strings.ReplaceAll(ground.Text(s.Params["table"]), "_", " "))
+		var names []string
+		if ts, ok := s.Params["tables"].([]any); ok {
+			for _, t := range ts {
+				names = append(names, strings.ReplaceAll(ground.Text(t), "_", " "))
+			}
+		}
+		return fmt.Sprintf("the conversation leaves %s changed", strings.Join(names, " or "))
 	}
 	sg := p.c.SubGoal(s.Name)
 	if sg == nil {

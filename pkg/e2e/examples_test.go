@@ -22,6 +22,13 @@ import (
 // example delivers (a blocked run costs minutes, so they are not run here).
 var knownShort = map[string]string{}
 
+// knownGaps names the use cases of a test contract the plan cannot yet
+// serve, with why: that contract is run with --allow-partial and the rest
+// must be in its suite. Remove an entry once the plan serves it.
+var knownGaps = map[string]map[string]string{
+	"clinic-voice": {"third-party-caller": "no tool's name shares a word with it and the contract lists none; which tool serves it is read from names only"},
+}
+
 // TestEveryExample validates every contract under examples/ (the world's
 // probes all hold), and the test contract written in a style unlike them,
 // and writes a small suite for each with the builtin model: every scenario
@@ -49,6 +56,12 @@ func TestEveryExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, dirs["guardian-line"] = append(names, "guardian-line"), gl
+	// A contract written outside the repository, from the format's docs.
+	cv, err := filepath.Abs(filepath.Join("..", "..", "testdata", "contracts", "clinic-voice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, dirs["clinic-voice"] = append(names, "clinic-voice"), cv
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := dirs[name]
@@ -82,7 +95,7 @@ func TestEveryExample(t *testing.T) {
 			}
 			out := t.TempDir()
 			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: out, Seed: 7,
-				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1, AllowPartial: len(knownGaps[name]) > 0})
 			scs := loadSuite(t, out)
 			ucs := map[string]bool{}
 			for _, sc := range scs {
@@ -90,7 +103,7 @@ func TestEveryExample(t *testing.T) {
 			}
 			var missing []string
 			for _, u := range c.UseCases {
-				if !ucs[u.ID] {
+				if _, gap := knownGaps[name][u.ID]; !ucs[u.ID] && !gap {
 					missing = append(missing, u.ID)
 				}
 			}

@@ -29,7 +29,7 @@ var Builtins = []BuiltinSubGoal{
 	{Name: "called", What: "The agent called params.tool with (at least) params.args and the world answered ok", Params: map[string]string{"tool": "string", "args": "dict"}},
 	{Name: "not_called", What: "The agent never attempted params.tool with (at least) params.args, whatever the world answered", Params: map[string]string{"tool": "string", "args": "dict"}},
 	{Name: "requires_kept", What: "Every call the world answered ok came after the calls its tool requires (with the same arguments where the contract says so)", Params: map[string]string{}},
-	{Name: RowWritten, What: "The conversation left the world's params.table otherwise than it found it (a row added, changed or removed)", Params: map[string]string{"table": "string"}},
+	{Name: RowWritten, What: "The conversation left at least one of the world's params.tables otherwise than it found it (a row added, changed or removed)", Params: map[string]string{"tables": "list"}},
 }
 
 // RowWritten is the built-in that reads the world, not the call log: the
@@ -141,39 +141,47 @@ func (pr *proof) evalRefs(ctx context.Context, view script.WorldView, results []
 	return out, nil
 }
 
-// rowWritten settles row_written: the table's rows, as one digest, differ
-// between the world before the conversation and after it. The table must be
-// one of the contract's (it is never text spliced in otherwise).
+// rowWritten settles row_written: for at least one of the tables, its
+// rows, as one digest, differ between the world before the conversation and
+// after it. Each must be a table of the contract's (never text spliced in
+// otherwise).
 func (p *Prover) rowWritten(ctx context.Context, ref scenario.SubGoalRef, view script.WorldView) (string, error) {
-	table, _ := ref.Params["table"].(string)
-	if p.c.Table(table) == nil {
-		return "", fmt.Errorf("%q is not a table of the world", table)
+	list, _ := ref.Params["tables"].([]any)
+	if len(list) == 0 {
+		return "", fmt.Errorf("params.tables names no table")
 	}
 	before := view.Before()
 	if before == nil {
 		return "", fmt.Errorf("no view of the world before the conversation")
 	}
-	id := pgx.Identifier{table}.Sanitize()
-	sql := "SELECT count(*)::text || ':' || coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') AS d FROM " + id + " t"
-	digest := func(v script.WorldView) (string, error) {
-		rows, err := v.Query(ctx, sql)
-		if err != nil || len(rows) == 0 {
+	var names []string
+	for _, v := range list {
+		table, _ := v.(string)
+		if p.c.Table(table) == nil {
+			return "", fmt.Errorf("%q is not a table of the world", v)
+		}
+		names = append(names, table)
+		sql := "SELECT count(*)::text || ':' || coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') AS d FROM " + pgx.Identifier{table}.Sanitize() + " t"
+		digest := func(v script.WorldView) (string, error) {
+			rows, err := v.Query(ctx, sql)
+			if err != nil || len(rows) == 0 {
+				return "", err
+			}
+			return fmt.Sprint(rows[0].Map()["d"]), nil
+		}
+		now, err := digest(view)
+		if err != nil {
 			return "", err
 		}
-		return fmt.Sprint(rows[0].Map()["d"]), nil
+		was, err := digest(before)
+		if err != nil {
+			return "", err
+		}
+		if now != was {
+			return "", nil
+		}
 	}
-	now, err := digest(view)
-	if err != nil {
-		return "", err
-	}
-	was, err := digest(before)
-	if err != nil {
-		return "", err
-	}
-	if now == was {
-		return fmt.Sprintf("%s is as the conversation found it", table), nil
-	}
-	return "", nil
+	return fmt.Sprintf("the conversation left %s as it found it", strings.Join(names, ", ")), nil
 }
 
 func (p *Prover) runBuiltin(ref scenario.SubGoalRef, results []world.CallResult) string {

@@ -621,9 +621,9 @@ func TestAddedSubGoalAddressingTheGrader(t *testing.T) {
 }
 
 // TestRowWrittenSeesTheEffect: a success whose own checks read only the
-// call log is kept once row_written checks the table the act writes; on a
-// table the act never touches the check fails after the solution, and on a
-// name that is no table of the world it is broken.
+// call log is kept once row_written checks the tables the act may write (one
+// of them changed); on a table the act never touches the check fails after
+// the solution, and on a name that is no table of the world it is broken.
 func TestRowWrittenSeesTheEffect(t *testing.T) {
 	p := deskEngine(t).Prover
 	logOnly := func() *scenario.Scenario {
@@ -632,13 +632,13 @@ func TestRowWrittenSeesTheEffect(t *testing.T) {
 		return sc
 	}
 	sc := logOnly()
-	sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"table": "accounts"}))
+	sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"tables": []any{"customers", "accounts"}}))
 	if v := prove1(t, p, sc); !v.Kept {
 		t.Fatalf("row_written on accounts: refused %v", v.Refusals)
 	}
 	for table, code := range map[string]prove.Code{"customers": prove.CodeCheckFailed, "no_such_table": prove.CodeCheckBroken} {
 		sc := logOnly()
-		sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"table": table}))
+		sc.SubGoals = append(sc.SubGoals, goal(prove.RowWritten, map[string]any{"tables": []any{table}}))
 		v := prove1(t, p, sc)
 		found := false
 		for _, r := range v.Refusals {
