@@ -217,44 +217,19 @@ func TestProviderUsage(t *testing.T) {
 }
 
 // TestValidateForeignContract: clinic-voice, written outside this repository
-// from the format's docs alone and kept as its author wrote it, is valid and
-// every probe holds; it names no caller, so validate says which it read.
-// Its one use case no tool name serves is named with the fix, and once its
-// tools are listed (a copy, never the original) every use case is planned.
+// from the format's docs alone and kept as its author wrote it, is valid,
+// every probe holds and every use case is planned, acts answered ok; it
+// names no caller, so validate says which it read.
 func TestValidateForeignContract(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "contracts", "clinic-voice")
 	code, out := dispatch(t, "validate", dir)
-	if code != ExitOK || !strings.Contains(out, "every probe at 1.00") {
+	if code != ExitOK || !strings.Contains(out, "every probe at 1.00, every use case planned") || strings.Contains(out, "unbound:") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if !strings.Contains(out, "caller: patients.id, read from verify_patient_identity, verify_patient_by_phone") {
 		t.Errorf("the caller read from the contract is not printed:\n%s", out)
 	}
-	if !strings.Contains(out, "plan: ") || !strings.Contains(out, "over 19 of 20 use cases") ||
-		!strings.Contains(out, "use case third-party-caller has no bucket") || !strings.Contains(out, "list its tools in use_cases[].tools") {
-		t.Errorf("want 19 of 20 use cases planned and third-party-caller named with its fix:\n%s", out)
-	}
-	if strings.Contains(out, "planned with refusals only") {
+	if strings.Contains(out, "planned with refusals only") || strings.Contains(out, "never answered ok") {
 		t.Errorf("an act never answered ok:\n%s", out)
-	}
-	edited := t.TempDir()
-	if err := os.CopyFS(edited, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	y := filepath.Join(edited, "contract.yaml")
-	b, err := os.ReadFile(y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const uc = "    text: Handle a relative or friend asking about someone else's care without disclosing anything\n"
-	if !strings.Contains(string(b), uc) {
-		t.Fatal("the use case's line moved")
-	}
-	b = []byte(strings.Replace(string(b), uc, uc+"    tools: [transfer_to_staff]\n", 1))
-	if err := os.WriteFile(y, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, out := dispatch(t, "validate", edited); code != ExitOK || !strings.Contains(out, "every use case planned") {
-		t.Errorf("with the advice followed: exit %d:\n%s", code, out)
 	}
 }

@@ -25,9 +25,7 @@ var knownShort = map[string]string{}
 // knownGaps names the use cases of a test contract the plan cannot yet
 // serve, with why: that contract is run with --allow-partial and the rest
 // must be in its suite. Remove an entry once the plan serves it.
-var knownGaps = map[string]map[string]string{
-	"clinic-voice": {"third-party-caller": "no tool's name shares a word with it and the contract lists none; which tool serves it is read from names only"},
-}
+var knownGaps = map[string]map[string]string{}
 
 // TestEveryExample validates every contract under examples/ (the world's
 // probes all hold), and the test contract written in a style unlike them,

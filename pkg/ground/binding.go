@@ -61,8 +61,10 @@ type Binding struct {
 	How    How    `json:"how"`
 	Source Source `json:"source,omitempty"`
 	// Confirmed: a call filled this way was answered ok by the handler.
-	Confirmed bool  `json:"confirmed,omitempty"`
-	Picks     []any `json:"picks,omitempty"`
+	Confirmed bool `json:"confirmed,omitempty"`
+	// Picks are the shared rows' values a FromShared binding takes, or the
+	// enum values a ByEnum binding is settled to.
+	Picks []any `json:"picks,omitempty"`
 	// Optional arguments are filled only when Fill says so.
 	Fill bool `json:"fill,omitempty"`
 }

@@ -73,6 +73,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 	switch {
 	case bd.How == ByEnum || bd.How != Fresh && bd.Table == "" && len(t.Enum(name)) > 0:
 		e := t.Enum(name)
+		if bd.How == ByEnum && len(bd.Picks) > 0 {
+			e = bd.Picks // the plan settled the choice
+		}
 		if len(e) == 0 {
 			return nil, false
 		}

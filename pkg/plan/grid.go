@@ -189,6 +189,72 @@ func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
 	return out
 }
 
+// RuleChoice is the tool, and the value of one of its enumerated
+// arguments, that the rules of a use case point to when no tool's name
+// shares a word with it: "offer the privacy officer" in the rule a
+// third-party caller's use case is named after points to
+// transfer_to_staff(department: privacy_officer).
+type RuleChoice struct {
+	Tool, Param string
+	Value       any
+}
+
+// RuleTools finds a use case's tool through its rules: the rules whose ids
+// share a word with the use case's id, and in their text every word of one
+// enumerated value of some tool's argument (a value of one word counts only
+// when it is long). It returns nothing when no value, or more than one
+// tool's, is named.
+func RuleTools(c *contract.Contract, u *contract.UseCase) (RuleChoice, bool) {
+	id := map[string]bool{}
+	for _, w := range Words(u.ID) {
+		if len(w) > 3 {
+			id[singular(w)] = true
+		}
+	}
+	said := map[string]bool{}
+	for _, r := range c.Rules {
+		linked := false
+		for _, w := range Words(r.ID) {
+			linked = linked || id[singular(w)]
+		}
+		if !linked {
+			continue
+		}
+		for _, w := range Words(r.Text) {
+			said[singular(w)] = true
+		}
+	}
+	var found []RuleChoice
+	for i := range c.Tools {
+		t := &c.Tools[i]
+		for _, p := range t.ParamNames() {
+			for _, v := range t.Enum(p) {
+				s, ok := v.(string)
+				if !ok {
+					continue
+				}
+				ws := Words(s)
+				all := len(ws) > 1 || len(ws) == 1 && len(ws[0]) >= 8
+				for _, w := range ws {
+					all = all && said[singular(w)]
+				}
+				if all {
+					found = append(found, RuleChoice{t.Name, p, v})
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		return RuleChoice{}, false
+	}
+	for _, f := range found[1:] {
+		if f.Tool != found[0].Tool {
+			return RuleChoice{}, false
+		}
+	}
+	return found[0], true
+}
+
 // Handoff returns the tool that hands a conversation to a person, or "".
 func Handoff(c *contract.Contract) string {
 	for _, t := range c.Tools {

@@ -339,8 +339,14 @@ type deriver struct {
 func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, error) {
 	c, p := d.c, d.p
 	tools := UseCaseTools(c, u)
+	pin, pinned := RuleChoice{}, false
 	if len(tools) == 0 {
-		p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it; list its tools in use_cases[].tools"})
+		if pin, pinned = RuleTools(c, u); pinned {
+			tools = []string{pin.Tool}
+		}
+	}
+	if len(tools) == 0 {
+		p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it, and no rule it is named after names a value of a tool's; list its tools in use_cases[].tools"})
 		return nil, nil
 	}
 	acting, then := actingTool(c, tools)
@@ -372,6 +378,14 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 		spec = ob.spec(spec)
 	}
 	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	if pinned {
+		// What the rule names is the choice the use case is about.
+		for i := range spec.Binds {
+			if b := &spec.Binds[i]; b.Tool == pin.Tool && b.Param == pin.Param {
+				b.How, b.Table, b.Column, b.Source, b.Picks, b.Fill = ground.ByEnum, "", "", "", []any{pin.Value}, true
+			}
+		}
+	}
 	if sol.axis != nil {
 		sol.axis.UseCase = u.ID
 		p.Axes = append(p.Axes, *sol.axis)

@@ -258,3 +258,20 @@ func TestLayKeepsHeadroom(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleTools: a use case no tool's name serves is served by the tool one
+// of whose enumerated values the rule it is named after asks for, with that
+// value settled; a use case whose rules name none gets nothing.
+func TestRuleTools(t *testing.T) {
+	c := testContract(t, "clinic-voice")
+	rc, ok := RuleTools(c, c.UseCase("third-party-caller"))
+	if !ok || rc.Tool != "transfer_to_staff" || rc.Param != "department" || rc.Value != "privacy_officer" {
+		t.Errorf("third-party-caller: %+v %v, want transfer_to_staff(department: privacy_officer)", rc, ok)
+	}
+	if len(UseCaseTools(c, c.UseCase("third-party-caller"))) != 0 {
+		t.Error("a tool's name shares a word with third-party-caller")
+	}
+	if rc, ok := RuleTools(c, c.UseCase("pay-balance")); ok {
+		t.Errorf("pay-balance: %+v from rules that name no choice", rc)
+	}
+}
