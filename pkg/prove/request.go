@@ -346,13 +346,21 @@ func (pr *proof) statesEach(a, b world.CallResult) bool {
 	return true
 }
 
-// faithfulAlternatives are the act's arguments with one the caller never
-// gives replaced by a value the path shows for it: a number an earlier
-// answer gives under a key that shares a word with the argument (the amount
-// the bill says), or, for an argument whose value is another argument's too
-// (a flight from JFK to JFK), a value the caller hands that the act leaves
-// out. A value handed to the caller, for one argument only, is stated.
-func (pr *proof) faithfulAlternatives(call world.CallResult, path []world.CallResult) []alternative {
+// faithfulAlt is the act with one value it takes, at label (an argument,
+// or a field inside one), replaced by the value the case gives there.
+type faithfulAlt struct {
+	label, was, now string
+	args            map[string]any
+}
+
+// faithfulAlternatives are the act's arguments with one value the caller
+// never gives replaced by a value the path shows for it: a number an earlier
+// answer gives under a key that shares a word with the value's own (the
+// amount the bill says), or that the world's refusal of the act names (the
+// total it charges); or, for an argument whose value is another argument's
+// too (a flight from JFK to JFK), a value the caller hands that the act
+// leaves out. A value handed to the caller, for one argument only, is stated.
+func (pr *proof) faithfulAlternatives(call world.CallResult, path []world.CallResult) []faithfulAlt {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
 		return nil
@@ -363,53 +371,126 @@ func (pr *proof) faithfulAlternatives(call world.CallResult, path []world.CallRe
 			used[s]++
 		}
 	}
-	var out []alternative
+	var out []faithfulAlt
+	add := func(label, was, now string, args map[string]any) bool {
+		out = append(out, faithfulAlt{label, was, now, args})
+		return len(out) >= maxAlternatives
+	}
 	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
 		if t.LogOnlyParam(n) {
 			continue
 		}
-		one, ok := scalarText(call.Args[n])
-		if !ok || one == "" {
-			continue
-		}
-		dup := used[one] > 1
-		if handed(pr.sc, one) && !dup {
-			continue
-		}
-		set := map[string]bool{}
-		if _, isNum := number(call.Args[n]); isNum {
+		for _, lf := range numberLeaves(n, n, call.Args[n], nil) {
+			one := ground.Text(lf.v)
+			if handed(pr.sc, one) {
+				continue
+			}
+			set := map[string]bool{}
 			for _, r := range path {
 				if r.OK {
-					wordKeyedNumbers(set, r.Result, n)
+					wordKeyedNumbers(set, r.Result, lf.key)
+				}
+			}
+			for _, m := range numeral.FindAllString(call.Error, -1) {
+				set[m] = true
+			}
+			for _, c := range slices.Sorted(maps.Keys(set)) {
+				if c == one {
+					continue
+				}
+				args := maps.Clone(call.Args)
+				args[n] = replaceAt(call.Args[n], lf.at, retype(c, lf.v))
+				if add(lf.label, one, c, args) {
+					return out
 				}
 			}
 		}
-		if dup {
-			for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-				for _, w := range tokens(text) {
-					if w = trimToken(w); w != "" && used[w] == 0 && sameShape(w, one) {
-						set[w] = true
-					}
+		one, ok := scalarText(call.Args[n])
+		if !ok || one == "" || used[one] < 2 {
+			continue
+		}
+		set := map[string]bool{}
+		for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+			for _, w := range tokens(text) {
+				if w = trimToken(w); w != "" && used[w] == 0 && sameShape(w, one) {
+					set[w] = true
 				}
 			}
 		}
 		for _, c := range slices.Sorted(maps.Keys(set)) {
-			if c == one {
-				continue
-			}
 			args := maps.Clone(call.Args)
-			var nv any = c
-			if _, isStr := call.Args[n].(string); !isStr {
-				nv = retype(c, call.Args[n])
-			}
-			args[n] = nv
-			out = append(out, alternative{n, args})
-			if len(out) >= maxAlternatives {
+			args[n] = retype(c, call.Args[n])
+			if add(n, one, c, args) {
 				return out
 			}
 		}
 	}
 	return out
+}
+
+// numeral matches a number written in text.
+var numeral = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?`)
+
+// leaf is a number inside an argument: where it is (at: map keys and list
+// indexes), the key it is under, and a label for a sentence.
+type leaf struct {
+	at         []any
+	key, label string
+	v          any
+}
+
+// numberLeaves are the numbers of an argument's value v, at any depth: key
+// is the key v is under, root the argument's name.
+func numberLeaves(root, key string, v any, at []any) []leaf {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []leaf
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, numberLeaves(root, k, x[k], append(slices.Clone(at), k))...)
+		}
+		return out
+	case []any:
+		var out []leaf
+		for i, e := range x {
+			out = append(out, numberLeaves(root, key, e, append(slices.Clone(at), i))...)
+		}
+		return out
+	}
+	if _, ok := number(v); !ok {
+		return nil
+	}
+	label := root
+	for _, a := range at {
+		switch y := a.(type) {
+		case int:
+			label += fmt.Sprintf("[%d]", y)
+		case string:
+			label += "." + y
+		}
+	}
+	return []leaf{{at: at, key: key, label: label, v: v}}
+}
+
+// replaceAt is v with the value at path set to nv (v itself is not changed).
+func replaceAt(v any, at []any, nv any) any {
+	if len(at) == 0 {
+		return nv
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		k, _ := at[0].(string)
+		out := maps.Clone(x)
+		out[k] = replaceAt(x[k], at[1:], nv)
+		return out
+	case []any:
+		i, _ := at[0].(int)
+		out := slices.Clone(x)
+		if i < len(out) {
+			out[i] = replaceAt(x[i], at[1:], nv)
+		}
+		return out
+	}
+	return v
 }
 
 // scalarText is v as text when it is a scalar.

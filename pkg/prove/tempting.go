@@ -160,7 +160,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 				return err
 			}
 			if rule := pr.forbids(res); rule == "" {
-				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
+				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
 			}
 			return nil
 		}
