@@ -139,8 +139,12 @@ type write struct {
 	records []string
 }
 
-// asksTwice reports an instruction or opening that asks for something twice.
-var asksTwice = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|both|again|second)([^\pL]|$)`)
+// asksTwice reports an instruction or opening that asks for something twice,
+// and asksEach one that asks for it on more than one record.
+var (
+	asksTwice = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|both|again|second)([^\pL]|$)`)
+	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each|every|all)([^\pL]|$)`)
+)
 
 // requestTools are the tools whose writes the request may make: the use
 // case's tools (its act among them), every tool of its requires chain, the tools that identify the caller, the
@@ -231,6 +235,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 		code Code
 		msg  string
 	}
+	var dropped []string
 	extras := map[int]extra{}
 	var writes []write
 	callLater := sc.Outbound != nil && sc.Outbound.AnsweredBy == scenario.CallLater && u != nil
@@ -269,10 +274,11 @@ func (pr *proof) unrequested(ctx context.Context) error {
 			case same && !sameJSON(prev.Args, r.Args) && !pr.statesEach(prev, r):
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again on the record step %d acted on, with values the caller never gives: a second act that redoes or undoes the first is not the request", i+1, r.Tool, e.i+1)}
 			case !same:
+				each := asksEach.MatchString(sc.Instruction + " " + sc.Persona.Opening)
 				for _, x := range w.records {
 					_, v, _ := strings.Cut(x, ":")
-					if !handed(sc, v) {
-						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, which the caller never names (instruction, opening): the caller asks about one record, and a second act on another is not the request", i+1, r.Tool, v)}
+					if !handed(sc, v) || !each {
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller never asks for it on more than one record (naming each, asking for both or each of them): a second act on another record is not the request", i+1, r.Tool, v)}
 						break
 					}
 				}
@@ -294,6 +300,8 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	for i, r := range pr.results {
 		if _, drop := extras[i]; !drop {
 			calls = append(calls, scenario.Call{Tool: r.Tool, Args: r.Args})
+		} else {
+			dropped = append(dropped, fmt.Sprintf("step %d (%s)", i+1, r.Tool))
 		}
 	}
 	run, results, err := pr.counterfactual(ctx, AskedOnly, segment{calls, true})
@@ -313,7 +321,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	}
 	for _, c := range run.Checks {
 		if held[c.Index] && !c.Held && !c.Broken {
-			pr.unasked = []Refusal{{Gate: GateOutcome, Code: CodeCheckUnasked, SubGoal: c.Name, Message: fmt.Sprintf("sub-goal %s fails when the solution does only what the caller asks (%s dropped): %s; it demands a change the instruction never asks for, so a right agent would fail it", c.Name, extras[first].msg, c.Why)}}
+			pr.unasked = []Refusal{{Gate: GateOutcome, Code: CodeCheckUnasked, SubGoal: c.Name, Message: fmt.Sprintf("sub-goal %s fails when the solution does only what the caller asks (%s dropped: %s): %s; it demands a change the instruction never asks for, so a right agent would fail it", c.Name, strings.Join(dropped, ", "), extras[first].msg, c.Why)}}
 			run.Note = "the solution without the writes the caller never asks for: " + c.Name + " fails"
 			return nil
 		}
