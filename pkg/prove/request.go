@@ -11,7 +11,6 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -146,8 +145,9 @@ var (
 	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each|every|all)([^\pL]|$)`)
 )
 
-// requestTools are the tools whose writes the request may make: the use
-// case's tools (its act among them), every tool of its requires chain, the tools that identify the caller, the
+// requestTools are the tools whose writes the request may make (nil: any,
+// when the use case does not list its tools): the use case's tools (its act
+// among them), every tool of its requires chain, the tools that identify the caller, the
 // hand-overs, and an outbound call's missed-call and call-back tools.
 func (pr *proof) requestTools() map[string]bool {
 	c := pr.p.c
@@ -156,7 +156,9 @@ func (pr *proof) requestTools() map[string]bool {
 	if u == nil {
 		return nil
 	}
-	tools := plan.UseCaseTools(c, u)
+	// A use case that does not list its tools is matched to them by its
+	// words when it is planned; the prover does not guess them.
+	tools := u.Tools
 	if len(tools) == 0 {
 		return nil
 	}
