@@ -264,6 +264,22 @@ func (pr *proof) unrequested(ctx context.Context) error {
 		for _, e := range writes {
 			prev := pr.results[e.i]
 			if prev.Tool != r.Tool {
+				// Another tool's write: on the records the request is
+				// about, or the caller's own, or one its requires chain
+				// joins to this one (pay the bill, then lift the line).
+				if pr.chained(prev.Tool, r.Tool) {
+					continue
+				}
+				for _, x := range w.records {
+					_, v, _ := strings.Cut(x, ":")
+					if !slices.Contains(e.records, x) && !handed(sc, v) && !pr.askedRecord(writes, x) {
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) changes %s, a record the caller never names and the request's act (step %d, %s) is not about: nothing the caller asks for needs it", i+1, r.Tool, v, e.i+1, prev.Tool)}
+						break
+					}
+				}
+				if _, ok := extras[i]; ok {
+					break
+				}
 				continue
 			}
 			same := len(w.records) == 0 && len(e.records) == 0
@@ -330,6 +346,40 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	}
 	run.Note = "the solution without the writes the caller never asks for: every check still holds"
 	return nil
+}
+
+// chained reports two tools one of which requires the other, at any depth.
+func (pr *proof) chained(a, b string) bool {
+	return pr.requiresTool(a, b, map[string]bool{}) || pr.requiresTool(b, a, map[string]bool{})
+}
+
+func (pr *proof) requiresTool(from, to string, seen map[string]bool) bool {
+	if seen[from] {
+		return false
+	}
+	seen[from] = true
+	t := pr.p.c.Tool(from)
+	if t == nil {
+		return false
+	}
+	for _, req := range t.Requires {
+		for _, n := range req.AnyOf {
+			if n == to || pr.requiresTool(n, to, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// askedRecord reports a record some write of the request already acted on.
+func (pr *proof) askedRecord(writes []write, x string) bool {
+	for _, w := range writes {
+		if slices.Contains(w.records, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // statesEach reports two calls of one tool on one record whose differing
