@@ -50,7 +50,8 @@ const (
 	unansweredAsRight  = "unanswered-as-right-person"
 	// More or other than the caller asks: the act (and its checks) moved
 	// to a record of the caller's the setup makes and nobody names; the act
-	// done again on such a record, without and with a check that it was;
+	// done again on a second record the caller mentions but does not ask
+	// about, without and with a check that it was;
 	// the act done twice; a callee who asks to be called back served the
 	// act first; a refusal resting on an amount nobody gave.
 	recordUnnamed   = "record-unnamed"
@@ -448,8 +449,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 							second = append(second, scenario.Call{Tool: c.Tool, Args: again})
 						}
 					}
+					// The caller mentions the twin, but asks about one record.
 					m = clone(sc)
 					m.Setup = twinSetup(sc.Setup, w, v)
+					m.Instruction += " They mention they also have " + v + "."
 					m.Solution = append(append([]scenario.Call(nil), sc.Solution[:at+1]...), second...)
 					m.Solution = append(m.Solution, sc.Solution[at+1:]...)
 					add(secondAct, sc.Name, m)

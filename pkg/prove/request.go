@@ -142,7 +142,7 @@ type write struct {
 // and asksEach one that asks for it on more than one record.
 var (
 	asksTwice = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|both|again|second)([^\pL]|$)`)
-	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each|every|all)([^\pL]|$)`)
+	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each of)([^\pL]|$)`)
 )
 
 // requestTools are the tools whose writes the request may make (nil: any,
@@ -195,29 +195,24 @@ func (pr *proof) requestTools() map[string]bool {
 	return out
 }
 
-// recordsOf are the caller's records a call names (table:value), the
-// caller's own key left out: every act of a case is the caller's.
+// recordsOf are the records a call is about (table:value): the values of
+// its record argument (recordArg). Other records it names (the payment
+// method a refund goes to) are how it acts, not what it acts on.
 func (pr *proof) recordsOf(r world.CallResult) []string {
 	t := pr.p.c.Tool(r.Tool)
 	if t == nil {
 		return nil
 	}
-	cl := pr.p.c.Caller
+	n, table, _ := pr.recordArg(t)
+	if n == "" {
+		return nil
+	}
 	set := map[string]bool{}
-	for n, v := range r.Args {
-		if t.LogOnlyParam(n) {
-			continue
-		}
-		table, col, ok := pr.p.c.RefOf(t.Name, n)
-		if !ok || !pr.p.g.OwnedTable(table) || cl != nil && table == cl.Table && col == cl.Key {
-			continue
-		}
-		vals := map[string]bool{}
-		addValues(vals, v)
-		for x := range vals {
-			if x != "" {
-				set[table+":"+x] = true
-			}
+	vals := map[string]bool{}
+	addValues(vals, r.Args[n])
+	for x := range vals {
+		if x != "" {
+			set[table+":"+x] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
