@@ -165,6 +165,9 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		sc.Persona, sc.Instruction = p.outboundWords(bk, per, ident, solution, i, binds)
 	} else {
 		sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, binds)
+		if bk.Outcome != scenario.OutcomeAsk {
+			sc.Instruction = p.handRecords(sc, solution)
+		}
 	}
 	p.phone(&sc.Persona, per, answer)
 	if unanswered {
@@ -199,6 +202,38 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	p.fallback(&sc, bk, nil)
 	p.settle(&sc)
 	return sc, true
+}
+
+// handRecords adds to the instruction the records the solution's calls are
+// about (a call's first argument naming a row of a caller's table other than
+// the caller's own) that the caller is not yet handed: an agent knows of a
+// record the caller names, not of one the setup made.
+func (p *policy) handRecords(sc scenario.Scenario, solution []scenario.Call) string {
+	cl := p.c.Caller
+	text := sc.Instruction + " " + sc.Persona.Opening
+	var add []string
+	for _, c := range solution {
+		t := p.c.Tool(c.Tool)
+		if t == nil {
+			continue
+		}
+		for _, n := range t.ParamNames() {
+			table, _, ok := p.c.RefOf(t.Name, n)
+			if !ok || t.LogOnlyParam(n) || !p.g.OwnedTable(table) || cl != nil && table == cl.Table {
+				continue
+			}
+			v, isText := c.Args[n].(string)
+			if isText && v != "" && !strings.Contains(text, v) {
+				add = append(add, strings.TrimSuffix(strings.ReplaceAll(table, "_", " "), "s")+" "+v)
+				text += " " + v
+			}
+			break
+		}
+	}
+	if len(add) == 0 {
+		return sc.Instruction
+	}
+	return sc.Instruction + " They have " + strings.Join(add, " and ") + " at hand."
 }
 
 // identification splits preconditions into the calls that identify the

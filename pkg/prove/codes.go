@@ -56,6 +56,9 @@ const (
 	CodeActOffUseCase      Code = "act-off-use-case"
 	CodeBadRef             Code = "bad-ref"
 	CodeInjection          Code = "injection"
+	// CodeCallLater: a callee who asks to be called later gets more than the
+	// callback (and the identification booking it needs).
+	CodeCallLater Code = "call-later"
 )
 
 // Ready gate codes.
@@ -86,6 +89,10 @@ const (
 	CodeCallerMismatch     Code = "caller-mismatch"
 	CodeUnreachableRecord  Code = "unreachable-record"
 	CodeVagueOutput        Code = "vague-output"
+	// CodeRecordNamed: a record the solution reads or acts on is neither
+	// named by the caller nor shown by an earlier answer of the solution, or
+	// the caller names another record of its table.
+	CodeRecordNamed Code = "record-named"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -101,6 +108,12 @@ const (
 	CodeCalleeUnidentified Code = "callee-unidentified"
 	CodeUnstatedChoice     Code = "unstated-choice"
 	CodeAskAnswerable      Code = "ask-answerable"
+	// The request: every write of the solution traces to what the caller
+	// asks, and a refusal is of the act the caller asks for, done right.
+	CodeUnrequestedChange Code = "unrequested-change"
+	CodeActOnce           Code = "act-once"
+	CodeCheckUnasked      Code = "check-unasked"
+	CodeTemptingFaithful  Code = "tempting-faithful"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -145,16 +158,19 @@ var Codes = []GateCode{
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
+	{GateStatic, CodeCallLater},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateSolvable, CodeRuleBroken},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
-	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput},
+	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeRecordNamed},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
+	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
+	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeCallLater},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

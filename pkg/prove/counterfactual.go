@@ -106,12 +106,16 @@ type proof struct {
 	// with which the act (a success's, or a refusal's a rule forbids) goes
 	// through and the case reads otherwise ("" when none).
 	choice string
+	// unasked is the refusal of a write the request does not ask for, and
+	// askedOnly the solution played without such writes (request.go).
+	unasked   []Refusal
+	askedOnly *Run
 }
 
 // trace lists the runs in the order the gates read them.
 func (pr *proof) trace() []Run {
 	var out []Run
-	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.nothing, pr.without, pr.logOnly} {
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.nothing, pr.without, pr.logOnly} {
 		if r != nil {
 			out = append(out, *r)
 		}

@@ -34,6 +34,18 @@
 //     check that sees the change, not only the call log; and every check
 //     fails on at least one run the prover played.
 //
+// The reference is the request and nothing more (request.go): the records
+// the solution names are ones the caller names or an earlier answer shows
+// (a record the setup made is not known to the agent until then), and it
+// acts on no other record of a table where the caller names one
+// (record-named); every write traces to the request, the act once per
+// record the caller asks about (unrequested-change, act-once); no check
+// fails when the writes the caller never asked for are dropped
+// (check-unasked); a callee who asks to be called back gets the callback
+// only (call-later); and a refusal's act is the request done right: with
+// the value the world gives for an argument nobody stated, it would go
+// through (tempting-faithful).
+//
 // An outbound call (a scenario of an outbound use case) is held to what its
 // answer calls for (outbound.go): a callee who answered is identified before
 // anything is written; a call a voicemail box or someone else answered is a

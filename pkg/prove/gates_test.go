@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -408,6 +409,24 @@ var fixtures = []fixture{
 		sc.SubGoals = append(sc.SubGoals, goal("not_called", map[string]any{"tool": "audit_account", "args": map[string]any{}}))
 	}), nil},
 	{prove.GateNotVacuous, prove.CodeCheckBroken, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = append(sc.SubGoals, goal("broken_on_nothing", nil)) }), nil},
+	// The request (request.go), on example contracts: the adversary
+	// corpus's attacks.
+	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},
+	{prove.GateGrounding, prove.CodeRecordNamed, corpusFile("retail", "succeed-acts-on-listed-other-record.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeUnrequestedChange, corpusFile("retail", "succeed-second-cancel-unasked.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeActOnce, corpusFile("airline", "succeed-cancel-twice.json"), exampleProver("airline", nil)},
+	{prove.GateOutcome, prove.CodeCheckUnasked, corpusFile("retail", "succeed-second-cancel-checked.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeTemptingFaithful, corpusFile("airline", "refuse-booking-wrong-amount.json"), exampleProver("airline", nil)},
+	// A call-back tool that does not say it changes state, yet confirms
+	// the appointment: the outcome gate reads what it wrote.
+	{prove.GateOutcome, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", func(c *contract.Contract) {
+		no := false
+		for i := range c.Tools {
+			if c.Tools[i].Name == "confirm_appointment" {
+				c.Tools[i].ChangesState = &no
+			}
+		}
+	})},
 }
 
 // TestEveryCodeHasAFixture: every refusal prove.Codes lists (and so
@@ -647,5 +666,46 @@ func TestRowWrittenSeesTheEffect(t *testing.T) {
 		if v.Kept || !found {
 			t.Errorf("row_written on %s: kept %v, refusals %v; want %s", table, v.Kept, v.Refusals, code)
 		}
+	}
+}
+
+// corpusFile reads a scenario of the adversary corpus.
+func corpusFile(contractName, file string) func() *scenario.Scenario {
+	return func() *scenario.Scenario {
+		raw, err := os.ReadFile(filepath.Join(adversaryDir, contractName, file))
+		if err != nil {
+			panic(err)
+		}
+		sc, err := scenario.Decode(raw)
+		if err != nil {
+			panic(err)
+		}
+		return sc
+	}
+}
+
+// exampleProver proves a fixture on an example contract, changed by tweak
+// (when given) before its world opens.
+func exampleProver(name string, tweak func(*contract.Contract)) func(t *testing.T, e *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
+	return func(t *testing.T, _ *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
+		c, err := engine.LoadDir(contractDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tweak != nil {
+			cc := *c
+			cc.Tools = append([]contract.Tool(nil), c.Tools...)
+			tweak(&cc)
+			c = &cc
+		}
+		progs, err := script.Compile(c, script.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := world.Open(context.Background(), pool, c, progs, world.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prove.New(c, w, progs)
 	}
 }

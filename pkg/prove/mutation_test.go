@@ -48,11 +48,24 @@ const (
 	unansweredRuleGone = "unanswered-rule-dropped"
 	unansweredActs     = "unanswered-act-done"
 	unansweredAsRight  = "unanswered-as-right-person"
-	mutationTimeout    = 20 * time.Minute
+	// More or other than the caller asks: the act (and its checks) moved
+	// to a record of the caller's the setup makes and nobody names; the act
+	// done again on a second record the caller mentions but does not ask
+	// about, without and with a check that it was;
+	// the act done twice; a callee who asks to be called back served the
+	// act first; a refusal resting on an amount nobody gave.
+	recordUnnamed   = "record-unnamed"
+	secondAct       = "second-record-act"
+	secondChecked   = "second-record-checked"
+	actTwice        = "act-repeated"
+	callLaterActs   = "call-later-act"
+	temptingWrong   = "tempting-wrong-amount"
+	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
-	unansweredRuleGone, unansweredActs, unansweredAsRight}
+	unansweredRuleGone, unansweredActs, unansweredAsRight,
+	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong}
 
 type mutant struct {
 	kind, from string
@@ -414,6 +427,63 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					add(noOp, sc.Name, m)
 				}
 
+				if w, v := actRecord(sc, act); w != "" {
+					swap := map[string]string{w: v}
+					m := clone(sc)
+					m.Setup = twinSetup(sc.Setup, w, v)
+					for i := range m.Solution {
+						m.Solution[i].Args = rekey(map[string]any(m.Solution[i].Args), swap).(map[string]any)
+					}
+					for i := range m.SubGoals {
+						if m.SubGoals[i].Params != nil {
+							m.SubGoals[i].Params = rekey(map[string]any(m.SubGoals[i].Params), swap).(map[string]any)
+						}
+					}
+					add(recordUnnamed, sc.Name, m)
+
+					// The second act, after the look-ups of its record that
+					// the first had (what its requires ask for).
+					var second []scenario.Call
+					for _, c := range sc.Solution[:at+1] {
+						if again := rekey(map[string]any(c.Args), swap).(map[string]any); !sameCallArgs(again, c.Args) {
+							second = append(second, scenario.Call{Tool: c.Tool, Args: again})
+						}
+					}
+					// The caller mentions the twin, but asks about one record.
+					m = clone(sc)
+					m.Setup = twinSetup(sc.Setup, w, v)
+					m.Instruction += " They mention they also have " + v + "."
+					m.Solution = append(append([]scenario.Call(nil), sc.Solution[:at+1]...), second...)
+					m.Solution = append(m.Solution, sc.Solution[at+1:]...)
+					add(secondAct, sc.Name, m)
+
+					m = clone(m)
+					for _, r := range logOnly.Checks {
+						if !r.Held && r.Index < len(sc.SubGoals) && sc.SubGoals[r.Index].Params != nil {
+							g := sc.SubGoals[r.Index]
+							g.Params = rekey(map[string]any(g.Params), swap).(map[string]any)
+							m.SubGoals = append(m.SubGoals, g)
+						}
+					}
+					m.Name, m.Branch = sc.Name, sc.Branch
+					add(secondChecked, sc.Name, m)
+				}
+
+				m = clone(sc)
+				m.Solution = append(append([]scenario.Call(nil), sc.Solution[:at+1]...), act)
+				m.Solution = append(m.Solution, sc.Solution[at+1:]...)
+				add(actTwice, sc.Name, m)
+
+				if tempting := wrongAmount(ctx, tb, e, sc, at); tempting != nil {
+					m := clone(sc)
+					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
+					m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
+					m.Tempting = []scenario.Call{*tempting}
+					m.Outputs, m.Rules, m.Missing = nil, nil, nil
+					m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
+					add(temptingWrong, sc.Name, m)
+				}
+
 				m = clone(sc)
 				seen := map[int]bool{}
 				for _, r := range logOnly.Checks {
@@ -490,6 +560,13 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 			m.SubGoals = append(m.SubGoals, scenario.SubGoalRef{Name: "not_called", Params: map[string]any{"tool": tool, "args": map[string]any{}}})
 			add(alwaysTrue, sc.Name, m)
 		}
+		if o := sc.Outbound; o != nil && o.AnsweredBy == scenario.CallLater && len(sc.Tempting) > 0 {
+			// The callee asked to be called back; the reference does the
+			// act the call is about first.
+			m := clone(sc)
+			m.Solution = append(append([]scenario.Call(nil), sc.Tempting...), sc.Solution...)
+			add(callLaterActs, sc.Name, m)
+		}
 		if o := sc.Outbound; o != nil && (o.AnsweredBy == scenario.Voicemail || o.AnsweredBy == scenario.WrongPerson) {
 			act := sc.Tempting[len(sc.Tempting)-1]
 			if t := runOf(v, prove.Tempting); t != nil && strings.Contains(t.Note, "forbids it") {
@@ -521,6 +598,105 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 		}
 	}
 	return out
+}
+
+// actRecord is the record a success's act is about, when the caller names
+// it and the setup makes it (w), and a key for a twin of it (v): the act's
+// first string argument handed in the instruction or opening that a setup
+// insert holds, with its last digit changed. "" when there is none.
+func actRecord(sc *scenario.Scenario, act scenario.Call) (w, v string) {
+	inSetup := map[string]bool{}
+	for _, st := range sc.Setup {
+		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") {
+			for _, a := range st.Args {
+				if s, ok := a.(string); ok {
+					inSetup[s] = true
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s, ok := act.Args[n].(string)
+		if !ok || !inSetup[s] || ground.Text(sc.CallerID) == s || !(strings.Contains(sc.Instruction, s) || strings.Contains(sc.Persona.Opening, s)) {
+			continue
+		}
+		b := []byte(s)
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] >= '0' && b[i] <= '9' {
+				b[i] = '0' + (b[i]-'0'+5)%10
+				return s, string(b)
+			}
+		}
+	}
+	return "", ""
+}
+
+// sameCallArgs reports two argument maps that are the same JSON.
+func sameCallArgs(a, b map[string]any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// twinSetup is setup with every insert that holds w made again with v in
+// its place: a second record of the caller's, like the first.
+func twinSetup(setup []scenario.Statement, w, v string) []scenario.Statement {
+	out := append([]scenario.Statement(nil), setup...)
+	for _, st := range setup {
+		has := false
+		for _, a := range st.Args {
+			has = has || a == any(w)
+		}
+		if has && strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") {
+			out = append(out, scenario.Statement{SQL: st.SQL, Args: rekey(st.Args, map[string]string{w: v}).([]any)})
+		}
+	}
+	return out
+}
+
+// wrongAmount is a success's act with a number it takes, that the caller is
+// not handed, made larger until the world refuses it (nil when no such
+// number makes it refuse): the tempting act of a refusal that rests on an
+// amount nobody gave.
+func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Call {
+	act := sc.Solution[at]
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f, ok := act.Args[n].(float64)
+		if !ok {
+			if i, isInt := act.Args[n].(int64); isInt {
+				f, ok = float64(i), true
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, bigger := range []float64{f*10 + 7, f + 1000} {
+			wrong := scenario.Call{Tool: act.Tool, Args: map[string]any{}}
+			for k, v := range act.Args {
+				wrong.Args[k] = v
+			}
+			wrong.Args[n] = bigger
+			calls := append(append([]scenario.Call(nil), sc.Solution[:at]...), wrong)
+			rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, calls, false)
+			if err != nil {
+				tb.Fatalf("%s: %v", sc.Name, err)
+			}
+			if r := rs[len(rs)-1]; r.Refused {
+				return &wrong
+			}
+		}
+	}
+	return nil
 }
 
 // settled reports a scenario with a code-settled sub-goal.
@@ -664,9 +840,9 @@ func checkMutation(t *testing.T, example string, m mutation) {
 	for _, s := range m.survivors {
 		t.Errorf("%s: mutant survived: %s", example, s)
 	}
-	kinds := []string{flipToRefuse, noOp, alwaysTrue, actChecksGone}
+	kinds := []string{flipToRefuse, noOp, alwaysTrue, actChecksGone, actTwice}
 	if m.outbound {
-		kinds = append(kinds, unansweredRuleGone, unansweredActs, unansweredAsRight)
+		kinds = append(kinds, unansweredRuleGone, unansweredActs, unansweredAsRight, callLaterActs)
 	}
 	for _, k := range kinds {
 		if m.made[k] == 0 {
@@ -675,9 +851,22 @@ func checkMutation(t *testing.T, example string, m mutation) {
 	}
 }
 
+// checkEveryKind fails when a mutant kind was made zero times over every
+// example of a run: a kind never made tests nothing.
+func checkEveryKind(t testing.TB, made map[string]int) {
+	t.Helper()
+	for _, k := range mutantKinds {
+		if made[k] == 0 {
+			t.Errorf("no %s mutant was made on any example: the suites do not test it", k)
+		}
+	}
+}
+
 // TestMutation runs the mutation test on small suites of three examples:
 // two inbound, and clinic-reminders, whose calls the agent places.
 func TestMutation(t *testing.T) {
+	made := map[string]int{}
+	t.Cleanup(func() { checkEveryKind(t, made) })
 	for _, example := range []string{"retail", "rides", "clinic-reminders"} {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
@@ -696,7 +885,11 @@ func TestMutation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			checkMutation(t, example, mutate(ctx, t, e, scs))
+			m := mutate(ctx, t, e, scs)
+			for k, n := range m.made {
+				made[k] += n
+			}
+			checkMutation(t, example, m)
 		})
 	}
 }
@@ -735,6 +928,7 @@ func BenchmarkMutation(b *testing.B) {
 		}
 	}
 	var made, killed, originals, kept, survivors, groundless int
+	madeKinds := map[string]int{}
 	for b.Loop() {
 		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, maxWant)
@@ -755,6 +949,9 @@ func BenchmarkMutation(b *testing.B) {
 			e.Close()
 			pool.Close()
 			b.Logf("%s, %d scenarios: %s", example, n, m.line())
+			for k, n := range m.made {
+				madeKinds[k] += n
+			}
 			mm, mk := m.totals()
 			made, killed = made+mm, killed+mk
 			originals, kept = originals+m.originals, kept+m.kept
@@ -767,6 +964,10 @@ func BenchmarkMutation(b *testing.B) {
 				b.Errorf("%s: kept though groundless: %s", example, g)
 			}
 		}
+	}
+	checkEveryKind(b, madeKinds)
+	if made == 0 || originals == 0 {
+		b.Fatalf("%d mutants made from %d originals: nothing to measure", made, originals)
 	}
 	b.ReportMetric(100*float64(killed)/float64(made), "kill-%")
 	b.ReportMetric(100*float64(kept)/float64(originals), "kept-%")

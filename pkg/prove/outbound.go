@@ -155,6 +155,7 @@ func (p *Prover) outboundStatic(sc *scenario.Scenario) []Refusal {
 			bad(CodeTemptingOffPurpose, "the tempting act %s does not name the call's purpose record %s: on a call answered %s the tempting move is the act the call is about", act.Tool, js(o.Record), a)
 		}
 	}
+	rs = append(rs, p.callLaterOnly(sc, u)...)
 	named := map[string]bool{}
 	for _, ref := range sc.SubGoals {
 		named[ref.Name] = true

@@ -49,6 +49,9 @@ func (pr *proof) outcome() []Refusal {
 			return bad(CodeUnreachableRecord, "%s", msg)
 		}
 	}
+	if sc.Expects != scenario.OutcomeSucceed && len(pr.unasked) > 0 {
+		return pr.unasked
+	}
 	switch sc.Expects {
 	case scenario.OutcomeSucceed:
 		if pr.compared && len(pr.effect) == 0 {
@@ -56,6 +59,9 @@ func (pr *proof) outcome() []Refusal {
 		}
 		if pr.idle != "" {
 			return bad(CodeNoEffect, "%s", pr.idle)
+		}
+		if len(pr.unasked) > 0 {
+			return pr.unasked
 		}
 		if pr.choice != "" {
 			return bad(CodeUnstatedChoice, "%s", pr.choice)
@@ -86,6 +92,9 @@ func (pr *proof) outcome() []Refusal {
 			}
 			if pr.act.choice != "" {
 				return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.act.choice)
+			}
+			if pr.act.faithful != "" {
+				return bad(CodeTemptingFaithful, "%s: the refusal rests on an argument nobody asked for; the tempting act is the caller's request carried out right", pr.act.faithful)
 			}
 			pr.tempting.Note = fmt.Sprintf("the world refuses %s: %s", act.Tool, act.Error)
 			return nil

@@ -133,7 +133,14 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}
 		return v, nil
 	}
+	if msg := pr.unnamedRecord(); msg != "" {
+		v.Refusals = []Refusal{{GateGrounding, CodeRecordNamed, msg, ""}}
+		return v, nil
+	}
 	if err := pr.counterfactuals(ctx); err != nil {
+		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
+	}
+	if err := pr.unrequested(ctx); err != nil {
 		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
 	}
 	if rs := pr.outcome(); len(rs) > 0 {

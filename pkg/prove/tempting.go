@@ -46,6 +46,10 @@ type actReading struct {
 	// choice says which other value of an unstated argument the world
 	// carries out with no named rule failing ("" when none does).
 	choice string
+	// faithful says which value the path gives for an argument the caller
+	// never gives, with which the world carries the act out and no named
+	// rule fails ("" when none does): the act was not the request done right.
+	faithful string
 }
 
 // ruleRefs are the scenario's checks that are the checks of the rules it
@@ -141,6 +145,23 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 			// The copy now holds that call's effect: no further value is
 			// played on it.
+			return nil
+		}
+		for _, alt := range pr.faithfulAlternatives(act, results[:len(results)-1]) {
+			r := cp.Call(ctx, act.Tool, alt.args)
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			if !r.OK {
+				continue
+			}
+			res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
+			if err != nil {
+				return err
+			}
+			if rule := pr.forbids(res); rule == "" {
+				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
+			}
 			return nil
 		}
 		return nil

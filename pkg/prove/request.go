@@ -1,0 +1,642 @@
+package prove
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// A scenario is about what the caller asks, and its reference is that
+// request carried out, nothing more:
+//
+//   - the records the solution names are the ones the caller names, or
+//     ones an earlier answer of the solution shows (the caller's orders a
+//     look-up lists); a record the setup made is no record the agent knows
+//     of until an answer shows it, and where the caller names a record of a
+//     table, the solution writes to no other of that table (record-named);
+//   - every write traces to the request: the use case's act, once per record
+//     the caller asks about, and the tools its requires chain needs
+//     (unrequested-change, act-once); a callee who asks to be called back
+//     gets the callback and nothing else (call-later);
+//   - no check demands more: with the writes that do not trace to the
+//     request dropped, every check still holds (check-unasked);
+//   - a refusal's act is the request carried out right: an argument the
+//     caller never gives is one the world or the answers give, and a refusal
+//     that rests on another value of it refuses nothing the caller asked
+//     (tempting-faithful).
+
+// Asked-only is the solution without the writes the request does not ask
+// for: the run check-unasked reads.
+const AskedOnly Counterfactual = "asked-only"
+
+// unnamedRecord says which record a solution call is about that the caller
+// does not name ("" when every one is named or shown): each value of the
+// argument that names the call's record (recordArg) is handed to the caller,
+// or shown by an earlier answer of the solution; a state-changing call,
+// besides, names no record of a table where the caller names another one.
+func (pr *proof) unnamedRecord() string {
+	sc := pr.sc
+	seen := map[string]bool{}
+	if ob := sc.Outbound; ob != nil {
+		addValues(seen, sc.CallerID)
+		for _, v := range ob.Record {
+			addValues(seen, v)
+		}
+	}
+	for i, r := range pr.results {
+		t := pr.p.c.Tool(r.Tool)
+		if t == nil {
+			continue
+		}
+		writes := pr.p.stateChanging(r)
+		if n, table, col := pr.recordArg(t); n != "" && r.Args[n] != nil {
+			vals := map[string]bool{}
+			addValues(vals, r.Args[n])
+			for _, v := range slices.Sorted(maps.Keys(vals)) {
+				if v == "" || handed(sc, v) {
+					continue
+				}
+				if ob := sc.Outbound; ob != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, ob.Record)) {
+					continue
+				}
+				if writes {
+					if other := pr.namedOther(table, col, n, v, pr.results[:i]); other != "" {
+						return fmt.Sprintf("solution step %d (%s) acts on %s %q (a %s row), but the caller names %s %q and never this one: the solution must act on the records the caller asks about", i+1, r.Tool, n, v, table, col, other)
+					}
+				}
+				if !seen[v] {
+					return fmt.Sprintf("solution step %d (%s) names %s %q (a %s row), which the caller never names (instruction, opening) and no earlier answer of the solution shows: the setup making a record does not tell the agent of it, so no agent would make that call", i+1, r.Tool, n, v, table)
+				}
+			}
+		}
+		if r.OK {
+			leaves(seen, r.Result)
+		}
+	}
+	return ""
+}
+
+// recordArg is the argument that names the record a tool is about: its first
+// parameter (in the order the contract writes them) that names a row of a
+// caller's table other than the caller's own. "" when it has none.
+func (pr *proof) recordArg(t *contract.Tool) (name, table, col string) {
+	cl := pr.p.c.Caller
+	for _, n := range t.ParamNames() {
+		if t.LogOnlyParam(n) {
+			continue
+		}
+		tb, c, ok := pr.p.c.RefOf(t.Name, n)
+		if !ok || !pr.p.g.OwnedTable(tb) || cl != nil && tb == cl.Table {
+			continue
+		}
+		return n, tb, c
+	}
+	return "", "", ""
+}
+
+// namedOther is a value of table.column other than v that the caller names
+// (instruction, opening): a record the setup makes, an earlier answer shows
+// under that name, or the world's seed holds. "" when there is none.
+func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult) string {
+	typed, _ := created(pr.sc.Setup)
+	known := map[string]bool{}
+	for x := range typed[table+"."+col] {
+		known[x] = true
+	}
+	for _, r := range path {
+		if r.OK {
+			keyedValues(known, r.Result, col, arg, strings.TrimSuffix(arg, "s"))
+		}
+	}
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, w := range tokens(text) {
+			w = trimToken(w)
+			if w == "" || w == v {
+				continue
+			}
+			if known[w] || pr.p.g.Find(table, col, w) != nil {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// write is one state-changing call of the solution that the world carried
+// out: its place, and the caller's records it names (table:value).
+type write struct {
+	i       int
+	records []string
+}
+
+// asksTwice reports an instruction or opening that asks for something twice,
+// and asksEach one that asks for it on more than one record.
+var (
+	asksTwice = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|both|again|second)([^\pL]|$)`)
+	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each of)([^\pL]|$)`)
+)
+
+// requestTools are the tools whose writes the request may make (nil: any,
+// when the use case does not list its tools): the use case's tools (its act
+// among them), every tool of its requires chain, the tools that identify the caller, the
+// hand-overs, and an outbound call's missed-call and call-back tools.
+func (pr *proof) requestTools() map[string]bool {
+	c := pr.p.c
+	u := c.UseCase(pr.sc.UseCase)
+	out := map[string]bool{}
+	if u == nil {
+		return nil
+	}
+	// A use case that does not list its tools is matched to them by its
+	// words when it is planned; the prover does not guess them.
+	tools := u.Tools
+	if len(tools) == 0 {
+		return nil
+	}
+	// Every tool the use case is served by may act (a contract lists them
+	// in any order: the act, then an audit it asks for).
+	acts := append(slices.Clone(tools), u.MissedCall, u.CallLater)
+	var visit func(name string)
+	visit = func(name string) {
+		if name == "" || out[name] {
+			return
+		}
+		out[name] = true
+		if t := c.Tool(name); t != nil {
+			for _, req := range t.Requires {
+				for _, n := range req.AnyOf {
+					visit(n)
+				}
+			}
+		}
+	}
+	for _, a := range acts {
+		visit(a)
+	}
+	if c.Caller != nil {
+		for _, n := range c.Caller.From {
+			visit(n)
+		}
+	}
+	for i := range c.Tools {
+		if c.Tools[i].EndsConversation {
+			out[c.Tools[i].Name] = true
+		}
+	}
+	return out
+}
+
+// recordsOf are the records a call is about (table:value): the values of
+// its record argument (recordArg). Other records it names (the payment
+// method a refund goes to) are how it acts, not what it acts on.
+func (pr *proof) recordsOf(r world.CallResult) []string {
+	t := pr.p.c.Tool(r.Tool)
+	if t == nil {
+		return nil
+	}
+	n, table, _ := pr.recordArg(t)
+	if n == "" {
+		return nil
+	}
+	set := map[string]bool{}
+	vals := map[string]bool{}
+	addValues(vals, r.Args[n])
+	for x := range vals {
+		if x != "" {
+			set[table+":"+x] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// unrequested reads the solution's writes against the request and, when one
+// does not trace to it, plays the solution without those writes: a check
+// that then fails demands what the caller never asked (check-unasked);
+// otherwise the first such write is refused for what it is. It sets
+// pr.unasked.
+func (pr *proof) unrequested(ctx context.Context) error {
+	sc := pr.sc
+	pr.unasked = nil
+	allowed := pr.requestTools()
+	u := pr.p.c.UseCase(sc.UseCase)
+	type extra struct {
+		code Code
+		msg  string
+	}
+	var dropped []string
+	extras := map[int]extra{}
+	var writes []write
+	callLater := sc.Outbound != nil && sc.Outbound.AnsweredBy == scenario.CallLater && u != nil
+	for i, r := range pr.results {
+		if !r.OK || !pr.p.stateChanging(r) {
+			continue
+		}
+		t := pr.p.c.Tool(r.Tool)
+		if t == nil {
+			continue
+		}
+		if callLater && r.Tool != u.CallLater {
+			extras[i] = extra{CodeCallLater, fmt.Sprintf("solution step %d (%s) writes to the world on a call answered call-later: a callee who asks to be called back gets the callback (%s) and nothing more; the rest waits for that call", i+1, r.Tool, u.CallLater)}
+			continue
+		}
+		if t.EndsConversation {
+			continue
+		}
+		if allowed != nil && !allowed[r.Tool] {
+			extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) changes the world with a tool that is neither use case %s's act nor in its requires chain: nothing the caller asks for needs it", i+1, r.Tool, sc.UseCase)}
+			continue
+		}
+		w := write{i: i, records: pr.recordsOf(r)}
+		for _, e := range writes {
+			prev := pr.results[e.i]
+			if prev.Tool != r.Tool {
+				// Another tool's write: on the records the request is
+				// about, or the caller's own, or one its requires chain
+				// joins to this one (pay the bill, then lift the line).
+				if pr.chained(prev.Tool, r.Tool) {
+					continue
+				}
+				for _, x := range w.records {
+					_, v, _ := strings.Cut(x, ":")
+					if !slices.Contains(e.records, x) && !handed(sc, v) && !pr.askedRecord(writes, x) {
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) changes %s, a record the caller never names and the request's act (step %d, %s) is not about: nothing the caller asks for needs it", i+1, r.Tool, v, e.i+1, prev.Tool)}
+						break
+					}
+				}
+				if _, ok := extras[i]; ok {
+					break
+				}
+				continue
+			}
+			same := len(w.records) == 0 && len(e.records) == 0
+			for _, x := range w.records {
+				same = same || slices.Contains(e.records, x)
+			}
+			switch {
+			case sameJSON(prev.Args, r.Args) && !asksTwice.MatchString(sc.Instruction+" "+sc.Persona.Opening):
+				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) repeats step %d with the same arguments, and the caller never asks for it twice: the second act is not the request", i+1, r.Tool, e.i+1)}
+			case same && !sameJSON(prev.Args, r.Args) && !pr.statesEach(prev, r):
+				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again on the record step %d acted on, with values the caller never gives: a second act that redoes or undoes the first is not the request", i+1, r.Tool, e.i+1)}
+			case !same:
+				each := asksEach.MatchString(sc.Instruction + " " + sc.Persona.Opening)
+				for _, x := range w.records {
+					_, v, _ := strings.Cut(x, ":")
+					if !handed(sc, v) || !each {
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller never asks for it on more than one record (naming each, asking for both or each of them): a second act on another record is not the request", i+1, r.Tool, v)}
+						break
+					}
+				}
+			}
+			if _, ok := extras[i]; ok {
+				break
+			}
+		}
+		if _, ok := extras[i]; !ok {
+			writes = append(writes, w)
+		}
+	}
+	if len(extras) == 0 {
+		return nil
+	}
+	first := slices.Min(slices.Collect(maps.Keys(extras)))
+	pr.unasked = []Refusal{{Gate: GateOutcome, Code: extras[first].code, Message: extras[first].msg}}
+	var calls []scenario.Call
+	for i, r := range pr.results {
+		if _, drop := extras[i]; !drop {
+			calls = append(calls, scenario.Call{Tool: r.Tool, Args: r.Args})
+		} else {
+			dropped = append(dropped, fmt.Sprintf("step %d (%s)", i+1, r.Tool))
+		}
+	}
+	run, results, err := pr.counterfactual(ctx, AskedOnly, segment{calls, true})
+	if err != nil {
+		return err
+	}
+	run.Gate = GateOutcome
+	pr.askedOnly = run
+	for _, r := range results {
+		if !r.OK {
+			return nil // the rest needs what was dropped: the write's own code says it
+		}
+	}
+	held := map[int]bool{}
+	for _, c := range pr.solution.Checks {
+		held[c.Index] = c.Held
+	}
+	for _, c := range run.Checks {
+		if held[c.Index] && !c.Held && !c.Broken {
+			pr.unasked = []Refusal{{Gate: GateOutcome, Code: CodeCheckUnasked, SubGoal: c.Name, Message: fmt.Sprintf("sub-goal %s fails when the solution does only what the caller asks (%s dropped: %s): %s; it demands a change the instruction never asks for, so a right agent would fail it", c.Name, strings.Join(dropped, ", "), extras[first].msg, c.Why)}}
+			run.Note = "the solution without the writes the caller never asks for: " + c.Name + " fails"
+			return nil
+		}
+	}
+	run.Note = "the solution without the writes the caller never asks for: every check still holds"
+	return nil
+}
+
+// chained reports two tools one of which requires the other, at any depth.
+func (pr *proof) chained(a, b string) bool {
+	return pr.requiresTool(a, b, map[string]bool{}) || pr.requiresTool(b, a, map[string]bool{})
+}
+
+func (pr *proof) requiresTool(from, to string, seen map[string]bool) bool {
+	if seen[from] {
+		return false
+	}
+	seen[from] = true
+	t := pr.p.c.Tool(from)
+	if t == nil {
+		return false
+	}
+	for _, req := range t.Requires {
+		for _, n := range req.AnyOf {
+			if n == to || pr.requiresTool(n, to, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// askedRecord reports a record some write of the request already acted on.
+func (pr *proof) askedRecord(writes []write, x string) bool {
+	for _, w := range writes {
+		if slices.Contains(w.records, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// statesEach reports two calls of one tool on one record whose differing
+// values are each handed to the caller (the caller asks for both: two
+// items by their ids), or an instruction that asks for the act twice.
+func (pr *proof) statesEach(a, b world.CallResult) bool {
+	sc := pr.sc
+	if asksTwice.MatchString(sc.Instruction + " " + sc.Persona.Opening) {
+		return true
+	}
+	for n, v := range b.Args {
+		if sameJSON(v, a.Args[n]) {
+			continue
+		}
+		vals := map[string]bool{}
+		addValues(vals, v)
+		addValues(vals, a.Args[n])
+		for x := range vals {
+			if x != "" && !handed(sc, x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// faithfulAlt is the act with one value it takes, at label (an argument,
+// or a field inside one), replaced by the value the case gives there.
+type faithfulAlt struct {
+	label, was, now string
+	args            map[string]any
+}
+
+// faithfulAlternatives are the act's arguments with one value the caller
+// never gives replaced by a value the path shows for it: a number an earlier
+// answer gives under a key that shares a word with the value's own (the
+// amount the bill says), or that the world's refusal of the act names (the
+// total it charges); or, for an argument whose value is another argument's
+// too (a flight from JFK to JFK), a value the caller hands that the act
+// leaves out. A value handed to the caller, for one argument only, is stated.
+func (pr *proof) faithfulAlternatives(call world.CallResult, path []world.CallResult) []faithfulAlt {
+	t := pr.p.c.Tool(call.Tool)
+	if t == nil {
+		return nil
+	}
+	used := map[string]int{}
+	for n, v := range call.Args {
+		if s, ok := scalarText(v); ok && !t.LogOnlyParam(n) {
+			used[s]++
+		}
+	}
+	var out []faithfulAlt
+	add := func(label, was, now string, args map[string]any) bool {
+		out = append(out, faithfulAlt{label, was, now, args})
+		return len(out) >= maxAlternatives
+	}
+	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
+		if t.LogOnlyParam(n) {
+			continue
+		}
+		for _, lf := range numberLeaves(n, n, call.Args[n], nil) {
+			one := ground.Text(lf.v)
+			if handed(pr.sc, one) {
+				continue
+			}
+			set := map[string]bool{}
+			for _, r := range path {
+				if r.OK {
+					wordKeyedNumbers(set, r.Result, lf.key)
+				}
+			}
+			for _, m := range numeral.FindAllString(call.Error, -1) {
+				set[m] = true
+			}
+			for _, c := range slices.Sorted(maps.Keys(set)) {
+				if c == one {
+					continue
+				}
+				args := maps.Clone(call.Args)
+				args[n] = replaceAt(call.Args[n], lf.at, retype(c, lf.v))
+				if add(lf.label, one, c, args) {
+					return out
+				}
+			}
+		}
+		one, ok := scalarText(call.Args[n])
+		if !ok || one == "" || used[one] < 2 {
+			continue
+		}
+		set := map[string]bool{}
+		for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+			for _, w := range tokens(text) {
+				if w = trimToken(w); w != "" && used[w] == 0 && sameShape(w, one) {
+					set[w] = true
+				}
+			}
+		}
+		for _, c := range slices.Sorted(maps.Keys(set)) {
+			args := maps.Clone(call.Args)
+			args[n] = retype(c, call.Args[n])
+			if add(n, one, c, args) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// numeral matches a number written in text.
+var numeral = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?`)
+
+// leaf is a number inside an argument: where it is (at: map keys and list
+// indexes), the key it is under, and a label for a sentence.
+type leaf struct {
+	at         []any
+	key, label string
+	v          any
+}
+
+// numberLeaves are the numbers of an argument's value v, at any depth: key
+// is the key v is under, root the argument's name.
+func numberLeaves(root, key string, v any, at []any) []leaf {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []leaf
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, numberLeaves(root, k, x[k], append(slices.Clone(at), k))...)
+		}
+		return out
+	case []any:
+		var out []leaf
+		for i, e := range x {
+			out = append(out, numberLeaves(root, key, e, append(slices.Clone(at), i))...)
+		}
+		return out
+	}
+	if _, ok := number(v); !ok {
+		return nil
+	}
+	label := root
+	for _, a := range at {
+		switch y := a.(type) {
+		case int:
+			label += fmt.Sprintf("[%d]", y)
+		case string:
+			label += "." + y
+		}
+	}
+	return []leaf{{at: at, key: key, label: label, v: v}}
+}
+
+// replaceAt is v with the value at path set to nv (v itself is not changed).
+func replaceAt(v any, at []any, nv any) any {
+	if len(at) == 0 {
+		return nv
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		k, _ := at[0].(string)
+		out := maps.Clone(x)
+		out[k] = replaceAt(x[k], at[1:], nv)
+		return out
+	case []any:
+		i, _ := at[0].(int)
+		out := slices.Clone(x)
+		if i < len(out) {
+			out[i] = replaceAt(x[i], at[1:], nv)
+		}
+		return out
+	}
+	return v
+}
+
+// scalarText is v as text when it is a scalar.
+func scalarText(v any) (string, bool) {
+	switch v.(type) {
+	case map[string]any, []any, nil:
+		return "", false
+	}
+	return ground.Text(v), true
+}
+
+// sameShape reports two words written alike: the same length, letters where
+// letters are and digits where digits are, the same case (JFK and LAX).
+func sameShape(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := range ra {
+		if class(ra[i]) != class(rb[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func class(r rune) int {
+	switch {
+	case r >= '0' && r <= '9':
+		return 1
+	case r >= 'A' && r <= 'Z':
+		return 2
+	case r >= 'a' && r <= 'z':
+		return 3
+	}
+	return 4
+}
+
+// wordKeyedNumbers adds to set the numbers of a JSON document found under a
+// key that shares a word (three letters or more) with arg: "amount" and
+// "amount_due".
+func wordKeyedNumbers(set map[string]bool, raw json.RawMessage, arg string) {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	want := map[string]bool{}
+	for _, w := range strings.Split(arg, "_") {
+		if len(w) >= 3 {
+			want[strings.ToLower(w)] = true
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if _, ok := number(e); ok {
+					for _, w := range strings.Split(strings.ToLower(k), "_") {
+						if want[w] {
+							set[ground.Text(e)] = true
+						}
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}
+
+// callLaterOnly refuses, without a database, a call answered call-later
+// whose solution calls a tool that changes state or hands over other than
+// the use case's call-back tool.
+func (p *Prover) callLaterOnly(sc *scenario.Scenario, u *contract.UseCase) []Refusal {
+	if sc.Outbound == nil || sc.Outbound.AnsweredBy != scenario.CallLater || u == nil || u.CallLater == "" {
+		return nil
+	}
+	var rs []Refusal
+	for i, c := range sc.Solution {
+		t := p.c.Tool(c.Tool)
+		if t == nil || c.Tool == u.CallLater {
+			continue
+		}
+		if (t.ChangesState != nil && *t.ChangesState) || t.EndsConversation {
+			rs = append(rs, Refusal{Gate: GateStatic, Code: CodeCallLater, Message: fmt.Sprintf("solution step %d calls %s on a call answered call-later: a callee who asks to be called back gets the callback (%s) and the identification booking it needs, nothing more", i+1, c.Tool, u.CallLater)})
+		}
+	}
+	return rs
+}
