@@ -108,11 +108,11 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 				// An optional record the case has none of (an adult's
 				// guardian) is left out, not taken from someone else.
 				return nil, false
-			} else if r := b.sameNamed(bd.Column); r != nil && !key {
+			} else if r := b.sameNamed(bd.Column); r != nil && !g.ownKey(b, r, bd) {
 				// The case has no row of the table, but its own record or
 				// caller holds a column of that name (a customer's own
-				// phone_number where the case has no line). Never a key:
-				// a patient's id is no guardian's.
+				// phone_number where the case has no line). Never the
+				// row's own key: a patient's id is no guardian's.
 				v = r[bd.Column]
 			} else if r := g.related(bd.Table, b); r != nil {
 				// Not a row the case reaches: one of the world's.
@@ -133,6 +133,16 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		return g.guess(name, typ, ps, b)
 	}
 	return coerce(v, typ, ps), true
+}
+
+// ownKey reports whether r (the case's caller or target) holds bd's column
+// as its own table's primary key, while bd names another table's.
+func (g *Graph) ownKey(b Bound, r Row, bd Binding) bool {
+	table := b.Table
+	if cl := g.C.Caller; cl != nil && b.Caller != nil && rowKey(g, cl.Table, r) == rowKey(g, cl.Table, b.Caller) {
+		table = cl.Table
+	}
+	return table != bd.Table && g.PK(table) == bd.Column
 }
 
 // coerce fits a column's value to the argument's JSON type.
