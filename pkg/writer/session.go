@@ -78,7 +78,13 @@ func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
 	ss.mark = len(ss.msgs)
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.SessionTimeout)
 	defer cancel()
-	return ss.loop(sctx)
+	err = ss.loop(sctx)
+	if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		// The session's own time ran out: whatever a tool met on the way
+		// out, that is no outage to pause for.
+		return fmt.Errorf("session: %w (last: %v)", sctx.Err(), err)
+	}
+	return err
 }
 
 // run is the ledger's run of a slice, if this writer may write it: a run the
