@@ -89,11 +89,12 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer e.Close()
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
+	store := storeOf(in)
+	// Ready while the ledger takes writes and the queue answers.
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", wire.Ready(ctx, wire.Dependencies(store, q)))
 	if err != nil {
 		return err
 	}
-	store := storeOf(in)
 	if *progress.addr != "" {
 		stop, err := serveProgress(ctx, env, *progress.addr, progressToken, store)
 		if err != nil {
@@ -147,17 +148,16 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
 	defer engines.Close()
-	// Not ready while the provider refuses the key (set once the client exists).
+	// Ready while the ledger takes writes, the queue answers and the
+	// provider takes the key (not ready until the client exists).
+	deps := wire.Dependencies(store, q)
 	var ready atomic.Pointer[func() error]
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
-		if err := in.pool.Ping(ctx); err != nil {
-			return err
-		}
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", wire.Ready(ctx, deps, func() error {
 		if r := ready.Load(); r != nil {
 			return (*r)()
 		}
 		return errors.New("writer: the model provider is not checked yet")
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	ready.Store(&providerReady)
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
-		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
+		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
 		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
 		// of one slice, as a writer crashed by its content would.
@@ -232,7 +232,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", wire.Ready(ctx, wire.Dependencies(store, q)))
 	if err != nil {
 		return err
 	}

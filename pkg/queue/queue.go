@@ -284,6 +284,25 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, erro
 	return d, nil
 }
 
+// Ready reports whether the queue answers: the connection is up and
+// JetStream serves the shared consumer's information (a cluster without a
+// leader for it does not). ctx bounds the request (OpTimeout without a
+// deadline).
+func (q *Queue) Ready(ctx context.Context) error {
+	if q.isClosed() {
+		return ErrClosed
+	}
+	if st := q.nc.Status(); st != nats.CONNECTED {
+		return fmt.Errorf("queue: connection %s: %w", st, nats.ErrDisconnected)
+	}
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	if _, err := q.cons.Info(ctx); err != nil {
+		return fmt.Errorf("queue: consumer info: %w", err)
+	}
+	return nil
+}
+
 // Pending reports the consumer's lag: slices not yet delivered, and slices
 // delivered but not yet acked.
 func (q *Queue) Pending(ctx context.Context) (numPending, ackPending uint64, err error) {
