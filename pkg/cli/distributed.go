@@ -46,7 +46,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progress := f.progress()
-	cn := f.conn()
+	cn := f.roleConn()
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		"Consume slices from the queue and write proved scenarios until SIGTERM, then drain. A writer writes the slices\nof runs recorded with the model it drives (--model) and leaves the others for writers of theirs.")
 	id := f.str("id", "", "writer id in the ledger (default host-pid)")
 	drain := f.dur("drain-timeout", 90*time.Second, "how long a stopping writer may finish its current slice")
-	cn := f.conn()
+	cn := f.roleConn()
 	mf := f.model()
 	if _, err := f.parse(args); err != nil {
 		return err
@@ -198,7 +198,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	runID := f.str("run", "", "run id (required)")
 	out := f.str("out", "", "output directory (default out/<agent>)")
 	rounds := f.num("rounds", 1, "gap rounds")
-	cn := f.conn()
+	cn := f.roleConn()
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
