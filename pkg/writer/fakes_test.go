@@ -82,7 +82,7 @@ type fakeLedger struct {
 	finishErr error // FinishSlice fails with this
 	// runOutages and finishOutages: Run and FinishSlice meet that many
 	// outages (a server shutting down) before they answer.
-	runOutages, finishOutages int
+	runOutages, finishOutages, budgetOutages int
 	runCalls                  int
 }
 
@@ -142,6 +142,10 @@ func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.Sl
 func (l *fakeLedger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.budgetOutages > 0 {
+		l.budgetOutages--
+		return canvas.Budget{}, shutdown
+	}
 	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent, CapUSD: r.BudgetUSD, SpentUSD: l.spentUSD}, nil
 }
 

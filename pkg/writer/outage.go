@@ -32,11 +32,19 @@ func (e *outageError) Error() string {
 }
 func (e *outageError) Unwrap() error { return e.err }
 
-// isOutage: a slice's work ended on an outage, seen by a tool (outageError)
-// or by the writer's own reads.
+// isOutage: a slice's work ended on an outage, seen by a tool or the budget
+// meter (outageError) or by the writer's own reads. A model call that kept
+// failing is the provider's trouble, not one (modelError).
 func isOutage(err error) bool {
 	var oe *outageError
-	return errors.As(err, &oe) || outage.Is(err)
+	var me *modelError
+	switch {
+	case errors.As(err, &oe):
+		return true
+	case errors.As(err, &me):
+		return false
+	}
+	return outage.Is(err)
 }
 
 // maxUnprovenOutages bounds how often one delivery is written again after an

@@ -3,8 +3,10 @@ package writer
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,5 +198,39 @@ func TestSessionTimeoutIsNoOutage(t *testing.T) {
 	}
 	if n := p.count(); n != 0 {
 		t.Errorf("%d probes after a session timeout, want none", n)
+	}
+}
+
+// TestBudgetMeterOutage: the budget meter's read meeting an outage ends the
+// session at once (no model call asked again in vain) and pauses the writer;
+// the slice is written on the same delivery.
+func TestBudgetMeterOutage(t *testing.T) {
+	p := newDeps(1)
+	h := outageHarness(t, p, brief.ToolFinish)
+	h.ledger.budgetOutages = 1
+	d := h.delivery("r", 1, false)
+	h.w.handle(t.Context(), d)
+	if got := d.ends(); !slices.Equal(got, []string{"ack"}) {
+		t.Errorf("finished with %q, want ack", got)
+	}
+	if n := p.count(); n != 2 {
+		t.Errorf("%d probes, want 2", n)
+	}
+}
+
+// TestProviderTroubleIsNoOutage: a model call that keeps failing on the
+// network is the provider's trouble: the slice is released as before, and
+// the writer's servers are not probed.
+func TestProviderTroubleIsNoOutage(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	p := newDeps(0)
+	h := outageHarness(t, p, reset, reset, reset, reset)
+	d := h.delivery("r", 1, false)
+	h.w.handle(t.Context(), d)
+	if got := d.ends(); !slices.Equal(got, []string{"nak 2s"}) {
+		t.Errorf("finished with %q, want a release", got)
+	}
+	if n := p.count(); n != 0 {
+		t.Errorf("%d probes, want none", n)
 	}
 }
