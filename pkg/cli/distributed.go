@@ -74,6 +74,13 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 			return &UsageError{err.Error()}
 		}
 	}
+	// Probes answer from the start: /healthz while the planner waits for its
+	// servers, /readyz once the ledger takes writes and the queue answers.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", ready.check)
+	if err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
 		return jobError(err)
@@ -84,17 +91,13 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
+	store := storeOf(in)
+	ready.set(wire.Ready(ctx, wire.Dependencies(store, q)))
 	e, err := engine.Open(ctx, in.pool, c)
 	if err != nil {
 		return jobError(err)
 	}
 	defer e.Close()
-	store := storeOf(in)
-	// Ready while the ledger takes writes and the queue answers.
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", wire.Ready(ctx, wire.Dependencies(store, q)))
-	if err != nil {
-		return err
-	}
 	if *progress.addr != "" {
 		stop, err := serveProgress(ctx, env, *progress.addr, progressToken, store)
 		if err != nil {
@@ -135,6 +138,14 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if err := requireServers("writer", cn); err != nil {
 		return err
 	}
+	// Probes answer from the start: /healthz while the writer waits for its
+	// servers (--startup-timeout), /readyz once the ledger takes writes, the
+	// queue answers and the provider takes the key.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", ready.check)
+	if err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
 		return jobError(err)
@@ -148,19 +159,8 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
 	defer engines.Close()
-	// Ready while the ledger takes writes, the queue answers and the
-	// provider takes the key (not ready until the client exists).
 	deps := wire.Dependencies(store, q)
-	var ready atomic.Pointer[func() error]
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", wire.Ready(ctx, deps, func() error {
-		if r := ready.Load(); r != nil {
-			return (*r)()
-		}
-		return errors.New("writer: the model provider is not checked yet")
-	}))
-	if err != nil {
-		return err
-	}
+	ready.set(wire.Ready(ctx, deps, func() error { return errors.New("writer: the model provider is not checked yet") }))
 	// A writer that cannot reach its provider, or whose key or model the
 	// provider refuses, exits here instead of failing every slice.
 	client, err := wire.Client(ctx, m, in.pool, engines, mx, env.Log)
@@ -171,7 +171,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if r, ok := client.(interface{ Ready() error }); ok {
 		providerReady = r.Ready
 	}
-	ready.Store(&providerReady)
+	ready.set(wire.Ready(ctx, deps, providerReady))
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
@@ -211,6 +211,12 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	if err := requireServers("reviewer", cn); err != nil {
 		return err
 	}
+	// Probes answer from the start, /readyz once the servers answer.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "reviewer", ready.check)
+	if err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
 		return jobError(err)
@@ -232,10 +238,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", wire.Ready(ctx, wire.Dependencies(store, q)))
-	if err != nil {
-		return err
-	}
+	ready.set(wire.Ready(ctx, wire.Dependencies(store, q)))
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
@@ -295,3 +298,18 @@ func jobError(err error) error {
 	}
 	return &RetryError{Err: err}
 }
+
+// readiness is a role's /readyz and suitegen_ready, served before the role
+// reaches its servers: not ready ("starting") until set.
+type readiness struct{ p atomic.Pointer[func() error] }
+
+var errStarting = errors.New("starting: waiting for the database and NATS")
+
+func (r *readiness) check() error {
+	if f := r.p.Load(); f != nil {
+		return (*f)()
+	}
+	return errStarting
+}
+
+func (r *readiness) set(f func() error) { r.p.Store(&f) }
