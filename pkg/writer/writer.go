@@ -252,7 +252,14 @@ func (w *Writer) handle(ctx context.Context, d Delivery) {
 	err := w.writeThrough(work, ctx.Done(), log, d)
 	fin, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer fcancel()
-	w.settle(fin, log, m, d, w.outcome(err, d, ctx.Err() != nil && (work.Err() != nil || isOutage(err))))
+	// The ledger write that settles the slice waits out an outage as the
+	// work did: for as long as the writer is not stopping (work), else for
+	// the finishing time.
+	hold := work
+	if ctx.Err() != nil {
+		hold = fin
+	}
+	w.settle(fin, hold, log, m, d, w.outcome(err, d, ctx.Err() != nil && (work.Err() != nil || isOutage(err))))
 }
 
 // An outcome is how a delivery ends.
@@ -311,15 +318,16 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	}
 }
 
-// settle ends the delivery as o says. A ledger write that meets an outage
-// is tried again once the servers answer, for as long as ctx lasts; one that
-// fails otherwise, or outlasts ctx, releases the slice instead (a second
-// later), so no state is acked that the ledger does not hold.
-func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metrics, d Delivery, o outcome) {
+// settle ends the delivery as o says, acknowledging it under ctx. A ledger
+// write that meets an outage is tried again once the servers answer, for as
+// long as hold lasts; one that fails otherwise, or outlasts hold, releases
+// the slice instead (a second later), so no state is acked that the ledger
+// does not hold.
+func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.Metrics, d Delivery, o outcome) {
 	s := d.Slice()
 	switch o.kind {
 	case written:
-		if err := w.untilUp(ctx, log, func(ctx context.Context) error {
+		if err := w.untilUp(hold, log, func(ctx context.Context) error {
 			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, w.cfg.ID, "", d.Attempt())
 		}); err != nil {
 			log.Error("recording the finished slice; releasing it", "err", err)
@@ -336,7 +344,7 @@ func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metric
 		log.Warn("rejected "+o.what, "err", o.err)
 		_ = d.Term(ctx, o.reason)
 	case dead:
-		if err := w.untilUp(ctx, log, func(ctx context.Context) error {
+		if err := w.untilUp(hold, log, func(ctx context.Context) error {
 			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDead, w.cfg.ID, o.reason, d.Attempt())
 		}); err != nil && !isTransition(err) {
 			log.Error("recording a dead slice; releasing it", "err", err)
