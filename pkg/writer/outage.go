@@ -64,6 +64,7 @@ func (w *Writer) writeThrough(ctx context.Context, stop <-chan struct{}, log *sl
 		if !isOutage(err) || ctx.Err() != nil {
 			return err
 		}
+		w.cfg.Metrics.For(d.Slice().Run).OutagePauses.Inc()
 		log.Warn("an outage paused the writer; holding the slice until its servers answer", "err", err)
 		down, ok := w.await(ctx, stop, log)
 		if !ok {

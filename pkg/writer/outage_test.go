@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
@@ -86,6 +87,9 @@ func TestOutageHoldsTheDelivery(t *testing.T) {
 			}
 			if d.beats != 1 {
 				t.Errorf("%d heartbeats started, want 1 (held throughout)", d.beats)
+			}
+			if n := testutil.ToFloat64(h.w.cfg.Metrics.For("r").OutagePauses); n != 2 {
+				t.Errorf("suitegen_outage_pauses_total %v, want 2", n)
 			}
 		})
 	}
