@@ -120,14 +120,14 @@ type Metrics struct {
 // run's view of them.
 type family struct {
 	slicesPublished, slicesAcked, slicesRedelivered, slicesDeadLettered, outagePauses *prometheus.CounterVec
-	slicesInFlight                                                      *prometheus.GaugeVec
-	scenariosSubmitted, scenariosProved, scenariosRefused               *prometheus.CounterVec
-	scenariosAsked, buckets                                             *prometheus.GaugeVec
-	modelCalls, modelTokens, modelRateLimited, modelCost                *prometheus.CounterVec
-	modelCallDuration                                                   *prometheus.HistogramVec
-	budgetSpent, budgetCap, queuePending, queueAckPending               *prometheus.GaugeVec
-	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept            *prometheus.GaugeVec
-	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
+	slicesInFlight                                                                    *prometheus.GaugeVec
+	scenariosSubmitted, scenariosProved, scenariosRefused                             *prometheus.CounterVec
+	scenariosAsked, buckets                                                           *prometheus.GaugeVec
+	modelCalls, modelTokens, modelRateLimited, modelCost                              *prometheus.CounterVec
+	modelCallDuration                                                                 *prometheus.HistogramVec
+	budgetSpent, budgetCap, queuePending, queueAckPending                             *prometheus.GaugeVec
+	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept                          *prometheus.GaugeVec
+	proofDuration, ledgerWriteDuration                                                *prometheus.HistogramVec
 
 	// Provider-quota instruments: no run label, series created on first use.
 	limiterWait                                  *prometheus.HistogramVec

@@ -80,10 +80,10 @@ type fakeLedger struct {
 	spent     int64
 	spentUSD  float64
 	finishErr error // FinishSlice fails with this
-	// runOutages and finishOutages: Run and FinishSlice meet that many
+	// runOutages, finishOutages, budgetOutages: Run, FinishSlice and Budget meet that many
 	// outages (a server shutting down) before they answer.
 	runOutages, finishOutages, budgetOutages int
-	runCalls                  int
+	runCalls                                 int
 }
 
 // shutdown is the error of a server shutting down.

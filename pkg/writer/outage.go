@@ -21,9 +21,6 @@ import (
 //
 // What an outage is, is outage.Is's to say (the prover asks it too).
 
-// transient reports an outage (outage.Is).
-func transient(err error) bool { return outage.Is(err) }
-
 // outageError ends a session on an infrastructure failure.
 type outageError struct{ err error }
 

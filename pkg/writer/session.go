@@ -15,6 +15,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/skills"
@@ -358,7 +359,7 @@ func clip(s string, n int) string {
 // pauses instead of asking the model again.
 func meterError(err error) error {
 	err = fmt.Errorf("budget meter: %w", err)
-	if transient(err) {
+	if outage.Is(err) {
 		return &outageError{err}
 	}
 	return err
