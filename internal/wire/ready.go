@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
@@ -11,6 +12,8 @@ import (
 // ReadyTimeout bounds one readiness check: a server that does not answer
 // within it counts as down.
 const ReadyTimeout = 3 * time.Second
+
+var errNoQueue = errors.New("queue: not connected yet")
 
 // Dependencies is what every role needs of its servers: the ledger's
 // database reachable and writable (canvas.Store.Ready) and the queue
@@ -22,7 +25,7 @@ func Dependencies(store *canvas.Store, q *queue.Queue) func(ctx context.Context)
 			return err
 		}
 		if q == nil {
-			return queue.ErrClosed
+			return errNoQueue
 		}
 		return q.Ready(ctx)
 	}
