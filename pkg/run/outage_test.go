@@ -22,7 +22,6 @@ import (
 // without a tool call; every later call finishes the slice.
 type outageModel struct {
 	first, go1 chan struct{}
-	once       sync.Once
 	mu         sync.Mutex
 	calls      int
 }
