@@ -22,6 +22,23 @@ type Store struct{ pool *pgxpool.Pool }
 // New returns a Store on a migrated database.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
+// ErrStandby is Ready's answer from a database that takes no writes: a
+// standby in recovery, as a client may reach during a failover.
+var ErrStandby = errors.New("canvas: the database is a standby in recovery and takes no writes")
+
+// Ready reports whether the ledger's database answers and takes writes: one
+// round trip that asks whether the server is in recovery. Bound it with ctx.
+func (s *Store) Ready(ctx context.Context) error {
+	var standby bool
+	if err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
+		return fmt.Errorf("canvas: database: %w", err)
+	}
+	if standby {
+		return ErrStandby
+	}
+	return nil
+}
+
 // Pool is the store's pool, for callers that read the ledger in their own ways.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 

@@ -312,10 +312,27 @@ type conn struct {
 	ackWait    *time.Duration
 	maxDeliver *int
 	replicas   *int
+	// startup bounds how long the first contact with each server is tried
+	// again while the server is out of reach or not ready.
+	startup *time.Duration
 }
 
-func (f *flags) conn() conn {
+// DefaultStartupTimeout is the distributed roles' --startup-timeout: long
+// enough for a database failover or a NATS cluster electing its leaders,
+// short enough that a pod that cannot start is restarted by Kubernetes.
+const DefaultStartupTimeout = 2 * time.Minute
+
+// conn is the connection flags of a command run by hand: a server out of
+// reach fails it at once (--startup-timeout 0).
+func (f *flags) conn() conn { return f.connWith(0) }
+
+// roleConn is the connection flags of a distributed role, which waits for
+// its servers up to DefaultStartupTimeout.
+func (f *flags) roleConn() conn { return f.connWith(DefaultStartupTimeout) }
+
+func (f *flags) connWith(startup time.Duration) conn {
 	return conn{
+		startup:      f.dur("startup-timeout", startup, "how long to keep trying the database and NATS at start while they are out of reach or not ready (0: one try)"),
 		nats:         f.secret("nats", f.env.Getenv("SUITEGEN_NATS_URL"), "NATS server URL (default: start an embedded one)"),
 		database:     f.secret("database", f.env.Getenv("SUITEGEN_DATABASE_URL"), "PostgreSQL URL (default: start an embedded one); TLS is the URL's sslmode, sslrootcert, sslcert and sslkey"),
 		stateDir:     f.str("state-dir", "", "where embedded servers keep their data (default: the user cache dir)"),
@@ -352,7 +369,8 @@ func (cn conn) databaseURL() (string, error) {
 // the credential and TLS files the flags name.
 func (cn conn) queueConfig(url string) queue.Config {
 	return queue.Config{URL: url, CredsFile: *cn.natsCreds, TLSCAFile: *cn.natsTLSCA,
-		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver, Replicas: *cn.replicas}
+		TLSCertFile: *cn.natsTLSCert, TLSKeyFile: *cn.natsTLSKey, AckWait: *cn.ackWait, MaxDeliver: *cn.maxDeliver, Replicas: *cn.replicas,
+		StartupTimeout: max(*cn.startup, 0)}
 }
 
 // modelFlags are the model flags every writing process shares, with the

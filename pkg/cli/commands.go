@@ -20,6 +20,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -69,7 +70,10 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 		_ = st.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	if err := migrate.Apply(ctx, pool); err != nil {
+	// The first contact with the database: a server failing over or
+	// starting is waited for, up to --startup-timeout.
+	startup := outage.Backoff{First: 250 * time.Millisecond, Max: 5 * time.Second, Timeout: *cn.startup}
+	if err := startup.Retry(ctx, env.Log, "database", func(ctx context.Context) error { return migrate.Apply(ctx, pool) }); err != nil {
 		pool.Close()
 		_ = st.Stop(context.WithoutCancel(ctx))
 		return nil, err

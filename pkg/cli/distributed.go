@@ -46,7 +46,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	maxWant := f.num("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10)")
 	allowPartial := f.boolean("allow-partial", false, "run even when some use cases cannot be planned (without it the planner stops before spending, naming why)")
 	progress := f.progress()
-	cn := f.conn()
+	cn := f.roleConn()
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -74,6 +74,13 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 			return &UsageError{err.Error()}
 		}
 	}
+	// Probes answer from the start: /healthz while the planner waits for its
+	// servers, /readyz once the ledger takes writes and the queue answers.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", ready.check)
+	if err != nil {
+		return err
+	}
 	in, err := openInfra(ctx, env, cn)
 	if err != nil {
 		return jobError(err)
@@ -84,16 +91,13 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
+	store := storeOf(in)
+	ready.set(wire.Ready(ctx, wire.Dependencies(store, q)))
 	e, err := engine.Open(ctx, in.pool, c)
 	if err != nil {
 		return jobError(err)
 	}
 	defer e.Close()
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "planner", func() error { return nil })
-	if err != nil {
-		return err
-	}
-	store := storeOf(in)
 	if *progress.addr != "" {
 		stop, err := serveProgress(ctx, env, *progress.addr, progressToken, store)
 		if err != nil {
@@ -122,7 +126,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		"Consume slices from the queue and write proved scenarios until SIGTERM, then drain. A writer writes the slices\nof runs recorded with the model it drives (--model) and leaves the others for writers of theirs.")
 	id := f.str("id", "", "writer id in the ledger (default host-pid)")
 	drain := f.dur("drain-timeout", 90*time.Second, "how long a stopping writer may finish its current slice")
-	cn := f.conn()
+	cn := f.roleConn()
 	mf := f.model()
 	if _, err := f.parse(args); err != nil {
 		return err
@@ -132,6 +136,14 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if err := requireServers("writer", cn); err != nil {
+		return err
+	}
+	// Probes answer from the start: /healthz while the writer waits for its
+	// servers (--startup-timeout), /readyz once the ledger takes writes, the
+	// queue answers and the provider takes the key.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", ready.check)
+	if err != nil {
 		return err
 	}
 	in, err := openInfra(ctx, env, cn)
@@ -147,20 +159,8 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	store := storeOf(in)
 	engines := engine.NewCache(in.pool, store)
 	defer engines.Close()
-	// Not ready while the provider refuses the key (set once the client exists).
-	var ready atomic.Pointer[func() error]
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, "", "writer", func() error {
-		if err := in.pool.Ping(ctx); err != nil {
-			return err
-		}
-		if r := ready.Load(); r != nil {
-			return (*r)()
-		}
-		return errors.New("writer: the model provider is not checked yet")
-	})
-	if err != nil {
-		return err
-	}
+	deps := wire.Dependencies(store, q)
+	ready.set(wire.Ready(ctx, deps, func() error { return errors.New("writer: the model provider is not checked yet") }))
 	// A writer that cannot reach its provider, or whose key or model the
 	// provider refuses, exits here instead of failing every slice.
 	client, err := wire.Client(ctx, m, in.pool, engines, mx, env.Log)
@@ -171,9 +171,9 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	if r, ok := client.(interface{ Ready() error }); ok {
 		providerReady = r.Ready
 	}
-	ready.Store(&providerReady)
+	ready.set(wire.Ready(ctx, deps, providerReady))
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
-		Metrics: mx, Logger: env.Log, DrainTimeout: *drain}
+		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
 		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
 		// of one slice, as a writer crashed by its content would.
@@ -198,7 +198,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	runID := f.str("run", "", "run id (required)")
 	out := f.str("out", "", "output directory (default out/<agent>)")
 	rounds := f.num("rounds", 1, "gap rounds")
-	cn := f.conn()
+	cn := f.roleConn()
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
@@ -209,6 +209,12 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{fmt.Sprintf("--rounds must not be negative, got %d", *rounds)}
 	}
 	if err := requireServers("reviewer", cn); err != nil {
+		return err
+	}
+	// Probes answer from the start, /readyz once the servers answer.
+	var ready readiness
+	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, *runID, "reviewer", ready.check)
+	if err != nil {
 		return err
 	}
 	in, err := openInfra(ctx, env, cn)
@@ -232,10 +238,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer q.Close()
-	mx, err := serveMetrics(ctx, env, *cn.metricsAddr, r.ID, "reviewer", func() error { return nil })
-	if err != nil {
-		return err
-	}
+	ready.set(wire.Ready(ctx, wire.Dependencies(store, q)))
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
@@ -295,3 +298,18 @@ func jobError(err error) error {
 	}
 	return &RetryError{Err: err}
 }
+
+// readiness is a role's /readyz and suitegen_ready, served before the role
+// reaches its servers: not ready ("starting") until set.
+type readiness struct{ p atomic.Pointer[func() error] }
+
+var errStarting = errors.New("starting: waiting for the database and NATS")
+
+func (r *readiness) check() error {
+	if f := r.p.Load(); f != nil {
+		return (*f)()
+	}
+	return errStarting
+}
+
+func (r *readiness) set(f func() error) { r.p.Store(&f) }

@@ -89,9 +89,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// Failures whose URLs carry passwords: the errors must not quote them.
 	natsWithPassword := "nats://suitegen:" + password + "@127.0.0.1:1"
-	fail1 := startF(t, []string{"SUITEGEN_DATABASE_URL=" + dbURL}, "planner", dir, "--run", "x", "--nats", natsWithPassword)
+	// --startup-timeout 0: fail at the first try instead of waiting for the servers.
+	fail1 := startF(t, []string{"SUITEGEN_DATABASE_URL=" + dbURL}, "planner", dir, "--run", "x", "--nats", natsWithPassword, "--startup-timeout", "0")
 	pgWithPassword := "postgres://" + role + ":" + password + "@127.0.0.1:1/suitegen?sslmode=disable&connect_timeout=2"
-	fail2 := startF(t, nil, "planner", dir, "--run", "x", "--nats", testenv.NATS(t), "--database", pgWithPassword)
+	fail2 := startF(t, nil, "planner", dir, "--run", "x", "--nats", testenv.NATS(t), "--database", pgWithPassword, "--startup-timeout", "0")
 	for _, f := range []*fproc{fail1, fail2} {
 		if err := f.await(time.Minute); err == nil {
 			t.Errorf("%v succeeded against an unreachable server", f.cmd.Args)

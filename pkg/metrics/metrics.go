@@ -69,6 +69,7 @@ type Metrics struct {
 	SlicesAcked        prometheus.Counter // writer: slices acked after their writes committed
 	SlicesRedelivered  prometheus.Counter // writer: deliveries with a delivery count above 1
 	SlicesDeadLettered prometheus.Counter // slices whose deliveries ran out, recorded in the ledger
+	OutagePauses       prometheus.Counter // writer: pauses on a held slice for an outage of its servers
 
 	// Scenarios.
 	ScenariosSubmitted prometheus.Counter     // submissions to the gates
@@ -118,15 +119,15 @@ type Metrics struct {
 // family is the registered vectors of one (registry, role), shared by every
 // run's view of them.
 type family struct {
-	slicesPublished, slicesAcked, slicesRedelivered, slicesDeadLettered *prometheus.CounterVec
-	slicesInFlight                                                      *prometheus.GaugeVec
-	scenariosSubmitted, scenariosProved, scenariosRefused               *prometheus.CounterVec
-	scenariosAsked, buckets                                             *prometheus.GaugeVec
-	modelCalls, modelTokens, modelRateLimited, modelCost                *prometheus.CounterVec
-	modelCallDuration                                                   *prometheus.HistogramVec
-	budgetSpent, budgetCap, queuePending, queueAckPending               *prometheus.GaugeVec
-	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept            *prometheus.GaugeVec
-	proofDuration, ledgerWriteDuration                                  *prometheus.HistogramVec
+	slicesPublished, slicesAcked, slicesRedelivered, slicesDeadLettered, outagePauses *prometheus.CounterVec
+	slicesInFlight                                                                    *prometheus.GaugeVec
+	scenariosSubmitted, scenariosProved, scenariosRefused                             *prometheus.CounterVec
+	scenariosAsked, buckets                                                           *prometheus.GaugeVec
+	modelCalls, modelTokens, modelRateLimited, modelCost                              *prometheus.CounterVec
+	modelCallDuration                                                                 *prometheus.HistogramVec
+	budgetSpent, budgetCap, queuePending, queueAckPending                             *prometheus.GaugeVec
+	budgetSpentUSD, budgetCapUSD, tokensPerKept, costPerKept                          *prometheus.GaugeVec
+	proofDuration, ledgerWriteDuration                                                *prometheus.HistogramVec
 
 	// Provider-quota instruments: no run label, series created on first use.
 	limiterWait                                  *prometheus.HistogramVec
@@ -170,6 +171,7 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		slicesAcked:        counter("slices_acked_total", "Slices acked after their ledger writes committed."),
 		slicesRedelivered:  counter("slices_redelivered_total", "Slice deliveries that were redeliveries (delivery count above 1)."),
 		slicesDeadLettered: counter("slices_dead_lettered_total", "Slices whose deliveries ran out, recorded in the ledger as dead letters."),
+		outagePauses:       counter("outage_pauses_total", "Times a writer paused on the slice it holds because its database or queue did not answer, spending none of the slice's deliveries."),
 
 		scenariosSubmitted: counter("scenarios_submitted_total", "Scenarios submitted to the gates."),
 		scenariosProved:    counter("scenarios_proved_total", "Scenarios that passed every gate and were journalled in the ledger."),
@@ -262,6 +264,7 @@ func (f *family) bind(run string) *Metrics {
 		SlicesAcked:        counter(f.slicesAcked),
 		SlicesRedelivered:  counter(f.slicesRedelivered),
 		SlicesDeadLettered: counter(f.slicesDeadLettered),
+		OutagePauses:       counter(f.outagePauses),
 
 		ScenariosSubmitted: counter(f.scenariosSubmitted),
 		ScenariosProved:    counter(f.scenariosProved),

@@ -66,6 +66,10 @@ type Config struct {
 	// OpTimeout bounds acks and management calls whose context has no
 	// deadline. Default DefaultOpTimeout.
 	OpTimeout time.Duration
+	// StartupTimeout is how long Connect keeps trying while the server is
+	// out of reach or its JetStream not ready (no responders, a request
+	// timing out, a cluster without leaders). 0: one try.
+	StartupTimeout time.Duration
 
 	// CredsFile is a NATS user credentials file (JWT and NKey seed, as nsc
 	// writes them), passed as nats.UserCredentials. Empty: none.
@@ -172,6 +176,9 @@ func (c Config) Validate() error {
 	}
 	if c.OpTimeout <= 0 {
 		bad("OpTimeout", "%v must be positive", c.OpTimeout)
+	}
+	if c.StartupTimeout < 0 {
+		bad("StartupTimeout", "%v must not be negative", c.StartupTimeout)
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		bad("TLSCertFile", "a client certificate needs both TLSCertFile and TLSKeyFile")

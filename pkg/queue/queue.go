@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/suitegen/suitegen/pkg/outage"
 )
 
 // Queue is one process's handle on the shared slice queue. It is safe for
@@ -43,6 +45,11 @@ type Queue struct {
 // to call from many processes at once. opts are applied after the queue's own defaults
 // (unlimited reconnects, then the credential and TLS files cfg names), so
 // they can override them.
+//
+// While the server is out of reach, or JetStream does not answer (a cluster
+// electing its leaders, a request timing out), Connect tries again with
+// backoff for up to StartupTimeout (outage.Backoff); any other error ends it
+// at once.
 func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -50,13 +57,21 @@ func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, erro
 	}
 	all := append([]nats.Option{nats.MaxReconnects(-1)}, cfg.options()...)
 	all = append(all, opts...)
-	nc, err := nats.Connect(cfg.URL, all...)
+	var q *Queue
+	log := slog.Default().With("component", "queue", "stream", cfg.Stream)
+	err := outage.Backoff{First: 250 * time.Millisecond, Max: 5 * time.Second, Timeout: cfg.StartupTimeout}.Retry(ctx, log, "queue: connect",
+		func(ctx context.Context) error {
+			nc, err := nats.Connect(cfg.URL, all...)
+			if err != nil {
+				return fmt.Errorf("queue: connect %s: %w", redactURL(cfg.URL), err)
+			}
+			if q, err = open(ctx, nc, cfg); err != nil {
+				nc.Close()
+				return err
+			}
+			return nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("queue: connect %s: %w", redactURL(cfg.URL), err)
-	}
-	q, err := open(ctx, nc, cfg)
-	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	return q, nil
@@ -282,6 +297,25 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, erro
 	}
 	d.Slice = s
 	return d, nil
+}
+
+// Ready reports whether the queue answers: the connection is up and
+// JetStream serves the shared consumer's information (a cluster without a
+// leader for it does not). ctx bounds the request (OpTimeout without a
+// deadline).
+func (q *Queue) Ready(ctx context.Context) error {
+	if q.isClosed() {
+		return ErrClosed
+	}
+	if st := q.nc.Status(); st != nats.CONNECTED {
+		return fmt.Errorf("queue: connection %s: %w", st, nats.ErrDisconnected)
+	}
+	ctx, cancel := q.opContext(ctx)
+	defer cancel()
+	if _, err := q.cons.Info(ctx); err != nil {
+		return fmt.Errorf("queue: consumer info: %w", err)
+	}
+	return nil
 }
 
 // Pending reports the consumer's lag: slices not yet delivered, and slices

@@ -1,10 +1,14 @@
 package queue
 
 import (
+	"net"
 	"net/url"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/suitegen/suitegen/pkg/stack"
 )
@@ -88,4 +92,69 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// failingDialer dials as net.Dialer does and closes failed on the first
+// dial that fails.
+type failingDialer struct {
+	once   sync.Once
+	failed chan struct{}
+}
+
+func (d *failingDialer) Dial(network, address string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 2 * time.Second}).Dial(network, address)
+	if err != nil {
+		d.once.Do(func() { close(d.failed) })
+	}
+	return c, err
+}
+
+// TestConnectWaitsForTheServer: a process that starts before its NATS
+// server (a pod scheduled before the server answers) keeps trying within
+// StartupTimeout and connects once the server is up, instead of failing;
+// without a StartupTimeout it fails at once.
+func TestConnectWaitsForTheServer(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := stack.StartNATS(stack.NATSConfig{StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown()
+
+	cfg := testConfig(srv.URL())
+	if _, err := Connect(t.Context(), cfg); err == nil {
+		t.Fatal("Connect without a StartupTimeout succeeded with the server down")
+	}
+
+	cfg.StartupTimeout = 2 * time.Minute
+	dialer := &failingDialer{failed: make(chan struct{})}
+	type result struct {
+		q   *Queue
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		q, err := Connect(t.Context(), cfg, nats.SetCustomDialer(dialer))
+		done <- result{q, err}
+	}()
+	<-dialer.failed // it has met the server down at least once
+	srv, err = stack.StartNATS(stack.NATSConfig{StoreDir: dir, Port: port})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer srv.Shutdown()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Connect once the server was up: %v", r.err)
+	}
+	defer r.q.Close()
+	publish(t, r.q, newSlice("run1", 1))
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/suitegen/suitegen/internal/wire"
@@ -199,16 +200,21 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The writers here are goroutines of this process: ready while it runs.
-	reg.MustRegister(ledger, metrics.NewReady("writer", nil))
+	// The roles here are goroutines of this process: ready while the ledger
+	// takes writes and the planners' queue answers (not before it connects).
+	var readyQueue atomic.Pointer[queue.Queue]
+	ready := wire.Ready(ctx, func(ctx context.Context) error { return wire.Dependencies(store, readyQueue.Load())(ctx) })
+	reg.MustRegister(ledger, metrics.NewReady("writer", ready))
 	if cfg.MetricsAddr != "" {
 		mctx, mcancel := context.WithCancel(ctx)
-		defer mcancel()
+		mdone := make(chan struct{})
 		go func() {
-			if err := metrics.Serve(mctx, cfg.MetricsAddr, reg, func() error { return nil }); err != nil {
+			defer close(mdone)
+			if err := metrics.Serve(mctx, cfg.MetricsAddr, reg, ready); err != nil {
 				log.Error("metrics server", "err", err)
 			}
 		}()
+		defer func() { mcancel(); <-mdone }()
 	}
 	if cfg.ProgressAddr != "" {
 		pctx, pcancel := context.WithCancel(ctx)
@@ -258,6 +264,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, err
 	}
 	defer pq.Close()
+	readyQueue.Store(pq)
 	var steer []plan.Steer
 	if cfg.PlanFile != "" {
 		if steer, err = wire.ReadPlanFile(cfg.PlanFile); err != nil {
@@ -307,7 +314,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q)})
 		if err != nil {
 			q.Close()
 			stop()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -78,7 +80,14 @@ type fakeLedger struct {
 	spent     int64
 	spentUSD  float64
 	finishErr error // FinishSlice fails with this
+	// runOutages, finishOutages, budgetOutages: Run, FinishSlice and Budget meet that many
+	// outages (a server shutting down) before they answer.
+	runOutages, finishOutages, budgetOutages int
+	runCalls                                 int
 }
+
+// shutdown is the error of a server shutting down.
+var shutdown = &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
 
 func newFakeLedger() *fakeLedger {
 	return &fakeLedger{runs: map[string]canvas.Run{}, buckets: map[string][]canvas.Bucket{},
@@ -88,6 +97,11 @@ func newFakeLedger() *fakeLedger {
 func (l *fakeLedger) Run(_ context.Context, id string) (canvas.Run, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.runCalls++
+	if l.runOutages > 0 {
+		l.runOutages--
+		return canvas.Run{}, fmt.Errorf("read run: %w", shutdown)
+	}
 	r, ok := l.runs[id]
 	if !ok {
 		return r, fmt.Errorf("run %s: %w", id, canvas.ErrNotFound)
@@ -107,6 +121,10 @@ func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.Sl
 	if l.finishErr != nil {
 		return l.finishErr
 	}
+	if l.finishOutages > 0 {
+		l.finishOutages--
+		return shutdown
+	}
 	key := run + "/" + id
 	from, ok := l.finished[key]
 	if !ok {
@@ -124,6 +142,10 @@ func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.Sl
 func (l *fakeLedger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.budgetOutages > 0 {
+		l.budgetOutages--
+		return canvas.Budget{}, shutdown
+	}
 	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent, CapUSD: r.BudgetUSD, SpentUSD: l.spentUSD}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/skills"
@@ -78,7 +79,13 @@ func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
 	ss.mark = len(ss.msgs)
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.SessionTimeout)
 	defer cancel()
-	return ss.loop(sctx)
+	err = ss.loop(sctx)
+	if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		// The session's own time ran out: whatever a tool met on the way
+		// out, that is no outage to pause for.
+		return fmt.Errorf("session: %w (last: %v)", sctx.Err(), err)
+	}
+	return err
 }
 
 // run is the ledger's run of a slice, if this writer may write it: a run the
@@ -211,6 +218,10 @@ func (ss *session) modelFailed(ctx context.Context, err error, failures, turn in
 		return true, fmt.Errorf("session: %w", ctx.Err())
 	case errors.Is(err, errRateLimitedTooLong):
 		return true, err
+	case errors.As(err, new(*outageError)):
+		// The ledger's budget meter met an outage (meterError marks it):
+		// the writer pauses; asking the model again would not help.
+		return true, err
 	case errors.Is(err, errBudgetReached):
 		// The slice ends here, written as far as it got; the planner sees
 		// the cap too and deals nothing more.
@@ -228,7 +239,7 @@ func (ss *session) modelFailed(ctx context.Context, err error, failures, turn in
 		return true, err // no retry cures a refused configuration (see Writer.outcome)
 	}
 	if failures > 3 {
-		return true, fmt.Errorf("model: %w", err)
+		return true, &modelError{err}
 	}
 	ss.w.log.Warn("model call failed; asking again", "err", err, "slice", ss.b.Slice)
 	if !sleep(ctx, model.RetryDelay(err, time.Duration(failures)*time.Second)) {
@@ -291,7 +302,7 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 			if serr := w.cfg.Ledger.SpendCall(ctx, canvas.Call{Run: ss.b.Run, Slice: ss.b.Slice, Writer: w.cfg.ID, Model: req.Model,
 				Prompt: u.PromptTokens, Completion: u.CompletionTokens, CachedPrompt: u.CachedPromptTokens, Reasoning: u.ReasoningTokens,
 				CostUSD: resp.CostUSD, Priced: resp.Priced, Outcome: outcome}); serr != nil {
-				return model.Response{}, fmt.Errorf("budget meter: %w", serr)
+				return model.Response{}, meterError(serr)
 			}
 		}
 		return resp, err
@@ -324,7 +335,7 @@ func errorAnswer(code brief.Code, format string, a ...any) string {
 func (ss *session) checkBudget(ctx context.Context) error {
 	b, err := ss.w.cfg.Ledger.Budget(ctx, ss.run)
 	if err != nil {
-		return fmt.Errorf("budget meter: %w", err)
+		return meterError(err)
 	}
 	if b.Reached() {
 		return errBudgetReached
@@ -342,3 +353,22 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// meterError is a failed read or write of the run's budget meter in the
+// ledger; an outage is marked as one, so the session ends and the writer
+// pauses instead of asking the model again.
+func meterError(err error) error {
+	err = fmt.Errorf("budget meter: %w", err)
+	if outage.Is(err) {
+		return &outageError{err}
+	}
+	return err
+}
+
+// modelError is a model call that kept failing. It is the provider's
+// trouble, never an outage of the writer's own servers, whatever its type
+// (a connection to the provider reset is a network error too).
+type modelError struct{ err error }
+
+func (e *modelError) Error() string { return "model: " + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }

@@ -14,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
@@ -233,7 +234,7 @@ func (ss *session) sameOrTaken(g contract.SubGoal, source string) string {
 }
 
 func (ss *session) ledgerError(err error) string {
-	if transient(err) {
+	if outage.Is(err) {
 		ss.outage = &outageError{err}
 	}
 	return errorAnswer(brief.CodeLedger, "the ledger could not be read or written, try again: %v", err)

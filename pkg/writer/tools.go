@@ -12,6 +12,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
@@ -100,7 +101,7 @@ func (ss *session) try(ctx context.Context, args string) string {
 	for _, r := range results {
 		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
 		limited = limited || errors.Is(r.Err, script.ErrLimit)
-		if transient(r.Err) {
+		if outage.Is(r.Err) {
 			// A handler's query met the outage: the record is not at fault.
 			ss.outage = &outageError{r.Err}
 		}
@@ -109,7 +110,7 @@ func (ss *session) try(ctx context.Context, args string) string {
 		out.Diff, out.Error = nil, err.Error()
 		// A handler stopped by a limit mid-query takes the copy's connection
 		// with it: that is the contract's doing, not an outage.
-		if transient(err) && !limited {
+		if outage.Is(err) && !limited {
 			ss.outage = &outageError{err}
 		}
 	}
@@ -242,7 +243,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	if err != nil {
 		// The gates could not run: not the scenario's fault, and nothing is
 		// recorded against it. An outage ends the session.
-		if transient(err) {
+		if outage.Is(err) {
 			ss.outage = &outageError{err}
 			return errorAnswer(brief.CodeLedger, "%v", ss.outage)
 		}
@@ -260,7 +261,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	case errors.As(err, &conflict):
 		return refuse(prove.Conflict(conflict.Kind, conflict.Error()))
 	case err != nil:
-		if transient(err) {
+		if outage.Is(err) {
 			ss.outage = &outageError{err}
 		}
 		return errorAnswer(brief.CodeLedger, "the ledger could not record the scenario, submit it again: %v", err)

@@ -99,6 +99,17 @@ type Config struct {
 	OtherModelDelay time.Duration
 	// MaxTokens is the completion cap per model call. Default 2048.
 	MaxTokens int
+	// Dependencies reports whether the servers the writer needs answer (the
+	// database reachable and writable, the queue reachable). A writer paused
+	// by an outage asks it, with backoff, before it works again (outage.go).
+	// Nil: the writer only backs off, and the next try is the probe.
+	Dependencies func(ctx context.Context) error
+	// OutageBackoff is the first wait of a writer paused by an outage (and
+	// of one whose queue does not answer); each failed probe doubles it up
+	// to MaxOutageBackoff. Defaults 250ms and 15s.
+	OutageBackoff, MaxOutageBackoff time.Duration
+	// ProbeTimeout bounds one Dependencies probe. Default 5s.
+	ProbeTimeout time.Duration
 	// BeforeSlice, when set, is called with each delivery's slice id before
 	// any work. It exists for the fault suite's poison slice (the writer
 	// command sets it from SUITEGEN_FAULT_POISON to exit the process);
@@ -122,6 +133,9 @@ func (c Config) withDefaults() Config {
 	c.MaxRateLimitWait = cmp.Or(c.MaxRateLimitWait, 10*time.Minute)
 	c.OtherModelDelay = cmp.Or(c.OtherModelDelay, 30*time.Second)
 	c.MaxTokens = cmp.Or(c.MaxTokens, 2048)
+	c.OutageBackoff = cmp.Or(c.OutageBackoff, 250*time.Millisecond)
+	c.MaxOutageBackoff = max(cmp.Or(c.MaxOutageBackoff, 15*time.Second), c.OutageBackoff)
+	c.ProbeTimeout = cmp.Or(c.ProbeTimeout, 5*time.Second)
 	return c
 }
 
@@ -137,7 +151,8 @@ func (c Config) Validate() error {
 		return errors.New("writer: Config.Engines is required")
 	case c.Model == nil:
 		return errors.New("writer: Config.Model is required")
-	case c.CallTimeout < 0, c.SessionTimeout < 0, c.DrainTimeout < 0, c.MaxRateLimitWait < 0, c.OtherModelDelay < 0:
+	case c.CallTimeout < 0, c.SessionTimeout < 0, c.DrainTimeout < 0, c.MaxRateLimitWait < 0, c.OtherModelDelay < 0,
+		c.OutageBackoff < 0, c.ProbeTimeout < 0:
 		return errors.New("writer: Config timeouts must not be negative")
 	case c.MaxTokens < 0:
 		return fmt.Errorf("writer: Config.MaxTokens must not be negative, got %d", c.MaxTokens)
@@ -167,11 +182,14 @@ func New(cfg Config) (*Writer, error) {
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the
 // slice gets DrainTimeout to finish; past that it is released for another
-// writer (its proved scenarios are already journalled). When the provider
+// writer (its proved scenarios are already journalled). An outage pauses the
+// writer on the slice it holds (outage.go); a queue that does not answer
+// pauses it before the next, backing off. When the provider
 // refuses the writer's configuration (a *model.ConfigError: bad key,
 // unsupported parameter, unknown model), the slice is released and Run
 // returns that error: no slice can succeed until the configuration changes.
 func (w *Writer) Run(ctx context.Context) error {
+	wait := w.cfg.OutageBackoff
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -189,14 +207,16 @@ func (w *Writer) Run(ctx context.Context) error {
 				w.log.Warn("terminated a slice message that does not decode", "err", err)
 				continue
 			}
-			w.log.Error("fetching a slice", "err", err)
-			select {
-			case <-ctx.Done():
+			// The queue (or the way to it) is down: take nothing until it
+			// answers, backing off.
+			w.log.Error("fetching a slice; backing off", "err", err, "next", wait)
+			if !sleep(ctx, wait) {
 				return nil
-			case <-time.After(time.Second):
 			}
+			wait = min(2*wait, w.cfg.MaxOutageBackoff)
 			continue
 		}
+		wait = w.cfg.OutageBackoff
 		w.handle(ctx, d)
 	}
 }
@@ -225,12 +245,21 @@ func (w *Writer) handle(ctx context.Context, d Delivery) {
 		context.AfterFunc(work, func() { t.Stop() })
 	})
 	defer stopDrain()
+	// The heartbeat holds the delivery through the work, an outage's pause
+	// and the ledger write that settles it; finishing it stops the beat.
 	stopBeat := d.Heartbeat(work, 0)
-	err := w.writeSlice(work, s)
-	stopBeat()
+	defer stopBeat()
+	err := w.writeThrough(work, ctx.Done(), log, d)
 	fin, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer fcancel()
-	w.settle(fin, log, m, d, w.outcome(err, d, work.Err() != nil && ctx.Err() != nil))
+	// The ledger write that settles the slice waits out an outage as the
+	// work did: for as long as the writer is not stopping (work), else for
+	// the finishing time.
+	hold := work
+	if ctx.Err() != nil {
+		hold = fin
+	}
+	w.settle(fin, hold, log, m, d, w.outcome(err, d, ctx.Err() != nil && (work.Err() != nil || isOutage(err))))
 }
 
 // An outcome is how a delivery ends.
@@ -289,14 +318,18 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	}
 }
 
-// settle ends the delivery as o says. A ledger write that fails releases
+// settle ends the delivery as o says, acknowledging it under ctx. A ledger
+// write that meets an outage is tried again once the servers answer, for as
+// long as hold lasts; one that fails otherwise, or outlasts hold, releases
 // the slice instead (a second later), so no state is acked that the ledger
 // does not hold.
-func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metrics, d Delivery, o outcome) {
+func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.Metrics, d Delivery, o outcome) {
 	s := d.Slice()
 	switch o.kind {
 	case written:
-		if err := w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, w.cfg.ID, "", d.Attempt()); err != nil {
+		if err := w.untilUp(hold, log, func(ctx context.Context) error {
+			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, w.cfg.ID, "", d.Attempt())
+		}); err != nil {
 			log.Error("recording the finished slice; releasing it", "err", err)
 			_ = d.Nak(ctx, time.Second)
 			return
@@ -311,7 +344,9 @@ func (w *Writer) settle(ctx context.Context, log *slog.Logger, m *metrics.Metric
 		log.Warn("rejected "+o.what, "err", o.err)
 		_ = d.Term(ctx, o.reason)
 	case dead:
-		if err := w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDead, w.cfg.ID, o.reason, d.Attempt()); err != nil && !isTransition(err) {
+		if err := w.untilUp(hold, log, func(ctx context.Context) error {
+			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDead, w.cfg.ID, o.reason, d.Attempt())
+		}); err != nil && !isTransition(err) {
 			log.Error("recording a dead slice; releasing it", "err", err)
 			_ = d.Nak(ctx, time.Second)
 			return

@@ -1,0 +1,74 @@
+package outage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/suitegen/suitegen/pkg/outage"
+	"github.com/suitegen/suitegen/pkg/script"
+)
+
+func TestIs(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	yes := []error{
+		&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
+		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
+		&pgconn.PgError{Code: "08006"},
+		&pgconn.PgError{Code: "53300", Message: "too many connections"},
+		&pgconn.PgError{Code: "53100", Message: "disk full"},
+		&pgconn.PgError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"},
+		&pgconn.PgError{Code: "40001"},
+		&pgconn.PgError{Code: "40P01"},
+		fmt.Errorf("copy: %w", io.ErrUnexpectedEOF),
+		fmt.Errorf("copy unusable: %w", &pgconn.PgError{Code: "57P01"}),
+		&script.Crash{Reason: "db failed", Err: fmt.Errorf("query: %w", io.ErrUnexpectedEOF)},
+		fmt.Errorf("copy unusable: %w", pgconn.ErrConnClosed),
+		fmt.Errorf("ping: %w", refused),
+		fmt.Errorf("queue: fetch: %w", nats.ErrConnectionReconnecting),
+		fmt.Errorf("queue: stream: %w", nats.ErrNoResponders),
+		fmt.Errorf("queue: in progress: %w", nats.ErrTimeout),
+		fmt.Errorf("queue: stream: %w", jetstream.ErrJetStreamNotEnabled),
+		fmt.Errorf("queue: stream: %w", &jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}),
+		fmt.Errorf("queue: stream: %w", &jetstream.APIError{Code: 500, ErrorCode: 10006, Description: "JetStream not in clustered mode"}),
+		fmt.Errorf("queue: stream: %w", &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "insufficient resources"}),
+	}
+	no := []error{
+		nil,
+		&pgconn.PgError{Code: "23505", Message: "duplicate key value"},
+		&pgconn.PgError{Code: "42P01", Message: "relation does not exist"},
+		&pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"},
+		errors.New("handler refused: no such trip"),
+		// Words alone are not an outage: only the error's type says so.
+		errors.New("failed to connect: conn closed (SQLSTATE 57P01)"),
+		errors.New("nats: no responders available for request"),
+		// The end of a context is its owner's to judge.
+		context.DeadlineExceeded,
+		context.Canceled,
+		// A handler over its time limit takes the copy's connection with it:
+		// the contract's doing, not an outage.
+		&script.Crash{Reason: "wall-clock limit exceeded (2s)", Err: errors.Join(fmt.Errorf("%w: wall-clock", script.ErrLimit), io.ErrUnexpectedEOF)},
+		&script.Refusal{Message: "no such order"},
+		fmt.Errorf("queue: stream: %w", jetstream.ErrStreamNotFound),
+		fmt.Errorf("queue: stream: %w", &jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use"}),
+		fmt.Errorf("queue: %w", nats.ErrBadSubject),
+	}
+	for _, err := range yes {
+		if !outage.Is(err) {
+			t.Errorf("Is(%v) = false, want true", err)
+		}
+	}
+	for _, err := range no {
+		if outage.Is(err) {
+			t.Errorf("Is(%v) = true, want false", err)
+		}
+	}
+}
