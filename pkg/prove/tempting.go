@@ -127,44 +127,51 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			return nil
 		}
 		// A refused call leaves the copy as it was: each other value is
-		// played in its place on the same copy, until one goes through.
-		for _, alt := range pr.alternatives(act, results[:len(results)-1]) {
-			r := cp.Call(ctx, act.Tool, alt.args)
-			if r.Crash && infrastructure(r.Err) {
-				return r.Err
+		// played in its place on the same copy, until one goes through;
+		// the copy then holds that call's effect, so no further value is
+		// played on it. Values the world itself shows come first, then
+		// those the case gives for an argument the caller never gives.
+		through := func(argss []map[string]any) (int, bool, error) {
+			for i, args := range argss {
+				r := cp.Call(ctx, act.Tool, args)
+				if r.Crash && infrastructure(r.Err) {
+					return -1, false, r.Err
+				}
+				if !r.OK {
+					continue
+				}
+				res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
+				if err != nil {
+					return -1, false, err
+				}
+				return i, pr.forbids(res) == "", nil
 			}
-			if !r.OK {
-				continue
-			}
-			res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
-			if err != nil {
-				return err
-			}
-			if rule := pr.forbids(res); rule == "" {
+			return -1, false, nil
+		}
+		alts := pr.alternatives(act, results[:len(results)-1])
+		argss := make([]map[string]any, len(alts))
+		for i, a := range alts {
+			argss[i] = a.args
+		}
+		i, free, err := through(argss)
+		if err != nil || i >= 0 {
+			if free {
+				alt := alts[i]
 				pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
 			}
-			// The copy now holds that call's effect: no further value is
-			// played on it.
-			return nil
+			return err
 		}
-		for _, alt := range pr.faithfulAlternatives(act, results[:len(results)-1]) {
-			r := cp.Call(ctx, act.Tool, alt.args)
-			if r.Crash && infrastructure(r.Err) {
-				return r.Err
-			}
-			if !r.OK {
-				continue
-			}
-			res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
-			if err != nil {
-				return err
-			}
-			if rule := pr.forbids(res); rule == "" {
-				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
-			}
-			return nil
+		falts := pr.faithfulAlternatives(act, results[:len(results)-1])
+		argss = make([]map[string]any, len(falts))
+		for i, a := range falts {
+			argss[i] = a.args
 		}
-		return nil
+		i, free, err = through(argss)
+		if err == nil && free {
+			alt := falts[i]
+			pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
+		}
+		return err
 	})
 }
 
