@@ -143,15 +143,23 @@ func Grid(c *contract.Contract) []Cell {
 
 // UseCaseTools returns the tools serving a use case, the final (acting) tool
 // last: the contract's own list when it gives one, else the tools whose names
-// share words with the use case.
+// share words with the use case, the one sharing most (its id's words
+// counting double) acting.
 func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
 	if len(u.Tools) > 0 {
 		return u.Tools
 	}
-	want := map[string]bool{}
-	for _, w := range append(Words(u.ID), Words(u.Text)...) {
+	// A word of the use case's id (its verb and object: book-specialist)
+	// weighs twice a word only its text has.
+	want := map[string]int{}
+	for _, w := range Words(u.Text) {
 		if len(w) > 2 {
-			want[singular(w)] = true
+			want[singular(w)] = 1
+		}
+	}
+	for _, w := range Words(u.ID) {
+		if len(w) > 2 {
+			want[singular(w)] = 2
 		}
 	}
 	type scored struct {
@@ -167,20 +175,20 @@ func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
 		}
 		n := 0
 		for _, w := range Words(t.Name) {
-			if want[singular(w)] {
-				n++
-			}
+			n += want[singular(w)]
 		}
 		if n > 0 {
 			op := ToolCell(c, t).Operation
 			ss = append(ss, scored{t.Name, n, op != "retrieve" && op != "authenticate"})
 		}
 	}
+	// The tool most like the use case acts (last); of equals, one that
+	// changes something.
 	sort.SliceStable(ss, func(i, j int) bool {
-		if ss[i].acts != ss[j].acts {
-			return !ss[i].acts
+		if ss[i].score != ss[j].score {
+			return ss[i].score < ss[j].score
 		}
-		return ss[i].score < ss[j].score
+		return !ss[i].acts && ss[j].acts
 	})
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
