@@ -94,14 +94,12 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 			break
 		}
 		s.tries = discoverTries / 2
-		anchor = s.anchor(jb)
-		if won, wonCase, err = s.firstWin(ctx, params, req, alts, jb, anchor); err != nil {
+		if won, wonCase, err = s.firstWin(ctx, params, req, alts, jb, s.anchor(jb)); err != nil {
 			return nil, "", err
 		}
-		if won == nil {
-			continue
+		if won != nil {
+			base, anchor = jb, s.anchor(jb)
 		}
-		base = jb
 	}
 	final := base
 	if won != nil {
