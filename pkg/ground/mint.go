@@ -215,8 +215,8 @@ func (g *Graph) collectChildren(m *minting) (changed, full bool) {
 // it refers to of a restricted table, or of a table whose rows belong to a
 // caller, is left uncopied (a minted product's variants stay out of other
 // callers' orders) unless it is a link to another person that may be null
-// (the copy drops it), and it
-// has a key of its own or one made of copied parents' keys.
+// (the copy drops it), and it has a key of its own or one made of copied
+// parents' keys.
 func (m *minting) eligible(g *Graph, t string, r Row) bool {
 	for _, fk := range g.fks[t] {
 		if r[fk.Column] == nil || !m.restricted[fk.RefTable] && !g.OwnedTable(fk.RefTable) {
