@@ -588,37 +588,22 @@ func class(r rune) int {
 // key that shares a word (three letters or more) with arg: "amount" and
 // "amount_due".
 func wordKeyedNumbers(set map[string]bool, raw json.RawMessage, arg string) {
-	var doc any
-	if json.Unmarshal(raw, &doc) != nil {
-		return
-	}
 	want := map[string]bool{}
 	for _, w := range strings.Split(arg, "_") {
 		if len(w) >= 3 {
 			want[strings.ToLower(w)] = true
 		}
 	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				if _, ok := number(e); ok {
-					for _, w := range strings.Split(strings.ToLower(k), "_") {
-						if want[w] {
-							set[ground.Text(e)] = true
-						}
-					}
-				}
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
+	eachKeyed(raw, func(k string, e any) {
+		if _, ok := number(e); !ok {
+			return
+		}
+		for _, w := range strings.Split(strings.ToLower(k), "_") {
+			if want[w] {
+				set[ground.Text(e)] = true
 			}
 		}
-	}
-	walk(doc)
+	})
 }
 
 // callLaterOnly refuses, without a database, a call answered call-later

@@ -464,6 +464,16 @@ func retype(text string, like any) any {
 // keyedValues adds to set the scalar values found under any of keys in a
 // JSON document, at any depth.
 func keyedValues(set map[string]bool, raw json.RawMessage, keys ...string) {
+	eachKeyed(raw, func(k string, e any) {
+		if slices.Contains(keys, k) {
+			set[ground.Text(e)] = true
+		}
+	})
+}
+
+// eachKeyed calls f with every key of a JSON document, at any depth, whose
+// value is a scalar (not an object, a list or null).
+func eachKeyed(raw json.RawMessage, f func(key string, v any)) {
 	var doc any
 	if json.Unmarshal(raw, &doc) != nil {
 		return
@@ -473,12 +483,10 @@ func keyedValues(set map[string]bool, raw json.RawMessage, keys ...string) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
-				if slices.Contains(keys, k) {
-					switch e.(type) {
-					case map[string]any, []any, nil:
-					default:
-						set[ground.Text(e)] = true
-					}
+				switch e.(type) {
+				case map[string]any, []any, nil:
+				default:
+					f(k, e)
 				}
 				walk(e)
 			}
