@@ -21,6 +21,7 @@ type solver struct {
 	workers    int // rows rehearsed at once (runRows)
 	bs         ground.Bindings
 	unanswered map[string]string
+	wrote      map[string]bool // per tool answered ok, whether it wrote (ground.Grounding.Wrote)
 	max        int
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
@@ -278,7 +279,9 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
 			continue
 		}
-		if (t.ChangesState != nil && *t.ChangesState) || t.ChangesState == nil && ToolCell(c, t).Operation != "retrieve" {
+		// A tool that identifies the caller is a precondition, never a
+		// lookup; nor is one that changes the world.
+		if Changes(c, t, sv.wrote) || c.Caller != nil && containsKey(c.Caller.From, name) {
 			continue
 		}
 		met := true
