@@ -376,6 +376,12 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 	ob := outboundOf(c, u, tools, d.gr.Unanswered)
 	if ob != nil {
 		spec = ob.spec(spec)
+		// The call's chain identifies the callee first: a tool it holds is
+		// no lookup as well.
+		spec.Lookups = slices.DeleteFunc(slices.Clone(spec.Lookups), func(l string) bool { return slices.Contains(spec.Gated, l) })
+		if len(spec.Lookups) == 0 {
+			spec.Lookups = nil
+		}
 	}
 	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
 	if pinned {

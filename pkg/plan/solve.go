@@ -279,9 +279,7 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
 			continue
 		}
-		// A tool that identifies the caller is a precondition, never a
-		// lookup; nor is one that changes the world.
-		if Changes(c, t, sv.wrote) || c.Caller != nil && containsKey(c.Caller.From, name) {
+		if Changes(c, t, sv.wrote) {
 			continue
 		}
 		met := true
