@@ -826,8 +826,8 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 // one outcome, with both outcomes present; without one, the rows that
 // succeed are one level (or, when none does, those refused). Of columns
 // that split as many rows, the one the acting tool's code names (it reads
-// it to decide), then one whose levels a CHECK lists, then the one with
-// fewest levels, then the first in the schema: what a column is called
+// it to decide), then one whose levels a CHECK lists, then one that holds
+// no person's detail, then the one with fewest levels, then the first in the schema: what a column is called
 // never decides.
 func levels(g *ground.Graph, table string, keys []string, outcome map[string]string, code string) ([]level, *Axis) {
 	var best []level
@@ -852,6 +852,9 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 				r += 1000
 				break
 			}
+		}
+		if g.Renamed(table, col) != "" {
+			r -= 500 // a person's name or number is who, not a state
 		}
 		return r - len(ls)
 	}
