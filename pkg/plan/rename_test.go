@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -645,20 +642,3 @@ func (r *renaming) yamlSchema(n *yaml.Node) {
 		}
 	}
 }
-
-// writeRenamed writes a renamed copy to a directory (to read it, or to run
-// `suitegen validate` on it).
-func writeRenamed(t *testing.T, files fstest.MapFS, dir string) {
-	t.Helper()
-	for p, f := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-var _ fs.FS = fstest.MapFS{}
