@@ -29,6 +29,10 @@ func (c *Contract) handlerSource(t *Tool) string {
 	return src
 }
 
+// HandlerSource is a tool's handler with the lib files it loads: what the
+// tool does, as code.
+func (c *Contract) HandlerSource(t *Tool) string { return c.handlerSource(t) }
+
 // handlerReads are the tables a tool's handler reads rows of.
 func (c *Contract) handlerReads(t *Tool) map[string]bool {
 	out := map[string]bool{}

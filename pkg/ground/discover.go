@@ -16,6 +16,9 @@ type Grounding struct {
 	// Unanswered holds the tools no rehearsal answered ok, with the last
 	// answer the world gave, for people to read.
 	Unanswered map[string]string
+	// Wrote holds, for each tool a rehearsal answered ok, whether that
+	// call wrote to the world: what the tool does, whatever it is called.
+	Wrote map[string]bool
 }
 
 // Limits of the search for one tool's bindings.
@@ -37,7 +40,7 @@ const (
 // its requires, so each tool is rehearsed on its own.
 func (g *Graph) Discover(ctx context.Context, r Rehearser) (Grounding, error) {
 	decl := g.Declared()
-	gr := Grounding{Unanswered: map[string]string{}}
+	gr := Grounding{Unanswered: map[string]string{}, Wrote: map[string]bool{}}
 	for i := range g.C.Tools {
 		t := &g.C.Tools[i]
 		s := &search{g: g, r: r, t: t}
@@ -47,6 +50,8 @@ func (g *Graph) Discover(ctx context.Context, r Rehearser) (Grounding, error) {
 		}
 		if !s.ok {
 			gr.Unanswered[t.Name] = last
+		} else {
+			gr.Wrote[t.Name] = s.wrote
 		}
 		gr.Bindings = append(gr.Bindings, bs...)
 	}
@@ -64,9 +69,11 @@ type search struct {
 	byReach map[string][]Bound
 	tries   int
 	ok      bool
-	// used is the value each argument took in the call answered ok.
-	used map[string]any
-	last string
+	// used is the value each argument took in the call answered ok, and
+	// wrote whether that call wrote to the world.
+	used  map[string]any
+	wrote bool
+	last  string
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
@@ -120,6 +127,7 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 	g, t := s.g, s.t
 	touched := g.touched(t)
 	alts := map[string][]Binding{}
+	roots := map[string]string{} // the record each argument names, by its first candidate
 	for _, p := range params {
 		d, _ := decl.Of(t.Name, p)
 		var cands []Binding
@@ -143,9 +151,31 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 			alts[p] = []Binding{s.loose(p)}
 			continue
 		}
-		alts[p] = g.ways(p, cands)
+		// Another argument of the tool that names the same record (an
+		// item to replace and its replacement) asks for a record other
+		// than the case's: it is new, whatever it is called.
+		root := g.root(cands[0].Table, cands[0].Column)
+		again := false
+		for _, r := range roots {
+			again = again || r == root
+		}
+		roots[p] = root
+		alts[p] = g.ways(p, cands, again)
 	}
 	return alts
+}
+
+// root is the column a key column stands for: the column its chain of
+// foreign keys ends at (order_items.item_id names a variants.item_id).
+func (g *Graph) root(table, column string) string {
+	for range 8 { // a chain of foreign keys is short; a cycle must not spin
+		fk, ok := g.fkOf(table, column)
+		if !ok {
+			break
+		}
+		table, column = fk.RefTable, fk.RefColumn
+	}
+	return table + "." + column
 }
 
 // firstWin plays cases until an assignment of bindings is answered ok:
@@ -282,8 +312,9 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 // ways lists, for each candidate column of an argument, the ways a case may
 // take a value of it: its own row, a sibling of it, a shared row, a fresh
 // value (for a column that must be unique). An argument whose name says it
-// is new ("new_phone") tries the ways that differ from the case first.
-func (g *Graph) ways(p string, cands []Binding) []Binding {
+// is new ("new_phone"), or names the record an earlier argument of its tool
+// names (again), tries the ways that differ from the case first.
+func (g *Graph) ways(p string, cands []Binding, again bool) []Binding {
 	var all []Binding
 	for _, c := range cands {
 		own := c
@@ -304,7 +335,7 @@ func (g *Graph) ways(p string, cands []Binding) []Binding {
 			ways = append(ways, fresh)
 		}
 		ways = append(ways, shared)
-		if isNew(p) {
+		if isNew(p) || again && record {
 			// A new record is another one of the world's (another variant);
 			// a new value is one no one has yet (an email to change to).
 			switch {
@@ -357,7 +388,7 @@ func (s *search) try(ctx context.Context, b Bound, params []string, assign map[s
 	}
 	ans := res[0]
 	if ans.OK {
-		s.used = args
+		s.used, s.wrote = args, ans.Wrote
 		return true, nil, nil
 	}
 	s.last = ans.Error

@@ -1,6 +1,7 @@
 package ground
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,12 +18,22 @@ import (
 // mailbox. Record keys and enum values are left as filled.
 func (g *Graph) Freshen(t *contract.Tool, args map[string]any, b Bound) map[string]any {
 	out := make(map[string]any, len(args))
+	// In the order the tool declares its arguments, not by their names.
 	names := make([]string, 0, len(args))
+	for _, n := range t.ParamNames() {
+		if _, ok := args[n]; ok {
+			names = append(names, n)
+		}
+	}
+	var rest []string
 	for n, v := range args {
 		out[n] = v
-		names = append(names, n)
+		if !slices.Contains(names, n) {
+			rest = append(rest, n)
+		}
 	}
-	sort.Strings(names)
+	sort.Strings(rest)
+	names = append(names, rest...)
 	type source struct {
 		table string
 		row   Row

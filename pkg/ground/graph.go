@@ -342,11 +342,16 @@ func (g *Graph) Sample(table string, max int) []Row {
 // for another's.
 func (g *Graph) levelRows(table string, n int) [][]int {
 	cols := g.LowCardinality(table, 8)
-	names := make([]string, 0, len(cols))
-	for name := range cols {
-		names = append(names, name)
+	// In the schema's order: what a column is called must not decide which
+	// rows are sampled.
+	var names []string
+	if t := g.C.Table(table); t != nil {
+		for _, c := range t.Columns {
+			if _, ok := cols[c.Name]; ok {
+				names = append(names, c.Name)
+			}
+		}
 	}
-	sort.Strings(names)
 	var byCol [][][]int
 	for _, col := range names {
 		c := g.column(table, col)

@@ -554,7 +554,10 @@ func (g *Graph) Renamed(table, col string) string { return g.renamed(table, col)
 func (g *Graph) renamed(table, col string) string {
 	kind := renamedByName(col)
 	if kind == "" {
-		return ""
+		// A column whose name says nothing is a way of reaching someone
+		// when its values say so: what a column holds, not what it is
+		// called.
+		return g.reachByValues(table, col)
 	}
 	c := g.column(table, col)
 	seen, fit := 0, 0
@@ -574,6 +577,45 @@ func (g *Graph) renamed(table, col string) string {
 	}
 	return kind
 }
+
+// reachByValues is "email" or "phone" when nearly every seed value of a
+// text column is unmistakably one (an address with @ and a domain, a
+// number written with + or separators, as ids and dates never are), else "".
+func (g *Graph) reachByValues(table, col string) string {
+	t := g.C.Table(table)
+	if t == nil {
+		return ""
+	}
+	if cc := t.Column(col); cc == nil || !strings.HasPrefix(cc.Type, "text") && !strings.HasPrefix(cc.Type, "varchar") && !strings.HasPrefix(cc.Type, "character") {
+		return ""
+	}
+	c := g.column(table, col)
+	seen, email, phone := 0, 0, 0
+	for i, v := range c.text {
+		if c.isNil[i] {
+			continue
+		}
+		seen++
+		if at := strings.IndexByte(v, '@'); at > 0 && strings.Contains(v[at:], ".") && !strings.ContainsAny(v, " ,;") {
+			email++
+		}
+		if valueFits("phone", v) && strings.ContainsAny(v, "+-(). ") && !dateShape.MatchString(v) {
+			phone++
+		}
+	}
+	switch {
+	case seen < 2:
+		return ""
+	case email*5 >= seen*4:
+		return "email"
+	case phone*5 >= seen*4:
+		return "phone"
+	}
+	return ""
+}
+
+// dateShape is a date or time written with digits and separators only.
+var dateShape = regexp.MustCompile(`^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}$|^\d{1,2}[:.]\d{2}([:.]\d{2})?$`)
 
 // valueFits says whether v looks like a value of a person's detail.
 func valueFits(kind, v string) bool {

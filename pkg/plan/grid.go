@@ -145,21 +145,29 @@ func Grid(c *contract.Contract) []Cell {
 // last: the contract's own list when it gives one, else the tools whose names
 // share words with the use case, the one sharing most (its id's words
 // counting double) acting.
-func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
+//
+// wrote says which tools a rehearsal saw write (ground.Grounding.Wrote).
+func UseCaseTools(c *contract.Contract, u *contract.UseCase, wrote map[string]bool) []string {
 	if len(u.Tools) > 0 {
 		return u.Tools
 	}
 	// A word of the use case's id (its verb and object: book-specialist)
-	// weighs twice a word only its text has.
+	// weighs twice a word only its text has, and three times when the text
+	// has it too.
 	want := map[string]int{}
 	for _, w := range Words(u.Text) {
 		if len(w) > 2 {
 			want[singular(w)] = 1
 		}
 	}
+	inID := map[string]bool{}
 	for _, w := range Words(u.ID) {
-		if len(w) > 2 {
-			want[singular(w)] = 2
+		if len(w) > 2 && !inID[singular(w)] {
+			inID[singular(w)] = true
+			// The id's word the text repeats (referral-status: "where a
+			// referral stands") is what the use case is about: it weighs
+			// more than the id's other words.
+			want[singular(w)] += 2
 		}
 	}
 	type scored struct {
@@ -178,15 +186,20 @@ func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
 			n += want[singular(w)]
 		}
 		if n > 0 {
-			op := ToolCell(c, t).Operation
-			ss = append(ss, scored{t.Name, n, op != "retrieve" && op != "authenticate"})
+			ss = append(ss, scored{t.Name, n, Changes(c, t, wrote)})
 		}
 	}
 	// The tool most like the use case acts (last); of equals, one that
-	// changes something.
+	// changes something, unless the use case asks a question: then one
+	// that reads (billing-question reads the bill, it does not open a
+	// review of it).
+	asks := Asks(u)
 	sort.SliceStable(ss, func(i, j int) bool {
 		if ss[i].score != ss[j].score {
 			return ss[i].score < ss[j].score
+		}
+		if asks {
+			return ss[i].acts && !ss[j].acts
 		}
 		return !ss[i].acts && ss[j].acts
 	})
@@ -195,6 +208,55 @@ func UseCaseTools(c *contract.Contract, u *contract.UseCase) []string {
 		out = append(out, s.name)
 	}
 	return out
+}
+
+// Changes reports whether a tool changes the world: as the contract says
+// (changes_state), else as its rehearsal did (wrote: per tool a rehearsal
+// answered ok, whether that call wrote), else, for a tool no rehearsal
+// answered, as the verb of its name says. A tool that ends the conversation
+// hands it on; it changes nothing of the world's.
+func Changes(c *contract.Contract, t *contract.Tool, wrote map[string]bool) bool {
+	switch {
+	case t.ChangesState != nil:
+		return *t.ChangesState
+	case t.EndsConversation:
+		return false
+	}
+	if w, ok := wrote[t.Name]; ok {
+		return w
+	}
+	op := ToolCell(c, t).Operation
+	return op != "retrieve" && op != "authenticate"
+}
+
+// askWords open a request for information: a question ("what", "where"),
+// or a verb that asks to be told ("explain", "tell").
+var askWords = map[string]bool{
+	"what": true, "where": true, "when": true, "which": true, "who": true, "why": true, "how": true,
+	"whether": true, "is": true, "are": true, "does": true, "do": true, "can": true,
+	"tell": true, "answer": true, "describe": true, "say": true,
+}
+
+// Asks reports whether a use case asks to be told something rather than to
+// have something done, from its text: it is a question, or it opens with a
+// verb that reads or explains ("Explain a bill", "Tell the user where an
+// order is"). Its tools then serve it by reading.
+func Asks(u *contract.UseCase) bool {
+	if strings.HasSuffix(strings.TrimSpace(u.Text), "?") {
+		return true
+	}
+	ws := Words(u.Text)
+	if len(ws) == 0 {
+		return false
+	}
+	if askWords[ws[0]] {
+		return true
+	}
+	switch verbs[ws[0]] {
+	case "retrieve", "explain", "compare", "diagnose":
+		return true
+	}
+	return false
 }
 
 // RuleChoice is the tool, and the value of one of its enumerated

@@ -273,7 +273,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	d := &deriver{
 		c: c, opts: opts, gr: &gr,
 		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
-		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, max: opts.MaxProbe, solved: kept.solved},
+		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved},
 		handoff: Handoff(c),
 		cellOf:  map[string]string{},
 	}
@@ -338,7 +338,7 @@ type deriver struct {
 // case nothing can be planned for is recorded as a gap of the plan.
 func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, error) {
 	c, p := d.c, d.p
-	tools := UseCaseTools(c, u)
+	tools := UseCaseTools(c, u, d.gr.Wrote)
 	pin, pinned := RuleChoice{}, false
 	if len(tools) == 0 {
 		if pin, pinned = RuleTools(c, u); pinned {
@@ -349,7 +349,7 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 		p.Gaps = append(p.Gaps, Gap{u.ID, "no tool serves it: no tool's name shares a word with it, and no rule it is named after names a value of a tool's; list its tools in use_cases[].tools"})
 		return nil, nil
 	}
-	acting, then := actingTool(c, tools)
+	acting, then := actingTool(c, tools, d.gr.Wrote)
 	tool := c.Tool(acting)
 	if tool == nil {
 		return nil, nil
@@ -376,6 +376,12 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 	ob := outboundOf(c, u, tools, d.gr.Unanswered)
 	if ob != nil {
 		spec = ob.spec(spec)
+		// The call's chain identifies the callee first: a tool it holds is
+		// no lookup as well.
+		spec.Lookups = slices.DeleteFunc(slices.Clone(spec.Lookups), func(l string) bool { return slices.Contains(spec.Gated, l) })
+		if len(spec.Lookups) == 0 {
+			spec.Lookups = nil
+		}
 	}
 	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
 	if pinned {
@@ -408,13 +414,11 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 // actingTool is the tool a use case's scenarios are about: its last tool,
 // unless that only ends the conversation after an act ("file a report,
 // then hand over"), which then follows the act.
-func actingTool(c *contract.Contract, tools []string) (acting, then string) {
+func actingTool(c *contract.Contract, tools []string, wrote map[string]bool) (acting, then string) {
 	acting = tools[len(tools)-1]
 	if t := c.Tool(acting); t != nil && t.EndsConversation && len(tools) > 1 {
-		if prev := c.Tool(tools[len(tools)-2]); prev != nil {
-			if op := ToolCell(c, prev).Operation; op != "retrieve" && op != "authenticate" {
-				acting, then = prev.Name, acting
-			}
+		if prev := c.Tool(tools[len(tools)-2]); prev != nil && Changes(c, prev, wrote) {
+			acting, then = prev.Name, acting
 		}
 	}
 	return acting, then

@@ -268,10 +268,41 @@ func TestRuleTools(t *testing.T) {
 	if !ok || rc.Tool != "transfer_to_staff" || rc.Param != "department" || rc.Value != "privacy_officer" {
 		t.Errorf("third-party-caller: %+v %v, want transfer_to_staff(department: privacy_officer)", rc, ok)
 	}
-	if len(UseCaseTools(c, c.UseCase("third-party-caller"))) != 0 {
+	if len(UseCaseTools(c, c.UseCase("third-party-caller"), nil)) != 0 {
 		t.Error("a tool's name shares a word with third-party-caller")
 	}
 	if rc, ok := RuleTools(c, c.UseCase("pay-balance")); ok {
 		t.Errorf("pay-balance: %+v from rules that name no choice", rc)
+	}
+}
+
+// TestQuestionsAreServedByReading: a use case that asks to be told
+// something (billing-question: "Explain a bill...", referral-status:
+// "Explain where a referral stands...") is served by the tool that reads,
+// when a tool that writes shares as many of its words (request_billing_review,
+// request_referral); a use case that asks for something done still acts.
+func TestQuestionsAreServedByReading(t *testing.T) {
+	c := testContract(t, "clinic-voice")
+	for uc, want := range map[string]string{
+		"billing-question": "get_billing_summary",
+		"referral-status":  "lookup_referrals",
+		"request-referral": "request_referral",
+		"pay-balance":      "make_payment",
+	} {
+		tools := UseCaseTools(c, c.UseCase(uc), nil)
+		if len(tools) == 0 || tools[len(tools)-1] != want {
+			t.Errorf("%s: tools %v, want %s acting", uc, tools, want)
+		}
+	}
+	for text, asks := range map[string]bool{
+		"Explain a bill, what insurance paid and what the patient owes": true,
+		"Tell the user where an order is":                               true,
+		"Is my refill ready?":                                           true,
+		"Request a specialist referral from the patient's provider":     false,
+		"Cancel a pending order and refund its payments":                false,
+	} {
+		if got := Asks(&contract.UseCase{Text: text}); got != asks {
+			t.Errorf("Asks(%q) = %v", text, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ type solver struct {
 	workers    int // rows rehearsed at once (runRows)
 	bs         ground.Bindings
 	unanswered map[string]string
+	wrote      map[string]bool // per tool answered ok, whether it wrote (ground.Grounding.Wrote)
 	max        int
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
@@ -96,7 +98,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		}
 		return sol, nil
 	}
-	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome)
+	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, g.C.HandlerSource(tool))
 	if len(sc.callers) > 0 {
 		sol.callers = played.callers()
 	}
@@ -278,7 +280,7 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
 			continue
 		}
-		if (t.ChangesState != nil && *t.ChangesState) || t.ChangesState == nil && ToolCell(c, t).Operation != "retrieve" {
+		if Changes(c, t, sv.wrote) {
 			continue
 		}
 		met := true
@@ -822,20 +824,47 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 
 // levels groups rows by the low-cardinality column whose levels each give
 // one outcome, with both outcomes present; without one, the rows that
-// succeed are one level (or, when none does, those refused).
-func levels(g *ground.Graph, table string, keys []string, outcome map[string]string) ([]level, *Axis) {
+// succeed are one level (or, when none does, those refused). Of columns
+// that split as many rows, the one the acting tool's code names (it reads
+// it to decide), then one whose levels a CHECK lists, then one that holds
+// no person's detail, then the one with fewest levels, then the first in the schema: what a column is called
+// never decides.
+func levels(g *ground.Graph, table string, keys []string, outcome map[string]string, code string) ([]level, *Axis) {
 	var best []level
-	bestCol, bestPure := "", 0
+	bestCol, bestPure, bestRank := "", 0, 0
 	cols := g.LowCardinality(table, 8)
-	names := make([]string, 0, len(cols))
-	for n := range cols {
-		names = append(names, n)
+	t := g.C.Table(table)
+	var names []string
+	if t != nil {
+		for _, c := range t.Columns {
+			if _, ok := cols[c.Name]; ok {
+				names = append(names, c.Name)
+			}
+		}
 	}
-	sort.Strings(names)
+	rank := func(col string, ls []level) int {
+		r := 0
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(col) + `\b`).MatchString(code) {
+			r += 2000
+		}
+		for _, ck := range t.ChecksOn(col) {
+			if ck.Op == "in" {
+				r += 1000
+				break
+			}
+		}
+		if g.Renamed(table, col) != "" {
+			r -= 500 // a person's name or number is who, not a state
+		}
+		return r - len(ls)
+	}
 	for _, col := range names {
 		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome)
-		if ok && (best == nil || pure > bestPure) {
-			best, bestCol, bestPure = ls, col, pure
+		if !ok {
+			continue
+		}
+		if r := rank(col, ls); best == nil || pure > bestPure || pure == bestPure && r > bestRank {
+			best, bestCol, bestPure, bestRank = ls, col, pure, r
 		}
 	}
 	if best != nil {
