@@ -1,0 +1,156 @@
+package suite
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// ErrNotSuite is a directory that holds no written suite (no readable
+// index.json, or no scenarios folder).
+var ErrNotSuite = errors.New("not a suite")
+
+// NotSuiteError says why a directory is not a suite.
+type NotSuiteError struct {
+	Dir, Why string
+}
+
+func (e *NotSuiteError) Error() string {
+	return fmt.Sprintf("%s is not a suite: %s", e.Dir, e.Why)
+}
+
+// Is makes errors.Is(err, ErrNotSuite) hold.
+func (e *NotSuiteError) Is(target error) bool { return target == ErrNotSuite }
+
+// CorruptError is a file of a suite that does not read: the file, the field
+// at fault when one is known, and why.
+type CorruptError struct {
+	File  string
+	Field string
+	Err   error
+}
+
+func (e *CorruptError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %s: %v", e.File, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Written is a suite read back from disk: its index and every scenario in
+// index order, with each file's bytes as written.
+type Written struct {
+	Dir       string
+	Index     Index
+	Scenarios []scenario.Scenario
+	// Raw holds each scenario file's bytes, by name.
+	Raw map[string][]byte
+}
+
+// File is the path of a scenario's file under dir.
+func File(dir, name string) string {
+	return filepath.Join(dir, "scenarios", name, "scenario.json")
+}
+
+// Read reads the suite written under dir. A directory that is no suite is a
+// *NotSuiteError; a file that does not read is a *CorruptError naming the
+// file and, when it can, the field.
+func Read(dir string) (*Written, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, &NotSuiteError{Dir: dir, Why: err.Error()}
+	}
+	if !st.IsDir() {
+		return nil, &NotSuiteError{Dir: dir, Why: "not a directory"}
+	}
+	idxPath := filepath.Join(dir, "index.json")
+	raw, err := os.ReadFile(idxPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotSuiteError{Dir: dir, Why: "it has no index.json"}
+	}
+	if err != nil {
+		return nil, &CorruptError{File: idxPath, Err: err}
+	}
+	var idx Index
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&idx); err != nil {
+		return nil, &CorruptError{File: idxPath, Field: fieldOf(err, raw, reflect.TypeFor[Index]()), Err: err}
+	}
+	if idx.Agent == "" {
+		return nil, &CorruptError{File: idxPath, Field: "agent", Err: errors.New("empty")}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "scenarios")); err != nil || !st.IsDir() {
+		return nil, &NotSuiteError{Dir: dir, Why: "it has no scenarios folder"}
+	}
+	w := &Written{Dir: dir, Index: idx, Raw: map[string][]byte{}}
+	for i, e := range idx.Scenarios {
+		if !safeName.MatchString(e.Name) {
+			return nil, &CorruptError{File: idxPath, Field: fmt.Sprintf("scenarios[%d].name", i), Err: fmt.Errorf("%q is not a scenario folder name", e.Name)}
+		}
+		if _, dup := w.Raw[e.Name]; dup {
+			return nil, &CorruptError{File: idxPath, Field: fmt.Sprintf("scenarios[%d].name", i), Err: fmt.Errorf("%q is listed twice", e.Name)}
+		}
+		path := File(dir, e.Name)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return nil, &CorruptError{File: path, Err: err}
+		}
+		sc, err := scenario.Decode(body)
+		if err != nil {
+			return nil, &CorruptError{File: path, Field: fieldOf(err, body, reflect.TypeFor[scenario.Scenario]()), Err: err}
+		}
+		for field, v := range map[string]string{"name": sc.Name, "use_case": sc.UseCase, "branch": sc.Branch} {
+			if strings.TrimSpace(v) == "" {
+				return nil, &CorruptError{File: path, Field: field, Err: errors.New("empty")}
+			}
+		}
+		if sc.Name != e.Name {
+			return nil, &CorruptError{File: path, Field: "name", Err: fmt.Errorf("%q, but index.json lists the file as %q", sc.Name, e.Name)}
+		}
+		w.Raw[e.Name] = body
+		w.Scenarios = append(w.Scenarios, *sc)
+	}
+	return w, nil
+}
+
+// fieldOf names the field a JSON decoding error is about: the path of a
+// value of the wrong type, or the first top-level key the type does not
+// have; "" when neither is known (a syntax error).
+func fieldOf(err error, body []byte, t reflect.Type) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return ""
+	}
+	known := map[string]bool{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	var unknown []string
+	for k := range top {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		return unknown[0]
+	}
+	return ""
+}
