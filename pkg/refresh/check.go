@@ -50,6 +50,9 @@ type Report struct {
 	Changed bool    `json:"contract_changed"`
 	Checked int     `json:"checked"`
 	Stale   []Stale `json:"stale"`
+	// codes are the identifiers each kept scenario hands its caller, by
+	// name: what a scenario added beside them must not repeat.
+	codes map[string][]string
 }
 
 // StaleNames is the names of the stale scenarios, in suite order.
@@ -91,6 +94,7 @@ func Check(ctx context.Context, p Prover, w *suite.Written, c *contract.Contract
 	}
 	rep := Report{Suite: w.Dir, Agent: w.Index.Agent, Recorded: w.Index.Contract(), Contract: c.SHA256, Stale: []Stale{}}
 	rep.Changed = rep.Recorded != rep.Contract
+	rep.codes = map[string][]string{}
 	for i := range w.Scenarios {
 		sc := w.Scenarios[i]
 		v, err := p.Prove(ctx, &sc)
@@ -99,6 +103,7 @@ func Check(ctx context.Context, p Prover, w *suite.Written, c *contract.Contract
 		}
 		rep.Checked++
 		if v.Kept {
+			rep.codes[sc.Name] = v.Codes
 			continue
 		}
 		st := Stale{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -153,4 +154,77 @@ func fieldOf(err error, body []byte, t reflect.Type) string {
 		return unknown[0]
 	}
 	return ""
+}
+
+// WriteScenario writes one scenario's file under dir as Write does (a file
+// already holding the same bytes is left alone).
+func WriteScenario(dir string, sc *scenario.Scenario) error {
+	if !safeName.MatchString(sc.Name) {
+		return fmt.Errorf("suite: %q is not a scenario folder name", sc.Name)
+	}
+	body, err := Encode(sc)
+	if err != nil {
+		return fmt.Errorf("suite: %s: %w", sc.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(File(dir, sc.Name)), 0o755); err != nil {
+		return fmt.Errorf("suite: %w", err)
+	}
+	return writeFile(File(dir, sc.Name), body)
+}
+
+// RemoveScenario removes one scenario's folder under dir.
+func RemoveScenario(dir, name string) error {
+	if !safeName.MatchString(name) {
+		return fmt.Errorf("suite: %q is not a scenario folder name", name)
+	}
+	return os.RemoveAll(filepath.Join(dir, "scenarios", name))
+}
+
+// WriteIndex replaces dir's index.json.
+func WriteIndex(dir string, idx Index) error {
+	idx.Count = len(idx.Scenarios)
+	return writeJSON(filepath.Join(dir, "index.json"), idx)
+}
+
+// WriteJSON writes v as an indented JSON file named name under dir.
+func WriteJSON(dir, name string, v any) error {
+	return writeJSON(filepath.Join(dir, name), v)
+}
+
+// AddRunSubGoals adds to dir's catalogue.json the run sub-goals it does not
+// name yet, and leaves the file alone when it has them all.
+func AddRunSubGoals(dir string, gs []canvas.SubGoal) error {
+	if len(gs) == 0 {
+		return nil
+	}
+	path := filepath.Join(dir, "catalogue.json")
+	var cat []SubGoalInfo
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &cat); err != nil {
+			return &CorruptError{File: path, Err: err}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("suite: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, g := range cat {
+		seen[g.Name] = true
+	}
+	added := false
+	for _, g := range gs {
+		if seen[g.Name] {
+			continue
+		}
+		seen[g.Name], added = true, true
+		params := g.Params
+		if params == nil {
+			params = map[string]string{}
+		}
+		cat = append(cat, SubGoalInfo{Name: g.Name, What: g.What, Judged: g.Judged, Params: params, Origin: "run", Source: g.Source})
+	}
+	if !added {
+		return nil
+	}
+	sort.SliceStable(cat, func(i, j int) bool { return cat[i].Name < cat[j].Name })
+	return writeJSON(path, cat)
 }
