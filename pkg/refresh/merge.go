@@ -36,6 +36,9 @@ type Outcome struct {
 	Replaced []Replaced `json:"replaced"`
 	Added    []Added    `json:"added"`
 	NotKept  []NotKept  `json:"not_kept"`
+	// PassedOver are the run's scenarios an extension did not add, with why
+	// (they repeat the suite, or do not prove).
+	PassedOver []NotKept `json:"passed_over,omitempty"`
 }
 
 // Replaced is a stale scenario written again under its name. OldBranch is
@@ -347,29 +350,38 @@ func NewExtend(w *suite.Written, c *contract.Contract, rep Report, n int) (*Exte
 // Narrow keeps the buckets whose want the suite fills least, those of the
 // use cases the suite holds fewest scenarios of first, until they leave
 // room for twice the addition (replacements for what repeats the suite).
+// Each kept bucket is another use of its templates, as the plan lays out
+// uses: its angle names the use (so its branches are new), its templates
+// start past those the suite's cases of it took, and its suite-wide
+// indices (which deal callers and minted codes) start past every index the
+// plan holds.
 func (x *Extend) Narrow(pl *plan.Plan) error {
-	have, perUseCase := map[string]int{}, map[string]int{}
+	have, perUseCase, angles := map[string]int{}, map[string]int{}, map[string]bool{}
 	for _, sc := range x.w.Scenarios {
 		have[sc.UseCase+"\x00"+angleOf(sc.Branch)]++
 		perUseCase[sc.UseCase]++
+		angles[sc.UseCase+"\x00"+angleOf(sc.Branch)] = true
 	}
 	type gap struct {
 		b    plan.Bucket
-		room int
+		have int
 	}
 	var gs []gap
+	next := 0
 	for _, b := range pl.Buckets {
-		if room := b.Want - have[b.UseCase+"\x00"+b.Angle]; room > 0 {
-			gs = append(gs, gap{b, room})
+		next = max(next, b.Spec.End(max(b.Want, b.Spec.Capacity)))
+		if h := have[b.UseCase+"\x00"+b.Angle]; b.Want > h {
+			gs = append(gs, gap{b, h})
 		}
 	}
+	next = max(next, len(x.w.Scenarios))
 	sort.SliceStable(gs, func(i, j int) bool {
 		a, b := gs[i], gs[j]
 		if pa, pb := perUseCase[a.b.UseCase], perUseCase[b.b.UseCase]; pa != pb {
 			return pa < pb
 		}
-		if ha, hb := have[a.b.UseCase+"\x00"+a.b.Angle], have[b.b.UseCase+"\x00"+b.b.Angle]; ha != hb {
-			return ha < hb
+		if a.have != b.have {
+			return a.have < b.have
 		}
 		return a.b.Ord < b.b.Ord
 	})
@@ -379,9 +391,24 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 		if room >= 2*x.n {
 			break
 		}
-		keep = append(keep, g.b)
-		x.order = append(x.order, g.b.ID)
-		room += g.room
+		b := g.b
+		b.Want -= g.have
+		if t := b.Spec.Templates; len(t) > 0 {
+			shift := g.have % len(t)
+			b.Spec.Templates = append(slices.Clone(t[shift:]), t[:shift]...)
+		}
+		for u := 2; ; u++ {
+			a := fmt.Sprintf("%s (use %d)", g.b.Angle, u)
+			if !angles[b.UseCase+"\x00"+a] {
+				b.Angle, angles[b.UseCase+"\x00"+a] = a, true
+				break
+			}
+		}
+		b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
+		next += b.Want
+		keep = append(keep, b)
+		x.order = append(x.order, b.ID)
+		room += b.Want
 	}
 	pl.Buckets = keep
 	return nil
@@ -414,7 +441,12 @@ func (x *Extend) Finish(ctx context.Context, p Prover, run string, fresh []scena
 				if err != nil {
 					return out, fmt.Errorf("refresh: prove %s: %w", sc.Name, err)
 				}
-				if !v.Kept || t.clash(&sc, v.Codes) != "" {
+				why := t.clash(&sc, v.Codes)
+				if !v.Kept {
+					why = v.Refusals[0].String()
+				}
+				if why != "" {
+					out.PassedOver = append(out.PassedOver, NotKept{sc.Name, sc.UseCase, sc.Branch, why})
 					continue
 				}
 				t.add(&sc, v.Codes)
