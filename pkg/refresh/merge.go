@@ -82,10 +82,15 @@ func (e *ShortError) Error() string {
 // angleOf is the angle a branch was written for ("ANGLE, case K", as
 // writers name branches), or the whole branch.
 func angleOf(branch string) string {
-	if i := strings.LastIndex(branch, ", case "); i > 0 {
-		return branch[:i]
+	i := strings.LastIndex(branch, ", case ")
+	if i <= 0 {
+		return branch
 	}
-	return branch
+	k := branch[i+len(", case "):]
+	if k == "" || strings.Trim(k, "0123456789") != "" {
+		return branch
+	}
+	return branch[:i]
 }
 
 // taken is what the suite's scenarios already hold: names, (use case,
@@ -238,62 +243,64 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	}
 	t := keptOf(u.w, u.rep, leaving)
 	used := map[int]bool{}
+	got := map[string]*scenario.Scenario{}
+	why := map[string]string{}
+	bucketOf := map[string]string{}
+	for id, ss := range u.byBucket {
+		for _, s := range ss {
+			bucketOf[s.Name] = id
+		}
+	}
+	// Two passes: first every scenario's own branch (the plan still holds),
+	// then the bucket's other scenarios for those left, so that one's
+	// fallback never takes another's own branch.
+	for _, sameBranch := range []bool{true, false} {
+		for _, s := range u.rep.Stale {
+			bucket := bucketOf[s.Name]
+			if bucket == "" || got[s.Name] != nil {
+				continue // not placed (in notKept already), or done
+			}
+			if why[s.Name] == "" {
+				why[s.Name] = fmt.Sprintf("the run proved no scenario of bucket %s", bucket)
+			}
+			for i := range fresh {
+				if used[i] || fresh[i].Bucket != bucket || (fresh[i].Branch == s.Branch) != sameBranch {
+					continue
+				}
+				sc := fresh[i]
+				sc.Name = s.Name
+				v, err := p.Prove(ctx, &sc)
+				if err != nil {
+					return out, fmt.Errorf("refresh: prove %s: %w", sc.Name, err)
+				}
+				if !v.Kept {
+					why[s.Name] = fmt.Sprintf("bucket %s's scenario %s does not prove under the name %s: %s", bucket, fresh[i].Name, s.Name, v.Refusals[0])
+					continue
+				}
+				if c := t.clash(&sc, v.Codes); c != "" {
+					why[s.Name] = fmt.Sprintf("bucket %s's scenarios all repeat the suite (%s: %s)", bucket, fresh[i].Name, c)
+					continue
+				}
+				used[i] = true
+				t.add(&sc, v.Codes)
+				got[s.Name] = &sc
+				break
+			}
+		}
+	}
 	replaced := map[string]*scenario.Scenario{}
 	for _, s := range u.rep.Stale {
-		var bucket string
-		for id, ss := range u.byBucket {
-			if slices.ContainsFunc(ss, func(x Stale) bool { return x.Name == s.Name }) {
-				bucket = id
-			}
-		}
-		if bucket == "" {
-			continue // not placed: in notKept already
-		}
-		// Candidates: the bucket's scenario of the same branch, then the
-		// bucket's others, in the run's order.
-		var order []int
-		for i := range fresh {
-			if fresh[i].Bucket == bucket && fresh[i].Branch == s.Branch {
-				order = append(order, i)
-			}
-		}
-		for i := range fresh {
-			if fresh[i].Bucket == bucket && fresh[i].Branch != s.Branch {
-				order = append(order, i)
-			}
-		}
-		why := fmt.Sprintf("the run proved no scenario of bucket %s", bucket)
-		var got *scenario.Scenario
-		for _, i := range order {
-			if used[i] {
-				continue
-			}
-			sc := fresh[i]
-			sc.Name = s.Name
-			v, err := p.Prove(ctx, &sc)
-			if err != nil {
-				return out, fmt.Errorf("refresh: prove %s: %w", sc.Name, err)
-			}
-			if !v.Kept {
-				why = fmt.Sprintf("bucket %s's scenario %s does not prove under the name %s: %s", bucket, fresh[i].Name, s.Name, v.Refusals[0])
-				continue
-			}
-			if c := t.clash(&sc, v.Codes); c != "" {
-				why = fmt.Sprintf("bucket %s's scenarios all repeat the suite (%s: %s)", bucket, fresh[i].Name, c)
-				continue
-			}
-			used[i] = true
-			t.add(&sc, v.Codes)
-			got = &sc
-			break
-		}
-		if got == nil {
-			out.NotKept = append(out.NotKept, NotKept{s.Name, s.UseCase, s.Branch, why})
+		if bucketOf[s.Name] == "" {
 			continue
 		}
-		replaced[s.Name] = got
-		r := Replaced{Name: s.Name, UseCase: got.UseCase, Branch: got.Branch, Bucket: got.Bucket}
-		if got.Branch != s.Branch {
+		sc := got[s.Name]
+		if sc == nil {
+			out.NotKept = append(out.NotKept, NotKept{s.Name, s.UseCase, s.Branch, why[s.Name]})
+			continue
+		}
+		replaced[s.Name] = sc
+		r := Replaced{Name: s.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket}
+		if sc.Branch != s.Branch {
 			r.OldBranch = s.Branch
 		}
 		out.Replaced = append(out.Replaced, r)
