@@ -98,7 +98,9 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 func printRefresh(env *cli.Env, r run.Result) {
 	o := r.Refresh
 	for _, x := range o.Replaced {
-		if x.OldBranch != "" {
+		if x.Ask != "" {
+			fmt.Fprintf(env.Stdout, "revised %s (%q): now %s, %s\n", x.Name, x.Ask, x.UseCase, x.Branch)
+		} else if x.OldBranch != "" {
 			fmt.Fprintf(env.Stdout, "replaced %s (branch not kept: was %q, now %q)\n", x.Name, x.OldBranch, x.Branch)
 		} else {
 			fmt.Fprintf(env.Stdout, "replaced %s\n", x.Name)
@@ -111,6 +113,9 @@ func printRefresh(env *cli.Env, r run.Result) {
 		fmt.Fprintf(env.Stdout, "not kept %s: %s\n", x.Name, x.Reason)
 	}
 	switch o.Mode {
+	case refresh.ModeRevise:
+		fmt.Fprintf(env.Stdout, "%s: %d chosen, %d revised, %d kept as they were; suite in %s, old versions in the ledger's history (run %s)\n",
+			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, o.Run)
 	case refresh.ModeUpdate:
 		fmt.Fprintf(env.Stdout, "%s: %d stale, %d replaced, %d not kept (removed); suite in %s, details in %s\n",
 			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, filepath.Join(r.Out, refresh.OutcomeFile))

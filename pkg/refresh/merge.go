@@ -22,6 +22,7 @@ const OutcomeFile = "refresh.json"
 const (
 	ModeUpdate = "update"
 	ModeInto   = "into"
+	ModeRevise = "revise"
 )
 
 // Outcome is refresh.json: what the last update or extension of a suite did.
@@ -49,6 +50,8 @@ type Replaced struct {
 	Branch    string `json:"branch"`
 	OldBranch string `json:"old_branch,omitempty"`
 	Bucket    string `json:"bucket"`
+	// Ask is what a revision was asked.
+	Ask string `json:"ask,omitempty"`
 }
 
 // Added is a scenario an extension added.
@@ -148,6 +151,10 @@ type Update struct {
 	rep      Report
 	byBucket map[string][]Stale
 	notKept  []NotKept
+	// rev, for a revision, is what was asked: the scenarios to replace are
+	// then the chosen ones (in rep.Stale), each by a scenario of a bucket
+	// rev.Ask scores, never of its own branch.
+	rev *revision
 }
 
 // NewUpdate prepares the update of w, checked against c (rep).
@@ -188,6 +195,12 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 			if b.UseCase != s.UseCase {
 				continue
 			}
+			if u.rev != nil {
+				if sc := u.rev.ask.score(b, old); sc > score {
+					best, score = i, sc
+				}
+				continue
+			}
 			sc := 0
 			if b.Angle == angleOf(s.Branch) {
 				sc += 8
@@ -205,6 +218,10 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				best, score = i, sc
 			}
 		}
+		if best < 0 && u.rev != nil {
+			// Refused before anything is spent.
+			return &AskError{Ask: string(u.rev.ask), Why: fmt.Sprintf("the plan has no bucket of use case %s that %s %s (%s)", s.UseCase, u.rev.ask.does(), s.Name, old.Kind+", expects "+old.Expects)}
+		}
 		if best < 0 {
 			why := fmt.Sprintf("the plan has no bucket for use case %s", s.UseCase)
 			if g, ok := gaps[s.UseCase]; ok {
@@ -220,8 +237,12 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 	for _, b := range pl.Buckets {
 		if n := len(u.byBucket[b.ID]); n > 0 {
 			// The whole bucket is written again: its case k is the stale
-			// scenario's case k when the plan still holds.
+			// scenario's case k when the plan still holds. A revision
+			// wants cases past those the suite may hold of it.
 			b.Want = max(b.Want, n)
+			if u.rev != nil {
+				b.Want += n
+			}
 			keep = append(keep, b)
 		}
 	}
@@ -235,7 +256,11 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 // writes the replacements, removes what could not be kept, and records the
 // contract's hash and the outcome. Every other file is left as it is.
 func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scenario.Scenario) (Outcome, error) {
-	out := Outcome{Mode: ModeUpdate, Run: run, Recorded: u.rep.Recorded, Contract: u.c.SHA256, Asked: len(u.rep.Stale),
+	mode := ModeUpdate
+	if u.rev != nil {
+		mode = ModeRevise
+	}
+	out := Outcome{Mode: mode, Run: run, Recorded: u.rep.Recorded, Contract: u.c.SHA256, Asked: len(u.rep.Stale),
 		Replaced: []Replaced{}, Added: []Added{}, NotKept: append([]NotKept{}, u.notKept...)}
 	leaving := map[string]bool{}
 	for _, s := range u.rep.Stale {
@@ -254,7 +279,11 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	// Two passes: first every scenario's own branch (the plan still holds),
 	// then the bucket's other scenarios for those left, so that one's
 	// fallback never takes another's own branch.
-	for _, sameBranch := range []bool{true, false} {
+	passes := []bool{true, false}
+	if u.rev != nil {
+		passes = []bool{false} // a revision is another scenario
+	}
+	for _, sameBranch := range passes {
 		for _, s := range u.rep.Stale {
 			bucket := bucketOf[s.Name]
 			if bucket == "" || got[s.Name] != nil {
@@ -294,6 +323,10 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 			continue
 		}
 		sc := got[s.Name]
+		if sc == nil && u.rev != nil {
+			out.NotKept = append(out.NotKept, NotKept{s.Name, s.UseCase, s.Branch, "not revised, kept as it was: " + why[s.Name]})
+			continue
+		}
 		if sc == nil {
 			out.NotKept = append(out.NotKept, NotKept{s.Name, s.UseCase, s.Branch, why[s.Name]})
 			continue
@@ -303,6 +336,9 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 		if sc.Branch != s.Branch {
 			r.OldBranch = s.Branch
 		}
+		if u.rev != nil {
+			r.Ask = u.rev.text
+		}
 		out.Replaced = append(out.Replaced, r)
 	}
 	idx := u.w.Index
@@ -310,11 +346,18 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	idx.Scenarios = []suite.IndexEntry{}
 	for _, e := range u.w.Index.Scenarios {
 		if sc, ok := replaced[e.Name]; ok {
+			if u.rev != nil && u.rev.keep != nil {
+				// The old version goes to the history before its file is
+				// replaced.
+				if err := u.rev.keep(e.Name, u.w.Raw[e.Name]); err != nil {
+					return out, err
+				}
+			}
 			if err := suite.WriteScenario(u.w.Dir, sc); err != nil {
 				return out, err
 			}
 			e = suite.IndexEntry{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket}
-		} else if leaving[e.Name] {
+		} else if leaving[e.Name] && u.rev == nil {
 			if err := suite.RemoveScenario(u.w.Dir, e.Name); err != nil {
 				return out, err
 			}

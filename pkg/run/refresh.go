@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/refresh"
@@ -32,10 +33,7 @@ type folding interface {
 // else in it changes but index.json, catalogue.json (run sub-goals the new
 // scenarios name) and refresh.json.
 func (j job) refreshSuite(ctx context.Context) (res Result) {
-	dir := j.cfg.Update
-	if dir == "" {
-		dir = j.cfg.Into
-	}
+	dir := j.cfg.suiteDir()
 	res = Result{RunID: j.runID(), Agent: j.c.Agent, Out: dir}
 	fail := func(err error) Result {
 		res.Err = fmt.Errorf("%s: %w", j.c.Agent, err)
@@ -58,7 +56,26 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	}
 	asked, seed := recorded(w)
 	var f folding
-	if j.cfg.Update != "" {
+	switch rv := j.cfg.Revise; {
+	case rv.Dir != "":
+		ask, err := refresh.ParseAsk(rv.Ask)
+		if err != nil {
+			return fail(err)
+		}
+		names, err := refresh.Select(w, rv.Only, rv.Where)
+		if err != nil {
+			return fail(err)
+		}
+		u, err := refresh.NewRevision(w, j.c, rep, names, ask, rv.Ask)
+		if err != nil {
+			return fail(err)
+		}
+		u.Keep(func(name string, old []byte) error {
+			return j.store.KeepVersion(ctx, canvas.Version{Run: res.RunID, Name: name, Ask: rv.Ask, Suite: dir, Body: old})
+		})
+		f = u
+		res.Asked = len(names)
+	case j.cfg.Update != "":
 		u := refresh.NewUpdate(w, j.c, rep)
 		f = u
 		res.Asked = u.Stale()
@@ -71,7 +88,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 			}
 			return res
 		}
-	} else {
+	default:
 		x, err := refresh.NewExtend(w, j.c, rep, j.cfg.Asked)
 		if err != nil {
 			return fail(err)
