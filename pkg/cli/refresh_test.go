@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -308,6 +309,74 @@ func TestSuiteLives(t *testing.T) {
 		}
 		if refused, _ := reprove(t, retail, out); len(refused) > 0 {
 			t.Errorf("%v do not prove", refused)
+		}
+	})
+
+	t.Run("revise", func(t *testing.T) {
+		out := copyTree(t, base)
+		before := snapshot(t, out)
+		// An ask the builtin writer cannot do: refused before anything runs.
+		code, text := dispatch(t, "revise", out, "--contract", retail, "--where", "use_case=cancel-order,expects=succeed", "--ask", "make it funnier")
+		if code != ExitUsage || !strings.Contains(text, "understands harder, fresh") || !equalFiles(before, snapshot(t, out)) {
+			t.Fatalf("an ask not understood: exit %d, files changed %v\n%s", code, !equalFiles(before, snapshot(t, out)), text)
+		}
+		var chosen []string
+		for _, sc := range w.Scenarios {
+			if sc.UseCase == "cancel-order" && sc.Expects == "succeed" && sc.Kind == "happy" {
+				chosen = append(chosen, sc.Name)
+			}
+		}
+		if len(chosen) == 0 {
+			t.Fatal("the suite has no plain cancel-order success to revise")
+		}
+		db := testenv.PostgresURL(t) // one ledger for the revision and the look at its history
+		code, text = dispatch(t, "revise", out, "--contract", retail, "--where", "use_case=cancel-order,expects=succeed,kind=happy", "--ask", "make it harder", "--database", db)
+		if code != ExitOK {
+			t.Fatalf("revise: exit %d\n%s", code, text)
+		}
+		t.Log(text)
+		var o refresh.Outcome
+		after := snapshot(t, out)
+		if err := json.Unmarshal(after[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Mode != refresh.ModeRevise || len(o.Replaced) != len(chosen) {
+			t.Fatalf("outcome %+v, chosen %v", o, chosen)
+		}
+		rw, err := suite.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range rw.Scenarios {
+			p := filepath.Join("scenarios", sc.Name, "scenario.json")
+			if !slices.Contains(chosen, sc.Name) {
+				if !bytes.Equal(before[p], after[p]) {
+					t.Errorf("%s was not chosen and changed", sc.Name)
+				}
+				continue
+			}
+			if sc.Expects == "succeed" && sc.Kind == "happy" {
+				t.Errorf("%s is no harder: %s, expects %s", sc.Name, sc.Kind, sc.Expects)
+			}
+		}
+		if refused, _ := reprove(t, retail, out); len(refused) > 0 {
+			t.Errorf("%v do not prove after the revision", refused)
+		}
+		pool, err := pgxpool.New(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		hist, err := canvas.New(pool).History(context.Background(), chosen[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hist) == 0 || hist[len(hist)-1].Ask != "make it harder" || hist[len(hist)-1].Run != o.Run {
+			t.Fatalf("history of %s: %+v", chosen[0], hist)
+		}
+		var old map[string]any
+		if err := json.Unmarshal(hist[len(hist)-1].Body, &old); err != nil || old["name"] != chosen[0] || old["expects"] != "succeed" {
+			t.Errorf("the history's old version: %v %v", err, old)
 		}
 	})
 

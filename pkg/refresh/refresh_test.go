@@ -182,3 +182,58 @@ func TestAngleOf(t *testing.T) {
 		}
 	}
 }
+
+// TestReviseAsks: an ask names one word of the vocabulary; harder takes the
+// least step up in the scenario's use case, and with none is refused when
+// the plan is narrowed, before anything is written.
+func TestReviseAsks(t *testing.T) {
+	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh} {
+		if got, err := ParseAsk(text); err != nil || got != want {
+			t.Errorf("ParseAsk(%q) = %q, %v", text, got, err)
+		}
+	}
+	for _, text := range []string{"", "funnier", "harder and fresh", "hard"} {
+		if _, err := ParseAsk(text); !errors.Is(err, ErrAsk) {
+			t.Errorf("ParseAsk(%q): %v, want an ask refused", text, err)
+		}
+	}
+	ctx := context.Background()
+	w := writeSuite(t, sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"), sc("b-1", "v", "vee, case 1", "b0002", "ok", "bob"))
+	c := &contract.Contract{Agent: "a", SHA256: "h", UseCases: []contract.UseCase{{ID: "u"}, {ID: "v"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets := func() *plan.Plan {
+		return &plan.Plan{Buckets: []plan.Bucket{
+			{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Outcome: "succeed", Overlay: "none", Kind: "happy"},
+			{ID: "b0001", UseCase: "u", Angle: "refused", Want: 1, Outcome: "refuse", Overlay: "none", Kind: "edge"},
+			{ID: "b0003", UseCase: "u", Angle: "pressed", Want: 1, Outcome: "succeed", Overlay: "pressure", Kind: "adversarial"},
+			{ID: "b0002", UseCase: "v", Angle: "vee", Want: 2, Outcome: "succeed", Overlay: "none", Kind: "happy"},
+		}}
+	}
+	u, err := NewRevision(w, c, rep, []string{"a-1"}, AskHarder, "harder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := buckets()
+	if err := u.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Buckets) != 1 || pl.Buckets[0].ID != "b0003" {
+		t.Fatalf("harder than a plain success: %+v, want the pressure overlay (the least step up)", pl.Buckets)
+	}
+	u, err = NewRevision(w, c, rep, []string{"b-1"}, AskHarder, "harder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Narrow(buckets()); !errors.Is(err, ErrAsk) {
+		t.Errorf("harder with no harder bucket: %v", err)
+	}
+	if _, err := Select(w, nil, map[string]string{"colour": "red"}); err == nil {
+		t.Error("an unknown --where key was taken")
+	}
+	if got, err := Select(w, nil, map[string]string{"use_case": "v"}); err != nil || len(got) != 1 || got[0] != "b-1" {
+		t.Errorf("Select use_case=v: %v %v", got, err)
+	}
+}

@@ -37,25 +37,17 @@ func (a Ask) does() string {
 }
 
 // difficulty ranks a bucket or a scenario: an outcome other than success
-// counts two, an adversarial overlay one.
-func difficulty(outcome, overlay string) int {
+// counts two, anything but a plain case (an overlay, a kind other than
+// happy) one.
+func difficulty(outcome, overlay, kind string) int {
 	d := 0
 	if outcome != scenario.OutcomeSucceed {
 		d += 2
 	}
-	if overlay != "" && overlay != "none" {
+	if overlay != "" && overlay != "none" || kind != "" && kind != "happy" {
 		d++
 	}
 	return d
-}
-
-// overlayOf is a scenario's overlay as its bucket had it: kind adversarial
-// is an overlay, others none.
-func overlayOf(sc *scenario.Scenario) string {
-	if sc.Kind == "adversarial" {
-		return "adversarial"
-	}
-	return "none"
 }
 
 // score is how well b answers the ask for old: negative when it does not.
@@ -63,7 +55,7 @@ func (a Ask) score(b plan.Bucket, old *scenario.Scenario) int {
 	if old == nil {
 		return -1
 	}
-	d, was := difficulty(b.Outcome, b.Overlay), difficulty(old.Expects, overlayOf(old))
+	d, was := difficulty(b.Outcome, b.Overlay, b.Kind), difficulty(old.Expects, "", old.Kind)
 	switch a {
 	case AskHarder:
 		if d <= was {
