@@ -21,7 +21,7 @@ func Command() cli.Command {
 
 func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	f := cli.NewFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
-	asked := f.Int("scenarios", 50, "scenarios to write per contract")
+	asked := f.Int("scenarios", 50, "scenarios to write per contract (with --into: how many to add, +N)")
 	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
 	conc := f.Int("concurrency", 1, "contracts planned at once in a portfolio run")
 	out := f.String("out", "", "output directory (default out/<agent>)")
