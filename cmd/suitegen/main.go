@@ -11,5 +11,6 @@ import (
 
 func main() {
 	cli.Add(runcmd.Command())
+	cli.Add(runcmd.Revise())
 	os.Exit(cli.Main(cli.ProgName(os.Args[0]), os.Args[1:]))
 }

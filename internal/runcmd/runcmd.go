@@ -6,8 +6,10 @@ package runcmd
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/cli"
+	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
 )
 
@@ -19,7 +21,7 @@ func Command() cli.Command {
 
 func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	f := cli.NewFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
-	asked := f.Int("scenarios", 50, "scenarios to write per contract")
+	asked := f.Int("scenarios", 50, "scenarios to write per contract (with --into: how many to add, +N)")
 	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
 	conc := f.Int("concurrency", 1, "contracts planned at once in a portfolio run")
 	out := f.String("out", "", "output directory (default out/<agent>)")
@@ -32,6 +34,8 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	byUseCase := f.Bool("by-use-case", false, "show progress per use case under the bar")
 	maxWant := f.Int("max-want", 0, "most scenarios one bucket may ask for (0: the plan's default, 10); raise it for suites larger than the plan's capacity")
 	allowPartial := f.Bool("allow-partial", false, "write the suite even when some use cases cannot be planned (without it the run stops before spending, naming why)")
+	update := f.String("update", "", "a suite written for DIR: re-prove it and write again only its stale scenarios, under their names (docs/REFRESH.md)")
+	into := f.String("into", "", "a suite written for DIR: add --scenarios +N new proved scenarios to it, filling its gaps first; nothing in it changes (docs/REFRESH.md)")
 	progress := f.Progress()
 	cn := f.Conn()
 	mf := f.Model()
@@ -63,15 +67,60 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 		Model: m.Name, Provider: m.Provider,
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
 		MetricsAddr: cn.MetricsAddr(), ProgressAddr: progress.Addr(), ProgressToken: progressToken, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,
-		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial}
+		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial,
+		Update: *update, Into: *into}
+	if *update != "" && *out != "" {
+		return &cli.UsageError{Msg: "--update writes into the suite it updates: leave --out out"}
+	}
+	if *into != "" && *out != "" {
+		return &cli.UsageError{Msg: "--into writes into the suite it extends: leave --out out"}
+	}
+	if *update != "" {
+		cfg.Asked = 1 // the stale scenarios are the ask; --scenarios is not read
+	}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	results, err := run.Run(ctx, cfg)
 	for _, r := range results {
+		if r.Refresh != nil {
+			printRefresh(env, r)
+			continue
+		}
 		if r.Out != "" && r.Report.Count > 0 {
 			fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s (run %s)\n", r.Agent, r.Report.Count, r.Asked, r.Out, r.RunID)
 		}
 	}
 	return err
+}
+
+// printRefresh says what --update or --into did to the suite.
+func printRefresh(env *cli.Env, r run.Result) {
+	o := r.Refresh
+	for _, x := range o.Replaced {
+		if x.Ask != "" {
+			fmt.Fprintf(env.Stdout, "revised %s (%q): now %s, %s\n", x.Name, x.Ask, x.UseCase, x.Branch)
+		} else if x.OldBranch != "" {
+			fmt.Fprintf(env.Stdout, "replaced %s (branch not kept: was %q, now %q)\n", x.Name, x.OldBranch, x.Branch)
+		} else {
+			fmt.Fprintf(env.Stdout, "replaced %s\n", x.Name)
+		}
+	}
+	for _, x := range o.Added {
+		fmt.Fprintf(env.Stdout, "added %s (%s: %s)\n", x.Name, x.UseCase, x.Branch)
+	}
+	for _, x := range o.NotKept {
+		fmt.Fprintf(env.Stdout, "not kept %s: %s\n", x.Name, x.Reason)
+	}
+	switch o.Mode {
+	case refresh.ModeRevise:
+		fmt.Fprintf(env.Stdout, "%s: %d chosen, %d revised, %d kept as they were; suite in %s, old versions in the ledger's history (run %s)\n",
+			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, o.Run)
+	case refresh.ModeUpdate:
+		fmt.Fprintf(env.Stdout, "%s: %d stale, %d replaced, %d not kept (removed); suite in %s, details in %s\n",
+			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, filepath.Join(r.Out, refresh.OutcomeFile))
+	default:
+		fmt.Fprintf(env.Stdout, "%s: %d of %d new scenarios added; suite in %s, details in %s\n",
+			r.Agent, len(o.Added), o.Asked, r.Out, filepath.Join(r.Out, refresh.OutcomeFile))
+	}
 }

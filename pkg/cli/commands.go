@@ -24,6 +24,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -32,6 +33,7 @@ func init() {
 	register(command{"validate", "DIR", "check a contract directory and prove its world with probes", cmdValidate})
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
 	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR]", "export a written suite", cmdExport})
+	register(command{"check", "OUT --contract DIR [--json]", "re-prove a written suite against its contract as it is now and list the stale scenarios", cmdCheck})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 
@@ -114,6 +116,7 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	dest := f.str("o", "", "write to this file instead of standard output")
 	dir := f.str("contract", "", "tau-bench, tau2-bench: the contract directory the suite was written for (its world is replayed)")
 	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+suite.TauBenchMapFile+" in the contract directory)")
+	allowStale := f.Bool("allow-stale", false, "export even when the contract changed since the suite was written and some scenarios no longer prove against it")
 	cn := f.conn()
 	pos, err := f.parse(args)
 	if err != nil {
@@ -131,6 +134,11 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if *format == suite.FormatTauBench && *dir == "" {
 		return &UsageError{"export --format tau-bench needs --contract DIR: each task carries the data its setup made, replayed in the contract's world"}
 	}
+	if *dir != "" {
+		if err := refuseStale(ctx, env, cn, pos[0], *dir, *allowStale); err != nil {
+			return err
+		}
+	}
 	var w io.Writer = env.Stdout
 	if *dest != "" {
 		fh, err := os.Create(*dest)
@@ -147,6 +155,48 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		return exportTau(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	}
 	return suite.Export(pos[0], *format, w)
+}
+
+// ErrStale is a suite export refuses: its contract changed since it was
+// written and some of its scenarios no longer prove.
+var ErrStale = errors.New("stale suite")
+
+// refuseStale is export's look at the suite against the contract in dir:
+// an unchanged hash exports at once; a changed (or unrecorded) one re-proves
+// the suite, and any stale scenario refuses the export unless allowed.
+func refuseStale(ctx context.Context, env *Env, cn conn, out, dir string, allow bool) error {
+	w, err := suite.Read(out)
+	if err != nil {
+		return err
+	}
+	c, err := engine.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	if w.Index.Contract() == c.SHA256 {
+		return nil
+	}
+	rep, err := check(ctx, env, cn, out, dir, refresh.Options{})
+	if err != nil {
+		return err
+	}
+	was := "the suite records no contract hash"
+	if rep.Recorded != suite.ContractUnknown {
+		was = fmt.Sprintf("the contract changed since the suite was written (%s, now %s)", short(rep.Recorded), short(rep.Contract))
+	}
+	if len(rep.Stale) == 0 {
+		fmt.Fprintf(env.Stderr, "%s; all %d scenario(s) still prove against it\n", was, rep.Checked)
+		return nil
+	}
+	for _, s := range rep.Stale {
+		fmt.Fprintf(env.Stderr, "stale %s: %s/%s: %s\n", s.Name, s.Gate, s.Code, s.Reason)
+	}
+	if allow {
+		fmt.Fprintf(env.Stderr, "%s and %d of %d scenario(s) are stale; exported anyway (--allow-stale)\n", was, len(rep.Stale), rep.Checked)
+		return nil
+	}
+	return fmt.Errorf("%w: %s and %d of %d scenario(s) no longer prove; run suitegen run %s --update %s, or give --allow-stale",
+		ErrStale, was, len(rep.Stale), rep.Checked, dir, out)
 }
 
 // exportTau replays the suite in its contract's world, writes the tasks with

@@ -7,4 +7,4 @@ import (
 
 // `suitegen run` is added by cmd/suitegen (its package imports this one);
 // this package's tests drive it as the binary does.
-func init() { cli.Add(runcmd.Command()) }
+func init() { cli.Add(runcmd.Command()); cli.Add(runcmd.Revise()) }

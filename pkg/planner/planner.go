@@ -89,6 +89,11 @@ type Config struct {
 	// without it Prepare refuses such a plan (a *plan.Unplanned) before
 	// anything is spent.
 	AllowPartial bool
+	// Narrow, when set, trims the derived plan to the buckets a run over an
+	// existing suite needs (suitegen run --update, --into) and sets their
+	// wants; the run is then asked for the wants' sum, and the whole-plan
+	// checks, which judge a whole suite, are skipped.
+	Narrow func(*plan.Plan) error
 	// MaxRounds bounds planning rounds. Default 8.
 	MaxRounds int
 	// MaxAttempts blocks a bucket after this many failed attempts. Default 3.
@@ -185,6 +190,9 @@ func New(cfg Config) (*Planner, error) {
 	return &Planner{cfg: cfg, log: cfg.Logger.With("run", cfg.RunID, "role", "planner")}, nil
 }
 
+// ErrNothingToWrite is a narrowed plan that wants nothing.
+var ErrNothingToWrite = errors.New("the narrowed plan wants no scenario")
+
 // ErrPlanRefused is a plan that fails the whole-plan checks.
 var ErrPlanRefused = errors.New("planner: plan refused")
 
@@ -214,18 +222,31 @@ func (p *Planner) Prepare(ctx context.Context) error {
 			p.log.Warn("use case not planned", "use_case", g.UseCase, "reason", g.Reason)
 		}
 	}
+	asked := p.cfg.Asked
+	if p.cfg.Narrow != nil {
+		if err := p.cfg.Narrow(pl); err != nil {
+			return fmt.Errorf("planner: %w", err)
+		}
+		asked = 0
+		for _, b := range pl.Buckets {
+			asked += b.Want
+		}
+		if asked == 0 {
+			return fmt.Errorf("planner: %w", ErrNothingToWrite)
+		}
+	}
 	cfgJSON, err := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant, "allow_partial": p.cfg.AllowPartial})
 	if err != nil {
 		return fmt.Errorf("planner: run config: %w", err)
 	}
 	if _, err := p.cfg.Ledger.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: p.cfg.Asked, Seed: p.cfg.Seed,
+		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: asked, Seed: p.cfg.Seed,
 		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD, Config: cfgJSON,
 	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
-	if probs := pl.Check(c); len(probs) > 0 {
+	if probs := pl.Check(c); len(probs) > 0 && p.cfg.Narrow == nil {
 		refused := fmt.Errorf("%w: %v", ErrPlanRefused, probs)
 		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, canvas.RunFailed, refused.Error()); err != nil {
 			return errors.Join(refused, err)
@@ -239,7 +260,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := p.cfg.Ledger.PutBuckets(ctx, p.cfg.RunID, bs); err != nil {
 		return fmt.Errorf("planner: canvas: %w", err)
 	}
-	p.cfg.Metrics.ScenariosAsked.Set(float64(p.cfg.Asked))
+	p.cfg.Metrics.ScenariosAsked.Set(float64(asked))
 	return nil
 }
 

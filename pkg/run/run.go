@@ -31,6 +31,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -80,10 +81,34 @@ type Config struct {
 	TTY      bool
 	// ByUseCase adds a progress line per use case under the bar.
 	ByUseCase bool
+	// Update, when set, is a written suite of the one contract whose stale
+	// scenarios are written again (suitegen run DIR --update OUT); Out is
+	// ignored.
+	Update string
+	// Into, when set, is a written suite of the one contract that Asked new
+	// scenarios are added to (suitegen run DIR --into OUT --scenarios +N).
+	Into string
+	// Revise, when its Dir is set, replaces chosen scenarios of a written
+	// suite of the one contract by ones its Ask describes (suitegen revise).
+	Revise Revision
 	// Client, when set, is the model every writer drives instead of Model's
 	// (tests inject a scripted model.Client here).
 	Client model.Client
 }
+
+// Revision is what suitegen revise asks of a written suite: the scenarios
+// named (Only) or matching every key=value of Where (refresh.WhereKeys),
+// and the ask in words (refresh.ParseAsk).
+type Revision struct {
+	Dir   string
+	Only  []string
+	Where map[string]string
+	Ask   string
+}
+
+// suiteDir is the written suite a run over one works on ("" for a run that
+// writes a suite from nothing).
+func (c Config) suiteDir() string { return cmp.Or(c.Update, c.Into, c.Revise.Dir) }
 
 // priced says whether the run's model has a price.
 func (c Config) priced() bool {
@@ -114,6 +139,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("run: --concurrency must be positive, got %d", c.Concurrency)
 	case c.Client == nil && c.Provider.Check(c.Model) != nil:
 		return fmt.Errorf("run: %w", c.Provider.Check(c.Model))
+	case c.Update != "" && c.Into != "", c.Revise.Dir != "" && (c.Update != "" || c.Into != ""):
+		return errors.New("run: --update, --into and revise do not go together")
+	case c.suiteDir() != "" && len(c.Dirs) != 1:
+		return errors.New("run: --update and --into take exactly one contract directory")
 	case c.Rounds < 0:
 		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
 	case c.BudgetTokens < 0:
@@ -137,6 +166,8 @@ type Result struct {
 	Err    error
 	// Stages is where the run's wall time went.
 	Stages Stages
+	// Refresh is what --update or --into did to the suite.
+	Refresh *refresh.Outcome
 }
 
 // Stages is the wall time of each stage of one contract's run.
@@ -168,6 +199,25 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			return nil, fmt.Errorf("run: %s: %w", d, err)
 		}
 		contracts = append(contracts, c)
+	}
+	if dir := cfg.suiteDir(); dir != "" {
+		// A suite that does not read, or is another contract's, is refused
+		// before any server starts or anything is spent.
+		w, err := suite.Read(dir)
+		if err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		if c := contracts[0]; w.Index.Agent != c.Agent {
+			return nil, fmt.Errorf("run: %w", &refresh.ForeignError{Suite: dir, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent})
+		}
+		if rv := cfg.Revise; rv.Dir != "" {
+			if _, err := refresh.ParseAsk(rv.Ask); err != nil {
+				return nil, fmt.Errorf("run: %w", err)
+			}
+			if _, err := refresh.Select(w, rv.Only, rv.Where); err != nil {
+				return nil, fmt.Errorf("run: %w", err)
+			}
+		}
 	}
 	st, err := stack.Start(ctx, stack.Config{StateDir: cfg.StateDir, NATSURL: cfg.NATSURL, DatabaseURL: cfg.DatabaseURL, Logger: log})
 	if err != nil {
@@ -282,13 +332,20 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			defer func() { <-sem }()
 			e, _ := engines.Get(ctx, c.SHA256)
 			j := job{cfg: cfg, c: c, e: e, store: store, q: pq, mx: mx, steer: steer, model: client.Name(), log: log}
+			if cfg.suiteDir() != "" {
+				results[i] = j.refreshSuite(ctx)
+				return
+			}
 			results[i] = j.run(ctx)
 		}()
 	}
 	pw.Wait()
-	// One contract failing never cancels its siblings; it is recorded.
-	if err := writeFailures(context.WithoutCancel(ctx), store, cfg.Out, results); err != nil {
-		log.Error("writing failures.json", "err", err)
+	// One contract failing never cancels its siblings; it is recorded. A run
+	// over an existing suite writes nothing beside it.
+	if cfg.suiteDir() == "" {
+		if err := writeFailures(context.WithoutCancel(ctx), store, cfg.Out, results); err != nil {
+			log.Error("writing failures.json", "err", err)
+		}
 	}
 	var errs []error
 	for _, r := range results {

@@ -205,10 +205,26 @@ type Provenance struct {
 
 // Index is index.json.
 type Index struct {
-	Run       string       `json:"run"`
-	Agent     string       `json:"agent"`
-	Count     int          `json:"count"`
-	Scenarios []IndexEntry `json:"scenarios"`
+	Run   string `json:"run"`
+	Agent string `json:"agent"`
+	// ContractSHA256 is the content hash of the contract the suite was
+	// written for (contract.HashFiles over its files, sorted by path); a
+	// suite written before it was recorded has none (ContractUnknown).
+	ContractSHA256 string       `json:"contract_sha256,omitempty"`
+	Count          int          `json:"count"`
+	Scenarios      []IndexEntry `json:"scenarios"`
+}
+
+// ContractUnknown is what Index.Contract says of a suite that records no
+// contract hash.
+const ContractUnknown = "unknown"
+
+// Contract is the recorded contract hash, or ContractUnknown.
+func (x Index) Contract() string {
+	if x.ContractSHA256 == "" {
+		return ContractUnknown
+	}
+	return x.ContractSHA256
 }
 
 // IndexEntry names one scenario of the suite.
@@ -276,7 +292,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	if err := os.MkdirAll(filepath.Join(out, "scenarios"), 0o755); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
-	idx := Index{Run: r.ID, Agent: r.Agent, Count: len(kept), Scenarios: []IndexEntry{}}
+	idx := Index{Run: r.ID, Agent: r.Agent, ContractSHA256: r.ContractSHA256, Count: len(kept), Scenarios: []IndexEntry{}}
 	names := make(map[string]bool, len(kept))
 	for i := range kept {
 		sc := &kept[i]

@@ -1,0 +1,197 @@
+package refresh
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
+)
+
+// Ask is a revision the builtin writer understands.
+type Ask string
+
+// The asks understood. Harder: a bucket of the same use case one step
+// harder — an adversarial overlay where there was none, or a refusal,
+// question or escalation where the caller got what they wanted (whichever
+// adds least). Fresh: another case of the same use case and kind of bucket
+// (other records, another caller).
+const (
+	AskHarder Ask = "harder"
+	AskFresh  Ask = "fresh"
+)
+
+// Asks is the vocabulary, in the order help lists it.
+var Asks = []Ask{AskHarder, AskFresh}
+
+func (a Ask) does() string {
+	if a == AskHarder {
+		return "is harder than"
+	}
+	return "writes another case like"
+}
+
+// difficulty ranks a bucket or a scenario: an outcome other than success
+// counts two, anything but a plain case (an overlay, a kind other than
+// happy) one.
+func difficulty(outcome, overlay, kind string) int {
+	d := 0
+	if outcome != scenario.OutcomeSucceed {
+		d += 2
+	}
+	if overlay != "" && overlay != "none" || kind != "" && kind != "happy" {
+		d++
+	}
+	return d
+}
+
+// score is how well b answers the ask for old: negative when it does not.
+func (a Ask) score(b plan.Bucket, old *scenario.Scenario) int {
+	if old == nil {
+		return -1
+	}
+	d, was := difficulty(b.Outcome, b.Overlay, b.Kind), difficulty(old.Expects, "", old.Kind)
+	switch a {
+	case AskHarder:
+		if d <= was {
+			return -1
+		}
+		// The least step up first; a bucket with cases planned before one
+		// held in reserve.
+		s := 100 - 10*(d-was)
+		if b.Want > 0 {
+			s++
+		}
+		return s
+	case AskFresh:
+		if b.Outcome != old.Expects || b.Kind != old.Kind {
+			return -1
+		}
+		s := 10
+		if b.Angle == angleOf(old.Branch) {
+			s += 5
+		}
+		return s
+	}
+	return -1
+}
+
+// AskError is an ask refused before anything is spent.
+type AskError struct{ Ask, Why string }
+
+func (e *AskError) Error() string {
+	return fmt.Sprintf("cannot do %q: %s", e.Ask, e.Why)
+}
+
+// ErrAsk is every *AskError.
+var ErrAsk = errors.New("ask refused")
+
+// Is makes errors.Is(err, ErrAsk) hold.
+func (e *AskError) Is(target error) bool { return target == ErrAsk }
+
+// ParseAsk reads an ask in words: it must name exactly one of Asks ("make
+// them harder" is harder); anything else is refused, naming the vocabulary.
+func ParseAsk(text string) (Ask, error) {
+	var found []Ask
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+		for _, a := range Asks {
+			if Ask(w) == a && !slices.Contains(found, a) {
+				found = append(found, a)
+			}
+		}
+	}
+	names := make([]string, len(Asks))
+	for i, a := range Asks {
+		names[i] = string(a)
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", &AskError{Ask: text, Why: "the builtin writer understands " + strings.Join(names, ", ") + " (docs/REFRESH.md)"}
+	}
+	return "", &AskError{Ask: text, Why: "it asks for more than one of " + strings.Join(names, ", ")}
+}
+
+// Where keys a --where selection may use.
+var WhereKeys = []string{"use_case", "kind", "expects", "bucket"}
+
+// Select names the scenarios of w that only lists, or that match every
+// key=value of where. An unknown name or key, or an empty selection, is an
+// error.
+func Select(w *suite.Written, only []string, where map[string]string) ([]string, error) {
+	var out []string
+	if len(only) > 0 {
+		for _, n := range only {
+			if _, ok := w.Raw[n]; !ok {
+				return nil, fmt.Errorf("refresh: the suite has no scenario %q", n)
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		return out, nil
+	}
+	keys := make([]string, 0, len(where))
+	for k := range where {
+		if !slices.Contains(WhereKeys, k) {
+			return nil, fmt.Errorf("refresh: --where %s: want one of %s", k, strings.Join(WhereKeys, ", "))
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, sc := range w.Scenarios {
+		fields := map[string]string{"use_case": sc.UseCase, "kind": sc.Kind, "expects": sc.Expects, "bucket": sc.Bucket}
+		ok := true
+		for _, k := range keys {
+			ok = ok && fields[k] == where[k]
+		}
+		if ok {
+			out = append(out, sc.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("refresh: no scenario of the suite matches the selection")
+	}
+	return out, nil
+}
+
+type revision struct {
+	ask  Ask
+	text string
+	keep func(name string, old []byte) error
+}
+
+// Keep sets where a revision's Finish records each replaced scenario's old
+// file (with the ask) before writing its replacement: the ledger's history.
+func (u *Update) Keep(keep func(name string, old []byte) error) {
+	if u.rev != nil {
+		u.rev.keep = keep
+	}
+}
+
+// NewRevision prepares replacing the named scenarios of w, checked against
+// c (rep), by ones the ask describes; each keeps its name, and one no
+// scenario of the run answers stays as it was. A suite with stale
+// scenarios is refused (update it first).
+func NewRevision(w *suite.Written, c *contract.Contract, rep Report, names []string, ask Ask, text string) (*Update, error) {
+	if len(rep.Stale) > 0 {
+		return nil, fmt.Errorf("%w (%d of %d); run with --update first", ErrStaleSuite, len(rep.Stale), rep.Checked)
+	}
+	u := NewUpdate(w, c, rep)
+	u.rev = &revision{ask: ask, text: text}
+	u.rep.Stale = nil
+	for _, n := range names {
+		sc := u.scenario(n)
+		if sc == nil {
+			return nil, fmt.Errorf("refresh: the suite has no scenario %q", n)
+		}
+		u.rep.Stale = append(u.rep.Stale, Stale{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket, Reason: text})
+	}
+	return u, nil
+}
