@@ -107,20 +107,17 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 	base := make([]*baseline, len(scs))
 	notKept := make([]bool, len(scs))
 	err = each(ctx, par, len(scs), func(ctx context.Context, i int) error {
-		sc := scs[i]
-		{
-			var log script.BranchLog
-			v, err := cfg.Prover.Prove(script.WithBranchLog(ctx, &log), sc)
-			if err != nil {
-				return err
-			}
-			if !v.Kept {
-				notKept[i] = true
-				return nil
-			}
-			base[i] = &baseline{sc: sc, hits: log.Hits()}
+		var log script.BranchLog
+		v, err := cfg.Prover.Prove(script.WithBranchLog(ctx, &log), scs[i])
+		if err != nil {
+			return err
+		}
+		if !v.Kept {
+			notKept[i] = true
 			return nil
 		}
+		base[i] = &baseline{sc: scs[i], hits: log.Hits()}
+		return nil
 	})
 	if err != nil {
 		return Report{}, fmt.Errorf("adequacy: the suite as written: %w", err)
@@ -180,25 +177,23 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 		if len(j.cands) == 0 {
 			return nil
 		}
-		{
-			p, err := cfg.mutant(j.edit)
+		p, err := cfg.mutant(j.edit)
+		if err != nil {
+			return fmt.Errorf("mutant %s %s: %w", j.m.Kind, j.m.At, err)
+		}
+		for _, sc := range j.cands {
+			v, err := p.Prove(ctx, sc)
 			if err != nil {
 				return fmt.Errorf("mutant %s %s: %w", j.m.Kind, j.m.At, err)
 			}
-			for _, sc := range j.cands {
-				v, err := p.Prove(ctx, sc)
-				if err != nil {
-					return fmt.Errorf("mutant %s %s: %w", j.m.Kind, j.m.At, err)
-				}
-				if !v.Kept {
-					mu.Lock()
-					j.m.Caught, j.m.By = true, sc.Name
-					mu.Unlock()
-					return nil // one is enough
-				}
+			if !v.Kept {
+				mu.Lock()
+				j.m.Caught, j.m.By = true, sc.Name
+				mu.Unlock()
+				return nil // one is enough
 			}
-			return nil
 		}
+		return nil
 	})
 	if err != nil {
 		return Report{}, fmt.Errorf("adequacy: %w", err)
