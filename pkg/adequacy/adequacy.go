@@ -11,8 +11,9 @@
 // differs from the contract only where the branch's condition is true, so a
 // scenario whose proof never refused there plays the same under it (the
 // branches each proof reaches are recorded by script.WithBranchLog); a
-// check mutant only loosens the check, which matters to the scenarios that
-// name its rule or list the check. The others keep their verdict.
+// check mutant only loosens the check, which can only matter to the
+// scenarios that list it; of those, the ones that name its rule are the ones
+// that test it. The others are not asked.
 package adequacy
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
@@ -45,7 +47,9 @@ type Mutant struct {
 	// Message is what the branch says when it refuses (a literal), if known.
 	Message string `json:"message,omitempty"`
 	// Reached counts the kept scenarios whose proof refused at the branch,
-	// or that name the rule or list its check.
+	// or that name the rule and list its check (what report.json's
+	// rules_tested counts: a rule caught is always tested there; a rule
+	// tested there and not caught is one whose scenarios stand without it).
 	Reached int  `json:"reached"`
 	Caught  bool `json:"caught"`
 	// By is a kept scenario the mutant breaks, when caught.
@@ -229,19 +233,18 @@ func (cfg Config) mutant(edit script.Edit) (*prove.Prover, error) {
 	return cfg.Prover.WithWorld(cfg.World.WithPrograms(progs), progs), nil
 }
 
-// names: the scenario names the rule or lists its check.
+// names: the scenario names the rule and lists its check, as the report's
+// rules_tested counts it. A scenario that lists the check without naming the
+// rule holds it as a sub-goal, not as the reason for its outcome.
 func names(sc *scenario.Scenario, rule, check string) bool {
+	named, listed := false, false
 	for _, r := range sc.Rules {
-		if r == rule {
-			return true
-		}
+		named = named || r == rule
 	}
 	for _, s := range sc.SubGoals {
-		if s.Name == check {
-			return true
-		}
+		listed = listed || s.Name == check
 	}
-	return false
+	return named && listed
 }
 
 // why says why a mutant was not caught, and the shape of scenario that
@@ -306,4 +309,41 @@ func each(ctx context.Context, par, n int, fn func(ctx context.Context, i int) e
 		return first
 	}
 	return ctx.Err()
+}
+
+// Reach is the report's measure of the handlers' refusal branches: which
+// the kept scenarios' solutions and tempting acts refuse at (prove.Reach),
+// and for each one none reaches, the shape of case that would.
+func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
+	branches, err := script.Branches(c)
+	if err != nil {
+		return nil, fmt.Errorf("adequacy: %w", err)
+	}
+	reached := map[string]bool{}
+	var mu sync.Mutex
+	err = each(ctx, 2, len(kept), func(ctx context.Context, i int) error {
+		hits, err := p.Reach(ctx, &kept[i])
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for at := range hits {
+			reached[at] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adequacy: %w", err)
+	}
+	hb := &suite.HandlerBranches{Total: len(branches), Uncovered: []suite.BranchNote{}}
+	for _, b := range branches {
+		if reached[b.At()] {
+			hb.Covered++
+			continue
+		}
+		m := Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Message: b.Message}
+		hb.Uncovered = append(hb.Uncovered, suite.BranchNote{At: b.At(), Why: why(&m)})
+	}
+	return hb, nil
 }

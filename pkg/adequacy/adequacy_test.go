@@ -108,6 +108,29 @@ func TestMeasureRetail(t *testing.T) {
 			t.Errorf("the lib's status check: %+v, want caught by the refused cancellation", m)
 		}
 	}
+
+	// The report's measure: the refused cancellation's tempting act reaches
+	// the lib's status check; the reason branch is uncovered, with why.
+	hb, err := Reach(ctx, e2.Prover, c, derefs(scs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb.Total != rep.Branches || hb.Covered == 0 || hb.Covered+len(hb.Uncovered) != hb.Total {
+		t.Fatalf("handler branches %+v, want %d in all", hb, rep.Branches)
+	}
+	for _, u := range hb.Uncovered {
+		if u.At == "lib/orders.star:24" {
+			t.Errorf("the lib's status check is reached, reported uncovered")
+		}
+	}
+}
+
+func derefs(scs []*scenario.Scenario) []scenario.Scenario {
+	out := make([]scenario.Scenario, len(scs))
+	for i, sc := range scs {
+		out[i] = *sc
+	}
+	return out
 }
 
 func countCaught(r Report, kind string) int {
