@@ -312,8 +312,8 @@ func each(ctx context.Context, par, n int, fn func(ctx context.Context, i int) e
 }
 
 // Reach is the report's measure of the handlers' refusal branches: which
-// the kept scenarios' solutions and tempting acts refuse at (prove.Reach),
-// and for each one none reaches, the shape of case that would.
+// the kept scenarios' tempting acts refuse at (prove.Reach; their solutions
+// answer ok throughout), and for each one none reaches, the shape of case that would.
 func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
 	branches, err := script.Branches(c)
 	if err != nil {

@@ -9,13 +9,15 @@ import (
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// Reach plays a scenario's solution and its tempting calls, each on a fresh
-// copy after its setup, and returns the handlers' refusal branches they
-// refused at (file:line, see script.Branches), with how many calls did.
-// Two plays, not a proof: what a suite's acts reach, cheaply.
+// Reach plays a scenario's tempting calls on a fresh copy after its setup
+// and returns the handlers' refusal branches they refused at (file:line,
+// see script.Branches), with how many calls did. One play, not a proof:
+// what a suite's acts reach, cheaply. A kept scenario's solution is not
+// played: every call of it answers ok (the solvable gate), so it refuses
+// nowhere.
 func (p *Prover) Reach(ctx context.Context, sc *scenario.Scenario) (map[string]int, error) {
 	var hits map[string]int
-	for _, calls := range [][]scenario.Call{sc.Solution, sc.Tempting} {
+	for _, calls := range [][]scenario.Call{sc.Tempting} {
 		if len(calls) == 0 {
 			continue
 		}

@@ -57,7 +57,7 @@ type ReportExtra struct {
 
 // HandlerBranches is how many of the handlers' refusal branches (each if
 // arm whose block refuses, read from the syntax tree) the kept scenarios'
-// solutions and tempting acts refuse at when the handlers run.
+// tempting acts refuse at when the handlers run.
 type HandlerBranches struct {
 	Covered   int          `json:"covered"`
 	Total     int          `json:"total"`
