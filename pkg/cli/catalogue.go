@@ -14,6 +14,22 @@ import (
 // runProver returns e's prover with the sub-goals a run added (catalogue.json
 // entries of origin "run", with their source) compiled over the contract's.
 func runProver(e *engine.Engine, path string) (*prove.Prover, error) {
+	added, err := runSubGoals(path)
+	if err != nil {
+		return nil, err
+	}
+	p, skipped, err := e.WithSubGoals(added)
+	if err != nil {
+		return nil, fmt.Errorf("--catalogue %s: %w", path, err)
+	}
+	if len(skipped) > 0 {
+		return nil, fmt.Errorf("--catalogue %s: run sub-goal %s: %w", path, skipped[0].Name, skipped[0].Err)
+	}
+	return p, nil
+}
+
+// runSubGoals are the sub-goals a run added, read from its catalogue.json.
+func runSubGoals(path string) ([]contract.SubGoal, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--catalogue: %w", err)
@@ -36,12 +52,5 @@ func runProver(e *engine.Engine, path string) (*prove.Prover, error) {
 		}
 		added = append(added, sg)
 	}
-	p, skipped, err := e.WithSubGoals(added)
-	if err != nil {
-		return nil, fmt.Errorf("--catalogue %s: %w", path, err)
-	}
-	if len(skipped) > 0 {
-		return nil, fmt.Errorf("--catalogue %s: run sub-goal %s: %w", path, skipped[0].Name, skipped[0].Err)
-	}
-	return p, nil
+	return added, nil
 }

@@ -125,6 +125,8 @@ func calls(cs []prove.CallStep) string {
 			parts[i] = c.Tool + " ok"
 		case c.Crash:
 			parts[i] = c.Tool + " CRASHED (" + c.Error + ")"
+		case c.Branch != "":
+			parts[i] = c.Tool + " refused at " + c.Branch + " (" + c.Error + ")"
 		default:
 			parts[i] = c.Tool + " refused (" + c.Error + ")"
 		}

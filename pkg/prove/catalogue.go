@@ -5,6 +5,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // IsBuiltin reports whether name is a built-in sub-goal (the outbound ones
@@ -46,3 +47,12 @@ func (p *Prover) RunSubGoals() []contract.SubGoal {
 
 // Programs are the compiled handlers and checks this prover runs.
 func (p *Prover) Programs() *script.Programs { return p.progs }
+
+// WithWorld is a prover of the same contract and catalogue over w, whose
+// programs are progs: a mutant of the contract (w a view of this prover's
+// world, world.WithPrograms). The frozen world's snapshot is shared.
+func (p *Prover) WithWorld(w *world.World, progs *script.Programs) *Prover {
+	np := *p
+	np.w, np.progs = w, progs
+	return &np
+}

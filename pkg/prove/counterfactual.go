@@ -51,6 +51,9 @@ type CallStep struct {
 	Refused bool   `json:"refused,omitempty"`
 	Crash   bool   `json:"crash,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Branch is the handler's refusal branch (file:line) a refused call
+	// came from.
+	Branch string `json:"branch,omitempty"`
 }
 
 // CheckResult is one settled sub-goal after a run. Index is its place in
@@ -69,7 +72,7 @@ func (c CheckResult) Failed() bool { return !c.Held }
 func steps(rs []world.CallResult) []CallStep {
 	out := make([]CallStep, len(rs))
 	for i, r := range rs {
-		out[i] = CallStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error}
+		out[i] = CallStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Branch: r.Branch}
 	}
 	return out
 }

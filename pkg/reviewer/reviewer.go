@@ -249,11 +249,21 @@ func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortE
 // Write writes a run's suite from the ledger into out, with the review
 // beside it (review.json).
 func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string) (suite.Report, error) {
+	return WriteReach(ctx, store, run, c, p, out, nil)
+}
+
+// WriteReach is Write whose report also says which refusal branches of the
+// handlers the kept scenarios reach, as reach measures them (nil: not
+// measured).
+func WriteReach(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string,
+	reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
 	rv, err := Read(ctx, store, run, c)
 	if err != nil {
 		return suite.Report{}, err
 	}
-	rep, err := suite.Write(ctx, store, run, c, out, reportExtra(c, p))
+	extra := reportExtra(c, p)
+	extra.Reach = reach
+	rep, err := suite.Write(ctx, store, run, c, out, extra)
 	if err != nil {
 		return suite.Report{}, err
 	}

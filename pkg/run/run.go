@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/internal/wire"
+	"github.com/suitegen/suitegen/pkg/adequacy"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -33,6 +34,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/writer"
@@ -454,7 +456,12 @@ func (j job) run(ctx context.Context) (res Result) {
 	short = cmp.Or(short, concluded)
 
 	t = time.Now()
-	rep, err := reviewer.Write(ctx, j.store, res.RunID, j.c, p.Plan, res.Out)
+	// The report says which refusal branches the kept scenarios reach: two
+	// plays per scenario on the run's own world.
+	reach := func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
+		return adequacy.Reach(ctx, j.e.Prover, j.c, kept)
+	}
+	rep, err := reviewer.WriteReach(ctx, j.store, res.RunID, j.c, p.Plan, res.Out, reach)
 	res.Stages.Output = time.Since(t)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", j.c.Agent, err)

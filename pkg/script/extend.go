@@ -25,6 +25,7 @@ func (p *Programs) WithSubGoals(sources map[string]string, sgs []contract.SubGoa
 		opts:        p.opts,
 		predeclared: p.predeclared,
 		handlers:    p.handlers, // read-only after Compile
+		branches:    p.branches,
 		checks:      maps.Clone(p.checks),
 		modules:     maps.Clone(p.modules),
 	}

@@ -41,12 +41,18 @@ func (p *Programs) makePredeclared() starlark.StringDict {
 	return d
 }
 
-func builtinRefuse(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func builtinRefuse(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var msg string
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &msg); err != nil {
 		return nil, err
 	}
-	return nil, &Refusal{Message: msg}
+	// The frames say which branch refused (Programs.branchOf); depth 0 is
+	// this builtin.
+	stack := make([]syntax.Position, 0, th.CallStackDepth())
+	for d := 1; d < th.CallStackDepth(); d++ {
+		stack = append(stack, th.CallFrame(d).Pos)
+	}
+	return nil, &Refusal{Message: msg, stack: stack}
 }
 
 // builtinCosts are the universal builtins that allocate in proportion to

@@ -96,6 +96,10 @@ var (
 // Refusal is the world saying no: the handler called refuse(message).
 type Refusal struct {
 	Message string
+	// Branch is the refusal branch it came from (file:line of its if, see
+	// Branches), or "" when the refusal stands in no branch.
+	Branch string
+	stack  []syntax.Position // the Starlark frames at the refusal, innermost first
 }
 
 func (r *Refusal) Error() string { return "refused: " + r.Message }
@@ -146,6 +150,7 @@ type Programs struct {
 	handlers    map[string]*starlark.Function // tool -> handle
 	checks      map[string]*starlark.Function // sub-goal -> check
 	modules     map[string]starlark.StringDict
+	branches    map[string]string // file:line of a refusing statement -> its branch
 }
 
 // HandlerPath is the source path of a tool's handler: its handler field, else
@@ -162,6 +167,10 @@ func HandlerPath(t *contract.Tool) string {
 // handler file is absent is not an error here (the contract validator reports
 // it); calling it is a crash wrapping ErrNoHandler.
 func Compile(c *contract.Contract, opts Options) (*Programs, error) {
+	return compileWith(c, opts, nil)
+}
+
+func compileWith(c *contract.Contract, opts Options, edit Edit) (*Programs, error) {
 	opts, err := opts.withDefaults(c)
 	if err != nil {
 		return nil, err
@@ -171,9 +180,10 @@ func Compile(c *contract.Contract, opts Options) (*Programs, error) {
 		handlers: map[string]*starlark.Function{},
 		checks:   map[string]*starlark.Function{},
 		modules:  map[string]starlark.StringDict{},
+		branches: branchTable(c),
 	}
 	p.predeclared = p.makePredeclared()
-	cp := &compiler{p: p, sources: c.Sources, state: map[string]int{}, errs: map[string]error{}}
+	cp := &compiler{p: p, edit: edit, sources: c.Sources, state: map[string]int{}, errs: map[string]error{}}
 	var cerr CompileError
 	addErr := func(file string, err error) {
 		cerr.Errs = append(cerr.Errs, fileError(file, err))
@@ -266,6 +276,7 @@ func fileError(file string, err error) FileError {
 // compiler executes modules once, resolving load() inside the contract.
 type compiler struct {
 	p       *Programs
+	edit    Edit
 	sources map[string]string
 	state   map[string]int // 1: loading, 2: done
 	errs    map[string]error
@@ -297,6 +308,9 @@ func (cp *compiler) exec(file, src string) (starlark.StringDict, error) {
 	f, err := fileOptions.Parse(file, src, 0)
 	if err != nil {
 		return nil, err
+	}
+	if cp.edit != nil {
+		cp.edit(file, f)
 	}
 	if err := rewrite(f); err != nil {
 		return nil, err
@@ -364,7 +378,13 @@ func (p *Programs) HandleWithTrace(ctx context.Context, tool string, args map[st
 	v, err := starlark.Call(th, fn, starlark.Tuple{am, &dbValue{}}, nil)
 	tr := Trace{Read: am.readKeys(), Wrote: st.wrote, Steps: th.ExecutionSteps()}
 	if err != nil {
-		return nil, tr, st.classify(err)
+		err = st.classify(err)
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			ref.Branch = p.branchOf(ref.stack)
+			logBranch(ctx, ref.Branch)
+		}
+		return nil, tr, err
 	}
 	var out []byte
 	if s, ok := v.(starlark.String); ok {

@@ -916,3 +916,12 @@ func outboundJudged(name string) string {
 	}
 	return ""
 }
+
+// Scenarios reads the scenarios of a suite written under out, in index order.
+func Scenarios(out string) ([]*scenario.Scenario, error) {
+	scs, err := readSuite(out)
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	return scs, nil
+}

@@ -50,6 +50,25 @@ type ReportExtra struct {
 	BuiltinSubGoals []SubGoalInfo
 	// Faults are copied into the report (e.g. "crashes": "3 handler crashes").
 	Faults map[string]string
+	// Reach, when set, says which refusal branches of the handlers the
+	// kept scenarios reach (Coverage.HandlerBranches).
+	Reach func(ctx context.Context, kept []scenario.Scenario) (*HandlerBranches, error)
+}
+
+// HandlerBranches is how many of the handlers' refusal branches (each if
+// arm whose block refuses, read from the syntax tree) the kept scenarios'
+// tempting acts refuse at when the handlers run.
+type HandlerBranches struct {
+	Covered   int          `json:"covered"`
+	Total     int          `json:"total"`
+	Uncovered []BranchNote `json:"uncovered"`
+}
+
+// BranchNote is a refusal branch (file:line) and why no kept scenario
+// reaches it.
+type BranchNote struct {
+	At  string `json:"at"`
+	Why string `json:"why"`
 }
 
 // Report is report.json.
@@ -87,12 +106,15 @@ type Coverage struct {
 	// RulesUntested every rule not tested, with why. GatedToolsNamed the
 	// precondition-gated tools some kept scenario calls (in its solution or
 	// its tempting calls).
-	RulesTested     []string   `json:"rules_tested"`
-	RulesJudged     []string   `json:"rules_judged"`
-	RulesUntested   []RuleNote `json:"rules_untested"`
-	Rules           int        `json:"rules"`
-	GatedToolsNamed []string   `json:"gated_tools_named"`
-	GatedTools      int        `json:"gated_tools"`
+	RulesTested   []string   `json:"rules_tested"`
+	RulesJudged   []string   `json:"rules_judged"`
+	RulesUntested []RuleNote `json:"rules_untested"`
+	Rules         int        `json:"rules"`
+	// HandlerBranches: the refusal branches the kept scenarios reach
+	// (absent when not measured).
+	HandlerBranches *HandlerBranches `json:"handler_branches,omitempty"`
+	GatedToolsNamed []string         `json:"gated_tools_named"`
+	GatedTools      int              `json:"gated_tools"`
 	// Planned is what the plan meant to cover, whether or not the suite
 	// has it.
 	Planned Planned `json:"planned"`
@@ -333,6 +355,13 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		Spend:      spend(meter, r, len(kept), refusals),
 		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
 		Faults:     faults,
+	}
+	if extra.Reach != nil {
+		hb, err := extra.Reach(ctx, kept)
+		if err != nil {
+			return Report{}, fmt.Errorf("suite: write %s: handler branches: %w", run, err)
+		}
+		rep.Coverage.HandlerBranches = hb
 	}
 	if err := writeJSON(filepath.Join(out, "report.json"), rep); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)

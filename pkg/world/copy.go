@@ -51,6 +51,9 @@ type CallResult struct {
 	Wrote    bool            `json:"wrote,omitempty"`     // the handler changed rows (ok calls only)
 	Invalid  bool            `json:"invalid,omitempty"`   // refused by the params schema: the handler never ran
 	ReadArgs []string        `json:"read_args,omitempty"` // which args the handler read
+	// Branch is the refusal branch of the handler that refused (file:line,
+	// see script.Branches); "" otherwise.
+	Branch string `json:"branch,omitempty"`
 	// Err is why a crashed call stopped, as a value: a prover tells an
 	// outage of the database from a bug in the contract by it.
 	Err error `json:"-"`
@@ -544,6 +547,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	case errors.As(err, &ref):
 		res.Refused = true
 		res.Error = "Error: " + ref.Message
+		res.Branch = ref.Branch
 	case errors.As(err, &crash):
 		res.Crash = true
 		res.Error = "Crash: " + crash.Reason

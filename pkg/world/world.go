@@ -102,7 +102,7 @@ type World struct {
 	tools        map[string]*tool
 	tables       []tableInfo
 	stateSQL     string
-	frozen       frozenDocs
+	frozen       *frozenDocs // shared by the views WithPrograms makes
 }
 
 type tableInfo struct {
@@ -170,7 +170,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 	if err := pool.QueryRow(ctx, `SELECT oid FROM pg_database WHERE datname = current_database()`).Scan(&db); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
-	w := &World{pool: pool, c: c, progs: progs, opts: opts, schema: schema, twin: schema + "_b",
+	w := &World{pool: pool, c: c, progs: progs, frozen: &frozenDocs{}, opts: opts, schema: schema, twin: schema + "_b",
 		role: fmt.Sprintf("%s_r%d", schema, db), owner: fmt.Sprintf("%s_o%d", schema, db), tag: "/*" + schema + "*/ "}
 	if w.tools, err = compileTools(c); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
@@ -722,4 +722,13 @@ func pgMessage(err error) string {
 		return msg
 	}
 	return err.Error()
+}
+
+// WithPrograms is a view of the world whose handlers are progs (a mutant of
+// the contract's): the same frozen schema, sessions and snapshots, other
+// code. Closing the world closes its views; a view is never closed itself.
+func (w *World) WithPrograms(progs *script.Programs) *World {
+	v := *w
+	v.progs = progs
+	return &v
 }

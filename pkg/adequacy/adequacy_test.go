@@ -1,0 +1,144 @@
+package adequacy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func loadScenarios(t *testing.T, dir string) []*scenario.Scenario {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*scenario.Scenario
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenario.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// A small retail suite: a cancellation and a refused cancellation of an
+// order that is no longer pending. The handler gets one more branch, a
+// guard that refuses exactly what the lib's status check refuses, before
+// it: the refusal reaches that guard, but removing it changes nothing (the
+// lib refuses the same act), so it is not caught; the branch no scenario
+// reaches (the reason check) is not caught; the identity rule the refused
+// scenario names is.
+func TestMeasureRetail(t *testing.T) {
+	ctx := context.Background()
+	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "handlers/cancel_pending_order.star"
+	src := c.Sources[file]
+	anchor := "    require_status(order, \"pending\", \"cancelled\")\n"
+	if !strings.Contains(src, anchor) {
+		t.Fatalf("%s changed: no %q", file, anchor)
+	}
+	guard := "    if order[\"status\"] != \"pending\":\n        refuse(\"only pending orders can be cancelled\")\n"
+	c.Sources[file] = strings.Replace(src, anchor, guard+anchor, 1)
+	guardLine := strings.Count(src[:strings.Index(src, anchor)], "\n") + 1
+
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	scs := loadScenarios(t, filepath.Join("testdata", "retail"))
+	rep, err := Measure(ctx, Config{Contract: c, World: e.World, Prover: e.Prover, Scenarios: scs, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scenarios != len(scs) || len(rep.NotKept) > 0 {
+		t.Fatalf("kept %d of %d (not kept: %v)", rep.Scenarios, len(scs), rep.NotKept)
+	}
+	by := map[string]Mutant{}
+	for _, m := range rep.Mutants {
+		by[m.At] = m
+	}
+	at := func(line int) string { return file + ":" + strconv.Itoa(line) }
+	if m := by[at(guardLine)]; m.Reached == 0 || m.Caught {
+		t.Errorf("the redundant guard: %+v, want reached and not caught", m)
+	}
+	reason := by[at(guardLine+3)] // "if reason not in REASONS", shifted by the guard
+	if reason.Kind != KindBranch || reason.Reached != 0 || reason.Caught || !strings.Contains(reason.Why, "no kept scenario") {
+		t.Errorf("the reason branch: %+v, want unreached and uncaught", reason)
+	}
+	if m := by["verify-identity"]; !m.Caught || m.Reached == 0 {
+		t.Errorf("verify-identity: %+v, want caught", m)
+	}
+	if rep.BranchesCaught != countCaught(rep, KindBranch) || rep.Branches == 0 {
+		t.Errorf("branches %d/%d", rep.BranchesCaught, rep.Branches)
+	}
+
+	// Without the guard the lib's status check is the only one: the refused
+	// cancellation depends on it, so its mutant is caught.
+	c.Sources[file] = src
+	e2, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e2.Close)
+	rep, err = Measure(ctx, Config{Contract: c, World: e2.World, Prover: e2.Prover, Scenarios: scs, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Mutants {
+		if m.At == "lib/orders.star:24" && (!m.Caught || m.By != "cancel-order-refuse-none-7002") {
+			t.Errorf("the lib's status check: %+v, want caught by the refused cancellation", m)
+		}
+	}
+
+	// The report's measure: the refused cancellation's tempting act reaches
+	// the lib's status check; the reason branch is uncovered, with why.
+	hb, err := Reach(ctx, e2.Prover, c, derefs(scs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb.Total != rep.Branches || hb.Covered == 0 || hb.Covered+len(hb.Uncovered) != hb.Total {
+		t.Fatalf("handler branches %+v, want %d in all", hb, rep.Branches)
+	}
+	for _, u := range hb.Uncovered {
+		if u.At == "lib/orders.star:24" {
+			t.Errorf("the lib's status check is reached, reported uncovered")
+		}
+	}
+}
+
+func derefs(scs []*scenario.Scenario) []scenario.Scenario {
+	out := make([]scenario.Scenario, len(scs))
+	for i, sc := range scs {
+		out[i] = *sc
+	}
+	return out
+}
+
+func countCaught(r Report, kind string) int {
+	n := 0
+	for _, m := range r.Mutants {
+		if m.Kind == kind && m.Caught {
+			n++
+		}
+	}
+	return n
+}

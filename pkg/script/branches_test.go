@@ -1,0 +1,246 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+func branchLines(bs []Branch) string {
+	var parts []string
+	for _, b := range bs {
+		s := b.At()
+		if b.Else {
+			s += "(else)"
+		}
+		parts = append(parts, s+"@"+b.Func)
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestFileBranchesStyles(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"nested ifs", `
+def handle(args, db):
+    row = db.one("x")
+    if row != None:
+        if row["status"] != "open":
+            refuse("closed")
+    return row
+`, "h.star:5@handle"},
+		{"elif chain and else", `
+def handle(args, db):
+    k = args["kind"]
+    if k == "a":
+        refuse("a is not allowed")
+    elif k == "b":
+        return refuse("b is not allowed")
+    elif k == "c":
+        pass
+    else:
+        refuse("unknown kind %s" % k)
+    return k
+`, "h.star:4@handle h.star:6@handle h.star:10(else)@handle"},
+		{"early returns", `
+def handle(args, db):
+    if args["n"] < 0:
+        return {"ok": False}
+    if args["n"] > 10:
+        return refuse("too many")
+    return {"ok": True}
+`, "h.star:5@handle"},
+		{"helper that refuses", `
+def deny(what):
+    refuse("no " + what)
+
+def always(what):
+    if what == "":
+        refuse("empty")
+    else:
+        deny(what)
+
+def handle(args, db):
+    if args["x"] == 1:
+        deny("ones")
+    if args["x"] == 2:
+        always("twos")
+    for i in args["items"]:
+        if i in args["seen"]:
+            (deny("twice"))
+    return None
+`, "h.star:6@always h.star:8(else)@always h.star:12@handle h.star:14@handle h.star:17@handle"},
+		{"no refusals", `
+def handle(args, db):
+    if args["x"]:
+        return 1
+    refuse("always")
+`, ""},
+		{"a local named refuse is not the builtin", `
+def refuse(m):
+    return m
+
+def handle(args, db):
+    if args["x"]:
+        refuse("not really")
+    return 1
+`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, err := FileBranches("h.star", tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := branchLines(bs); got != tc.want {
+				t.Fatalf("branches:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Branches of a contract follow load(): a lib helper's branch belongs to
+// every tool that reaches it, through an alias too.
+func TestBranchesThroughLib(t *testing.T) {
+	c := &contract.Contract{Sources: map[string]string{
+		"lib/orders.star": `
+def load_order(db, id):
+    o = db.one("SELECT * FROM orders WHERE id = $1", id)
+    if o == None:
+        refuse("order %s not found" % id)
+    return o
+
+def unused(x):
+    if x:
+        refuse("never reached")
+`,
+		"handlers/cancel.star": `
+load("lib/orders.star", get="load_order")
+
+def handle(args, db):
+    o = get(db, args["id"])
+    if o["status"] != "pending":
+        refuse("only pending orders can be cancelled")
+    return o
+`,
+		"handlers/show.star": `
+load("lib/orders.star", "load_order")
+
+def handle(args, db):
+    return load_order(db, args["id"])
+`,
+	}}
+	c.Tools = []contract.Tool{{Name: "cancel"}, {Name: "show"}}
+	bs, err := Branches(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := branchLines(bs), "handlers/cancel.star:6@handle lib/orders.star:4@load_order"; got != want {
+		t.Fatalf("branches:\n got %q\nwant %q", got, want)
+	}
+	if got := strings.Join(bs[1].Tools, ","); got != "cancel,show" {
+		t.Fatalf("lib branch tools = %s", got)
+	}
+	if bs[1].Message != "order %s not found" {
+		t.Fatalf("message = %q", bs[1].Message)
+	}
+
+	// At run time a refusal names its branch, through the helper's frame.
+	p, err := Compile(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log BranchLog
+	ctx := WithBranchLog(context.Background(), &log)
+	_, err = p.Handle(ctx, "show", map[string]any{"id": "x"}, &fakeDB{})
+	var ref *Refusal
+	if !errors.As(err, &ref) || ref.Branch != "lib/orders.star:4" {
+		t.Fatalf("refusal = %v (branch %q), want lib/orders.star:4", err, branchOf(ref))
+	}
+	_, err = p.Handle(ctx, "cancel", map[string]any{"id": "x"}, &fakeDB{rows: []Row{{Columns: []string{"status"}, Values: []any{"sent"}}}})
+	if !errors.As(err, &ref) || ref.Branch != "handlers/cancel.star:6" {
+		t.Fatalf("refusal = %v (branch %q), want handlers/cancel.star:6", err, branchOf(ref))
+	}
+	if h := log.Hits(); h["lib/orders.star:4"] != 1 || h["handlers/cancel.star:6"] != 1 {
+		t.Fatalf("log = %v", h)
+	}
+
+	// With the lib branch off, the missing order is no longer refused there:
+	// the handler reads on and crashes on None.
+	m, err := CompileEdited(c, Options{}, BranchOff(bs[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Handle(context.Background(), "show", map[string]any{"id": "x"}, &fakeDB{})
+	if err != nil {
+		t.Fatalf("mutant show: %v, want ok (None)", err)
+	}
+	_, err = m.Handle(context.Background(), "cancel", map[string]any{"id": "x"}, &fakeDB{rows: []Row{{Columns: []string{"status"}, Values: []any{"sent"}}}})
+	if !errors.As(err, &ref) || ref.Branch != "handlers/cancel.star:6" {
+		t.Fatalf("mutant keeps other branches: %v", err)
+	}
+}
+
+func branchOf(r *Refusal) string {
+	if r == nil {
+		return ""
+	}
+	return r.Branch
+}
+
+func TestCheckHolds(t *testing.T) {
+	c := &contract.Contract{Sources: map[string]string{
+		"subgoals/never.star": "what = \"x\"\ndef check(world, calls, params):\n    return \"fails\"\n",
+	}, SubGoals: []contract.SubGoal{{Name: "never", File: "subgoals/never.star"}}}
+	p, err := CompileEdited(c, Options{}, CheckHolds("subgoals/never.star"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, why, err := p.Check(context.Background(), "never", nil, nil, nil)
+	if err != nil || !held {
+		t.Fatalf("neutered check: held=%v why=%q err=%v", held, why, err)
+	}
+}
+
+// FuzzFileBranches: the finder never panics on any source, every branch
+// it reports stands on a line of the source, and turning any branch off
+// leaves a file that still compiles when the original did.
+func FuzzFileBranches(f *testing.F) {
+	for _, s := range []string{
+		"def handle(args, db):\n    if args['x']:\n        refuse('no')\n    return 1\n",
+		"def d(m):\n    refuse(m)\ndef handle(a, db):\n    if a:\n        d('x')\n    elif a == 2:\n        return refuse('y')\n    else:\n        d('z')\n",
+		"load('lib/x.star', 'y')\ndef handle(a, db):\n    for i in a:\n        while i:\n            if i:\n                y(i)\n",
+		"if True:\n    refuse('top')\n",
+		"def handle(a, db):\n    x = lambda: refuse('l')\n    if a: (refuse('p'))\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4000 {
+			return
+		}
+		bs, err := FileBranches("handlers/h.star", src)
+		if err != nil {
+			return
+		}
+		lines := strings.Count(src, "\n") + 1
+		for _, b := range bs {
+			if b.Line < 1 || b.Line > lines || b.Refuses < b.Line || b.Refuses > lines {
+				t.Fatalf("branch %+v outside the source's %d lines", b, lines)
+			}
+		}
+		c := &contract.Contract{Sources: map[string]string{"handlers/h.star": src}, Tools: []contract.Tool{{Name: "h"}}}
+		if _, err := Compile(c, Options{MaxSteps: 10_000}); err != nil {
+			return
+		}
+		for _, b := range bs {
+			if _, err := CompileEdited(c, Options{MaxSteps: 10_000}, BranchOff(b)); err != nil {
+				t.Fatalf("branch %s off: %v", b.At(), err)
+			}
+		}
+	})
+}
