@@ -1,0 +1,407 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// The cluster run's settings. The ack wait is short so a cut-off writer's
+// slice comes back in seconds; max deliver and replicas are the deployed ones.
+const (
+	clusterScenarios  = 300
+	clusterAckWait    = 5 * time.Second
+	clusterMaxDeliver = 5
+	clusterReplicas   = 3
+	clusterRun        = "cluster"
+	clusterSeed       = 7
+)
+
+// clusterFault is one fault of the cluster run, as measured.
+type clusterFault struct {
+	Kind string `json:"kind"`
+	// At is the number of scenarios journalled when it was injected.
+	At int `json:"journalled_at"`
+	// Since is the time from the run's start.
+	Since time.Duration `json:"since_start"`
+	// Recovered is the time from the fault until the ledger grew again.
+	Recovered time.Duration `json:"time_to_recover"`
+	Detail    string        `json:"detail"`
+}
+
+// TestCluster runs the distributed roles as real processes against a
+// three-node JetStream cluster (real nats-server, streams with three
+// replicas) and a PostgreSQL primary with a synchronous hot standby, reached
+// through a multi-host URL with target_session_attrs=read-write. Mid-run,
+// each fault triggered by the ledger's progress: the stream leader is
+// SIGKILLed and later restarted; one writer is cut off from NATS and
+// PostgreSQL past the ack wait and let back once its slice went to another
+// writer; the standby is promoted and the old primary SIGKILLed; one writer
+// is SIGKILLed. The suite must come out exactly as a fault-free run's.
+//
+// SUITEGEN_CLUSTER=1 turns it on (make test-cluster).
+func TestCluster(t *testing.T) {
+	if os.Getenv("SUITEGEN_CLUSTER") == "" {
+		t.Skip("SUITEGEN_CLUSTER=1 runs the cluster test (make test-cluster)")
+	}
+	dir := examples(t, "rides")
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Minute)
+	defer cancel()
+	binaries(t)
+
+	nc := startNATSCluster(t, 3)
+	pg := startPGPair(t, ctx)
+	dbURL := pg.url(t, pg.primary.Port(), pg.standbyPort)
+	natsURL := natsURLs(nc.ports())
+	qcfg := queue.Config{URL: natsURL, AckWait: clusterAckWait, MaxDeliver: clusterMaxDeliver, Replicas: clusterReplicas, StartupTimeout: 2 * time.Minute}
+	precreateQueue(t, qcfg)
+
+	// The writer that gets cut off talks to every server through a proxy.
+	var natsProxies []*proxy
+	var cutPorts []int
+	for _, p := range nc.ports() {
+		px := startProxy(t, fmt.Sprintf("127.0.0.1:%d", p))
+		natsProxies = append(natsProxies, px)
+		cutPorts = append(cutPorts, px.port())
+	}
+	pgProxies := []*proxy{
+		startProxy(t, fmt.Sprintf("127.0.0.1:%d", pg.primary.Port())),
+		startProxy(t, fmt.Sprintf("127.0.0.1:%d", pg.standbyPort)),
+	}
+	proxies := append(append([]*proxy(nil), natsProxies...), pgProxies...)
+
+	common := []string{
+		"SUITEGEN_ACK_WAIT=" + clusterAckWait.String(), "SUITEGEN_MAX_DELIVER=" + strconv.Itoa(clusterMaxDeliver),
+		"SUITEGEN_QUEUE_REPLICAS=" + strconv.Itoa(clusterReplicas), "SUITEGEN_MODEL=builtin",
+	}
+	env := append([]string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}, common...)
+	cutEnv := append([]string{"SUITEGEN_NATS_URL=" + natsURLs(cutPorts),
+		"SUITEGEN_DATABASE_URL=" + pg.url(t, pgProxies[0].port(), pgProxies[1].port())}, common...)
+
+	started := time.Now()
+	writers := map[string]*fproc{}
+	for _, id := range []string{"cw1", "cw2"} {
+		writers[id] = startF(t, env, "writer", "--id", id, "--drain-timeout", "10s")
+	}
+	writers["cw3"] = startF(t, cutEnv, "writer", "--id", "cw3", "--drain-timeout", "10s")
+	planner := startF(t, env, "planner", dir, "--run", clusterRun, "--scenarios", strconv.Itoa(clusterScenarios), "--seed", strconv.Itoa(clusterSeed))
+
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// count runs one query on the ledger; -1 while it does not answer.
+	count := func(q string, args ...any) int {
+		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer qcancel()
+		var n int
+		if err := pool.QueryRow(qctx, q, args...).Scan(&n); err != nil {
+			return -1
+		}
+		return n
+	}
+	journalled := func() int { return count(`SELECT count(*) FROM scenarios WHERE run_id = $1`, clusterRun) }
+
+	// The fault schedule, driven by the ledger's progress. Every wait is
+	// on an observed condition, bounded by the run's deadline.
+	var (
+		fmu    sync.Mutex
+		faults []clusterFault
+		ferr   []string
+	)
+	inject := func(kind string, at int, detail string) int {
+		fmu.Lock()
+		defer fmu.Unlock()
+		faults = append(faults, clusterFault{Kind: kind, At: at, Since: time.Since(started).Round(time.Millisecond), Detail: detail})
+		return len(faults) - 1
+	}
+	failf := func(format string, args ...any) {
+		fmu.Lock()
+		defer fmu.Unlock()
+		ferr = append(ferr, fmt.Sprintf(format, args...))
+	}
+	// recovered waits (in the background) for the ledger to grow past at
+	// and records the time since the fault.
+	var recWG sync.WaitGroup
+	recovered := func(i, at int, from time.Time) {
+		recWG.Add(1)
+		go func() {
+			defer recWG.Done()
+			for ctx.Err() == nil {
+				if journalled() > at {
+					fmu.Lock()
+					faults[i].Recovered = time.Since(from).Round(time.Millisecond)
+					fmu.Unlock()
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
+	// until polls cond every 100 ms until it holds; false when the run ends
+	// first (the planner exited) or the deadline passes.
+	until := func(cond func() bool) bool {
+		for ctx.Err() == nil && !planner.exited() {
+			if cond() {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	atLeast := func(n int) func() bool { return func() bool { return journalled() >= n } }
+
+	chaosDone := make(chan struct{})
+	go func() {
+		defer close(chaosDone)
+		// 1. The stream's leader SIGKILLed at 10%; restarted once the two
+		// others carried the run 10% further.
+		if !until(atLeast(clusterScenarios / 10)) {
+			failf("the run ended before the stream leader was killed")
+			return
+		}
+		leader, err := nc.streamLeader(queue.DefaultStream)
+		if err != nil {
+			failf("jsz: %v", err)
+			return
+		}
+		n := journalled()
+		from := time.Now()
+		leader.kill()
+		i := inject("nats_stream_leader_sigkill", n, "stream leader "+leader.name+" SIGKILLed")
+		recovered(i, n, from)
+		var next *natsNode
+		until(func() bool {
+			next, err = nc.streamLeader(queue.DefaultStream)
+			return err == nil && next != leader
+		})
+		if next != nil {
+			inject("nats_stream_leader_elected", journalled(), fmt.Sprintf("%s leads after %s", next.name, time.Since(from).Round(time.Millisecond)))
+		}
+		if !until(atLeast(n + clusterScenarios/10)) {
+			failf("the run ended before the killed NATS node was restarted")
+			return
+		}
+		nc.start(t, leader)
+		inject("nats_node_restart", journalled(), leader.name+" started again on its store")
+
+		// 2. cw3 cut off from every server while it holds a slice (it has
+		// journalled into a slice not yet done), past the ack wait; let back
+		// once another writer has taken that slice over.
+		if !until(atLeast(3 * clusterScenarios / 10)) {
+			failf("the run ended before the partition")
+			return
+		}
+		var held string
+		if !until(func() bool {
+			qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
+			defer qcancel()
+			err := pool.QueryRow(qctx, `SELECT s.id FROM slices s JOIN scenarios sc ON sc.run_id = s.run_id AND sc.slice_id = s.id
+				WHERE s.run_id = $1 AND s.state = 'published' AND sc.writer = 'cw3' LIMIT 1`, clusterRun).Scan(&held)
+			return err == nil
+		}) {
+			failf("cw3 never held a slice after 30%%")
+			return
+		}
+		n = journalled()
+		from = time.Now()
+		for _, px := range proxies {
+			px.setCut(true)
+		}
+		i = inject("writer_partition", n, "cw3 cut off from NATS and PostgreSQL holding "+held)
+		recovered(i, n, from)
+		if !until(func() bool {
+			return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND id = $2 AND state = 'done' AND writer <> 'cw3'`, clusterRun, held) > 0 ||
+				count(`SELECT count(*) FROM scenarios WHERE run_id = $1 AND slice_id = $2 AND writer <> 'cw3'`, clusterRun, held) > 0
+		}) {
+			failf("slice %s never went to another writer", held)
+		}
+		for _, px := range proxies {
+			px.setCut(false)
+		}
+		inject("writer_partition_restored", journalled(), fmt.Sprintf("cw3 let back after %s; %s taken over by another writer", time.Since(from).Round(time.Millisecond), held))
+
+		// 3. Failover at 50%: the standby promoted, the old primary SIGKILLed.
+		if !until(atLeast(clusterScenarios / 2)) {
+			failf("the run ended before the failover")
+			return
+		}
+		n = journalled()
+		from = time.Now()
+		if err := pg.failover(ctx); err != nil {
+			failf("failover: %v", err)
+			return
+		}
+		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted in %s, old primary SIGKILLed", time.Since(from).Round(time.Millisecond)))
+		recovered(i, n, from)
+
+		// 4. A writer SIGKILLed at 70%.
+		if !until(atLeast(7 * clusterScenarios / 10)) {
+			failf("the run ended before the writer kill")
+			return
+		}
+		n = journalled()
+		_ = writers["cw2"].cmd.Process.Signal(syscall.SIGKILL)
+		i = inject("writer_sigkill", n, "cw2 SIGKILLed")
+		recovered(i, n, time.Now())
+	}()
+
+	perr := planner.await(35 * time.Minute)
+	<-chaosDone
+	if perr != nil {
+		t.Fatalf("planner: %v\n%s\nfaults: %+v %v", perr, planner.output(), faults, ferr)
+	}
+	out := t.TempDir()
+	rev := start(t, env, "reviewer", "--run", clusterRun, "--out", out)
+	if err := rev.wait(t, 5*time.Minute); err != nil {
+		t.Fatalf("reviewer: %v\n%s", err, rev.output())
+	}
+	elapsed := time.Since(started)
+	for id, w := range writers {
+		if id == "cw2" {
+			continue
+		}
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		if err := w.await(time.Minute); err != nil {
+			t.Errorf("writer %s did not drain on SIGTERM: %v\n%s", id, err, w.output())
+		}
+	}
+	recWG.Wait()
+	for _, e := range ferr {
+		t.Error(e)
+	}
+	if len(faults) < 7 {
+		t.Errorf("only %d fault steps happened: %+v", len(faults), faults)
+	}
+
+	// The suite.
+	got := tree(t, filepath.Join(out, "scenarios"))
+	if len(got) != clusterScenarios {
+		t.Errorf("the suite holds %d scenario files, want %d", len(got), clusterScenarios)
+	}
+	if d := duplicates(t, got); d > 0 {
+		t.Errorf("%d scenarios duplicate another's content", d)
+	}
+	names, pairs := map[string]string{}, map[string]int{}
+	for file, body := range got {
+		var sc struct {
+			Name    string `json:"name"`
+			UseCase string `json:"use_case"`
+			Branch  string `json:"branch"`
+		}
+		if err := json.Unmarshal(body, &sc); err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if other, ok := names[sc.Name]; ok {
+			t.Errorf("%s and %s share the name %s", file, other, sc.Name)
+		}
+		names[sc.Name] = file
+		pairs[sc.UseCase+" / "+sc.Branch]++
+	}
+	if n := count(`SELECT count(*) FROM scenarios WHERE run_id = $1`, clusterRun); n != len(got) {
+		t.Errorf("the ledger holds %d scenarios, the suite %d files", n, len(got))
+	}
+	redelivered := count(`SELECT coalesce(sum(deliveries - 1), 0) FROM slices WHERE run_id = $1 AND deliveries > 1`, clusterRun)
+	dead := count(`SELECT count(*) FROM slices WHERE run_id = $1 AND state = 'dead'`, clusterRun)
+	if dead != 0 {
+		t.Errorf("%d slices dead: an outage spent a slice's deliveries", dead)
+	}
+
+	// Every file proves again, on the promoted server.
+	proveEnv := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
+	files := make([]string, 0, len(got))
+	for file := range got {
+		files = append(files, file)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		p := start(t, proveEnv, "suitegen", "prove", dir, filepath.Join(out, "scenarios", file), "--catalogue", filepath.Join(out, "catalogue.json"))
+		if err := p.wait(t, 2*time.Minute); err != nil {
+			t.Errorf("%s does not prove again: %v\n%s", file, err, p.output())
+		}
+	}
+
+	// The same suite as a fault-free run of the same seed.
+	ref := clusterReference(t, dir)
+	same := len(ref) == len(got)
+	refPairs := map[string]int{}
+	for name, body := range ref {
+		if !bytes.Equal(body, got[name]) {
+			same = false
+			t.Errorf("%s differs from the fault-free run: %s", name, firstDiff(body, got[name]))
+		}
+		var sc struct {
+			UseCase string `json:"use_case"`
+			Branch  string `json:"branch"`
+		}
+		if json.Unmarshal(body, &sc) == nil {
+			refPairs[sc.UseCase+" / "+sc.Branch]++
+		}
+	}
+	for k, v := range refPairs {
+		if pairs[k] != v {
+			t.Errorf("(use case, branch) %s: %d scenarios, the fault-free run %d", k, pairs[k], v)
+		}
+	}
+	rep := struct {
+		Command     string         `json:"command"`
+		Scenarios   int            `json:"scenarios"`
+		Elapsed     string         `json:"wall_time"`
+		Redelivered int            `json:"redeliveries"`
+		Dead        int            `json:"dead_slices"`
+		Identical   bool           `json:"identical_to_fault_free_run"`
+		Faults      []clusterFault `json:"faults"`
+	}{"make test-cluster", len(got), elapsed.Round(time.Second).String(), redelivered, dead, same, faults}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	t.Logf("cluster report:\n%s", b)
+	if path := os.Getenv("SUITEGEN_CLUSTER_REPORT"); path != "" {
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.Logf("planner:\n%s", tail(planner.output()))
+		for id, w := range writers {
+			t.Logf("writer %s:\n%s", id, tail(w.output()))
+		}
+	}
+}
+
+// clusterReference is the fault-free suite of the same seed, in one process
+// on single servers.
+func clusterReference(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer cancel()
+	_, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: clusterScenarios, Writers: 3, Out: out, Seed: clusterSeed,
+		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
+	if err != nil {
+		t.Fatalf("the fault-free reference run: %v", err)
+	}
+	return tree(t, filepath.Join(out, "scenarios"))
+}
+
+// tail is the last 60 lines of a process's output.
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-60):], "\n")
+}
