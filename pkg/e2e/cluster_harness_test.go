@@ -121,23 +121,25 @@ cluster {
 		}
 	})
 	for _, nd := range c.nodes {
-		c.start(t, nd)
+		if err := c.start(nd); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, nd := range c.nodes {
-		c.waitHealthy(t, nd, "?js-enabled-only=true")
+		if err := nd.healthy(context.Background(), 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return c
 }
 
-func (c *natsCluster) start(t *testing.T, nd *natsNode) {
-	t.Helper()
+func (c *natsCluster) start(nd *natsNode) error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	cmd := exec.Command(c.bin, "-c", nd.conf)
 	cmd.Stdout, cmd.Stderr = nd.log, nd.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("start nats %s: %w", nd.name, err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -145,6 +147,22 @@ func (c *natsCluster) start(t *testing.T, nd *natsNode) {
 		close(done)
 	}()
 	nd.cmd, nd.done = cmd, done
+	return nil
+}
+
+// running reports whether the node's process is up.
+func (nd *natsNode) running() bool {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.cmd == nil {
+		return false
+	}
+	select {
+	case <-nd.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // kill SIGKILLs the node and waits for it to be gone.
@@ -175,23 +193,27 @@ func (nd *natsNode) stop() {
 	nd.cmd = nil
 }
 
-// waitHealthy polls the node's /healthz until it answers 200 (2 min bound).
-func (c *natsCluster) waitHealthy(t *testing.T, nd *natsNode, query string) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz%s", nd.monitor, query))
+// healthy polls the node's /healthz until it answers 200: running, and its
+// JetStream assets current with their leaders. Bounded by within.
+func (nd *natsNode) healthy(ctx context.Context, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	var last error
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if !nd.running() {
+			return fmt.Errorf("nats %s is not running", nd.name)
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", nd.monitor))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
+			err = fmt.Errorf("healthz: %s", resp.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nats %s not healthy within 2m: %v", nd.name, err)
-		}
+		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
+	return fmt.Errorf("nats %s not healthy within %s: %v", nd.name, within, last)
 }
 
 // urls lists the client URLs of every node, or of the given ports.
@@ -381,7 +403,7 @@ func startPGPair(t *testing.T, ctx context.Context) *pgPair {
 func (p *pgPair) asServer(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, filepath.Join(p.bin, name), args...)
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	return cmd
 }
 

@@ -177,6 +177,12 @@ func TestCluster(t *testing.T) {
 			failf("the run ended before the stream leader was killed")
 			return
 		}
+		for _, nd := range nc.nodes {
+			if err := nd.healthy(ctx, 2*time.Minute); err != nil {
+				failf("before the leader kill: %v", err)
+				return
+			}
+		}
 		leader, err := nc.streamLeader(queue.DefaultStream)
 		if err != nil {
 			failf("jsz: %v", err)
@@ -199,8 +205,19 @@ func TestCluster(t *testing.T) {
 			failf("the run ended before the killed NATS node was restarted")
 			return
 		}
-		nc.start(t, leader)
-		inject("nats_node_restart", journalled(), leader.name+" started again on its store")
+		restarted := time.Now()
+		if err := nc.start(leader); err != nil {
+			failf("%v", err)
+			return
+		}
+		// Every node current again before the next fault.
+		for _, nd := range nc.nodes {
+			if err := nd.healthy(ctx, 5*time.Minute); err != nil {
+				failf("after the restart: %v", err)
+				return
+			}
+		}
+		inject("nats_node_restart", journalled(), fmt.Sprintf("%s started again on its store, all nodes current after %s", leader.name, time.Since(restarted).Round(time.Millisecond)))
 
 		// 2. cw3 cut off from every server while it holds a slice (it has
 		// journalled into a slice not yet done), past the ack wait; let back
