@@ -22,12 +22,12 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-// The cluster run's settings. The ack wait is short so a cut-off writer's
-// slice comes back in seconds; max deliver and replicas are the deployed ones.
+// The cluster run's settings: the production overlay's (deploy/k8s): ack
+// wait and max deliver at their defaults, three replicas of the stream.
 const (
 	clusterScenarios  = 300
-	clusterAckWait    = 5 * time.Second
-	clusterMaxDeliver = 5
+	clusterAckWait    = queue.DefaultAckWait
+	clusterMaxDeliver = queue.DefaultMaxDeliver
 	clusterReplicas   = 3
 	clusterRun        = "cluster"
 	clusterSeed       = 7
