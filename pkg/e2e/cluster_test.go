@@ -39,10 +39,11 @@ type clusterFault struct {
 	// At is the number of scenarios journalled when it was injected.
 	At int `json:"journalled_at"`
 	// Since is the time from the run's start.
-	Since time.Duration `json:"since_start"`
-	// Recovered is the time from the fault until the ledger grew again.
-	Recovered time.Duration `json:"time_to_recover"`
-	Detail    string        `json:"detail"`
+	Since string `json:"since_start"`
+	// Recovered is the time from the fault until RecoveredWhen held.
+	Recovered     string `json:"time_to_recover,omitempty"`
+	RecoveredWhen string `json:"recovered_when,omitempty"`
+	Detail        string `json:"detail"`
 }
 
 // TestCluster runs the distributed roles as real processes against a
@@ -129,31 +130,13 @@ func TestCluster(t *testing.T) {
 	inject := func(kind string, at int, detail string) int {
 		fmu.Lock()
 		defer fmu.Unlock()
-		faults = append(faults, clusterFault{Kind: kind, At: at, Since: time.Since(started).Round(time.Millisecond), Detail: detail})
+		faults = append(faults, clusterFault{Kind: kind, At: at, Since: time.Since(started).Round(time.Millisecond).String(), Detail: detail})
 		return len(faults) - 1
 	}
 	failf := func(format string, args ...any) {
 		fmu.Lock()
 		defer fmu.Unlock()
 		ferr = append(ferr, fmt.Sprintf(format, args...))
-	}
-	// recovered waits (in the background) for the ledger to grow past at
-	// and records the time since the fault.
-	var recWG sync.WaitGroup
-	recovered := func(i, at int, from time.Time) {
-		recWG.Add(1)
-		go func() {
-			defer recWG.Done()
-			for ctx.Err() == nil {
-				if journalled() > at {
-					fmu.Lock()
-					faults[i].Recovered = time.Since(from).Round(time.Millisecond)
-					fmu.Unlock()
-					return
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}()
 	}
 	// until polls cond every 100 ms until it holds; false when the run ends
 	// first (the planner exited) or the deadline passes.
@@ -166,13 +149,57 @@ func TestCluster(t *testing.T) {
 		}
 		return false
 	}
+	// recovered waits (in the background) for cond and records the time
+	// from the fault as fault i's time to recover.
+	var recWG sync.WaitGroup
+	recovered := func(i int, from time.Time, what string, cond func() bool) {
+		recWG.Add(1)
+		go func() {
+			defer recWG.Done()
+			for ctx.Err() == nil {
+				// Read before cond: the planner ends only once every
+				// slice is done, so a cond that still fails after it
+				// never will.
+				over := planner.exited()
+				if cond() {
+					fmu.Lock()
+					faults[i].Recovered = time.Since(from).Round(time.Millisecond).String()
+					faults[i].RecoveredWhen = what
+					fmu.Unlock()
+					return
+				}
+				if over {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
 	atLeast := func(n int) func() bool { return func() bool { return journalled() >= n } }
+	done := func() int { return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND state = 'done'`, clusterRun) }
+	// holding is a slice the writer has journalled into and not finished.
+	holding := func(writer string) string {
+		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
+		defer qcancel()
+		var id string
+		_ = pool.QueryRow(qctx, `SELECT s.id FROM slices s JOIN scenarios sc ON sc.run_id = s.run_id AND sc.slice_id = s.id
+			WHERE s.run_id = $1 AND s.state = 'published' AND sc.writer = $2 LIMIT 1`, clusterRun, writer).Scan(&id)
+		return id
+	}
+	// takenOver: another writer journalled into the slice or finished it.
+	takenOver := func(slice, writer string) func() bool {
+		return func() bool {
+			return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND id = $2 AND state = 'done' AND writer <> $3`, clusterRun, slice, writer) > 0 ||
+				count(`SELECT count(*) FROM scenarios WHERE run_id = $1 AND slice_id = $2 AND writer <> $3`, clusterRun, slice, writer) > 0
+		}
+	}
 
-	chaosDone := make(chan struct{})
+	var chaos sync.WaitGroup
+	chaos.Add(2)
+	// The servers: the stream leader SIGKILLed at 10% and started again
+	// once the two others carried the run 10% further; the failover at 50%.
 	go func() {
-		defer close(chaosDone)
-		// 1. The stream's leader SIGKILLed at 10%; restarted once the two
-		// others carried the run 10% further.
+		defer chaos.Done()
 		if !until(atLeast(clusterScenarios / 10)) {
 			failf("the run ended before the stream leader was killed")
 			return
@@ -188,18 +215,18 @@ func TestCluster(t *testing.T) {
 			failf("jsz: %v", err)
 			return
 		}
-		n := journalled()
+		n, d := journalled(), done()
 		from := time.Now()
 		leader.kill()
 		i := inject("nats_stream_leader_sigkill", n, "stream leader "+leader.name+" SIGKILLed")
-		recovered(i, n, from)
+		recovered(i, from, "a slice finished", func() bool { return done() > d })
 		var next *natsNode
 		until(func() bool {
 			next, err = nc.streamLeader(queue.DefaultStream)
 			return err == nil && next != leader
 		})
 		if next != nil {
-			inject("nats_stream_leader_elected", journalled(), fmt.Sprintf("%s leads after %s", next.name, time.Since(from).Round(time.Millisecond)))
+			inject("nats_stream_leader_elected", journalled(), fmt.Sprintf("%s leads, seen on /jsz %s after the kill", next.name, time.Since(from).Round(time.Millisecond)))
 		}
 		if !until(atLeast(n + clusterScenarios/10)) {
 			failf("the run ended before the killed NATS node was restarted")
@@ -210,52 +237,14 @@ func TestCluster(t *testing.T) {
 			failf("%v", err)
 			return
 		}
-		// Every node current again before the next fault.
 		for _, nd := range nc.nodes {
 			if err := nd.healthy(ctx, 5*time.Minute); err != nil {
 				failf("after the restart: %v", err)
 				return
 			}
 		}
-		inject("nats_node_restart", journalled(), fmt.Sprintf("%s started again on its store, all nodes current after %s", leader.name, time.Since(restarted).Round(time.Millisecond)))
+		inject("nats_node_restart", journalled(), fmt.Sprintf("%s started again on its store, every node current after %s", leader.name, time.Since(restarted).Round(time.Millisecond)))
 
-		// 2. cw3 cut off from every server while it holds a slice (it has
-		// journalled into a slice not yet done), past the ack wait; let back
-		// once another writer has taken that slice over.
-		if !until(atLeast(3 * clusterScenarios / 10)) {
-			failf("the run ended before the partition")
-			return
-		}
-		var held string
-		if !until(func() bool {
-			qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
-			defer qcancel()
-			err := pool.QueryRow(qctx, `SELECT s.id FROM slices s JOIN scenarios sc ON sc.run_id = s.run_id AND sc.slice_id = s.id
-				WHERE s.run_id = $1 AND s.state = 'published' AND sc.writer = 'cw3' LIMIT 1`, clusterRun).Scan(&held)
-			return err == nil
-		}) {
-			failf("cw3 never held a slice after 30%%")
-			return
-		}
-		n = journalled()
-		from = time.Now()
-		for _, px := range proxies {
-			px.setCut(true)
-		}
-		i = inject("writer_partition", n, "cw3 cut off from NATS and PostgreSQL holding "+held)
-		recovered(i, n, from)
-		if !until(func() bool {
-			return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND id = $2 AND state = 'done' AND writer <> 'cw3'`, clusterRun, held) > 0 ||
-				count(`SELECT count(*) FROM scenarios WHERE run_id = $1 AND slice_id = $2 AND writer <> 'cw3'`, clusterRun, held) > 0
-		}) {
-			failf("slice %s never went to another writer", held)
-		}
-		for _, px := range proxies {
-			px.setCut(false)
-		}
-		inject("writer_partition_restored", journalled(), fmt.Sprintf("cw3 let back after %s; %s taken over by another writer", time.Since(from).Round(time.Millisecond), held))
-
-		// 3. Failover at 50%: the standby promoted, the old primary SIGKILLed.
 		if !until(atLeast(clusterScenarios / 2)) {
 			failf("the run ended before the failover")
 			return
@@ -266,18 +255,50 @@ func TestCluster(t *testing.T) {
 			failf("failover: %v", err)
 			return
 		}
-		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted in %s, old primary SIGKILLed", time.Since(from).Round(time.Millisecond)))
-		recovered(i, n, from)
+		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted (pg_ctl promote -w: %s), old primary SIGKILLed", time.Since(from).Round(time.Millisecond)))
+		recovered(i, from, "a scenario journalled on the new primary", func() bool { return journalled() > n })
+	}()
+	// The writers: cw3 cut off from every server at 30% while it holds a
+	// slice, past the ack wait, and let back once another writer took that
+	// slice over; cw2 SIGKILLed at 70% while it holds one.
+	go func() {
+		defer chaos.Done()
+		var held string
+		if !until(func() bool { return journalled() >= 3*clusterScenarios/10 && holding("cw3") != "" }) {
+			failf("the run ended before the partition")
+			return
+		}
+		held = holding("cw3")
+		n := journalled()
+		from := time.Now()
+		for _, px := range proxies {
+			px.setCut(true)
+		}
+		i := inject("writer_partition", n, "cw3 cut off from NATS and PostgreSQL holding "+held)
+		recovered(i, from, "its slice taken over by another writer", takenOver(held, "cw3"))
+		if !until(takenOver(held, "cw3")) {
+			failf("slice %s never went to another writer", held)
+		}
+		for _, px := range proxies {
+			px.setCut(false)
+		}
+		inject("writer_partition_restored", journalled(), fmt.Sprintf("cw3 let back after %s", time.Since(from).Round(time.Millisecond)))
 
-		// 4. A writer SIGKILLed at 70%.
-		if !until(atLeast(7 * clusterScenarios / 10)) {
+		if !until(func() bool { return journalled() >= 7*clusterScenarios/10 && holding("cw2") != "" }) {
 			failf("the run ended before the writer kill")
 			return
 		}
+		held = holding("cw2")
 		n = journalled()
+		from = time.Now()
 		_ = writers["cw2"].cmd.Process.Signal(syscall.SIGKILL)
-		i = inject("writer_sigkill", n, "cw2 SIGKILLed")
-		recovered(i, n, time.Now())
+		i = inject("writer_sigkill", n, "cw2 SIGKILLed holding "+held)
+		recovered(i, from, "its slice taken over by another writer", takenOver(held, "cw2"))
+	}()
+	chaosDone := make(chan struct{})
+	go func() {
+		chaos.Wait()
+		close(chaosDone)
 	}()
 
 	perr := planner.await(35 * time.Minute)
@@ -306,6 +327,13 @@ func TestCluster(t *testing.T) {
 	}
 	if len(faults) < 7 {
 		t.Errorf("only %d fault steps happened: %+v", len(faults), faults)
+	}
+	for _, f := range faults {
+		if strings.HasSuffix(f.Kind, "_sigkill") || f.Kind == "writer_partition" || f.Kind == "postgres_failover" {
+			if f.Recovered == "" {
+				t.Errorf("%s: the run never recovered from it", f.Kind)
+			}
+		}
 	}
 
 	// The suite.
