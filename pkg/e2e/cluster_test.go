@@ -195,7 +195,7 @@ func TestCluster(t *testing.T) {
 	}
 
 	var chaos sync.WaitGroup
-	chaos.Add(2)
+	chaos.Add(3)
 	// The servers: the stream leader SIGKILLed at 10% and started again
 	// once the two others carried the run 10% further; the failover at 50%.
 	go func() {
@@ -258,9 +258,10 @@ func TestCluster(t *testing.T) {
 		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted (pg_ctl promote -w: %s), old primary SIGKILLed", time.Since(from).Round(time.Millisecond)))
 		recovered(i, from, "a scenario journalled on the new primary", func() bool { return journalled() > n })
 	}()
-	// The writers: cw3 cut off from every server at 30% while it holds a
-	// slice, past the ack wait, and let back once another writer took that
-	// slice over; cw2 SIGKILLed at 70% while it holds one.
+	// The writers, each on its own schedule (the partition lasts an ack
+	// wait, longer than the rest of the run): cw3 cut off from every server
+	// at 30% while it holds a slice, and let back once another writer took
+	// that slice over; cw2 SIGKILLed at 70% while it holds one.
 	go func() {
 		defer chaos.Done()
 		var held string
@@ -283,16 +284,18 @@ func TestCluster(t *testing.T) {
 			px.setCut(false)
 		}
 		inject("writer_partition_restored", journalled(), fmt.Sprintf("cw3 let back after %s", time.Since(from).Round(time.Millisecond)))
-
+	}()
+	go func() {
+		defer chaos.Done()
 		if !until(func() bool { return journalled() >= 7*clusterScenarios/10 && holding("cw2") != "" }) {
 			failf("the run ended before the writer kill")
 			return
 		}
-		held = holding("cw2")
-		n = journalled()
-		from = time.Now()
+		held := holding("cw2")
+		n := journalled()
+		from := time.Now()
 		_ = writers["cw2"].cmd.Process.Signal(syscall.SIGKILL)
-		i = inject("writer_sigkill", n, "cw2 SIGKILLed holding "+held)
+		i := inject("writer_sigkill", n, "cw2 SIGKILLed holding "+held)
 		recovered(i, from, "its slice taken over by another writer", takenOver(held, "cw2"))
 	}()
 	chaosDone := make(chan struct{})
@@ -414,7 +417,8 @@ func TestCluster(t *testing.T) {
 		Dead        int            `json:"dead_slices"`
 		Identical   bool           `json:"identical_to_fault_free_run"`
 		Faults      []clusterFault `json:"faults"`
-	}{"make test-cluster", len(got), elapsed.Round(time.Second).String(), redelivered, dead, same, faults}
+		Load        string         `json:"load_average"`
+	}{"make test-cluster", len(got), elapsed.Round(time.Second).String(), redelivered, dead, same, faults, loadAverage()}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	t.Logf("cluster report:\n%s", b)
 	if path := os.Getenv("SUITEGEN_CLUSTER_REPORT"); path != "" {
@@ -443,6 +447,20 @@ func clusterReference(t *testing.T, dir string) map[string][]byte {
 		t.Fatalf("the fault-free reference run: %v", err)
 	}
 	return tree(t, filepath.Join(out, "scenarios"))
+}
+
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute figures, as uptime
+// prints them.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
 }
 
 // tail is the last 60 lines of a process's output.
