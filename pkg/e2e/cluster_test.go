@@ -433,6 +433,14 @@ func TestCluster(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// What the cut-off writer did with its slice once let back.
+	var back []string
+	for _, line := range strings.Split(writers["cw3"].output(), "\n") {
+		if strings.Contains(line, "slice") && (strings.Contains(line, "level=INFO") || strings.Contains(line, "level=ERROR")) {
+			back = append(back, line)
+		}
+	}
+	t.Logf("cw3, its slices:\n%s", strings.Join(back[max(0, len(back)-8):], "\n"))
 	if t.Failed() {
 		t.Logf("planner:\n%s", tail(planner.output()))
 		for id, w := range writers {
