@@ -70,8 +70,8 @@ func TestCluster(t *testing.T) {
 	pg := startPGPair(t, ctx)
 	dbURL := pg.url(t, pg.primary.Port(), pg.standbyPort)
 	natsURL := natsURLs(nc.ports())
-	qcfg := queue.Config{URL: natsURL, AckWait: clusterAckWait, MaxDeliver: clusterMaxDeliver, Replicas: clusterReplicas, StartupTimeout: 2 * time.Minute}
-	precreateQueue(t, qcfg)
+	// No queue made beforehand: the roles, started together, create the
+	// replicated stream and consumer on the new cluster themselves.
 
 	// The writer that gets cut off talks to every server through a proxy.
 	var natsProxies []*proxy
