@@ -176,7 +176,9 @@ func TestCluster(t *testing.T) {
 		}()
 	}
 	atLeast := func(n int) func() bool { return func() bool { return journalled() >= n } }
-	done := func() int { return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND state = 'done'`, clusterRun) }
+	done := func() int {
+		return count(`SELECT count(*) FROM slices WHERE run_id = $1 AND state = 'done'`, clusterRun)
+	}
 	// holding is a slice the writer has journalled into and not finished.
 	holding := func(writer string) string {
 		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
