@@ -1,6 +1,6 @@
 # suitegen — `make help` lists the targets.
 #
-# Tools (staticcheck, buf, protoc-gen-go) come from the Go module proxy at
+# Tools (staticcheck, buf, protoc-gen-go, nats-server) come from the Go module proxy at
 # pinned versions into ./bin; the system packages tests need (prometheus,
 # chromium) are installed by scripts that do nothing when they are present.
 
