@@ -1,6 +1,6 @@
 # suitegen — `make help` lists the targets.
 #
-# Tools (staticcheck, buf, protoc-gen-go) come from the Go module proxy at
+# Tools (staticcheck, buf, protoc-gen-go, nats-server) come from the Go module proxy at
 # pinned versions into ./bin; the system packages tests need (prometheus,
 # chromium) are installed by scripts that do nothing when they are present.
 
@@ -16,7 +16,7 @@ TEST_TIMEOUT   ?= 30m
 BENCH_TIME     ?= 1x
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go test-faults lint vet staticcheck bench build verify deps tools clean
+.PHONY: help run test test-go test-faults test-cluster lint vet staticcheck bench build verify deps tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -35,6 +35,15 @@ test-go:
 
 test-faults: ## the fault suite at full size (kills, restarts, injected provider faults)
 	SUITEGEN_FAULTS=full $(GO) test -race -timeout 60m -count=1 -run 'Fault' -v ./pkg/e2e/...
+
+# nats-server at the version go.mod pins, for the cluster test's real servers.
+NATS_SERVER    := $(BIN)/nats-server
+
+test-cluster: $(NATS_SERVER) ## 300 scenarios on a 3-node JetStream cluster and a PostgreSQL primary + standby, with a leader kill, a failover, a writer cut off and one killed
+	SUITEGEN_CLUSTER=1 SUITEGEN_NATS_SERVER=$(NATS_SERVER) $(GO) test -timeout 60m -count=1 -run 'TestCluster$$' -v ./pkg/e2e/
+
+$(NATS_SERVER): go.mod
+	$(GO) build -o $@ github.com/nats-io/nats-server/v2
 
 lint: vet staticcheck ## go vet and staticcheck
 

@@ -1327,7 +1327,8 @@ func readFile(t *testing.T, name string) string {
 // checkDatabaseClients: every process that talks to the database (label
 // suitegen.dev/db-client) takes the application role's URL from the Secret ledger-app (key
 // fqdn-uri, CloudNativePG's) into its environment and verifies the server (PGSSLMODE
-// verify-full) against the CA of ledger-ca, mounted where PGSSLROOTCERT points.
+// verify-full) against the CA of ledger-ca, mounted where PGSSLROOTCERT points; it connects
+// only to a server that takes writes (PGTARGETSESSIONATTRS read-write).
 func checkDatabaseClients(t *testing.T, objs []object) {
 	t.Helper()
 	n := 0
@@ -1347,6 +1348,9 @@ func checkDatabaseClients(t *testing.T, objs []object) {
 		}
 		if v := env["PGSSLMODE"].Value; v != "verify-full" {
 			t.Errorf("%s: PGSSLMODE %q, want verify-full", where, v)
+		}
+		if v := env["PGTARGETSESSIONATTRS"].Value; v != "read-write" {
+			t.Errorf("%s: PGTARGETSESSIONATTRS %q, want read-write (a standby reached mid-failover is passed over)", where, v)
 		}
 		if p := env["PGSSLROOTCERT"].Value; !mountsSecretFile(tpl.Spec, c, p, operatorSecrets[1], "ca.crt") {
 			t.Errorf("%s: PGSSLROOTCERT %q is not the ca.crt of %s mounted in the container", where, p, operatorSecrets[1])

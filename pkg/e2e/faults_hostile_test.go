@@ -24,19 +24,38 @@ var hostileReasons = map[string]string{
 	"track_parcel":             "wall-clock limit exceeded",
 }
 
+// hostileClock is the wall-clock limit's reason.
+const hostileClock = "wall-clock limit exceeded"
+
+// stoppedBy reports whether validate's output says tool crashed on one of
+// reasons (on its own line: the reports of several tools do not mix).
+func stoppedBy(out, tool string, reasons ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, tool+" crashed on") {
+			continue
+		}
+		for _, r := range reasons {
+			if strings.Contains(line, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestFaultsHostileContract: a contract whose handlers loop, recurse,
 // allocate without bound and run past their time limit is stopped handler by
 // handler and reported (`suitegen validate` names each limit and exits 1
 // promptly), and a process rehearsing those calls, as a writer's try_calls
 // does, gets a crash per call with its reason and goes on working.
 //
-// Which limit stops each handler must not depend on the machine's speed:
-// the allocation bomb asks for its gigabyte in one step and the depth bomb
-// needs 500 calls, so neither can meet the wall clock; the wall-clock
-// handler sleeps in the database in one step; the step bomb's million steps
-// take a fraction of validate's 2 s, and the in-process rehearsal (built
-// with -race) runs the step, depth and allocation bombs with the wall clock
-// out of reach.
+// Which limit stops a handler must not depend on the machine's speed.
+// validate runs every handler under its 2 s wall clock, so for the step,
+// depth and allocation bombs either their own limit or the wall clock may
+// come first on a busy machine: validate is asked only for one of the two.
+// Only the wall-clock handler (one step sleeping in the database) has a
+// single possible limit. The in-process rehearsal then asserts the exact
+// limit of each bomb, with the wall clock out of reach.
 func TestFaultsHostileContract(t *testing.T) {
 	dir := "testdata/hostile"
 	binaries(t)
@@ -49,8 +68,8 @@ func TestFaultsHostileContract(t *testing.T) {
 		t.Errorf("validate exited %d, want 1 (the contract is bad, the command worked)\n%s", code, v.output())
 	}
 	for tool, reason := range hostileReasons {
-		if !strings.Contains(v.output(), tool+" crashed on") || !strings.Contains(v.output(), reason) {
-			t.Errorf("validate does not report %s stopped by %q:\n%s", tool, reason, v.output())
+		if !stoppedBy(v.output(), tool, reason, hostileClock) {
+			t.Errorf("validate does not report %s stopped by %q (or, under load, %q):\n%s", tool, reason, hostileClock, v.output())
 		}
 	}
 	t.Logf("validate stopped every hostile handler in %s", time.Since(start).Round(time.Millisecond))
@@ -86,7 +105,7 @@ func TestFaultsHostileContract(t *testing.T) {
 	}
 	for tool, reason := range hostileReasons {
 		prover := noClock
-		if reason == "wall-clock limit exceeded" {
+		if reason == hostileClock {
 			prover = e.Prover
 		}
 		began := time.Now()

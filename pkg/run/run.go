@@ -27,6 +27,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/progress"
@@ -237,7 +238,11 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, err
 	}
 	defer pool.Close()
-	if err := migrate.Apply(ctx, pool); err != nil {
+	// A database starting, restarting or failing over is waited for, as the
+	// queue is, up to --startup-timeout (Queue.StartupTimeout); any other
+	// error ends the run at once.
+	startup := outage.Backoff{First: 250 * time.Millisecond, Max: 5 * time.Second, Timeout: cfg.Queue.StartupTimeout}
+	if err := startup.Retry(ctx, log, "database", func(ctx context.Context) error { return migrate.Apply(ctx, pool) }); err != nil {
 		return nil, err
 	}
 	store := canvas.New(pool)
