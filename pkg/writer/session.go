@@ -255,7 +255,8 @@ var errRateLimitedTooLong = errors.New("writer: provider kept refusing for rate;
 // bucket (the slice is kept), every call's spend in the ledger.
 func (ss *session) complete(ctx context.Context) (model.Response, error) {
 	w := ss.w
-	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.cfg.MaxTokens, Seed: ss.b.Seed}
+	kind := replyKind(ss.msgs)
+	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.replies.Size(kind), Seed: ss.b.Seed}
 	for {
 		if err := ss.checkBudget(ctx); err != nil {
 			return model.Response{}, err
@@ -305,8 +306,26 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 				return model.Response{}, meterError(serr)
 			}
 		}
+		if err == nil {
+			w.replies.Observe(kind, req.MaxTokens, u.CompletionTokens)
+		}
 		return resp, err
 	}
+}
+
+// replyKind is the kind of reply a request expects, for sizing its
+// allowance: what its conversation ends with. After a tool's answer the
+// model mostly makes that tool's next move (a rehearsal is followed by a
+// submission, a refused submission by another); after the brief, a digest or
+// a nudge it opens a scenario.
+func replyKind(msgs []model.Message) string {
+	if len(msgs) == 0 {
+		return "open"
+	}
+	if last := msgs[len(msgs)-1]; last.Role == model.RoleTool {
+		return "after " + last.Name
+	}
+	return "open"
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
@@ -97,7 +98,9 @@ type Config struct {
 	// model waits before it is offered again, to a writer that drives it.
 	// Default 30s.
 	OtherModelDelay time.Duration
-	// MaxTokens is the completion cap per model call. Default 2048.
+	// MaxTokens is the completion cap per model call. Default 2048. A
+	// call's allowance is sized below it from the replies to earlier calls
+	// of its kind (pkg/allowance).
 	MaxTokens int
 	// Dependencies reports whether the servers the writer needs answer (the
 	// database reachable and writable, the queue reachable). A writer paused
@@ -169,6 +172,9 @@ type Writer struct {
 	// refused is the provider's refusal of this writer's configuration (a
 	// *model.ConfigError): once set the writer takes no more slices.
 	refused atomic.Pointer[error]
+	// replies sizes each request's reply allowance from the replies to
+	// earlier requests of its kind (replyKind), up to MaxTokens.
+	replies *allowance.Sizer
 }
 
 // New validates the config.
@@ -177,7 +183,7 @@ func New(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache()}, nil
+	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache(), replies: allowance.New(cfg.MaxTokens)}, nil
 }
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the
