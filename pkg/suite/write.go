@@ -192,10 +192,10 @@ type Spend struct {
 	CostPerKeptUSD float64 `json:"cost_per_kept_usd"`
 	// CachedShare is the share of prompt tokens the provider served from its
 	// prompt cache (billed at the cached price).
-	CachedShare float64 `json:"cached_share"`
-	Priced         bool    `json:"priced"`
-	BudgetTokens   int64   `json:"budget_tokens,omitempty"`
-	BudgetUSD      float64 `json:"budget_usd,omitempty"`
+	CachedShare  float64 `json:"cached_share"`
+	Priced       bool    `json:"priced"`
+	BudgetTokens int64   `json:"budget_tokens,omitempty"`
+	BudgetUSD    float64 `json:"budget_usd,omitempty"`
 }
 
 // Provenance says what the suite was made from.
