@@ -23,8 +23,8 @@ import (
 )
 
 // BenchmarkTokensPerScenario is what a provider bills per kept scenario: a
-// run of examples/retail (SUITEGEN_BENCH_SCENARIOS scenarios, default 60) by
-// three writers driving the builtin model behind an in-process provider-sim,
+// run of examples/retail (SUITEGEN_BENCH_SCENARIOS scenarios, default 60;
+// reply allowance cap SUITEGEN_BENCH_MAX_TOKENS, default 2048) by three writers driving the builtin model behind an in-process provider-sim,
 // which counts tokens as OpenAI-compatible providers do. The tokens are
 // counted by a proxy in front of the simulator from the answers' usage (it
 // shares no code with the writer's meter, which must agree with it), divided
@@ -37,6 +37,13 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
 			b.Fatalf("SUITEGEN_BENCH_SCENARIOS=%q is not a positive number", v)
+		}
+	}
+	maxTokens := 2048
+	if v := os.Getenv("SUITEGEN_BENCH_MAX_TOKENS"); v != "" {
+		var err error
+		if maxTokens, err = strconv.Atoi(v); err != nil || maxTokens <= 0 {
+			b.Fatalf("SUITEGEN_BENCH_MAX_TOKENS=%q is not a positive number", v)
 		}
 	}
 	dir := examples(b, "retail")
@@ -62,7 +69,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		}
 		proxy := newCountingProxy(b, "http://"+addr)
 		db := testenv.PostgresURL(b)
-		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: b.TempDir(), Seed: 7,
+		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, MaxTokens: maxTokens, Out: b.TempDir(), Seed: 7,
 			Model: "sim-writer", Provider: provider.Settings{BaseURL: proxy.url + "/v1", APIKey: "sim-key", Price: &price},
 			NATSURL: testenv.NATS(b), DatabaseURL: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

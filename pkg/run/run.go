@@ -41,8 +41,11 @@ import (
 type Config struct {
 	Dirs []string
 	// Asked is how many scenarios each contract's run is asked for (--scenarios).
-	Asked       int
-	Writers     int
+	Asked   int
+	Writers int
+	// MaxTokens caps each writer call's reply allowance (--max-tokens;
+	// 0: the writer's default), below which it is sized by observation.
+	MaxTokens   int
 	Concurrency int
 	Out         string
 	Model       string // "builtin" or a provider model name (Azure: the deployment)
@@ -314,7 +317,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q)})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens})
 		if err != nil {
 			q.Close()
 			stop()

@@ -171,6 +171,7 @@ func (ss *session) loop(ctx context.Context) error {
 			ss.msgs = append(ss.msgs, model.Message{Role: model.RoleUser, Content: "Use the tools: rehearse with try_calls, submit with submit_scenario, and call finish when the slice is written."})
 			continue
 		}
+		before := len(ss.subs)
 		for _, tc := range msg.ToolCalls {
 			out, done := ss.tool(ctx, tc)
 			ss.w.log.Debug("tool call", "slice", ss.b.Slice, "tool", tc.Name, "args", clip(tc.Arguments, 2000), "answer", clip(out, 2000))
@@ -185,24 +186,28 @@ func (ss *session) loop(ctx context.Context) error {
 				return nil
 			}
 		}
-		ss.compact()
+		ss.compact(msg, ss.subs[before:])
 	}
 	return nil
 }
 
 // compact replaces the turns since the last digest with a digest of their
-// submissions once one of them was kept: the rehearsals, inspections and
-// refused tries that led to a kept scenario are not resent on every later
-// turn. Turns that kept nothing yet stay whole, so a refused scenario's
-// reasons and the rehearsal behind it are there to fix it from. Called only
-// between turns, when every tool call has its answer.
-func (ss *session) compact() {
-	kept := false
-	for _, s := range ss.subs {
-		kept = kept || s.Kept
-	}
-	if !kept {
+// submissions once a turn made of submissions only has had them all kept:
+// the rehearsals, inspections and refused tries that led to kept scenarios
+// are not resent on every later turn. Turns that kept nothing yet stay
+// whole, so a refused scenario's reasons and the rehearsal behind it are
+// there to fix it from; so do the turns before one whose calls were not all
+// kept submissions, since a model writing several scenarios side by side may
+// still be working on some of them. Called only between turns, when every
+// tool call has its answer.
+func (ss *session) compact(turn model.Message, subs []brief.Submission) {
+	if len(subs) == 0 || len(subs) != len(turn.ToolCalls) {
 		return
+	}
+	for i, s := range subs {
+		if !s.Kept || turn.ToolCalls[i].Name != brief.ToolSubmit {
+			return
+		}
 	}
 	ss.msgs = append(ss.msgs[:ss.mark], model.Message{Role: model.RoleUser, Content: brief.Digest(ss.subs)})
 	ss.mark = len(ss.msgs)
