@@ -193,17 +193,21 @@ func reply(req model.Request, text string, calls ...*model.ToolCall) model.Respo
 
 // replay is the conversation as the policy replays it: the cases the
 // digests name (kept, or given up, in turns the writer compacted), and the
-// replies since the last digest, each its calls with their answers.
+// calls made since the last digest with their answers, in the order they
+// were made (a reply's calls in their order).
 type replay struct {
-	done    map[string]bool // bucket + "\x00" + case name
-	replies [][]past
-	pos     int // the next reply to replay
+	done  map[string]bool // bucket + "\x00" + case name
+	calls []past
+	pos   int // the next call to replay
 }
 
 type past struct {
 	call     model.ToolCall
 	answer   string
 	answered bool
+	// opens is the number of calls of the reply this call opens (0 for
+	// a call after the first of its reply).
+	opens int
 }
 
 func newReplay(msgs []model.Message) *replay {
@@ -221,41 +225,42 @@ func newReplay(msgs []model.Message) *replay {
 		}
 	}
 	for i := start; i < len(msgs); i++ {
-		if msgs[i].Role != model.RoleAssistant || len(msgs[i].ToolCalls) == 0 {
+		if msgs[i].Role != model.RoleAssistant {
 			continue
 		}
-		var calls []past
-		for _, tc := range msgs[i].ToolCalls {
+		for n, tc := range msgs[i].ToolCalls {
 			pc := past{call: tc}
+			if n == 0 {
+				pc.opens = len(msgs[i].ToolCalls)
+			}
 			for j := i + 1; j < len(msgs); j++ {
 				if msgs[j].Role == model.RoleTool && msgs[j].ToolCallID == tc.ID {
 					pc.answer, pc.answered = msgs[j].Content, true
 					break
 				}
 			}
-			calls = append(calls, pc)
+			r.calls = append(r.calls, pc)
 		}
-		r.replies = append(r.replies, calls)
 	}
 	return r
 }
 
-// reply returns the next past reply, consuming it; ok=false at the end.
-func (r *replay) reply() ([]past, bool) {
-	if r.pos >= len(r.replies) {
-		return nil, false
+// next returns the next past call, consuming it; ok=false at the end.
+func (r *replay) next() (past, bool) {
+	if r.pos >= len(r.calls) {
+		return past{}, false
 	}
 	r.pos++
-	return r.replies[r.pos-1], true
+	return r.calls[r.pos-1], true
 }
 
-// opening is the number of calls of the next past reply (the width of the
-// group it opened), 0 at the end.
+// opening is the number of calls of the reply the next past call opens: the
+// width of the group it opened; 0 at the end.
 func (r *replay) opening() int {
-	if r.pos >= len(r.replies) {
+	if r.pos >= len(r.calls) {
 		return 0
 	}
-	return len(r.replies[r.pos])
+	return r.calls[r.pos].opens
 }
 
 type policy struct {
@@ -349,12 +354,28 @@ func (c *running) advance() {
 	}
 }
 
+// fit is the calls of the cases in turn that the reply allowance holds, at
+// least one.
+func fit(cases []*running, allowance int) []*model.ToolCall {
+	var calls []*model.ToolCall
+	var reply model.Message
+	for _, c := range cases {
+		call := c.pd.make()
+		reply.ToolCalls = append(reply.ToolCalls, *call)
+		if len(calls) > 0 && model.CompletionTokens(reply) > allowance {
+			break
+		}
+		calls = append(calls, call)
+	}
+	return calls
+}
+
 // next replays the whole policy against the conversation and returns the
 // calls of the next reply. The slice's cases are written in groups, side by
 // side: every case of a group still being written asks one call a round (a
 // rehearsal, a submission, a corrected one), and a round is one reply. A
 // case's calls depend only on its own answers, so a round's calls go
-// together. A group is as many cases, in order, as the reply allowance holds
+// together (those the allowance does not hold go in the next reply). A group is as many cases, in order, as the reply allowance holds
 // the first calls of (at least one); a group already opened in the
 // conversation keeps the width its first reply had, so a replay reads the
 // same groups whatever the allowance now. With an allowance that holds one
@@ -401,7 +422,8 @@ func (p *policy) next(r *replay, allowance int) []*model.ToolCall {
 			group = append(group, c)
 			todo = todo[1:]
 		}
-		// Its rounds.
+		// Its rounds. A round's calls that do not fit one reply go on in
+		// the next ones.
 		for {
 			var inflight []*running
 			for _, c := range group {
@@ -412,19 +434,12 @@ func (p *policy) next(r *replay, allowance int) []*model.ToolCall {
 			if len(inflight) == 0 {
 				break
 			}
-			past, ok := r.reply()
-			if !ok {
-				calls := make([]*model.ToolCall, len(inflight))
-				for i, c := range inflight {
-					calls[i] = c.pd.make()
-				}
-				return calls
-			}
 			for i, c := range inflight {
-				if i >= len(past) || !past[i].answered {
-					continue // never answered: asked again next round
+				pc, ok := r.next()
+				if !ok {
+					return fit(inflight[i:], allowance)
 				}
-				if notRun(past[i].answer) || altered(past[i].call, c.pd.make) {
+				if !pc.answered || notRun(pc.answer) || altered(pc.call, c.pd.make) {
 					// The call never ran as meant: its arguments or its
 					// name were garbled on the way, or a rehearsal reached
 					// the world naming records it never named (a provider
@@ -432,7 +447,7 @@ func (p *policy) next(r *replay, allowance int) []*model.ToolCall {
 					// would, rather than taken as the record failing.
 					continue
 				}
-				c.pd.answer = past[i].answer
+				c.pd.answer = pc.answer
 				c.advance()
 			}
 		}
