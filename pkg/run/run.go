@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/internal/wire"
+	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -310,6 +311,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 	var wg sync.WaitGroup
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	replies := allowance.New(cmp.Or(cfg.MaxTokens, writer.DefaultMaxTokens))
 	for i := range cfg.Writers {
 		q, err := queue.Connect(ctx, cfg.queueConfig(natsURL))
 		if err != nil {
@@ -317,7 +319,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies})
 		if err != nil {
 			q.Close()
 			stop()
