@@ -205,29 +205,34 @@ func plainAllowed(name string) bool {
 
 // adapt is --reasoning auto learning the request shape from a provider's
 // 400: one naming max_tokens, temperature or top_p asks for the reasoning
-// shape, one naming max_completion_tokens for the plain one. It reports
-// whether the shape changed, so the refused request is worth sending again;
-// a refusal the other shape would not cure, or a shape already switched,
-// changes nothing.
-func (c *Client) adapt(name string, err error) (param string, switched bool) {
+// shape, one naming max_completion_tokens for the plain one. sent is
+// whether the refused request had the reasoning shape. It reports whether
+// the request is worth sending again (the shape it asks for is now the
+// client's, switched by this refusal or by a concurrent one), and whether
+// this refusal made the switch. The shape switches once: a refusal of the
+// shape switched to is the provider's final word.
+func (c *Client) adapt(name string, sent bool, err error) (param string, retry, switched bool) {
 	ce, ok := model.IsFatal(err)
-	if c.cfg.Reasoning != ReasoningAuto || !ok || ce.Kind != model.KindUnsupportedParameter || c.shape.Load() != shapeByName {
-		return "", false
+	if c.cfg.Reasoning != ReasoningAuto || !ok || ce.Kind != model.KindUnsupportedParameter {
+		return "", false, false
 	}
-	reasoning := c.reasoning(name)
+	var want int32
 	switch ce.Param {
 	case paramMaxTokens, paramTemperature, paramTopP:
-		if reasoning {
-			return "", false
+		if sent {
+			return "", false, false
 		}
-		return ce.Param, c.shape.CompareAndSwap(shapeByName, shapeReasoning)
+		want = shapeReasoning
 	case paramMaxCompletionTokens:
-		if !reasoning || !plainAllowed(name) {
-			return "", false
+		if !sent || !plainAllowed(name) {
+			return "", false, false
 		}
-		return ce.Param, c.shape.CompareAndSwap(shapeByName, shapePlain)
+		want = shapePlain
+	default:
+		return "", false, false
 	}
-	return "", false
+	switched = c.shape.CompareAndSwap(shapeByName, want)
+	return ce.Param, switched || c.shape.Load() == want, switched
 }
 
 // Price is the configured price, if any.
@@ -260,14 +265,17 @@ func (c *Client) setAuth(err error) {
 // its usage), or a *model.TransportError; classify with model.IsFatal and
 // model.IsRetryable. The Response's Timing is filled in every case.
 func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
-	resp, err := c.complete(ctx, req)
 	name := req.Model
 	if name == "" {
 		name = c.cfg.Model
 	}
-	if param, ok := c.adapt(name, err); ok {
-		c.cfg.Logger.Warn("openai: the provider refused the request's shape; switching it and asking again",
-			"model", name, "param", param, "reasoning_shape", c.reasoning(name), "err", err)
+	sent := c.reasoning(name)
+	resp, err := c.complete(ctx, req)
+	if param, retry, switched := c.adapt(name, sent, err); retry {
+		if switched {
+			c.cfg.Logger.Warn("openai: the provider refused the request's shape; switching it and asking again",
+				"model", name, "param", param, "reasoning_shape", c.reasoning(name), "err", err)
+		}
 		first := resp.Timing
 		resp, err = c.complete(ctx, req)
 		resp.Timing.LimiterWait += first.LimiterWait

@@ -1053,3 +1053,66 @@ func TestReasoningAutoRetryIsAdmittedAgain(t *testing.T) {
 		t.Fatalf("acquired %v settled %v", lim.acquired, lim.settled)
 	}
 }
+
+// TestReasoningAutoConcurrentRefusals: requests in flight when the shape
+// switches were sent in the old shape and are refused too; each is sent
+// again in the new one, and the switch is logged once.
+func TestReasoningAutoConcurrentRefusals(t *testing.T) {
+	const n = 3
+	var mu sync.Mutex
+	refused := 0
+	all := make(chan struct{}) // closed once n requests with max_tokens arrived
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if _, ok := body["max_tokens"]; ok {
+			mu.Lock()
+			refused++
+			if refused == n {
+				close(all)
+			}
+			mu.Unlock()
+			<-all
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, okBody("done", "", nil))
+	}))
+	defer srv.Close()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileCompatible, Model: "team-deployment",
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 100})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if got := strings.Count(logs.String(), "switching"); got != 1 {
+		t.Fatalf("the switch is logged %d times:\n%s", got, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
