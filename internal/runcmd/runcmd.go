@@ -23,6 +23,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	f := cli.NewFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
 	asked := f.Int("scenarios", 50, "scenarios to write per contract (with --into: how many to add, +N)")
 	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
+	maxTokens := f.Int("max-tokens", 2048, "cap of a model call's reply allowance; each call's is sized below it from the replies seen")
 	conc := f.Int("concurrency", 1, "contracts planned at once in a portfolio run")
 	out := f.String("out", "", "output directory (default out/<agent>)")
 	seed := f.Int64("seed", 1, "seed recorded in provenance and briefs")
@@ -46,7 +47,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	if len(dirs) == 0 {
 		return &cli.UsageError{Msg: "at least one contract directory is required"}
 	}
-	for name, v := range map[string]int{"--scenarios": *asked, "--writers": *writers, "--concurrency": *conc} {
+	for name, v := range map[string]int{"--scenarios": *asked, "--writers": *writers, "--concurrency": *conc, "--max-tokens": *maxTokens} {
 		if v < 1 {
 			return &cli.UsageError{Msg: fmt.Sprintf("%s %d: must be at least 1", name, v)}
 		}
@@ -63,7 +64,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := run.Config{Queue: cn.Queue(), Dirs: dirs, Asked: *asked, Writers: *writers, Concurrency: *conc, Out: *out,
+	cfg := run.Config{Queue: cn.Queue(), Dirs: dirs, Asked: *asked, Writers: *writers, MaxTokens: *maxTokens, Concurrency: *conc, Out: *out,
 		Model: m.Name, Provider: m.Provider,
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
 		MetricsAddr: cn.MetricsAddr(), ProgressAddr: progress.Addr(), ProgressToken: progressToken, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,

@@ -2,6 +2,7 @@ package brief
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,5 +97,37 @@ func TestDigest(t *testing.T) {
 func TestChoiceWire(t *testing.T) {
 	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 2 {
 		t.Fatalf("plan.Choice has %d fields; the brief's wire pair carries 2 (Bucket.MarshalJSON)", n)
+	}
+}
+
+// TestBriefCarriesTheRecordsCasesReach: a bucket's template records and
+// callers are cut to those its cases can reach (want, plus two spare
+// records), with the choices of the records kept; the cases index them as
+// they would the whole list.
+func TestBriefCarriesTheRecordsCasesReach(t *testing.T) {
+	var templates, callers []string
+	choices := map[string]plan.Choice{}
+	for i := range 40 {
+		templates = append(templates, fmt.Sprintf("#W%d", i))
+		callers = append(callers, fmt.Sprintf("u%d", i))
+		choices[templates[i]] = plan.Choice{Variant: i % 2, Ordinal: i}
+	}
+	b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 3,
+		Spec: plan.Spec{Tool: "t", Templates: templates, Callers: callers, Choices: choices}}, Have: 1}}}
+	got, ok := Parse(Render(b))
+	if !ok {
+		t.Fatal("the brief does not parse back")
+	}
+	sp := got.Buckets[0].Spec
+	if !reflect.DeepEqual(sp.Templates, templates[:5]) || !reflect.DeepEqual(sp.Callers, callers[:3]) {
+		t.Fatalf("templates %v, callers %v", sp.Templates, sp.Callers)
+	}
+	for _, k := range sp.Templates {
+		if sp.Choices[k] != choices[k] {
+			t.Fatalf("choice of %s: %+v, want %+v", k, sp.Choices[k], choices[k])
+		}
+	}
+	if len(sp.Choices) > 5 {
+		t.Fatalf("%d choices for 5 templates", len(sp.Choices))
 	}
 }

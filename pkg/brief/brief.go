@@ -43,16 +43,36 @@ type wireBucket struct {
 	Choices [][2]int          `json:"choices,omitempty"`
 }
 
+// templateSpare is how many template records past the bucket's want the
+// brief carries: a case whose record does not rehearse moves on to the next
+// ones, up to three in all.
+const templateSpare = 2
+
+// needed is the first n of xs: the brief carries the records the bucket's
+// cases can reach (case k takes record k, or the next ones), not the plan's
+// whole list, which the model would read on every turn. Cases index from the
+// list's start, so a shorter list reaches the same records.
+func needed(xs []string, n int) []string {
+	if len(xs) <= n {
+		return xs
+	}
+	return xs[:n:n]
+}
+
 // MarshalJSON writes the bucket as the brief carries it.
 func (b Bucket) MarshalJSON() ([]byte, error) {
 	spec := b.Spec
+	all := spec.Templates
+	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
 	var choices [][2]int
 	if len(spec.Choices) > 0 {
 		rest := maps.Clone(spec.Choices)
-		for _, t := range spec.Templates {
+		for i, t := range all {
 			ch := rest[t]
 			delete(rest, t)
-			choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+			if i < len(spec.Templates) {
+				choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+			}
 		}
 		// Choices of keys that are not templates (none in a plan) stay keyed.
 		spec.Choices = nil

@@ -5,12 +5,13 @@ import (
 	"strings"
 )
 
-// A writer does not resend the turns that wrote a scenario once the scenario
-// is kept: they are replaced by one user message, a Digest, with a line per
-// submission those turns made. The conversation stays as long as the
-// scenario being worked on, not the whole slice, and the prefix before the
-// digest (system prompt, tools, brief, earlier digests) is unchanged, so a
-// provider's prompt cache keeps it.
+// A writer does not resend the turns that wrote scenarios once they are
+// kept (after a turn whose submissions were all kept): they are replaced by
+// one user message, a Digest, with a line per submission those turns made.
+// The conversation stays as long as the scenarios being worked on, not the
+// whole slice, and the prefix before the digest (system prompt, tools,
+// brief, earlier digests) is unchanged, so a provider's prompt cache keeps
+// it.
 
 // Submission is one line of a Digest: a scenario submitted in the turns it
 // replaces, and what the gates said.

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -127,13 +128,12 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	if err != nil {
 		return model.Response{}, fmt.Errorf("builtin: contract of %s: %w", b.Agent, err)
 	}
-	r := &replay{msgs: req.Messages}
+	r := newReplay(req.Messages)
 	p := &policy{c: g.C, g: g, b: b, memo: mo}
 	if m.noMemo {
 		p.memo = nil
 	}
-	call := p.next(r)
-	return reply(req, "", call), nil
+	return reply(req, "", p.next(r, model.OutputTokens(req))...), nil
 }
 
 // memo returns the memo of a message that holds a brief, parsing it the first
@@ -167,15 +167,15 @@ func (m *Model) memo(text string) *memo {
 	return mo
 }
 
-func reply(req model.Request, text string, call *model.ToolCall) model.Response {
+func reply(req model.Request, text string, calls ...*model.ToolCall) model.Response {
 	msg := model.Message{Role: model.RoleAssistant, Content: text}
-	if call != nil {
-		n := 0
-		for _, m := range req.Messages {
-			n += len(m.ToolCalls)
-		}
-		call.ID = fmt.Sprintf("call_%d", n+1)
-		msg.ToolCalls = []model.ToolCall{*call}
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.ToolCalls)
+	}
+	for i, call := range calls {
+		call.ID = fmt.Sprintf("call_%d", n+1+i)
+		msg.ToolCalls = append(msg.ToolCalls, *call)
 	}
 	prompt := 0
 	for _, m := range req.Messages {
@@ -185,54 +185,82 @@ func reply(req model.Request, text string, call *model.ToolCall) model.Response 
 		}
 	}
 	completion := len(text) / 4
-	if call != nil {
+	for _, call := range calls {
 		completion += len(call.Arguments)/4 + 4
 	}
 	return model.Response{Message: msg, Usage: model.Usage{PromptTokens: prompt + 1, CompletionTokens: completion + 1}}
 }
 
-// replay walks the assistant tool calls of a conversation and their answers.
+// replay is the conversation as the policy replays it: the cases the
+// digests name (kept, or given up, in turns the writer compacted), and the
+// calls made since the last digest with their answers, in the order they
+// were made (a reply's calls in their order).
 type replay struct {
-	msgs []model.Message
-	pos  int
+	done  map[string]bool // bucket + "\x00" + case name
+	calls []past
+	pos   int // the next call to replay
 }
 
-// answer returns the tool answer to the next past call if the conversation
-// has one, consuming it; ok=false means this call is the next move.
-func (r *replay) answer() (string, model.ToolCall, bool) {
-	for r.pos < len(r.msgs) {
-		m := r.msgs[r.pos]
-		r.pos++
-		if m.Role != model.RoleAssistant || len(m.ToolCalls) == 0 {
+type past struct {
+	call     model.ToolCall
+	answer   string
+	answered bool
+	// opens is the number of calls of the reply this call opens (0 for
+	// a call after the first of its reply).
+	opens int
+}
+
+func newReplay(msgs []model.Message) *replay {
+	r := &replay{done: map[string]bool{}}
+	start := 0
+	for i, m := range msgs {
+		if m.Role != model.RoleUser {
 			continue
 		}
-		sent := m.ToolCalls[0]
-		for j := r.pos; j < len(r.msgs); j++ {
-			if r.msgs[j].Role == model.RoleTool && r.msgs[j].ToolCallID == sent.ID {
-				return r.msgs[j].Content, sent, true
+		if subs, ok := brief.ParseDigest(m.Content); ok {
+			for _, s := range subs {
+				r.done[s.Bucket+"\x00"+s.Name] = true
 			}
+			start = i + 1
 		}
-		return "", sent, false
 	}
-	return "", model.ToolCall{}, false
+	for i := start; i < len(msgs); i++ {
+		if msgs[i].Role != model.RoleAssistant {
+			continue
+		}
+		for n, tc := range msgs[i].ToolCalls {
+			pc := past{call: tc}
+			if n == 0 {
+				pc.opens = len(msgs[i].ToolCalls)
+			}
+			for j := i + 1; j < len(msgs); j++ {
+				if msgs[j].Role == model.RoleTool && msgs[j].ToolCallID == tc.ID {
+					pc.answer, pc.answered = msgs[j].Content, true
+					break
+				}
+			}
+			r.calls = append(r.calls, pc)
+		}
+	}
+	return r
 }
 
-// digest finds the digest that comes next in the conversation, before any
-// call still to replay: its submissions and its index; ok is false when a
-// call or the end comes first.
-func (r *replay) digest() (subs []brief.Submission, at int, ok bool) {
-	for i := r.pos; i < len(r.msgs); i++ {
-		m := r.msgs[i]
-		if m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
-			return nil, 0, false
-		}
-		if m.Role == model.RoleUser {
-			if subs, ok := brief.ParseDigest(m.Content); ok {
-				return subs, i, true
-			}
-		}
+// next returns the next past call, consuming it; ok=false at the end.
+func (r *replay) next() (past, bool) {
+	if r.pos >= len(r.calls) {
+		return past{}, false
 	}
-	return nil, 0, false
+	r.pos++
+	return r.calls[r.pos-1], true
+}
+
+// opening is the number of calls of the reply the next past call opens: the
+// width of the group it opened; 0 at the end.
+func (r *replay) opening() int {
+	if r.pos >= len(r.calls) {
+		return 0
+	}
+	return r.calls[r.pos].opens
 }
 
 type policy struct {
@@ -271,8 +299,6 @@ func (p *policy) candidate(bi int, bk brief.Bucket, k int, key string) (scenario
 	return sc, c.try, c.ok
 }
 
-type stop struct{ call *model.ToolCall }
-
 func toolCall(name string, args any) *model.ToolCall {
 	return &model.ToolCall{Name: name, Arguments: toolArgs(args)}
 }
@@ -282,90 +308,151 @@ func toolArgs(args any) string {
 	return string(js)
 }
 
-// next replays the whole policy against the conversation and returns the
-// first call that has no answer yet.
-func (p *policy) next(r *replay) (call *model.ToolCall) {
-	defer func() {
-		if v := recover(); v != nil {
-			s, ok := v.(stop)
-			if !ok {
-				panic(v)
-			}
-			call = s.call
-		}
-	}()
-	// ask takes the call lazily: a call the conversation already answered
-	// is never built again, only the next move is.
-	ask := func(c func() *model.ToolCall) string {
-		for {
-			ans, sent, ok := r.answer()
-			if !ok {
-				panic(stop{c()})
-			}
-			if !notRun(ans) && !altered(sent, c) {
-				return ans
-			}
-			// The call never ran as meant: its arguments or its name were
-			// garbled on the way, or a rehearsal reached the world naming
-			// records it never named (a provider fault). Send it again, as a
-			// model would, rather than treat it as the record failing.
-		}
-	}
-	for bi, bk := range p.b.Buckets {
-		for k := bk.Have; k < bk.Want; k++ {
-			if p.compacted(r, bi, k) {
-				continue
-			}
-			p.write(bi, bk, k, ask)
-		}
-	}
-	return toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})
+// pending is a call a case asks, and the answer it gets.
+type pending struct {
+	make   func() *model.ToolCall
+	answer string
 }
 
-// compacted reports whether case k of bucket bi was written in turns the
-// writer has since replaced by a digest. The policy writes cases in order
-// and a digest ends with a kept scenario, so a digest still ahead in the
-// conversation that keeps this case or a later one means this case's turns
-// are behind it; the digest is consumed at the case it keeps. A digest that
-// keeps no case still ahead (a submission not of this policy) is passed
-// over.
-func (p *policy) compacted(r *replay, bi, k int) bool {
-	for {
-		subs, at, ok := r.digest()
-		if !ok {
-			return false
+// abort ends the coroutine of a case that is no longer pulled.
+type abort struct{}
+
+// running is one case being written: write runs as a coroutine that yields
+// each call it asks and resumes with its answer.
+type running struct {
+	next func() (*pending, bool)
+	stop func()
+	pd   *pending // the call it waits on; nil once written
+}
+
+func (p *policy) start(bi int, bk brief.Bucket, k int) *running {
+	next, stop := iter.Pull(func(yield func(*pending) bool) {
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(abort); !ok {
+					panic(v)
+				}
+			}
+		}()
+		p.write(bi, bk, k, func(c func() *model.ToolCall) string {
+			pd := &pending{make: c}
+			if !yield(pd) {
+				panic(abort{})
+			}
+			return pd.answer
+		})
+	})
+	c := &running{next: next, stop: stop}
+	c.advance()
+	return c
+}
+
+func (c *running) advance() {
+	c.pd = nil
+	if pd, ok := c.next(); ok {
+		c.pd = pd
+	}
+}
+
+// fit is the calls of the cases in turn that the reply allowance holds, at
+// least one.
+func fit(cases []*running, allowance int) []*model.ToolCall {
+	var calls []*model.ToolCall
+	var reply model.Message
+	for _, c := range cases {
+		call := c.pd.make()
+		reply.ToolCalls = append(reply.ToolCalls, *call)
+		if len(calls) > 0 && model.CompletionTokens(reply) > allowance {
+			break
 		}
-		later := false
-		for _, s := range subs {
-			if !s.Kept {
+		calls = append(calls, call)
+	}
+	return calls
+}
+
+// next replays the whole policy against the conversation and returns the
+// calls of the next reply. The slice's cases are written in groups, side by
+// side: every case of a group still being written asks one call a round (a
+// rehearsal, a submission, a corrected one), and a round is one reply. A
+// case's calls depend only on its own answers, so a round's calls go
+// together (those the allowance does not hold go in the next reply). A group is as many cases, in order, as the reply allowance holds
+// the first calls of (at least one); a group already opened in the
+// conversation keeps the width its first reply had, so a replay reads the
+// same groups whatever the allowance now. With an allowance that holds one
+// rehearsal the cases are written one after the other.
+func (p *policy) next(r *replay, allowance int) []*model.ToolCall {
+	var cases []*running
+	defer func() {
+		for _, c := range cases {
+			c.stop()
+		}
+	}()
+	type ref struct {
+		bi, k int
+	}
+	var todo []ref
+	for bi, bk := range p.b.Buckets {
+		for k := bk.Have; k < bk.Want; k++ {
+			if !r.done[bk.ID+"\x00"+caseName(bk, k)] {
+				todo = append(todo, ref{bi, k})
+			}
+		}
+	}
+	for len(todo) > 0 {
+		// Open a group.
+		width := r.opening()
+		var group []*running
+		var first model.Message
+		for len(todo) > 0 {
+			if width > 0 && len(group) == width {
+				break
+			}
+			c := p.start(todo[0].bi, p.b.Buckets[todo[0].bi], todo[0].k)
+			cases = append(cases, c)
+			if c.pd == nil {
+				todo = todo[1:] // nothing to write it from
 				continue
 			}
-			for bj := bi; bj < len(p.b.Buckets); bj++ {
-				bk := p.b.Buckets[bj]
-				if bk.ID != s.Bucket {
-					continue
-				}
-				from := bk.Have
-				if bj == bi {
-					from = k
-				}
-				for kk := from; kk < bk.Want; kk++ {
-					if s.Name != caseName(bk, kk) {
-						continue
-					}
-					if bj == bi && kk == k {
-						r.pos = at + 1
-						return true
-					}
-					later = true
+			if width == 0 {
+				first.ToolCalls = append(first.ToolCalls, *c.pd.make())
+				if len(group) > 0 && model.CompletionTokens(first) > allowance {
+					break
 				}
 			}
+			group = append(group, c)
+			todo = todo[1:]
 		}
-		if later {
-			return true
+		// Its rounds. A round's calls that do not fit one reply go on in
+		// the next ones.
+		for {
+			var inflight []*running
+			for _, c := range group {
+				if c.pd != nil {
+					inflight = append(inflight, c)
+				}
+			}
+			if len(inflight) == 0 {
+				break
+			}
+			for i, c := range inflight {
+				pc, ok := r.next()
+				if !ok {
+					return fit(inflight[i:], allowance)
+				}
+				if !pc.answered || notRun(pc.answer) || altered(pc.call, c.pd.make) {
+					// The call never ran as meant: its arguments or its
+					// name were garbled on the way, or a rehearsal reached
+					// the world naming records it never named (a provider
+					// fault). It is sent again next round, as a model
+					// would, rather than taken as the record failing.
+					continue
+				}
+				c.pd.answer = pc.answer
+				c.advance()
+			}
 		}
-		r.pos = at + 1
 	}
+	return []*model.ToolCall{toolCall(brief.ToolFinish, map[string]string{"note": "slice written"})}
 }
 
 // altered reports a rehearsal that reached the writer with other arguments

@@ -126,10 +126,14 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		"Consume slices from the queue and write proved scenarios until SIGTERM, then drain. A writer writes the slices\nof runs recorded with the model it drives (--model) and leaves the others for writers of theirs.")
 	id := f.str("id", "", "writer id in the ledger (default host-pid)")
 	drain := f.dur("drain-timeout", 90*time.Second, "how long a stopping writer may finish its current slice")
+	maxTokens := f.num("max-tokens", writer.DefaultMaxTokens, "cap of a model call's reply allowance; each call's is sized below it from the replies seen")
 	cn := f.roleConn()
 	mf := f.model()
 	if _, err := f.parse(args); err != nil {
 		return err
+	}
+	if *maxTokens < 1 {
+		return &UsageError{Msg: fmt.Sprintf("--max-tokens %d: must be at least 1", *maxTokens)}
 	}
 	m, err := mf.wire()
 	if err != nil {
@@ -173,7 +177,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	ready.set(wire.Ready(ctx, deps, providerReady))
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
-		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps}
+		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps, MaxTokens: *maxTokens}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
 		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
 		// of one slice, as a writer crashed by its content would.

@@ -205,15 +205,17 @@ func TestProviderRefusalsEndTheRun(t *testing.T) {
 		}
 	})
 	t.Run("unsupported parameter", func(t *testing.T) {
-		// A reasoning model whose name does not say so: the client sends
-		// max_tokens, the provider refuses it.
+		// A reasoning model whose name does not say so, run with
+		// --reasoning no: the client sends max_tokens, the provider
+		// refuses it (--reasoning auto switches instead:
+		// TestReasoningAutoAdaptsEndToEnd).
 		sim, proxy := simBehind(t, dir, providersim.Config{ReasoningModels: []string{"team-bot"}})
 		db := testenv.PostgresURL(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		const writers = 3
 		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 50, Writers: writers, Out: t.TempDir(), Seed: 7,
-			Model: "team-bot", Provider: provider.Settings{Provider: "openai", BaseURL: proxy.url + "/v1", APIKey: "k"},
+			Model: "team-bot", Provider: provider.Settings{Provider: "openai", BaseURL: proxy.url + "/v1", APIKey: "k", Reasoning: "no"},
 			NATSURL: testenv.NATS(t), DatabaseURL: db})
 		ce, ok := model.IsFatal(err)
 		if !ok || ce.Kind != model.KindUnsupportedParameter || ce.Param != "max_tokens" || !strings.Contains(ce.Fix, "--reasoning yes") {
@@ -240,6 +242,33 @@ func TestProviderRefusalsEndTheRun(t *testing.T) {
 			t.Fatalf("%d slices dead-lettered, run %s", dead, state)
 		}
 	})
+}
+
+// TestReasoningAutoAdaptsEndToEnd: under --reasoning auto, a reasoning
+// model whose name does not say so refuses the first max_tokens; the client
+// switches to max_completion_tokens, asks again, and the run completes.
+func TestReasoningAutoAdaptsEndToEnd(t *testing.T) {
+	dir := examples(t, "retail")
+	sim, proxy := simBehind(t, dir, providersim.Config{ReasoningModels: []string{"team-bot"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const asked = 6
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: t.TempDir(), Seed: 7,
+		Model: "team-bot", Provider: provider.Settings{Provider: "openai", BaseURL: proxy.url + "/v1", APIKey: "k"},
+		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t)})
+	if err != nil || res[0].Proved != asked {
+		t.Fatalf("run: %v (proved %v)", err, res)
+	}
+	chats := proxy.chatShapes()
+	refused := sim.Stats().Unsupported
+	if refused == 0 || refused > 2 {
+		t.Fatalf("%d requests refused as unsupported, want one or two (one per client before it switched)", refused)
+	}
+	for i, sh := range chats[refused:] {
+		if sh.has("max_tokens") || !sh.has("max_completion_tokens") || sh.Status != 200 {
+			t.Fatalf("request %d after the switch: %+v", int(refused)+i, sh)
+		}
+	}
 }
 
 // A writer process without what its model needs does not start.

@@ -38,6 +38,9 @@ type countingProxy struct {
 type second struct {
 	Requests, RateLimited, Failed, Admitted int
 	QuotaTokens, Billed                     int64
+	// Prompt, Completion and Cached split Billed as the answers' usage
+	// reports it (cached prompt tokens are inside Prompt).
+	Prompt, Completion, Cached int64
 }
 
 // shape is one request as it went out, and what its answer was.
@@ -59,7 +62,7 @@ func (s shape) has(param string) bool {
 	return false
 }
 
-func newCountingProxy(t *testing.T, target string) *countingProxy {
+func newCountingProxy(t testing.TB, target string) *countingProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -116,8 +119,11 @@ func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			} `json:"message"`
 		} `json:"choices"`
 		Usage struct {
-			PromptTokens     int64 `json:"prompt_tokens"`
-			CompletionTokens int64 `json:"completion_tokens"`
+			PromptTokens        int64 `json:"prompt_tokens"`
+			CompletionTokens    int64 `json:"completion_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int64 `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
 		} `json:"usage"`
 	}
 	_ = json.Unmarshal(answer, &out)
@@ -157,6 +163,9 @@ func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.QuotaTokens += out.Usage.PromptTokens + allowance
 		s.Billed += out.Usage.PromptTokens + out.Usage.CompletionTokens
+		s.Prompt += out.Usage.PromptTokens
+		s.Completion += out.Usage.CompletionTokens
+		s.Cached += out.Usage.PromptTokensDetails.CachedTokens
 	}
 }
 
@@ -197,6 +206,9 @@ func (t *second) add(s second) {
 	t.Admitted += s.Admitted
 	t.QuotaTokens += s.QuotaTokens
 	t.Billed += s.Billed
+	t.Prompt += s.Prompt
+	t.Completion += s.Completion
+	t.Cached += s.Cached
 }
 
 // firstSecond is the index of the first second with a request, -1 if none.

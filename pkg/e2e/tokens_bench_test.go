@@ -14,19 +14,23 @@ import (
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // BenchmarkTokensPerScenario is what a provider bills per kept scenario: a
-// run of examples/retail (SUITEGEN_BENCH_SCENARIOS scenarios, default 60) by
-// three writers driving the builtin model behind an in-process provider-sim,
-// which counts tokens as OpenAI-compatible providers do. The figures are the
-// ledger's meter (equal to the sim's own count, see TestBudgetCap) divided by
-// the scenarios the run kept. No reviewer rounds, so every token is a
-// writer's.
+// run of examples/retail (SUITEGEN_BENCH_SCENARIOS scenarios, default 60;
+// reply allowance cap SUITEGEN_BENCH_MAX_TOKENS, default 2048) by three writers driving the builtin model behind an in-process provider-sim,
+// which counts tokens as OpenAI-compatible providers do. The tokens are
+// counted by a proxy in front of the simulator from the answers' usage (it
+// shares no code with the writer's meter, which must agree with it), divided
+// by the scenarios the run kept. No reviewer rounds, so every token is a
+// writer's. The suite's quality is reported beside the cost, and the run
+// fails if a planned use case is missing from it.
 func BenchmarkTokensPerScenario(b *testing.B) {
 	n := 60
 	if v := os.Getenv("SUITEGEN_BENCH_SCENARIOS"); v != "" {
@@ -35,13 +39,23 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 			b.Fatalf("SUITEGEN_BENCH_SCENARIOS=%q is not a positive number", v)
 		}
 	}
+	maxTokens := 2048
+	if v := os.Getenv("SUITEGEN_BENCH_MAX_TOKENS"); v != "" {
+		var err error
+		if maxTokens, err = strconv.Atoi(v); err != nil || maxTokens <= 0 {
+			b.Fatalf("SUITEGEN_BENCH_MAX_TOKENS=%q is not a positive number", v)
+		}
+	}
 	dir := examples(b, "retail")
 	c, err := engine.LoadDir(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var prompt, completion, served int64
-	var kept, calls int
+	price, _ := model.DefaultPrices().Lookup(benchPriced)
+	var tot second
+	var kept, useCases, cells int
+	var cost, nameShare float64
+	outcomes := map[string]int{}
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		sim, err := providersim.New(providersim.Config{Model: builtin.New(c)})
@@ -53,9 +67,10 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		proxy := newCountingProxy(b, "http://"+addr)
 		db := testenv.PostgresURL(b)
-		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: b.TempDir(), Seed: 7,
-			Model: "sim-writer", Provider: provider.Settings{BaseURL: "http://" + addr + "/v1", APIKey: "sim-key"},
+		res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, MaxTokens: maxTokens, Out: b.TempDir(), Seed: 7,
+			Model: "sim-writer", Provider: provider.Settings{BaseURL: proxy.url + "/v1", APIKey: "sim-key", Price: &price},
 			NATSURL: testenv.NATS(b), DatabaseURL: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			b.Fatalf("run: %v", err)
@@ -69,24 +84,51 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		st := sim.Stats()
+		counted := proxy.totals()
 		stopSim()
 		_ = sim.Wait()
 		cancel()
-		if pr+co != st.Tokens {
-			b.Fatalf("the meter says %d tokens, the provider served %d", pr+co, st.Tokens)
+		if pr != counted.Prompt || co != counted.Completion {
+			b.Fatalf("the meter says %d prompt + %d completion tokens, the proxy counted %d + %d", pr, co, counted.Prompt, counted.Completion)
 		}
-		prompt, completion, served = prompt+pr, completion+co, served+st.Tokens
+		rep := res[0].Report
+		if sp := rep.Spend; sp.CachedPromptTokens != counted.Cached {
+			b.Fatalf("report.json says %d cached prompt tokens, the proxy counted %d", sp.CachedPromptTokens, counted.Cached)
+		}
+		cov := rep.Coverage
+		if len(cov.MissingUseCases) > 0 {
+			b.Fatalf("use cases missing from the suite: %v", cov.MissingUseCases)
+		}
+		tot.add(counted)
 		kept += res[0].Proved
-		calls += int(st.Calls)
+		cost += rep.Spend.CostUSD
+		useCases += cov.UseCasesPresent
+		cells += cov.CellsCovered
+		nameShare += rep.Diversity.CallerNameShare
+		for o, k := range cov.Outcomes {
+			outcomes[o] += k
+		}
 	}
 	if kept == 0 {
 		b.Fatal("no scenario kept")
 	}
-	runs := float64(b.N)
-	b.ReportMetric(float64(kept)/runs, "kept")
-	b.ReportMetric(float64(prompt)/float64(kept), "prompt-tokens/kept")
-	b.ReportMetric(float64(completion)/float64(kept), "completion-tokens/kept")
-	b.ReportMetric(float64(prompt)/float64(calls), "prompt-tokens/call")
-	b.ReportMetric(float64(calls)/runs, "calls")
+	runs, k := float64(b.N), float64(kept)
+	b.ReportMetric(k/runs, "kept")
+	b.ReportMetric(float64(tot.Prompt+tot.Completion)/k, "tokens/kept")
+	b.ReportMetric(float64(tot.Prompt)/k, "prompt-tokens/kept")
+	b.ReportMetric(float64(tot.Completion)/k, "completion-tokens/kept")
+	b.ReportMetric(float64(tot.Cached)/float64(max(tot.Prompt, 1)), "cached-share")
+	b.ReportMetric(cost/k, "usd/kept")
+	b.ReportMetric(float64(tot.Prompt)/float64(tot.Admitted), "prompt-tokens/call")
+	b.ReportMetric(float64(tot.Admitted)/runs, "calls")
+	b.ReportMetric(float64(tot.QuotaTokens)/float64(max(tot.Billed, 1)), "admitted/billed")
+	b.ReportMetric(float64(useCases)/runs, "use-cases")
+	b.ReportMetric(float64(cells)/runs, "cells")
+	b.ReportMetric(nameShare/runs, "caller-name-share")
+	for _, o := range scenario.Outcomes {
+		b.ReportMetric(float64(outcomes[o])/k, o+"-share")
+	}
 }
+
+// benchPriced is the price-table entry the benchmark's money is reckoned at.
+const benchPriced = "gpt-4.1"

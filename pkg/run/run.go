@@ -21,6 +21,7 @@ import (
 
 	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/adequacy"
+	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -45,8 +46,11 @@ import (
 type Config struct {
 	Dirs []string
 	// Asked is how many scenarios each contract's run is asked for (--scenarios).
-	Asked       int
-	Writers     int
+	Asked   int
+	Writers int
+	// MaxTokens caps each writer call's reply allowance (--max-tokens;
+	// 0: the writer's default), below which it is sized by observation.
+	MaxTokens   int
 	Concurrency int
 	Out         string
 	Model       string // "builtin" or a provider model name (Azure: the deployment)
@@ -371,6 +375,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 	var wg sync.WaitGroup
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	replies := allowance.New(cmp.Or(cfg.MaxTokens, writer.DefaultMaxTokens))
 	for i := range cfg.Writers {
 		q, err := queue.Connect(ctx, cfg.queueConfig(natsURL))
 		if err != nil {
@@ -378,7 +383,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q)})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies})
 		if err != nil {
 			q.Close()
 			stop()

@@ -212,9 +212,12 @@ type Spend struct {
 	// when some calls had no known price (their tokens are not in CostUSD).
 	CostUSD        float64 `json:"cost_usd"`
 	CostPerKeptUSD float64 `json:"cost_per_kept_usd"`
-	Priced         bool    `json:"priced"`
-	BudgetTokens   int64   `json:"budget_tokens,omitempty"`
-	BudgetUSD      float64 `json:"budget_usd,omitempty"`
+	// CachedShare is the share of prompt tokens the provider served from its
+	// prompt cache (billed at the cached price).
+	CachedShare  float64 `json:"cached_share"`
+	Priced       bool    `json:"priced"`
+	BudgetTokens int64   `json:"budget_tokens,omitempty"`
+	BudgetUSD    float64 `json:"budget_usd,omitempty"`
 }
 
 // Provenance says what the suite was made from.
@@ -718,6 +721,9 @@ func spend(m canvas.Meter, r canvas.Run, kept int, refusals map[string]int) Spen
 		ReasoningTokens: m.ReasoningTokens, CostUSD: m.CostUSD, Priced: m.UnpricedCalls == 0 && m.Calls > 0,
 		BudgetTokens: r.BudgetTokens, BudgetUSD: r.BudgetUSD}
 	total := m.Tokens()
+	if m.PromptTokens > 0 {
+		s.CachedShare = float64(m.CachedPromptTokens) / float64(m.PromptTokens)
+	}
 	if kept > 0 {
 		s.PerScenarioKept = total / int64(kept)
 		s.PromptPerKept = m.PromptTokens / int64(kept)

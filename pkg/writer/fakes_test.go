@@ -218,6 +218,8 @@ type scriptedModel struct {
 
 	mu    sync.Mutex
 	calls int
+	// allowances are the reply allowances the calls asked for, in order.
+	allowances []int
 }
 
 func (m *scriptedModel) Name() string { return m.name }
@@ -233,6 +235,7 @@ func (m *scriptedModel) Complete(ctx context.Context, req model.Request) (model.
 	m.mu.Lock()
 	i := m.calls
 	m.calls++
+	m.allowances = append(m.allowances, req.MaxTokens)
 	m.mu.Unlock()
 	var r any = brief.ToolFinish
 	if i < len(m.replies) {

@@ -171,6 +171,7 @@ func (ss *session) loop(ctx context.Context) error {
 			ss.msgs = append(ss.msgs, model.Message{Role: model.RoleUser, Content: "Use the tools: rehearse with try_calls, submit with submit_scenario, and call finish when the slice is written."})
 			continue
 		}
+		before := len(ss.subs)
 		for _, tc := range msg.ToolCalls {
 			out, done := ss.tool(ctx, tc)
 			ss.w.log.Debug("tool call", "slice", ss.b.Slice, "tool", tc.Name, "args", clip(tc.Arguments, 2000), "answer", clip(out, 2000))
@@ -185,24 +186,28 @@ func (ss *session) loop(ctx context.Context) error {
 				return nil
 			}
 		}
-		ss.compact()
+		ss.compact(msg, ss.subs[before:])
 	}
 	return nil
 }
 
 // compact replaces the turns since the last digest with a digest of their
-// submissions once one of them was kept: the rehearsals, inspections and
-// refused tries that led to a kept scenario are not resent on every later
-// turn. Turns that kept nothing yet stay whole, so a refused scenario's
-// reasons and the rehearsal behind it are there to fix it from. Called only
-// between turns, when every tool call has its answer.
-func (ss *session) compact() {
-	kept := false
-	for _, s := range ss.subs {
-		kept = kept || s.Kept
-	}
-	if !kept {
+// submissions once a turn made of submissions only has had them all kept:
+// the rehearsals, inspections and refused tries that led to kept scenarios
+// are not resent on every later turn. Turns that kept nothing yet stay
+// whole, so a refused scenario's reasons and the rehearsal behind it are
+// there to fix it from; so do the turns before one whose calls were not all
+// kept submissions, since a model writing several scenarios side by side may
+// still be working on some of them. Called only between turns, when every
+// tool call has its answer.
+func (ss *session) compact(turn model.Message, subs []brief.Submission) {
+	if len(subs) == 0 || len(subs) != len(turn.ToolCalls) {
 		return
+	}
+	for i, s := range subs {
+		if !s.Kept || turn.ToolCalls[i].Name != brief.ToolSubmit {
+			return
+		}
 	}
 	ss.msgs = append(ss.msgs[:ss.mark], model.Message{Role: model.RoleUser, Content: brief.Digest(ss.subs)})
 	ss.mark = len(ss.msgs)
@@ -255,7 +260,8 @@ var errRateLimitedTooLong = errors.New("writer: provider kept refusing for rate;
 // bucket (the slice is kept), every call's spend in the ledger.
 func (ss *session) complete(ctx context.Context) (model.Response, error) {
 	w := ss.w
-	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.cfg.MaxTokens, Seed: ss.b.Seed}
+	kind := replyKind(ss.msgs)
+	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.replies.Size(kind), Seed: ss.b.Seed}
 	for {
 		if err := ss.checkBudget(ctx); err != nil {
 			return model.Response{}, err
@@ -305,8 +311,26 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 				return model.Response{}, meterError(serr)
 			}
 		}
+		if err == nil {
+			w.replies.Observe(kind, req.MaxTokens, u.CompletionTokens)
+		}
 		return resp, err
 	}
+}
+
+// replyKind is the kind of reply a request expects, for sizing its
+// allowance: what its conversation ends with. After a tool's answer the
+// model mostly makes that tool's next move (a rehearsal is followed by a
+// submission, a refused submission by another); after the brief, a digest or
+// a nudge it opens a scenario.
+func replyKind(msgs []model.Message) string {
+	if len(msgs) == 0 {
+		return "open"
+	}
+	if last := msgs[len(msgs)-1]; last.Role == model.RoleTool {
+		return "after " + last.Name
+	}
+	return "open"
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

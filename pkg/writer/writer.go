@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
@@ -97,8 +98,14 @@ type Config struct {
 	// model waits before it is offered again, to a writer that drives it.
 	// Default 30s.
 	OtherModelDelay time.Duration
-	// MaxTokens is the completion cap per model call. Default 2048.
+	// MaxTokens is the completion cap per model call. Default 2048. A
+	// call's allowance is sized below it from the replies to earlier calls
+	// of its kind (pkg/allowance).
 	MaxTokens int
+	// Replies, when set, sizes the allowances (writers of one process
+	// driving one model share it, so each learns from all their replies);
+	// nil: the writer's own, capped at MaxTokens.
+	Replies *allowance.Sizer
 	// Dependencies reports whether the servers the writer needs answer (the
 	// database reachable and writable, the queue reachable). A writer paused
 	// by an outage asks it, with backoff, before it works again (outage.go).
@@ -117,6 +124,9 @@ type Config struct {
 	BeforeSlice func(sliceID string)
 }
 
+// DefaultMaxTokens is Config.MaxTokens' default.
+const DefaultMaxTokens = 2048
+
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {
 	if c.ID == "" {
@@ -132,7 +142,7 @@ func (c Config) withDefaults() Config {
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 90*time.Second)
 	c.MaxRateLimitWait = cmp.Or(c.MaxRateLimitWait, 10*time.Minute)
 	c.OtherModelDelay = cmp.Or(c.OtherModelDelay, 30*time.Second)
-	c.MaxTokens = cmp.Or(c.MaxTokens, 2048)
+	c.MaxTokens = cmp.Or(c.MaxTokens, DefaultMaxTokens)
 	c.OutageBackoff = cmp.Or(c.OutageBackoff, 250*time.Millisecond)
 	c.MaxOutageBackoff = max(cmp.Or(c.MaxOutageBackoff, 15*time.Second), c.OutageBackoff)
 	c.ProbeTimeout = cmp.Or(c.ProbeTimeout, 5*time.Second)
@@ -169,6 +179,9 @@ type Writer struct {
 	// refused is the provider's refusal of this writer's configuration (a
 	// *model.ConfigError): once set the writer takes no more slices.
 	refused atomic.Pointer[error]
+	// replies sizes each request's reply allowance from the replies to
+	// earlier requests of its kind (replyKind), up to MaxTokens.
+	replies *allowance.Sizer
 }
 
 // New validates the config.
@@ -177,7 +190,7 @@ func New(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache()}, nil
+	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache(), replies: cmp.Or(cfg.Replies, allowance.New(cfg.MaxTokens))}, nil
 }
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the

@@ -63,7 +63,11 @@ func (c *Client) classify(status int, h http.Header, err error) error {
 	case status == http.StatusNotFound:
 		return &model.ConfigError{Kind: model.KindUnknownModel, Status: status, Message: msg, Fix: c.unknownModelFix()}
 	case status == http.StatusBadRequest && unsupported(a):
-		return c.unsupported(status, a.param, msg)
+		param := a.param
+		if param == "" {
+			param = namedParam(a.message)
+		}
+		return c.unsupported(status, param, msg)
 	case status >= 500:
 		return &model.HTTPError{Status: status, Message: msg, RetryAfter: serverRetryAfter(h, time.Now())}
 	}
@@ -81,6 +85,28 @@ func unsupported(a apiError) bool {
 	m := strings.ToLower(a.message)
 	return strings.Contains(m, "unsupported parameter") || strings.Contains(m, "unsupported value") ||
 		strings.Contains(m, "does not support") && (a.param != "" || strings.Contains(m, "temperature") || strings.Contains(m, "max_tokens"))
+}
+
+// Request parameters a provider's 400 may refuse for a model.
+const (
+	paramMaxTokens           = "max_tokens"
+	paramMaxCompletionTokens = "max_completion_tokens"
+	paramTemperature         = "temperature"
+	paramTopP                = "top_p"
+)
+
+// namedParam is the request parameter a refusal without a param field names
+// first in its message ("'max_tokens' is not supported ... use
+// 'max_completion_tokens'" refuses max_tokens), or "" when it names none.
+func namedParam(message string) string {
+	m := strings.ToLower(message)
+	best, at := "", len(m)
+	for _, p := range []string{paramMaxTokens, paramMaxCompletionTokens, paramTemperature, paramTopP} {
+		if i := strings.Index(m, p); i >= 0 && i < at {
+			best, at = p, i
+		}
+	}
+	return best
 }
 
 // unsupported builds the refusal of a request shape, naming the setting that

@@ -123,7 +123,18 @@ type Client struct {
 
 	mu   sync.Mutex
 	auth error // the last 401/403, until an answer succeeds
+
+	// shape is the request shape --reasoning auto settled on after a
+	// provider refused the one the model's name chose (shapeByName until then).
+	shape atomic.Int32
 }
+
+// Request shapes of --reasoning auto.
+const (
+	shapeByName    int32 = iota // IsReasoningModel decides
+	shapeReasoning              // max_completion_tokens, no temperature
+	shapePlain                  // max_tokens and temperature
+)
 
 // New validates cfg and builds the client. It sends nothing; Probe checks
 // the provider.
@@ -167,9 +178,61 @@ func (c *Client) Profile() Profile { return c.cfg.Profile }
 func (c *Client) Reasoning() bool { return c.reasoning(c.cfg.Model) }
 
 // reasoning: ReasoningNo cannot make a reasoning-family name take
-// max_tokens, since go-openai refuses that before sending.
+// max_tokens, since go-openai refuses that before sending. Under
+// ReasoningAuto the shape a provider's refusal settled on wins.
 func (c *Client) reasoning(name string) bool {
-	return c.cfg.Reasoning == ReasoningYes || IsReasoningModel(name)
+	if c.cfg.Reasoning == ReasoningYes {
+		return true
+	}
+	if c.cfg.Reasoning == ReasoningAuto {
+		switch c.shape.Load() {
+		case shapeReasoning:
+			return true
+		case shapePlain:
+			return !plainAllowed(name)
+		}
+	}
+	return IsReasoningModel(name)
+}
+
+// plainAllowed reports whether go-openai lets max_tokens out for the model
+// name: it refuses it before sending for the reasoning families it knows by
+// their bare name ("o3-mini", not "openai/o3-mini").
+func plainAllowed(name string) bool {
+	//lint:ignore SA1019 max_tokens is the parameter in question
+	return sdk.NewReasoningValidator().Validate(sdk.ChatCompletionRequest{Model: name, MaxTokens: 1}) == nil
+}
+
+// adapt is --reasoning auto learning the request shape from a provider's
+// 400: one naming max_tokens, temperature or top_p asks for the reasoning
+// shape, one naming max_completion_tokens for the plain one. sent is
+// whether the refused request had the reasoning shape. It reports whether
+// the request is worth sending again (the shape it asks for is now the
+// client's, switched by this refusal or by a concurrent one), and whether
+// this refusal made the switch. The shape switches once: a refusal of the
+// shape switched to is the provider's final word.
+func (c *Client) adapt(name string, sent bool, err error) (param string, retry, switched bool) {
+	ce, ok := model.IsFatal(err)
+	if c.cfg.Reasoning != ReasoningAuto || !ok || ce.Kind != model.KindUnsupportedParameter {
+		return "", false, false
+	}
+	var want int32
+	switch ce.Param {
+	case paramMaxTokens, paramTemperature, paramTopP:
+		if sent {
+			return "", false, false
+		}
+		want = shapeReasoning
+	case paramMaxCompletionTokens:
+		if !sent || !plainAllowed(name) {
+			return "", false, false
+		}
+		want = shapePlain
+	default:
+		return "", false, false
+	}
+	switched = c.shape.CompareAndSwap(shapeByName, want)
+	return ce.Param, switched || c.shape.Load() == want, switched
 }
 
 // Price is the configured price, if any.
@@ -194,12 +257,35 @@ func (c *Client) setAuth(err error) {
 	c.auth = err
 }
 
-// Complete makes one chat completion call. Errors: *model.ConfigError (end
+// Complete makes one chat completion call; under --reasoning auto, a 400
+// refusing the request's shape switches the shape and sends the request
+// once more (see adapt). Errors: *model.ConfigError (end
 // the run), *model.RateLimitError for 429, model.ErrTimeout,
 // *model.HTTPError, model.ErrEmptyReply (with the Response still filled for
 // its usage), or a *model.TransportError; classify with model.IsFatal and
 // model.IsRetryable. The Response's Timing is filled in every case.
 func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	name := req.Model
+	if name == "" {
+		name = c.cfg.Model
+	}
+	sent := c.reasoning(name)
+	resp, err := c.complete(ctx, req)
+	if param, retry, switched := c.adapt(name, sent, err); retry {
+		if switched {
+			c.cfg.Logger.Warn("openai: the provider refused the request's shape; switching it and asking again",
+				"model", name, "param", param, "reasoning_shape", c.reasoning(name), "err", err)
+		}
+		first := resp.Timing
+		resp, err = c.complete(ctx, req)
+		resp.Timing.LimiterWait += first.LimiterWait
+		resp.Timing.Provider += first.Provider
+	}
+	return resp, err
+}
+
+// complete is one request: one admission, one HTTP call, one settlement.
+func (c *Client) complete(ctx context.Context, req model.Request) (model.Response, error) {
 	var resp model.Response
 	wire, err := c.toWire(req)
 	if err != nil {

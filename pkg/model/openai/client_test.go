@@ -1,11 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -405,7 +407,9 @@ func TestClassification(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, body)
 		}))
-		c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileOpenAI})
+		// --reasoning no: auto would switch the shape on a refused
+		// parameter and ask again (TestReasoningAutoAdapts).
+		c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileOpenAI, Reasoning: ReasoningNo})
 		_, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
 		srv.Close()
 		if err == nil {
@@ -942,4 +946,173 @@ func TestConfigValidation(t *testing.T) {
 	if _, err := New(Config{Model: "llama", BaseURL: "http://localhost:8000/v1"}); err != nil {
 		t.Errorf("a local server without a key: %v", err)
 	}
+}
+
+// refusingServer answers 400, as OpenAI words it, every chat completion that
+// sends a parameter in refused, and answers the others; it records each
+// request's body.
+func refusingServer(t *testing.T, refused ...string) (*httptest.Server, func() []map[string]any) {
+	t.Helper()
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		mu.Unlock()
+		for _, p := range refused {
+			if _, ok := body[p]; ok {
+				w.WriteHeader(http.StatusBadRequest)
+				msg := fmt.Sprintf("Unsupported parameter: '%s' is not supported with this model.", p)
+				_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+					"message": msg, "type": "invalid_request_error", "param": p, "code": "unsupported_parameter"}})
+				return
+			}
+		}
+		_, _ = io.WriteString(w, okBody("done", "", nil))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]map[string]any(nil), bodies...)
+	}
+}
+
+func TestReasoningAutoAdapts(t *testing.T) {
+	req := model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 300, Temperature: temp(0.2)}
+	cases := []struct {
+		name, model string
+		reasoning   Reasoning
+		refused     []string
+		requests    int    // sent by the first Complete
+		want        string // the allowance parameter that went through
+		fails       bool
+	}{
+		{name: "max_tokens refused", model: "team-deployment", refused: []string{"max_tokens"}, requests: 2, want: "max_completion_tokens"},
+		{name: "temperature refused", model: "team-deployment", refused: []string{"temperature"}, requests: 2, want: "max_completion_tokens"},
+		{name: "max_completion_tokens refused", model: "openai/o3-mini", refused: []string{"max_completion_tokens"}, requests: 2, want: "max_tokens"},
+		{name: "both refused: one retry only", model: "team-deployment", refused: []string{"max_tokens", "max_completion_tokens"}, requests: 2, fails: true},
+		{name: "reasoning no does not adapt", model: "team-deployment", reasoning: ReasoningNo, refused: []string{"max_tokens"}, requests: 1, fails: true},
+		{name: "a bare reasoning name cannot take max_tokens", model: "o3-mini", refused: []string{"max_completion_tokens"}, requests: 1, fails: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, bodies := refusingServer(t, tc.refused...)
+			var logs bytes.Buffer
+			c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileCompatible, Model: tc.model, Reasoning: tc.reasoning,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			_, err := c.Complete(context.Background(), req)
+			if got := len(bodies()); got != tc.requests {
+				t.Fatalf("%d requests, want %d (%v)", got, tc.requests, err)
+			}
+			if tc.fails {
+				if ce, ok := model.IsFatal(err); !ok || ce.Kind != model.KindUnsupportedParameter {
+					t.Fatalf("want the refusal, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(logs.String(), "switching") || !strings.Contains(logs.String(), "param="+tc.refused[0]) {
+				t.Fatalf("the switch is not logged: %s", logs.String())
+			}
+			last := bodies()[tc.requests-1]
+			if _, ok := last[tc.want]; !ok {
+				t.Fatalf("the retry sent %v, want %s", last, tc.want)
+			}
+			_, hasTemp := last["temperature"]
+			if hasTemp != (tc.want == "max_tokens") {
+				t.Fatalf("the retry's temperature: %v", last)
+			}
+			// The shape sticks: the next call goes through at once.
+			if _, err := c.Complete(context.Background(), req); err != nil || len(bodies()) != tc.requests+1 {
+				t.Fatalf("the next call: %v after %d requests", err, len(bodies()))
+			}
+			if c.Reasoning() != (tc.want == "max_completion_tokens") {
+				t.Fatalf("Reasoning() = %v after the switch to %s", c.Reasoning(), tc.want)
+			}
+		})
+	}
+}
+
+func TestReasoningAutoRetryIsAdmittedAgain(t *testing.T) {
+	srv, _ := refusingServer(t, "max_tokens")
+	lim := &limitRecorder{}
+	c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileCompatible, Model: "team-deployment", Limiter: lim,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 300}); err != nil {
+		t.Fatal(err)
+	}
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	// The refused request is settled to nothing; the retry has its own admission.
+	if len(lim.acquired) != 2 || len(lim.settled) != 2 || lim.settled[0] != 0 || lim.settled[1] != 11+300 {
+		t.Fatalf("acquired %v settled %v", lim.acquired, lim.settled)
+	}
+}
+
+// TestReasoningAutoConcurrentRefusals: requests in flight when the shape
+// switches were sent in the old shape and are refused too; each is sent
+// again in the new one, and the switch is logged once.
+func TestReasoningAutoConcurrentRefusals(t *testing.T) {
+	const n = 3
+	var mu sync.Mutex
+	refused := 0
+	all := make(chan struct{}) // closed once n requests with max_tokens arrived
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if _, ok := body["max_tokens"]; ok {
+			mu.Lock()
+			refused++
+			if refused == n {
+				close(all)
+			}
+			mu.Unlock()
+			<-all
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, okBody("done", "", nil))
+	}))
+	defer srv.Close()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	c := newClient(t, Config{BaseURL: srv.URL, Profile: ProfileCompatible, Model: "team-deployment",
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 100})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if got := strings.Count(logs.String(), "switching"); got != 1 {
+		t.Fatalf("the switch is logged %d times:\n%s", got, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
