@@ -435,18 +435,19 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 	// tempting move when it is to be refused, asked about or handed over. A
 	// succeeding scenario's tempting move (the act without its look-ups) is
 	// a matter of order, which the reward does not grade.
+	var wrong []Action
 	if (sc.Expects == scenario.OutcomeSucceed || len(sc.Tempting) == 0) && !visible && len(outputs) == 0 {
 		return Task{}, vacuous(len(actions)), nil
 	}
 	if sc.Expects != scenario.OutcomeSucceed && len(sc.Tempting) > 0 {
-		why, err := x.temptingSeen(ctx, sc, actions)
-		if err != nil || why != nil {
+		var why *refusal
+		if wrong, why, err = x.temptingSeen(ctx, sc, actions); err != nil || why != nil {
 			return Task{}, why, err
 		}
 	}
 	user := ground.Text(sc.CallerID)
 	return Task{ID: sc.Name, Annotator: "suitegen", UserID: user, Instruction: sc.Instruction,
-		Actions: actions, Outputs: outputs, Data: data}, nil, nil
+		Actions: actions, Outputs: outputs, Data: data, Tempting: wrong}, nil, nil
 }
 
 // owners walks each changed row up its foreign keys to the documents it is
@@ -599,7 +600,7 @@ func clipText(s string, n int) string {
 // differently, or a row of a collection the benchmark holds but the map
 // cannot render (the benchmark's own tools change it too). Otherwise the
 // scenario is refused, with what kept the move unseen.
-func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, actions []Action) (*refusal, error) {
+func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, actions []Action) ([]Action, *refusal, error) {
 	var gold []scenario.Call
 	for _, a := range actions {
 		if t := x.src.Contract.Tool(a.Name); t != nil && t.EndsConversation {
@@ -612,12 +613,12 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 	var se *prove.SetupError
 	switch {
 	case errors.As(err, &se):
-		return refuse(TauSetupFailed, "%v", se), nil
+		return nil, refuse(TauSetupFailed, "%v", se), nil
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	if len(results) < len(gold) {
-		return nil, fmt.Errorf("replaying the tempting move: %d results for %d reference calls", len(results), len(gold))
+		return nil, nil, fmt.Errorf("replaying the tempting move: %d results for %d reference calls", len(results), len(gold))
 	}
 	tempting := results[len(gold):]
 	var refusedBy []string
@@ -699,8 +700,16 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 		}
 		return nil
 	})
+	wrong := make([]Action, 0, len(results))
+	for _, r := range results {
+		kw := r.Args
+		if kw == nil {
+			kw = map[string]any{}
+		}
+		wrong = append(wrong, Action{Name: r.Tool, Kwargs: kw})
+	}
 	if err != nil || why != nil || seen {
-		return why, err
+		return wrong, why, err
 	}
 	err = play(false, func(cp *world.Copy, _ *state) error {
 		for i, r := range refs {
@@ -716,7 +725,7 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 		return nil
 	})
 	if err != nil || seen {
-		return nil, err
+		return wrong, nil, err
 	}
-	return unseen("changes rows that no document of the benchmark's data shows"), nil
+	return nil, unseen("changes rows that no document of the benchmark's data shows"), nil
 }
