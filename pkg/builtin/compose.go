@@ -67,6 +67,10 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		chain[i].Args = p.g.Realistic(p.c.Tool(chain[i].Tool), chain[i].Args, b.Ordinal, func(v string) bool { return made[v] })
 	}
 	chain = p.withoutStandIns(chain)
+	for i := range chain {
+		// Free text a kept call needs (a rating's comment) says the case.
+		chain[i].Args = p.summarise(chain[i].Args, per, b, u, bk)
+	}
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
 	var solution, tempting, missing []scenario.Call
 	answer := spec.Answer
@@ -278,8 +282,8 @@ func (p *policy) binds(spec plan.Spec) ground.Bindings {
 	return p.g.Declared()
 }
 
-// summarise replaces stand-in free text in a handoff's arguments with a
-// summary of the case: who, which record, what they want and why a person
+// summarise replaces stand-in free text in a call's arguments (a handoff's
+// summary, a comment) with a summary of the case: who, which record, what they want and why a person
 // must take it. Nothing of the plan's own labels goes to the agent.
 func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound, u *contract.UseCase, bk brief.Bucket) map[string]any {
 	for k, v := range args {
