@@ -3,8 +3,10 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -50,6 +52,24 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
 	if !ok {
 		return scenario.Scenario{}, false
+	}
+	made := map[string]bool{}
+	for _, st := range setup.Statements {
+		for _, a := range st.Args {
+			if s, ok := a.(string); ok {
+				made[s] = true
+			} else if a != nil {
+				made[ground.Text(a)] = true
+			}
+		}
+	}
+	for i := range chain {
+		chain[i].Args = p.g.Realistic(p.c.Tool(chain[i].Tool), chain[i].Args, b.Ordinal, func(v string) bool { return made[v] })
+	}
+	chain = p.withoutStandIns(chain)
+	for i := range chain {
+		// Free text a kept call needs (a rating's comment) says the case.
+		chain[i].Args = p.summarise(chain[i].Args, per, b, u, bk)
 	}
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
 	var solution, tempting, missing []scenario.Call
@@ -262,8 +282,8 @@ func (p *policy) binds(spec plan.Spec) ground.Bindings {
 	return p.g.Declared()
 }
 
-// summarise replaces stand-in free text in a handoff's arguments with a
-// summary of the case: who, which record, what they want and why a person
+// summarise replaces stand-in free text in a call's arguments (a handoff's
+// summary, a comment) with a summary of the case: who, which record, what they want and why a person
 // must take it. Nothing of the plan's own labels goes to the agent.
 func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound, u *contract.UseCase, bk brief.Bucket) map[string]any {
 	for k, v := range args {
@@ -513,4 +533,70 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// withoutStandIns leaves out the look-ups that would say nothing: a call of
+// a tool that changes nothing whose every argument only repeats its
+// parameter's description (a thought "A thought to think about"). The act,
+// last, is kept. References to later calls are renumbered.
+func (p *policy) withoutStandIns(calls []scenario.Call) []scenario.Call {
+	var out []scenario.Call
+	shift := map[int]int{} // 1-based old step -> new step
+	for i, c := range calls {
+		if i < len(calls)-1 && p.silent(c) {
+			continue
+		}
+		out = append(out, c)
+		shift[i+1] = len(out)
+	}
+	if len(out) == len(calls) {
+		return calls
+	}
+	for i := range out {
+		out[i].Args, _ = renumber(out[i].Args, shift).(map[string]any)
+	}
+	return out
+}
+
+func (p *policy) silent(c scenario.Call) bool {
+	t := p.c.Tool(c.Tool)
+	if t == nil || t.ChangesState == nil || *t.ChangesState || len(c.Args) == 0 {
+		return false
+	}
+	for name, v := range c.Args {
+		s, ok := v.(string)
+		d, _ := t.Param(name)["description"].(string)
+		if !ok || !ground.StandIn(s, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// stepRef is a reference to an earlier step's result: "$2.user_id".
+var stepRef = regexp.MustCompile(`^\$(\d+)(\..+)$`)
+
+func renumber(v any, shift map[int]int) any {
+	switch x := v.(type) {
+	case string:
+		if m := stepRef.FindStringSubmatch(x); m != nil {
+			if k, err := strconv.Atoi(m[1]); err == nil && shift[k] > 0 {
+				return "$" + strconv.Itoa(shift[k]) + m[2]
+			}
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = renumber(e, shift)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = renumber(e, shift)
+		}
+		return out
+	}
+	return v
 }

@@ -59,6 +59,8 @@ const (
 	// CodeCallLater: a callee who asks to be called later gets more than the
 	// callback (and the identification booking it needs).
 	CodeCallLater Code = "call-later"
+	// CodeStandIn: free text that only repeats its parameter's description.
+	CodeStandIn Code = "stand-in-text"
 )
 
 // Ready gate codes.
@@ -93,6 +95,13 @@ const (
 	// named by the caller nor shown by an earlier answer of the solution, or
 	// the caller names another record of its table.
 	CodeRecordNamed Code = "record-named"
+	// CodeValueNotInWorld: an argument grounded to a column takes a value
+	// no row of it holds, no setup made, no answer showed and the caller
+	// never says.
+	CodeValueNotInWorld Code = "value-not-in-world"
+	// CodeSameValue: two arguments grounded to one column, naming two roles
+	// of a record, are equal where the world's records never are.
+	CodeSameValue Code = "same-value"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -158,13 +167,14 @@ var Codes = []GateCode{
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
-	{GateStatic, CodeCallLater},
+	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateSolvable, CodeRuleBroken},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
 	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeRecordNamed},
+	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},

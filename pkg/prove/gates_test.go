@@ -417,6 +417,10 @@ var fixtures = []fixture{
 	{prove.GateOutcome, prove.CodeActOnce, corpusFile("airline", "succeed-cancel-twice.json"), exampleProver("airline", nil)},
 	{prove.GateOutcome, prove.CodeCheckUnasked, corpusFile("retail", "succeed-second-cancel-checked.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeTemptingFaithful, corpusFile("airline", "refuse-booking-wrong-amount.json"), exampleProver("airline", nil)},
+	// Values no agent could be led to (values.go).
+	{prove.GateStatic, prove.CodeStandIn, corpusFile("airline", "refuse-booking-stand-in-thought.json"), exampleProver("airline", nil)},
+	{prove.GateGrounding, prove.CodeValueNotInWorld, corpusFile("airline", "refuse-booking-unknown-airport.json"), exampleProver("airline", nil)},
+	{prove.GateGrounding, prove.CodeSameValue, corpusFile("airline", "refuse-booking-to-its-origin.json"), exampleProver("airline", nil)},
 	// A call-back tool that does not say it changes state, yet confirms
 	// the appointment: the outcome gate reads what it wrote.
 	{prove.GateOutcome, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", func(c *contract.Contract) {

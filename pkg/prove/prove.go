@@ -137,6 +137,10 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = []Refusal{{GateGrounding, CodeRecordNamed, msg, ""}}
 		return v, nil
 	}
+	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
+		v.Refusals = rs
+		return v, nil
+	}
 	if err := pr.counterfactuals(ctx); err != nil {
 		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
 	}

@@ -132,6 +132,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		bad(CodeNoSettledCheck, "every sub-goal is judged; at least one must be code-settled")
 	}
 	rs = append(rs, p.staticOutcome(sc)...)
+	rs = append(rs, p.standIns(sc)...)
 	rs = append(rs, p.outboundStatic(sc)...)
 	rs = append(rs, directives(sc)...)
 	rs = append(rs, p.subGoalDirectives(sc)...)

@@ -34,6 +34,11 @@ type Task struct {
 	// Judged lists what the task asks that no code proved: its judged
 	// sub-goals, for a grader to judge from the transcript.
 	Judged []JudgedGoal `json:"judged,omitempty"`
+	// Tempting, on a scenario that expects a refusal, a question or a
+	// hand-over, is the wrong agent's calls the export scored: the reference
+	// calls that do not end the conversation, then the tempting ones, with
+	// their references resolved. The benchmark's reward gives them 0.
+	Tempting []Action `json:"tempting,omitempty"`
 }
 
 // JudgedGoal is a judged sub-goal of a task, with what it means (from

@@ -615,19 +615,41 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 
 	ref0 := trajectory{calls: refCalls, state: refState, saysAll: true}
 	wrong := map[string]trajectory{}
+	var worldRefuses []string // every tempting call, when the world refuses them all
 	if sc.Expects == "succeed" || sc.Expects == "escalate" {
 		wrong["doing nothing"] = trajectory{}
 	}
-	if len(sc.Tempting) > 0 {
+	if len(sc.Tempting) > 0 && sc.Expects != scenario.OutcomeSucceed {
 		// The wrong move on top of everything right: an agent that follows
-		// the solution and then also makes the tempting calls. A criterion
-		// that fails it fails the wrong move itself, not a missing look-up.
-		both := append(slices.Clone(sc.Solution), shiftRefs(sc.Tempting, len(sc.Solution))...)
+		// the solution, but for the hand-over it should have made instead,
+		// and then makes the tempting calls. A criterion that fails it fails
+		// the wrong move itself, not a missing look-up. A succeeding
+		// scenario's tempting move (the act without its look-ups) differs
+		// from the solution only in order, which τ²-bench does not grade:
+		// there, the agent that must fail is the one that does nothing.
+		var kept []scenario.Call
+		for _, c := range sc.Solution {
+			if t := x.c.Tool(c.Tool); t != nil && t.EndsConversation {
+				break
+			}
+			kept = append(kept, c)
+		}
+		both := append(kept, shiftRefs(sc.Tempting, len(kept))...)
 		tc, ts, err := x.play(ctx, sc, both)
 		if err != nil {
 			return nil, nil, err
 		}
 		wrong["the tempting calls"] = trajectory{calls: tc, state: ts, saysAll: true}
+		if len(tc) >= len(kept) {
+			for _, r := range tc[len(kept):] {
+				if !r.OK {
+					worldRefuses = append(worldRefuses, fmt.Sprintf("%s: %s", r.Tool, clipText(r.Error, 120)))
+				}
+			}
+			if len(worldRefuses) < len(sc.Tempting) {
+				worldRefuses = nil
+			}
+		}
 	}
 	base := []string{RewardDB}
 	if len(info) > 0 {
@@ -658,6 +680,9 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 	if basis == nil {
 		if passing == "doing nothing" {
 			return nil, x.refuse(sc, Tau2NothingPasses, "an agent that does nothing passes every criterion a τ²-bench task can check (the solution changes no state, says nothing and names no call to require)"), nil
+		}
+		if len(worldRefuses) > 0 {
+			return nil, x.refuse(sc, Tau2TemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the state, calls and words of the solution; τ²-bench cannot require a call not to be made", strings.Join(worldRefuses, "; ")), nil
 		}
 		return nil, x.refuse(sc, Tau2TemptingPasses, "the wrong move (%s), made after the solution, leaves the same state, calls and words as the solution alone; τ²-bench cannot require a call not to be made, or calls to come in an order", callNames(sc.Tempting)), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -146,10 +147,15 @@ const (
 	// TauVacuous: the actions change no document of the benchmark's data and
 	// the task has no outputs: an agent that does nothing would pass it.
 	TauVacuous TauBenchCode = "vacuous"
+	// TauTemptingPasses: the scenario expects a refusal, a question or a
+	// hand-over, and its tempting move, made after the reference calls,
+	// leaves the benchmark's data as the reference calls leave it: the
+	// benchmark's reward cannot tell the agent that makes it.
+	TauTemptingPasses TauBenchCode = "tempting-passes"
 )
 
 // TauBenchCodes is every refusal code, in the order docs/EXPORT.md lists them.
-var TauBenchCodes = []TauBenchCode{TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch}
+var TauBenchCodes = []TauBenchCode{TauTemptingPasses, TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch}
 
 // TauBenchRefusal is a scenario left out of the export, and why.
 type TauBenchRefusal struct {
@@ -330,7 +336,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 	// The benchmark looks for an output in the agent's words with their
 	// commas removed, as τ²-bench does.
 	outputs := append([]string{}, communicate(sc.Outputs)...)
-	if len(outputs) == 0 && (acted == nil || acted.Empty()) {
+	if len(outputs) == 0 && (acted == nil || acted.Empty()) && (sc.Expects == scenario.OutcomeSucceed || len(sc.Tempting) == 0) {
 		// Nothing changes and nothing need be said: no data makes this a
 		// task that doing nothing fails.
 		return Task{}, vacuous(len(actions)), nil
@@ -424,12 +430,24 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 	if why != nil {
 		return Task{}, why, nil
 	}
-	if !visible && len(outputs) == 0 {
+	// Who the task must fail: an agent that does nothing when the caller's
+	// request is to be carried out; the agent that makes the scenario's
+	// tempting move when it is to be refused, asked about or handed over. A
+	// succeeding scenario's tempting move (the act without its look-ups) is
+	// a matter of order, which the reward does not grade.
+	var wrong []Action
+	if (sc.Expects == scenario.OutcomeSucceed || len(sc.Tempting) == 0) && !visible && len(outputs) == 0 {
 		return Task{}, vacuous(len(actions)), nil
+	}
+	if sc.Expects != scenario.OutcomeSucceed && len(sc.Tempting) > 0 {
+		var why *refusal
+		if wrong, why, err = x.temptingSeen(ctx, sc, actions); err != nil || why != nil {
+			return Task{}, why, err
+		}
 	}
 	user := ground.Text(sc.CallerID)
 	return Task{ID: sc.Name, Annotator: "suitegen", UserID: user, Instruction: sc.Instruction,
-		Actions: actions, Outputs: outputs, Data: data}, nil, nil
+		Actions: actions, Outputs: outputs, Data: data, Tempting: wrong}, nil, nil
 }
 
 // owners walks each changed row up its foreign keys to the documents it is
@@ -572,4 +590,142 @@ func clipText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// temptingSeen replays the scenario's wrong move as the benchmark's reward
+// sees it: the reference calls that do not end the conversation, then the
+// tempting calls, against the reference calls alone (the reward replays the
+// gold actions without its terminate tools). The move fails the task when it
+// changes a document of the benchmark's data: a document a tool renders
+// differently, or a row of a collection the benchmark holds but the map
+// cannot render (the benchmark's own tools change it too). Otherwise the
+// scenario is refused, with what kept the move unseen.
+func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, actions []Action) ([]Action, *refusal, error) {
+	var gold []scenario.Call
+	for _, a := range actions {
+		if t := x.src.Contract.Tool(a.Name); t != nil && t.EndsConversation {
+			continue
+		}
+		gold = append(gold, scenario.Call{Tool: a.Name, Args: a.Kwargs})
+	}
+	move := callNames(sc.Tempting)
+	results, _, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, append(slices.Clone(gold), shiftRefs(sc.Tempting, len(gold))...), false)
+	var se *prove.SetupError
+	switch {
+	case errors.As(err, &se):
+		return nil, refuse(TauSetupFailed, "%v", se), nil
+	case err != nil:
+		return nil, nil, err
+	}
+	if len(results) < len(gold) {
+		return nil, nil, fmt.Errorf("replaying the tempting move: %d results for %d reference calls", len(results), len(gold))
+	}
+	tempting := results[len(gold):]
+	var refusedBy []string
+	for _, r := range tempting {
+		if !r.OK {
+			refusedBy = append(refusedBy, fmt.Sprintf("%s: %s", r.Tool, clipText(r.Error, 120)))
+		}
+	}
+	type state struct {
+		snap world.Snapshot
+		docs []json.RawMessage
+	}
+	// The reference calls, then (when then is set) the tempting calls; docs
+	// are rendered after both.
+	play := func(then bool, fn func(cp *world.Copy, st *state) error) error {
+		return x.src.World.Copy(ctx, func(cp *world.Copy) error {
+			clear(x.parents)
+			if err := cp.ExecBatch(ctx, sc.Setup); err != nil {
+				return err
+			}
+			for _, c := range gold {
+				cp.Call(ctx, c.Tool, c.Args)
+			}
+			var st state
+			if then {
+				var err error
+				if st.snap, err = cp.Snapshot(ctx); err != nil {
+					return err
+				}
+				for _, r := range tempting {
+					cp.Call(ctx, r.Tool, r.Args)
+				}
+			}
+			clear(x.parents)
+			return fn(cp, &st)
+		})
+	}
+	unseen := func(what string) *refusal {
+		if len(refusedBy) == len(tempting) {
+			return refuse(TauTemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the benchmark's data as the reference calls do; the benchmark cannot see a call that should not be made", strings.Join(refusedBy, "; "))
+		}
+		return refuse(TauTemptingPasses, "the wrong move (%s), made after the reference calls, %s; the benchmark's reward would pass an agent that makes it", move, what)
+	}
+	var refs []docRef
+	var after []json.RawMessage
+	var why *refusal
+	seen := false
+	err = play(true, func(cp *world.Copy, st *state) error {
+		now, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		d, err := world.DiffSnapshots(st.snap, now)
+		if err != nil {
+			return err
+		}
+		if d.Empty() {
+			why = unseen("changes nothing in the world")
+			return nil
+		}
+		o, err := x.owners(ctx, cp, d)
+		if err != nil {
+			return err
+		}
+		if len(o.unrendered) > 0 {
+			seen = true
+			return nil
+		}
+		refs = o.sorted()
+		if len(refs) == 0 {
+			why = unseen("changes only what the benchmark's data does not hold (" + strings.Join(o.unmapped, "; ") + ")")
+			return nil
+		}
+		after = make([]json.RawMessage, len(refs))
+		for i, r := range refs {
+			if after[i], err = x.render(ctx, cp, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	wrong := make([]Action, 0, len(results))
+	for _, r := range results {
+		kw := r.Args
+		if kw == nil {
+			kw = map[string]any{}
+		}
+		wrong = append(wrong, Action{Name: r.Tool, Kwargs: kw})
+	}
+	if err != nil || why != nil || seen {
+		return wrong, why, err
+	}
+	err = play(false, func(cp *world.Copy, _ *state) error {
+		for i, r := range refs {
+			before, err := x.render(ctx, cp, r)
+			if err != nil {
+				return err
+			}
+			if !sameDoc(before, after[i]) {
+				seen = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || seen {
+		return wrong, nil, err
+	}
+	return nil, unseen("changes rows that no document of the benchmark's data shows"), nil
 }

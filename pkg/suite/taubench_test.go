@@ -79,6 +79,10 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			Solution: calls, Outputs: outputs, MaxTurns: 10,
 			Provenance: scenario.Provenance{ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256, Model: "test"}}
 	}
+	tempt := func(sc scenario.Scenario, calls ...scenario.Call) scenario.Scenario {
+		sc.Tempting = calls
+		return sc
+	}
 	mismatch := mk("other-world", "succeed", nil, "chen_jackson_3290", nil,
 		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
 	mismatch.Provenance.WorldSHA256 = strings.Repeat("0", 64)
@@ -110,6 +114,14 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 		"look-and-say": {mk("look-and-say", "succeed", newTraveller, "ines_novak_7008", []string{"325"},
 			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), "export"},
 		"refuse-nothing": {mk("refuse-nothing", "refuse", newTraveller, "ines_novak_7008", nil), string(suite.TauVacuous)},
+		// A refusal goes out when its wrong move changes the benchmark's
+		// data (the cancellation), not when the world refuses it anyway.
+		"refuse-cancel": {tempt(mk("refuse-cancel", "refuse", nil, "chen_jackson_3290", nil,
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "4WQ150"})),
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), "export"},
+		"refuse-refused-anyway": {tempt(mk("refuse-refused-anyway", "refuse", nil, "chen_jackson_3290", nil,
+			tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"})),
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauTemptingPasses)},
 		"flight-cancelled": {mk("flight-cancelled", "succeed",
 			[]scenario.Statement{tauStmt("UPDATE flight_dates SET status = 'cancelled' WHERE flight_number = $1 AND date = $2", "HAT170", "2024-05-22")},
 			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
@@ -329,7 +341,7 @@ func checkTauTask(t *testing.T, ctx context.Context, e *engine.Engine, m *suite.
 		}
 		// Doing nothing leaves every document as it was and says nothing:
 		// the task must then fail, on its data or on its outputs.
-		if !changed && len(tk.Outputs) == 0 {
+		if !changed && len(tk.Outputs) == 0 && len(tk.Tempting) == 0 {
 			t.Errorf("%s: doing nothing passes (no document changes, no outputs)", tk.ID)
 		}
 		return nil

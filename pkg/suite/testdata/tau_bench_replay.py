@@ -10,13 +10,15 @@ domain's data, as the benchmark would start it, and then:
 - every action is invoked through the domain's tool, as the benchmark's reward
   replays them (terminate tools skipped); an answer starting with "Error:" is
   a failure;
-- the data after the actions must differ from the data after doing nothing,
-  unless the task has outputs (then an agent saying nothing fails it).
+- a task without a "tempting" move: the data after the actions must differ
+  from the data after doing nothing, unless the task has outputs (then an
+  agent saying nothing fails it).
 
 Then it checks the benchmark's own reward through the SuiteEnv of
-docs/EXPORT.md (the "suite_env.py" block, run as written): 1.0 for an agent
-that makes the reference calls and says the outputs, 0.0 for one that does
-nothing.
+docs/EXPORT.md (the "suite_env.py" block, run as written), running each task
+twice: 1.0 for an agent that makes the reference calls and says the outputs;
+0.0 for the wrong agent, which is the one that makes the task's "tempting"
+calls (and says every output) when it has them, else one that does nothing.
 
 It prints one JSON object: counts and the failing tasks; exit status 1 when
 any task fails. The benchmark's model client (litellm) is stubbed when it is
@@ -75,7 +77,7 @@ class SilentUser:
 
 
 def rewards(root, env, path):
-    """The benchmark's reward of the reference calls and of doing nothing, per task."""
+    """The benchmark's reward of the reference calls and of the wrong agent, per task."""
     try:
         import litellm  # noqa: F401
     except ImportError:
@@ -97,7 +99,11 @@ def rewards(root, env, path):
         e = namespace["SuiteEnv"](path, domain, user_strategy="human", user_model=None, task_index=i)
         e.user = SilentUser()
         e.reset(task_index=i)
-        nothing = e.calculate_reward().reward
+        for a in task.get("tempting") or []:
+            e.step(types_mod.Action(name=a["name"], kwargs=a["kwargs"]))
+        if task.get("tempting") and task["outputs"]:
+            e.step(types_mod.Action(name="respond", kwargs={"content": " ".join(task["outputs"])}))
+        wrong = e.calculate_reward().reward
         e = namespace["SuiteEnv"](path, domain, user_strategy="human", user_model=None, task_index=i)
         e.user = SilentUser()
         e.reset(task_index=i)
@@ -110,7 +116,7 @@ def rewards(root, env, path):
             e.step(types_mod.Action(name="respond", kwargs={"content": " ".join(task["outputs"])}))
         if reward is None or task["outputs"]:
             reward = e.calculate_reward().reward
-        out.append((task["id"], reward, nothing))
+        out.append((task["id"], reward, wrong, bool(task.get("tempting"))))
     return out
 
 
@@ -159,14 +165,22 @@ def main():
         with_outputs += bool(task["outputs"])
         if errors:
             failures.append({"task": task["id"], "why": errors})
-        elif not moved and not task["outputs"]:
+        elif not moved and not task["outputs"] and not task.get("tempting"):
             failures.append({"task": task["id"], "why": ["doing nothing passes: the actions change nothing and there are no outputs"]})
-    scored = 0
-    for tid, reward, nothing in rewards(root, env, path):
+    scored = gold_1 = nothing_0 = tempting = tempting_0 = 0
+    for tid, reward, wrong, tempted in rewards(root, env, path):
         scored += 1
-        if reward != 1.0 or nothing != 0.0:
-            failures.append({"task": tid, "why": ["reward %s for the reference calls, %s for doing nothing" % (reward, nothing)]})
-    print(json.dumps({"tasks": len(tasks), "changed": changed, "with_outputs": with_outputs, "rewarded": scored, "failures": failures}, indent=1))
+        gold_1 += reward == 1.0
+        tempting += tempted
+        if tempted:
+            tempting_0 += wrong == 0.0
+        else:
+            nothing_0 += wrong == 0.0
+        if reward != 1.0 or wrong != 0.0:
+            failures.append({"task": tid, "why": ["reward %s for the reference calls, %s for %s" % (reward, wrong, "the tempting calls" if tempted else "doing nothing")]})
+    print(json.dumps({"tasks": len(tasks), "changed": changed, "with_outputs": with_outputs, "rewarded": scored,
+                      "gold_1": gold_1, "nothing_0": nothing_0, "with_tempting": tempting, "tempting_0": tempting_0,
+                      "failures": failures}, indent=1))
     sys.exit(1 if failures else 0)
 
 

@@ -1,0 +1,142 @@
+package prove
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// Every value a call passes comes from the world or from the caller. An
+// argument grounded to a column (its x-ref, or the contract's naming rules)
+// takes a value a row of that column holds, one the setup made, one an
+// earlier answer showed, or one the caller states; anything else is a value
+// no agent could be led to (an airport that does not exist). Two arguments
+// grounded to one column that name two roles of a record (origin and
+// destination) take equal values only when every table with those two
+// roles sometimes holds one value in both (no flight leaves for where it
+// left, so no trip does, whatever a few recorded reservations say). Free text that only repeats its parameter's description ("A
+// thought to think about") says nothing: it is a stand-in, not content.
+
+// argCalls are the calls whose arguments are checked: the solution and the
+// tempting move, with the name each path is reported by.
+func argCalls(sc *scenario.Scenario) []struct {
+	path  string
+	calls []scenario.Call
+} {
+	return []struct {
+		path  string
+		calls []scenario.Call
+	}{{"solution", sc.Solution}, {"tempting", sc.Tempting}, {"missing", sc.Missing}}
+}
+
+// standIns is the static gate's check of free text (CodeStandIn).
+func (p *Prover) standIns(sc *scenario.Scenario) []Refusal {
+	var rs []Refusal
+	for _, path := range argCalls(sc) {
+		for i, c := range path.calls {
+			t := p.c.Tool(c.Tool)
+			if t == nil {
+				continue
+			}
+			for _, name := range sortedArgs(c.Args) {
+				s, ok := c.Args[name].(string)
+				if !ok {
+					continue
+				}
+				d, _ := t.Param(name)["description"].(string)
+				if ground.StandIn(s, d) {
+					rs = append(rs, Refusal{GateStatic, CodeStandIn, fmt.Sprintf("%s step %d (%s): %s %q only repeats what the parameter is (%q); give the content or leave the step out", path.path, i+1, c.Tool, name, s, d), ""})
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// argValues is the grounding gate's check of argument values
+// (CodeValueNotInWorld, CodeSameValue). results are the solution's.
+func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []Refusal {
+	setup := map[string]bool{}
+	for _, st := range sc.Setup {
+		for _, a := range st.Args {
+			addValues(setup, a)
+		}
+	}
+	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
+	var rs []Refusal
+	for _, path := range argCalls(sc) {
+		for i, c := range path.calls {
+			// What the agent has seen by this step: the solution's answers
+			// before it (the tempting and missing paths follow its look-ups).
+			shown := ""
+			upTo := len(results)
+			if path.path == "solution" {
+				upTo = min(i, len(results))
+			}
+			for _, r := range results[:upTo] {
+				shown += string(r.Result) + "\n"
+			}
+			names := sortedArgs(c.Args)
+			for _, name := range names {
+				v, ok := scalarArg(c.Args[name])
+				if !ok {
+					continue
+				}
+				table, col, bound := p.c.RefOf(c.Tool, name)
+				// A caller's own records (an order, a line) are checked by
+				// record-named and unreachable-record; this is reference
+				// data (airports, products) and the values of columns.
+				if !bound || p.g.OwnedTable(table) || p.g.Holds(table, col, v) || setup[v] || strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) {
+					continue
+				}
+				rs = append(rs, Refusal{GateGrounding, CodeValueNotInWorld, fmt.Sprintf("%s step %d (%s): %s %q is held by no row of %s.%s, made by no setup, shown by no earlier answer and never said by the caller", path.path, i+1, c.Tool, name, v, table, col), ""})
+			}
+			for j, a := range names {
+				for _, b := range names[j+1:] {
+					va, okA := scalarArg(c.Args[a])
+					vb, okB := scalarArg(c.Args[b])
+					if !okA || !okB || va != vb {
+						continue
+					}
+					ta, ca, boundA := p.c.RefOf(c.Tool, a)
+					tb, cb, boundB := p.c.RefOf(c.Tool, b)
+					if !boundA || !boundB || ta != tb || ca != cb {
+						continue
+					}
+					if tables := p.g.DistinctPair(a, b); len(tables) > 0 {
+						rs = append(rs, Refusal{GateGrounding, CodeSameValue, fmt.Sprintf("%s step %d (%s): %s and %s are both %q (%s.%s), but no row of %s ever holds one value in both", path.path, i+1, c.Tool, a, b, va, ta, ca, strings.Join(tables, ", ")), ""})
+					}
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// scalarArg is a text or number argument as text; a reference to an earlier
+// answer ("$2.user_id") is not one: its value is shown by that answer.
+func scalarArg(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		if x == "" || refPattern.MatchString(x) {
+			return "", false
+		}
+		return x, true
+	case float64, int, int64:
+		return ground.Text(x), true
+	}
+	return "", false
+}
+
+func sortedArgs(args map[string]any) []string {
+	out := make([]string, 0, len(args))
+	for k := range args {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
