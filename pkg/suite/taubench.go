@@ -627,10 +627,7 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 			refusedBy = append(refusedBy, fmt.Sprintf("%s: %s", r.Tool, clipText(r.Error, 120)))
 		}
 	}
-	type state struct {
-		snap world.Snapshot
-		docs []json.RawMessage
-	}
+	type state struct{ snap world.Snapshot }
 	// The reference calls, then (when then is set) the tempting calls; docs
 	// are rendered after both.
 	play := func(then bool, fn func(cp *world.Copy, st *state) error) error {
