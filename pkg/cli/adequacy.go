@@ -45,20 +45,18 @@ func cmdAdequacy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	run, err := runSubGoals(filepath.Join(out, "catalogue.json"))
+	run, bad, err := suite.RunSubGoals(filepath.Join(out, "catalogue.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	in, err := openInfra(ctx, env, cn)
+	for _, s := range bad {
+		env.Log.Warn("run sub-goal left out", "sub_goal", s.Name, "err", s.Err)
+	}
+	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return err
 	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	defer closeEngine()
 	prover, skipped, err := e.WithSubGoals(run)
 	if err != nil {
 		return err

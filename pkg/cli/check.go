@@ -68,16 +68,11 @@ func check(ctx context.Context, env *Env, cn conn, out, dir string, opts refresh
 	if w.Index.Agent != c.Agent && !opts.Foreign {
 		return refresh.Report{}, fmt.Errorf("%w; give --any-contract to re-prove it anyway", &refresh.ForeignError{Suite: out, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent})
 	}
-	in, err := openInfra(ctx, env, cn)
+	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return refresh.Report{}, err
 	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return refresh.Report{}, err
-	}
-	defer e.Close()
+	defer closeEngine()
 	p, err := refresh.SuiteProver(e, out)
 	if err != nil {
 		return refresh.Report{}, err

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -82,6 +84,20 @@ func openInfra(ctx context.Context, env *Env, cn conn) (*infra, error) {
 	}
 	warnSuperuser(ctx, env, pool)
 	return &infra{st: st, pool: pool, qc: cn.queueConfig(st.NATSURL)}, nil
+}
+
+// openEngine opens the infrastructure and c's engine over it; closeEngine
+// closes both.
+func openEngine(ctx context.Context, env *Env, cn conn, c *contract.Contract) (e *engine.Engine, closeEngine func(), err error) {
+	in, err := openInfra(ctx, env, cn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e, err = engine.Open(ctx, in.pool, c); err != nil {
+		in.close(ctx)
+		return nil, nil, err
+	}
+	return e, func() { e.Close(); in.close(ctx) }, nil
 }
 
 // warnSuperuser says so when the database URL is a superuser's: worlds
@@ -214,30 +230,17 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 	if err != nil {
 		return err
 	}
-	in, err := openInfra(ctx, env, cn)
+	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return err
 	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	defer closeEngine()
 	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", rep.Exported, len(rep.Refused))
-	codes := rep.ByCode()
-	names := make([]string, 0, len(codes))
-	for code := range codes {
-		names = append(names, string(code))
-	}
-	sort.Strings(names)
-	for _, code := range names {
-		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.TauBenchCode(code)])
-	}
+	printCodes(env.Stderr, rep.ByCode())
 	for _, r := range rep.Refused {
 		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
 	}
@@ -254,34 +257,29 @@ func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Wr
 	if err != nil {
 		return err
 	}
-	in, err := openInfra(ctx, env, cn)
+	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return err
 	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	defer closeEngine()
 	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "%d task(s) exported, %d scenario(s) refused\n", sum.Tasks, len(sum.Refused))
-	codes := sum.ByCode()
-	names := make([]string, 0, len(codes))
-	for code := range codes {
-		names = append(names, string(code))
-	}
-	sort.Strings(names)
-	for _, code := range names {
-		fmt.Fprintf(env.Stderr, "  %s: %d\n", code, codes[suite.Tau2Code(code)])
-	}
+	printCodes(env.Stderr, sum.ByCode())
 	for _, r := range sum.Refused {
 		fmt.Fprintf(env.Stderr, "refused %s: %s: %s\n", r.Scenario, r.Code, r.Reason)
 	}
 	return nil
+}
+
+// printCodes writes an export's refusals counted by code, one line each in
+// the codes' order.
+func printCodes[C ~string](w io.Writer, codes map[C]int) {
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		fmt.Fprintf(w, "  %s: %d\n", code, codes[code])
+	}
 }
 
 func cmdStack(ctx context.Context, env *Env, args []string) error {

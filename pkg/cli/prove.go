@@ -37,16 +37,11 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[1], err)
 	}
-	in, err := openInfra(ctx, env, cn)
+	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return err
 	}
-	defer in.close(ctx)
-	e, err := engine.Open(ctx, in.pool, c)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	defer closeEngine()
 	prover := e.Prover
 	if *cat != "" {
 		if prover, err = runProver(e, *cat); err != nil {

@@ -6,10 +6,9 @@ package refresh
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -121,31 +120,12 @@ func Check(ctx context.Context, p Prover, w *suite.Written, c *contract.Contract
 // the contract's. One that no longer compiles is left out, so a scenario
 // naming it is refused as unknown: stale, not an error.
 func SuiteProver(e *engine.Engine, dir string) (*prove.Prover, error) {
-	path := filepath.Join(dir, "catalogue.json")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	added, _, err := suite.RunSubGoals(filepath.Join(dir, "catalogue.json"))
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(added) == 0 {
 		return e.Prover, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refresh: %w", err)
-	}
-	var entries []suite.SubGoalInfo
-	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, &suite.CorruptError{File: path, Err: err}
-	}
-	var added []contract.SubGoal
-	for _, g := range entries {
-		if g.Origin != "run" || g.Source == "" {
-			continue
-		}
-		sg, probs := contract.ParseSubGoal("subgoals/"+g.Name+".star", g.Source)
-		if len(probs) > 0 {
-			continue
-		}
-		added = append(added, sg)
-	}
-	if len(added) == 0 {
-		return e.Prover, nil
 	}
 	p, _, err := e.WithSubGoals(added)
 	if err != nil {
