@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -282,10 +283,11 @@ func TestSourceTasksProve(t *testing.T) {
 		})
 	}
 
-	// As τ²-bench tasks: every case but the locked SIM, whose wrong move (a
-	// resume the world refuses) leaves the state τ²-bench's criteria read as
-	// the right move does, with the setup (user_phones,
-	// lines and bills rows) as the initial state.
+	// As τ²-bench tasks: every case, the locked SIM too. Its wrong move (a
+	// resume the world refuses) leaves the state as the right move does, but
+	// the hand-over is one of the task's actions, so τ²-bench's evaluation
+	// fails an agent that makes the wrong move instead. The setup (user_phones,
+	// lines and bills rows) is the initial state.
 	out := t.TempDir()
 	idx := suite.Index{Run: "hand", Agent: c.Agent, Count: len(cases)}
 	for _, sc := range cases {
@@ -313,8 +315,8 @@ func TestSourceTasksProve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Tasks != len(cases)-1 || len(sum.Refused) != 1 || sum.Refused[0].Scenario != "sim-locked" || sum.Refused[0].Code != suite.Tau2TemptingPasses {
-		t.Fatalf("want every case but sim-locked (tempting-passes), got %d tasks, refused %+v", sum.Tasks, sum.Refused)
+	if sum.Tasks != len(cases) || len(sum.Refused) != 0 {
+		t.Fatalf("want every case exported, got %d of %d tasks, refused %+v", sum.Tasks, len(cases), sum.Refused)
 	}
 	var got struct {
 		Tasks []struct {
@@ -328,6 +330,21 @@ func TestSourceTasksProve(t *testing.T) {
 	}
 	if err := json.Unmarshal(doc.Bytes(), &got); err != nil {
 		t.Fatal(err)
+	}
+	type scored struct {
+		ID       string             `json:"id"`
+		Criteria suite.Tau2Criteria `json:"evaluation_criteria"`
+	}
+	var crit struct{ Tasks []scored }
+	if err := json.Unmarshal(doc.Bytes(), &crit); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(crit.Tasks, func(task scored) bool { return task.ID == "sim-locked" })
+	if i < 0 {
+		t.Fatal("no task for the locked SIM")
+	}
+	if acts := crit.Tasks[i].Criteria.Actions; len(acts) == 0 || acts[len(acts)-1].Name != "transfer_to_human_agents" || !slices.Contains(crit.Tasks[i].Criteria.RewardBasis, "ACTION") {
+		t.Errorf("the locked SIM's task does not score its hand-over: %+v", crit.Tasks[i].Criteria)
 	}
 	phone := got.Tasks[0].InitialState.InitializationData.AgentData["user_phones"]["L1001"]
 	if got.Tasks[0].ID != "abroad-line-roaming-off" || phone["is_abroad"] != true || phone["roaming_enabled"] != true {
