@@ -3,7 +3,6 @@ package ground
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -26,17 +25,3 @@ type Answer struct {
 	// Read are the arguments the handler read.
 	Read []string
 }
-
-// SetupError is a setup statement the world would not run: the minted rows
-// broke a constraint of the schema.
-type SetupError struct {
-	Index int    // 0-based
-	SQL   string // the statement
-	Err   error  // what Postgres said
-}
-
-func (e *SetupError) Error() string {
-	return fmt.Sprintf("setup statement %d (%s): %v", e.Index+1, e.SQL, e.Err)
-}
-
-func (e *SetupError) Unwrap() error { return e.Err }

@@ -535,9 +535,9 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				continue
 			}
 			ans, changed, err := sv.rehearseEffect(ctx, s.Statements, calls, lv.outcome == "succeed" && changes)
-			var se *ground.SetupError
+			var se *scenario.SetupError
 			if errors.As(err, &se) {
-				why = fmt.Sprintf("every minted copy broke a constraint: %v", se)
+				why = fmt.Sprintf("every minted copy broke a constraint: setup statement %d (%s): %v", se.Index+1, se.SQL, se.Err)
 				continue
 			}
 			if err != nil {

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"errors"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -16,7 +15,7 @@ func Rehearser(w *world.World) ground.Rehearser { return rehearser{w} }
 type rehearser struct{ w *world.World }
 
 // Rehearse runs the setup then the calls, in order, on one copy that is
-// rolled back. A setup statement the world refuses is a *ground.SetupError.
+// rolled back. A setup statement the world refuses is a *scenario.SetupError.
 func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, error) {
 	var out []ground.Answer
 	err := r.w.Copy(ctx, func(cp *world.Copy) error {
@@ -66,15 +65,10 @@ func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statemen
 }
 
 // runSetup runs a rehearsal's setup on its copy. A statement the world
-// refuses is a *ground.SetupError naming it.
+// refuses is a *scenario.SetupError naming it.
 func runSetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
 	if len(setup) == 0 {
 		return nil
 	}
-	err := cp.ExecBatch(ctx, setup)
-	var se *world.StatementError
-	if errors.As(err, &se) && se.Index >= 0 && se.Index < len(setup) {
-		return &ground.SetupError{Index: se.Index, SQL: setup[se.Index].SQL, Err: se.Err}
-	}
-	return err
+	return cp.ExecBatch(ctx, setup)
 }

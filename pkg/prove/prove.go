@@ -253,7 +253,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		pr.logOnly = &Run{Gate: GateNotVacuous, Counterfactual: LogOnly, Calls: steps(pr.results), Checks: checks}
 		return nil
 	})
-	var se *SetupError
+	var se *scenario.SetupError
 	switch {
 	case errors.As(err, &se) && !infrastructure(se.Err):
 		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), ""}}, nil

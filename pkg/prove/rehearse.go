@@ -3,7 +3,6 @@ package prove
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -47,24 +46,15 @@ func (p *Prover) Rehearse(ctx context.Context, setup []scenario.Statement, calls
 	return results, d, err
 }
 
-// SetupError is a setup statement the world would not run.
-type SetupError struct {
-	Index int
-	Err   error
-}
-
-func (e *SetupError) Error() string { return fmt.Sprintf("setup statement %d: %v", e.Index+1, e.Err) }
-func (e *SetupError) Unwrap() error { return e.Err }
-
 var setupVerb = regexp.MustCompile(`(?is)^\s*(insert|update|delete)\b`)
 
 // applySetup runs a scenario's setup in one round trip; a statement the world
-// will not run comes back as a *SetupError.
+// will not run comes back as a *scenario.SetupError.
 func applySetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) error {
 	if err := checkSetup(setup); err != nil {
 		return err
 	}
-	return setupError(cp.ExecBatch(ctx, setup))
+	return cp.ExecBatch(ctx, setup)
 }
 
 // setupSnapshot is applySetup followed by the copy's snapshot, in one batch.
@@ -73,16 +63,16 @@ func setupSnapshot(ctx context.Context, cp *world.Copy, setup []scenario.Stateme
 		return world.Snapshot{}, err
 	}
 	snap, err := cp.ExecBatchSnapshot(ctx, setup)
-	return snap, setupError(err)
+	return snap, err
 }
 
 func checkSetup(setup []scenario.Statement) error {
 	for i, st := range setup {
 		if !setupVerb.MatchString(st.SQL) {
-			return &SetupError{Index: i, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
+			return &scenario.SetupError{Index: i, SQL: st.SQL, Err: fmt.Errorf("only INSERT, UPDATE or DELETE statements may set up a scenario")}
 		}
 		if m := volatileIn(st.SQL); m != "" {
-			return &SetupError{Index: i, Err: fmt.Errorf("%s changes from run to run (or outlives the copy): a setup gives every value as a $n argument, so every proof of the scenario meets the same world", strings.TrimRight(m, " \t\n("))}
+			return &scenario.SetupError{Index: i, SQL: st.SQL, Err: fmt.Errorf("%s changes from run to run (or outlives the copy): a setup gives every value as a $n argument, so every proof of the scenario meets the same world", strings.TrimRight(m, " \t\n("))}
 		}
 	}
 	return nil
@@ -100,14 +90,6 @@ var sqlQuoted = regexp.MustCompile(`(?s)'(?:[^']|'')*'|"(?:[^"]|"")*"|\$([A-Za-z
 // sqlCode is a statement with its literals and comments blanked, so that only
 // its code is searched.
 func sqlCode(sql string) string { return sqlQuoted.ReplaceAllString(sql, " ") }
-
-func setupError(err error) error {
-	var se *world.StatementError
-	if errors.As(err, &se) {
-		return &SetupError{Index: se.Index, Err: se.Err}
-	}
-	return err
-}
 
 // refPattern is a reference to an earlier step's result: "$2.user_id".
 var refPattern = regexp.MustCompile(`^\$(\d+)\.([A-Za-z0-9_.]+)$`)

@@ -25,7 +25,7 @@ func TestVolatileInKeepsTheAnswer(t *testing.T) {
 		}
 	}
 	err := checkSetup([]scenario.Statement{{SQL: `INSERT INTO users (id) VALUES ($1)`}, {SQL: `UPDATE users SET seen = now() WHERE id = $1`}})
-	var se *SetupError
+	var se *scenario.SetupError
 	if !errors.As(err, &se) || se.Index != 1 {
 		t.Fatalf("checkSetup: %v, want a SetupError naming statement 1", err)
 	}

@@ -81,13 +81,19 @@ func TestReasoningModelSpeaksAsOpenAIs(t *testing.T) {
 	if err != nil || resp.Usage.ReasoningTokens <= 0 {
 		t.Fatalf("%+v %v", resp.Usage, err)
 	}
-	// A reasoning model the name hides: the client sends max_tokens, the
-	// simulator refuses it as OpenAI would, and the refusal names the fix.
+	// A reasoning model the name hides: the client sends max_tokens and the
+	// simulator refuses it as OpenAI would. Told the model does not reason,
+	// the client stops with the refusal, which names the fix; left to decide
+	// (auto), it switches the request's shape and is answered.
 	_, _, addr2 := start(t, Config{ReasoningModels: []string{"team-bot"}}, 5*time.Second)
-	c, _ = oai.New(oai.Config{BaseURL: "http://" + addr2 + "/v1", APIKey: "k", Model: "team-bot", Profile: oai.ProfileOpenAI})
+	c, _ = oai.New(oai.Config{BaseURL: "http://" + addr2 + "/v1", APIKey: "k", Model: "team-bot", Profile: oai.ProfileOpenAI, Reasoning: oai.ReasoningNo})
 	_, err = c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 10})
 	if ce, ok := model.IsFatal(err); !ok || ce.Kind != model.KindUnsupportedParameter || !strings.Contains(ce.Fix, "--reasoning yes") {
 		t.Fatalf("hidden reasoning model: %v", err)
+	}
+	c, _ = oai.New(oai.Config{BaseURL: "http://" + addr2 + "/v1", APIKey: "k", Model: "team-bot", Profile: oai.ProfileOpenAI, Reasoning: oai.ReasoningAuto})
+	if _, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, MaxTokens: 10}); err != nil {
+		t.Fatalf("hidden reasoning model with --reasoning auto: %v", err)
 	}
 }
 

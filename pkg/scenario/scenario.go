@@ -2,6 +2,8 @@
 // it is grounded in, the reference solution and the checks that settle it.
 package scenario
 
+import "fmt"
+
 // Scenario is saved as OUT/scenarios/<name>/scenario.json. Field order here is
 // the order on disk.
 type Scenario struct {
@@ -160,3 +162,14 @@ var (
 	Kinds    = []string{"happy", "edge", "adversarial", "failing"}
 	Outcomes = []string{OutcomeSucceed, OutcomeRefuse, OutcomeAsk, OutcomeEscalate}
 )
+
+// SetupError is a setup statement the world would not run, or one that may
+// not set up a scenario at all: Index is 0-based, SQL the statement.
+type SetupError struct {
+	Index int
+	SQL   string
+	Err   error
+}
+
+func (e *SetupError) Error() string { return fmt.Sprintf("setup statement %d: %v", e.Index+1, e.Err) }
+func (e *SetupError) Unwrap() error { return e.Err }

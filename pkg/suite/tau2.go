@@ -501,7 +501,7 @@ func (x *tau2Exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Ta
 		}
 		after, err := cp.ExecBatchSnapshot(ctx, sc.Setup)
 		if err != nil {
-			var se *world.StatementError
+			var se *scenario.SetupError
 			if errors.As(err, &se) {
 				setupErr = err
 				return nil
@@ -587,7 +587,7 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 	}
 	refCalls, refState, err := x.play(ctx, sc, sc.Solution)
 	if err != nil {
-		var se *prove.SetupError
+		var se *scenario.SetupError
 		if errors.As(err, &se) {
 			return nil, x.refuse(sc, Tau2SetupFailed, "the setup does not run on the world: %v", err), nil
 		}

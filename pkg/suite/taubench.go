@@ -17,7 +17,6 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -314,7 +313,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 		return Task{}, refuse(TauWorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
 	}
 	results, acted, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, sc.Solution, true)
-	var se *prove.SetupError
+	var se *scenario.SetupError
 	switch {
 	case errors.As(err, &se):
 		return Task{}, refuse(TauSetupFailed, "%v", se), nil
@@ -358,7 +357,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 		clear(x.parents)
 		set, err := cp.ExecBatchSnapshot(ctx, sc.Setup)
 		if err != nil {
-			var stErr *world.StatementError
+			var stErr *scenario.SetupError
 			if errors.As(err, &stErr) {
 				why = refuse(TauSetupFailed, "%v", err)
 				return nil
@@ -610,7 +609,7 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 	}
 	move := callNames(sc.Tempting)
 	results, _, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, append(slices.Clone(gold), shiftRefs(sc.Tempting, len(gold))...), false)
-	var se *prove.SetupError
+	var se *scenario.SetupError
 	switch {
 	case errors.As(err, &se):
 		return nil, refuse(TauSetupFailed, "%v", se), nil

@@ -378,17 +378,8 @@ func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
 	return nil
 }
 
-// StatementError is a setup statement that failed; Index is 0-based.
-type StatementError struct {
-	Index int
-	Err   error
-}
-
-func (e *StatementError) Error() string { return fmt.Sprintf("statement %d: %v", e.Index+1, e.Err) }
-func (e *StatementError) Unwrap() error { return e.Err }
-
 // ExecBatch runs setup statements in one round trip, all or nothing: when
-// one fails (a *StatementError says which) none of them stays applied and the
+// one fails (a *scenario.SetupError says which) none of them stays applied and the
 // copy stays usable.
 func (cp *Copy) ExecBatch(ctx context.Context, stmts []scenario.Statement) error {
 	return cp.execBatch(ctx, stmts, nil)
@@ -421,7 +412,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	}
 	for i, st := range stmts {
 		if err := cp.guard(st.SQL, false); err != nil {
-			return &StatementError{Index: i, Err: err}
+			return &scenario.SetupError{Index: i, SQL: st.SQL, Err: err}
 		}
 	}
 	sp := cp.nextSavepoint("b")
@@ -482,7 +473,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 			failed = slices.Index(sqls, pe.SQL)
 		}
 		if failed >= 0 {
-			return &StatementError{Index: failed, Err: ferr}
+			return &scenario.SetupError{Index: failed, SQL: stmts[failed].SQL, Err: ferr}
 		}
 		return ferr
 	}

@@ -108,7 +108,7 @@ func TestExecBatchSnapshot(t *testing.T) {
 	}
 	if err := w.Copy(ctx, func(cp *Copy) error {
 		_, err := cp.ExecBatchSnapshot(ctx, append(setup, scenario.Statement{SQL: "INSERT INTO users (user_id, name) VALUES ('u4', 'Di')"}))
-		var se *StatementError
+		var se *scenario.SetupError
 		if !errors.As(err, &se) || se.Index != 2 {
 			t.Fatalf("want statement 3 to fail, got %v", err)
 		}

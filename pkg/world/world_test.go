@@ -642,7 +642,7 @@ func TestExecBatch(t *testing.T) {
 			{SQL: "INSERT INTO users (user_id, name, since) VALUES ($1, $2, $3)", Args: []any{"u3", "Cy", "2020-01-01"}},
 			{SQL: "INSERT INTO users (user_id, name) VALUES ('u4', 'Di')"}, // since is NOT NULL
 		})
-		var se *StatementError
+		var se *scenario.SetupError
 		if !errors.As(err, &se) || se.Index != 2 {
 			t.Fatalf("want statement 3 to fail, got %v", err)
 		}
@@ -878,7 +878,7 @@ func TestPreparedStatementsOutliveTheCache(t *testing.T) {
 			{SQL: "UPDATE orders SET status = 'processed' WHERE id = '#W1'"},
 			{SQL: "UPDATE orders SET no_such_column = 1 WHERE id = '#W1'"},
 		})
-		var se *StatementError
+		var se *scenario.SetupError
 		if !errors.As(err, &se) || se.Index != 1 {
 			t.Fatalf("want statement 2 to fail, got %v", err)
 		}
@@ -1032,7 +1032,7 @@ func TestDeadlineCancelsOnTheServer(t *testing.T) {
 	err = w.Copy(ctx, func(cp *Copy) error {
 		return cp.ExecBatch(ctx, []scenario.Statement{{SQL: "SET statement_timeout = 0"}, {SQL: "SELECT pg_sleep(3600)"}})
 	})
-	var se *StatementError
+	var se *scenario.SetupError
 	var pe *pgconn.PgError
 	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &pe) || pe.Code != "57014" || !strings.Contains(pe.Message, "user request") {
 		t.Fatalf("got %v, want statement 2 cancelled at this process's request (57014)", err)

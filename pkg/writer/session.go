@@ -197,8 +197,9 @@ func (ss *session) loop(ctx context.Context) error {
 // are not resent on every later turn. Turns that kept nothing yet stay
 // whole, so a refused scenario's reasons and the rehearsal behind it are
 // there to fix it from; so do the turns before one whose calls were not all
-// kept submissions, since a model writing several scenarios side by side may
-// still be working on some of them. Called only between turns, when every
+// kept submissions, and every turn while a scenario refused earlier is not
+// yet kept, since a model writing several scenarios side by side may still
+// be working on some of them. Called only between turns, when every
 // tool call has its answer.
 func (ss *session) compact(turn model.Message, subs []brief.Submission) {
 	if len(subs) == 0 || len(subs) != len(turn.ToolCalls) {
@@ -206,6 +207,17 @@ func (ss *session) compact(turn model.Message, subs []brief.Submission) {
 	}
 	for i, s := range subs {
 		if !s.Kept || turn.ToolCalls[i].Name != brief.ToolSubmit {
+			return
+		}
+	}
+	// A scenario refused in an earlier turn and not yet kept is still being
+	// worked on (its round went on in another reply): its reasons stay.
+	last := map[[2]string]bool{}
+	for _, s := range ss.subs {
+		last[[2]string{s.Bucket, s.Name}] = s.Kept
+	}
+	for _, kept := range last {
+		if !kept {
 			return
 		}
 	}
