@@ -4,31 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
-
-// signalHandler is a slog handler that closes seen on the first record
-// whose message holds want.
-type signalHandler struct {
-	want string
-	once *sync.Once
-	seen chan struct{}
-}
-
-func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, h.want) {
-		h.once.Do(func() { close(h.seen) })
-	}
-	return nil
-}
-func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h signalHandler) WithGroup(string) slog.Handler      { return h }
 
 // TestRoleWaitsForTheDatabase: a distributed role started while its
 // database is down (a failover, a server restarting) waits for it within
@@ -46,7 +26,7 @@ func TestRoleWaitsForTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := signalHandler{want: "database: the server is not ready", once: &sync.Once{}, seen: make(chan struct{})}
+	h := testenv.NewLogSignal("database: the server is not ready")
 	env := &Env{Getenv: func(string) string { return "" }, Log: slog.New(h)}
 	f := newFlags(env, "writer", "", "")
 	cn := f.roleConn()
@@ -62,7 +42,7 @@ func TestRoleWaitsForTheDatabase(t *testing.T) {
 		in, err := openInfra(ctx, env, cn)
 		done <- result{in, err}
 	}()
-	<-h.seen // it met the database down
+	<-h.Seen() // it met the database down
 	pg, err = stack.StartPostgres(ctx, stack.PostgresConfig{DataDir: pgDir, Port: port, Fast: true})
 	if err != nil {
 		t.Fatal(err)

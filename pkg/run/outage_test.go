@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,23 +44,6 @@ func (m *outageModel) Complete(ctx context.Context, _ model.Request) (model.Resp
 		ToolCalls: []model.ToolCall{{ID: "call_1", Name: brief.ToolFinish, Arguments: "{}"}}}}, nil
 }
 
-// logSignal closes seen on the first record whose message holds want.
-type logSignal struct {
-	want string
-	once *sync.Once
-	seen chan struct{}
-}
-
-func (h logSignal) Enabled(context.Context, slog.Level) bool { return true }
-func (h logSignal) Handle(_ context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, h.want) {
-		h.once.Do(func() { close(h.seen) })
-	}
-	return nil
-}
-func (h logSignal) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h logSignal) WithGroup(string) slog.Handler      { return h }
-
 // TestOutageSpendsNoDelivery: PostgreSQL stops while a writer holds a
 // slice; the writer pauses on the delivery, and once PostgreSQL is back on
 // its data it finishes the slice on that same delivery: the ledger records
@@ -78,7 +60,7 @@ func TestOutageSpendsNoDelivery(t *testing.T) {
 	port, dbURL := pg.Port(), pg.URL()
 
 	m := &outageModel{first: make(chan struct{}), go1: make(chan struct{})}
-	paused := logSignal{want: "an outage paused the writer", once: &sync.Once{}, seen: make(chan struct{})}
+	paused := testenv.NewLogSignal("an outage paused the writer")
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(ctx, Config{Dirs: []string{"../../examples/retail"}, Asked: 2, Writers: 1, Out: t.TempDir(),
@@ -90,7 +72,7 @@ func TestOutageSpendsNoDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(m.go1) // the answer's spend cannot be metered: an outage
-	<-paused.seen
+	<-paused.Seen()
 	if pg, err = stack.StartPostgres(ctx, stack.PostgresConfig{DataDir: pgDir, Port: port, Fast: true}); err != nil {
 		t.Fatal(err)
 	}

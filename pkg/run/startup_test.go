@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,24 +11,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
-
-// seenHandler is a slog handler that closes seen on the first record whose
-// message holds want.
-type seenHandler struct {
-	want string
-	once *sync.Once
-	seen chan struct{}
-}
-
-func (h seenHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h seenHandler) Handle(_ context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, h.want) {
-		h.once.Do(func() { close(h.seen) })
-	}
-	return nil
-}
-func (h seenHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h seenHandler) WithGroup(string) slog.Handler      { return h }
 
 // TestRunWaitsForTheDatabase: `suitegen run` against a database that is
 // down when it starts (restarting, failing over) tries again within its
@@ -48,7 +28,7 @@ func TestRunWaitsForTheDatabase(t *testing.T) {
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h := seenHandler{want: "database: the server is not ready", once: &sync.Once{}, seen: make(chan struct{})}
+	h := testenv.NewLogSignal("database: the server is not ready")
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(ctx, Config{Dirs: []string{filepath.Join("..", "..", "examples", "retail")}, Asked: 2, Writers: 1,
@@ -57,7 +37,7 @@ func TestRunWaitsForTheDatabase(t *testing.T) {
 		done <- err
 	}()
 	select {
-	case <-h.seen: // it met the database down
+	case <-h.Seen(): // it met the database down
 	case err := <-done:
 		t.Fatalf("the run ended without waiting for its database: %v", err)
 	}
