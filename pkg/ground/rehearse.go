@@ -24,4 +24,8 @@ type Answer struct {
 	Result  json.RawMessage
 	// Read are the arguments the handler read.
 	Read []string
+	// Branch is the handler's refusal branch (file:line) a refused call
+	// took, "" otherwise: two refusals of one act on different branches are
+	// two different ways the world says no.
+	Branch string
 }

@@ -248,6 +248,22 @@ func (o *Options) defaults() {
 type level struct {
 	column, level, outcome string
 	templates              []string
+	// branch is the handler's refusal branch (file:line) every template of
+	// a refusal level takes when it was dealt for that branch, and refusal
+	// its message as the handler writes it ("" when not a literal).
+	branch, refusal string
+	// choices are, when set, the argument choices each template's case
+	// makes at this level instead of the solution's (a refusal the world
+	// gives only to another choice).
+	choices map[string]Choice
+}
+
+// choice is the argument choice a case of template key makes at lv.
+func (lv level) choice(sol solution, key string) Choice {
+	if lv.choices != nil {
+		return lv.choices[key]
+	}
+	return sol.choices[key]
 }
 
 // Derive builds the plan. It grounds every tool argument by rehearsal, then
@@ -469,7 +485,7 @@ func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string
 	lspec := spec
 	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
 	for _, k := range lv.templates {
-		if ch := sol.choices[k]; ch != (Choice{}) {
+		if ch := lv.choice(sol, k); ch != (Choice{}) {
 			if lspec.Choices == nil {
 				lspec.Choices = map[string]Choice{}
 			}
@@ -822,9 +838,19 @@ func kindOf(outcome, overlay string) string {
 }
 
 func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay string) string {
-	at := ""
+	at, limit := "", 90
 	if lv.column != "" {
 		at = fmt.Sprintf(" (%s %s)", strings.ReplaceAll(lv.column, "_", " "), lv.level)
+	}
+	if lv.branch != "" {
+		// Each way the world says no is its own angle: the message tells a
+		// writer which, the place keeps two alike apart.
+		why := lv.branch
+		if lv.refusal != "" {
+			why = clipRunes(lv.refusal, 40) + " at " + lv.branch
+		}
+		at += " (refused: " + why + ")"
+		limit = 0 // cut, two places could read alike
 	}
 	var s string
 	switch outcome + "/" + overlay {
@@ -847,8 +873,8 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 	default:
 		s = u.ID + at + " " + outcome + " " + overlay
 	}
-	if len(s) > 90 {
-		s = s[:90]
+	if limit > 0 && len(s) > limit {
+		s = s[:limit]
 	}
 	return s
 }

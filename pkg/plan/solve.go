@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
 )
 
 // solver finds, for a use case's acting tool, the calls that perform it and
@@ -27,6 +30,9 @@ type solver struct {
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
 	solved map[string]solution
+	// messages are the refusal branches' messages by place (refusals).
+	once     sync.Once
+	messages map[string]string
 }
 
 // solution is what the solver learnt of one acting tool.
@@ -99,6 +105,10 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		return sol, nil
 	}
 	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, g.C.HandlerSource(tool))
+	sol.levels = sv.branchLevels(sol.levels, sol.table, played, g.C.HandlerSource(tool))
+	if sol.levels, err = sv.choiceLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
 	if len(sc.callers) > 0 {
 		sol.callers = played.callers()
 	}
@@ -187,9 +197,12 @@ func (sv *solver) bestChain(ctx context.Context, tool *contract.Tool, chains [][
 
 // rowOutcomes is what playing the chosen chain on every sampled row gave.
 type rowOutcomes struct {
-	keys     []string          // the rows that answered, in sample order
-	outcome  map[string]string // row key -> succeed | refuse
-	callerOf map[string]string // row key -> the caller it was played for
+	keys     []string            // the rows that answered, in sample order
+	outcome  map[string]string   // row key -> succeed | refuse
+	branch   map[string]string   // row key -> the refusal branch it took (refused rows)
+	index    map[string]int      // row key -> its place in the sample
+	read     map[string][]string // row key -> the arguments the act read
+	callerOf map[string]string   // row key -> the caller it was played for
 	lastErr  string
 }
 
@@ -197,7 +210,7 @@ type rowOutcomes struct {
 // outcome, with the row choice that gets there (into sol.choices).
 func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, lastErr string) (rowOutcomes, error) {
 	pk := sv.g.PK(sol.table)
-	ro := rowOutcomes{outcome: map[string]string{}, callerOf: map[string]string{}, lastErr: lastErr}
+	ro := rowOutcomes{outcome: map[string]string{}, branch: map[string]string{}, index: map[string]int{}, read: map[string][]string{}, callerOf: map[string]string{}, lastErr: lastErr}
 	steps, err := sv.runRows(ctx, tool, sol.chain, sc, len(sc.rows), false)
 	if err != nil {
 		return ro, err
@@ -217,6 +230,7 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 			sol.answered = true
 		case st.act.Refused && !st.act.Invalid:
 			ro.outcome[key] = "refuse"
+			ro.branch[key] = st.act.Branch
 		default:
 			ro.lastErr = st.act.Error
 			continue
@@ -228,6 +242,8 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 			ro.callerOf[key] = ground.Text(sc.caller(i)[sv.g.C.Caller.Key])
 		}
 		ro.keys = append(ro.keys, key)
+		ro.index[key] = i
+		ro.read[key] = st.act.Read
 	}
 	return ro, nil
 }
@@ -527,7 +543,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				why = fmt.Sprintf("no case of %s could be minted: %v", sol.table, err)
 				continue
 			}
-			ch := sol.choices[key]
+			ch := lv.choice(*sol, key)
 			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
 			calls, filled := Chain(g, tool, sol.chain, b, sv.bs)
 			if !filled {
@@ -553,6 +569,8 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				// A success that writes what is already there is no
 				// success: the prover refuses it as no effect.
 				why = fmt.Sprintf("%s answers ok on a minted copy of %s %s but changes nothing", tool.Name, sol.table, key)
+			case good && lv.branch != "" && last.Refused && last.Branch != lv.branch:
+				why = fmt.Sprintf("a minted copy of %s %s was refused at %s, not at %s as the seed row was", sol.table, key, last.Branch, lv.branch)
 			case good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid):
 				ok = append(ok, key)
 			default:
@@ -905,6 +923,182 @@ func columnLevels(g *ground.Graph, table, col string, values []string, keys []st
 		}
 	}
 	return ls, pure, len(kinds) >= 2
+}
+
+// branchLevels adds a refusal level for each refusal branch of the act
+// that some answered row takes and no refusal level already deals: each
+// distinct way the world says no gets its own cases, not only the branch
+// the axis column happens to separate. The level keeps a column of its own
+// when one tells its rows from the rows that succeed.
+func (sv *solver) branchLevels(ls []level, table string, played rowOutcomes, code string) []level {
+	// Refusals no column splits are dealt branch by branch below.
+	ls = slices.DeleteFunc(slices.Clone(ls), func(lv level) bool {
+		return lv.outcome == "refuse" && lv.column == "" &&
+			!slices.ContainsFunc(lv.templates, func(k string) bool { return played.branch[k] == "" })
+	})
+	dealt := map[string]bool{}
+	for _, lv := range ls {
+		if lv.outcome != "refuse" {
+			continue
+		}
+		for _, k := range lv.templates {
+			dealt[played.branch[k]] = true
+		}
+	}
+	byBranch := map[string][]string{}
+	var succeeded []string
+	for _, k := range played.keys {
+		switch b := played.branch[k]; {
+		case played.outcome[k] == "succeed":
+			succeeded = append(succeeded, k)
+		case b != "" && !dealt[b]:
+			byBranch[b] = append(byBranch[b], k)
+		}
+	}
+	for _, b := range slices.Sorted(maps.Keys(byBranch)) {
+		lv := level{outcome: "refuse", templates: byBranch[b], branch: b, refusal: sv.refusals()[b]}
+		keys := append(slices.Clone(succeeded), byBranch[b]...)
+		outcome := map[string]string{}
+		for _, k := range keys {
+			outcome[k] = played.outcome[k]
+		}
+		if sub, ax := levels(sv.g, table, keys, outcome, code); ax != nil {
+			for _, s := range sub {
+				if s.outcome == "refuse" {
+					lv.column, lv.level, lv.templates = s.column, s.level, s.templates
+					break
+				}
+			}
+		}
+		ls = append(ls, lv)
+	}
+	return ls
+}
+
+// choiceRows bounds the rows whose other choices choiceLevels rehearses.
+const choiceRows = 4
+
+// choiceLevels adds a refusal level for each refusal branch the act takes
+// on a row only under another choice of its arguments (another of the
+// caller's payment methods, another variant, another enum value): the
+// caller asks for that choice, and the world says no to it. No level is
+// added for a branch a level already deals.
+func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
+	ls := sol.levels
+	dealt := map[string]bool{}
+	for _, lv := range ls {
+		if lv.branch != "" {
+			dealt[lv.branch] = true
+		}
+		for _, k := range lv.templates {
+			if lv.outcome == "refuse" && played.branch[k] != "" {
+				dealt[played.branch[k]] = true
+			}
+		}
+	}
+	found := map[string]*level{}
+	tried := 0
+	for _, k := range played.keys {
+		if played.outcome[k] != "succeed" || tried >= choiceRows {
+			continue
+		}
+		tried++
+		b := sc.bound(played.index[k])
+		at := sol.choices[k]
+		// Only a choice the act reads can change its answer.
+		rows, choices := sv.reads(tool.Name, ground.Answer{Read: played.read[k]}, b)
+		variants, ordinals := 1, 1
+		if rows {
+			variants = min(b.Variants(), 4)
+		}
+		if choices {
+			ordinals = choiceTries
+		}
+		if variants*ordinals == 1 {
+			continue
+		}
+		for v := range variants {
+			for o := range ordinals {
+				ch := Choice{Variant: v, Ordinal: b.Ordinal + o}
+				if ch == at || v == 0 && o == 0 && at == (Choice{}) {
+					continue // the choice the row succeeds with
+				}
+				bb := b
+				bb.Variant, bb.Ordinal = ch.Variant, ch.Ordinal
+				calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
+				if !ok {
+					continue
+				}
+				ans, err := sv.r.Rehearse(ctx, nil, calls)
+				if err != nil {
+					return ls, err
+				}
+				if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
+					continue
+				}
+				act := ans[len(ans)-1]
+				if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
+					continue
+				}
+				lv := found[act.Branch]
+				if lv == nil {
+					lv = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch], choices: map[string]Choice{}}
+					found[act.Branch] = lv
+				}
+				if _, ok := lv.choices[k]; !ok {
+					lv.templates = append(lv.templates, k)
+					lv.choices[k] = ch
+				}
+			}
+		}
+	}
+	for _, b := range slices.Sorted(maps.Keys(found)) {
+		ls = append(ls, *found[b])
+	}
+	return ls, nil
+}
+
+func allOK(ans []ground.Answer) bool {
+	for _, a := range ans {
+		if !a.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// refusals are the contract's refusal branches' messages by place
+// (file:line), read once: how a branch level tells a writer what the world
+// says.
+func (sv *solver) refusals() map[string]string {
+	sv.once.Do(func() {
+		sv.messages = map[string]string{}
+		bs, err := script.Branches(sv.g.C)
+		if err != nil {
+			return // a contract that does not parse plans nothing anyway
+		}
+		for _, b := range bs {
+			sv.messages[b.At()] = refusalText(b.Message)
+		}
+	})
+	return sv.messages
+}
+
+// refusalText is a refusal's literal format with its verbs blanked: what
+// the world says, without the values of one case.
+func refusalText(format string) string {
+	return strings.TrimSpace(verb.ReplaceAllString(format, "…"))
+}
+
+var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z%]`)
+
+// clipRunes is s cut to at most n runes, with an ellipsis when cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // noAxis is the level of a table no column splits: the rows that succeeded,

@@ -26,7 +26,7 @@ func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, cal
 		for _, c := range calls {
 			res := cp.Call(ctx, c.Tool, c.Args)
 			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
-				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs})
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
 		}
 		return nil
 	})
@@ -52,7 +52,7 @@ func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statemen
 		for _, c := range calls {
 			res := cp.Call(ctx, c.Tool, c.Args)
 			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
-				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs})
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
 		}
 		after, err := cp.Snapshot(ctx)
 		if err != nil {
