@@ -150,7 +150,15 @@ func (p *Planner) deadLetter(ctx context.Context, seq uint64) {
 	}
 	max := p.cfg.Queue.Config().MaxDeliver
 	reason := fmt.Sprintf("dead-lettered after %d deliveries, none acknowledged: every delivery's writer died or went silent past the ack wait", max)
-	if err := p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, canvas.SliceDead, "", reason, max); err != nil {
+	err = p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, canvas.SliceDead, "", reason, max)
+	var te *canvas.TransitionError
+	if errors.As(err, &te) {
+		// Done in the ledger: its work committed and every ack of it was
+		// lost. The ledger keeps it done.
+		p.log.Info("the queue gave up on a slice the ledger has done; it stays done", "slice", s.ID)
+		return
+	}
+	if err != nil {
 		p.log.Warn("recording a dead-lettered slice", "slice", s.ID, "err", err)
 		return
 	}

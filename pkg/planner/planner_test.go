@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -214,6 +216,51 @@ func TestAwait(t *testing.T) {
 			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
 				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
 			}
+		}
+	})
+	// The queue gives up on a slice whose work committed while every ack of
+	// it was lost: the ledger keeps it done, and it is not counted dead.
+	t.Run("dead letter of a slice done", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		q.pending = 1
+		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		sent := q.sent()
+		if len(sent) < 2 {
+			t.Fatalf("dealt %d slices, want at least 2", len(sent))
+		}
+		if err := l.FinishSlice(t.Context(), "r", sent[0].ID, canvas.SliceDone, "w", "", 1); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.await(t.Context(), 1) }()
+		for {
+			q.mu.Lock()
+			fn := q.dead
+			q.mu.Unlock()
+			if fn != nil {
+				for seq := range len(sent) {
+					fn(uint64(seq + 1))
+				}
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.slices {
+			want, deliveries := canvas.SliceDead, 5
+			if s.ID == sent[0].ID {
+				want, deliveries = canvas.SliceDone, 1
+			}
+			if s.State != want || s.Deliveries != deliveries {
+				t.Errorf("%s: %s (%d deliveries), want %s (%d)", s.ID, s.State, s.Deliveries, want, deliveries)
+			}
+		}
+		if n := testutil.ToFloat64(p.cfg.Metrics.SlicesDeadLettered); int(n) != len(sent)-1 {
+			t.Errorf("%v slices counted dead, want %d", n, len(sent)-1)
 		}
 	})
 	t.Run("empty queue", func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
 )
 
 // Delivery is one delivery of one slice to this process. Finish it exactly
@@ -24,12 +24,35 @@ type Delivery struct {
 	// StreamSeq is the slice's sequence in the stream (as DeadLetters reports).
 	StreamSeq uint64
 
-	q   *Queue
-	msg jetstream.Msg
+	q *Queue
+	// ack sends the acknowledgements, to the message's reply subject.
+	ack acker
 
 	mu       sync.Mutex
 	finished bool
 	hbStop   func()
+	// extended is when the server last took this delivery's ack wait from
+	// the start (its receipt, then each InProgress the server answered), as
+	// sent: the ack window ends no earlier than extended + AckWait.
+	extended time.Time
+}
+
+// acker sends one acknowledgement of a delivery (its body: +ACK, +WPI,
+// -NAK, +TERM) and returns once the server answered it.
+type acker interface {
+	send(ctx context.Context, body string) error
+}
+
+// replyAcker acknowledges by a request on the message's reply subject, which
+// reaches whichever server leads the consumer.
+type replyAcker struct {
+	nc    *nats.Conn
+	reply string
+}
+
+func (a replyAcker) send(ctx context.Context, body string) error {
+	_, err := a.nc.RequestWithContext(ctx, a.reply, []byte(body))
+	return err
 }
 
 // Last reports whether this is the final delivery MaxDeliver allows: if the
@@ -47,17 +70,41 @@ func (d *Delivery) InProgress(ctx context.Context) error {
 	if finished {
 		return ErrFinished
 	}
-	if err := d.request(ctx, "+WPI"); err != nil {
+	if err := d.extend(ctx); err != nil {
 		return fmt.Errorf("queue: in progress %s: %w", d.name(), err)
 	}
 	return nil
 }
 
-// Ack reports the slice done and waits for the server's confirmation, so a
-// nil error means it will not be redelivered. Call it only after the
-// slice's ledger writes committed.
+// extend sends InProgress and, once the server answered, moves the start of
+// the ack window to when it was sent.
+func (d *Delivery) extend(ctx context.Context) error {
+	sent := time.Now()
+	if err := d.request(ctx, "+WPI"); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.extended = sent
+	d.mu.Unlock()
+	return nil
+}
+
+// Ack reports the slice done and waits for the server's confirmation (a
+// double ack), so a nil error means it will not be redelivered. Call it
+// only after the slice's ledger writes committed.
+//
+// An ack that meets a transient failure (see transient: no answer in time,
+// no responders, a connection reconnecting, a JetStream cluster electing the
+// consumer's leader) is sent again with jittered backoff, at most
+// maxAckTries times in all and only while the delivery's ack window lasts;
+// before each retry an InProgress, when the server takes it, restarts the
+// window. A committed slice whose ack is lost is redelivered after AckWait
+// and spends one of its MaxDeliver deliveries on work already done. Sending
+// the ack again is safe: acks match by stream sequence, and the server
+// confirms an ack of a message it no longer holds, so a retry of an ack
+// that landed but whose answer was lost succeeds.
 func (d *Delivery) Ack(ctx context.Context) error {
-	return d.finish(ctx, "ack", func(ctx context.Context) error { return d.msg.DoubleAck(ctx) })
+	return d.finish(ctx, "ack", d.ackRetrying)
 }
 
 // Nak releases the slice for redelivery after delay (0: at once), e.g. on
@@ -160,8 +207,6 @@ func (d *Delivery) finish(ctx context.Context, what string, send func(context.Co
 	if stop != nil {
 		stop()
 	}
-	ctx, cancel := d.q.opContext(ctx)
-	defer cancel()
 	if err := send(ctx); err != nil {
 		// The server may not have it: let the caller retry, or rely on
 		// redelivery after AckWait.
@@ -179,8 +224,7 @@ func (d *Delivery) finish(ctx context.Context, what string, send func(context.Co
 func (d *Delivery) request(ctx context.Context, body string) error {
 	ctx, cancel := d.q.opContext(ctx)
 	defer cancel()
-	_, err := d.q.nc.RequestWithContext(ctx, d.msg.Reply(), []byte(body))
-	return err
+	return d.ack.send(ctx, body)
 }
 
 func (d *Delivery) name() string {

@@ -14,7 +14,8 @@
 //	d, err := q.Next(ctx)         // one message, when it is ready to start on it
 //	stop := d.Heartbeat(ctx, 0)   // InProgress well inside AckWait while it works
 //	... journal proved scenarios in the ledger ...
-//	d.Ack(ctx)                    // after the ledger commit; waits for the server's confirmation
+//	d.Ack(ctx)                    // after the ledger commit; waits for the server's confirmation,
+//	                              // sending it again through a leader change (Ack)
 //
 // Next fetches exactly one message per call and never prefetches: a message
 // sitting in a client buffer behind a slow slice would age out of its ack

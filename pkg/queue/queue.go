@@ -284,7 +284,10 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, erro
 		NumDelivered: meta.NumDelivered,
 		StreamSeq:    meta.Sequence.Stream,
 		q:            q,
-		msg:          msg,
+		ack:          replyAcker{nc: q.nc, reply: msg.Reply()},
+		// The server started the ack wait when it sent the message, a
+		// little before this.
+		extended: time.Now(),
 	}
 	s, err := decodeSlice(msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
 	if err != nil {

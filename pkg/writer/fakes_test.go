@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,19 @@ func (l *fakeLedger) Buckets(_ context.Context, run string) ([]canvas.Bucket, er
 	return slices.Clone(l.buckets[run]), nil
 }
 
+// Slices lists the run's finished slices (the fake keeps no others, nor rounds).
+func (l *fakeLedger) Slices(_ context.Context, run string, _ int) ([]canvas.Slice, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []canvas.Slice
+	for key, state := range l.finished {
+		if r, id, _ := strings.Cut(key, "/"); r == run {
+			out = append(out, canvas.Slice{RunID: r, ID: id, State: state})
+		}
+	}
+	return out, nil
+}
+
 func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,6 +199,13 @@ func (l *fakeLedger) AddSubGoal(context.Context, string, canvas.SubGoal) (bool, 
 	return false, fmt.Errorf("not in this fake")
 }
 
+// finish records a slice finished, as another process does.
+func (l *fakeLedger) finish(run, slice string, to canvas.SliceState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.finished[run+"/"+slice] = to
+}
+
 func (l *fakeLedger) state(run, slice string) (canvas.SliceState, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -196,9 +217,15 @@ func (l *fakeLedger) state(run, slice string) (canvas.SliceState, string) {
 type fakeEngines struct {
 	e   *engine.Engine
 	err error
+	// meanwhile, when set, runs at each Get: what another process does
+	// while this writer works.
+	meanwhile func()
 }
 
 func (f fakeEngines) Get(_ context.Context, sha string) (*engine.Engine, error) {
+	if f.meanwhile != nil {
+		f.meanwhile()
+	}
 	if f.err != nil {
 		return nil, f.err
 	}

@@ -65,9 +65,16 @@ func TestHandleMatrix(t *testing.T) {
 			h.ledger.finishErr = errors.New("ledger down")
 		}, ends: []string{"nak 1s"}},
 		{name: "dead, but another writer finished it first", run: "r", last: true, setup: func(h *harness) {
-			h.w.cfg.Engines = fakeEngines{err: engineDown}
-			h.ledger.finished["r/s1"] = canvas.SliceDone
+			h.w.cfg.Engines = fakeEngines{err: engineDown, meanwhile: func() { h.ledger.finish("r", "s1", canvas.SliceDone) }}
 		}, ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDone},
+		// An earlier delivery committed the slice and lost its ack: acked,
+		// with no session, even where its buckets are short, and never dead
+		// on the last delivery.
+		{name: "already done in the ledger", run: "r", setup: func(h *harness) { h.ledger.finish("r", "s1", canvas.SliceDone) },
+			ends: []string{"ack"}, state: canvas.SliceDone},
+		{name: "already done in the ledger, last delivery", run: "r", last: true,
+			setup: func(h *harness) { h.ledger.finish("r", "s1", canvas.SliceDone) },
+			ends:  []string{"ack"}, state: canvas.SliceDone},
 		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.ledger.buckets["r"] = h.ledger.buckets["r"][:1] },
 			ends: []string{"nak 2s"}},
 		{name: "model keeps answering in prose", replies: []any{"prose", "prose", "prose", "prose"}, run: "r",

@@ -44,12 +44,16 @@ type session struct {
 	outage error
 }
 
-// writeSlice writes one slice. Its phases: the run the slice belongs to (one
+// writeSlice writes one slice. Its phases: whether the ledger already has
+// the slice done (errAlreadyDone), the run the slice belongs to (one
 // this writer may write), the engine of the run's contract, the brief from
 // the ledger's buckets (what is credited comes from the ledger, not the
 // message, so a redelivered slice picks up where the journal says it
 // stopped), then the model session.
 func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
+	if err := w.done(ctx, s); err != nil {
+		return err
+	}
 	run, err := w.run(ctx, s.Run)
 	if err != nil {
 		return err
@@ -86,6 +90,28 @@ func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
 		return fmt.Errorf("session: %w (last: %v)", sctx.Err(), err)
 	}
 	return err
+}
+
+// errAlreadyDone: the ledger records the slice done. Only a writer that
+// committed all of the slice's work records that, so this delivery is a
+// redelivery after an ack that was lost (or a republish of a finished
+// slice): it is acked as it is, without a session, which could otherwise
+// write into buckets the planner has since folded and dealt again.
+var errAlreadyDone = errors.New("writer: the ledger has the slice done")
+
+// done returns errAlreadyDone when the ledger records slice s done, nil when
+// it does not (or does not know the slice), and the read's error otherwise.
+func (w *Writer) done(ctx context.Context, s queue.Slice) error {
+	ss, err := w.cfg.Ledger.Slices(ctx, s.Run, s.Round)
+	if err != nil {
+		return fmt.Errorf("read slices: %w", err)
+	}
+	for _, sl := range ss {
+		if sl.ID == s.ID && sl.State == canvas.SliceDone {
+			return errAlreadyDone
+		}
+	}
+	return nil
 }
 
 // run is the ledger's run of a slice, if this writer may write it: a run the

@@ -58,6 +58,7 @@ type Delivery interface {
 type Ledger interface {
 	Run(ctx context.Context, id string) (canvas.Run, error)
 	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	Slices(ctx context.Context, run string, round int) ([]canvas.Slice, error)
 	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
 	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
 	SpendCall(ctx context.Context, c canvas.Call) error
@@ -289,6 +290,10 @@ type outcomeKind int
 const (
 	// written: the slice is done; it is recorded done, then acked.
 	written outcomeKind = iota + 1
+	// already: the ledger had the slice done before this delivery began (an
+	// earlier delivery committed it and its ack was lost): acked, and
+	// nothing else done, written or counted.
+	already
 	// released: naked for redelivery after delay (a retryable failure, a
 	// writer stopping, a slice for a writer of another model).
 	released
@@ -314,6 +319,8 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	switch {
 	case err == nil:
 		return outcome{kind: written}
+	case errors.Is(err, errAlreadyDone):
+		return outcome{kind: already}
 	case errors.As(err, &unknown):
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of an unknown run"}
 	case errors.As(err, &over):
@@ -348,11 +355,18 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 			return
 		}
 		if err := d.Ack(ctx); err != nil {
-			log.Error("ack", "err", err)
+			log.Error("ack not confirmed; the slice is done in the ledger, so its redelivery will be acked without work", "err", err)
 			return
 		}
 		m.SlicesAcked.Inc()
 		log.Info("slice written")
+	case already:
+		if err := d.Ack(ctx); err != nil {
+			log.Error("ack of a slice already done not confirmed; its next delivery will be acked the same way", "err", err)
+			return
+		}
+		m.SlicesAcked.Inc()
+		log.Info("slice already done in the ledger; acked this delivery without work")
 	case dropped:
 		log.Warn("rejected "+o.what, "err", o.err)
 		_ = d.Term(ctx, o.reason)
