@@ -137,6 +137,17 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 			cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, score})
 		}
 	}
+	if id, ok := strings.CutPrefix(bk.Spec.Refusal, plan.RuleRefusal); ok && (bk.Outcome == scenario.OutcomeRefuse || bk.Outcome == scenario.OutcomeEscalate) {
+		// The world would carry the act out; the rule is what says no, so
+		// its check is what the case is about.
+		if r := p.c.Rule(id); r != nil && r.Check != "" {
+			if sg := p.c.SubGoal(r.Check); sg != nil {
+				if params, ok := fillParams(*sg, vals); ok {
+					cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, 20})
+				}
+			}
+		}
+	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score

@@ -355,7 +355,7 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding, Rules: e.Prover})
 	if err != nil {
 		return err
 	}

@@ -297,6 +297,16 @@ func (c *Contract) Table(name string) *Table {
 	return nil
 }
 
+// Rule returns the rule with that id, or nil.
+func (c *Contract) Rule(id string) *Rule {
+	for i := range c.Rules {
+		if c.Rules[i].ID == id {
+			return &c.Rules[i]
+		}
+	}
+	return nil
+}
+
 // SubGoal returns the catalogue entry of that name, or nil.
 func (c *Contract) SubGoal(name string) *SubGoal {
 	for i := range c.SubGoals {

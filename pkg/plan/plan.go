@@ -39,6 +39,11 @@ type Spec struct {
 	Table     string   `json:"table,omitempty"`     // the target's table
 	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
 	Level     string   `json:"level,omitempty"`     // the axis level
+	// Refusal is the way the world says no that the bucket's cases meet:
+	// a handler's refusal branch (file:line) or a rule ("rule:ID") whose
+	// check fails on an act the world carries out; "" when the level is
+	// not dealt for one.
+	Refusal string `json:"refusal,omitempty"`
 	Templates []string `json:"templates,omitempty"` // keys of seed rows at that level, in order
 	// Choices says, per template, the choices a case of it makes
 	// (absent: none), as the plan rehearsed it.
@@ -223,9 +228,20 @@ type Options struct {
 	// Grounding, when set, is the contract's grounding already discovered
 	// on this world (validate probes first); nil: Derive discovers it.
 	Grounding *ground.Grounding
+	// Rules, when set, reads the contract's rule checks on the act's
+	// rehearsals: a record the world would act on but a rule forbids is a
+	// refusal level of its own (prove.Prover is one). nil: only the
+	// handlers' refusals count.
+	Rules RuleJudge
 	// replay: rehearse every time, one row at a time, without the memo
 	// (tests compare the two plans).
 	replay bool
+}
+
+// RuleJudge says which of the contract's rules a run of calls breaks, as
+// the caller with that key (prove.Prover.RulesBroken).
+type RuleJudge interface {
+	RulesBroken(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, caller any) ([]string, error)
 }
 
 // Steer is one entry of a user's plan.
@@ -258,6 +274,9 @@ type level struct {
 	choices map[string]Choice
 }
 
+// RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
+const RuleRefusal = "rule:"
+
 // choice is the argument choice a case of template key makes at lv.
 func (lv level) choice(sol solution, key string) Choice {
 	if lv.choices != nil {
@@ -289,7 +308,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	d := &deriver{
 		c: c, opts: opts, gr: &gr,
 		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
-		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved},
+		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved, rules: opts.Rules},
 		handoff: Handoff(c),
 		cellOf:  map[string]string{},
 	}
@@ -483,7 +502,7 @@ func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Sp
 // level, its axes and the want of each bucket.
 func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string]string, int) {
 	lspec := spec
-	lspec.Column, lspec.Level, lspec.Templates = lv.column, lv.level, lv.templates
+	lspec.Column, lspec.Level, lspec.Templates, lspec.Refusal = lv.column, lv.level, lv.templates, lv.branch
 	for _, k := range lv.templates {
 		if ch := lv.choice(sol, k); ch != (Choice{}) {
 			if lspec.Choices == nil {
@@ -846,7 +865,9 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 		// Each way the world says no is its own angle: the message tells a
 		// writer which, the place keeps two alike apart.
 		why := lv.branch
-		if lv.refusal != "" {
+		if id, ok := strings.CutPrefix(lv.branch, RuleRefusal); ok {
+			why = "rule " + id
+		} else if lv.refusal != "" {
 			why = clipRunes(lv.refusal, 40) + " at " + lv.branch
 		}
 		at += " (refused: " + why + ")"

@@ -30,6 +30,7 @@ type solver struct {
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
 	solved map[string]solution
+	rules      RuleJudge // nil: rule checks are not read
 	// messages are the refusal branches' messages by place (refusals).
 	once     sync.Once
 	messages map[string]string
@@ -228,6 +229,14 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 		case st.act.OK:
 			ro.outcome[key] = "succeed"
 			sol.answered = true
+			broken, err := sv.rulesBroken(ctx, nil, st.calls, sc.bound(i).Caller)
+			if err != nil {
+				return ro, err
+			}
+			if len(broken) > 0 {
+				// The world carries it out, a rule forbids it: a refusal.
+				ro.outcome[key], ro.branch[key] = "refuse", RuleRefusal+broken[0]
+			}
 		case st.act.Refused && !st.act.Invalid:
 			ro.outcome[key] = "refuse"
 			ro.branch[key] = st.act.Branch
@@ -422,6 +431,7 @@ feed:
 
 // step is how one rehearsed chain went.
 type step struct {
+	calls    []scenario.Call // as played, the act last
 	prereqOK bool
 	act      ground.Answer
 	variant  int
@@ -456,7 +466,7 @@ func (sv *solver) run(ctx context.Context, tool *contract.Tool, chain []string, 
 			if len(ans) != len(calls) {
 				break
 			}
-			st := step{prereqOK: true, act: ans[len(ans)-1], variant: v, ordinal: ordinal + o}
+			st := step{calls: calls, prereqOK: true, act: ans[len(ans)-1], variant: v, ordinal: ordinal + o}
 			refusing := len(ans) - 1
 			for i, a := range ans[:len(ans)-1] {
 				if !a.OK {
@@ -569,6 +579,20 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				// A success that writes what is already there is no
 				// success: the prover refuses it as no effect.
 				why = fmt.Sprintf("%s answers ok on a minted copy of %s %s but changes nothing", tool.Name, sol.table, key)
+			case good && strings.HasPrefix(lv.branch, RuleRefusal):
+				if !last.OK {
+					why = fmt.Sprintf("a minted copy of %s %s did not answer ok as the seed row did (%s)", sol.table, key, clip(firstError(ans)))
+					continue
+				}
+				broken, err := sv.rulesBroken(ctx, s.Statements, calls, s.Caller)
+				if err != nil {
+					return "", err
+				}
+				if !slices.Contains(broken, strings.TrimPrefix(lv.branch, RuleRefusal)) {
+					why = fmt.Sprintf("a minted copy of %s %s keeps rule %s, which the seed row broke", sol.table, key, strings.TrimPrefix(lv.branch, RuleRefusal))
+					continue
+				}
+				ok = append(ok, key)
 			case good && lv.branch != "" && last.Refused && last.Branch != lv.branch:
 				why = fmt.Sprintf("a minted copy of %s %s was refused at %s, not at %s as the seed row was", sol.table, key, last.Branch, lv.branch)
 			case good && (lv.outcome == "succeed" && last.OK || lv.outcome == "refuse" && last.Refused && !last.Invalid):
@@ -973,6 +997,23 @@ func (sv *solver) branchLevels(ls []level, table string, played rowOutcomes, cod
 		ls = append(ls, lv)
 	}
 	return ls
+}
+
+// rulesBroken are the rules the calls break, played after setup as the
+// caller of that row; none when the solver reads no rules.
+func (sv *solver) rulesBroken(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, caller ground.Row) ([]string, error) {
+	if sv.rules == nil {
+		return nil, nil
+	}
+	var key any
+	if cl := sv.g.C.Caller; cl != nil && caller != nil {
+		key = caller[cl.Key]
+	}
+	broken, err := sv.rules.RulesBroken(ctx, setup, calls, key)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return broken, nil
 }
 
 // choiceRows bounds the rows whose other choices choiceLevels rehearses.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // The reference solution is what a right agent does, whatever the scenario
@@ -104,4 +106,50 @@ func (pr *proof) rulesBroken(ctx context.Context, view script.WorldView, refs []
 		}
 	}
 	return rs, nil
+}
+
+// RulesBroken plays calls after setup on a throwaway copy, as the caller
+// with key caller (nil: nobody identified), and returns the rules whose
+// checks can be read for such a case and fail on that run, in contract
+// order. Planning asks it of acts the world carries out: a rule the act
+// breaks on some records is a way to say no that no handler says.
+func (p *Prover) RulesBroken(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, caller any) ([]string, error) {
+	pr := &proof{p: p, sc: &scenario.Scenario{CallerID: caller}}
+	refs := pr.unlistedRules()
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	var failed map[string]bool
+	err := p.w.Pair(ctx, func(cp *world.Copy) error { return applySetup(ctx, cp, setup) }, func(cp *world.Copy, before *world.Before) error {
+		failed = map[string]bool{}
+		results := play(ctx, cp, calls)
+		crashed := false
+		for _, r := range results {
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			crashed = crashed || r.Crash
+		}
+		view := cp.View(caller, func() script.WorldView { return before.View() })
+		checks, err := pr.evalRefs(ctx, view, results, crashed, refs)
+		if err != nil {
+			return err
+		}
+		for _, c := range checks {
+			if !c.Held && !c.Broken {
+				failed[c.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prove: rules: %w", err)
+	}
+	var out []string
+	for _, r := range p.c.Rules {
+		if r.Check != "" && failed[r.Check] {
+			out = append(out, r.ID)
+		}
+	}
+	return out, nil
 }

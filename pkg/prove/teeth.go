@@ -82,11 +82,4 @@ func allHeld(run *Run) bool {
 }
 
 // rule returns the contract rule of that id, or nil.
-func (p *Prover) rule(id string) *contract.Rule {
-	for i := range p.c.Rules {
-		if p.c.Rules[i].ID == id {
-			return &p.c.Rules[i]
-		}
-	}
-	return nil
-}
+func (p *Prover) rule(id string) *contract.Rule { return p.c.Rule(id) }
