@@ -185,7 +185,7 @@ func refuseStale(ctx context.Context, env *Env, cn conn, out, dir string, allow 
 	if err != nil {
 		return err
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func refuseStale(ctx context.Context, env *Env, cn conn, out, dir string, allow 
 // the data each starts from, and names every scenario it refused on standard
 // error; it fails when nothing could be exported.
 func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string, w io.Writer) error {
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 // exportTau2 replays the suite in its contract's world, writes the tasks and
 // names every scenario it refused on standard error.
 func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Writer) error {
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestEveryExample(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := dirs[name]
-			c, err := engine.LoadDir(dir)
+			c, err := contract.LoadValid(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
