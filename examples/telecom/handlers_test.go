@@ -13,6 +13,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -31,7 +32,7 @@ type step struct {
 
 func TestHandlersAsPublished(t *testing.T) {
 	ctx := context.Background()
-	c, err := engine.LoadDir(".")
+	c, err := contract.LoadValid(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func sameJSON(a, b string) bool {
 // checks hold after the agent's fix and fail without it.
 func TestSourceTasksProve(t *testing.T) {
 	ctx := context.Background()
-	c, err := engine.LoadDir(".")
+	c, err := contract.LoadValid(".")
 	if err != nil {
 		t.Fatal(err)
 	}

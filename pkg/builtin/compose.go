@@ -3,10 +3,8 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -553,7 +551,9 @@ func (p *policy) withoutStandIns(calls []scenario.Call) []scenario.Call {
 		return calls
 	}
 	for i := range out {
-		out[i].Args, _ = renumber(out[i].Args, shift).(map[string]any)
+		out[i].Args = scenario.RenumberRefs(out[i].Args, func(n int) (int, bool) {
+			return shift[n], shift[n] > 0
+		})
 	}
 	return out
 }
@@ -571,32 +571,4 @@ func (p *policy) silent(c scenario.Call) bool {
 		}
 	}
 	return true
-}
-
-// stepRef is a reference to an earlier step's result: "$2.user_id".
-var stepRef = regexp.MustCompile(`^\$(\d+)(\..+)$`)
-
-func renumber(v any, shift map[int]int) any {
-	switch x := v.(type) {
-	case string:
-		if m := stepRef.FindStringSubmatch(x); m != nil {
-			if k, err := strconv.Atoi(m[1]); err == nil && shift[k] > 0 {
-				return "$" + strconv.Itoa(shift[k]) + m[2]
-			}
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = renumber(e, shift)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = renumber(e, shift)
-		}
-		return out
-	}
-	return v
 }

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
@@ -37,7 +37,7 @@ func cmdAdequacy(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{"--parallel must be at least 1"}
 	}
 	out := pos[0]
-	c, err := engine.LoadDir(*dir)
+	c, err := contract.LoadValid(*dir)
 	if err != nil {
 		return err
 	}

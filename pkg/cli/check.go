@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -61,7 +61,7 @@ func check(ctx context.Context, env *Env, cn conn, out, dir string, opts refresh
 	if err != nil {
 		return refresh.Report{}, err
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return refresh.Report{}, err
 	}

@@ -47,7 +47,7 @@ func TestValidateExamples(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			if !strings.Contains(out, "every probe at 1.00, every use case planned") || strings.Contains(out, "  - ") {
+			if !strings.Contains(out, "every probe held, every use case planned") || strings.Contains(out, "  - ") {
 				t.Errorf("probes did not all hold, or a use case is not planned:\n%s", out)
 			}
 			if !strings.Contains(out, "bindings (tool.argument -> table.column") || !strings.Contains(out, "confirmed by rehearsal") {
@@ -223,7 +223,7 @@ func TestProviderUsage(t *testing.T) {
 func TestValidateForeignContract(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "contracts", "clinic-voice")
 	code, out := dispatch(t, "validate", dir)
-	if code != ExitOK || !strings.Contains(out, "every probe at 1.00, every use case planned") || strings.Contains(out, "unbound:") {
+	if code != ExitOK || !strings.Contains(out, "every probe held, every use case planned") || strings.Contains(out, "unbound:") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if !strings.Contains(out, "caller: patients.id, read from verify_patient_identity, verify_patient_by_phone") {

@@ -185,7 +185,7 @@ func refuseStale(ctx context.Context, env *Env, cn conn, out, dir string, allow 
 	if err != nil {
 		return err
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func refuseStale(ctx context.Context, env *Env, cn conn, out, dir string, allow 
 // the data each starts from, and names every scenario it refused on standard
 // error; it fails when nothing could be exported.
 func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string, w io.Writer) error {
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 // exportTau2 replays the suite in its contract's world, writes the tasks and
 // names every scenario it refused on standard error.
 func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Writer) error {
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,11 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	// The plan's rehearsals confirm what the probes could not.
 	printBindings(env.Stdout, dir, c, ground.Grounding{Bindings: pl.Bindings, Unanswered: pl.Unanswered})
 	for _, s := range rep.Scores {
-		fmt.Fprintf(env.Stdout, "probe %-30s %.2f (%d/%d)\n", s.Probe, s.Value(), s.Passed, s.Total)
+		if v, scored := s.Value(); scored {
+			fmt.Fprintf(env.Stdout, "probe %-30s %.2f (%d/%d)\n", s.Probe, v, s.Passed, s.Total)
+		} else {
+			fmt.Fprintf(env.Stdout, "probe %-30s unscored: nothing to check\n", s.Probe)
+		}
 		for _, f := range s.Failures {
 			fmt.Fprintf(env.Stdout, "  - %s\n", f)
 		}
@@ -380,10 +384,10 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
 	}
 	if len(pl.Gaps) > 0 {
-		fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00; %d use case(s) cannot be planned (run stops before spending unless --allow-partial)\n", c.Agent, len(pl.Gaps))
+		fmt.Fprintf(env.Stdout, "%s: valid, every probe held; %d use case(s) cannot be planned (run stops before spending unless --allow-partial)\n", c.Agent, len(pl.Gaps))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "%s: valid, every probe at 1.00, every use case planned\n", c.Agent)
+	fmt.Fprintf(env.Stdout, "%s: valid, every probe held, every use case planned\n", c.Agent)
 	return nil
 }
 

@@ -64,7 +64,7 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 	if err := requireServers("planner", cn); err != nil {
 		return err
 	}
-	c, err := engine.LoadDir(pos[0])
+	c, err := contract.LoadValid(pos[0])
 	if err != nil {
 		return err
 	}

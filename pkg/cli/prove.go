@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -25,7 +25,7 @@ func cmdProve(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return &UsageError{"prove takes a contract directory and a scenario file"}
 	}
-	c, err := engine.LoadDir(pos[0])
+	c, err := contract.LoadValid(pos[0])
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -101,4 +102,62 @@ func readyGauge(t *testing.T, reg interface {
 	}
 	t.Fatal("no suitegen_ready series")
 	return 0
+}
+
+// TestReadinessFailsWithoutItsDependencies: the readiness the planner and
+// reviewer serve is "starting" until they reach their servers, ready while
+// the ledger's pool and the queue answer, and not ready, at the next check,
+// once either is gone (a closed pool, a closed queue) or the queue was never
+// connected. Each change is synchronous: nothing is waited for.
+func TestReadinessFailsWithoutItsDependencies(t *testing.T) {
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := queue.Connect(ctx, queue.Config{URL: testenv.NATS(t), OpTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+
+	var r readiness
+	reg := metrics.NewRegistry()
+	reg.MustRegister(metrics.NewReady("planner", r.check))
+	mux := metrics.Mux(reg, r.check)
+	is := func(want bool, what string) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		gauge := readyGauge(t, reg) == 1
+		if (rec.Code == http.StatusOK) != want || gauge != want {
+			t.Fatalf("%s: /readyz %d %q, gauge ready=%v; want ready=%v", what, rec.Code, rec.Body.String(), gauge, want)
+		}
+	}
+
+	is(false, "before the servers are reached")
+	if err := r.check(); !errors.Is(err, errStarting) {
+		t.Fatalf("before the servers are reached: %v, want errStarting", err)
+	}
+	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(pool), nil)))
+	is(false, "a queue not connected yet")
+	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(pool), q)))
+	is(true, "both servers answer")
+
+	pool.Close()
+	is(false, "the ledger's pool closed")
+	other, err := pgxpool.New(ctx, testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(other), q)))
+	is(true, "a pool that answers")
+
+	q.Close()
+	is(false, "the queue closed")
+	if err := r.check(); !errors.Is(err, queue.ErrClosed) {
+		t.Fatalf("the queue closed: %v, want queue.ErrClosed", err)
+	}
 }

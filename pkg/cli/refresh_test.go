@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -90,7 +91,7 @@ func edit(t *testing.T, dir, file string, pairs ...string) {
 func reprove(t *testing.T, dir, out string) (refused []string, all []string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestSuiteLives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := engine.LoadDir(retail)
+	c, err := contract.LoadValid(retail)
 	if err != nil {
 		t.Fatal(err)
 	}

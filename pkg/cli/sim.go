@@ -29,7 +29,7 @@ func cmdProviderSim(ctx context.Context, env *Env, args []string) error {
 	}
 	var cs []*contract.Contract
 	for _, d := range dirs {
-		c, err := engine.LoadDir(d)
+		c, err := contract.LoadValid(d)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,20 @@ func Load(dir string) (*Contract, Problems, error) {
 	return c, ps, nil
 }
 
+// LoadValid is Load for callers that can use only a sound contract: the
+// directory's error, or every problem found (Problems is an error), makes it
+// an error.
+func LoadValid(dir string) (*Contract, error) {
+	c, probs, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return c, nil
+}
+
 // LoadFS reads a contract from the root of fsys: a directory, an embedded
 // tree, or files kept elsewhere (the ledger keeps them by hash). It is Load
 // without a directory on disk; the contract's Dir is empty. The error is only

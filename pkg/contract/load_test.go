@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -293,5 +294,26 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadValid: a sound contract loads; a contract with problems is an
+// error carrying every one of them (Problems), and so is a missing directory.
+func TestLoadValid(t *testing.T) {
+	c, err := LoadValid("testdata/good")
+	if err != nil || c == nil || c.Agent != "shop-support" || c.Dir != "testdata/good" {
+		t.Fatalf("good: %v, %v", c, err)
+	}
+	_, want, err := Load("testdata/bad/many")
+	if err != nil || len(want) == 0 {
+		t.Fatalf("testdata/bad/many: %v, %d problems", err, len(want))
+	}
+	c, err = LoadValid("testdata/bad/many")
+	var ps Problems
+	if c != nil || !errors.As(err, &ps) || !reflect.DeepEqual(ps, want) {
+		t.Fatalf("bad: %v, %v; want the %d problems Load reports", c, err, len(want))
+	}
+	if c, err := LoadValid(filepath.Join(t.TempDir(), "absent")); c != nil || err == nil || errors.As(err, &ps) {
+		t.Fatalf("a missing directory: %v, %v", c, err)
 	}
 }

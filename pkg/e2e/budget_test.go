@@ -11,7 +11,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/provider"
@@ -26,7 +26,7 @@ import (
 // ledger's meter equals what the provider says it served, token for token.
 func TestBudgetCap(t *testing.T) {
 	dir := examples(t, "retail")
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/run"
@@ -81,7 +82,7 @@ func TestRetailSuite(t *testing.T) {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestRidesSuiteShape(t *testing.T) {
 	if len(scs) != 120 {
 		t.Fatalf("asked 120, wrote %d", len(scs))
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

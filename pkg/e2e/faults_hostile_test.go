@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -74,7 +75,7 @@ func TestFaultsHostileContract(t *testing.T) {
 	}
 	t.Logf("validate stopped every hostile handler in %s", time.Since(start).Round(time.Millisecond))
 
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
 	if len(scs) == 0 {
 		t.Fatal("no scenario to start from")
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

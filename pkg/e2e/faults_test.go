@@ -26,7 +26,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/cli"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -405,7 +405,7 @@ func TestFaults(t *testing.T) {
 // that injects nothing, in one process, and returns its scenarios.
 func faultFreeRun(t *testing.T, dir string, n, maxWant int) map[string][]byte {
 	t.Helper()
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

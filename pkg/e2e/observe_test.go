@@ -14,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/deploy/grafanatest"
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -36,7 +37,7 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		n     = 40
 	)
 	dir := examples(t, "retail")
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

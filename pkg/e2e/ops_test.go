@@ -15,7 +15,7 @@ import (
 
 	"github.com/suitegen/suitegen/deploy/grafanatest"
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/provider"
@@ -48,7 +48,7 @@ func TestDashboardLiveRun(t *testing.T) {
 	// retail: its writers meet gate refusals early in a run (rides now
 	// rarely does), so the refusal panels have live data too.
 	dir := examples(t, "retail")
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -23,7 +23,7 @@ import (
 // counting proxy in front of it; it returns the simulator and the proxy.
 func simBehind(t *testing.T, dir string, cfg providersim.Config) (*providersim.Server, *countingProxy) {
 	t.Helper()
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

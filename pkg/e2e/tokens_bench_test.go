@@ -13,7 +13,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/builtin"
 	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -47,7 +47,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		}
 	}
 	dir := examples(b, "retail")
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (l ledgerFiles) ContractFiles(_ context.Context, sha string) (map[string][]
 
 func loadRetail(t *testing.T) *contract.Contract {
 	t.Helper()
-	c, err := LoadDir("../../examples/retail")
+	c, err := contract.LoadValid("../../examples/retail")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,17 +53,10 @@ func (e *Engine) Close() {
 	})
 }
 
-// LoadDir loads and validates a contract directory; problems make it an error.
-func LoadDir(dir string) (*contract.Contract, error) {
-	c, probs, err := contract.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	return c, nil
-}
+// LoadDir is contract.LoadValid.
+//
+// Deprecated: use contract.LoadValid; a contract is loaded by pkg/contract.
+func LoadDir(dir string) (*contract.Contract, error) { return contract.LoadValid(dir) }
 
 // Skipped is a sub-goal a run added that a prover was built without, and why.
 type Skipped struct {

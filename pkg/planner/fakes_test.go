@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -293,7 +294,7 @@ func writers(l *fakeLedger, prove int) func(queue.Slice) {
 // with buckets bs already on the ledger.
 func testPlanner(t *testing.T, asked int, bs ...canvas.Bucket) (*Planner, *fakeLedger, *fakeQueue) {
 	t.Helper()
-	c, err := engine.LoadDir("../../examples/retail")
+	c, err := contract.LoadValid("../../examples/retail")
 	if err != nil {
 		t.Fatal(err)
 	}

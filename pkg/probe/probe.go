@@ -23,14 +23,29 @@ type Score struct {
 	Passed   int      `json:"passed"`
 	Total    int      `json:"total"`
 	Failures []string `json:"failures,omitempty"`
+	// always marks a probe that has something to check on any contract
+	// (its tools, an unknown tool): checking nothing is then a fault.
+	always bool
 }
 
-// Value is passed/total (1 when there was nothing to check).
-func (s Score) Value() float64 {
+// Value is passed/total. A probe that checked nothing (no enum names a
+// record, no sequence is declared) is unscored, scored false: it proved
+// nothing, so it is neither a pass nor a fail.
+func (s Score) Value() (v float64, scored bool) {
 	if s.Total == 0 {
-		return 1
+		return 0, false
 	}
-	return float64(s.Passed) / float64(s.Total)
+	return float64(s.Passed) / float64(s.Total), true
+}
+
+// Held is true when the probe scored 1, or checked nothing and need not
+// have.
+func (s Score) Held() bool {
+	v, scored := s.Value()
+	if !scored {
+		return !s.always
+	}
+	return v == 1
 }
 
 func (s *Score) check(ok bool, format string, a ...any) {
@@ -48,10 +63,11 @@ type Report struct {
 	Grounding ground.Grounding `json:"grounding"`
 }
 
-// OK is true when every probe scored 1.
+// OK is true when every probe held: each that checked something scored 1,
+// and none that has something to check on any contract checked nothing.
 func (r Report) OK() bool {
 	for _, s := range r.Scores {
-		if s.Value() < 1 {
+		if !s.Held() {
 			return false
 		}
 	}

@@ -47,7 +47,7 @@ func score(rep Report, probe string) Score {
 func TestProbesHoldOnASoundWorld(t *testing.T) {
 	rep := run(t, "guardian-line")
 	for _, s := range rep.Scores {
-		if s.Value() < 1 {
+		if !s.Held() {
 			t.Errorf("probe %s: %v", s.Probe, s.Failures)
 		}
 	}
@@ -56,6 +56,12 @@ func TestProbesHoldOnASoundWorld(t *testing.T) {
 	}
 	if len(rep.Grounding.Unanswered) > 0 {
 		t.Errorf("tools never answered ok: %v", rep.Grounding.Unanswered)
+	}
+	// The probes that have something to check on any contract are marked so.
+	for _, name := range []string{"valid-call-answered", "unknown-tool-refused"} {
+		if s := score(rep, name); !s.always || s.Total == 0 {
+			t.Errorf("%s: always %v, %d checked", name, s.always, s.Total)
+		}
 	}
 }
 
@@ -71,7 +77,7 @@ func TestProbesFindFaults(t *testing.T) {
 	for _, s := range rep.Scores {
 		w, faulty := want[s.Probe]
 		if !faulty {
-			if s.Value() < 1 {
+			if !s.Held() {
 				t.Errorf("probe %s failed on a sound part: %v", s.Probe, s.Failures)
 			}
 			continue
@@ -86,5 +92,33 @@ func TestProbesFindFaults(t *testing.T) {
 		if b.Ref() != ref || !b.Confirmed {
 			t.Errorf("look_up.%s bound %+v, want %s confirmed", param, b, ref)
 		}
+	}
+}
+
+// TestNothingCheckedIsUnscored: a probe that checked nothing proves
+// nothing, so it is unscored, never a perfect score; it holds only when it
+// need not check anything on every contract, and a report with one that
+// should have checked something is not OK.
+func TestNothingCheckedIsUnscored(t *testing.T) {
+	optional := Score{Probe: "enum-values-exist"}
+	if v, scored := optional.Value(); scored || v == 1 {
+		t.Fatalf("nothing checked: value %v, scored %v; want unscored", v, scored)
+	}
+	if !optional.Held() || !(Report{Scores: []Score{optional}}).OK() {
+		t.Fatal("an optional probe with nothing to check failed the report")
+	}
+	for _, name := range []string{"valid-call-answered", "unknown-tool-refused"} {
+		s := Score{Probe: name, always: true}
+		if s.Held() || (Report{Scores: []Score{optional, s}}).OK() {
+			t.Fatalf("%s checked nothing and the report held", name)
+		}
+	}
+	half := Score{Probe: "bogus-id-refused", Passed: 1, Total: 2}
+	if v, scored := half.Value(); !scored || v != 0.5 || half.Held() {
+		t.Fatalf("1/2: value %v, scored %v, held %v", v, scored, half.Held())
+	}
+	full := Score{Probe: "valid-call-answered", Passed: 3, Total: 3, always: true}
+	if v, scored := full.Value(); !scored || v != 1 || !full.Held() || !(Report{Scores: []Score{full, optional}}).OK() {
+		t.Fatalf("3/3: value %v, scored %v, held %v", v, scored, full.Held())
 	}
 }

@@ -17,7 +17,7 @@ import (
 // handler ran (ok or refused). What it reads is judged on a call it answered
 // ok: a handler that refuses early has not yet read what it reads later.
 func (p *prober) answered(ctx context.Context) (valid, reads Score) {
-	valid = Score{Probe: "valid-call-answered"}
+	valid = Score{Probe: "valid-call-answered", always: true}
 	reads = Score{Probe: "handler-reads-every-argument"}
 	for i := range p.c.Tools {
 		t := &p.c.Tools[i]
@@ -154,7 +154,7 @@ func (p *prober) missing(ctx context.Context) Score {
 }
 
 func (p *prober) unknownTool(ctx context.Context) Score {
-	s := Score{Probe: "unknown-tool-refused"}
+	s := Score{Probe: "unknown-tool-refused", always: true}
 	r := call(ctx, p.w, "no_such_tool_"+strings.Repeat("x", 3), map[string]any{})
 	s.check(r.Refused && !r.OK, "an unknown tool was %s", verdict(r))
 	return s

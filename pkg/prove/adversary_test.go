@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -108,7 +109,7 @@ func TestAdversaryCorpus(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.Postgres(t)
 	for _, name := range names {
-		c, err := engine.LoadDir(contractDir(name))
+		c, err := contract.LoadValid(contractDir(name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -142,7 +142,7 @@ func deskEngine(t *testing.T) *engine.Engine {
 
 func deskEngineOn(t *testing.T) (*engine.Engine, *pgxpool.Pool) {
 	t.Helper()
-	c, err := engine.LoadDir(filepath.Join("testdata", "desk"))
+	c, err := contract.LoadValid(filepath.Join("testdata", "desk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestInfrastructureIsAnError(t *testing.T) {
 // business reservation, which the policy lets the agent cancel, is not.
 func TestRuleGroundsARefusal(t *testing.T) {
 	ctx := context.Background()
-	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "airline"))
+	c, err := contract.LoadValid(filepath.Join("..", "..", "examples", "airline"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +692,7 @@ func corpusFile(contractName, file string) func() *scenario.Scenario {
 // (when given) before its world opens.
 func exampleProver(name string, tweak func(*contract.Contract)) func(t *testing.T, e *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
 	return func(t *testing.T, _ *engine.Engine, pool *pgxpool.Pool) *prove.Prover {
-		c, err := engine.LoadDir(contractDir(name))
+		c, err := contract.LoadValid(contractDir(name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -871,7 +871,7 @@ func TestMutation(t *testing.T) {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
 			ctx := context.Background()
-			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))
+			c, err := contract.LoadValid(filepath.Join("..", "..", "examples", example))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -933,7 +933,7 @@ func BenchmarkMutation(b *testing.B) {
 		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, maxWant)
 			ctx := context.Background()
-			c, err := engine.LoadDir(filepath.Join("..", "..", "examples", example))
+			c, err := contract.LoadValid(filepath.Join("..", "..", "examples", example))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -132,7 +132,7 @@ func clinicProverWithoutIdentityRules(t *testing.T, _ *engine.Engine, pool *pgxp
 
 func clinicProverWith(t *testing.T, pool *pgxpool.Pool, edit func(*contract.Contract)) *prove.Prover {
 	t.Helper()
-	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "clinic-reminders"))
+	c, err := contract.LoadValid(filepath.Join("..", "..", "examples", "clinic-reminders"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +220,11 @@ func TestKeptOutboundCalls(t *testing.T) {
 // TestOutboundCatalogue: the judged built-ins of outbound calls are in the
 // catalogue of a contract that places calls, and in no other.
 func TestOutboundCatalogue(t *testing.T) {
-	clinic, err := engine.LoadDir(filepath.Join("..", "..", "examples", "clinic-reminders"))
+	clinic, err := contract.LoadValid(filepath.Join("..", "..", "examples", "clinic-reminders"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	desk, err := engine.LoadDir(filepath.Join("testdata", "desk"))
+	desk, err := contract.LoadValid(filepath.Join("testdata", "desk"))
 	if err != nil {
 		t.Fatal(err)
 	}

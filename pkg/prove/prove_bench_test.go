@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -116,7 +117,7 @@ func retailSuite(b *testing.B, n int) (string, []*scenario.Scenario) {
 func BenchmarkProve(b *testing.B) {
 	url, scs := retailSuite(b, 40)
 	dir, _ := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

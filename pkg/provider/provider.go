@@ -1,9 +1,10 @@
 // Package provider turns a writer's model settings (flags and the standard
-// provider environment variables) into the model.Client it drives: the
-// builtin writer, or an OpenAI-compatible provider in its profile (openai,
-// azure, openai-compatible) under the cluster-wide quota, priced, and
-// checked before the writer starts. docs/PROVIDERS.md has the settings per
-// profile.
+// provider environment variables) into the model.Client of an
+// OpenAI-compatible provider in its profile (openai, azure,
+// openai-compatible) under the cluster-wide quota, priced, and checked
+// before the writer starts. The builtin writer needs no provider: its name
+// passes Check, and the wiring of a role builds it (pkg/builtin).
+// docs/PROVIDERS.md has the settings per profile.
 package provider
 
 import (
@@ -16,8 +17,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/model/openai"
@@ -26,6 +25,10 @@ import (
 
 // Builtin is the model name of the deterministic builtin writer.
 const Builtin = "builtin"
+
+// ErrBuiltin is Open's answer for Builtin: the builtin writer is no
+// provider, and is built where a role is wired.
+var ErrBuiltin = errors.New("provider: the builtin writer is not a provider model")
 
 // Settings are what a writing process knows of its provider, besides the
 // model's name.
@@ -152,14 +155,14 @@ func (s Settings) Profile(name string) openai.Profile {
 	return e.profile
 }
 
-// Open returns the model a writer drives. For a provider model it creates
-// (or joins) the shared quota of this provider account and model, records
-// the quota into mx when set, and asks the provider (no tokens spent)
-// whether it answers and accepts the key and model: a *model.ConfigError
-// says what to fix, and the writer must not start.
-func Open(ctx context.Context, name string, s Settings, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger, cs ...*contract.Contract) (model.Client, error) {
+// Open returns the provider model a writer drives. It creates (or joins)
+// the shared quota of this provider account and model, records the quota
+// into mx when set, and asks the provider (no tokens spent) whether it
+// answers and accepts the key and model: a *model.ConfigError says what to
+// fix, and the writer must not start. Builtin is ErrBuiltin.
+func Open(ctx context.Context, name string, s Settings, pool *pgxpool.Pool, mx *metrics.Metrics, log *slog.Logger) (model.Client, error) {
 	if name == Builtin {
-		return builtin.New(cs...), nil
+		return nil, ErrBuiltin
 	}
 	if err := s.Check(name); err != nil {
 		return nil, err

@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	log := cfg.Logger
 	var contracts []*contract.Contract
 	for _, d := range cfg.Dirs {
-		c, err := engine.LoadDir(d)
+		c, err := contract.LoadValid(d)
 		if err != nil {
 			return nil, fmt.Errorf("run: %s: %w", d, err)
 		}

@@ -9,10 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -828,43 +826,15 @@ func matched(a Tau2Action, calls []world.CallResult) bool {
 	return false
 }
 
-// refPattern is a reference to an earlier step's result, "$2.user_id", as
-// the prover resolves it.
-var refPattern = regexp.MustCompile(`^\$(\d+)(\..+)$`)
-
 // shiftRefs renumbers the references of calls played after n other calls.
 func shiftRefs(calls []scenario.Call, n int) []scenario.Call {
 	out := make([]scenario.Call, len(calls))
 	for i, c := range calls {
-		out[i] = scenario.Call{Tool: c.Tool, Args: shiftValue(c.Args, n).(map[string]any)}
+		out[i] = scenario.Call{Tool: c.Tool, Args: scenario.RenumberRefs(c.Args, func(k int) (int, bool) {
+			return k + n, true
+		})}
 	}
 	return out
-}
-
-func shiftValue(v any, n int) any {
-	switch x := v.(type) {
-	case string:
-		if m := refPattern.FindStringSubmatch(x); m != nil {
-			k, err := strconv.Atoi(m[1])
-			if err == nil {
-				return "$" + strconv.Itoa(k+n) + m[2]
-			}
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = shiftValue(e, n)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = shiftValue(e, n)
-		}
-		return out
-	}
-	return v
 }
 
 func callNames(calls []scenario.Call) string {

@@ -116,7 +116,7 @@ func writeSuite(t *testing.T, name string, n int) (string, *engine.Engine) {
 		NATSURL: testenv.NATS(t), DatabaseURL: url, Logger: quiet()}); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	c, err := engine.LoadDir(exampleDir(t, name))
+	c, err := contract.LoadValid(exampleDir(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestTau2Refusals(t *testing.T) {
 		t.Fatalf("summary %v, %d tasks", sum.ByCode(), len(doc.Tasks))
 	}
 
-	rides, err := engine.LoadDir(exampleDir(t, "rides"))
+	rides, err := contract.LoadValid(exampleDir(t, "rides"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ const airlineDir = "../../examples/airline"
 
 func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchMap) {
 	t.Helper()
-	c, err := engine.LoadDir(airlineDir)
+	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestTauBenchReplayInBenchmark(t *testing.T) {
 // TestLoadTauBenchMap: a data map names tables, keys and tools the contract
 // has, and says which field is wrong when it does not.
 func TestLoadTauBenchMap(t *testing.T) {
-	c, err := engine.LoadDir(airlineDir)
+	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestTauBenchCodesDocumented(t *testing.T) {
 // names a table, key column and tool argument of the contract, or is an
 // error; never a panic.
 func FuzzLoadTauBenchMap(f *testing.F) {
-	c, err := engine.LoadDir(airlineDir)
+	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -55,7 +55,7 @@ func TestSessionCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,7 +288,7 @@ func (m *scriptedModel) Complete(ctx context.Context, req model.Request) (model.
 
 // retail is the retail example contract, loaded once.
 var retail = sync.OnceValues(func() (*contract.Contract, error) {
-	return engine.LoadDir("../../examples/retail")
+	return contract.LoadValid("../../examples/retail")
 })
 
 // harness is a writer on fakes with one run "r" of the retail contract,

@@ -244,7 +244,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	const asked = 8
 	out := t.TempDir()
 	dbURL := testenv.PostgresURL(t)
-	c, err := engine.LoadDir(dir)
+	c, err := contract.LoadValid(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

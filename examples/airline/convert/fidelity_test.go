@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -200,7 +201,7 @@ func TestFidelity(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	ct, err := engine.LoadDir("..")
+	ct, err := contract.LoadValid("..")
 	if err != nil {
 		t.Fatal(err)
 	}
