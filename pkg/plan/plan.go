@@ -34,16 +34,16 @@ type Spec struct {
 	// Lookups are the use case's retrieval tools a solution calls after the
 	// preconditions and before the act (the record looked up before it is
 	// changed), each rehearsed ok on the plan's cases.
-	Lookups   []string `json:"lookups,omitempty"`
-	Handoff   string   `json:"handoff,omitempty"`   // tool for escalations
-	Table     string   `json:"table,omitempty"`     // the target's table
-	Column    string   `json:"column,omitempty"`    // the axis column ("" without an axis)
-	Level     string   `json:"level,omitempty"`     // the axis level
+	Lookups []string `json:"lookups,omitempty"`
+	Handoff string   `json:"handoff,omitempty"` // tool for escalations
+	Table   string   `json:"table,omitempty"`   // the target's table
+	Column  string   `json:"column,omitempty"`  // the axis column ("" without an axis)
+	Level   string   `json:"level,omitempty"`   // the axis level
 	// Refusal is the way the world says no that the bucket's cases meet:
 	// a handler's refusal branch (file:line) or a rule ("rule:ID") whose
 	// check fails on an act the world carries out; "" when the level is
 	// not dealt for one.
-	Refusal string `json:"refusal,omitempty"`
+	Refusal   string   `json:"refusal,omitempty"`
 	Templates []string `json:"templates,omitempty"` // keys of seed rows at that level, in order
 	// Choices says, per template, the choices a case of it makes
 	// (absent: none), as the plan rehearsed it.

@@ -30,7 +30,7 @@ type solver struct {
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
 	solved map[string]solution
-	rules      RuleJudge // nil: rule checks are not read
+	rules  RuleJudge // nil: rule checks are not read
 	// messages are the refusal branches' messages by place (refusals).
 	once     sync.Once
 	messages map[string]string
