@@ -661,7 +661,10 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 		}
 		for _, st := range pr.p.settings(r) {
 			for k, col := range st.cols {
-				if !handed(sc, ground.Text(st.vals[k])) {
+				// An empty value is none to state: a cleared field (an
+				// address without a second line) is read with the values
+				// the caller states beside it.
+				if v := ground.Text(st.vals[k]); v != "" && !handed(sc, v) {
 					cands = append(cands, candidate{i, st, col, st.vals[k]})
 				}
 			}
