@@ -123,6 +123,11 @@ const (
 	CodeActOnce           Code = "act-once"
 	CodeCheckUnasked      Code = "check-unasked"
 	CodeTemptingFaithful  Code = "tempting-faithful"
+	// CodeUnaskedValue: a success's state-changing call sets a column of
+	// the record it names away from what it holds, to a value the caller
+	// never states, and the world ends otherwise than with the record's own
+	// value kept.
+	CodeUnaskedValue Code = "unasked-value"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -180,7 +185,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
-	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeCallLater},
+	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeCallLater},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

@@ -113,12 +113,17 @@ type proof struct {
 	// askedOnly the solution played without such writes (request.go).
 	unasked   []Refusal
 	askedOnly *Run
+	// unaskedVal names a value a success's state-changing call sets on its
+	// record that the caller never states, and that changes the world
+	// beyond keeping the record's own ("" when none; unaskedValue).
+	unaskedVal string
+	keptValue  *Run
 }
 
 // trace lists the runs in the order the gates read them.
 func (pr *proof) trace() []Run {
 	var out []Run
-	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.nothing, pr.without, pr.logOnly} {
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.keptValue, pr.nothing, pr.without, pr.logOnly} {
 		if r != nil {
 			out = append(out, *r)
 		}
@@ -222,6 +227,9 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 			return err
 		}
 		if err := pr.successChoice(ctx); err != nil {
+			return err
+		}
+		if err := pr.unaskedValue(ctx); err != nil {
 			return err
 		}
 	}

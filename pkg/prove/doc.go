@@ -44,7 +44,9 @@
 // (check-unasked); a callee who asks to be called back gets the callback
 // only (call-later); and a refusal's act is the request done right: with
 // the value the world gives for an argument nobody stated, it would go
-// through (tempting-faithful).
+// through (tempting-faithful); a success's act sets no column of its record
+// away from what it holds to a value the caller never states where keeping
+// it would end the world otherwise (unasked-value).
 //
 // An outbound call (a scenario of an outbound use case) is held to what its
 // answer calls for (outbound.go): a callee who answered is identified before

@@ -19,7 +19,10 @@ import (
 // more than once: one real change beside an act that writes what is already
 // there (an address "changed" to itself), or that a later call undoes
 // (changed, then changed back), would pass. Each state-changing call must
-// leave a row that still differs, at the end, from the world after setup.
+// leave a row that still differs, at the end, from the world after setup;
+// and a call whose whole setting (see setting) held before it and holds
+// after it changed nothing the caller asked for, whatever trail it writes,
+// beside the record or on its own row (a count of relabellings).
 
 // lasting replays a solution with two or more state-changing calls on a
 // copy of its own, reading the world after setup and after each such call,
@@ -33,8 +36,14 @@ func (pr *proof) lasting(ctx context.Context) error {
 	}
 	sets := map[int][]setting{}
 	for _, i := range at {
-		if st := pr.p.settings(pr.results[i]); len(st) > 0 {
-			sets[i] = st
+		var whole []setting
+		for _, st := range pr.p.settings(pr.results[i]) {
+			if st.whole {
+				whole = append(whole, st)
+			}
+		}
+		if len(whole) > 0 {
+			sets[i] = whole
 		}
 	}
 	if len(at) < 2 && len(sets) == 0 || !pr.compared || len(pr.effect) == 0 {
@@ -50,7 +59,17 @@ func (pr *proof) lasting(ctx context.Context) error {
 			return err
 		}
 		snaps = append(snaps, s)
-		for _, r := range pr.results {
+		for j, r := range pr.results {
+			// A setting that already held before the call: whatever the
+			// call writes, on the record's row or beside it, is a trail.
+			before := make([]bool, len(sets[j]))
+			for k, st := range sets[j] {
+				held, err := st.holds(ctx, cp)
+				if err != nil {
+					return err
+				}
+				before[k] = held != ""
+			}
 			res := cp.Call(ctx, r.Tool, r.Args)
 			if res.Crash && infrastructure(res.Err) {
 				return res.Err
@@ -62,14 +81,13 @@ func (pr *proof) lasting(ctx context.Context) error {
 				return err
 			}
 			snaps = append(snaps, s)
-			i := len(snaps) - 2
-			for _, st := range sets[at[i]] {
+			for k, st := range sets[j] {
 				held, err := st.holds(ctx, cp)
 				if err != nil {
 					return err
 				}
-				if held != "" {
-					already[at[i]] = held
+				if held != "" && before[k] {
+					already[j] = held
 					break
 				}
 			}
@@ -91,10 +109,8 @@ func (pr *proof) lasting(ctx context.Context) error {
 		}
 		touched := pr.rowKeys(d)
 		if held := already[i]; held != "" {
-			if key := strings.SplitN(held, "\x00", 3); !touched[key[0]+"\x00"+key[1]] {
-				pr.idle = fmt.Sprintf("solution step %d (%s) sets %s: the change it asks for is already made, and what else it writes (a trail) is no change the caller asked for", i+1, pr.results[i].Tool, key[2])
-				return nil
-			}
+			pr.idle = fmt.Sprintf("solution step %d (%s) sets %s: the change it asks for is already made, and what else it writes (a trail) is no change the caller asked for", i+1, pr.results[i].Tool, held)
+			return nil
 		}
 		if len(at) < 2 {
 			continue
@@ -135,13 +151,17 @@ func (pr *proof) rowKeys(d world.StateDiff) map[string]bool {
 // setting is what a state-changing call says a record's columns become:
 // the record an argument names (x-ref) and the call's other arguments named
 // like that record's own plain columns (label_locker(locker_id, label) sets
-// lockers.label).
+// lockers.label). It is whole when those columns are all the call asks for:
+// every other argument is log-only or names another record (how it acts, a
+// payment method). A call that also takes what is no column of the record
+// (the flights of a reservation, beside its cabin) asks for more than its
+// setting.
 type setting struct {
 	table, column string // the record: table and the column its argument names
 	key           any
 	cols          []string
 	vals          []any
-	p             *Prover
+	whole         bool
 }
 
 // settings are the settings a state-changing call names.
@@ -160,17 +180,22 @@ func (p *Prover) settings(r world.CallResult) []setting {
 		if _, isList := r.Args[n].([]any); isList {
 			continue
 		}
-		st := setting{table: table, column: col, key: r.Args[n], p: p}
+		st := setting{table: table, column: col, key: r.Args[n], whole: true}
 		for _, m := range slices.Sorted(maps.Keys(r.Args)) {
-			c := tb.Column(m)
-			if m == n || c == nil || c.References != "" || tb.IsUnique(m) || t.LogOnlyParam(m) {
+			if m == n || t.LogOnlyParam(m) {
 				continue
 			}
 			if _, _, ref := p.c.RefOf(t.Name, m); ref {
 				continue
 			}
+			c := tb.Column(m)
+			plain := c != nil && c.References == "" && !tb.IsUnique(m)
 			switch r.Args[m].(type) {
 			case []any, map[string]any, nil:
+				plain = false
+			}
+			if !plain {
+				st.whole = false
 				continue
 			}
 			st.cols = append(st.cols, m)
@@ -183,16 +208,24 @@ func (p *Prover) settings(r world.CallResult) []setting {
 	return out
 }
 
-// holds reads the record on cp and, when every column the setting names
-// holds its value, says so as table, key and the setting in words, joined by
-// NUL ("" when some column differs or the record is not there).
-func (st setting) holds(ctx context.Context, cp *world.Copy) (string, error) {
+// record reads the row the setting names on cp (nil when it is not there).
+func (st setting) record(ctx context.Context, cp *world.Copy) (map[string]any, error) {
 	sql := "SELECT * FROM " + pgx.Identifier{st.table}.Sanitize() + " WHERE " + pgx.Identifier{st.column}.Sanitize() + "::text = $1"
 	rows, err := cp.Query(ctx, sql, ground.Text(st.key))
 	if err != nil || len(rows) != 1 {
+		return nil, err
+	}
+	return rows[0].Map(), nil
+}
+
+// holds reads the record on cp and, when every column the setting names
+// holds its value, says so in words ("" when some column differs or the
+// record is not there).
+func (st setting) holds(ctx context.Context, cp *world.Copy) (string, error) {
+	row, err := st.record(ctx, cp)
+	if err != nil || row == nil {
 		return "", err
 	}
-	row := rows[0].Map()
 	var words []string
 	for i, c := range st.cols {
 		if ground.Text(row[c]) != ground.Text(st.vals[i]) {
@@ -200,5 +233,5 @@ func (st setting) holds(ctx context.Context, cp *world.Copy) (string, error) {
 		}
 		words = append(words, fmt.Sprintf("%s to %s", c, js(st.vals[i])))
 	}
-	return st.table + "\x00" + st.p.keyText(st.table, row) + "\x00" + fmt.Sprintf("%s %s's %s, which it already is", strings.TrimSuffix(st.table, "s"), ground.Text(st.key), strings.Join(words, " and ")), nil
+	return fmt.Sprintf("%s %s's %s, which it already is", strings.TrimSuffix(st.table, "s"), ground.Text(st.key), strings.Join(words, " and ")), nil
 }

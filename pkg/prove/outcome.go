@@ -63,6 +63,9 @@ func (pr *proof) outcome() []Refusal {
 		if len(pr.unasked) > 0 {
 			return pr.unasked
 		}
+		if pr.unaskedVal != "" {
+			return bad(CodeUnaskedValue, "%s", pr.unaskedVal)
+		}
 		if pr.choice != "" {
 			return bad(CodeUnstatedChoice, "%s", pr.choice)
 		}

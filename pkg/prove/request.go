@@ -32,11 +32,23 @@ import (
 //   - a refusal's act is the request carried out right: an argument the
 //     caller never gives is one the world or the answers give, and a refusal
 //     that rests on another value of it refuses nothing the caller asked
-//     (tempting-faithful).
+//     (tempting-faithful);
+//   - a success's act changes only what the caller asks to change: a column
+//     of the record it names set away from what it holds, to a value the
+//     caller never states, is a change nobody asked for when the world,
+//     with the record's own value kept, ends otherwise (unasked-value: a
+//     flight change that also downgrades the cabin). What the world computes
+//     from the request (a price, a status, a timestamp) is no argument and
+//     is not read here.
 
 // Asked-only is the solution without the writes the request does not ask
 // for: the run check-unasked reads.
 const AskedOnly Counterfactual = "asked-only"
+
+// KeptValue is a success's solution with one value a call sets on its
+// record, which the caller never states, replaced by the value the record
+// holds before the call: the run unasked-value reads.
+const KeptValue Counterfactual = "kept-value"
 
 // unnamedRecord says which record a solution call is about that the caller
 // does not name ("" when every one is named or shown): each value of the
@@ -624,4 +636,121 @@ func (p *Prover) callLaterOnly(sc *scenario.Scenario, u *contract.UseCase) []Ref
 		}
 	}
 	return rs
+}
+
+// unaskedValue reads, for a success, each value a state-changing call sets
+// on the record it names (its setting) that the caller never states: when
+// the record held another value before the call, the solution is played
+// again with that value kept, and a world that then ends otherwise shows
+// the value changes what the caller never asked to change. A kept value
+// the world refuses is one the act needs changed: which one is the
+// caller's choice (unstated-choice), not this gate's. It sets
+// pr.unaskedVal and pr.keptValue.
+func (pr *proof) unaskedValue(ctx context.Context) error {
+	sc := pr.sc
+	type candidate struct {
+		i   int // solution step
+		st  setting
+		col string
+		v   any
+	}
+	var cands []candidate
+	for i, r := range pr.results {
+		if !r.OK || !pr.p.stateChanging(r) {
+			continue
+		}
+		for _, st := range pr.p.settings(r) {
+			for k, col := range st.cols {
+				// An empty value is none to state: a cleared field (an
+				// address without a second line) is read with the values
+				// the caller states beside it.
+				if v := ground.Text(st.vals[k]); v != "" && !handed(sc, v) {
+					cands = append(cands, candidate{i, st, col, st.vals[k]})
+				}
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	calls := make([]scenario.Call, len(pr.results))
+	for j, r := range pr.results {
+		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
+	}
+	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	// One run reads what each record holds before its call, and the world
+	// the solution ends in.
+	held := make([]any, len(cands))
+	var end world.Snapshot
+	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, _ *world.Before) error {
+		clear(held)
+		for j, c := range calls {
+			for k, cd := range cands {
+				if cd.i != j {
+					continue
+				}
+				row, err := cd.st.record(ctx, cp)
+				if err != nil {
+					return err
+				}
+				if was := row[cd.col]; was != nil && ground.Text(was) != ground.Text(cd.v) {
+					held[k] = was
+				}
+			}
+			if r := cp.Call(ctx, c.Tool, c.Args); r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+		}
+		var err error
+		end, err = cp.Snapshot(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	runs := 0
+	for k, cd := range cands {
+		if held[k] == nil {
+			continue
+		}
+		if runs >= maxChoiceRuns {
+			return nil
+		}
+		runs++
+		alt := slices.Clone(calls)
+		alt[cd.i].Args = maps.Clone(calls[cd.i].Args)
+		alt[cd.i].Args[cd.col] = retype(ground.Text(held[k]), cd.v)
+		var changed []string
+		var results []world.CallResult
+		err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, _ *world.Before) error {
+			changed = nil
+			results = playSegments(ctx, cp, segment{alt, true})
+			for _, r := range results {
+				if r.Crash && infrastructure(r.Err) {
+					return r.Err
+				}
+				if !r.OK {
+					return nil
+				}
+			}
+			now, err := cp.Snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			changed = world.ChangedTables(end, now)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		r := pr.results[cd.i]
+		pr.unaskedVal = fmt.Sprintf("solution step %d (%s) takes %s %s where %s %s's %s is %s, and the caller never asks for that value (instruction, opening); with %s %s kept, the world carries the solution out and ends otherwise (%s differ): the act changes what the caller never asked to change; hand the caller the value if they want it, or keep the record's own", cd.i+1, r.Tool, cd.col, js(cd.v), strings.TrimSuffix(cd.st.table, "s"), ground.Text(cd.st.key), cd.col, js(held[k]), cd.col, js(held[k]), strings.Join(changed, ", "))
+		pr.keptValue = &Run{Gate: GateOutcome, Counterfactual: KeptValue, Calls: steps(results),
+			Note: fmt.Sprintf("step %d with %s %s, as the record holds it: %s end otherwise", cd.i+1, cd.col, js(held[k]), strings.Join(changed, ", "))}
+		return nil
+	}
+	return nil
 }

@@ -7,7 +7,8 @@ CREATE TABLE lockers (
     locker_id text PRIMARY KEY,
     member_id text REFERENCES members (member_id),
     status    text NOT NULL CHECK (status IN ('held', 'free')),
-    label     text NOT NULL DEFAULT ''
+    label     text NOT NULL DEFAULT '',
+    relabels  integer NOT NULL DEFAULT 0
 );
 CREATE TABLE audit (
     entry_id  text PRIMARY KEY,
