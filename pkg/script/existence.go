@@ -27,7 +27,7 @@ const (
 // earlier ones of its elif chain and those of the ifs around it) include
 // one that, taking the value the arm needs, implies a read is None or empty.
 
-// cond is one condition on the way to an arm: Expr must be Truth.
+// cond is one condition on the way to an arm: x must evaluate to truth.
 type cond struct {
 	x     syntax.Expr
 	truth bool
