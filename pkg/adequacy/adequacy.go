@@ -14,6 +14,14 @@
 // check mutant only loosens the check, which can only matter to the
 // scenarios that list it; of those, the ones that name its rule are the ones
 // that test it. The others are not asked.
+//
+// Branches come in two classes (script.Branch.Class): rule branches, and
+// existence guards, reached only when a database read finds nothing. The
+// prover keeps no refusal that rests on a record that does not exist
+// (refusal-ungrounded), so an existence guard is out of the reach of every
+// kept scenario unless its read misses a record that exists; the report
+// counts the classes apart, so the figure says which branches a suite could
+// catch at all.
 package adequacy
 
 import (
@@ -43,7 +51,9 @@ type Mutant struct {
 	// At is the branch's file:line, or the rule's id.
 	At    string   `json:"at"`
 	Tools []string `json:"tools,omitempty"` // a branch's tools
-	Check string   `json:"check,omitempty"` // a rule's check
+	// Class is a branch's class: script.ClassRule or script.ClassExistence.
+	Class string `json:"class,omitempty"`
+	Check string `json:"check,omitempty"` // a rule's check
 	// Message is what the branch says when it refuses (a literal), if known.
 	Message string `json:"message,omitempty"`
 	// Reached counts the kept scenarios whose proof refused at the branch,
@@ -65,8 +75,14 @@ type Report struct {
 	NotKept        []string `json:"not_kept,omitempty"`
 	Branches       int      `json:"branches"`
 	BranchesCaught int      `json:"branches_caught"`
-	Rules          int      `json:"rules"` // rules with a check
-	RulesCaught    int      `json:"rules_caught"`
+	// Branches by class: rule branches, and existence guards (Branches is
+	// their sum, BranchesCaught too).
+	RuleBranches          int `json:"rule_branches"`
+	RuleBranchesCaught    int `json:"rule_branches_caught"`
+	ExistenceGuards       int `json:"existence_guards"`
+	ExistenceGuardsCaught int `json:"existence_guards_caught"`
+	Rules                 int `json:"rules"` // rules with a check
+	RulesCaught           int `json:"rules_caught"`
 	// RulesJudged are rules without a check: no mutant can neuter them.
 	RulesJudged []string `json:"rules_judged,omitempty"`
 	Mutants     []Mutant `json:"mutants"`
@@ -144,7 +160,7 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 	}
 	var jobs []job
 	for _, b := range branches {
-		m := &Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Message: b.Message}
+		m := branchMutant(b)
 		var cands []*scenario.Scenario
 		for _, k := range kept {
 			if k.hits[b.At()] > 0 {
@@ -208,10 +224,17 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 			m.Why = why(m)
 		}
 		switch {
-		case m.Kind == KindBranch && m.Caught:
-			rep.BranchesCaught++
+		case m.Kind == KindBranch && m.Class == script.ClassExistence:
+			rep.ExistenceGuards++
+			rep.ExistenceGuardsCaught += b2i(m.Caught)
+		case m.Kind == KindBranch:
+			rep.RuleBranches++
+			rep.RuleBranchesCaught += b2i(m.Caught)
 		case m.Kind == KindRule && m.Caught:
 			rep.RulesCaught++
+		}
+		if m.Kind == KindBranch && m.Caught {
+			rep.BranchesCaught++
 		}
 		rep.Mutants = append(rep.Mutants, *m)
 	}
@@ -233,6 +256,17 @@ func (cfg Config) mutant(edit script.Edit) (*prove.Prover, error) {
 	return cfg.Prover.WithWorld(cfg.World.WithPrograms(progs), progs), nil
 }
 
+func branchMutant(b script.Branch) *Mutant {
+	return &Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Class: b.Class, Message: b.Message}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // names: the scenario names the rule and lists its check, as the report's
 // rules_tested counts it. A scenario that lists the check without naming the
 // rule holds it as a sub-goal, not as the reason for its outcome.
@@ -252,6 +286,8 @@ func names(sc *scenario.Scenario, rule, check string) bool {
 func why(m *Mutant) string {
 	tool := strings.Join(m.Tools, "/")
 	switch {
+	case m.Kind == KindBranch && m.Reached == 0 && m.Class == script.ClassExistence:
+		return GuardWhy
 	case m.Kind == KindBranch && m.Reached == 0:
 		say := ""
 		if m.Message != "" {
@@ -266,6 +302,11 @@ func why(m *Mutant) string {
 		return fmt.Sprintf("%d kept scenario(s) name the rule, but their proofs stand without %s (the world refuses the act anyway, or the check is not what decides): a case the world carries out and only the check forbids", m.Reached, m.Check)
 	}
 }
+
+// GuardWhy is why no kept scenario reaches an existence guard.
+const GuardWhy = "reached only when a database read finds no row, as when a named record does not exist; " +
+	"the prover keeps no refusal that rests on a missing record (refusal-ungrounded), " +
+	"so only a case whose named records all exist and that the read still misses could reach it"
 
 // Uncaught lists the mutants of a kind the suite does not catch.
 func (r Report) Uncaught(kind string) []Mutant {
@@ -338,12 +379,17 @@ func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []sc
 	}
 	hb := &suite.HandlerBranches{Total: len(branches), Uncovered: []suite.BranchNote{}}
 	for _, b := range branches {
+		class := &hb.RuleBranches
+		if b.Guard() {
+			class = &hb.ExistenceGuards
+		}
+		class.Total++
 		if reached[b.At()] {
 			hb.Covered++
+			class.Covered++
 			continue
 		}
-		m := Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Message: b.Message}
-		hb.Uncovered = append(hb.Uncovered, suite.BranchNote{At: b.At(), Why: why(&m)})
+		hb.Uncovered = append(hb.Uncovered, suite.BranchNote{At: b.At(), Class: b.Class, Why: why(branchMutant(b))})
 	}
 	return hb, nil
 }

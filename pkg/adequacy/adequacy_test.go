@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -45,7 +47,7 @@ func loadScenarios(t *testing.T, dir string) []*scenario.Scenario {
 // scenario names is.
 func TestMeasureRetail(t *testing.T) {
 	ctx := context.Background()
-	c, err := engine.LoadDir(filepath.Join("..", "..", "examples", "retail"))
+	c, err := contract.LoadValid(filepath.Join("..", "..", "examples", "retail"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +92,19 @@ func TestMeasureRetail(t *testing.T) {
 	if rep.BranchesCaught != countCaught(rep, KindBranch) || rep.Branches == 0 {
 		t.Errorf("branches %d/%d", rep.BranchesCaught, rep.Branches)
 	}
+	// The order's existence guard is one no kept refusal may rest on, and
+	// says so; the counts by class add up.
+	if m := by["lib/orders.star:19"]; m.Class != script.ClassExistence || m.Reached != 0 || m.Caught || m.Why != GuardWhy {
+		t.Errorf("the order's existence guard: %+v", m)
+	}
+	if reason.Class != script.ClassRule {
+		t.Errorf("the reason branch's class = %q, want a rule", reason.Class)
+	}
+	if rep.ExistenceGuards == 0 || rep.RuleBranches+rep.ExistenceGuards != rep.Branches ||
+		rep.RuleBranchesCaught+rep.ExistenceGuardsCaught != rep.BranchesCaught {
+		t.Errorf("classes: %d rule branches (%d caught), %d guards (%d caught), of %d (%d caught)", rep.RuleBranches,
+			rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.Branches, rep.BranchesCaught)
+	}
 
 	// Without the guard the lib's status check is the only one: the refused
 	// cancellation depends on it, so its mutant is caught.
@@ -118,9 +133,21 @@ func TestMeasureRetail(t *testing.T) {
 	if hb.Total != rep.Branches || hb.Covered == 0 || hb.Covered+len(hb.Uncovered) != hb.Total {
 		t.Fatalf("handler branches %+v, want %d in all", hb, rep.Branches)
 	}
+	if hb.ExistenceGuards.Total != rep.ExistenceGuards || hb.RuleBranches.Total != rep.RuleBranches ||
+		hb.RuleBranches.Covered+hb.ExistenceGuards.Covered != hb.Covered {
+		t.Errorf("handler branches by class %+v / %+v, want %d rule branches and %d guards as adequacy classes them",
+			hb.RuleBranches, hb.ExistenceGuards, rep.RuleBranches, rep.ExistenceGuards)
+	}
+	class := map[string]string{}
+	for _, m := range rep.Mutants {
+		class[m.At] = m.Class
+	}
 	for _, u := range hb.Uncovered {
 		if u.At == "lib/orders.star:24" {
 			t.Errorf("the lib's status check is reached, reported uncovered")
+		}
+		if u.Class != class[u.At] || (u.Class == script.ClassExistence) != (u.Why == GuardWhy) {
+			t.Errorf("uncovered %+v: adequacy classes it %q", u, class[u.At])
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
@@ -83,11 +84,12 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 	if len(rep.NotKept) > 0 {
 		fmt.Fprintf(w, " (%d no longer kept, left out: %s ...)", len(rep.NotKept), rep.NotKept[0])
 	}
-	fmt.Fprintf(w, "\nrules caught %d/%d, branches caught %d/%d", rep.RulesCaught, rep.Rules, rep.BranchesCaught, rep.Branches)
+	fmt.Fprintf(w, "\nrules caught %d/%d", rep.RulesCaught, rep.Rules)
 	if len(rep.RulesJudged) > 0 {
 		fmt.Fprintf(w, " (%d judged rules have no check to neuter)", len(rep.RulesJudged))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, branchesLine(rep))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tAT\tCAUGHT\tREACHED\tBY / WHY")
 	for _, m := range rep.Mutants {
@@ -95,7 +97,19 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 		if m.Caught {
 			caught, note = "yes", m.By
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Kind, m.At, caught, m.Reached, note)
+		kind := m.Kind
+		if m.Class == script.ClassExistence {
+			kind = "guard"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", kind, m.At, caught, m.Reached, note)
 	}
 	tw.Flush()
+}
+
+// branchesLine is the branches' figure, by class: an existence guard is
+// reached only when a read finds nothing, and no kept refusal may rest on a
+// record that does not exist, so the guards are counted apart.
+func branchesLine(rep adequacy.Report) string {
+	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record)",
+		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught)
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -192,6 +193,30 @@ func TestSeparateProcesses(t *testing.T) {
 			t.Errorf("%s differs between the distributed and the in-process run", name)
 		}
 	}
+	// The reviewer's report says which refusal branches the kept scenarios
+	// reach, as the in-process run's does.
+	if a, b := handlerBranches(t, out), handlerBranches(t, want); a == "" || a != b {
+		t.Errorf("coverage.handler_branches: distributed %s, in-process %s", a, b)
+	}
+}
+
+// handlerBranches is report.json's coverage.handler_branches as written
+// ("" when absent).
+func handlerBranches(t *testing.T, out string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Coverage struct {
+			HandlerBranches json.RawMessage `json:"handler_branches"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return string(rep.Coverage.HandlerBranches)
 }
 
 // precreateQueue creates the stream and the shared consumer before processes

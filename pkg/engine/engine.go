@@ -53,11 +53,6 @@ func (e *Engine) Close() {
 	})
 }
 
-// LoadDir is contract.LoadValid.
-//
-// Deprecated: use contract.LoadValid; a contract is loaded by pkg/contract.
-func LoadDir(dir string) (*contract.Contract, error) { return contract.LoadValid(dir) }
-
 // Skipped is a sub-goal a run added that a prover was built without, and why.
 type Skipped struct {
 	Name string

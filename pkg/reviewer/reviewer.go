@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/suitegen/suitegen/pkg/adequacy"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
@@ -104,6 +105,10 @@ type Config struct {
 	Out string
 	// Rounds bounds the gap rounds of the run (0: none).
 	Rounds int
+	// Prover, when set, plays the kept scenarios' tempting acts on the run's
+	// world so the report says which refusal branches they reach
+	// (coverage.handler_branches); nil leaves that out.
+	Prover *prove.Prover
 	Logger *slog.Logger
 }
 
@@ -165,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (suite.Report, error) {
 	if err != nil {
 		return suite.Report{}, err
 	}
-	rep, err := Write(ctx, cfg.Store, run.ID, cfg.Contract, cfg.Plan, cfg.Out)
+	rep, err := Write(ctx, cfg.Store, run.ID, cfg.Contract, cfg.Plan, cfg.Out, cfg.Prover)
 	switch {
 	case err != nil:
 		return rep, err
@@ -247,22 +252,22 @@ func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortE
 }
 
 // Write writes a run's suite from the ledger into out, with the review
-// beside it (review.json).
-func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string) (suite.Report, error) {
-	return WriteReach(ctx, store, run, c, p, out, nil)
-}
-
-// WriteReach is Write whose report also says which refusal branches of the
-// handlers the kept scenarios reach, as reach measures them (nil: not
-// measured).
-func WriteReach(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string,
-	reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
+// beside it (review.json). With a prover, the report also says which
+// refusal branches of the handlers the kept scenarios reach, by class
+// (adequacy.Reach); nil leaves coverage.handler_branches out. Every path
+// that writes a run's report (the all-in-one run, the distributed
+// reviewer) comes here, so they say the same.
+func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
 	rv, err := Read(ctx, store, run, c)
 	if err != nil {
 		return suite.Report{}, err
 	}
 	extra := reportExtra(c, p)
-	extra.Reach = reach
+	if prover != nil {
+		extra.Reach = func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
+			return adequacy.Reach(ctx, prover, c, kept)
+		}
+	}
 	rep, err := suite.Write(ctx, store, run, c, out, extra)
 	if err != nil {
 		return suite.Report{}, err

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/internal/wire"
-	"github.com/suitegen/suitegen/pkg/adequacy"
 	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -36,7 +35,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
-	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/writer"
@@ -466,12 +464,9 @@ func (j job) run(ctx context.Context) (res Result) {
 	short = cmp.Or(short, concluded)
 
 	t = time.Now()
-	// The report says which refusal branches the kept scenarios reach: two
-	// plays per scenario on the run's own world.
-	reach := func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
-		return adequacy.Reach(ctx, j.e.Prover, j.c, kept)
-	}
-	rep, err := reviewer.WriteReach(ctx, j.store, res.RunID, j.c, p.Plan, res.Out, reach)
+	// The report says which refusal branches the kept scenarios reach: a
+	// play per scenario on the run's own world.
+	rep, err := reviewer.Write(ctx, j.store, res.RunID, j.c, p.Plan, res.Out, j.e.Prover)
 	res.Stages.Output = time.Since(t)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", j.c.Agent, err)
@@ -510,7 +505,9 @@ func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error)
 		j.log.Error("recording the stopped run", "run", res.RunID, "err", err)
 	}
 	t := time.Now()
-	if rep, err := reviewer.Write(fctx, j.store, res.RunID, j.c, p, res.Out); err == nil {
+	// What it holds, within the stopped run's bounded write: the
+	// branches' play is left out.
+	if rep, err := reviewer.Write(fctx, j.store, res.RunID, j.c, p, res.Out, nil); err == nil {
 		res.Report, res.Proved = rep, rep.Count
 	}
 	res.Stages.Output = time.Since(t)

@@ -18,7 +18,8 @@ import (
 // refuses (a helper whose body ends every path in refuse). Branches are read
 // from the syntax tree, never from the text: a nested if is its own branch,
 // an elif is its own branch, and a branch inside a lib function belongs to
-// every handler that reaches that function.
+// every handler that reaches that function. Each branch is classed an
+// existence guard or a rule (existence.go), from the tree as well.
 
 // Branch is one refusal branch.
 type Branch struct {
@@ -35,7 +36,13 @@ type Branch struct {
 	Message string `json:"message,omitempty"`
 	// Tools are the tools whose handlers reach the branch, sorted.
 	Tools []string `json:"tools"`
+	// Class is ClassRule or ClassExistence (an existence guard: reached
+	// only when a database read finds nothing).
+	Class string `json:"class"`
 }
+
+// Guard reports whether the branch is an existence guard.
+func (b Branch) Guard() bool { return b.Class == ClassExistence }
 
 // At is the branch's place, file:line.
 func (b Branch) At() string { return b.File + ":" + strconv.Itoa(b.Line) }
@@ -163,10 +170,16 @@ type funcIndex struct {
 	aliases map[string]map[string][2]string // file -> local name -> (module, name there)
 	order   []*fn
 	refuses map[*fn]bool
+	// reads are the functions every return of which is a database read;
+	// vars each function's read variables, kept once reads is settled.
+	reads   map[*fn]bool
+	vars    map[*fn]map[string]bool
+	settled bool
 }
 
 func newFuncIndex(files map[string]*syntax.File) *funcIndex {
-	ix := &funcIndex{defs: map[string]map[string]*fn{}, aliases: map[string]map[string][2]string{}, refuses: map[*fn]bool{}}
+	ix := &funcIndex{defs: map[string]map[string]*fn{}, aliases: map[string]map[string][2]string{}, refuses: map[*fn]bool{},
+		reads: map[*fn]bool{}, vars: map[*fn]map[string]bool{}}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -202,6 +215,18 @@ func newFuncIndex(files map[string]*syntax.File) *funcIndex {
 			}
 		}
 	}
+	// Likewise for the functions that return a read: helpers return what
+	// helpers return.
+	for changed := true; changed; {
+		changed = false
+		for _, d := range ix.order {
+			if !ix.reads[d] && ix.returnsRead(d) {
+				ix.reads[d] = true
+				changed = true
+			}
+		}
+	}
+	ix.settled = true
 	return ix
 }
 
@@ -289,39 +314,42 @@ func (ix *funcIndex) armRefuses(file string, arm []syntax.Stmt) (syntax.Stmt, *s
 	return nil, nil
 }
 
-// branchesOf lists the refusal branches of one function's body.
+// branchesOf lists the refusal branches of one function's body, each
+// classed by the conditions on the way to its arm.
 func (ix *funcIndex) branchesOf(d *fn) []Branch {
 	var out []Branch
-	var walk func(ss []syntax.Stmt)
-	add := func(pos syntax.Position, isElse bool, s syntax.Stmt, call *syntax.CallExpr) {
+	var walk func(ss []syntax.Stmt, path []cond)
+	add := func(pos syntax.Position, isElse bool, s syntax.Stmt, call *syntax.CallExpr, path []cond) {
 		start, _ := s.Span()
 		out = append(out, Branch{File: d.file, Line: int(pos.Line), Else: isElse, Func: d.def.Name.Name,
-			Refuses: int(start.Line), Message: literalMessage(call)})
+			Refuses: int(start.Line), Message: literalMessage(call), Class: ix.classOf(d, path)})
 	}
-	walk = func(ss []syntax.Stmt) {
+	walk = func(ss []syntax.Stmt, path []cond) {
 		for _, s := range ss {
 			switch s := s.(type) {
 			case *syntax.IfStmt:
+				yes, no := with(path, cond{s.Cond, true}), with(path, cond{s.Cond, false})
 				if st, c := ix.armRefuses(d.file, s.True); st != nil {
-					add(s.If, false, st, c)
+					add(s.If, false, st, c, yes)
 				}
-				walk(s.True)
-				// An elif is an IfStmt alone in False, found by the walk; a
-				// plain else arm that refuses is a branch of its own.
+				walk(s.True, yes)
+				// An elif is an IfStmt alone in False, found by the walk
+				// (after this condition proved false); a plain else arm that
+				// refuses is a branch of its own.
 				if !isElif(s) {
 					if st, c := ix.armRefuses(d.file, s.False); st != nil {
-						add(s.ElsePos, true, st, c)
+						add(s.ElsePos, true, st, c, no)
 					}
 				}
-				walk(s.False)
+				walk(s.False, no)
 			case *syntax.ForStmt:
-				walk(s.Body)
+				walk(s.Body, path)
 			case *syntax.WhileStmt:
-				walk(s.Body)
+				walk(s.Body, path)
 			}
 		}
 	}
-	walk(d.def.Body)
+	walk(d.def.Body, nil)
 	return out
 }
 

@@ -148,6 +148,9 @@ def handle(args, db):
 	if bs[1].Message != "order %s not found" {
 		t.Fatalf("message = %q", bs[1].Message)
 	}
+	if !bs[1].Guard() || bs[0].Class != ClassRule {
+		t.Fatalf("classes = %s, %s; want the lib's a guard, the handler's a rule", bs[0].Class, bs[1].Class)
+	}
 
 	// At run time a refusal names its branch, through the helper's frame.
 	p, err := Compile(c, Options{})
@@ -216,6 +219,7 @@ func FuzzFileBranches(f *testing.F) {
 		"load('lib/x.star', 'y')\ndef handle(a, db):\n    for i in a:\n        while i:\n            if i:\n                y(i)\n",
 		"if True:\n    refuse('top')\n",
 		"def handle(a, db):\n    x = lambda: refuse('l')\n    if a: (refuse('p'))\n",
+		"def get(db):\n    r = db.one('q')\n    return r\ndef handle(a, db):\n    r = get(db)\n    if not r or len(r) <= 0:\n        refuse('x')\n    elif r['s'] != 1:\n        refuse('y')\n    else:\n        refuse('z')\n",
 	} {
 		f.Add(s)
 	}
@@ -232,6 +236,9 @@ func FuzzFileBranches(f *testing.F) {
 			if b.Line < 1 || b.Line > lines || b.Refuses < b.Line || b.Refuses > lines {
 				t.Fatalf("branch %+v outside the source's %d lines", b, lines)
 			}
+			if b.Class != ClassRule && b.Class != ClassExistence {
+				t.Fatalf("branch %+v has no class", b)
+			}
 		}
 		c := &contract.Contract{Sources: map[string]string{"handlers/h.star": src}, Tools: []contract.Tool{{Name: "h"}}}
 		if _, err := Compile(c, Options{MaxSteps: 10_000}); err != nil {
@@ -243,4 +250,131 @@ func FuzzFileBranches(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Existence guards are told from the syntax tree: a condition that, as the
+// arm needs it, implies a database read found nothing — whatever the names
+// and messages say.
+func TestBranchClasses(t *testing.T) {
+	c := &contract.Contract{Sources: map[string]string{
+		"lib/find.star": `
+def fetch(db, id):
+    return db.one("SELECT * FROM things WHERE id = $1", id)
+
+def fetch_via(db, id):
+    got = fetch(db, id)
+    return got
+
+def maybe(db, id):
+    if id == "":
+        return None
+    return db.one("SELECT * FROM things WHERE id = $1", id)
+
+def doc_of(db, id):
+    r = db.one("SELECT * FROM things WHERE id = $1", id)
+    if r == None:
+        return None
+    doc = {"id": r["id"]}
+    doc["more"] = 1
+    return doc
+`,
+		"handlers/h.star": `
+load("lib/find.star", "fetch", get="fetch_via", "maybe", "doc_of")
+
+def handle(args, db):
+    row = db.one("SELECT * FROM things WHERE id = $1", args["id"])
+    if not row:
+        refuse("a")
+    if row == None:
+        refuse("b")
+    if None == row:
+        refuse("c")
+    rows = db.query("SELECT * FROM things")
+    if len(rows) == 0:
+        refuse("d")
+    if len(rows) < 1:
+        refuse("e")
+    if not len(rows):
+        refuse("f")
+    x = fetch(db, args["id"])
+    if x == None:
+        refuse("g")
+    y = get(db, args["id"])
+    if not y:
+        refuse("h")
+    if db.one("SELECT 1") == None:
+        refuse("i")
+    if row:
+        pass
+    else:
+        refuse("j")
+    if row != None:
+        pass
+    elif args["n"] > 1:
+        refuse("k")
+    if not row or not rows:
+        refuse("l")
+    if row == None and args["strict"]:
+        refuse("m")
+    if row == None:
+        if args["n"] > 1:
+            refuse("n")
+    if row["status"] != "pending":
+        refuse("R1")
+    if not row["active"]:
+        refuse("R2")
+    if row != None:
+        refuse("R3")
+    if len(rows) > 1:
+        refuse("R4")
+    if len(rows) == 1:
+        refuse("R5")
+    if not row or row["status"] != "pending":
+        refuse("R6")
+    z = maybe(db, args["id"])
+    if z == None:
+        refuse("R7")
+    w = db.one("SELECT 1")
+    w = args["w"]
+    if not w:
+        refuse("R8")
+    for r in rows:
+        if not r:
+            refuse("R9")
+    pending = [r for r in rows if r["status"] == "pending"]
+    if len(pending) == 0:
+        refuse("R10")
+    n = db.one("SELECT count(*) AS n FROM things")["n"]
+    if n == 0:
+        refuse("R11")
+    d = doc_of(db, args["id"])
+    if d == None:
+        refuse("o")
+    return row
+`,
+	}, Tools: []contract.Tool{{Name: "h"}}}
+	bs, err := Branches(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 26 {
+		t.Fatalf("%d branches, want 26: %s", len(bs), branchLines(bs))
+	}
+	for _, b := range bs {
+		rule := strings.HasPrefix(b.Message, "R")
+		if rule != (b.Class == ClassRule) || rule == b.Guard() {
+			t.Errorf("branch %s %q: class %s", b.At(), b.Message, b.Class)
+		}
+	}
+	// The same source on its own (loads unresolved): the helpers' reads are
+	// not known, the direct ones are.
+	fb, err := FileBranches("handlers/h.star", c.Sources["handlers/h.star"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range fb {
+		if want := b.Message == "g" || b.Message == "h" || b.Message == "o"; want != (b.Class == ClassRule && !strings.HasPrefix(b.Message, "R")) {
+			t.Errorf("file branch %s %q: class %s", b.At(), b.Message, b.Class)
+		}
+	}
 }

@@ -57,18 +57,30 @@ type ReportExtra struct {
 
 // HandlerBranches is how many of the handlers' refusal branches (each if
 // arm whose block refuses, read from the syntax tree) the kept scenarios'
-// tempting acts refuse at when the handlers run.
+// tempting acts refuse at when the handlers run, in all and by class: rule
+// branches, and existence guards (reached only when a database read finds
+// nothing, which no kept refusal rests on when a named record is missing).
 type HandlerBranches struct {
-	Covered   int          `json:"covered"`
-	Total     int          `json:"total"`
-	Uncovered []BranchNote `json:"uncovered"`
+	Covered         int          `json:"covered"`
+	Total           int          `json:"total"`
+	RuleBranches    BranchCount  `json:"rule_branches"`
+	ExistenceGuards BranchCount  `json:"existence_guards"`
+	Uncovered       []BranchNote `json:"uncovered"`
 }
 
-// BranchNote is a refusal branch (file:line) and why no kept scenario
-// reaches it.
+// BranchCount is how many branches of a class the kept scenarios reach,
+// of how many.
+type BranchCount struct {
+	Covered int `json:"covered"`
+	Total   int `json:"total"`
+}
+
+// BranchNote is a refusal branch (file:line), its class ("rule" or
+// "existence-guard") and why no kept scenario reaches it.
 type BranchNote struct {
-	At  string `json:"at"`
-	Why string `json:"why"`
+	At    string `json:"at"`
+	Class string `json:"class"`
+	Why   string `json:"why"`
 }
 
 // Report is report.json.
