@@ -548,13 +548,47 @@ func (d *deriver) outboundLevelBuckets(ob *outbound, u *contract.UseCase, tool *
 // orderBuckets puts, within a use case, plain cases before overlays and
 // outcomes in a fixed order, so a small ask gets each use case's ordinary
 // success and refusal first.
+//
+// A kind of case (outcome, overlay) its use case already has at an earlier
+// level comes after every kind's first: then the plain refusals of further
+// levels, those dealt for another way the world says no (Spec.Refusal)
+// first, and last the rest. A small ask gets each outcome of a use case,
+// then each way its act is refused, before a second case of either.
 func orderBuckets(all []Bucket) {
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].UseCase != all[j].UseCase {
+	ranks := make([]int, len(all))
+	seen := map[string]bool{}
+	for i := range all {
+		b := &all[i]
+		r := bucketRank(*b)
+		kind := b.UseCase + "\x00" + b.Outcome + "\x00" + b.Overlay + "\x00" + string(b.Spec.Answer)
+		switch {
+		case b.Spec.Answer != "" || !seen[kind]:
+		case b.Outcome == "refuse" && b.Overlay == "none" && b.Spec.Refusal != "":
+			r += 200
+		case b.Outcome == "refuse" && b.Overlay == "none":
+			r += 300
+		default:
+			r += 1000
+		}
+		seen[kind] = true
+		ranks[i] = r
+	}
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := idx[i], idx[j]
+		if all[a].UseCase != all[b].UseCase {
 			return false
 		}
-		return bucketRank(all[i]) < bucketRank(all[j])
+		return ranks[a] < ranks[b]
 	})
+	sorted := make([]Bucket, len(all))
+	for i, k := range idx {
+		sorted[i] = all[k]
+	}
+	copy(all, sorted)
 }
 
 // sizeBuckets gives the plan its code strides, its reuse of templates and its

@@ -216,6 +216,7 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 	if err != nil {
 		return ro, err
 	}
+	broken := map[string][]string{} // row key -> the rules its act breaks
 	for i, r := range sc.rows {
 		st := steps[i]
 		if !st.prereqOK {
@@ -229,13 +230,8 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 		case st.act.OK:
 			ro.outcome[key] = "succeed"
 			sol.answered = true
-			broken, err := sv.rulesBroken(ctx, nil, st.calls, sc.bound(i).Caller)
-			if err != nil {
+			if broken[key], err = sv.rulesBroken(ctx, nil, st.calls, sc.bound(i).Caller); err != nil {
 				return ro, err
-			}
-			if len(broken) > 0 {
-				// The world carries it out, a rule forbids it: a refusal.
-				ro.outcome[key], ro.branch[key] = "refuse", RuleRefusal+broken[0]
 			}
 		case st.act.Refused && !st.act.Invalid:
 			ro.outcome[key] = "refuse"
@@ -254,6 +250,7 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 		ro.index[key] = i
 		ro.read[key] = st.act.Read
 	}
+	ruleRefusals(ro, broken)
 	return ro, nil
 }
 
@@ -997,6 +994,35 @@ func (sv *solver) branchLevels(ls []level, table string, played rowOutcomes, cod
 		ls = append(ls, lv)
 	}
 	return ls
+}
+
+// ruleRefusals makes a refusal of each row the world carried the act out
+// on but a rule forbids, by the first rule it breaks. A rule the act broke
+// on every such row is about the conversation (who was identified, what
+// was said first), not the record: it makes no row a refusal.
+func ruleRefusals(ro rowOutcomes, broken map[string][]string) {
+	ok, by := 0, map[string]int{}
+	for _, k := range ro.keys {
+		if ro.outcome[k] != "succeed" {
+			continue
+		}
+		ok++
+		for _, r := range broken[k] {
+			by[r]++
+		}
+	}
+	for _, k := range ro.keys {
+		if ro.outcome[k] != "succeed" {
+			continue
+		}
+		for _, r := range broken[k] {
+			if by[r] < ok {
+				// The world carries it out, a rule forbids it: a refusal.
+				ro.outcome[k], ro.branch[k] = "refuse", RuleRefusal+r
+				break
+			}
+		}
+	}
 }
 
 // rulesBroken are the rules the calls break, played after setup as the
