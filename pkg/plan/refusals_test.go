@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// TestPlanDealsEachWayToRefuse: a use case's act refused on different
+// branches gets a level per branch — by the record's state (the items of an
+// order modified once already), by a choice the case makes (a gift card
+// whose balance is short, a variant that is not available), by a rule the
+// world does not enforce (a cancellation the policy forbids) — and no two
+// buckets of a use case share an angle.
+func TestPlanDealsEachWayToRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		example string
+		want    []string // Spec.Refusal values the plan must deal
+	}{
+		{"retail", []string{
+			"handlers/modify_pending_order_items.star:11", // state: items modified once
+			"lib/orders.star:113",                          // choice: a gift card short of the total
+			"lib/orders.star:101",                          // choice: a variant not available
+		}},
+		{"airline", []string{RuleRefusal + "cancel-eligibility"}},
+	} {
+		t.Run(tc.example, func(t *testing.T) {
+			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", tc.example))
+			if err != nil || len(probs) > 0 {
+				t.Fatalf("load: %v %v", err, probs)
+			}
+			e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dealt := map[string]bool{}
+			angles := map[string]string{}
+			for _, b := range p.Buckets {
+				if b.Spec.Refusal != "" {
+					dealt[b.Spec.Refusal] = true
+					if b.Outcome != "refuse" && b.Outcome != "escalate" {
+						t.Errorf("bucket %s dealt for refusal %s expects %s", b.ID, b.Spec.Refusal, b.Outcome)
+					}
+				}
+				k := b.UseCase + "\x00" + b.Angle
+				if other, dup := angles[k]; dup {
+					t.Errorf("buckets %s and %s of %s share the angle %q", other, b.ID, b.UseCase, b.Angle)
+				}
+				angles[k] = b.ID
+			}
+			for _, w := range tc.want {
+				if !dealt[w] {
+					var got []string
+					for r := range dealt {
+						got = append(got, r)
+					}
+					slices.Sort(got)
+					t.Errorf("no bucket dealt for %s; dealt: %v", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestRuleRefusalsNeedARecord: a rule broken on every row the act answered
+// is about the conversation, and makes no refusal; one broken on some rows
+// makes those refusals.
+func TestRuleRefusalsNeedARecord(t *testing.T) {
+	ro := rowOutcomes{keys: []string{"a", "b", "c"}, outcome: map[string]string{"a": "succeed", "b": "succeed", "c": "refuse"}, branch: map[string]string{"c": "h.star:3"}}
+	ruleRefusals(ro, map[string][]string{"a": {"always", "some"}, "b": {"always"}})
+	if ro.outcome["a"] != "refuse" || ro.branch["a"] != RuleRefusal+"some" {
+		t.Errorf("row a: %s %s, want a refusal by rule some", ro.outcome["a"], ro.branch["a"])
+	}
+	if ro.outcome["b"] != "succeed" {
+		t.Errorf("row b breaks only a rule every row breaks: %s, want succeed", ro.outcome["b"])
+	}
+	if ro.branch["c"] != "h.star:3" {
+		t.Errorf("a handler's refusal kept its branch: %s", ro.branch["c"])
+	}
+}
