@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -276,6 +277,9 @@ func TestSuiteLives(t *testing.T) {
 			if code, rep, text := checkJSON(t, out, dir); code != ExitOK || len(rep.Stale) != 0 || rep.Changed {
 				t.Errorf("check after the update: exit %d\n%s", code, text)
 			}
+			if rep := restated(t, out, o); rep.Provenance.ContractSHA256 == w.Index.ContractSHA256 {
+				t.Errorf("report.json still records the contract the suite was written for")
+			}
 		})
 	}
 
@@ -289,9 +293,16 @@ func TestSuiteLives(t *testing.T) {
 		}
 		after := snapshot(t, out)
 		for p, b := range before {
-			if p != "index.json" && !bytes.Equal(after[p], b) {
+			if p != "index.json" && p != "report.json" && p != "review.json" && !bytes.Equal(after[p], b) {
 				t.Errorf("%s changed", p)
 			}
+		}
+		var o refresh.Outcome
+		if err := json.Unmarshal(after[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if rep := restated(t, out, o); rep.Count != 45 {
+			t.Errorf("report.json counts %d, want 45", rep.Count)
 		}
 		w, err := suite.Read(out)
 		if err != nil {
@@ -362,6 +373,23 @@ func TestSuiteLives(t *testing.T) {
 		if refused, _ := reprove(t, retail, out); len(refused) > 0 {
 			t.Errorf("%v do not prove after the revision", refused)
 		}
+		// The report counts the revised suite as its files are, not as the
+		// run wrote it.
+		was, err := suite.ReadReport(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := restated(t, out, o)
+		kinds, outcomes := map[string]int{}, map[string]int{}
+		for _, sc := range rw.Scenarios {
+			kinds[sc.Kind]++
+			outcomes[sc.Expects]++
+		}
+		if !maps.Equal(rep.Coverage.Kinds, kinds) || !maps.Equal(rep.Coverage.Outcomes, outcomes) ||
+			maps.Equal(was.Coverage.Kinds, kinds) && maps.Equal(was.Coverage.Outcomes, outcomes) {
+			t.Errorf("report.json after the revision: kinds %v outcomes %v; the files: %v %v; before: %v %v",
+				rep.Coverage.Kinds, rep.Coverage.Outcomes, kinds, outcomes, was.Coverage.Kinds, was.Coverage.Outcomes)
+		}
 		pool, err := pgxpool.New(context.Background(), db)
 		if err != nil {
 			t.Fatal(err)
@@ -422,6 +450,49 @@ func TestSuiteLives(t *testing.T) {
 			t.Error("files other than the corrupted one changed")
 		}
 	})
+}
+
+// restated checks that report.json and review.json describe the suite in out
+// as it now is after a run over it in mode: the report counts the scenario
+// folders on disk, records the contract of index.json and names o's run
+// last among its refreshes.
+func restated(t *testing.T, out string, o refresh.Outcome) suite.Report {
+	t.Helper()
+	w, err := suite.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := suite.ReadReport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(out, "scenarios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := 0
+	for _, n := range rep.Coverage.Kinds {
+		kinds += n
+	}
+	if rep.Count != len(dirs) || rep.Count != len(w.Scenarios) || w.Index.Count != len(dirs) || kinds != len(dirs) {
+		t.Errorf("report.json counts %d (%d by kind), index.json %d, %d scenario folders on disk", rep.Count, kinds, w.Index.Count, len(dirs))
+	}
+	if rep.Provenance.ContractSHA256 != w.Index.ContractSHA256 {
+		t.Errorf("report.json's contract %s, index.json's %s", rep.Provenance.ContractSHA256, w.Index.ContractSHA256)
+	}
+	if n := len(rep.Refreshed); n == 0 || rep.Refreshed[n-1] != (suite.Refreshed{Mode: o.Mode, Run: o.Run}) {
+		t.Errorf("report.json's refreshed %+v, want %s run %q last", rep.Refreshed, o.Mode, o.Run)
+	}
+	if rep.Coverage.CellsCovered == 0 || rep.Coverage.UseCasesPresent == 0 {
+		t.Errorf("report.json covers no cell or use case: %+v", rep.Coverage)
+	}
+	var rv struct {
+		Findings []json.RawMessage `json:"findings"`
+	}
+	if err := json.Unmarshal(snapshot(t, out)["review.json"], &rv); err != nil {
+		t.Errorf("review.json: %v", err)
+	}
+	return rep
 }
 
 func equalFiles(a, b map[string][]byte) bool {

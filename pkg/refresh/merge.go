@@ -14,8 +14,8 @@ import (
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
-// OutcomeFile is where an update or an extension says what it did, beside
-// report.json (which stays the account of the run that wrote the suite).
+// OutcomeFile is where an update, an extension or a revision says what it
+// did, beside report.json (restated for the suite as it then is).
 const OutcomeFile = "refresh.json"
 
 // Modes of an Outcome.
@@ -94,6 +94,26 @@ func angleOf(branch string) string {
 		return branch
 	}
 	return branch[:i]
+}
+
+// fit is how well bucket b of a scenario's use case suits a scenario of
+// branch and bucket id (old, when known, is the scenario): its angle first,
+// then its bucket id, then its outcome and kind, then a bucket with a want.
+func fit(b plan.Bucket, branch, bucket string, old *scenario.Scenario) int {
+	sc := 0
+	if b.Angle == angleOf(branch) {
+		sc += 8
+	}
+	if b.ID == bucket {
+		sc += 4
+	}
+	if old != nil && b.Outcome == old.Expects && b.Kind == old.Kind {
+		sc += 2
+	}
+	if b.Want > 0 {
+		sc++
+	}
+	return sc
 }
 
 // taken is what the suite's scenarios already hold: names, (use case,
@@ -201,20 +221,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				}
 				continue
 			}
-			sc := 0
-			if b.Angle == angleOf(s.Branch) {
-				sc += 8
-			}
-			if b.ID == s.Bucket {
-				sc += 4
-			}
-			if old != nil && b.Outcome == old.Expects && b.Kind == old.Kind {
-				sc += 2
-			}
-			if b.Want > 0 {
-				sc++
-			}
-			if sc > score {
+			if sc := fit(b, s.Branch, s.Bucket, old); sc > score {
 				best, score = i, sc
 			}
 		}
@@ -379,7 +386,7 @@ func sortNotKept(ns []NotKept) {
 // Extend adds scenarios to a suite: Narrow trims the plan (derived for the
 // suite's size plus the addition) to the buckets the suite fills least,
 // Finish picks from what the run proved those that repeat nothing of the
-// suite and writes them. No existing file changes but index.json.
+// suite and writes them. No existing scenario file changes.
 type Extend struct {
 	w     *suite.Written
 	c     *contract.Contract
