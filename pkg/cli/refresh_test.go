@@ -390,6 +390,27 @@ func TestSuiteLives(t *testing.T) {
 			t.Errorf("report.json after the revision: kinds %v outcomes %v; the files: %v %v; before: %v %v",
 				rep.Coverage.Kinds, rep.Coverage.Outcomes, kinds, outcomes, was.Coverage.Kinds, was.Coverage.Outcomes)
 		}
+		// The suite keeps the old versions itself: history.jsonl, and
+		// `suitegen history`, with no database.
+		vs, err := suite.ReadHistory(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != len(o.Replaced) {
+			t.Fatalf("history.jsonl holds %d versions, %d revised", len(vs), len(o.Replaced))
+		}
+		for _, v := range vs {
+			var was, old bytes.Buffer
+			_ = json.Compact(&was, before[filepath.Join("scenarios", v.Name, "scenario.json")])
+			_ = json.Compact(&old, v.Old)
+			if v.Ask != "make it harder" || v.Run != o.Run || was.Len() == 0 || !bytes.Equal(was.Bytes(), old.Bytes()) {
+				t.Errorf("history of %s: ask %q run %q (want %s), old version kept %v", v.Name, v.Ask, v.Run, o.Run, bytes.Equal(was.Bytes(), old.Bytes()))
+			}
+		}
+		code, text = dispatch(t, "history", out, chosen[0])
+		if code != ExitOK || !strings.Contains(text, "revised by run "+o.Run+`, asked "make it harder"`) || !strings.Contains(text, "expects succeed") {
+			t.Errorf("history %s: exit %d\n%s", chosen[0], code, text)
+		}
 		pool, err := pgxpool.New(context.Background(), db)
 		if err != nil {
 			t.Fatal(err)
@@ -420,6 +441,8 @@ func TestSuiteLives(t *testing.T) {
 			{[]string{"check", out}, "check needs --contract DIR"},
 			{[]string{"check", out, "--contract", filepath.Join(retail, "..", "rides")}, `the contract is agent "`},
 			{[]string{"run", retail, "--update", empty}, "is not a suite"},
+			{[]string{"history", empty}, "is not a suite"},
+			{[]string{"history", out, "no-such-scenario"}, `no scenario "no-such-scenario"`},
 			{[]string{"run", filepath.Join(retail, "..", "rides"), "--into", out, "--scenarios", "+2"}, "another contract"},
 			{[]string{"run", retail, "--update", out, "--out", empty}, "leave --out out"},
 		} {
@@ -506,3 +529,4 @@ func equalFiles(a, b map[string][]byte) bool {
 	}
 	return true
 }
+

@@ -348,6 +348,19 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 		}
 		out.Replaced = append(out.Replaced, r)
 	}
+	if u.rev != nil {
+		// The suite keeps the old versions too (history.jsonl), written
+		// before any file they come from is replaced.
+		var vs []suite.Version
+		for _, e := range u.w.Index.Scenarios {
+			if _, ok := replaced[e.Name]; ok {
+				vs = append(vs, suite.Version{Name: e.Name, Ask: u.rev.text, Run: run, Old: u.w.Raw[e.Name]})
+			}
+		}
+		if err := suite.AppendHistory(u.w.Dir, vs); err != nil {
+			return out, err
+		}
+	}
 	idx := u.w.Index
 	idx.ContractSHA256 = u.c.SHA256
 	idx.Scenarios = []suite.IndexEntry{}

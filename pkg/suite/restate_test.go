@@ -84,4 +84,3 @@ func TestRestate(t *testing.T) {
 		t.Errorf("second restatement: spend %+v, refreshed %+v", again.Spend, again.Refreshed)
 	}
 }
-
