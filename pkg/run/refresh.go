@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
@@ -55,7 +57,13 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	if err != nil {
 		return fail(err)
 	}
-	rep, err := refresh.Check(ctx, prover, w, j.c, refresh.Options{})
+	// The suite is re-proved first, under a progress line of its own.
+	var checked atomic.Int64
+	stopBar := j.barOf(ctx, func(context.Context) (progress.Snapshot, error) {
+		return progress.Snapshot{Proved: int(checked.Load()), Asked: len(w.Scenarios)}, nil
+	})
+	rep, err := refresh.Check(ctx, prover, w, j.c, refresh.Options{Checked: func(n int) { checked.Store(int64(n)) }})
+	stopBar()
 	if err != nil {
 		return fail(err)
 	}
