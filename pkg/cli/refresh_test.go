@@ -163,6 +163,8 @@ func TestSuiteLives(t *testing.T) {
 	}
 	if code, rep, out := checkJSON(t, base, retail); code != ExitOK || len(rep.Stale) != 0 || rep.Checked != 40 || rep.Changed {
 		t.Fatalf("check of a fresh suite: exit %d\n%s", code, out)
+	} else if !strings.Contains(out, "proved 40/40") {
+		t.Errorf("check printed no progress line ending at 40/40:\n%s", out)
 	}
 
 	changes := []struct {
@@ -530,3 +532,75 @@ func equalFiles(a, b map[string][]byte) bool {
 	return true
 }
 
+// TestReviseDeterministic: revising five scenarios of a small retail suite
+// with --ask harder writes the same bytes whether one writer or three
+// write the replacements (the run's id, which differs, aside).
+func TestReviseDeterministic(t *testing.T) {
+	retail, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	if code, out := dispatch(t, "run", retail, "--scenarios", "24", "--writers", "2", "--out", base, "--seed", "11"); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	w, err := suite.Read(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain successes first: each has a harder bucket when its use case
+	// has any other.
+	scs := slices.Clone(w.Scenarios)
+	sort.SliceStable(scs, func(i, j int) bool {
+		pi := scs[i].Kind == "happy" && scs[i].Expects == "succeed"
+		pj := scs[j].Kind == "happy" && scs[j].Expects == "succeed"
+		return pi && !pj
+	})
+	var chosen []string
+	for _, sc := range scs[:5] {
+		chosen = append(chosen, sc.Name)
+	}
+	revised := map[string]map[string][]byte{}
+	for _, writers := range []string{"1", "3"} {
+		out := copyTree(t, base)
+		code, text := dispatch(t, "revise", out, "--contract", retail, "--only", strings.Join(chosen, ","), "--ask", "harder", "--writers", writers)
+		if code != ExitOK {
+			t.Fatalf("revise with %s writer(s): exit %d\n%s", writers, code, text)
+		}
+		files := snapshot(t, out)
+		var o refresh.Outcome
+		if err := json.Unmarshal(files[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Replaced) != len(chosen) || o.Run == "" {
+			t.Fatalf("revise with %s writer(s) revised %d of %d:\n%s", writers, len(o.Replaced), len(chosen), text)
+		}
+		for p, b := range files {
+			files[p] = bytes.ReplaceAll(b, []byte(o.Run), []byte("RUN"))
+		}
+		revised[writers] = files
+		t.Logf("%s writer(s): %d revised, %d kept as they were\n%s", writers, len(o.Replaced), len(o.NotKept), text)
+	}
+	one, three := revised["1"], revised["3"]
+	for _, p := range slices.Sorted(maps.Keys(one)) {
+		if !bytes.Equal(one[p], three[p]) {
+			a, b := strings.Split(string(one[p]), "\n"), strings.Split(string(three[p]), "\n")
+			i := 0
+			for i < min(len(a), len(b)) && a[i] == b[i] {
+				i++
+			}
+			at := func(ls []string) string {
+				if i < len(ls) {
+					return ls[i]
+				}
+				return "(end)"
+			}
+			t.Errorf("%s differs between 1 and 3 writers at line %d: %q, %q", p, i+1, at(a), at(b))
+		}
+	}
+	for p := range three {
+		if _, ok := one[p]; !ok {
+			t.Errorf("%s is written with 3 writers only", p)
+		}
+	}
+}

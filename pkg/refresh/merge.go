@@ -240,15 +240,28 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		id := pl.Buckets[best].ID
 		u.byBucket[id] = append(u.byBucket[id], s)
 	}
+	next := len(u.w.Scenarios)
+	for _, b := range pl.Buckets {
+		next = max(next, b.Spec.End(max(b.Want, b.Spec.Capacity)))
+	}
 	var keep []plan.Bucket
 	for _, b := range pl.Buckets {
 		if n := len(u.byBucket[b.ID]); n > 0 {
 			// The whole bucket is written again: its case k is the stale
-			// scenario's case k when the plan still holds. A revision
-			// wants cases past those the suite may hold of it.
+			// scenario's case k when the plan still holds.
 			b.Want = max(b.Want, n)
 			if u.rev != nil {
+				// A revision wants cases past those the suite may hold
+				// of the bucket, at suite-wide indices (which deal callers
+				// and minted codes) past every index of the plan and the
+				// suite, as an extension's: buckets whose cases shared
+				// indices would race for the same codes, and which won
+				// would depend on the number of writers. Nor is any bucket
+				// topped up: another bucket's extra cases revise none of
+				// the scenarios placed in this one.
 				b.Want += n
+				b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
+				next += b.Want
 			}
 			keep = append(keep, b)
 		}
