@@ -285,6 +285,38 @@ func TestSuiteLives(t *testing.T) {
 		})
 	}
 
+	t.Run("current", func(t *testing.T) {
+		// Nothing stale: nothing is written, no scenario file changes, and
+		// the report is restated with a refresh that ran nothing.
+		out := copyTree(t, base)
+		before := snapshot(t, out)
+		code, text := dispatch(t, "run", retail, "--update", out)
+		if code != ExitOK {
+			t.Fatalf("run --update of a current suite: exit %d\n%s", code, text)
+		}
+		after := snapshot(t, out)
+		for p, b := range before {
+			if strings.HasPrefix(p, "scenarios") && !bytes.Equal(after[p], b) {
+				t.Errorf("%s changed", p)
+			}
+		}
+		var o refresh.Outcome
+		if err := json.Unmarshal(after[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Asked != 0 || o.Run != "" || len(o.Replaced) != 0 {
+			t.Errorf("outcome of a current suite: %+v", o)
+		}
+		was, err := suite.ReadReport(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := restated(t, out, o); rep.Count != was.Count || rep.Coverage.CellsCovered != was.Coverage.CellsCovered || rep.Spend.PromptTokens != was.Spend.PromptTokens {
+			t.Errorf("restated report of a current suite: %d scenarios, %d cells covered, %d prompt tokens; before %d, %d, %d",
+				rep.Count, rep.Coverage.CellsCovered, rep.Spend.PromptTokens, was.Count, was.Coverage.CellsCovered, was.Spend.PromptTokens)
+		}
+	})
+
 	t.Run("into", func(t *testing.T) {
 		out := copyTree(t, base)
 		before := snapshot(t, out)
