@@ -21,9 +21,9 @@ func Revise() cli.Command {
 func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 	f := cli.NewFlags(env, "suitegen revise", "OUT --contract DIR (--only NAME,... | --where KEY=VALUE,...) --ask TEXT [flags]",
 		"Replace the chosen scenarios of the suite in OUT, each under its name, by ones the ask describes, written and proved as in any run;\n"+
-			"the old versions are kept in the ledger's history with the ask. The builtin writer understands: harder (one step harder: an\n"+
-			"adversarial overlay, or a refusal, question or escalation), fresh (another case of the same kind). An ask it cannot do is refused\n"+
-			"before anything is spent.")
+			"the old versions are kept with the ask in the ledger's history and in OUT/history.jsonl (suitegen history OUT). The builtin\n"+
+			"writer understands: harder (one step harder: an adversarial overlay, or a refusal, question or escalation), fresh (another case\n"+
+			"of the same kind). An ask it cannot do is refused before anything is spent.")
 	dir := f.String("contract", "", "the contract directory the suite was written for (required)")
 	only := f.String("only", "", "comma-separated names of the scenarios to revise")
 	where := f.String("where", "", "revise the scenarios matching every KEY=VALUE, comma-separated; keys: "+strings.Join(refresh.WhereKeys, ", "))

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -77,7 +80,21 @@ func check(ctx context.Context, env *Env, cn conn, out, dir string, opts refresh
 	if err != nil {
 		return refresh.Report{}, err
 	}
-	return refresh.Check(ctx, p, w, c, opts)
+	// The run's progress line, over the scenarios re-proved.
+	var checked atomic.Int64
+	opts.Checked = func(n int) { checked.Store(int64(n)) }
+	bctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		progress.Bar(bctx, env.Stderr, env.TTY, func(context.Context) (progress.Snapshot, error) {
+			return progress.Snapshot{Proved: int(checked.Load()), Asked: len(w.Scenarios)}, nil
+		}, time.Second)
+	}()
+	rep, err := refresh.Check(ctx, p, w, c, opts)
+	stop()
+	<-done
+	return rep, err
 }
 
 func printCheck(w io.Writer, rep refresh.Report) {

@@ -36,6 +36,7 @@ func init() {
 	register(command{"prove", "DIR SCENARIO.json", "run the gates on one scenario: exit 0 when it would be kept", cmdProve})
 	register(command{"export", "OUT --format jsonl|tau-bench|tau2-bench [--contract DIR]", "export a written suite", cmdExport})
 	register(command{"check", "OUT --contract DIR [--json]", "re-prove a written suite against its contract as it is now and list the stale scenarios", cmdCheck})
+	register(command{"history", "OUT [NAME] [--json]", "print the versions of a suite's scenarios that revise replaced, with the ask", cmdHistory})
 	register(command{"stack", "[--state-dir DIR]", "start the embedded NATS and PostgreSQL and print their URLs", cmdStack})
 }
 

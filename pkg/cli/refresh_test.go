@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,6 +164,8 @@ func TestSuiteLives(t *testing.T) {
 	}
 	if code, rep, out := checkJSON(t, base, retail); code != ExitOK || len(rep.Stale) != 0 || rep.Checked != 40 || rep.Changed {
 		t.Fatalf("check of a fresh suite: exit %d\n%s", code, out)
+	} else if !strings.Contains(out, "proved 40/40") {
+		t.Errorf("check printed no progress line ending at 40/40:\n%s", out)
 	}
 
 	changes := []struct {
@@ -277,8 +280,43 @@ func TestSuiteLives(t *testing.T) {
 			if code, rep, text := checkJSON(t, out, dir); code != ExitOK || len(rep.Stale) != 0 || rep.Changed {
 				t.Errorf("check after the update: exit %d\n%s", code, text)
 			}
+			if rep := restated(t, out, o); rep.Provenance.ContractSHA256 == w.Index.ContractSHA256 {
+				t.Errorf("report.json still records the contract the suite was written for")
+			}
 		})
 	}
+
+	t.Run("current", func(t *testing.T) {
+		// Nothing stale: nothing is written, no scenario file changes, and
+		// the report is restated with a refresh that ran nothing.
+		out := copyTree(t, base)
+		before := snapshot(t, out)
+		code, text := dispatch(t, "run", retail, "--update", out)
+		if code != ExitOK {
+			t.Fatalf("run --update of a current suite: exit %d\n%s", code, text)
+		}
+		after := snapshot(t, out)
+		for p, b := range before {
+			if strings.HasPrefix(p, "scenarios") && !bytes.Equal(after[p], b) {
+				t.Errorf("%s changed", p)
+			}
+		}
+		var o refresh.Outcome
+		if err := json.Unmarshal(after[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Asked != 0 || o.Run != "" || len(o.Replaced) != 0 {
+			t.Errorf("outcome of a current suite: %+v", o)
+		}
+		was, err := suite.ReadReport(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := restated(t, out, o); rep.Count != was.Count || rep.Coverage.CellsCovered != was.Coverage.CellsCovered || rep.Spend.PromptTokens != was.Spend.PromptTokens {
+			t.Errorf("restated report of a current suite: %d scenarios, %d cells covered, %d prompt tokens; before %d, %d, %d",
+				rep.Count, rep.Coverage.CellsCovered, rep.Spend.PromptTokens, was.Count, was.Coverage.CellsCovered, was.Spend.PromptTokens)
+		}
+	})
 
 	t.Run("into", func(t *testing.T) {
 		out := copyTree(t, base)
@@ -290,9 +328,16 @@ func TestSuiteLives(t *testing.T) {
 		}
 		after := snapshot(t, out)
 		for p, b := range before {
-			if p != "index.json" && !bytes.Equal(after[p], b) {
+			if p != "index.json" && p != "report.json" && p != "review.json" && !bytes.Equal(after[p], b) {
 				t.Errorf("%s changed", p)
 			}
+		}
+		var o refresh.Outcome
+		if err := json.Unmarshal(after[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if rep := restated(t, out, o); rep.Count != 45 {
+			t.Errorf("report.json counts %d, want 45", rep.Count)
 		}
 		w, err := suite.Read(out)
 		if err != nil {
@@ -363,6 +408,44 @@ func TestSuiteLives(t *testing.T) {
 		if refused, _ := reprove(t, retail, out); len(refused) > 0 {
 			t.Errorf("%v do not prove after the revision", refused)
 		}
+		// The report counts the revised suite as its files are, not as the
+		// run wrote it.
+		was, err := suite.ReadReport(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := restated(t, out, o)
+		kinds, outcomes := map[string]int{}, map[string]int{}
+		for _, sc := range rw.Scenarios {
+			kinds[sc.Kind]++
+			outcomes[sc.Expects]++
+		}
+		if !maps.Equal(rep.Coverage.Kinds, kinds) || !maps.Equal(rep.Coverage.Outcomes, outcomes) ||
+			maps.Equal(was.Coverage.Kinds, kinds) && maps.Equal(was.Coverage.Outcomes, outcomes) {
+			t.Errorf("report.json after the revision: kinds %v outcomes %v; the files: %v %v; before: %v %v",
+				rep.Coverage.Kinds, rep.Coverage.Outcomes, kinds, outcomes, was.Coverage.Kinds, was.Coverage.Outcomes)
+		}
+		// The suite keeps the old versions itself: history.jsonl, and
+		// `suitegen history`, with no database.
+		vs, err := suite.ReadHistory(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != len(o.Replaced) {
+			t.Fatalf("history.jsonl holds %d versions, %d revised", len(vs), len(o.Replaced))
+		}
+		for _, v := range vs {
+			var was, old bytes.Buffer
+			_ = json.Compact(&was, before[filepath.Join("scenarios", v.Name, "scenario.json")])
+			_ = json.Compact(&old, v.Old)
+			if v.Ask != "make it harder" || v.Run != o.Run || was.Len() == 0 || !bytes.Equal(was.Bytes(), old.Bytes()) {
+				t.Errorf("history of %s: ask %q run %q (want %s), old version kept %v", v.Name, v.Ask, v.Run, o.Run, bytes.Equal(was.Bytes(), old.Bytes()))
+			}
+		}
+		code, text = dispatch(t, "history", out, chosen[0])
+		if code != ExitOK || !strings.Contains(text, "revised by run "+o.Run+`, asked "make it harder"`) || !strings.Contains(text, "expects succeed") {
+			t.Errorf("history %s: exit %d\n%s", chosen[0], code, text)
+		}
 		pool, err := pgxpool.New(context.Background(), db)
 		if err != nil {
 			t.Fatal(err)
@@ -393,6 +476,8 @@ func TestSuiteLives(t *testing.T) {
 			{[]string{"check", out}, "check needs --contract DIR"},
 			{[]string{"check", out, "--contract", filepath.Join(retail, "..", "rides")}, `the contract is agent "`},
 			{[]string{"run", retail, "--update", empty}, "is not a suite"},
+			{[]string{"history", empty}, "is not a suite"},
+			{[]string{"history", out, "no-such-scenario"}, `no scenario "no-such-scenario"`},
 			{[]string{"run", filepath.Join(retail, "..", "rides"), "--into", out, "--scenarios", "+2"}, "another contract"},
 			{[]string{"run", retail, "--update", out, "--out", empty}, "leave --out out"},
 		} {
@@ -425,6 +510,49 @@ func TestSuiteLives(t *testing.T) {
 	})
 }
 
+// restated checks that report.json and review.json describe the suite in out
+// as it now is after a run over it in mode: the report counts the scenario
+// folders on disk, records the contract of index.json and names o's run
+// last among its refreshes.
+func restated(t *testing.T, out string, o refresh.Outcome) suite.Report {
+	t.Helper()
+	w, err := suite.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := suite.ReadReport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(out, "scenarios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := 0
+	for _, n := range rep.Coverage.Kinds {
+		kinds += n
+	}
+	if rep.Count != len(dirs) || rep.Count != len(w.Scenarios) || w.Index.Count != len(dirs) || kinds != len(dirs) {
+		t.Errorf("report.json counts %d (%d by kind), index.json %d, %d scenario folders on disk", rep.Count, kinds, w.Index.Count, len(dirs))
+	}
+	if rep.Provenance.ContractSHA256 != w.Index.ContractSHA256 {
+		t.Errorf("report.json's contract %s, index.json's %s", rep.Provenance.ContractSHA256, w.Index.ContractSHA256)
+	}
+	if n := len(rep.Refreshed); n == 0 || rep.Refreshed[n-1] != (suite.Refreshed{Mode: o.Mode, Run: o.Run}) {
+		t.Errorf("report.json's refreshed %+v, want %s run %q last", rep.Refreshed, o.Mode, o.Run)
+	}
+	if rep.Coverage.CellsCovered == 0 || rep.Coverage.UseCasesPresent == 0 {
+		t.Errorf("report.json covers no cell or use case: %+v", rep.Coverage)
+	}
+	var rv struct {
+		Findings []json.RawMessage `json:"findings"`
+	}
+	if err := json.Unmarshal(snapshot(t, out)["review.json"], &rv); err != nil {
+		t.Errorf("review.json: %v", err)
+	}
+	return rep
+}
+
 func equalFiles(a, b map[string][]byte) bool {
 	if len(a) != len(b) {
 		return false
@@ -435,4 +563,77 @@ func equalFiles(a, b map[string][]byte) bool {
 		}
 	}
 	return true
+}
+
+// TestReviseDeterministic: revising five scenarios of a small retail suite
+// with --ask harder writes the same bytes whether one writer or three
+// write the replacements (the run's id, which differs, aside).
+func TestReviseDeterministic(t *testing.T) {
+	retail, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	if code, out := dispatch(t, "run", retail, "--scenarios", "24", "--writers", "2", "--out", base, "--seed", "11"); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	w, err := suite.Read(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain successes first: each has a harder bucket when its use case
+	// has any other.
+	scs := slices.Clone(w.Scenarios)
+	sort.SliceStable(scs, func(i, j int) bool {
+		pi := scs[i].Kind == "happy" && scs[i].Expects == "succeed"
+		pj := scs[j].Kind == "happy" && scs[j].Expects == "succeed"
+		return pi && !pj
+	})
+	var chosen []string
+	for _, sc := range scs[:5] {
+		chosen = append(chosen, sc.Name)
+	}
+	revised := map[string]map[string][]byte{}
+	for _, writers := range []string{"1", "3"} {
+		out := copyTree(t, base)
+		code, text := dispatch(t, "revise", out, "--contract", retail, "--only", strings.Join(chosen, ","), "--ask", "harder", "--writers", writers)
+		if code != ExitOK {
+			t.Fatalf("revise with %s writer(s): exit %d\n%s", writers, code, text)
+		}
+		files := snapshot(t, out)
+		var o refresh.Outcome
+		if err := json.Unmarshal(files[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Replaced) != len(chosen) || o.Run == "" {
+			t.Fatalf("revise with %s writer(s) revised %d of %d:\n%s", writers, len(o.Replaced), len(chosen), text)
+		}
+		for p, b := range files {
+			files[p] = bytes.ReplaceAll(b, []byte(o.Run), []byte("RUN"))
+		}
+		revised[writers] = files
+		t.Logf("%s writer(s): %d revised, %d kept as they were\n%s", writers, len(o.Replaced), len(o.NotKept), text)
+	}
+	one, three := revised["1"], revised["3"]
+	for _, p := range slices.Sorted(maps.Keys(one)) {
+		if !bytes.Equal(one[p], three[p]) {
+			a, b := strings.Split(string(one[p]), "\n"), strings.Split(string(three[p]), "\n")
+			i := 0
+			for i < min(len(a), len(b)) && a[i] == b[i] {
+				i++
+			}
+			at := func(ls []string) string {
+				if i < len(ls) {
+					return ls[i]
+				}
+				return "(end)"
+			}
+			t.Errorf("%s differs between 1 and 3 writers at line %d: %q, %q", p, i+1, at(a), at(b))
+		}
+	}
+	for p := range three {
+		if _, ok := one[p]; !ok {
+			t.Errorf("%s is written with 3 writers only", p)
+		}
+	}
 }

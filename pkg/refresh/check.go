@@ -83,6 +83,9 @@ type Options struct {
 	// Foreign re-proves a suite written for another agent instead of
 	// refusing it with a *ForeignError.
 	Foreign bool
+	// Checked, when set, is told after each scenario how many are
+	// re-proved so far (for a progress line).
+	Checked func(n int)
 }
 
 // Check re-proves every scenario of w against c with p, in suite order.
@@ -101,6 +104,9 @@ func Check(ctx context.Context, p Prover, w *suite.Written, c *contract.Contract
 			return Report{}, fmt.Errorf("refresh: prove %s: %w", sc.Name, err)
 		}
 		rep.Checked++
+		if opts.Checked != nil {
+			opts.Checked(rep.Checked)
+		}
 		if v.Kept {
 			rep.codes[sc.Name] = v.Codes
 			continue

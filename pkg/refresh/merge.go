@@ -14,8 +14,8 @@ import (
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
-// OutcomeFile is where an update or an extension says what it did, beside
-// report.json (which stays the account of the run that wrote the suite).
+// OutcomeFile is where an update, an extension or a revision says what it
+// did, beside report.json (restated for the suite as it then is).
 const OutcomeFile = "refresh.json"
 
 // Modes of an Outcome.
@@ -94,6 +94,26 @@ func angleOf(branch string) string {
 		return branch
 	}
 	return branch[:i]
+}
+
+// fit is how well bucket b of a scenario's use case suits a scenario of
+// branch and bucket id (old, when known, is the scenario): its angle first,
+// then its bucket id, then its outcome and kind, then a bucket with a want.
+func fit(b plan.Bucket, branch, bucket string, old *scenario.Scenario) int {
+	sc := 0
+	if b.Angle == angleOf(branch) {
+		sc += 8
+	}
+	if b.ID == bucket {
+		sc += 4
+	}
+	if old != nil && b.Outcome == old.Expects && b.Kind == old.Kind {
+		sc += 2
+	}
+	if b.Want > 0 {
+		sc++
+	}
+	return sc
 }
 
 // taken is what the suite's scenarios already hold: names, (use case,
@@ -201,20 +221,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				}
 				continue
 			}
-			sc := 0
-			if b.Angle == angleOf(s.Branch) {
-				sc += 8
-			}
-			if b.ID == s.Bucket {
-				sc += 4
-			}
-			if old != nil && b.Outcome == old.Expects && b.Kind == old.Kind {
-				sc += 2
-			}
-			if b.Want > 0 {
-				sc++
-			}
-			if sc > score {
+			if sc := fit(b, s.Branch, s.Bucket, old); sc > score {
 				best, score = i, sc
 			}
 		}
@@ -233,15 +240,28 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		id := pl.Buckets[best].ID
 		u.byBucket[id] = append(u.byBucket[id], s)
 	}
+	next := len(u.w.Scenarios)
+	for _, b := range pl.Buckets {
+		next = max(next, b.Spec.End(max(b.Want, b.Spec.Capacity)))
+	}
 	var keep []plan.Bucket
 	for _, b := range pl.Buckets {
 		if n := len(u.byBucket[b.ID]); n > 0 {
 			// The whole bucket is written again: its case k is the stale
-			// scenario's case k when the plan still holds. A revision
-			// wants cases past those the suite may hold of it.
+			// scenario's case k when the plan still holds.
 			b.Want = max(b.Want, n)
 			if u.rev != nil {
+				// A revision wants cases past those the suite may hold
+				// of the bucket, at suite-wide indices (which deal callers
+				// and minted codes) past every index of the plan and the
+				// suite, as an extension's: buckets whose cases shared
+				// indices would race for the same codes, and which won
+				// would depend on the number of writers. Nor is any bucket
+				// topped up: another bucket's extra cases revise none of
+				// the scenarios placed in this one.
 				b.Want += n
+				b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
+				next += b.Want
 			}
 			keep = append(keep, b)
 		}
@@ -341,6 +361,19 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 		}
 		out.Replaced = append(out.Replaced, r)
 	}
+	if u.rev != nil {
+		// The suite keeps the old versions too (history.jsonl), written
+		// before any file they come from is replaced.
+		var vs []suite.Version
+		for _, e := range u.w.Index.Scenarios {
+			if _, ok := replaced[e.Name]; ok {
+				vs = append(vs, suite.Version{Name: e.Name, Ask: u.rev.text, Run: run, Old: u.w.Raw[e.Name]})
+			}
+		}
+		if err := suite.AppendHistory(u.w.Dir, vs); err != nil {
+			return out, err
+		}
+	}
 	idx := u.w.Index
 	idx.ContractSHA256 = u.c.SHA256
 	idx.Scenarios = []suite.IndexEntry{}
@@ -379,7 +412,7 @@ func sortNotKept(ns []NotKept) {
 // Extend adds scenarios to a suite: Narrow trims the plan (derived for the
 // suite's size plus the addition) to the buckets the suite fills least,
 // Finish picks from what the run proved those that repeat nothing of the
-// suite and writes them. No existing file changes but index.json.
+// suite and writes them. No existing scenario file changes.
 type Extend struct {
 	w     *suite.Written
 	c     *contract.Contract

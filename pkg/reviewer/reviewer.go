@@ -278,6 +278,40 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	return rep, nil
 }
 
+// Restate rewrites report.json and review.json of the suite in dir after
+// a run over it (mode update, into or revise) changed it: kept are the
+// suite's scenarios as they now are, each in the bucket of bs (the plan of
+// the contract as it now is, Done counting them) its Bucket names; run is
+// the run that wrote the new ones ("" when none did), whose refusals and
+// spend join the report's. reach measures the handlers' refusal branches
+// as for Write (nil: not measured).
+func Restate(ctx context.Context, store *canvas.Store, run, mode string, c *contract.Contract, p *plan.Plan, dir string,
+	kept []scenario.Scenario, bs []canvas.Bucket, reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
+	a := suite.Account{Buckets: bs}
+	if run != "" {
+		var err error
+		if a.Run, err = store.Run(ctx, run); err != nil {
+			return suite.Report{}, err
+		}
+		if a.Refusals, err = store.Refusals(ctx, run); err != nil {
+			return suite.Report{}, err
+		}
+		if a.Meter, err = store.Meter(ctx, run); err != nil {
+			return suite.Report{}, err
+		}
+	}
+	extra := reportExtra(c, p)
+	extra.Reach = reach
+	rep, err := suite.Restate(ctx, dir, c, kept, a, mode, extra)
+	if err != nil {
+		return suite.Report{}, err
+	}
+	if err := writeJSON(filepath.Join(dir, "review.json"), Assess(c, kept, bs)); err != nil {
+		return suite.Report{}, err
+	}
+	return rep, nil
+}
+
 // reportExtra is what the report says of the contract and the plan beyond
 // the ledger: built-in sub-goals, rules and gated tools, and which of them
 // the plan tests and names.

@@ -7,10 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
+
+	"github.com/suitegen/suitegen/pkg/adequacy"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -31,7 +37,8 @@ type folding interface {
 // missing; slices go through the queue, writers and ledger as in any run;
 // then the scenarios the run proved are folded into the suite, and nothing
 // else in it changes but index.json, catalogue.json (run sub-goals the new
-// scenarios name) and refresh.json.
+// scenarios name), refresh.json, and report.json and review.json, restated
+// for the suite as it then is.
 func (j job) refreshSuite(ctx context.Context) (res Result) {
 	dir := j.cfg.suiteDir()
 	res = Result{RunID: j.runID(), Agent: j.c.Agent, Out: dir}
@@ -50,7 +57,13 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	if err != nil {
 		return fail(err)
 	}
-	rep, err := refresh.Check(ctx, prover, w, j.c, refresh.Options{})
+	// The suite is re-proved first, under a progress line of its own.
+	var checked atomic.Int64
+	stopBar := j.barOf(ctx, func(context.Context) (progress.Snapshot, error) {
+		return progress.Snapshot{Proved: int(checked.Load()), Asked: len(w.Scenarios)}, nil
+	})
+	rep, err := refresh.Check(ctx, prover, w, j.c, refresh.Options{Checked: func(n int) { checked.Store(int64(n)) }})
+	stopBar()
 	if err != nil {
 		return fail(err)
 	}
@@ -78,16 +91,9 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	case j.cfg.Update != "":
 		u := refresh.NewUpdate(w, j.c, rep)
 		f = u
+		// With nothing stale the plan is still derived (and narrowed to
+		// nothing): the report is restated against it.
 		res.Asked = u.Stale()
-		if u.Stale() == 0 {
-			// Nothing to write: the suite is current, and says so.
-			out, err := u.Finish(ctx, prover, "", nil)
-			res.Refresh, res.Proved = &out, 0
-			if err != nil {
-				return fail(err)
-			}
-			return res
-		}
 	default:
 		x, err := refresh.NewExtend(w, j.c, rep, j.cfg.Asked)
 		if err != nil {
@@ -97,9 +103,18 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 		res.Asked = j.cfg.Asked
 		asked = len(w.Scenarios) + j.cfg.Asked
 	}
+	// The whole plan, before it is narrowed, is what the restated report
+	// counts the suite against.
+	var whole *plan.Plan
+	narrow := func(pl *plan.Plan) error {
+		cp := *pl
+		cp.Buckets = slices.Clone(pl.Buckets)
+		whole = &cp
+		return f.Narrow(pl)
+	}
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
 		RunID: res.RunID, Asked: asked, Seed: seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens, BudgetUSD: j.cfg.BudgetUSD,
-		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: f.Narrow})
+		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: narrow})
 	if err != nil {
 		return fail(err)
 	}
@@ -146,10 +161,34 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	out, err := f.Finish(ctx, prover, run, fresh)
 	res.Refresh = &out
 	res.Proved = len(out.Replaced) + len(out.Added)
+	// What Finish wrote, even short of the ask, is in the suite: its report
+	// and review say so.
+	if rerr := j.restate(ctx, dir, run, out.Mode, whole, prover); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	if err != nil {
 		return fail(err)
 	}
 	return res
+}
+
+// restate rewrites the suite's report.json and review.json from the suite as
+// it now is, counted against the whole plan the run derived, with what run
+// spent added to what the report had.
+func (j job) restate(ctx context.Context, dir, run, mode string, whole *plan.Plan, prover *prove.Prover) error {
+	if whole == nil {
+		return errors.New("refresh: no plan to restate the report against")
+	}
+	w, err := suite.Read(dir)
+	if err != nil {
+		return err
+	}
+	kept, bs := refresh.Place(whole, w.Scenarios)
+	reach := func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
+		return adequacy.Reach(ctx, prover, j.c, kept)
+	}
+	_, err = reviewer.Restate(ctx, j.store, run, mode, j.c, whole, dir, kept, bs, reach)
+	return err
 }
 
 // recorded is the ask and the seed the suite's run was made with

@@ -523,6 +523,11 @@ func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error)
 // bar shows the run's progress while it writes and reviews, when asked; the
 // returned function stops it and waits.
 func (j job) bar(ctx context.Context, id string) (stop func()) {
+	return j.barOf(ctx, progress.Poller(j.store, id, j.cfg.ByUseCase))
+}
+
+// barOf draws the progress line of what poll reads until stop is called.
+func (j job) barOf(ctx context.Context, poll func(context.Context) (progress.Snapshot, error)) (stop func()) {
 	if j.cfg.Progress == nil {
 		return func() {}
 	}
@@ -530,7 +535,7 @@ func (j job) bar(ctx context.Context, id string) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		progress.Bar(bctx, j.cfg.Progress, j.cfg.TTY, progress.Poller(j.store, id, j.cfg.ByUseCase), time.Second)
+		progress.Bar(bctx, j.cfg.Progress, j.cfg.TTY, poll, time.Second)
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { cancel(); <-done }) }

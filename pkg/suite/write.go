@@ -100,6 +100,17 @@ type Report struct {
 	Spend      Spend                     `json:"spend"`
 	Provenance Provenance                `json:"provenance"`
 	Faults     map[string]string         `json:"faults"`
+	// Refreshed are the runs over the written suite that changed it since
+	// (run --update, run --into, revise), oldest first: the report is then
+	// the suite's as it now is (Restate).
+	Refreshed []Refreshed `json:"refreshed,omitempty"`
+}
+
+// Refreshed is one run over a written suite: its mode (update, into or
+// revise) and its run ("" when it wrote nothing).
+type Refreshed struct {
+	Mode string `json:"mode"`
+	Run  string `json:"run,omitempty"`
 }
 
 // Coverage is how much of the plan the suite covers.
@@ -309,10 +320,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 
-	faults := map[string]string{}
-	for k, v := range extra.Faults {
-		faults[k] = v
-	}
+	faults := map[string]string{} // beyond extra.Faults
 	var kept []scenario.Scenario
 	var unsafe []string
 	for _, sc := range scs {
@@ -360,26 +368,55 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 
+	rep, err := Summarize(ctx, c, kept, Account{Run: r, Buckets: buckets, Refusals: refusals, Top: top, Meter: meter}, extra)
+	if err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	for k, v := range faults {
+		rep.Faults[k] = v
+	}
+	if err := writeJSON(filepath.Join(out, "report.json"), rep); err != nil {
+		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+	}
+	return rep, nil
+}
+
+// Account is what the ledger counted of a run beyond its scenarios.
+type Account struct {
+	Run      canvas.Run
+	Buckets  []canvas.Bucket
+	Refusals map[string]int // "gate/code" -> n
+	Top      map[string]canvas.BucketRefusal
+	Meter    canvas.Meter
+}
+
+// Summarize is report.json of the scenarios kept, with what the ledger
+// counted of the run that wrote them (a) and what the caller knows beyond
+// it (extra). Each scenario counts in the bucket of a.Buckets its Bucket
+// names.
+func Summarize(ctx context.Context, c *contract.Contract, kept []scenario.Scenario, a Account, extra ReportExtra) (Report, error) {
+	r := a.Run
+	faults := map[string]string{}
+	for k, v := range extra.Faults {
+		faults[k] = v
+	}
 	rep := Report{
 		Run: r.ID, Agent: r.Agent, State: string(r.State), Asked: r.Asked, Count: len(kept),
-		Coverage:   coverage(c, kept, buckets, extra),
+		Coverage:   coverage(c, kept, a.Buckets, extra),
 		Diversity:  diversity(kept),
 		Outbound:   outbound(c, kept),
-		Refusals:   byGate(refusals),
-		Blocked:    blocked(buckets, top, r.State.Final()),
-		Spend:      spend(meter, r, len(kept), refusals),
+		Refusals:   byGate(a.Refusals),
+		Blocked:    blocked(a.Buckets, a.Top, r.State.Final()),
+		Spend:      spend(a.Meter, r, len(kept), a.Refusals),
 		Provenance: Provenance{ContractSHA256: r.ContractSHA256, WorldSHA256: r.WorldSHA256, Model: r.Model, Seed: r.Seed},
 		Faults:     faults,
 	}
 	if extra.Reach != nil {
 		hb, err := extra.Reach(ctx, kept)
 		if err != nil {
-			return Report{}, fmt.Errorf("suite: write %s: handler branches: %w", run, err)
+			return Report{}, fmt.Errorf("handler branches: %w", err)
 		}
 		rep.Coverage.HandlerBranches = hb
-	}
-	if err := writeJSON(filepath.Join(out, "report.json"), rep); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 	return rep, nil
 }
