@@ -11,7 +11,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
-	"github.com/suitegen/suitegen/pkg/suite"
 )
 
 // Command is `suitegen run`.
@@ -117,7 +116,7 @@ func printRefresh(env *cli.Env, r run.Result) {
 	switch o.Mode {
 	case refresh.ModeRevise:
 		fmt.Fprintf(env.Stdout, "%s: %d chosen, %d revised, %d kept as they were; suite in %s, old versions in %s (run %s)\n",
-			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, filepath.Join(r.Out, suite.HistoryFile), o.Run)
+			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, filepath.Join(r.Out, refresh.HistoryFile), o.Run)
 	case refresh.ModeUpdate:
 		fmt.Fprintf(env.Stdout, "%s: %d stale, %d replaced, %d not kept (removed); suite in %s, details in %s\n",
 			r.Agent, o.Asked, len(o.Replaced), len(o.NotKept), r.Out, filepath.Join(r.Out, refresh.OutcomeFile))

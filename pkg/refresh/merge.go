@@ -18,6 +18,10 @@ import (
 // did, beside report.json (restated for the suite as it then is).
 const OutcomeFile = "refresh.json"
 
+// HistoryFile is where a revision keeps the versions it replaced, beside
+// the suite (suite.HistoryFile).
+const HistoryFile = suite.HistoryFile
+
 // Modes of an Outcome.
 const (
 	ModeUpdate = "update"
