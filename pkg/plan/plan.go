@@ -298,7 +298,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	if !opts.replay {
 		r = newMemo(r)
 	}
-	kept := lessonsOf(c, opts.MaxProbe)
+	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
 	gr, err := grounding(ctx, g, r, opts, kept)
@@ -782,8 +782,10 @@ type lessons struct {
 
 var learnt sync.Map // contract sha256 and probe size -> *lessons
 
-func lessonsOf(c *contract.Contract, maxProbe int) *lessons {
-	key := fmt.Sprintf("%s\x00%d", c.SHA256, maxProbe)
+func lessonsOf(c *contract.Contract, maxProbe int, rules bool) *lessons {
+	// A solution read with the rules' checks holds refusals one read
+	// without them does not.
+	key := fmt.Sprintf("%s\x00%d\x00%t", c.SHA256, maxProbe, rules)
 	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
 	return v.(*lessons)
 }

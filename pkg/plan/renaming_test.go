@@ -61,7 +61,7 @@ func planLines(t *testing.T, c *contract.Contract, back map[string]string) (line
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{})
+	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover})
 	if err != nil {
 		t.Fatal(err)
 	}
