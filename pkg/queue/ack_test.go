@@ -97,8 +97,8 @@ func assertAckedOnce(t *testing.T, q *Queue) {
 	}
 }
 
-// longWait keeps the ack wait out of reach of a loaded machine, so nothing
-// here depends on how fast the retries run.
+// longWait sets an ack wait far longer than the retries here take, so
+// nothing depends on how fast they run.
 func longWait(url string) Config {
 	cfg := testConfig(url)
 	cfg.AckWait = time.Minute
