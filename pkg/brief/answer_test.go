@@ -45,7 +45,7 @@ func TestBriefRoundTrip(t *testing.T) {
 			Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W9"}, Binds: ground.Bindings{order, email}}}}},
 		TurnBudget: 16, Lessons: []string{"3 submissions were refused by the static gate (bad-args), e.g.:\nline two " + strings.Repeat("x", 400)},
 		Spread: plan.Spread{Initials: []string{"QZ"}}, Gap: "the gap"}
-	text := Render(b)
+	text := render(t, b)
 	got, ok := Parse(text)
 	want := b
 	want.TurnBudget, want.Lessons, want.Spread, want.Gap = 0, nil, plan.Spread{}, ""
@@ -84,19 +84,24 @@ func TestDigest(t *testing.T) {
 	if strings.Contains(Digest(subs), "\n\n") || strings.Count(Digest(subs), "\n") != len(subs) {
 		t.Errorf("not one line a submission:\n%s", Digest(subs))
 	}
-	for _, s := range []string{"", "Submitted", Render(Brief{Agent: "x"}), digestHead + "\nnot json"} {
+	for _, s := range []string{"", "Submitted", render(t, Brief{Agent: "x"}), digestHead + "\nnot json"} {
 		if _, ok := ParseDigest(s); ok {
 			t.Errorf("%q parsed as a digest", s)
 		}
 	}
 }
 
-// TestChoiceWire: the brief carries a choice as [variant, ordinal]; a field
-// added to plan.Choice must be added to the wire too, or it is lost on the
-// way to the model.
+// TestChoiceWire: the brief carries a choice as [variant, ordinal] and the
+// bucket's outside table; a field added to plan.Choice must be added to the
+// wire too, or it is lost on the way to the model.
 func TestChoiceWire(t *testing.T) {
-	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 2 {
-		t.Fatalf("plan.Choice has %d fields; the brief's wire pair carries 2 (Bucket.MarshalJSON)", n)
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 3 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 3 (Bucket.MarshalJSON)", n)
+	}
+	mixed := Brief{Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Templates: []string{"a", "b"},
+		Choices: map[string]plan.Choice{"a": {Outside: "orders"}, "b": {Outside: "cards"}}}}}}}
+	if _, err := json.Marshal(mixed); err == nil {
+		t.Fatal("a bucket whose templates take records from two outside tables was written")
 	}
 }
 
@@ -110,11 +115,11 @@ func TestBriefCarriesTheRecordsCasesReach(t *testing.T) {
 	for i := range 40 {
 		templates = append(templates, fmt.Sprintf("#W%d", i))
 		callers = append(callers, fmt.Sprintf("u%d", i))
-		choices[templates[i]] = plan.Choice{Variant: i % 2, Ordinal: i}
+		choices[templates[i]] = plan.Choice{Variant: i % 2, Ordinal: i, Outside: "payment_methods"}
 	}
 	b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 3,
 		Spec: plan.Spec{Tool: "t", Templates: templates, Callers: callers, Choices: choices}}, Have: 1}}}
-	got, ok := Parse(Render(b))
+	got, ok := Parse(render(t, b))
 	if !ok {
 		t.Fatal("the brief does not parse back")
 	}

@@ -41,6 +41,9 @@ type wireBucket struct {
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
 	Choices [][2]int          `json:"choices,omitempty"`
+	// Outside is the table every template's case takes someone else's
+	// record of (plan.Choice.Outside): one per bucket, as a level deals it.
+	Outside string `json:"outside,omitempty"`
 }
 
 // templateSpare is how many template records past the bucket's want the
@@ -65,14 +68,20 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	all := spec.Templates
 	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
 	var choices [][2]int
+	outside := ""
 	if len(spec.Choices) > 0 {
 		rest := maps.Clone(spec.Choices)
 		for i, t := range all {
 			ch := rest[t]
 			delete(rest, t)
-			if i < len(spec.Templates) {
-				choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+			if i >= len(spec.Templates) {
+				continue
 			}
+			choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+			if i > 0 && ch.Outside != outside {
+				return nil, fmt.Errorf("bucket %s: templates take records from outside %q and %q", b.ID, outside, ch.Outside)
+			}
+			outside = ch.Outside
 		}
 		// Choices of keys that are not templates (none in a plan) stay keyed.
 		spec.Choices = nil
@@ -81,7 +90,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
-		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices})
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside})
 }
 
 // UnmarshalJSON reads a bucket as the brief carries it.
@@ -93,14 +102,18 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 	if len(w.Choices) > len(w.Spec.Templates) {
 		return fmt.Errorf("bucket %s: %d choices for %d templates", w.ID, len(w.Choices), len(w.Spec.Templates))
 	}
-	for i, ch := range w.Choices {
-		if ch == [2]int{} {
+	for i, t := range w.Spec.Templates {
+		var ch [2]int
+		if i < len(w.Choices) {
+			ch = w.Choices[i]
+		}
+		if ch == [2]int{} && w.Outside == "" {
 			continue
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}
 		}
-		w.Spec.Choices[w.Spec.Templates[i]] = plan.Choice{Variant: ch[0], Ordinal: ch[1]}
+		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside}
 	}
 	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
 		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}
@@ -152,7 +165,7 @@ func oneLine(s string, n int) string {
 
 // Render writes the brief as the opening user message: prose for a model,
 // and the exact slice as fenced JSON.
-func Render(b Brief) string {
+func Render(b Brief) (string, error) {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Write %d scenarios for the agent %q: this slice's buckets are below.\n\n", b.Outstanding(), b.Agent)
 	for _, bk := range b.Buckets {
@@ -179,11 +192,14 @@ func Render(b Brief) string {
 		}
 	}
 	fmt.Fprintf(&s, "\nYou have %d turns. Rehearse with try_calls, then submit_scenario each one; call finish when done.\n\n", b.TurnBudget)
-	js, _ := json.Marshal(toWire(b))
+	js, err := json.Marshal(toWire(b))
+	if err != nil {
+		return "", fmt.Errorf("brief %s: %w", b.Slice, err)
+	}
 	s.WriteString(fence + "\n")
 	s.Write(js)
 	s.WriteString("\n```\n")
-	return s.String()
+	return s.String(), nil
 }
 
 // Parse finds the brief in a message rendered by Render: the slice and its

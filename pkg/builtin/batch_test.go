@@ -16,7 +16,7 @@ import (
 // the replies' sizes.
 func playAll(t *testing.T, m *Model, b brief.Brief, allowance int, answer func(tc model.ToolCall) (string, *brief.Submission)) (calls []model.ToolCall, replies []int) {
 	t.Helper()
-	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: render(t, b)}}
 	mark := len(msgs)
 	var subs []brief.Submission
 	for range 80 {
@@ -115,4 +115,15 @@ func TestWritesCasesSideBySide(t *testing.T) {
 			t.Fatalf("call %d differs between two identical conversations", i)
 		}
 	}
+}
+
+// render is brief.Render for tests: a brief that cannot be written fails
+// the test.
+func render(t testing.TB, b brief.Brief) string {
+	t.Helper()
+	text, err := brief.Render(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }

@@ -121,7 +121,7 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 		}
 	}
 	if mo == nil {
-		return reply(req, "I can only write scenarios from a slice brief.", nil), nil
+		return reply(req, "I can only write scenarios from a slice brief."), nil
 	}
 	b := mo.b
 	g, err := m.graph(ctx, b.Contract)

@@ -45,7 +45,7 @@ func slice(t *testing.T, c *contract.Contract, outcome string, want int) brief.B
 // converse plays the writer side: answer holds what each tool returns.
 func converse(t *testing.T, m *Model, b brief.Brief, answer func(tc model.ToolCall) string, max int) []model.ToolCall {
 	t.Helper()
-	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: render(t, b)}}
 	var calls []model.ToolCall
 	for i := 0; i < max; i++ {
 		resp, err := m.Complete(context.Background(), model.Request{Messages: msgs})
@@ -257,7 +257,7 @@ func TestMemoChangesNothing(t *testing.T) {
 		js, _ := json.Marshal(res)
 		return string(js)
 	}
-	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: render(t, b)}}
 	var first []model.ToolCall
 	for turn := 0; ; turn++ {
 		if turn > 60 {
@@ -307,7 +307,7 @@ func TestMemoChangesNothing(t *testing.T) {
 func TestResendsAlteredRehearsal(t *testing.T) {
 	c := retail(t)
 	m := New(c)
-	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(slice(t, c, "succeed", 1))}}
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: render(t, slice(t, c, "succeed", 1))}}
 	first, err := m.Complete(context.Background(), model.Request{Messages: msgs})
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func TestReplaysCompactedHistory(t *testing.T) {
 	}
 	play := func(compact bool) (calls []string, digests int) {
 		m := New(c)
-		msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: brief.Render(b)}}
+		msgs := []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: render(t, b)}}
 		mark := len(msgs)
 		var subs []brief.Submission
 		first = ""

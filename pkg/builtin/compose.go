@@ -44,8 +44,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	if err != nil {
 		return scenario.Scenario{}, false
 	}
-	ch := spec.Choices[key]
-	b.Ordinal, b.Variant = ch.Ordinal, ch.Variant
+	spec.Choices[key].Apply(&b)
 	binds := p.binds(spec)
 	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
 	if !ok {
@@ -334,6 +333,16 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	u := p.c.UseCase(bk.UseCase)
 	noun := strings.TrimSuffix(strings.ReplaceAll(bk.Spec.Table, "_", " "), "s")
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
+	// A caller who names someone else's record says which, and that it is
+	// not theirs; about another's order, that order is what they call about.
+	notTheirs, theirs := "", "my "
+	if r := p.g.Outsider(b.Outside, b); r != nil {
+		other := ground.Text(r[p.g.PK(b.Outside)])
+		if b.Outside == bk.Spec.Table {
+			key, theirs = other, ""
+		}
+		notTheirs = fmt.Sprintf(" The %s %s is not theirs: it belongs to someone else.", strings.TrimSuffix(strings.ReplaceAll(b.Outside, "_", " "), "s"), other)
+	}
 	var facts []string
 	if len(prereqs) > 0 && bk.Outcome != scenario.OutcomeAsk {
 		facts = append(facts, "can confirm who they are with "+describe(prereqs[0].Args))
@@ -391,6 +400,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	if bk.Spec.Column != "" {
 		fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(bk.Spec.Column, "_", " "), bk.Spec.Level)
 	}
+	s.WriteString(notTheirs)
 	if len(facts) > 0 {
 		fmt.Fprintf(&s, " They %s.", strings.Join(facts, " and "))
 	}
@@ -411,7 +421,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	case "escalate/emergency":
 		s.WriteString(" They are dealing with a family emergency, cannot go through details now and ask to speak to a person.")
 	}
-	opening := fmt.Sprintf("Hi, I need help with my %s.", mine)
+	opening := fmt.Sprintf("Hi, I need help with %s%s.", theirs, mine)
 	if p.c.Modality == "voice" {
 		opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about my %s.", per.First, noun)
 	}

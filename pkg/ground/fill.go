@@ -102,7 +102,12 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 			}
 		default:
 			key := g.C.Table(bd.Table).IsUnique(bd.Column)
-			if r := b.PickWith(bd.Table, bd.Column); r != nil {
+			if b.Outside != "" && b.Outside == bd.Table {
+				// A record that is not the caller's, as the case asks.
+				if r := g.Outsider(bd.Table, b); r != nil {
+					v = r[bd.Column]
+				}
+			} else if r := b.PickWith(bd.Table, bd.Column); r != nil {
 				v = r[bd.Column]
 			} else if key && !slices.Contains(t.Required(), name) {
 				// An optional record the case has none of (an adult's

@@ -228,3 +228,54 @@ func TestCodeSpace(t *testing.T) {
 func matches(pattern, s string) bool {
 	return shapeOf(s, nil).fits(s) && regexpMatch(pattern, s)
 }
+
+// TestOutsiderIsSomeoneElses: a case that asks about a record that is not
+// the caller's takes one of another owner, as like the case's own as the
+// world has, both planned on seed rows and written on minted copies; a
+// table nobody owns has no outsider.
+func TestOutsiderIsSomeoneElses(t *testing.T) {
+	c := retail(t)
+	g := New(c)
+	target := g.Rows("orders")[3]
+	cl := c.Caller
+	for _, tc := range []struct {
+		name string
+		b    Bound
+	}{
+		{"seed", g.Bind("orders", target)},
+		{"minted", func() Bound {
+			_, b, err := g.Case("orders", target, nil, Person{First: "Mei", Last: "Tanaka", Number: 7123, Index: 123})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caller := Text(tc.b.Caller[cl.Key])
+			for _, table := range []string{"orders", "payment_methods"} {
+				r := g.Outsider(table, tc.b)
+				if r == nil {
+					t.Fatalf("no outsider of %s", table)
+				}
+				owner := g.Owner(table, r)
+				if owner == nil || Text(owner[cl.Key]) == caller || Text(owner[cl.Key]) == Text(g.Owner("orders", target)[cl.Key]) {
+					t.Errorf("outsider of %s %v belongs to %v: the caller %s or the person copied", table, r[g.PK(table)], owner[cl.Key], caller)
+				}
+			}
+			if r := g.Outsider("orders", tc.b); Text(r["status"]) != Text(target["status"]) {
+				t.Errorf("outsider order is %v, the case's %v: not the likest", r["status"], target["status"])
+			}
+			if r := g.Outsider("products", tc.b); r != nil {
+				t.Errorf("a product has an outsider: %v", r)
+			}
+			b := tc.b
+			b.Outside = "orders"
+			bd := Binding{Tool: "get_order_details", Param: "order_id", Table: "orders", Column: g.PK("orders"), How: ByName, Source: FromCase}
+			v, ok := g.Value(c.Tool("get_order_details"), "order_id", bd, b)
+			if !ok || Text(v) != Text(g.Outsider("orders", tc.b)[g.PK("orders")]) {
+				t.Errorf("order_id outside the case: %v %v", v, ok)
+			}
+		})
+	}
+}

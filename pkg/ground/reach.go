@@ -19,6 +19,11 @@ type Bound struct {
 	Variant int
 	// Person is who calls, and where the case's fresh values come from.
 	Person Person
+	// Outside, when set, names an owned table whose record arguments
+	// come from someone else's rows, not the case's (another customer's
+	// card, another rider's trip): what a caller asks about a record
+	// that is not theirs.
+	Outside string
 	// copied holds, per table, the keys of the seed rows the case minted
 	// copies of: the originals are not the case's (nor its siblings).
 	copied map[string]map[string]bool
@@ -307,4 +312,43 @@ func (b Bound) sameNamed(col string) Row {
 		}
 	}
 	return nil
+}
+
+// Outsider is the row of an owned table the case's arguments take when
+// b.Outside names it: a seed row that belongs to someone other than the
+// case's caller (nor the person the caller was copied from), the one most
+// like the case's own row of the table, so that whose it is is what
+// differs. nil when the world has none.
+func (g *Graph) Outsider(table string, b Bound) Row {
+	cl := g.C.Caller
+	if cl == nil || !g.OwnedTable(table) {
+		return nil
+	}
+	mine := map[string]bool{}
+	for _, r := range b.Rows[table] {
+		mine[rowKey(g, table, r)] = true
+	}
+	notTheirs := func(owner Row) bool {
+		k := Text(owner[cl.Key])
+		return owner != nil && (b.Caller == nil || k != Text(b.Caller[cl.Key])) && !b.copied[cl.Table][k]
+	}
+	own, pk := b.Pick(table), g.PK(table)
+	var best Row
+	bestScore := -1
+	for _, r := range g.Rows(table) {
+		k := rowKey(g, table, r)
+		if mine[k] || b.copied[table][k] || !notTheirs(g.Owner(table, r)) {
+			continue
+		}
+		score := 0
+		for c, v := range own {
+			if c != pk && Text(r[c]) == Text(v) {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = r, score
+		}
+	}
+	return best
 }

@@ -205,6 +205,15 @@ func (e *Unplanned) Error() string {
 type Choice struct {
 	Variant int `json:"variant,omitempty"`
 	Ordinal int `json:"ordinal,omitempty"`
+	// Outside names an owned table whose records the case's arguments take
+	// from someone else (ground.Bound.Outside): the caller asks about
+	// another person's card or order.
+	Outside string `json:"outside,omitempty"`
+}
+
+// Apply makes the case fill its arguments with this choice.
+func (ch Choice) Apply(b *ground.Bound) {
+	b.Variant, b.Ordinal, b.Outside = ch.Variant, ch.Ordinal, ch.Outside
 }
 
 // Gap is a use case the plan could not give a bucket, and why: an argument
@@ -276,6 +285,17 @@ type level struct {
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
 const RuleRefusal = "rule:"
+
+// outside is the table whose records the level's cases take from someone
+// else (Choice.Outside), or "".
+func (lv level) outside() string {
+	for _, ch := range lv.choices {
+		if ch.Outside != "" {
+			return ch.Outside
+		}
+	}
+	return ""
+}
 
 // choice is the argument choice a case of template key makes at lv.
 func (lv level) choice(sol solution, key string) Choice {
@@ -905,6 +925,9 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 			why = "rule " + id
 		} else if lv.refusal != "" {
 			why = clipRunes(lv.refusal, 40) + " at " + lv.branch
+		}
+		if t := lv.outside(); t != "" {
+			why += ", on someone else's record of " + strings.ReplaceAll(t, "_", " ")
 		}
 		at += " (refused: " + why + ")"
 		limit = 0 // cut, two places could read alike

@@ -16,19 +16,27 @@ import (
 // branches gets a level per branch — by the record's state (the items of an
 // order modified once already), by a choice the case makes (a gift card
 // whose balance is short, a variant that is not available), by a rule the
-// world does not enforce (a cancellation the policy forbids) — and no two
-// buckets of a use case share an angle.
+// world does not enforce (a cancellation the policy forbids), by a record
+// that is someone else's (another customer's card; another customer's order,
+// which a rule forbids even to read) — and no two buckets of a use case
+// share an angle.
 func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		example string
-		want    []string // Spec.Refusal values the plan must deal
+		want    []string          // Spec.Refusal values the plan must deal
+		outside map[string]string // of those, dealt on someone else's record of a table
 	}{
 		{"retail", []string{
 			"handlers/modify_pending_order_items.star:11", // state: items modified once
 			"lib/orders.star:113",                          // choice: a gift card short of the total
 			"lib/orders.star:101",                          // choice: a variant not available
+			"lib/orders.star:31",                           // another customer's card
+			RuleRefusal + "one-user-per-conversation",      // another customer's order
+		}, map[string]string{
+			"lib/orders.star:31":                      "payment_methods",
+			RuleRefusal + "one-user-per-conversation": "orders",
 		}},
-		{"airline", []string{RuleRefusal + "cancel-eligibility"}},
+		{"airline", []string{RuleRefusal + "cancel-eligibility"}, nil},
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", tc.example))
@@ -46,7 +54,13 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 			}
 			dealt := map[string]bool{}
 			angles := map[string]string{}
+			outside := map[string]bool{}
 			for _, b := range p.Buckets {
+				for _, ch := range b.Spec.Choices {
+					if ch.Outside != "" {
+						outside[b.Spec.Refusal+"\x00"+ch.Outside] = true
+					}
+				}
 				if b.Spec.Refusal != "" {
 					dealt[b.Spec.Refusal] = true
 					if b.Outcome != "refuse" && b.Outcome != "escalate" {
@@ -67,6 +81,9 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 					}
 					slices.Sort(got)
 					t.Errorf("no bucket dealt for %s; dealt: %v", w, got)
+				}
+				if tb, ok := tc.outside[w]; ok && !outside[w+"\x00"+tb] {
+					t.Errorf("no bucket dealt for %s on someone else's %s", w, tb)
 				}
 			}
 		})

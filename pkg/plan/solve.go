@@ -204,6 +204,7 @@ type rowOutcomes struct {
 	index    map[string]int      // row key -> its place in the sample
 	read     map[string][]string // row key -> the arguments the act read
 	callerOf map[string]string   // row key -> the caller it was played for
+	broken   map[string][]string // row key -> the rules its act broke (rows that succeeded)
 	lastErr  string
 }
 
@@ -211,12 +212,12 @@ type rowOutcomes struct {
 // outcome, with the row choice that gets there (into sol.choices).
 func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, lastErr string) (rowOutcomes, error) {
 	pk := sv.g.PK(sol.table)
-	ro := rowOutcomes{outcome: map[string]string{}, branch: map[string]string{}, index: map[string]int{}, read: map[string][]string{}, callerOf: map[string]string{}, lastErr: lastErr}
+	ro := rowOutcomes{outcome: map[string]string{}, branch: map[string]string{}, index: map[string]int{}, read: map[string][]string{}, callerOf: map[string]string{}, broken: map[string][]string{}, lastErr: lastErr}
 	steps, err := sv.runRows(ctx, tool, sol.chain, sc, len(sc.rows), false)
 	if err != nil {
 		return ro, err
 	}
-	broken := map[string][]string{} // row key -> the rules its act breaks
+	broken := ro.broken
 	for i, r := range sc.rows {
 		st := steps[i]
 		if !st.prereqOK {
@@ -345,8 +346,7 @@ func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solu
 				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
 			}
 			b := g.SeedCase(sol.table, target, caller)
-			ch := sol.choices[key]
-			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
+			sol.choices[key].Apply(&b)
 			calls, ok := Chain(g, tool, append(append([]string{}, sol.chain...), lookups...), b, sv.bs)
 			if !ok {
 				return false, nil
@@ -550,8 +550,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				why = fmt.Sprintf("no case of %s could be minted: %v", sol.table, err)
 				continue
 			}
-			ch := lv.choice(*sol, key)
-			b.Variant, b.Ordinal = ch.Variant, ch.Ordinal
+			lv.choice(*sol, key).Apply(&b)
 			calls, filled := Chain(g, tool, sol.chain, b, sv.bs)
 			if !filled {
 				why = fmt.Sprintf("the arguments of %s could not be filled for a minted %s%s", tool.Name, sol.table, prefix("; ", sv.firstUnbound(tool.Name)))
@@ -1045,11 +1044,13 @@ func (sv *solver) rulesBroken(ctx context.Context, setup []scenario.Statement, c
 // choiceRows bounds the rows whose other choices choiceLevels rehearses.
 const choiceRows = 4
 
-// choiceLevels adds a refusal level for each refusal branch the act takes
-// on a row only under another choice of its arguments (another of the
-// caller's payment methods, another variant, another enum value): the
-// caller asks for that choice, and the world says no to it. No level is
-// added for a branch a level already deals.
+// choiceLevels adds a refusal level for each way the world says no to the
+// act on a row only under another choice of its arguments: another of the
+// caller's payment methods, another variant, another enum value, or a
+// record that is someone else's (another customer's card or order). The
+// caller asks for that choice, and the world refuses it at a branch of its
+// own, or carries it out where a rule forbids it. No level is added for a
+// way a level already deals.
 func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
 	ls := sol.levels
 	dealt := map[string]bool{}
@@ -1063,6 +1064,7 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 		}
 	}
+	outside := sv.outsideTables(tool)
 	found := map[string]*level{}
 	tried := 0
 	for _, k := range played.keys {
@@ -1071,51 +1073,52 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 		}
 		tried++
 		b := sc.bound(played.index[k])
-		at := sol.choices[k]
-		// Only a choice the act reads can change its answer.
-		rows, choices := sv.reads(tool.Name, ground.Answer{Read: played.read[k]}, b)
-		variants, ordinals := 1, 1
-		if rows {
-			variants = min(b.Variants(), 4)
-		}
-		if choices {
-			ordinals = choiceTries
-		}
-		if variants*ordinals == 1 {
-			continue
-		}
-		for v := range variants {
-			for o := range ordinals {
-				ch := Choice{Variant: v, Ordinal: b.Ordinal + o}
-				if ch == at || v == 0 && o == 0 && at == (Choice{}) {
-					continue // the choice the row succeeds with
-				}
-				bb := b
-				bb.Variant, bb.Ordinal = ch.Variant, ch.Ordinal
-				calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
-				if !ok {
-					continue
-				}
-				ans, err := sv.r.Rehearse(ctx, nil, calls)
+		for _, ch := range sv.otherChoices(tool, b, played.read[k], sol.choices[k], outside) {
+			bb := b
+			ch.Apply(&bb)
+			calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
+			if !ok {
+				continue
+			}
+			ans, err := sv.r.Rehearse(ctx, nil, calls)
+			if err != nil {
+				return ls, err
+			}
+			if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
+				continue
+			}
+			way := ""
+			switch act := ans[len(ans)-1]; {
+			case act.Refused && !act.Invalid:
+				way = act.Branch
+			case act.OK:
+				// Carried out: a refusal when it breaks a rule the row's
+				// own choice keeps.
+				broken, err := sv.rulesBroken(ctx, nil, calls, bb.Caller)
 				if err != nil {
 					return ls, err
 				}
-				if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
-					continue
+				for _, r := range broken {
+					if !slices.Contains(played.broken[k], r) {
+						way = RuleRefusal + r
+						break
+					}
 				}
-				act := ans[len(ans)-1]
-				if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
-					continue
-				}
-				lv := found[act.Branch]
-				if lv == nil {
-					lv = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch], choices: map[string]Choice{}}
-					found[act.Branch] = lv
-				}
-				if _, ok := lv.choices[k]; !ok {
-					lv.templates = append(lv.templates, k)
-					lv.choices[k] = ch
-				}
+			}
+			if way == "" || dealt[way] {
+				continue
+			}
+			lv := found[way]
+			if lv != nil && lv.outside() != ch.Outside {
+				continue // a level's cases all ask about whose record alike
+			}
+			if lv == nil {
+				lv = &level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}}
+				found[way] = lv
+			}
+			if _, ok := lv.choices[k]; !ok {
+				lv.templates = append(lv.templates, k)
+				lv.choices[k] = ch
 			}
 		}
 	}
@@ -1123,6 +1126,56 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 		ls = append(ls, *found[b])
 	}
 	return ls, nil
+}
+
+// otherChoices are the choices other than at (the one the row succeeds
+// with) that can change the act's answer on case b: other variants when
+// the act read a row choice, other ordinals when it read a value choice,
+// and, for each table of outside, its record taken from someone else.
+func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []string) []Choice {
+	rows, choices := sv.reads(tool.Name, ground.Answer{Read: read}, b)
+	variants, ordinals := 1, 1
+	if rows {
+		variants = min(b.Variants(), 4)
+	}
+	if choices {
+		ordinals = choiceTries
+	}
+	var out []Choice
+	for v := range variants {
+		for o := range ordinals {
+			ch := Choice{Variant: v, Ordinal: b.Ordinal + o}
+			if ch == at || v == 0 && o == 0 && at == (Choice{}) {
+				continue // the choice the row succeeds with
+			}
+			out = append(out, ch)
+		}
+	}
+	for _, t := range outside {
+		ch := at
+		if ch == (Choice{}) {
+			ch.Ordinal = b.Ordinal
+		}
+		ch.Outside = t
+		out = append(out, ch)
+	}
+	return out
+}
+
+// outsideTables are the owned tables whose records the act takes by key:
+// where a caller can name a record that is not theirs.
+func (sv *solver) outsideTables(tool *contract.Tool) []string {
+	var out []string
+	for _, p := range tool.ParamNames() {
+		bd, ok := sv.bs.Of(tool.Name, p)
+		if !ok || bd.Table == "" || bd.Source == ground.FromShared || bd.Source == ground.FromSibling ||
+			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound || !sv.g.OwnedTable(bd.Table) ||
+			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) || slices.Contains(out, bd.Table) {
+			continue
+		}
+		out = append(out, bd.Table)
+	}
+	return out
 }
 
 func allOK(ans []ground.Answer) bool {

@@ -73,12 +73,16 @@ func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
 	for _, bk := range b.Buckets {
 		ss.have[bk.ID], ss.want[bk.ID] = bk.Have, bk.Want
 	}
+	text, err := brief.Render(b)
+	if err != nil {
+		return err
+	}
 	system := skills.WriterPrompt(e.C)
 	sum := sha256.Sum256([]byte(system))
 	ss.prompt = hex.EncodeToString(sum[:])
 	ss.msgs = []model.Message{
 		{Role: model.RoleSystem, Content: system},
-		{Role: model.RoleUser, Content: brief.Render(b)},
+		{Role: model.RoleUser, Content: text},
 	}
 	ss.mark = len(ss.msgs)
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.SessionTimeout)
