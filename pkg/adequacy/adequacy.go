@@ -51,7 +51,8 @@ type Mutant struct {
 	// At is the branch's file:line, or the rule's id.
 	At    string   `json:"at"`
 	Tools []string `json:"tools,omitempty"` // a branch's tools
-	// Class is a branch's class: script.ClassRule or script.ClassExistence.
+	// Class is a branch's class: script.ClassRule, script.ClassExistence or
+	// script.ClassArgument.
 	Class string `json:"class,omitempty"`
 	Check string `json:"check,omitempty"` // a rule's check
 	// Message is what the branch says when it refuses (a literal), if known.
@@ -75,12 +76,14 @@ type Report struct {
 	NotKept        []string `json:"not_kept,omitempty"`
 	Branches       int      `json:"branches"`
 	BranchesCaught int      `json:"branches_caught"`
-	// Branches by class: rule branches, and existence guards (Branches is
-	// their sum, BranchesCaught too).
+	// Branches by class: rule branches, existence guards and argument
+	// checks (Branches is their sum, BranchesCaught too).
 	RuleBranches          int `json:"rule_branches"`
 	RuleBranchesCaught    int `json:"rule_branches_caught"`
 	ExistenceGuards       int `json:"existence_guards"`
 	ExistenceGuardsCaught int `json:"existence_guards_caught"`
+	ArgumentChecks        int `json:"argument_checks"`
+	ArgumentChecksCaught  int `json:"argument_checks_caught"`
 	Rules                 int `json:"rules"` // rules with a check
 	RulesCaught           int `json:"rules_caught"`
 	// RulesJudged are rules without a check: no mutant can neuter them.
@@ -227,6 +230,9 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 		case m.Kind == KindBranch && m.Class == script.ClassExistence:
 			rep.ExistenceGuards++
 			rep.ExistenceGuardsCaught += b2i(m.Caught)
+		case m.Kind == KindBranch && m.Class == script.ClassArgument:
+			rep.ArgumentChecks++
+			rep.ArgumentChecksCaught += b2i(m.Caught)
 		case m.Kind == KindBranch:
 			rep.RuleBranches++
 			rep.RuleBranchesCaught += b2i(m.Caught)
@@ -288,6 +294,8 @@ func why(m *Mutant) string {
 	switch {
 	case m.Kind == KindBranch && m.Reached == 0 && m.Class == script.ClassExistence:
 		return GuardWhy
+	case m.Kind == KindBranch && m.Reached == 0 && m.Class == script.ClassArgument:
+		return ArgumentWhy
 	case m.Kind == KindBranch && m.Reached == 0:
 		say := ""
 		if m.Message != "" {
@@ -307,6 +315,11 @@ func why(m *Mutant) string {
 const GuardWhy = "reached only when a database read finds no row, as when a named record does not exist; " +
 	"the prover keeps no refusal that rests on a missing record (refusal-ungrounded), " +
 	"so only a case whose named records all exist and that the read still misses could reach it"
+
+// ArgumentWhy is why no kept scenario reaches an argument check.
+const ArgumentWhy = "its condition reads only the call's arguments (none given, one listed twice, a blank field, a value off the list): " +
+	"only a malformed call reaches it, whatever the world holds; a refusal resting on an argument the caller's request does not " +
+	"make wrong fails an agent that carries the request out correctly (tempting-faithful), so no kept scenario aims at it"
 
 // Uncaught lists the mutants of a kind the suite does not catch.
 func (r Report) Uncaught(kind string) []Mutant {
@@ -380,8 +393,11 @@ func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []sc
 	hb := &suite.HandlerBranches{Total: len(branches), Uncovered: []suite.BranchNote{}}
 	for _, b := range branches {
 		class := &hb.RuleBranches
-		if b.Guard() {
+		switch b.Class {
+		case script.ClassExistence:
 			class = &hb.ExistenceGuards
+		case script.ClassArgument:
+			class = &hb.ArgumentChecks
 		}
 		class.Total++
 		if reached[b.At()] {

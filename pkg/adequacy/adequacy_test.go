@@ -83,7 +83,7 @@ func TestMeasureRetail(t *testing.T) {
 		t.Errorf("the redundant guard: %+v, want reached and not caught", m)
 	}
 	reason := by[at(guardLine+3)] // "if reason not in REASONS", shifted by the guard
-	if reason.Kind != KindBranch || reason.Reached != 0 || reason.Caught || !strings.Contains(reason.Why, "no kept scenario") {
+	if reason.Kind != KindBranch || reason.Reached != 0 || reason.Caught || reason.Why != ArgumentWhy {
 		t.Errorf("the reason branch: %+v, want unreached and uncaught", reason)
 	}
 	if m := by["verify-identity"]; !m.Caught || m.Reached == 0 {
@@ -97,13 +97,13 @@ func TestMeasureRetail(t *testing.T) {
 	if m := by["lib/orders.star:19"]; m.Class != script.ClassExistence || m.Reached != 0 || m.Caught || m.Why != GuardWhy {
 		t.Errorf("the order's existence guard: %+v", m)
 	}
-	if reason.Class != script.ClassRule {
-		t.Errorf("the reason branch's class = %q, want a rule", reason.Class)
+	if reason.Class != script.ClassArgument {
+		t.Errorf("the reason branch's class = %q, want an argument check", reason.Class)
 	}
-	if rep.ExistenceGuards == 0 || rep.RuleBranches+rep.ExistenceGuards != rep.Branches ||
-		rep.RuleBranchesCaught+rep.ExistenceGuardsCaught != rep.BranchesCaught {
-		t.Errorf("classes: %d rule branches (%d caught), %d guards (%d caught), of %d (%d caught)", rep.RuleBranches,
-			rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.Branches, rep.BranchesCaught)
+	if rep.ExistenceGuards == 0 || rep.ArgumentChecks == 0 || rep.RuleBranches+rep.ExistenceGuards+rep.ArgumentChecks != rep.Branches ||
+		rep.RuleBranchesCaught+rep.ExistenceGuardsCaught+rep.ArgumentChecksCaught != rep.BranchesCaught {
+		t.Errorf("classes: %d rule branches (%d caught), %d guards (%d caught), %d argument checks (%d caught), of %d (%d caught)", rep.RuleBranches,
+			rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.ArgumentChecks, rep.ArgumentChecksCaught, rep.Branches, rep.BranchesCaught)
 	}
 
 	// Without the guard the lib's status check is the only one: the refused
@@ -133,10 +133,10 @@ func TestMeasureRetail(t *testing.T) {
 	if hb.Total != rep.Branches || hb.Covered == 0 || hb.Covered+len(hb.Uncovered) != hb.Total {
 		t.Fatalf("handler branches %+v, want %d in all", hb, rep.Branches)
 	}
-	if hb.ExistenceGuards.Total != rep.ExistenceGuards || hb.RuleBranches.Total != rep.RuleBranches ||
-		hb.RuleBranches.Covered+hb.ExistenceGuards.Covered != hb.Covered {
-		t.Errorf("handler branches by class %+v / %+v, want %d rule branches and %d guards as adequacy classes them",
-			hb.RuleBranches, hb.ExistenceGuards, rep.RuleBranches, rep.ExistenceGuards)
+	if hb.ExistenceGuards.Total != rep.ExistenceGuards || hb.RuleBranches.Total != rep.RuleBranches || hb.ArgumentChecks.Total != rep.ArgumentChecks ||
+		hb.RuleBranches.Covered+hb.ExistenceGuards.Covered+hb.ArgumentChecks.Covered != hb.Covered {
+		t.Errorf("handler branches by class %+v / %+v / %+v, want %d rule branches, %d guards and %d argument checks as adequacy classes them",
+			hb.RuleBranches, hb.ExistenceGuards, hb.ArgumentChecks, rep.RuleBranches, rep.ExistenceGuards, rep.ArgumentChecks)
 	}
 	class := map[string]string{}
 	for _, m := range rep.Mutants {

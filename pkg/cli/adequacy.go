@@ -98,8 +98,11 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 			caught, note = "yes", m.By
 		}
 		kind := m.Kind
-		if m.Class == script.ClassExistence {
+		switch m.Class {
+		case script.ClassExistence:
 			kind = "guard"
+		case script.ClassArgument:
+			kind = "argument"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", kind, m.At, caught, m.Reached, note)
 	}
@@ -108,8 +111,9 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 
 // branchesLine is the branches' figure, by class: an existence guard is
 // reached only when a read finds nothing, and no kept refusal may rest on a
-// record that does not exist, so the guards are counted apart.
+// record that does not exist; an argument check only by a malformed call,
+// which no honest request makes: both are counted apart.
 func branchesLine(rep adequacy.Report) string {
-	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record)",
-		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught)
+	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record; %d argument checks: %d caught, only a malformed call reaches them)",
+		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.ArgumentChecks, rep.ArgumentChecksCaught)
 }

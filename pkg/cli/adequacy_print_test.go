@@ -10,21 +10,23 @@ import (
 )
 
 // The headline gives the branches by class, and the table marks an
-// existence guard as one.
+// existence guard and an argument check as such.
 func TestPrintAdequacyClasses(t *testing.T) {
-	rep := adequacy.Report{Scenarios: 3, Branches: 3, BranchesCaught: 1, RuleBranches: 2, RuleBranchesCaught: 1, ExistenceGuards: 1,
+	rep := adequacy.Report{Scenarios: 3, Branches: 4, BranchesCaught: 1, RuleBranches: 2, RuleBranchesCaught: 1, ExistenceGuards: 1, ArgumentChecks: 1,
 		Mutants: []adequacy.Mutant{
 			{Kind: adequacy.KindBranch, At: "h.star:3", Class: script.ClassRule, Caught: true, Reached: 1, By: "s1"},
 			{Kind: adequacy.KindBranch, At: "h.star:5", Class: script.ClassRule, Why: "w"},
 			{Kind: adequacy.KindBranch, At: "lib/l.star:4", Class: script.ClassExistence, Why: adequacy.GuardWhy},
+			{Kind: adequacy.KindBranch, At: "lib/l.star:9", Class: script.ClassArgument, Why: adequacy.ArgumentWhy},
 		}}
 	var b bytes.Buffer
 	printAdequacy(&b, "out", "dir", rep)
 	got := b.String()
 	for _, want := range []string{
-		"branches caught 1/3 (2 rule branches: 1 caught; 1 existence guards: 0 caught, no kept refusal may rest on a missing record)\n",
-		"guard   lib/l.star:4",
-		"branch  h.star:5",
+		"branches caught 1/4 (2 rule branches: 1 caught; 1 existence guards: 0 caught, no kept refusal may rest on a missing record; 1 argument checks: 0 caught, only a malformed call reaches them)\n",
+		"guard     lib/l.star:4",
+		"branch    h.star:5",
+		"argument  lib/l.star:9",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)

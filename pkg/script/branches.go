@@ -36,8 +36,9 @@ type Branch struct {
 	Message string `json:"message,omitempty"`
 	// Tools are the tools whose handlers reach the branch, sorted.
 	Tools []string `json:"tools"`
-	// Class is ClassRule or ClassExistence (an existence guard: reached
-	// only when a database read finds nothing).
+	// Class is ClassRule, ClassExistence (an existence guard: reached
+	// only when a database read finds nothing) or ClassArgument (reached
+	// only by a call whose arguments alone are wrong).
 	Class string `json:"class"`
 }
 
@@ -175,11 +176,23 @@ type funcIndex struct {
 	reads   map[*fn]bool
 	vars    map[*fn]map[string]bool
 	settled bool
+	args    *argTaint // argument-derived names, computed on first use
+	// consts are each file's top-level names bound once by =, with the
+	// value (nil when bound more than once).
+	consts map[string]map[string]syntax.Expr
+}
+
+// taint is the index's argument taint, computed once.
+func (ix *funcIndex) taint() *argTaint {
+	if ix.args == nil {
+		ix.args = ix.argumentTaint()
+	}
+	return ix.args
 }
 
 func newFuncIndex(files map[string]*syntax.File) *funcIndex {
 	ix := &funcIndex{defs: map[string]map[string]*fn{}, aliases: map[string]map[string][2]string{}, refuses: map[*fn]bool{},
-		reads: map[*fn]bool{}, vars: map[*fn]map[string]bool{}}
+		reads: map[*fn]bool{}, vars: map[*fn]map[string]bool{}, consts: map[string]map[string]syntax.Expr{}}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -189,8 +202,19 @@ func newFuncIndex(files map[string]*syntax.File) *funcIndex {
 		f := files[name]
 		ix.defs[name] = map[string]*fn{}
 		ix.aliases[name] = map[string][2]string{}
+		ix.consts[name] = map[string]syntax.Expr{}
 		for _, s := range f.Stmts {
 			switch s := s.(type) {
+			case *syntax.AssignStmt:
+				for _, n := range boundNames(s.LHS) {
+					_, again := ix.consts[name][n]
+					id, plain := s.LHS.(*syntax.Ident)
+					if again || !plain || s.Op != syntax.EQ || id.Name != n {
+						ix.consts[name][n] = nil
+					} else {
+						ix.consts[name][n] = s.RHS
+					}
+				}
 			case *syntax.DefStmt:
 				d := &fn{file: name, def: s}
 				ix.defs[name][s.Name.Name] = d

@@ -236,7 +236,7 @@ func FuzzFileBranches(f *testing.F) {
 			if b.Line < 1 || b.Line > lines || b.Refuses < b.Line || b.Refuses > lines {
 				t.Fatalf("branch %+v outside the source's %d lines", b, lines)
 			}
-			if b.Class != ClassRule && b.Class != ClassExistence {
+			if b.Class != ClassRule && b.Class != ClassExistence && b.Class != ClassArgument {
 				t.Fatalf("branch %+v has no class", b)
 			}
 		}
@@ -375,6 +375,81 @@ def handle(args, db):
 	for _, b := range fb {
 		if want := b.Message == "g" || b.Message == "h" || b.Message == "o"; want != (b.Class == ClassRule && !strings.HasPrefix(b.Message, "R")) {
 			t.Errorf("file branch %s %q: class %s", b.At(), b.Message, b.Class)
+		}
+	}
+}
+
+// Argument checks are told from the syntax tree: the branch's own
+// condition reads nothing but the call's arguments, constants and
+// literals — through locals, loops, a set filled with arguments, and the
+// parameters of a lib function every call passes arguments to. One value
+// from the database anywhere on the way makes the branch a rule.
+func TestArgumentChecks(t *testing.T) {
+	c := &contract.Contract{Sources: map[string]string{
+		"lib/check.star": `
+KINDS = ["a", "b"]
+
+def each_once(ids):
+    seen = set()
+    for i in ids:
+        if i in seen:
+            refuse("A1")
+        seen.add(i)
+
+def against(rows, ids):
+    if len(rows) != len(ids):
+        refuse("R1")
+
+def mixed(v):
+    if v == "":
+        refuse("R2")
+`,
+		"handlers/h.star": `
+load("lib/check.star", "each_once", "against", "mixed", kinds="KINDS")
+
+LIMIT = 5
+
+def handle(args, db):
+    ids = args["ids"]
+    if len(ids) == 0:
+        refuse("A2")
+    each_once(ids)
+    if args["kind"] not in kinds:
+        refuse("A3")
+    parts = [args["street"], args["city"]]
+    for p in parts:
+        if p.strip() == "":
+            refuse("A4")
+    if args["n"] > LIMIT:
+        refuse("A5")
+    rows = db.query("SELECT * FROM things")
+    against(rows, ids)
+    row = db.one("SELECT * FROM things WHERE id = $1", ids[0])
+    mixed(args["x"])
+    mixed(row["x"])
+    got = []
+    for r in rows:
+        got.append(r["id"])
+    if ids[0] in got:
+        refuse("R3")
+    if args["n"] > row["max"]:
+        refuse("R4")
+    if row["status"] != args["status"]:
+        refuse("R5")
+    return row
+`,
+	}, Tools: []contract.Tool{{Name: "h"}}}
+	bs, err := Branches(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 10 {
+		t.Fatalf("%d branches, want 10: %s", len(bs), branchLines(bs))
+	}
+	for _, b := range bs {
+		arg := strings.HasPrefix(b.Message, "A")
+		if arg != (b.Class == ClassArgument) || !arg && b.Class != ClassRule {
+			t.Errorf("branch %s %q: class %s", b.At(), b.Message, b.Class)
 		}
 	}
 }

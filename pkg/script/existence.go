@@ -41,6 +41,9 @@ func (ix *funcIndex) classOf(d *fn, path []cond) string {
 	if (emptiness{ix: ix, file: d.file, vars: ix.readVars(d)}).any(path) {
 		return ClassExistence
 	}
+	if ix.taint().argumentCheck(d, path) {
+		return ClassArgument
+	}
 	return ClassRule
 }
 

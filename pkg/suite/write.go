@@ -58,13 +58,15 @@ type ReportExtra struct {
 // HandlerBranches is how many of the handlers' refusal branches (each if
 // arm whose block refuses, read from the syntax tree) the kept scenarios'
 // tempting acts refuse at when the handlers run, in all and by class: rule
-// branches, and existence guards (reached only when a database read finds
-// nothing, which no kept refusal rests on when a named record is missing).
+// branches, existence guards (reached only when a database read finds
+// nothing, which no kept refusal rests on when a named record is missing)
+// and argument checks (reached only by a malformed call).
 type HandlerBranches struct {
 	Covered         int          `json:"covered"`
 	Total           int          `json:"total"`
 	RuleBranches    BranchCount  `json:"rule_branches"`
 	ExistenceGuards BranchCount  `json:"existence_guards"`
+	ArgumentChecks  BranchCount  `json:"argument_checks"`
 	Uncovered       []BranchNote `json:"uncovered"`
 }
 
