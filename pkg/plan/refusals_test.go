@@ -28,10 +28,10 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	}{
 		{"retail", []string{
 			"handlers/modify_pending_order_items.star:11", // state: items modified once
-			"lib/orders.star:113",                          // choice: a gift card short of the total
-			"lib/orders.star:101",                          // choice: a variant not available
-			"lib/orders.star:31",                           // another customer's card
-			RuleRefusal + "one-user-per-conversation",      // another customer's order
+			"lib/orders.star:113",                         // choice: a gift card short of the total
+			"lib/orders.star:101",                         // choice: a variant not available
+			"lib/orders.star:31",                          // another customer's card
+			RuleRefusal + "one-user-per-conversation",     // another customer's order
 		}, map[string]string{
 			"lib/orders.star:31":                      "payment_methods",
 			RuleRefusal + "one-user-per-conversation": "orders",
