@@ -205,7 +205,7 @@ func fmtTruth(c contractgen.Contract) string {
 			b.WriteString(" " + a.Name + a.Ref + strings.Join(a.Also, ",") + strconv.FormatBool(a.XRef))
 		}
 		for _, br := range t.Branches {
-			b.WriteString(" " + br.At + br.Reason)
+			b.WriteString(" " + br.At + br.Reason + br.Column)
 		}
 	}
 	for _, u := range c.UseCases {

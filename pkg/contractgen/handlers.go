@@ -29,7 +29,7 @@ func (g *gen) verifyByName() *toolSpec {
 		p.pk, p.status, p.table, p.first, p.last, p.birth)
 	s.add("                 args[%q].strip(), args[%q].strip(), args[%q].strip())", f, l, d)
 	s.refuseIf(1, "row == None", fmt.Sprintf("%q", "no "+p.kind.singular+" matches that name and date of birth"), "missing")
-	s.refuseIf(1, fmt.Sprintf("row[%q] != \"active\"", p.status), fmt.Sprintf("\"this account is %%s; only a person can help\" %% row[%q]", p.status), "status")
+	s.refuseOn(1, fmt.Sprintf("row[%q] != \"active\"", p.status), fmt.Sprintf("\"this account is %%s; only a person can help\" %% row[%q]", p.status), "status", p.table+"."+p.status)
 	s.add("    return row[%q]", p.pk)
 	return t
 }
@@ -55,8 +55,8 @@ func (g *gen) verifyByContact() *toolSpec {
 	s.add("        digits = \"1\" + digits")
 	s.add("    row = db.one(\"SELECT %s, %s, %s FROM %s WHERE lower(%s) = $1\", email)", p.pk, p.phone, p.status, p.table, p.email)
 	s.refuseIf(1, "row == None", fmt.Sprintf("%q", "no account uses that email address"), "missing")
-	s.refuseIf(1, fmt.Sprintf("row[%q] != \"+\" + digits", p.phone), fmt.Sprintf("%q", "the phone number does not match the account"), "identity")
-	s.refuseIf(1, fmt.Sprintf("row[%q] != \"active\"", p.status), fmt.Sprintf("\"this account is %%s; only a person can help\" %% row[%q]", p.status), "status")
+	s.refuseOn(1, fmt.Sprintf("row[%q] != \"+\" + digits", p.phone), fmt.Sprintf("%q", "the phone number does not match the account"), "identity", p.table+"."+p.phone)
+	s.refuseOn(1, fmt.Sprintf("row[%q] != \"active\"", p.status), fmt.Sprintf("\"this account is %%s; only a person can help\" %% row[%q]", p.status), "status", p.table+"."+p.status)
 	s.add("    return row[%q]", p.pk)
 	return t
 }
@@ -98,7 +98,7 @@ func (g *gen) getTool(r *resource) *toolSpec {
 	s.add("def handle(args, db):")
 	g.loadRow(s, r, ra)
 	if owner {
-		s.refuseIf(1, fmt.Sprintf("row[\"owner_key\"] != args[%q]", pa), fmt.Sprintf("\"%s %%s is not on this account\" %% args[%q]", r.kind.noun, ra), "ownership")
+		s.refuseOn(1, fmt.Sprintf("row[\"owner_key\"] != args[%q]", pa), fmt.Sprintf("\"%s %%s is not on this account\" %% args[%q]", r.kind.noun, ra), "ownership", r.ownerColumn())
 	}
 	s.add("    out = {%q: row[%q], \"status\": row[%q], %q: row[%q], \"amount\": row[%q], \"starts\": row[%q], \"ends\": row[%q]}",
 		r.kind.noun, r.pk, r.statusCol, r.kindCol, r.kindCol, r.amountCol, r.startsCol, r.endsCol)
@@ -131,10 +131,10 @@ func (g *gen) cancelTool(r *resource) *toolSpec {
 	s := t.star
 	s.add("def handle(args, db):")
 	g.loadRow(s, r, ra)
-	s.refuseIf(1, fmt.Sprintf("row[\"owner_key\"] != args[%q]", pa), fmt.Sprintf("\"%s %%s is not on this account\" %% args[%q]", r.kind.noun, ra), "ownership")
-	s.refuseIf(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
-		fmt.Sprintf("\"%s %%s is %%s; only %s ones can be cancelled\" %% (args[%q], row[%q])", r.kind.noun, r.statuses[0], ra, r.statusCol), "status")
-	s.refuseIf(1, fmt.Sprintf("row[%q] <= now[:10]", r.startsCol), fmt.Sprintf("\"%s %%s has already started\" %% args[%q]", r.kind.noun, ra), "date")
+	s.refuseOn(1, fmt.Sprintf("row[\"owner_key\"] != args[%q]", pa), fmt.Sprintf("\"%s %%s is not on this account\" %% args[%q]", r.kind.noun, ra), "ownership", r.ownerColumn())
+	s.refuseOn(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
+		fmt.Sprintf("\"%s %%s is %%s; only %s ones can be cancelled\" %% (args[%q], row[%q])", r.kind.noun, r.statuses[0], ra, r.statusCol), "status", r.table+"."+r.statusCol)
+	s.refuseOn(1, fmt.Sprintf("row[%q] <= now[:10]", r.startsCol), fmt.Sprintf("\"%s %%s has already started\" %% args[%q]", r.kind.noun, ra), "date", r.table+"."+r.startsCol)
 	s.add("    db.execute(\"UPDATE %s SET %s = '%s', %s = $2::timestamptz WHERE %s = $1\", args[%q], now)",
 		r.table, r.statusCol, r.statuses[2], r.closedCol, r.pk, ra)
 	s.add("    return {%q: args[%q], \"status\": %q}", r.kind.noun, ra, r.statuses[2])
@@ -159,8 +159,8 @@ func (g *gen) refundTool(r *resource) *toolSpec {
 	s.add("def handle(args, db):")
 	s.add("    amount = args[%q] + 0.0", am)
 	g.loadRow(s, r, ra)
-	s.refuseIf(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[1]),
-		fmt.Sprintf("\"only %s %ss can be credited; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[1], r.kind.noun, ra, r.statusCol), "status")
+	s.refuseOn(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[1]),
+		fmt.Sprintf("\"only %s %ss can be credited; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[1], r.kind.noun, ra, r.statusCol), "status", r.table+"."+r.statusCol)
 	s.refuseIf(1, "amount <= 0", `"the amount must be positive"`, "amount")
 	s.add("    done = db.one(\"SELECT coalesce(sum(amount), 0) AS s FROM %s WHERE %s = $1 AND kind = 'refund'\", args[%q])", r.events, r.eventFK, ra)
 	s.add("    left = row[%q] - done[\"s\"]", r.amountCol)
@@ -187,9 +187,9 @@ func (g *gen) changeTool(r *resource) *toolSpec {
 	s := t.star
 	s.add("def handle(args, db):")
 	g.loadRow(s, r, ra)
-	s.refuseIf(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
-		fmt.Sprintf("\"only %s %ss can be changed; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[0], r.kind.noun, ra, r.statusCol), "status")
-	s.refuseIf(1, fmt.Sprintf("row[%q] == args[%q]", r.kindCol, ka), fmt.Sprintf("\"%s %%s is already %%s\" %% (args[%q], args[%q])", r.kind.noun, ra, ka), "unchanged")
+	s.refuseOn(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
+		fmt.Sprintf("\"only %s %ss can be changed; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[0], r.kind.noun, ra, r.statusCol), "status", r.table+"."+r.statusCol)
+	s.refuseOn(1, fmt.Sprintf("row[%q] == args[%q]", r.kindCol, ka), fmt.Sprintf("\"%s %%s is already %%s\" %% (args[%q], args[%q])", r.kind.noun, ra, ka), "unchanged", r.table+"."+r.kindCol)
 	s.add("    db.execute(\"UPDATE %s SET %s = $2 WHERE %s = $1\", args[%q], args[%q])", r.table, r.kindCol, r.pk, ra, ka)
 	s.add("    return {%q: args[%q], %q: args[%q]}", r.kind.noun, ra, r.kindCol, ka)
 	return t
@@ -209,8 +209,8 @@ func (g *gen) addTool(r *resource) *toolSpec {
 	s.add("    amount = args[%q] + 0.0", am)
 	s.add("    text = args[%q].strip()", da)
 	g.loadRow(s, r, ra)
-	s.refuseIf(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
-		fmt.Sprintf("\"lines can only be added to %s %ss; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[0], r.kind.noun, ra, r.statusCol), "status")
+	s.refuseOn(1, fmt.Sprintf("row[%q] != %q", r.statusCol, r.statuses[0]),
+		fmt.Sprintf("\"lines can only be added to %s %ss; %%s is %%s\" %% (args[%q], row[%q])", r.statuses[0], r.kind.noun, ra, r.statusCol), "status", r.table+"."+r.statusCol)
 	s.refuseIf(1, "amount <= 0 or amount > 500", `"a line's amount must be above 0 and at most 500"`, "amount")
 	s.add("    last = db.one(\"SELECT coalesce(max(line_no), 0) AS n FROM %s WHERE %s = $1\", args[%q])", r.lines, r.lineFK, ra)
 	s.refuseIf(1, "last[\"n\"] >= 99", fmt.Sprintf("\"%s %%s has no room for another line\" %% args[%q]", r.kind.noun, ra), "limit")
@@ -236,7 +236,7 @@ func (g *gen) emailTool() *toolSpec {
 	s.add("def handle(args, db):")
 	s.add("    who = db.one(\"SELECT %s, %s, %s FROM %s WHERE %s = $1\", args[%q])", p.pk, p.email, p.status, p.table, p.pk, pa)
 	s.refuseIf(1, "who == None", fmt.Sprintf("\"no %s %%s\" %% args[%q]", p.kind.singular, pa), "missing")
-	s.refuseIf(1, fmt.Sprintf("who[%q] != \"active\"", p.status), fmt.Sprintf("\"the account is %%s\" %% who[%q]", p.status), "status")
+	s.refuseOn(1, fmt.Sprintf("who[%q] != \"active\"", p.status), fmt.Sprintf("\"the account is %%s\" %% who[%q]", p.status), "status", p.table+"."+p.status)
 	s.add("    target = args[%q].strip().lower()", ea)
 	s.refuseIf(1, "\"@\" not in target", `"that is not an email address"`, "format")
 	s.refuseIf(1, fmt.Sprintf("target == who[%q]", p.email), `"that is already the account's email address"`, "unchanged")
@@ -257,10 +257,10 @@ func (g *gen) tierTool() *toolSpec {
 	s.add("def handle(args, db):")
 	s.add("    who = db.one(\"SELECT %s, %s, %s FROM %s WHERE %s = $1\", args[%q])", p.pk, p.status, p.tier, p.table, p.pk, pa)
 	s.refuseIf(1, "who == None", fmt.Sprintf("\"no %s %%s\" %% args[%q]", p.kind.singular, pa), "missing")
-	s.refuseIf(1, fmt.Sprintf("who[%q] != \"active\"", p.status), fmt.Sprintf("\"the account is %%s\" %% who[%q]", p.status), "status")
+	s.refuseOn(1, fmt.Sprintf("who[%q] != \"active\"", p.status), fmt.Sprintf("\"the account is %%s\" %% who[%q]", p.status), "status", p.table+"."+p.status)
 	s.add("    cur = db.one(\"SELECT rank FROM %s WHERE code = $1\", who[%q])", ti.table, p.tier)
 	s.add("    target = db.one(\"SELECT rank FROM %s WHERE code = $1\", args[%q])", ti.table, ta)
-	s.refuseIf(1, "target[\"rank\"] <= cur[\"rank\"]", fmt.Sprintf("\"the account is on %%s; only a move up is possible\" %% who[%q]", p.tier), "rank")
+	s.refuseOn(1, "target[\"rank\"] <= cur[\"rank\"]", fmt.Sprintf("\"the account is on %%s; only a move up is possible\" %% who[%q]", p.tier), "rank", p.table+"."+p.tier)
 	s.add("    db.execute(\"UPDATE %s SET %s = $2 WHERE %s = $1\", args[%q], args[%q])", p.table, p.tier, p.pk, pa, ta)
 	s.add("    return {%q: args[%q], %q: args[%q]}", p.pk, pa, ti.noun, ta)
 	return t

@@ -44,9 +44,14 @@ func (s *star) add(format string, a ...any) {
 // refuseIf writes `if cond:` / `refuse(msg)` at the given indent and records
 // the branch at the line of the `if`.
 func (s *star) refuseIf(indent int, cond, msg, reason string) {
+	s.refuseOn(indent, cond, msg, reason, "")
+}
+
+// refuseOn is refuseIf for a branch the value of column decides.
+func (s *star) refuseOn(indent int, cond, msg, reason, column string) {
 	pad := strings.Repeat("    ", indent)
 	s.add("%sif %s:", pad, cond)
-	s.br = append(s.br, Branch{At: fmt.Sprintf("%s:%d", s.file, len(s.lines)), Reason: reason})
+	s.br = append(s.br, Branch{At: fmt.Sprintf("%s:%d", s.file, len(s.lines)), Reason: reason, Column: column})
 	s.add("%s    refuse(%s)", pad, msg)
 }
 

@@ -58,8 +58,12 @@ type Arg struct {
 type Branch struct {
 	At string // handlers/<tool>.star:LINE, the line of the `if`
 	// Reason is one word: missing (an existence guard), status, ownership,
-	// date, amount, identity, unchanged, taken, limit.
+	// date, amount, identity, unchanged, taken, limit, format, rank.
 	Reason string
+	// Column is the table.column of the row whose value decides the branch
+	// (a status, an owner, a start date); "" when an argument's value alone
+	// decides it (an amount, an address already taken).
+	Column string
 }
 
 // Guard reports whether the branch is an existence guard: it refuses only

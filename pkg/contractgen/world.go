@@ -102,6 +102,15 @@ func (r *resource) rowSQL(p *person) string {
 		r.parent.owner, r.table, r.parent.table, r.parent.pk, r.parentCol, r.pk)
 }
 
+// ownerColumn is the table.column that says whose a record is: its owner
+// column, or the column naming the record it hangs off.
+func (r *resource) ownerColumn() string {
+	if r.parent == nil {
+		return r.table + "." + r.owner
+	}
+	return r.table + "." + r.parentCol
+}
+
 // listSQL lists a person's records.
 func (r *resource) listSQL() string {
 	cols := fmt.Sprintf("%s, %s, %s, %s", r.pk, r.statusCol, r.startsCol, r.amountCol)
