@@ -57,7 +57,7 @@ $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 bench: ## benchmarks, the quota targets and the quota matrix (hours; figures in docs/BENCHMARKS.md)
-	SUITEGEN_BENCH=1 $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem -timeout 30m ./pkg/...
+	SUITEGEN_BENCH=1 $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -benchmem -timeout 90m ./pkg/...
 	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaTargets' -v -count=1 -timeout 60m ./pkg/e2e/
 	SUITEGEN_BENCH=1 $(GO) test -run 'TestQuotaMatrix' -v -count=1 -timeout 3h ./pkg/e2e/
 
