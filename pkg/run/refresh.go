@@ -67,8 +67,8 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	if err != nil {
 		return fail(err)
 	}
-	// Served under the run over the suite for as long as it lasts, which is
-	// what makes them scrapeable (docs/METRICS.md).
+	// Counted under this run, whose metrics are served while it writes; a
+	// bare check ends too soon to be scraped (docs/METRICS.md).
 	j.mx.For(res.RunID).Reproved(rep.Checked-len(rep.Stale), len(rep.Stale))
 	asked, seed := recorded(w)
 	var f folding
