@@ -155,6 +155,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	defer in.close(ctx)
+	in.qc.Acks = mx // acks that meet a transient failure, by how they end
 	q, err := in.queue(ctx)
 	if err != nil {
 		return jobError(err)

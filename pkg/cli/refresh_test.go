@@ -608,6 +608,11 @@ func TestReviseDeterministic(t *testing.T) {
 		if len(o.Replaced) != len(chosen) || o.Run == "" {
 			t.Fatalf("revise with %s writer(s) revised %d of %d:\n%s", writers, len(o.Replaced), len(chosen), text)
 		}
+		// refresh.json holds the revision's counts (docs/METRICS.md): every
+		// chosen scenario revised or kept as it was.
+		if o.Asked != len(chosen) || len(o.Replaced)+len(o.NotKept) != o.Asked {
+			t.Errorf("refresh.json: asked %d, %d replaced, %d not kept; %d chosen", o.Asked, len(o.Replaced), len(o.NotKept), len(chosen))
+		}
 		for p, b := range files {
 			files[p] = bytes.ReplaceAll(b, []byte(o.Run), []byte("RUN"))
 		}

@@ -33,6 +33,21 @@ const (
 // Outcomes lists every model call outcome; InitModel starts each at zero.
 var Outcomes = []string{OutcomeOK, OutcomeRateLimited, OutcomeError, OutcomeTimeout, OutcomeCanceled}
 
+// Outcomes of an ack that met a transient failure, the values of the outcome
+// label of AcksRetried: confirmed on a later try, or given up unconfirmed.
+const (
+	AckConfirmed = "confirmed"
+	AckGaveUp    = "gave_up"
+)
+
+// Results of re-proving a written suite's scenario, the values of the
+// result label of ScenariosReproved: it still proves (fresh) or no longer
+// does (stale).
+const (
+	ResultFresh = "fresh"
+	ResultStale = "stale"
+)
+
 // Token kinds, the values of the kind label of ModelTokens. Cached prompt
 // tokens are counted inside prompt and reasoning tokens inside completion,
 // as providers report them.
@@ -70,12 +85,18 @@ type Metrics struct {
 	SlicesRedelivered  prometheus.Counter // writer: deliveries with a delivery count above 1
 	SlicesDeadLettered prometheus.Counter // slices whose deliveries ran out, recorded in the ledger
 	OutagePauses       prometheus.Counter // writer: pauses on a held slice for an outage of its servers
+	// writer: acks that met a transient failure, by {outcome} (AckConfirmed,
+	// AckGaveUp); AckRetried records them.
+	AcksRetried *prometheus.CounterVec
 
 	// Scenarios.
 	ScenariosSubmitted prometheus.Counter     // submissions to the gates
 	ScenariosProved    prometheus.Counter     // submissions that passed every gate and were journalled
 	ScenariosRefused   *prometheus.CounterVec // {gate, code}: submissions a gate refused
 	ScenariosAsked     prometheus.Gauge       // the run's target scenario count
+	// A written suite's scenarios re-proved before a run over it (run
+	// --update, --into, revise), by {result} (ResultFresh, ResultStale).
+	ScenariosReproved *prometheus.CounterVec
 
 	// Buckets by state (planner, from the ledger).
 	Buckets *prometheus.GaugeVec // {state}
@@ -120,6 +141,7 @@ type Metrics struct {
 // run's view of them.
 type family struct {
 	slicesPublished, slicesAcked, slicesRedelivered, slicesDeadLettered, outagePauses *prometheus.CounterVec
+	acksRetried, scenariosReproved                                                    *prometheus.CounterVec
 	slicesInFlight                                                                    *prometheus.GaugeVec
 	scenariosSubmitted, scenariosProved, scenariosRefused                             *prometheus.CounterVec
 	scenariosAsked, buckets                                                           *prometheus.GaugeVec
@@ -172,12 +194,14 @@ func New(reg prometheus.Registerer, run, role string) *Metrics {
 		slicesRedelivered:  counter("slices_redelivered_total", "Slice deliveries that were redeliveries (delivery count above 1)."),
 		slicesDeadLettered: counter("slices_dead_lettered_total", "Slices whose deliveries ran out, recorded in the ledger as dead letters."),
 		outagePauses:       counter("outage_pauses_total", "Times a writer paused on the slice it holds because its database or queue did not answer, spending none of the slice's deliveries."),
+		acksRetried:        counter("acks_retried_total", "Slice acks that met a transient failure, by outcome: confirmed on a later try, or gave_up (not confirmed).", "outcome"),
 
 		scenariosSubmitted: counter("scenarios_submitted_total", "Scenarios submitted to the gates."),
 		scenariosProved:    counter("scenarios_proved_total", "Scenarios that passed every gate and were journalled in the ledger."),
 		scenariosRefused:   counter("scenarios_refused_total", "Scenario submissions refused, by gate and refusal code.", "gate", "code"),
 		scenariosAsked:     gauge("scenarios_asked", "Scenarios the run was asked for (its target)."),
 		buckets:            gauge("buckets", "Plan buckets by ledger state (open, claimed, done, blocked).", "state"),
+		scenariosReproved:  counter("scenarios_reproved_total", "Scenarios of a written suite re-proved against its contract before a run over it, by result: fresh (still proves) or stale.", "result"),
 
 		modelCalls:        counter("model_calls_total", "Model provider calls, by model and outcome.", "model", "outcome"),
 		modelCallDuration: histogram("model_call_duration_seconds", "Wall time of one model provider call from request to answer; the wait for the shared quota is limiter_wait_seconds.", ModelCallBuckets, "model"),
@@ -265,12 +289,14 @@ func (f *family) bind(run string) *Metrics {
 		SlicesRedelivered:  counter(f.slicesRedelivered),
 		SlicesDeadLettered: counter(f.slicesDeadLettered),
 		OutagePauses:       counter(f.outagePauses),
+		AcksRetried:        f.acksRetried.MustCurryWith(cur),
 
 		ScenariosSubmitted: counter(f.scenariosSubmitted),
 		ScenariosProved:    counter(f.scenariosProved),
 		ScenariosRefused:   f.scenariosRefused.MustCurryWith(cur),
 		ScenariosAsked:     gauge(f.scenariosAsked),
 		Buckets:            f.buckets.MustCurryWith(cur),
+		ScenariosReproved:  f.scenariosReproved.MustCurryWith(cur),
 
 		ModelCalls:        f.modelCalls.MustCurryWith(cur),
 		ModelCallDuration: f.modelCallDuration.MustCurryWith(cur),
@@ -306,6 +332,10 @@ func (f *family) bind(run string) *Metrics {
 		}
 		m.TokensPerKept.WithLabelValues(KindPrompt)
 		m.TokensPerKept.WithLabelValues(KindCompletion)
+		m.AcksRetried.WithLabelValues(AckConfirmed)
+		m.AcksRetried.WithLabelValues(AckGaveUp)
+		m.ScenariosReproved.WithLabelValues(ResultFresh)
+		m.ScenariosReproved.WithLabelValues(ResultStale)
 		m.initRefusals()
 	}
 	f.byRun[run] = m
@@ -370,6 +400,24 @@ func (m *Metrics) InitModel(model string) {
 	}
 	m.ModelCost.WithLabelValues(model)
 	m.ModelRateLimited.WithLabelValues(model)
+}
+
+// AckRetried counts one ack of a slice of run that met a transient failure:
+// confirmed on a later try, or given up. It makes Metrics a queue's
+// AckReporter (queue.Config.Acks).
+func (m *Metrics) AckRetried(run string, confirmed bool) {
+	outcome := AckGaveUp
+	if confirmed {
+		outcome = AckConfirmed
+	}
+	m.For(run).AcksRetried.WithLabelValues(outcome).Inc()
+}
+
+// Reproved counts what re-proving a written suite found: fresh scenarios
+// still prove against the contract, stale ones no longer do.
+func (m *Metrics) Reproved(fresh, stale int) {
+	m.ScenariosReproved.WithLabelValues(ResultFresh).Add(float64(fresh))
+	m.ScenariosReproved.WithLabelValues(ResultStale).Add(float64(stale))
 }
 
 // Refused counts one submission refused by gate with code.

@@ -55,8 +55,8 @@ func registered(t *testing.T) []string {
 
 func TestNamesAndLint(t *testing.T) {
 	names := registered(t)
-	if len(names) != 31 {
-		t.Errorf("registered %d families, want 31: %v", len(names), names)
+	if len(names) != 33 {
+		t.Errorf("registered %d families, want 33: %v", len(names), names)
 	}
 	for _, n := range names {
 		if !strings.HasPrefix(n, "suitegen_") {
@@ -156,6 +156,41 @@ suitegen_limiter_tokens_available{role="writer"} 9
 	}
 	if got := testutil.ToFloat64(b.ModelTokens.WithLabelValues("m", metrics.KindPrompt)); got != 0 {
 		t.Errorf("run-b prompt tokens = %v, want 0", got)
+	}
+}
+
+// TestAckRetriedAndReproved: a writer's unbound metrics count each ack
+// under its slice's run, by outcome; a run's view counts a re-proved suite
+// by result; every label of both exists at 0 in a run's view from the start.
+func TestAckRetriedAndReproved(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w := metrics.New(reg, "", "writer")
+	w.For("run-b") // a run the writer works on whose acks all land at once
+	w.AckRetried("run-a", true)
+	w.AckRetried("run-a", true)
+	w.AckRetried("run-a", false)
+	p := metrics.New(reg, "run-a", "planner")
+	p.Reproved(38, 2)
+	want := `
+# HELP suitegen_acks_retried_total Slice acks that met a transient failure, by outcome: confirmed on a later try, or gave_up (not confirmed).
+# TYPE suitegen_acks_retried_total counter
+suitegen_acks_retried_total{outcome="confirmed",role="planner",run="run-a"} 0
+suitegen_acks_retried_total{outcome="confirmed",role="writer",run="run-a"} 2
+suitegen_acks_retried_total{outcome="confirmed",role="writer",run="run-b"} 0
+suitegen_acks_retried_total{outcome="gave_up",role="planner",run="run-a"} 0
+suitegen_acks_retried_total{outcome="gave_up",role="writer",run="run-a"} 1
+suitegen_acks_retried_total{outcome="gave_up",role="writer",run="run-b"} 0
+# HELP suitegen_scenarios_reproved_total Scenarios of a written suite re-proved against its contract before a run over it, by result: fresh (still proves) or stale.
+# TYPE suitegen_scenarios_reproved_total counter
+suitegen_scenarios_reproved_total{result="fresh",role="planner",run="run-a"} 38
+suitegen_scenarios_reproved_total{result="fresh",role="writer",run="run-a"} 0
+suitegen_scenarios_reproved_total{result="fresh",role="writer",run="run-b"} 0
+suitegen_scenarios_reproved_total{result="stale",role="planner",run="run-a"} 2
+suitegen_scenarios_reproved_total{result="stale",role="writer",run="run-a"} 0
+suitegen_scenarios_reproved_total{result="stale",role="writer",run="run-b"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "suitegen_acks_retried_total", "suitegen_scenarios_reproved_total"); err != nil {
+		t.Error(err)
 	}
 }
 

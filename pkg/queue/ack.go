@@ -23,9 +23,25 @@ const (
 	minAckTry = 50 * time.Millisecond
 )
 
+// AckReporter hears how each ack that met a transient failure ended:
+// confirmed on a later try, or given up unconfirmed (tries, the ack window
+// or the caller's context ran out, or a later failure was not transient).
+// A writer's metrics satisfy it (metrics.Metrics.AckRetried).
+type AckReporter interface {
+	AckRetried(run string, confirmed bool)
+}
+
 // ackRetrying sends the double ack, and again after each transient failure
 // while tries and the ack window last (Ack says why).
-func (d *Delivery) ackRetrying(ctx context.Context) error {
+func (d *Delivery) ackRetrying(ctx context.Context) (final error) {
+	// met: a transient failure made this ack one to retry, whether or not
+	// tries, the window or the caller then allowed another.
+	met := false
+	defer func() {
+		if met && d.q.cfg.Acks != nil {
+			d.q.cfg.Acks.AckRetried(d.Slice.Run, final == nil)
+		}
+	}()
 	wait := ackBackoffFirst
 	timeout := d.q.cfg.OpTimeout
 	for try := 1; ; try++ {
@@ -39,6 +55,7 @@ func (d *Delivery) ackRetrying(ctx context.Context) error {
 		if ctx.Err() != nil || !transient(err) {
 			return err
 		}
+		met = true
 		if try == maxAckTries {
 			return fmt.Errorf("not confirmed in %d tries: %w", try, err)
 		}

@@ -10,7 +10,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -105,8 +108,27 @@ func longWait(url string) Config {
 	return cfg
 }
 
+// counted gives cfg's queue a writer's metrics to report its acks to, as
+// the writer commands do.
+func counted(cfg Config) (Config, *metrics.Metrics) {
+	m := metrics.New(prometheus.NewRegistry(), "", "writer")
+	cfg.Acks = m
+	return cfg, m
+}
+
+// assertAcksRetried: run's suitegen_acks_retried_total is confirmed and
+// gaveUp.
+func assertAcksRetried(t *testing.T, m *metrics.Metrics, run string, confirmed, gaveUp float64) {
+	t.Helper()
+	v := m.For(run).AcksRetried
+	if c, g := testutil.ToFloat64(v.WithLabelValues(metrics.AckConfirmed)), testutil.ToFloat64(v.WithLabelValues(metrics.AckGaveUp)); c != confirmed || g != gaveUp {
+		t.Errorf("acks retried of %s: %v confirmed, %v gave up; want %v and %v", run, c, g, confirmed, gaveUp)
+	}
+}
+
 func TestAckRetriesTransientFailures(t *testing.T) {
-	q := connect(t, longWait(testenv.NATS(t)))
+	cfg, m := counted(longWait(testenv.NATS(t)))
+	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
 	electing := &jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
@@ -118,6 +140,8 @@ func TestAckRetriesTransientFailures(t *testing.T) {
 		t.Fatalf("sent %d acks and %d InProgress, want 5 (4 failed) and one InProgress before each retry", acks, wpis)
 	}
 	assertAckedOnce(t, q)
+	// One ack, retried four times: counted once, as confirmed.
+	assertAcksRetried(t, m, "run1", 1, 0)
 	if err := d.Ack(t.Context()); !errors.Is(err, ErrFinished) {
 		t.Fatalf("Ack after a confirmed ack: %v, want ErrFinished", err)
 	}
@@ -126,7 +150,8 @@ func TestAckRetriesTransientFailures(t *testing.T) {
 // An ack the server took whose answer was lost is sent again, and the server
 // confirms the second.
 func TestAckWhoseAnswerWasLost(t *testing.T) {
-	q := connect(t, longWait(testenv.NATS(t)))
+	cfg, m := counted(longWait(testenv.NATS(t)))
+	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
 	f := flaky(d, &flakyAcker{land: true, errs: []error{nats.ErrTimeout}})
@@ -137,12 +162,14 @@ func TestAckWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("sent %d acks, want 2", acks)
 	}
 	assertAckedOnce(t, q)
+	assertAcksRetried(t, m, "run1", 1, 0)
 }
 
 // A failure that is not transient is not tried again; the delivery stays
 // unfinished, so the caller can.
 func TestAckDoesNotRetryOtherFailures(t *testing.T) {
-	q := connect(t, longWait(testenv.NATS(t)))
+	cfg, m := counted(longWait(testenv.NATS(t)))
+	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
 	refused := errors.New("refused")
@@ -167,13 +194,16 @@ func TestAckDoesNotRetryOtherFailures(t *testing.T) {
 		t.Fatalf("Ack: %v", err)
 	}
 	assertAckedOnce(t, q)
+	// No ack was retried: none is counted.
+	assertAcksRetried(t, m, "run1", 0, 0)
 }
 
 // An ack that keeps failing, while the server takes no InProgress either,
 // is given up within the ack window; the slice is then redelivered (the
 // ledger makes that delivery an ack without work: pkg/writer).
 func TestAckRetriesEndWithTheWindow(t *testing.T) {
-	q := connect(t, testConfig(testenv.NATS(t)))
+	cfg, m := counted(testConfig(testenv.NATS(t)))
+	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
 	f := flaky(d, &flakyAcker{always: true, errs: []error{nats.ErrTimeout}})
@@ -184,6 +214,7 @@ func TestAckRetriesEndWithTheWindow(t *testing.T) {
 	if acks, _ := f.sent(); acks < 1 || acks > maxAckTries {
 		t.Fatalf("sent %d acks, want 1 to %d", acks, maxAckTries)
 	}
+	assertAcksRetried(t, m, "run1", 0, 1)
 	again := next(t, q, 5*time.Second)
 	if again.Slice.ID != d.Slice.ID || again.NumDelivered != 2 {
 		t.Fatalf("redelivery: %s delivery %d", again.Slice.ID, again.NumDelivered)
@@ -191,6 +222,7 @@ func TestAckRetriesEndWithTheWindow(t *testing.T) {
 	if err := again.Ack(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	assertAcksRetried(t, m, "run1", 0, 1) // the redelivery's ack met no failure
 }
 
 func TestTransient(t *testing.T) {

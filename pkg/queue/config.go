@@ -81,6 +81,11 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile are a PEM client certificate and key for
 	// mutual TLS (nats.ClientCert); both or neither.
 	TLSCertFile, TLSKeyFile string
+
+	// Acks, when set, is told how each ack that met a transient failure
+	// ended (Delivery.Ack): a writer's queue reports them to its metrics.
+	// Nil: they are only logged.
+	Acks AckReporter
 }
 
 // options are the connection options the config's credential and TLS

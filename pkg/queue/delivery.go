@@ -102,7 +102,8 @@ func (d *Delivery) extend(ctx context.Context) error {
 // and spends one of its MaxDeliver deliveries on work already done. Sending
 // the ack again is safe: acks match by stream sequence, and the server
 // confirms an ack of a message it no longer holds, so a retry of an ack
-// that landed but whose answer was lost succeeds.
+// that landed but whose answer was lost succeeds. How each ack that met
+// such a failure ended is reported to Config.Acks.
 func (d *Delivery) Ack(ctx context.Context) error {
 	return d.finish(ctx, "ack", d.ackRetrying)
 }

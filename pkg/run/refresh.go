@@ -67,6 +67,9 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	if err != nil {
 		return fail(err)
 	}
+	// Counted under this run, whose metrics are served while it writes; a
+	// bare check ends too soon to be scraped (docs/METRICS.md).
+	j.mx.For(res.RunID).Reproved(rep.Checked-len(rep.Stale), len(rep.Stale))
 	asked, seed := recorded(w)
 	var f folding
 	switch rv := j.cfg.Revise; {

@@ -375,7 +375,9 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
 	replies := allowance.New(cmp.Or(cfg.MaxTokens, writer.DefaultMaxTokens))
 	for i := range cfg.Writers {
-		q, err := queue.Connect(ctx, cfg.queueConfig(natsURL))
+		qc := cfg.queueConfig(natsURL)
+		qc.Acks = mx // acks that meet a transient failure, by how they end
+		q, err := queue.Connect(ctx, qc)
 		if err != nil {
 			stop()
 			return nil, err

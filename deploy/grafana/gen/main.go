@@ -246,6 +246,9 @@ func Dashboard() ([]byte, error) {
 	}, nil)
 	l.add("timeseries", "Proof latency", "Wall time of one scenario's gate proofs (p50, p95, p99), per writer pods.", "s", 8, quantiles("suitegen_proof_duration_seconds", "50", "95", "99"), nil)
 	l.add("timeseries", "Ledger write latency", "Wall time of one ledger write transaction.", "s", 8, quantiles("suitegen_ledger_write_duration_seconds", "50", "95", "99"), nil)
+	l.add("stat", "Suite re-proved", "For a run over a written suite (run --update, run --into, revise): its scenarios re-proved against the contract before the run, fresh (still prove) or stale (refused now). 0 for any other run.", "short", 8, []q{
+		{`max by (run, result) (suitegen_scenarios_reproved_total{` + sel + `, role="planner"})`, "{{run}} {{result}}"},
+	}, func(p *panel) { stat(p); p.Options["graphMode"] = "none" })
 
 	l.row("Model provider")
 	l.add("timeseries", "Tokens / min vs quota", "Tokens used per minute by kind, against the tokens-per-minute quota the shared limiter enforces.", "short", 8, []q{
@@ -290,6 +293,9 @@ func Dashboard() ([]byte, error) {
 		{`sum by (run) (increase(suitegen_slices_acked_total{` + sel + `}[$__rate_interval]))`, "acked"},
 		{`sum by (run) (increase(suitegen_slices_redelivered_total{` + sel + `}[$__rate_interval]))`, "redelivered"},
 		{`sum by (run) (increase(suitegen_slices_dead_lettered_total{` + sel + `}[$__rate_interval]))`, "dead-lettered"},
+	}, nil)
+	l.add("timeseries", "Acks retried", "Per interval, slice acks that met a transient failure (a JetStream leader election, a reconnect), by how they ended: confirmed on a later try, or gave up (the slice is done in the ledger: should it come back, it is acked without work).", "short", 8, []q{
+		{`sum by (run, outcome) (increase(suitegen_acks_retried_total{` + sel + `, role="writer"}[$__rate_interval]))`, "{{outcome}}"},
 	}, nil)
 
 	d := map[string]any{
