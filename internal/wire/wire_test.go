@@ -35,12 +35,19 @@ func TestBuiltinFindsContractsItWasNotGiven(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := brief.Brief{Run: "r", Slice: "s", Agent: c.Agent, Contract: c.SHA256, TurnBudget: 6}
-	resp, err := m.Complete(t.Context(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: brief.Render(b)}}})
+	text, err := brief.Render(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Complete(t.Context(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: text}}})
 	if err != nil || len(resp.Message.ToolCalls) != 1 {
 		t.Fatalf("a brief of a contract known only through the wiring: %+v, %v", resp, err)
 	}
 	b.Contract = strings.Repeat("0", 64)
-	if _, err := m.Complete(t.Context(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: brief.Render(b)}}}); err == nil {
+	if text, err = brief.Render(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Complete(t.Context(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: text}}}); err == nil {
 		t.Fatal("a brief of an unknown contract was answered")
 	}
 }
