@@ -72,10 +72,12 @@ func (c *Contract) inferCaller() {
 }
 
 // takesKeyOf reports whether one of the tool's arguments names a record of
-// the table: a tool that is handed the record does not find out whose it is.
+// the table (refers to its key or another unique column): a tool that is
+// handed the record does not find out whose it is. One that is handed a
+// last name or a date of birth to look the record up by does.
 func (c *Contract) takesKeyOf(t *Tool, tb *Table) bool {
 	for _, p := range t.ParamNames() {
-		if table, _, ok := c.RefOf(t.Name, p); ok && table == tb.Name {
+		if table, col, ok := c.RefOf(t.Name, p); ok && table == tb.Name && tb.IsUnique(col) {
 			return true
 		}
 	}
