@@ -217,8 +217,9 @@ func (x *Slice) GetLessons() []string {
 	return nil
 }
 
-// ContractRef names the contract a slice is written against; the writer loads
-// it by hash and refuses a slice whose hash it cannot find.
+// ContractRef names the contract a slice is written against, for whoever
+// reads the queue; the writer loads the contract by the hash its run holds in
+// the ledger, which is the same.
 type ContractRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The contract's agent slug (contract.yaml "agent").
