@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -62,7 +63,7 @@ func TestRunIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Asked != 300 || got.State != canvas.RunPlanned || got.Seed != 42 || string(got.Config) != "{}" || got.FinishedAt != nil {
+	if got.Asked != 300 || got.State != canvas.RunPlanned || got.Seed != 42 || !reflect.DeepEqual(got.Config, canvas.RunConfig{}) || got.FinishedAt != nil {
 		t.Fatalf("run changed or defaults wrong: %+v", got)
 	}
 	if _, err := s.Run(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
@@ -94,6 +95,55 @@ func TestRunIdempotent(t *testing.T) {
 	runs, err := s.Runs(ctx)
 	if err != nil || len(runs) != 2 || runs[0].ID != "r2" {
 		t.Fatalf("Runs newest first: %v %+v", err, runs)
+	}
+}
+
+// TestRunConfig: a run's config reads back as written, a zero one is
+// recorded as an empty object, and a corrupt record is a *ConfigError naming
+// the field at fault, never a zero config read as if it were the run's.
+func TestRunConfig(t *testing.T) {
+	s, ctx := newStore(t)
+	want := canvas.RunConfig{
+		Coverage: plan.Coverage{Cells: 4, CellsCovered: 3, UseCases: 2, UseCasesIn: 2, Outcomes: map[string]int{"succeed": 5, "refuse": 2},
+			Kinds: map[string]int{"happy": 7}, UntestedRules: []string{"r9"}},
+		Capacity: 40, Axes: []plan.Axis{{UseCase: "cancel-order", Table: "orders", Column: "status", Levels: map[string]string{"pending": "succeed", "shipped": "refuse"}}},
+		MaxWant: 25, AllowPartial: true,
+	}
+	if _, err := s.CreateRun(ctx, canvas.Run{ID: "full", Agent: "shop", Asked: 7, Config: want}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Run(ctx, "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Config, want) {
+		t.Fatalf("config read back %+v, wrote %+v", got.Config, want)
+	}
+	mkRun(t, s, "zero")
+	var raw string
+	if err := s.Pool().QueryRow(ctx, `SELECT config::text FROM runs WHERE id = 'zero'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != "{}" {
+		t.Fatalf("a zero config is recorded as %s, want {}", raw)
+	}
+	for _, c := range []struct{ config, field string }{
+		{`{"max_want": "25"}`, "max_want"},
+		{`{"allow_partial": 1}`, "allow_partial"},
+		{`{"coverage": {"outcomes": {"succeed": "five"}}}`, "coverage.outcomes"},
+		{`[1, 2]`, ""},
+	} {
+		if _, err := s.Pool().Exec(ctx, `UPDATE runs SET config = $1::jsonb WHERE id = 'full'`, c.config); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Run(ctx, "full")
+		ce, ok := errors.AsType[*canvas.ConfigError](err)
+		if !ok || ce.Run != "full" || ce.Field != c.field {
+			t.Errorf("config %s: %v, want a *ConfigError of run full naming %q", c.config, err, c.field)
+		}
+		if _, err := s.Runs(ctx); !errors.As(err, &ce) {
+			t.Errorf("config %s: listing runs gave %v, want the *ConfigError", c.config, err)
+		}
 	}
 }
 

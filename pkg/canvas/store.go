@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/suitegen/suitegen/pkg/plan"
 )
 
 // ErrNotFound is returned when a run or slice does not exist.
@@ -44,21 +46,65 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Run is one suite being written.
 type Run struct {
-	ID             string          `json:"id"`
-	Agent          string          `json:"agent"`
-	ContractSHA256 string          `json:"contract_sha256"`
-	WorldSHA256    string          `json:"world_sha256"`
-	Model          string          `json:"model"`
-	State          RunState        `json:"state"`
-	Message        string          `json:"message"`
-	Asked          int             `json:"asked"`
-	Seed           int64           `json:"seed"`
-	Round          int             `json:"round"`
-	BudgetTokens   int64           `json:"budget_tokens"`
-	BudgetUSD      float64         `json:"budget_usd"`
-	Config         json.RawMessage `json:"config"`
-	CreatedAt      time.Time       `json:"created_at"`
-	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+	ID             string     `json:"id"`
+	Agent          string     `json:"agent"`
+	ContractSHA256 string     `json:"contract_sha256"`
+	WorldSHA256    string     `json:"world_sha256"`
+	Model          string     `json:"model"`
+	State          RunState   `json:"state"`
+	Message        string     `json:"message"`
+	Asked          int        `json:"asked"`
+	Seed           int64      `json:"seed"`
+	Round          int        `json:"round"`
+	BudgetTokens   int64      `json:"budget_tokens"`
+	BudgetUSD      float64    `json:"budget_usd"`
+	Config         RunConfig  `json:"config"`
+	CreatedAt      time.Time  `json:"created_at"`
+	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+}
+
+// RunConfig is what a run was planned with and what its plan said of
+// itself, recorded on the run so a reviewer or a resumed planner derives the
+// same plan (MaxWant, AllowPartial) and the ledger shows what was planned.
+// Zero fields are left out of the record.
+type RunConfig struct {
+	Coverage     plan.Coverage `json:"coverage,omitzero"`
+	Capacity     int           `json:"capacity,omitzero"`
+	Axes         []plan.Axis   `json:"axes,omitzero"`
+	MaxWant      int           `json:"max_want,omitzero"`
+	AllowPartial bool          `json:"allow_partial,omitzero"`
+}
+
+// ConfigError is a run whose recorded config does not decode as a
+// RunConfig. Field is the JSON path at fault, "" when the record is not a
+// JSON object at all.
+type ConfigError struct {
+	Run   string
+	Field string
+	Err   error
+}
+
+// Error leaves the run to the wrapping read, which names it.
+func (e *ConfigError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("config: %v", e.Err)
+	}
+	return fmt.Sprintf("config field %s: %v", e.Field, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// decodeConfig reads run id's recorded config.
+func decodeConfig(id string, raw []byte) (RunConfig, error) {
+	var c RunConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		ce := &ConfigError{Run: id, Err: err}
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			ce.Field = te.Field
+		}
+		return RunConfig{}, ce
+	}
+	return c, nil
 }
 
 const runCols = `id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, budget_usd, config, created_at, finished_at`
@@ -68,7 +114,10 @@ func scanRun(row pgx.Row) (Run, error) {
 	var cfg []byte
 	err := row.Scan(&r.ID, &r.Agent, &r.ContractSHA256, &r.WorldSHA256, &r.Model, &r.State, &r.Message,
 		&r.Asked, &r.Seed, &r.Round, &r.BudgetTokens, &r.BudgetUSD, &cfg, &r.CreatedAt, &r.FinishedAt)
-	r.Config = json.RawMessage(cfg)
+	if err != nil {
+		return Run{}, err
+	}
+	r.Config, err = decodeConfig(r.ID, cfg)
 	return r, err
 }
 
@@ -85,13 +134,13 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) 
 	if !state.Known() {
 		return false, fmt.Errorf("canvas: run %s: unknown state %q", r.ID, state)
 	}
-	cfg := string(r.Config)
-	if len(r.Config) == 0 {
-		cfg = "{}"
+	cfg, err := json.Marshal(r.Config)
+	if err != nil {
+		return false, fmt.Errorf("canvas: run %s: config: %w", r.ID, err)
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config, budget_usd)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb,$13) ON CONFLICT (id) DO NOTHING`,
-		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, cfg, r.BudgetUSD)
+		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, string(cfg), r.BudgetUSD)
 	if err != nil {
 		return false, fmt.Errorf("canvas: create run %s: %w", r.ID, err)
 	}
@@ -120,6 +169,9 @@ func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 	var out []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
+		if ce, ok := errors.AsType[*ConfigError](err); ok {
+			return nil, fmt.Errorf("canvas: runs: run %s: %w", ce.Run, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("canvas: runs: %w", err)
 		}

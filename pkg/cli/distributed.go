@@ -247,7 +247,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
-		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: planner.MaxWantOf(r), AllowPartial: planner.AllowPartialOf(r)})
+		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: r.Config.MaxWant, AllowPartial: r.Config.AllowPartial})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ package planner
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -235,14 +234,11 @@ func (p *Planner) Prepare(ctx context.Context) error {
 			return fmt.Errorf("planner: %w", ErrNothingToWrite)
 		}
 	}
-	cfgJSON, err := json.Marshal(map[string]any{"coverage": pl.Measure(c), "capacity": pl.Capacity, "axes": pl.Axes, "cells": len(pl.Cells), "max_want": p.cfg.MaxWant, "allow_partial": p.cfg.AllowPartial})
-	if err != nil {
-		return fmt.Errorf("planner: run config: %w", err)
-	}
 	if _, err := p.cfg.Ledger.CreateRun(ctx, canvas.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: asked, Seed: p.cfg.Seed,
-		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD, Config: cfgJSON,
+		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD,
+		Config: canvas.RunConfig{Coverage: pl.Measure(c), Capacity: pl.Capacity, Axes: pl.Axes, MaxWant: p.cfg.MaxWant, AllowPartial: p.cfg.AllowPartial},
 	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
@@ -471,25 +467,4 @@ func (p *Planner) observe(bs []canvas.Bucket) {
 		counts[string(b.State)]++
 	}
 	p.cfg.Metrics.SetBuckets(counts)
-}
-
-// AllowPartialOf says whether a run was started with some use cases
-// unplanned on purpose, from its ledger config, so a reviewer prepares the
-// same run.
-func AllowPartialOf(r canvas.Run) bool {
-	var cfg struct {
-		AllowPartial bool `json:"allow_partial"`
-	}
-	_ = json.Unmarshal(r.Config, &cfg)
-	return cfg.AllowPartial
-}
-
-// MaxWantOf is the want cap a run was planned with, from its ledger config,
-// so a reviewer or a resumed planner derives the same plan.
-func MaxWantOf(r canvas.Run) int {
-	var cfg struct {
-		MaxWant int `json:"max_want"`
-	}
-	_ = json.Unmarshal(r.Config, &cfg)
-	return cfg.MaxWant
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -406,7 +407,7 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	if err := suite.WriteIndex(u.w.Dir, idx); err != nil {
 		return out, err
 	}
-	return out, suite.WriteJSON(u.w.Dir, OutcomeFile, out)
+	return out, suite.WriteJSON(filepath.Join(u.w.Dir, OutcomeFile), out)
 }
 
 func sortNotKept(ns []NotKept) {
@@ -559,7 +560,7 @@ func (x *Extend) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	if err := suite.WriteIndex(x.w.Dir, idx); err != nil {
 		return out, err
 	}
-	if err := suite.WriteJSON(x.w.Dir, OutcomeFile, out); err != nil {
+	if err := suite.WriteJSON(filepath.Join(x.w.Dir, OutcomeFile), out); err != nil {
 		return out, err
 	}
 	if len(added) < x.n {

@@ -14,11 +14,9 @@ package reviewer
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
@@ -272,7 +270,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	if err != nil {
 		return suite.Report{}, err
 	}
-	if err := writeJSON(filepath.Join(out, "review.json"), rv); err != nil {
+	if err := suite.WriteJSON(filepath.Join(out, "review.json"), rv); err != nil {
 		return suite.Report{}, err
 	}
 	return rep, nil
@@ -306,7 +304,7 @@ func Restate(ctx context.Context, store *canvas.Store, run, mode string, c *cont
 	if err != nil {
 		return suite.Report{}, err
 	}
-	if err := writeJSON(filepath.Join(dir, "review.json"), Assess(c, kept, bs)); err != nil {
+	if err := suite.WriteJSON(filepath.Join(dir, "review.json"), Assess(c, kept, bs)); err != nil {
 		return suite.Report{}, err
 	}
 	return rep, nil
@@ -358,16 +356,4 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 		}
 	}
 	return x
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

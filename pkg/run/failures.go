@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/planner"
+	"github.com/suitegen/suitegen/pkg/suite"
 )
 
 // Failure is one contract of a portfolio that did not deliver its suite:
@@ -65,19 +65,7 @@ func writeFailures(ctx context.Context, store *canvas.Store, out string, results
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return writeJSON(path, map[string]any{"failures": failed})
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return suite.WriteJSON(path, map[string]any{"failures": failed})
 }
 
 func removeIfExists(path string) error {

@@ -339,7 +339,13 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			defer pw.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			e, _ := engines.Get(ctx, c.SHA256)
+			// Opened above, so this fails only on a cache closed under it or
+			// a contract the ledger cannot give back: that contract's failure.
+			e, err := engines.Get(ctx, c.SHA256)
+			if err != nil {
+				results[i] = Result{Agent: c.Agent, Err: fmt.Errorf("%s: engine: %w", c.Agent, err)}
+				return
+			}
 			j := job{cfg: cfg, c: c, e: e, store: store, q: pq, mx: mx, steer: steer, model: client.Name(), log: log}
 			if cfg.suiteDir() != "" {
 				results[i] = j.refreshSuite(ctx)

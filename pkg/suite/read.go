@@ -183,12 +183,7 @@ func RemoveScenario(dir, name string) error {
 // WriteIndex replaces dir's index.json.
 func WriteIndex(dir string, idx Index) error {
 	idx.Count = len(idx.Scenarios)
-	return writeJSON(filepath.Join(dir, "index.json"), idx)
-}
-
-// WriteJSON writes v as an indented JSON file named name under dir.
-func WriteJSON(dir, name string, v any) error {
-	return writeJSON(filepath.Join(dir, name), v)
+	return WriteJSON(filepath.Join(dir, "index.json"), idx)
 }
 
 // AddRunSubGoals adds to dir's catalogue.json the run sub-goals it does not
@@ -226,5 +221,5 @@ func AddRunSubGoals(dir string, gs []canvas.SubGoal) error {
 		return nil
 	}
 	sort.SliceStable(cat, func(i, j int) bool { return cat[i].Name < cat[j].Name })
-	return writeJSON(path, cat)
+	return WriteJSON(path, cat)
 }

@@ -101,7 +101,7 @@ func Restate(ctx context.Context, dir string, c *contract.Contract, kept []scena
 		}
 	}
 	rep.Refreshed = append(prev.Refreshed, Refreshed{Mode: mode, Run: a.Run.ID})
-	if err := writeJSON(filepath.Join(dir, "report.json"), rep); err != nil {
+	if err := WriteJSON(filepath.Join(dir, "report.json"), rep); err != nil {
 		return Report{}, fmt.Errorf("suite: restate: %w", err)
 	}
 	return rep, nil

@@ -363,10 +363,10 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	if err := removeStale(filepath.Join(out, "scenarios"), names); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
-	if err := writeJSON(filepath.Join(out, "index.json"), idx); err != nil {
+	if err := WriteJSON(filepath.Join(out, "index.json"), idx); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
-	if err := writeJSON(filepath.Join(out, "catalogue.json"), catalogue(c, runGoals, extra.BuiltinSubGoals)); err != nil {
+	if err := WriteJSON(filepath.Join(out, "catalogue.json"), catalogue(c, runGoals, extra.BuiltinSubGoals)); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 
@@ -377,7 +377,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 	for k, v := range faults {
 		rep.Faults[k] = v
 	}
-	if err := writeJSON(filepath.Join(out, "report.json"), rep); err != nil {
+	if err := WriteJSON(filepath.Join(out, "report.json"), rep); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
 	return rep, nil
@@ -440,7 +440,11 @@ func encode(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func writeJSON(path string, v any) error {
+// WriteJSON replaces path with v as indented JSON (HTML characters as they
+// are, a newline at the end), atomically as writeFile does: a reader never
+// sees half a file, and an unchanged file keeps its modification time. Every
+// JSON file suitegen writes goes through it.
+func WriteJSON(path string, v any) error {
 	b, err := encode(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)

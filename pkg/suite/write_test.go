@@ -1,0 +1,63 @@
+package suite
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestWriteJSON: the file holds v indented, HTML characters as they are and
+// a final newline; an identical rewrite leaves the file (and its time)
+// alone; a value that does not encode or a folder that is not there fails
+// and leaves the old file whole and no temporary file behind.
+func TestWriteJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "review.json")
+	if err := WriteJSON(path, map[string]any{"a": "<b> & c"}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "{\n  \"a\": \"<b> & c\"\n}\n"
+	if b, err := os.ReadFile(path); err != nil || string(b) != want {
+		t.Fatalf("file holds %q (%v), want %q", b, err, want)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v (%v), want 0644", fi.Mode().Perm(), err)
+	}
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(path, map[string]any{"a": "<b> & c"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("an identical rewrite touched the file: %v (%v)", fi.ModTime(), err)
+	}
+	if err := WriteJSON(path, map[string]any{"a": make(chan int)}); err == nil {
+		t.Fatal("a value JSON cannot hold was written")
+	}
+	if err := WriteJSON(filepath.Join(dir, "missing", "x.json"), 1); err == nil {
+		t.Fatal("a file in a missing folder was written")
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != want {
+		t.Fatalf("a failed write changed the file: %q (%v)", b, err)
+	}
+	if err := WriteJSON(path, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "[\n  1\n]\n" {
+		t.Fatalf("a changed value was not written: %q (%v)", b, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the folder holds %q, want review.json alone", names)
+	}
+}
