@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -60,12 +62,58 @@ const (
 	actTwice        = "act-repeated"
 	callLaterActs   = "call-later-act"
 	temptingWrong   = "tempting-wrong-amount"
+	// A success's act that also sets a column of its record to a value
+	// nobody states (another value of its enum, or a smaller number), its
+	// checks made to agree: a flight change that downgrades the cabin.
+	valueUnasked    = "act-value-unasked"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
-	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong}
+	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked}
+
+// The honesty gates each kind aims at (its mutants may fall to an earlier
+// gate first): record-named (recordUnnamed), unrequested-change (secondAct),
+// check-unasked (secondChecked), act-once (actTwice), tempting-faithful
+// (temptingWrong), call-later (callLaterActs), unasked-value (valueUnasked).
+
+// notApplicable are the kinds an example's suites cannot make, and why: a
+// kind made zero times on an example fails the test unless it is listed
+// here, and one listed here that is made fails too (the reason no longer
+// holds).
+var notApplicable = map[string]map[string]string{
+	"retail": inbound(map[string]string{
+		temptingWrong: "no act takes a number: its acts take orders, items, payment methods, addresses and reasons",
+		valueUnasked:  "no act takes an enum or a whole number named like a column of the record it names (a cancellation's reason is the order's cancel_reason)",
+	}),
+	"rides": inbound(map[string]string{
+		valueUnasked: "no act takes an enum or a whole number named like a column of the trip it names: a cancellation's reason is cancel_reason, a rating's stars is rating, and a refund's reason and a safety report's category are columns of the rows those acts add",
+	}),
+	"telecom": inbound(map[string]string{
+		valueUnasked: "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
+	}),
+	"airline": inbound(map[string]string{}),
+	"clinic-reminders": {
+		askWrongStep:  "its plan deals no ask",
+		askStepOnPath: "its plan deals no ask",
+		recordUnnamed: "the agent places the call about the purpose record it brings, which no callee names (instruction, opening): there is no named record to move the act off",
+		secondAct:     "the agent places the call about one purpose record, which no callee names: there is no named record to add a second beside",
+		secondChecked: "as for second-record-act",
+		temptingWrong: "no act takes a number",
+		valueUnasked:  "no act takes an enum named like a column of the record it names: a callback's window is a column of the row scheduling adds, a cancellation's reason is the appointment's cancel_reason",
+	},
+}
+
+// inbound adds to an inbound example's reasons the kinds only outbound calls
+// make.
+func inbound(why map[string]string) map[string]string {
+	for _, k := range []string{unansweredRuleGone, unansweredActs, unansweredAsRight} {
+		why[k] = "no call of its is answered by a voicemail box or someone else: its agent places none"
+	}
+	why[callLaterActs] = "no callee asks to be called back: its agent places no call"
+	return why
+}
 
 type mutant struct {
 	kind, from string
@@ -99,21 +147,6 @@ func (m mutation) String() string {
 		fmt.Fprintf(&b, "  %-26s %4d made, %4d killed  (%s)\n", k, m.made[k], m.killed[k], strings.Join(codes, ", "))
 	}
 	return b.String()
-}
-
-// line is the mutation run in one line: originals kept, groundless, and
-// per kind mutants killed/made.
-func (m mutation) line() string {
-	var parts []string
-	for _, k := range mutantKinds {
-		var codes []string
-		for c, n := range m.codes[k] {
-			codes = append(codes, fmt.Sprintf("%s %d", c, n))
-		}
-		sort.Strings(codes)
-		parts = append(parts, fmt.Sprintf("%s %d/%d [%s]", k, m.killed[k], m.made[k], strings.Join(codes, ", ")))
-	}
-	return fmt.Sprintf("kept %d/%d, groundless %d; killed/made: %s", m.kept, m.originals, len(m.groundless), strings.Join(parts, ", "))
 }
 
 func (m mutation) totals() (made, killed int) {
@@ -474,6 +507,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 				m.Solution = append(m.Solution, sc.Solution[at+1:]...)
 				add(actTwice, sc.Name, m)
 
+				if m := unaskedSetting(ctx, tb, e, sc, at); m != nil {
+					add(valueUnasked, sc.Name, m)
+				}
+
 				if tempting := wrongAmount(ctx, tb, e, sc, at); tempting != nil {
 					m := clone(sc)
 					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
@@ -699,6 +736,110 @@ func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scena
 	return nil
 }
 
+// unaskedSetting is a success with its act given, for an argument named
+// like a column of a row the act changes, a value the caller never says and
+// the row does not hold before it (another value of the argument's enum, or
+// for a whole number one less, or 1), its checks' params under that name
+// made to agree; the world must carry it out and leave that column holding
+// the value. Nil when the act has no such argument.
+func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Scenario {
+	act := sc.Solution[at]
+	t := e.C.Tool(act.Tool)
+	if t == nil {
+		return nil
+	}
+	said := spokenText(sc.Instruction + " " + sc.Persona.Opening)
+	if u := e.C.UseCase(sc.UseCase); u != nil {
+		// The use case's own text, quoted to say what the case is about,
+		// states no value (as the gate reads it).
+		said = strings.ReplaceAll(said, spokenText(strings.TrimSuffix(u.Text, ".")), " ")
+	}
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cur := act.Args[n]
+		var others []any
+		switch x := cur.(type) {
+		case string:
+			for _, v := range t.Enum(n) {
+				if s, ok := v.(string); ok && s != x {
+					others = append(others, s)
+				}
+			}
+		case float64:
+			if x == float64(int64(x)) && x > 1 {
+				others = append(others, x-1, float64(1))
+			}
+		}
+		for _, other := range others {
+			text := ground.Text(other)
+			if strings.Contains(" "+said+" ", " "+spokenText(text)+" ") {
+				continue
+			}
+			m := clone(sc)
+			m.Solution[at].Args[n] = other
+			for i := range m.SubGoals {
+				if m.SubGoals[i].Params != nil {
+					m.SubGoals[i].Params = setNamed(map[string]any(m.SubGoals[i].Params), n, cur, other).(map[string]any)
+				}
+			}
+			rs, diff, err := e.Prover.Rehearse(ctx, m.Setup, m.Solution, true)
+			if err != nil {
+				tb.Fatalf("%s: %v", sc.Name, err)
+			}
+			ok := diff != nil
+			for _, r := range rs {
+				ok = ok && r.OK
+			}
+			if !ok {
+				continue
+			}
+			for _, td := range diff.Tables {
+				for _, ch := range td.Changed {
+					if slices.Contains(ch.Columns, n) && ground.Text(ch.After[n]) == text {
+						return m
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// spokenText is s in lower case with every run of underscores, hyphens and
+// other non-letters and non-digits one space: how a value reads aloud.
+func spokenText(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// setNamed is v with every value under key n that equals was set to now.
+func setNamed(v any, n string, was, now any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == n && ground.Text(e) == ground.Text(was) {
+				out[k] = now
+				continue
+			}
+			out[k] = setNamed(e, n, was, now)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = setNamed(e, n, was, now)
+		}
+		return out
+	}
+	return v
+}
+
 // settled reports a scenario with a code-settled sub-goal.
 func settled(c *contract.Contract, sc *scenario.Scenario) bool {
 	for _, g := range sc.SubGoals {
@@ -840,24 +981,24 @@ func checkMutation(t *testing.T, example string, m mutation) {
 	for _, s := range m.survivors {
 		t.Errorf("%s: mutant survived: %s", example, s)
 	}
-	kinds := []string{flipToRefuse, noOp, alwaysTrue, actChecksGone, actTwice}
-	if m.outbound {
-		kinds = append(kinds, unansweredRuleGone, unansweredActs, unansweredAsRight, callLaterActs)
-	}
-	for _, k := range kinds {
-		if m.made[k] == 0 {
-			t.Errorf("%s: no %s mutant could be made: the suite is too small to test it", example, k)
-		}
-	}
+	checkKinds(t, example, m.made)
 }
 
-// checkEveryKind fails when a mutant kind was made zero times over every
-// example of a run: a kind never made tests nothing.
-func checkEveryKind(t testing.TB, made map[string]int) {
-	t.Helper()
+// checkKinds fails, for one example, on each kind made zero times that
+// notApplicable does not excuse for it, and on each it excuses that was made.
+func checkKinds(tb testing.TB, example string, made map[string]int) {
+	tb.Helper()
+	why, known := notApplicable[example]
+	if !known {
+		tb.Errorf("%s: notApplicable does not list the example: say which mutant kinds its suites cannot make", example)
+	}
 	for _, k := range mutantKinds {
-		if made[k] == 0 {
-			t.Errorf("no %s mutant was made on any example: the suites do not test it", k)
+		reason, excused := why[k]
+		switch {
+		case made[k] == 0 && !excused:
+			tb.Errorf("%s: no %s mutant was made: the suite does not test it (list it in notApplicable with a reason if it cannot apply)", example, k)
+		case made[k] > 0 && excused:
+			tb.Errorf("%s: %d %s mutants were made, yet notApplicable says %q", example, made[k], k, reason)
 		}
 	}
 }
@@ -865,8 +1006,6 @@ func checkEveryKind(t testing.TB, made map[string]int) {
 // TestMutation runs the mutation test on small suites of three examples:
 // two inbound, and clinic-reminders, whose calls the agent places.
 func TestMutation(t *testing.T) {
-	made := map[string]int{}
-	t.Cleanup(func() { checkEveryKind(t, made) })
 	for _, example := range []string{"retail", "rides", "clinic-reminders"} {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
@@ -886,9 +1025,6 @@ func TestMutation(t *testing.T) {
 			}
 			defer e.Close()
 			m := mutate(ctx, t, e, scs)
-			for k, n := range m.made {
-				made[k] += n
-			}
 			checkMutation(t, example, m)
 		})
 	}
@@ -928,7 +1064,6 @@ func BenchmarkMutation(b *testing.B) {
 		}
 	}
 	var made, killed, originals, kept, survivors, groundless int
-	madeKinds := map[string]int{}
 	for b.Loop() {
 		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, maxWant)
@@ -948,10 +1083,8 @@ func BenchmarkMutation(b *testing.B) {
 			m := mutate(ctx, b, e, scs)
 			e.Close()
 			pool.Close()
-			b.Logf("%s, %d scenarios: %s", example, n, m.line())
-			for k, n := range m.made {
-				madeKinds[k] += n
-			}
+			b.Logf("%s, %d scenarios:\n%s", example, n, m)
+			checkKinds(b, example, m.made)
 			mm, mk := m.totals()
 			made, killed = made+mm, killed+mk
 			originals, kept = originals+m.originals, kept+m.kept
@@ -965,7 +1098,6 @@ func BenchmarkMutation(b *testing.B) {
 			}
 		}
 	}
-	checkEveryKind(b, madeKinds)
 	if made == 0 || originals == 0 {
 		b.Fatalf("%d mutants made from %d originals: nothing to measure", made, originals)
 	}
