@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -56,12 +56,12 @@ const (
 	// about, without and with a check that it was;
 	// the act done twice; a callee who asks to be called back served the
 	// act first; a refusal resting on an amount nobody gave.
-	recordUnnamed   = "record-unnamed"
-	secondAct       = "second-record-act"
-	secondChecked   = "second-record-checked"
-	actTwice        = "act-repeated"
-	callLaterActs   = "call-later-act"
-	temptingWrong   = "tempting-wrong-amount"
+	recordUnnamed = "record-unnamed"
+	secondAct     = "second-record-act"
+	secondChecked = "second-record-checked"
+	actTwice      = "act-repeated"
+	callLaterActs = "call-later-act"
+	temptingWrong = "tempting-wrong-amount"
 	// A success's act that also sets a column of its record to a value
 	// nobody states (another value of its enum, or a smaller number), its
 	// checks made to agree: a flight change that downgrades the cabin.
@@ -737,23 +737,23 @@ func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scena
 }
 
 // unaskedSetting is a success with its act given, for an argument named
-// like a column of a row the act changes, a value the caller never says and
-// the row does not hold before it (another value of the argument's enum, or
-// for a whole number one less, or 1), its checks' params under that name
-// made to agree; the world must carry it out and leave that column holding
-// the value. Nil when the act has no such argument.
+// like a column of the record it names (a setup insert that makes the
+// record holds that column), a value the caller never says and the record
+// does not hold (another value of the argument's enum, or for a whole
+// number one less or one more), its checks' params under that name made to
+// agree; the world must carry it out and end otherwise than with the
+// original value. Nil when the act has no such argument.
 func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Scenario {
 	act := sc.Solution[at]
 	t := e.C.Tool(act.Tool)
 	if t == nil {
 		return nil
 	}
-	said := spokenText(sc.Instruction + " " + sc.Persona.Opening)
+	own := ""
 	if u := e.C.UseCase(sc.UseCase); u != nil {
-		// The use case's own text, quoted to say what the case is about,
-		// states no value (as the gate reads it).
-		said = strings.ReplaceAll(said, spokenText(strings.TrimSuffix(u.Text, ".")), " ")
+		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
 	}
+	var end string
 	names := make([]string, 0, len(act.Args))
 	for n := range act.Args {
 		names = append(names, n)
@@ -761,6 +761,10 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 	sort.Strings(names)
 	for _, n := range names {
 		cur := act.Args[n]
+		held, ok := recordHolds(sc, act, n)
+		if !ok {
+			continue
+		}
 		var others []any
 		switch x := cur.(type) {
 		case string:
@@ -770,14 +774,24 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 				}
 			}
 		case float64:
-			if x == float64(int64(x)) && x > 1 {
-				others = append(others, x-1, float64(1))
+			if x == float64(int64(x)) {
+				if x >= 1 {
+					others = append(others, x-1)
+				}
+				others = append(others, x+1)
 			}
 		}
 		for _, other := range others {
 			text := ground.Text(other)
-			if strings.Contains(" "+said+" ", " "+spokenText(text)+" ") {
+			if text == held || saysValue(sc, own, text) {
 				continue
+			}
+			if end == "" {
+				_, diff, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, true)
+				if err != nil {
+					tb.Fatalf("%s: %v", sc.Name, err)
+				}
+				end = js(diff)
 			}
 			m := clone(sc)
 			m.Solution[at].Args[n] = other
@@ -790,31 +804,89 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 			if err != nil {
 				tb.Fatalf("%s: %v", sc.Name, err)
 			}
-			ok := diff != nil
+			ok := true
 			for _, r := range rs {
 				ok = ok && r.OK
 			}
-			if !ok {
-				continue
-			}
-			for _, td := range diff.Tables {
-				for _, ch := range td.Changed {
-					if slices.Contains(ch.Columns, n) && ground.Text(ch.After[n]) == text {
-						return m
-					}
-				}
+			if ok && js(diff) != end {
+				return m
 			}
 		}
 	}
 	return nil
 }
 
-// spokenText is s in lower case with every run of underscores, hyphens and
-// other non-letters and non-digits one space: how a value reads aloud.
-func spokenText(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
+// insertInto reads a plain insert's table and columns.
+var insertInto = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([a-z_][a-z0-9_]*)\s*\(([^)]*)\)`)
+
+// recordHolds is, as text, column n of the record a call names, read from
+// the setup insert that makes it (an insert with a column n whose arguments
+// hold a string argument of the call); false when no insert does.
+func recordHolds(sc *scenario.Scenario, call scenario.Call, n string) (string, bool) {
+	keys := map[string]bool{}
+	for k, v := range call.Args {
+		if s, ok := v.(string); ok && k != n {
+			keys[s] = true
+		}
+	}
+	for _, st := range sc.Setup {
+		m := insertInto.FindStringSubmatch(st.SQL)
+		if m == nil {
+			continue
+		}
+		cols := strings.Split(m[2], ",")
+		at, names := -1, false
+		for i, c := range cols {
+			if strings.TrimSpace(c) == n {
+				at = i
+			}
+		}
+		for _, a := range st.Args {
+			s, ok := a.(string)
+			names = names || ok && keys[s]
+		}
+		if at >= 0 && names && at < len(st.Args) {
+			return ground.Text(st.Args[at]), true
+		}
+	}
+	return "", false
+}
+
+// js is v as JSON.
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// saysValue reports, read apart from the gates as they read it, a value the
+// instruction or opening states: word for word, or in any case with
+// underscores, hyphens and spaces for one another outside the use case's
+// own text (own).
+func saysValue(sc *scenario.Scenario, own, v string) bool {
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
+	if len(words) == 0 {
+		return false
+	}
+	exact := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	loose := regexp.MustCompile(`(?i)(^|[^\pL\pN_])` + strings.Join(words, `[\s_-]+`) + `($|[^\pL\pN_])`)
+	for _, text := range []string{sc.Instruction, sc.Persona.Opening} {
+		if exact.MatchString(text) {
+			return true
+		}
+		if own != "" {
+			text = regexp.MustCompile(`(?i)`+regexp.QuoteMeta(own)).ReplaceAllString(text, " ")
+		}
+		if loose.MatchString(text) {
+			return true
+		}
+	}
+	return false
 }
 
 // setNamed is v with every value under key n that equals was set to now.
@@ -1003,10 +1075,12 @@ func checkKinds(tb testing.TB, example string, made map[string]int) {
 	}
 }
 
-// TestMutation runs the mutation test on small suites of three examples:
-// two inbound, and clinic-reminders, whose calls the agent places.
+// TestMutation runs the mutation test on small suites of four examples:
+// three inbound (airline's acts set columns of their records, which
+// act-value-unasked varies), and clinic-reminders, whose calls the agent
+// places.
 func TestMutation(t *testing.T) {
-	for _, example := range []string{"retail", "rides", "clinic-reminders"} {
+	for _, example := range []string{"retail", "rides", "airline", "clinic-reminders"} {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
 			ctx := context.Background()
@@ -1033,10 +1107,11 @@ func TestMutation(t *testing.T) {
 // BenchmarkMutation is the mutation test at full size: a 1,000-scenario
 // suite of each example (the plan's want raised to 40, as the pipeline
 // benchmark does), every original proved again from disk and every mutant
-// proved. It reports, over both examples, the kill rate (killed/mutants, %),
+// proved. It reports, over the examples it runs, the kill rate (killed/mutants, %),
 // the share of originals still kept (%), the mutants made, the survivors and
 // the kept scenarios whose act the world carries out unopposed; it fails on
-// any survivor or groundless scenario. Long: it runs only with
+// any survivor or groundless scenario, and per example on a mutant kind made
+// zero times that notApplicable does not excuse there. Long: it runs only with
 // SUITEGEN_BENCH=1 (make bench sets it); SUITEGEN_BENCH_SCENARIOS sets the
 // suite size, SUITEGEN_BENCH_EXAMPLES (comma-separated) the examples, retail
 // and rides unless set, SUITEGEN_BENCH_MAX_WANT a bucket's want (40; 0: the
