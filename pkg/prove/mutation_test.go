@@ -87,9 +87,7 @@ var notApplicable = map[string]map[string]string{
 		temptingWrong: "no act takes a number: its acts take orders, items, payment methods, addresses and reasons",
 		valueUnasked:  "no act takes an enum or a whole number named like a column of the record it names (a cancellation's reason is the order's cancel_reason)",
 	}),
-	"rides": inbound(map[string]string{
-		valueUnasked: "no act takes an enum or a whole number named like a column of the trip it names: a cancellation's reason is cancel_reason, a rating's stars is rating, and a refund's reason and a safety report's category are columns of the rows those acts add",
-	}),
+	"rides": inbound(map[string]string{}),
 	"telecom": inbound(map[string]string{
 		valueUnasked: "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
 	}),
