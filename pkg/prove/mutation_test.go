@@ -89,7 +89,8 @@ var notApplicable = map[string]map[string]string{
 	}),
 	"rides": inbound(map[string]string{}),
 	"telecom": inbound(map[string]string{
-		valueUnasked: "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
+		temptingWrong: "its one numeric act (a refuel's gb_amount) the world carries out at any size: the 2 GB ceiling is a rule's check, not the world's refusal",
+		valueUnasked:  "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
 	}),
 	"airline": inbound(map[string]string{}),
 	"clinic-reminders": {
