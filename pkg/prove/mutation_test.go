@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -54,18 +56,63 @@ const (
 	// about, without and with a check that it was;
 	// the act done twice; a callee who asks to be called back served the
 	// act first; a refusal resting on an amount nobody gave.
-	recordUnnamed   = "record-unnamed"
-	secondAct       = "second-record-act"
-	secondChecked   = "second-record-checked"
-	actTwice        = "act-repeated"
-	callLaterActs   = "call-later-act"
-	temptingWrong   = "tempting-wrong-amount"
+	recordUnnamed = "record-unnamed"
+	secondAct     = "second-record-act"
+	secondChecked = "second-record-checked"
+	actTwice      = "act-repeated"
+	callLaterActs = "call-later-act"
+	temptingWrong = "tempting-wrong-amount"
+	// A success's act that also sets a column of its record to a value
+	// nobody states (another value of its enum, or a smaller number), its
+	// checks made to agree: a flight change that downgrades the cabin.
+	valueUnasked    = "act-value-unasked"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
-	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong}
+	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked}
+
+// The honesty gates each kind aims at (its mutants may fall to an earlier
+// gate first): record-named (recordUnnamed), unrequested-change (secondAct),
+// check-unasked (secondChecked), act-once (actTwice), tempting-faithful
+// (temptingWrong), call-later (callLaterActs), unasked-value (valueUnasked).
+
+// notApplicable are the kinds an example's suites cannot make, and why: a
+// kind made zero times on an example fails the test unless it is listed
+// here, and one listed here that is made fails too (the reason no longer
+// holds).
+var notApplicable = map[string]map[string]string{
+	"retail": inbound(map[string]string{
+		temptingWrong: "no act takes a number: its acts take orders, items, payment methods, addresses and reasons",
+		valueUnasked:  "no act takes an enum or a whole number named like a column of the record it names (a cancellation's reason is the order's cancel_reason)",
+	}),
+	"rides": inbound(map[string]string{}),
+	"telecom": inbound(map[string]string{
+		temptingWrong: "its one numeric act (a refuel's gb_amount) the world carries out at any size: the 2 GB ceiling is a rule's check, not the world's refusal",
+		valueUnasked:  "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
+	}),
+	"airline": inbound(map[string]string{}),
+	"clinic-reminders": {
+		askWrongStep:  "its plan deals no ask",
+		askStepOnPath: "its plan deals no ask",
+		recordUnnamed: "the agent places the call about the purpose record it brings, which no callee names (instruction, opening): there is no named record to move the act off",
+		secondAct:     "the agent places the call about one purpose record, which no callee names: there is no named record to add a second beside",
+		secondChecked: "as for second-record-act",
+		temptingWrong: "no act takes a number",
+		valueUnasked:  "no act takes an enum named like a column of the record it names: a callback's window is a column of the row scheduling adds, a cancellation's reason is the appointment's cancel_reason",
+	},
+}
+
+// inbound adds to an inbound example's reasons the kinds only outbound calls
+// make.
+func inbound(why map[string]string) map[string]string {
+	for _, k := range []string{unansweredRuleGone, unansweredActs, unansweredAsRight} {
+		why[k] = "no call of its is answered by a voicemail box or someone else: its agent places none"
+	}
+	why[callLaterActs] = "no callee asks to be called back: its agent places no call"
+	return why
+}
 
 type mutant struct {
 	kind, from string
@@ -99,21 +146,6 @@ func (m mutation) String() string {
 		fmt.Fprintf(&b, "  %-26s %4d made, %4d killed  (%s)\n", k, m.made[k], m.killed[k], strings.Join(codes, ", "))
 	}
 	return b.String()
-}
-
-// line is the mutation run in one line: originals kept, groundless, and
-// per kind mutants killed/made.
-func (m mutation) line() string {
-	var parts []string
-	for _, k := range mutantKinds {
-		var codes []string
-		for c, n := range m.codes[k] {
-			codes = append(codes, fmt.Sprintf("%s %d", c, n))
-		}
-		sort.Strings(codes)
-		parts = append(parts, fmt.Sprintf("%s %d/%d [%s]", k, m.killed[k], m.made[k], strings.Join(codes, ", ")))
-	}
-	return fmt.Sprintf("kept %d/%d, groundless %d; killed/made: %s", m.kept, m.originals, len(m.groundless), strings.Join(parts, ", "))
 }
 
 func (m mutation) totals() (made, killed int) {
@@ -474,6 +506,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 				m.Solution = append(m.Solution, sc.Solution[at+1:]...)
 				add(actTwice, sc.Name, m)
 
+				if m := unaskedSetting(ctx, tb, e, sc, at); m != nil {
+					add(valueUnasked, sc.Name, m)
+				}
+
 				if tempting := wrongAmount(ctx, tb, e, sc, at); tempting != nil {
 					m := clone(sc)
 					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
@@ -699,6 +735,182 @@ func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scena
 	return nil
 }
 
+// unaskedSetting is a success with its act given, for an argument named
+// like a column of the record it names (a setup insert that makes the
+// record holds that column), a value the caller never says and the record
+// does not hold (another value of the argument's enum, or for a whole
+// number one less or one more), its checks' params under that name made to
+// agree; the world must carry it out and end otherwise than with the
+// original value. Nil when the act has no such argument.
+func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Scenario {
+	act := sc.Solution[at]
+	t := e.C.Tool(act.Tool)
+	if t == nil {
+		return nil
+	}
+	own := ""
+	if u := e.C.UseCase(sc.UseCase); u != nil {
+		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
+	}
+	var end string
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cur := act.Args[n]
+		held, ok := recordHolds(sc, act, n)
+		if !ok {
+			continue
+		}
+		var others []any
+		switch x := cur.(type) {
+		case string:
+			for _, v := range t.Enum(n) {
+				if s, ok := v.(string); ok && s != x {
+					others = append(others, s)
+				}
+			}
+		case float64:
+			if x == float64(int64(x)) {
+				if x >= 1 {
+					others = append(others, x-1)
+				}
+				others = append(others, x+1)
+			}
+		}
+		for _, other := range others {
+			text := ground.Text(other)
+			if text == held || saysValue(sc, own, text) {
+				continue
+			}
+			if end == "" {
+				_, diff, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, true)
+				if err != nil {
+					tb.Fatalf("%s: %v", sc.Name, err)
+				}
+				end = js(diff)
+			}
+			m := clone(sc)
+			m.Solution[at].Args[n] = other
+			for i := range m.SubGoals {
+				if m.SubGoals[i].Params != nil {
+					m.SubGoals[i].Params = setNamed(map[string]any(m.SubGoals[i].Params), n, cur, other).(map[string]any)
+				}
+			}
+			rs, diff, err := e.Prover.Rehearse(ctx, m.Setup, m.Solution, true)
+			if err != nil {
+				tb.Fatalf("%s: %v", sc.Name, err)
+			}
+			ok := true
+			for _, r := range rs {
+				ok = ok && r.OK
+			}
+			if ok && js(diff) != end {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// insertInto reads a plain insert's table and columns.
+var insertInto = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([a-z_][a-z0-9_]*)\s*\(([^)]*)\)`)
+
+// recordHolds is, as text, column n of the record a call names, read from
+// the setup insert that makes it (an insert with a column n whose arguments
+// hold a string argument of the call); false when no insert does.
+func recordHolds(sc *scenario.Scenario, call scenario.Call, n string) (string, bool) {
+	keys := map[string]bool{}
+	for k, v := range call.Args {
+		if s, ok := v.(string); ok && k != n {
+			keys[s] = true
+		}
+	}
+	for _, st := range sc.Setup {
+		m := insertInto.FindStringSubmatch(st.SQL)
+		if m == nil {
+			continue
+		}
+		cols := strings.Split(m[2], ",")
+		at, names := -1, false
+		for i, c := range cols {
+			if strings.TrimSpace(c) == n {
+				at = i
+			}
+		}
+		for _, a := range st.Args {
+			s, ok := a.(string)
+			names = names || ok && keys[s]
+		}
+		if at >= 0 && names && at < len(st.Args) {
+			return ground.Text(st.Args[at]), true
+		}
+	}
+	return "", false
+}
+
+// js is v as JSON.
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// saysValue reports, read apart from the gates as they read it, a value the
+// instruction or opening states: word for word, or in any case with
+// underscores, hyphens and spaces for one another outside the use case's
+// own text (own).
+func saysValue(sc *scenario.Scenario, own, v string) bool {
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
+	if len(words) == 0 {
+		return false
+	}
+	exact := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	loose := regexp.MustCompile(`(?i)(^|[^\pL\pN_])` + strings.Join(words, `[\s_-]+`) + `($|[^\pL\pN_])`)
+	for _, text := range []string{sc.Instruction, sc.Persona.Opening} {
+		if exact.MatchString(text) {
+			return true
+		}
+		if own != "" {
+			text = regexp.MustCompile(`(?i)`+regexp.QuoteMeta(own)).ReplaceAllString(text, " ")
+		}
+		if loose.MatchString(text) {
+			return true
+		}
+	}
+	return false
+}
+
+// setNamed is v with every value under key n that equals was set to now.
+func setNamed(v any, n string, was, now any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == n && ground.Text(e) == ground.Text(was) {
+				out[k] = now
+				continue
+			}
+			out[k] = setNamed(e, n, was, now)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = setNamed(e, n, was, now)
+		}
+		return out
+	}
+	return v
+}
+
 // settled reports a scenario with a code-settled sub-goal.
 func settled(c *contract.Contract, sc *scenario.Scenario) bool {
 	for _, g := range sc.SubGoals {
@@ -840,34 +1052,34 @@ func checkMutation(t *testing.T, example string, m mutation) {
 	for _, s := range m.survivors {
 		t.Errorf("%s: mutant survived: %s", example, s)
 	}
-	kinds := []string{flipToRefuse, noOp, alwaysTrue, actChecksGone, actTwice}
-	if m.outbound {
-		kinds = append(kinds, unansweredRuleGone, unansweredActs, unansweredAsRight, callLaterActs)
-	}
-	for _, k := range kinds {
-		if m.made[k] == 0 {
-			t.Errorf("%s: no %s mutant could be made: the suite is too small to test it", example, k)
-		}
-	}
+	checkKinds(t, example, m.made)
 }
 
-// checkEveryKind fails when a mutant kind was made zero times over every
-// example of a run: a kind never made tests nothing.
-func checkEveryKind(t testing.TB, made map[string]int) {
-	t.Helper()
+// checkKinds fails, for one example, on each kind made zero times that
+// notApplicable does not excuse for it, and on each it excuses that was made.
+func checkKinds(tb testing.TB, example string, made map[string]int) {
+	tb.Helper()
+	why, known := notApplicable[example]
+	if !known {
+		tb.Errorf("%s: notApplicable does not list the example: say which mutant kinds its suites cannot make", example)
+	}
 	for _, k := range mutantKinds {
-		if made[k] == 0 {
-			t.Errorf("no %s mutant was made on any example: the suites do not test it", k)
+		reason, excused := why[k]
+		switch {
+		case made[k] == 0 && !excused:
+			tb.Errorf("%s: no %s mutant was made: the suite does not test it (list it in notApplicable with a reason if it cannot apply)", example, k)
+		case made[k] > 0 && excused:
+			tb.Errorf("%s: %d %s mutants were made, yet notApplicable says %q", example, made[k], k, reason)
 		}
 	}
 }
 
-// TestMutation runs the mutation test on small suites of three examples:
-// two inbound, and clinic-reminders, whose calls the agent places.
+// TestMutation runs the mutation test on small suites of four examples:
+// three inbound (airline's acts set columns of their records, which
+// act-value-unasked varies), and clinic-reminders, whose calls the agent
+// places.
 func TestMutation(t *testing.T) {
-	made := map[string]int{}
-	t.Cleanup(func() { checkEveryKind(t, made) })
-	for _, example := range []string{"retail", "rides", "clinic-reminders"} {
+	for _, example := range []string{"retail", "rides", "airline", "clinic-reminders"} {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
 			ctx := context.Background()
@@ -886,9 +1098,6 @@ func TestMutation(t *testing.T) {
 			}
 			defer e.Close()
 			m := mutate(ctx, t, e, scs)
-			for k, n := range m.made {
-				made[k] += n
-			}
 			checkMutation(t, example, m)
 		})
 	}
@@ -897,10 +1106,11 @@ func TestMutation(t *testing.T) {
 // BenchmarkMutation is the mutation test at full size: a 1,000-scenario
 // suite of each example (the plan's want raised to 40, as the pipeline
 // benchmark does), every original proved again from disk and every mutant
-// proved. It reports, over both examples, the kill rate (killed/mutants, %),
+// proved. It reports, over the examples it runs, the kill rate (killed/mutants, %),
 // the share of originals still kept (%), the mutants made, the survivors and
 // the kept scenarios whose act the world carries out unopposed; it fails on
-// any survivor or groundless scenario. Long: it runs only with
+// any survivor or groundless scenario, and per example on a mutant kind made
+// zero times that notApplicable does not excuse there. Long: it runs only with
 // SUITEGEN_BENCH=1 (make bench sets it); SUITEGEN_BENCH_SCENARIOS sets the
 // suite size, SUITEGEN_BENCH_EXAMPLES (comma-separated) the examples, retail
 // and rides unless set, SUITEGEN_BENCH_MAX_WANT a bucket's want (40; 0: the
@@ -928,7 +1138,6 @@ func BenchmarkMutation(b *testing.B) {
 		}
 	}
 	var made, killed, originals, kept, survivors, groundless int
-	madeKinds := map[string]int{}
 	for b.Loop() {
 		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, maxWant)
@@ -948,10 +1157,8 @@ func BenchmarkMutation(b *testing.B) {
 			m := mutate(ctx, b, e, scs)
 			e.Close()
 			pool.Close()
-			b.Logf("%s, %d scenarios: %s", example, n, m.line())
-			for k, n := range m.made {
-				madeKinds[k] += n
-			}
+			b.Logf("%s, %d scenarios:\n%s", example, n, m)
+			checkKinds(b, example, m.made)
 			mm, mk := m.totals()
 			made, killed = made+mm, killed+mk
 			originals, kept = originals+m.originals, kept+m.kept
@@ -965,7 +1172,6 @@ func BenchmarkMutation(b *testing.B) {
 			}
 		}
 	}
-	checkEveryKind(b, madeKinds)
 	if made == 0 || originals == 0 {
 		b.Fatalf("%d mutants made from %d originals: nothing to measure", made, originals)
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -150,12 +151,11 @@ type write struct {
 	records []string
 }
 
-// asksTwice reports an instruction or opening that asks for something twice,
-// and asksEach one that asks for it on more than one record.
-var (
-	asksTwice = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|both|again|second)([^\pL]|$)`)
-	asksEach  = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each of)([^\pL]|$)`)
-)
+// asksEach reports an instruction or opening that asks for the act on more
+// than one record in words. It is read only where nothing else tells a
+// record the caller asks about from one they mention: the acts on both take
+// the same values (cancel both orders, for the same reason).
+var asksEach = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each of)([^\pL]|$)`)
 
 // requestTools are the tools whose writes the request may make (nil: any,
 // when the use case does not list its tools): the use case's tools (its act
@@ -293,17 +293,24 @@ func (pr *proof) unrequested(ctx context.Context) error {
 			for _, x := range w.records {
 				same = same || slices.Contains(e.records, x)
 			}
+			recArg, _, _ := pr.recordArg(t)
 			switch {
-			case sameJSON(prev.Args, r.Args) && !asksTwice.MatchString(sc.Instruction+" "+sc.Persona.Opening):
-				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) repeats step %d with the same arguments, and the caller never asks for it twice: the second act is not the request", i+1, r.Tool, e.i+1)}
-			case same && !sameJSON(prev.Args, r.Args) && !pr.statesEach(prev, r):
+			case sameJSON(prev.Args, r.Args):
+				// Nothing in the second call is the caller's: it asks the
+				// world for what it already did.
+				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) repeats step %d with the same arguments: an act made again with nothing of its own is not the request (a caller who wants it twice gives each its own values)", i+1, r.Tool, e.i+1)}
+			case same && !pr.statedApart(prev, r, ""):
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again on the record step %d acted on, with values the caller never gives: a second act that redoes or undoes the first is not the request", i+1, r.Tool, e.i+1)}
 			case !same:
-				each := asksEach.MatchString(sc.Instruction + " " + sc.Persona.Opening)
+				// Each record named, and each act given its own stated
+				// values (two orders, each with its reason); where the acts
+				// take the same values, only the instruction's words tell
+				// a record asked about from one mentioned.
+				asked := pr.statedApart(prev, r, recArg) || asksEach.MatchString(sc.Instruction+" "+sc.Persona.Opening)
 				for _, x := range w.records {
 					_, v, _ := strings.Cut(x, ":")
-					if !handed(sc, v) || !each {
-						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller never asks for it on more than one record (naming each, asking for both or each of them): a second act on another record is not the request", i+1, r.Tool, v)}
+					if !handed(sc, v) || !asked {
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller never asks for it on more than one record (naming each and giving each act its own values, or asking for both or each of them): a second act on another record is not the request", i+1, r.Tool, v)}
 						break
 					}
 				}
@@ -389,28 +396,40 @@ func (pr *proof) askedRecord(writes []write, x string) bool {
 	return false
 }
 
-// statesEach reports two calls of one tool on one record whose differing
-// values are each handed to the caller (the caller asks for both: two
-// items by their ids), or an instruction that asks for the act twice.
-func (pr *proof) statesEach(a, b world.CallResult) bool {
-	sc := pr.sc
-	if asksTwice.MatchString(sc.Instruction + " " + sc.Persona.Opening) {
-		return true
-	}
-	for n, v := range b.Args {
-		if sameJSON(v, a.Args[n]) {
+// statedApart reports two calls of one tool that differ in an argument
+// other than skip, every differing value of both handed to the caller: the
+// caller gives each act its own values (two items of one order by their
+// ids, two orders each with its reason). Read over values the caller
+// states, not over words that ask.
+func (pr *proof) statedApart(a, b world.CallResult, skip string) bool {
+	differ := false
+	for _, n := range slices.Sorted(maps.Keys(mergeKeys(a.Args, b.Args))) {
+		if n == skip || sameJSON(a.Args[n], b.Args[n]) {
 			continue
 		}
+		differ = true
 		vals := map[string]bool{}
-		addValues(vals, v)
 		addValues(vals, a.Args[n])
+		addValues(vals, b.Args[n])
 		for x := range vals {
-			if x != "" && !handed(sc, x) {
+			if x != "" && !handed(pr.sc, x) {
 				return false
 			}
 		}
 	}
-	return true
+	return differ
+}
+
+// mergeKeys is the union of two argument maps' keys.
+func mergeKeys(a, b map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 // faithfulAlt is the act with one value it takes, at label (an argument,
@@ -664,7 +683,7 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 				// An empty value is none to state: a cleared field (an
 				// address without a second line) is read with the values
 				// the caller states beside it.
-				if v := ground.Text(st.vals[k]); v != "" && !handed(sc, v) {
+				if v := ground.Text(st.vals[k]); v != "" && !pr.stated(v) {
 					cands = append(cands, candidate{i, st, col, st.vals[k]})
 				}
 			}
@@ -753,4 +772,51 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 		return nil
 	}
 	return nil
+}
+
+// stated reports whether the caller states v (instruction, opening) as a
+// value is said aloud: handed word for word, or written with other case and
+// with underscores, hyphens and spaces for one another ("basic economy"
+// states basic_economy; "basic" or "basiceconomy" do not). The use case's
+// own text, which an instruction may quote to say what the case is about
+// ("a reservation that is not basic economy"), states nothing.
+func (pr *proof) stated(v string) bool {
+	if handed(pr.sc, v) {
+		return true
+	}
+	words := spokenWords(v)
+	if len(words) == 0 {
+		return false
+	}
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	re, err := regexp.Compile(`(?i)(^|[^\pL\pN_])` + strings.Join(words, `[\s_-]+`) + `($|[^\pL\pN_])`)
+	if err != nil {
+		return false
+	}
+	own := ""
+	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
+		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
+	}
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		if own != "" {
+			text = caseless(own).ReplaceAllString(text, " ")
+		}
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
+}
+
+// spokenWords are v's words: the runs between underscores, hyphens and
+// white space.
+func spokenWords(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
+}
+
+// caseless matches text written as s, in any case.
+func caseless(s string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(s))
 }

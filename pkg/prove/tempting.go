@@ -238,7 +238,7 @@ type alternative struct {
 const maxAlternatives = 4
 
 // alternatives are the call's arguments with one unstated argument (a value
-// the instruction and the opening never hand the caller) given another value
+// the instruction and the opening never state, see stated) given another value
 // the case offers: another enum value, or another value of the column it
 // names that the setup creates or an earlier answer on the path shows. A list
 // of one value is varied as its one element.
@@ -262,7 +262,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		if isList {
 			one = list[0]
 		}
-		if _, composite := one.(map[string]any); composite || one == nil || handed(pr.sc, ground.Text(one)) {
+		if _, composite := one.(map[string]any); composite || one == nil || pr.stated(ground.Text(one)) {
 			continue
 		}
 		var cands []string
