@@ -52,10 +52,11 @@ const AskedOnly Counterfactual = "asked-only"
 const KeptValue Counterfactual = "kept-value"
 
 // unnamedRecord says which record a solution call is about that the caller
-// does not name ("" when every one is named or shown): each value of the
-// argument that names the call's record (recordArg) is handed to the caller,
-// or shown by an earlier answer of the solution; a state-changing call,
-// besides, names no record of a table where the caller names another one.
+// does not name ("" when every one is named or shown): each value of every
+// argument that names a caller's record (recordArgs: the reservation, and
+// the card that pays for it) is handed to the caller, or shown by an
+// earlier answer of the solution; a state-changing call, besides, names no
+// record of a table where the caller names another one.
 func (pr *proof) unnamedRecord() string {
 	sc := pr.sc
 	seen := map[string]bool{}
@@ -71,7 +72,11 @@ func (pr *proof) unnamedRecord() string {
 			continue
 		}
 		writes := pr.p.stateChanging(r)
-		if n, table, col := pr.recordArg(t); n != "" && r.Args[n] != nil {
+		for _, ra := range pr.recordArgs(t) {
+			n, table, col := ra[0], ra[1], ra[2]
+			if r.Args[n] == nil {
+				continue
+			}
 			vals := map[string]bool{}
 			addValues(vals, r.Args[n])
 			for _, v := range slices.Sorted(maps.Keys(vals)) {
@@ -98,11 +103,21 @@ func (pr *proof) unnamedRecord() string {
 	return ""
 }
 
-// recordArg is the argument that names the record a tool is about: its first
-// parameter (in the order the contract writes them) that names a row of a
-// caller's table other than the caller's own. "" when it has none.
+// recordArg is the argument that names the record a tool is about: the
+// first of recordArgs. "" when it has none.
 func (pr *proof) recordArg(t *contract.Tool) (name, table, col string) {
+	if ras := pr.recordArgs(t); len(ras) > 0 {
+		return ras[0][0], ras[0][1], ras[0][2]
+	}
+	return "", "", ""
+}
+
+// recordArgs are the arguments that name a row of a caller's table other
+// than the caller's own (the reservation, and the card that pays), in the
+// order the contract writes them: each {name, table, column}.
+func (pr *proof) recordArgs(t *contract.Tool) [][3]string {
 	cl := pr.p.c.Caller
+	var out [][3]string
 	for _, n := range t.ParamNames() {
 		if t.LogOnlyParam(n) {
 			continue
@@ -111,9 +126,9 @@ func (pr *proof) recordArg(t *contract.Tool) (name, table, col string) {
 		if !ok || !pr.p.g.OwnedTable(tb) || cl != nil && tb == cl.Table {
 			continue
 		}
-		return n, tb, c
+		out = append(out, [3]string{n, tb, c})
 	}
-	return "", "", ""
+	return out
 }
 
 // namedOther is a value of table.column other than v that the caller names
