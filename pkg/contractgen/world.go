@@ -122,20 +122,6 @@ func (r *resource) listSQL() string {
 		cs, r.table, r.parent.table, r.parent.pk, r.parentCol, r.parent.owner, r.startsCol)
 }
 
-// ownerOf returns the person key that owns a resource row.
-func (r *resource) ownerOf(x row) any {
-	if r.parent == nil {
-		return x.get(r.owner)
-	}
-	pk := x.get(r.parentCol)
-	for _, p := range r.parent.rows {
-		if p.get(r.parent.pk) == pk {
-			return p.get(r.parent.owner)
-		}
-	}
-	return nil
-}
-
 func sqlList(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
