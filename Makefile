@@ -12,7 +12,7 @@ STATICCHECK    := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 RUN_ARGS       ?= examples/retail --scenarios 50 --writers 4
 # One test binary may take this long: the end-to-end package runs whole
 # suites under -race and must still pass when the cores are busy.
-TEST_TIMEOUT   ?= 30m
+TEST_TIMEOUT   ?= 60m
 BENCH_TIME     ?= 1x
 
 .DEFAULT_GOAL := help

@@ -269,6 +269,9 @@ func TestOutsiderIsSomeoneElses(t *testing.T) {
 			if r := g.Outsider("products", tc.b); r != nil {
 				t.Errorf("a product has an outsider: %v", r)
 			}
+			if r := g.Outsider(cl.Table, tc.b); r != nil {
+				t.Errorf("the caller's own table has an outsider: %v (the caller identifies by it as themselves)", r)
+			}
 			b := tc.b
 			b.Outside = "orders"
 			bd := Binding{Tool: "get_order_details", Param: "order_id", Table: "orders", Column: g.PK("orders"), How: ByName, Source: FromCase}

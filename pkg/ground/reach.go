@@ -314,14 +314,16 @@ func (b Bound) sameNamed(col string) Row {
 	return nil
 }
 
-// Outsider is the row of an owned table the case's arguments take when
-// b.Outside names it: a seed row that belongs to someone other than the
+// Outsider is the row of an owned table (not the caller's own) the case's
+// arguments take when b.Outside names it: a seed row that belongs to someone other than the
 // case's caller (nor the person the caller was copied from), the one most
 // like the case's own row of the table, so that whose it is is what
 // differs. nil when the world has none.
 func (g *Graph) Outsider(table string, b Bound) Row {
 	cl := g.C.Caller
-	if cl == nil || !g.OwnedTable(table) {
+	if cl == nil || table == cl.Table || !g.OwnedTable(table) {
+		// Not the caller's own table: the caller identifies as
+		// themselves by its rows, so its arguments are theirs.
 		return nil
 	}
 	mine := map[string]bool{}

@@ -1163,12 +1163,14 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 }
 
 // outsideTables are the owned tables whose records the act takes by key:
-// where a caller can name a record that is not theirs.
+// where a caller can name a record that is not theirs. Never the caller's
+// own table: the caller identifies by its rows as themselves.
 func (sv *solver) outsideTables(tool *contract.Tool) []string {
 	var out []string
+	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
-		if !ok || bd.Table == "" || bd.Source == ground.FromShared || bd.Source == ground.FromSibling ||
+		if !ok || bd.Table == "" || cl != nil && bd.Table == cl.Table || bd.Source == ground.FromShared || bd.Source == ground.FromSibling ||
 			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound || !sv.g.OwnedTable(bd.Table) ||
 			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) || slices.Contains(out, bd.Table) {
 			continue
