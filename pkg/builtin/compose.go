@@ -335,8 +335,10 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
 	// A caller who names someone else's record says which, and that it is
 	// not theirs; about another's order, that order is what they call about.
+	// A record under another parent (another product's variant) needs no
+	// word: the caller states it among the act's arguments.
 	notTheirs, theirs := "", "my "
-	if r := p.g.Outsider(b.Outside, b); r != nil {
+	if r := p.g.Outsider(b.Outside, b); r != nil && p.g.OwnedTable(b.Outside) {
 		other := ground.Text(r[p.g.PK(b.Outside)])
 		if b.Outside == bk.Spec.Table {
 			key, theirs = other, ""

@@ -97,12 +97,17 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 			}
 			v = bd.Picks[b.Ordinal%len(bd.Picks)]
 		case FromSibling:
-			if r := g.related(bd.Table, b); r != nil {
+			r := g.related(bd.Table, b)
+			if b.Outside == bd.Table {
+				// A record under another parent, as the case asks.
+				r = g.Outsider(bd.Table, b)
+			}
+			if r != nil {
 				v = r[bd.Column]
 			}
 		default:
 			key := g.C.Table(bd.Table).IsUnique(bd.Column)
-			if b.Outside != "" && b.Outside == bd.Table {
+			if b.Outside != "" && b.Outside == bd.Table && g.OwnedTable(bd.Table) {
 				// A record that is not the caller's, as the case asks.
 				if r := g.Outsider(bd.Table, b); r != nil {
 					v = r[bd.Column]

@@ -231,8 +231,9 @@ func matches(pattern, s string) bool {
 
 // TestOutsiderIsSomeoneElses: a case that asks about a record that is not
 // the caller's takes one of another owner, as like the case's own as the
-// world has, both planned on seed rows and written on minted copies; a
-// table nobody owns has no outsider.
+// world has, both planned on seed rows and written on minted copies; of a
+// table nobody owns, a row under another parent, and none where the table
+// hangs off nothing.
 func TestOutsiderIsSomeoneElses(t *testing.T) {
 	c := retail(t)
 	g := New(c)
@@ -267,7 +268,13 @@ func TestOutsiderIsSomeoneElses(t *testing.T) {
 				t.Errorf("outsider order is %v, the case's %v: not the likest", r["status"], target["status"])
 			}
 			if r := g.Outsider("products", tc.b); r != nil {
-				t.Errorf("a product has an outsider: %v", r)
+				t.Errorf("a product, which hangs off nothing, has an outsider: %v", r)
+			}
+			// A variant no one owns: its outsider is another product's.
+			if own := tc.b.Pick("variants"); own == nil {
+				t.Error("the case reaches no variant")
+			} else if r := g.Outsider("variants", tc.b); r == nil || Text(r["product_id"]) == Text(own["product_id"]) {
+				t.Errorf("outsider variant %v of the case's variant %v: want another product's", r, own)
 			}
 			if r := g.Outsider(cl.Table, tc.b); r != nil {
 				t.Errorf("the caller's own table has an outsider: %v (the caller identifies by it as themselves)", r)

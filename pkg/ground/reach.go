@@ -19,10 +19,12 @@ type Bound struct {
 	Variant int
 	// Person is who calls, and where the case's fresh values come from.
 	Person Person
-	// Outside, when set, names an owned table whose record arguments
-	// come from someone else's rows, not the case's (another customer's
-	// card, another rider's trip): what a caller asks about a record
-	// that is not theirs.
+	// Outside, when set, names a table whose record arguments come from
+	// outside the case (Graph.Outsider): someone else's rows of an owned
+	// table (another customer's card, another rider's trip), or a row
+	// under another parent where the case takes a sibling (another
+	// product's variant): what a caller asks about a record that is not
+	// theirs, or not of a kind the act allows.
 	Outside string
 	// copied holds, per table, the keys of the seed rows the case minted
 	// copies of: the originals are not the case's (nor its siblings).
@@ -314,17 +316,23 @@ func (b Bound) sameNamed(col string) Row {
 	return nil
 }
 
-// Outsider is the row of an owned table (not the caller's own) the case's
-// arguments take when b.Outside names it: a seed row that belongs to someone other than the
-// case's caller (nor the person the caller was copied from), the one most
-// like the case's own row of the table, so that whose it is is what
-// differs. nil when the world has none.
+// Outsider is the row of a table (not the caller's own) the case's
+// arguments take when b.Outside names it. Of an owned table, a seed row
+// that belongs to someone other than the case's caller (nor the person the
+// caller was copied from); of a table no one owns, a row under another
+// parent than the case's own (another product's variant, where the case
+// swaps for a variant of its product). Either way the one most like the
+// case's own row of the table, so that whose it is is what differs. nil
+// when the world has none.
 func (g *Graph) Outsider(table string, b Bound) Row {
 	cl := g.C.Caller
-	if cl == nil || table == cl.Table || !g.OwnedTable(table) {
-		// Not the caller's own table: the caller identifies as
-		// themselves by its rows, so its arguments are theirs.
+	if cl != nil && table == cl.Table {
+		// The caller identifies as themselves by its rows, so its
+		// arguments are theirs.
 		return nil
+	}
+	if !g.OwnedTable(table) {
+		return g.stranger(table, b)
 	}
 	mine := map[string]bool{}
 	for _, r := range b.Rows[table] {
@@ -353,4 +361,39 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 		}
 	}
 	return best
+}
+
+// stranger is the row of a table no one owns most like the case's own row
+// of it, under another parent: its first foreign key the case's row fills
+// holds another value. nil when the case reaches no row of the table, the
+// table hangs off nothing, or every row shares the parent.
+func (g *Graph) stranger(table string, b Bound) Row {
+	own, pk := b.Pick(table), g.PK(table)
+	if own == nil {
+		return nil
+	}
+	for _, fk := range g.fks[table] {
+		parent := own[fk.Column]
+		if parent == nil {
+			continue
+		}
+		var best Row
+		bestScore := -1
+		for _, r := range g.Rows(table) {
+			if r[fk.Column] == nil || Text(r[fk.Column]) == Text(parent) {
+				continue
+			}
+			score := 0
+			for c, v := range own {
+				if c != pk && c != fk.Column && Text(r[c]) == Text(v) {
+					score++
+				}
+			}
+			if score > bestScore {
+				best, bestScore = r, score
+			}
+		}
+		return best
+	}
+	return nil
 }

@@ -281,6 +281,9 @@ type level struct {
 	// makes at this level instead of the solution's (a refusal the world
 	// gives only to another choice).
 	choices map[string]Choice
+	// elsewhere says, for a level whose cases take a record from outside
+	// the case (Choice.Outside), what that record is to the case.
+	elsewhere string
 }
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
@@ -926,8 +929,8 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 		} else if lv.refusal != "" {
 			why = clipRunes(lv.refusal, 40) + " at " + lv.branch
 		}
-		if t := lv.outside(); t != "" {
-			why += ", on someone else's record of " + strings.ReplaceAll(t, "_", " ")
+		if lv.elsewhere != "" {
+			why += ", on " + lv.elsewhere
 		}
 		at += " (refused: " + why + ")"
 		limit = 0 // cut, two places could read alike

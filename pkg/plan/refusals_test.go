@@ -18,22 +18,25 @@ import (
 // whose balance is short, a variant that is not available), by a rule the
 // world does not enforce (a cancellation the policy forbids), by a record
 // that is someone else's (another customer's card; another customer's order,
-// which a rule forbids even to read) — and no two buckets of a use case
-// share an angle.
+// which a rule forbids even to read), by a record under another parent than
+// the case's (a swap to another product's variant) — and no two buckets of
+// a use case share an angle.
 func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		example string
 		want    []string          // Spec.Refusal values the plan must deal
-		outside map[string]string // of those, dealt on someone else's record of a table
+		outside map[string]string // of those, dealt on a record of a table from outside the case
 	}{
 		{"retail", []string{
 			"handlers/modify_pending_order_items.star:11", // state: items modified once
 			"lib/orders.star:113",                         // choice: a gift card short of the total
 			"lib/orders.star:101",                         // choice: a variant not available
 			"lib/orders.star:31",                          // another customer's card
+			"lib/orders.star:97",                          // another product's variant
 			RuleRefusal + "one-user-per-conversation",     // another customer's order
 		}, map[string]string{
 			"lib/orders.star:31":                      "payment_methods",
+			"lib/orders.star:97":                      "variants",
 			RuleRefusal + "one-user-per-conversation": "orders",
 		}},
 		{"airline", []string{RuleRefusal + "cancel-eligibility"}, nil},
@@ -83,7 +86,7 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 					t.Errorf("no bucket dealt for %s; dealt: %v", w, got)
 				}
 				if tb, ok := tc.outside[w]; ok && !outside[w+"\x00"+tb] {
-					t.Errorf("no bucket dealt for %s on someone else's %s", w, tb)
+					t.Errorf("no bucket dealt for %s on a record of %s from outside the case", w, tb)
 				}
 			}
 		})

@@ -1114,6 +1114,12 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 			if lv == nil {
 				lv = &level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}}
+				if t := ch.Outside; t != "" {
+					lv.elsewhere = "someone else's record of " + strings.ReplaceAll(t, "_", " ")
+					if !sv.g.OwnedTable(t) {
+						lv.elsewhere = "a record of " + strings.ReplaceAll(t, "_", " ") + " under another parent"
+					}
+				}
 				found[way] = lv
 			}
 			if _, ok := lv.choices[k]; !ok {
@@ -1162,16 +1168,20 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 	return out
 }
 
-// outsideTables are the owned tables whose records the act takes by key:
-// where a caller can name a record that is not theirs. Never the caller's
-// own table: the caller identifies by its rows as themselves.
+// outsideTables are the tables whose records the act takes by key from
+// outside the case (ground.Graph.Outsider): owned tables, where a caller
+// can name a record that is not theirs, and tables the act takes a sibling
+// of the case's row from (a variant to swap to), where the caller can name
+// one under another parent. Never the caller's own table: the caller
+// identifies by its rows as themselves.
 func (sv *solver) outsideTables(tool *contract.Tool) []string {
 	var out []string
 	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
-		if !ok || bd.Table == "" || cl != nil && bd.Table == cl.Table || bd.Source == ground.FromShared || bd.Source == ground.FromSibling ||
-			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound || !sv.g.OwnedTable(bd.Table) ||
+		if !ok || bd.Table == "" || cl != nil && bd.Table == cl.Table || bd.Source == ground.FromShared ||
+			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound ||
+			!sv.g.OwnedTable(bd.Table) && bd.Source != ground.FromSibling ||
 			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) || slices.Contains(out, bd.Table) {
 			continue
 		}
