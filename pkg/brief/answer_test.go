@@ -92,16 +92,21 @@ func TestDigest(t *testing.T) {
 }
 
 // TestChoiceWire: the brief carries a choice as [variant, ordinal] and the
-// bucket's outside table; a field added to plan.Choice must be added to the
+// bucket's outside table and swap; a field added to plan.Choice must be added to the
 // wire too, or it is lost on the way to the model.
 func TestChoiceWire(t *testing.T) {
-	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 3 {
-		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 3 (Bucket.MarshalJSON)", n)
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 4 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 4 (Bucket.MarshalJSON)", n)
 	}
 	mixed := Brief{Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Templates: []string{"a", "b"},
 		Choices: map[string]plan.Choice{"a": {Outside: "orders"}, "b": {Outside: "cards"}}}}}}}
 	if _, err := json.Marshal(mixed); err == nil {
 		t.Fatal("a bucket whose templates take records from two outside tables was written")
+	}
+	swaps := Brief{Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Templates: []string{"a", "b"},
+		Choices: map[string]plan.Choice{"a": {Outside: "variants", Swap: ground.SwapItself}, "b": {Outside: "variants"}}}}}}}
+	if _, err := json.Marshal(swaps); err == nil {
+		t.Fatal("a bucket whose templates swap to a record two ways was written")
 	}
 }
 
@@ -115,7 +120,7 @@ func TestBriefCarriesTheRecordsCasesReach(t *testing.T) {
 	for i := range 40 {
 		templates = append(templates, fmt.Sprintf("#W%d", i))
 		callers = append(callers, fmt.Sprintf("u%d", i))
-		choices[templates[i]] = plan.Choice{Variant: i % 2, Ordinal: i, Outside: "payment_methods"}
+		choices[templates[i]] = plan.Choice{Variant: i % 2, Ordinal: i, Outside: "variants", Swap: ground.SwapHeld}
 	}
 	b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 3,
 		Spec: plan.Spec{Tool: "t", Templates: templates, Callers: callers, Choices: choices}}, Have: 1}}}

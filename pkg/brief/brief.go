@@ -41,9 +41,11 @@ type wireBucket struct {
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
 	Choices [][2]int          `json:"choices,omitempty"`
-	// Outside is the table every template's case takes someone else's
-	// record of (plan.Choice.Outside): one per bucket, as a level deals it.
-	Outside string `json:"outside,omitempty"`
+	// Outside is the table every template's case takes a record of from
+	// outside the case (plan.Choice.Outside), and Swap which record where
+	// the act takes a sibling: one per bucket, as a level deals it.
+	Outside string      `json:"outside,omitempty"`
+	Swap    ground.Swap `json:"swap,omitempty"`
 }
 
 // templateSpare is how many template records past the bucket's want the
@@ -68,7 +70,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	all := spec.Templates
 	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
 	var choices [][2]int
-	outside := ""
+	var outside plan.Choice
 	if len(spec.Choices) > 0 {
 		rest := maps.Clone(spec.Choices)
 		for i, t := range all {
@@ -78,10 +80,10 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 				continue
 			}
 			choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
-			if i > 0 && ch.Outside != outside {
-				return nil, fmt.Errorf("bucket %s: templates take records from outside %q and %q", b.ID, outside, ch.Outside)
+			if o := (plan.Choice{Outside: ch.Outside, Swap: ch.Swap}); i > 0 && o != outside {
+				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q)", b.ID, outside.Outside, outside.Swap, o.Outside, o.Swap)
 			}
-			outside = ch.Outside
+			outside = plan.Choice{Outside: ch.Outside, Swap: ch.Swap}
 		}
 		// Choices of keys that are not templates (none in a plan) stay keyed.
 		spec.Choices = nil
@@ -90,7 +92,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
-		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside})
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside.Outside, Swap: outside.Swap})
 }
 
 // UnmarshalJSON reads a bucket as the brief carries it.
@@ -107,13 +109,13 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		if i < len(w.Choices) {
 			ch = w.Choices[i]
 		}
-		if ch == [2]int{} && w.Outside == "" {
+		if ch == [2]int{} && w.Outside == "" && w.Swap == "" {
 			continue
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}
 		}
-		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside}
+		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside, Swap: w.Swap}
 	}
 	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
 		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}

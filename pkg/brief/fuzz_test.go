@@ -16,6 +16,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(text)
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"templates":["x"]},"choices":[[1,2],[3,4]]}],"bind_refs":[[0],[1]]}` + "\n```")
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"templates":["x","y"]},"choices":[[1,2]],"outside":"t"}]}` + "\n```")
+	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"templates":["x"]},"outside":"t","swap":"held"}]}` + "\n```")
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b"}],"binds":[{"tool":"t"}],"bind_refs":[[5]]}` + "\n```")
 	f.Add(Digest([]Submission{{Name: "n", Bucket: "b", Kept: true}}))
 	f.Add(digestHead + "\n{}\n\n")

@@ -338,7 +338,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// A record under another parent (another product's variant) needs no
 	// word: the caller states it among the act's arguments.
 	notTheirs, theirs := "", "my "
-	if r := p.g.Outsider(b.Outside, b); r != nil && p.g.OwnedTable(b.Outside) {
+	if r := p.g.Outsider(b.Outside, b); r != nil && p.g.OwnedTable(b.Outside) && b.Swap == ground.SwapStranger {
 		other := ground.Text(r[p.g.PK(b.Outside)])
 		if b.Outside == bk.Spec.Table {
 			key, theirs = other, ""

@@ -99,8 +99,8 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		case FromSibling:
 			r := g.related(bd.Table, b)
 			if b.Outside == bd.Table {
-				// A record under another parent, as the case asks.
-				r = g.Outsider(bd.Table, b)
+				// Not a sibling, as the case asks.
+				r = g.swapped(bd.Table, b)
 			}
 			if r != nil {
 				v = r[bd.Column]

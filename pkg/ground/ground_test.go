@@ -2,6 +2,7 @@ package ground
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,6 +276,17 @@ func TestOutsiderIsSomeoneElses(t *testing.T) {
 				t.Error("the case reaches no variant")
 			} else if r := g.Outsider("variants", tc.b); r == nil || Text(r["product_id"]) == Text(own["product_id"]) {
 				t.Errorf("outsider variant %v of the case's variant %v: want another product's", r, own)
+			} else {
+				b := tc.b
+				b.Swap = SwapItself
+				if r := g.swapped("variants", b); rowKey(g, "variants", r) != rowKey(g, "variants", own) {
+					t.Errorf("a swap to itself takes %v, want the case's own %v", r, own)
+				}
+				b.Swap = SwapHeld
+				if r := g.swapped("variants", b); r != nil && (rowKey(g, "variants", r) == rowKey(g, "variants", own) ||
+					!slices.ContainsFunc(b.Rows["variants"], func(h Row) bool { return sameRow(h, r) })) {
+					t.Errorf("a swap to a held variant takes %v: the case's own or one it does not hold", r)
+				}
 			}
 			if r := g.Outsider(cl.Table, tc.b); r != nil {
 				t.Errorf("the caller's own table has an outsider: %v (the caller identifies by it as themselves)", r)

@@ -26,10 +26,30 @@ type Bound struct {
 	// product's variant): what a caller asks about a record that is not
 	// theirs, or not of a kind the act allows.
 	Outside string
+	// Swap, where Outside names a table the act takes a sibling of the
+	// case's row from (a variant to swap to), says which row it takes
+	// instead.
+	Swap Swap
 	// copied holds, per table, the keys of the seed rows the case minted
 	// copies of: the originals are not the case's (nor its siblings).
 	copied map[string]map[string]bool
 }
+
+// Swap is which row an argument that takes a sibling of the case's row
+// (another variant of the product the case holds) names instead, when the
+// caller asks for a swap the act may refuse.
+type Swap string
+
+const (
+	// SwapStranger: a row under another parent (Graph.Outsider), another
+	// product's variant.
+	SwapStranger Swap = ""
+	// SwapItself: the case's own row, a swap to what it already is.
+	SwapItself Swap = "itself"
+	// SwapHeld: another row of the table the case already holds, a swap to
+	// what it already has.
+	SwapHeld Swap = "held"
+)
 
 // maxReach bounds the rows of one table a case reaches.
 const maxReach = 40
@@ -361,6 +381,24 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 		}
 	}
 	return best
+}
+
+// swapped is the row an argument that takes a sibling of the case's row of
+// table names instead, by b.Swap; nil when the case has none.
+func (g *Graph) swapped(table string, b Bound) Row {
+	switch b.Swap {
+	case SwapItself:
+		return b.Pick(table)
+	case SwapHeld:
+		own := b.Pick(table)
+		for _, r := range b.Rows[table] {
+			if own != nil && rowKey(g, table, r) != rowKey(g, table, own) {
+				return r
+			}
+		}
+		return nil
+	}
+	return g.Outsider(table, b)
 }
 
 // stranger is the row of a table no one owns most like the case's own row

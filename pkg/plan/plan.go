@@ -205,15 +205,20 @@ func (e *Unplanned) Error() string {
 type Choice struct {
 	Variant int `json:"variant,omitempty"`
 	Ordinal int `json:"ordinal,omitempty"`
-	// Outside names an owned table whose records the case's arguments take
-	// from someone else (ground.Bound.Outside): the caller asks about
-	// another person's card or order.
+	// Outside names a table whose records the case's arguments take from
+	// outside the case (ground.Bound.Outside): the caller asks about
+	// another person's card or order, or to swap to another product's
+	// variant.
 	Outside string `json:"outside,omitempty"`
+	// Swap, where the act takes a sibling of the case's row of Outside
+	// (a variant to swap to), is which row it takes instead
+	// (ground.Bound.Swap).
+	Swap ground.Swap `json:"swap,omitempty"`
 }
 
 // Apply makes the case fill its arguments with this choice.
 func (ch Choice) Apply(b *ground.Bound) {
-	b.Variant, b.Ordinal, b.Outside = ch.Variant, ch.Ordinal, ch.Outside
+	b.Variant, b.Ordinal, b.Outside, b.Swap = ch.Variant, ch.Ordinal, ch.Outside, ch.Swap
 }
 
 // Gap is a use case the plan could not give a bucket, and why: an argument
@@ -289,15 +294,15 @@ type level struct {
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
 const RuleRefusal = "rule:"
 
-// outside is the table whose records the level's cases take from someone
-// else (Choice.Outside), or "".
-func (lv level) outside() string {
+// outside is where the level's cases take a record from outside the case
+// (Choice.Outside and Swap), or the zero Choice.
+func (lv level) outside() Choice {
 	for _, ch := range lv.choices {
 		if ch.Outside != "" {
-			return ch.Outside
+			return Choice{Outside: ch.Outside, Swap: ch.Swap}
 		}
 	}
-	return ""
+	return Choice{}
 }
 
 // choice is the argument choice a case of template key makes at lv.

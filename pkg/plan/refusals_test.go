@@ -19,7 +19,8 @@ import (
 // world does not enforce (a cancellation the policy forbids), by a record
 // that is someone else's (another customer's card; another customer's order,
 // which a rule forbids even to read), by a record under another parent than
-// the case's (a swap to another product's variant) — and no two buckets of
+// the case's (a swap to another product's variant) or the case's own (a swap
+// to the variant the item already is) — and no two buckets of
 // a use case share an angle.
 func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	for _, tc := range []struct {
@@ -33,10 +34,12 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 			"lib/orders.star:101",                         // choice: a variant not available
 			"lib/orders.star:31",                          // another customer's card
 			"lib/orders.star:97",                          // another product's variant
+			"lib/orders.star:99",                          // the very variant the item is
 			RuleRefusal + "one-user-per-conversation",     // another customer's order
 		}, map[string]string{
 			"lib/orders.star:31":                      "payment_methods",
 			"lib/orders.star:97":                      "variants",
+			"lib/orders.star:99":                      "variants",
 			RuleRefusal + "one-user-per-conversation": "orders",
 		}},
 		{"airline", []string{RuleRefusal + "cancel-eligibility"}, nil},

@@ -1109,17 +1109,12 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 				continue
 			}
 			lv := found[way]
-			if lv != nil && lv.outside() != ch.Outside {
+			if lv != nil && lv.outside() != (Choice{Outside: ch.Outside, Swap: ch.Swap}) {
 				continue // a level's cases all ask about whose record alike
 			}
 			if lv == nil {
 				lv = &level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}}
-				if t := ch.Outside; t != "" {
-					lv.elsewhere = "someone else's record of " + strings.ReplaceAll(t, "_", " ")
-					if !sv.g.OwnedTable(t) {
-						lv.elsewhere = "a record of " + strings.ReplaceAll(t, "_", " ") + " under another parent"
-					}
-				}
+				lv.elsewhere = sv.elsewhere(ch)
 				found[way] = lv
 			}
 			if _, ok := lv.choices[k]; !ok {
@@ -1138,7 +1133,7 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 // with) that can change the act's answer on case b: other variants when
 // the act read a row choice, other ordinals when it read a value choice,
 // and, for each table of outside, its record taken from someone else.
-func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []string) []Choice {
+func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []outsideTable) []Choice {
 	rows, choices := sv.reads(tool.Name, ground.Answer{Read: read}, b)
 	variants, ordinals := 1, 1
 	if rows {
@@ -1157,13 +1152,19 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 			out = append(out, ch)
 		}
 	}
-	for _, t := range outside {
-		ch := at
-		if ch == (Choice{}) {
-			ch.Ordinal = b.Ordinal
+	for _, o := range outside {
+		swaps := []ground.Swap{ground.SwapStranger}
+		if o.sibling {
+			swaps = append(swaps, ground.SwapItself, ground.SwapHeld)
 		}
-		ch.Outside = t
-		out = append(out, ch)
+		for _, s := range swaps {
+			ch := at
+			if ch == (Choice{}) {
+				ch.Ordinal = b.Ordinal
+			}
+			ch.Outside, ch.Swap = o.table, s
+			out = append(out, ch)
+		}
 	}
 	return out
 }
@@ -1174,20 +1175,46 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 // of the case's row from (a variant to swap to), where the caller can name
 // one under another parent. Never the caller's own table: the caller
 // identifies by its rows as themselves.
-func (sv *solver) outsideTables(tool *contract.Tool) []string {
-	var out []string
+func (sv *solver) outsideTables(tool *contract.Tool) []outsideTable {
+	var out []outsideTable
 	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
+		sibling := bd.Source == ground.FromSibling
 		if !ok || bd.Table == "" || cl != nil && bd.Table == cl.Table || bd.Source == ground.FromShared ||
 			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound ||
-			!sv.g.OwnedTable(bd.Table) && bd.Source != ground.FromSibling ||
-			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) || slices.Contains(out, bd.Table) {
+			!sv.g.OwnedTable(bd.Table) && !sibling || !sv.g.C.Table(bd.Table).IsUnique(bd.Column) ||
+			slices.ContainsFunc(out, func(o outsideTable) bool { return o.table == bd.Table }) {
 			continue
 		}
-		out = append(out, bd.Table)
+		out = append(out, outsideTable{bd.Table, sibling})
 	}
 	return out
+}
+
+// elsewhere says what the record a choice takes from outside the case is
+// to the case, for a level's angle; "" for a choice within it.
+func (sv *solver) elsewhere(ch Choice) string {
+	t := strings.ReplaceAll(ch.Outside, "_", " ")
+	switch {
+	case ch.Outside == "":
+		return ""
+	case ch.Swap == ground.SwapItself:
+		return "the record of " + t + " the case already names"
+	case ch.Swap == ground.SwapHeld:
+		return "another record of " + t + " the case already holds"
+	case sv.g.OwnedTable(ch.Outside):
+		return "someone else's record of " + t
+	}
+	return "a record of " + t + " under another parent"
+}
+
+// outsideTable is a table whose record the act may take from outside the
+// case; sibling when the act takes a sibling of the case's row of it, so
+// it may also take that row itself or another the case holds.
+type outsideTable struct {
+	table   string
+	sibling bool
 }
 
 func allOK(ans []ground.Answer) bool {
