@@ -15,14 +15,17 @@ const ClassArgument = "argument-check"
 
 // The analysis is a taint over the syntax tree. A handler's first
 // parameter (args) is the call's arguments. A value is argument-derived
-// when it is built from argument-derived names, literals and pure
-// builtins (len, set, str, a string's strip …) alone: any other call (a
-// database read, a contract function) makes it depend on the world. A
-// local name is argument-derived when every value bound to it is, and
-// every method called on it (seen.add(x)) takes argument-derived values
-// only; a parameter of a contract function, when every call of that
-// function passes an argument-derived value in its place. It is a least
-// fixpoint: a name no evidence supports depends on the world.
+// when it is built from argument-derived names, literals, constants, pure
+// builtins (len, set, str, a string's strip …) and calls of contract
+// functions whose every return is argument-derived: anything else (a
+// database read, the world's clock) makes it depend on the world. A local
+// name is argument-derived when every value bound to it is, and every
+// method called on it (seen.add(x)) or store into it (x[k] = v) takes
+// argument-derived values only; a parameter of a contract function, when
+// every call of that function passes an argument-derived value in its
+// place. It is a greatest fixpoint: every name starts argument-derived and
+// loses it on evidence of the world, so a loop counter (i += 1) keeps it
+// while a value that ever meets the database does not.
 
 // pureBuiltins are the builtins whose result depends on their operands
 // alone.
@@ -30,157 +33,259 @@ var pureBuiltins = map[string]bool{
 	"len": true, "set": true, "str": true, "int": true, "float": true, "bool": true, "list": true,
 	"tuple": true, "sorted": true, "reversed": true, "range": true, "min": true, "max": true,
 	"abs": true, "any": true, "all": true, "dict": true, "enumerate": true, "zip": true,
+	"type": true, "repr": true, "round": true, "hasattr": true, "getattr": true, "math": true, "json": true,
 	"True": true, "False": true, "None": true,
 }
 
-// argTaint holds, per function, the names that are argument-derived.
+// argTaint holds, per function, the names that are argument-derived, and
+// the contract functions whose every return is.
 type argTaint struct {
 	ix    *funcIndex
 	names map[*fn]map[string]bool
+	pure  map[*fn]bool
+}
+
+// callSite is one call of a contract function.
+type callSite struct {
+	caller *fn
+	call   *syntax.CallExpr
+}
+
+// taintFacts are what the fixpoint reads of each function: the values
+// bound to each local, its parameters (and their defaults), its returns,
+// and the calls of it.
+type taintFacts struct {
+	vals    map[*fn]map[string][]syntax.Expr
+	params  map[*fn][]syntax.Expr
+	returns map[*fn][]syntax.Expr
+	sites   map[*fn][]callSite
 }
 
 // argumentTaint computes the argument-derived names of every function.
 func (ix *funcIndex) argumentTaint() *argTaint {
-	at := &argTaint{ix: ix, names: map[*fn]map[string]bool{}}
+	at := &argTaint{ix: ix, names: map[*fn]map[string]bool{}, pure: map[*fn]bool{}}
+	f := ix.taintFacts()
+	asValue := ix.functionValues()
 	for _, d := range ix.order {
-		at.names[d] = map[string]bool{}
-		if strings.HasPrefix(d.file, "handlers/") && d.def.Name.Name == "handle" && len(d.def.Params) > 0 {
-			for _, n := range boundNames(d.def.Params[0]) {
-				at.names[d][n] = true
+		names := map[string]bool{}
+		for name := range f.vals[d] {
+			names[name] = true
+		}
+		handler := strings.HasPrefix(d.file, "handlers/") && d.def.Name.Name == "handle"
+		for i, p := range f.params[d] {
+			for _, n := range boundNames(p) {
+				delete(names, n) // a parameter is what its callers pass
+				_, plain := paramName(p)
+				if handler && i == 0 || !handler && plain && !asValue[d] && len(f.sites[d]) > 0 {
+					names[n] = true
+				}
 			}
 		}
+		at.names[d] = names
+		at.pure[d] = true
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, d := range ix.order {
-			if at.localPass(d) {
-				changed = true
-			}
-		}
-		if at.paramPass() {
-			changed = true
-		}
+	for at.prune(f) {
 	}
 	return at
 }
 
-// localPass marks the locals of d that every binding and mutation shows
-// argument-derived, and reports whether it marked any.
-func (at *argTaint) localPass(d *fn) bool {
-	params := map[string]bool{}
-	for _, p := range d.def.Params {
-		for _, n := range boundNames(p) {
-			params[n] = true
+// paramName is a parameter's name, and whether it is a plain or defaulted
+// one (not *args or **kwargs).
+func paramName(p syntax.Expr) (string, bool) {
+	switch p := p.(type) {
+	case *syntax.Ident:
+		return p.Name, true
+	case *syntax.BinaryExpr:
+		if id, ok := p.X.(*syntax.Ident); ok && p.Op == syntax.EQ {
+			return id.Name, true
 		}
 	}
-	vals := map[string][]syntax.Expr{}
-	bad := map[string]bool{}
-	walkLocal(d.def.Body, func(n syntax.Node) {
-		switch n := n.(type) {
-		case *syntax.AssignStmt:
-			if id, ok := n.LHS.(*syntax.Ident); ok && n.Op == syntax.EQ {
-				vals[id.Name] = append(vals[id.Name], n.RHS)
-				return
-			}
-			for _, name := range boundNames(n.LHS) {
-				if n.Op == syntax.EQ {
-					vals[name] = append(vals[name], n.RHS) // unpacked: as tainted as the whole
-				} else {
-					vals[name] = append(vals[name], n.RHS, &syntax.Ident{Name: name})
+	return "", false
+}
+
+// taintFacts gathers, once, what argumentTaint's fixpoint reads.
+func (ix *funcIndex) taintFacts() taintFacts {
+	f := taintFacts{vals: map[*fn]map[string][]syntax.Expr{}, params: map[*fn][]syntax.Expr{},
+		returns: map[*fn][]syntax.Expr{}, sites: map[*fn][]callSite{}}
+	for _, d := range ix.order {
+		vals := map[string][]syntax.Expr{}
+		bad := map[string]bool{}
+		walkLocal(d.def.Body, func(n syntax.Node) {
+			switch n := n.(type) {
+			case *syntax.AssignStmt:
+				var self []syntax.Expr
+				if n.Op != syntax.EQ {
+					self = []syntax.Expr{n.LHS} // x += v reads x too
 				}
-			}
-		case *syntax.ForStmt:
-			for _, name := range boundNames(n.Vars) {
-				vals[name] = append(vals[name], n.X)
-			}
-		case *syntax.CallExpr:
-			// A method call may change its receiver: x.add(v), x.append(v).
-			if dot, ok := n.Fn.(*syntax.DotExpr); ok {
-				if id, ok := unparen(dot.X).(*syntax.Ident); ok {
-					vals[id.Name] = append(vals[id.Name], n.Args...)
+				for _, name := range boundNames(n.LHS) {
+					vals[name] = append(append(vals[name], n.RHS), self...)
 				}
-			}
-		case *syntax.Comprehension:
-			for _, c := range n.Clauses {
-				if f, ok := c.(*syntax.ForClause); ok {
-					for _, name := range boundNames(f.Vars) {
-						bad[name] = true // bound where the walk above does not look
+				if base := storeBase(n.LHS); base != "" {
+					vals[base] = append(vals[base], n.RHS) // x[k] = v, x.f = v
+				}
+			case *syntax.ForStmt:
+				for _, name := range boundNames(n.Vars) {
+					vals[name] = append(vals[name], n.X)
+				}
+			case *syntax.ReturnStmt:
+				if n.Result != nil {
+					f.returns[d] = append(f.returns[d], n.Result)
+				}
+			case *syntax.CallExpr:
+				// A method call may change its receiver: x.add(v), x.append(v).
+				if dot, ok := n.Fn.(*syntax.DotExpr); ok {
+					if id, ok := unparen(dot.X).(*syntax.Ident); ok {
+						vals[id.Name] = append(vals[id.Name], n.Args...)
+					}
+				}
+				if id, ok := n.Fn.(*syntax.Ident); ok {
+					if callee := ix.lookup(d.file, id.Name); callee != nil {
+						f.sites[callee] = append(f.sites[callee], callSite{d, n})
+					}
+				}
+			case *syntax.Comprehension:
+				for _, c := range n.Clauses {
+					if fc, ok := c.(*syntax.ForClause); ok {
+						for _, name := range boundNames(fc.Vars) {
+							bad[name] = true // bound where the walk above does not look
+						}
 					}
 				}
 			}
+		})
+		for name := range bad {
+			vals[name] = append(vals[name], nil) // a nil value is never derived
 		}
-	})
+		f.vals[d] = vals
+		f.params[d] = d.def.Params
+	}
+	return f
+}
+
+// storeBase is the variable a store into an element or field changes (x in
+// x[k] = v or x.f = v), or "".
+func storeBase(lhs syntax.Expr) string {
+	for stored := false; ; stored = true {
+		switch x := unparen(lhs).(type) {
+		case *syntax.IndexExpr:
+			lhs = x.X
+		case *syntax.DotExpr:
+			lhs = x.X
+		case *syntax.Ident:
+			if !stored {
+				return "" // a plain binding, not a store
+			}
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// functionValues are the contract functions named other than as a call
+// (passed as a key=, kept in a dict): calls the analysis cannot see may
+// pass them anything.
+func (ix *funcIndex) functionValues() map[*fn]bool {
+	out := map[*fn]bool{}
+	visit := func(file string, root syntax.Node) {
+		called := map[*syntax.Ident]bool{}
+		syntax.Walk(root, func(n syntax.Node) bool {
+			if c, ok := n.(*syntax.CallExpr); ok {
+				if id, ok := c.Fn.(*syntax.Ident); ok {
+					called[id] = true
+				}
+			}
+			if id, ok := n.(*syntax.Ident); ok && !called[id] {
+				if d := ix.lookup(file, id.Name); d != nil {
+					out[d] = true
+				}
+			}
+			return true
+		})
+	}
+	for _, d := range ix.order {
+		for _, s := range d.def.Body {
+			visit(d.file, s)
+		}
+	}
+	for file, consts := range ix.consts {
+		for _, x := range consts {
+			if x != nil {
+				visit(file, x)
+			}
+		}
+	}
+	return out
+}
+
+// prune takes argument-derivation from every name and function that a
+// value of the world reaches, and reports whether it took any.
+func (at *argTaint) prune(f taintFacts) bool {
 	changed := false
-	for name, xs := range vals {
-		if at.names[d][name] || params[name] || bad[name] {
-			continue
+	for _, d := range at.ix.order {
+		params := map[string]int{}
+		for i, p := range f.params[d] {
+			if n, ok := paramName(p); ok {
+				params[n] = i
+			}
 		}
-		all := true
-		for _, x := range xs {
-			all = all && at.derived(d, x)
+		for name := range at.names[d] {
+			ok := true
+			if i, isParam := params[name]; isParam && len(f.sites[d]) > 0 {
+				for _, s := range f.sites[d] {
+					ok = ok && at.passes(s, d, i, name)
+				}
+			} else if !isParam {
+				for _, x := range f.vals[d][name] {
+					ok = ok && x != nil && at.derived(d, x)
+				}
+			}
+			if !ok {
+				delete(at.names[d], name)
+				changed = true
+			}
 		}
-		if all {
-			at.names[d][name] = true
-			changed = true
+		if at.pure[d] {
+			for _, x := range f.returns[d] {
+				if !at.derived(d, x) {
+					at.pure[d] = false
+					changed = true
+					break
+				}
+			}
 		}
 	}
 	return changed
 }
 
-// paramPass marks the parameters of contract functions that every call
-// passes an argument-derived value for, and reports whether it marked any.
-func (at *argTaint) paramPass() bool {
-	type site struct {
-		caller *fn
-		call   *syntax.CallExpr
-	}
-	calls := map[*fn][]site{}
-	for _, d := range at.ix.order {
-		walkLocal(d.def.Body, func(n syntax.Node) {
-			call, ok := n.(*syntax.CallExpr)
-			if !ok {
-				return
-			}
-			id, ok := call.Fn.(*syntax.Ident)
-			if !ok {
-				return
-			}
-			if callee := at.ix.lookup(d.file, id.Name); callee != nil {
-				calls[callee] = append(calls[callee], site{d, call})
-			}
-		})
-	}
-	changed := false
-	for callee, sites := range calls {
-		for i, p := range callee.def.Params {
-			id, ok := p.(*syntax.Ident) // plain positional parameters only
-			if !ok || at.names[callee][id.Name] {
+// passes reports whether call site s passes an argument-derived value for
+// callee's i-th parameter, named name: in its place, by keyword, or by the
+// parameter's default.
+func (at *argTaint) passes(s callSite, callee *fn, i int, name string) bool {
+	positional := 0
+	for _, a := range s.call.Args {
+		switch a := a.(type) {
+		case *syntax.BinaryExpr:
+			if a.Op == syntax.EQ {
+				if id, ok := a.X.(*syntax.Ident); ok && id.Name == name {
+					return at.derived(s.caller, a.Y)
+				}
 				continue
 			}
-			all := true
-			for _, s := range sites {
-				if i >= len(s.call.Args) {
-					all = false
-					break
-				}
-				a := s.call.Args[i]
-				if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
-					all = false // a keyword argument: its place is not i
-					break
-				}
-				if u, ok := a.(*syntax.UnaryExpr); ok && (u.Op == syntax.STAR || u.Op == syntax.STARSTAR) {
-					all = false
-					break
-				}
-				all = all && at.derived(s.caller, a)
-			}
-			if all {
-				at.names[callee][id.Name] = true
-				changed = true
+		case *syntax.UnaryExpr:
+			if a.Op == syntax.STAR || a.Op == syntax.STARSTAR {
+				return false // spread: its place is unknown
 			}
 		}
+		if positional == i {
+			return at.derived(s.caller, a)
+		}
+		positional++
 	}
-	return changed
+	if b, ok := callee.def.Params[i].(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
+		return at.expr(callee.file, nil, b.Y, 0) // the default
+	}
+	return false
 }
 
 // derived reports whether x, in function d, is built from the call's
@@ -258,12 +363,20 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 		}
 		return true
 	case *syntax.CallExpr:
-		if !allDerived(x.Args) {
-			return false
+		for _, a := range x.Args {
+			if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
+				a = kw.Y // key=value: the value counts
+			}
+			if !derived(a) {
+				return false
+			}
 		}
 		switch f := x.Fn.(type) {
 		case *syntax.Ident:
-			return pureBuiltins[f.Name] && at.ix.lookup(file, f.Name) == nil
+			if callee := at.ix.lookup(file, f.Name); callee != nil {
+				return at.pure[callee]
+			}
+			return pureBuiltins[f.Name]
 		case *syntax.DotExpr:
 			// A method of an argument-derived value (a string's strip, a
 			// dict's get): its result is the value's own.
@@ -274,7 +387,18 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 }
 
 // argumentCheck reports whether the last condition on path (the branch's
-// own) is argument-derived in d.
-func (at *argTaint) argumentCheck(d *fn, path []cond) bool {
-	return len(path) > 0 && at.derived(d, path[len(path)-1].x)
+// own) is argument-derived in d, and so is every condition under which d
+// returned before it: a check of an optional argument made only once the
+// world has not returned early (no guardian named, for a patient who is a
+// minor) is the world's rule, not a malformed call.
+func (at *argTaint) argumentCheck(d *fn, path, returned []cond) bool {
+	if len(path) == 0 || !at.derived(d, path[len(path)-1].x) {
+		return false
+	}
+	for _, c := range returned {
+		if !at.derived(d, c.x) {
+			return false
+		}
+	}
+	return true
 }

@@ -342,39 +342,55 @@ func (ix *funcIndex) armRefuses(file string, arm []syntax.Stmt) (syntax.Stmt, *s
 // classed by the conditions on the way to its arm.
 func (ix *funcIndex) branchesOf(d *fn) []Branch {
 	var out []Branch
-	var walk func(ss []syntax.Stmt, path []cond)
-	add := func(pos syntax.Position, isElse bool, s syntax.Stmt, call *syntax.CallExpr, path []cond) {
+	// returned holds the conditions under which the function has already
+	// returned before the statement at hand (if C: return): it reaches the
+	// statement only when each is false.
+	var walk func(ss []syntax.Stmt, path, returned []cond)
+	add := func(pos syntax.Position, isElse bool, s syntax.Stmt, call *syntax.CallExpr, path, returned []cond) {
 		start, _ := s.Span()
 		out = append(out, Branch{File: d.file, Line: int(pos.Line), Else: isElse, Func: d.def.Name.Name,
-			Refuses: int(start.Line), Message: literalMessage(call), Class: ix.classOf(d, path)})
+			Refuses: int(start.Line), Message: literalMessage(call), Class: ix.classOf(d, path, returned)})
 	}
-	walk = func(ss []syntax.Stmt, path []cond) {
+	walk = func(ss []syntax.Stmt, path, returned []cond) {
+		returned = returned[:len(returned):len(returned)]
 		for _, s := range ss {
 			switch s := s.(type) {
 			case *syntax.IfStmt:
 				yes, no := with(path, cond{s.Cond, true}), with(path, cond{s.Cond, false})
 				if st, c := ix.armRefuses(d.file, s.True); st != nil {
-					add(s.If, false, st, c, yes)
+					add(s.If, false, st, c, yes, returned)
 				}
-				walk(s.True, yes)
+				walk(s.True, yes, returned)
 				// An elif is an IfStmt alone in False, found by the walk
 				// (after this condition proved false); a plain else arm that
 				// refuses is a branch of its own.
 				if !isElif(s) {
 					if st, c := ix.armRefuses(d.file, s.False); st != nil {
-						add(s.ElsePos, true, st, c, no)
+						add(s.ElsePos, true, st, c, no, returned)
 					}
 				}
-				walk(s.False, no)
+				walk(s.False, no, returned)
+				if returns(s.True) {
+					returned = append(returned, cond{s.Cond, true})
+				}
 			case *syntax.ForStmt:
-				walk(s.Body, path)
+				walk(s.Body, path, returned)
 			case *syntax.WhileStmt:
-				walk(s.Body, path)
+				walk(s.Body, path, returned)
 			}
 		}
 	}
-	walk(d.def.Body, nil)
+	walk(d.def.Body, nil, nil)
 	return out
+}
+
+// returns reports whether an arm ends by returning.
+func returns(arm []syntax.Stmt) bool {
+	if len(arm) == 0 {
+		return false
+	}
+	_, ok := arm[len(arm)-1].(*syntax.ReturnStmt)
+	return ok
 }
 
 func isElif(s *syntax.IfStmt) bool {

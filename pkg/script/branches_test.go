@@ -381,9 +381,12 @@ def handle(args, db):
 
 // Argument checks are told from the syntax tree: the branch's own
 // condition reads nothing but the call's arguments, constants and
-// literals — through locals, loops, a set filled with arguments, and the
-// parameters of a lib function every call passes arguments to. One value
-// from the database anywhere on the way makes the branch a rule.
+// literals — through locals, loops, a loop counter, a set filled with
+// arguments, the parameters (positional, keyword or defaulted) of a lib
+// function every call passes arguments to, and what a lib function built
+// from arguments alone returns. One value from the database anywhere on the
+// way (a field stored into a copy, an early return on a record's value)
+// makes the branch a rule.
 func TestArgumentChecks(t *testing.T) {
 	c := &contract.Contract{Sources: map[string]string{
 		"lib/check.star": `
@@ -403,9 +406,27 @@ def against(rows, ids):
 def mixed(v):
     if v == "":
         refuse("R2")
+
+def digits(s):
+    i = 0
+    for _ in range(len(s)):
+        if i < len(s) and s[i].isdigit():
+            i += 1
+    return s[:i]
+
+def number(text, base=10):
+    if len(text) > 1 and text.startswith("0"):
+        refuse("A7")
+    return int(text, base)
+
+def minor(db, patient, gid):
+    if patient["age"] >= 18:
+        return None
+    if gid == None:
+        refuse("R6")
 `,
 		"handlers/h.star": `
-load("lib/check.star", "each_once", "against", "mixed", kinds="KINDS")
+load("lib/check.star", "each_once", "against", "mixed", "digits", "number", "minor", kinds="KINDS")
 
 LIMIT = 5
 
@@ -422,6 +443,9 @@ def handle(args, db):
             refuse("A4")
     if args["n"] > LIMIT:
         refuse("A5")
+    n = number(text=digits(args["expr"]))
+    if type(n) == "int" and n > 1000:
+        refuse("A6")
     rows = db.query("SELECT * FROM things")
     against(rows, ids)
     row = db.one("SELECT * FROM things WHERE id = $1", ids[0])
@@ -436,6 +460,11 @@ def handle(args, db):
         refuse("R4")
     if row["status"] != args["status"]:
         refuse("R5")
+    minor(db, row, args.get("guardian"))
+    seg = dict(args["seg"])
+    seg["price"] = row["price"]
+    if seg["price"] > args["n"]:
+        refuse("R7")
     return row
 `,
 	}, Tools: []contract.Tool{{Name: "h"}}}
@@ -443,8 +472,8 @@ def handle(args, db):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 10 {
-		t.Fatalf("%d branches, want 10: %s", len(bs), branchLines(bs))
+	if len(bs) != 14 {
+		t.Fatalf("%d branches, want 14: %s", len(bs), branchLines(bs))
 	}
 	for _, b := range bs {
 		arg := strings.HasPrefix(b.Message, "A")

@@ -33,15 +33,16 @@ type cond struct {
 	truth bool
 }
 
-// classOf is the class of a branch reached under path, in function d.
-func (ix *funcIndex) classOf(d *fn, path []cond) string {
+// classOf is the class of a branch reached under path, in function d,
+// once the function has not returned under any of returned.
+func (ix *funcIndex) classOf(d *fn, path, returned []cond) string {
 	if len(path) == 0 {
 		return ClassRule
 	}
 	if (emptiness{ix: ix, file: d.file, vars: ix.readVars(d)}).any(path) {
 		return ClassExistence
 	}
-	if ix.taint().argumentCheck(d, path) {
+	if ix.taint().argumentCheck(d, path, returned) {
 		return ClassArgument
 	}
 	return ClassRule
