@@ -356,7 +356,7 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding, Rules: e.Prover})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
 	if err != nil {
 		return err
 	}

@@ -247,9 +247,19 @@ type Options struct {
 	// refusal level of its own (prove.Prover is one). nil: only the
 	// handlers' refusals count.
 	Rules RuleJudge
+	// Mutants, when set, rehearses on the world without one refusal branch
+	// (probe.Mutants): a refusal level's templates that branch alone
+	// refuses are dealt first. nil: templates keep the sample's order.
+	Mutants Mutants
 	// replay: rehearse every time, one row at a time, without the memo
 	// (tests compare the two plans).
 	replay bool
+}
+
+// Mutants rehearses on the world with the refusal branch at (file:line)
+// removed; a nil Rehearser when the contract has no branch there.
+type Mutants interface {
+	Without(at string) (ground.Rehearser, error)
 }
 
 // RuleJudge says which of the contract's rules a run of calls breaks, as
@@ -336,7 +346,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	d := &deriver{
 		c: c, opts: opts, gr: &gr,
 		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
-		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved, rules: opts.Rules},
+		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved, rules: opts.Rules, mutants: opts.Mutants},
 		handoff: Handoff(c),
 		cellOf:  map[string]string{},
 	}

@@ -29,8 +29,9 @@ type solver struct {
 	max        int
 	// solved caches a solution per acting tool: use cases that end with
 	// the same tool share it.
-	solved map[string]solution
-	rules  RuleJudge // nil: rule checks are not read
+	solved  map[string]solution
+	rules   RuleJudge // nil: rule checks are not read
+	mutants Mutants   // nil: refusal levels keep the sample's order
 	// messages are the refusal branches' messages by place (refusals).
 	once     sync.Once
 	messages map[string]string
@@ -108,6 +109,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, g.C.HandlerSource(tool))
 	sol.levels = sv.branchLevels(sol.levels, sol.table, played, g.C.HandlerSource(tool))
 	if sol.levels, err = sv.choiceLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
+	if err := sv.teethFirst(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
 	if len(sc.callers) > 0 {
@@ -1039,6 +1043,67 @@ func (sv *solver) rulesBroken(ctx context.Context, setup []scenario.Statement, c
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	return broken, nil
+}
+
+// teethRows bounds the templates of a refusal level teethFirst rehearses.
+const teethRows = 6
+
+// teethFirst puts first, in each refusal level, the templates whose act the
+// world would carry out were the branch that refuses it removed (as
+// adequacy removes it). A case another branch would refuse anyway is still
+// a right refusal, but proves nothing of its own branch: an agent that
+// ignored that branch's rule would be refused all the same. The level and
+// its want do not change, only which of its rows come first.
+func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) error {
+	if sv.mutants == nil {
+		return nil
+	}
+	for i := range sol.levels {
+		lv := &sol.levels[i]
+		if lv.outcome != "refuse" || len(lv.templates) < 2 {
+			continue
+		}
+		teeth := map[string]bool{}
+		for _, k := range lv.templates[:min(len(lv.templates), teethRows)] {
+			at := lv.branch
+			if at == "" {
+				at = played.branch[k]
+			}
+			idx, ok := played.index[k]
+			if at == "" || strings.HasPrefix(at, RuleRefusal) || !ok {
+				continue
+			}
+			r, err := sv.mutants.Without(at)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				continue
+			}
+			b := sc.bound(idx)
+			lv.choice(sol, k).Apply(&b)
+			calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+			if !ok {
+				continue
+			}
+			ans, err := r.Rehearse(ctx, nil, calls)
+			if err != nil {
+				return err
+			}
+			teeth[k] = len(ans) == len(calls) && allOK(ans)
+		}
+		slices.SortStableFunc(lv.templates, func(a, b string) int {
+			return b2i(teeth[b]) - b2i(teeth[a])
+		})
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // choiceRows bounds the rows whose other choices choiceLevels rehearses.

@@ -203,7 +203,8 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := p.cfg.Ledger.SaveContract(ctx, c.SHA256, c.Agent, c.Files); err != nil {
 		return fmt.Errorf("planner: %w", err)
 	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover,
+		Mutants: probe.Mutants(p.cfg.Engine.World, c)})
 	if err != nil {
 		return err
 	}
