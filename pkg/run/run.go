@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -37,6 +36,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/wire"
 	"github.com/suitegen/suitegen/pkg/writer"
 )
 
