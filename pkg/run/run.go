@@ -2,7 +2,7 @@
 // talking only through JetStream and Postgres with the same packages the
 // separate binaries use, on the embedded stack unless URLs are given. It is
 // the orchestrator only: the roles move their run through its lifecycle, and
-// what a process is assembled from is internal/wire's.
+// what a process is assembled from is pkg/wire's.
 package run
 
 import (
