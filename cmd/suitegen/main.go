@@ -5,8 +5,8 @@ package main
 import (
 	"os"
 
-	"github.com/suitegen/suitegen/internal/runcmd"
 	"github.com/suitegen/suitegen/pkg/cli"
+	"github.com/suitegen/suitegen/pkg/runcmd"
 )
 
 func main() {

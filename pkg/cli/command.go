@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 
-	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/wire"
 )
 
 // Command is a command a main adds to this package's own. cmd/suitegen adds
-// `run` (internal/runcmd), so the distributed binaries, which share this
+// `run` (pkg/runcmd), so the distributed binaries, which share this
 // package, do not link the single-process orchestrator.
 type Command struct {
 	Name, Args, Summary string

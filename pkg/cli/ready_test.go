@@ -12,12 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
+	"github.com/suitegen/suitegen/pkg/wire"
 )
 
 // TestReadinessFollowsTheServers: a role's readiness (/readyz and the

@@ -1,8 +1,8 @@
 package cli_test
 
 import (
-	"github.com/suitegen/suitegen/internal/runcmd"
 	"github.com/suitegen/suitegen/pkg/cli"
+	"github.com/suitegen/suitegen/pkg/runcmd"
 )
 
 // `suitegen run` is added by cmd/suitegen (its package imports this one);

@@ -9,70 +9,58 @@ import (
 	"testing"
 )
 
-// known are the imports of pkg/ from internal/ that predate the rule, as
-// "internal/… -> pkg/…": the assembly of a process (internal/wire) and the
-// run command (internal/runcmd). The list may only shrink: an entry no
-// longer imported fails the test until it is removed here.
-var known = []string{
-	"internal/runcmd -> pkg/cli",
-	"internal/runcmd -> pkg/refresh",
-	"internal/runcmd -> pkg/run",
-	"internal/wire -> pkg/builtin",
-	"internal/wire -> pkg/canvas",
-	"internal/wire -> pkg/contract",
-	"internal/wire -> pkg/metrics",
-	"internal/wire -> pkg/model",
-	"internal/wire -> pkg/plan",
-	"internal/wire -> pkg/progress",
-	"internal/wire -> pkg/provider",
-	"internal/wire -> pkg/queue",
-}
-
-// TestInternalImportsNoPkg: no package under internal/ imports a package
-// under pkg/ (in what it links: its tests may), but for the known ones.
-func TestInternalImportsNoPkg(t *testing.T) {
+// TestInternalIsLeaves: no package under internal/ imports a package of
+// this module (in what it links: its tests may).
+func TestInternalIsLeaves(t *testing.T) {
 	module := goList(t, "list", "-m")
 	graph := goList(t, "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
-	added, gone := check(module, graph, known)
-	for _, e := range added {
+	for _, e := range check(module, graph) {
 		t.Errorf("%s: internal/ packages are leaves; move what it needs below internal/, or the package to pkg/", e)
-	}
-	for _, e := range gone {
-		t.Errorf("%s is no longer imported: remove it from the known list", e)
 	}
 }
 
-// TestCheckFindsWhatItMust: the check itself flags a new import of pkg/
-// from internal/ and a known entry no longer true, and nothing else.
+// TestCheckFindsWhatItMust: the check flags every import of this module from
+// internal/ (of pkg/, of another internal/ package, of the module's root)
+// and nothing else: not imports of internal/ from elsewhere, nor packages of
+// another module whose path shares the module's as a prefix.
 func TestCheckFindsWhatItMust(t *testing.T) {
 	const m = "example.com/m"
 	graph := strings.Join([]string{
 		m + "/internal/a " + m + "/pkg/x " + m + "/internal/b fmt",
-		m + "/internal/b " + m + "/pkg/y",
-		m + "/internal/c strings",
+		m + "/internal/b " + m + "/pkg/y/z",
+		m + "/internal/c strings example.com/mod/pkg/x example.com/m2",
+		m + "/internal/d " + m,
+		m + "/internalish " + m + "/pkg/x",
 		m + "/pkg/x " + m + "/internal/c",
 		m + "/cmd/m " + m + "/pkg/x " + m + "/internal/a",
-		m + "/internal/pkgish " + m + "/pkgs/z",
+		"example.com/mod/internal/e " + "example.com/mod/pkg/x",
 	}, "\n")
-	added, gone := check(m, graph, []string{"internal/a -> pkg/x", "internal/c -> pkg/x"})
-	if !slices.Equal(added, []string{"internal/b -> pkg/y"}) || !slices.Equal(gone, []string{"internal/c -> pkg/x"}) {
-		t.Fatalf("added %q, gone %q", added, gone)
+	want := []string{"internal/a -> internal/b", "internal/a -> pkg/x", "internal/b -> pkg/y/z", "internal/d -> ."}
+	if got := check(m, graph); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
-	if added, gone := check(m, graph, []string{"internal/a -> pkg/x", "internal/b -> pkg/y"}); len(added)+len(gone) > 0 {
-		t.Fatalf("a graph that keeps the rule: added %q, gone %q", added, gone)
+	leaves := strings.Join([]string{
+		m + "/internal/c strings example.com/mod/pkg/x",
+		m + "/pkg/x " + m + "/internal/c",
+		m + "/cmd/m " + m + "/pkg/x",
+	}, "\n")
+	if got := check(m, leaves); len(got) > 0 {
+		t.Fatalf("a graph that keeps the rule: %q", got)
 	}
 }
 
 // check reads graph (a line per package: its path, then its imports) and
-// returns the imports of pkg/ from internal/ not in known, and the entries
-// of known no longer imported, each sorted.
-func check(module, graph string, known []string) (added, gone []string) {
+// returns each import of a package of module from a package under
+// internal/, as "internal/… -> …" relative to the module ("." for its
+// root), sorted.
+func check(module, graph string) []string {
 	rel := func(p string) (string, bool) {
-		r, ok := strings.CutPrefix(p, module+"/")
-		return r, ok
+		if p == module {
+			return ".", true
+		}
+		return strings.CutPrefix(p, module+"/")
 	}
-	under := func(p, dir string) bool { return strings.HasPrefix(p, dir+"/") || p == dir }
-	seen := map[string]bool{}
+	var bad []string
 	sc := bufio.NewScanner(strings.NewReader(graph))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -80,28 +68,17 @@ func check(module, graph string, known []string) (added, gone []string) {
 			continue
 		}
 		from, ok := rel(f[0])
-		if !ok || !under(from, "internal") {
+		if !ok || from != "internal" && !strings.HasPrefix(from, "internal/") {
 			continue
 		}
 		for _, imp := range f[1:] {
-			if to, ok := rel(imp); ok && under(to, "pkg") {
-				seen[from+" -> "+to] = true
+			if to, ok := rel(imp); ok {
+				bad = append(bad, from+" -> "+to)
 			}
 		}
 	}
-	for e := range seen {
-		if !slices.Contains(known, e) {
-			added = append(added, e)
-		}
-	}
-	for _, e := range known {
-		if !seen[e] {
-			gone = append(gone, e)
-		}
-	}
-	slices.Sort(added)
-	slices.Sort(gone)
-	return added, gone
+	slices.Sort(bad)
+	return slices.Compact(bad)
 }
 
 // goList runs the go command at the module's root and returns its output.

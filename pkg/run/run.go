@@ -2,7 +2,7 @@
 // talking only through JetStream and Postgres with the same packages the
 // separate binaries use, on the embedded stack unless URLs are given. It is
 // the orchestrator only: the roles move their run through its lifecycle, and
-// what a process is assembled from is internal/wire's.
+// what a process is assembled from is pkg/wire's.
 package run
 
 import (
@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/suitegen/suitegen/internal/wire"
 	"github.com/suitegen/suitegen/pkg/allowance"
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -37,6 +36,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/wire"
 	"github.com/suitegen/suitegen/pkg/writer"
 )
 

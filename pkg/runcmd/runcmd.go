@@ -1,6 +1,7 @@
-// Package runcmd is the `suitegen run` command: its flags, read into the
-// orchestrator's configuration (pkg/run). cmd/suitegen adds it to the
-// commands of pkg/cli; the distributed binaries do not.
+// Package runcmd is the `suitegen run` command, and `suitegen revise` (a run
+// over a written suite): their flags, read into the orchestrator's
+// configuration (pkg/run). cmd/suitegen adds them to the commands of
+// pkg/cli; the distributed binaries do not.
 package runcmd
 
 import (
