@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
@@ -256,6 +258,70 @@ var contract = []struct {
 		}
 	}},
 
+	{"a bucket reads back as it was put", func(t *testing.T, ctx context.Context, l ledger) {
+		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+		b := mkBucket("b0", 3, 4)
+		b.Axes = map[string]string{"status": "pending", "tier": "gold"}
+		b.Spec = plan.Spec{Tools: []string{"find", "cancel"}, Tool: "cancel", Gated: []string{"verify"}, Table: "orders",
+			Column: "status", Level: "pending", Base: 12, Sized: 4, Capacity: 9}
+		b.Attempts, b.Refused, b.Notes, b.Origin, b.State, b.ClaimedBy = 1, 2, "tried", canvas.OriginReview, canvas.BucketClaimed, "s0"
+		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{b}))
+		want := b
+		want.RunID = "r"
+		bs, err := l.Buckets(ctx, "r")
+		if err != nil || len(bs) != 1 || !reflect.DeepEqual(bs[0], want) {
+			t.Errorf("read back %+v, %v\nput       %+v", bs, err, want)
+		}
+	}},
+
+	{"concurrent writers credit, claim and report once", func(t *testing.T, ctx context.Context, l ledger) {
+		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1)}))
+		const n = 4
+		var wg sync.WaitGroup
+		journalled := make([]canvas.JournalResult, n)
+		claimed := make([]error, n)
+		reported := make([]string, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				sc := mkScenario("a", "b0", "x")
+				sc.Provenance.Writer = fmt.Sprintf("w%d", i) // the same scenario, by another writer
+				var err error
+				journalled[i], err = l.Journal(ctx, "r", sc, "s", sc.Provenance.Writer, []string{"C1"})
+				claimed[i] = l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: fmt.Sprintf("s%d", i), BucketIDs: []string{"b0"}})
+				rep := mkBucket("", 0, 0)
+				rep.Cell = "new"
+				b, rerr := l.AddBucket(ctx, "r", rep)
+				reported[i], errs[i] = b.ID, errors.Join(err, rerr)
+			})
+		}
+		wg.Wait()
+		credited, claims := 0, 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Errorf("writer %d: %v", i, errs[i])
+			}
+			if journalled[i] == canvas.Credited {
+				credited++
+			} else if journalled[i] != canvas.Already {
+				t.Errorf("writer %d journalled %v", i, journalled[i])
+			}
+			if claimed[i] == nil {
+				claims++
+			}
+			if reported[i] != "b1" {
+				t.Errorf("writer %d reported bucket %q, want b1", i, reported[i])
+			}
+		}
+		if credited != 1 || claims != 1 {
+			t.Errorf("%d credited, %d claims won; want 1 and 1", credited, claims)
+		}
+		if bs := buckets(t, ctx, l, "r"); len(bs) != 2 || bs["b0"].Done != 1 {
+			t.Errorf("buckets %+v", bs)
+		}
+	}},
+
 	{"a reported bucket takes the next ord, once", func(t *testing.T, ctx context.Context, l ledger) {
 		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
 		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b1", 0, 1), mkBucket("b2", 1, 1)}))
@@ -375,7 +441,7 @@ var contract = []struct {
 			t.Errorf("finished twice: %+v, want the first finish", s)
 		}
 		err := l.FinishSlice(ctx, "r", "s1", canvas.SliceDead, "w3", "lost", 4)
-		if te, ok := errors.AsType[*canvas.TransitionError](err); !ok || te.Of != "slice" || te.From != "done" || te.To != "dead" {
+		if te, ok := errors.AsType[*canvas.TransitionError](err); !ok || te.Of != "slice" || te.ID != "r/s1" || te.From != "done" || te.To != "dead" {
 			t.Errorf("done -> dead: %v, want a *TransitionError", err)
 		}
 		must(t, l.FinishSlice(ctx, "r", "s2", canvas.SliceDead, "", "dead-lettered", 5))
