@@ -639,12 +639,11 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 		return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: run %s: %w", id, id, canvas.ErrNotFound)
 	}
 	type settled struct {
-		b          *canvas.Bucket
-		state      canvas.BucketState
-		attempts   int
-		refused    int
-		notes      string
-		deadReason string
+		b        *canvas.Bucket
+		state    canvas.BucketState
+		attempts int
+		refused  int
+		notes    string
 	}
 	var res canvas.FoldResult
 	var todo []settled
