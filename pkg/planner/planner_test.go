@@ -37,7 +37,11 @@ func TestDealClaimsAndPublishes(t *testing.T) {
 	bs[4].State = canvas.BucketBlocked // not dealt
 	bs[5].Done = 2                     // nothing outstanding: not dealt
 	p, l, q := testPlanner(t, 20, bs...)
-	l.refusals = []canvas.Reason{{Gate: "solvable", Code: "check-failed", Count: 3, Example: strings.Repeat("x", 300)}}
+	for range 3 {
+		if err := l.Refuse(t.Context(), "r", "s0", "b0", "solvable", "check-failed", strings.Repeat("x", 300)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +140,8 @@ func TestDealReplaysARestartedRound(t *testing.T) {
 			t.Errorf("republished %s %v, want %s %v", s.ID, s.Buckets, first[i+1].ID, first[i+1].Buckets)
 		}
 	}
-	if len(l.slices) != len(first) {
-		t.Errorf("the ledger has %d slices after the replay, want %d", len(l.slices), len(first))
+	if len(l.slices()) != len(first) {
+		t.Errorf("the ledger has %d slices after the replay, want %d", len(l.slices()), len(first))
 	}
 }
 
@@ -145,8 +149,8 @@ func TestDealReplaysARestartedRound(t *testing.T) {
 // dealing stops when it is reached.
 func TestDealStopsAtTheBudget(t *testing.T) {
 	p, l, q := testPlanner(t, 20, sixBuckets()...)
-	l.run.BudgetTokens = 1000
-	q.write = func(queue.Slice) { l.mu.Lock(); l.spent += 1000; l.mu.Unlock() }
+	l.update(func(r *canvas.Run) { r.BudgetTokens = 1000 })
+	q.write = func(s queue.Slice) { spend(l, canvas.Call{Run: s.Run, Slice: s.ID, Prompt: 1000}) }
 	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
 	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
 		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
@@ -157,8 +161,8 @@ func TestDealStopsAtTheBudget(t *testing.T) {
 // read as the ledger prices the calls.
 func TestDealStopsAtTheDollarBudget(t *testing.T) {
 	p, l, q := testPlanner(t, 20, sixBuckets()...)
-	l.run.BudgetUSD = 0.5
-	q.write = func(queue.Slice) { l.mu.Lock(); l.spentUSD += 0.5; l.mu.Unlock() }
+	l.update(func(r *canvas.Run) { r.BudgetUSD = 0.5 })
+	q.write = func(s queue.Slice) { spend(l, canvas.Call{Run: s.Run, Slice: s.ID, CostUSD: 0.5, Priced: true}) }
 	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
 	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
 		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
@@ -180,7 +184,7 @@ func TestAwait(t *testing.T) {
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices {
+		for _, s := range l.slices() {
 			if s.State != canvas.SliceDone {
 				t.Errorf("%s is %s", s.ID, s.State)
 			}
@@ -212,7 +216,7 @@ func TestAwait(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices {
+		for _, s := range l.slices() {
 			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
 				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
 			}
@@ -250,7 +254,7 @@ func TestAwait(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices {
+		for _, s := range l.slices() {
 			want, deliveries := canvas.SliceDead, 5
 			if s.ID == sent[0].ID {
 				want, deliveries = canvas.SliceDone, 1
@@ -271,7 +275,7 @@ func TestAwait(t *testing.T) {
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices {
+		for _, s := range l.slices() {
 			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
@@ -287,7 +291,7 @@ func TestAwait(t *testing.T) {
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices {
+		for _, s := range l.slices() {
 			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "round timeout") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
@@ -352,7 +356,7 @@ func TestTopUp(t *testing.T) {
 	// and the top-up reserved only what it raised.
 	seen := map[int]string{}
 	top := 0
-	for _, b := range l.buckets {
+	for _, b := range l.buckets() {
 		for k := range b.Want {
 			i := b.Spec.Index(k)
 			if other, dup := seen[i]; dup {
@@ -408,7 +412,7 @@ func TestTopUpCedesShortBuckets(t *testing.T) {
 	// Every index stays the bucket's own: b0's dealt 0..9 are not dealt
 	// again by the raise.
 	seen := map[int]string{}
-	for _, b := range l.buckets {
+	for _, b := range l.buckets() {
 		for k := range b.Want {
 			i := b.Spec.Index(k)
 			if other, dup := seen[i]; dup {
@@ -417,7 +421,7 @@ func TestTopUpCedesShortBuckets(t *testing.T) {
 			seen[i] = b.ID
 		}
 	}
-	if got := nextIndex(l.buckets); got != 36 {
+	if got := nextIndex(l.buckets()); got != 36 {
 		t.Errorf("next index %d, want 36: the plan's 30 and the raise's 6", got)
 	}
 
@@ -499,8 +503,8 @@ func TestRunLifecycle(t *testing.T) {
 		if !errors.As(err, &short) || res.State != canvas.RunFailed || short.Proved != 0 || short.Asked != 17 || short.Blocked != 6 {
 			t.Fatalf("run: %+v, %v", res, err)
 		}
-		if l.run.State != canvas.RunFailed || l.run.Message != short.Error() {
-			t.Errorf("ledger: %s %q", l.run.State, l.run.Message)
+		if l.run().State != canvas.RunFailed || l.run().Message != short.Error() {
+			t.Errorf("ledger: %s %q", l.run().State, l.run().Message)
 		}
 		if want := 3 * 6; len(q.sent()) > want {
 			t.Errorf("%d slices for 6 buckets of 3 attempts", len(q.sent()))
@@ -516,7 +520,7 @@ func TestRunLifecycle(t *testing.T) {
 		// buckets end below their want, and the error names them.
 		p, _, q := testPlanner(t, 17, sixBuckets()...)
 		p.cfg.MaxRounds = 1
-		q.write = writers(p.cfg.Ledger.(*fakeLedger), 1)
+		q.write = writers(p.cfg.Ledger.(*ledger), 1)
 		res, err := p.Run(t.Context())
 		var short *ShortError
 		if !errors.As(err, &short) || short.Proved != 6 || short.Blocked != 0 || short.Short != 5 || short.Unplanned != 0 {
@@ -542,8 +546,8 @@ func TestRunLifecycle(t *testing.T) {
 	})
 	t.Run("budget", func(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
-		l.run.BudgetTokens = 10
-		l.spent = 10
+		l.update(func(r *canvas.Run) { r.BudgetTokens = 10 })
+		spend(l, canvas.Call{Run: "r", Prompt: 10})
 		res, err := p.Run(t.Context())
 		var short *ShortError
 		if !errors.As(err, &short) || !short.Budget || !res.Budget || len(q.sent()) != 0 {
@@ -555,7 +559,9 @@ func TestRunLifecycle(t *testing.T) {
 	})
 	t.Run("resumed after a cancel", func(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
-		l.run.State = canvas.RunCancelled
+		if _, err := l.MoveRun(t.Context(), "r", canvas.RunCancelled, ""); err != nil {
+			t.Fatal(err)
+		}
 		q.write = writers(l, -1)
 		if res, err := p.Run(t.Context()); err != nil || res.State != canvas.RunReviewing {
 			t.Fatalf("resume: %+v, %v", res, err)
@@ -569,7 +575,7 @@ func TestRunLifecycle(t *testing.T) {
 // trace.
 func TestGapRounds(t *testing.T) {
 	p, l, q := testPlanner(t, 17, sixBuckets()...)
-	l.run.State, l.run.Round = canvas.RunReviewing, 2
+	l.update(func(r *canvas.Run) { r.State, r.Round = canvas.RunReviewing, 2 })
 	if n, err := p.GapRounds(t.Context()); err != nil || n != 0 {
 		t.Fatalf("gap rounds of a fresh run: %d, %v", n, err)
 	}
@@ -586,8 +592,8 @@ func TestGapRounds(t *testing.T) {
 		t.Fatalf("the stopped gap round: %v", err)
 	}
 	dealt := q.sent()
-	if n, _ := p.GapRounds(t.Context()); n != 1 || l.run.Round != 3 {
-		t.Fatalf("gap rounds %d, round %d; want 1 and 3", n, l.run.Round)
+	if n, _ := p.GapRounds(t.Context()); n != 1 || l.run().Round != 3 {
+		t.Fatalf("gap rounds %d, round %d; want 1 and 3", n, l.run().Round)
 	}
 	for _, s := range dealt {
 		if s.Gap == "" || s.Round != 3 {
@@ -603,19 +609,19 @@ func TestGapRounds(t *testing.T) {
 	if re := q2.sent(); len(re) != len(dealt) || re[0].ID != dealt[0].ID || re[0].Gap == "" {
 		t.Fatalf("settled by republishing %d slices (%v), want the %d dealt", len(re), re, len(dealt))
 	}
-	for _, s := range l.slices {
+	for _, s := range l.slices() {
 		if s.Kind != canvas.SliceGap || s.State != canvas.SliceDone {
 			t.Errorf("%s: %s %s", s.ID, s.Kind, s.State)
 		}
 	}
-	for _, b := range l.buckets {
+	for _, b := range l.buckets() {
 		if b.State != canvas.BucketDone || b.ClaimedBy != "" {
 			t.Errorf("%s: %s, claimed by %q after the fold", b.ID, b.State, b.ClaimedBy)
 		}
 	}
 	// Nothing open any more: a gap round deals nothing and is not recorded.
-	if n, err := p.Gap(t.Context()); err != nil || n != 0 || l.run.Round != 3 {
-		t.Fatalf("an empty gap round: %d, %v, round %d", n, err, l.run.Round)
+	if n, err := p.Gap(t.Context()); err != nil || n != 0 || l.run().Round != 3 {
+		t.Fatalf("an empty gap round: %d, %v, round %d", n, err, l.run().Round)
 	}
 	if n, _ := p.GapRounds(t.Context()); n != 1 {
 		t.Errorf("gap rounds %d after an empty one, want 1", n)

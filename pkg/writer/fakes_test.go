@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,17 +12,17 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
-	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
-// The fakes here stand in for the queue, the ledger, the engines and the
-// model, so a writer's decisions are tested without servers; pkg/e2e runs
-// the same writer on real NATS and Postgres.
+// The fakes here stand in for the queue, the engines and the model, and
+// the ledger is canvastest's in memory, so a writer's decisions are tested
+// without servers; pkg/e2e runs the same writer on real NATS and Postgres.
 
 // fakeDelivery records how a delivery was finished.
 type fakeDelivery struct {
@@ -68,148 +67,48 @@ func (d *fakeDelivery) ends() []string {
 	return slices.Clone(d.finished)
 }
 
-// fakeLedger is the ledger in memory: runs, buckets, finished slices and
-// what was journalled, refused and spent.
-type fakeLedger struct {
-	mu        sync.Mutex
-	runs      map[string]canvas.Run
-	buckets   map[string][]canvas.Bucket
-	finished  map[string]canvas.SliceState // run/slice -> state
-	reasons   map[string]string
-	journal   []string
-	refusals  []string
-	spent     int64
-	spentUSD  float64
-	finishErr error // FinishSlice fails with this
-	// runOutages, finishOutages, budgetOutages: Run, FinishSlice and Budget meet that many
-	// outages (a server shutting down) before they answer.
-	runOutages, finishOutages, budgetOutages int
-	runCalls                                 int
-}
+// ledger is the ledger in memory (canvastest, held to *canvas.Store by its
+// contract test), with what the writer's tests ask of it.
+type ledger struct{ *canvastest.Ledger }
 
 // shutdown is the error of a server shutting down.
 var shutdown = &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
 
-func newFakeLedger() *fakeLedger {
-	return &fakeLedger{runs: map[string]canvas.Run{}, buckets: map[string][]canvas.Bucket{},
-		finished: map[string]canvas.SliceState{}, reasons: map[string]string{}}
-}
-
-func (l *fakeLedger) Run(_ context.Context, id string) (canvas.Run, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.runCalls++
-	if l.runOutages > 0 {
-		l.runOutages--
-		return canvas.Run{}, fmt.Errorf("read run: %w", shutdown)
+// finish records a slice finished, as another process does.
+func (l ledger) finish(run, slice string, to canvas.SliceState) {
+	if err := l.FinishSlice(context.Background(), run, slice, to, "other", "", 1); err != nil {
+		panic(err)
 	}
-	r, ok := l.runs[id]
-	if !ok {
-		return r, fmt.Errorf("run %s: %w", id, canvas.ErrNotFound)
+}
+
+// state is a slice's state and reason in the ledger; "" while it is
+// unfinished (published) or unknown.
+func (l ledger) state(run, slice string) (canvas.SliceState, string) {
+	ss, err := l.Slices(context.Background(), run, -1)
+	if err != nil {
+		panic(err)
 	}
-	return r, nil
-}
-
-func (l *fakeLedger) Buckets(_ context.Context, run string) ([]canvas.Bucket, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.buckets[run]), nil
-}
-
-// Slices lists the run's finished slices (the fake keeps no others, nor rounds).
-func (l *fakeLedger) Slices(_ context.Context, run string, _ int) ([]canvas.Slice, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []canvas.Slice
-	for key, state := range l.finished {
-		if r, id, _ := strings.Cut(key, "/"); r == run {
-			out = append(out, canvas.Slice{RunID: r, ID: id, State: state})
+	for _, s := range ss {
+		if s.ID == slice && s.State != canvas.SlicePublished {
+			return s.State, s.Reason
 		}
 	}
-	return out, nil
+	return "", ""
 }
 
-func (l *fakeLedger) FinishSlice(_ context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.finishErr != nil {
-		return l.finishErr
+// spend records a model call of run r.
+func (l ledger) spend(c canvas.Call) {
+	c.Run = "r"
+	if err := l.SpendCall(context.Background(), c); err != nil {
+		panic(err)
 	}
-	if l.finishOutages > 0 {
-		l.finishOutages--
-		return shutdown
+}
+
+// update changes a run's record as a direct write would.
+func (l ledger) update(run string, fn func(*canvas.Run)) {
+	if err := l.UpdateRun(run, fn); err != nil {
+		panic(err)
 	}
-	key := run + "/" + id
-	from, ok := l.finished[key]
-	if !ok {
-		from = canvas.SlicePublished
-	}
-	if err := from.To(to); err != nil {
-		return err
-	}
-	if from != to {
-		l.finished[key], l.reasons[key] = to, reason
-	}
-	return nil
-}
-
-func (l *fakeLedger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.budgetOutages > 0 {
-		l.budgetOutages--
-		return canvas.Budget{}, shutdown
-	}
-	return canvas.Budget{Cap: r.BudgetTokens, Spent: l.spent, CapUSD: r.BudgetUSD, SpentUSD: l.spentUSD}, nil
-}
-
-func (l *fakeLedger) SpendCall(_ context.Context, c canvas.Call) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.spent += int64(c.Prompt + c.Completion)
-	l.spentUSD += c.CostUSD
-	return nil
-}
-
-func (l *fakeLedger) Refuse(_ context.Context, run, slice, bucket, gate, code, message string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.refusals = append(l.refusals, gate+"/"+code)
-	return nil
-}
-
-func (l *fakeLedger) Journal(_ context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.journal = append(l.journal, sc.Name)
-	return canvas.Credited, nil
-}
-
-func (l *fakeLedger) AddBucket(_ context.Context, run string, b canvas.Bucket) (canvas.Bucket, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b.ID = fmt.Sprintf("b%d", len(l.buckets[run]))
-	l.buckets[run] = append(l.buckets[run], b)
-	return b, nil
-}
-
-func (l *fakeLedger) SubGoals(context.Context, string) ([]canvas.SubGoal, error) { return nil, nil }
-
-func (l *fakeLedger) AddSubGoal(context.Context, string, canvas.SubGoal) (bool, error) {
-	return false, fmt.Errorf("not in this fake")
-}
-
-// finish records a slice finished, as another process does.
-func (l *fakeLedger) finish(run, slice string, to canvas.SliceState) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.finished[run+"/"+slice] = to
-}
-
-func (l *fakeLedger) state(run, slice string) (canvas.SliceState, string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.finished[run+"/"+slice], l.reasons[run+"/"+slice]
 }
 
 // fakeEngines serves one contract's engine without a world: enough for a
@@ -292,11 +191,14 @@ var retail = sync.OnceValues(func() (*contract.Contract, error) {
 })
 
 // harness is a writer on fakes with one run "r" of the retail contract,
-// written with model "m", with two buckets wanting two scenarios each.
+// written with model "m", with two buckets wanting two scenarios each,
+// claimed by slice s1.
 type harness struct {
 	w      *Writer
-	ledger *fakeLedger
+	ledger ledger
 	model  *scriptedModel
+	// buckets are the buckets the delivered slice names (default b0, b1).
+	buckets []string
 }
 
 func newHarness(t *testing.T, replies ...any) *harness {
@@ -305,12 +207,22 @@ func newHarness(t *testing.T, replies ...any) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newFakeLedger()
-	l.runs["r"] = canvas.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, Model: "m", State: canvas.RunWriting, Asked: 4, Seed: 7}
+	l := ledger{canvastest.New()}
+	ctx := t.Context()
+	if _, err := l.CreateRun(ctx, canvas.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, Model: "m", State: canvas.RunWriting, Asked: 4, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	var bs []canvas.Bucket
 	for i := range 2 {
-		l.buckets["r"] = append(l.buckets["r"], canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i,
+		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i,
 			UseCase: "cancel-order", Cell: "cancel-order", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2,
-			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, RunID: "r", State: canvas.BucketClaimed, Origin: canvas.OriginPlan})
+			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, Origin: canvas.OriginPlan})
+	}
+	if err := l.PutBuckets(ctx, "r", bs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}); err != nil {
+		t.Fatal(err)
 	}
 	m := &scriptedModel{name: "m", replies: replies}
 	if _, err := New(Config{ID: "w1", Slices: nil, Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m}); err == nil {
@@ -321,12 +233,12 @@ func newHarness(t *testing.T, replies ...any) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{w: w, ledger: l, model: m}
+	return &harness{w: w, ledger: l, model: m, buckets: []string{"b0", "b1"}}
 }
 
-// delivery of the run's slice s1 (both buckets), attempt n.
+// delivery of the run's slice s1 (h.buckets), attempt n.
 func (h *harness) delivery(run string, attempt int, last bool) *fakeDelivery {
-	return &fakeDelivery{slice: queue.Slice{Run: run, ID: "s1", Round: 1, Buckets: []string{"b0", "b1"}, TurnBudget: 20},
+	return &fakeDelivery{slice: queue.Slice{Run: run, ID: "s1", Round: 1, Buckets: h.buckets, TurnBudget: 20},
 		attempt: attempt, last: last}
 }
 

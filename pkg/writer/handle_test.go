@@ -40,12 +40,14 @@ func TestHandleMatrix(t *testing.T) {
 		{name: "written", replies: []any{brief.ToolFinish}, run: "r",
 			ends: []string{"ack"}, state: canvas.SliceDone, calls: 1},
 		{name: "nothing outstanding", run: "r", setup: func(h *harness) {
-			for i := range h.ledger.buckets["r"] {
-				h.ledger.buckets["r"][i].Done = 2
+			for _, id := range []string{"b0", "b1"} {
+				if err := h.ledger.Credit(context.Background(), "r", id, 2); err != nil {
+					panic(err)
+				}
 			}
 		}, ends: []string{"ack"}, state: canvas.SliceDone},
 		{name: "ledger refuses the finish", replies: []any{brief.ToolFinish}, run: "r",
-			setup: func(h *harness) { h.ledger.finishErr = errors.New("ledger down") },
+			setup: func(h *harness) { h.ledger.Fail("FinishSlice", -1, errors.New("ledger down")) },
 			ends:  []string{"nak 1s"}, calls: 1},
 		{name: "unknown run", run: "nobody", ends: []string{"term writer: unknown run \"nobody\""}},
 		{name: "run already done", run: "r", setup: func(h *harness) { h.setState("r", canvas.RunDone) },
@@ -62,7 +64,7 @@ func TestHandleMatrix(t *testing.T) {
 			ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDead, reason: "world unreachable"},
 		{name: "dead, but the ledger cannot record it", run: "r", last: true, setup: func(h *harness) {
 			h.w.cfg.Engines = fakeEngines{err: engineDown}
-			h.ledger.finishErr = errors.New("ledger down")
+			h.ledger.Fail("FinishSlice", -1, errors.New("ledger down"))
 		}, ends: []string{"nak 1s"}},
 		{name: "dead, but another writer finished it first", run: "r", last: true, setup: func(h *harness) {
 			h.w.cfg.Engines = fakeEngines{err: engineDown, meanwhile: func() { h.ledger.finish("r", "s1", canvas.SliceDone) }}
@@ -75,19 +77,17 @@ func TestHandleMatrix(t *testing.T) {
 		{name: "already done in the ledger, last delivery", run: "r", last: true,
 			setup: func(h *harness) { h.ledger.finish("r", "s1", canvas.SliceDone) },
 			ends:  []string{"ack"}, state: canvas.SliceDone},
-		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.ledger.buckets["r"] = h.ledger.buckets["r"][:1] },
+		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.buckets = []string{"b0", "b9"} },
 			ends: []string{"nak 2s"}},
 		{name: "model keeps answering in prose", replies: []any{"prose", "prose", "prose", "prose"}, run: "r",
 			ends: []string{"nak 2s"}, calls: 4},
 		{name: "budget reached ends the slice as written", run: "r", setup: func(h *harness) {
 			h.setBudget("r", 100)
-			h.ledger.spent = 100
+			h.ledger.spend(canvas.Call{Prompt: 100})
 		}, ends: []string{"ack"}, state: canvas.SliceDone},
 		{name: "dollar budget reached ends the slice as written", run: "r", setup: func(h *harness) {
-			r := h.ledger.runs["r"]
-			r.BudgetUSD = 0.5
-			h.ledger.runs["r"] = r
-			h.ledger.spentUSD = 0.5
+			h.ledger.update("r", func(r *canvas.Run) { r.BudgetUSD = 0.5 })
+			h.ledger.spend(canvas.Call{CostUSD: 0.5, Priced: true})
 		}, ends: []string{"ack"}, state: canvas.SliceDone},
 		{name: "provider refuses the configuration", replies: []any{badKey}, run: "r",
 			ends: []string{"nak 30s"}, calls: 1},
@@ -201,19 +201,13 @@ func TestRunSkipsBadMessages(t *testing.T) {
 var badMessage = queue.BadMessageError{StreamSeq: 9, Subject: "suitegen.slices.r", Err: errors.New("not a slice")}
 
 func (h *harness) setState(run string, s canvas.RunState) {
-	r := h.ledger.runs[run]
-	r.State = s
-	h.ledger.runs[run] = r
+	h.ledger.update(run, func(r *canvas.Run) { r.State = s })
 }
 
 func (h *harness) setModel(run, m string) {
-	r := h.ledger.runs[run]
-	r.Model = m
-	h.ledger.runs[run] = r
+	h.ledger.update(run, func(r *canvas.Run) { r.Model = m })
 }
 
 func (h *harness) setBudget(run string, tokens int64) {
-	r := h.ledger.runs[run]
-	r.BudgetTokens = tokens
-	h.ledger.runs[run] = r
+	h.ledger.update(run, func(r *canvas.Run) { r.BudgetTokens = tokens })
 }

@@ -68,7 +68,7 @@ func TestOutageHoldsTheDelivery(t *testing.T) {
 		t.Run(fmt.Sprintf("last=%v", last), func(t *testing.T) {
 			p := newDeps(3)
 			h := outageHarness(t, p, brief.ToolFinish)
-			h.ledger.runOutages = 2
+			h.ledger.Fail("Run", 2, fmt.Errorf("read run: %w", shutdown))
 			d := h.delivery("r", 5, last)
 			h.w.handle(t.Context(), d)
 			if got := d.ends(); !slices.Equal(got, []string{"ack"}) {
@@ -82,8 +82,8 @@ func TestOutageHoldsTheDelivery(t *testing.T) {
 			if n := p.count(); n != 5 {
 				t.Errorf("%d probes, want 5", n)
 			}
-			if h.ledger.runCalls != 3 || h.model.made() != 1 {
-				t.Errorf("run read %d times, %d model calls; want 3 and 1", h.ledger.runCalls, h.model.made())
+			if h.ledger.Calls("Run") != 3 || h.model.made() != 1 {
+				t.Errorf("run read %d times, %d model calls; want 3 and 1", h.ledger.Calls("Run"), h.model.made())
 			}
 			if d.beats != 1 {
 				t.Errorf("%d heartbeats started, want 1 (held throughout)", d.beats)
@@ -101,7 +101,7 @@ func TestOutageHoldsTheDelivery(t *testing.T) {
 func TestOutageWhileSettling(t *testing.T) {
 	p := newDeps(1)
 	h := outageHarness(t, p, brief.ToolFinish)
-	h.ledger.finishOutages = 2
+	h.ledger.Fail("FinishSlice", 2, shutdown)
 	d := h.delivery("r", 1, false)
 	h.w.handle(t.Context(), d)
 	if got := d.ends(); !slices.Equal(got, []string{"ack"}) {
@@ -119,7 +119,7 @@ func TestOutageStopReleases(t *testing.T) {
 	p := newDeps(-1)
 	h := outageHarness(t, p)
 	h.w.cfg.DrainTimeout = time.Hour // a release that waited for it would hang the test
-	h.ledger.runOutages = 1
+	h.ledger.Fail("Run", 1, fmt.Errorf("read run: %w", shutdown))
 	ctx, cancel := context.WithCancel(t.Context())
 	d := h.delivery("r", 1, false)
 	done := make(chan struct{})
@@ -149,14 +149,14 @@ func TestOutageThatIsNot(t *testing.T) {
 	}{{false, "nak 2s"}, {true, "term read run: read run: " + shutdown.Error()}} {
 		p := newDeps(0)
 		h := outageHarness(t, p)
-		h.ledger.runOutages = 1000
+		h.ledger.Fail("Run", -1, fmt.Errorf("read run: %w", shutdown))
 		d := h.delivery("r", 2, c.last)
 		h.w.handle(t.Context(), d)
 		if got := d.ends(); !slices.Equal(got, []string{c.ends}) {
 			t.Errorf("last=%v: finished with %q, want %q", c.last, got, c.ends)
 		}
-		if h.ledger.runCalls != maxUnprovenOutages {
-			t.Errorf("last=%v: the slice was tried %d times, want %d", c.last, h.ledger.runCalls, maxUnprovenOutages)
+		if h.ledger.Calls("Run") != maxUnprovenOutages {
+			t.Errorf("last=%v: the slice was tried %d times, want %d", c.last, h.ledger.Calls("Run"), maxUnprovenOutages)
 		}
 	}
 }
@@ -211,7 +211,7 @@ func TestSessionTimeoutIsNoOutage(t *testing.T) {
 func TestBudgetMeterOutage(t *testing.T) {
 	p := newDeps(1)
 	h := outageHarness(t, p, brief.ToolFinish)
-	h.ledger.budgetOutages = 1
+	h.ledger.Fail("Budget", 1, shutdown)
 	d := h.delivery("r", 1, false)
 	h.w.handle(t.Context(), d)
 	if got := d.ends(); !slices.Equal(got, []string{"ack"}) {

@@ -1,0 +1,946 @@
+// Package canvastest is the canvas ledger in memory, for the tests of the
+// roles that use it (pkg/planner, pkg/writer, pkg/reviewer): the methods of
+// *canvas.Store their interfaces name, with the same rules. Its contract
+// test runs one table of ledger behaviours against both this Ledger and a
+// *canvas.Store on Postgres, so a role test on the fake means what it would
+// on the ledger. Production code never imports it.
+//
+// Beyond the Store's methods a Ledger has the few a test needs to set the
+// scene (UpdateRun, Credit, as a direct write to the database would) and to
+// stage faults (Fail, Calls).
+package canvastest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Ledger is the ledger of every run in memory. The zero value is empty and
+// ready to use; it is safe for concurrent use.
+type Ledger struct {
+	mu        sync.Mutex
+	runs      map[string]*run
+	spend     map[string][]canvas.Call // by run: spend has no run it must belong to
+	contracts map[string]map[string][]byte
+	faults    map[string]*fault
+	calls     map[string]int
+}
+
+// run is one run's rows.
+type run struct {
+	r         canvas.Run
+	buckets   []canvas.Bucket // Done is derived from scenarios on every read
+	slices    []canvas.Slice
+	scenarios []journalled
+	codes     map[string]string // code -> scenario name
+	refusals  []refusal
+	subgoals  map[string]canvas.SubGoal
+}
+
+type journalled struct {
+	name, bucket, useCase, branch string
+	sum, content                  string
+	body                          []byte
+}
+
+type refusal struct {
+	bucket, gate, code, message string
+}
+
+type fault struct {
+	n   int // calls left to fail; < 0: every call
+	err error
+}
+
+// New returns an empty ledger.
+func New() *Ledger { return &Ledger{} }
+
+// enter counts a call of method and returns the fault staged for it, if
+// any. The caller holds l.mu.
+func (l *Ledger) enter(method string) error {
+	if l.calls == nil {
+		l.calls = map[string]int{}
+	}
+	l.calls[method]++
+	f := l.faults[method]
+	if f == nil || f.n == 0 {
+		return nil
+	}
+	if f.n > 0 {
+		f.n--
+	}
+	return f.err
+}
+
+// Fail makes the next n calls of the named method (e.g. "FinishSlice") fail
+// with err before they touch anything, as a database that is down or shuts
+// down would; n < 0 fails every call until Fail is called again.
+func (l *Ledger) Fail(method string, n int, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.faults == nil {
+		l.faults = map[string]*fault{}
+	}
+	l.faults[method] = &fault{n: n, err: err}
+}
+
+// Calls counts the calls of the named method so far, failed ones included.
+func (l *Ledger) Calls(method string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[method]
+}
+
+// UpdateRun changes a run's record as an UPDATE of its row would, past the
+// lifecycle's checks: for a test that needs a run in a given state or with
+// given caps.
+func (l *Ledger) UpdateRun(id string, fn func(*canvas.Run)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rn := l.runs[id]
+	if rn == nil {
+		return fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+	}
+	fn(&rn.r)
+	rn.r.ID = id
+	return nil
+}
+
+// Credit journals n made-up scenarios of a bucket of a run (as writers
+// proving them would), through Journal, so the bucket's Done grows by n.
+func (l *Ledger) Credit(ctx context.Context, runID, bucket string, n int) error {
+	for range n {
+		l.mu.Lock()
+		k := 0
+		if rn := l.runs[runID]; rn != nil {
+			k = len(rn.scenarios)
+		}
+		l.mu.Unlock()
+		name := fmt.Sprintf("%s-%s-%d", runID, bucket, k)
+		sc := &scenario.Scenario{Name: name, Bucket: bucket, UseCase: "credited", Branch: name, Kind: "happy",
+			Expects: "succeed", Instruction: "credited " + name, MaxTurns: 1}
+		if _, err := l.Journal(ctx, runID, sc, "credit", "credit", nil); err != nil {
+			return fmt.Errorf("canvastest: credit %s/%s: %w", runID, bucket, err)
+		}
+	}
+	return nil
+}
+
+// errNoRun is a write that needs its run (a foreign key in Postgres).
+func errNoRun(id string) error {
+	return fmt.Errorf("run %s does not exist: %w", id, canvas.ErrNotFound)
+}
+
+// roundTrip gives v as the database gives it back: through its JSON.
+func roundTrip[T any](v T) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err != nil {
+		return out, err
+	}
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+// SaveContract stores a contract's files under its hash; a hash already
+// stored is left as it is.
+func (l *Ledger) SaveContract(_ context.Context, sha, agent string, files map[string][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("SaveContract"); err != nil {
+		return err
+	}
+	if l.contracts == nil {
+		l.contracts = map[string]map[string][]byte{}
+	}
+	if _, ok := l.contracts[sha]; !ok {
+		l.contracts[sha] = maps.Clone(files)
+	}
+	return nil
+}
+
+// ContractFiles returns the files stored under a contract hash, or
+// canvas.ErrNotFound.
+func (l *Ledger) ContractFiles(_ context.Context, sha string) (map[string][]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("ContractFiles"); err != nil {
+		return nil, err
+	}
+	files, ok := l.contracts[sha]
+	if !ok {
+		return nil, fmt.Errorf("canvastest: contract %s: %w", sha, canvas.ErrNotFound)
+	}
+	return maps.Clone(files), nil
+}
+
+// CreateRun records a run, idempotently on its ID.
+func (l *Ledger) CreateRun(_ context.Context, r canvas.Run) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("CreateRun"); err != nil {
+		return false, err
+	}
+	if r.ID == "" {
+		return false, errors.New("canvastest: Run.ID is required")
+	}
+	if r.Asked < 0 {
+		return false, fmt.Errorf("canvastest: Run.Asked %d is negative", r.Asked)
+	}
+	r.State = cmp.Or(r.State, canvas.RunPlanned)
+	if !r.State.Known() {
+		return false, fmt.Errorf("canvastest: run %s: unknown state %q", r.ID, r.State)
+	}
+	cfg, err := roundTrip(r.Config)
+	if err != nil {
+		return false, fmt.Errorf("canvastest: run %s: config: %w", r.ID, err)
+	}
+	if _, ok := l.runs[r.ID]; ok {
+		return false, nil
+	}
+	r.Config, r.CreatedAt, r.FinishedAt = cfg, time.Now(), nil
+	if l.runs == nil {
+		l.runs = map[string]*run{}
+	}
+	l.runs[r.ID] = &run{r: r, codes: map[string]string{}, subgoals: map[string]canvas.SubGoal{}}
+	return true, nil
+}
+
+// Run returns one run, or canvas.ErrNotFound.
+func (l *Ledger) Run(_ context.Context, id string) (canvas.Run, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Run"); err != nil {
+		return canvas.Run{}, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return canvas.Run{}, fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+	}
+	return rn.r, nil
+}
+
+// MoveRun moves a run along its lifecycle (canvas.RunState.To), stamping
+// finished_at on a final state and clearing it on any other; it returns the
+// state the run was in.
+func (l *Ledger) MoveRun(_ context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("MoveRun"); err != nil {
+		return "", err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return "", fmt.Errorf("canvastest: move run %s to %s: %w", id, to, canvas.ErrNotFound)
+	}
+	from := rn.r.State
+	if err := from.To(to); err != nil {
+		if te, ok := errors.AsType[*canvas.TransitionError](err); ok {
+			te.ID = id
+		}
+		return from, fmt.Errorf("canvastest: move run %s to %s: %w", id, to, err)
+	}
+	rn.r.State, rn.r.Message = to, message
+	switch {
+	case !to.Final():
+		rn.r.FinishedAt = nil
+	case rn.r.FinishedAt == nil:
+		now := time.Now()
+		rn.r.FinishedAt = &now
+	}
+	return from, nil
+}
+
+// SetRound records the planning round a run is in.
+func (l *Ledger) SetRound(_ context.Context, id string, round int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("SetRound"); err != nil {
+		return err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+	}
+	rn.r.Round = round
+	return nil
+}
+
+// SpendCall records one model call.
+func (l *Ledger) SpendCall(_ context.Context, c canvas.Call) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("SpendCall"); err != nil {
+		return err
+	}
+	if c.Prompt < 0 || c.Completion < 0 || c.CachedPrompt < 0 || c.Reasoning < 0 || c.CostUSD < 0 {
+		return fmt.Errorf("canvastest: spend in run %s: negative counts (%d, %d, %d, %d, $%v)", c.Run, c.Prompt, c.Completion, c.CachedPrompt, c.Reasoning, c.CostUSD)
+	}
+	c.Outcome = cmp.Or(c.Outcome, "ok")
+	if l.spend == nil {
+		l.spend = map[string][]canvas.Call{}
+	}
+	l.spend[c.Run] = append(l.spend[c.Run], c)
+	return nil
+}
+
+// Meter totals a run's spend.
+func (l *Ledger) Meter(_ context.Context, id string) (canvas.Meter, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Meter"); err != nil {
+		return canvas.Meter{}, err
+	}
+	return l.meter(id), nil
+}
+
+func (l *Ledger) meter(id string) canvas.Meter {
+	var m canvas.Meter
+	for _, c := range l.spend[id] {
+		m.Calls++
+		m.PromptTokens += int64(c.Prompt)
+		m.CachedPromptTokens += int64(c.CachedPrompt)
+		m.CompletionTokens += int64(c.Completion)
+		m.ReasoningTokens += int64(c.Reasoning)
+		m.CostUSD += c.CostUSD
+		if !c.Priced && c.Prompt+c.Completion > 0 {
+			m.UnpricedCalls++
+		}
+	}
+	if rn := l.runs[id]; rn != nil {
+		m.Kept = int64(len(rn.scenarios))
+	}
+	return m
+}
+
+// Budget reads a run's meter against its caps; the meter of a run without a
+// cap is not read.
+func (l *Ledger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := canvas.Budget{Cap: r.BudgetTokens, CapUSD: r.BudgetUSD}
+	if err := l.enter("Budget"); err != nil {
+		return b, err
+	}
+	if b.Cap <= 0 && b.CapUSD <= 0 {
+		return b, nil
+	}
+	m := l.meter(r.ID)
+	b.Spent, b.SpentUSD = m.Tokens(), m.CostUSD
+	return b, nil
+}
+
+// row gives b as the ledger stores it for run id: defaults filled in, axes
+// and spec as their JSON gives them back, Done left to reads.
+func row(id string, b canvas.Bucket) (canvas.Bucket, error) {
+	b.RunID, b.Done = id, 0
+	b.State = cmp.Or(b.State, canvas.BucketOpen)
+	if !b.State.Known() {
+		return b, fmt.Errorf("unknown state %q", b.State)
+	}
+	b.Origin = cmp.Or(b.Origin, canvas.OriginPlan)
+	if b.Axes == nil {
+		b.Axes = map[string]string{}
+	}
+	var err error
+	if b.Axes, err = roundTrip(b.Axes); err != nil {
+		return b, err
+	}
+	if b.Spec, err = roundTrip(b.Spec); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// PutBuckets inserts a plan's buckets; buckets already present are left as
+// they are.
+func (l *Ledger) PutBuckets(_ context.Context, id string, bs []canvas.Bucket) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("PutBuckets"); err != nil {
+		return err
+	}
+	rows := make([]canvas.Bucket, 0, len(bs))
+	for _, b := range bs {
+		if b.ID == "" {
+			return fmt.Errorf("canvastest: put buckets of run %s: bucket at ord %d has no ID", id, b.Ord)
+		}
+		if b.Want < 0 {
+			return fmt.Errorf("canvastest: put buckets of run %s: bucket %s: Want %d is negative", id, b.ID, b.Want)
+		}
+		r, err := row(id, b)
+		if err != nil {
+			return fmt.Errorf("canvastest: put buckets of run %s: bucket %s: %w", id, b.ID, err)
+		}
+		rows = append(rows, r)
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		if len(rows) == 0 {
+			return nil
+		}
+		return fmt.Errorf("canvastest: put buckets of run %s: %w", id, errNoRun(id))
+	}
+	for _, b := range rows {
+		if rn.bucket(b.ID) == nil {
+			rn.buckets = append(rn.buckets, b)
+		}
+	}
+	return nil
+}
+
+func (rn *run) bucket(id string) *canvas.Bucket {
+	for i := range rn.buckets {
+		if rn.buckets[i].ID == id {
+			return &rn.buckets[i]
+		}
+	}
+	return nil
+}
+
+// read is a bucket as a read returns it: Done counted from the journal.
+func (rn *run) read(b canvas.Bucket) canvas.Bucket {
+	b.Axes = maps.Clone(b.Axes)
+	b.Done = 0
+	for _, sc := range rn.scenarios {
+		if sc.bucket == b.ID {
+			b.Done++
+		}
+	}
+	return b
+}
+
+// sorted is the run's buckets in (ord, id) order.
+func (rn *run) sorted() []*canvas.Bucket {
+	out := make([]*canvas.Bucket, len(rn.buckets))
+	for i := range rn.buckets {
+		out[i] = &rn.buckets[i]
+	}
+	slices.SortStableFunc(out, func(a, b *canvas.Bucket) int {
+		return cmp.Or(cmp.Compare(a.Ord, b.Ord), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// Buckets returns a run's buckets in ord order, Done counted from the
+// journal.
+func (l *Ledger) Buckets(_ context.Context, id string) ([]canvas.Bucket, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Buckets"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	var out []canvas.Bucket
+	for _, b := range rn.sorted() {
+		out = append(out, rn.read(*b))
+	}
+	return out, nil
+}
+
+// AddBucket records a bucket a writer reported, with the next ord and id
+// "b<ord>", or returns the bucket of the same use case, cell, angle,
+// outcome and overlay already there.
+func (l *Ledger) AddBucket(_ context.Context, id string, b canvas.Bucket) (canvas.Bucket, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("AddBucket"); err != nil {
+		return canvas.Bucket{}, err
+	}
+	if b.Origin == "" || b.Origin == canvas.OriginPlan {
+		b.Origin = canvas.OriginWriter
+	}
+	if b.Want < 0 {
+		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: Want %d is negative", id, b.Want)
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: run %s: %w", id, id, canvas.ErrNotFound)
+	}
+	ord := 0
+	for _, x := range rn.sorted() {
+		if x.UseCase == b.UseCase && x.Cell == b.Cell && x.Angle == b.Angle && x.Outcome == b.Outcome && x.Overlay == b.Overlay {
+			return rn.read(*x), nil
+		}
+		ord = max(ord, x.Ord+1)
+	}
+	for rn.bucket("b"+strconv.Itoa(ord)) != nil {
+		ord++ // a planner's id happened to be "b<ord>" with another ord
+	}
+	b.Ord, b.ID = ord, "b"+strconv.Itoa(ord)
+	r, err := row(id, b)
+	if err != nil {
+		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: %w", id, err)
+	}
+	rn.buckets = append(rn.buckets, r)
+	return rn.read(r), nil
+}
+
+// Raise sets an open or done bucket's want and spec and leaves it open; a
+// claimed or blocked bucket is canvas.ErrNotFound.
+func (l *Ledger) Raise(_ context.Context, id, bucket string, want int, spec plan.Spec) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Raise"); err != nil {
+		return err
+	}
+	sp, err := roundTrip(spec)
+	if err != nil {
+		return fmt.Errorf("canvastest: raise %s/%s: %w", id, bucket, err)
+	}
+	var b *canvas.Bucket
+	if rn := l.runs[id]; rn != nil {
+		b = rn.bucket(bucket)
+	}
+	if b == nil || (b.State != canvas.BucketOpen && b.State != canvas.BucketDone) || b.ClaimedBy != "" {
+		return fmt.Errorf("canvastest: raise %s/%s: %w", id, bucket, canvas.ErrNotFound)
+	}
+	b.Want, b.Spec, b.State = want, sp, canvas.BucketOpen
+	return nil
+}
+
+// Slices lists a run's slices of one round (-1: every round), by round and
+// id.
+func (l *Ledger) Slices(_ context.Context, id string, round int) ([]canvas.Slice, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Slices"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	var out []canvas.Slice
+	for _, s := range rn.slices {
+		if round < 0 || s.Round == round {
+			s.BucketIDs = slices.Clone(s.BucketIDs)
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b canvas.Slice) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// ClaimSlice records a slice and claims its buckets, all or nothing; a
+// slice already recorded is left as it is, its buckets untouched.
+func (l *Ledger) ClaimSlice(_ context.Context, sl canvas.Slice) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("ClaimSlice"); err != nil {
+		return err
+	}
+	if sl.RunID == "" || sl.ID == "" {
+		return errors.New("canvastest: claim slice: RunID and ID are required")
+	}
+	if len(sl.BucketIDs) == 0 {
+		return fmt.Errorf("canvastest: claim slice %s: no buckets", sl.ID)
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("canvastest: claim slice %s of run %s: %w", sl.ID, sl.RunID, err)
+	}
+	rn := l.runs[sl.RunID]
+	if rn == nil {
+		return fail(errNoRun(sl.RunID))
+	}
+	if slices.ContainsFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == sl.ID }) {
+		return nil
+	}
+	ids := slices.Clone(sl.BucketIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	open := 0
+	for _, id := range ids {
+		if b := rn.bucket(id); b != nil && b.State == canvas.BucketOpen {
+			open++
+		}
+	}
+	if open != len(ids) {
+		return fail(fmt.Errorf("%d of its %d buckets exist and are open", open, len(ids)))
+	}
+	for _, id := range ids {
+		b := rn.bucket(id)
+		b.State, b.ClaimedBy = canvas.BucketClaimed, sl.ID
+	}
+	rn.slices = append(rn.slices, canvas.Slice{RunID: sl.RunID, ID: sl.ID, Round: sl.Round, Kind: cmp.Or(sl.Kind, canvas.SliceWork),
+		BucketIDs: slices.Clone(sl.BucketIDs), State: canvas.SlicePublished, CreatedAt: time.Now()})
+	return nil
+}
+
+// FinishSlice moves a slice from published to done or dead (dead to done
+// too), recording the writer, the reason and the deliveries; finishing it
+// again in its state changes nothing, and a done slice cannot die.
+func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to canvas.SliceState, writer, reason string, deliveries int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("FinishSlice"); err != nil {
+		return err
+	}
+	if !to.Finished() {
+		return fmt.Errorf("canvastest: finish slice %s: state %q is neither done nor dead", slice, to)
+	}
+	var s *canvas.Slice
+	if rn := l.runs[id]; rn != nil {
+		if i := slices.IndexFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == slice }); i >= 0 {
+			s = &rn.slices[i]
+		}
+	}
+	if s == nil {
+		return fmt.Errorf("canvastest: finish slice %s of run %s: %w", slice, id, canvas.ErrNotFound)
+	}
+	if err := s.State.To(to); err != nil {
+		if te, ok := errors.AsType[*canvas.TransitionError](err); ok {
+			te.ID = id + "/" + slice
+		}
+		return err
+	}
+	if s.State == to {
+		return nil // the first finish is kept
+	}
+	s.State, s.Writer, s.Reason, s.Deliveries = to, writer, reason, max(s.Deliveries, deliveries)
+	if s.FinishedAt == nil {
+		now := time.Now()
+		s.FinishedAt = &now
+	}
+	return nil
+}
+
+// Fold settles every bucket claimed by a finished slice of the run from the
+// journal, as canvas.Store.Fold does: done at its want, else its attempts
+// grow and it is blocked (with its most frequent refusal, or the slice's
+// dead reason, as notes) once they reach maxAttempts, else reopened.
+func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.FoldResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Fold"); err != nil {
+		return canvas.FoldResult{}, err
+	}
+	if maxAttempts < 1 {
+		return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: maxAttempts %d < 1", id, maxAttempts)
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: run %s: %w", id, id, canvas.ErrNotFound)
+	}
+	type settled struct {
+		b        *canvas.Bucket
+		state    canvas.BucketState
+		attempts int
+		refused  int
+		notes    string
+	}
+	var res canvas.FoldResult
+	var todo []settled
+	for _, b := range rn.sorted() {
+		i := slices.IndexFunc(rn.slices, func(s canvas.Slice) bool { return b.ClaimedBy != "" && s.ID == b.ClaimedBy })
+		if i < 0 {
+			continue
+		}
+		sl := rn.slices[i]
+		if !sl.State.Finished() {
+			if sl.State == canvas.SlicePublished {
+				res.InFlight++
+			}
+			continue
+		}
+		done := rn.read(*b).Done
+		attempts := b.Attempts
+		if done < b.Want {
+			attempts++
+		}
+		next := settle(done, b.Want, attempts, maxAttempts)
+		if err := b.State.To(next); err != nil {
+			return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: bucket %s: %w", id, b.ID, err)
+		}
+		refused, top := rn.topRefusal(b.ID)
+		notes := b.Notes
+		if next == canvas.BucketBlocked {
+			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts))
+		}
+		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
+	}
+	// All or nothing, as the one transaction of the Store.
+	for _, s := range todo {
+		s.b.ClaimedBy, s.b.Refused, s.b.Attempts, s.b.State, s.b.Notes = "", s.refused, s.attempts, s.state, s.notes
+		switch s.state {
+		case canvas.BucketDone:
+			res.Done = append(res.Done, s.b.ID)
+		case canvas.BucketBlocked:
+			res.Blocked = append(res.Blocked, s.b.ID)
+		default:
+			res.Reopened = append(res.Reopened, s.b.ID)
+		}
+	}
+	return res, nil
+}
+
+// settle is a claimed bucket's state once its slice has finished.
+func settle(done, want, attempts, maxAttempts int) canvas.BucketState {
+	switch {
+	case done >= want:
+		return canvas.BucketDone
+	case attempts >= maxAttempts:
+		return canvas.BucketBlocked
+	}
+	return canvas.BucketOpen
+}
+
+// topRefusal counts a bucket's refusals and names its most frequent kind
+// ("gate/code: latest message of the kind"; ties by gate and code).
+func (rn *run) topRefusal(bucket string) (int, string) {
+	type kind struct{ gate, code string }
+	count := map[kind]int{}
+	latest := map[kind]string{}
+	total := 0
+	for _, r := range rn.refusals {
+		if r.bucket != bucket {
+			continue
+		}
+		k := kind{r.gate, r.code}
+		count[k]++
+		latest[k] = r.message
+		total++
+	}
+	if total == 0 {
+		return 0, ""
+	}
+	kinds := slices.Collect(maps.Keys(count))
+	slices.SortFunc(kinds, func(a, b kind) int {
+		return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(a.gate, b.gate), cmp.Compare(a.code, b.code))
+	})
+	k := kinds[0]
+	return total, k.gate + "/" + k.code + ": " + latest[k]
+}
+
+// Refuse records a gate refusal of a scenario a writer submitted.
+func (l *Ledger) Refuse(_ context.Context, id, slice, bucket, gate, code, message string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Refuse"); err != nil {
+		return err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return fmt.Errorf("canvastest: refuse in run %s slice %s: %w", id, slice, errNoRun(id))
+	}
+	rn.refusals = append(rn.refusals, refusal{bucket: bucket, gate: gate, code: code, message: message})
+	return nil
+}
+
+// TopRefusals lists a run's most frequent refusal reasons, most frequent
+// first, ties by gate and code, each with its smallest message.
+func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]canvas.Reason, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("TopRefusals"); err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("canvastest: refusal reasons of run %s: limit %d is negative", id, limit)
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	byKind := map[[2]string]*canvas.Reason{}
+	for _, r := range rn.refusals {
+		k := [2]string{r.gate, r.code}
+		if x := byKind[k]; x != nil {
+			x.Count++
+			x.Example = min(x.Example, r.message)
+			continue
+		}
+		byKind[k] = &canvas.Reason{Gate: r.gate, Code: r.code, Count: 1, Example: r.message}
+	}
+	var out []canvas.Reason
+	for _, r := range byKind {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b canvas.Reason) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Gate, b.Gate), cmp.Compare(a.Code, b.Code))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+// contentHash hashes what a scenario tests, as the Store does: its canonical
+// JSON with the name and the writer/slice provenance blanked.
+func contentHash(sc *scenario.Scenario) (string, error) {
+	c := *sc
+	c.Name, c.Provenance.Writer, c.Provenance.Slice = "", "", ""
+	_, h, err := canvas.Canonical(&c)
+	return h, err
+}
+
+// Journal credits one proved scenario, idempotently: canvas.Credited for a
+// new one, canvas.Already for the same scenario again, or a
+// *canvas.ConflictError, writing nothing, when its name, content, branch or
+// one of its codes is another scenario's.
+func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Journal"); err != nil {
+		return 0, err
+	}
+	if sc == nil || sc.Name == "" {
+		return 0, errors.New("canvastest: journal: scenario has no name")
+	}
+	body, sum, err := canvas.Canonical(sc)
+	if err != nil {
+		return 0, err
+	}
+	if len(body) > scenario.MaxSize {
+		return 0, fmt.Errorf("canvastest: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
+	}
+	content, err := contentHash(sc)
+	if err != nil {
+		return 0, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return 0, fmt.Errorf("canvastest: journal %s in run %s: %w", sc.Name, id, errNoRun(id))
+	}
+	for _, x := range rn.scenarios {
+		if x.name == sc.Name {
+			if x.sum == sum || x.content == content {
+				return canvas.Already, nil
+			}
+			return 0, &canvas.ConflictError{Kind: canvas.ConflictName, Other: sc.Name}
+		}
+	}
+	for _, x := range rn.scenarios {
+		if x.content == content || x.sum == sum {
+			return 0, &canvas.ConflictError{Kind: canvas.ConflictContent, Other: x.name}
+		}
+	}
+	for _, x := range rn.scenarios {
+		if x.useCase == sc.UseCase && x.branch == sc.Branch {
+			return 0, &canvas.ConflictError{Kind: canvas.ConflictBranch, Other: x.name}
+		}
+	}
+	codes = sortedUnique(codes)
+	for _, code := range codes {
+		if other, taken := rn.codes[code]; taken {
+			return 0, &canvas.ConflictError{Kind: canvas.ConflictCode, Other: other, Code: code}
+		}
+	}
+	for _, code := range codes {
+		rn.codes[code] = sc.Name
+	}
+	rn.scenarios = append(rn.scenarios, journalled{name: sc.Name, bucket: sc.Bucket, useCase: sc.UseCase, branch: sc.Branch,
+		sum: sum, content: content, body: body})
+	return canvas.Credited, nil
+}
+
+func sortedUnique(xs []string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// Scenarios returns a run's credited scenarios ordered by (bucket ord,
+// name), scenarios of unknown buckets last.
+func (l *Ledger) Scenarios(_ context.Context, id string) ([]scenario.Scenario, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Scenarios"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	js := slices.Clone(rn.scenarios)
+	ord := func(j journalled) (int, bool) {
+		if b := rn.bucket(j.bucket); b != nil {
+			return b.Ord, true
+		}
+		return 0, false
+	}
+	slices.SortStableFunc(js, func(a, b journalled) int {
+		oa, ka := ord(a)
+		ob, kb := ord(b)
+		switch {
+		case ka && !kb:
+			return -1
+		case !ka && kb:
+			return 1
+		}
+		return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a.name, b.name))
+	})
+	var out []scenario.Scenario
+	for _, j := range js {
+		sc, err := scenario.Decode(j.body)
+		if err != nil {
+			return nil, fmt.Errorf("canvastest: scenarios of run %s: %w", id, err)
+		}
+		out = append(out, *sc)
+	}
+	return out, nil
+}
+
+// AddSubGoal records a run-time sub-goal; idempotent on name (the first
+// wins).
+func (l *Ledger) AddSubGoal(_ context.Context, id string, g canvas.SubGoal) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("AddSubGoal"); err != nil {
+		return false, err
+	}
+	if g.Name == "" {
+		return false, fmt.Errorf("canvastest: add sub-goal to run %s: no name", id)
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return false, fmt.Errorf("canvastest: add sub-goal %s to run %s: %w", g.Name, id, errNoRun(id))
+	}
+	if _, ok := rn.subgoals[g.Name]; ok {
+		return false, nil
+	}
+	if g.Params == nil {
+		g.Params = map[string]string{}
+	}
+	g.Params = maps.Clone(g.Params)
+	rn.subgoals[g.Name] = g
+	return true, nil
+}
+
+// SubGoals lists a run's run-time sub-goals by name.
+func (l *Ledger) SubGoals(_ context.Context, id string) ([]canvas.SubGoal, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("SubGoals"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	var out []canvas.SubGoal
+	for _, name := range slices.Sorted(maps.Keys(rn.subgoals)) {
+		g := rn.subgoals[name]
+		g.Params = maps.Clone(g.Params)
+		out = append(out, g)
+	}
+	return out, nil
+}
