@@ -57,7 +57,7 @@ func TestReadinessFollowsTheServers(t *testing.T) {
 	// Both /readyz and the gauge must say want.
 	await := func(want bool, what string) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
+		deadline := time.Now().Add(testenv.Patience)
 		for {
 			rec := httptest.NewRecorder()
 			mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))

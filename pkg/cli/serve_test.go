@@ -46,7 +46,7 @@ func TestServe(t *testing.T) {
 		done <- Dispatch(ctx, env, "suitegen", []string{"serve", "--addr", "127.0.0.1:0", "--database", db})
 	}()
 	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+	for deadline := time.Now().Add(testenv.Patience); base == ""; {
 		if m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(out.String()); m != nil {
 			base = "http://" + m[1]
 			break
@@ -121,7 +121,7 @@ func TestServeLocked(t *testing.T) {
 	go func() { done <- Dispatch(ctx, env, "suitegen", []string{"serve", "--addr", ":0", "--database", db}) }()
 	defer func() { cancel(); <-done }()
 	var port string
-	for deadline := time.Now().Add(30 * time.Second); port == ""; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Patience); port == ""; time.Sleep(20 * time.Millisecond) {
 		if m := regexp.MustCompile(`http://\S*:(\d+)/`).FindStringSubmatch(out.String()); m != nil {
 			port = m[1]
 		} else if time.Now().After(deadline) {
@@ -187,7 +187,7 @@ func TestServeMetrics(t *testing.T) {
 	}()
 	re := regexp.MustCompile(`run figures for Prometheus on http://(127\.0\.0\.1:\d+)/metrics`)
 	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Patience); base == ""; time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			base = "http://" + m[1]
 		} else if time.Now().After(deadline) {

@@ -134,7 +134,7 @@ func TestSeparateProcesses(t *testing.T) {
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(testenv.Patience)
 		for time.Now().Before(deadline) {
 			if strings.Contains(writers[0].output(), "slice written") || strings.Contains(writers[0].output(), "dist-1") {
 				break
@@ -226,7 +226,7 @@ func handlerBranches(t *testing.T, out string) string {
 // with the race detector; the writers find the consumer and leave it be.
 func precreateQueue(t *testing.T, cfg queue.Config) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 	defer cancel()
 	q, err := queue.Connect(ctx, cfg)
 	if err != nil {
@@ -247,10 +247,10 @@ func TestSigtermLeavesNothing(t *testing.T) {
 	// outlast that run's wait.
 	p := start(t, nil, "suitegen", "run", examples(t, "rides"), "--scenarios", "600", "--writers", "2",
 		"--state-dir", state, "--out", out)
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(testenv.Patience)
 	for !strings.Contains(p.output(), "slice written") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no slice written within 90s:\n%s", p.output())
+			t.Fatalf("no slice written within %s:\n%s", testenv.Patience, p.output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

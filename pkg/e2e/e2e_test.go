@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -40,7 +39,7 @@ func examples(t testing.TB, name string) string {
 func runSuite(t *testing.T, dir string, n, writers int) (string, run.Result) {
 	t.Helper()
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: writers, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1})
@@ -218,7 +217,7 @@ func TestRidesSuiteShape(t *testing.T) {
 // and an error that says so (a non-zero exit from the CLI).
 func TestMoreThanSupported(t *testing.T) {
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := run.Run(ctx, run.Config{Dirs: []string{examples(t, "retail")}, Asked: 400, Writers: 4, Out: out, Seed: 7,
 		MaxWant: 1, NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t)})

@@ -67,7 +67,7 @@ func measureQuota(t *testing.T, s quotaSetup) quotaResult {
 		"--rpm", strconv.Itoa(s.RPM), "--tpm", strconv.Itoa(s.TPM), "--latency", s.Latency.String(),
 		"--latency-jitter", (s.Latency / 3).String(), "--seed", "3")
 	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+	for deadline := time.Now().Add(testenv.Patience); base == ""; {
 		if m := listening.FindStringSubmatch(sim.output()); m != nil {
 			base = m[1]
 		} else if time.Now().After(deadline) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/testenv"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,7 +75,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testenv.Patience)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		_, err := js.AccountInfo(ctx)
@@ -157,7 +159,7 @@ func TestReplicatedQueue(t *testing.T) {
 	// be looked up, so connecting is retried as publishing is below.
 	var q2 *Queue
 	var connErr error
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Patience); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		q2, connErr = Connect(ctx, cfg)
 		cancel()
@@ -170,7 +172,7 @@ func TestReplicatedQueue(t *testing.T) {
 	}
 	t.Cleanup(q2.Close)
 	var pubErr error
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Patience); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		_, pubErr = q2.Publish(ctx, newSlice("r1", 2))
 		cancel()

@@ -104,7 +104,7 @@ func pending(t testing.TB, q *Queue) (uint64, uint64) {
 // consumer's counts shortly after a publish, not within it.
 func waitPending(t testing.TB, q *Queue, wantPending, wantAck uint64) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(testenv.Patience)
 	for {
 		n, a := pending(t, q)
 		if n == wantPending && a == wantAck {

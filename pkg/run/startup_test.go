@@ -16,7 +16,7 @@ import (
 // down when it starts (restarting, failing over) tries again within its
 // --startup-timeout and writes the suite once the database answers.
 func TestRunWaitsForTheDatabase(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	pgDir := filepath.Join(testenv.ServerDir(t), "pg")
 	pg, err := stack.StartPostgres(ctx, stack.PostgresConfig{DataDir: pgDir, Fast: true})

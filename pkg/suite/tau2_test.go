@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -108,7 +107,7 @@ func exampleDir(t *testing.T, name string) string {
 // returns its directory and the engine of its world.
 func writeSuite(t *testing.T, name string, n int) (string, *engine.Engine) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	url := testenv.PostgresURL(t)
 	out := t.TempDir()

@@ -28,6 +28,13 @@ import (
 	"github.com/suitegen/suitegen/pkg/stack"
 )
 
+// Patience is how long a test waits for something that must happen (a
+// server to listen, a slice to be written, a count to settle) before it
+// calls the program hung. It is long on purpose: tests run on busy
+// machines, where a wait that ends early fails a right program; the
+// package's -timeout stays the last word.
+const Patience = 15 * time.Minute
+
 // Option adjusts Main.
 type Option func(*mainOptions)
 

@@ -249,7 +249,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newScripted(c)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: out, Seed: 7,
 		NATSURL: testenv.NATS(t), DatabaseURL: dbURL, Client: m})
