@@ -318,8 +318,8 @@ const GuardWhy = "reached only when a database read finds no row, as when a name
 
 // ArgumentWhy is why no kept scenario reaches an argument check.
 const ArgumentWhy = "its condition reads only the call's arguments (none given, one listed twice, a blank field, a value off the list): " +
-	"only a malformed call reaches it, whatever the world holds; a refusal resting on an argument the caller's request does not " +
-	"make wrong fails an agent that carries the request out correctly (tempting-faithful), so no kept scenario aims at it"
+	"no state of the world decides it, only a request that itself states the wrong value; the plan aims no case at it, since a refusal " +
+	"resting on an argument the caller's request does not make wrong fails an agent that carries the request out correctly (tempting-faithful)"
 
 // Uncaught lists the mutants of a kind the suite does not catch.
 func (r Report) Uncaught(kind string) []Mutant {

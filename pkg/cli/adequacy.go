@@ -111,9 +111,9 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 
 // branchesLine is the branches' figure, by class: an existence guard is
 // reached only when a read finds nothing, and no kept refusal may rest on a
-// record that does not exist; an argument check only by a malformed call,
-// which no honest request makes: both are counted apart.
+// record that does not exist; an argument check is decided by the request's
+// own values, whatever the world holds: both are counted apart.
 func branchesLine(rep adequacy.Report) string {
-	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record; %d argument checks: %d caught, only a malformed call reaches them)",
+	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record; %d argument checks: %d caught, decided by the request's own values alone)",
 		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.ArgumentChecks, rep.ArgumentChecksCaught)
 }

@@ -23,7 +23,7 @@ func TestPrintAdequacyClasses(t *testing.T) {
 	printAdequacy(&b, "out", "dir", rep)
 	got := b.String()
 	for _, want := range []string{
-		"branches caught 1/4 (2 rule branches: 1 caught; 1 existence guards: 0 caught, no kept refusal may rest on a missing record; 1 argument checks: 0 caught, only a malformed call reaches them)\n",
+		"branches caught 1/4 (2 rule branches: 1 caught; 1 existence guards: 0 caught, no kept refusal may rest on a missing record; 1 argument checks: 0 caught, decided by the request's own values alone)\n",
 		"guard     lib/l.star:4",
 		"branch    h.star:5",
 		"argument  lib/l.star:9",
