@@ -550,7 +550,7 @@ func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, erro
 	if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
 		var nv any
 		if isCaller && pk == cl.Key {
-			nv, err = g.personKey(it.table, pk, it.row[pk], p, slot)
+			nv, err = g.personKey(a, it.table, pk, nr, it.row[pk], p, slot)
 		} else {
 			nv, err = g.freshValue(a, it.table, pk, nr, it.row[pk], slot)
 		}
@@ -642,14 +642,14 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // personKey makes a caller key for a new person: "ava_lee_4821" style keys
 // take the person's name and number, others a fresh value in their shape.
-func (g *Graph) personKey(table, col string, old any, p Person, slot int64) (any, error) {
+func (g *Graph) personKey(a *assignment, table, col string, nr Row, old any, p Person, slot int64) (any, error) {
 	if s, isStr := old.(string); isStr && strings.Contains(s, "_") && strings.IndexFunc(s, isDigit) >= 0 {
 		k := strings.ToLower(slug(p.First) + "_" + slug(p.Last) + "_" + strconv.Itoa(p.Number))
-		if !g.Holds(table, col, k) {
+		if t := g.C.Table(table); !g.Holds(table, col, k) && (t == nil || listOf(t, col) == nil) {
 			return k, nil
 		}
 	}
-	return g.Fresh(table, col, old, slot)
+	return g.freshValue(a, table, col, nr, old, slot)
 }
 
 func slug(s string) string {
