@@ -104,3 +104,16 @@ func TestListKeyedTableIsShared(t *testing.T) {
 		t.Error("permits shared in a world without callers")
 	}
 }
+
+// Of a table no parent groups (a catalog of tiers), a sibling of the case's
+// row is another row of the table: a move to another tier names one.
+func TestSiblingOfACatalogRow(t *testing.T) {
+	g := listWorld(t, true)
+	b := g.Bind("customers", g.Find("customers", "customer_id", "C100"))
+	if cur := b.Pick("tiers"); cur == nil || Text(cur["code"]) != "basic" {
+		t.Fatalf("the case's tier: %v", cur)
+	}
+	if r := g.related("tiers", b); r == nil || Text(r["code"]) != "plus" {
+		t.Errorf("sibling tier %v, want plus", r)
+	}
+}
