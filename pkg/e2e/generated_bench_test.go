@@ -34,7 +34,7 @@ func BenchmarkGeneratedSuites(b *testing.B) {
 	asked := envInt(b, "SUITEGEN_BENCH_SUITE_SCENARIOS", 100)
 	var s suiteScore
 	for b.Loop() {
-		s = suiteScore{byReason: map[string][2]int{}, misses: map[string]int{}, examples: map[string][]string{}}
+		s = suiteScore{byReason: map[string][2]int{}}
 		for seed := int64(1); seed <= int64(n); seed++ {
 			s.score(b, seed, asked)
 		}
@@ -81,16 +81,10 @@ type suiteScore struct {
 	// the rule branches of the tools use cases act with, and those covered
 	acting, actingCovered int
 	byReason              map[string][2]int // reason -> covered, total
-	misses                map[string]int
-	examples              map[string][]string
+	misses                contractgen.Misses
 }
 
-func (s *suiteScore) miss(kind, format string, a ...any) {
-	s.misses[kind]++
-	if len(s.examples[kind]) < 3 {
-		s.examples[kind] = append(s.examples[kind], fmt.Sprintf(format, a...))
-	}
-}
+func (s *suiteScore) miss(kind, format string, a ...any) { s.misses.Addf(kind, format, a...) }
 
 func (s *suiteScore) score(b *testing.B, seed int64, asked int) {
 	b.Helper()
@@ -163,7 +157,7 @@ func (s *suiteScore) score(b *testing.B, seed int64, asked int) {
 			if !un {
 				c[0]++
 			} else {
-				s.miss("uncovered "+br.Reason+" branch: "+firstWords(why), "seed %d %s (%s): %s", seed, br.At, t.Name, why)
+				s.miss("uncovered "+br.Reason+" branch: "+contractgen.Gist(why), "seed %d %s (%s): %s", seed, br.At, t.Name, why)
 			}
 			s.byReason[br.Reason] = c
 			// Only an uncovered branch carries its class in the report.
@@ -201,31 +195,7 @@ func (s *suiteScore) String() string {
 		c := s.byReason[k]
 		fmt.Fprintf(&b, " %s %d/%d", k, c[0], c[1])
 	}
-	b.WriteString("\nmisses by reason, most common first:\n")
-	kinds := make([]string, 0, len(s.misses))
-	for k := range s.misses {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(i, j int) bool {
-		if s.misses[kinds[i]] != s.misses[kinds[j]] {
-			return s.misses[kinds[i]] > s.misses[kinds[j]]
-		}
-		return kinds[i] < kinds[j]
-	})
-	for _, k := range kinds {
-		fmt.Fprintf(&b, "  %5d  %s\n", s.misses[k], k)
-		for _, e := range s.examples[k] {
-			fmt.Fprintf(&b, "           e.g. %s\n", e)
-		}
-	}
+	b.WriteString("\n")
+	b.WriteString(s.misses.String())
 	return b.String()
-}
-
-// firstWords keeps a reason's first words, enough to group alike reasons.
-func firstWords(s string) string {
-	w := strings.Fields(s)
-	if len(w) > 8 {
-		w = w[:8]
-	}
-	return strings.Join(w, " ")
 }

@@ -508,8 +508,9 @@ func (g *Graph) coveringTables(items map[string]any) []contract.Table {
 // another row) of the row of tb the case uses, so that a "new" choice
 // differs from the current one: among the case's own rows first (another
 // card of the same caller), then the seed's (another variant of the same
-// product), the case's ordinal choosing among several. Without a row of tb
-// in the case, a seed row in turn.
+// product), the case's ordinal choosing among several. Of a table no parent
+// groups (a catalog of plans), every other row is a sibling. Without a row
+// of tb in the case, a seed row in turn.
 func (g *Graph) related(tb string, b Bound) Row {
 	pk := g.PK(tb)
 	cur := b.Pick(tb)
@@ -519,6 +520,18 @@ func (g *Graph) related(tb string, b Bound) Row {
 			return rows[b.Ordinal%len(rows)]
 		}
 		return nil
+	}
+	if len(g.fks[tb]) == 0 {
+		var others []Row
+		for _, r := range g.Rows(tb) {
+			if Text(r[pk]) != Text(cur[pk]) && !b.copied[tb][rowKey(g, tb, r)] {
+				others = append(others, r)
+			}
+		}
+		if len(others) > 0 {
+			return others[b.Ordinal%len(others)]
+		}
+		return cur
 	}
 	var sibs []Row
 	for _, fk := range g.fks[tb] {

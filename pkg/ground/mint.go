@@ -3,6 +3,7 @@ package ground
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,6 +283,7 @@ func (g *Graph) closeUnique(m *minting) {
 				m.fresh[it.table][key] = append(m.fresh[it.table][key], col)
 				continue
 			}
+			parent := false
 			for _, c := range set {
 				fk, ok := g.fkOf(it.table, c)
 				if !ok || m.restricted[fk.RefTable] {
@@ -289,8 +291,18 @@ func (g *Graph) closeUnique(m *minting) {
 				}
 				if p := g.Find(fk.RefTable, fk.RefColumn, it.row[c]); p != nil {
 					m.add(g, fk.RefTable, p)
+					parent = true
 					break
 				}
+			}
+			// Else a column held to a list takes another of its values
+			// (mintRow picks one no row holds, or says there is none).
+			if col := g.listed(t, set); !parent && col != "" {
+				key := rowKey(g, it.table, it.row)
+				if m.fresh[it.table] == nil {
+					m.fresh[it.table] = map[string][]string{}
+				}
+				m.fresh[it.table][key] = append(m.fresh[it.table][key], col)
 			}
 		}
 	}
@@ -327,8 +339,8 @@ func (g *Graph) setChanges(m *minting, it item, set []string) bool {
 	return false
 }
 
-// freshable picks the column of a unique set that can take a fresh value: not
-// a foreign key, not held to a list of values, not a flag.
+// freshable picks the column of a unique set that can take a fresh value in
+// its shape: not a foreign key, not held to a list of values, not a flag.
 func (g *Graph) freshable(t *contract.Table, set []string) string {
 	for i := len(set) - 1; i >= 0; i-- {
 		c := set[i]
@@ -339,15 +351,121 @@ func (g *Graph) freshable(t *contract.Table, set []string) string {
 		if col == nil || strings.HasPrefix(col.Type, "bool") {
 			continue
 		}
-		enum := false
-		for _, ck := range t.ChecksOn(c) {
-			enum = enum || ck.Op == "in"
-		}
-		if !enum {
+		if listOf(t, c) == nil {
 			return c
 		}
 	}
 	return ""
+}
+
+// listed picks the column of a unique set held to a list of values (a tier's
+// code, a document's kind), the last one not a foreign key: when nothing
+// else in the set can change, a copy takes another value of the list.
+func (g *Graph) listed(t *contract.Table, set []string) string {
+	for i := len(set) - 1; i >= 0; i-- {
+		if _, isFK := g.fkOf(t.Name, set[i]); !isFK && listOf(t, set[i]) != nil {
+			return set[i]
+		}
+	}
+	return ""
+}
+
+// listOf is the list of values a CHECK holds a column to, or nil.
+func listOf(t *contract.Table, col string) []string {
+	for _, ck := range t.ChecksOn(col) {
+		if ck.Op == "in" && len(ck.Values) > 0 {
+			return ck.Values
+		}
+	}
+	return nil
+}
+
+// freshValue is a fresh value for column col of a copy nr of a seed row
+// whose value was old: from the column's list when a CHECK holds it to one,
+// else in its shape.
+func (g *Graph) freshValue(a *assignment, table, col string, nr Row, old any, slot int64) (any, error) {
+	t := g.C.Table(table)
+	if t == nil || listOf(t, col) == nil {
+		return g.Fresh(table, col, old, slot)
+	}
+	return g.freshListed(a, t, col, nr, old, slot)
+}
+
+// freshListed is a value of the list col is held to that no seed row, nor
+// an earlier copy of this case, holds beside nr's other values in any unique
+// set of col: the slot-th such value, so that other scenarios' copies take
+// others. A list every value of which is taken leaves the copy without one,
+// and that is an error naming the list (a tier table whose codes are all in
+// use cannot be copied).
+func (g *Graph) freshListed(a *assignment, t *contract.Table, col string, nr Row, old any, slot int64) (any, error) {
+	list := listOf(t, col)
+	sets := t.Unique
+	if len(t.PrimaryKey) > 0 {
+		sets = append([][]string{t.PrimaryKey}, sets...)
+	}
+	var mine [][]string
+	for _, set := range sets {
+		if slices.Contains(set, col) {
+			mine = append(mine, set)
+		}
+	}
+	// held reports whether some row of rows holds v in col beside nr's
+	// values in the other columns of one of col's unique sets.
+	held := func(rows []Row, v string) bool {
+		for _, r := range rows {
+			if Text(r[col]) != v {
+				continue
+			}
+			for _, set := range mine {
+				same := true
+				for _, c := range set {
+					same = same && (c == col || r[c] != nil && Text(r[c]) == Text(nr[c]))
+				}
+				if same {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var copies []Row
+	for _, r := range a.s.Minted[t.Name] {
+		copies = append(copies, r)
+	}
+	seed := g.Rows(t.Name)
+	var free []string
+	for _, v := range list {
+		if !held(seed, v) {
+			free = append(free, v)
+		}
+	}
+	for i := slot; i >= 0 && i < int64(len(free)); i++ {
+		if held(copies, free[i]) {
+			continue
+		}
+		return listValue(free[i], old), nil
+	}
+	if len(free) == 0 {
+		return nil, fmt.Errorf("%w: %s.%s is held to (%s) and rows hold every one: no copy can take a value of its own",
+			ErrCodeSpace, t.Name, col, strings.Join(list, ", "))
+	}
+	return nil, fmt.Errorf("%w: %s.%s is held to (%s) and %d of them are free, too few for slot %d",
+		ErrCodeSpace, t.Name, col, strings.Join(list, ", "), len(free), slot)
+}
+
+// listValue is v, a value of a CHECK's list, as a value of old's type.
+func listValue(v string, old any) any {
+	switch old.(type) {
+	case int64, int:
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	case float64:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 // assign gives every copy its values, parents first, so a child's foreign
@@ -432,9 +550,9 @@ func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, erro
 	if pk != "" && Text(nr[pk]) == Text(it.row[pk]) && it.row[pk] != nil {
 		var nv any
 		if isCaller && pk == cl.Key {
-			nv, err = g.personKey(it.table, pk, it.row[pk], p, slot)
+			nv, err = g.personKey(a, it.table, pk, nr, it.row[pk], p, slot)
 		} else {
-			nv, err = g.Fresh(it.table, pk, it.row[pk], slot)
+			nv, err = g.freshValue(a, it.table, pk, nr, it.row[pk], slot)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
@@ -445,7 +563,7 @@ func (g *Graph) mintRow(m *minting, a *assignment, it item, p Person) (Row, erro
 		if Text(nr[c]) != Text(it.row[c]) {
 			continue
 		}
-		nv, err := g.Fresh(it.table, c, it.row[c], slot)
+		nv, err := g.freshValue(a, it.table, c, nr, it.row[c], slot)
 		if err != nil {
 			return nil, fmt.Errorf("ground: minting %s: %w", m.table, err)
 		}
@@ -524,14 +642,14 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // personKey makes a caller key for a new person: "ava_lee_4821" style keys
 // take the person's name and number, others a fresh value in their shape.
-func (g *Graph) personKey(table, col string, old any, p Person, slot int64) (any, error) {
+func (g *Graph) personKey(a *assignment, table, col string, nr Row, old any, p Person, slot int64) (any, error) {
 	if s, isStr := old.(string); isStr && strings.Contains(s, "_") && strings.IndexFunc(s, isDigit) >= 0 {
 		k := strings.ToLower(slug(p.First) + "_" + slug(p.Last) + "_" + strconv.Itoa(p.Number))
-		if !g.Holds(table, col, k) {
+		if t := g.C.Table(table); !g.Holds(table, col, k) && (t == nil || listOf(t, col) == nil) {
 			return k, nil
 		}
 	}
-	return g.Fresh(table, col, old, slot)
+	return g.freshValue(a, table, col, nr, old, slot)
 }
 
 func slug(s string) string {

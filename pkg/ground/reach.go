@@ -262,13 +262,12 @@ func (b Bound) Remap(g *Graph, s *Setup) Bound {
 
 // Case makes the case a scenario is about, for the p-th scenario of a run.
 // A target that belongs to someone (an order, a trip), or is the caller, is
-// minted with its owner. A shared record (a product, a clinic, a slot) stays
-// as it is; the caller is then a minted copy of callerTemplate, when the
-// contract has callers and a template is given.
+// minted with its owner; without callers every target is. A shared record (a
+// product, a clinic, a slot) stays as it is; the caller is then a minted copy
+// of callerTemplate, when the contract has callers and a template is given.
 func (g *Graph) Case(table string, target, callerTemplate Row, p Person) (*Setup, Bound, error) {
 	cl := g.C.Caller
-	owned := cl == nil || table == cl.Table || g.Owner(table, target) != nil
-	if owned {
+	if !g.Shared(table, target) {
 		s, err := g.Mint(table, target, p)
 		if err != nil {
 			return nil, Bound{}, err
@@ -279,7 +278,7 @@ func (g *Graph) Case(table string, target, callerTemplate Row, p Person) (*Setup
 	}
 	b := g.Bind(table, target)
 	b.Person = p
-	if callerTemplate == nil {
+	if callerTemplate == nil || cl == nil {
 		return &Setup{Target: target, Minted: map[string]map[string]Row{}}, b, nil
 	}
 	s, err := g.Mint(cl.Table, callerTemplate, p)
@@ -299,10 +298,47 @@ func (g *Graph) Case(table string, target, callerTemplate Row, p Person) (*Setup
 	return s, b, nil
 }
 
-// Shared reports whether a case about a row of table mints no copy of it.
+// Shared reports whether a case about a row of table mints no copy of it:
+// a row no caller owns, or, in a world without callers (where every other
+// case is a copy), a row of a table no copy can stand beside.
 func (g *Graph) Shared(table string, target Row) bool {
 	cl := g.C.Caller
-	return cl != nil && table != cl.Table && g.Owner(table, target) == nil
+	if cl == nil {
+		return g.listKeyed(table)
+	}
+	return table != cl.Table && g.Owner(table, target) == nil
+}
+
+// listKeyed reports whether a column that is unique by itself in table is
+// held to a list of values the seed rows all hold (a tier table keyed by its
+// codes): a copy of any of its rows would need a key the list does not have,
+// so it is a catalog every case shares.
+func (g *Graph) listKeyed(table string) bool {
+	t := g.C.Table(table)
+	if t == nil {
+		return false
+	}
+	sets := t.Unique
+	if len(t.PrimaryKey) > 0 {
+		sets = append([][]string{t.PrimaryKey}, sets...)
+	}
+	for _, set := range sets {
+		if len(set) != 1 {
+			continue
+		}
+		list := listOf(t, set[0])
+		if list == nil {
+			continue
+		}
+		all := true
+		for _, v := range list {
+			all = all && g.Holds(table, set[0], v)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // SeedCase is the case of a seed row without minting anything: the row
@@ -310,10 +346,10 @@ func (g *Graph) Shared(table string, target Row) bool {
 // rehearses on these).
 func (g *Graph) SeedCase(table string, target, callerRow Row) Bound {
 	b := g.Bind(table, target)
-	if !g.Shared(table, target) || callerRow == nil {
+	cl := g.C.Caller
+	if !g.Shared(table, target) || callerRow == nil || cl == nil {
 		return b
 	}
-	cl := g.C.Caller
 	cb := g.Bind(cl.Table, callerRow)
 	for t, rows := range cb.Rows {
 		if t == table {

@@ -31,22 +31,11 @@ type genScore struct {
 	// (its status, owner, dates) rather than an argument's value.
 	ruleBranches, branchesDealt int
 	stateBranches, stateDealt   int
-	// misses counts each kind of miss; examples keeps the first few of
-	// each, in words.
-	misses   map[string]int
-	examples map[string][]string
+	// misses counts each kind of miss, with a few examples in words.
+	misses contractgen.Misses
 }
 
-func newGenScore() *genScore {
-	return &genScore{misses: map[string]int{}, examples: map[string][]string{}}
-}
-
-func (s *genScore) miss(kind, format string, a ...any) {
-	s.misses[kind]++
-	if len(s.examples[kind]) < 3 {
-		s.examples[kind] = append(s.examples[kind], fmt.Sprintf(format, a...))
-	}
-}
+func (s *genScore) miss(kind, format string, a ...any) { s.misses.Addf(kind, format, a...) }
 
 func frac(n, d int) float64 {
 	if d == 0 {
@@ -64,23 +53,7 @@ func (s *genScore) String() string {
 		s.argsRight, s.args, frac(s.argsRight, s.args), s.readRight, s.readArgs, frac(s.readRight, s.readArgs))
 	fmt.Fprintf(&b, "acting tools' rule branches with a refusal level dealt %d/%d (%.3f); decided by a record's state %d/%d (%.3f)\n",
 		s.branchesDealt, s.ruleBranches, frac(s.branchesDealt, s.ruleBranches), s.stateDealt, s.stateBranches, frac(s.stateDealt, s.stateBranches))
-	kinds := make([]string, 0, len(s.misses))
-	for k := range s.misses {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(i, j int) bool {
-		if s.misses[kinds[i]] != s.misses[kinds[j]] {
-			return s.misses[kinds[i]] > s.misses[kinds[j]]
-		}
-		return kinds[i] < kinds[j]
-	})
-	b.WriteString("misses by reason, most common first:\n")
-	for _, k := range kinds {
-		fmt.Fprintf(&b, "  %5d  %s\n", s.misses[k], k)
-		for _, e := range s.examples[k] {
-			fmt.Fprintf(&b, "           e.g. %s\n", e)
-		}
-	}
+	b.WriteString(s.misses.String())
 	return b.String()
 }
 
@@ -159,11 +132,11 @@ func scoreGenerated(tb testing.TB, s *genScore, seed int64) {
 	for _, u := range truth.UseCases {
 		switch {
 		case gaps[u.ID] != "":
-			s.miss("use case unplanned: "+firstWords(untool.Replace(gaps[u.ID])), "seed %d %s: %s", seed, u.ID, gaps[u.ID])
+			s.miss("use case unplanned: "+contractgen.Gist(untool.Replace(gaps[u.ID])), "seed %d %s: %s", seed, u.ID, gaps[u.ID])
 		case only[u.ID] != "":
 			s.planned++
 			s.refusalsOnly++
-			s.miss("use case planned with refusals only: "+firstWords(untool.Replace(only[u.ID])), "seed %d %s: %s", seed, u.ID, only[u.ID])
+			s.miss("use case planned with refusals only: "+contractgen.Gist(untool.Replace(only[u.ID])), "seed %d %s: %s", seed, u.ID, only[u.ID])
 		default:
 			s.planned++
 		}
@@ -254,15 +227,6 @@ func bindingMiss(a contractgen.Arg, how, got string) string {
 	return fmt.Sprintf("binding wrong: %s argument bound to another column (%s)", want, how)
 }
 
-// firstWords keeps a reason's first words, enough to group alike reasons.
-func firstWords(s string) string {
-	w := strings.Fields(s)
-	if len(w) > 8 {
-		w = w[:8]
-	}
-	return strings.Join(w, " ")
-}
-
 func keys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -277,7 +241,7 @@ func keys(m map[string]bool) []string {
 // the fractions of use cases planned, of bindings right and of the acts'
 // refusal branches dealt a level do not fall.
 func TestGeneratedContractsPlan(t *testing.T) {
-	s := newGenScore()
+	s := &genScore{}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { scoreGenerated(t, s, seed) })
 	}
@@ -319,7 +283,7 @@ func BenchmarkGeneratedContracts(b *testing.B) {
 	}
 	var s *genScore
 	for b.Loop() {
-		s = newGenScore()
+		s = &genScore{}
 		for seed := int64(1); seed <= int64(n); seed++ {
 			scoreGenerated(b, s, seed)
 		}
