@@ -65,7 +65,7 @@ func TestValidateNamesWhatItCannotGround(t *testing.T) {
 	_, out := dispatch(t, "validate", dir)
 	for _, want := range []string{
 		filepath.Join(dir, "contract.yaml") + ":", "unbound:", "check_secret.secret", "add `x-ref: TABLE.COLUMN`",
-		"warning:", "use case check-secret has no bucket", "use case rename has no bucket: every minted copy broke a constraint",
+		"warning:", "use case check-secret has no bucket", "use case rename has no bucket: no case of members could be minted",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -83,7 +83,7 @@ func TestRunStopsOnUnplannedUseCases(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "contracts", "unplannable")
 	out1 := t.TempDir()
 	code, out := dispatch(t, "run", dir, "--scenarios", "2", "--writers", "1", "--out", out1)
-	if code != ExitFail || !strings.Contains(out, "cannot be planned (--allow-partial writes the rest)") || !strings.Contains(out, "use case rename: every minted copy broke a constraint") {
+	if code != ExitFail || !strings.Contains(out, "cannot be planned (--allow-partial writes the rest)") || !strings.Contains(out, "use case rename: no case of members could be minted") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(out1, "report.json")); err == nil {
