@@ -1197,7 +1197,9 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 // otherChoices are the choices other than at (the one the row succeeds
 // with) that can change the act's answer on case b: other variants when
 // the act read a row choice, other ordinals when it read a value choice,
-// and, for each table of outside, its record taken from someone else.
+// and, for each table of outside, its record taken from outside the case
+// (and, where the act takes a sibling, the case's own row and another it
+// holds).
 func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []outsideTable) []Choice {
 	rows, choices := sv.reads(tool.Name, ground.Answer{Read: read}, b)
 	variants, ordinals := 1, 1
