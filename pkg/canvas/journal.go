@@ -69,6 +69,34 @@ func Canonical(sc *scenario.Scenario) ([]byte, string, error) {
 	return b, hex.EncodeToString(sum[:]), nil
 }
 
+// Entry is a scenario as the journal stores it: its canonical body, the
+// body's hash, and the hash of what it tests (contentHash).
+type Entry struct {
+	Body         []byte
+	Sum, Content string
+}
+
+// Encode is the journal's entry for sc, or an error when sc has no name or
+// is over the scenario size limit: the checks and hashes every ledger
+// (Store, and the in-memory one its role tests use) applies alike.
+func Encode(sc *scenario.Scenario) (Entry, error) {
+	if sc == nil || sc.Name == "" {
+		return Entry{}, errors.New("canvas: journal: scenario has no name")
+	}
+	body, sum, err := Canonical(sc)
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(body) > scenario.MaxSize {
+		return Entry{}, fmt.Errorf("canvas: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
+	}
+	content, err := contentHash(sc)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{Body: body, Sum: sum, Content: content}, nil
+}
+
 // contentHash hashes what a scenario tests, not what it is called or who
 // proved it: the name and the writer/slice provenance are blanked.
 func contentHash(sc *scenario.Scenario) (string, error) {
@@ -89,20 +117,11 @@ func contentHash(sc *scenario.Scenario) (string, error) {
 // wait for the first to commit, so exactly one is credited and the other sees
 // Already or a conflict.
 func (s *Store) Journal(ctx context.Context, run string, sc *scenario.Scenario, sliceID, writer string, codes []string) (JournalResult, error) {
-	if sc == nil || sc.Name == "" {
-		return 0, errors.New("canvas: journal: scenario has no name")
-	}
-	body, sum, err := Canonical(sc)
+	e, err := Encode(sc)
 	if err != nil {
 		return 0, err
 	}
-	if len(body) > scenario.MaxSize {
-		return 0, fmt.Errorf("canvas: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
-	}
-	content, err := contentHash(sc)
-	if err != nil {
-		return 0, err
-	}
+	body, sum, content := e.Body, e.Sum, e.Content
 	codes = sortedUnique(codes)
 	var res JournalResult
 	err = s.inTx(ctx, func(tx pgx.Tx) error {

@@ -778,15 +778,6 @@ func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]canvas.
 	return out[:min(limit, len(out))], nil
 }
 
-// contentHash hashes what a scenario tests, as the Store does: its canonical
-// JSON with the name and the writer/slice provenance blanked.
-func contentHash(sc *scenario.Scenario) (string, error) {
-	c := *sc
-	c.Name, c.Provenance.Writer, c.Provenance.Slice = "", "", ""
-	_, h, err := canvas.Canonical(&c)
-	return h, err
-}
-
 // Journal credits one proved scenario, idempotently: canvas.Credited for a
 // new one, canvas.Already for the same scenario again, or a
 // *canvas.ConflictError, writing nothing, when its name, content, branch or
@@ -797,20 +788,11 @@ func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, sl
 	if err := l.enter("Journal"); err != nil {
 		return 0, err
 	}
-	if sc == nil || sc.Name == "" {
-		return 0, errors.New("canvastest: journal: scenario has no name")
-	}
-	body, sum, err := canvas.Canonical(sc)
+	e, err := canvas.Encode(sc)
 	if err != nil {
 		return 0, err
 	}
-	if len(body) > scenario.MaxSize {
-		return 0, fmt.Errorf("canvastest: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
-	}
-	content, err := contentHash(sc)
-	if err != nil {
-		return 0, err
-	}
+	body, sum, content := e.Body, e.Sum, e.Content
 	rn := l.runs[id]
 	if rn == nil {
 		return 0, fmt.Errorf("canvastest: journal %s in run %s: %w", sc.Name, id, errNoRun(id))
