@@ -91,12 +91,30 @@ func TestDigest(t *testing.T) {
 	}
 }
 
-// TestChoiceWire: the brief carries a choice as [variant, ordinal] and the
-// bucket's outside table and swap; a field added to plan.Choice must be added to the
-// wire too, or it is lost on the way to the model.
+// TestChoiceWire: the brief carries a choice as [variant, ordinal] (and
+// the world's row, when not the first) and the bucket's outside table and
+// swap; a field added to plan.Choice must be added to the wire too, or it
+// is lost on the way to the model.
 func TestChoiceWire(t *testing.T) {
-	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 4 {
-		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 4 (Bucket.MarshalJSON)", n)
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 5 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 5 (Bucket.MarshalJSON)", n)
+	}
+	world := map[string]plan.Choice{"a": {Ordinal: 1, Outside: "slots", Swap: ground.SwapWorld, Other: 3}, "b": {Outside: "slots", Swap: ground.SwapWorld}}
+	b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 2,
+		Spec: plan.Spec{Tool: "t", Templates: []string{"a", "b"}, Choices: world}}}}}
+	got, ok := Parse(render(t, b))
+	if !ok || !reflect.DeepEqual(got.Buckets[0].Spec.Choices, world) {
+		t.Fatalf("world choices came back as %+v", got)
+	}
+	for _, bad := range []string{
+		`{"id":"b1","spec":{"templates":["a"]},"choices":[[1]]}`,
+		`{"id":"b1","spec":{"templates":["a"]},"choices":[[0,1,2,3]]}`,
+		`{"id":"b1","spec":{"templates":["a"]},"choices":[[0,1,2]],"outside":"slots"}`,
+	} {
+		var bk Bucket
+		if err := json.Unmarshal([]byte(bad), &bk); err == nil {
+			t.Errorf("%s was read as %+v", bad, bk.Spec.Choices)
+		}
 	}
 	mixed := Brief{Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Templates: []string{"a", "b"},
 		Choices: map[string]plan.Choice{"a": {Outside: "orders"}, "b": {Outside: "cards"}}}}}}}

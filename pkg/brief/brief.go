@@ -40,7 +40,9 @@ type wireBucket struct {
 	Want    int               `json:"want"`
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
-	Choices [][2]int          `json:"choices,omitempty"`
+	// Choices are each template's [variant, ordinal], and a third, the
+	// world's row (plan.Choice.Other), where it is not the first.
+	Choices [][]int `json:"choices,omitempty"`
 	// Outside is the table every template's case takes a record of from
 	// outside the case (plan.Choice.Outside), and Swap which record where
 	// the act takes a sibling: one per bucket, as a level deals it.
@@ -69,7 +71,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	spec := b.Spec
 	all := spec.Templates
 	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
-	var choices [][2]int
+	var choices [][]int
 	var outside plan.Choice
 	if len(spec.Choices) > 0 {
 		rest := maps.Clone(spec.Choices)
@@ -79,7 +81,11 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 			if i >= len(spec.Templates) {
 				continue
 			}
-			choices = append(choices, [2]int{ch.Variant, ch.Ordinal})
+			c := []int{ch.Variant, ch.Ordinal}
+			if ch.Other != 0 {
+				c = append(c, ch.Other)
+			}
+			choices = append(choices, c)
 			if o := (plan.Choice{Outside: ch.Outside, Swap: ch.Swap}); i > 0 && o != outside {
 				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q)", b.ID, outside.Outside, outside.Swap, o.Outside, o.Swap)
 			}
@@ -105,17 +111,23 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("bucket %s: %d choices for %d templates", w.ID, len(w.Choices), len(w.Spec.Templates))
 	}
 	for i, t := range w.Spec.Templates {
-		var ch [2]int
+		var ch [3]int
 		if i < len(w.Choices) {
-			ch = w.Choices[i]
+			if n := len(w.Choices[i]); n < 2 || n > 3 {
+				return fmt.Errorf("bucket %s: choice %d has %d numbers, want 2 or 3", w.ID, i, n)
+			}
+			copy(ch[:], w.Choices[i])
 		}
-		if ch == [2]int{} && w.Outside == "" && w.Swap == "" {
+		if ch == [3]int{} && w.Outside == "" && w.Swap == "" {
 			continue
+		}
+		if ch[2] != 0 && w.Swap != ground.SwapWorld {
+			return fmt.Errorf("bucket %s: choice %d names a world row without swap %q", w.ID, i, ground.SwapWorld)
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}
 		}
-		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside, Swap: w.Swap}
+		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside, Swap: w.Swap, Other: ch[2]}
 	}
 	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
 		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}

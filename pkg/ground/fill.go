@@ -83,6 +83,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 			return []any{e[b.Ordinal%len(e)]}, true
 		}
 		return e[b.Ordinal%len(e)], true
+	case b.Stated(bd):
+		// Not a fresh value, as the case asks.
+		v = g.taken(bd, b)
 	case bd.How == Fresh:
 		fv, err := g.freshArg(bd, b)
 		if err != nil {
@@ -90,15 +93,20 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		}
 		v = fv
 	case bd.Table != "" && bd.How != Unbound:
-		switch bd.Source {
-		case FromShared:
+		switch {
+		case b.Swap == SwapWorld && b.Outside == bd.Table:
+			// One of the world's records, as the case asks.
+			if r := g.world(bd.Table, b); r != nil {
+				v = r[bd.Column]
+			}
+		case bd.Source == FromShared:
 			if len(bd.Picks) == 0 {
 				return nil, false
 			}
 			v = bd.Picks[b.Ordinal%len(bd.Picks)]
-		case FromSibling:
+		case bd.Source == FromSibling:
 			r := g.related(bd.Table, b)
-			if b.Outside == bd.Table {
+			if b.Outside == bd.Table && b.Swap.Sibling() {
 				// Not a sibling, as the case asks.
 				r = g.swapped(bd.Table, b)
 			}
@@ -107,7 +115,7 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 			}
 		default:
 			key := g.C.Table(bd.Table).IsUnique(bd.Column)
-			if b.Outside != "" && b.Outside == bd.Table && g.OwnedTable(bd.Table) {
+			if b.Outside != "" && b.Outside == bd.Table && b.Swap == SwapStranger && g.OwnedTable(bd.Table) {
 				// A record that is not the caller's, as the case asks.
 				if r := g.Outsider(bd.Table, b); r != nil {
 					v = r[bd.Column]

@@ -1,5 +1,10 @@
 package ground
 
+import (
+	"maps"
+	"slices"
+)
+
 // Bound is what a case is about: the target row, the caller, and every row
 // they reach through foreign keys (their parents, the rows that hang off
 // them, and those rows' parents), by table, the target and the caller first.
@@ -28,8 +33,10 @@ type Bound struct {
 	Outside string
 	// Swap, where Outside names a table the act takes a sibling of the
 	// case's row from (a variant to swap to), says which row it takes
-	// instead.
-	Swap Swap
+	// instead; SwapWorld, where Outside names a table no one owns, that the
+	// arguments take the seed's Other-th row of it (Graph.Neighbours).
+	Swap  Swap
+	Other int
 	// copied holds, per table, the keys of the seed rows the case minted
 	// copies of: the originals are not the case's (nor its siblings).
 	copied map[string]map[string]bool
@@ -49,6 +56,16 @@ const (
 	// SwapHeld: another row of the table the case already holds, a swap to
 	// what it already has.
 	SwapHeld Swap = "held"
+	// SwapTaken: an argument that takes a fresh value (a new email) takes
+	// instead the one another row of its column holds (an email in use).
+	SwapTaken Swap = "taken"
+	// SwapUnchanged: an argument that takes a fresh value takes instead the
+	// one the case's row already holds (the email already on the account).
+	SwapUnchanged Swap = "unchanged"
+	// SwapWorld: one of the world's rows of a table no one owns (a slot, a
+	// flight), the seed's Bound.Other-th: the caller asks for a record of
+	// the world's that the act may refuse (a slot of a provider on leave).
+	SwapWorld Swap = "world"
 )
 
 // maxReach bounds the rows of one table a case reaches.
@@ -419,6 +436,37 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 	return best
 }
 
+// Sibling reports a swap of a sibling of the case's row (Outsider,
+// swapped): what a choice's Outside means to an argument that takes a
+// record, as opposed to a fresh value or one of the world's rows.
+func (s Swap) Sibling() bool { return s == SwapStranger || s == SwapItself || s == SwapHeld }
+
+// Stated reports an argument the case asks to take a value that is not
+// fresh (SwapTaken, SwapUnchanged): the value stands as filled, never
+// freshened, since it is what the caller asks for.
+func (b Bound) Stated(bd Binding) bool {
+	return bd.How == Fresh && b.Outside == bd.Table && (b.Swap == SwapTaken || b.Swap == SwapUnchanged)
+}
+
+// taken is the value a fresh argument takes under b.Swap (SwapTaken or
+// SwapUnchanged): the case's own row's, or the first other row's holding
+// one; nil when there is none.
+func (g *Graph) taken(bd Binding, b Bound) any {
+	own := b.PickWith(bd.Table, bd.Column)
+	if b.Swap == SwapUnchanged {
+		if own == nil {
+			return nil
+		}
+		return own[bd.Column]
+	}
+	for _, r := range g.Rows(bd.Table) {
+		if r[bd.Column] != nil && (own == nil || Text(r[bd.Column]) != Text(own[bd.Column])) && !b.copied[bd.Table][rowKey(g, bd.Table, r)] {
+			return r[bd.Column]
+		}
+	}
+	return nil
+}
+
 // swapped is the row an argument that takes a sibling of the case's row of
 // table names instead, by b.Swap; nil when the case has none.
 func (g *Graph) swapped(table string, b Bound) Row {
@@ -470,4 +518,126 @@ func (g *Graph) stranger(table string, b Bound) Row {
 		return best
 	}
 	return nil
+}
+
+// neighbourRows bounds Graph.Neighbours.
+const neighbourRows = 16
+
+// Neighbours are the seed rows of a table no one owns (by their place in
+// the seed) that differ from own in one trait each: for each low-cardinality
+// column of the table or of a parent it references (a slot's mode, its
+// provider's status) and each value own does not hold, the row holding that
+// value that is otherwise most like own (the most traits and references in
+// common, then the longest common prefixes of its other values: the
+// nearest date). What the world says to each is what that one difference
+// decides, where a row picked for variety would be refused first for
+// something else (a slot in the past). At most 16, own columns first.
+func (g *Graph) Neighbours(table string, own Row) []int {
+	t := g.C.Table(table)
+	rows := g.Rows(table)
+	if t == nil || own == nil {
+		return nil
+	}
+	type trait struct{ fk, col string } // fk "" for the table's own column
+	traitOf := func(r Row, tr trait) (string, bool) {
+		if tr.fk == "" {
+			return Text(r[tr.col]), r[tr.col] != nil
+		}
+		fk, _ := g.fkOf(table, tr.fk)
+		p := g.Find(fk.RefTable, fk.RefColumn, r[fk.Column])
+		if p == nil || p[tr.col] == nil {
+			return "", false
+		}
+		return Text(p[tr.col]), true
+	}
+	var traits []trait
+	low := g.LowCardinality(table, 8)
+	for _, c := range t.Columns {
+		if _, ok := low[c.Name]; ok {
+			traits = append(traits, trait{col: c.Name})
+		}
+	}
+	for _, fk := range g.fks[table] {
+		pl := g.LowCardinality(fk.RefTable, 8)
+		if pt := g.C.Table(fk.RefTable); pt != nil {
+			for _, c := range pt.Columns {
+				if _, ok := pl[c.Name]; ok {
+					traits = append(traits, trait{fk: fk.Column, col: c.Name})
+				}
+			}
+		}
+	}
+	values := make([][]string, len(rows)) // trait values by row
+	for i, r := range rows {
+		values[i] = make([]string, len(traits))
+		for j, tr := range traits {
+			values[i][j], _ = traitOf(r, tr)
+		}
+	}
+	mine := make([]string, len(traits))
+	for j, tr := range traits {
+		mine[j], _ = traitOf(own, tr)
+	}
+	pk := g.PK(table)
+	isLow := map[string]bool{}
+	for c := range low {
+		isLow[c] = true
+	}
+	like := func(i int) (int, int) {
+		same, near := 0, 0
+		for j := range traits {
+			if values[i][j] == mine[j] {
+				same++
+			}
+		}
+		for _, fk := range g.fks[table] {
+			if Text(rows[i][fk.Column]) == Text(own[fk.Column]) {
+				same++
+			}
+		}
+		for c, v := range own {
+			if c != pk && !isLow[c] {
+				a, b := Text(rows[i][c]), Text(v)
+				n := 0
+				for n < len(a) && n < len(b) && a[n] == b[n] {
+					n++
+				}
+				near += n
+			}
+		}
+		return same, near
+	}
+	ownKey := rowKey(g, table, own)
+	picked := map[int]bool{}
+	var out []int
+	for j := range traits {
+		best, bestSame, bestNear := map[string]int{}, map[string]int{}, map[string]int{}
+		for i := range rows {
+			v := values[i][j]
+			if v == mine[j] || v == "" || rowKey(g, table, rows[i]) == ownKey {
+				continue
+			}
+			same, near := like(i)
+			if _, ok := best[v]; !ok || same > bestSame[v] || same == bestSame[v] && near > bestNear[v] {
+				best[v], bestSame[v], bestNear[v] = i, same, near
+			}
+		}
+		for _, v := range slices.Sorted(maps.Keys(best)) {
+			if i := best[v]; !picked[i] && len(out) < neighbourRows {
+				picked[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// world is the row of table a case takes under SwapWorld: the seed's
+// Other-th, or nil.
+func (g *Graph) world(table string, b Bound) Row {
+	rows := g.Rows(table)
+	if b.Swap != SwapWorld || b.Outside != table || b.Other < 0 || b.Other >= len(rows) {
+		return nil
+	}
+	return rows[b.Other]
 }

@@ -214,11 +214,14 @@ type Choice struct {
 	// (a variant to swap to), is which row it takes instead
 	// (ground.Bound.Swap).
 	Swap ground.Swap `json:"swap,omitempty"`
+	// Other, with Swap world, is which of the world's rows of Outside the
+	// act takes (ground.Bound.Other).
+	Other int `json:"other,omitempty"`
 }
 
 // Apply makes the case fill its arguments with this choice.
 func (ch Choice) Apply(b *ground.Bound) {
-	b.Variant, b.Ordinal, b.Outside, b.Swap = ch.Variant, ch.Ordinal, ch.Outside, ch.Swap
+	b.Variant, b.Ordinal, b.Outside, b.Swap, b.Other = ch.Variant, ch.Ordinal, ch.Outside, ch.Swap, ch.Other
 }
 
 // Gap is a use case the plan could not give a bucket, and why: an argument

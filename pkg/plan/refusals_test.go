@@ -43,8 +43,22 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 			RuleRefusal + "one-user-per-conversation": "orders",
 		}},
 		{"airline", []string{RuleRefusal + "cancel-eligibility"}, nil},
+		{"rides", []string{
+			"handlers/update_rider_email.star:11", // the email the account already has
+			"handlers/update_rider_email.star:13", // an email another account holds
+		}, map[string]string{
+			"handlers/update_rider_email.star:11": "riders",
+			"handlers/update_rider_email.star:13": "riders",
+		}},
+		{"../testdata/contracts/clinic-voice", []string{
+			"handlers/book_appointment.star:125", // a slot of a provider the patient is established with, for a new-patient visit
+			"handlers/book_appointment.star:127", // a slot of a provider not taking new patients
+		}, map[string]string{
+			"handlers/book_appointment.star:125": "appointment_slots",
+			"handlers/book_appointment.star:127": "appointment_slots",
+		}},
 	} {
-		t.Run(tc.example, func(t *testing.T) {
+		t.Run(filepath.Base(tc.example), func(t *testing.T) {
 			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", tc.example))
 			if err != nil || len(probs) > 0 {
 				t.Fatalf("load: %v %v", err, probs)

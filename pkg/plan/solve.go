@@ -839,8 +839,16 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 			return nil, false
 		}
 		if name == tool.Name && (t.ChangesState == nil || *t.ChangesState) {
-			// An act that sets what is already there changes nothing.
+			// An act that sets what is already there changes nothing,
+			// unless the case asks for that value.
+			stated := map[string]any{}
+			for p, v := range args {
+				if bd, ok := bs.Of(name, p); ok && b.Stated(bd) {
+					stated[p] = v
+				}
+			}
 			args = g.Renew(t, g.Freshen(t, args, b), b)
+			maps.Copy(args, stated)
 		}
 		calls = append(calls, scenario.Call{Tool: name, Args: args})
 	}
@@ -1070,14 +1078,7 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 				at = played.branch[k]
 			}
 			idx, ok := played.index[k]
-			if at == "" || strings.HasPrefix(at, RuleRefusal) || !ok {
-				continue
-			}
-			r, err := sv.mutants.Without(at)
-			if err != nil {
-				return err
-			}
-			if r == nil {
+			if !ok {
 				continue
 			}
 			b := sc.bound(idx)
@@ -1086,11 +1087,10 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 			if !ok {
 				continue
 			}
-			ans, err := r.Rehearse(ctx, nil, calls)
-			if err != nil {
+			var err error
+			if teeth[k], err = sv.bites(ctx, at, calls); err != nil {
 				return err
 			}
-			teeth[k] = len(ans) == len(calls) && allOK(ans)
 		}
 		slices.SortStableFunc(lv.templates, func(a, b string) int {
 			return b2i(teeth[b]) - b2i(teeth[a])
@@ -1106,8 +1106,13 @@ func b2i(b bool) int {
 	return 0
 }
 
-// choiceRows bounds the rows whose other choices choiceLevels rehearses.
-const choiceRows = 4
+// choiceRows bounds the rows whose other choices choiceLevels rehearses,
+// and worldCases those of them it rehearses with each of the world's spread
+// rows of a table no one owns.
+const (
+	choiceRows = 4
+	worldCases = 2
+)
 
 // choiceLevels adds a refusal level for each way the world says no to the
 // act on a row only under another choice of its arguments: another of the
@@ -1129,8 +1134,8 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 		}
 	}
-	outside := sv.outsideTables(tool)
-	found := map[string]*level{}
+	outside := sv.outsideTables(tool, sol.table)
+	found := map[string]map[Choice]*choiceLevel{} // by way, then by where its cases take records
 	tried := 0
 	for _, k := range played.keys {
 		if played.outcome[k] != "succeed" || tried >= choiceRows {
@@ -1138,7 +1143,7 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 		}
 		tried++
 		b := sc.bound(played.index[k])
-		for _, ch := range sv.otherChoices(tool, b, played.read[k], sol.choices[k], outside) {
+		for _, ch := range sv.otherChoices(tool, b, played.read[k], sol.choices[k], outside, tried <= worldCases) {
 			bb := b
 			ch.Apply(&bb)
 			calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
@@ -1173,34 +1178,90 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			if way == "" || dealt[way] {
 				continue
 			}
-			lv := found[way]
-			if lv != nil && lv.outside() != (Choice{Outside: ch.Outside, Swap: ch.Swap}) {
-				continue // a level's cases all ask about whose record alike
+			group := Choice{Outside: ch.Outside, Swap: ch.Swap} // a level's cases all ask about whose record alike
+			if found[way] == nil {
+				found[way] = map[Choice]*choiceLevel{}
 			}
-			if lv == nil {
-				lv = &level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}}
-				lv.elsewhere = sv.elsewhere(ch)
-				found[way] = lv
+			cl := found[way][group]
+			if cl == nil {
+				cl = &choiceLevel{level: level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}, elsewhere: sv.elsewhere(ch)},
+					teeth: map[string]bool{}, order: len(found[way])}
+				found[way][group] = cl
 			}
-			if _, ok := lv.choices[k]; !ok {
-				lv.templates = append(lv.templates, k)
-				lv.choices[k] = ch
+			if _, ok := cl.choices[k]; ok && cl.teeth[k] {
+				continue
 			}
+			teeth, err := sv.bites(ctx, way, calls)
+			if err != nil {
+				return ls, err
+			}
+			if _, ok := cl.choices[k]; !ok {
+				cl.templates = append(cl.templates, k)
+			} else if !teeth {
+				continue
+			}
+			cl.choices[k], cl.teeth[k] = ch, teeth
 		}
 	}
-	for _, b := range slices.Sorted(maps.Keys(found)) {
-		ls = append(ls, *found[b])
+	for _, way := range slices.Sorted(maps.Keys(found)) {
+		// Of the ways to ask for a refusal there, the one whose cases the
+		// branch alone refuses most often.
+		var best *choiceLevel
+		for _, cl := range found[way] {
+			if best == nil || cl.bitten() > best.bitten() || cl.bitten() == best.bitten() && cl.order < best.order {
+				best = cl
+			}
+		}
+		ls = append(ls, best.level)
 	}
 	return ls, nil
+}
+
+// choiceLevel is a refusal level choiceLevels is gathering, with which of
+// its templates have teeth (sv.bites), and when it was found among the
+// levels of its way.
+type choiceLevel struct {
+	level
+	teeth map[string]bool
+	order int
+}
+
+func (cl *choiceLevel) bitten() int {
+	n := 0
+	for _, t := range cl.teeth {
+		n += b2i(t)
+	}
+	return n
+}
+
+// bites reports whether the world would carry out calls were the refusal
+// branch at (file:line) removed, as adequacy removes it: whether a case
+// refused there proves something of that branch, rather than of another
+// that would refuse it anyway. False for a rule's refusal, or without
+// mutants.
+func (sv *solver) bites(ctx context.Context, at string, calls []scenario.Call) (bool, error) {
+	if sv.mutants == nil || at == "" || strings.HasPrefix(at, RuleRefusal) {
+		return false, nil
+	}
+	r, err := sv.mutants.Without(at)
+	if err != nil || r == nil {
+		return false, err
+	}
+	ans, err := r.Rehearse(ctx, nil, calls)
+	if err != nil {
+		return false, err
+	}
+	return len(ans) == len(calls) && allOK(ans), nil
 }
 
 // otherChoices are the choices other than at (the one the row succeeds
 // with) that can change the act's answer on case b: other variants when
 // the act read a row choice, other ordinals when it read a value choice,
 // and, for each table of outside, its record taken from outside the case
-// (and, where the act takes a sibling, the case's own row and another it
-// holds).
-func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []outsideTable) []Choice {
+// (where the act takes a sibling, also the case's own row and another it
+// holds; of a table no one owns, each of the world's spread rows when
+// world).
+func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []outsideTable, world bool) []Choice {
 	rows, choices := sv.reads(tool.Name, ground.Answer{Read: read}, b)
 	variants, ordinals := 1, 1
 	if rows {
@@ -1220,41 +1281,87 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 		}
 	}
 	for _, o := range outside {
-		swaps := []ground.Swap{ground.SwapStranger}
-		if o.sibling {
-			swaps = append(swaps, ground.SwapItself, ground.SwapHeld)
+		base := at
+		if base == (Choice{}) {
+			base.Ordinal = b.Ordinal
 		}
-		for _, s := range swaps {
-			ch := at
-			if ch == (Choice{}) {
-				ch.Ordinal = b.Ordinal
+		switch {
+		case o.world && world:
+			for _, i := range sv.neighbours(tool, b, at, o) {
+				ch := base
+				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, i
+				out = append(out, ch)
 			}
-			ch.Outside, ch.Swap = o.table, s
+		case o.world:
+		case o.fresh:
+			for _, s := range []ground.Swap{ground.SwapTaken, ground.SwapUnchanged} {
+				ch := base
+				ch.Outside, ch.Swap = o.table, s
+				out = append(out, ch)
+			}
+		case o.sibling:
+			for _, s := range []ground.Swap{ground.SwapStranger, ground.SwapItself, ground.SwapHeld} {
+				ch := base
+				ch.Outside, ch.Swap = o.table, s
+				out = append(out, ch)
+			}
+		default:
+			ch := base
+			ch.Outside = o.table
 			out = append(out, ch)
 		}
 	}
 	return out
 }
 
+// neighbours are the world's rows of o's table (by their place in the
+// seed) that differ in one trait from the one case b takes under choice at
+// (ground.Graph.Neighbours).
+func (sv *solver) neighbours(tool *contract.Tool, b ground.Bound, at Choice, o outsideTable) []int {
+	at.Apply(&b)
+	args, _ := sv.g.Fill(tool, b, sv.bs)
+	own := sv.g.Find(o.table, o.column, args[o.param])
+	return sv.g.Neighbours(o.table, own)
+}
+
 // outsideTables are the tables whose records the act takes by key from
 // outside the case (ground.Graph.Outsider): owned tables, where a caller
-// can name a record that is not theirs, and tables the act takes a sibling
-// of the case's row from (a variant to swap to), where the caller can name
-// one under another parent. Never the caller's own table: the caller
-// identifies by its rows as themselves.
-func (sv *solver) outsideTables(tool *contract.Tool) []outsideTable {
+// can name a record that is not theirs; tables the act takes a sibling of
+// the case's row from (a variant to swap to), where the caller can name
+// one under another parent; and other tables no one owns (a slot, a
+// flight), where the caller can name any of the world's. Never the
+// caller's own table, whose rows the caller identifies by as themselves,
+// nor the case's own. And the tables of arguments that take a fresh value
+// (a new email), whose value the caller may ask for is one another row
+// holds or the one the case's row holds already.
+func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTable {
 	var out []outsideTable
 	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
-		sibling := bd.Source == ground.FromSibling
-		if !ok || bd.Table == "" || cl != nil && bd.Table == cl.Table || bd.Source == ground.FromShared ||
-			bd.How == ground.Fresh || bd.How == ground.ByEnum || bd.How == ground.Unbound ||
-			!sv.g.OwnedTable(bd.Table) && !sibling || !sv.g.C.Table(bd.Table).IsUnique(bd.Column) ||
-			slices.ContainsFunc(out, func(o outsideTable) bool { return o.table == bd.Table }) {
+		if !ok || bd.Table == "" || bd.How == ground.ByEnum || bd.How == ground.Unbound ||
+			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) {
 			continue
 		}
-		out = append(out, outsideTable{bd.Table, sibling})
+		o := outsideTable{table: bd.Table, param: p, column: bd.Column, sibling: bd.Source == ground.FromSibling}
+		switch {
+		case bd.How == ground.Fresh:
+			o.fresh = true
+		case cl != nil && bd.Table == cl.Table:
+			continue
+		case o.sibling:
+		case sv.g.OwnedTable(bd.Table):
+			if bd.Source == ground.FromShared {
+				continue
+			}
+		case bd.Table == table:
+			continue
+		default:
+			o.world = true
+		}
+		if !slices.ContainsFunc(out, func(x outsideTable) bool { return x.table == o.table && x.fresh == o.fresh }) {
+			out = append(out, o)
+		}
 	}
 	return out
 }
@@ -1270,6 +1377,12 @@ func (sv *solver) elsewhere(ch Choice) string {
 		return "the record of " + t + " the case already names"
 	case ch.Swap == ground.SwapHeld:
 		return "another record of " + t + " the case already holds"
+	case ch.Swap == ground.SwapWorld:
+		return "another of the world's records of " + t
+	case ch.Swap == ground.SwapTaken:
+		return "a value of " + t + " another record already holds"
+	case ch.Swap == ground.SwapUnchanged:
+		return "the value of " + t + " the case's record already holds"
 	case sv.g.OwnedTable(ch.Outside):
 		return "someone else's record of " + t
 	}
@@ -1278,10 +1391,13 @@ func (sv *solver) elsewhere(ch Choice) string {
 
 // outsideTable is a table whose record the act may take from outside the
 // case; sibling when the act takes a sibling of the case's row of it, so
-// it may also take that row itself or another the case holds.
+// it may also take that row itself or another the case holds; world when
+// no one owns it, so it may take any of the world's; fresh when an
+// argument takes a fresh value of its column. param is the argument that
+// takes it, by column.
 type outsideTable struct {
-	table   string
-	sibling bool
+	table, param, column  string
+	sibling, world, fresh bool
 }
 
 func allOK(ans []ground.Answer) bool {

@@ -1,0 +1,59 @@
+package ground
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestNeighboursDifferInOneTrait: of a table no one owns, the rows a case
+// may name instead of its own each differ from it in one trait, of the
+// table (a slot's mode) or of a parent (its provider's status), and are
+// otherwise as like it as the world has: an open slot stays open and, where
+// the world holds one, in the future like its own.
+func TestNeighboursDifferInOneTrait(t *testing.T) {
+	c := load(t, filepath.Join("..", "..", "testdata", "contracts", "clinic-voice"))
+	g := New(c)
+	var open Row
+	for _, r := range g.Rows("appointment_slots") {
+		p := g.Find("providers", "id", r["provider_id"])
+		if r["status"] == "open" && r["mode"] == "in_person" && p["status"] == "active" && Text(r["start_at"]) > "2026-04" {
+			open = r
+			break
+		}
+	}
+	if open == nil {
+		t.Fatal("the seed has no open in-person slot of an active provider")
+	}
+	got := g.Neighbours("appointment_slots", open)
+	if len(got) == 0 || len(got) > neighbourRows {
+		t.Fatalf("%d neighbours", len(got))
+	}
+	seen := map[string]bool{}
+	for _, i := range got {
+		r := g.Rows("appointment_slots")[i]
+		p := g.Find("providers", "id", r["provider_id"])
+		if Text(r["id"]) == Text(open["id"]) {
+			t.Fatalf("the case's own row %v is its own neighbour", r["id"])
+		}
+		switch {
+		case r["mode"] == "telehealth" && r["status"] == "open" && p["status"] == "active":
+			seen["video"] = true
+		case r["mode"] == "in_person" && r["status"] == "open" && p["status"] == "on_leave":
+			seen["on leave"] = true
+			if Text(r["start_at"]) < "2026" {
+				t.Errorf("slot %v of a provider on leave starts %v, in another year than the case's own (%v), though the seed has later ones", r["id"], r["start_at"], open["start_at"])
+			}
+		case r["mode"] == "in_person" && r["status"] == "booked" && p["status"] == "active":
+			seen["booked"] = true
+		}
+	}
+	for _, w := range []string{"video", "on leave", "booked"} {
+		if !seen[w] {
+			t.Errorf("no neighbour differs from an open in-person slot of an active provider by being %s", w)
+		}
+	}
+	// The same rows on every call: a case names one by its place.
+	if again := g.Neighbours("appointment_slots", open); len(again) != len(got) || again[0] != got[0] {
+		t.Fatalf("neighbours changed between calls: %v then %v", got, again)
+	}
+}
