@@ -74,7 +74,7 @@ func credit(t *testing.T, l scene, run string, sc scenario.Scenario, bucket stri
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func config(l Ledger, run string, out string) Config {
+func config(l Ledger, run, out string) Config {
 	return Config{Ledger: l, RunID: run, Contract: shop(), Out: out, Logger: quiet()}
 }
 
