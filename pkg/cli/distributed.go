@@ -255,7 +255,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 		return jobError(err)
 	}
 	dir := defaultOut(e.C.Agent, *out)
-	rep, err := reviewer.Run(ctx, reviewer.Config{Store: store, Dealer: p, RunID: r.ID, Contract: e.C, Plan: p.Plan,
+	rep, err := reviewer.Run(ctx, reviewer.Config{Ledger: store, Dealer: p, RunID: r.ID, Contract: e.C, Plan: p.Plan,
 		Out: dir, Rounds: *rounds, Prover: e.Prover, Logger: env.Log})
 	if err == nil || isFinal(err) {
 		fmt.Fprintf(env.Stdout, "%s: %d of %d scenarios proved, suite in %s\n", e.C.Agent, rep.Count, r.Asked, dir)

@@ -187,7 +187,7 @@ func TestFaultsQueueBadMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := q.Publish(t.Context(), queue.Slice{Run: run, ID: run + "-r1-s001", Round: 1,
-		Agent: "x", Contract: strings.Repeat("ab", 32), Buckets: []string{"b1"}}); err != nil {
+		Buckets: []string{"b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	w := startF(t, env, "writer", "--id", "bad-messages")

@@ -17,7 +17,13 @@ import (
 	"github.com/suitegen/suitegen/pkg/metrics"
 )
 
-// fakeLedger serves fixed figures, or an error, and counts reads.
+// The collector reads the ledger's figures of runs.
+var _ metrics.RunReader = (*canvas.Store)(nil)
+
+// fakeLedger serves fixed figures, or an error, and counts reads. It derives
+// no figure: the Store does, from the ledger's rows (pkg/canvas's TestStats
+// holds it to them), and the collector only exports what it is given, so
+// its tests need canned figures, not canvastest's ledger.
 type fakeLedger struct {
 	mu    sync.Mutex
 	runs  []canvas.RunStats

@@ -55,7 +55,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, ga
 			p.log.Info("budget reached; dealing stops", "round", round, "dealt", n, "left", len(picks)-n)
 			break
 		}
-		s := p.slice(run, round, d, byID, gap, lessons)
+		s := p.slice(round, d, byID, gap, lessons)
 		if !d.claimed {
 			if err := p.cfg.Ledger.ClaimSlice(ctx, canvas.Slice{RunID: p.cfg.RunID, ID: d.id, Round: round, Kind: kind, BucketIDs: d.buckets}); err != nil {
 				return n, fmt.Errorf("planner: claim %s: %w", d.id, err)
@@ -121,7 +121,7 @@ func (p *Planner) picks(ctx context.Context, round int, bs []canvas.Bucket) ([]d
 // slice is d as the queue carries it: the callers of the scenarios its
 // buckets still need (dealt by their suite-wide indices) and a turn budget
 // that grows with them.
-func (p *Planner) slice(run canvas.Run, round int, d dealt, byID map[string]canvas.Bucket, gap string, lessons []string) queue.Slice {
+func (p *Planner) slice(round int, d dealt, byID map[string]canvas.Bucket, gap string, lessons []string) queue.Slice {
 	c := p.cfg.Engine.C
 	var indices []int
 	outstanding := 0
@@ -132,8 +132,8 @@ func (p *Planner) slice(run canvas.Run, round int, d dealt, byID map[string]canv
 		}
 		outstanding += b.Outstanding()
 	}
-	return queue.Slice{Run: p.cfg.RunID, ID: d.id, Round: round, Seed: run.Seed, Agent: c.Agent, Contract: c.SHA256,
-		Buckets: d.buckets, Spread: queue.Spread(plan.SpreadFor(c, indices)), TurnBudget: 6 + 5*outstanding,
+	return queue.Slice{Run: p.cfg.RunID, ID: d.id, Round: round, Buckets: d.buckets,
+		Spread: queue.Spread(plan.SpreadFor(c, indices)), TurnBudget: 6 + 5*outstanding,
 		Gap: gap, Lessons: lessons}
 }
 

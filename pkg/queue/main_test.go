@@ -33,12 +33,10 @@ func connect(t testing.TB, cfg Config) *Queue {
 
 func newSlice(run string, n int) Slice {
 	return Slice{
-		Run:      run,
-		ID:       fmt.Sprintf("%s/1/%d", run, n),
-		Round:    1,
-		Agent:    "shop-support",
-		Contract: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-		Buckets:  []string{fmt.Sprintf("b%d", n)},
+		Run:     run,
+		ID:      fmt.Sprintf("%s/1/%d", run, n),
+		Round:   1,
+		Buckets: []string{fmt.Sprintf("b%d", n)},
 		Spread: Spread{
 			Initials:      []string{"K", "M"},
 			CodePrefixes:  []string{"7"},
@@ -48,7 +46,6 @@ func newSlice(run string, n int) Slice {
 			TalkOver:      1,
 		},
 		TurnBudget: 12,
-		Seed:       int64(n),
 		Lessons:    []string{"do not invent order ids"},
 	}
 }

@@ -25,17 +25,12 @@ type Slice struct {
 	ID string
 	// Round is the planning (or review) round the slice was cut in.
 	Round int
-	// Agent and Contract name the contract (agent slug, hex sha256) the
-	// slice is written against.
-	Agent, Contract string
 	// Buckets are the ids of the run's buckets the slice fills.
 	Buckets []string
 	// Spread is the caller material dealt to the slice.
 	Spread Spread
 	// TurnBudget is the model turns the writer may spend on the slice.
 	TurnBudget int
-	// Seed is the run's seed.
-	Seed int64
 	// Gap, set on a reviewer's gap slice, says in words what the suite lacks.
 	Gap string
 	// Lessons are refusal reasons of earlier rounds worth telling writers.
@@ -74,9 +69,8 @@ func (s Slice) check() error {
 // wire is the slice as the generated message.
 func (s Slice) wire() *suitegenv1.Slice {
 	m := &suitegenv1.Slice{
-		RunId: s.Run, SliceId: s.ID, Round: uint32(s.Round), Seed: s.Seed, Gap: s.Gap, Lessons: s.Lessons,
+		RunId: s.Run, SliceId: s.ID, Round: uint32(s.Round), Gap: s.Gap, Lessons: s.Lessons,
 		TurnBudget: uint32(s.TurnBudget), Kind: suitegenv1.Slice_KIND_WORK,
-		Contract: &suitegenv1.ContractRef{Agent: s.Agent, Sha256: s.Contract},
 		Spread: &suitegenv1.CallerSpread{NameInitials: s.Spread.Initials, CodePrefixes: s.Spread.CodePrefixes,
 			Personalities: s.Spread.Personalities, Accents: s.Spread.Accents, Styles: s.Spread.Styles, Locations: s.Spread.Locations,
 			LineQualities: s.Spread.LineQualities, BackgroundNoises: s.Spread.BackgroundNoises, Spellings: s.Spread.Spellings,
@@ -93,9 +87,8 @@ func (s Slice) wire() *suitegenv1.Slice {
 
 // fromWire is the slice a generated message holds.
 func fromWire(m *suitegenv1.Slice) Slice {
-	s := Slice{Run: m.GetRunId(), ID: m.GetSliceId(), Round: int(m.GetRound()), Seed: m.GetSeed(), Gap: m.GetGap(),
-		Lessons: m.GetLessons(), TurnBudget: int(m.GetTurnBudget()),
-		Agent: m.GetContract().GetAgent(), Contract: m.GetContract().GetSha256()}
+	s := Slice{Run: m.GetRunId(), ID: m.GetSliceId(), Round: int(m.GetRound()), Gap: m.GetGap(),
+		Lessons: m.GetLessons(), TurnBudget: int(m.GetTurnBudget())}
 	if sp := m.GetSpread(); sp != nil {
 		s.Spread = Spread{Initials: sp.GetNameInitials(), CodePrefixes: sp.GetCodePrefixes(), Personalities: sp.GetPersonalities(),
 			Accents: sp.GetAccents(), Styles: sp.GetStyles(), Locations: sp.GetLocations(),

@@ -2,8 +2,11 @@ package queue
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 func FuzzDecodeSlice(f *testing.F) {
@@ -50,5 +53,42 @@ func TestSliceRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, s) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, s)
 		}
+	}
+}
+
+// TestSliceRetiredFields: a slice from an earlier planner, which still
+// sent the contract (4), the seed (8) and a send time (12), decodes as the
+// same slice, and no slice is sent with them any more.
+func TestSliceRetiredFields(t *testing.T) {
+	s := newSlice("run1", 2)
+	b, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rest := b; len(rest) > 0; {
+		num, _, n := protowire.ConsumeField(rest)
+		if n < 0 {
+			t.Fatalf("the encoded slice does not parse: %v", protowire.ParseError(n))
+		}
+		if num == 4 || num == 8 || num == 12 {
+			t.Errorf("the encoded slice carries retired field %d", num)
+		}
+		rest = rest[n:]
+	}
+	var ref []byte
+	ref = protowire.AppendTag(ref, 1, protowire.BytesType)
+	ref = protowire.AppendString(ref, "shop-support")
+	ref = protowire.AppendTag(ref, 2, protowire.BytesType)
+	ref = protowire.AppendString(ref, strings.Repeat("ab", 32))
+	old := slices.Clone(b)
+	old = protowire.AppendTag(old, 4, protowire.BytesType)
+	old = protowire.AppendBytes(old, ref)
+	old = protowire.AppendTag(old, 8, protowire.VarintType)
+	old = protowire.AppendVarint(old, 7)
+	old = protowire.AppendTag(old, 12, protowire.VarintType)
+	old = protowire.AppendVarint(old, 1_700_000_000)
+	got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, old)
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Fatalf("an earlier planner's slice: %v\n got %+v\nwant %+v", err, got, s)
 	}
 }

@@ -48,6 +48,16 @@ func Read(ctx context.Context, ledger Suite, run string, c *contract.Contract) (
 	return Assess(c, scs, bs), nil
 }
 
+// Ledger is what a reviewer's turn reads and moves of the ledger
+// (*canvas.Store): the run, its count and budget, to conclude it; the rest
+// of what the suite is written from (suite.Ledger).
+type Ledger interface {
+	suite.Ledger
+	MoveRun(ctx context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error)
+	Count(ctx context.Context, run string) (int, error)
+	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
+}
+
 // Dealer deals gap rounds (*planner.Planner).
 type Dealer interface {
 	// GapRounds counts the gap rounds the run has had.
@@ -91,7 +101,7 @@ func Fill(ctx context.Context, d Dealer, rounds int, log *slog.Logger) (int, err
 
 // Config is a reviewer's part of one run.
 type Config struct {
-	Store *canvas.Store
+	Ledger Ledger
 	// Dealer deals the gap rounds; nil deals none.
 	Dealer Dealer
 	RunID  string
@@ -119,8 +129,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.Store == nil:
-		return errors.New("reviewer: Config.Store is required")
+	case c.Ledger == nil:
+		return errors.New("reviewer: Config.Ledger is required")
 	case c.RunID == "":
 		return errors.New("reviewer: Config.RunID is required")
 	case c.Contract == nil:
@@ -168,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (suite.Report, error) {
 	if err != nil {
 		return suite.Report{}, err
 	}
-	rep, err := Write(ctx, cfg.Store, run.ID, cfg.Contract, cfg.Plan, cfg.Out, cfg.Prover)
+	rep, err := Write(ctx, cfg.Ledger, run.ID, cfg.Contract, cfg.Plan, cfg.Out, cfg.Prover)
 	switch {
 	case err != nil:
 		return rep, err
@@ -190,7 +200,7 @@ func Conclude(ctx context.Context, cfg Config) (run canvas.Run, short *planner.S
 	if err := cfg.Validate(); err != nil {
 		return run, nil, err
 	}
-	if run, err = cfg.Store.Run(ctx, cfg.RunID); err != nil {
+	if run, err = cfg.Ledger.Run(ctx, cfg.RunID); err != nil {
 		return run, nil, err
 	}
 	switch run.State {
@@ -221,7 +231,7 @@ func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *plann
 	if short != nil {
 		to, msg = canvas.RunFailed, short.Error()
 	}
-	if _, err := cfg.Store.MoveRun(ctx, run.ID, to, msg); err != nil {
+	if _, err := cfg.Ledger.MoveRun(ctx, run.ID, to, msg); err != nil {
 		return run, nil, err
 	}
 	run.State, run.Message = to, msg
@@ -231,15 +241,15 @@ func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *plann
 // shortfall is how a run falls short of its ask, from the ledger; nil when
 // it does not.
 func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortError, error) {
-	proved, err := cfg.Store.Count(ctx, run.ID)
+	proved, err := cfg.Ledger.Count(ctx, run.ID)
 	if err != nil || proved >= run.Asked {
 		return nil, err
 	}
-	bs, err := cfg.Store.Buckets(ctx, run.ID)
+	bs, err := cfg.Ledger.Buckets(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	budget, err := cfg.Store.Budget(ctx, run)
+	budget, err := cfg.Ledger.Budget(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -255,8 +265,8 @@ func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortE
 // (adequacy.Reach); nil leaves coverage.handler_branches out. Every path
 // that writes a run's report (the all-in-one run, the distributed
 // reviewer) comes here, so they say the same.
-func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
-	rv, err := Read(ctx, store, run, c)
+func Write(ctx context.Context, ledger suite.Ledger, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
+	rv, err := Read(ctx, ledger, run, c)
 	if err != nil {
 		return suite.Report{}, err
 	}
@@ -266,7 +276,7 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 			return adequacy.Reach(ctx, prover, c, kept)
 		}
 	}
-	rep, err := suite.Write(ctx, store, run, c, out, extra)
+	rep, err := suite.Write(ctx, ledger, run, c, out, extra)
 	if err != nil {
 		return suite.Report{}, err
 	}
@@ -283,18 +293,18 @@ func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Con
 // the run that wrote the new ones ("" when none did), whose refusals and
 // spend join the report's. reach measures the handlers' refusal branches
 // as for Write (nil: not measured).
-func Restate(ctx context.Context, store *canvas.Store, run, mode string, c *contract.Contract, p *plan.Plan, dir string,
+func Restate(ctx context.Context, ledger suite.Ledger, run, mode string, c *contract.Contract, p *plan.Plan, dir string,
 	kept []scenario.Scenario, bs []canvas.Bucket, reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
 	a := suite.Account{Buckets: bs}
 	if run != "" {
 		var err error
-		if a.Run, err = store.Run(ctx, run); err != nil {
+		if a.Run, err = ledger.Run(ctx, run); err != nil {
 			return suite.Report{}, err
 		}
-		if a.Refusals, err = store.Refusals(ctx, run); err != nil {
+		if a.Refusals, err = ledger.Refusals(ctx, run); err != nil {
 			return suite.Report{}, err
 		}
-		if a.Meter, err = store.Meter(ctx, run); err != nil {
+		if a.Meter, err = ledger.Meter(ctx, run); err != nil {
 			return suite.Report{}, err
 		}
 	}

@@ -137,7 +137,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 		}
 		// A short run is no failure here: what could not be written is in
 		// the outcome, scenario by scenario.
-		_, _, err = reviewer.Conclude(ctx, reviewer.Config{Store: j.store, RunID: run, Contract: j.c, Plan: p.Plan, Out: dir, Logger: j.log})
+		_, _, err = reviewer.Conclude(ctx, reviewer.Config{Ledger: j.store, RunID: run, Contract: j.c, Plan: p.Plan, Out: dir, Logger: j.log})
 		stopBar()
 		if err != nil {
 			return fail(err)

@@ -460,7 +460,7 @@ func (j job) run(ctx context.Context) (res Result) {
 	}
 
 	t = time.Now()
-	_, concluded, err := reviewer.Conclude(ctx, reviewer.Config{Store: j.store, Dealer: p, RunID: res.RunID, Contract: j.c,
+	_, concluded, err := reviewer.Conclude(ctx, reviewer.Config{Ledger: j.store, Dealer: p, RunID: res.RunID, Contract: j.c,
 		Plan: p.Plan, Out: res.Out, Rounds: j.cfg.Rounds, Logger: j.log})
 	stopBar()
 	res.Stages.Review = time.Since(t)

@@ -288,11 +288,22 @@ type IndexEntry struct {
 // safeName is what may become a folder name under scenarios/.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
+// Ledger is what Write reads of a run from the ledger (*canvas.Store).
+type Ledger interface {
+	Run(ctx context.Context, id string) (canvas.Run, error)
+	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
+	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	SubGoals(ctx context.Context, run string) ([]canvas.SubGoal, error)
+	Refusals(ctx context.Context, run string) (map[string]int, error)
+	BucketRefusals(ctx context.Context, run string) (map[string]canvas.BucketRefusal, error)
+	Meter(ctx context.Context, run string) (canvas.Meter, error)
+}
+
 // Write writes the run's outputs under out from the ledger. c may be nil
 // (no contract catalogue; use cases are then counted from the buckets).
 // Scenarios whose names cannot be folder names are left out and reported as a
 // fault rather than written outside scenarios/.
-func Write(ctx context.Context, store *canvas.Store, run string, c *contract.Contract, out string, extra ReportExtra) (Report, error) {
+func Write(ctx context.Context, store Ledger, run string, c *contract.Contract, out string, extra ReportExtra) (Report, error) {
 	r, err := store.Run(ctx, run)
 	if err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)

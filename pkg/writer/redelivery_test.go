@@ -101,7 +101,7 @@ func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	if _, err := q.Publish(ctx, queue.Slice{Run: run, ID: sl.ID, Round: 1, Agent: "shop", Contract: "c", Buckets: sl.BucketIDs, TurnBudget: 10}); err != nil {
+	if _, err := q.Publish(ctx, queue.Slice{Run: run, ID: sl.ID, Round: 1, Buckets: sl.BucketIDs, TurnBudget: 10}); err != nil {
 		t.Fatal(err)
 	}
 	// The earlier delivery: its writer commits the slice, and its ack is

@@ -90,15 +90,12 @@ type Slice struct {
 	// Stable across republishes, e.g. "<run>/<round>/<n>".
 	SliceId string `protobuf:"bytes,2,opt,name=slice_id,json=sliceId,proto3" json:"slice_id,omitempty"`
 	// Planning (or review) round the slice was cut in.
-	Round    uint32              `protobuf:"varint,3,opt,name=round,proto3" json:"round,omitempty"`
-	Contract *ContractRef        `protobuf:"bytes,4,opt,name=contract,proto3" json:"contract,omitempty"`
-	Buckets  []*BucketAssignment `protobuf:"bytes,5,rep,name=buckets,proto3" json:"buckets,omitempty"`
-	Spread   *CallerSpread       `protobuf:"bytes,6,opt,name=spread,proto3" json:"spread,omitempty"`
+	Round   uint32              `protobuf:"varint,3,opt,name=round,proto3" json:"round,omitempty"`
+	Buckets []*BucketAssignment `protobuf:"bytes,5,rep,name=buckets,proto3" json:"buckets,omitempty"`
+	Spread  *CallerSpread       `protobuf:"bytes,6,opt,name=spread,proto3" json:"spread,omitempty"`
 	// Model turns the planner allows the slice, growing with its outstanding
 	// work; the writer takes it as a floor and recomputes from the ledger.
 	TurnBudget uint32 `protobuf:"varint,7,opt,name=turn_budget,json=turnBudget,proto3" json:"turn_budget,omitempty"`
-	// The run's seed, as the ledger holds it (writers read it from the run).
-	Seed int64 `protobuf:"varint,8,opt,name=seed,proto3" json:"seed,omitempty"`
 	// GAP exactly when gap is set.
 	Kind Slice_Kind `protobuf:"varint,9,opt,name=kind,proto3,enum=suitegen.v1.Slice_Kind" json:"kind,omitempty"`
 	// For GAP slices: what the reviewer found missing, in words for the writer.
@@ -161,13 +158,6 @@ func (x *Slice) GetRound() uint32 {
 	return 0
 }
 
-func (x *Slice) GetContract() *ContractRef {
-	if x != nil {
-		return x.Contract
-	}
-	return nil
-}
-
 func (x *Slice) GetBuckets() []*BucketAssignment {
 	if x != nil {
 		return x.Buckets
@@ -185,13 +175,6 @@ func (x *Slice) GetSpread() *CallerSpread {
 func (x *Slice) GetTurnBudget() uint32 {
 	if x != nil {
 		return x.TurnBudget
-	}
-	return 0
-}
-
-func (x *Slice) GetSeed() int64 {
-	if x != nil {
-		return x.Seed
 	}
 	return 0
 }
@@ -217,63 +200,6 @@ func (x *Slice) GetLessons() []string {
 	return nil
 }
 
-// ContractRef names the contract a slice is written against, for whoever
-// reads the queue; the writer loads the contract by the hash its run holds in
-// the ledger, which is the same.
-type ContractRef struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The contract's agent slug (contract.yaml "agent").
-	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Hex sha256 of the contract directory as the planner hashed it.
-	Sha256        string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ContractRef) Reset() {
-	*x = ContractRef{}
-	mi := &file_suitegen_v1_queue_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ContractRef) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ContractRef) ProtoMessage() {}
-
-func (x *ContractRef) ProtoReflect() protoreflect.Message {
-	mi := &file_suitegen_v1_queue_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ContractRef.ProtoReflect.Descriptor instead.
-func (*ContractRef) Descriptor() ([]byte, []int) {
-	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *ContractRef) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *ContractRef) GetSha256() string {
-	if x != nil {
-		return x.Sha256
-	}
-	return ""
-}
-
 // BucketAssignment names one bucket of the canvas handed to a writer. The
 // writer reads the rest (its cell, use case, angle, outcome, overlay, axes,
 // want and what it has credited) from the ledger when it takes the slice, so
@@ -288,7 +214,7 @@ type BucketAssignment struct {
 
 func (x *BucketAssignment) Reset() {
 	*x = BucketAssignment{}
-	mi := &file_suitegen_v1_queue_proto_msgTypes[2]
+	mi := &file_suitegen_v1_queue_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -300,7 +226,7 @@ func (x *BucketAssignment) String() string {
 func (*BucketAssignment) ProtoMessage() {}
 
 func (x *BucketAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_suitegen_v1_queue_proto_msgTypes[2]
+	mi := &file_suitegen_v1_queue_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -313,7 +239,7 @@ func (x *BucketAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketAssignment.ProtoReflect.Descriptor instead.
 func (*BucketAssignment) Descriptor() ([]byte, []int) {
-	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{2}
+	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *BucketAssignment) GetBucketId() string {
@@ -348,7 +274,7 @@ type CallerSpread struct {
 
 func (x *CallerSpread) Reset() {
 	*x = CallerSpread{}
-	mi := &file_suitegen_v1_queue_proto_msgTypes[3]
+	mi := &file_suitegen_v1_queue_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +286,7 @@ func (x *CallerSpread) String() string {
 func (*CallerSpread) ProtoMessage() {}
 
 func (x *CallerSpread) ProtoReflect() protoreflect.Message {
-	mi := &file_suitegen_v1_queue_proto_msgTypes[3]
+	mi := &file_suitegen_v1_queue_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +299,7 @@ func (x *CallerSpread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallerSpread.ProtoReflect.Descriptor instead.
 func (*CallerSpread) Descriptor() ([]byte, []int) {
-	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{3}
+	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CallerSpread) GetNameInitials() []string {
@@ -450,17 +376,15 @@ var File_suitegen_v1_queue_proto protoreflect.FileDescriptor
 
 const file_suitegen_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x17suitegen/v1/queue.proto\x12\vsuitegen.v1\"\xce\x03\n" +
+	"\x17suitegen/v1/queue.proto\x12\vsuitegen.v1\"\xa0\x03\n" +
 	"\x05Slice\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\bslice_id\x18\x02 \x01(\tR\asliceId\x12\x14\n" +
-	"\x05round\x18\x03 \x01(\rR\x05round\x124\n" +
-	"\bcontract\x18\x04 \x01(\v2\x18.suitegen.v1.ContractRefR\bcontract\x127\n" +
+	"\x05round\x18\x03 \x01(\rR\x05round\x127\n" +
 	"\abuckets\x18\x05 \x03(\v2\x1d.suitegen.v1.BucketAssignmentR\abuckets\x121\n" +
 	"\x06spread\x18\x06 \x01(\v2\x19.suitegen.v1.CallerSpreadR\x06spread\x12\x1f\n" +
 	"\vturn_budget\x18\a \x01(\rR\n" +
-	"turnBudget\x12\x12\n" +
-	"\x04seed\x18\b \x01(\x03R\x04seed\x12+\n" +
+	"turnBudget\x12+\n" +
 	"\x04kind\x18\t \x01(\x0e2\x17.suitegen.v1.Slice.KindR\x04kind\x12\x10\n" +
 	"\x03gap\x18\n" +
 	" \x01(\tR\x03gap\x12\x18\n" +
@@ -468,10 +392,7 @@ const file_suitegen_v1_queue_proto_rawDesc = "" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tKIND_WORK\x10\x01\x12\f\n" +
-	"\bKIND_GAP\x10\x02J\x04\b\f\x10\rR\fcreated_unix\";\n" +
-	"\vContractRef\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
-	"\x06sha256\x18\x02 \x01(\tR\x06sha256\"p\n" +
+	"\bKIND_GAP\x10\x02J\x04\b\x04\x10\x05J\x04\b\b\x10\tJ\x04\b\f\x10\rR\bcontractR\x04seedR\fcreated_unix\"p\n" +
 	"\x10BucketAssignment\x12\x1b\n" +
 	"\tbucket_id\x18\x01 \x01(\tR\bbucketIdJ\x04\b\x02\x10\n" +
 	"R\x04cellR\buse_caseR\x05angleR\aoutcomeR\aoverlayR\x04axesR\x04wantR\x04have\"\xdd\x02\n" +
@@ -501,24 +422,22 @@ func file_suitegen_v1_queue_proto_rawDescGZIP() []byte {
 }
 
 var file_suitegen_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_suitegen_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_suitegen_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_suitegen_v1_queue_proto_goTypes = []any{
 	(Slice_Kind)(0),          // 0: suitegen.v1.Slice.Kind
 	(*Slice)(nil),            // 1: suitegen.v1.Slice
-	(*ContractRef)(nil),      // 2: suitegen.v1.ContractRef
-	(*BucketAssignment)(nil), // 3: suitegen.v1.BucketAssignment
-	(*CallerSpread)(nil),     // 4: suitegen.v1.CallerSpread
+	(*BucketAssignment)(nil), // 2: suitegen.v1.BucketAssignment
+	(*CallerSpread)(nil),     // 3: suitegen.v1.CallerSpread
 }
 var file_suitegen_v1_queue_proto_depIdxs = []int32{
-	2, // 0: suitegen.v1.Slice.contract:type_name -> suitegen.v1.ContractRef
-	3, // 1: suitegen.v1.Slice.buckets:type_name -> suitegen.v1.BucketAssignment
-	4, // 2: suitegen.v1.Slice.spread:type_name -> suitegen.v1.CallerSpread
-	0, // 3: suitegen.v1.Slice.kind:type_name -> suitegen.v1.Slice.Kind
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 0: suitegen.v1.Slice.buckets:type_name -> suitegen.v1.BucketAssignment
+	3, // 1: suitegen.v1.Slice.spread:type_name -> suitegen.v1.CallerSpread
+	0, // 2: suitegen.v1.Slice.kind:type_name -> suitegen.v1.Slice.Kind
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_suitegen_v1_queue_proto_init() }
@@ -532,7 +451,7 @@ func file_suitegen_v1_queue_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_suitegen_v1_queue_proto_rawDesc), len(file_suitegen_v1_queue_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type ledger interface {
 	planner.Ledger
 	writer.Ledger
-	reviewer.Suite
+	reviewer.Ledger
 	engine.Contracts
 }
 
@@ -617,6 +618,12 @@ var contract = []struct {
 		if m, err := l.Meter(ctx, "r"); err != nil || m.Kept != 3 {
 			t.Errorf("meter kept %d, %v; want 3", m.Kept, err)
 		}
+		if n, err := l.Count(ctx, "r"); err != nil || n != 3 {
+			t.Errorf("count %d, %v; want 3", n, err)
+		}
+		if n, err := l.Count(ctx, "nobody"); err != nil || n != 0 {
+			t.Errorf("count of an unknown run: %d, %v; want 0", n, err)
+		}
 		if _, err := l.Journal(ctx, "r", mkScenario("", "b0", "v"), "s1", "w1", nil); err == nil {
 			t.Error("journalled a scenario without a name")
 		}
@@ -674,6 +681,40 @@ var contract = []struct {
 		}
 		if err := l.Refuse(ctx, "nobody", "s1", "b0", "static", "placeholder", "m"); err == nil {
 			t.Error("refused into an unknown run")
+		}
+		counts, err := l.Refusals(ctx, "r")
+		must(t, err)
+		if want := map[string]int{"static/placeholder": 3, "solvable/check-failed": 2, "grounded/invented": 1}; !maps.Equal(counts, want) {
+			t.Errorf("refusals %v, want %v", counts, want)
+		}
+		if none, err := l.Refusals(ctx, "nobody"); err != nil || none == nil || len(none) != 0 {
+			t.Errorf("refusals of an unknown run: %#v, %v; want an empty map", none, err)
+		}
+	}},
+
+	{"a bucket's refusals are summed up by its most frequent kind", func(t *testing.T, ctx context.Context, l ledger) {
+		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+		for _, rf := range [][4]string{
+			{"b0", "solvable", "check-failed", "k"}, {"b0", "static", "placeholder", "m"}, {"b0", "solvable", "check-failed", "e"},
+			{"b0", "static", "placeholder", "q"}, {"b0", "grounded", "invented", "a"},
+			{"b1", "static", "placeholder", "z"}, {"b1", "grounded", "invented", "y"},
+			{"b2", "static", "placeholder", "p"},
+		} {
+			must(t, l.Refuse(ctx, "r", "s1", rf[0], rf[1], rf[2], rf[3]))
+		}
+		top, err := l.BucketRefusals(ctx, "r")
+		must(t, err)
+		// b0 and b1 tie between kinds: the first by gate, then code, wins.
+		want := map[string]canvas.BucketRefusal{
+			"b0": {Gate: "solvable", Code: "check-failed", Count: 2, Of: 5, Example: "e"},
+			"b1": {Gate: "grounded", Code: "invented", Count: 1, Of: 2, Example: "y"},
+			"b2": {Gate: "static", Code: "placeholder", Count: 1, Of: 1, Example: "p"},
+		}
+		if !maps.Equal(top, want) {
+			t.Errorf("bucket refusals %+v\nwant              %+v", top, want)
+		}
+		if none, err := l.BucketRefusals(ctx, "nobody"); err != nil || none == nil || len(none) != 0 {
+			t.Errorf("bucket refusals of an unknown run: %#v, %v; want an empty map", none, err)
 		}
 	}},
 

@@ -743,6 +743,56 @@ func (l *Ledger) Refuse(_ context.Context, id, slice, bucket, gate, code, messag
 	return nil
 }
 
+// Refusals counts a run's gate refusals by "gate/code".
+func (l *Ledger) Refusals(_ context.Context, id string) (map[string]int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Refusals"); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	if rn := l.runs[id]; rn != nil {
+		for _, r := range rn.refusals {
+			out[r.gate+"/"+r.code]++
+		}
+	}
+	return out, nil
+}
+
+// BucketRefusals returns, per bucket of a run, its most frequent refusal
+// (ties by gate and code) out of all of its refusals, with the smallest
+// message of that kind as its example.
+func (l *Ledger) BucketRefusals(_ context.Context, id string) (map[string]canvas.BucketRefusal, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("BucketRefusals"); err != nil {
+		return nil, err
+	}
+	type kind struct{ bucket, gate, code string }
+	count := map[kind]int{}
+	example := map[kind]string{}
+	of := map[string]int{}
+	if rn := l.runs[id]; rn != nil {
+		for _, r := range rn.refusals {
+			k := kind{r.bucket, r.gate, r.code}
+			if _, seen := example[k]; !seen || r.message < example[k] {
+				example[k] = r.message
+			}
+			count[k]++
+			of[r.bucket]++
+		}
+	}
+	out := map[string]canvas.BucketRefusal{}
+	for k, n := range count {
+		top, ok := out[k.bucket]
+		if ok && cmp.Or(cmp.Compare(top.Count, n), cmp.Compare(k.gate, top.Gate), cmp.Compare(k.code, top.Code)) > 0 {
+			continue // top is more frequent, or as frequent and first by gate and code
+		}
+		out[k.bucket] = canvas.BucketRefusal{Gate: k.gate, Code: k.code, Count: n, Of: of[k.bucket], Example: example[k]}
+	}
+	return out, nil
+}
+
 // TopRefusals lists a run's most frequent refusal reasons, most frequent
 // first, ties by gate and code, each with its smallest message.
 func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]canvas.Reason, error) {
@@ -879,6 +929,19 @@ func (l *Ledger) Scenarios(_ context.Context, id string) ([]scenario.Scenario, e
 		out = append(out, *sc)
 	}
 	return out, nil
+}
+
+// Count is the number of credited scenarios of a run.
+func (l *Ledger) Count(_ context.Context, id string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Count"); err != nil {
+		return 0, err
+	}
+	if rn := l.runs[id]; rn != nil {
+		return len(rn.scenarios), nil
+	}
+	return 0, nil
 }
 
 // AddSubGoal records a run-time sub-goal; idempotent on name (the first
