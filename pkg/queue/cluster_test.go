@@ -211,3 +211,121 @@ func TestReplicasMoreThanServers(t *testing.T) {
 		t.Errorf("error does not name the stream: %v", err)
 	}
 }
+
+// TestConsumerRidesOutLeaderLoss: a consumer is working through a replicated
+// (R3) stream when the server leading the stream, the one the consumer is
+// connected to, shuts down while the consumer holds a slice. The consumer
+// reconnects to a survivor, acks that slice (Ack's retries ride out the
+// election) and goes on receiving; at the end every slice
+// was acked exactly once: none lost, none delivered again after the server
+// confirmed its ack, nothing left on the stream or the consumer.
+func TestConsumerRidesOutLeaderLoss(t *testing.T) {
+	const slices = 60
+	c := startCluster(t, 3)
+	cfg := testConfig(c.url())
+	cfg.Replicas = 3
+	// Long enough that an election does not make every held slice come back.
+	cfg.AckWait = 5 * time.Second
+	pub := connect(t, cfg)
+	for i := 1; i <= slices; i++ {
+		publish(t, pub, newSlice("lead", i))
+	}
+	si, err := pub.stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader *server.Server
+	urls := []string{}
+	for _, s := range c.servers {
+		if si.Cluster != nil && s.Name() == si.Cluster.Leader {
+			leader = s
+			urls = append([]string{s.ClientURL()}, urls...)
+		} else {
+			urls = append(urls, s.ClientURL())
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no stream leader reported: %+v", si.Cluster)
+	}
+	// The consumer's connection is to the leader, so losing it also costs
+	// the consumer its connection.
+	ccfg := cfg
+	ccfg.URL = strings.Join(urls, ",")
+	q, err := Connect(t.Context(), ccfg, nats.DontRandomize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	if got := q.Conn().ConnectedServerName(); got != leader.Name() {
+		t.Fatalf("the consumer is connected to %s, want the stream leader %s", got, leader.Name())
+	}
+
+	acked := map[string]int{}    // acks the server confirmed, per slice
+	afterAck := map[string]int{} // deliveries of a slice already acked
+	deliveries := map[string]int{}
+	var transient, ackFailed int
+	killed, held := false, ""
+	deadline := time.Now().Add(testenv.Patience)
+	for len(acked) < slices {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, %d of %d slices acked (%d transient errors)", testenv.Patience, len(acked), slices, transient)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		d, err := q.Next(ctx)
+		cancel()
+		if err != nil {
+			// Fetches meet the lost connection and the election: the
+			// writer backs off and asks again, and so does this consumer.
+			transient++
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		id := d.Slice.ID
+		deliveries[id]++
+		if acked[id] > 0 {
+			afterAck[id]++
+		}
+		if !killed && len(acked) == slices/4 {
+			// Between a slice's receipt and its ack: the ack meets the
+			// lost connection and the election.
+			held = id
+			leader.Shutdown()
+			leader.WaitForShutdown()
+			killed = true
+		}
+		if err := d.Ack(t.Context()); err != nil {
+			ackFailed++ // not confirmed: the server redelivers it
+			continue
+		}
+		acked[id]++
+	}
+	for i := 1; i <= slices; i++ {
+		id := newSlice("lead", i).ID
+		if acked[id] != 1 {
+			t.Errorf("slice %s acked %d times", id, acked[id])
+		}
+	}
+	if len(afterAck) > 0 {
+		t.Errorf("delivered again after a confirmed ack: %v", afterAck)
+	}
+	if got := q.Conn().ConnectedServerName(); got == leader.Name() {
+		t.Errorf("the consumer is still connected to %s", got)
+	}
+	waitPending(t, q, 0, 0)
+	// A work queue drops what was acked: nothing is left on the stream.
+	for deadline := time.Now().Add(testenv.Patience); ; time.Sleep(100 * time.Millisecond) {
+		info, err := q.stream.Info(t.Context())
+		if err == nil && info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream still holds messages: %v %+v", err, info)
+		}
+	}
+	redelivered := 0
+	for _, n := range deliveries {
+		redelivered += n - 1
+	}
+	t.Logf("%d slices, leader %s shut down after %d acks holding %s; %d fetch errors, %d acks unconfirmed, %d redeliveries",
+		slices, leader.Name(), slices/4, held, transient, ackFailed, redelivered)
+}
