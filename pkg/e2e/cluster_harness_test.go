@@ -420,13 +420,18 @@ func (p *pgPair) url(t *testing.T, primaryPort, standbyPort int) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d,127.0.0.1:%d%s?%s", u.User.String(), primaryPort, standbyPort, u.Path, q.Encode())
 }
 
-// failover promotes the standby (waiting for it to take writes) and
-// SIGKILLs the old primary.
-func (p *pgPair) failover(ctx context.Context) error {
+// killPrimary SIGKILLs the primary: from then on no server takes writes
+// until promote.
+func (p *pgPair) killPrimary() error {
+	return syscall.Kill(p.primary.Pid(), syscall.SIGKILL)
+}
+
+// promote promotes the standby and waits for it to take writes.
+func (p *pgPair) promote(ctx context.Context) error {
 	if out, err := p.asServer(ctx, "pg_ctl", "promote", "-D", p.standbyDir, "-w", "-t", "120").CombinedOutput(); err != nil {
 		return fmt.Errorf("pg_ctl promote: %w\n%s", err, out)
 	}
-	return syscall.Kill(p.primary.Pid(), syscall.SIGKILL)
+	return nil
 }
 
 // proxy forwards loopback TCP connections to a target; cut resets every

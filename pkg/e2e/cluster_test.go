@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +32,10 @@ const (
 	clusterReplicas   = 3
 	clusterRun        = "cluster"
 	clusterSeed       = 7
+	// clusterPrimaryWindow is how long the run goes without a primary: the
+	// primary is SIGKILLed and the standby promoted this long after, about
+	// what an operator's failure detection takes.
+	clusterPrimaryWindow = 15 * time.Second
 )
 
 // clusterFault is one fault of the cluster run, as measured.
@@ -46,6 +51,23 @@ type clusterFault struct {
 	Detail        string `json:"detail"`
 }
 
+// clusterWindow is what the time without a primary cost the run.
+type clusterWindow struct {
+	// Without is from the primary's SIGKILL until the promoted standby
+	// took writes; Promote is pg_ctl promote -w's part of it.
+	Without string `json:"without_primary"`
+	Promote string `json:"promote"`
+	// FirstWrite is from the promotion to the first scenario journalled
+	// on the new primary; Back, per writer at work when the primary died,
+	// to its first one; EveryWriter is the longest of those: what the run
+	// lost beyond the window.
+	FirstWrite  string            `json:"promote_to_first_write"`
+	Back        map[string]string `json:"promote_to_writer_back"`
+	EveryWriter string            `json:"promote_to_every_writer_back"`
+	// Dead is the run's dead slices (none may be).
+	Dead int `json:"dead_slices"`
+}
+
 // TestCluster runs the distributed roles as real processes against a
 // three-node JetStream cluster (real nats-server, streams with three
 // replicas) and a PostgreSQL primary with a synchronous hot standby, reached
@@ -53,8 +75,9 @@ type clusterFault struct {
 // each fault triggered by the ledger's progress: the stream leader is
 // SIGKILLed and later restarted; one writer is cut off from NATS and
 // PostgreSQL past the ack wait and let back once its slice went to another
-// writer; the standby is promoted and the old primary SIGKILLed; one writer
-// is SIGKILLed. The suite must come out exactly as a fault-free run's.
+// writer; the primary is SIGKILLed and the standby promoted
+// clusterPrimaryWindow later; one writer is SIGKILLed. The suite must come
+// out exactly as a fault-free run's, with no slice dead.
 //
 // SUITEGEN_CLUSTER=1 turns it on (make test-cluster).
 func TestCluster(t *testing.T) {
@@ -196,6 +219,14 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
+	// Which writers are at work: the window's cost is measured on them.
+	var cw3Cut, cw2Killed atomic.Bool
+	var (
+		promoted time.Time
+		window   clusterWindow
+		atWork   []string
+	)
+
 	var chaos sync.WaitGroup
 	chaos.Add(3)
 	// The servers: the stream leader SIGKILLed at 10% and started again
@@ -259,13 +290,38 @@ func TestCluster(t *testing.T) {
 			return
 		}
 		n = journalled()
+		working := []string{"cw1"}
+		if !cw2Killed.Load() {
+			working = append(working, "cw2")
+		}
+		if !cw3Cut.Load() {
+			working = append(working, "cw3")
+		}
 		from = time.Now()
-		if err := pg.failover(ctx); err != nil {
+		if err := pg.killPrimary(); err != nil {
+			failf("kill the primary: %v", err)
+			return
+		}
+		i = inject("postgres_primary_sigkill", n, fmt.Sprintf("primary SIGKILLed; no primary for %s", clusterPrimaryWindow))
+		recovered(i, from, "a scenario journalled on the new primary", func() bool { return journalled() > n })
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(clusterPrimaryWindow):
+		}
+		promoting := time.Now()
+		if err := pg.promote(ctx); err != nil {
 			failf("failover: %v", err)
 			return
 		}
-		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted (pg_ctl promote -w: %s), old primary SIGKILLed", time.Since(from).Round(time.Millisecond)))
-		recovered(i, from, "a scenario journalled on the new primary", func() bool { return journalled() > n })
+		end := time.Now()
+		fmu.Lock()
+		promoted, atWork = end, working
+		window.Without = end.Sub(from).Round(time.Millisecond).String()
+		window.Promote = end.Sub(promoting).Round(time.Millisecond).String()
+		fmu.Unlock()
+		i = inject("postgres_failover", n, fmt.Sprintf("standby promoted %s after the primary died (pg_ctl promote -w: %s)", window.Without, window.Promote))
+		recovered(i, end, "a scenario journalled on the new primary", func() bool { return journalled() > n })
 	}()
 	// The writers, each on its own schedule (the partition lasts an ack
 	// wait, longer than the rest of the run): cw3 cut off from every server
@@ -281,6 +337,7 @@ func TestCluster(t *testing.T) {
 		held = holding("cw3")
 		n := journalled()
 		from := time.Now()
+		cw3Cut.Store(true)
 		for _, px := range proxies {
 			px.setCut(true)
 		}
@@ -292,6 +349,7 @@ func TestCluster(t *testing.T) {
 		for _, px := range proxies {
 			px.setCut(false)
 		}
+		cw3Cut.Store(false)
 		inject("writer_partition_restored", journalled(), fmt.Sprintf("cw3 let back after %s", time.Since(from).Round(time.Millisecond)))
 	}()
 	go func() {
@@ -303,6 +361,7 @@ func TestCluster(t *testing.T) {
 		held := holding("cw2")
 		n := journalled()
 		from := time.Now()
+		cw2Killed.Store(true)
 		_ = writers["cw2"].cmd.Process.Signal(syscall.SIGKILL)
 		i := inject("writer_sigkill", n, "cw2 SIGKILLed holding "+held)
 		recovered(i, from, "its slice taken over by another writer", takenOver(held, "cw2"))
@@ -337,7 +396,7 @@ func TestCluster(t *testing.T) {
 	for _, e := range ferr {
 		t.Error(e)
 	}
-	if len(faults) < 7 {
+	if len(faults) < 8 {
 		t.Errorf("only %d fault steps happened: %+v", len(faults), faults)
 	}
 	for _, f := range faults {
@@ -381,6 +440,37 @@ func TestCluster(t *testing.T) {
 	if dead != 0 {
 		t.Errorf("%d slices dead: an outage spent a slice's deliveries", dead)
 	}
+	// The window without a primary, from the ledger's own clock (the same
+	// host's): each working writer's first scenario journalled after the
+	// promotion. Printed, never asserted: the machine is shared.
+	window.Dead = dead
+	if !promoted.IsZero() {
+		window.Back = map[string]string{}
+		var first, every time.Duration
+		for _, id := range atWork {
+			var at *time.Time
+			qctx, qcancel := context.WithTimeout(ctx, 10*time.Second)
+			err := pool.QueryRow(qctx, `SELECT min(created_at) FROM scenarios WHERE run_id = $1 AND writer = $2 AND created_at >= $3`,
+				clusterRun, id, promoted).Scan(&at)
+			qcancel()
+			if err != nil {
+				t.Errorf("%s's first write after the promotion: %v", id, err)
+				continue
+			}
+			if at == nil {
+				window.Back[id] = "never"
+				continue
+			}
+			d := at.Sub(promoted)
+			window.Back[id] = d.Round(time.Millisecond).String()
+			if first == 0 || d < first {
+				first = d
+			}
+			every = max(every, d)
+		}
+		window.FirstWrite = first.Round(time.Millisecond).String()
+		window.EveryWriter = every.Round(time.Millisecond).String()
+	}
 
 	// Every file proves again, on the promoted server.
 	proveEnv := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
@@ -397,7 +487,9 @@ func TestCluster(t *testing.T) {
 	}
 
 	// The same suite as a fault-free run of the same seed.
+	refStarted := time.Now()
 	ref := clusterReference(t, dir)
+	refElapsed := time.Since(refStarted)
 	same := len(ref) == len(got)
 	refPairs := map[string]int{}
 	for name, body := range ref {
@@ -418,16 +510,25 @@ func TestCluster(t *testing.T) {
 			t.Errorf("(use case, branch) %s: %d scenarios, the fault-free run %d", k, pairs[k], v)
 		}
 	}
+	// NATS reconnects, as each process logged them.
+	reconnects := map[string]int{"planner": strings.Count(planner.output(), "queue: reconnected")}
+	for id, w := range writers {
+		reconnects[id] = strings.Count(w.output(), "queue: reconnected")
+	}
 	rep := struct {
 		Command     string         `json:"command"`
 		Scenarios   int            `json:"scenarios"`
 		Elapsed     string         `json:"wall_time"`
+		FaultFree   string         `json:"fault_free_wall_time"`
 		Redelivered int            `json:"redeliveries"`
+		Reconnects  map[string]int `json:"nats_reconnects"`
 		Dead        int            `json:"dead_slices"`
 		Identical   bool           `json:"identical_to_fault_free_run"`
 		Faults      []clusterFault `json:"faults"`
+		Window      clusterWindow  `json:"window_without_primary"`
 		Load        string         `json:"load_average"`
-	}{"make test-cluster", len(got), elapsed.Round(time.Second).String(), redelivered, dead, same, faults, loadAverage()}
+	}{"make test-cluster", len(got), elapsed.Round(time.Second).String(), refElapsed.Round(time.Second).String(),
+		redelivered, reconnects, dead, same, faults, window, loadAverage()}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	t.Logf("cluster report:\n%s", b)
 	if path := os.Getenv("SUITEGEN_CLUSTER_REPORT"); path != "" {

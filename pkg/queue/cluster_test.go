@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/testenv"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // cluster is three in-process NATS servers with JetStream, routed to each
@@ -210,4 +212,142 @@ func TestReplicasMoreThanServers(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "TOO_MANY") {
 		t.Errorf("error does not name the stream: %v", err)
 	}
+}
+
+// TestConsumerRidesOutLeaderLoss: a consumer is working through a replicated
+// (R3) stream when the server leading the stream and the consumer, the one
+// the consumer is connected to, shuts down while the consumer holds a slice. The consumer
+// reconnects to a survivor, acks that slice (Ack's retries ride out the
+// election) and goes on receiving; at the end every slice
+// was acked exactly once: none lost, none delivered again after the server
+// confirmed its ack, nothing left on the stream or the consumer.
+func TestConsumerRidesOutLeaderLoss(t *testing.T) {
+	const slices = 60
+	c := startCluster(t, 3)
+	cfg := testConfig(c.url())
+	cfg.Replicas = 3
+	// Long enough that an election does not make every held slice come back.
+	cfg.AckWait = 5 * time.Second
+	pub := connect(t, cfg)
+	for i := 1; i <= slices; i++ {
+		publish(t, pub, newSlice("lead", i))
+	}
+	si, err := pub.stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader *server.Server
+	urls := []string{}
+	for _, s := range c.servers {
+		if si.Cluster != nil && s.Name() == si.Cluster.Leader {
+			leader = s
+			urls = append([]string{s.ClientURL()}, urls...)
+		} else {
+			urls = append(urls, s.ClientURL())
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no stream leader reported: %+v", si.Cluster)
+	}
+	// The consumer is led from the same server, so the ack of the held
+	// slice below has lost its consumer leader as well.
+	leadsConsumer := func() bool {
+		ci, err := pub.cons.Info(t.Context())
+		return err == nil && ci.Cluster != nil && ci.Cluster.Leader == leader.Name()
+	}
+	for deadline := time.Now().Add(testenv.Patience); !leadsConsumer(); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer's leadership never moved to %s", leader.Name())
+		}
+		req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, leader.Name())
+		subj := fmt.Sprintf("$JS.API.CONSUMER.LEADER.STEPDOWN.%s.%s", pub.cfg.Stream, pub.cfg.Consumer)
+		if _, err := pub.Conn().Request(subj, []byte(req), 5*time.Second); err != nil {
+			t.Logf("consumer leader stepdown: %v", err)
+		}
+	}
+	// The consumer's connection is to the leader, so losing it also costs
+	// the consumer its connection.
+	ccfg, m := counted(cfg)
+	ccfg.URL = strings.Join(urls, ",")
+	q, err := Connect(t.Context(), ccfg, nats.DontRandomize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	if got := q.Conn().ConnectedServerName(); got != leader.Name() {
+		t.Fatalf("the consumer is connected to %s, want the stream leader %s", got, leader.Name())
+	}
+
+	acked := map[string]int{}    // acks the server confirmed, per slice
+	afterAck := map[string]int{} // deliveries of a slice already acked
+	deliveries := map[string]int{}
+	var transient, ackFailed int
+	killed, held := false, ""
+	deadline := time.Now().Add(testenv.Patience)
+	for len(acked) < slices {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, %d of %d slices acked (%d transient errors)", testenv.Patience, len(acked), slices, transient)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		d, err := q.Next(ctx)
+		cancel()
+		if err != nil {
+			// Fetches meet the lost connection and the election: the
+			// writer backs off and asks again, and so does this consumer.
+			transient++
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		id := d.Slice.ID
+		deliveries[id]++
+		if acked[id] > 0 {
+			afterAck[id]++
+		}
+		if !killed && len(acked) == slices/4 {
+			// Between a slice's receipt and its ack: the ack meets the
+			// lost connection and the election.
+			held = id
+			leader.Shutdown()
+			leader.WaitForShutdown()
+			killed = true
+		}
+		if err := d.Ack(t.Context()); err != nil {
+			ackFailed++ // not confirmed: the server redelivers it
+			continue
+		}
+		acked[id]++
+	}
+	for i := 1; i <= slices; i++ {
+		id := newSlice("lead", i).ID
+		if acked[id] != 1 {
+			t.Errorf("slice %s acked %d times", id, acked[id])
+		}
+	}
+	if len(afterAck) > 0 {
+		t.Errorf("delivered again after a confirmed ack: %v", afterAck)
+	}
+	if got := q.Conn().ConnectedServerName(); got == leader.Name() {
+		t.Errorf("the consumer is still connected to %s", got)
+	}
+	waitPending(t, q, 0, 0)
+	// A work queue drops what was acked: nothing is left on the stream.
+	for deadline := time.Now().Add(testenv.Patience); ; time.Sleep(100 * time.Millisecond) {
+		info, err := q.stream.Info(t.Context())
+		if err == nil && info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream still holds messages: %v %+v", err, info)
+		}
+	}
+	redelivered := 0
+	for _, n := range deliveries {
+		redelivered += n - 1
+	}
+	// Whether the held slice's ack met the election depends on how fast
+	// the survivors elect: printed, not asserted.
+	v := m.For("lead").AcksRetried
+	t.Logf("%d slices, leader %s shut down after %d acks holding %s; %d fetch errors, %d acks unconfirmed, %d redeliveries; acks retried: %v confirmed, %v gave up",
+		slices, leader.Name(), slices/4, held, transient, ackFailed, redelivered,
+		testutil.ToFloat64(v.WithLabelValues(metrics.AckConfirmed)), testutil.ToFloat64(v.WithLabelValues(metrics.AckGaveUp)))
 }

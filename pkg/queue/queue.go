@@ -43,7 +43,7 @@ type Queue struct {
 // replicas): Connect logs a warning naming each setting that differs, and
 // the Queue's Config reports the server's values. It is idempotent and safe
 // to call from many processes at once. opts are applied after the queue's own defaults
-// (unlimited reconnects, then the credential and TLS files cfg names), so
+// (unlimited reconnects, each loss and return logged, then the credential and TLS files cfg names), so
 // they can override them.
 //
 // While the server is out of reach, or JetStream does not answer (a cluster
@@ -55,10 +55,21 @@ func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	all := append([]nats.Option{nats.MaxReconnects(-1)}, cfg.options()...)
+	log := slog.Default().With("component", "queue", "stream", cfg.Stream)
+	// The connection's losses and returns are logged: they are the only
+	// trace of a server gone, since the client rides them out by itself.
+	all := append([]nats.Option{nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("queue: disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("queue: reconnected", "server", nc.ConnectedUrlRedacted())
+		}),
+	}, cfg.options()...)
 	all = append(all, opts...)
 	var q *Queue
-	log := slog.Default().With("component", "queue", "stream", cfg.Stream)
 	err := outage.Backoff{First: 250 * time.Millisecond, Max: 5 * time.Second, Timeout: cfg.StartupTimeout}.Retry(ctx, log, "queue: connect",
 		func(ctx context.Context) error {
 			nc, err := nats.Connect(cfg.URL, all...)

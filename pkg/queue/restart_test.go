@@ -1,9 +1,12 @@
 package queue
 
 import (
+	"bytes"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +35,13 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// The connection's loss and return are logged (slog's default at
+	// Connect; no test of this package runs in parallel).
+	var logged lockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
 
 	cfg := testConfig(srv.URL())
 	q := connect(t, cfg) // this writer lives through the restart
@@ -85,6 +95,29 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPending(t, q, 0, 0)
+	for _, want := range []string{`msg="queue: disconnected"`, `msg="queue: reconnected"`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, logged.String())
+		}
+	}
+}
+
+// lockedBuffer is a log sink the client's callbacks and the test share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func btoi(b bool) int {
