@@ -40,8 +40,9 @@ type wireBucket struct {
 	Want    int               `json:"want"`
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
-	// Choices are each template's [variant, ordinal], and a third, the
-	// world's row (plan.Choice.Other), where it is not the first.
+	// Choices are each template's [variant, ordinal], and a third,
+	// plan.Choice.Other (the world's row, or how many times over), where it
+	// is not 0.
 	Choices [][]int `json:"choices,omitempty"`
 	// Outside is the table every template's case takes a record of from
 	// outside the case (plan.Choice.Outside), and Swap which record where
@@ -121,8 +122,8 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		if ch == [3]int{} && w.Outside == "" && w.Swap == "" {
 			continue
 		}
-		if ch[2] != 0 && w.Swap != ground.SwapWorld {
-			return fmt.Errorf("bucket %s: choice %d names a world row without swap %q", w.ID, i, ground.SwapWorld)
+		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore {
+			return fmt.Errorf("bucket %s: choice %d has a third number without swap %q or %q", w.ID, i, ground.SwapWorld, ground.SwapMore)
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}

@@ -353,6 +353,22 @@ func asInt(v any) (int64, bool) {
 	return 0, false
 }
 
+// asFloat reads a number, or a decimal written as text (a numeric column).
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
 // Fresh returns the slot-th fresh value for a column, in the shape of old (a
 // value of that column): one the seed does not hold and no other slot gets.
 func (g *Graph) Fresh(table, col string, old any, slot int64) (any, error) {

@@ -150,7 +150,7 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 	default:
 		return g.guess(name, typ, ps, b)
 	}
-	return coerce(v, typ, ps), true
+	return b.more(bd, coerce(v, typ, ps), typ), true
 }
 
 // ownKey reports whether r (the case's caller or target) holds bd's column

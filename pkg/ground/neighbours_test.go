@@ -57,3 +57,35 @@ func TestNeighboursDifferInOneTrait(t *testing.T) {
 		t.Fatalf("neighbours changed between calls: %v then %v", got, again)
 	}
 }
+
+// TestStatedValues: an argument the case asks to take a value of its own
+// choosing takes it (an amount several times over, whatever form the
+// column writes it in); any other argument keeps its value.
+func TestStatedValues(t *testing.T) {
+	amount := Binding{Table: "trips", Column: "fare", How: ByLikeness}
+	more := Bound{Outside: "trips", Swap: SwapMore, Other: 1}
+	for _, tc := range []struct {
+		v    any
+		typ  string
+		want any
+	}{
+		{12.34, "number", 123.4},
+		{"9.99", "number", 99.9},
+		{int64(3), "integer", int64(30)},
+		{"n/a", "number", "n/a"},
+	} {
+		if got := more.more(amount, tc.v, tc.typ); got != tc.want {
+			t.Errorf("%v (%s) ten times over: %v, want %v", tc.v, tc.typ, got, tc.want)
+		}
+	}
+	if got := (Bound{Outside: "riders", Swap: SwapMore, Other: 1}).more(amount, 5.0, "number"); got != 5.0 {
+		t.Errorf("an amount of another table was asked over: %v", got)
+	}
+	if !more.Stated(amount) || (Bound{Outside: "trips", Swap: SwapTaken}).Stated(amount) {
+		t.Error("Stated: an amount is the caller's under SwapMore only")
+	}
+	email := Binding{Table: "riders", Column: "email", How: Fresh}
+	if !(Bound{Outside: "riders", Swap: SwapTaken}).Stated(email) || (Bound{Outside: "riders"}).Stated(email) {
+		t.Error("Stated: a fresh value is the caller's under SwapTaken only")
+	}
+}

@@ -2,6 +2,7 @@ package ground
 
 import (
 	"maps"
+	"math"
 	"slices"
 )
 
@@ -62,6 +63,10 @@ const (
 	// SwapUnchanged: an argument that takes a fresh value takes instead the
 	// one the case's row already holds (the email already on the account).
 	SwapUnchanged Swap = "unchanged"
+	// SwapMore: a number an argument takes from a column of the table
+	// (an amount to refund) is asked for Mores[Bound.Other] times over:
+	// the caller asks for more than the world may give.
+	SwapMore Swap = "more"
 	// SwapWorld: one of the world's rows of a table no one owns (a slot, a
 	// flight), the seed's Bound.Other-th: the caller asks for a record of
 	// the world's that the act may refuse (a slot of a provider on leave).
@@ -441,11 +446,34 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 // record, as opposed to a fresh value or one of the world's rows.
 func (s Swap) Sibling() bool { return s == SwapStranger || s == SwapItself || s == SwapHeld }
 
-// Stated reports an argument the case asks to take a value that is not
-// fresh (SwapTaken, SwapUnchanged): the value stands as filled, never
-// freshened, since it is what the caller asks for.
+// Mores are the factors SwapMore asks for, by Bound.Other.
+var Mores = []float64{2, 10, 100}
+
+// Stated reports an argument the case asks to take a value of its own
+// choosing (SwapTaken, SwapUnchanged, SwapMore): the value stands as
+// filled, never freshened, since it is what the caller asks for.
 func (b Bound) Stated(bd Binding) bool {
-	return bd.How == Fresh && b.Outside == bd.Table && (b.Swap == SwapTaken || b.Swap == SwapUnchanged)
+	return b.Outside != "" && b.Outside == bd.Table &&
+		(bd.How == Fresh && (b.Swap == SwapTaken || b.Swap == SwapUnchanged) || b.Swap == SwapMore && bd.How != Fresh)
+}
+
+// more is v asked for Mores[b.Other] times over, for an argument of JSON
+// type typ under SwapMore; v as it is otherwise.
+func (b Bound) more(bd Binding, v any, typ string) any {
+	if !b.Stated(bd) || b.Swap != SwapMore || b.Other < 0 || b.Other >= len(Mores) {
+		return v
+	}
+	f, ok := asFloat(v)
+	if !ok {
+		return v
+	}
+	switch typ {
+	case "integer":
+		return int64(f * Mores[b.Other])
+	case "number":
+		return math.Round(f*Mores[b.Other]*100) / 100
+	}
+	return v
 }
 
 // taken is the value a fresh argument takes under b.Swap (SwapTaken or

@@ -46,6 +46,7 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 		{"rides", []string{
 			"handlers/update_rider_email.star:11", // the email the account already has
 			"handlers/update_rider_email.star:13", // an email another account holds
+			"handlers/refund_fare.star:19",        // more than is left to refund
 		}, map[string]string{
 			"handlers/update_rider_email.star:11": "riders",
 			"handlers/update_rider_email.star:13": "riders",

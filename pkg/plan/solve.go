@@ -1293,6 +1293,12 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 				out = append(out, ch)
 			}
 		case o.world:
+		case o.more:
+			for i := range ground.Mores {
+				ch := base
+				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapMore, i
+				out = append(out, ch)
+			}
 		case o.fresh:
 			for _, s := range []ground.Swap{ground.SwapTaken, ground.SwapUnchanged} {
 				ch := base
@@ -1333,18 +1339,24 @@ func (sv *solver) neighbours(tool *contract.Tool, b ground.Bound, at Choice, o o
 // caller's own table, whose rows the caller identifies by as themselves,
 // nor the case's own. And the tables of arguments that take a fresh value
 // (a new email), whose value the caller may ask for is one another row
-// holds or the one the case's row holds already.
+// holds or the one the case's row holds already; and of numbers an
+// argument takes from a column (an amount), which the caller may ask for
+// several times over.
 func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTable {
 	var out []outsideTable
 	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
-		if !ok || bd.Table == "" || bd.How == ground.ByEnum || bd.How == ground.Unbound ||
-			!sv.g.C.Table(bd.Table).IsUnique(bd.Column) {
+		if !ok || bd.Table == "" || bd.How == ground.ByEnum || bd.How == ground.Unbound {
 			continue
 		}
 		o := outsideTable{table: bd.Table, param: p, column: bd.Column, sibling: bd.Source == ground.FromSibling}
+		unique := sv.g.C.Table(bd.Table).IsUnique(bd.Column)
 		switch {
+		case !unique && bd.How != ground.Fresh && numeric(tool, p):
+			o.more = true
+		case !unique:
+			continue
 		case bd.How == ground.Fresh:
 			o.fresh = true
 		case cl != nil && bd.Table == cl.Table:
@@ -1359,7 +1371,7 @@ func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTabl
 		default:
 			o.world = true
 		}
-		if !slices.ContainsFunc(out, func(x outsideTable) bool { return x.table == o.table && x.fresh == o.fresh }) {
+		if !slices.ContainsFunc(out, func(x outsideTable) bool { return x.table == o.table && x.fresh == o.fresh && x.more == o.more }) {
 			out = append(out, o)
 		}
 	}
@@ -1383,6 +1395,8 @@ func (sv *solver) elsewhere(ch Choice) string {
 		return "a value of " + t + " another record already holds"
 	case ch.Swap == ground.SwapUnchanged:
 		return "the value of " + t + " the case's record already holds"
+	case ch.Swap == ground.SwapMore:
+		return fmt.Sprintf("%g times the amount of %s the case's record holds", ground.Mores[ch.Other], t)
 	case sv.g.OwnedTable(ch.Outside):
 		return "someone else's record of " + t
 	}
@@ -1393,11 +1407,18 @@ func (sv *solver) elsewhere(ch Choice) string {
 // case; sibling when the act takes a sibling of the case's row of it, so
 // it may also take that row itself or another the case holds; world when
 // no one owns it, so it may take any of the world's; fresh when an
-// argument takes a fresh value of its column. param is the argument that
+// argument takes a fresh value of its column; more when it takes a number
+// from it. param is the argument that
 // takes it, by column.
 type outsideTable struct {
-	table, param, column  string
-	sibling, world, fresh bool
+	table, param, column        string
+	sibling, world, fresh, more bool
+}
+
+// numeric reports an argument the tool's schema types as a number.
+func numeric(t *contract.Tool, p string) bool {
+	typ, _ := t.Param(p)["type"].(string)
+	return typ == "number" || typ == "integer"
 }
 
 func allOK(ans []ground.Answer) bool {
