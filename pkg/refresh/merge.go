@@ -180,6 +180,9 @@ type Update struct {
 	// then the chosen ones (in rep.Stale), each by a scenario of a bucket
 	// rev.Ask scores, never of its own branch.
 	rev *revision
+	// end is one past the last suite-wide index the narrowed plan deals;
+	// index.json's NextIndex is raised to it.
+	end int
 }
 
 // NewUpdate prepares the update of w, checked against c (rep).
@@ -245,7 +248,9 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		id := pl.Buckets[best].ID
 		u.byBucket[id] = append(u.byBucket[id], s)
 	}
-	next := len(u.w.Scenarios)
+	// The suite's recorded NextIndex covers what its runs' top-ups dealt
+	// past the plan, which the plan derived again does not hold.
+	next := max(len(u.w.Scenarios), u.w.Index.NextIndex)
 	for _, b := range pl.Buckets {
 		next = max(next, b.Spec.End(max(b.Want, b.Spec.Capacity)))
 	}
@@ -269,6 +274,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				next += b.Want
 			}
 			keep = append(keep, b)
+			u.end = max(u.end, b.Spec.End(b.Want))
 		}
 	}
 	pl.Buckets = keep
@@ -381,6 +387,7 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	}
 	idx := u.w.Index
 	idx.ContractSHA256 = u.c.SHA256
+	idx.NextIndex = max(idx.NextIndex, u.end)
 	idx.Scenarios = []suite.IndexEntry{}
 	for _, e := range u.w.Index.Scenarios {
 		if sc, ok := replaced[e.Name]; ok {
@@ -424,6 +431,7 @@ type Extend struct {
 	rep   Report
 	n     int
 	order []string // the kept buckets, gaps first
+	end   int      // as Update's
 }
 
 // NewExtend prepares adding n scenarios to w, checked against c (rep). A
@@ -462,7 +470,7 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 			gs = append(gs, gap{b, h})
 		}
 	}
-	next = max(next, len(x.w.Scenarios))
+	next = max(next, len(x.w.Scenarios), x.w.Index.NextIndex)
 	sort.SliceStable(gs, func(i, j int) bool {
 		a, b := gs[i], gs[j]
 		if pa, pb := perUseCase[a.b.UseCase], perUseCase[b.b.UseCase]; pa != pb {
@@ -498,6 +506,7 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 		x.order = append(x.order, b.ID)
 		room += b.Want
 	}
+	x.end = next
 	pl.Buckets = keep
 	return nil
 }
@@ -549,6 +558,7 @@ func (x *Extend) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	}
 	idx := x.w.Index
 	idx.ContractSHA256 = x.c.SHA256
+	idx.NextIndex = max(idx.NextIndex, x.end)
 	idx.Scenarios = append([]suite.IndexEntry{}, x.w.Index.Scenarios...)
 	for _, sc := range added {
 		if err := suite.WriteScenario(x.w.Dir, sc); err != nil {

@@ -237,3 +237,64 @@ func TestReviseAsks(t *testing.T) {
 		t.Errorf("Select use_case=v: %v %v", got, err)
 	}
 }
+
+// TestRunsOverASuiteDealPastItsIndices: the suite's run topped up past its
+// plan (index.json's NextIndex 50, the plan derived again ending at 6), so
+// a revision and an extension deal their cases from 50 on, never at
+// indices the suite's top-ups minted codes with, and raise NextIndex past
+// what they dealt.
+func TestRunsOverASuiteDealPastItsIndices(t *testing.T) {
+	ctx := context.Background()
+	w := writeSuite(t, sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"), sc("a-2", "u", "ang, case 2", "b0000", "ok", "amy"))
+	w.Index.NextIndex = 50
+	c := &contract.Contract{Agent: "a", SHA256: "h", UseCases: []contract.UseCase{{ID: "u"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets := func() *plan.Plan {
+		return &plan.Plan{Buckets: []plan.Bucket{
+			{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Outcome: "succeed", Overlay: "none", Kind: "happy",
+				Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 4}},
+			{ID: "b0001", UseCase: "u", Angle: "pressed", Want: 2, Outcome: "succeed", Overlay: "pressure", Kind: "adversarial",
+				Spec: plan.Spec{Base: 4, Sized: 2, Capacity: 2}},
+		}}
+	}
+	u, err := NewRevision(w, c, rep, []string{"a-1"}, AskHarder, "harder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := buckets()
+	if err := u.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Buckets) != 1 || pl.Buckets[0].Spec.Index(0) < 50 {
+		t.Fatalf("revision deals %+v, want one bucket from index 50 on", pl.Buckets)
+	}
+	end := pl.Buckets[0].Spec.End(pl.Buckets[0].Want)
+	fresh := sc("u-pressed-1", "u", "pressed, case 3", "b0001", "ok", "zed")
+	if _, err := u.Finish(ctx, fakeProver{}, "r2", []scenario.Scenario{fresh}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := suite.Read(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Index.NextIndex != end {
+		t.Errorf("NextIndex after the revision = %d, want %d", after.Index.NextIndex, end)
+	}
+
+	x, err := NewExtend(after, c, Report{Checked: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl = buckets()
+	if err := x.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range pl.Buckets {
+		if b.Spec.Index(0) < end {
+			t.Errorf("extension bucket %s deals from %d, inside the suite's indices (< %d)", b.ID, b.Spec.Index(0), end)
+		}
+	}
+}
