@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -99,6 +100,19 @@ func angleOf(branch string) string {
 		return branch
 	}
 	return branch[:i]
+}
+
+// caseOf is K of a branch ending ", case K", else 0.
+func caseOf(branch string) int {
+	i := strings.LastIndex(branch, ", case ")
+	if i <= 0 {
+		return 0
+	}
+	k, err := strconv.Atoi(branch[i+len(", case "):])
+	if err != nil || k < 0 {
+		return 0
+	}
+	return k
 }
 
 // fit is how well bucket b of a scenario's use case suits a scenario of
@@ -259,7 +273,23 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		if n := len(u.byBucket[b.ID]); n > 0 {
 			// The whole bucket is written again: its case k is the stale
 			// scenario's case k when the plan still holds.
-			b.Want = max(b.Want, n)
+			want := max(b.Want, n)
+			if u.rev == nil {
+				for _, s := range u.byBucket[b.ID] {
+					if b.Angle == angleOf(s.Branch) {
+						want = max(want, caseOf(s.Branch))
+					}
+				}
+			}
+			if want > b.Want && u.rev == nil {
+				// Cases past the plan's want were a top-up's in the
+				// suite's run, at indices the plan derived again does not
+				// hold (its Index would deal them the plan's own): they
+				// take fresh ones past the suite's.
+				b.Spec.Spans = append(slices.Clone(b.Spec.Spans), plan.Span{K: b.Want, Index: next})
+				next += want - b.Want
+			}
+			b.Want = want
 			if u.rev != nil {
 				// A revision wants cases past those the suite may hold
 				// of the bucket, at suite-wide indices (which deal callers

@@ -298,3 +298,53 @@ func TestRunsOverASuiteDealPastItsIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateRewritesATopUpsCase: the suite's case 2 of a bucket the plan
+// sizes at 1 came from its run's top-up (index 50 on); only it is stale.
+// The update wants the bucket up to case 2, dealt past the suite's indices
+// (not at the plan's, which case 1 holds), and case 2 replaces it under its
+// name rather than case 1, which repeats the suite.
+func TestUpdateRewritesATopUpsCase(t *testing.T) {
+	ctx := context.Background()
+	w := writeSuite(t,
+		sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"),
+		sc("a-2", "u", "ang, case 2", "b0000", "old-rule", "bob"),
+	)
+	w.Index.NextIndex = 51
+	c := &contract.Contract{Agent: "a", SHA256: "new", UseCases: []contract.UseCase{{ID: "u"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := NewUpdate(w, c, rep)
+	pl := &plan.Plan{Buckets: []plan.Bucket{
+		{ID: "b0000", UseCase: "u", Angle: "ang", Want: 1, Outcome: "succeed", Kind: "happy", Spec: plan.Spec{Base: 0, Sized: 1, Capacity: 3}},
+		{ID: "b0001", UseCase: "u", Angle: "other", Want: 1, Outcome: "succeed", Kind: "happy", Spec: plan.Spec{Base: 1, Sized: 1, Capacity: 1}},
+	}}
+	if err := u.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Buckets) != 1 || pl.Buckets[0].Want != 2 {
+		t.Fatalf("narrowed to %+v, want b0000 up to case 2", pl.Buckets)
+	}
+	if sp := pl.Buckets[0].Spec; sp.Index(0) != 0 || sp.Index(1) < 51 {
+		t.Fatalf("case 1 at %d, case 2 at %d: want the plan's 0, and past the suite's 51", sp.Index(0), sp.Index(1))
+	}
+	out, err := u.Finish(ctx, fakeProver{}, "run-2", []scenario.Scenario{
+		sc("x-1", "u", "ang, case 1", "b0000", "new", "ann"),
+		sc("x-2", "u", "ang, case 2", "b0000", "new", "fay"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Replaced) != 1 || out.Replaced[0].Name != "a-2" || out.Replaced[0].Branch != "ang, case 2" || len(out.NotKept) != 0 {
+		t.Fatalf("replaced %+v, not kept %+v", out.Replaced, out.NotKept)
+	}
+	after, err := suite.Read(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Index.NextIndex <= 51 {
+		t.Errorf("NextIndex after the update = %d, want past 51", after.Index.NextIndex)
+	}
+}
