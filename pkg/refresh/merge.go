@@ -475,7 +475,9 @@ func NewExtend(w *suite.Written, c *contract.Contract, rep Report, n int) (*Exte
 
 // Narrow keeps the buckets whose want the suite fills least, those of the
 // use cases the suite holds fewest scenarios of first, until they leave
-// room for twice the addition (replacements for what repeats the suite).
+// room for twice the addition (replacements for what repeats the suite);
+// when the gaps leave less, another whole use of the buckets the suite
+// fills joins them, in the same order.
 // Each kept bucket is another use of its templates, as the plan lays out
 // uses: its angle names the use (so its branches are new), its templates
 // start past those the suite's cases of it took, and its suite-wide
@@ -501,30 +503,28 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 		}
 	}
 	next = max(next, len(x.w.Scenarios), x.w.Index.NextIndex)
-	sort.SliceStable(gs, func(i, j int) bool {
-		a, b := gs[i], gs[j]
-		if pa, pb := perUseCase[a.b.UseCase], perUseCase[b.b.UseCase]; pa != pb {
+	less := func(a plan.Bucket, ha int, b plan.Bucket, hb int) bool {
+		if pa, pb := perUseCase[a.UseCase], perUseCase[b.UseCase]; pa != pb {
 			return pa < pb
 		}
-		if a.have != b.have {
-			return a.have < b.have
+		if ha != hb {
+			return ha < hb
 		}
-		return a.b.Ord < b.b.Ord
-	})
+		return a.Ord < b.Ord
+	}
+	sort.SliceStable(gs, func(i, j int) bool { return less(gs[i].b, gs[i].have, gs[j].b, gs[j].have) })
 	var keep []plan.Bucket
+	kept := map[string]bool{}
 	room := 0
-	for _, g := range gs {
-		if room >= 2*x.n {
-			break
-		}
-		b := g.b
-		b.Want -= g.have
+	take := func(b plan.Bucket, have, want int) {
+		angle := b.Angle
+		b.Want = want
 		if t := b.Spec.Templates; len(t) > 0 {
-			shift := g.have % len(t)
+			shift := have % len(t)
 			b.Spec.Templates = append(slices.Clone(t[shift:]), t[:shift]...)
 		}
 		for u := 2; ; u++ {
-			a := fmt.Sprintf("%s (use %d)", g.b.Angle, u)
+			a := fmt.Sprintf("%s (use %d)", angle, u)
 			if !angles[b.UseCase+"\x00"+a] {
 				b.Angle, angles[b.UseCase+"\x00"+a] = a, true
 				break
@@ -533,8 +533,34 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 		b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
 		next += b.Want
 		keep = append(keep, b)
+		kept[b.ID] = true
 		x.order = append(x.order, b.ID)
 		room += b.Want
+	}
+	for _, g := range gs {
+		if room >= 2*x.n {
+			break
+		}
+		take(g.b, g.have, g.b.Want-g.have)
+	}
+	if room < 2*x.n {
+		// The gaps leave too little room (some are buckets that never
+		// prove, which the suite's run topped up elsewhere): another whole
+		// use of the buckets the suite fills, in the same order, as the
+		// plan lays out uses when an ask outgrows them.
+		full := make([]gap, 0, len(pl.Buckets))
+		for _, b := range pl.Buckets {
+			if !kept[b.ID] && b.Want > 0 {
+				full = append(full, gap{b, have[b.UseCase+"\x00"+b.Angle]})
+			}
+		}
+		sort.SliceStable(full, func(i, j int) bool { return less(full[i].b, full[i].have, full[j].b, full[j].have) })
+		for _, g := range full {
+			if room >= 2*x.n || (pl.Most > 0 && next+g.b.Want > pl.Most) {
+				break
+			}
+			take(g.b, g.have, g.b.Want)
+		}
 	}
 	x.end = next
 	pl.Buckets = keep

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -346,5 +347,44 @@ func TestUpdateRewritesATopUpsCase(t *testing.T) {
 	}
 	if after.Index.NextIndex <= 51 {
 		t.Errorf("NextIndex after the update = %d, want past 51", after.Index.NextIndex)
+	}
+}
+
+// TestExtendPastThePlansGaps: the suite fills every bucket of the plan but
+// one, whose single gap never proves; adding 2 takes another use of the
+// filled buckets too (least-held use case first), each under its own ID and
+// angle, at indices past the suite's.
+func TestExtendPastThePlansGaps(t *testing.T) {
+	w := writeSuite(t,
+		sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"),
+		sc("a-2", "u", "ang, case 2", "b0000", "ok", "amy"),
+		sc("v-1", "v", "vee, case 1", "b0001", "ok", "cat"),
+	)
+	w.Index.NextIndex = 20
+	c := &contract.Contract{Agent: "a", SHA256: "h"}
+	x, err := NewExtend(w, c, Report{Checked: 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &plan.Plan{Buckets: []plan.Bucket{
+		{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Ord: 0, Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 2}},
+		{ID: "b0001", UseCase: "v", Angle: "vee", Want: 1, Ord: 1, Spec: plan.Spec{Base: 2, Sized: 1, Capacity: 1}},
+		{ID: "b0002", UseCase: "v", Angle: "blocked", Want: 1, Ord: 2, Spec: plan.Spec{Base: 3, Sized: 1, Capacity: 1}},
+	}}
+	if err := x.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	room := 0
+	for _, b := range pl.Buckets {
+		got = append(got, b.ID+" "+b.Angle)
+		room += b.Want
+		if b.Spec.Index(0) < 20 {
+			t.Errorf("%s deals from %d, inside the suite's indices", b.ID, b.Spec.Index(0))
+		}
+	}
+	want := []string{"b0002 blocked (use 2)", "b0001 vee (use 2)", "b0000 ang (use 2)"}
+	if room < 4 || !slices.Equal(got, want) {
+		t.Fatalf("narrowed to %v (room %d), want %v with room for twice the addition", got, room, want)
 	}
 }
