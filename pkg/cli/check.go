@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -39,6 +40,10 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{"check needs --contract DIR"}
 	}
 	rep, err := check(ctx, env, cn, pos[0], *dir, refresh.Options{Foreign: *foreign})
+	if errors.Is(err, refresh.ErrForeign) {
+		// Only check takes --any-contract; export, which shares check, does not.
+		return fmt.Errorf("%w; give --any-contract to re-prove it anyway", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -69,7 +74,7 @@ func check(ctx context.Context, env *Env, cn conn, out, dir string, opts refresh
 		return refresh.Report{}, err
 	}
 	if w.Index.Agent != c.Agent && !opts.Foreign {
-		return refresh.Report{}, fmt.Errorf("%w; give --any-contract to re-prove it anyway", &refresh.ForeignError{Suite: out, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent})
+		return refresh.Report{}, &refresh.ForeignError{Suite: out, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent}
 	}
 	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {

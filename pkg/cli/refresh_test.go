@@ -471,19 +471,23 @@ func TestSuiteLives(t *testing.T) {
 		for _, tc := range []struct {
 			args []string
 			want string
+			not  string // advice the command cannot take, absent
 		}{
-			{[]string{"check", empty, "--contract", retail}, "is not a suite: it has no index.json"},
-			{[]string{"check", out}, "check needs --contract DIR"},
-			{[]string{"check", out, "--contract", filepath.Join(retail, "..", "rides")}, `the contract is agent "`},
-			{[]string{"run", retail, "--update", empty}, "is not a suite"},
-			{[]string{"history", empty}, "is not a suite"},
-			{[]string{"history", out, "no-such-scenario"}, `no scenario "no-such-scenario"`},
-			{[]string{"run", filepath.Join(retail, "..", "rides"), "--into", out, "--scenarios", "+2"}, "another contract"},
-			{[]string{"run", retail, "--update", out, "--out", empty}, "leave --out out"},
+			{[]string{"check", empty, "--contract", retail}, "is not a suite: it has no index.json", ""},
+			{[]string{"check", out}, "check needs --contract DIR", ""},
+			{[]string{"check", out, "--contract", filepath.Join(retail, "..", "rides")}, `the contract is agent "`, ""},
+			{[]string{"check", out, "--contract", filepath.Join(retail, "..", "rides")}, "give --any-contract", ""},
+			// export has no --any-contract: it must not advise it.
+			{[]string{"export", out, "--format", "jsonl", "--contract", filepath.Join(retail, "..", "rides")}, "another contract", "--any-contract"},
+			{[]string{"run", retail, "--update", empty}, "is not a suite", ""},
+			{[]string{"history", empty}, "is not a suite", ""},
+			{[]string{"history", out, "no-such-scenario"}, `no scenario "no-such-scenario"`, ""},
+			{[]string{"run", filepath.Join(retail, "..", "rides"), "--into", out, "--scenarios", "+2"}, "another contract", ""},
+			{[]string{"run", retail, "--update", out, "--out", empty}, "leave --out out", ""},
 		} {
 			code, text := dispatch(t, tc.args...)
-			if code == ExitOK || !strings.Contains(text, tc.want) {
-				t.Errorf("%v: exit %d, want an error saying %q\n%s", tc.args, code, tc.want, text)
+			if code == ExitOK || !strings.Contains(text, tc.want) || (tc.not != "" && strings.Contains(text, tc.not)) {
+				t.Errorf("%v: exit %d, want an error saying %q (and not %q)\n%s", tc.args, code, tc.want, tc.not, text)
 			}
 		}
 		// A corrupt scenario file: named with its field, nothing changed.

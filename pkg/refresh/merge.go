@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -101,6 +102,19 @@ func angleOf(branch string) string {
 	return branch[:i]
 }
 
+// caseOf is K of a branch ending ", case K", else 0.
+func caseOf(branch string) int {
+	i := strings.LastIndex(branch, ", case ")
+	if i <= 0 {
+		return 0
+	}
+	k, err := strconv.Atoi(branch[i+len(", case "):])
+	if err != nil || k < 0 {
+		return 0
+	}
+	return k
+}
+
 // fit is how well bucket b of a scenario's use case suits a scenario of
 // branch and bucket id (old, when known, is the scenario): its angle first,
 // then its bucket id, then its outcome and kind, then a bucket with a want.
@@ -180,6 +194,9 @@ type Update struct {
 	// then the chosen ones (in rep.Stale), each by a scenario of a bucket
 	// rev.Ask scores, never of its own branch.
 	rev *revision
+	// end is one past the last suite-wide index the narrowed plan deals;
+	// index.json's NextIndex is raised to it.
+	end int
 }
 
 // NewUpdate prepares the update of w, checked against c (rep).
@@ -245,7 +262,9 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		id := pl.Buckets[best].ID
 		u.byBucket[id] = append(u.byBucket[id], s)
 	}
-	next := len(u.w.Scenarios)
+	// The suite's recorded NextIndex covers what its runs' top-ups dealt
+	// past the plan, which the plan derived again does not hold.
+	next := max(len(u.w.Scenarios), u.w.Index.NextIndex)
 	for _, b := range pl.Buckets {
 		next = max(next, b.Spec.End(max(b.Want, b.Spec.Capacity)))
 	}
@@ -254,7 +273,23 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 		if n := len(u.byBucket[b.ID]); n > 0 {
 			// The whole bucket is written again: its case k is the stale
 			// scenario's case k when the plan still holds.
-			b.Want = max(b.Want, n)
+			want := max(b.Want, n)
+			if u.rev == nil {
+				for _, s := range u.byBucket[b.ID] {
+					if b.Angle == angleOf(s.Branch) {
+						want = max(want, caseOf(s.Branch))
+					}
+				}
+			}
+			if want > b.Want && u.rev == nil {
+				// Cases past the plan's want were a top-up's in the
+				// suite's run, at indices the plan derived again does not
+				// hold (its Index would deal them the plan's own): they
+				// take fresh ones past the suite's.
+				b.Spec.Spans = append(slices.Clone(b.Spec.Spans), plan.Span{K: b.Want, Index: next})
+				next += want - b.Want
+			}
+			b.Want = want
 			if u.rev != nil {
 				// A revision wants cases past those the suite may hold
 				// of the bucket, at suite-wide indices (which deal callers
@@ -269,6 +304,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				next += b.Want
 			}
 			keep = append(keep, b)
+			u.end = max(u.end, b.Spec.End(b.Want))
 		}
 	}
 	pl.Buckets = keep
@@ -381,6 +417,7 @@ func (u *Update) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	}
 	idx := u.w.Index
 	idx.ContractSHA256 = u.c.SHA256
+	idx.NextIndex = max(idx.NextIndex, u.end)
 	idx.Scenarios = []suite.IndexEntry{}
 	for _, e := range u.w.Index.Scenarios {
 		if sc, ok := replaced[e.Name]; ok {
@@ -424,6 +461,7 @@ type Extend struct {
 	rep   Report
 	n     int
 	order []string // the kept buckets, gaps first
+	end   int      // as Update's
 }
 
 // NewExtend prepares adding n scenarios to w, checked against c (rep). A
@@ -437,7 +475,9 @@ func NewExtend(w *suite.Written, c *contract.Contract, rep Report, n int) (*Exte
 
 // Narrow keeps the buckets whose want the suite fills least, those of the
 // use cases the suite holds fewest scenarios of first, until they leave
-// room for twice the addition (replacements for what repeats the suite).
+// room for twice the addition (replacements for what repeats the suite);
+// when the gaps leave less, another whole use of the buckets the suite
+// fills joins them, in the same order.
 // Each kept bucket is another use of its templates, as the plan lays out
 // uses: its angle names the use (so its branches are new), its templates
 // start past those the suite's cases of it took, and its suite-wide
@@ -462,31 +502,29 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 			gs = append(gs, gap{b, h})
 		}
 	}
-	next = max(next, len(x.w.Scenarios))
-	sort.SliceStable(gs, func(i, j int) bool {
-		a, b := gs[i], gs[j]
-		if pa, pb := perUseCase[a.b.UseCase], perUseCase[b.b.UseCase]; pa != pb {
+	next = max(next, len(x.w.Scenarios), x.w.Index.NextIndex)
+	less := func(a plan.Bucket, ha int, b plan.Bucket, hb int) bool {
+		if pa, pb := perUseCase[a.UseCase], perUseCase[b.UseCase]; pa != pb {
 			return pa < pb
 		}
-		if a.have != b.have {
-			return a.have < b.have
+		if ha != hb {
+			return ha < hb
 		}
-		return a.b.Ord < b.b.Ord
-	})
+		return a.Ord < b.Ord
+	}
+	sort.SliceStable(gs, func(i, j int) bool { return less(gs[i].b, gs[i].have, gs[j].b, gs[j].have) })
 	var keep []plan.Bucket
+	kept := map[string]bool{}
 	room := 0
-	for _, g := range gs {
-		if room >= 2*x.n {
-			break
-		}
-		b := g.b
-		b.Want -= g.have
+	take := func(b plan.Bucket, have, want int) {
+		angle := b.Angle
+		b.Want = want
 		if t := b.Spec.Templates; len(t) > 0 {
-			shift := g.have % len(t)
+			shift := have % len(t)
 			b.Spec.Templates = append(slices.Clone(t[shift:]), t[:shift]...)
 		}
 		for u := 2; ; u++ {
-			a := fmt.Sprintf("%s (use %d)", g.b.Angle, u)
+			a := fmt.Sprintf("%s (use %d)", angle, u)
 			if !angles[b.UseCase+"\x00"+a] {
 				b.Angle, angles[b.UseCase+"\x00"+a] = a, true
 				break
@@ -495,9 +533,36 @@ func (x *Extend) Narrow(pl *plan.Plan) error {
 		b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
 		next += b.Want
 		keep = append(keep, b)
+		kept[b.ID] = true
 		x.order = append(x.order, b.ID)
 		room += b.Want
 	}
+	for _, g := range gs {
+		if room >= 2*x.n {
+			break
+		}
+		take(g.b, g.have, g.b.Want-g.have)
+	}
+	if room < 2*x.n {
+		// The gaps leave too little room (some are buckets that never
+		// prove, which the suite's run topped up elsewhere): another whole
+		// use of the buckets the suite fills, in the same order, as the
+		// plan lays out uses when an ask outgrows them.
+		full := make([]gap, 0, len(pl.Buckets))
+		for _, b := range pl.Buckets {
+			if !kept[b.ID] && b.Want > 0 {
+				full = append(full, gap{b, have[b.UseCase+"\x00"+b.Angle]})
+			}
+		}
+		sort.SliceStable(full, func(i, j int) bool { return less(full[i].b, full[i].have, full[j].b, full[j].have) })
+		for _, g := range full {
+			if room >= 2*x.n || (pl.Most > 0 && next+g.b.Want > pl.Most) {
+				break
+			}
+			take(g.b, g.have, g.b.Want)
+		}
+	}
+	x.end = next
 	pl.Buckets = keep
 	return nil
 }
@@ -549,6 +614,7 @@ func (x *Extend) Finish(ctx context.Context, p Prover, run string, fresh []scena
 	}
 	idx := x.w.Index
 	idx.ContractSHA256 = x.c.SHA256
+	idx.NextIndex = max(idx.NextIndex, x.end)
 	idx.Scenarios = append([]suite.IndexEntry{}, x.w.Index.Scenarios...)
 	for _, sc := range added {
 		if err := suite.WriteScenario(x.w.Dir, sc); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -235,5 +236,155 @@ func TestReviseAsks(t *testing.T) {
 	}
 	if got, err := Select(w, nil, map[string]string{"use_case": "v"}); err != nil || len(got) != 1 || got[0] != "b-1" {
 		t.Errorf("Select use_case=v: %v %v", got, err)
+	}
+}
+
+// TestRunsOverASuiteDealPastItsIndices: the suite's run topped up past its
+// plan (index.json's NextIndex 50, the plan derived again ending at 6), so
+// a revision and an extension deal their cases from 50 on, never at
+// indices the suite's top-ups minted codes with, and raise NextIndex past
+// what they dealt.
+func TestRunsOverASuiteDealPastItsIndices(t *testing.T) {
+	ctx := context.Background()
+	w := writeSuite(t, sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"), sc("a-2", "u", "ang, case 2", "b0000", "ok", "amy"))
+	w.Index.NextIndex = 50
+	c := &contract.Contract{Agent: "a", SHA256: "h", UseCases: []contract.UseCase{{ID: "u"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets := func() *plan.Plan {
+		return &plan.Plan{Buckets: []plan.Bucket{
+			{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Outcome: "succeed", Overlay: "none", Kind: "happy",
+				Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 4}},
+			{ID: "b0001", UseCase: "u", Angle: "pressed", Want: 2, Outcome: "succeed", Overlay: "pressure", Kind: "adversarial",
+				Spec: plan.Spec{Base: 4, Sized: 2, Capacity: 2}},
+		}}
+	}
+	u, err := NewRevision(w, c, rep, []string{"a-1"}, AskHarder, "harder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := buckets()
+	if err := u.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Buckets) != 1 || pl.Buckets[0].Spec.Index(0) < 50 {
+		t.Fatalf("revision deals %+v, want one bucket from index 50 on", pl.Buckets)
+	}
+	end := pl.Buckets[0].Spec.End(pl.Buckets[0].Want)
+	fresh := sc("u-pressed-1", "u", "pressed, case 3", "b0001", "ok", "zed")
+	if _, err := u.Finish(ctx, fakeProver{}, "r2", []scenario.Scenario{fresh}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := suite.Read(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Index.NextIndex != end {
+		t.Errorf("NextIndex after the revision = %d, want %d", after.Index.NextIndex, end)
+	}
+
+	x, err := NewExtend(after, c, Report{Checked: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl = buckets()
+	if err := x.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range pl.Buckets {
+		if b.Spec.Index(0) < end {
+			t.Errorf("extension bucket %s deals from %d, inside the suite's indices (< %d)", b.ID, b.Spec.Index(0), end)
+		}
+	}
+}
+
+// TestUpdateRewritesATopUpsCase: the suite's case 2 of a bucket the plan
+// sizes at 1 came from its run's top-up (index 50 on); only it is stale.
+// The update wants the bucket up to case 2, dealt past the suite's indices
+// (not at the plan's, which case 1 holds), and case 2 replaces it under its
+// name rather than case 1, which repeats the suite.
+func TestUpdateRewritesATopUpsCase(t *testing.T) {
+	ctx := context.Background()
+	w := writeSuite(t,
+		sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"),
+		sc("a-2", "u", "ang, case 2", "b0000", "old-rule", "bob"),
+	)
+	w.Index.NextIndex = 51
+	c := &contract.Contract{Agent: "a", SHA256: "new", UseCases: []contract.UseCase{{ID: "u"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := NewUpdate(w, c, rep)
+	pl := &plan.Plan{Buckets: []plan.Bucket{
+		{ID: "b0000", UseCase: "u", Angle: "ang", Want: 1, Outcome: "succeed", Kind: "happy", Spec: plan.Spec{Base: 0, Sized: 1, Capacity: 3}},
+		{ID: "b0001", UseCase: "u", Angle: "other", Want: 1, Outcome: "succeed", Kind: "happy", Spec: plan.Spec{Base: 1, Sized: 1, Capacity: 1}},
+	}}
+	if err := u.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Buckets) != 1 || pl.Buckets[0].Want != 2 {
+		t.Fatalf("narrowed to %+v, want b0000 up to case 2", pl.Buckets)
+	}
+	if sp := pl.Buckets[0].Spec; sp.Index(0) != 0 || sp.Index(1) < 51 {
+		t.Fatalf("case 1 at %d, case 2 at %d: want the plan's 0, and past the suite's 51", sp.Index(0), sp.Index(1))
+	}
+	out, err := u.Finish(ctx, fakeProver{}, "run-2", []scenario.Scenario{
+		sc("x-1", "u", "ang, case 1", "b0000", "new", "ann"),
+		sc("x-2", "u", "ang, case 2", "b0000", "new", "fay"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Replaced) != 1 || out.Replaced[0].Name != "a-2" || out.Replaced[0].Branch != "ang, case 2" || len(out.NotKept) != 0 {
+		t.Fatalf("replaced %+v, not kept %+v", out.Replaced, out.NotKept)
+	}
+	after, err := suite.Read(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Index.NextIndex <= 51 {
+		t.Errorf("NextIndex after the update = %d, want past 51", after.Index.NextIndex)
+	}
+}
+
+// TestExtendPastThePlansGaps: the suite fills every bucket of the plan but
+// one, whose single gap never proves; adding 2 takes another use of the
+// filled buckets too (least-held use case first), each under its own ID and
+// angle, at indices past the suite's.
+func TestExtendPastThePlansGaps(t *testing.T) {
+	w := writeSuite(t,
+		sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"),
+		sc("a-2", "u", "ang, case 2", "b0000", "ok", "amy"),
+		sc("v-1", "v", "vee, case 1", "b0001", "ok", "cat"),
+	)
+	w.Index.NextIndex = 20
+	c := &contract.Contract{Agent: "a", SHA256: "h"}
+	x, err := NewExtend(w, c, Report{Checked: 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &plan.Plan{Buckets: []plan.Bucket{
+		{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Ord: 0, Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 2}},
+		{ID: "b0001", UseCase: "v", Angle: "vee", Want: 1, Ord: 1, Spec: plan.Spec{Base: 2, Sized: 1, Capacity: 1}},
+		{ID: "b0002", UseCase: "v", Angle: "blocked", Want: 1, Ord: 2, Spec: plan.Spec{Base: 3, Sized: 1, Capacity: 1}},
+	}}
+	if err := x.Narrow(pl); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	room := 0
+	for _, b := range pl.Buckets {
+		got = append(got, b.ID+" "+b.Angle)
+		room += b.Want
+		if b.Spec.Index(0) < 20 {
+			t.Errorf("%s deals from %d, inside the suite's indices", b.ID, b.Spec.Index(0))
+		}
+	}
+	want := []string{"b0002 blocked (use 2)", "b0001 vee (use 2)", "b0000 ang (use 2)"}
+	if room < 4 || !slices.Equal(got, want) {
+		t.Fatalf("narrowed to %v (room %d), want %v with room for twice the addition", got, room, want)
 	}
 }

@@ -260,9 +260,25 @@ type Index struct {
 	// ContractSHA256 is the content hash of the contract the suite was
 	// written for (contract.HashFiles over its files, sorted by path); a
 	// suite written before it was recorded has none (ContractUnknown).
-	ContractSHA256 string       `json:"contract_sha256,omitempty"`
-	Count          int          `json:"count"`
-	Scenarios      []IndexEntry `json:"scenarios"`
+	ContractSHA256 string `json:"contract_sha256,omitempty"`
+	// NextIndex is one past the last suite-wide scenario index (which deals
+	// callers and minted codes) the runs that wrote the suite dealt, top-ups
+	// included: a run over the suite (run --update, run --into, revise)
+	// deals its new cases from it, so they mint no code the suite holds. A
+	// suite written before it was recorded has 0.
+	NextIndex int          `json:"next_index,omitempty"`
+	Count     int          `json:"count"`
+	Scenarios []IndexEntry `json:"scenarios"`
+}
+
+// NextIndex is one past the last suite-wide index the buckets were dealt:
+// the plan's and every top-up's.
+func NextIndex(bs []canvas.Bucket) int {
+	next := 0
+	for _, b := range bs {
+		next = max(next, b.Spec.End(b.Want))
+	}
+	return next
 }
 
 // ContractUnknown is what Index.Contract says of a suite that records no
@@ -350,7 +366,8 @@ func Write(ctx context.Context, store Ledger, run string, c *contract.Contract, 
 	if err := os.MkdirAll(filepath.Join(out, "scenarios"), 0o755); err != nil {
 		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
 	}
-	idx := Index{Run: r.ID, Agent: r.Agent, ContractSHA256: r.ContractSHA256, Count: len(kept), Scenarios: []IndexEntry{}}
+	idx := Index{Run: r.ID, Agent: r.Agent, ContractSHA256: r.ContractSHA256, NextIndex: NextIndex(buckets),
+		Count: len(kept), Scenarios: []IndexEntry{}}
 	names := make(map[string]bool, len(kept))
 	for i := range kept {
 		sc := &kept[i]

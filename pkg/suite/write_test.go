@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/plan"
 )
 
 // TestWriteJSON: the file holds v indented, HTML characters as they are and
@@ -59,5 +62,23 @@ func TestWriteJSON(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Fatalf("the folder holds %q, want review.json alone", names)
+	}
+}
+
+// TestNextIndexCoversTopUps: index.json's NextIndex is past every index a
+// bucket was dealt, a top-up's span past the plan's sizing and a ceded
+// bucket's reserved span included, not only the plan's own indices.
+func TestNextIndexCoversTopUps(t *testing.T) {
+	bs := []canvas.Bucket{
+		{Bucket: plan.Bucket{ID: "b0", Want: 3, Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 4, Spans: []plan.Span{{K: 2, Index: 200}}}}},
+		{Bucket: plan.Bucket{ID: "b1", Want: 1, Spec: plan.Spec{Base: 2, Sized: 2, Capacity: 2, Spans: []plan.Span{{K: 2, Index: 201}}}}},
+		{Bucket: plan.Bucket{ID: "b2", Want: 2, Spec: plan.Spec{Base: 190, Sized: 2, Capacity: 2}}},
+	}
+	if got := NextIndex(bs); got != 201 {
+		t.Errorf("NextIndex = %d, want 201 (b0's top-up took index 200)", got)
+	}
+	bs[0].Want = 2
+	if got := NextIndex(bs); got != 201 {
+		t.Errorf("NextIndex = %d, want 201 (b1's ceded span reserves up to 201)", got)
 	}
 }
