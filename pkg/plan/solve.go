@@ -1285,35 +1285,27 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 		if base == (Choice{}) {
 			base.Ordinal = b.Ordinal
 		}
+		var swaps []Choice // each with only Swap and Other set
 		switch {
-		case o.world && world:
-			for _, i := range sv.neighbours(tool, b, at, o) {
-				ch := base
-				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, i
-				out = append(out, ch)
-			}
-		case o.world:
 		case o.more:
 			for i := range ground.Mores {
-				ch := base
-				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapMore, i
-				out = append(out, ch)
+				swaps = append(swaps, Choice{Swap: ground.SwapMore, Other: i})
 			}
 		case o.fresh:
-			for _, s := range []ground.Swap{ground.SwapTaken, ground.SwapUnchanged} {
-				ch := base
-				ch.Outside, ch.Swap = o.table, s
-				out = append(out, ch)
-			}
+			swaps = []Choice{{Swap: ground.SwapTaken}, {Swap: ground.SwapUnchanged}}
 		case o.sibling:
-			for _, s := range []ground.Swap{ground.SwapStranger, ground.SwapItself, ground.SwapHeld} {
-				ch := base
-				ch.Outside, ch.Swap = o.table, s
-				out = append(out, ch)
+			swaps = []Choice{{Swap: ground.SwapStranger}, {Swap: ground.SwapItself}, {Swap: ground.SwapHeld}}
+		case !o.world:
+			swaps = []Choice{{Swap: ground.SwapStranger}}
+		}
+		if o.world && world {
+			for _, i := range sv.neighbours(tool, b, at, o) {
+				swaps = append(swaps, Choice{Swap: ground.SwapWorld, Other: i})
 			}
-		default:
+		}
+		for _, sw := range swaps {
 			ch := base
-			ch.Outside = o.table
+			ch.Outside, ch.Swap, ch.Other = o.table, sw.Swap, sw.Other
 			out = append(out, ch)
 		}
 	}
@@ -1362,6 +1354,8 @@ func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTabl
 		case cl != nil && bd.Table == cl.Table:
 			continue
 		case o.sibling:
+			// Of a table no one owns, also any of the world's.
+			o.world = !sv.g.OwnedTable(bd.Table)
 		case sv.g.OwnedTable(bd.Table):
 			if bd.Source == ground.FromShared {
 				continue
