@@ -145,10 +145,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		if v == nil {
 			return nil, false
 		}
-	case bd.How == FreeText || bd.How == Unbound || bd.How == FromPattern:
-		return g.guess(name, typ, ps, b)
 	default:
-		return g.guess(name, typ, ps, b)
+		v, ok := g.guess(name, typ, ps, b)
+		return b.more(bd, v, typ), ok
 	}
 	return b.more(bd, coerce(v, typ, ps), typ), true
 }

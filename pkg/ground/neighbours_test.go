@@ -84,6 +84,10 @@ func TestStatedValues(t *testing.T) {
 	if !more.Stated(amount) || (Bound{Outside: "trips", Swap: SwapTaken}).Stated(amount) {
 		t.Error("Stated: an amount is the caller's under SwapMore only")
 	}
+	free := Binding{How: FreeText}
+	if !(Bound{Table: "trips", Outside: "trips", Swap: SwapMore}).Stated(free) || (Bound{Table: "riders", Outside: "trips", Swap: SwapMore}).Stated(free) {
+		t.Error("Stated: a number no column grounds is the caller's under SwapMore on the case's own table only")
+	}
 	email := Binding{Table: "riders", Column: "email", How: Fresh}
 	if !(Bound{Outside: "riders", Swap: SwapTaken}).Stated(email) || (Bound{Outside: "riders"}).Stated(email) {
 		t.Error("Stated: a fresh value is the caller's under SwapTaken only")

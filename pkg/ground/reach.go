@@ -446,14 +446,22 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 // record, as opposed to a fresh value or one of the world's rows.
 func (s Swap) Sibling() bool { return s == SwapStranger || s == SwapItself || s == SwapHeld }
 
-// Mores are the factors SwapMore asks for, by Bound.Other.
+// Mores are the factors SwapMore asks for, by Bound.Other. A number an
+// argument takes from no column is asked over under the case's own table.
 var Mores = []float64{2, 10, 100}
 
 // Stated reports an argument the case asks to take a value of its own
 // choosing (SwapTaken, SwapUnchanged, SwapMore): the value stands as
 // filled, never freshened, since it is what the caller asks for.
 func (b Bound) Stated(bd Binding) bool {
-	return b.Outside != "" && b.Outside == bd.Table &&
+	switch {
+	case b.Outside == "":
+		return false
+	case b.Swap == SwapMore && bd.Table == "":
+		// A number no column grounds counts as the case's own record's.
+		return b.Outside == b.Table && bd.How != Fresh && bd.How != ByEnum
+	}
+	return b.Outside == bd.Table &&
 		(bd.How == Fresh && (b.Swap == SwapTaken || b.Swap == SwapUnchanged) || b.Swap == SwapMore && bd.How != Fresh)
 }
 

@@ -1339,6 +1339,14 @@ func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTabl
 	cl := sv.g.C.Caller
 	for _, p := range tool.ParamNames() {
 		bd, ok := sv.bs.Of(tool.Name, p)
+		if ok && bd.Table == "" && bd.How != ground.ByEnum && bd.How != ground.Fresh && numeric(tool, p) && table != "" {
+			// A number no column grounds (an amount to refund): asked over
+			// as the case's own record's.
+			if !slices.ContainsFunc(out, func(x outsideTable) bool { return x.table == table && x.more }) {
+				out = append(out, outsideTable{table: table, param: p, more: true})
+			}
+			continue
+		}
 		if !ok || bd.Table == "" || bd.How == ground.ByEnum || bd.How == ground.Unbound {
 			continue
 		}
