@@ -6,7 +6,6 @@
 package grafanatest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,10 +19,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // Target is one panel query of a dashboard.
@@ -178,24 +178,7 @@ func Binary(t testing.TB) string {
 // Prometheus is a private prometheus process started by Start.
 type Prometheus struct {
 	URL    string // http://127.0.0.1:port
-	stderr *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	stderr *testenv.Buffer
 }
 
 func freePort() (int, error) {
@@ -262,7 +245,7 @@ func StartWith(t testing.TB, opts Options, targets ...string) *Prometheus {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &Prometheus{URL: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &lockedBuffer{}}
+		p := &Prometheus{URL: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &testenv.Buffer{}}
 		cmd := exec.Command(bin,
 			"--config.file="+cfgPath,
 			fmt.Sprintf("--storage.tsdb.path=%s", filepath.Join(dir, fmt.Sprintf("data%d", attempt))),

@@ -34,7 +34,7 @@ func TestProgressAddrLocked(t *testing.T) {
 	}
 	for name, cmd := range commands {
 		for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "example.org:0"} {
-			var out syncBuffer
+			var out testenv.Buffer
 			env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
 			args := append(append([]string{}, cmd...), "--progress-addr", addr)
 			if code := Dispatch(context.Background(), env, "suitegen", args); code != ExitUsage ||
@@ -47,7 +47,7 @@ func TestProgressAddrLocked(t *testing.T) {
 			"--token-file":   {"--token-file", tokenFile},
 			"loopback":       nil,
 		} {
-			var out syncBuffer
+			var out testenv.Buffer
 			env := &Env{Stdout: &out, Stderr: &out, Log: discard(), Getenv: func(k string) string {
 				if k == "SUITEGEN_TOKEN" && what == "SUITEGEN_TOKEN" {
 					return "tok-123"
@@ -66,7 +66,7 @@ func TestProgressAddrLocked(t *testing.T) {
 				t.Errorf("%s with a token from %s: refused the address:\n%s", name, what, out.String())
 			}
 		}
-		var out syncBuffer
+		var out testenv.Buffer
 		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
 		args := append(append([]string{}, cmd...), "--progress-addr", ":0", "--token-file", empty)
 		if code := Dispatch(context.Background(), env, "suitegen", args); code != ExitUsage || !strings.Contains(out.String(), "is empty") {
@@ -84,7 +84,7 @@ func TestHelpHidesSecrets(t *testing.T) {
 		"SUITEGEN_NATS_URL":     "nats://tok-secret-3@nats:4222",
 	}
 	for _, cmd := range []string{"serve", "planner", "writer", "reviewer", "run", "provider-sim"} {
-		var out syncBuffer
+		var out testenv.Buffer
 		env := &Env{Stdout: &out, Stderr: &out, Log: discard(), Getenv: func(k string) string { return secrets[k] }}
 		Dispatch(context.Background(), env, "suitegen", []string{cmd, "--help"})
 		if !strings.Contains(out.String(), "Usage:") {
@@ -103,7 +103,7 @@ func TestHelpHidesSecrets(t *testing.T) {
 // saying the token.
 func TestProgressPageToken(t *testing.T) {
 	store := canvas.New(testenv.Postgres(t))
-	var logs syncBuffer
+	var logs testenv.Buffer
 	env := &Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +15,10 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServe: `suitegen serve` serves the page and the read-only API over a
 // ledger, refuses writes, and stops when its context ends.
 func TestServe(t *testing.T) {
-	var out syncBuffer
+	var out testenv.Buffer
 	db := testenv.PostgresURL(t)
 	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,13 +84,13 @@ func TestServe(t *testing.T) {
 func TestServeLocked(t *testing.T) {
 	db := testenv.PostgresURL(t)
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "example.org:0"} {
-		var out syncBuffer
+		var out testenv.Buffer
 		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
 		if code := Dispatch(context.Background(), env, "suitegen", []string{"serve", "--addr", addr, "--database", db}); code != ExitUsage || !strings.Contains(out.String(), addr) {
 			t.Errorf("serve --addr %s without a token: exit %d, want %d naming the address:\n%s", addr, code, ExitUsage, out.String())
 		}
 	}
-	var out syncBuffer
+	var out testenv.Buffer
 	env := &Env{Stdout: &out, Stderr: &out, Log: discard(), Getenv: func(k string) string {
 		if k == "SUITEGEN_TOKEN" {
 			return "tok-123"
@@ -177,7 +158,7 @@ func TestServeMetrics(t *testing.T) {
 	if _, err := store.CreateRun(context.Background(), canvas.Run{ID: "r1", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testenv.Buffer
 	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
@@ -221,7 +202,7 @@ func TestServeMetrics(t *testing.T) {
 		}
 	}
 	// The port is taken now: a second serve on it fails at start, naming the flag.
-	var out2 syncBuffer
+	var out2 testenv.Buffer
 	env2 := &Env{Stdout: &out2, Stderr: &out2, Getenv: func(string) string { return "" }, Log: discard()}
 	taken := strings.TrimPrefix(base, "http://")
 	if code := Dispatch(context.Background(), env2, "suitegen", []string{"serve", "--addr", "127.0.0.1:0", "--database", db, "--metrics-addr", taken}); code != ExitFail || !strings.Contains(out2.String(), "--metrics-addr") {
@@ -238,13 +219,13 @@ func TestServeMetrics(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"--metrics-max-runs", "0"}, {"--metrics-cache", "0s"}, {"--metrics-retain", "-1h"}, {"--stall-after", "0s"}} {
-		var o syncBuffer
+		var o testenv.Buffer
 		e := &Env{Stdout: &o, Stderr: &o, Getenv: func(string) string { return "" }, Log: discard()}
 		if code := Dispatch(context.Background(), e, "suitegen", append([]string{"serve", "--database", db}, args...)); code != ExitUsage || !strings.Contains(o.String(), args[0]) {
 			t.Errorf("serve %v: exit %d, want %d naming the flag:\n%s", args, code, ExitUsage, o.String())
 		}
 	}
-	var o syncBuffer
+	var o testenv.Buffer
 	e := &Env{Stdout: &o, Stderr: &o, Log: discard(), Getenv: func(k string) string {
 		if k == "SUITEGEN_METRICS_RETAIN" {
 			return "a day"

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/suitegen/suitegen/pkg/progress"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // emulate plays terminal output on a screen of unbounded height and returns
@@ -95,30 +96,12 @@ func emulate(t *testing.T, out string) []string {
 	return lines
 }
 
-// syncBuffer is a bytes.Buffer safe for the writes of several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLogsAboveBar: a logger and the bar share a Terminal; whatever the
 // interleaving, the screen ends with every log line whole, once and in
 // order, and the final bar beneath them: no bar cut into a log line, no
 // log line overwritten by a redraw.
 func TestLogsAboveBar(t *testing.T) {
-	var out syncBuffer
+	var out testenv.Buffer
 	term := progress.NewTerminal(&out, true)
 	log := slog.New(slog.NewTextHandler(term, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {

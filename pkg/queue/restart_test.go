@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"log/slog"
 	"net"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/suitegen/suitegen/pkg/stack"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestRestartKeepsUnackedSlices stops the server with slices queued and one
@@ -38,7 +38,7 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 
 	// The connection's loss and return are logged (slog's default at
 	// Connect; no test of this package runs in parallel).
-	var logged lockedBuffer
+	var logged testenv.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
@@ -100,24 +100,6 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 			t.Errorf("the log lacks %s:\n%s", want, logged.String())
 		}
 	}
-}
-
-// lockedBuffer is a log sink the client's callbacks and the test share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func btoi(b bool) int {
