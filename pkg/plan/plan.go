@@ -307,17 +307,6 @@ type level struct {
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
 const RuleRefusal = "rule:"
 
-// outside is where the level's cases take a record from outside the case
-// (Choice.Outside and Swap), or the zero Choice.
-func (lv level) outside() Choice {
-	for _, ch := range lv.choices {
-		if ch.Outside != "" {
-			return Choice{Outside: ch.Outside, Swap: ch.Swap}
-		}
-	}
-	return Choice{}
-}
-
 // choice is the argument choice a case of template key makes at lv.
 func (lv level) choice(sol solution, key string) Choice {
 	if lv.choices != nil {

@@ -1107,8 +1107,8 @@ func b2i(b bool) int {
 }
 
 // choiceRows bounds the rows whose other choices choiceLevels rehearses,
-// and worldCases those of them it rehearses with each of the world's spread
-// rows of a table no one owns.
+// and worldCases those of them it rehearses with the world's neighbours of
+// their record of a table no one owns (ground.Graph.Neighbours).
 const (
 	choiceRows = 4
 	worldCases = 2
@@ -1259,8 +1259,9 @@ func (sv *solver) bites(ctx context.Context, at string, calls []scenario.Call) (
 // the act read a row choice, other ordinals when it read a value choice,
 // and, for each table of outside, its record taken from outside the case
 // (where the act takes a sibling, also the case's own row and another it
-// holds; of a table no one owns, each of the world's spread rows when
-// world).
+// holds; of a table no one owns, when world, each of the world's rows
+// that differ from the case's own in one trait); for a fresh value, one
+// that is not new; for a number, several times it.
 func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []string, at Choice, outside []outsideTable, world bool) []Choice {
 	rows, choices := sv.reads(tool.Name, ground.Answer{Read: read}, b)
 	variants, ordinals := 1, 1
