@@ -83,7 +83,7 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 			return []any{e[b.Ordinal%len(e)]}, true
 		}
 		return e[b.Ordinal%len(e)], true
-	case b.Stated(bd):
+	case bd.How == Fresh && b.Stated(bd):
 		// Not a fresh value, as the case asks.
 		v = g.taken(bd, b)
 	case bd.How == Fresh:

@@ -1,6 +1,7 @@
 package ground
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 )
@@ -91,5 +92,34 @@ func TestStatedValues(t *testing.T) {
 	email := Binding{Table: "riders", Column: "email", How: Fresh}
 	if !(Bound{Outside: "riders", Swap: SwapTaken}).Stated(email) || (Bound{Outside: "riders"}).Stated(email) {
 		t.Error("Stated: a fresh value is the caller's under SwapTaken only")
+	}
+}
+
+// TestAmountAskedOver: under SwapMore an amount is the case's own value
+// asked over, from its column or, where no column grounds it, from the
+// value the argument would otherwise take; never another record's.
+func TestAmountAskedOver(t *testing.T) {
+	c := load(t, filepath.Join("..", "..", "examples", "rides"))
+	g := New(c)
+	tool := c.Tool("refund_fare")
+	trip := g.Rows("trips")[0]
+	b := g.SeedCase("trips", trip, nil)
+	bound := Binding{Table: "fare_items", Column: "amount", How: ByLikeness, Source: FromCase}
+	free := Binding{How: FreeText}
+	for _, bd := range []Binding{bound, free} {
+		own, ok := g.Value(tool, "amount", bd, b)
+		if !ok {
+			t.Fatalf("%+v: no amount for the case", bd)
+		}
+		more := b
+		more.Outside, more.Swap, more.Other = "fare_items", SwapMore, 1
+		if bd.Table == "" {
+			more.Outside = b.Table
+		}
+		got, ok := g.Value(tool, "amount", bd, more)
+		o, _ := asFloat(own)
+		if f, isNum := asFloat(got); !ok || !isNum || math.Abs(f-o*10) > 0.01 {
+			t.Errorf("%+v: asked ten times over %v, got %v (%v)", bd, own, got, ok)
+		}
 	}
 }
