@@ -95,6 +95,7 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 	}
 	ix := newFuncIndex(files)
 	byAt := map[string]*Branch{}
+	free := map[string]bool{} // tools whose handlers cannot read the world
 	for i := range c.Tools {
 		tool := c.Tools[i].Name
 		file := HandlerPath(&c.Tools[i])
@@ -102,7 +103,9 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 		if handle == nil {
 			continue
 		}
-		for _, fn := range ix.reach(handle) {
+		reached := ix.reach(handle)
+		free[tool] = worldFree(handle, reached, files)
+		for _, fn := range reached {
 			for _, b := range ix.branchesOf(fn) {
 				at := b.At()
 				if byAt[at] == nil {
@@ -118,6 +121,12 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 	out := make([]Branch, 0, len(byAt))
 	for _, b := range byAt {
 		sort.Strings(b.Tools)
+		if b.Class == ClassRule && allFree(b.Tools, free) {
+			// No state of the world decides a branch that only handlers
+			// which never read it reach (a calculator's division by zero):
+			// the call's arguments alone do.
+			b.Class = ClassArgument
+		}
 		out = append(out, *b)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -421,6 +430,52 @@ func literalMessage(call *syntax.CallExpr) string {
 
 // reach lists the functions a function calls, transitively, itself first:
 // every name called (as name(...)) that resolves to a top-level def.
+// worldFree reports whether a handler can read nothing of the world: its
+// db parameter is never named, so no function it calls gets the database,
+// and no file its functions are in names the clock (now), even in a
+// top-level constant. Conservative: a name that merely shadows them counts.
+func worldFree(handle *fn, reached []*fn, files map[string]*syntax.File) bool {
+	if ps := handle.def.Params; len(ps) > 1 {
+		db, ok := paramName(ps[1])
+		if !ok || names(handle.def.Body, db) {
+			return false
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range reached {
+		if f := files[d.file]; f != nil && !seen[d.file] {
+			seen[d.file] = true
+			if names([]*syntax.File{f}, "now") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// names reports whether the identifier name occurs anywhere under ns.
+func names[N syntax.Node](ns []N, name string) bool {
+	found := false
+	for _, n := range ns {
+		syntax.Walk(n, func(x syntax.Node) bool {
+			if id, ok := x.(*syntax.Ident); ok && id.Name == name {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+func allFree(tools []string, free map[string]bool) bool {
+	for _, t := range tools {
+		if !free[t] {
+			return false
+		}
+	}
+	return len(tools) > 0
+}
+
 func (ix *funcIndex) reach(start *fn) []*fn {
 	seen := map[*fn]bool{start: true}
 	out := []*fn{start}

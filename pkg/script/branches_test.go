@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -480,5 +481,70 @@ def handle(args, db):
 		if arg != (b.Class == ClassArgument) || !arg && b.Class != ClassRule {
 			t.Errorf("branch %s %q: class %s", b.At(), b.Message, b.Class)
 		}
+	}
+}
+
+// A handler that never names its database nor the clock can refuse only
+// for what its call says, however its checks are built (closures the
+// argument taint does not follow); one that does is judged branch by
+// branch, and a lib branch it shares keeps the world's class.
+func TestWorldFreeHandlers(t *testing.T) {
+	lib := `
+def positive(v):
+    if v <= 0:
+        refuse("shared")
+    return v
+`
+	calc := `
+load("lib/math.star", "positive")
+
+def handle(args, db):
+    toks = list(args["expr"])
+    pos = [0]
+    def peek():
+        return toks[pos[0]] if pos[0] < len(toks) else None
+    def atom():
+        t = peek()
+        pos[0] += 1
+        return int(t)
+    n = atom()
+    if n > 100:
+        refuse("free")
+    return positive(n)
+`
+	for _, tc := range []struct {
+		name, other string
+		want        map[string]string
+	}{
+		{"alone", "", map[string]string{"free": ClassArgument, "shared": ClassArgument}},
+		{"db named", strings.Replace(calc, "return positive(n)", "db.one('SELECT 1')\n    return positive(n)", 1),
+			map[string]string{"free": ClassRule, "shared": ClassRule}},
+		{"clock named", strings.Replace(calc, "toks = list", "if now[:4] == '2020':\n        return 0\n    toks = list", 1),
+			map[string]string{"free": ClassRule, "shared": ClassRule}},
+		{"lib shared with a reader", "def handle(args, db):\n    row = db.one('SELECT n FROM t')\n    return positive(row['n'])\n",
+			map[string]string{"free": ClassArgument, "shared": ClassRule}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := map[string]string{"lib/math.star": lib, "handlers/calc.star": calc}
+			tools := []contract.Tool{{Name: "calc"}}
+			switch {
+			case strings.HasPrefix(tc.other, "def handle"):
+				src["handlers/reader.star"] = "load(\"lib/math.star\", \"positive\")\n" + tc.other
+				tools = append(tools, contract.Tool{Name: "reader"})
+			case tc.other != "":
+				src["handlers/calc.star"] = tc.other
+			}
+			bs, err := Branches(&contract.Contract{Sources: src, Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, b := range bs {
+				got[b.Message] = b.Class
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("classes %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
