@@ -72,6 +72,15 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	spec := b.Spec
 	all := spec.Templates
 	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
+	if len(spec.Prior) > 0 {
+		prior := map[string][]scenario.Statement{}
+		for _, t := range spec.Templates {
+			if pr, ok := spec.Prior[t]; ok {
+				prior[t] = pr
+			}
+		}
+		spec.Prior = prior
+	}
 	var choices [][]int
 	var outside plan.Choice
 	if len(spec.Choices) > 0 {

@@ -45,6 +45,10 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	spec.Choices[key].Apply(&b)
+	if pr := spec.Prior[key]; len(pr) > 0 {
+		// The act is already done on the case's records: it asks again.
+		setup.Statements = append(setup.Statements, setup.Carry(p.g, pr)...)
+	}
 	binds := p.binds(spec)
 	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
 	if !ok {

@@ -2,11 +2,13 @@ package ground
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 func load(t testing.TB, dir string) *contract.Contract {
@@ -299,5 +301,25 @@ func TestOutsiderIsSomeoneElses(t *testing.T) {
 				t.Errorf("order_id outside the case: %v %v", v, ok)
 			}
 		})
+	}
+}
+
+// Carry moves statements written on a template's seed records onto the
+// case minted from it: the order's and the caller's keys become the
+// minted ones, and every other value stays.
+func TestCarryOntoTheMintedCase(t *testing.T) {
+	c := retail(t)
+	g := New(c)
+	target := g.Rows("orders")[0]
+	s, err := g.Mint("orders", target, Person{First: "Mei", Last: "Tanaka", Number: 7123, Index: 123})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, cl := g.PK("orders"), c.Caller
+	owner := target[fkTo(g, "orders", cl.Table)]
+	got := s.Carry(g, []scenario.Statement{{SQL: "UPDATE orders SET status = $1 WHERE order_id = $2 AND user_id = $3", Args: []any{"cancelled", target[pk], owner}}})
+	want := []any{"cancelled", s.Target[pk], s.Caller[cl.Key]}
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Args, want) {
+		t.Fatalf("carried %v, want args %v", got, want)
 	}
 }

@@ -962,3 +962,35 @@ func (g *Graph) phoneSpace(old string) *space {
 	got, _ := g.spaces.LoadOrStore(key, sp)
 	return got.(*space)
 }
+
+// Carry maps statements written on seed rows (what an act wrote on a
+// template's own records) onto this case: every value a minted row took in
+// place of its seed row's (a key, a phone, a name) is replaced by the
+// minted one, so that the statements write on the case's records.
+func (s *Setup) Carry(g *Graph, stmts []scenario.Statement) []scenario.Statement {
+	repl := map[string]any{}
+	for table, rows := range s.Minted {
+		pk := g.PK(table)
+		for old, nr := range rows {
+			or := g.Find(table, pk, old)
+			for col, nv := range nr {
+				ov := or[col]
+				if ov != nil && nv != nil && Text(ov) != Text(nv) {
+					repl[Text(ov)] = nv
+				}
+			}
+		}
+	}
+	out := make([]scenario.Statement, len(stmts))
+	for i, st := range stmts {
+		args := make([]any, len(st.Args))
+		for j, a := range st.Args {
+			args[j] = a
+			if nv, ok := repl[Text(a)]; ok && a != nil {
+				args[j] = nv
+			}
+		}
+		out[i] = scenario.Statement{SQL: st.SQL, Args: args}
+	}
+	return out
+}

@@ -130,3 +130,15 @@ func (m *memo) RehearseEffect(ctx context.Context, setup []scenario.Statement, c
 	}
 	return ans, changed, err
 }
+
+// RehearseWrites passes through to the rehearser when it returns what the
+// calls wrote (writesRehearser); it is asked a few times per act, so it is
+// not kept. Without it the memo says nothing was written.
+func (m *memo) RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, []scenario.Statement, error) {
+	wr, ok := m.r.(writesRehearser)
+	if !ok {
+		ans, err := m.Rehearse(ctx, setup, calls)
+		return ans, nil, err
+	}
+	return wr.RehearseWrites(ctx, setup, calls)
+}

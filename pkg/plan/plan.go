@@ -48,6 +48,11 @@ type Spec struct {
 	// Choices says, per template, the choices a case of it makes
 	// (absent: none), as the plan rehearsed it.
 	Choices map[string]Choice `json:"choices,omitempty"`
+	// Prior says, per template, what the act already wrote on the
+	// template's own records, as statements on the seed's values: a case
+	// carries them into its setup, mapped onto its minted records
+	// (ground.Setup.Carry), and asks for the act once more.
+	Prior map[string][]scenario.Statement `json:"prior,omitempty"`
 	// Callers are keys of caller rows a case about a shared record (a
 	// product, a slot) mints its caller from, in turn.
 	Callers []string `json:"callers,omitempty"`
@@ -302,6 +307,9 @@ type level struct {
 	// elsewhere says, for a level whose cases take a record from outside
 	// the case (Choice.Outside), what that record is to the case.
 	elsewhere string
+	// prior is, per template, what the act already wrote on its records
+	// (againLevels): the case asks for what is done.
+	prior map[string][]scenario.Statement
 }
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
@@ -534,6 +542,14 @@ func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string
 	lspec := spec
 	lspec.Column, lspec.Level, lspec.Templates, lspec.Refusal = lv.column, lv.level, lv.templates, lv.branch
 	for _, k := range lv.templates {
+		if pr := lv.prior[k]; len(pr) > 0 {
+			if lspec.Prior == nil {
+				lspec.Prior = map[string][]scenario.Statement{}
+			}
+			lspec.Prior[k] = pr
+		}
+	}
+	for _, k := range lv.templates {
 		if ch := lv.choice(sol, k); ch != (Choice{}) {
 			if lspec.Choices == nil {
 				lspec.Choices = map[string]Choice{}
@@ -581,8 +597,8 @@ func (d *deriver) outboundLevelBuckets(ob *outbound, u *contract.UseCase, tool *
 //
 // A kind of case (outcome, overlay) its use case already has at an earlier
 // level comes after every kind's first: then the plain refusals of further
-// levels, those dealt for another way the world says no (Spec.Refusal)
-// first, and last the rest. A small ask gets each outcome of a use case,
+// levels, those dealt for a way the world says no (Spec.Refusal) no
+// earlier bucket of the use case is refused at first, and last the rest. A small ask gets each outcome of a use case,
 // then each way its act is refused, before a second case of either.
 func orderBuckets(all []Bucket) {
 	ranks := make([]int, len(all))
@@ -591,9 +607,10 @@ func orderBuckets(all []Bucket) {
 		b := &all[i]
 		r := bucketRank(*b)
 		kind := b.UseCase + "\x00" + b.Outcome + "\x00" + b.Overlay + "\x00" + string(b.Spec.Answer)
+		way := b.UseCase + "\x00refusal\x00" + b.Spec.Refusal
 		switch {
 		case b.Spec.Answer != "" || !seen[kind]:
-		case b.Outcome == "refuse" && b.Overlay == "none" && b.Spec.Refusal != "":
+		case b.Outcome == "refuse" && b.Overlay == "none" && b.Spec.Refusal != "" && !seen[way]:
 			r += 200
 		case b.Outcome == "refuse" && b.Overlay == "none":
 			r += 300
@@ -601,6 +618,9 @@ func orderBuckets(all []Bucket) {
 			r += 1000
 		}
 		seen[kind] = true
+		if b.Outcome == "refuse" && b.Spec.Refusal != "" {
+			seen[way] = true
+		}
 		ranks[i] = r
 	}
 	idx := make([]int, len(all))

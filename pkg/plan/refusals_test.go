@@ -51,6 +51,9 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 			"handlers/update_rider_email.star:11": "riders",
 			"handlers/update_rider_email.star:13": "riders",
 		}},
+		{"telecom", []string{
+			"handlers/send_payment_request.star:11", // again: a request already awaits payment
+		}, nil},
 		{"../testdata/contracts/clinic-voice", []string{
 			"handlers/book_appointment.star:125", // a slot of a provider the patient is established with, for a new-patient visit
 			"handlers/book_appointment.star:127", // a slot of a provider not taking new patients
@@ -80,6 +83,11 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 				for _, ch := range b.Spec.Choices {
 					if ch.Outside != "" {
 						outside[b.Spec.Refusal+"\x00"+ch.Outside] = true
+					}
+				}
+				for k, pr := range b.Spec.Prior {
+					if !slices.Contains(b.Spec.Templates, k) || len(pr) == 0 {
+						t.Errorf("bucket %s carries writes for %s, not one of its templates", b.ID, k)
 					}
 				}
 				if b.Spec.Refusal != "" {

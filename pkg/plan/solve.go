@@ -106,9 +106,15 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		}
 		return sol, nil
 	}
-	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, g.C.HandlerSource(tool))
+	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, played.branch, g.C.HandlerSource(tool))
+	for i := range sol.levels {
+		sol.levels[i].refusal = sv.refusals()[sol.levels[i].branch]
+	}
 	sol.levels = sv.branchLevels(sol.levels, sol.table, played, g.C.HandlerSource(tool))
 	if sol.levels, err = sv.choiceLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
+	if sol.levels, err = sv.againLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
 	if err := sv.teethFirst(ctx, tool, sol, sc, played); err != nil {
@@ -555,6 +561,9 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				continue
 			}
 			lv.choice(*sol, key).Apply(&b)
+			if pr := lv.prior[key]; len(pr) > 0 {
+				s.Statements = append(slices.Clone(s.Statements), s.Carry(g, pr)...)
+			}
 			calls, filled := Chain(g, tool, sol.chain, b, sv.bs)
 			if !filled {
 				why = fmt.Sprintf("the arguments of %s could not be filled for a minted %s%s", tool.Name, sol.table, prefix("; ", sv.firstUnbound(tool.Name)))
@@ -873,13 +882,14 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 }
 
 // levels groups rows by the low-cardinality column whose levels each give
-// one outcome, with both outcomes present; without one, the rows that
-// succeed are one level (or, when none does, those refused). Of columns
-// that split as many rows, the one the acting tool's code names (it reads
-// it to decide), then one whose levels a CHECK lists, then one that holds
-// no person's detail, then the one with fewest levels, then the first in the schema: what a column is called
-// never decides.
-func levels(g *ground.Graph, table string, keys []string, outcome map[string]string, code string) ([]level, *Axis) {
+// one outcome, with both outcomes present; without one, the rows that succeed are one level (or, when
+// none does, those refused). Never a column that holds a person's detail
+// (a name, a phone): that is who, not a state, and a minted case takes
+// another. Of columns that split as many rows, the one the acting tool's
+// code names (it reads it to decide), then one whose levels a CHECK lists,
+// then the one with fewest levels, then the first in the schema: what a
+// column is called never decides.
+func levels(g *ground.Graph, table string, keys []string, outcome, branch map[string]string, code string) ([]level, *Axis) {
 	var best []level
 	bestCol, bestPure, bestRank := "", 0, 0
 	cols := g.LowCardinality(table, 8)
@@ -903,13 +913,13 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 				break
 			}
 		}
-		if g.Renamed(table, col) != "" {
-			r -= 500 // a person's name or number is who, not a state
-		}
 		return r - len(ls)
 	}
 	for _, col := range names {
-		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome)
+		if g.Renamed(table, col) != "" {
+			continue // a person's name or number is who, not a state: a minted case takes another
+		}
+		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome, branch)
 		if !ok {
 			continue
 		}
@@ -929,19 +939,22 @@ func levels(g *ground.Graph, table string, keys []string, outcome map[string]str
 
 // columnLevels splits the answered rows by their value of col: the levels
 // every row of which has one outcome, and how many rows those hold. ok is
-// false when the levels do not tell two outcomes apart.
-func columnLevels(g *ground.Graph, table, col string, values []string, keys []string, outcome map[string]string) (ls []level, pure int, ok bool) {
+// false when the levels do not tell two outcomes apart. A refusal level
+// whose rows were all refused at one branch names it.
+func columnLevels(g *ground.Graph, table, col string, values []string, keys []string, outcome, branch map[string]string) (ls []level, pure int, ok bool) {
 	pk := g.PK(table)
 	byLevel := map[string][]string{}
 	outs := map[string]map[string]bool{}
+	ways := map[string]map[string]bool{}
 	for _, k := range keys {
 		r := g.Find(table, pk, k)
 		lv := ground.Text(r[col])
 		byLevel[lv] = append(byLevel[lv], k)
 		if outs[lv] == nil {
-			outs[lv] = map[string]bool{}
+			outs[lv], ways[lv] = map[string]bool{}, map[string]bool{}
 		}
 		outs[lv][outcome[k]] = true
+		ways[lv][branch[k]] = true
 	}
 	kinds := map[string]bool{}
 	for _, lv := range values {
@@ -951,7 +964,13 @@ func columnLevels(g *ground.Graph, table, col string, values []string, keys []st
 		pure += len(byLevel[lv])
 		for o := range outs[lv] {
 			kinds[o] = true
-			ls = append(ls, level{column: col, level: lv, outcome: o, templates: byLevel[lv]})
+			l := level{column: col, level: lv, outcome: o, templates: byLevel[lv]}
+			if o == "refuse" && len(ways[lv]) == 1 {
+				for b := range ways[lv] {
+					l.branch = b
+				}
+			}
+			ls = append(ls, l)
 		}
 	}
 	return ls, pure, len(kinds) >= 2
@@ -994,7 +1013,7 @@ func (sv *solver) branchLevels(ls []level, table string, played rowOutcomes, cod
 		for _, k := range keys {
 			outcome[k] = played.outcome[k]
 		}
-		if sub, ax := levels(sv.g, table, keys, outcome, code); ax != nil {
+		if sub, ax := levels(sv.g, table, keys, outcome, played.branch, code); ax != nil {
 			for _, s := range sub {
 				if s.outcome == "refuse" {
 					lv.column, lv.level, lv.templates = s.column, s.level, s.templates
@@ -1123,17 +1142,7 @@ const (
 // way a level already deals.
 func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
 	ls := sol.levels
-	dealt := map[string]bool{}
-	for _, lv := range ls {
-		if lv.branch != "" {
-			dealt[lv.branch] = true
-		}
-		for _, k := range lv.templates {
-			if lv.outcome == "refuse" && played.branch[k] != "" {
-				dealt[played.branch[k]] = true
-			}
-		}
-	}
+	dealt := dealtWays(ls, played)
 	outside := sv.outsideTables(tool, sol.table)
 	found := map[string]map[Choice]*choiceLevel{} // by way, then by where its cases take records
 	tried := 0
@@ -1213,6 +1222,91 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 		}
 		ls = append(ls, best.level)
+	}
+	return ls, nil
+}
+
+// dealtWays are the ways to refuse the levels already deal: their branch,
+// and the branch each refusal template took.
+func dealtWays(ls []level, played rowOutcomes) map[string]bool {
+	dealt := map[string]bool{}
+	for _, lv := range ls {
+		if lv.branch != "" {
+			dealt[lv.branch] = true
+		}
+		for _, k := range lv.templates {
+			if lv.outcome == "refuse" && played.branch[k] != "" {
+				dealt[played.branch[k]] = true
+			}
+		}
+	}
+	return dealt
+}
+
+// writesRehearser is a rehearser that also returns statements that write
+// what the calls wrote (probe.Rehearser is one).
+type writesRehearser interface {
+	RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, []scenario.Statement, error)
+}
+
+// againLevels adds a refusal level for each way the world says no to the
+// act asked for once it is done: on a row the act succeeds on, the world
+// the act leaves (its writes, which the case's setup carries) refuses the
+// same request at a branch no level deals yet — a second callback while
+// one is booked, an order's items modified a second time, a payment
+// request while one awaits payment. No seed row need hold that state; the
+// act makes it.
+func (sv *solver) againLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
+	ls := sol.levels
+	wr, ok := sv.r.(writesRehearser)
+	if !ok {
+		return ls, nil
+	}
+	dealt := dealtWays(ls, played)
+	found := map[string]*level{}
+	tried := 0
+	for _, k := range played.keys {
+		if played.outcome[k] != "succeed" || tried >= choiceRows {
+			continue
+		}
+		tried++
+		b := sc.bound(played.index[k])
+		sol.choices[k].Apply(&b)
+		calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+		if !ok {
+			continue
+		}
+		ans, writes, err := wr.RehearseWrites(ctx, nil, calls)
+		if err != nil {
+			return ls, err
+		}
+		if len(writes) == 0 || len(ans) != len(calls) || !allOK(ans) {
+			continue
+		}
+		again, err := sv.r.Rehearse(ctx, writes, calls)
+		if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+			continue // the writes do not replay as statements
+		}
+		if err != nil {
+			return ls, err
+		}
+		if len(again) != len(calls) || !allOK(again[:len(again)-1]) {
+			continue
+		}
+		act := again[len(again)-1]
+		if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
+			continue
+		}
+		lv := found[act.Branch]
+		if lv == nil {
+			lv = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch], prior: map[string][]scenario.Statement{}}
+			found[act.Branch] = lv
+		}
+		lv.templates = append(lv.templates, k)
+		lv.prior[k] = writes
+	}
+	for _, way := range slices.Sorted(maps.Keys(found)) {
+		ls = append(ls, *found[way])
 	}
 	return ls, nil
 }

@@ -2,7 +2,12 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -71,4 +76,95 @@ func runSetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) e
 		return nil
 	}
 	return cp.ExecBatch(ctx, setup)
+}
+
+// RehearseWrites is Rehearse, and also returns statements that write what
+// the calls wrote (rows added, changed and removed, as single INSERT,
+// UPDATE and DELETE statements keyed by primary key): run as a later
+// case's setup, they put the world where the calls left it, so that the
+// case asks for an act already done (a second callback, items modified a
+// second time). A table without a primary key, or a row change the
+// statements could not reproduce, gives no statements.
+func (r rehearser) RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, []scenario.Statement, error) {
+	var out []ground.Answer
+	var writes []scenario.Statement
+	err := r.w.Copy(ctx, func(cp *world.Copy) error {
+		out, writes = out[:0], nil
+		if err := runSetup(ctx, cp, setup); err != nil {
+			return err
+		}
+		before, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			res := cp.Call(ctx, c.Tool, c.Args)
+			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
+		}
+		after, err := cp.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		d, err := world.DiffSnapshots(before, after)
+		if err != nil {
+			return err
+		}
+		writes = statementsOf(r.w.Contract(), d)
+		return nil
+	})
+	return out, writes, err
+}
+
+// statementsOf renders a diff as statements: removals, then changes, then
+// additions, each in the diff's table order (parents before children).
+// Columns the database fills (identity, generated) are left to it.
+func statementsOf(c *contract.Contract, d world.StateDiff) []scenario.Statement {
+	var dels, upds, ins []scenario.Statement
+	for _, td := range d.Tables {
+		t := c.Table(td.Table)
+		if t == nil || len(t.PrimaryKey) == 0 {
+			return nil
+		}
+		where := func(row map[string]any, args []any) (string, []any) {
+			var conds []string
+			for _, k := range t.PrimaryKey {
+				args = append(args, row[k])
+				conds = append(conds, fmt.Sprintf("%s = $%d", k, len(args)))
+			}
+			return strings.Join(conds, " AND "), args
+		}
+		for _, row := range td.Removed {
+			w, args := where(row, nil)
+			dels = append(dels, scenario.Statement{SQL: fmt.Sprintf("DELETE FROM %s WHERE %s", t.Name, w), Args: args})
+		}
+		for _, ch := range td.Changed {
+			var sets []string
+			var args []any
+			for _, col := range ch.Columns {
+				if slices.Contains(t.PrimaryKey, col) {
+					return nil // a key changed: no statement keyed by it says so
+				}
+				args = append(args, ch.After[col])
+				sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+			}
+			w, args := where(ch.Before, args)
+			upds = append(upds, scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s WHERE %s", t.Name, strings.Join(sets, ", "), w), Args: args})
+		}
+		for _, row := range td.Added {
+			var cols, marks []string
+			var args []any
+			for _, col := range t.Columns {
+				v, ok := row[col.Name]
+				if !ok || col.Default == "identity" || col.Default == "generated" {
+					continue
+				}
+				args = append(args, v)
+				cols = append(cols, col.Name)
+				marks = append(marks, "$"+strconv.Itoa(len(args)))
+			}
+			ins = append(ins, scenario.Statement{SQL: fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Name, strings.Join(cols, ", "), strings.Join(marks, ", ")), Args: args})
+		}
+	}
+	return slices.Concat(dels, upds, ins)
 }
