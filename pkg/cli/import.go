@@ -205,7 +205,9 @@ func (l *importLedger) Refusals(context.Context, string) (map[string]int, error)
 func (l *importLedger) BucketRefusals(context.Context, string) (map[string]canvas.BucketRefusal, error) {
 	return map[string]canvas.BucketRefusal{}, nil
 }
-func (l *importLedger) Meter(context.Context, string) (canvas.Meter, error) { return canvas.Meter{}, nil }
+func (l *importLedger) Meter(context.Context, string) (canvas.Meter, error) {
+	return canvas.Meter{}, nil
+}
 
 func printImport(w io.Writer, rep ImportReport) {
 	for _, r := range rep.Results {

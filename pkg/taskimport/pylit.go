@@ -55,7 +55,7 @@ func ParsePython(src []byte) ([]Assign, error) {
 		return nil, &SyntaxError{1, 1, fmt.Sprintf("file of %d bytes is over the %d accepted", len(src), MaxSource)}
 	}
 	if !utf8.Valid(src) {
-		p := &parser{src: src}
+		p := &parser{src: src, line: 1, col: 1}
 		for p.pos < len(src) {
 			r, n := utf8.DecodeRune(src[p.pos:])
 			if r == utf8.RuneError && n <= 1 {

@@ -213,7 +213,7 @@ type tau2Instructions struct {
 }
 
 // userIDText finds the user id a τ²-bench task hands its user.
-var userIDText = regexp.MustCompile(`(?i)user id is:?\s*([A-Za-z0-9_]+)`)
+var userIDText = regexp.MustCompile(`(?i)user id is:?\s*['"]?([A-Za-z0-9_]+)`)
 
 // ParseTau2Bench reads τ²-bench's tasks.json (a JSON list of tasks, or an
 // object with a "tasks" list).
