@@ -64,11 +64,18 @@ func Name(prefix, id string) string {
 	return s
 }
 
-// changesState reports whether t changes the world: declared, else read
-// from its handler's writes.
+// changesState reports whether t changes the world as the prover reads
+// it: declared so. Only a contract that declares it of no tool has it read
+// from the handler's SQL, which over-reaches (a look-up loading a library
+// that writes elsewhere).
 func changesState(c *contract.Contract, t *contract.Tool) bool {
 	if t.ChangesState != nil {
 		return *t.ChangesState
+	}
+	for _, o := range c.Tools {
+		if o.ChangesState != nil {
+			return false
+		}
 	}
 	return len(c.Writes(t)) > 0
 }
