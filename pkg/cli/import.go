@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{"import", "FILE --format tau-bench|tau2-bench --contract DIR --out OUT [--json]", "turn a benchmark's published tasks into a suite of a ported contract and report each task's flaws", cmdImport})
+	register(command{"import", "FILE --format tau-bench|tau2-bench --contract DIR [--out OUT] [--json]", "turn a benchmark's published tasks into a suite of a ported contract and report each task's flaws", cmdImport})
 }
 
 // ImportResult is one task's fate.
@@ -50,7 +50,7 @@ type ImportReport struct {
 }
 
 func cmdImport(ctx context.Context, env *Env, args []string) error {
-	f := newFlags(env, "suitegen import", "FILE --format tau-bench|tau2-bench --contract DIR --out OUT [--json]",
+	f := newFlags(env, "suitegen import", "FILE --format tau-bench|tau2-bench --contract DIR [--out OUT] [--json]",
 		"Read a benchmark's published task file (a τ-bench Python task list, read without running it, or a τ²-bench tasks.json), make each task a scenario of the ported contract, prove it, write the kept ones as a suite in OUT, and report every task: kept, or the gate, code and reason that refused it. Exit 0 when a task was kept.")
 	format := f.str("format", "", "tau-bench or tau2-bench")
 	dir := f.str("contract", "", "the ported contract directory (required)")
