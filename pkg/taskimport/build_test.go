@@ -90,7 +90,7 @@ func TestBuildRefusals(t *testing.T) {
 
 func TestName(t *testing.T) {
 	for in, want := range map[string]string{
-		"0":  "tau-bench-airline-0",
+		"0": "tau-bench-airline-0",
 		"[mobile_data_issue]data_mode_off[PERSONA:None]": "tau-bench-airline-mobile-data-issue-data-mode-off-persona-none",
 	} {
 		if got := Name("tau-bench-airline", in); got != want {
