@@ -1,0 +1,100 @@
+package taskimport
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/prove"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+func airline(t *testing.T) *contract.Contract {
+	t.Helper()
+	c, err := contract.LoadValid(filepath.Join("..", "..", "examples", "airline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func act(name string, kw map[string]any) Action { return Action{Name: name, Kwargs: kw} }
+
+// TestBuildScenario: a task with one act becomes a succeeding scenario of
+// the use case listing the act, with the look-ups the contract requires
+// before it and the act's tables as the check.
+func TestBuildScenario(t *testing.T) {
+	c := airline(t)
+	b := Build(c, Source{Format: FormatTauBench, Prefix: "tau-bench-airline"}, Task{
+		ID: "7", UserID: "mia_li_3668", Instruction: "Your user id is mia_li_3668. Cancel ABC123.",
+		Actions: []Action{act("cancel_reservation", map[string]any{"reservation_id": "ABC123"})},
+		Outputs: []string{"cancelled"},
+	})
+	if b.Refusal != nil {
+		t.Fatalf("refused: %v", b.Refusal)
+	}
+	sc := b.Scenario
+	if sc.Name != "tau-bench-airline-7" || sc.UseCase != "cancel-reservation" || sc.Expects != scenario.OutcomeSucceed ||
+		sc.CallerID != "mia_li_3668" || sc.Persona.Name != "Mia Li" || len(sc.Setup) != 0 ||
+		!reflect.DeepEqual(sc.Outputs, []string{"cancelled"}) {
+		t.Errorf("%+v", sc)
+	}
+	want := []scenario.Call{
+		{Tool: "get_user_details", Args: map[string]any{"user_id": "mia_li_3668"}},
+		{Tool: "get_reservation_details", Args: map[string]any{"reservation_id": "ABC123"}},
+		{Tool: "cancel_reservation", Args: map[string]any{"reservation_id": "ABC123"}},
+	}
+	if !reflect.DeepEqual(sc.Solution, want) {
+		t.Errorf("solution %+v", sc.Solution)
+	}
+	if len(sc.SubGoals) != 1 || sc.SubGoals[0].Name != prove.RowWritten {
+		t.Errorf("sub-goals %+v", sc.SubGoals)
+	}
+	// A look-up the task already makes is not made twice.
+	b = Build(c, Source{Format: FormatTauBench, Prefix: "x"}, Task{ID: "8", UserID: "mia_li_3668", Instruction: "i",
+		Actions: []Action{
+			act("get_user_details", map[string]any{"user_id": "mia_li_3668"}),
+			act("get_reservation_details", map[string]any{"reservation_id": "ABC123"}),
+			act("cancel_reservation", map[string]any{"reservation_id": "ABC123"}),
+		}})
+	if b.Scenario == nil || !reflect.DeepEqual(b.Scenario.Solution, want) {
+		t.Errorf("%+v", b)
+	}
+}
+
+// TestBuildRefusals: what cannot be one scenario is refused with an
+// import code, before the prover.
+func TestBuildRefusals(t *testing.T) {
+	c := airline(t)
+	cancel := act("cancel_reservation", map[string]any{"reservation_id": "ABC123"})
+	for _, tc := range []struct {
+		task Task
+		code prove.Code
+	}{
+		{Task{UserID: "u", Actions: []Action{cancel, act("send_certificate", map[string]any{"user_id": "u", "amount": 50})}}, SeveralActs},
+		{Task{UserID: "u", Actions: []Action{act("get_user_details", map[string]any{"user_id": "u"})}}, NoAct},
+		{Task{UserID: "u"}, NoAct},
+		{Task{UserID: "u", Actions: []Action{cancel, act("transfer_to_human_agents", map[string]any{"summary": "s"})}}, Handoff},
+		{Task{UserID: "u", Actions: []Action{act("list_all_product_types", nil)}}, UnknownAct},
+		{Task{Actions: []Action{cancel}}, NoUser},
+		{Task{UserID: "u", Actions: []Action{cancel}, UserActions: []Action{act("toggle_roaming", nil)}}, UserActions},
+		{Task{UserID: "u", Actions: []Action{cancel}, InitialState: true}, InitialState},
+	} {
+		b := Build(c, Source{Format: FormatTau2Bench, Prefix: "p"}, tc.task)
+		if b.Refusal == nil || b.Refusal.Gate != GateImport || b.Refusal.Code != tc.code || b.Scenario != nil {
+			t.Errorf("%+v: got %+v, want import/%s", tc.task, b.Refusal, tc.code)
+		}
+	}
+}
+
+func TestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"0": "tau-bench-airline-0",
+		"[mobile_data_issue]data_mode_off[PERSONA:None]": "tau-bench-airline-mobile-data-issue-data-mode-off-persona-none",
+	} {
+		if got := Name("tau-bench-airline", in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
