@@ -106,7 +106,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		}
 		return sol, nil
 	}
-	sol.levels, sol.axis = levels(g, sol.table, played.keys, played.outcome, played.branch, g.C.HandlerSource(tool))
+	if sol.levels, sol.axis, err = sv.axisLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
 	for i := range sol.levels {
 		sol.levels[i].refusal = sv.refusals()[sol.levels[i].branch]
 	}
@@ -889,7 +891,7 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 // code names (it reads it to decide), then one whose levels a CHECK lists,
 // then the one with fewest levels, then the first in the schema: what a
 // column is called never decides.
-func levels(g *ground.Graph, table string, keys []string, outcome, branch map[string]string, code string) ([]level, *Axis) {
+func levels(g *ground.Graph, table string, keys []string, outcome, branch map[string]string, code string, skip ...string) ([]level, *Axis) {
 	var best []level
 	bestCol, bestPure, bestRank := "", 0, 0
 	cols := g.LowCardinality(table, 8)
@@ -916,7 +918,7 @@ func levels(g *ground.Graph, table string, keys []string, outcome, branch map[st
 		return r - len(ls)
 	}
 	for _, col := range names {
-		if g.Renamed(table, col) != "" {
+		if g.Renamed(table, col) != "" || slices.Contains(skip, col) {
 			continue // a person's name or number is who, not a state: a minted case takes another
 		}
 		ls, pure, ok := columnLevels(g, table, col, cols[col], keys, outcome, branch)
@@ -935,6 +937,88 @@ func levels(g *ground.Graph, table string, keys []string, outcome, branch map[st
 		return best, ax
 	}
 	return noAxis(keys, outcome), nil
+}
+
+// axisTries bounds the columns axisLevels tries before it plans without
+// an axis, and axisChecks the refused rows it checks each on.
+const (
+	axisTries  = 3
+	axisChecks = 2
+)
+
+// axisLevels are the levels of the column that decides the act's answer
+// (levels), checked by behaviour: a column whose levels split the sample's
+// outcomes only by chance (a nickname shared by two rows refused for
+// their slots) does not decide them. On a few rows of its refusal levels,
+// the row is given a succeeding level's value (an UPDATE in the
+// rehearsal's setup) and the act rehearsed again; when none of them
+// answers otherwise, the next column is tried, and after axisTries the
+// plan has no axis. A row the schema will not let take the value says
+// nothing either way.
+func (sv *solver) axisLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, *Axis, error) {
+	g := sv.g
+	code := g.C.HandlerSource(tool)
+	var skip []string
+	for range axisTries {
+		ls, ax := levels(g, sol.table, played.keys, played.outcome, played.branch, code, skip...)
+		if ax == nil {
+			return ls, nil, nil
+		}
+		decides, err := sv.decides(ctx, tool, sol, sc, played, ls)
+		if err != nil || decides {
+			return ls, ax, err
+		}
+		skip = append(skip, ax.Column)
+	}
+	return noAxis(played.keys, played.outcome), nil, nil
+}
+
+// decides reports whether giving a refused row of ls a succeeding level's
+// value changes the act's answer on some row (or no row can tell).
+func (sv *solver) decides(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes, ls []level) (bool, error) {
+	var col, good string
+	for _, lv := range ls {
+		if lv.outcome == "succeed" {
+			col, good = lv.column, lv.level
+			break
+		}
+	}
+	t := sv.g.C.Table(sol.table)
+	pk := sv.g.PK(sol.table)
+	if col == "" || t == nil || pk == "" || t.Column(col) == nil {
+		return true, nil
+	}
+	// The level as text, read as the column's type by the database.
+	set := fmt.Sprintf("UPDATE %s SET %s = $1::text::%s WHERE %s::text = $2", t.Name, col, t.Column(col).Type, pk)
+	checked := 0
+	for _, lv := range ls {
+		for _, k := range lv.templates {
+			if lv.outcome != "refuse" || checked >= axisChecks {
+				break
+			}
+			b := sc.bound(played.index[k])
+			sol.choices[k].Apply(&b)
+			calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+			if !ok {
+				continue
+			}
+			ans, err := sv.r.Rehearse(ctx, []scenario.Statement{{SQL: set, Args: []any{good, k}}}, calls)
+			if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+				return true, nil // the schema will not say
+			}
+			if err != nil {
+				return false, err
+			}
+			checked++
+			if len(ans) != len(calls) {
+				return true, nil
+			}
+			if act := ans[len(ans)-1]; !act.Refused || act.Branch != played.branch[k] {
+				return true, nil
+			}
+		}
+	}
+	return checked == 0, nil
 }
 
 // columnLevels splits the answered rows by their value of col: the levels
