@@ -380,6 +380,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
 	replies := allowance.New(cmp.Or(cfg.MaxTokens, writer.DefaultMaxTokens))
+	up := new(outage.Up) // the first writer to find the servers back wakes the others
 	for i := range cfg.Writers {
 		qc := cfg.queueConfig(natsURL)
 		qc.Acks = mx // acks that meet a transient failure, by how they end
@@ -389,7 +390,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies, Up: up})
 		if err != nil {
 			q.Close()
 			stop()
