@@ -16,7 +16,7 @@ import (
 )
 
 // ErrNotFound is returned when a run or slice does not exist.
-var ErrNotFound = errors.New("canvas: not found")
+var ErrNotFound = errors.New("not found")
 
 // Store is the canvas of every run in one database.
 type Store struct{ pool *pgxpool.Pool }

@@ -139,12 +139,17 @@ func exitCode(env *Env, prog, name string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
+	// A distributed binary is its command: "planner: ...", not "planner planner: ...".
+	who := prog
+	if name != prog {
+		who = prog + " " + name
+	}
 	var u *UsageError
 	if errors.As(err, &u) {
-		fmt.Fprintf(env.Stderr, "%s %s: %s\n", prog, name, u.Msg)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", who, u.Msg)
 		return ExitUsage
 	}
-	fmt.Fprintf(env.Stderr, "%s %s: %v\n", prog, name, err)
+	fmt.Fprintf(env.Stderr, "%s: %v\n", who, err)
 	var retry *RetryError
 	if errors.As(err, &retry) {
 		return ExitRetry

@@ -230,7 +230,7 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	store := storeOf(in)
 	r, err := store.Run(ctx, *runID)
 	if err != nil {
-		return jobError(fmt.Errorf("run %s: %w", *runID, err))
+		return jobError(err) // it names the run
 	}
 	engines := engine.NewCache(in.pool, store)
 	defer engines.Close()

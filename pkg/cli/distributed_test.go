@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,5 +66,28 @@ func TestJobExitCodes(t *testing.T) {
 	}
 	if jobError(nil) != nil {
 		t.Error("success is an error")
+	}
+}
+
+// TestErrorsPrefixedOnce: a distributed binary is its command, so its errors
+// read "planner: ...", not "planner planner: ..."; export's read
+// "suitegen export: suite: ...", not "... export: suite: export: ...".
+func TestErrorsPrefixedOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		prog string
+		args []string
+		want string
+	}{
+		{"planner", []string{"--bogus"}, "planner: flag provided but not defined: -bogus"},
+		{"reviewer", []string{"--run", "r"}, "reviewer: --nats"},
+		{"writer", []string{"--bogus"}, "writer: flag provided but not defined: -bogus"},
+		{"suitegen", []string{"export", missing}, "suitegen export: suite: open " + filepath.Join(missing, "index.json")},
+	} {
+		var out bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Log: discard()}
+		if code := Dispatch(context.Background(), env, c.prog, c.args); code == ExitOK || !strings.HasPrefix(out.String(), c.want) {
+			t.Errorf("%s %v: exit %d, want a line starting %q:\n%s", c.prog, c.args, code, c.want, out.String())
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nats-io/nats.go"
@@ -69,6 +70,44 @@ func TestIs(t *testing.T) {
 	for _, err := range no {
 		if outage.Is(err) {
 			t.Errorf("Is(%v) = true, want false", err)
+		}
+	}
+}
+
+// TestUp: a Signal wakes every Wait before it, none after it, and a nil Up
+// never wakes.
+func TestUp(t *testing.T) {
+	var u outage.Up
+	a, b := u.Wait(), u.Wait()
+	u.Signal()
+	for _, c := range []<-chan struct{}{a, b} {
+		select {
+		case <-c:
+		default:
+			t.Fatal("a Wait before Signal was not woken")
+		}
+	}
+	select {
+	case <-u.Wait():
+		t.Fatal("a Wait after Signal was woken")
+	default:
+	}
+	var none *outage.Up
+	none.Signal()
+	if none.Wait() != nil {
+		t.Fatal("a nil Up gave a channel")
+	}
+}
+
+// TestJitter: a wait is drawn between half and all of it.
+func TestJitter(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		r    float64
+		want time.Duration
+	}{{4 * time.Second, 0, 2 * time.Second}, {4 * time.Second, 0.5, 3 * time.Second}, {4 * time.Second, 0.999999, 4 * time.Second}, {time.Nanosecond, 0.5, 0}} {
+		if got := outage.Jitter(c.d, c.r); got.Round(time.Millisecond) != c.want.Round(time.Millisecond) || got > c.d || got < c.d/2 {
+			t.Errorf("Jitter(%s, %v) = %s, want %s", c.d, c.r, got, c.want)
 		}
 	}
 }

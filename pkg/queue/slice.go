@@ -70,14 +70,11 @@ func (s Slice) check() error {
 func (s Slice) wire() *suitegenv1.Slice {
 	m := &suitegenv1.Slice{
 		RunId: s.Run, SliceId: s.ID, Round: uint32(s.Round), Gap: s.Gap, Lessons: s.Lessons,
-		TurnBudget: uint32(s.TurnBudget), Kind: suitegenv1.Slice_KIND_WORK,
+		TurnBudget: uint32(s.TurnBudget),
 		Spread: &suitegenv1.CallerSpread{NameInitials: s.Spread.Initials, CodePrefixes: s.Spread.CodePrefixes,
 			Personalities: s.Spread.Personalities, Accents: s.Spread.Accents, Styles: s.Spread.Styles, Locations: s.Spread.Locations,
 			LineQualities: s.Spread.LineQualities, BackgroundNoises: s.Spread.BackgroundNoises, Spellings: s.Spread.Spellings,
 			TalkOver: uint32(max(s.Spread.TalkOver, 0))},
-	}
-	if s.Gap != "" {
-		m.Kind = suitegenv1.Slice_KIND_GAP
 	}
 	for _, id := range s.Buckets {
 		m.Buckets = append(m.Buckets, &suitegenv1.BucketAssignment{BucketId: id})

@@ -57,38 +57,48 @@ func TestSliceRoundTrip(t *testing.T) {
 }
 
 // TestSliceRetiredFields: a slice from an earlier planner, which still
-// sent the contract (4), the seed (8) and a send time (12), decodes as the
-// same slice, and no slice is sent with them any more.
+// sent the contract (4), the seed (8), its kind (9: 1 work, 2 gap) and a
+// send time (12), decodes as the same slice, and no slice is sent with them
+// any more.
 func TestSliceRetiredFields(t *testing.T) {
-	s := newSlice("run1", 2)
-	b, err := s.encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rest := b; len(rest) > 0; {
-		num, _, n := protowire.ConsumeField(rest)
-		if n < 0 {
-			t.Fatalf("the encoded slice does not parse: %v", protowire.ParseError(n))
+	gap := newSlice("run1", 3)
+	gap.Gap = "short of want"
+	for _, c := range []struct {
+		s    Slice
+		kind uint64
+	}{{newSlice("run1", 2), 1}, {gap, 2}} {
+		s := c.s
+		b, err := s.encode()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if num == 4 || num == 8 || num == 12 {
-			t.Errorf("the encoded slice carries retired field %d", num)
+		for rest := b; len(rest) > 0; {
+			num, _, n := protowire.ConsumeField(rest)
+			if n < 0 {
+				t.Fatalf("the encoded slice does not parse: %v", protowire.ParseError(n))
+			}
+			if num == 4 || num == 8 || num == 9 || num == 12 {
+				t.Errorf("the encoded slice carries retired field %d", num)
+			}
+			rest = rest[n:]
 		}
-		rest = rest[n:]
-	}
-	var ref []byte
-	ref = protowire.AppendTag(ref, 1, protowire.BytesType)
-	ref = protowire.AppendString(ref, "shop-support")
-	ref = protowire.AppendTag(ref, 2, protowire.BytesType)
-	ref = protowire.AppendString(ref, strings.Repeat("ab", 32))
-	old := slices.Clone(b)
-	old = protowire.AppendTag(old, 4, protowire.BytesType)
-	old = protowire.AppendBytes(old, ref)
-	old = protowire.AppendTag(old, 8, protowire.VarintType)
-	old = protowire.AppendVarint(old, 7)
-	old = protowire.AppendTag(old, 12, protowire.VarintType)
-	old = protowire.AppendVarint(old, 1_700_000_000)
-	got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, old)
-	if err != nil || !reflect.DeepEqual(got, s) {
-		t.Fatalf("an earlier planner's slice: %v\n got %+v\nwant %+v", err, got, s)
+		var ref []byte
+		ref = protowire.AppendTag(ref, 1, protowire.BytesType)
+		ref = protowire.AppendString(ref, "shop-support")
+		ref = protowire.AppendTag(ref, 2, protowire.BytesType)
+		ref = protowire.AppendString(ref, strings.Repeat("ab", 32))
+		old := slices.Clone(b)
+		old = protowire.AppendTag(old, 4, protowire.BytesType)
+		old = protowire.AppendBytes(old, ref)
+		old = protowire.AppendTag(old, 8, protowire.VarintType)
+		old = protowire.AppendVarint(old, 7)
+		old = protowire.AppendTag(old, 9, protowire.VarintType)
+		old = protowire.AppendVarint(old, c.kind)
+		old = protowire.AppendTag(old, 12, protowire.VarintType)
+		old = protowire.AppendVarint(old, 1_700_000_000)
+		got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, old)
+		if err != nil || !reflect.DeepEqual(got, s) {
+			t.Fatalf("an earlier planner's slice: %v\n got %+v\nwant %+v", err, got, s)
+		}
 	}
 }

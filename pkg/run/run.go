@@ -135,27 +135,27 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case len(c.Dirs) == 0:
-		return errors.New("run: at least one contract directory is required")
+		return errors.New("at least one contract directory is required")
 	case c.Asked <= 0:
-		return fmt.Errorf("run: --scenarios must be positive, got %d", c.Asked)
+		return fmt.Errorf("--scenarios must be positive, got %d", c.Asked)
 	case c.Writers < 0 || c.Writers > 64:
-		return fmt.Errorf("run: --writers must be between 1 and 64, got %d", c.Writers)
+		return fmt.Errorf("--writers must be between 1 and 64, got %d", c.Writers)
 	case c.Concurrency < 0:
-		return fmt.Errorf("run: --concurrency must be positive, got %d", c.Concurrency)
+		return fmt.Errorf("--concurrency must be positive, got %d", c.Concurrency)
 	case c.Client == nil && c.Provider.Check(c.Model) != nil:
-		return fmt.Errorf("run: %w", c.Provider.Check(c.Model))
+		return c.Provider.Check(c.Model)
 	case c.Update != "" && c.Into != "", c.Revise.Dir != "" && (c.Update != "" || c.Into != ""):
-		return errors.New("run: --update, --into and revise do not go together")
+		return errors.New("--update, --into and revise do not go together")
 	case c.suiteDir() != "" && len(c.Dirs) != 1:
-		return errors.New("run: --update and --into take exactly one contract directory")
+		return errors.New("--update and --into take exactly one contract directory")
 	case c.Rounds < 0:
-		return fmt.Errorf("run: --rounds must not be negative, got %d", c.Rounds)
+		return fmt.Errorf("--rounds must not be negative, got %d", c.Rounds)
 	case c.BudgetTokens < 0:
-		return fmt.Errorf("run: --budget-tokens must not be negative, got %d", c.BudgetTokens)
+		return fmt.Errorf("--budget-tokens must not be negative, got %d", c.BudgetTokens)
 	case c.BudgetUSD < 0:
-		return fmt.Errorf("run: --budget-usd must not be negative, got %v", c.BudgetUSD)
+		return fmt.Errorf("--budget-usd must not be negative, got %v", c.BudgetUSD)
 	case c.BudgetUSD > 0 && c.Client == nil && c.Model != provider.Builtin && !c.priced():
-		return fmt.Errorf("run: --budget-usd needs a price for --model %s: give --price or --prices (docs/PROVIDERS.md)", c.Model)
+		return fmt.Errorf("--budget-usd needs a price for --model %s: give --price or --prices (docs/PROVIDERS.md)", c.Model)
 	}
 	return nil
 }
@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	for _, d := range cfg.Dirs {
 		c, err := contract.LoadValid(d)
 		if err != nil {
-			return nil, fmt.Errorf("run: %s: %w", d, err)
+			return nil, fmt.Errorf("%s: %w", d, err)
 		}
 		contracts = append(contracts, c)
 	}
@@ -210,17 +210,17 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		// before any server starts or anything is spent.
 		w, err := suite.Read(dir)
 		if err != nil {
-			return nil, fmt.Errorf("run: %w", err)
+			return nil, err
 		}
 		if c := contracts[0]; w.Index.Agent != c.Agent {
-			return nil, fmt.Errorf("run: %w", &refresh.ForeignError{Suite: dir, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent})
+			return nil, &refresh.ForeignError{Suite: dir, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent}
 		}
 		if rv := cfg.Revise; rv.Dir != "" {
 			if _, err := refresh.ParseAsk(rv.Ask); err != nil {
-				return nil, fmt.Errorf("run: %w", err)
+				return nil, fmt.Errorf("--ask: %w", err)
 			}
 			if _, err := refresh.Select(w, rv.Only, rv.Where); err != nil {
-				return nil, fmt.Errorf("run: %w", err)
+				return nil, err
 			}
 		}
 	}
@@ -327,7 +327,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	var steer []plan.Steer
 	if cfg.PlanFile != "" {
 		if steer, err = wire.ReadPlanFile(cfg.PlanFile); err != nil {
-			return nil, fmt.Errorf("run: %w", err)
+			return nil, err
 		}
 	}
 	results := make([]Result, len(contracts))
@@ -380,6 +380,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
 	replies := allowance.New(cmp.Or(cfg.MaxTokens, writer.DefaultMaxTokens))
+	up := new(outage.Up) // the first writer to find the servers back wakes the others
 	for i := range cfg.Writers {
 		qc := cfg.queueConfig(natsURL)
 		qc.Acks = mx // acks that meet a transient failure, by how they end
@@ -389,7 +390,7 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas
 			return nil, err
 		}
 		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
-			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies})
+			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies, Up: up})
 		if err != nil {
 			q.Close()
 			stop()

@@ -63,37 +63,37 @@ var ErrNeedsWorld = errors.New("this format replays the suite in its world: it n
 // one compact scenario per line.
 func Export(out string, format string, w io.Writer) error {
 	if format == FormatTauBench || format == FormatTau2Bench {
-		return fmt.Errorf("suite: export %s: %w", format, ErrNeedsWorld)
+		return fmt.Errorf("suite: %s: %w", format, ErrNeedsWorld)
 	}
 	if format != FormatJSONL {
-		return fmt.Errorf("suite: export: unknown format %q (want %s)", format, FormatJSONL)
+		return fmt.Errorf("suite: unknown format %q (want %s)", format, FormatJSONL)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {
-		return fmt.Errorf("suite: export: %w", err)
+		return fmt.Errorf("suite: %w", err)
 	}
 	var idx Index
 	if err := json.Unmarshal(raw, &idx); err != nil {
-		return fmt.Errorf("suite: export: index.json: %w", err)
+		return fmt.Errorf("suite: index.json: %w", err)
 	}
 	bw := bufio.NewWriter(w)
 	for _, e := range idx.Scenarios {
 		if !safeName.MatchString(e.Name) {
-			return fmt.Errorf("suite: export: index.json names %q, which is not a scenario folder name", e.Name)
+			return fmt.Errorf("suite: index.json names %q, which is not a scenario folder name", e.Name)
 		}
 		path := filepath.Join(out, "scenarios", e.Name, "scenario.json")
 		body, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("suite: export: %w", err)
+			return fmt.Errorf("suite: %w", err)
 		}
 		line, err := jsonlLine(body)
 		if err != nil {
-			return fmt.Errorf("suite: export: %s: %w", path, err)
+			return fmt.Errorf("suite: %s: %w", path, err)
 		}
 		bw.Write(line)
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("suite: export: %w", err)
+		return fmt.Errorf("suite: %w", err)
 	}
 	return nil
 }

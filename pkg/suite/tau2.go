@@ -310,15 +310,15 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 	var sum Tau2Summary
 	c := src.Contract
 	if c == nil || src.World == nil || src.Replayer == nil {
-		return sum, errors.New("suite: export tau2-bench: a contract, its world and a replayer are required")
+		return sum, errors.New("suite: tau2-bench: a contract, its world and a replayer are required")
 	}
 	scs, err := readSuite(out)
 	if err != nil {
-		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
 	}
 	for _, sc := range scs {
 		if sc.Provenance.ContractSHA256 != c.SHA256 {
-			return sum, fmt.Errorf("suite: export tau2-bench: scenario %s was written for contract %.12s, not %s (%.12s)",
+			return sum, fmt.Errorf("suite: tau2-bench: scenario %s was written for contract %.12s, not %s (%.12s)",
 				sc.Name, sc.Provenance.ContractSHA256, c.Agent, c.SHA256)
 		}
 	}
@@ -328,14 +328,14 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 	}
 	db, err := x.seed(ctx)
 	if err != nil {
-		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
 	}
 	doc := Tau2Export{Format: FormatTau2Bench, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Tau2Task{}, Refused: []Tau2Refusal{}}
 	for _, sc := range scs {
 		task, ref, err := x.task(ctx, sc)
 		if err != nil {
-			return sum, fmt.Errorf("suite: export tau2-bench: %s: %w", sc.Name, err)
+			return sum, fmt.Errorf("suite: tau2-bench: %s: %w", sc.Name, err)
 		}
 		if ref != nil {
 			doc.Refused = append(doc.Refused, *ref)
@@ -346,10 +346,10 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 	sum.Tasks, sum.Refused = len(doc.Tasks), doc.Refused
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
-		return sum, fmt.Errorf("suite: export tau2-bench: %w", err)
+		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
 	}
 	return sum, nil
 }

@@ -58,6 +58,9 @@ func (w *Writer) writeThrough(ctx context.Context, stop <-chan struct{}, log *sl
 	unproven := 0
 	for {
 		err := w.writeSlice(ctx, d.Slice())
+		if err == nil {
+			w.cfg.Up.Signal() // its ledger writes went through: the servers answer
+		}
 		if !isOutage(err) || ctx.Err() != nil {
 			return err
 		}
@@ -78,33 +81,47 @@ func (w *Writer) writeThrough(ctx context.Context, stop <-chan struct{}, log *sl
 }
 
 // await waits, with backoff, until the writer's dependencies answer: at
-// least one backoff step, then a probe after each. down reports that a probe
-// failed on the way (the outage was seen); ok is false when ctx ended or stop
-// was closed first.
+// least one backoff step, then a probe after each. Each wait is drawn
+// between half and all of the step (outage.Jitter), so writers paused
+// together do not probe together, and a probe comes at once when another
+// writer of the process sees the servers answer (Config.Up). down reports
+// that a probe failed on the way (the outage was seen); ok is false when ctx
+// ended or stop was closed first.
 func (w *Writer) await(ctx context.Context, stop <-chan struct{}, log *slog.Logger) (down, ok bool) {
 	wait := w.cfg.OutageBackoff
 	for {
-		t := time.NewTimer(wait)
+		up := w.cfg.Up.Wait()
+		t, cancel := w.after(outage.Jitter(wait, w.jitter()))
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			cancel()
 			return down, false
 		case <-stop:
-			t.Stop()
+			cancel()
 			return down, false
-		case <-t.C:
+		case <-up:
+			cancel()
+		case <-t:
 		}
 		err := w.probe(ctx)
 		if err == nil {
+			w.cfg.Up.Signal()
 			return down, true
 		}
 		if ctx.Err() != nil {
 			return down, false
 		}
 		down = true
-		log.Warn("the writer's servers do not answer yet", "err", err, "next", min(2*wait, w.cfg.MaxOutageBackoff))
 		wait = min(2*wait, w.cfg.MaxOutageBackoff)
+		log.Warn("the writer's servers do not answer yet", "err", err, "next", wait)
 	}
+}
+
+// after is a timer on the wall clock: the channel fires after d; cancel
+// stops it.
+func after(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
 }
 
 // probe asks the writer's dependencies whether they answer, each ask

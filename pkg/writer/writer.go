@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -114,8 +116,14 @@ type Config struct {
 	Dependencies func(ctx context.Context) error
 	// OutageBackoff is the first wait of a writer paused by an outage (and
 	// of one whose queue does not answer); each failed probe doubles it up
-	// to MaxOutageBackoff. Defaults 250ms and 15s.
+	// to MaxOutageBackoff, and a paused writer waits between half and all of
+	// it. Defaults 250ms and 5s: a writer finds its servers back at most 5 s
+	// late, and probes a server that stays down about once in 3.75 s.
 	OutageBackoff, MaxOutageBackoff time.Duration
+	// Up, shared by the writers of one process, wakes those paused by an
+	// outage as soon as one of them sees the servers answer (a probe, a
+	// slice written). Nil: each finds out by its own probes.
+	Up *outage.Up
 	// ProbeTimeout bounds one Dependencies probe. Default 5s.
 	ProbeTimeout time.Duration
 	// BeforeSlice, when set, is called with each delivery's slice id before
@@ -145,7 +153,7 @@ func (c Config) withDefaults() Config {
 	c.OtherModelDelay = cmp.Or(c.OtherModelDelay, 30*time.Second)
 	c.MaxTokens = cmp.Or(c.MaxTokens, DefaultMaxTokens)
 	c.OutageBackoff = cmp.Or(c.OutageBackoff, 250*time.Millisecond)
-	c.MaxOutageBackoff = max(cmp.Or(c.MaxOutageBackoff, 15*time.Second), c.OutageBackoff)
+	c.MaxOutageBackoff = max(cmp.Or(c.MaxOutageBackoff, 5*time.Second), c.OutageBackoff)
 	c.ProbeTimeout = cmp.Or(c.ProbeTimeout, 5*time.Second)
 	return c
 }
@@ -183,6 +191,10 @@ type Writer struct {
 	// replies sizes each request's reply allowance from the replies to
 	// earlier requests of its kind (replyKind), up to MaxTokens.
 	replies *allowance.Sizer
+	// after and jitter time an outage's backoff waits (await); tests give
+	// a fake clock and a fixed draw.
+	after  func(time.Duration) (<-chan time.Time, func() bool)
+	jitter func() float64
 }
 
 // New validates the config.
@@ -191,7 +203,8 @@ func New(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache(), replies: cmp.Or(cfg.Replies, allowance.New(cfg.MaxTokens))}, nil
+	return &Writer{cfg: cfg, log: cfg.Logger.With("writer", cfg.ID), goals: newGoalCache(), replies: cmp.Or(cfg.Replies, allowance.New(cfg.MaxTokens)),
+		after: after, jitter: rand.Float64}, nil
 }
 
 // Run pulls and writes slices until ctx ends. When ctx ends mid-slice, the
@@ -224,7 +237,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			// The queue (or the way to it) is down: take nothing until it
 			// answers, backing off.
 			w.log.Error("fetching a slice; backing off", "err", err, "next", wait)
-			if !sleep(ctx, wait) {
+			if !sleep(ctx, outage.Jitter(wait, w.jitter())) {
 				return nil
 			}
 			wait = min(2*wait, w.cfg.MaxOutageBackoff)

@@ -27,60 +27,6 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Kind says whether a slice comes from the plan or from the reviewer.
-type Slice_Kind int32
-
-const (
-	// Unset. The encoder always sets WORK or GAP; the decoder goes by gap,
-	// not by kind.
-	Slice_KIND_UNSPECIFIED Slice_Kind = 0
-	// Planned work: fill the assigned buckets.
-	Slice_KIND_WORK Slice_Kind = 1
-	// A reviewer's gap slice: fix what the suite as a whole lacks (see gap).
-	Slice_KIND_GAP Slice_Kind = 2
-)
-
-// Enum value maps for Slice_Kind.
-var (
-	Slice_Kind_name = map[int32]string{
-		0: "KIND_UNSPECIFIED",
-		1: "KIND_WORK",
-		2: "KIND_GAP",
-	}
-	Slice_Kind_value = map[string]int32{
-		"KIND_UNSPECIFIED": 0,
-		"KIND_WORK":        1,
-		"KIND_GAP":         2,
-	}
-)
-
-func (x Slice_Kind) Enum() *Slice_Kind {
-	p := new(Slice_Kind)
-	*p = x
-	return p
-}
-
-func (x Slice_Kind) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (Slice_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_suitegen_v1_queue_proto_enumTypes[0].Descriptor()
-}
-
-func (Slice_Kind) Type() protoreflect.EnumType {
-	return &file_suitegen_v1_queue_proto_enumTypes[0]
-}
-
-func (x Slice_Kind) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use Slice_Kind.Descriptor instead.
-func (Slice_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_suitegen_v1_queue_proto_rawDescGZIP(), []int{0, 0}
-}
-
 // Slice is one unit of work on the JetStream work queue: a few buckets (never
 // two from one cell), a caller spread and a turn budget. Its slice_id is the
 // Nats-Msg-Id, so publishing the same slice twice is a no-op.
@@ -96,9 +42,9 @@ type Slice struct {
 	// Model turns the planner allows the slice, growing with its outstanding
 	// work; the writer takes it as a floor and recomputes from the ledger.
 	TurnBudget uint32 `protobuf:"varint,7,opt,name=turn_budget,json=turnBudget,proto3" json:"turn_budget,omitempty"`
-	// GAP exactly when gap is set.
-	Kind Slice_Kind `protobuf:"varint,9,opt,name=kind,proto3,enum=suitegen.v1.Slice_Kind" json:"kind,omitempty"`
-	// For GAP slices: what the reviewer found missing, in words for the writer.
+	// For a reviewer's gap slice: what the suite as a whole lacks, in words
+	// for the writer. Set exactly on gap slices; the ledger records each
+	// slice's kind.
 	Gap string `protobuf:"bytes,10,opt,name=gap,proto3" json:"gap,omitempty"`
 	// Refusal reasons worth telling writers, snapshot at the round's start so
 	// learning never flows within a round.
@@ -177,13 +123,6 @@ func (x *Slice) GetTurnBudget() uint32 {
 		return x.TurnBudget
 	}
 	return 0
-}
-
-func (x *Slice) GetKind() Slice_Kind {
-	if x != nil {
-		return x.Kind
-	}
-	return Slice_KIND_UNSPECIFIED
 }
 
 func (x *Slice) GetGap() string {
@@ -376,7 +315,7 @@ var File_suitegen_v1_queue_proto protoreflect.FileDescriptor
 
 const file_suitegen_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x17suitegen/v1/queue.proto\x12\vsuitegen.v1\"\xa0\x03\n" +
+	"\x17suitegen/v1/queue.proto\x12\vsuitegen.v1\"\xc4\x02\n" +
 	"\x05Slice\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\bslice_id\x18\x02 \x01(\tR\asliceId\x12\x14\n" +
@@ -384,15 +323,11 @@ const file_suitegen_v1_queue_proto_rawDesc = "" +
 	"\abuckets\x18\x05 \x03(\v2\x1d.suitegen.v1.BucketAssignmentR\abuckets\x121\n" +
 	"\x06spread\x18\x06 \x01(\v2\x19.suitegen.v1.CallerSpreadR\x06spread\x12\x1f\n" +
 	"\vturn_budget\x18\a \x01(\rR\n" +
-	"turnBudget\x12+\n" +
-	"\x04kind\x18\t \x01(\x0e2\x17.suitegen.v1.Slice.KindR\x04kind\x12\x10\n" +
+	"turnBudget\x12\x10\n" +
 	"\x03gap\x18\n" +
 	" \x01(\tR\x03gap\x12\x18\n" +
-	"\alessons\x18\v \x03(\tR\alessons\"9\n" +
-	"\x04Kind\x12\x14\n" +
-	"\x10KIND_UNSPECIFIED\x10\x00\x12\r\n" +
-	"\tKIND_WORK\x10\x01\x12\f\n" +
-	"\bKIND_GAP\x10\x02J\x04\b\x04\x10\x05J\x04\b\b\x10\tJ\x04\b\f\x10\rR\bcontractR\x04seedR\fcreated_unix\"p\n" +
+	"\alessons\x18\v \x03(\tR\alessonsJ\x04\b\x04\x10\x05J\x04\b\b\x10\tJ\x04\b\f\x10\rJ\x04\b\t\x10\n" +
+	"R\bcontractR\x04seedR\fcreated_unixR\x04kind\"p\n" +
 	"\x10BucketAssignment\x12\x1b\n" +
 	"\tbucket_id\x18\x01 \x01(\tR\bbucketIdJ\x04\b\x02\x10\n" +
 	"R\x04cellR\buse_caseR\x05angleR\aoutcomeR\aoverlayR\x04axesR\x04wantR\x04have\"\xdd\x02\n" +
@@ -421,23 +356,20 @@ func file_suitegen_v1_queue_proto_rawDescGZIP() []byte {
 	return file_suitegen_v1_queue_proto_rawDescData
 }
 
-var file_suitegen_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_suitegen_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_suitegen_v1_queue_proto_goTypes = []any{
-	(Slice_Kind)(0),          // 0: suitegen.v1.Slice.Kind
-	(*Slice)(nil),            // 1: suitegen.v1.Slice
-	(*BucketAssignment)(nil), // 2: suitegen.v1.BucketAssignment
-	(*CallerSpread)(nil),     // 3: suitegen.v1.CallerSpread
+	(*Slice)(nil),            // 0: suitegen.v1.Slice
+	(*BucketAssignment)(nil), // 1: suitegen.v1.BucketAssignment
+	(*CallerSpread)(nil),     // 2: suitegen.v1.CallerSpread
 }
 var file_suitegen_v1_queue_proto_depIdxs = []int32{
-	2, // 0: suitegen.v1.Slice.buckets:type_name -> suitegen.v1.BucketAssignment
-	3, // 1: suitegen.v1.Slice.spread:type_name -> suitegen.v1.CallerSpread
-	0, // 2: suitegen.v1.Slice.kind:type_name -> suitegen.v1.Slice.Kind
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	1, // 0: suitegen.v1.Slice.buckets:type_name -> suitegen.v1.BucketAssignment
+	2, // 1: suitegen.v1.Slice.spread:type_name -> suitegen.v1.CallerSpread
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_suitegen_v1_queue_proto_init() }
@@ -450,14 +382,13 @@ func file_suitegen_v1_queue_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_suitegen_v1_queue_proto_rawDesc), len(file_suitegen_v1_queue_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      0,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_suitegen_v1_queue_proto_goTypes,
 		DependencyIndexes: file_suitegen_v1_queue_proto_depIdxs,
-		EnumInfos:         file_suitegen_v1_queue_proto_enumTypes,
 		MessageInfos:      file_suitegen_v1_queue_proto_msgTypes,
 	}.Build()
 	File_suitegen_v1_queue_proto = out.File

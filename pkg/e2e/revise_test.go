@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/refresh"
+	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// TestReviseAcrossWriterProcesses: `suitegen revise --ask harder` over a
+// small retail suite writes the same bytes whether its one writer does the
+// work alone or two writer processes on the same NATS and PostgreSQL take
+// slices too (the revision's run id, which differs, aside).
+func TestReviseAcrossWriterProcesses(t *testing.T) {
+	dir := examples(t, "retail")
+	natsURL := testenv.NATS(t)
+	precreateQueue(t, queue.Config{URL: natsURL})
+	dbURL := testenv.PostgresURL(t)
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
+	base, _ := runSuite(t, dir, 12, 2)
+	w, err := suite.Read(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain successes: each has a harder bucket in its use case.
+	var chosen []string
+	for _, sc := range w.Scenarios {
+		if sc.Kind == "happy" && sc.Expects == "succeed" && len(chosen) < 4 {
+			chosen = append(chosen, sc.Name)
+		}
+	}
+	if len(chosen) < 2 {
+		t.Fatalf("the suite has %d plain successes to revise", len(chosen))
+	}
+	ledger := ledgerAt(t, dbURL)
+	revised := map[int]map[string][]byte{}
+	for _, procs := range []int{1, 3} {
+		out := t.TempDir()
+		if err := os.CopyFS(out, os.DirFS(base)); err != nil {
+			t.Fatal(err)
+		}
+		var writers []*proc
+		for i := 1; i < procs; i++ {
+			writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("p%d-w%d", procs, i), "--drain-timeout", "5s"))
+		}
+		rv := start(t, env, "suitegen", "revise", out, "--contract", dir, "--only", strings.Join(chosen, ","), "--ask", "harder", "--writers", "1")
+		if err := rv.wait(t, 5*time.Minute); err != nil {
+			t.Fatalf("revise beside %d writer process(es): %v\n%s", procs-1, err, rv.output())
+		}
+		for _, wp := range writers {
+			_ = wp.cmd.Process.Signal(syscall.SIGTERM)
+			if err := wp.wait(t, time.Minute); err != nil {
+				t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, wp.output())
+			}
+		}
+		files := tree(t, out)
+		var o refresh.Outcome
+		if err := json.Unmarshal(files[refresh.OutcomeFile], &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Replaced) != len(chosen) || o.Run == "" {
+			t.Fatalf("revise beside %d writer process(es) revised %d of %d:\n%s", procs-1, len(o.Replaced), len(chosen), rv.output())
+		}
+		sls, err := ledger.Slices(context.Background(), o.Run, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[string]int{}
+		for _, sl := range sls {
+			by[sl.Writer]++
+		}
+		t.Logf("%d writer process(es): run %s, slices by writer %v", procs, o.Run, by)
+		for p, b := range files {
+			files[p] = bytes.ReplaceAll(b, []byte(o.Run), []byte("RUN"))
+		}
+		revised[procs] = files
+	}
+	one, three := revised[1], revised[3]
+	for _, p := range slices.Sorted(maps.Keys(one)) {
+		if !bytes.Equal(one[p], three[p]) {
+			a, b := strings.Split(string(one[p]), "\n"), strings.Split(string(three[p]), "\n")
+			i := 0
+			for i < min(len(a), len(b)) && a[i] == b[i] {
+				i++
+			}
+			at := func(ls []string) string {
+				if i < len(ls) {
+					return ls[i]
+				}
+				return "(end)"
+			}
+			t.Errorf("%s differs between 1 and 3 writer processes at line %d: %q, %q", p, i+1, at(a), at(b))
+		}
+	}
+	for p := range three {
+		if _, ok := one[p]; !ok {
+			t.Errorf("%s is written with 3 writer processes only", p)
+		}
+	}
+	if t.Failed() {
+		t.Logf("revised: %s", strings.Join(chosen, ", "))
+	}
+}
