@@ -13,6 +13,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contractgen"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -31,6 +32,10 @@ type genScore struct {
 	// (its status, owner, dates) rather than an argument's value.
 	ruleBranches, branchesDealt int
 	stateBranches, stateDealt   int
+	// argChecks are the branches left out of ruleBranches because only the
+	// call's own arguments decide them (script.ClassArgument: an amount not
+	// above zero), which no plan aims at.
+	argChecks int
 	// misses counts each kind of miss, with a few examples in words.
 	misses contractgen.Misses
 }
@@ -53,6 +58,7 @@ func (s *genScore) String() string {
 		s.argsRight, s.args, frac(s.argsRight, s.args), s.readRight, s.readArgs, frac(s.readRight, s.readArgs))
 	fmt.Fprintf(&b, "acting tools' rule branches with a refusal level dealt %d/%d (%.3f); decided by a record's state %d/%d (%.3f)\n",
 		s.branchesDealt, s.ruleBranches, frac(s.branchesDealt, s.ruleBranches), s.stateDealt, s.stateBranches, frac(s.stateDealt, s.stateBranches))
+	fmt.Fprintf(&b, "argument checks left out of the rule branches: %d\n", s.argChecks)
 	b.WriteString(s.misses.String())
 	return b.String()
 }
@@ -153,6 +159,16 @@ func scoreGenerated(tb testing.TB, s *genScore, seed int64) {
 	for _, u := range truth.UseCases {
 		acting[u.Act] = true
 	}
+	branches, err := script.Branches(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	argCheck := map[string]bool{}
+	for _, b := range branches {
+		if b.Class == script.ClassArgument {
+			argCheck[b.At()] = true
+		}
+	}
 	for _, t := range truth.Tools {
 		for _, a := range t.Args {
 			s.args++
@@ -182,6 +198,10 @@ func scoreGenerated(tb testing.TB, s *genScore, seed int64) {
 		}
 		for _, br := range t.Branches {
 			if br.Guard() {
+				continue
+			}
+			if argCheck[br.At] {
+				s.argChecks++
 				continue
 			}
 			state := stateReasons[br.Reason]
@@ -296,5 +316,6 @@ func BenchmarkGeneratedContracts(b *testing.B) {
 	b.ReportMetric(frac(s.readRight, s.readArgs), "bindings-right-no-xref")
 	b.ReportMetric(frac(s.branchesDealt, s.ruleBranches), "rule-branches-dealt")
 	b.ReportMetric(frac(s.stateDealt, s.stateBranches), "state-branches-dealt")
+	b.ReportMetric(float64(s.argChecks), "argument-checks")
 	b.Log(s)
 }
