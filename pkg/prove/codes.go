@@ -62,7 +62,7 @@ const (
 	// CodeStandIn: free text that only repeats its parameter's description.
 	CodeStandIn Code = "stand-in-text"
 	// CodeBadThen: further requests where a conversation may not have them
-	// (an outbound call), or more than MaxRequests requests.
+	// (an outbound call, after a hand-over), or more than MaxRequests.
 	CodeBadThen Code = "bad-then"
 )
 

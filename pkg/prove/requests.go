@@ -153,13 +153,20 @@ func tagged(rs []Refusal, k int, r *scenario.Scenario) []Refusal {
 
 // requestsStatic refuses, without a database, what a conversation of
 // several requests may not be: an outbound call (it is about its purpose
-// record), or more than MaxRequests requests.
+// record), more than MaxRequests requests, or a request after a hand-over.
 func (p *Prover) requestsStatic(sc *scenario.Scenario, reqs []*scenario.Scenario) []Refusal {
 	switch {
 	case sc.Outbound != nil:
 		return []Refusal{{GateStatic, CodeBadThen, "an outbound call carries one request, about its purpose record: it has no further requests (then)", ""}}
 	case len(reqs) > MaxRequests:
 		return []Refusal{{GateStatic, CodeBadThen, fmt.Sprintf("%d requests in one conversation; at most %d", len(reqs), MaxRequests), ""}}
+	}
+	for k, r := range reqs[:len(reqs)-1] {
+		for i, c := range r.Solution {
+			if t := p.c.Tool(c.Tool); t != nil && t.EndsConversation {
+				return []Refusal{{GateStatic, CodeBadThen, fmt.Sprintf("request %d's solution step %d (%s) ends the conversation, and request %d follows it: a hand-over is the conversation's last request", k+1, i+1, c.Tool, k+2), ""}}
+			}
+		}
 	}
 	return nil
 }
