@@ -88,7 +88,11 @@ func explain(w io.Writer, v prove.Verdict) {
 		}
 		fmt.Fprintf(w, "%s: %s\n", g, verdict)
 		for _, r := range runs {
-			fmt.Fprintf(w, "  %s: %s\n", r.Counterfactual, calls(r.Calls))
+			if r.Request > 0 {
+				fmt.Fprintf(w, "  request %d, %s: %s\n", r.Request, r.Counterfactual, calls(r.Calls))
+			} else {
+				fmt.Fprintf(w, "  %s: %s\n", r.Counterfactual, calls(r.Calls))
+			}
 			if r.Note != "" {
 				fmt.Fprintf(w, "    -> %s\n", r.Note)
 			}

@@ -70,7 +70,7 @@ func (pr *proof) ruleChoice(ctx context.Context, lookups []scenario.Call) error 
 		return nil
 	}
 	rules := pr.ruleRefs()
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	for i, alt := range pr.alternatives(act, pr.tempted[:last]) {
 		if i >= maxChoiceRuns {
 			break
@@ -125,7 +125,7 @@ func (pr *proof) successChoice(ctx context.Context) error {
 	for _, c := range rules {
 		isRule[c.index] = true
 	}
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	runs := 0
 	for i, r := range pr.results {
 		if !pr.p.stateChanging(r) {

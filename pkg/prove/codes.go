@@ -61,6 +61,9 @@ const (
 	CodeCallLater Code = "call-later"
 	// CodeStandIn: free text that only repeats its parameter's description.
 	CodeStandIn Code = "stand-in-text"
+	// CodeBadThen: further requests where a conversation may not have them
+	// (an outbound call, after a hand-over), or more than MaxRequests.
+	CodeBadThen Code = "bad-then"
 )
 
 // Ready gate codes.
@@ -102,6 +105,10 @@ const (
 	// CodeSameValue: two arguments grounded to one column, naming two roles
 	// of a record, are equal where the world's records never are.
 	CodeSameValue Code = "same-value"
+	// CodeRequestUnasked: a request of a conversation of several is about
+	// records the caller never names, or about none while its act takes no
+	// value the caller states.
+	CodeRequestUnasked Code = "request-unasked"
 )
 
 // Outcome gate codes: the expected outcome is proved by the world, the
@@ -128,6 +135,12 @@ const (
 	// never states, and the world ends otherwise than with the record's own
 	// value kept.
 	CodeUnaskedValue Code = "unasked-value"
+	// CodeDuplicateRequest: two requests of a conversation are one: the
+	// same use case about the same records, or the same write twice.
+	CodeDuplicateRequest Code = "duplicate-request"
+	// CodeRequestUndone: a request's check holds after its own solution but
+	// not at the end of the conversation (every solution played in order).
+	CodeRequestUndone Code = "request-undone"
 )
 
 // Not-vacuous gate codes (CodeCheckBroken is also this gate's).
@@ -172,20 +185,21 @@ var Codes = []GateCode{
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
-	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn},
+	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn}, {GateStatic, CodeBadThen},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateSolvable, CodeRuleBroken},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
 	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeRecordNamed},
-	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue},
+	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue}, {GateGrounding, CodeRequestUnasked},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeCallLater},
+	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},

@@ -42,6 +42,9 @@ type Run struct {
 	Checks         []CheckResult  `json:"checks,omitempty"`
 	// Note is what the gate read from the run, in a sentence.
 	Note string `json:"note,omitempty"`
+	// Request is the request of a conversation of several the run proves
+	// (1-based; 0 for a scenario of one request, or the whole conversation).
+	Request int `json:"request,omitempty"`
 }
 
 // CallStep is one call of a run as the world answered it.
@@ -118,6 +121,15 @@ type proof struct {
 	// beyond keeping the record's own ("" when none; unaskedValue).
 	unaskedVal string
 	keptValue  *Run
+
+	// request is this request's place in a conversation of several (0 for
+	// a scenario of one); prior are the solutions of the requests before
+	// it, played after setup on every copy (requests.go); also are the
+	// other requests' calls and answers, which ground what the shared
+	// instruction hands the caller for them.
+	request int
+	prior   [][]scenario.Call
+	also    []world.CallResult
 }
 
 // trace lists the runs in the order the gates read them.
@@ -266,7 +278,7 @@ func (pr *proof) counterfactual(ctx context.Context, what Counterfactual, segs .
 	sc := pr.sc
 	var run *Run
 	var results []world.CallResult
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		results = playSegments(ctx, cp, segs...)
 		crashed := false

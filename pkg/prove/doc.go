@@ -55,6 +55,13 @@
 // log, has that log checked in the world, and lists its judged sub-goals;
 // the purpose record exists and leads to the callee.
 //
+// A conversation of several requests (a scenario's Then; requests.go) is
+// proved request by request, each by every gate, on the world the solutions
+// of the requests before it leave; then as a whole: each request is about
+// records the caller names (request-unasked), no two are one
+// (duplicate-request), and every request's checks still hold at the end of
+// the conversation (request-undone).
+//
 // The runs (Counterfactual) are recorded in the Verdict, so a user can see
 // why a scenario is proved (suitegen prove -v). A refusal carries a typed,
 // stable Code and a sentence a model can act on; a failure of the database

@@ -50,7 +50,7 @@ func (pr *proof) lasting(ctx context.Context) error {
 		return nil
 	}
 	already := map[int]string{} // solution step -> the setting it finds already made
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, pr.sc.Setup) }
+	setup := pr.setup(ctx)
 	snaps := make([]world.Snapshot, 0, len(at)+1) // after setup, then after each state-changing call
 	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, _ *world.Before) error {
 		snaps = snaps[:0]

@@ -422,6 +422,18 @@ var fixtures = []fixture{
 	{prove.GateStatic, prove.CodeStandIn, corpusFile("airline", "refuse-booking-stand-in-thought.json"), exampleProver("airline", nil)},
 	{prove.GateGrounding, prove.CodeValueNotInWorld, corpusFile("airline", "refuse-booking-unknown-airport.json"), exampleProver("airline", nil)},
 	{prove.GateGrounding, prove.CodeSameValue, corpusFile("airline", "refuse-booking-to-its-origin.json"), exampleProver("airline", nil)},
+	// Several requests in one conversation.
+	{prove.GateStatic, prove.CodeBadThen, edit(corpusFile("retail", "multi-cancel-then-address.json"), func(sc *scenario.Scenario) {
+		for len(sc.Then) < prove.MaxRequests {
+			sc.Then = append(sc.Then, sc.Then[0])
+		}
+	}), exampleProver("retail", nil)},
+	{prove.GateStatic, prove.CodeBadThen, edit(corpusFile("retail", "multi-cancel-then-address.json"), func(sc *scenario.Scenario) {
+		sc.Solution = append(sc.Solution, scenario.Call{Tool: "transfer_to_human_agents", Args: map[string]any{"summary": "The caller wants order #W1121 cancelled."}})
+	}), exampleProver("retail", nil)},
+	{prove.GateGrounding, prove.CodeRequestUnasked, corpusFile("retail", "multi-second-unasked.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeDuplicateRequest, corpusFile("retail", "multi-same-request-twice.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeRequestUndone, corpusFile("retail", "multi-check-undone.json"), exampleProver("retail", nil)},
 	// A call-back tool that does not say it changes state, yet confirms
 	// the appointment: the outcome gate reads what it wrote.
 	{prove.GateOutcome, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", func(c *contract.Contract) {

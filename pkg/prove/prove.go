@@ -99,17 +99,25 @@ func addValues(set map[string]bool, v any) {
 
 // Prove runs every gate on one scenario. A scenario the gates refuse is a
 // Verdict with its refusals; an error is a failure of the infrastructure (the
-// database went away, ctx ended), which says nothing about the scenario.
+// database went away, ctx ended), which says nothing about the scenario. A
+// scenario with further requests (Then) is proved request by request, then
+// as a whole (requests.go).
 func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, err error) {
 	start := time.Now()
 	defer func() { v.Duration = time.Since(start) }()
+	if len(sc.Then) > 0 {
+		if v, err = p.proveRequests(ctx, sc); err != nil {
+			return v, fmt.Errorf("prove %s: %w", sc.Name, err)
+		}
+		return v, nil
+	}
 	if rs := p.static(sc); len(rs) > 0 {
 		v.Refusals = rs
 		return v, nil
 	}
 	pr := &proof{p: p, sc: sc, checks: p.settledChecks(sc)}
 	defer func() { v.Runs = pr.trace() }()
-	rs, err := pr.main(ctx)
+	rs, err := p.gates(ctx, pr)
 	if err != nil {
 		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
 	}
@@ -117,47 +125,46 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 		v.Refusals = rs
 		return v, nil
 	}
-	if rs := p.grounding(sc, pr.results); len(rs) > 0 {
-		v.Refusals = rs
-		return v, nil
-	}
-	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
-		v.Refusals = rs
-		return v, nil
-	}
-	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
-		v.Refusals = []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}
-		return v, nil
-	}
-	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
-		v.Refusals = []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}
-		return v, nil
-	}
-	if msg := pr.unnamedRecord(); msg != "" {
-		v.Refusals = []Refusal{{GateGrounding, CodeRecordNamed, msg, ""}}
-		return v, nil
-	}
-	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
-		v.Refusals = rs
-		return v, nil
-	}
-	if err := pr.counterfactuals(ctx); err != nil {
-		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
-	}
-	if err := pr.unrequested(ctx); err != nil {
-		return v, fmt.Errorf("prove %s: %w", sc.Name, err)
-	}
-	if rs := pr.outcome(); len(rs) > 0 {
-		v.Refusals = rs
-		return v, nil
-	}
-	if rs := pr.teeth(); len(rs) > 0 {
-		v.Refusals = rs
-		return v, nil
-	}
 	v.Kept = true
 	v.Codes = p.codes(sc)
 	return v, nil
+}
+
+// gates runs every gate after the static one on one request.
+func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
+	sc := pr.sc
+	rs, err := pr.main(ctx)
+	if err != nil || len(rs) > 0 {
+		return rs, err
+	}
+	if rs := p.grounding(sc, pr.results, pr.also...); len(rs) > 0 {
+		return rs, nil
+	}
+	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
+		return rs, nil
+	}
+	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
+		return []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}, nil
+	}
+	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
+		return []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}, nil
+	}
+	if msg := pr.unnamedRecord(); msg != "" {
+		return []Refusal{{GateGrounding, CodeRecordNamed, msg, ""}}, nil
+	}
+	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
+		return rs, nil
+	}
+	if err := pr.counterfactuals(ctx); err != nil {
+		return nil, err
+	}
+	if err := pr.unrequested(ctx); err != nil {
+		return nil, err
+	}
+	if rs := pr.outcome(); len(rs) > 0 {
+		return rs, nil
+	}
+	return pr.teeth(), nil
 }
 
 // main plays the scenario's own copy: setup, the ready queries, the checks
@@ -170,19 +177,24 @@ func (p *Prover) Prove(ctx context.Context, sc *scenario.Scenario) (v Verdict, e
 // solution's call log: a check that fails there is one that sees the act.
 func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 	sc := pr.sc
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	var rs []Refusal
 	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared = nil, nil, nil, nil, nil, nil, false
 		var err error
-		if rs, err = pr.p.ready(ctx, cp, sc); err != nil || len(rs) > 0 {
-			return err
-		}
-		if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
-			if msg != "" {
-				rs = []Refusal{{GateReady, CodeSetupOverreach, msg, ""}}
+		// A further request starts where the requests before it left the
+		// world: what the ready gate confirms is the conversation's start,
+		// read once, on request 1.
+		if len(pr.prior) == 0 {
+			if rs, err = pr.p.ready(ctx, cp, sc); err != nil || len(rs) > 0 {
+				return err
 			}
-			return err
+			if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
+				if msg != "" {
+					rs = []Refusal{{GateReady, CodeSetupOverreach, msg, ""}}
+				}
+				return err
+			}
 		}
 		view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
 		nothing, err := pr.evalChecks(ctx, view, nil, false)
@@ -254,9 +266,12 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		return nil
 	})
 	var se *scenario.SetupError
+	var pe *priorRefused
 	switch {
 	case errors.As(err, &se) && !infrastructure(se.Err):
 		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), ""}}, nil
+	case errors.As(err, &pe):
+		return []Refusal{{GateSolvable, CodeStepRefused, pe.Error(), ""}}, nil
 	case err != nil:
 		return nil, err
 	}

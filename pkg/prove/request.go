@@ -321,7 +321,11 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// values (two orders, each with its reason); where the acts
 				// take the same values, only the instruction's words tell
 				// a record asked about from one mentioned.
-				asked := pr.statedApart(prev, r, recArg) || asksEach.MatchString(sc.Instruction+" "+sc.Persona.Opening)
+				// In a conversation of several requests the words speak for
+				// the whole of it (two requests, "both" orders): a second
+				// record acted on with the same values is a request of its
+				// own (requests.go), never this one's by words.
+				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && asksEach.MatchString(sc.Instruction+" "+sc.Persona.Opening)
 				for _, x := range w.records {
 					_, v, _ := strings.Cut(x, ":")
 					if !handed(sc, v) || !asked {
@@ -681,7 +685,6 @@ func (p *Prover) callLaterOnly(sc *scenario.Scenario, u *contract.UseCase) []Ref
 // caller's choice (unstated-choice), not this gate's. It sets
 // pr.unaskedVal and pr.keptValue.
 func (pr *proof) unaskedValue(ctx context.Context) error {
-	sc := pr.sc
 	type candidate struct {
 		i   int // solution step
 		st  setting
@@ -711,7 +714,7 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 	for j, r := range pr.results {
 		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
 	}
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	// One run reads what each record holds before its call, and the world
 	// the solution ends in.
 	held := make([]any, len(cands))

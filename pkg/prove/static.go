@@ -503,8 +503,15 @@ func codeLike(s string) []string {
 // purpose is exempt when what the world holds instead is grounded); every
 // output appears in a result, and every computed output is what its sum
 // over the results gives.
-func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []Refusal {
+func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, also ...world.CallResult) []Refusal {
 	known := map[string]bool{}
+	// The conversation's other requests' calls and answers ground what the
+	// caller is handed for them (a shared instruction), never an output.
+	handedText := ""
+	for _, r := range also {
+		addValues(known, map[string]any(r.Args))
+		handedText += string(r.Result) + "\n"
+	}
 	for _, st := range sc.Setup {
 		for _, a := range st.Args {
 			addValues(known, a)
@@ -518,8 +525,9 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult) []
 		resultText += string(r.Result) + "\n"
 	}
 	seedTok := p.seedTokens()
+	handedText += resultText
 	grounded := func(tok string) bool {
-		return known[tok] || p.seed[tok] || seedTok[tok] || strings.Contains(resultText, tok)
+		return known[tok] || p.seed[tok] || seedTok[tok] || strings.Contains(handedText, tok)
 	}
 	var rs []Refusal
 	said := map[string]bool{}

@@ -77,7 +77,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 	sc := pr.sc
 	n := len(sc.Tempting)
 	rules := pr.ruleRefs()
-	setup := func(cp *world.Copy) error { return applySetup(ctx, cp, sc.Setup) }
+	setup := pr.setup(ctx)
 	return pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
 		pr.act = actReading{}
 		results := playSegments(ctx, cp, segment{lookups, true})

@@ -53,16 +53,24 @@ func normalise(sc *Scenario) {
 			}
 		}
 	}
-	for _, calls := range [][]Call{sc.Solution, sc.Tempting, sc.Missing} {
-		for _, c := range calls {
+	calls := [][]Call{sc.Solution, sc.Tempting, sc.Missing}
+	goals := [][]SubGoalRef{sc.SubGoals}
+	for _, r := range sc.Then {
+		calls = append(calls, r.Solution, r.Tempting, r.Missing)
+		goals = append(goals, r.SubGoals)
+	}
+	for _, list := range calls {
+		for _, c := range list {
 			for k, v := range c.Args {
 				c.Args[k] = number(v)
 			}
 		}
 	}
-	for _, g := range sc.SubGoals {
-		for k, v := range g.Params {
-			g.Params[k] = number(v)
+	for _, list := range goals {
+		for _, g := range list {
+			for k, v := range g.Params {
+				g.Params[k] = number(v)
+			}
 		}
 	}
 	sc.CallerID = number(sc.CallerID)

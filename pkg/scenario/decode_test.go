@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -68,5 +72,99 @@ func TestDecodeOutbound(t *testing.T) {
 	}
 	if _, err := Decode([]byte(strings.Replace(doc, `"answered_by"`, `"answered":"x","answered_by"`, 1))); err == nil {
 		t.Error("an unknown field of outbound decoded without error")
+	}
+}
+
+// encode writes a scenario as suitegen saves it (suite.Encode): 2-space
+// indent, HTML characters as they are, a trailing newline.
+func encode(t *testing.T, sc *Scenario) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sc); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestSingleRequestRoundTrip: a scenario without further requests encodes
+// as it did before requests could follow (no "then" key; a file saved by
+// suitegen comes back byte for byte, a hand-written one once re-encoded),
+// and is its own one request.
+func TestSingleRequestRoundTrip(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "prove", "testdata", "*", "*.json"))
+	more, _ := filepath.Glob(filepath.Join("..", "prove", "testdata", "adversary", "*", "*.json"))
+	files = append(files, more...)
+	n, saved := 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := Decode(b)
+		if err != nil || len(sc.Then) > 0 {
+			continue // not a scenario, or one with further requests
+		}
+		n++
+		once := encode(t, sc)
+		if bytes.Equal(once, b) {
+			saved++
+		}
+		again, err := Decode(once)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encode(t, again), once) || bytes.Contains(once, []byte(`"then"`)) {
+			t.Errorf("%s: does not round-trip", f)
+		}
+		if rs := sc.Requests(); len(rs) != 1 || !bytes.Equal(encode(t, rs[0]), once) {
+			t.Errorf("%s: is not its own one request", f)
+		}
+	}
+	if n < 50 || saved == 0 {
+		t.Fatalf("%d scenario files round-tripped, %d of them byte for byte", n, saved)
+	}
+}
+
+// TestRequests: further requests decode strictly, with numbers as the
+// world expects them, and each is a single-request view of the whole.
+func TestRequests(t *testing.T) {
+	doc := `{"name":"a","use_case":"u1","branch":"b","kind":"happy","expects":"succeed","tests":"t1",
+	"persona":{"name":"N","personality":"","accent":"","style":"","location":"","opening":"o"},
+	"instruction":"i","setup":[{"sql":"INSERT","args":[1]}],"solution":[{"tool":"x","args":{"n":1}}],"sub_goals":[{"name":"s"}],
+	"then":[{"use_case":"u2","expects":"refuse","tests":"t2","solution":[],"tempting":[{"tool":"y","args":{"n":2}}],"sub_goals":[{"name":"g","params":{"n":3}}],"rules":["r"]}],
+	"max_turns":4,"provenance":{"contract_sha256":"","world_sha256":"","model":"","seed":0}}`
+	sc, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := sc.Requests()
+	if len(rs) != 2 {
+		t.Fatalf("%d requests, want 2", len(rs))
+	}
+	one, two := rs[0], rs[1]
+	if one.UseCase != "u1" || len(one.Then) != 0 || one.Solution[0].Tool != "x" {
+		t.Errorf("request 1: %+v", one)
+	}
+	if two.UseCase != "u2" || two.Expects != "refuse" || two.Tests != "t2" || two.Branch != "b" || len(two.Solution) != 0 || two.Rules[0] != "r" {
+		t.Errorf("request 2: %+v", two)
+	}
+	if two.Instruction != "i" || two.Persona.Opening != "o" || len(two.Setup) != 1 || two.MaxTurns != 4 || len(two.Then) != 0 {
+		t.Errorf("request 2 does not share the conversation: %+v", two)
+	}
+	if v, ok := two.Tempting[0].Args["n"].(int64); !ok || v != 2 {
+		t.Errorf("a further request's argument decoded as %T", two.Tempting[0].Args["n"])
+	}
+	if v, ok := two.SubGoals[0].Params["n"].(int64); !ok || v != 3 {
+		t.Errorf("a further request's sub-goal param decoded as %T", two.SubGoals[0].Params["n"])
+	}
+	if _, err := Decode([]byte(strings.Replace(doc, `"use_case":"u2"`, `"use_case":"u2","caller_id":"x"`, 1))); err == nil {
+		t.Error("a field of the conversation inside a further request decoded without error")
+	}
+	var back Scenario
+	if err := json.Unmarshal(encode(t, sc), &back); err != nil || len(back.Then) != 1 {
+		t.Errorf("then does not survive encoding: %v %+v", err, back.Then)
 	}
 }

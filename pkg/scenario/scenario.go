@@ -37,9 +37,53 @@ type Scenario struct {
 	Misremembered []Misremembered `json:"misremembered,omitempty"`
 	SubGoals      []SubGoalRef    `json:"sub_goals"`
 	// Rules are the contract rules the scenario tests, by id.
-	Rules      []string   `json:"rules,omitempty"`
+	Rules []string `json:"rules,omitempty"`
+	// Then are the further requests of the conversation, in the order the
+	// caller makes them: the fields above are request 1. Persona, caller,
+	// instruction (which asks for every request), setup, ready and
+	// max_turns are the conversation's, shared by every request.
+	Then       []Request  `json:"then,omitempty"`
 	MaxTurns   int        `json:"max_turns"`
 	Provenance Provenance `json:"provenance"`
+}
+
+// Request is one further request of a conversation: what a single-request
+// scenario says of its outcome, for that request alone. Its references
+// ("$N.field") point into its own lists, as request 1's do.
+type Request struct {
+	UseCase  string       `json:"use_case"`
+	Branch   string       `json:"branch,omitempty"`
+	Expects  string       `json:"expects"`
+	Tests    string       `json:"tests"`
+	Solution []Call       `json:"solution"`
+	Tempting []Call       `json:"tempting,omitempty"`
+	Missing  []Call       `json:"missing,omitempty"`
+	Outputs  []string     `json:"outputs,omitempty"`
+	Computed []Computed   `json:"computed,omitempty"`
+	SubGoals []SubGoalRef `json:"sub_goals"`
+	Rules    []string     `json:"rules,omitempty"`
+}
+
+// Requests are the scenario's requests in order, each as a single-request
+// scenario of its own: the conversation's shared fields with that request's
+// outcome. Request 1 is the scenario without Then; a scenario without Then
+// is its one request. The views share no slice with sc's Then.
+func (sc *Scenario) Requests() []*Scenario {
+	first := *sc
+	first.Then = nil
+	out := []*Scenario{&first}
+	for _, r := range sc.Then {
+		k := first
+		k.UseCase, k.Expects, k.Tests = r.UseCase, r.Expects, r.Tests
+		k.Branch = r.Branch
+		if k.Branch == "" {
+			k.Branch = sc.Branch
+		}
+		k.Solution, k.Tempting, k.Missing = r.Solution, r.Tempting, r.Missing
+		k.Outputs, k.Computed, k.SubGoals, k.Rules = r.Outputs, r.Computed, r.SubGoals, r.Rules
+		out = append(out, &k)
+	}
+	return out
 }
 
 // Persona is who calls.

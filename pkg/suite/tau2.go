@@ -71,11 +71,14 @@ const (
 	// τ²-bench can check (typically a call that must not be made but
 	// changes nothing: τ²-bench has no criterion for a call not made).
 	Tau2TemptingPasses Tau2Code = "tempting-passes"
+	// Tau2SeveralRequests: the scenario carries several requests (then);
+	// a task is built from one request's solution and checks.
+	Tau2SeveralRequests Tau2Code = "several-requests"
 )
 
 // Tau2Codes is every refusal code, in the order docs/EXPORT.md lists them.
 var Tau2Codes = []Tau2Code{Tau2SetupFailed, Tau2SetupRemoves, Tau2Keyless, Tau2SolutionFailed,
-	Tau2NotDeterministic, Tau2NoChange, Tau2NothingPasses, Tau2TemptingPasses}
+	Tau2NotDeterministic, Tau2NoChange, Tau2NothingPasses, Tau2TemptingPasses, Tau2SeveralRequests}
 
 // Tau2Refusal is a scenario left out of the export, and why.
 type Tau2Refusal struct {
@@ -579,6 +582,9 @@ func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []
 
 // task builds the scenario's task, or says why it cannot.
 func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Task, *Tau2Refusal, error) {
+	if len(sc.Then) > 0 {
+		return nil, x.refuse(sc, Tau2SeveralRequests, "%d requests in one conversation; a task is built from one request's solution and checks", 1+len(sc.Then)), nil
+	}
 	data, ref, err := x.setupData(ctx, sc)
 	if err != nil || ref != nil {
 		return nil, ref, err

@@ -377,6 +377,16 @@ func TestTau2Refusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "scenarios", victim, "scenario.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A conversation of two requests: a task is built from one request.
+	twice := index.Scenarios[1].Name
+	sc2 := readScenario(t, out, twice)
+	sc2.Then = []scenario.Request{{UseCase: sc2.UseCase, Expects: sc2.Expects, Tests: sc2.Tests, Solution: sc2.Solution, SubGoals: sc2.SubGoals}}
+	if b, err = json.MarshalIndent(sc2, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "scenarios", twice, "scenario.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sum, raw := export(t, out, e)
 	doc := readT2(t, raw)
 	var got *suite.Tau2Refusal
@@ -387,6 +397,14 @@ func TestTau2Refusals(t *testing.T) {
 	}
 	if got == nil || got.Code != suite.Tau2SetupRemoves || !strings.Contains(got.Reason, "payments") {
 		t.Fatalf("%s: want refused %s naming payments, got %+v", victim, suite.Tau2SetupRemoves, got)
+	}
+	for i := range doc.Refused {
+		if doc.Refused[i].Scenario == twice && doc.Refused[i].Code != suite.Tau2SeveralRequests {
+			t.Errorf("%s: two requests refused as %s, want %s", twice, doc.Refused[i].Code, suite.Tau2SeveralRequests)
+		}
+	}
+	if sum.ByCode()[suite.Tau2SeveralRequests] != 1 {
+		t.Errorf("two requests: summary %v", sum.ByCode())
 	}
 	if sum.ByCode()[suite.Tau2SetupRemoves] != 1 || len(doc.Tasks) == 0 {
 		t.Fatalf("summary %v, %d tasks", sum.ByCode(), len(doc.Tasks))

@@ -151,10 +151,13 @@ const (
 	// leaves the benchmark's data as the reference calls leave it: the
 	// benchmark's reward cannot tell the agent that makes it.
 	TauTemptingPasses TauBenchCode = "tempting-passes"
+	// TauSeveralRequests: the scenario carries several requests (then); a
+	// task is built from one request's actions and outputs.
+	TauSeveralRequests TauBenchCode = "several-requests"
 )
 
 // TauBenchCodes is every refusal code, in the order docs/EXPORT.md lists them.
-var TauBenchCodes = []TauBenchCode{TauTemptingPasses, TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch}
+var TauBenchCodes = []TauBenchCode{TauTemptingPasses, TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch, TauSeveralRequests}
 
 // TauBenchRefusal is a scenario left out of the export, and why.
 type TauBenchRefusal struct {
@@ -309,6 +312,9 @@ func (o *owners) sorted() []docRef {
 
 func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
 	c := x.src.Contract
+	if len(sc.Then) > 0 {
+		return Task{}, refuse(TauSeveralRequests, "%d requests in one conversation; a task is built from one request's actions and outputs", 1+len(sc.Then)), nil
+	}
 	if ws := sc.Provenance.WorldSHA256; ws != "" && ws != c.WorldSHA256 {
 		return Task{}, refuse(TauWorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
 	}

@@ -86,6 +86,10 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 	mismatch := mk("other-world", "succeed", nil, "chen_jackson_3290", nil,
 		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
 	mismatch.Provenance.WorldSHA256 = strings.Repeat("0", 64)
+	// Two requests: the export builds a task from one request's actions.
+	several := mk("two-requests", "succeed", nil, "chen_jackson_3290", nil,
+		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
+	several.Then = []scenario.Request{{UseCase: "cancel-reservation", Expects: "refuse", Tests: "export case"}}
 	return map[string]struct {
 		sc   scenario.Scenario
 		want string
@@ -132,7 +136,8 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauActionFailed)},
 		"bad-setup": {mk("bad-setup", "succeed", []scenario.Statement{tauStmt("INSERT INTO users (user_id) VALUES ($1)", "x")},
 			"x", nil, tauCall("get_user_details", map[string]any{"user_id": "x"})), string(suite.TauSetupFailed)},
-		"other-world": {mismatch, string(suite.TauWorldMismatch)},
+		"other-world":  {mismatch, string(suite.TauWorldMismatch)},
+		"two-requests": {several, string(suite.TauSeveralRequests)},
 	}
 }
 

@@ -124,6 +124,12 @@ type Coverage struct {
 	MissingUseCases []string       `json:"missing_use_cases"`
 	Outcomes        map[string]int `json:"outcomes"`
 	Kinds           map[string]int `json:"kinds"`
+	// MultiRequest counts the scenarios whose conversation carries several
+	// requests (then); Requests counts every request of the suite, first
+	// requests included (absent when no scenario has more than one). Use
+	// cases, outcomes and kinds are read from each scenario's first request.
+	MultiRequest int `json:"multi_request,omitempty"`
+	Requests     int `json:"requests,omitempty"`
 	// RulesTested are the hard rules some kept scenario tests (the rules of
 	// its bucket and its own): a rule with a check only where the scenario
 	// lists that check among its sub-goals. RulesJudged are rules kept
@@ -583,6 +589,10 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 		present[sc.UseCase] = true
 		cv.Outcomes[sc.Expects]++
 		cv.Kinds[sc.Kind]++
+		if len(sc.Then) > 0 {
+			cv.MultiRequest++
+		}
+		cv.Requests += 1 + len(sc.Then)
 		lists := map[string]bool{}
 		for _, g := range sc.SubGoals {
 			lists[g.Name] = true
@@ -655,6 +665,9 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 	}
 	if cv.GatedTools < len(cv.GatedToolsNamed) {
 		cv.GatedTools = len(cv.GatedToolsNamed)
+	}
+	if cv.MultiRequest == 0 {
+		cv.Requests = 0
 	}
 	return cv
 }

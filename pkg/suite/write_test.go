@@ -8,6 +8,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/canvas"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // TestWriteJSON: the file holds v indented, HTML characters as they are and
@@ -80,5 +81,22 @@ func TestNextIndexCoversTopUps(t *testing.T) {
 	bs[0].Want = 2
 	if got := NextIndex(bs); got != 201 {
 		t.Errorf("NextIndex = %d, want 201 (b1's ceded span reserves up to 201)", got)
+	}
+}
+
+// TestCoverageCountsRequests: report.json counts the scenarios of several
+// requests and every request, and says nothing of them for a suite of
+// single-request scenarios (its report is as it was).
+func TestCoverageCountsRequests(t *testing.T) {
+	one := scenario.Scenario{Name: "a", UseCase: "u", Expects: "succeed", Kind: "happy"}
+	cv := coverage(nil, []scenario.Scenario{one, one}, nil, ReportExtra{})
+	if cv.MultiRequest != 0 || cv.Requests != 0 {
+		t.Fatalf("single requests: multi_request %d, requests %d; want both absent", cv.MultiRequest, cv.Requests)
+	}
+	two := one
+	two.Then = []scenario.Request{{UseCase: "v", Expects: "refuse"}, {UseCase: "w", Expects: "succeed"}}
+	cv = coverage(nil, []scenario.Scenario{one, two}, nil, ReportExtra{})
+	if cv.MultiRequest != 1 || cv.Requests != 4 {
+		t.Fatalf("multi_request %d, requests %d; want 1 and 4", cv.MultiRequest, cv.Requests)
 	}
 }
