@@ -36,9 +36,12 @@ type session struct {
 	prompt string // sha256 of the system prompt, for provenance
 	// mark is where the turns not yet compacted begin (after the brief and
 	// the digests); subs are the submissions those turns made.
-	mark   int
-	subs   []brief.Submission
-	waited time.Duration
+	mark int
+	subs []brief.Submission
+	// rehearsals are the session's rehearsals that ran, by their number
+	// less one: a submission may name one for its setup and solution.
+	rehearsals []brief.TryArgs
+	waited     time.Duration
 	// outage is set by a tool that met a database outage: the session ends
 	// with it after that tool's answer (see outage.go).
 	outage error
