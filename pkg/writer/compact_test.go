@@ -190,4 +190,3 @@ func kept(req model.Request) []string {
 	}
 	return out
 }
-
