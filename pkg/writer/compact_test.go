@@ -66,7 +66,9 @@ func TestSessionCompaction(t *testing.T) {
 	rec := &recorder{inner: builtin.New(c), reqs: map[string][]model.Request{}, replies: map[string][]model.Message{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: t.TempDir(), Seed: 7,
+	// A reply allowance that holds one move, so that a slice's cases are
+	// written one after the other and later requests follow kept ones.
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: t.TempDir(), Seed: 7, MaxTokens: 2048,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Client: rec})
 	if err != nil {
 		t.Fatalf("run: %v", err)
