@@ -97,13 +97,9 @@ type Config struct {
 	MaxRounds int
 	// MaxAttempts blocks a bucket after this many failed attempts. Default 3.
 	MaxAttempts int
-	// PerSlice is the most buckets in one slice. Default 8: the slice's
-	// prompt (system prompt, tools, brief) is resent on every request of its
-	// session, so fewer, fuller slices send it less often.
+	// PerSlice is the most buckets in one slice. Default 3.
 	PerSlice int
-	// SliceScenarios is the most scenarios one slice asks for. Default 8:
-	// a round of them (eight rehearsals, or eight submissions) fits one reply
-	// of the writer's default allowance (writer.DefaultMaxTokens).
+	// SliceScenarios is the most scenarios one slice asks for. Default 12.
 	SliceScenarios int
 	// RoundTimeout bounds how long a round waits for its slices; a slice
 	// nobody finished by then is recorded dead. Default 30m.
@@ -124,8 +120,8 @@ func (c Config) withDefaults() Config {
 	c.Model = cmp.Or(c.Model, "builtin")
 	c.MaxRounds = cmp.Or(c.MaxRounds, 8)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, 3)
-	c.PerSlice = cmp.Or(c.PerSlice, 8)
-	c.SliceScenarios = cmp.Or(c.SliceScenarios, 8)
+	c.PerSlice = cmp.Or(c.PerSlice, 3)
+	c.SliceScenarios = cmp.Or(c.SliceScenarios, 12)
 	c.RoundTimeout = cmp.Or(c.RoundTimeout, 30*time.Minute)
 	c.Poll = cmp.Or(c.Poll, 200*time.Millisecond)
 	c.LedgerOutage = cmp.Or(c.LedgerOutage, 2*time.Minute)

@@ -646,7 +646,7 @@ func TestConfig(t *testing.T) {
 		}
 	}
 	d := Config{}.withDefaults()
-	if d.MaxRounds != 8 || d.MaxAttempts != 3 || d.PerSlice != 8 || d.SliceScenarios != 8 || d.Model != "builtin" {
+	if d.MaxRounds != 8 || d.MaxAttempts != 3 || d.PerSlice != 3 || d.SliceScenarios != 12 || d.Model != "builtin" {
 		t.Errorf("defaults: %+v", d)
 	}
 }
