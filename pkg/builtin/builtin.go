@@ -517,7 +517,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			var res brief.SubmitResult
 			submitted = true
 			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
-				return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc})
+				return submission(sc, try, tr.Rehearsal)
 			})), &res); err != nil {
 				break
 			}
@@ -533,6 +533,17 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		sc := *unrehearsed
 		ask(func() *model.ToolCall { return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc}) })
 	}
+}
+
+// submission is the call that submits sc, rehearsed as try (the rehearsal
+// numbered n, 0 when the answer gave none): a scenario whose setup and
+// solution are still the rehearsal's names it rather than writing them again.
+func submission(sc scenario.Scenario, try string, n int) *model.ToolCall {
+	if n > 0 && toolArgs(brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution}) == try {
+		sc.Setup, sc.Solution = nil, nil
+		return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc, Rehearsal: n})
+	}
+	return toolCall(brief.ToolSubmit, brief.SubmitArgs{Scenario: sc})
 }
 
 // outputs picks a value from the acting call's result that the agent must

@@ -20,11 +20,12 @@ import (
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
+	"github.com/suitegen/suitegen/pkg/writer"
 )
 
 // BenchmarkTokensPerScenario is what a provider bills per kept scenario: a
 // run of examples/retail (SUITEGEN_BENCH_SCENARIOS scenarios, default 60;
-// reply allowance cap SUITEGEN_BENCH_MAX_TOKENS, default 2048) by three writers driving the builtin model behind an in-process provider-sim,
+// reply allowance cap SUITEGEN_BENCH_MAX_TOKENS, default --max-tokens' own) by three writers driving the builtin model behind an in-process provider-sim,
 // which counts tokens as OpenAI-compatible providers do. The tokens are
 // counted by a proxy in front of the simulator from the answers' usage (it
 // shares no code with the writer's meter, which must agree with it), divided
@@ -39,7 +40,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 			b.Fatalf("SUITEGEN_BENCH_SCENARIOS=%q is not a positive number", v)
 		}
 	}
-	maxTokens := 2048
+	maxTokens := writer.DefaultMaxTokens
 	if v := os.Getenv("SUITEGEN_BENCH_MAX_TOKENS"); v != "" {
 		var err error
 		if maxTokens, err = strconv.Atoi(v); err != nil || maxTokens <= 0 {

@@ -115,6 +115,14 @@ type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
+// TokenQuota is a Client whose provider admits its requests under a tokens
+// quota. TokensPerMinute is that quota, as configured or as the provider
+// last reported it (the lower of the two), 0 while unknown. A writer keeps
+// each request's reply allowance to a share of it.
+type TokenQuota interface {
+	TokensPerMinute() int
+}
+
 // Limiter is the cluster-wide provider quota as a provider client sees it
 // (*ratelimit.Limiter implements it). It lives here, not beside the client,
 // so the quota can be implemented without linking a provider SDK.

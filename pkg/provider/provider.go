@@ -191,7 +191,7 @@ func Open(ctx context.Context, name string, s Settings, pool *pgxpool.Pool, mx *
 	if err != nil {
 		return nil, err
 	}
-	cfg.Limiter = lim
+	cfg.Limiter, cfg.TPM = lim, s.TPM
 	if mx != nil {
 		cfg.Limiter = lim.Metered(mx, log)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
+	"github.com/suitegen/suitegen/pkg/writer"
 )
 
 // Command is `suitegen run`.
@@ -24,7 +25,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 	f := cli.NewFlags(env, "suitegen run", "DIR... [flags]", "Write a proved suite for each contract directory.")
 	asked := f.Int("scenarios", 50, "scenarios to write per contract (with --into: how many to add, +N)")
 	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
-	maxTokens := f.Int("max-tokens", 2048, "cap of a model call's reply allowance; each call's is sized below it from the replies seen")
+	maxTokens := f.Int("max-tokens", writer.DefaultMaxTokens, "cap of a model call's reply allowance; each call's is sized below it from the replies seen")
 	conc := f.Int("concurrency", 1, "contracts planned at once in a portfolio run")
 	out := f.String("out", "", "output directory (default out/<agent>)")
 	seed := f.Int64("seed", 1, "seed recorded in provenance and briefs")

@@ -21,8 +21,9 @@ import (
 type recorder struct {
 	inner *builtin.Model
 
-	mu   sync.Mutex
-	reqs map[string][]model.Request // slice -> requests
+	mu      sync.Mutex
+	reqs    map[string][]model.Request // slice -> requests
+	replies map[string][]model.Message // slice -> replies
 }
 
 func (r *recorder) Name() string { return "recorder" }
@@ -37,10 +38,12 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	}
 	cp := req
 	cp.Messages = append([]model.Message(nil), req.Messages...)
+	resp, err := r.inner.Complete(ctx, req)
 	r.mu.Lock()
 	r.reqs[slice] = append(r.reqs[slice], cp)
+	r.replies[slice] = append(r.replies[slice], resp.Message)
 	r.mu.Unlock()
-	return r.inner.Complete(ctx, req)
+	return resp, err
 }
 
 // TestSessionCompaction runs real writer sessions (suitegen run, two
@@ -48,7 +51,8 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 // scenario is kept, no later request of its slice carries the rehearsal that
 // led to it, a digest names it instead, and every slice's requests begin
 // with the same system prompt and tool schemas, byte for byte, before the
-// slice's brief.
+// slice's brief. Submissions name the rehearsal they repeat instead of
+// sending its setup and calls again, and are kept all the same.
 func TestSessionCompaction(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
 	if err != nil {
@@ -59,10 +63,12 @@ func TestSessionCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	const asked = 12
-	rec := &recorder{inner: builtin.New(c), reqs: map[string][]model.Request{}}
+	rec := &recorder{inner: builtin.New(c), reqs: map[string][]model.Request{}, replies: map[string][]model.Message{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: t.TempDir(), Seed: 7,
+	// A reply allowance that holds one move, so that a slice's cases are
+	// written one after the other and later requests follow kept ones.
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: t.TempDir(), Seed: 7, MaxTokens: 2048,
 		NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Client: rec})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -77,10 +83,22 @@ func TestSessionCompaction(t *testing.T) {
 	}
 
 	var system, tools string
-	compacted := 0
+	compacted, named := 0, 0
 	for slice, reqs := range rec.reqs {
 		if slice == "" {
 			t.Fatal("a request without a brief")
+		}
+		for _, m := range rec.replies[slice] {
+			for _, tc := range m.ToolCalls {
+				var a brief.SubmitArgs
+				if tc.Name != brief.ToolSubmit || json.Unmarshal([]byte(tc.Arguments), &a) != nil || a.Rehearsal == 0 {
+					continue
+				}
+				named++
+				if len(a.Scenario.Setup) > 0 || len(a.Scenario.Solution) > 0 {
+					t.Errorf("slice %s: a submission names rehearsal %d and sends a setup or solution too", slice, a.Rehearsal)
+				}
+			}
 		}
 		for i, req := range reqs {
 			// The stable prefix: system prompt and tools, then the brief.
@@ -137,6 +155,9 @@ func TestSessionCompaction(t *testing.T) {
 	}
 	if compacted == 0 {
 		t.Fatal("no request showed a kept scenario; nothing was compacted")
+	}
+	if named == 0 {
+		t.Fatal("no submission named its rehearsal")
 	}
 }
 

@@ -36,9 +36,12 @@ type session struct {
 	prompt string // sha256 of the system prompt, for provenance
 	// mark is where the turns not yet compacted begin (after the brief and
 	// the digests); subs are the submissions those turns made.
-	mark   int
-	subs   []brief.Submission
-	waited time.Duration
+	mark int
+	subs []brief.Submission
+	// rehearsals are the session's rehearsals that ran, by their number
+	// less one: a submission may name one for its setup and solution.
+	rehearsals []brief.TryArgs
+	waited     time.Duration
 	// outage is set by a tool that met a database outage: the session ends
 	// with it after that tool's answer (see outage.go).
 	outage error
@@ -303,7 +306,8 @@ var errRateLimitedTooLong = errors.New("writer: provider kept refusing for rate;
 func (ss *session) complete(ctx context.Context) (model.Response, error) {
 	w := ss.w
 	kind := replyKind(ss.msgs)
-	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), MaxTokens: w.replies.Size(kind), Seed: ss.b.Seed}
+	req := model.Request{Model: w.cfg.Model.Name(), Messages: ss.msgs, Tools: brief.Tools(), Seed: ss.b.Seed}
+	req.MaxTokens = w.allowance(kind, req)
 	for {
 		if err := ss.checkBudget(ctx); err != nil {
 			return model.Response{}, err
@@ -358,6 +362,36 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		}
 		return resp, err
 	}
+}
+
+// Under a tokens quota a request counts its prompt and its whole reply
+// allowance at admission. Requests that are a small share of a minute's
+// quota fill a sliding window nearly full; large ones leave up to half of
+// one unused (docs/BENCHMARKS.md, "Why not 100%"), and a long conversation
+// can outgrow the quota. So under a known quota a request's allowance keeps
+// its charge within 1/quotaShare of the quota per minute, but never below
+// oneMove, which holds one scenario's next move (a rehearsal, a submission):
+// a model then writes the slice's cases one after the other.
+const (
+	quotaShare = 20
+	oneMove    = 2048
+)
+
+// allowance is req's reply allowance: sized from the replies to earlier
+// requests of its kind, and kept to a share of the provider's tokens quota
+// when one is known.
+func (w *Writer) allowance(kind string, req model.Request) int {
+	size := w.replies.Size(kind)
+	q, ok := w.cfg.Model.(model.TokenQuota)
+	if !ok {
+		return size
+	}
+	tpm := q.TokensPerMinute()
+	if tpm <= 0 {
+		return size
+	}
+	room := tpm/quotaShare - model.EstimatePromptTokens(req)
+	return min(size, max(room, min(oneMove, w.replies.Cap())))
 }
 
 // replyKind is the kind of reply a request expects, for sizing its

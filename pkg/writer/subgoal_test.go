@@ -185,6 +185,12 @@ func (s *scripted) Complete(ctx context.Context, req model.Request) (model.Respo
 	if err := json.Unmarshal([]byte(tc.Arguments), &a); err != nil {
 		return resp, nil
 	}
+	if a.Rehearsal > 0 {
+		// The submission names its rehearsal: spell its setup and solution
+		// out, which the added sub-goal's parameter counts.
+		a.Scenario.Setup, a.Scenario.Solution = rehearsal(req.Messages, a.Rehearsal)
+		a.Rehearsal = 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var calls []model.ToolCall
@@ -201,6 +207,24 @@ func (s *scripted) Complete(ctx context.Context, req model.Request) (model.Respo
 	tc.Arguments = js(a)
 	resp.Message.ToolCalls = append(calls, tc)
 	return resp, nil
+}
+
+// rehearsal is the setup and calls of the rehearsal numbered n in msgs.
+func rehearsal(msgs []model.Message, n int) ([]scenario.Statement, []scenario.Call) {
+	args := map[string]string{}
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			args[tc.ID] = tc.Arguments
+		}
+		var r brief.TryResult
+		if m.Role != model.RoleTool || m.Name != brief.ToolTry || json.Unmarshal([]byte(m.Content), &r) != nil || r.Rehearsal != n {
+			continue
+		}
+		var a brief.TryArgs
+		_ = json.Unmarshal([]byte(args[m.ToolCallID]), &a)
+		return a.Setup, a.Calls
+	}
+	return nil, nil
 }
 
 func (s *scripted) answer(id, content string) {
@@ -251,7 +275,9 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	m := newScripted(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: out, Seed: 7,
+	// A reply allowance that holds one move: the script wraps replies of
+	// one submission.
+	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: asked, Writers: 2, Out: out, Seed: 7, MaxTokens: 2048,
 		NATSURL: testenv.NATS(t), DatabaseURL: dbURL, Client: m})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -276,7 +302,8 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	m.mu.Unlock()
 	// The broken submission's answer is read from the conversation, or,
 	// when the builtin's scenario beside it was kept and their turns
-	// compacted first, from the digest that replaced them.
+	// compacted first, from the digest that replaced them, or, when the
+	// session ended with that reply, from the refusals the writer recorded.
 	codes := map[string]bool{}
 	if seen {
 		var sr brief.SubmitResult
@@ -290,6 +317,13 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 	for _, r := range brokenRefused {
 		_, code, _ := strings.Cut(r, "/")
 		codes[code] = true
+	}
+	if !seen && brokenRefused == nil {
+		var recorded int
+		if err := pgxRecorded(ctx, dbURL, res[0].RunID, &recorded); err != nil {
+			t.Fatal(err)
+		}
+		codes["check-broken"] = recorded > 0
 	}
 	if !codes["check-broken"] {
 		t.Errorf("the broken sub-goal was refused with %q %v, want check-broken", brokenAnswer, brokenRefused)
@@ -414,4 +448,14 @@ func clip(s string) string {
 		return s[:60] + "…"
 	}
 	return s
+}
+
+// pgxRecorded counts the check-broken refusals the ledger recorded for run.
+func pgxRecorded(ctx context.Context, dbURL, run string, n *int) error {
+	pool, err := engine.Pool(ctx, dbURL, 1)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return pool.QueryRow(ctx, `SELECT count(*) FROM refusals WHERE run_id = $1 AND code = 'check-broken'`, run).Scan(n)
 }

@@ -113,7 +113,10 @@ func (ss *session) try(ctx context.Context, args string) string {
 		if outage.Is(err) && !limited {
 			ss.outage = &outageError{err}
 		}
+		return jsonText(out)
 	}
+	ss.rehearsals = append(ss.rehearsals, a)
+	out.Rehearsal = len(ss.rehearsals)
 	return jsonText(out)
 }
 
@@ -201,6 +204,16 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		a.Scenario = sc
 	}
 	sc := &a.Scenario
+	if a.Rehearsal != 0 {
+		if a.Rehearsal < 0 || a.Rehearsal > len(ss.rehearsals) {
+			return errorAnswer(brief.CodeBadArguments, "there is no rehearsal %d in this session (%d ran); name one a try_calls answer numbered, or send setup and solution", a.Rehearsal, len(ss.rehearsals))
+		}
+		if len(sc.Setup) > 0 || len(sc.Solution) > 0 {
+			return errorAnswer(brief.CodeBadArguments, "a scenario that names rehearsal %d takes its setup and solution from it: leave both out, or leave rehearsal out", a.Rehearsal)
+		}
+		r := ss.rehearsals[a.Rehearsal-1]
+		sc.Setup, sc.Solution = r.Setup, r.Calls
+	}
 	w := ss.w
 	res := brief.SubmitResult{Name: sc.Name}
 	refuse := func(rs ...prove.Refusal) string {

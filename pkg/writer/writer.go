@@ -101,9 +101,11 @@ type Config struct {
 	// model waits before it is offered again, to a writer that drives it.
 	// Default 30s.
 	OtherModelDelay time.Duration
-	// MaxTokens is the completion cap per model call. Default 2048. A
-	// call's allowance is sized below it from the replies to earlier calls
-	// of its kind (pkg/allowance).
+	// MaxTokens is the completion cap per model call. Default
+	// DefaultMaxTokens. A call's allowance is sized below it from the
+	// replies to earlier calls of its kind (pkg/allowance), and kept to a
+	// share of the provider's tokens quota when the model knows one
+	// (model.TokenQuota).
 	MaxTokens int
 	// Replies, when set, sizes the allowances (writers of one process
 	// driving one model share it, so each learns from all their replies);
@@ -133,8 +135,12 @@ type Config struct {
 	BeforeSlice func(sliceID string)
 }
 
-// DefaultMaxTokens is Config.MaxTokens' default.
-const DefaultMaxTokens = 2048
+// DefaultMaxTokens is Config.MaxTokens' default: a reply that holds a
+// round of a slice's scenarios (each one's rehearsal, or each one's
+// submission), so that the slice's prompt (system prompt, tools, brief) is
+// sent about once a round rather than once a scenario and move. Models of
+// the OpenAI API write at least this much in one reply.
+const DefaultMaxTokens = 16384
 
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {

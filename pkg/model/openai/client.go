@@ -53,6 +53,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Limiter, when set, admits every call and is told what it counted.
 	Limiter model.Limiter
+	// TPM is the tokens quota per minute the calls are admitted under (0:
+	// not configured). With the limit the provider reports it is what
+	// TokensPerMinute says.
+	TPM int
 	// DefaultRetryAfter is used for a 429 without retry-after or reset headers.
 	DefaultRetryAfter time.Duration
 	Logger            *slog.Logger
@@ -127,7 +131,22 @@ type Client struct {
 	// shape is the request shape --reasoning auto settled on after a
 	// provider refused the one the model's name chose (shapeByName until then).
 	shape atomic.Int32
+	// reportedTPM is the tokens limit the provider's headers last named.
+	reportedTPM atomic.Int64
 }
+
+// TokensPerMinute is the tokens quota the calls are admitted under: the
+// configured one, or the provider's last reported limit when that is lower
+// or nothing was configured; 0 while neither is known.
+func (c *Client) TokensPerMinute() int {
+	tpm := c.cfg.TPM
+	if r := int(c.reportedTPM.Load()); r > 0 && (tpm <= 0 || r < tpm) {
+		tpm = r
+	}
+	return max(tpm, 0)
+}
+
+var _ model.TokenQuota = (*Client)(nil)
 
 // Request shapes of --reasoning auto.
 const (
@@ -328,6 +347,9 @@ func (c *Client) complete(ctx context.Context, req model.Request) (model.Respons
 	written := stamp.wait()
 	limits := parseLimits(capt.header)
 	resp.Limits = limits
+	if limits.LimitTokens > 0 {
+		c.reportedTPM.Store(int64(limits.LimitTokens))
+	}
 
 	charge, err := c.interpret(ctx, callCtx, req, answer, callErr, capt, &resp, admitted, out)
 	if !written && capt.status == 0 {

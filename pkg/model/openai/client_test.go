@@ -107,7 +107,10 @@ func TestOpenAIMapping(t *testing.T) {
 		_, _ = io.WriteString(w, okBody("", `[{"id":"c9","type":"function","function":{"name":"refund","arguments":"{\"amount\": 5"}}]`, nil))
 	}))
 	defer srv.Close()
-	c := newClient(t, Config{BaseURL: srv.URL + "/v1", Profile: ProfileOpenAI})
+	c := newClient(t, Config{BaseURL: srv.URL + "/v1", Profile: ProfileOpenAI, TPM: 90_000})
+	if got := c.TokensPerMinute(); got != 90_000 {
+		t.Fatalf("before any answer: %d tokens a minute, want the configured 90000", got)
+	}
 	resp, err := c.Complete(context.Background(), model.Request{
 		Messages: []model.Message{
 			{Role: model.RoleSystem, Content: "be good"},
@@ -120,6 +123,9 @@ func TestOpenAIMapping(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := c.TokensPerMinute(); got != 30_000 {
+		t.Fatalf("after an answer naming a lower limit: %d tokens a minute, want 30000", got)
 	}
 	mu.Lock()
 	call := got[0]
