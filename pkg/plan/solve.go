@@ -220,6 +220,17 @@ type rowOutcomes struct {
 	lastErr  string
 }
 
+// succeeded are the first n rows the act succeeded on, in sample order.
+func (ro rowOutcomes) succeeded(n int) []string {
+	var out []string
+	for _, k := range ro.keys {
+		if ro.outcome[k] == "succeed" && len(out) < n {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // playRows plays sol's chain then the act on every sampled row: each row's
 // outcome, with the row choice that gets there (into sol.choices).
 func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, lastErr string) (rowOutcomes, error) {
@@ -1229,14 +1240,9 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 	dealt := dealtWays(ls, played)
 	outside := sv.outsideTables(tool, sol.table)
 	found := map[string]map[Choice]*choiceLevel{} // by way, then by where its cases take records
-	tried := 0
-	for _, k := range played.keys {
-		if played.outcome[k] != "succeed" || tried >= choiceRows {
-			continue
-		}
-		tried++
+	for i, k := range played.succeeded(choiceRows) {
 		b := sc.bound(played.index[k])
-		for _, ch := range sv.otherChoices(tool, b, played.read[k], sol.choices[k], outside, tried <= worldCases) {
+		for _, ch := range sv.otherChoices(tool, b, played.read[k], sol.choices[k], outside, i < worldCases) {
 			bb := b
 			ch.Apply(&bb)
 			calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
@@ -1348,12 +1354,7 @@ func (sv *solver) againLevels(ctx context.Context, tool *contract.Tool, sol solu
 	}
 	dealt := dealtWays(ls, played)
 	found := map[string]*level{}
-	tried := 0
-	for _, k := range played.keys {
-		if played.outcome[k] != "succeed" || tried >= choiceRows {
-			continue
-		}
-		tried++
+	for _, k := range played.succeeded(choiceRows) {
 		b := sc.bound(played.index[k])
 		sol.choices[k].Apply(&b)
 		calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)

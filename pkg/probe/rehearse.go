@@ -22,20 +22,7 @@ type rehearser struct{ w *world.World }
 // Rehearse runs the setup then the calls, in order, on one copy that is
 // rolled back. A setup statement the world refuses is a *scenario.SetupError.
 func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, error) {
-	var out []ground.Answer
-	err := r.w.Copy(ctx, func(cp *world.Copy) error {
-		out = out[:0]
-		if err := runSetup(ctx, cp, setup); err != nil {
-			return err
-		}
-		for _, c := range calls {
-			res := cp.Call(ctx, c.Tool, c.Args)
-			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
-				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
-		}
-		return nil
-	})
-	return out, err
+	return r.around(ctx, setup, calls, nil)
 }
 
 // RehearseEffect is Rehearse, and also reports whether the calls changed any
@@ -43,30 +30,45 @@ func (r rehearser) Rehearse(ctx context.Context, setup []scenario.Statement, cal
 // already there (roaming turned off on a line where it is off) changes
 // nothing, and planning deals no success on it.
 func (r rehearser) RehearseEffect(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, bool, error) {
-	var out []ground.Answer
 	changed := false
+	out, err := r.around(ctx, setup, calls, func(before, after world.Snapshot) error {
+		changed = len(world.ChangedTables(before, after)) > 0
+		return nil
+	})
+	return out, changed, err
+}
+
+// around runs the setup then the calls on one copy that is rolled back,
+// and hands seen, when given, the copy's snapshots from before and after
+// the calls.
+func (r rehearser) around(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, seen func(before, after world.Snapshot) error) ([]ground.Answer, error) {
+	var out []ground.Answer
 	err := r.w.Copy(ctx, func(cp *world.Copy) error {
-		out, changed = out[:0], false
+		out = out[:0]
 		if err := runSetup(ctx, cp, setup); err != nil {
 			return err
 		}
-		before, err := cp.Snapshot(ctx)
-		if err != nil {
-			return err
+		var before, after world.Snapshot
+		var err error
+		if seen != nil {
+			if before, err = cp.Snapshot(ctx); err != nil {
+				return err
+			}
 		}
 		for _, c := range calls {
 			res := cp.Call(ctx, c.Tool, c.Args)
 			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
 				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
 		}
-		after, err := cp.Snapshot(ctx)
-		if err != nil {
+		if seen == nil {
+			return nil
+		}
+		if after, err = cp.Snapshot(ctx); err != nil {
 			return err
 		}
-		changed = len(world.ChangedTables(before, after)) > 0
-		return nil
+		return seen(before, after)
 	})
-	return out, changed, err
+	return out, err
 }
 
 // runSetup runs a rehearsal's setup on its copy. A statement the world
@@ -86,32 +88,11 @@ func runSetup(ctx context.Context, cp *world.Copy, setup []scenario.Statement) e
 // second time). A table without a primary key, or a row change the
 // statements could not reproduce, gives no statements.
 func (r rehearser) RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, []scenario.Statement, error) {
-	var out []ground.Answer
 	var writes []scenario.Statement
-	err := r.w.Copy(ctx, func(cp *world.Copy) error {
-		out, writes = out[:0], nil
-		if err := runSetup(ctx, cp, setup); err != nil {
-			return err
-		}
-		before, err := cp.Snapshot(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range calls {
-			res := cp.Call(ctx, c.Tool, c.Args)
-			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
-				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
-		}
-		after, err := cp.Snapshot(ctx)
-		if err != nil {
-			return err
-		}
+	out, err := r.around(ctx, setup, calls, func(before, after world.Snapshot) error {
 		d, err := world.DiffSnapshots(before, after)
-		if err != nil {
-			return err
-		}
 		writes = statementsOf(r.w.Contract(), d)
-		return nil
+		return err
 	})
 	return out, writes, err
 }
