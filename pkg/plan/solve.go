@@ -895,8 +895,8 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 }
 
 // levels groups rows by the low-cardinality column whose levels each give
-// one outcome, with both outcomes present; without one, the rows that succeed are one level (or, when
-// none does, those refused). Never a column that holds a person's detail
+// one outcome, with both outcomes present; without one, the rows that
+// succeed are one level (or, when none does, those refused). Never a column that holds a person's detail
 // (a name, a phone): that is who, not a state, and a minted case takes
 // another. Of columns that split as many rows, the one the acting tool's
 // code names (it reads it to decide), then one whose levels a CHECK lists,
@@ -987,10 +987,10 @@ func (sv *solver) axisLevels(ctx context.Context, tool *contract.Tool, sol solut
 // decides reports whether giving a refused row of ls a succeeding level's
 // value changes the act's answer on some row (or no row can tell).
 func (sv *solver) decides(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes, ls []level) (bool, error) {
-	var col, good string
+	var col, good string // the column, and a row at a succeeding level
 	for _, lv := range ls {
-		if lv.outcome == "succeed" {
-			col, good = lv.column, lv.level
+		if lv.outcome == "succeed" && len(lv.templates) > 0 {
+			col, good = lv.column, lv.templates[0]
 			break
 		}
 	}
@@ -999,8 +999,9 @@ func (sv *solver) decides(ctx context.Context, tool *contract.Tool, sol solution
 	if col == "" || t == nil || pk == "" || t.Column(col) == nil {
 		return true, nil
 	}
-	// The level as text, read as the column's type by the database.
-	set := fmt.Sprintf("UPDATE %s SET %s = $1::text::%s WHERE %s::text = $2", t.Name, col, t.Column(col).Type, pk)
+	// The refused row takes the succeeding row's value, as the database
+	// holds it.
+	set := fmt.Sprintf("UPDATE %s SET %s = (SELECT %s FROM %s WHERE %s::text = $1) WHERE %s::text = $2", t.Name, col, col, t.Name, pk, pk)
 	checked := 0
 	for _, lv := range ls {
 		for _, k := range lv.templates {
