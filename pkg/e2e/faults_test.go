@@ -122,7 +122,10 @@ func TestFaults(t *testing.T) {
 		"SUITEGEN_ACK_WAIT=" + faultAckWait.String(), "SUITEGEN_MAX_DELIVER=" + strconv.Itoa(faultMaxDeliver),
 		"SUITEGEN_MODEL=" + faultModel, "OPENAI_BASE_URL=" + simBase + "/v1", "OPENAI_API_KEY=" + faultAPIKey,
 	}
-	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison)
+	// One model call per rehearsal, as the provider faults' rates were
+	// sized for: with a larger reply allowance a run makes fewer calls,
+	// and a fault kind may never fire.
+	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison, "SUITEGEN_MAX_TOKENS=2048")
 	precreateQueue(t, queue.Config{URL: natsURL, AckWait: faultAckWait, MaxDeliver: faultMaxDeliver})
 
 	var (

@@ -77,7 +77,10 @@ func TestDashboardLiveRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := run.Run(rctx, run.Config{Dirs: []string{dir}, Asked: 1000, Writers: 3, Out: t.TempDir(), Seed: 7,
-			Model: "sim-model", Provider: provider.Settings{BaseURL: "http://" + simAddr + "/v1", RPM: 6000, TPM: 20_000_000}, RunID: runID,
+			// One model call per rehearsal, so that the run meets the
+			// simulator's 429s within the test's window.
+			MaxTokens: 2048,
+			Model:     "sim-model", Provider: provider.Settings{BaseURL: "http://" + simAddr + "/v1", RPM: 6000, TPM: 20_000_000}, RunID: runID,
 			NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), MetricsAddr: metricsAddr, ProgressAddr: progressAddr})
 		done <- err
 	}()
