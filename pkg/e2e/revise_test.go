@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,28 +85,7 @@ func TestReviseAcrossWriterProcesses(t *testing.T) {
 		}
 		revised[procs] = files
 	}
-	one, three := revised[1], revised[3]
-	for _, p := range slices.Sorted(maps.Keys(one)) {
-		if !bytes.Equal(one[p], three[p]) {
-			a, b := strings.Split(string(one[p]), "\n"), strings.Split(string(three[p]), "\n")
-			i := 0
-			for i < min(len(a), len(b)) && a[i] == b[i] {
-				i++
-			}
-			at := func(ls []string) string {
-				if i < len(ls) {
-					return ls[i]
-				}
-				return "(end)"
-			}
-			t.Errorf("%s differs between 1 and 3 writer processes at line %d: %q, %q", p, i+1, at(a), at(b))
-		}
-	}
-	for p := range three {
-		if _, ok := one[p]; !ok {
-			t.Errorf("%s is written with 3 writer processes only", p)
-		}
-	}
+	testenv.SameFiles(t, revised[1], revised[3], [2]string{"1 writer process", "3 writer processes"})
 	if t.Failed() {
 		t.Logf("revised: %s", strings.Join(chosen, ", "))
 	}

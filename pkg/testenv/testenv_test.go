@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -273,5 +274,34 @@ func TestNATSCluster(t *testing.T) {
 	}
 	if info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("stream cluster info %+v: want a leader and two replicas", info.Cluster)
+	}
+}
+
+// recorder keeps what a helper reports instead of failing the test.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
+
+// SameFiles names the first differing line of a file and a file one set
+// lacks, and says nothing of equal sets.
+func TestSameFiles(t *testing.T) {
+	a := map[string][]byte{"x.json": []byte("a\nb\nc"), "y.json": []byte("y")}
+	b := map[string][]byte{"x.json": []byte("a\nB\nc"), "y.json": []byte("y"), "z.json": nil}
+	r := &recorder{TB: t}
+	testenv.SameFiles(r, a, b, [2]string{"one", "three"})
+	want := []string{`x.json differs between one and three at line 2: "b", "B"`, "z.json is written with three only"}
+	if !slices.Equal(r.errs, want) {
+		t.Fatalf("reported %q, want %q", r.errs, want)
+	}
+	r.errs = nil
+	testenv.SameFiles(r, a, a, [2]string{"one", "three"})
+	if len(r.errs) > 0 {
+		t.Fatalf("equal sets reported %q", r.errs)
 	}
 }
