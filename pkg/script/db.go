@@ -79,6 +79,9 @@ func (*dbValue) Attr(name string) (starlark.Value, error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := st.roundTrip(th); err != nil {
+				return nil, err
+			}
 			n, err := st.db.Exec(st.ctx, sql, params...)
 			if err != nil {
 				return nil, fmt.Errorf("db.execute: %w", err)
@@ -120,6 +123,9 @@ func runQuery(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	st := stateOf(th)
 	sql, params, err := sqlArgs(th, b, args, kwargs)
 	if err != nil {
+		return nil, err
+	}
+	if err := st.roundTrip(th); err != nil {
 		return nil, err
 	}
 	rows, err := q(st.ctx, sql, params...)

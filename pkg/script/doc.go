@@ -6,8 +6,9 @@
 // invokes a function and frozen modules can be shared by any number of
 // goroutines. Each call runs on its own starlark.Thread with:
 //
-//   - a step limit (Options.MaxSteps),
-//   - a wall-clock limit (Options.Timeout) and the caller's context,
+//   - a step limit (Options.MaxSteps) and a limit on database round trips
+//     (Options.MaxQueries): work, counted the same on a busy machine,
+//   - a wall-clock backstop (Options.Timeout) and the caller's context,
 //   - a call-depth limit (Options.MaxDepth), checked every few steps so the
 //     Go stack of the interpreter stays small,
 //   - an allocation budget (Options.MaxAlloc) charged, before the memory is

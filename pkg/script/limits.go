@@ -19,13 +19,14 @@ const localState = "suitegen.script.call"
 // callState is the per-call bookkeeping every builtin reaches through the
 // thread.
 type callState struct {
-	p      *Programs
-	ctx    context.Context
-	parent context.Context // the caller's context, to tell a cancel from the wall-clock limit
-	db     DB
-	alloc  int64
-	wrote  bool
-	reason atomic.Pointer[string] // the limit that stopped the call, first wins
+	p       *Programs
+	ctx     context.Context
+	parent  context.Context // the caller's context, to tell a cancel from the wall-clock limit
+	db      DB
+	alloc   int64
+	queries int // database round trips so far
+	wrote   bool
+	reason  atomic.Pointer[string] // the limit that stopped the call, first wins
 }
 
 func stateOf(th *starlark.Thread) *callState {
@@ -87,6 +88,17 @@ func (st *callState) stop(th *starlark.Thread, reason string) {
 func (st *callState) limit(th *starlark.Thread, reason string) error {
 	st.stop(th, reason)
 	return fmt.Errorf("%w: %s", ErrLimit, reason)
+}
+
+// roundTrip counts one database round trip against the call's MaxQueries.
+// Counting work rather than time keeps a handler that queries in a loop
+// bounded the same way on an idle machine and a busy one.
+func (st *callState) roundTrip(th *starlark.Thread) error {
+	st.queries++
+	if st.queries > st.p.opts.MaxQueries {
+		return st.limit(th, fmt.Sprintf("query limit exceeded (%d queries)", st.p.opts.MaxQueries))
+	}
+	return nil
 }
 
 // charge counts n bytes against the call's allocation budget before an

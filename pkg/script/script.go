@@ -23,8 +23,13 @@ const DefaultNow = "2026-01-01T09:00:00Z"
 
 // Defaults for Options.
 const (
-	DefaultMaxSteps  = 1_000_000
-	DefaultTimeout   = 2 * time.Second
+	DefaultMaxSteps   = 1_000_000
+	DefaultMaxQueries = 1_000
+	// DefaultTimeout is a backstop against a stuck machine, not a rule of
+	// the world: every bound a contract can meet (steps, queries, rows,
+	// memory) counts work, so a call's outcome never depends on how busy
+	// the machine is. A statement's own time is bounded by the world.
+	DefaultTimeout   = 30 * time.Second
 	DefaultMaxDepth  = 500
 	DefaultMaxAlloc  = 256 << 20
 	DefaultMaxResult = 1 << 20
@@ -33,13 +38,14 @@ const (
 
 // Options bounds every call. Zero values take the defaults above.
 type Options struct {
-	MaxSteps  uint64        // Starlark steps per call
-	Timeout   time.Duration // wall clock per call
-	MaxDepth  int           // Starlark call depth
-	MaxAlloc  int64         // bytes a call may allocate through growth operations (see package doc)
-	MaxResult int           // encoded bytes of a handler result
-	MaxRows   int           // rows one db or world query may return
-	Now       string        // the world's clock; default: the contract's now, else DefaultNow
+	MaxSteps   uint64        // Starlark steps per call
+	MaxQueries int           // database round trips (query, one, execute) per call
+	Timeout    time.Duration // wall clock per call
+	MaxDepth   int           // Starlark call depth
+	MaxAlloc   int64         // bytes a call may allocate through growth operations (see package doc)
+	MaxResult  int           // encoded bytes of a handler result
+	MaxRows    int           // rows one db or world query may return
+	Now        string        // the world's clock; default: the contract's now, else DefaultNow
 }
 
 func (o Options) withDefaults(c *contract.Contract) (Options, error) {
@@ -54,9 +60,14 @@ func (o Options) withDefaults(c *contract.Contract) (Options, error) {
 		return o, fmt.Errorf("script options: MaxResult must not be negative, got %d", o.MaxResult)
 	case o.MaxRows < 0:
 		return o, fmt.Errorf("script options: MaxRows must not be negative, got %d", o.MaxRows)
+	case o.MaxQueries < 0:
+		return o, fmt.Errorf("script options: MaxQueries must not be negative, got %d", o.MaxQueries)
 	}
 	if o.MaxSteps == 0 {
 		o.MaxSteps = DefaultMaxSteps
+	}
+	if o.MaxQueries == 0 {
+		o.MaxQueries = DefaultMaxQueries
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
@@ -83,8 +94,8 @@ func (o Options) withDefaults(c *contract.Contract) (Options, error) {
 }
 
 var (
-	// ErrLimit is wrapped by every crash caused by a step, time, depth,
-	// allocation, row or result limit.
+	// ErrLimit is wrapped by every crash caused by a step, query, time,
+	// depth, allocation, row or result limit.
 	ErrLimit = errors.New("limit exceeded")
 	// ErrBroken is wrapped by Check's error when a sub-goal check is a bug
 	// in the catalogue (it raised, returned a wrong type, or does not exist).

@@ -208,6 +208,31 @@ func TestStepLimit(t *testing.T) {
 	}
 }
 
+// TestQueryLimit: a handler that queries in a loop is stopped by counting its
+// round trips, so where it stops does not depend on how fast the database
+// answers.
+func TestQueryLimit(t *testing.T) {
+	p := compile(t, Options{MaxSteps: 1 << 40, MaxQueries: 20, Timeout: time.Hour}, map[string]string{
+		"reads":  "def handle(args, db):\n    for i in range(args['n']):\n        db.query('SELECT 1')\n    return args['n']\n",
+		"writes": "def handle(args, db):\n    for i in range(args['n']):\n        db.execute('UPDATE t SET a = 1')\n    return args['n']\n",
+	}, nil)
+	for _, tool := range []string{"reads", "writes"} {
+		db := &fakeDB{}
+		if got, err := handle(t, p, tool, map[string]any{"n": 20}, db); err != nil || got != "20" {
+			t.Fatalf("%s at the limit: %s %v", tool, got, err)
+		}
+		db = &fakeDB{}
+		_, err := handle(t, p, tool, map[string]any{"n": 21}, db)
+		wantLimit(t, err, "query limit")
+		if len(db.sent) != 20 {
+			t.Fatalf("%s past the limit sent %d statements, want 20", tool, len(db.sent))
+		}
+	}
+	if _, err := Compile(&contract.Contract{}, Options{MaxQueries: -1}); err == nil || !strings.Contains(err.Error(), "MaxQueries") {
+		t.Fatalf("negative MaxQueries: %v", err)
+	}
+}
+
 func TestWallClockLimit(t *testing.T) {
 	p := compile(t, Options{MaxSteps: 1 << 62, Timeout: 100 * time.Millisecond}, map[string]string{
 		"loop": "def handle(args, db):\n    while True:\n        pass\n",

@@ -342,6 +342,19 @@ func (e *PrepareError) Unwrap() error { return e.Err }
 // known on this connection is certain to need no prepare, and the copy's
 // opening can travel with its first batch (no round trip of its own).
 func (cp *Copy) send(ctx context.Context, b *pgx.Batch) error {
+	err := cp.sendBatch(ctx, b)
+	if isCode(err, "57014") && ctx.Err() == nil {
+		// Cancelled while the caller still had time: a statement ran past
+		// the world's per-statement limit (on the server, or this process's
+		// deadline behind it). That is the contract's doing, a limit like
+		// the script's own, so it wraps script.ErrLimit and is never taken
+		// for an outage.
+		return fmt.Errorf("%w: statement time limit exceeded (%s): %w", script.ErrLimit, cp.w.opts.StatementTimeout, err)
+	}
+	return err
+}
+
+func (cp *Copy) sendBatch(ctx context.Context, b *pgx.Batch) error {
 	ctx, cancel := cp.bound(ctx)
 	defer cancel()
 	var fresh []string

@@ -20,6 +20,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/migrate"
+	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -1090,4 +1091,34 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	if err := w.Copy(ctx, func(cp *Copy) error { _, err := cp.Query(ctx, "SELECT 1"); return err }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A handler statement that runs past the world's per-statement limit, while
+// the call itself still has time, is a limit of the contract's making: it
+// wraps script.ErrLimit (so it is never taken for an outage) and names the
+// limit, whatever the machine's load.
+func TestStatementTimeIsALimit(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	c.Sources["handlers/loop.star"] = "def handle(args, db):\n    return db.one(\"SELECT pg_sleep(3600) IS NULL AS slept\")[\"slept\"]\n"
+	progs, err := script.Compile(c, script.Options{Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, pool, c, progs, Options{StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		r := cp.Call(ctx, "loop", map[string]any{})
+		if !r.Crash || !errors.Is(r.Err, script.ErrLimit) || !strings.Contains(r.Error, "statement time limit exceeded (200ms)") {
+			t.Errorf("got %+v, want a crash on the statement time limit wrapping script.ErrLimit", r)
+		}
+		if outage.Is(r.Err) {
+			t.Errorf("a statement over its limit taken for an outage: %v", r.Err)
+		}
+		return nil
+	})
 }
