@@ -12,7 +12,9 @@ import (
 // ported airline contract. The task the prover keeps is written as a run
 // writes (check re-proves it, export reads it), and every other task is
 // reported with the gate and code that refused it: the import's own codes
-// for what cannot be one scenario, the prover's for the rest.
+// for what cannot be one scenario, the prover's for the rest. A task of
+// several acts is a conversation of several requests, each proved (task 1's
+// second request skips the look-up its act requires).
 func TestImportTauBench(t *testing.T) {
 	out := t.TempDir()
 	code, stdout := dispatch(t, "import", filepath.Join("testdata", "import", "airline", "tasks_test.py"),
@@ -29,11 +31,12 @@ func TestImportTauBench(t *testing.T) {
 		gate, code string
 	}{
 		{true, "", ""},
-		{false, "import", "several-acts"},
+		{false, "static", "requires-unmet"},
 		{false, "import", "no-act"},
 		{false, "grounding", "output-not-in-results"},
+		{false, "import", "several-acts"},
 	}
-	if rep.Tasks != len(want) || len(rep.Results) != len(want) || rep.Kept != 1 || rep.Refused != 3 {
+	if rep.Tasks != len(want) || len(rep.Results) != len(want) || rep.Kept != 1 || rep.Refused != 4 {
 		t.Fatalf("report %+v", rep)
 	}
 	for i, w := range want {
@@ -41,6 +44,9 @@ func TestImportTauBench(t *testing.T) {
 		if r.Kept != w.kept || r.Gate != w.gate || r.Code != w.code {
 			t.Errorf("task %d: kept %v %s/%s (%s), want kept %v %s/%s", i, r.Kept, r.Gate, r.Code, r.Reason, w.kept, w.gate, w.code)
 		}
+	}
+	if r := rep.Results[1]; !strings.HasPrefix(r.Reason, "request 2 (compensation): ") {
+		t.Errorf("task 1 is refused for its second request: %+v", r)
 	}
 	if r := rep.Results[0]; r.Scenario != "tau-bench-airline-0" || r.UseCase != "cancel-reservation" || r.Line != 6 {
 		t.Errorf("kept task: %+v", r)

@@ -17,8 +17,9 @@ const GateImport prove.Gate = "import"
 
 // Codes of GateImport.
 const (
-	// SeveralActs: the task's actions change state with more than one tool;
-	// a scenario has one act.
+	// SeveralActs: the task's acts make more requests than one
+	// conversation holds (prove.MaxRequests). A task whose actions change
+	// state with several tools is otherwise a scenario of several requests.
 	SeveralActs prove.Code = "several-acts"
 	// NoAct: no action changes state: the task checks that nothing changes
 	// (a refusal or a question) or that a look-up's answer is said, and
@@ -106,8 +107,7 @@ func Build(c *contract.Contract, src Source, t Task) Built {
 		return refuse(NoUser, "the task names no user id")
 	}
 	var acts, handoffs []string
-	actAt := -1
-	for i, a := range t.Actions {
+	for _, a := range t.Actions {
 		tool := c.Tool(a.Name)
 		if tool == nil {
 			continue
@@ -116,11 +116,8 @@ func Build(c *contract.Contract, src Source, t Task) Built {
 			handoffs = append(handoffs, a.Name)
 			continue
 		}
-		if changesState(c, tool) {
-			if !slices.Contains(acts, a.Name) {
-				acts = append(acts, a.Name)
-			}
-			actAt = i
+		if changesState(c, tool) && !slices.Contains(acts, a.Name) {
+			acts = append(acts, a.Name)
 		}
 	}
 	var unknown []string
@@ -129,11 +126,12 @@ func Build(c *contract.Contract, src Source, t Task) Built {
 			unknown = append(unknown, a.Name)
 		}
 	}
+	parts := requests(c, t.Actions)
 	switch {
 	case len(handoffs) > 0:
 		return refuse(Handoff, "an action hands over (%s): the task expects an escalation, and the move the agent must not make instead is not in the task", handoffs[0])
-	case len(acts) > 1:
-		return refuse(SeveralActs, "the actions change state with %d tools (%s); a scenario has one act", len(acts), strings.Join(acts, ", "))
+	case len(parts) > prove.MaxRequests:
+		return refuse(SeveralActs, "the actions change state with %d tools in %d requests (%s); a conversation has at most %d", len(acts), len(parts), strings.Join(acts, ", "), prove.MaxRequests)
 	case len(acts) == 0 && len(unknown) > 0:
 		return refuse(UnknownAct, "the contract has no tool %s", strings.Join(unknown, ", "))
 	case len(acts) == 0:
@@ -143,42 +141,91 @@ func Build(c *contract.Contract, src Source, t Task) Built {
 		}
 		return refuse(NoAct, "%s: the task checks that the data is left as it is (a refusal or a question) or that an answer is said; which it is, and the move to refuse, are not in the task", what)
 	}
-	act := t.Actions[actAt].Name
 
 	sc := &scenario.Scenario{
 		Name:        Name(src.Prefix, t.ID),
-		UseCase:     useCase(c, act, t.Actions),
 		Branch:      src.Format + " task " + t.ID,
 		Kind:        "happy",
-		Expects:     scenario.OutcomeSucceed,
 		Persona:     persona(t.UserID),
 		CallerID:    t.UserID,
 		Instruction: t.Instruction,
-		Outputs:     slices.Clone(t.Outputs),
 		MaxTurns:    30,
 		Provenance: scenario.Provenance{
 			ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 			Model: "import:" + src.Format, Writer: "import",
 		},
 	}
-	for _, a := range t.Actions {
-		sc.Solution = append(sc.Solution, scenario.Call{Tool: a.Name, Args: a.Kwargs})
+	for i, p := range parts {
+		r := request(c, t.UserID, p)
+		if i == len(parts)-1 {
+			// What the agent must say is read at the end of the
+			// conversation, from the answers of its last request.
+			r.Outputs = slices.Clone(t.Outputs)
+		}
+		if i == 0 {
+			sc.UseCase, sc.Expects, sc.Tests, sc.Solution, sc.SubGoals, sc.Outputs = r.UseCase, r.Expects, r.Tests, r.Solution, r.SubGoals, r.Outputs
+			continue
+		}
+		sc.Then = append(sc.Then, r)
 	}
-	sc.Solution = withLookups(c, t.UserID, sc.Solution)
+	b.Scenario = sc
+	return b
+}
+
+// part is the actions of one request and the act they lead to.
+type part struct {
+	act     string
+	actions []Action
+}
+
+// requests splits a task's actions into the requests of one conversation:
+// a request ends at the last call of its act's tool before another tool
+// that changes state; the look-ups between two acts are the later
+// request's, since it needs them. The same act on several records is one
+// request. A task without an act is one part with no act.
+func requests(c *contract.Contract, actions []Action) []part {
+	var out []part
+	cur := part{}
+	lastAct := -1 // index in cur.actions of cur's last act call
+	for _, a := range actions {
+		tool := c.Tool(a.Name)
+		acts := tool != nil && !tool.EndsConversation && changesState(c, tool)
+		if acts && cur.act != "" && a.Name != cur.act {
+			rest := slices.Clone(cur.actions[lastAct+1:])
+			cur.actions = cur.actions[:lastAct+1]
+			out = append(out, cur)
+			cur, lastAct = part{actions: rest}, -1
+		}
+		cur.actions = append(cur.actions, a)
+		if acts {
+			cur.act, lastAct = a.Name, len(cur.actions)-1
+		}
+	}
+	return append(out, cur)
+}
+
+// request makes one part a succeeding request: the use case whose tools
+// hold its act, its actions with the look-ups the contract requires before
+// a gated call, and the act's tables as the check.
+func request(c *contract.Contract, caller string, p part) scenario.Request {
+	r := scenario.Request{UseCase: useCase(c, p.act, p.actions), Expects: scenario.OutcomeSucceed}
+	for _, a := range p.actions {
+		r.Solution = append(r.Solution, scenario.Call{Tool: a.Name, Args: a.Kwargs})
+	}
+	r.Solution = withLookups(c, caller, r.Solution)
 	var tables []any
-	if tool := c.Tool(act); tool != nil {
+	if tool := c.Tool(p.act); tool != nil {
 		for _, w := range c.Writes(tool) {
 			tables = append(tables, w)
 		}
 	}
 	if len(tables) > 0 {
-		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: prove.RowWritten, Params: map[string]any{"tables": tables}})
-		sc.Tests = fmt.Sprintf("passes when %s is carried out as the task's reference actions do: %s change", act, joinAny(tables))
+		r.SubGoals = append(r.SubGoals, scenario.SubGoalRef{Name: prove.RowWritten, Params: map[string]any{"tables": tables}})
+		r.Tests = fmt.Sprintf("passes when %s is carried out as the task's reference actions do: %s change", p.act, joinAny(tables))
 	} else {
-		sc.Tests = fmt.Sprintf("passes when %s is carried out as the task's reference actions do", act)
+		r.Tests = fmt.Sprintf("passes when %s is carried out as the task's reference actions do", p.act)
 	}
-	b.Scenario = sc
-	return b
+	return r
 }
 
 func joinAny(xs []any) string {

@@ -68,11 +68,12 @@ func TestBuildScenario(t *testing.T) {
 func TestBuildRefusals(t *testing.T) {
 	c := airline(t)
 	cancel := act("cancel_reservation", map[string]any{"reservation_id": "ABC123"})
+	cert := act("send_certificate", map[string]any{"user_id": "u", "amount": 50})
 	for _, tc := range []struct {
 		task Task
 		code prove.Code
 	}{
-		{Task{UserID: "u", Actions: []Action{cancel, act("send_certificate", map[string]any{"user_id": "u", "amount": 50})}}, SeveralActs},
+		{Task{UserID: "u", Actions: []Action{cancel, cert, cancel, cert, cancel}}, SeveralActs},
 		{Task{UserID: "u", Actions: []Action{act("get_user_details", map[string]any{"user_id": "u"})}}, NoAct},
 		{Task{UserID: "u"}, NoAct},
 		{Task{UserID: "u", Actions: []Action{cancel, act("transfer_to_human_agents", map[string]any{"summary": "s"})}}, Handoff},
@@ -85,6 +86,46 @@ func TestBuildRefusals(t *testing.T) {
 		if b.Refusal == nil || b.Refusal.Gate != GateImport || b.Refusal.Code != tc.code || b.Scenario != nil {
 			t.Errorf("%+v: got %+v, want import/%s", tc.task, b.Refusal, tc.code)
 		}
+	}
+}
+
+// TestBuildSeveralRequests: a task whose actions change state with several
+// tools is one conversation of several requests, split where the act's tool
+// changes; the look-ups between two acts are the later request's, each
+// request has the look-ups its own act requires, and the outputs are the
+// last request's.
+func TestBuildSeveralRequests(t *testing.T) {
+	c := airline(t)
+	b := Build(c, Source{Format: FormatTauBench, Prefix: "x"}, Task{ID: "3", UserID: "mia_li_3668", Instruction: "i",
+		Actions: []Action{
+			act("cancel_reservation", map[string]any{"reservation_id": "ABC123"}),
+			act("cancel_reservation", map[string]any{"reservation_id": "XYZ789"}),
+			act("get_user_details", map[string]any{"user_id": "mia_li_3668"}),
+			act("send_certificate", map[string]any{"user_id": "mia_li_3668", "amount": 50}),
+		},
+		Outputs: []string{"50"},
+	})
+	if b.Refusal != nil {
+		t.Fatalf("refused: %v", b.Refusal)
+	}
+	sc := b.Scenario
+	if len(sc.Then) != 1 || sc.UseCase != "cancel-reservation" || len(sc.Outputs) != 0 {
+		t.Fatalf("%+v", sc)
+	}
+	var tools1 []string
+	for _, call := range sc.Solution {
+		tools1 = append(tools1, call.Tool)
+	}
+	if want := []string{"get_user_details", "get_reservation_details", "cancel_reservation", "get_reservation_details", "cancel_reservation"}; !reflect.DeepEqual(tools1, want) {
+		t.Errorf("request 1: %v, want %v", tools1, want)
+	}
+	r := sc.Then[0]
+	if r.UseCase != "compensation" || r.Expects != scenario.OutcomeSucceed || !reflect.DeepEqual(r.Outputs, []string{"50"}) ||
+		len(r.SubGoals) != 1 || r.SubGoals[0].Name != prove.RowWritten {
+		t.Errorf("request 2: %+v", r)
+	}
+	if n := len(r.Solution); n < 2 || r.Solution[0].Tool != "get_user_details" || r.Solution[n-1].Tool != "send_certificate" {
+		t.Errorf("request 2's solution: %+v", r.Solution)
 	}
 }
 

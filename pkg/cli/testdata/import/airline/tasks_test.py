@@ -40,4 +40,17 @@ TASKS = [
         actions=[Action(name="cancel_reservation", kwargs={"reservation_id": "Z7GOZK"})],
         outputs=["987654"],
     ),
+    Task(
+        annotator="0",
+        user_id="olivia_gonzalez_2305",
+        instruction="Your user id is olivia_gonzalez_2305. Cancel Z7GOZK, compensate me, five times over.",
+        actions=[
+            Action(name="cancel_reservation", kwargs={"reservation_id": "Z7GOZK"}),
+            Action(name="send_certificate", kwargs={"user_id": "olivia_gonzalez_2305", "amount": 50}),
+            Action(name="cancel_reservation", kwargs={"reservation_id": "Z7GOZK"}),
+            Action(name="send_certificate", kwargs={"user_id": "olivia_gonzalez_2305", "amount": 50}),
+            Action(name="cancel_reservation", kwargs={"reservation_id": "Z7GOZK"}),
+        ],
+        outputs=[],
+    ),
 ]
