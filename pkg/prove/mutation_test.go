@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,18 +66,32 @@ const (
 	// A success's act that also sets a column of its record to a value
 	// nobody states (another value of its enum, or a smaller number), its
 	// checks made to agree: a flight change that downgrades the cabin.
-	valueUnasked    = "act-value-unasked"
+	valueUnasked = "act-value-unasked"
+	// Aimed at act-once past the gates before it: the act made first with
+	// a value nobody states (another value of its enum, a whole number one
+	// off), then as asked, on the same record, the world carrying out both:
+	// a second act that redoes the first is not the request.
+	actRedone       = "act-redone"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
-	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked}
+	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked,
+	actRedone}
+
+// aims are the kinds made to reach one gate directly (gate/code): over a run
+// of the mutation test, some mutant of each must be refused first by it, or
+// the gate is tested only through others.
+var aims = map[string]string{
+	actRedone: "outcome/act-once",
+}
 
 // The honesty gates each kind aims at (its mutants may fall to an earlier
 // gate first): record-named (recordUnnamed), unrequested-change (secondAct),
-// check-unasked (secondChecked), act-once (actTwice), tempting-faithful
-// (temptingWrong), call-later (callLaterActs), unasked-value (valueUnasked).
+// check-unasked (secondChecked), act-once (actTwice, actRedone),
+// tempting-faithful (temptingWrong), call-later (callLaterActs),
+// unasked-value (valueUnasked).
 
 // notApplicable are the kinds an example's suites cannot make, and why: a
 // kind made zero times on an example fails the test unless it is listed
@@ -86,6 +101,7 @@ var notApplicable = map[string]map[string]string{
 	"retail": inbound(map[string]string{
 		temptingWrong: "no act takes a number: its acts take orders, items, payment methods, addresses and reasons",
 		valueUnasked:  "no act takes an enum or a whole number named like a column of the record it names (a cancellation's reason is the order's cancel_reason)",
+		actRedone:     "no act takes a whole number, and its one enum (a cancellation's reason) moves the order out of the pending status the act needs, so the world refuses the cancellation as asked after one made with another reason",
 	}),
 	"rides": inbound(map[string]string{}),
 	"telecom": inbound(map[string]string{
@@ -101,6 +117,7 @@ var notApplicable = map[string]map[string]string{
 		secondChecked: "as for second-record-act",
 		temptingWrong: "no act takes a number",
 		valueUnasked:  "no act takes an enum named like a column of the record it names: a callback's window is a column of the row scheduling adds, a cancellation's reason is the appointment's cancel_reason",
+		actRedone:     "each act moves its appointment out of the status it needs (confirmed, cancelled), so the world refuses the act as asked after one made with another value",
 	},
 }
 
@@ -510,6 +527,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					add(valueUnasked, sc.Name, m)
 				}
 
+				if m := redone(ctx, tb, e, sc, at); m != nil {
+					add(actRedone, sc.Name, m)
+				}
+
 				if tempting := wrongAmount(ctx, tb, e, sc, at); tempting != nil {
 					m := clone(sc)
 					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
@@ -607,14 +628,7 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 			act := sc.Tempting[len(sc.Tempting)-1]
 			if t := runOf(v, prove.Tempting); t != nil && strings.Contains(t.Note, "forbids it") {
 				m := clone(sc)
-				checks := map[string]bool{}
-				for _, id := range sc.Rules {
-					for _, r := range c.Rules {
-						if r.ID == id && r.Check != "" {
-							checks[r.Check] = true
-						}
-					}
-				}
+				checks := ruleChecks(c, sc)
 				m.Rules, m.SubGoals = nil, nil
 				for _, g := range sc.SubGoals {
 					if !checks[g.Name] {
@@ -733,6 +747,85 @@ func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scena
 		}
 	}
 	return nil
+}
+
+// redone is a success whose act is made first with one value the caller
+// never states (another value of the argument's enum, or a whole number one
+// off), then as asked, on the same record: nil when no such value leaves
+// every call carried out. Another record for an argument that names one is
+// record-named's to refuse, not act-once's, and is not tried.
+func redone(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Scenario {
+	act := sc.Solution[at]
+	t := e.C.Tool(act.Tool)
+	if t == nil {
+		return nil
+	}
+	own := ""
+	if u := e.C.UseCase(sc.UseCase); u != nil {
+		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
+	}
+	record, _ := actRecord(sc, act)
+	names := make([]string, 0, len(act.Args))
+	for n := range act.Args {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cur := act.Args[n]
+		var others []any
+		switch x := cur.(type) {
+		case string:
+			if x == record || x == ground.Text(sc.CallerID) {
+				continue
+			}
+			for _, v := range t.Enum(n) {
+				if s, ok := v.(string); ok && s != x {
+					others = append(others, s)
+				}
+			}
+		case float64:
+			if x == float64(int64(x)) {
+				if x >= 2 {
+					others = append(others, x-1)
+				}
+				others = append(others, x+1)
+			}
+		}
+		for _, other := range others {
+			if saysValue(sc, own, ground.Text(other)) {
+				continue
+			}
+			first := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
+			first.Args[n] = other
+			m := clone(sc)
+			m.Solution = append(append(append([]scenario.Call(nil), sc.Solution[:at]...), first), sc.Solution[at:]...)
+			rs, _, err := e.Prover.Rehearse(ctx, m.Setup, m.Solution, false)
+			if err != nil {
+				tb.Fatalf("%s: %v", sc.Name, err)
+			}
+			ok := true
+			for _, r := range rs {
+				ok = ok && r.OK
+			}
+			if ok {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// ruleChecks are the sub-goals that check the rules a scenario names.
+func ruleChecks(c *contract.Contract, sc *scenario.Scenario) map[string]bool {
+	checks := map[string]bool{}
+	for _, id := range sc.Rules {
+		for _, r := range c.Rules {
+			if r.ID == id && r.Check != "" {
+				checks[r.Check] = true
+			}
+		}
+	}
+	return checks
 }
 
 // unaskedSetting is a success with its act given, for an argument named
@@ -1074,12 +1167,60 @@ func checkKinds(tb testing.TB, example string, made map[string]int) {
 	}
 }
 
+// runTotals adds up, over the examples of one run, the mutants made of each
+// kind and the codes that first refused them.
+type runTotals struct {
+	examples int
+	made     map[string]int
+	codes    map[string]map[string]int
+}
+
+func (r *runTotals) add(m mutation) {
+	r.examples++
+	if r.made == nil {
+		r.made, r.codes = map[string]int{}, map[string]map[string]int{}
+	}
+	for k, n := range m.made {
+		r.made[k] += n
+	}
+	for k, cs := range m.codes {
+		if r.codes[k] == nil {
+			r.codes[k] = map[string]int{}
+		}
+		for c, n := range cs {
+			r.codes[k][c] += n
+		}
+	}
+}
+
+// check fails on a kind the whole run made zero times (every: the run's
+// examples are to make every kind between them) and on an aimed kind that
+// was made but never refused first by the gate it aims at.
+func (r *runTotals) check(tb testing.TB, every bool) {
+	tb.Helper()
+	for _, k := range mutantKinds {
+		if every && r.made[k] == 0 {
+			tb.Errorf("no %s mutant was made on any example: the run does not test it", k)
+		}
+		if aim, ok := aims[k]; ok && r.made[k] > 0 && r.codes[k][aim] == 0 {
+			tb.Errorf("%d %s mutants were made and none was refused first by %s (%v): the gate it aims at is reached only through others", r.made[k], k, aim, r.codes[k])
+		}
+	}
+}
+
 // TestMutation runs the mutation test on small suites of four examples:
 // three inbound (airline's acts set columns of their records, which
 // act-value-unasked varies), and clinic-reminders, whose calls the agent
 // places.
 func TestMutation(t *testing.T) {
-	for _, example := range []string{"retail", "rides", "airline", "clinic-reminders"} {
+	var run runTotals
+	examples := []string{"retail", "rides", "airline", "clinic-reminders"}
+	defer func() {
+		if run.examples > 0 {
+			run.check(t, run.examples == len(examples))
+		}
+	}()
+	for _, example := range examples {
 		t.Run(example, func(t *testing.T) {
 			url, scs := writeSuite(t, example, 40, 0)
 			ctx := context.Background()
@@ -1098,6 +1239,7 @@ func TestMutation(t *testing.T) {
 			}
 			defer e.Close()
 			m := mutate(ctx, t, e, scs)
+			run.add(m)
 			checkMutation(t, example, m)
 		})
 	}
@@ -1180,4 +1322,56 @@ func BenchmarkMutation(b *testing.B) {
 	b.ReportMetric(float64(made)/float64(b.N), "mutants")
 	b.ReportMetric(float64(survivors)/float64(b.N), "survivors")
 	b.ReportMetric(float64(groundless)/float64(b.N), "groundless")
+}
+
+// recordTB records the failures a check reports.
+type recordTB struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recordTB) Helper() {}
+
+func (r *recordTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestRunTotalsCheck: a run of the mutation test fails on a kind no example
+// made, and on an aimed kind none of whose mutants its gate refused first.
+func TestRunTotalsCheck(t *testing.T) {
+	full := func() *runTotals {
+		r := &runTotals{made: map[string]int{}, codes: map[string]map[string]int{}}
+		for _, k := range mutantKinds {
+			r.made[k] = 1
+			r.codes[k] = map[string]int{"x/y": 1}
+		}
+		for k, aim := range aims {
+			r.codes[k] = map[string]int{aim: 1}
+		}
+		return r
+	}
+	rec := &recordTB{TB: t}
+	full().check(rec, true)
+	if len(rec.errs) > 0 {
+		t.Fatalf("every kind made, every aim reached: %v", rec.errs)
+	}
+	r := full()
+	r.made[secondAct] = 0
+	rec = &recordTB{TB: t}
+	r.check(rec, true)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], secondAct) {
+		t.Errorf("a kind made zero times: got %v", rec.errs)
+	}
+	rec = &recordTB{TB: t}
+	r.check(rec, false)
+	if len(rec.errs) != 0 {
+		t.Errorf("a kind made zero times where the run's examples need not make every kind: got %v", rec.errs)
+	}
+	r = full()
+	r.codes[actRedone] = map[string]int{"outcome/no-effect": 1}
+	rec = &recordTB{TB: t}
+	r.check(rec, false)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], actRedone) {
+		t.Errorf("an aimed kind never refused by its gate: got %v", rec.errs)
+	}
 }

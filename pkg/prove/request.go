@@ -166,11 +166,89 @@ type write struct {
 	records []string
 }
 
-// asksEach reports an instruction or opening that asks for the act on more
-// than one record in words. It is read only where nothing else tells a
-// record the caller asks about from one they mention: the acts on both take
-// the same values (cancel both orders, for the same reason).
-var asksEach = regexp.MustCompile(`(?i)(^|[^\pL])(twice|two|three|both|each of)([^\pL]|$)`)
+// asksEach reports whether the caller's words ask for tool's act on each
+// of vals, the records of one table its calls name. It is read only where
+// nothing else tells a record the caller asks about from one they mention
+// (the acts take the same values: cancel both orders, for the same reason),
+// and only a sentence that ties the act to exactly those records counts:
+//
+//   - it says the act (a word that begins with the tool's verb, the first
+//     word of its name: "cancel" for cancel_pending_order), followed within
+//     two words by a quantifier (both, two, three, four, each) whose count,
+//     where it has one, is the number of records;
+//   - it names every one of vals and no other record of their table
+//     (other reports one);
+//   - it has no word that narrows or withholds the act (not, only, but,
+//     keep, except, one, ...).
+//
+// A count that merely describes ("about her two orders, she wants to cancel
+// #W1"), a verb far from it ("cancel the older of the two") or a sentence
+// about another record is no tie: the second act is then not the request.
+func asksEach(texts []string, tool string, vals []string, other func(w string) bool) bool {
+	verb, _, _ := strings.Cut(strings.ToLower(tool), "_")
+	if len(verb) < 3 || len(vals) < 2 {
+		return false
+	}
+	for _, text := range texts {
+		for _, s := range sentence.Split(text, -1) {
+			if tiesAct(s, verb, vals, other) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sentence splits text where a sentence or a clause of its own ends.
+var sentence = regexp.MustCompile(`[.!?;:]+(\s+|$)|\n`)
+
+// restrictive are words that narrow or withhold an act a sentence asks for.
+var restrictive = regexp.MustCompile(`(?i)(^|[^\pL])(not|no|never|none|only|just|except|excluding|but|keep|keeping|leave|leaving|without|instead|rather|neither|nor|either|one|other|another|unless|later)([^\pL]|$)|n['’]t([^\pL]|$)`)
+
+// counts are the quantifiers that ask for an act on several records, with
+// the number of records each says (0: as many as are named).
+var counts = map[string]int{"both": 2, "two": 2, "three": 3, "four": 4, "each": 0}
+
+// tiesAct reports one sentence that asks for the act verb on exactly vals
+// (asksEach).
+func tiesAct(s, verb string, vals []string, other func(w string) bool) bool {
+	if restrictive.MatchString(s) {
+		return false
+	}
+	sc := &scenario.Scenario{Instruction: s}
+	for _, v := range vals {
+		if !handed(sc, v) {
+			return false
+		}
+	}
+	var words []string
+	for _, w := range tokens(s) {
+		if w = trimToken(w); w == "" {
+			continue
+		}
+		if !slices.Contains(vals, w) && other(w) {
+			return false
+		}
+		words = append(words, w)
+	}
+	for i, w := range words {
+		if !strings.HasPrefix(strings.ToLower(w), verb) {
+			continue
+		}
+		for j := i + 1; j < len(words) && j <= i+3; j++ {
+			if slices.Contains(vals, words[j]) {
+				break
+			}
+			if n, ok := counts[strings.ToLower(words[j])]; ok {
+				if n == 0 || n == len(vals) {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
+}
 
 // requestTools are the tools whose writes the request may make (nil: any,
 // when the use case does not list its tools): the use case's tools (its act
@@ -325,11 +403,11 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// the whole of it (two requests, "both" orders): a second
 				// record acted on with the same values is a request of its
 				// own (requests.go), never this one's by words.
-				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && asksEach.MatchString(sc.Instruction+" "+sc.Persona.Opening)
+				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && pr.asksEachOf(r.Tool, writes, w)
 				for _, x := range w.records {
 					_, v, _ := strings.Cut(x, ":")
 					if !handed(sc, v) || !asked {
-						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller never asks for it on more than one record (naming each and giving each act its own values, or asking for both or each of them): a second act on another record is not the request", i+1, r.Tool, v)}
+						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller's words never tie the act to it: a caller asks for an act on more than one record by naming each and giving each act its own values, or by one sentence that says the act, a count of the records (both, two, each) and names each of them, with nothing that narrows it; a second act on another record is not the request", i+1, r.Tool, v)}
 						break
 					}
 				}
@@ -379,6 +457,34 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	}
 	run.Note = "the solution without the writes the caller never asks for: every check still holds"
 	return nil
+}
+
+// asksEachOf reports whether the caller's words ask for tool's act on each
+// record its writes so far and w name (asksEach): one table's records, no
+// other of which the caller names beside them.
+func (pr *proof) asksEachOf(tool string, writes []write, w write) bool {
+	t := pr.p.c.Tool(tool)
+	if t == nil {
+		return false
+	}
+	_, table, col := pr.recordArg(t)
+	set := map[string]bool{}
+	for _, e := range append(slices.Clone(writes), w) {
+		if pr.results[e.i].Tool != tool {
+			continue
+		}
+		for _, x := range e.records {
+			if tb, v, _ := strings.Cut(x, ":"); tb == table {
+				set[v] = true
+			}
+		}
+	}
+	vals := slices.Sorted(maps.Keys(set))
+	typed, _ := created(pr.sc.Setup)
+	other := func(x string) bool {
+		return typed[table+"."+col][x] || pr.p.g.Find(table, col, x) != nil
+	}
+	return asksEach([]string{pr.sc.Instruction, pr.sc.Persona.Opening}, tool, vals, other)
 }
 
 // chained reports two tools one of which requires the other, at any depth.

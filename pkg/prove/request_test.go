@@ -1,0 +1,40 @@
+package prove
+
+import "testing"
+
+// TestAsksEach: the caller's words ask for an act on several records only
+// by a sentence that ties the act, a count of them and each of their names
+// together; words that merely count or mention them do not.
+func TestAsksEach(t *testing.T) {
+	vals := []string{"#W1121", "#W7900"}
+	other := func(w string) bool { return w == "#W3333" }
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Aisha contacts support about orders #W1121 and #W7900 and wants to cancel both pending orders and refund their payments.", true},
+		{"She wants to cancel each of #W1121 and #W7900.", true},
+		{"She wants to cancel the two orders #W1121 and #W7900, for the same reason.", true},
+		{"Hi. Please cancel both #W1121 and #W7900!", true},
+		// A count that describes, not asks.
+		{"Aisha contacts support about her two orders #W1121 and #W7900 and wants to cancel #W1121.", false},
+		{"Both of her orders #W1121 and #W7900 were bought on sale. She wants to cancel #W1121.", false},
+		{"She wants to cancel the older of the two orders, #W1121 and #W7900.", false},
+		// Words that narrow or withhold the act.
+		{"She wants to cancel both? No: only #W1121, not #W7900.", false},
+		{"She would cancel both #W1121 and #W7900 but keeps #W7900.", false},
+		{"She doesn't want to cancel both #W1121 and #W7900.", false},
+		// A count that is not the number of records, one record unnamed, or
+		// another record of the table named beside them.
+		{"She wants to cancel three orders: #W1121 and #W7900.", false},
+		{"She wants to cancel both #W1121 and #W7900 and #W3333.", false},
+		{"She wants to cancel both of her pending orders, #W1121 among them.", false},
+		// The count follows another verb.
+		{"She wants to return both #W1121 and #W7900.", false},
+		{"She wants to cancel twice #W1121 and #W7900.", false},
+	} {
+		if got := asksEach([]string{c.text}, "cancel_pending_order", vals, other); got != c.want {
+			t.Errorf("asksEach(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
