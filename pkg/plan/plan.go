@@ -310,6 +310,9 @@ type level struct {
 	// prior is, per template, what the act already wrote on its records
 	// (againLevels): the case asks for what is done.
 	prior map[string][]scenario.Statement
+	// pushed says, for a level whose prior pushes a number past a bound
+	// (pushLevels), which number and which way.
+	pushed string
 }
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
@@ -958,6 +961,9 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 		}
 		if lv.elsewhere != "" {
 			why += ", on " + lv.elsewhere
+		}
+		if lv.pushed != "" {
+			why += ", with the " + lv.pushed
 		}
 		at += " (refused: " + why + ")"
 		limit = 0 // cut, two places could read alike
