@@ -103,14 +103,19 @@ type reached struct {
 }
 
 // pushes are the settings pushLevels tries on the records the case of row
-// reaches: each numeric column raised, then lowered; then each state
-// column set to each other value it holds.
+// reaches: each date moved far earlier and later, each numeric column
+// raised, then lowered; then each state column set to each other value
+// it holds.
 func (sv *solver) pushes(table string, row ground.Row) []push {
 	var out, states []push
 	for _, r := range sv.reach(table, row) {
 		t := sv.g.C.Table(r.table)
 		states = append(states, sv.states(t, r)...)
 		for _, col := range t.Columns {
+			if dateType(col.Type) && col.References == "" && !t.IsUnique(col.Name) {
+				out = append(out, sv.shifts(t, col, r)...)
+				continue
+			}
 			if !sv.pushable(t, col) {
 				continue
 			}
@@ -224,6 +229,34 @@ func (sv *solver) pushable(t *contract.Table, col contract.Column) bool {
 	}
 	_, fk := fkColumn(sv.g, t.Name, col.Name)
 	return !fk
+}
+
+// dateShift is how far a shift moves a date: past any window a rule
+// measures from today (a start ahead, a booking within the year).
+const dateShift = "400 days"
+
+// shifts are the settings of a date column of r: moved far earlier, then
+// far later.
+func (sv *solver) shifts(t *contract.Table, col contract.Column, r reached) []push {
+	var out []push
+	for _, sign := range []string{"-", "+"} {
+		where := fmt.Sprintf("%s = $1", r.column)
+		dir := "moved later"
+		if sign == "-" {
+			dir = "moved earlier"
+		}
+		out = append(out, push{
+			stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s %s interval '%s' WHERE %s", t.Name, col.Name, col.Name, sign, dateShift, where), Args: []any{r.value}},
+			what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
+		})
+	}
+	return out
+}
+
+// dateType reports a SQL type that holds a date or a time of day on one.
+func dateType(typ string) bool {
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	return strings.HasPrefix(typ, "date") || strings.HasPrefix(typ, "timestamp")
 }
 
 // numericType reports a SQL type that holds numbers.
