@@ -45,7 +45,7 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 			continue
 		}
 		row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
-		for j, p := range sv.pushes(sol.table, row) {
+		for j, p := range sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1]) {
 			if i >= pushRows && !met[p.what] || j >= pushTries {
 				continue
 			}
@@ -106,11 +106,15 @@ type reached struct {
 // reaches: each date moved far earlier and later, each numeric column
 // raised, then lowered; then each state column set to each other value
 // it holds.
-func (sv *solver) pushes(table string, row ground.Row) []push {
+func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call) []push {
 	var out, states []push
-	for _, r := range sv.reach(table, row) {
+	for _, r := range sv.reach(tool, table, row, act) {
 		t := sv.g.C.Table(r.table)
-		states = append(states, sv.states(t, r)...)
+		if r.table != table {
+			// The case's own row's states are the seed's rows at each
+			// level, which the sample already plays.
+			states = append(states, sv.states(t, r)...)
+		}
 		for _, col := range t.Columns {
 			if dateType(col.Type) && col.References == "" && !t.IsUnique(col.Name) {
 				out = append(out, sv.shifts(t, col, r)...)
@@ -175,8 +179,9 @@ func (sv *solver) states(t *contract.Table, r reached) []push {
 
 // reach lists the records a case of row of table reaches: the row, the
 // rows it names and the rows those name (the caller's account, its plan),
-// and the rows that name it (its lines).
-func (sv *solver) reach(table string, row ground.Row) []reached {
+// the rows that name it (its lines), and the rows the act's arguments name
+// (the card it pays with, the flight it moves to).
+func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) []reached {
 	g := sv.g
 	pk := g.PK(table)
 	if row == nil || pk == "" {
@@ -206,6 +211,28 @@ func (sv *solver) reach(table string, row ground.Row) []reached {
 			}
 		}
 		level = next
+	}
+	named := map[string]bool{}
+	for _, r := range out {
+		named[r.table+"\x00"+r.column+"\x00"+ground.Text(r.value)] = true
+	}
+	for _, p := range slices.Sorted(maps.Keys(act.Args)) {
+		bd, ok := sv.bs.Of(tool, p)
+		if !ok || bd.Table == "" || bd.Column == "" || g.C.Table(bd.Table) == nil {
+			continue
+		}
+		vs, many := act.Args[p].([]any)
+		if !many {
+			vs = []any{act.Args[p]}
+		}
+		for _, v := range vs {
+			k := bd.Table + "\x00" + bd.Column + "\x00" + ground.Text(v)
+			if v == nil || named[k] || g.Find(bd.Table, bd.Column, v) == nil {
+				continue
+			}
+			named[k] = true
+			out = append(out, reached{table: bd.Table, column: bd.Column, value: v})
+		}
 	}
 	for _, t := range g.C.Tables {
 		for _, fk := range g.FKs(t.Name) {
