@@ -22,16 +22,15 @@ const (
 )
 
 // pushLevels adds a refusal level for each way the world says no to the act
-// once a number the case's records hold is pushed past a bound: a limit
-// lowered below what is asked (a credit cap, a balance), a count raised to
-// its most (lines on an order, bookings this month). On a row the act
-// succeeds on, each numeric column of the records the case reaches (its
-// own row, the rows it names up two links, the rows that name it) is set,
-// in the case's setup, to far above and far below what it holds, within
-// what the column's CHECKs allow, and the act rehearsed again; a refusal
-// at a branch no level deals yet makes a level whose cases carry that
-// setup. Which bound a handler enforces is read from its behaviour, never
-// from a column's name.
+// once a record the case reaches is pushed past a bound: a limit lowered
+// below what is asked (a credit cap, a balance), a count raised to its most
+// (lines on an order), a date moved past a window (a start already gone),
+// a state a related record takes (an expired card). On a row the act
+// succeeds on, the records the case reaches (reach) are given, in the
+// case's setup, each setting of pushes, and the act rehearsed again; a
+// refusal at a branch no level deals yet makes a level whose cases carry
+// that setting. Which bound a handler enforces is read from its behaviour,
+// never from a column's name.
 func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
 	ls := sol.levels
 	dealt := dealtWays(ls, played)
