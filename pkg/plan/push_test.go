@@ -70,3 +70,27 @@ func TestPlanPushesNumbersPastTheirBounds(t *testing.T) {
 		t.Error("no refusal level carries a push in its cases' setup")
 	}
 }
+
+// TestPushedValueKeepsToChecks: a push goes far past what a column holds
+// but never past what its CHECKs allow, so the setup runs.
+func TestPushedValueKeepsToChecks(t *testing.T) {
+	tb := &contract.Table{Name: "lines", Checks: []contract.Check{
+		{Column: "line_no", Op: "between", Values: []string{"1", "99"}},
+		{Column: "cap", Op: ">", Values: []string{"0"}},
+	}}
+	for _, tc := range []struct {
+		col   string
+		raise bool
+		want  string
+	}{
+		{"line_no", true, "99"},
+		{"line_no", false, "greatest(line_no / 100.0, 1)"},
+		{"cap", true, "cap * 100 + 100"},
+		{"cap", false, "0 + (cap - 0) / 100.0"},
+		{"free", false, "free / 100.0"},
+	} {
+		if got := pushedValue(tb, contract.Column{Name: tc.col, Type: "integer"}, tc.raise); got != tc.want {
+			t.Errorf("%s raised %v: %q, want %q", tc.col, tc.raise, got, tc.want)
+		}
+	}
+}
