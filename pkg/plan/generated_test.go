@@ -273,11 +273,12 @@ func TestGeneratedContractsPlan(t *testing.T) {
 		what      string
 		got, want float64
 	}{
-		// Measured on seeds 1-5: 45/46 planned (0.978), 106/109 bindings
-		// right (0.972), 34/76 rule branches of the acts dealt (0.447).
+		// Measured on seeds 1-5: 46/46 planned (1.000), 106/109 bindings
+		// right (0.972), 59/63 rule branches of the acts dealt (0.937;
+		// 0.873 before numbers were pushed past their bounds).
 		{"use cases planned", frac(s.planned, s.useCases), 0.95},
 		{"bindings right", frac(s.argsRight, s.args), 0.95},
-		{"acting tools' rule branches dealt", frac(s.branchesDealt, s.ruleBranches), 0.40},
+		{"acting tools' rule branches dealt", frac(s.branchesDealt, s.ruleBranches), 0.90},
 	}
 	for _, f := range floors {
 		if f.got < f.want {

@@ -48,10 +48,12 @@ type Spec struct {
 	// Choices says, per template, the choices a case of it makes
 	// (absent: none), as the plan rehearsed it.
 	Choices map[string]Choice `json:"choices,omitempty"`
-	// Prior says, per template, what the act already wrote on the
-	// template's own records, as statements on the seed's values: a case
-	// carries them into its setup, mapped onto its minted records
-	// (ground.Setup.Carry), and asks for the act once more.
+	// Prior says, per template, what the world holds beyond the seed for
+	// the level: what the act already wrote on the template's own records
+	// (the case asks for the act once more), or a number, date or state of
+	// a record it reaches pushed past a bound (pushLevels), as statements
+	// on the seed's values: a case carries them into its setup, mapped
+	// onto its minted records (ground.Setup.Carry).
 	Prior map[string][]scenario.Statement `json:"prior,omitempty"`
 	// Callers are keys of caller rows a case about a shared record (a
 	// product, a slot) mints its caller from, in turn.
@@ -308,8 +310,12 @@ type level struct {
 	// the case (Choice.Outside), what that record is to the case.
 	elsewhere string
 	// prior is, per template, what the act already wrote on its records
-	// (againLevels): the case asks for what is done.
+	// (againLevels: the case asks for what is done), or a setting that
+	// pushes a record past a bound (pushLevels).
 	prior map[string][]scenario.Statement
+	// pushed says, for a level whose prior pushes a record past a bound
+	// (pushLevels), which value and which way.
+	pushed string
 }
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
@@ -958,6 +964,9 @@ func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay str
 		}
 		if lv.elsewhere != "" {
 			why += ", on " + lv.elsewhere
+		}
+		if lv.pushed != "" {
+			why += ", with the " + lv.pushed
 		}
 		at += " (refused: " + why + ")"
 		limit = 0 // cut, two places could read alike

@@ -119,6 +119,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	if sol.levels, err = sv.againLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
+	if sol.levels, err = sv.pushLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
 	if err := sv.teethFirst(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
@@ -1203,7 +1206,7 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 				continue
 			}
 			var err error
-			if teeth[k], err = sv.bites(ctx, at, calls); err != nil {
+			if teeth[k], err = sv.bites(ctx, at, calls, lv.prior[k]...); err != nil {
 				return err
 			}
 		}
@@ -1414,12 +1417,12 @@ func (cl *choiceLevel) bitten() int {
 	return n
 }
 
-// bites reports whether the world would carry out calls were the refusal
+// bites reports whether the world would carry out calls, after setup, were the refusal
 // branch at (file:line) removed, as adequacy removes it: whether a case
 // refused there proves something of that branch, rather than of another
 // that would refuse it anyway. False for a rule's refusal, or without
 // mutants.
-func (sv *solver) bites(ctx context.Context, at string, calls []scenario.Call) (bool, error) {
+func (sv *solver) bites(ctx context.Context, at string, calls []scenario.Call, setup ...scenario.Statement) (bool, error) {
 	if sv.mutants == nil || at == "" || strings.HasPrefix(at, RuleRefusal) {
 		return false, nil
 	}
@@ -1427,7 +1430,10 @@ func (sv *solver) bites(ctx context.Context, at string, calls []scenario.Call) (
 	if err != nil || r == nil {
 		return false, err
 	}
-	ans, err := r.Rehearse(ctx, nil, calls)
+	ans, err := r.Rehearse(ctx, setup, calls)
+	if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}

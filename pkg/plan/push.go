@@ -1,0 +1,339 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// pushRows bounds the rows the act succeeds on on which pushLevels tries
+// every push (further rows try only those that met a way), and pushTries
+// the pushes it rehearses on one row.
+const (
+	pushRows  = 2
+	pushTries = 32
+)
+
+// pushLevels adds a refusal level for each way the world says no to the act
+// once a record the case reaches is pushed past a bound: a limit lowered
+// below what is asked (a credit cap, a balance), a count raised to its most
+// (lines on an order), a date moved past a window (a start already gone),
+// a state a related record takes (an expired card). On a row the act
+// succeeds on, the records the case reaches (reach) are given, in the
+// case's setup, each setting of pushes, and the act rehearsed again; a
+// refusal at a branch no level deals yet makes a level whose cases carry
+// that setting. Which bound a handler enforces is read from its behaviour,
+// never from a column's name.
+func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
+	ls := sol.levels
+	dealt := dealtWays(ls, played)
+	found := map[string]*level{}
+	met := map[string]bool{} // pushes that met a new way: the only ones tried past the first rows
+	for i, k := range played.succeeded(choiceRows) {
+		b := sc.bound(played.index[k])
+		sol.choices[k].Apply(&b)
+		calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+		if !ok {
+			continue
+		}
+		row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
+		for j, p := range sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1]) {
+			if i >= pushRows && !met[p.what] || j >= pushTries {
+				continue
+			}
+			ans, err := sv.r.Rehearse(ctx, []scenario.Statement{p.stmt}, calls)
+			if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+				continue // the schema will not hold that value
+			}
+			if err != nil {
+				return ls, err
+			}
+			if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
+				continue
+			}
+			act := ans[len(ans)-1]
+			if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
+				continue
+			}
+			cl := found[act.Branch]
+			if cl == nil {
+				cl = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch],
+					prior: map[string][]scenario.Statement{}, pushed: p.what}
+				found[act.Branch] = cl
+			}
+			if cl.pushed != p.what {
+				continue // one level, one push: its angle says which
+			}
+			met[p.what] = true
+			if _, ok := cl.prior[k]; ok {
+				continue
+			}
+			cl.templates = append(cl.templates, k)
+			cl.prior[k] = []scenario.Statement{p.stmt}
+		}
+	}
+	for _, way := range slices.Sorted(maps.Keys(found)) {
+		ls = append(ls, *found[way])
+	}
+	return ls, nil
+}
+
+// push is one setting of a number a case's record holds: the statement
+// that sets it, and what it does, in words, for a level's angle.
+type push struct {
+	stmt scenario.Statement
+	what string
+}
+
+// reached is a record a case reaches: the row of table whose column holds
+// value, or, for rows that name the case's record (many), the one of them
+// whose pushed column is highest or lowest.
+type reached struct {
+	table, column string
+	value         any
+	many          bool
+}
+
+// pushes are the settings pushLevels tries on the records the case of row
+// reaches: each date moved far earlier and later, each numeric column
+// raised, then lowered; then each state column set to each other value
+// it holds.
+func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call) []push {
+	var out, states []push
+	for _, r := range sv.reach(tool, table, row, act) {
+		t := sv.g.C.Table(r.table)
+		if r.table != table {
+			// The case's own row's states are the seed's rows at each
+			// level, which the sample already plays.
+			states = append(states, sv.states(t, r)...)
+		}
+		for _, col := range t.Columns {
+			if dateType(col.Type) && col.References == "" && !t.IsUnique(col.Name) {
+				out = append(out, sv.shifts(t, col, r)...)
+				continue
+			}
+			if !sv.pushable(t, col) {
+				continue
+			}
+			for _, raise := range []bool{true, false} {
+				to := pushedValue(t, col, raise)
+				where := fmt.Sprintf("%s = $1", r.column)
+				if r.many {
+					agg := "min"
+					if raise {
+						agg = "max"
+					}
+					where += fmt.Sprintf(" AND %s = (SELECT %s(%s) FROM %s WHERE %s = $1)", col.Name, agg, col.Name, t.Name, r.column)
+				}
+				dir := "lowered"
+				if raise {
+					dir = "raised"
+				}
+				out = append(out, push{
+					stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, col.Name, to, where), Args: []any{r.value}},
+					what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
+				})
+			}
+		}
+	}
+	return append(out, states...)
+}
+
+// states are the settings of a record's state (a column of few values,
+// not who someone is) to each other value the seed holds in it.
+func (sv *solver) states(t *contract.Table, r reached) []push {
+	g := sv.g
+	var cur ground.Row
+	if !r.many {
+		if cur = g.Find(r.table, r.column, r.value); cur == nil {
+			return nil
+		}
+	}
+	low := g.LowCardinality(t.Name, 8)
+	var out []push
+	for _, col := range t.Columns {
+		values, ok := low[col.Name]
+		if !ok || g.Renamed(t.Name, col.Name) != "" || t.IsUnique(col.Name) {
+			continue
+		}
+		for _, v := range values {
+			if cur != nil && ground.Text(cur[col.Name]) == v {
+				continue
+			}
+			out = append(out, push{
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = CAST($2::text AS %s) WHERE %s = $1", t.Name, col.Name, col.Type, r.column), Args: []any{r.value, v}},
+				what: fmt.Sprintf("%s of %s set to %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), v),
+			})
+		}
+	}
+	return out
+}
+
+// reach lists the records a case of row of table reaches: the row, the
+// rows it names and the rows those name (the caller's account, its plan),
+// the rows that name it (its lines), and the rows the act's arguments name
+// (the card it pays with, the flight it moves to).
+func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) []reached {
+	g := sv.g
+	pk := g.PK(table)
+	if row == nil || pk == "" {
+		return nil
+	}
+	out := []reached{{table: table, column: pk, value: row[pk]}}
+	seen := map[string]bool{table: true}
+	level := []reached{{table: table, value: row[pk]}}
+	for range 2 {
+		var next []reached
+		for _, r := range level {
+			cur := g.Find(r.table, g.PK(r.table), r.value)
+			if r.table == table {
+				cur = row
+			}
+			for _, fk := range g.FKs(r.table) {
+				v := cur[fk.Column]
+				if v == nil || seen[fk.RefTable] || g.Find(fk.RefTable, fk.RefColumn, v) == nil {
+					continue
+				}
+				seen[fk.RefTable] = true
+				p := reached{table: fk.RefTable, column: fk.RefColumn, value: v}
+				out = append(out, p)
+				if fk.RefColumn == g.PK(fk.RefTable) {
+					next = append(next, p)
+				}
+			}
+		}
+		level = next
+	}
+	named := map[string]bool{}
+	for _, r := range out {
+		named[r.table+"\x00"+r.column+"\x00"+ground.Text(r.value)] = true
+	}
+	for _, p := range slices.Sorted(maps.Keys(act.Args)) {
+		bd, ok := sv.bs.Of(tool, p)
+		if !ok || bd.Table == "" || bd.Column == "" || g.C.Table(bd.Table) == nil {
+			continue
+		}
+		vs, many := act.Args[p].([]any)
+		if !many {
+			vs = []any{act.Args[p]}
+		}
+		for _, v := range vs {
+			k := bd.Table + "\x00" + bd.Column + "\x00" + ground.Text(v)
+			if v == nil || named[k] || g.Find(bd.Table, bd.Column, v) == nil {
+				continue
+			}
+			named[k] = true
+			out = append(out, reached{table: bd.Table, column: bd.Column, value: v})
+		}
+	}
+	for _, t := range g.C.Tables {
+		for _, fk := range g.FKs(t.Name) {
+			if fk.RefTable != table || seen[t.Name] || len(g.Where(t.Name, fk.Column, row[fk.RefColumn])) == 0 {
+				continue
+			}
+			out = append(out, reached{table: t.Name, column: fk.Column, value: row[fk.RefColumn], many: true})
+		}
+	}
+	return out
+}
+
+// pushable reports a column whose number is a state a push may set: a
+// numeric column the seed fills, not a key, a reference or unique.
+func (sv *solver) pushable(t *contract.Table, col contract.Column) bool {
+	if !numericType(col.Type) || col.References != "" || col.Default == "identity" || col.Default == "generated" {
+		return false
+	}
+	if slices.Contains(t.PrimaryKey, col.Name) && len(t.PrimaryKey) == 1 || t.IsUnique(col.Name) {
+		return false
+	}
+	_, fk := fkColumn(sv.g, t.Name, col.Name)
+	return !fk
+}
+
+// dateShift is how far a shift moves a date: past any window a rule
+// measures from today (a start ahead, a booking within the year).
+const dateShift = "400 days"
+
+// shifts are the settings of a date column of r: moved far earlier, then
+// far later.
+func (sv *solver) shifts(t *contract.Table, col contract.Column, r reached) []push {
+	var out []push
+	for _, sign := range []string{"-", "+"} {
+		where := fmt.Sprintf("%s = $1", r.column)
+		dir := "moved later"
+		if sign == "-" {
+			dir = "moved earlier"
+		}
+		out = append(out, push{
+			stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s %s interval '%s' WHERE %s", t.Name, col.Name, col.Name, sign, dateShift, where), Args: []any{r.value}},
+			what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
+		})
+	}
+	return out
+}
+
+// dateType reports a SQL type that holds a date or a time of day on one.
+func dateType(typ string) bool {
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	return strings.HasPrefix(typ, "date") || strings.HasPrefix(typ, "timestamp")
+}
+
+// numericType reports a SQL type that holds numbers.
+func numericType(typ string) bool {
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	for _, p := range []string{"int", "bigint", "smallint", "numeric", "decimal", "real", "double", "float", "money"} {
+		if strings.HasPrefix(typ, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pushedValue is the expression a push sets col to: far above what it
+// holds (a hundred times and more) or far below it (a hundredth), kept
+// within the bounds its CHECKs state.
+func pushedValue(t *contract.Table, col contract.Column, raise bool) string {
+	c := col.Name
+	to := fmt.Sprintf("%s * 100 + 100", c)
+	if !raise {
+		to = fmt.Sprintf("%s / 100.0", c)
+	}
+	for _, ck := range t.ChecksOn(c) {
+		if len(ck.Values) == 0 {
+			continue
+		}
+		lo, hi := "", ""
+		switch ck.Op {
+		case "between":
+			if len(ck.Values) == 2 {
+				lo, hi = ck.Values[0], ck.Values[1]
+			}
+		case ">=":
+			lo = ck.Values[0]
+		case "<=":
+			hi = ck.Values[0]
+		case ">":
+			if !raise {
+				to = fmt.Sprintf("%s + (%s - %s) / 100.0", ck.Values[0], c, ck.Values[0])
+			}
+		case "<":
+			if raise {
+				to = fmt.Sprintf("%s - (%s - %s) / 100.0", ck.Values[0], ck.Values[0], c)
+			}
+		}
+		if raise && hi != "" {
+			to = hi
+		}
+		if !raise && lo != "" {
+			to = fmt.Sprintf("greatest(%s, %s)", to, lo)
+		}
+	}
+	return to
+}

@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"context"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/contractgen"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// TestPlanPushesNumbersPastTheirBounds: every limit branch of the acts'
+// handlers is dealt a refusal level, those no seed row's state nor choice
+// reaches (a record with no room for another line) by a number pushed past
+// its bound in the cases' setup. The generated contract of seed 1 holds
+// three limit branches in its acts' handlers: two credit caps a choice
+// reaches, one count only a push reaches.
+func TestPlanPushesNumbersPastTheirBounds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	truth, err := contractgen.Generate(1, contractgen.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, probs, err := contract.Load(dir)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dealt, pushed := map[string]bool{}, 0
+	for _, b := range p.Buckets {
+		dealt[b.Spec.Refusal] = true
+		if b.Spec.Refusal != "" && len(b.Spec.Prior) > 0 && b.Overlay == "none" {
+			pushed++
+		}
+	}
+	acting := map[string]bool{}
+	for _, u := range truth.UseCases {
+		acting[u.Act] = true
+	}
+	limits := 0
+	for _, tl := range truth.Tools {
+		if !acting[tl.Name] {
+			continue
+		}
+		for _, br := range tl.Branches {
+			if br.Reason != "limit" {
+				continue
+			}
+			limits++
+			if !dealt[br.At] {
+				t.Errorf("%s's limit branch %s: no level is dealt for it", tl.Name, br.At)
+			}
+		}
+	}
+	if limits < 2 {
+		t.Fatalf("seed 1 has %d limit branches in its acts' handlers; the test needs a contract with more", limits)
+	}
+	if pushed == 0 {
+		t.Error("no refusal level carries a push in its cases' setup")
+	}
+}
+
+// TestPushedValueKeepsToChecks: a push goes far past what a column holds
+// but never past what its CHECKs allow, so the setup runs.
+func TestPushedValueKeepsToChecks(t *testing.T) {
+	tb := &contract.Table{Name: "lines", Checks: []contract.Check{
+		{Column: "line_no", Op: "between", Values: []string{"1", "99"}},
+		{Column: "cap", Op: ">", Values: []string{"0"}},
+	}}
+	for _, tc := range []struct {
+		col   string
+		raise bool
+		want  string
+	}{
+		{"line_no", true, "99"},
+		{"line_no", false, "greatest(line_no / 100.0, 1)"},
+		{"cap", true, "cap * 100 + 100"},
+		{"cap", false, "0 + (cap - 0) / 100.0"},
+		{"free", false, "free / 100.0"},
+	} {
+		if got := pushedValue(tb, contract.Column{Name: tc.col, Type: "integer"}, tc.raise); got != tc.want {
+			t.Errorf("%s raised %v: %q, want %q", tc.col, tc.raise, got, tc.want)
+		}
+	}
+}
