@@ -1186,28 +1186,46 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 	}
 	for i := range sol.levels {
 		lv := &sol.levels[i]
-		if lv.outcome != "refuse" || len(lv.templates) < 2 {
+		if lv.outcome != "refuse" {
 			continue
 		}
 		teeth := map[string]bool{}
+		calls := map[string][]scenario.Call{}
+		ats := map[string]string{}
 		for _, k := range lv.templates[:min(len(lv.templates), teethRows)] {
 			at := lv.branch
 			if at == "" {
 				at = played.branch[k]
 			}
+			ats[k] = at
 			idx, ok := played.index[k]
 			if !ok {
 				continue
 			}
 			b := sc.bound(idx)
 			lv.choice(sol, k).Apply(&b)
-			calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+			cs, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
 			if !ok {
 				continue
 			}
 			var err error
-			if teeth[k], err = sv.bites(ctx, at, calls, lv.prior[k]...); err != nil {
+			if teeth[k], err = sv.bites(ctx, at, cs, lv.prior[k]...); err != nil {
 				return err
+			}
+			calls[k] = cs
+		}
+		if !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
+			for _, k := range lv.templates[:min(len(lv.templates), soleRows)] {
+				if calls[k] == nil || ats[k] == "" || strings.HasPrefix(ats[k], RuleRefusal) {
+					continue
+				}
+				var err error
+				if teeth[k], err = sv.soleCause(ctx, tool, sol, lv, k, ats[k], calls[k]); err != nil {
+					return err
+				}
+				if teeth[k] {
+					break
+				}
 			}
 		}
 		slices.SortStableFunc(lv.templates, func(a, b string) int {

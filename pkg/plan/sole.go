@@ -1,0 +1,152 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// soleRows bounds the templates of a level soleCause tries to set apart,
+// soleSteps the settings one template stacks, and soleTries the settings
+// it rehearses for one template.
+const (
+	soleRows  = 2
+	soleSteps = 3
+	soleTries = 64
+)
+
+// soleCause gives a template of a refusal level, whose record another
+// branch would refuse anyway, the settings (in its cases' setup) that take
+// that other branch's ground away while the level's own branch still
+// refuses: a loan renewed twice that is also long overdue has its due date
+// moved later, so the case is refused for its renewals alone. Without it,
+// an agent that ignored the level's rule would be refused all the same, and
+// the level would prove nothing of its branch. Settings are tried one at a
+// time (pushes, and each number of the rows that name the record moved as
+// a whole); one is kept when the world still refuses at the level's branch
+// and the world without that branch then carries the act out, or refuses
+// it further on, from where the next setting is sought. It
+// reports whether the template, refused at at, now bites.
+func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol solution, lv *level, k, at string, calls []scenario.Call) (bool, error) {
+	mr, err := sv.mutants.Without(at)
+	if err != nil || mr == nil {
+		return false, err
+	}
+	row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
+	candidates := append(sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1]), sv.wholePushes(tool.Name, sol.table, row, calls[len(calls)-1])...)
+	setup := slices.Clone(lv.prior[k])
+	tries := 0
+	for range soleSteps {
+		ans, err := mr.Rehearse(ctx, setup, calls)
+		if err != nil {
+			return false, err
+		}
+		if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
+			return false, nil
+		}
+		other := ans[len(ans)-1]
+		if !other.Refused {
+			break // bites
+		}
+		// A setting after which the world without the branch answers ok
+		// is taken at once; else the first that gets its refusal past
+		// the one it met, to build on.
+		var past []scenario.Statement
+		done := false
+		for _, p := range candidates {
+			if tries >= soleTries {
+				break
+			}
+			next := append(slices.Clone(setup), p.stmt)
+			tries++
+			real, err := sv.r.Rehearse(ctx, next, calls)
+			if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+				continue
+			}
+			if err != nil {
+				return false, err
+			}
+			if len(real) != len(calls) || !allOK(real[:len(real)-1]) || !real[len(real)-1].Refused || real[len(real)-1].Branch != at {
+				continue
+			}
+			m, err := mr.Rehearse(ctx, next, calls)
+			if err != nil {
+				return false, err
+			}
+			if len(m) != len(calls) || !allOK(m[:len(m)-1]) {
+				continue
+			}
+			if last := m[len(m)-1]; last.OK {
+				setup, done = next, true
+				break
+			} else if past == nil && last.Refused && later(last.Branch, other.Branch) {
+				past = next
+			}
+		}
+		if done {
+			break
+		}
+		if past == nil {
+			return false, nil
+		}
+		setup = past
+	}
+	if len(setup) == len(lv.prior[k]) {
+		return false, nil
+	}
+	ans, err := mr.Rehearse(ctx, setup, calls)
+	if err != nil || len(ans) != len(calls) || !allOK(ans) {
+		return false, err
+	}
+	if lv.prior == nil {
+		lv.prior = map[string][]scenario.Statement{}
+	}
+	lv.prior[k] = setup
+	return true, nil
+}
+
+// later reports whether refusal branch b stands past a in the handler's
+// code: further down the same file, or in another file. A setting that
+// moves a refusal there has got the call past the check it met.
+func later(b, a string) bool {
+	fb, lb, okb := strings.Cut(b, ":")
+	fa, la, oka := strings.Cut(a, ":")
+	if !okb || !oka || fb != fa {
+		return b != a
+	}
+	nb, errb := strconv.Atoi(lb)
+	na, erra := strconv.Atoi(la)
+	return errb == nil && erra == nil && nb > na
+}
+
+// wholePushes are the settings of each number of the rows that name the
+// case's record, all of them at once (every charge on an account lowered),
+// where pushes moves only the highest or lowest. Rows of other callers are
+// never set: a setup may change only the case's own rows and those it names.
+func (sv *solver) wholePushes(tool, table string, row map[string]any, act scenario.Call) []push {
+	var out []push
+	for _, r := range sv.reach(tool, table, row, act) {
+		if !r.many {
+			continue
+		}
+		t := sv.g.C.Table(r.table)
+		for _, col := range t.Columns {
+			if !sv.pushable(t, col) {
+				continue
+			}
+			for _, raise := range []bool{false, true} {
+				out = append(out, push{stmt: scenario.Statement{
+					SQL:  fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s = $1", t.Name, col.Name, pushedValue(t, col, raise), r.column),
+					Args: []any{r.value},
+				}})
+			}
+		}
+	}
+	return out
+}
