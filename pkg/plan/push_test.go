@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -92,5 +93,48 @@ func TestPushedValueKeepsToChecks(t *testing.T) {
 		if got := pushedValue(tb, contract.Column{Name: tc.col, Type: "integer"}, tc.raise); got != tc.want {
 			t.Errorf("%s raised %v: %q, want %q", tc.col, tc.raise, got, tc.want)
 		}
+	}
+}
+
+// TestPlanLeavesTheLevelsBranchTheOnlyCause: in library-line every loan
+// renewed twice is also long overdue, so a case of the renewals level would
+// be refused even by a world without the renewals rule. The level's cases
+// carry a setting (the loans' due dates moved later) under which the world
+// still refuses at the renewals branch and, without it, renews.
+func TestPlanLeavesTheLevelsBranchTheOnlyCause(t *testing.T) {
+	ctx := context.Background()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "library-line"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	mutants := probe.Mutants(e.World, c)
+	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "handlers/extend_loan.star:13"
+	without, err := mutants.Without(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, b := range p.Buckets {
+		if b.Spec.Refusal != at {
+			continue
+		}
+		for _, prior := range b.Spec.Prior {
+			found = true
+			if _, err := without.Rehearse(ctx, prior, nil); err != nil {
+				t.Fatalf("the level's setting does not replay: %v", err)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no case of %s carries a setting: another branch refuses every one of them as well", at)
 	}
 }
