@@ -2,9 +2,9 @@ package suite
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
-	"path/filepath"
 	"testing"
 	"time"
 
