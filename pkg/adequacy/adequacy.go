@@ -273,18 +273,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// names: the scenario names the rule and lists its check, as the report's
-// rules_tested counts it. A scenario that lists the check without naming the
-// rule holds it as a sub-goal, not as the reason for its outcome.
+// names: some request of the scenario names the rule and lists its check,
+// as the report's rules_tested counts it. A request that lists the check
+// without naming the rule holds it as a sub-goal, not as the reason for its
+// outcome.
 func names(sc *scenario.Scenario, rule, check string) bool {
-	named, listed := false, false
-	for _, r := range sc.Rules {
-		named = named || r == rule
+	for _, r := range sc.Requests() {
+		named, listed := false, false
+		for _, id := range r.Rules {
+			named = named || id == rule
+		}
+		for _, s := range r.SubGoals {
+			listed = listed || s.Name == check
+		}
+		if named && listed {
+			return true
+		}
 	}
-	for _, s := range sc.SubGoals {
-		listed = listed || s.Name == check
-	}
-	return named && listed
+	return false
 }
 
 // why says why a mutant was not caught, and the shape of scenario that

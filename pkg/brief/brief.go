@@ -72,6 +72,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	spec := b.Spec
 	all := spec.Templates
 	spec.Templates, spec.Callers = needed(all, b.Want+templateSpare), needed(spec.Callers, b.Want)
+	spec.Next = reachable(spec.Next, spec.Templates)
 	if len(spec.Prior) > 0 {
 		prior := map[string][]scenario.Statement{}
 		for _, t := range spec.Templates {

@@ -275,7 +275,7 @@ type policy struct {
 // them never writes into the memo's copy.
 func (p *policy) candidate(bi int, bk brief.Bucket, k int, key string) (scenario.Scenario, string, bool) {
 	if p.memo == nil {
-		sc, ok := p.compose(bk, k, key)
+		sc, ok := p.composeRequests(bk, k, key)
 		if !ok {
 			return sc, "", false
 		}
@@ -286,7 +286,7 @@ func (p *policy) candidate(bi int, bk brief.Bucket, k int, key string) (scenario
 	c, ok := p.memo.composed[ck]
 	p.memo.mu.Unlock()
 	if !ok {
-		c.sc, c.ok = p.compose(bk, k, key)
+		c.sc, c.ok = p.composeRequests(bk, k, key)
 		if c.ok {
 			c.try = toolArgs(brief.TryArgs{Setup: c.sc.Setup, Calls: c.sc.Solution})
 		}

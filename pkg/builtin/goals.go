@@ -533,6 +533,9 @@ func (p *policy) phrase(s scenario.SubGoalRef) string {
 // nothing more can be done with this record (the outcome itself is not
 // grounded, or nothing was left to change).
 func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refusal) bool {
+	if oneRequest(sc, rs) {
+		return true
+	}
 	changed := false
 	drop := map[string]bool{}
 	for _, r := range rs {

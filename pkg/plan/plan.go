@@ -81,6 +81,9 @@ type Spec struct {
 	Purpose    string          `json:"purpose,omitempty"`
 	MissedCall string          `json:"missed_call,omitempty"`
 	CallLater  string          `json:"call_later,omitempty"`
+	// Next is, on a bucket of two requests, the caller's second request in
+	// the same conversation, on the same record (see requests.go).
+	Next *Next `json:"next,omitempty"`
 }
 
 // Span is where a top-up's scenarios take their suite-wide indices: the
@@ -377,6 +380,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	p := d.p
 	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
 	p.sizeBuckets(g, all, opts, capped)
+	p.pairRequests(c)
 	return p, nil
 }
 

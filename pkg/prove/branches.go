@@ -13,24 +13,34 @@ import (
 // and returns the handlers' refusal branches they refused at (file:line,
 // see script.Branches), with how many calls did. One play, not a proof:
 // what a suite's acts reach, cheaply. A kept scenario's solution is not
-// played: every call of it answers ok (the solvable gate), so it refuses
-// nowhere.
+// played for its own sake: every call of it answers ok (the solvable gate),
+// so it refuses nowhere. A later request's tempting calls are played where
+// a right agent has left the world by then: after setup and the solutions
+// of the requests before it.
 func (p *Prover) Reach(ctx context.Context, sc *scenario.Scenario) (map[string]int, error) {
 	var hits map[string]int
-	for _, calls := range [][]scenario.Call{sc.Tempting} {
-		if len(calls) == 0 {
+	reqs := sc.Requests()
+	for k, r := range reqs {
+		if len(r.Tempting) == 0 {
 			continue
 		}
 		err := p.w.Copy(ctx, func(cp *world.Copy) error {
 			// A fresh log per attempt: a copy retried plays again.
 			var log script.BranchLog
 			lctx := script.WithBranchLog(ctx, &log)
-			if err := applySetup(lctx, cp, sc.Setup); err != nil {
+			if err := applySetup(ctx, cp, sc.Setup); err != nil {
 				return err
 			}
-			for _, r := range play(lctx, cp, calls) {
-				if r.Crash && infrastructure(r.Err) {
-					return r.Err
+			for _, e := range reqs[:k] {
+				for _, res := range play(ctx, cp, e.Solution) {
+					if res.Crash && infrastructure(res.Err) {
+						return res.Err
+					}
+				}
+			}
+			for _, res := range play(lctx, cp, r.Tempting) {
+				if res.Crash && infrastructure(res.Err) {
+					return res.Err
 				}
 			}
 			for at, n := range log.Hits() {

@@ -78,16 +78,19 @@ func gaps(bs []canvas.Bucket) []string {
 }
 
 // coverage: use cases no scenario covers or covers only on its ordinary
-// path, and outcomes no scenario expects.
+// path, and outcomes no scenario expects. Every request of a conversation
+// counts: a use case or an outcome its second request exercises is covered.
 func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
 	kinds := map[string]map[string]int{}
 	outcomes := map[string]int{}
-	for _, s := range scs {
-		if kinds[s.UseCase] == nil {
-			kinds[s.UseCase] = map[string]int{}
+	for i := range scs {
+		for _, s := range scs[i].Requests() {
+			if kinds[s.UseCase] == nil {
+				kinds[s.UseCase] = map[string]int{}
+			}
+			kinds[s.UseCase][s.Kind]++
+			outcomes[s.Expects]++
 		}
-		kinds[s.UseCase][s.Kind]++
-		outcomes[s.Expects]++
 	}
 	var out []Finding
 	for _, u := range c.UseCases {
@@ -107,19 +110,25 @@ func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
 	return out
 }
 
-// untested: hard rules no bucket with a credited scenario tests, and gated
-// tools no scenario's solution or tempting calls name.
+// untested: hard rules no bucket with a credited scenario tests and no
+// request of a scenario names, and gated tools no request's solution or
+// tempting calls name.
 func untested(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) []Finding {
 	named := map[string]bool{}
-	for _, s := range scs {
-		for _, call := range s.Solution {
-			named[call.Tool] = true
-		}
-		for _, call := range s.Tempting {
-			named[call.Tool] = true
+	tested := map[string]bool{}
+	for i := range scs {
+		for _, s := range scs[i].Requests() {
+			for _, call := range s.Solution {
+				named[call.Tool] = true
+			}
+			for _, call := range s.Tempting {
+				named[call.Tool] = true
+			}
+			for _, id := range s.Rules {
+				tested[id] = true
+			}
 		}
 	}
-	tested := map[string]bool{}
 	for _, b := range bs {
 		if b.Done > 0 {
 			for _, id := range b.Spec.Rules {
@@ -172,17 +181,22 @@ func callers(scs []scenario.Scenario) []Finding {
 	return out
 }
 
-// sameTests: a scenario with the use case, outcome, caller and solution
-// tools of an earlier one tests the same thing.
+// sameTests: a scenario with the caller and, request by request, the use
+// case, outcome and solution tools of an earlier one tests the same thing.
 func sameTests(scs []scenario.Scenario) []Finding {
 	var out []Finding
 	seen := map[string]string{}
-	for _, s := range scs {
-		tools := make([]string, len(s.Solution))
-		for i, call := range s.Solution {
-			tools[i] = call.Tool
+	for i := range scs {
+		s := &scs[i]
+		var parts []string
+		for _, r := range s.Requests() {
+			tools := make([]string, len(r.Solution))
+			for i, call := range r.Solution {
+				tools[i] = call.Tool
+			}
+			parts = append(parts, r.UseCase+"|"+r.Expects+"|"+strings.Join(tools, ","))
 		}
-		key := s.UseCase + "|" + s.Expects + "|" + s.Persona.Name + "|" + strings.Join(tools, ",")
+		key := s.Persona.Name + "|" + strings.Join(parts, "||")
 		if other, ok := seen[key]; ok {
 			out = append(out, finding(SameTest, s.Name, "%s tests the same thing as %s", s.Name, other))
 		}

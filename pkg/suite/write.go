@@ -127,7 +127,9 @@ type Coverage struct {
 	// MultiRequest counts the scenarios whose conversation carries several
 	// requests (then); Requests counts every request of the suite, first
 	// requests included (absent when no scenario has more than one). Use
-	// cases, outcomes and kinds are read from each scenario's first request.
+	// cases, outcomes, rules and gated tools are read from every request
+	// (outcomes then sum to Requests, not to the scenarios); kinds, the
+	// conversation's, from each scenario.
 	MultiRequest int `json:"multi_request,omitempty"`
 	Requests     int `json:"requests,omitempty"`
 	// RulesTested are the hard rules some kept scenario tests (the rules of
@@ -585,30 +587,61 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 	present := map[string]bool{}
 	namedBy := map[string]int{}
 	var rules, judged, named []string
-	for _, sc := range scs {
-		present[sc.UseCase] = true
-		cv.Outcomes[sc.Expects]++
+	for i := range scs {
+		sc := &scs[i]
 		cv.Kinds[sc.Kind]++
 		if len(sc.Then) > 0 {
 			cv.MultiRequest++
 		}
 		cv.Requests += 1 + len(sc.Then)
-		lists := map[string]bool{}
-		for _, g := range sc.SubGoals {
-			lists[g.Name] = true
-		}
-		for _, r := range sortedSet(append(append([]string{}, rulesOf[sc.Bucket]...), sc.Rules...)) {
-			namedBy[r]++
-			switch {
-			case !known[r] || checkOf[r] != "" && lists[checkOf[r]]:
-				rules = append(rules, r)
-			case checkOf[r] == "":
-				judged = append(judged, r)
+		// Every request counts: a use case, an outcome, a rule or a gated
+		// tool that a later request exercises is exercised. A request's own
+		// rules need its own sub-goals to list their checks; the bucket's,
+		// which may be about any of its requests, those of some request.
+		reqs := sc.Requests()
+		all := map[string]bool{}
+		status := map[string]int{} // 0 named, 1 judged, 2 tested
+		for _, r := range reqs {
+			for _, g := range r.SubGoals {
+				all[g.Name] = true
 			}
 		}
-		for _, call := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
-			if gated[call.Tool] {
-				named = append(named, call.Tool)
+		mark := func(rl string, lists map[string]bool) {
+			st := 0
+			switch {
+			case !known[rl] || checkOf[rl] != "" && lists[checkOf[rl]]:
+				st = 2
+			case checkOf[rl] == "":
+				st = 1
+			}
+			status[rl] = max(status[rl], st)
+		}
+		for _, rl := range rulesOf[sc.Bucket] {
+			mark(rl, all)
+		}
+		for _, r := range reqs {
+			present[r.UseCase] = true
+			cv.Outcomes[r.Expects]++
+			lists := map[string]bool{}
+			for _, g := range r.SubGoals {
+				lists[g.Name] = true
+			}
+			for _, rl := range r.Rules {
+				mark(rl, lists)
+			}
+			for _, call := range append(append([]scenario.Call{}, r.Solution...), r.Tempting...) {
+				if gated[call.Tool] {
+					named = append(named, call.Tool)
+				}
+			}
+		}
+		for rl, st := range status {
+			namedBy[rl]++
+			switch st {
+			case 2:
+				rules = append(rules, rl)
+			case 1:
+				judged = append(judged, rl)
 			}
 		}
 	}

@@ -3,10 +3,13 @@ package suite
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -98,5 +101,39 @@ func TestCoverageCountsRequests(t *testing.T) {
 	cv = coverage(nil, []scenario.Scenario{one, two}, nil, ReportExtra{})
 	if cv.MultiRequest != 1 || cv.Requests != 4 {
 		t.Fatalf("multi_request %d, requests %d; want 1 and 4", cv.MultiRequest, cv.Requests)
+	}
+}
+
+// TestCoverageReadsEveryRequest: a use case, an outcome, a rule and a gated
+// tool that only a second request exercises count as covered, and a rule a
+// request names counts as tested only where that request lists its check.
+func TestCoverageReadsEveryRequest(t *testing.T) {
+	c := &contract.Contract{
+		UseCases: []contract.UseCase{{ID: "u"}, {ID: "v"}},
+		Rules:    []contract.Rule{{ID: "r", Check: "r_holds"}, {ID: "q", Check: "q_holds"}},
+	}
+	one := scenario.Scenario{Name: "a", UseCase: "u", Expects: "succeed", Kind: "happy"}
+	two := one
+	two.Name = "b"
+	two.Then = []scenario.Request{
+		{UseCase: "v", Expects: "refuse", Rules: []string{"r"}, SubGoals: []scenario.SubGoalRef{{Name: "r_holds"}},
+			Tempting: []scenario.Call{{Tool: "gated"}}},
+		{UseCase: "u", Expects: "succeed", Rules: []string{"q"}}, // names q, lists no check: not tested
+	}
+	cv := coverage(c, []scenario.Scenario{one, two}, nil, ReportExtra{Rules: []string{"r", "q"}, GatedTools: []string{"gated"}})
+	if cv.UseCasesPresent != 2 || len(cv.MissingUseCases) != 0 {
+		t.Errorf("use cases present %d, missing %v; want v present from request 2", cv.UseCasesPresent, cv.MissingUseCases)
+	}
+	if cv.Outcomes["refuse"] != 1 || cv.Outcomes["succeed"] != 3 {
+		t.Errorf("outcomes %v, want refuse 1, succeed 3 (every request)", cv.Outcomes)
+	}
+	if cv.Kinds["happy"] != 2 {
+		t.Errorf("kinds %v, want happy 2 (one per conversation)", cv.Kinds)
+	}
+	if !slices.Equal(cv.RulesTested, []string{"r"}) || !slices.Equal(cv.GatedToolsNamed, []string{"gated"}) {
+		t.Errorf("rules tested %v, gated tools named %v; want [r] and [gated]", cv.RulesTested, cv.GatedToolsNamed)
+	}
+	if len(cv.RulesUntested) != 1 || cv.RulesUntested[0].Rule != "q" || !strings.Contains(cv.RulesUntested[0].Why, "1 kept scenario") {
+		t.Errorf("rules untested %+v, want q, named by one scenario", cv.RulesUntested)
 	}
 }

@@ -1,0 +1,110 @@
+package plan
+
+import (
+	"slices"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// Real calls carry more than one request. A share of the suite's buckets
+// are buckets of two requests: the caller asks for the bucket's own act
+// and, in the same conversation, for an act of another use case on the
+// same record, which the plan dealt (for that record) as a bucket of its
+// own. A refused first request writes nothing, so the second meets the
+// world its own bucket was planned on; those pairs come first. Only where
+// the contract has such acts does the plan deal them.
+
+// RequestShare is the share of the asked scenarios the plan deals as
+// conversations of two requests, where the contract has acts that can
+// follow each other: a little over a tenth, so that a suite holds a tenth
+// after the few conversations a writer falls back to one request on.
+const RequestShare = 0.12
+
+// Next is a bucket's second request: another use case's bucket on the
+// same templates, at its level, as that bucket is dealt.
+type Next struct {
+	UseCase string `json:"use_case"`
+	Angle   string `json:"angle"`
+	Outcome string `json:"outcome"`
+	Kind    string `json:"kind"`
+	// Spec is the second request's bucket spec without the plan's
+	// bookkeeping: a case of the bucket takes the first request's index,
+	// caller and record.
+	Spec Spec `json:"spec"`
+}
+
+// pairRequests gives buckets a second request until RequestShare of the
+// ask is dealt as two requests. A first request is a plain refusal, else a
+// plain success (inbound, no overlay, an act that does not end the
+// conversation, not asked again); its second another use case's inbound
+// bucket of another tool, without overlay, on the same
+// table whose templates hold the templates the first's cases take, so each
+// case's record is one the second request was planned on (a case that
+// moves on to another template is written as one request); neither takes a record
+// from outside the case (another person's order), which would make the
+// conversation about two callers. Buckets are taken in the plan's order,
+// each second use case paired once before any twice.
+func (p *Plan) pairRequests(c *contract.Contract) {
+	target := int(float64(p.Asked)*RequestShare + 0.5)
+	if target == 0 {
+		return
+	}
+	plain := func(b *Bucket) bool {
+		t := c.Tool(b.Spec.Tool)
+		for _, ch := range b.Spec.Choices {
+			if ch.Outside != "" {
+				return false
+			}
+		}
+		return b.Spec.Answer == "" && b.Overlay == "none" && b.Spec.Table != "" && b.Spec.Then == "" &&
+			len(b.Spec.Templates) > 0 && b.Spec.Next == nil && t != nil && !t.EndsConversation
+	}
+	used := map[string]int{} // second use case -> times paired
+	dealt := 0
+	// Refusals first: they write nothing, so the second request meets the
+	// world it was planned on. Then successes, whose second act is
+	// another tool's on the record the first changed (change flights, then
+	// add bags): the prover says whether it still goes as planned, and a
+	// writer falls back to one request where it does not.
+	for _, first := range []string{scenario.OutcomeRefuse, scenario.OutcomeSucceed} {
+		for round, more := 0, true; more && dealt < target; round++ {
+			more = false
+			for i := range p.Buckets {
+				a := &p.Buckets[i]
+				if dealt >= target {
+					return
+				}
+				if a.Want == 0 || a.Outcome != first || first == scenario.OutcomeRefuse && a.Spec.Refusal == "" ||
+					len(a.Spec.Prior) > 0 || !plain(a) {
+					continue
+				}
+				for j := range p.Buckets {
+					b := &p.Buckets[j]
+					if b.UseCase == a.UseCase || b.Spec.Tool == a.Spec.Tool || b.Spec.Table != a.Spec.Table ||
+						used[b.UseCase] > round || !plain(b) || len(b.Spec.Prior) > 0 ||
+						(b.Outcome != scenario.OutcomeSucceed && b.Outcome != scenario.OutcomeRefuse) ||
+						!containsAll(b.Spec.Templates, a.Spec.Templates[:min(a.Want, len(a.Spec.Templates))]) {
+						continue
+					}
+					spec := b.Spec
+					spec.Base, spec.Sized, spec.Capacity, spec.TopUp, spec.Spans, spec.Next = 0, 0, 0, 0, nil, nil
+					a.Spec.Next = &Next{UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Kind: b.Kind, Spec: spec}
+					used[b.UseCase]++
+					dealt += a.Want
+					more = true
+					break
+				}
+			}
+		}
+	}
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}

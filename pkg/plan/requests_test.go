@@ -1,0 +1,73 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
+
+// TestPairRequests: about a tenth of the ask is dealt as two requests, a
+// refusal then another use case's act on the same table whose templates
+// hold the refusal's; outbound, overlaid, conversation-ending and
+// other-table buckets are never a second request, and a plan with no such
+// pair deals none.
+func TestPairRequests(t *testing.T) {
+	c := &contract.Contract{Tools: []contract.Tool{{Name: "cancel"}, {Name: "change"}, {Name: "transfer", EndsConversation: true}, {Name: "pay"}}}
+	bucket := func(uc, outcome, tool, table string, want int, templates ...string) Bucket {
+		return Bucket{UseCase: uc, Outcome: outcome, Overlay: "none", Want: want,
+			Spec: Spec{Tool: tool, Table: table, Templates: templates, Refusal: map[bool]string{true: "rule:x"}[outcome == "refuse"], Base: 40, Sized: want}}
+	}
+	p := &Plan{Asked: 100, Buckets: []Bucket{
+		bucket("cancel", "refuse", "cancel", "orders", 6, "o1", "o2"),
+		bucket("cancel", "refuse", "cancel", "orders", 6, "o3"),
+		bucket("cancel", "succeed", "cancel", "orders", 20, "o4"),
+		bucket("escalate", "succeed", "transfer", "orders", 5, "o1", "o2", "o3"), // ends the conversation
+		bucket("pay", "succeed", "pay", "payments", 5, "o1", "o2", "o3"),         // another table
+		bucket("change", "succeed", "change", "orders", 5, "o1", "o2"),           // lacks o3
+		bucket("change", "refuse", "change", "orders", 0, "o1", "o2", "o3"),
+	}}
+	out := *p
+	out.Buckets = append([]Bucket(nil), p.Buckets...)
+	out.pairRequests(c)
+	nx := out.Buckets[0].Spec.Next
+	if nx == nil || nx.UseCase != "change" || nx.Outcome != "succeed" || nx.Spec.Base != 0 || nx.Spec.Sized != 0 {
+		t.Fatalf("first refusal's second request %+v, want change succeeding, without bookkeeping", nx)
+	}
+	if nx := out.Buckets[1].Spec.Next; nx == nil || nx.UseCase != "change" || nx.Outcome != "refuse" {
+		t.Fatalf("second refusal's second request %+v, want the change refusal that holds o3", nx)
+	}
+	for i, b := range out.Buckets[2:] {
+		if b.Spec.Next != nil {
+			t.Errorf("bucket %d (%s %s) given a second request", i+2, b.UseCase, b.Outcome)
+		}
+	}
+	// 12 of 100 dealt: the tenth is reached, no further bucket paired.
+	out = *p
+	out.Buckets = append([]Bucket(nil), p.Buckets...)
+	out.Asked = 30
+	out.pairRequests(c)
+	if out.Buckets[0].Spec.Next == nil || out.Buckets[1].Spec.Next != nil {
+		t.Errorf("ask of 30: want only the first refusal paired (6 >= 3)")
+	}
+	// A refusal about another person's record: no second request.
+	out = *p
+	out.Buckets = append([]Bucket(nil), p.Buckets...)
+	out.Buckets[0].Spec.Choices = map[string]Choice{"o1": {Outside: "orders"}}
+	out.pairRequests(c)
+	if out.Buckets[0].Spec.Next != nil {
+		t.Errorf("a case about someone else's record paired: %+v", out.Buckets[0].Spec.Next)
+	}
+	// No refusal to pair: a success, then another tool's act on its record.
+	out = Plan{Asked: 100, Buckets: []Bucket{bucket("cancel", "succeed", "cancel", "orders", 12, "o1"), bucket("change", "refuse", "change", "orders", 6, "o1")}}
+	out.Buckets[1].Spec.Refusal = "" // no way of saying no the plan dealt: not a first request
+	out.pairRequests(c)
+	if nx := out.Buckets[0].Spec.Next; nx == nil || nx.UseCase != "change" || out.Buckets[1].Spec.Next != nil {
+		t.Errorf("a success's second request %+v, want the change", nx)
+	}
+	// No other use case on the table: nothing paired.
+	out = Plan{Asked: 100, Buckets: []Bucket{bucket("cancel", "refuse", "cancel", "orders", 6, "o1"), bucket("cancel", "succeed", "cancel", "orders", 6, "o1")}}
+	out.pairRequests(c)
+	if out.Buckets[0].Spec.Next != nil {
+		t.Errorf("paired with its own use case: %+v", out.Buckets[0].Spec.Next)
+	}
+}
