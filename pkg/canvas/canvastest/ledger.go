@@ -660,18 +660,25 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 			continue
 		}
 		done := rn.read(*b).Done
-		attempts := b.Attempts
-		if done < b.Want {
+		// As the Store: a dead slice is no attempt of the bucket's, but
+		// every dead slice that held it counts toward blocking it.
+		attempts, deaths := b.Attempts, 0
+		for _, d := range rn.slices {
+			if d.State == canvas.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
+				deaths++
+			}
+		}
+		if done < b.Want && sl.State != canvas.SliceDead {
 			attempts++
 		}
-		next := settle(done, b.Want, attempts, maxAttempts)
+		next := settle(done, b.Want, attempts+deaths, maxAttempts)
 		if err := b.State.To(next); err != nil {
 			return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: bucket %s: %w", id, b.ID, err)
 		}
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
 		if next == canvas.BucketBlocked {
-			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts))
+			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts+deaths))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
 	}
