@@ -415,6 +415,56 @@ func TestFold(t *testing.T) {
 	}
 }
 
+// TestFoldDeadSlice: a dead slice is no attempt of its buckets' (their
+// attempts, which decide top-ups, stay as they were), but every dead slice
+// that held a bucket counts toward blocking it, so a bucket whose slices
+// always die still ends.
+func TestFoldDeadSlice(t *testing.T) {
+	s, ctx := newStore(t)
+	mkRun(t, s, "r")
+	if err := s.PutBuckets(ctx, "r", mkBuckets(2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(id string, round int, buckets ...string) {
+		t.Helper()
+		if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: id, Round: round, BucketIDs: buckets}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim("s1", 1, "b0")
+	claim("s2", 1, "b1")
+	mustJournal(t, s, sc("x1", "b0", "1"), "s1")
+	mustJournal(t, s, sc("x2", "b1", "2"), "s2")
+	if err := s.FinishSlice(ctx, "r", "s1", canvas.SliceDead, "", "lost with its writers", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishSlice(ctx, "r", "s2", canvas.SliceDone, "w1", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Fold(ctx, "r", 2)
+	if err != nil || fmt.Sprint(res.Reopened) != "[b0 b1]" {
+		t.Fatalf("fold 1: %+v %v", res, err)
+	}
+	bs := bucketMap(t, s)
+	if b := bs["b0"]; b.State != canvas.BucketOpen || b.Attempts != 0 || b.Done != 1 || b.Want != 2 {
+		t.Fatalf("b0 after a dead slice: %s, attempts %d, done %d of %d; want open, no attempt, 1 of 2", b.State, b.Attempts, b.Done, b.Want)
+	}
+	if b := bs["b1"]; b.Attempts != 1 {
+		t.Fatalf("b1 after a slice done short: attempts %d, want 1", b.Attempts)
+	}
+	// Its second dead slice reaches maxAttempts: blocked, with the reason.
+	claim("s3", 2, "b0")
+	if err := s.FinishSlice(ctx, "r", "s3", canvas.SliceDead, "", "lost with its writers", 5); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Fold(ctx, "r", 2); err != nil || fmt.Sprint(res.Blocked) != "[b0]" {
+		t.Fatalf("fold 2: %+v %v", res, err)
+	}
+	if b := bucketMap(t, s)["b0"]; b.State != canvas.BucketBlocked || b.Attempts != 0 || b.Notes != "lost with its writers" {
+		t.Fatalf("b0 after two dead slices: %s, attempts %d, notes %q", b.State, b.Attempts, b.Notes)
+	}
+}
+
 func mustJournal(t *testing.T, s *canvas.Store, x *scenario.Scenario, slice string) {
 	t.Helper()
 	res, err := s.Journal(context.Background(), "r", x, slice, "w1", nil)

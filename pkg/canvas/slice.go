@@ -140,6 +140,10 @@ type claimed struct {
 	refused                int
 	notes                  string
 	topRefusal, deadReason string
+	// dead: the slice that settles it is dead; deaths counts every dead
+	// slice that held the bucket, this one included.
+	dead   bool
+	deaths int
 }
 
 // claimedByFinished reads, and locks for the fold, the buckets claimed by a
@@ -147,7 +151,8 @@ type claimed struct {
 // frequent gate/code with that kind's latest message.
 func claimedByFinished(ctx context.Context, tx pgx.Tx, run string) ([]claimed, error) {
 	rows, err := tx.Query(ctx, `
-		SELECT b.id, b.state, b.want, b.attempts, b.notes, s.reason,
+		SELECT b.id, b.state, b.want, b.attempts, b.notes, s.reason, s.state = $3,
+			(SELECT count(*) FROM slices d WHERE d.run_id = b.run_id AND d.state = $3 AND b.id = ANY(d.bucket_ids)),
 			(SELECT count(*) FROM scenarios sc WHERE sc.run_id = b.run_id AND sc.bucket_id = b.id),
 			(SELECT count(*) FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id),
 			COALESCE((SELECT r.gate || '/' || r.code || ': ' || (array_agg(r.message ORDER BY r.id DESC))[1]
@@ -156,7 +161,7 @@ func claimedByFinished(ctx context.Context, tx pgx.Tx, run string) ([]claimed, e
 		FROM buckets b JOIN slices s ON s.run_id = b.run_id AND s.id = b.claimed_by
 		WHERE b.run_id = $1 AND s.state = ANY($2)
 		ORDER BY b.ord, b.id
-		FOR UPDATE OF b`, run, []string{string(SliceDone), string(SliceDead)})
+		FOR UPDATE OF b`, run, []string{string(SliceDone), string(SliceDead)}, SliceDead)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +169,7 @@ func claimedByFinished(ctx context.Context, tx pgx.Tx, run string) ([]claimed, e
 	var out []claimed
 	for rows.Next() {
 		var c claimed
-		if err := rows.Scan(&c.id, &c.state, &c.want, &c.attempts, &c.notes, &c.deadReason, &c.done, &c.refused, &c.topRefusal); err != nil {
+		if err := rows.Scan(&c.id, &c.state, &c.want, &c.attempts, &c.notes, &c.deadReason, &c.dead, &c.deaths, &c.done, &c.refused, &c.topRefusal); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
@@ -186,10 +191,18 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 
 // Fold is the planner's step between rounds, in one transaction. Every bucket
 // claimed by a finished (done or dead) slice of the run is settled from the
-// journal: done when its credited scenarios reach want; otherwise its attempts
-// grow by one and it is blocked, with the most frequent refusal of the bucket
-// (or the slice's dead reason) as its notes, once attempts reach maxAttempts,
-// else reopened. Claims are cleared. Buckets of slices in flight are left alone.
+// journal: done when its credited scenarios reach want; otherwise it is
+// blocked, with the most frequent refusal of the bucket (or the slice's dead
+// reason) as its notes, once its attempts and the dead slices that held it
+// together reach maxAttempts, else reopened. Claims are cleared. Buckets of
+// slices in flight are left alone.
+//
+// Only a slice a writer finished short counts as one of the bucket's
+// attempts. A dead slice says nothing of what the bucket can write (its
+// writers died, or the queue gave up on it), so its bucket keeps its
+// attempts, and with them its want and indices: the planner deals it again
+// as it was (no top-up cedes it, it stays fresh), and the scenarios written
+// for it are the ones the dead slice was given. Its deaths still bound it.
 func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResult, error) {
 	if maxAttempts < 1 {
 		return FoldResult{}, fmt.Errorf("canvas: fold run %s: maxAttempts %d < 1", run, maxAttempts)
@@ -216,16 +229,16 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 		batch := &pgx.Batch{}
 		for _, st := range settled {
 			attempts := st.attempts
-			if st.done < st.want {
+			if st.done < st.want && !st.dead {
 				attempts++
 			}
-			next := settle(st.done, st.want, attempts, maxAttempts)
+			next := settle(st.done, st.want, attempts+st.deaths, maxAttempts)
 			if err := st.state.To(next); err != nil {
 				return fmt.Errorf("bucket %s: %w", st.id, err)
 			}
 			notes := st.notes
 			if next == BucketBlocked {
-				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", attempts))
+				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", attempts+st.deaths))
 			}
 			batch.Queue(`UPDATE buckets SET claimed_by = NULL, refused = $3, attempts = $4, state = $5, notes = $6
 				WHERE run_id = $1 AND id = $2`, run, st.id, st.refused, attempts, next, notes)

@@ -348,7 +348,7 @@ func (f *flags) connWith(startup time.Duration) conn {
 		natsTLSCert:  f.str("nats-tls-cert", "", "PEM client certificate for NATS mutual TLS (with --nats-tls-key)"),
 		natsTLSKey:   f.str("nats-tls-key", "", "PEM client key for NATS mutual TLS (with --nats-tls-cert)"),
 		ackWait:      f.dur("ack-wait", queue.DefaultAckWait, "how long a slice may go without a writer's heartbeat before it is redelivered (same on every process)"),
-		maxDeliver:   f.num("max-deliver", queue.DefaultMaxDeliver, "deliveries of one slice before it is dead-lettered (same on every process)"),
+		maxDeliver:   f.num("max-deliver", queue.DefaultMaxDeliver, "deliveries of one slice before the queue gives up on it, a backstop above the writers' --max-failures and --max-lost (same on every process)"),
 		replicas:     f.num("queue-replicas", queue.DefaultReplicas, "NATS servers holding each slice, 1 to 5 and at most the cluster's size (3 survives losing one); used when the stream is created, never changed on an existing one"),
 	}
 }

@@ -127,6 +127,8 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	id := f.str("id", "", "writer id in the ledger (default host-pid)")
 	drain := f.dur("drain-timeout", 90*time.Second, "how long a stopping writer may finish its current slice")
 	maxTokens := f.num("max-tokens", writer.DefaultMaxTokens, "cap of a model call's reply allowance; each call's is sized below it from the replies seen")
+	maxFailures := f.num("max-failures", writer.DefaultMaxFailures, "deliveries of a slice that may fail on it before it is dead-lettered (same on every writer)")
+	maxLost := f.num("max-lost", writer.DefaultMaxLost, "deliveries of a slice that may be lost with their writer before it progressed, before it is dead-lettered (same on every writer)")
 	cn := f.roleConn()
 	mf := f.model()
 	if _, err := f.parse(args); err != nil {
@@ -178,7 +180,8 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 	}
 	ready.set(wire.Ready(ctx, deps, providerReady))
 	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
-		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps, MaxTokens: *maxTokens}
+		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps, MaxTokens: *maxTokens,
+		MaxFailures: *maxFailures, MaxLost: *maxLost}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {
 		// Test-only fault hook (docs/RELIABILITY.md): die on every delivery
 		// of one slice, as a writer crashed by its content would.

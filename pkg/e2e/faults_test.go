@@ -62,10 +62,14 @@ func faultPlanFromEnv() faultPlan {
 }
 
 // Queue tuning shared by every process of the fault run: a short ack wait so
-// a SIGKILLed writer's slice and the poison slice come back in seconds.
+// a SIGKILLed writer's slice and the poison slice come back in seconds; the
+// queue's backstop at its default, and the writers' bound on deliveries lost
+// with their writer before the slice progressed at 5, so the poison slice
+// kills as many writers as it did when the queue's 5 deliveries bounded it.
 const (
 	faultAckWait    = 2 * time.Second
-	faultMaxDeliver = 5
+	faultMaxDeliver = queue.DefaultMaxDeliver
+	faultMaxLost    = 5
 	faultModel      = "sim-builtin"
 	faultSeed       = 7
 	faultAPIKey     = "sk-fault-suite-key"
@@ -125,7 +129,8 @@ func TestFaults(t *testing.T) {
 	// One model call per rehearsal, as the provider faults' rates were
 	// sized for: with a larger reply allowance a run makes fewer calls,
 	// and a fault kind may never fire.
-	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison, "SUITEGEN_MAX_TOKENS=2048")
+	writerEnv := append(append([]string(nil), env...), "SUITEGEN_FAULT_POISON="+poison, "SUITEGEN_MAX_TOKENS=2048",
+		"SUITEGEN_MAX_LOST="+strconv.Itoa(faultMaxLost))
 	precreateQueue(t, queue.Config{URL: natsURL, AckWait: faultAckWait, MaxDeliver: faultMaxDeliver})
 
 	var (
@@ -360,8 +365,8 @@ func TestFaults(t *testing.T) {
 	case poisonSlice.State != canvas.SliceDead || !strings.Contains(poisonSlice.Reason, "dead-lettered"):
 		t.Errorf("poison slice %s ended %q with reason %q; want dead with its dead-letter reason", poison, poisonSlice.State, poisonSlice.Reason)
 	}
-	if n := flog.Count("writer_poisoned"); n == 0 || n > faultMaxDeliver {
-		t.Errorf("the poison slice killed %d writers; want between 1 and MaxDeliver (%d)", n, faultMaxDeliver)
+	if n := flog.Count("writer_poisoned"); n == 0 || n > faultMaxLost {
+		t.Errorf("the poison slice killed %d writers; want between 1 and the writers' --max-lost (%d)", n, faultMaxLost)
 	}
 	for _, kind := range []string{"writer_sigkill", "planner_restart", "nats_restart", "postgres_restart"} {
 		if flog.Count(kind) == 0 {

@@ -12,8 +12,10 @@ import (
 // await waits until every slice of the round is finished in the ledger. A
 // slice still unfinished at the round timeout is recorded dead.
 //
-// A writer that dies on every delivery of a slice (a poison slice) never
-// records it dead itself, so the planner learns of exhausted slices two ways:
+// Writers record a slice dead once its deliveries reach their bounds (a
+// slice that kills its writers is recorded by the writer that finds enough
+// of them lost). Should the queue's MaxDeliver, the backstop, run out
+// first, no writer records it, so the planner learns of exhausted slices two ways:
 // the server's max-deliveries advisory while it listens, and, for advisories
 // sent while no planner listened (it was restarted), a queue that has held
 // nothing pending or in flight for longer than two ack waits while the

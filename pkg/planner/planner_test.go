@@ -650,3 +650,55 @@ func TestConfig(t *testing.T) {
 		t.Errorf("defaults: %+v", d)
 	}
 }
+
+// TestDeadSliceIsDealtAgainAsItWas: a slice dead-lettered after it wrote
+// part of its bucket (its writers died) is no attempt of the bucket's: the
+// bucket keeps its want and its indices, no top-up cedes them to a bucket
+// with room, and the next round deals it exactly the indices the dead slice
+// was given and did not write, so the run writes the cases a run without
+// the deaths writes.
+func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
+	bs := []canvas.Bucket{
+		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),
+		bucket("b1", "return-item", "c2", 1, 0, 10, 10), // room a top-up could deal to
+	}
+	p, l, q := testPlanner(t, 10, bs...)
+	var given [][]int // the indices each slice was dealt, in order
+	q.write = func(s queue.Slice) {
+		var idx []int
+		for _, id := range s.Buckets {
+			b := l.bucket(id)
+			for k := b.Done; k < b.Want; k++ {
+				idx = append(idx, b.Spec.Index(k))
+			}
+		}
+		given = append(given, idx)
+		if len(given) > 1 {
+			writers(l, -1)(s)
+			return
+		}
+		// The first slice writes 4 of its 10, then the queue gives up on it.
+		if err := l.Credit(context.Background(), "r", "b0", 4); err != nil {
+			panic(err)
+		}
+		if err := l.FinishSlice(context.Background(), "r", s.ID, canvas.SliceDead, "", "dead-lettered", 5); err != nil {
+			panic(err)
+		}
+	}
+	if _, _, err := p.rounds(t.Context(), l.run()); err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 2 {
+		t.Fatalf("%d slices dealt (%v), want the dead one and its replacement", len(given), given)
+	}
+	if want := given[0][4:]; !slices.Equal(given[1], want) {
+		t.Errorf("the replacement was dealt indices %v, want the dead slice's unwritten %v", given[1], want)
+	}
+	if len(l.raised) != 0 {
+		t.Errorf("buckets raised or ceded after a dead slice: %v", l.raised)
+	}
+	if b0, b1 := l.bucket("b0"), l.bucket("b1"); b0.Want != 10 || b0.Done != 10 || b0.Attempts != 0 || b0.State != canvas.BucketDone || b1.Want != 0 {
+		t.Errorf("b0 %s want %d done %d attempts %d, b1 want %d; want b0 done 10 of 10 after no attempt, b1 untouched",
+			b0.State, b0.Want, b0.Done, b0.Attempts, b1.Want)
+	}
+}

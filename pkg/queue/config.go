@@ -17,7 +17,10 @@ const (
 	DefaultConsumer      = "writers"
 	DefaultSubjectPrefix = "suitegen.slices"
 	DefaultAckWait       = 60 * time.Second
-	DefaultMaxDeliver    = 5
+	// DefaultMaxDeliver is the server's backstop: writers end a slice on
+	// what its deliveries charge it in the ledger (at most 5 failures, 10
+	// writers lost before it progressed), well before this many.
+	DefaultMaxDeliver    = 30
 	DefaultMaxAckPending = 1024
 	DefaultReplicas      = 1
 	DefaultDuplicates    = 20 * time.Minute
@@ -44,7 +47,10 @@ type Config struct {
 	// AckWait is how long a delivery may go without Ack or InProgress before
 	// it is redelivered. Default DefaultAckWait.
 	AckWait time.Duration
-	// MaxDeliver bounds deliveries of one slice. Default DefaultMaxDeliver.
+	// MaxDeliver bounds deliveries of one slice: past it the server gives
+	// up on the slice whatever its writers did. Writers end a slice sooner,
+	// on what its deliveries charge it (pkg/writer, charge.go), so this is
+	// a backstop. Default DefaultMaxDeliver.
 	MaxDeliver int
 	// MaxAckPending bounds slices held at once across all writers.
 	// Default DefaultMaxAckPending.

@@ -22,9 +22,11 @@
 // wait and be delivered twice. Provider tokens are taken later, per model
 // call, while the heartbeat keeps the delivery alive.
 //
-// A slice that keeps failing is redelivered until MaxDeliver; on the final
-// delivery (Delivery.Last) the caller records it as dead in the ledger and
-// Terms it, so exhausted slices count toward completion instead of vanishing.
+// A slice that keeps failing is redelivered until MaxDeliver, a backstop:
+// callers usually end a slice sooner on their own count of its failures,
+// and on the final delivery (Delivery.Last) at the latest they record it as
+// dead in the ledger and Term it, so exhausted slices count toward
+// completion instead of vanishing.
 // DeadLetters reports exhaustion the caller did not see (a writer that died
 // holding the final delivery).
 package queue

@@ -57,7 +57,7 @@ const maxUnprovenOutages = 3
 func (w *Writer) writeThrough(ctx context.Context, stop <-chan struct{}, log *slog.Logger, d Delivery) error {
 	unproven := 0
 	for {
-		err := w.writeSlice(ctx, d.Slice())
+		err := w.writeSlice(ctx, d)
 		if err == nil {
 			w.cfg.Up.Signal() // its ledger writes went through: the servers answer
 		}

@@ -49,17 +49,26 @@ type session struct {
 
 // writeSlice writes one slice. Its phases: whether the ledger already has
 // the slice done (errAlreadyDone), the run the slice belongs to (one
-// this writer may write), the engine of the run's contract, the brief from
+// this writer may write), the delivery recorded begun and whether the
+// slice's earlier deliveries leave it any (charge.go), the engine of the
+// run's contract, the brief from
 // the ledger's buckets (what is credited comes from the ledger, not the
 // message, so a redelivered slice picks up where the journal says it
 // stopped), then the model session.
-func (w *Writer) writeSlice(ctx context.Context, s queue.Slice) error {
+func (w *Writer) writeSlice(ctx context.Context, d Delivery) error {
+	s := d.Slice()
 	if err := w.done(ctx, s); err != nil {
 		return err
 	}
 	run, err := w.run(ctx, s.Run)
 	if err != nil {
 		return err
+	}
+	if err := w.begin(ctx, d); err != nil {
+		return err
+	}
+	if w.cfg.BeforeSlice != nil {
+		w.cfg.BeforeSlice(s.ID)
 	}
 	e, err := w.cfg.Engines.Get(ctx, run.ContractSHA256)
 	if err != nil {

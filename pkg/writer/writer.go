@@ -62,6 +62,10 @@ type Ledger interface {
 	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
 	Slices(ctx context.Context, run string, round int) ([]canvas.Slice, error)
 	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
+	// BeginDelivery and EndDelivery record a delivery's start and end and
+	// return what the slice's deliveries count against it (charge.go).
+	BeginDelivery(ctx context.Context, run, slice string, n int, writer string) (canvas.Charges, error)
+	EndDelivery(ctx context.Context, run, slice string, n int, writer string, outcome canvas.DeliveryOutcome, reason string) (canvas.Charges, error)
 	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
 	SpendCall(ctx context.Context, c canvas.Call) error
 	Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error
@@ -128,8 +132,13 @@ type Config struct {
 	Up *outage.Up
 	// ProbeTimeout bounds one Dependencies probe. Default 5s.
 	ProbeTimeout time.Duration
+	// MaxFailures is how many of a slice's deliveries may fail on the slice
+	// before it is dead; MaxLost how many may be lost with their writer
+	// before the slice progressed (charge.go). Defaults DefaultMaxFailures
+	// and DefaultMaxLost. Every writer of a queue should agree on them.
+	MaxFailures, MaxLost int
 	// BeforeSlice, when set, is called with each delivery's slice id before
-	// any work. It exists for the fault suite's poison slice (the writer
+	// any work, once the delivery is recorded begun. It exists for the fault suite's poison slice (the writer
 	// command sets it from SUITEGEN_FAULT_POISON to exit the process);
 	// see docs/RELIABILITY.md.
 	BeforeSlice func(sliceID string)
@@ -161,6 +170,8 @@ func (c Config) withDefaults() Config {
 	c.OutageBackoff = cmp.Or(c.OutageBackoff, 250*time.Millisecond)
 	c.MaxOutageBackoff = max(cmp.Or(c.MaxOutageBackoff, 5*time.Second), c.OutageBackoff)
 	c.ProbeTimeout = cmp.Or(c.ProbeTimeout, 5*time.Second)
+	c.MaxFailures = cmp.Or(c.MaxFailures, DefaultMaxFailures)
+	c.MaxLost = cmp.Or(c.MaxLost, DefaultMaxLost)
 	return c
 }
 
@@ -179,6 +190,8 @@ func (c Config) Validate() error {
 	case c.CallTimeout < 0, c.SessionTimeout < 0, c.DrainTimeout < 0, c.MaxRateLimitWait < 0, c.OtherModelDelay < 0,
 		c.OutageBackoff < 0, c.ProbeTimeout < 0:
 		return errors.New("writer: Config timeouts must not be negative")
+	case c.MaxFailures < 0, c.MaxLost < 0:
+		return errors.New("writer: Config.MaxFailures and MaxLost must not be negative")
 	case c.MaxTokens < 0:
 		return fmt.Errorf("writer: Config.MaxTokens must not be negative, got %d", c.MaxTokens)
 	}
@@ -267,9 +280,6 @@ func (w *Writer) handle(ctx context.Context, d Delivery) {
 		m.SlicesRedelivered.Inc()
 	}
 	log := w.log.With("run", s.Run, "slice", s.ID, "delivery", d.Attempt())
-	if w.cfg.BeforeSlice != nil {
-		w.cfg.BeforeSlice(s.ID)
-	}
 	// Work continues past ctx's end for the drain period, then stops.
 	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -313,14 +323,19 @@ const (
 	// earlier delivery committed it and its ack was lost): acked, and
 	// nothing else done, written or counted.
 	already
-	// released: naked for redelivery after delay (a retryable failure, a
-	// writer stopping, a slice for a writer of another model).
+	// failed: the work failed on the slice; recorded as a failed delivery,
+	// then naked for redelivery after delay, or dead once the slice's
+	// failures reach MaxFailures or the queue allows no more deliveries.
+	failed
+	// released: naked for redelivery after delay, charging the slice
+	// nothing (a writer stopping).
 	released
 	// dropped: terminated, the ledger untouched: a run the ledger does not
 	// know, or one already over.
 	dropped
-	// dead: the final delivery failed; recorded dead in the ledger with its
-	// reason, then terminated, so the round counts it as finished.
+	// dead: the slice's deliveries reached their bound (charge.go), or the
+	// final delivery the queue allows failed; recorded dead in the ledger
+	// with its reason, then terminated, so the round counts it as finished.
 	dead
 	// refused: the provider refused this writer's configuration. Not the
 	// slice's fault: released after delay (so a fleet with one bad pod does
@@ -335,6 +350,7 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	var unknown *unknownRunError
 	var over *runOverError
 	var other *otherModelError
+	var charged *chargedError
 	switch {
 	case err == nil:
 		return outcome{kind: written}
@@ -344,16 +360,18 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of an unknown run"}
 	case errors.As(err, &over):
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of a finished run"}
+	case errors.As(err, &charged):
+		return outcome{kind: dead, err: err, reason: err.Error()}
 	case isRefusal(err):
 		return outcome{kind: refused, err: err, delay: 30 * time.Second}
 	case stopped:
 		return outcome{kind: released, err: err}
-	case d.Last():
-		return outcome{kind: dead, err: err, reason: err.Error()}
 	case errors.As(err, &other):
-		return outcome{kind: released, err: err, delay: w.cfg.OtherModelDelay}
+		// No writer of its model may be serving the queue: charged as a
+		// failure, so such a slice still ends.
+		return outcome{kind: failed, err: err, reason: err.Error(), delay: w.cfg.OtherModelDelay}
 	default:
-		return outcome{kind: released, err: err, delay: 2 * time.Second}
+		return outcome{kind: failed, err: err, reason: err.Error(), delay: 2 * time.Second}
 	}
 }
 
@@ -400,17 +418,41 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 		m.SlicesDeadLettered.Inc()
 		_ = d.Term(ctx, o.reason)
 		log.Error("slice dead-lettered after its last delivery", "err", o.err)
-	case released:
-		if o.delay == 0 {
-			log.Info("released the slice on shutdown", "err", o.err)
-		} else {
-			log.Warn("slice not written; released for redelivery", "err", o.err, "after", o.delay)
+	case failed:
+		var exhausted bool
+		err := w.untilUp(hold, log, func(ctx context.Context) (err error) {
+			exhausted, err = w.end(ctx, d, canvas.DeliveryFailed, o.reason)
+			return err
+		})
+		if err != nil {
+			log.Error("recording a failed delivery", "err", err)
 		}
+		if exhausted || d.Last() {
+			w.settle(ctx, hold, log, m, d, outcome{kind: dead, err: o.err, reason: o.reason})
+			return
+		}
+		log.Warn("slice not written; released for redelivery", "err", o.err, "after", o.delay)
+		_ = d.Nak(ctx, o.delay)
+	case released:
+		w.released(ctx, log, d, "the writer stopped")
+		log.Info("released the slice on shutdown", "err", o.err)
 		_ = d.Nak(ctx, o.delay)
 	case refused:
+		w.released(ctx, log, d, "the provider refused the writer's configuration")
 		log.Error("the provider refused this writer's configuration; released the slice, stopping", "err", o.err)
 		_ = d.Nak(ctx, o.delay)
 		w.refused.CompareAndSwap(nil, &o.err)
+	}
+}
+
+// released records, with one try of at most a few seconds, that the
+// delivery ended for a reason that is not the slice's, so it is not taken
+// for a delivery lost with its writer. Unrecorded, it is charged as lost.
+func (w *Writer) released(ctx context.Context, log *slog.Logger, d Delivery, why string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := w.end(ctx, d, canvas.DeliveryReleased, why); err != nil {
+		log.Warn("recording a released delivery", "err", err)
 	}
 }
 

@@ -467,6 +467,48 @@ var contract = []struct {
 		}
 	}},
 
+	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l ledger) {
+		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 3)}))
+		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0"}}))
+		charged := func(c canvas.Charges, err error, failed, lost int, what string) {
+			t.Helper()
+			must(t, err)
+			if c.Failed != failed || c.Lost != lost {
+				t.Errorf("%s: charges %+v, want failed %d, lost %d", what, c, failed, lost)
+			}
+		}
+		c, err := l.BeginDelivery(ctx, "r", "s1", 1, "w1")
+		charged(c, err, 0, 0, "first delivery")
+		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", canvas.DeliveryFailed, "model gave up")
+		charged(c, err, 1, 0, "first delivery failed")
+		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", canvas.DeliveryReleased, "")
+		charged(c, err, 1, 0, "an end recorded again keeps the first")
+		// Delivery 2 begins and its writer dies; 3 never reaches a begin.
+		c, err = l.BeginDelivery(ctx, "r", "s1", 2, "w2")
+		charged(c, err, 1, 0, "second delivery")
+		c, err = l.BeginDelivery(ctx, "r", "s1", 4, "w4")
+		charged(c, err, 1, 2, "fourth delivery, after two lost")
+		c, err = l.BeginDelivery(ctx, "r", "s1", 4, "w4")
+		charged(c, err, 1, 2, "the fourth begun again after an outage")
+		// Delivery 4 journals, then is lost: it progressed, so 5 is not
+		// charged for it. 5 is released on a stop: not charged either.
+		_, err = l.Journal(ctx, "r", mkScenario("a", "b0", "x"), "s1", "w4", nil)
+		must(t, err)
+		c, err = l.BeginDelivery(ctx, "r", "s1", 5, "w5")
+		charged(c, err, 1, 2, "fifth delivery, after one lost with progress")
+		c, err = l.EndDelivery(ctx, "r", "s1", 5, "w5", canvas.DeliveryReleased, "stopping")
+		charged(c, err, 1, 2, "fifth released")
+		c, err = l.BeginDelivery(ctx, "r", "s1", 6, "w6")
+		charged(c, err, 1, 2, "sixth delivery")
+		if _, err := l.BeginDelivery(ctx, "r", "nope", 1, "w"); !errors.Is(err, canvas.ErrNotFound) {
+			t.Errorf("a delivery of an unknown slice: %v, want ErrNotFound", err)
+		}
+		if _, err := l.EndDelivery(ctx, "r", "s1", 6, "w6", canvas.DeliveryBegan, ""); err == nil {
+			t.Error("ended a delivery as began")
+		}
+	}},
+
 	{"a fold settles the buckets of finished slices from the journal", func(t *testing.T, ctx context.Context, l ledger) {
 		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
 		var bs []canvas.Bucket
@@ -514,7 +556,9 @@ var contract = []struct {
 			{"b1", canvas.BucketOpen, 1, 1, "", ""},
 			{"b2", canvas.BucketBlocked, 3, 3, "static/placeholder: b", ""},
 			{"b3", canvas.BucketClaimed, 2, 0, "", "s2"},
-			{"b4", canvas.BucketBlocked, 3, 0, "model gone", ""},
+			// A dead slice is no attempt of the bucket's, but it counts
+			// toward blocking it: 2 attempts and 1 dead slice reach 3.
+			{"b4", canvas.BucketBlocked, 2, 0, "model gone", ""},
 			{"b5", canvas.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
 			{"b6", canvas.BucketOpen, 2, 0, "", ""},
 		} {

@@ -41,17 +41,20 @@ type Ledger struct {
 
 // run is one run's rows.
 type run struct {
-	r         canvas.Run
-	buckets   []canvas.Bucket // Done is derived from scenarios on every read
-	slices    []canvas.Slice
-	scenarios []journalled
-	codes     map[string]string // code -> scenario name
-	refusals  []refusal
-	subgoals  map[string]canvas.SubGoal
+	r       canvas.Run
+	buckets []canvas.Bucket // Done is derived from scenarios on every read
+	slices  []canvas.Slice
+	// deliveries are the recorded deliveries of each slice, by slice id.
+	deliveries map[string][]canvas.DeliveryRecord
+	scenarios  []journalled
+	codes      map[string]string // code -> scenario name
+	refusals   []refusal
+	subgoals   map[string]canvas.SubGoal
 }
 
 type journalled struct {
 	name, bucket, useCase, branch string
+	slice                         string
 	sum, content                  string
 	body                          []byte
 }
@@ -660,18 +663,25 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 			continue
 		}
 		done := rn.read(*b).Done
-		attempts := b.Attempts
-		if done < b.Want {
+		// As the Store: a dead slice is no attempt of the bucket's, but
+		// every dead slice that held it counts toward blocking it.
+		attempts, deaths := b.Attempts, 0
+		for _, d := range rn.slices {
+			if d.State == canvas.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
+				deaths++
+			}
+		}
+		if done < b.Want && sl.State != canvas.SliceDead {
 			attempts++
 		}
-		next := settle(done, b.Want, attempts, maxAttempts)
+		next := settle(done, b.Want, attempts+deaths, maxAttempts)
 		if err := b.State.To(next); err != nil {
 			return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: bucket %s: %w", id, b.ID, err)
 		}
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
 		if next == canvas.BucketBlocked {
-			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts))
+			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts+deaths))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
 	}
@@ -875,7 +885,7 @@ func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, sl
 		rn.codes[code] = sc.Name
 	}
 	rn.scenarios = append(rn.scenarios, journalled{name: sc.Name, bucket: sc.Bucket, useCase: sc.UseCase, branch: sc.Branch,
-		sum: sum, content: content, body: body})
+		slice: slice, sum: sum, content: content, body: body})
 	return canvas.Credited, nil
 }
 
@@ -988,4 +998,63 @@ func (l *Ledger) SubGoals(_ context.Context, id string) ([]canvas.SubGoal, error
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// BeginDelivery records that a writer began delivery n of a slice and
+// returns the slice's charges, as canvas.Store.BeginDelivery does.
+func (l *Ledger) BeginDelivery(_ context.Context, id, slice string, n int, _ string) (canvas.Charges, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("BeginDelivery"); err != nil {
+		return canvas.Charges{}, err
+	}
+	return l.delivery(id, slice, n, canvas.DeliveryBegan)
+}
+
+// EndDelivery records how delivery n of a slice ended and returns the
+// slice's charges, as canvas.Store.EndDelivery does.
+func (l *Ledger) EndDelivery(_ context.Context, id, slice string, n int, _ string, outcome canvas.DeliveryOutcome, _ string) (canvas.Charges, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("EndDelivery"); err != nil {
+		return canvas.Charges{}, err
+	}
+	if outcome != canvas.DeliveryFailed && outcome != canvas.DeliveryReleased {
+		return canvas.Charges{}, fmt.Errorf("canvastest: end delivery %d of slice %s: outcome %q is neither failed nor released", n, slice, outcome)
+	}
+	return l.delivery(id, slice, n, outcome)
+}
+
+func (l *Ledger) delivery(id, slice string, n int, outcome canvas.DeliveryOutcome) (canvas.Charges, error) {
+	if n < 1 {
+		return canvas.Charges{}, fmt.Errorf("canvastest: delivery %d < 1", n)
+	}
+	rn := l.runs[id]
+	if rn == nil || !slices.ContainsFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == slice }) {
+		return canvas.Charges{}, fmt.Errorf("canvastest: delivery %d of slice %s of run %s: slice unknown: %w", n, slice, id, canvas.ErrNotFound)
+	}
+	now := 0
+	for _, x := range rn.scenarios {
+		if x.slice == slice {
+			now++
+		}
+	}
+	if rn.deliveries == nil {
+		rn.deliveries = map[string][]canvas.DeliveryRecord{}
+	}
+	recs := rn.deliveries[slice]
+	switch i := slices.IndexFunc(recs, func(r canvas.DeliveryRecord) bool { return r.Delivery == n }); {
+	case i < 0:
+		recs = append(recs, canvas.DeliveryRecord{Delivery: n, Outcome: outcome, Journalled: now})
+	case recs[i].Outcome == canvas.DeliveryBegan && outcome != canvas.DeliveryBegan:
+		recs[i].Outcome = outcome
+	}
+	rn.deliveries[slice] = recs
+	var upTo []canvas.DeliveryRecord
+	for _, r := range recs {
+		if r.Delivery <= n {
+			upTo = append(upTo, r)
+		}
+	}
+	return canvas.ChargesOf(upTo, n, now), nil
 }
