@@ -49,7 +49,7 @@ type faultPlan struct {
 }
 
 func faultPlanFromEnv() faultPlan {
-	fp := faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 4 * time.Minute}
+	fp := faultPlan{scenarios: 60, kills: 1, killEvery: 3 * time.Second, timeout: 20 * time.Minute}
 	if os.Getenv("SUITEGEN_FAULTS") == "full" {
 		fp = faultPlan{scenarios: 1000, kills: 1000, killEvery: 4 * time.Second, timeout: 40 * time.Minute, maxWant: 25}
 	}
@@ -302,7 +302,7 @@ func TestFaults(t *testing.T) {
 	}
 	out := t.TempDir()
 	rev := start(t, env, "reviewer", "--run", runID, "--out", out)
-	if err := rev.wait(t, 3*time.Minute); err != nil {
+	if err := rev.wait(t, 15*time.Minute); err != nil {
 		t.Fatalf("reviewer: %v\n%s", err, rev.output())
 	}
 	mu.Lock()
@@ -310,7 +310,7 @@ func TestFaults(t *testing.T) {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	for _, w := range writers {
-		if err := w.await(30 * time.Second); err != nil {
+		if err := w.await(2 * time.Minute); err != nil {
 			t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, w.output())
 		}
 	}
