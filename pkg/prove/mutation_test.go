@@ -772,26 +772,10 @@ func redone(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.S
 	sort.Strings(names)
 	for _, n := range names {
 		cur := act.Args[n]
-		var others []any
-		switch x := cur.(type) {
-		case string:
-			if x == record || x == ground.Text(sc.CallerID) {
-				continue
-			}
-			for _, v := range t.Enum(n) {
-				if s, ok := v.(string); ok && s != x {
-					others = append(others, s)
-				}
-			}
-		case float64:
-			if x == float64(int64(x)) {
-				if x >= 2 {
-					others = append(others, x-1)
-				}
-				others = append(others, x+1)
-			}
+		if x, ok := cur.(string); ok && (x == record || x == ground.Text(sc.CallerID)) {
+			continue
 		}
-		for _, other := range others {
+		for _, other := range otherValues(t, n, cur, 2) {
 			if saysValue(sc, own, ground.Text(other)) {
 				continue
 			}
@@ -813,6 +797,29 @@ func redone(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.S
 		}
 	}
 	return nil
+}
+
+// otherValues are the values argument n of tool t could take instead of
+// cur: the other values of its enum, or for a whole number one less (when
+// it is at least least) and one more.
+func otherValues(t *contract.Tool, n string, cur any, least float64) []any {
+	var others []any
+	switch x := cur.(type) {
+	case string:
+		for _, v := range t.Enum(n) {
+			if s, ok := v.(string); ok && s != x {
+				others = append(others, s)
+			}
+		}
+	case float64:
+		if x == float64(int64(x)) {
+			if x >= least {
+				others = append(others, x-1)
+			}
+			others = append(others, x+1)
+		}
+	}
+	return others
 }
 
 // ruleChecks are the sub-goals that check the rules a scenario names.
@@ -857,23 +864,7 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 		if !ok {
 			continue
 		}
-		var others []any
-		switch x := cur.(type) {
-		case string:
-			for _, v := range t.Enum(n) {
-				if s, ok := v.(string); ok && s != x {
-					others = append(others, s)
-				}
-			}
-		case float64:
-			if x == float64(int64(x)) {
-				if x >= 1 {
-					others = append(others, x-1)
-				}
-				others = append(others, x+1)
-			}
-		}
-		for _, other := range others {
+		for _, other := range otherValues(t, n, cur, 1) {
 			text := ground.Text(other)
 			if text == held || saysValue(sc, own, text) {
 				continue
