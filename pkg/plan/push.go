@@ -215,7 +215,16 @@ func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) [
 	for _, r := range out {
 		named[r.table+"\x00"+r.column+"\x00"+ground.Text(r.value)] = true
 	}
-	for _, p := range slices.Sorted(maps.Keys(act.Args)) {
+	// The tool's own order of its arguments, not their names': a plan must
+	// not change when a contract is renamed.
+	var params []string
+	if t := g.C.Tool(tool); t != nil {
+		params = t.ParamNames()
+	}
+	for _, p := range params {
+		if _, ok := act.Args[p]; !ok {
+			continue
+		}
 		bd, ok := sv.bs.Of(tool, p)
 		if !ok || bd.Table == "" || bd.Column == "" || g.C.Table(bd.Table) == nil {
 			continue
