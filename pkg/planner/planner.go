@@ -425,10 +425,33 @@ func (p *Planner) rounds(ctx context.Context, run canvas.Run) (last int, budget 
 			return last, budget, err
 		}
 		if dealt == 0 && raised == 0 {
-			break
+			// A round resumed after a restart deals nothing of its own,
+			// yet its fold may leave buckets open (a dead slice's, dealt
+			// again as they were): those are the next round's.
+			more, err := p.outstanding(ctx)
+			if err != nil {
+				return last, budget, err
+			}
+			if !more {
+				break
+			}
 		}
 	}
 	return last, p.budgetHit, nil
+}
+
+// outstanding reports whether an open bucket is still short of its want.
+func (p *Planner) outstanding(ctx context.Context) (bool, error) {
+	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bs {
+		if b.State == canvas.BucketOpen && b.Outstanding() > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // tally fills res from the ledger's buckets: what is proved toward the ask

@@ -702,3 +702,35 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 			b0.State, b0.Want, b0.Done, b0.Attempts, b1.Want)
 	}
 }
+
+// TestResumedRoundDealsTheDeadSliceAgain: a planner started again in a round
+// whose slices were all dealt, one of them dead, deals nothing of its own in
+// that round; the dead slice's bucket, open after the fold, is dealt in the
+// next round rather than left short.
+func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
+	p, l, q := testPlanner(t, 10, bucket("b0", "cancel-order", "c1", 0, 10, 0, 10))
+	dealt := 0
+	q.write = func(s queue.Slice) {
+		dealt++
+		if dealt > 1 {
+			writers(l, -1)(s)
+			return
+		}
+		if err := l.FinishSlice(context.Background(), "r", s.ID, canvas.SliceDead, "", "dead-lettered", 5); err != nil {
+			panic(err)
+		}
+	}
+	// The first planner dealt round 1 and was killed before it folded.
+	if err := l.SetRound(t.Context(), "r", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.rounds(t.Context(), l.run()); err != nil {
+		t.Fatal(err)
+	}
+	if b0 := l.bucket("b0"); dealt != 2 || b0.Done != 10 || b0.State != canvas.BucketDone {
+		t.Errorf("%d slices dealt, b0 %s with %d of %d; want the dead slice dealt again and b0 done", dealt, b0.State, b0.Done, b0.Want)
+	}
+}
