@@ -206,7 +206,8 @@ func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scena
 	if len(scs) != n {
 		tb.Fatalf("%s: asked %d scenarios, the run wrote %d", example, n, len(scs))
 	}
-	// The report counts what is on disk, per outcome too.
+	// The report counts what is on disk, per outcome too: the outcome of
+	// every request of a conversation.
 	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {
 		tb.Fatal(err)
@@ -222,7 +223,9 @@ func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scena
 	}
 	outcomes := map[string]int{}
 	for _, sc := range scs {
-		outcomes[sc.Expects]++
+		for _, r := range sc.Requests() {
+			outcomes[r.Expects]++
+		}
 	}
 	if rep.Count != len(scs) {
 		tb.Errorf("%s: report.json counts %d scenarios, the suite holds %d", example, rep.Count, len(scs))
