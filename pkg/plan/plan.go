@@ -1128,10 +1128,11 @@ type dealer struct {
 	order   []string         // use cases in plan order
 	byUC    map[string][]int // use case -> its buckets' indexes
 	cursor  map[string]int   // deal key -> next index to try
+	ways    map[string]int   // Spec.Refusal -> scenarios granted to its buckets
 }
 
 func newDealer(all []Bucket) *dealer {
-	d := &dealer{all: all, granted: make([]int, len(all)), byUC: map[string][]int{}, cursor: map[string]int{}}
+	d := &dealer{all: all, granted: make([]int, len(all)), byUC: map[string][]int{}, cursor: map[string]int{}, ways: map[string]int{}}
 	for i, b := range all {
 		if _, ok := d.byUC[b.UseCase]; !ok {
 			d.order = append(d.order, b.UseCase)
@@ -1142,17 +1143,50 @@ func newDealer(all []Bucket) *dealer {
 }
 
 // dealFrom grants one scenario to the next bucket of idx with room; key
-// keeps its place in idx between calls.
+// keeps its place in idx between calls. When that bucket is a refusal of a
+// way the world says no that some bucket already has (another use case of
+// the same act), the scenario goes instead to the next refusal of the same
+// overlay whose way no bucket has yet: a small ask then reaches every way
+// before a second case of one, with the same mix of outcomes and overlays.
 func (d *dealer) dealFrom(key string, idx []int) bool {
 	for tries := 0; tries < len(idx); tries++ {
-		i := idx[d.cursor[key]%len(idx)]
+		at := d.cursor[key] % len(idx)
+		i := idx[at]
 		d.cursor[key]++
-		if d.granted[i] < d.all[i].Want {
-			d.granted[i]++
-			return true
+		if d.granted[i] >= d.all[i].Want {
+			continue
 		}
+		if d.taken(i) {
+			for k := 1; k < len(idx); k++ {
+				j := idx[(at+k)%len(idx)]
+				if d.granted[j] < d.all[j].Want && d.all[j].Overlay == d.all[i].Overlay && d.way(j) != "" && !d.taken(j) {
+					i = j
+					break
+				}
+			}
+		}
+		d.granted[i]++
+		if w := d.way(i); w != "" {
+			d.ways[w]++
+		}
+		return true
 	}
 	return false
+}
+
+// way is the way the world says no that bucket i's cases meet, if it is
+// a refusal dealt for one.
+func (d *dealer) way(i int) string {
+	if b := d.all[i]; b.Outcome == "refuse" {
+		return b.Spec.Refusal
+	}
+	return ""
+}
+
+// taken reports a refusal bucket whose way some bucket already has.
+func (d *dealer) taken(i int) bool {
+	w := d.way(i)
+	return w != "" && d.ways[w] > 0
 }
 
 func (d *dealer) deal(uc string) bool { return d.dealFrom(uc, d.byUC[uc]) }

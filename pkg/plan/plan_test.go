@@ -100,6 +100,31 @@ func TestSizeSpreadsAndTrims(t *testing.T) {
 	}
 }
 
+// TestSizeReachesEveryWayFirst: two use cases of one act each hold a
+// refusal bucket for the same two ways the world says no. A small ask
+// gives each way a case before either gets a second, with the same mix of
+// outcomes.
+func TestSizeReachesEveryWayFirst(t *testing.T) {
+	var all []Bucket
+	for _, uc := range []string{"a", "b"} {
+		all = append(all,
+			Bucket{ID: uc + "ok", UseCase: uc, Outcome: "succeed", Overlay: "none", Want: 4},
+			Bucket{ID: uc + "x", UseCase: uc, Outcome: "refuse", Overlay: "none", Want: 4, Spec: Spec{Refusal: "x.star:1"}},
+			Bucket{ID: uc + "y", UseCase: uc, Outcome: "refuse", Overlay: "none", Want: 4, Spec: Spec{Refusal: "x.star:2"}})
+	}
+	ways, outcomes := map[string]int{}, map[string]int{}
+	for _, b := range size(all, 4, nil) {
+		ways[b.Spec.Refusal] += b.Want
+		outcomes[b.Outcome] += b.Want
+	}
+	if ways["x.star:1"] != 1 || ways["x.star:2"] != 1 {
+		t.Errorf("4 over two use cases sharing two ways: ways %v, want one case of each", ways)
+	}
+	if outcomes["succeed"] != 2 || outcomes["refuse"] != 2 {
+		t.Errorf("outcomes %v, want two of each as round robin deals them", outcomes)
+	}
+}
+
 func TestDealNeverTwoFromOneCell(t *testing.T) {
 	var open []Open
 	for i := 0; i < 10; i++ {

@@ -44,7 +44,7 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 			continue
 		}
 		row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
-		for j, p := range sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1]) {
+		for j, p := range sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1], false) {
 			if i >= pushRows && !met[p.what] || j >= pushTries {
 				continue
 			}
@@ -99,51 +99,125 @@ type reached struct {
 	table, column string
 	value         any
 	many          bool
+	// arg marks a row an argument of the act names (the slot it books).
+	arg bool
 }
 
 // pushes are the settings pushLevels tries on the records the case of row
-// reaches: each date moved far earlier and later, each numeric column
-// raised, then lowered; then each state column set to each other value
-// it holds.
-func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call) []push {
-	var out, states []push
-	for _, r := range sv.reach(tool, table, row, act) {
-		t := sv.g.C.Table(r.table)
-		if r.table != table {
-			// The case's own row's states are the seed's rows at each
-			// level, which the sample already plays.
-			states = append(states, sv.states(t, r)...)
+// reaches, nearest the act first, since its tries are bounded: the records
+// the act's arguments name (the slot it books) and those they name, the
+// case's own record, the records that one names, then the rows that name
+// it. Of each record, its states are set to each other value they hold,
+// then its dates moved and its numbers pushed (bounds). The case's own
+// row's states are left out when own is false: they are the seed's rows at
+// each level, which the sample already plays.
+func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, own bool) []push {
+	rs := sv.reach(tool, table, row, act)
+	rank := func(r reached) int {
+		switch {
+		case r.arg:
+			return 0
+		case r.table == table && !r.many:
+			return 1
+		case !r.many:
+			return 2
 		}
-		for _, col := range t.Columns {
-			if dateType(col.Type) && col.References == "" && !t.IsUnique(col.Name) {
-				out = append(out, sv.shifts(t, col, r)...)
-				continue
-			}
-			if !sv.pushable(t, col) {
-				continue
-			}
-			for _, raise := range []bool{true, false} {
-				to := pushedValue(t, col, raise)
-				where := fmt.Sprintf("%s = $1", r.column)
-				if r.many {
-					agg := "min"
-					if raise {
-						agg = "max"
-					}
-					where += fmt.Sprintf(" AND %s = (SELECT %s(%s) FROM %s WHERE %s = $1)", col.Name, agg, col.Name, t.Name, r.column)
-				}
-				dir := "lowered"
+		return 3
+	}
+	slices.SortStableFunc(rs, func(a, b reached) int { return rank(a) - rank(b) })
+	var out []push
+	for _, r := range rs {
+		t := sv.g.C.Table(r.table)
+		if own || r.table != table {
+			out = append(out, sv.states(t, r)...)
+		}
+		if r.arg {
+			out = append(out, sv.repoints(t, r)...)
+		}
+		out = append(out, sv.bounds(t, r)...)
+	}
+	return out
+}
+
+// bounds are the settings of r's dates and numbers: each date moved far
+// earlier and later, each number raised, then lowered (of rows that name
+// the case's record, the highest or lowest).
+func (sv *solver) bounds(t *contract.Table, r reached) []push {
+	var out []push
+	for _, col := range t.Columns {
+		if dateType(col.Type) && col.References == "" && !t.IsUnique(col.Name) {
+			out = append(out, sv.shifts(t, col, r)...)
+			continue
+		}
+		if !sv.pushable(t, col) {
+			continue
+		}
+		for _, raise := range []bool{true, false} {
+			to := pushedValue(t, col, raise)
+			where := fmt.Sprintf("%s = $1", r.column)
+			if r.many {
+				agg := "min"
 				if raise {
-					dir = "raised"
+					agg = "max"
+				}
+				where += fmt.Sprintf(" AND %s = (SELECT %s(%s) FROM %s WHERE %s = $1)", col.Name, agg, col.Name, t.Name, r.column)
+			}
+			dir := "lowered"
+			if raise {
+				dir = "raised"
+			}
+			out = append(out, push{
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, col.Name, to, where), Args: []any{r.value}},
+				what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
+			})
+		}
+	}
+	return out
+}
+
+// repoints are the settings of a record the act's arguments name to refer
+// to another row of a table no caller owns, one for each other state that
+// table's rows hold (the slot given to a provider who has left, to one on
+// leave): the record named is set, not the reference row, which a setup
+// may not change.
+func (sv *solver) repoints(t *contract.Table, r reached) []push {
+	g := sv.g
+	cur := g.Find(r.table, r.column, r.value)
+	if cur == nil || r.many {
+		return nil
+	}
+	var out []push
+	for _, fk := range g.FKs(t.Name) {
+		rt := g.C.Table(fk.RefTable)
+		if rt == nil || g.OwnedTable(fk.RefTable) || cur[fk.Column] == nil {
+			continue
+		}
+		now := g.Find(fk.RefTable, fk.RefColumn, cur[fk.Column])
+		if now == nil {
+			continue
+		}
+		low := g.LowCardinality(rt.Name, 8)
+		for _, col := range rt.Columns {
+			values, ok := low[col.Name]
+			if !ok || g.Renamed(rt.Name, col.Name) != "" || rt.IsUnique(col.Name) {
+				continue
+			}
+			for _, v := range values {
+				if ground.Text(now[col.Name]) == v {
+					continue
+				}
+				to := g.Where(rt.Name, col.Name, v)
+				if len(to) == 0 {
+					continue
 				}
 				out = append(out, push{
-					stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, col.Name, to, where), Args: []any{r.value}},
-					what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
+					stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $2 WHERE %s = $1", t.Name, fk.Column, r.column), Args: []any{r.value, to[0][fk.RefColumn]}},
+					what: fmt.Sprintf("%s of %s set to one whose %s is %s", strings.ReplaceAll(fk.Column, "_", " "), strings.ReplaceAll(t.Name, "_", " "), strings.ReplaceAll(col.Name, "_", " "), v),
 				})
 			}
 		}
 	}
-	return append(out, states...)
+	return out
 }
 
 // states are the settings of a record's state (a column of few values,
@@ -239,7 +313,7 @@ func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) [
 				continue
 			}
 			named[k] = true
-			out = append(out, reached{table: bd.Table, column: bd.Column, value: v})
+			out = append(out, reached{table: bd.Table, column: bd.Column, value: v, arg: true})
 		}
 	}
 	for _, t := range g.C.Tables {

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -136,5 +137,46 @@ func TestPlanLeavesTheLevelsBranchTheOnlyCause(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no case of %s carries a setting: another branch refuses every one of them as well", at)
+	}
+}
+
+// TestPlanPointsTheNamedRecordAtAnotherReferenceRow: a booking is refused
+// when the slot's provider has left the practice, a state of a providers
+// row that no seed slot open for booking holds and that a setup may not set
+// (providers are reference data, no case's to change). The level's cases
+// point the slot they name at a provider who has left instead: the setup
+// changes only the record the call names.
+func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
+	ctx := context.Background()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "clinic-voice"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "handlers/book_appointment.star:104" // "%s has left the practice"
+	found := false
+	for _, b := range p.Buckets {
+		if b.Spec.Refusal != at {
+			continue
+		}
+		for _, prior := range b.Spec.Prior {
+			for _, st := range prior {
+				found = true
+				if !strings.HasPrefix(st.SQL, "UPDATE appointment_slots ") {
+					t.Errorf("a case of %s sets a row the call does not name: %s", at, st.SQL)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no level is dealt for %s with the named slot pointed at a provider who has left", at)
 	}
 }

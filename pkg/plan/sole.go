@@ -39,7 +39,7 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 		return false, err
 	}
 	row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
-	candidates := append(sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1]), sv.wholePushes(tool.Name, sol.table, row, calls[len(calls)-1])...)
+	candidates := append(sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1], true), sv.wholePushes(tool.Name, sol.table, row, calls[len(calls)-1])...)
 	setup := slices.Clone(lv.prior[k])
 	tries := 0
 	for range soleSteps {
