@@ -197,6 +197,7 @@ func (sv *solver) repoints(t *contract.Table, r reached) []push {
 			continue
 		}
 		low := g.LowCardinality(rt.Name, 8)
+		to := map[string]bool{ground.Text(now[fk.RefColumn]): true} // a row once, whichever states it differs in
 		for _, col := range rt.Columns {
 			values, ok := low[col.Name]
 			if !ok || g.Renamed(rt.Name, col.Name) != "" || rt.IsUnique(col.Name) {
@@ -206,12 +207,13 @@ func (sv *solver) repoints(t *contract.Table, r reached) []push {
 				if ground.Text(now[col.Name]) == v {
 					continue
 				}
-				to := g.Where(rt.Name, col.Name, v)
-				if len(to) == 0 {
+				rows := g.Where(rt.Name, col.Name, v)
+				if len(rows) == 0 || to[ground.Text(rows[0][fk.RefColumn])] {
 					continue
 				}
+				to[ground.Text(rows[0][fk.RefColumn])] = true
 				out = append(out, push{
-					stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $2 WHERE %s = $1", t.Name, fk.Column, r.column), Args: []any{r.value, to[0][fk.RefColumn]}},
+					stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $2 WHERE %s = $1", t.Name, fk.Column, r.column), Args: []any{r.value, rows[0][fk.RefColumn]}},
 					what: fmt.Sprintf("%s of %s set to one whose %s is %s", strings.ReplaceAll(fk.Column, "_", " "), strings.ReplaceAll(t.Name, "_", " "), strings.ReplaceAll(col.Name, "_", " "), v),
 				})
 			}

@@ -104,20 +104,7 @@ func TestPushedValueKeepsToChecks(t *testing.T) {
 // still refuses at the renewals branch and, without it, renews.
 func TestPlanLeavesTheLevelsBranchTheOnlyCause(t *testing.T) {
 	ctx := context.Background()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "library-line"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	e, err := engine.Open(ctx, testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	mutants := probe.Mutants(e.World, c)
-	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, mutants := deriveTestdata(t, "library-line")
 	const at = "handlers/extend_loan.star:13"
 	without, err := mutants.Without(at)
 	if err != nil {
@@ -147,20 +134,7 @@ func TestPlanLeavesTheLevelsBranchTheOnlyCause(t *testing.T) {
 // point the slot they name at a provider who has left instead: the setup
 // changes only the record the call names.
 func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
-	ctx := context.Background()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "clinic-voice"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	e, err := engine.Open(ctx, testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := deriveTestdata(t, "clinic-voice")
 	const at = "handlers/book_appointment.star:104" // "%s has left the practice"
 	found := false
 	for _, b := range p.Buckets {
@@ -179,4 +153,26 @@ func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
 	if !found {
 		t.Fatalf("no level is dealt for %s with the named slot pointed at a provider who has left", at)
 	}
+}
+
+// deriveTestdata plans testdata/contracts/NAME as validate does, with the
+// world's mutants.
+func deriveTestdata(t *testing.T, name string) (*Plan, *probe.MutantWorlds) {
+	t.Helper()
+	ctx := context.Background()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", name))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	mutants := probe.Mutants(e.World, c)
+	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, mutants
 }
