@@ -105,10 +105,11 @@ type reached struct {
 
 // pushes are the settings pushLevels tries on the records the case of row
 // reaches, nearest the act first, since its tries are bounded: the records
-// the act's arguments name (the slot it books) and those they name, the
-// case's own record, the records that one names, then the rows that name
-// it. Of each record, its states are set to each other value they hold,
-// then its dates moved and its numbers pushed (bounds). The case's own
+// the act's arguments name (the slot it books), the case's own record, the
+// records that one names, then the rows that name it. Of each record, its
+// states are set to each other value they hold, a record an argument names
+// is pointed at other reference rows (repoints), then its dates are moved
+// and its numbers pushed (bounds). The case's own
 // row's states are left out when own is false: they are the seed's rows at
 // each level, which the sample already plays.
 func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, own bool) []push {
@@ -192,19 +193,19 @@ func (sv *solver) repoints(t *contract.Table, r reached) []push {
 		if rt == nil || g.OwnedTable(fk.RefTable) || cur[fk.Column] == nil {
 			continue
 		}
-		now := g.Find(fk.RefTable, fk.RefColumn, cur[fk.Column])
-		if now == nil {
+		ref := g.Find(fk.RefTable, fk.RefColumn, cur[fk.Column])
+		if ref == nil {
 			continue
 		}
 		low := g.LowCardinality(rt.Name, 8)
-		to := map[string]bool{ground.Text(now[fk.RefColumn]): true} // a row once, whichever states it differs in
+		to := map[string]bool{ground.Text(ref[fk.RefColumn]): true} // a row once, whichever states it differs in
 		for _, col := range rt.Columns {
 			values, ok := low[col.Name]
 			if !ok || g.Renamed(rt.Name, col.Name) != "" || rt.IsUnique(col.Name) {
 				continue
 			}
 			for _, v := range values {
-				if ground.Text(now[col.Name]) == v {
+				if ground.Text(ref[col.Name]) == v {
 					continue
 				}
 				rows := g.Where(rt.Name, col.Name, v)
