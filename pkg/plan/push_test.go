@@ -26,15 +26,7 @@ func TestPlanPushesNumbersPastTheirBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, probs, err := contract.Load(dir)
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	e, err := engine.Open(ctx, testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, dir)
 	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover})
 	if err != nil {
 		t.Fatal(err)
@@ -159,20 +151,27 @@ func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
 // world's mutants.
 func deriveTestdata(t *testing.T, name string) (*Plan, *probe.MutantWorlds) {
 	t.Helper()
-	ctx := context.Background()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", name))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	e, err := engine.Open(ctx, testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", name))
 	mutants := probe.Mutants(e.World, c)
-	p, err := Derive(ctx, c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
+	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, mutants
+}
+
+// openContract loads the contract in dir, which must have no problem, and
+// opens its engine on the test database until the test ends.
+func openContract(t *testing.T, dir string) (*contract.Contract, *engine.Engine) {
+	t.Helper()
+	c, probs, err := contract.Load(dir)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return c, e
 }

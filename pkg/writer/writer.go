@@ -138,9 +138,9 @@ type Config struct {
 	// and DefaultMaxLost. Every writer of a queue should agree on them.
 	MaxFailures, MaxLost int
 	// BeforeSlice, when set, is called with each delivery's slice id before
-	// any work, once the delivery is recorded begun. It exists for the fault suite's poison slice (the writer
-	// command sets it from SUITEGEN_FAULT_POISON to exit the process);
-	// see docs/RELIABILITY.md.
+	// any work, once the delivery is recorded begun. It exists for the
+	// fault suite's poison slice (the writer command sets it from
+	// SUITEGEN_FAULT_POISON to exit the process); see docs/RELIABILITY.md.
 	BeforeSlice func(sliceID string)
 }
 
