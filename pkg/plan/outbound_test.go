@@ -7,10 +7,8 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestDeriveOutbound: on examples/clinic-reminders each outbound use case
@@ -21,15 +19,7 @@ import (
 // inbound use cases are planned as before. An ask of four scenarios per use
 // case reaches every answer of every outbound use case.
 func TestDeriveOutbound(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "clinic-reminders"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, filepath.Join("..", "..", "examples", "clinic-reminders"))
 	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 4 * len(c.UseCases)})
 	if err != nil {
 		t.Fatal(err)

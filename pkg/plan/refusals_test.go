@@ -6,10 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/probe"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestPlanDealsEachWayToRefuse: a use case's act refused on different
@@ -63,15 +60,7 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 		}},
 	} {
 		t.Run(filepath.Base(tc.example), func(t *testing.T) {
-			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", tc.example))
-			if err != nil || len(probs) > 0 {
-				t.Fatalf("load: %v %v", err, probs)
-			}
-			e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
+			c, e := openContract(t, filepath.Join("..", "..", "examples", tc.example))
 			p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover})
 			if err != nil {
 				t.Fatal(err)
