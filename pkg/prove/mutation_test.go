@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -84,7 +85,8 @@ var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPa
 // of the mutation test, some mutant of each must be refused first by it, or
 // the gate is tested only through others.
 var aims = map[string]string{
-	actRedone: "outcome/act-once",
+	actRedone:     "outcome/act-once",
+	temptingWrong: "outcome/tempting-faithful",
 }
 
 // The honesty gates each kind aims at (its mutants may fall to an earlier
@@ -534,11 +536,14 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					add(actRedone, sc.Name, m)
 				}
 
-				if tempting := wrongAmount(ctx, tb, e, sc, at); tempting != nil {
+				for i, tempting := range wrongAmounts(ctx, tb, e, sc, at) {
 					m := clone(sc)
+					if i > 0 {
+						m.Name = fmt.Sprintf("%s-%d", m.Name, i)
+					}
 					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
 					m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
-					m.Tempting = []scenario.Call{*tempting}
+					m.Tempting = []scenario.Call{tempting}
 					m.Outputs, m.Rules, m.Missing = nil, nil, nil
 					m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
 					add(temptingWrong, sc.Name, m)
@@ -712,44 +717,99 @@ func twinSetup(setup []scenario.Statement, w, v string) []scenario.Statement {
 	return out
 }
 
-// wrongAmount is a success's act with a number it takes, that the caller is
-// not handed, made larger until the world refuses it (nil when no such
-// number makes it refuse): the tempting act of a refusal that rests on an
-// amount nobody gave.
-func wrongAmount(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) *scenario.Call {
+// wrongAmounts are a success's act with one number it takes, at any depth
+// (a payment's amount inside its list of payments too), made larger until
+// the world refuses it: one tempting act per number the world then refuses,
+// each a refusal that rests on an amount nobody gave.
+func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) []scenario.Call {
 	act := sc.Solution[at]
-	names := make([]string, 0, len(act.Args))
-	for n := range act.Args {
-		names = append(names, n)
+	var out []scenario.Call
+	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
+		for _, path := range numberPaths(act.Args[n], nil) {
+			f, _ := asFloat(valueAt(act.Args[n], path))
+			for _, bigger := range []float64{f*10 + 7, f + 1000} {
+				wrong := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
+				wrong.Args[n] = withValue(act.Args[n], path, bigger)
+				calls := append(slices.Clone(sc.Solution[:at]), wrong)
+				rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, calls, false)
+				if err != nil {
+					tb.Fatalf("%s: %v", sc.Name, err)
+				}
+				if rs[len(rs)-1].Refused {
+					out = append(out, wrong)
+					break
+				}
+			}
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		f, ok := act.Args[n].(float64)
-		if !ok {
-			if i, isInt := act.Args[n].(int64); isInt {
-				f, ok = float64(i), true
-			}
+	return out
+}
+
+// asFloat is a number of a decoded scenario value.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// numberPaths are where v holds a number: map keys and list indexes from v
+// down.
+func numberPaths(v any, at []any) [][]any {
+	switch x := v.(type) {
+	case map[string]any:
+		var out [][]any
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, numberPaths(x[k], append(slices.Clone(at), k))...)
 		}
-		if !ok {
-			continue
+		return out
+	case []any:
+		var out [][]any
+		for i, e := range x {
+			out = append(out, numberPaths(e, append(slices.Clone(at), i))...)
 		}
-		for _, bigger := range []float64{f*10 + 7, f + 1000} {
-			wrong := scenario.Call{Tool: act.Tool, Args: map[string]any{}}
-			for k, v := range act.Args {
-				wrong.Args[k] = v
-			}
-			wrong.Args[n] = bigger
-			calls := append(append([]scenario.Call(nil), sc.Solution[:at]...), wrong)
-			rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, calls, false)
-			if err != nil {
-				tb.Fatalf("%s: %v", sc.Name, err)
-			}
-			if r := rs[len(rs)-1]; r.Refused {
-				return &wrong
-			}
-		}
+		return out
+	}
+	if _, ok := asFloat(v); ok {
+		return [][]any{at}
 	}
 	return nil
+}
+
+// valueAt is what v holds at path.
+func valueAt(v any, path []any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			v = v.(map[string]any)[k]
+		case int:
+			v = v.([]any)[k]
+		}
+	}
+	return v
+}
+
+// withValue is a copy of v with nv at path; v itself is left as it was.
+func withValue(v any, path []any, nv any) any {
+	if len(path) == 0 {
+		return nv
+	}
+	switch k := path[0].(type) {
+	case string:
+		m := maps.Clone(v.(map[string]any))
+		m[k] = withValue(m[k], path[1:], nv)
+		return m
+	case int:
+		l := slices.Clone(v.([]any))
+		l[k] = withValue(l[k], path[1:], nv)
+		return l
+	}
+	return v
 }
 
 // redone is a success whose act is made first with one value the caller

@@ -93,11 +93,11 @@ func (pr *proof) outcome() []Refusal {
 			if why := pr.p.argsBreakSchema(act.Tool, act.Args); why != "" {
 				return bad(CodeRefusalUngrounded, "the world refuses %s for its arguments alone, as played (%s): a refusal of a malformed call says nothing about the case", act.Tool, why)
 			}
-			if pr.act.choice != "" {
-				return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.act.choice)
-			}
 			if pr.act.faithful != "" {
 				return bad(CodeTemptingFaithful, "%s: the refusal rests on an argument nobody asked for; the tempting act is the caller's request carried out right", pr.act.faithful)
+			}
+			if pr.act.choice != "" {
+				return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.act.choice)
 			}
 			pr.tempting.Note = fmt.Sprintf("the world refuses %s: %s", act.Tool, act.Error)
 			return nil

@@ -126,50 +126,55 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 		if sc.Expects == scenario.OutcomeAsk || pr.p.argsBreakSchema(act.Tool, act.Args) != "" {
 			return nil
 		}
-		// A refused call leaves the copy as it was: each other value is
-		// played in its place on the same copy, until one goes through;
-		// the copy then holds that call's effect, so no further value is
-		// played on it. Values the world itself shows come first, then
-		// those the case gives for an argument the caller never gives.
-		through := func(argss []map[string]any) (int, bool, error) {
+		// Each other value is played in the act's place and undone, until
+		// one goes through with no rule failing. The values the case gives
+		// for an argument the caller never gives come first (the total an
+		// answer or the refusal shows, a value the caller hands that the
+		// act misplaces): they say what a right agent would send. Other
+		// values the caller never chose come after.
+		through := func(argss []map[string]any) (int, error) {
 			for i, args := range argss {
-				r := cp.Call(ctx, act.Tool, args)
-				if r.Crash && infrastructure(r.Err) {
-					return -1, false, r.Err
+				free := false
+				err := cp.Try(ctx, func() error {
+					r := cp.Call(ctx, act.Tool, args)
+					if r.Crash && infrastructure(r.Err) {
+						return r.Err
+					}
+					if !r.OK {
+						return nil
+					}
+					res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
+					free = err == nil && pr.forbids(res) == ""
+					return err
+				})
+				if err != nil || free {
+					return i, err
 				}
-				if !r.OK {
-					continue
-				}
-				res, err := pr.evalRefs(ctx, view, append(slices.Clone(results[:len(lookups)]), r), false, rules)
-				if err != nil {
-					return -1, false, err
-				}
-				return i, pr.forbids(res) == "", nil
 			}
-			return -1, false, nil
-		}
-		alts := pr.alternatives(act, results[:len(results)-1])
-		argss := make([]map[string]any, len(alts))
-		for i, a := range alts {
-			argss[i] = a.args
-		}
-		i, free, err := through(argss)
-		if err != nil || i >= 0 {
-			if free {
-				alt := alts[i]
-				pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
-			}
-			return err
+			return -1, nil
 		}
 		falts := pr.faithfulAlternatives(act, results[:len(results)-1])
-		argss = make([]map[string]any, len(falts))
+		argss := make([]map[string]any, len(falts))
 		for i, a := range falts {
 			argss[i] = a.args
 		}
-		i, free, err = through(argss)
-		if err == nil && free {
-			alt := falts[i]
-			pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
+		i, err := through(argss)
+		if err != nil || i >= 0 {
+			if err == nil {
+				alt := falts[i]
+				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
+			}
+			return err
+		}
+		alts := pr.alternatives(act, results[:len(results)-1])
+		argss = make([]map[string]any, len(alts))
+		for i, a := range alts {
+			argss[i] = a.args
+		}
+		i, err = through(argss)
+		if err == nil && i >= 0 {
+			alt := alts[i]
+			pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
 		}
 		return err
 	})

@@ -242,6 +242,23 @@ func (cp *Copy) rollbackTo(ctx context.Context, sp string) error {
 	return nil
 }
 
+// Try runs fn on the copy and then undoes whatever fn did to it: calls
+// played to learn how the world answers them, not to keep their effect.
+func (cp *Copy) Try(ctx context.Context, fn func() error) error {
+	if cp.broken != nil {
+		return cp.broken
+	}
+	sp := cp.nextSavepoint("t")
+	if err := cp.simple(ctx, "SAVEPOINT "+sp); err != nil {
+		return err
+	}
+	err := fn()
+	if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
 // Exec runs one guarded INSERT, UPDATE or DELETE (or a query) in the copy and
 // returns the rows affected. A failed statement leaves the copy usable.
 func (cp *Copy) Exec(ctx context.Context, sql string, args ...any) (int64, error) {

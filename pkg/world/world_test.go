@@ -435,6 +435,57 @@ func TestCrashesLeaveTheCopyUsable(t *testing.T) {
 	}
 }
 
+// A try is undone whatever it did: a call carried out inside it leaves no
+// trace after it, a failing try returns its error, and the copy goes on.
+func TestTryIsUndone(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{MaxSteps: 50_000})
+	ctx := context.Background()
+	status := func(cp *Copy) string {
+		r := cp.Call(ctx, "get_order", map[string]any{"order_id": "#W1"})
+		var o struct{ Status string }
+		if err := json.Unmarshal(r.Result, &o); err != nil {
+			t.Fatalf("get_order: %+v: %v", r, err)
+		}
+		return o.Status
+	}
+	cancel := map[string]any{"order_id": "#W1", "reason": "no longer needed"}
+	stop := errors.New("stop")
+	err := w.Copy(ctx, func(cp *Copy) error {
+		// The copy's first statement is the try's own savepoint.
+		if err := cp.Try(ctx, func() error {
+			if r := cp.Call(ctx, "cancel_order", cancel); !r.OK {
+				t.Errorf("cancel inside the try: %+v", r)
+			}
+			if s := status(cp); s != "cancelled" {
+				t.Errorf("inside the try the order is %q", s)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if s := status(cp); s != "pending" {
+			t.Errorf("after the try the order is %q, want pending", s)
+		}
+		if err := cp.Try(ctx, func() error {
+			cp.Call(ctx, "cancel_order", cancel)
+			return stop
+		}); !errors.Is(err, stop) {
+			t.Errorf("a failing try returned %v", err)
+		}
+		if s := status(cp); s != "pending" {
+			t.Errorf("after a failing try the order is %q", s)
+		}
+		if r := cp.Call(ctx, "cancel_order", cancel); !r.OK || status(cp) != "cancelled" {
+			t.Errorf("a call after the tries is kept: %+v", r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRoleIsConfinedToTheWorld(t *testing.T) {
 	pool := testenv.Postgres(t)
 	w := open(t, pool, newContract(t, seeds), script.Options{})
