@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -14,11 +16,13 @@ import (
 )
 
 // pushRows bounds the rows the act succeeds on on which pushLevels tries
-// every push (further rows try only those that met a way), and pushTries
-// the pushes it rehearses on one row.
+// every push (further rows try only those that met a way), pushTries the
+// settings it rehearses on one row, and addTries the rows added (adds),
+// which have their own bound so they take no tries from the settings.
 const (
 	pushRows  = 2
 	pushTries = 32
+	addTries  = 16
 )
 
 // pushLevels adds a refusal level for each way the world says no to the act
@@ -31,11 +35,12 @@ const (
 // refusal at a branch no level deals yet makes a level whose cases carry
 // that setting. Which bound a handler enforces is read from its behaviour,
 // never from a column's name.
-func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
+func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, map[string]level, error) {
 	ls := sol.levels
 	dealt := dealtWays(ls, played)
 	found := map[string]*level{}
-	met := map[string]bool{} // pushes that met a new way: the only ones tried past the first rows
+	spare := map[string]*level{} // for ways already dealt (solution.spares)
+	met := map[string]bool{}     // pushes that met a new way: the only ones tried past the first rows
 	for i, k := range played.succeeded(choiceRows) {
 		b := sc.bound(played.index[k])
 		sol.choices[k].Apply(&b)
@@ -43,9 +48,16 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 		if !ok {
 			continue
 		}
-		row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
-		for j, p := range sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1], false) {
-			if i >= pushRows && !met[p.what] || j >= pushTries {
+		row, last := sv.g.Find(sol.table, sv.g.PK(sol.table), k), calls[len(calls)-1]
+		cands := sv.pushes(tool.Name, sol.table, row, last, false)
+		sets := len(cands)
+		cands = append(cands, sv.adds(sv.reach(tool.Name, sol.table, row, last))...)
+		for j, p := range cands {
+			tries, limit := j, pushTries
+			if j >= sets {
+				tries, limit = j-sets, addTries
+			}
+			if i >= pushRows && !met[p.what] || tries >= limit {
 				continue
 			}
 			ans, err := sv.r.Rehearse(ctx, []scenario.Statement{p.stmt}, calls)
@@ -53,20 +65,24 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 				continue // the schema will not hold that value
 			}
 			if err != nil {
-				return ls, err
+				return ls, nil, err
 			}
 			if len(ans) != len(calls) || !allOK(ans[:len(ans)-1]) {
 				continue
 			}
 			act := ans[len(ans)-1]
-			if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
+			if !act.Refused || act.Invalid || act.Branch == "" {
 				continue
 			}
-			cl := found[act.Branch]
+			into := found
+			if dealt[act.Branch] {
+				into = spare
+			}
+			cl := into[act.Branch]
 			if cl == nil {
 				cl = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch],
 					prior: map[string][]scenario.Statement{}, pushed: p.what}
-				found[act.Branch] = cl
+				into[act.Branch] = cl
 			}
 			if cl.pushed != p.what {
 				continue // one level, one push: its angle says which
@@ -82,7 +98,11 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 	for _, way := range slices.Sorted(maps.Keys(found)) {
 		ls = append(ls, *found[way])
 	}
-	return ls, nil
+	spares := map[string]level{}
+	for way, lv := range spare {
+		spares[way] = *lv
+	}
+	return ls, spares, nil
 }
 
 // push is one setting of a number a case's record holds: the statement
@@ -422,4 +442,190 @@ func pushedValue(t *contract.Table, col contract.Column, raise bool) string {
 		}
 	}
 	return to
+}
+
+// addCounts are how many rows an add puts in: one (a title already
+// reserved on the card), then enough to pass a small cap on how many a
+// record may have (four active reservations).
+var addCounts = []int{1, 5}
+
+// adds are rows added, in the setup, to a table the callers own whose
+// rows refer to records the case reaches: copies of a seed row of each
+// state the table's rows hold, every reference to a reached record's
+// table pointed at that record, one row and then several. A refusal that
+// finds such a row already there, or counts them, is reached only by
+// adding them; changing the rows that exist never gets there. The rows
+// added refer to the case's records, never to another caller's.
+func (sv *solver) adds(rs []reached) []push {
+	g := sv.g
+	var out []push
+	for i := range g.C.Tables {
+		t := &g.C.Tables[i]
+		pk := g.PK(t.Name)
+		if pk == "" || !g.OwnedTable(t.Name) {
+			continue
+		}
+		set, own := map[string]any{}, false
+		for _, fk := range g.FKs(t.Name) {
+			for _, r := range rs {
+				if !r.many && r.table == fk.RefTable && r.column == fk.RefColumn {
+					set[fk.Column] = r.value
+					own = own || g.OwnedTable(r.table)
+					break
+				}
+			}
+		}
+		if !own {
+			continue
+		}
+		for _, tpl := range sv.templateRows(t) {
+			for _, n := range addCounts {
+				keys, ok := freshKeys(g, t.Name, pk, n)
+				if !ok {
+					break
+				}
+				if st, ok := insertRows(t, tpl, set, pk, keys); ok {
+					out = append(out, push{stmt: st, what: fmt.Sprintf("%d %s added%s", n, strings.ReplaceAll(t.Name, "_", " "), sv.stateOf(t, tpl))})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// templateRows are the seed rows of t an add copies: the first row of each
+// state its rows hold (a queued reservation, a collected one), or its
+// first row when it has no states.
+func (sv *solver) templateRows(t *contract.Table) []ground.Row {
+	g := sv.g
+	rows := g.Rows(t.Name)
+	if len(rows) == 0 {
+		return nil
+	}
+	low := g.LowCardinality(t.Name, 8)
+	pk := g.PK(t.Name)
+	seen := map[string]bool{}
+	var out []ground.Row
+	for _, col := range t.Columns {
+		for _, v := range low[col.Name] {
+			rs := g.Where(t.Name, col.Name, v)
+			if len(rs) == 0 || seen[ground.Text(rs[0][pk])] {
+				continue
+			}
+			seen[ground.Text(rs[0][pk])] = true
+			out = append(out, rs[0])
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, rows[0])
+	}
+	return out
+}
+
+// stateOf says the states row holds, for an angle: ", state queued".
+func (sv *solver) stateOf(t *contract.Table, row ground.Row) string {
+	low := sv.g.LowCardinality(t.Name, 8)
+	var out string
+	for _, col := range t.Columns {
+		if _, ok := low[col.Name]; ok && row[col.Name] != nil {
+			out += fmt.Sprintf(", %s %s", strings.ReplaceAll(col.Name, "_", " "), ground.Text(row[col.Name]))
+		}
+	}
+	return out
+}
+
+// freshKeys are n values for a key column no seed row holds, shaped like
+// the ones it does (a number, or a fixed prefix and digits: R10042), so a
+// handler that numbers new rows from the highest still can. ok is false for
+// keys of any other shape.
+func freshKeys(g *ground.Graph, table, col string, n int) ([]any, bool) {
+	rows := g.Rows(table)
+	if len(rows) == 0 {
+		return nil, false
+	}
+	_, num := rows[0][col].(string)
+	num = !num
+	prefix, width, high := "", 0, int64(0)
+	for i, r := range rows {
+		s := ground.Text(r[col])
+		if !num {
+			m := keyShape.FindStringSubmatch(s)
+			if _, isText := r[col].(string); !isText || m == nil || i > 0 && m[1] != prefix {
+				return nil, false
+			}
+			prefix, width, s = m[1], max(width, len(m[2])), m[2]
+		}
+		d, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		high = max(high, d)
+	}
+	out := make([]any, n)
+	for i := range out {
+		if num {
+			out[i] = high + addGap + int64(i)
+			continue
+		}
+		// The highest keys of the digits the seed's use, where a CHECK on
+		// the key's pattern still holds them.
+		top := int64(1)
+		for range width {
+			top *= 10
+		}
+		k := top - 1 - int64(i)
+		if k <= high {
+			return nil, false
+		}
+		out[i] = fmt.Sprintf("%s%0*d", prefix, width, k)
+	}
+	return out, true
+}
+
+// addGap keeps the numbered keys an add gives clear of those a case mints
+// past the seed's highest.
+const addGap = 50_000
+
+// keyShape is a key of a fixed prefix and digits.
+var keyShape = regexp.MustCompile(`^([^0-9]*)([0-9]{1,15})$`)
+
+// insertRows is the statement adding one copy of tpl for each key, with
+// the columns of set given their values and the key column its key;
+// identity and generated columns are left to the table.
+func insertRows(t *contract.Table, tpl ground.Row, set map[string]any, pk string, keys []any) (scenario.Statement, bool) {
+	var cols []contract.Column
+	for _, c := range t.Columns {
+		if c.Default != "identity" && c.Default != "generated" {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		return scenario.Statement{}, false
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	var args []any
+	rows := make([]string, len(keys))
+	for i, k := range keys {
+		vals := make([]string, len(cols))
+		for j, c := range cols {
+			v, ok := set[c.Name]
+			switch {
+			case c.Name == pk:
+				v = k
+			case !ok:
+				v = tpl[c.Name]
+			}
+			if v == nil {
+				vals[j] = fmt.Sprintf("CAST(NULL AS %s)", c.Type)
+				continue
+			}
+			args = append(args, ground.Text(v))
+			vals[j] = fmt.Sprintf("CAST($%d::text AS %s)", len(args), c.Type)
+		}
+		rows[i] = "(" + strings.Join(vals, ", ") + ")"
+	}
+	return scenario.Statement{SQL: fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t.Name, strings.Join(names, ", "), strings.Join(rows, ", ")), Args: args}, true
 }

@@ -119,6 +119,40 @@ func TestPlanLeavesTheLevelsBranchTheOnlyCause(t *testing.T) {
 	}
 }
 
+// TestPlanAddsTheRowsARefusalCounts: a reservation is refused when the
+// card already holds four active ones, which no seed card does, so only
+// rows added to the case's card reach that branch. It is also refused when
+// the card already holds one for the title; every seed row that does is
+// also on the shelf at its pickup branch, which refuses it besides, so the
+// level takes the cases a setting of the card's reservations gives
+// instead. Either way the cases change the card's reservations and nothing
+// else.
+func TestPlanAddsTheRowsARefusalCounts(t *testing.T) {
+	p, _ := deriveTestdata(t, "library-line")
+	for at, want := range map[string]string{
+		"handlers/reserve_title.star:14": "INSERT INTO reservations ", // four active reservations
+		"handlers/reserve_title.star:17": " reservations ",            // the title already reserved on the card
+	} {
+		set := false
+		for _, b := range p.Buckets {
+			if b.Spec.Refusal != at {
+				continue
+			}
+			for _, prior := range b.Spec.Prior {
+				for _, st := range prior {
+					if !strings.Contains(st.SQL, want) || strings.Contains(st.SQL, "WHERE") && !strings.Contains(st.SQL, "WHERE card_no = $1") {
+						t.Errorf("a case of %s changes more than the card's reservations: %s", at, st.SQL)
+					}
+					set = true
+				}
+			}
+		}
+		if !set {
+			t.Errorf("no case of %s changes the card's reservations (%q)", at, want)
+		}
+	}
+}
+
 // TestPlanPointsTheNamedRecordAtAnotherReferenceRow: a booking is refused
 // when the slot's provider has left the practice, a state of a providers
 // row that no seed slot open for booking holds and that a setup may not set

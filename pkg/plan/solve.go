@@ -50,6 +50,10 @@ type solution struct {
 	// when it never did (the plan then holds refusals only).
 	answered     bool
 	refusalsOnly string
+	// spares are, per branch a level already deals, a level pushLevels
+	// found for it too: its cases stand in for that level's when none of
+	// the level's own would bite (teethFirst).
+	spares map[string]level
 }
 
 // maxChains bounds the precondition chains tried for one tool.
@@ -119,7 +123,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 	if sol.levels, err = sv.againLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
-	if sol.levels, err = sv.pushLevels(ctx, tool, sol, sc, played); err != nil {
+	if sol.levels, sol.spares, err = sv.pushLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
 	if err := sv.teethFirst(ctx, tool, sol, sc, played); err != nil {
@@ -1189,30 +1193,9 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 		if lv.outcome != "refuse" {
 			continue
 		}
-		teeth := map[string]bool{}
-		calls := map[string][]scenario.Call{}
-		ats := map[string]string{}
-		for _, k := range lv.templates[:min(len(lv.templates), teethRows)] {
-			at := lv.branch
-			if at == "" {
-				at = played.branch[k]
-			}
-			ats[k] = at
-			idx, ok := played.index[k]
-			if !ok {
-				continue
-			}
-			b := sc.bound(idx)
-			lv.choice(sol, k).Apply(&b)
-			cs, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
-			if !ok {
-				continue
-			}
-			var err error
-			if teeth[k], err = sv.bites(ctx, at, cs, lv.prior[k]...); err != nil {
-				return err
-			}
-			calls[k] = cs
+		teeth, calls, ats, err := sv.biting(ctx, tool, sol, sc, played, lv)
+		if err != nil {
+			return err
 		}
 		if !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
 			for _, k := range lv.templates[:min(len(lv.templates), soleRows)] {
@@ -1228,11 +1211,53 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 				}
 			}
 		}
+		if sp, ok := sol.spares[lv.branch]; ok && lv.branch != "" && !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
+			// A level none of whose cases bites gives way to the cases a
+			// setting found for its branch, where one of them bites: a
+			// title already reserved on the card, where each seed row
+			// that holds one is also on the shelf at the branch.
+			spTeeth, _, _, err := sv.biting(ctx, tool, sol, sc, played, &sp)
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(sp.templates, func(k string) bool { return spTeeth[k] }) {
+				*lv, teeth = sp, spTeeth
+			}
+		}
 		slices.SortStableFunc(lv.templates, func(a, b string) int {
 			return b2i(teeth[b]) - b2i(teeth[a])
 		})
 	}
 	return nil
+}
+
+// biting rehearses the first templates of a refusal level with the branch
+// that refuses each removed (bites): teeth says which would then be carried
+// out, calls and ats each one's calls and branch.
+func (sv *solver) biting(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes, lv *level) (teeth map[string]bool, calls map[string][]scenario.Call, ats map[string]string, err error) {
+	teeth, calls, ats = map[string]bool{}, map[string][]scenario.Call{}, map[string]string{}
+	for _, k := range lv.templates[:min(len(lv.templates), teethRows)] {
+		at := lv.branch
+		if at == "" {
+			at = played.branch[k]
+		}
+		ats[k] = at
+		idx, ok := played.index[k]
+		if !ok {
+			continue
+		}
+		b := sc.bound(idx)
+		lv.choice(sol, k).Apply(&b)
+		cs, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+		if !ok {
+			continue
+		}
+		if teeth[k], err = sv.bites(ctx, at, cs, lv.prior[k]...); err != nil {
+			return nil, nil, nil, err
+		}
+		calls[k] = cs
+	}
+	return teeth, calls, ats, nil
 }
 
 func b2i(b bool) int {
