@@ -61,7 +61,7 @@ func oneRequest(sc *scenario.Scenario, rs []brief.Refusal) bool {
 		return false
 	}
 	for _, r := range rs {
-		if !strings.HasPrefix(r.Message, "request 1 (") {
+		if r.Request != 1 {
 			sc.Then = nil
 			if i := strings.Index(sc.Instruction, thenWords); i >= 0 {
 				sc.Instruction = sc.Instruction[:i]

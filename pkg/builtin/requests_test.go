@@ -89,13 +89,13 @@ func TestOneRequestOnRefusal(t *testing.T) {
 			Solution: []scenario.Call{{Tool: "find"}}, Then: []scenario.Request{{UseCase: "change"}}}
 	}
 	sc := two()
-	if oneRequest(&sc, []brief.Refusal{{Gate: prove.GateOutcome, Message: "request 1 (cancel): no"}}) || len(sc.Then) != 1 {
+	if oneRequest(&sc, []brief.Refusal{{Gate: prove.GateOutcome, Message: "no", Request: 1}}) || len(sc.Then) != 1 {
 		t.Fatalf("a refusal of request 1 dropped request 2: %+v", sc)
 	}
-	for _, msg := range []string{"request 2 (change): no", "request 2 undoes request 1"} {
+	for _, r := range []brief.Refusal{{Message: "request 1 (cancel) reads like the first", Request: 2}, {Message: "request 2 undoes request 1"}} {
 		sc := two()
-		if !oneRequest(&sc, []brief.Refusal{{Message: msg}}) || len(sc.Then) != 0 || sc.Instruction != "Ann wants to cancel." || sc.MaxTurns != 12 {
-			t.Errorf("%q: %+v, want request 1 alone", msg, sc)
+		if !oneRequest(&sc, []brief.Refusal{r}) || len(sc.Then) != 0 || sc.Instruction != "Ann wants to cancel." || sc.MaxTurns != 12 {
+			t.Errorf("%+v: %+v, want request 1 alone", r, sc)
 		}
 	}
 }

@@ -483,6 +483,24 @@ func TestEveryCodeHasAFixture(t *testing.T) {
 	}
 }
 
+// TestRefusalSaysItsRequest: a refusal about one request of a
+// conversation says which, so a writer can drop that request without
+// reading the message.
+func TestRefusalSaysItsRequest(t *testing.T) {
+	e, pool := deskEngineOn(t)
+	p := exampleProver("retail", nil)(t, e, pool)
+	v := prove1(t, p, corpusFile("retail", "multi-second-unasked.json")())
+	for _, r := range v.Refusals {
+		if r.Code == prove.CodeRequestUnasked {
+			if r.Request != 2 {
+				t.Errorf("the second request's refusal says request %d: %+v", r.Request, r)
+			}
+			return
+		}
+	}
+	t.Fatalf("refused with %v; want %s", v.Refusals, prove.CodeRequestUnasked)
+}
+
 var suiteFixtures = []prove.GateCode{
 	{Gate: prove.GateSuite, Code: prove.CodeUnknownBucket}, {Gate: prove.GateSuite, Code: prove.CodeBucketFull},
 	{Gate: prove.GateSuite, Code: prove.CodeDuplicateName}, {Gate: prove.GateSuite, Code: prove.CodeDuplicateBranch},

@@ -25,6 +25,10 @@ type Refusal struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	SubGoal string `json:"sub_goal,omitempty"`
+	// Request is the request of a conversation the refusal is about,
+	// counted from 1; 0 when it is about the conversation as a whole or
+	// the scenario has one request.
+	Request int `json:"request,omitempty"`
 }
 
 func (r Refusal) String() string { return string(r.Gate) + "/" + string(r.Code) + ": " + r.Message }
@@ -144,13 +148,13 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 		return rs, nil
 	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
-		return []Refusal{{GateGrounding, CodeCallerMismatch, msg, ""}}, nil
+		return []Refusal{{GateGrounding, CodeCallerMismatch, msg, "", 0}}, nil
 	}
 	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
-		return []Refusal{{GateGrounding, CodeUnreachableRecord, msg, ""}}, nil
+		return []Refusal{{GateGrounding, CodeUnreachableRecord, msg, "", 0}}, nil
 	}
 	if msg := pr.unnamedRecord(); msg != "" {
-		return []Refusal{{GateGrounding, CodeRecordNamed, msg, ""}}, nil
+		return []Refusal{{GateGrounding, CodeRecordNamed, msg, "", 0}}, nil
 	}
 	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
 		return rs, nil
@@ -191,7 +195,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 			}
 			if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
 				if msg != "" {
-					rs = []Refusal{{GateReady, CodeSetupOverreach, msg, ""}}
+					rs = []Refusal{{GateReady, CodeSetupOverreach, msg, "", 0}}
 				}
 				return err
 			}
@@ -212,9 +216,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 			case r.Crash && infrastructure(r.Err):
 				return r.Err
 			case r.Crash:
-				rs = append(rs, Refusal{GateSolvable, CodeStepCrashed, fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error), ""})
+				rs = append(rs, Refusal{GateSolvable, CodeStepCrashed, fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error), "", 0})
 			case !r.OK:
-				rs = append(rs, Refusal{GateSolvable, CodeStepRefused, fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error), ""})
+				rs = append(rs, Refusal{GateSolvable, CodeStepRefused, fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error), "", 0})
 			}
 		}
 		if len(rs) > 0 {
@@ -226,9 +230,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		for _, c := range pr.solution.Checks {
 			switch {
 			case c.Broken:
-				rs = append(rs, Refusal{GateSolvable, CodeCheckBroken, c.Why, c.Name})
+				rs = append(rs, Refusal{GateSolvable, CodeCheckBroken, c.Why, c.Name, 0})
 			case !c.Held:
-				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name})
+				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name, 0})
 			}
 		}
 		if len(rs) > 0 {
@@ -269,9 +273,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 	var pe *priorRefused
 	switch {
 	case errors.As(err, &se) && !infrastructure(se.Err):
-		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), ""}}, nil
+		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), "", 0}}, nil
 	case errors.As(err, &pe):
-		return []Refusal{{GateSolvable, CodeStepRefused, pe.Error(), ""}}, nil
+		return []Refusal{{GateSolvable, CodeStepRefused, pe.Error(), "", 0}}, nil
 	case err != nil:
 		return nil, err
 	}
