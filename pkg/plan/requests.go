@@ -17,9 +17,11 @@ import (
 
 // RequestShare is the share of the asked scenarios the plan deals as
 // conversations of two requests, where the contract has acts that can
-// follow each other: a little over a tenth, so that a suite holds a tenth
-// after the few conversations a writer falls back to one request on.
-const RequestShare = 0.12
+// follow each other: above a tenth, so that a suite holds a tenth after the
+// conversations a writer falls back to one request on (a cancelled order
+// that can no longer be modified; a second request the caller's words do
+// not ask for).
+const RequestShare = 0.15
 
 // Next is a bucket's second request: another use case's bucket on the
 // same templates, at its level, as that bucket is dealt.
@@ -39,9 +41,10 @@ type Next struct {
 // plain success (inbound, no overlay, an act that does not end the
 // conversation, not asked again); its second another use case's inbound
 // bucket of another tool, without overlay, on the same
-// table whose templates hold the templates the first's cases take, so each
-// case's record is one the second request was planned on (a case that
-// moves on to another template is written as one request); neither takes a record
+// table whose templates hold some of the templates the first's cases take,
+// so those cases' records are ones the second request was planned on (a
+// case on another template is written as one request, and only the cases
+// on shared templates count towards the share); neither takes a record
 // from outside the case (another person's order), which would make the
 // conversation about two callers. Buckets are taken in the plan's order,
 // each second use case paired once before any twice.
@@ -61,6 +64,7 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 			len(b.Spec.Templates) > 0 && b.Spec.Next == nil && t != nil && !t.EndsConversation
 	}
 	used := map[string]int{} // second use case -> times paired
+	most := 0                // the most times any was paired
 	dealt := 0
 	// Refusals first: they write nothing, so the second request meets the
 	// world it was planned on. Then successes, whose second act is
@@ -68,7 +72,10 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 	// add bags): the prover says whether it still goes as planned, and a
 	// writer falls back to one request where it does not.
 	for _, first := range []string{scenario.OutcomeRefuse, scenario.OutcomeSucceed} {
-		for round, more := 0, true; more && dealt < target; round++ {
+		// Rounds go on while one pairs something, and past those in which
+		// every second use case was already paired as often (by the
+		// refusals' rounds) and so none could.
+		for round, more := 0, true; (more || round <= most) && dealt < target; round++ {
 			more = false
 			for i := range p.Buckets {
 				a := &p.Buckets[i]
@@ -83,15 +90,22 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 					b := &p.Buckets[j]
 					if b.UseCase == a.UseCase || b.Spec.Tool == a.Spec.Tool || b.Spec.Table != a.Spec.Table ||
 						used[b.UseCase] > round || !plain(b) || len(b.Spec.Prior) > 0 ||
-						(b.Outcome != scenario.OutcomeSucceed && b.Outcome != scenario.OutcomeRefuse) ||
-						!containsAll(b.Spec.Templates, a.Spec.Templates[:min(a.Want, len(a.Spec.Templates))]) {
+						(b.Outcome != scenario.OutcomeSucceed && b.Outcome != scenario.OutcomeRefuse) {
+						continue
+					}
+					// The cases whose template b also holds are written as two
+					// requests; the rest fall back to one.
+					lead := a.Spec.Templates[:min(a.Want, len(a.Spec.Templates))]
+					both := shared(lead, b.Spec.Templates)
+					if both == 0 {
 						continue
 					}
 					spec := b.Spec
 					spec.Base, spec.Sized, spec.Capacity, spec.TopUp, spec.Spans, spec.Next = 0, 0, 0, 0, nil, nil
 					a.Spec.Next = &Next{UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Kind: b.Kind, Spec: spec}
 					used[b.UseCase]++
-					dealt += a.Want
+					most = max(most, used[b.UseCase])
+					dealt += a.Want * both / len(lead)
 					more = true
 					break
 				}
@@ -100,11 +114,13 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 	}
 }
 
-func containsAll(have, want []string) bool {
+// shared counts the templates of want that have holds.
+func shared(want, have []string) int {
+	n := 0
 	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
+		if slices.Contains(have, w) {
+			n++
 		}
 	}
-	return true
+	return n
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-// TestPairRequests: about a tenth of the ask is dealt as two requests, a
+// TestPairRequests: RequestShare of the ask is dealt as two requests, a
 // refusal then another use case's act on the same table whose templates
 // hold the refusal's; outbound, overlaid, conversation-ending and
 // other-table buckets are never a second request, and a plan with no such
@@ -63,6 +63,22 @@ func TestPairRequests(t *testing.T) {
 	out.pairRequests(c)
 	if nx := out.Buckets[0].Spec.Next; nx == nil || nx.UseCase != "change" || out.Buckets[1].Spec.Next != nil {
 		t.Errorf("a success's second request %+v, want the change", nx)
+	}
+	// Successes are paired after the refusals, with a second use case the
+	// refusals already took: their rounds go on past it.
+	out = Plan{Asked: 100, Buckets: []Bucket{bucket("cancel", "refuse", "cancel", "orders", 6, "o1"),
+		bucket("cancel", "succeed", "cancel", "orders", 6, "o2"), bucket("change", "succeed", "change", "orders", 0, "o1", "o2")}}
+	out.pairRequests(c)
+	if out.Buckets[0].Spec.Next == nil || out.Buckets[1].Spec.Next == nil {
+		t.Errorf("the success was not paired once the refusal took its only second use case: %+v", out.Buckets[1].Spec.Next)
+	}
+	// Only the cases on a template both buckets hold count: a bucket of 6
+	// over o1 and o5, paired with one that holds o1, deals 3.
+	out = Plan{Asked: 40, Buckets: []Bucket{bucket("cancel", "refuse", "cancel", "orders", 6, "o1", "o5"),
+		bucket("cancel", "refuse", "cancel", "orders", 6, "o1"), bucket("change", "succeed", "change", "orders", 6, "o1")}}
+	out.pairRequests(c) // a share of 40 is 6: 3, then 6 more
+	if out.Buckets[0].Spec.Next == nil || out.Buckets[1].Spec.Next == nil {
+		t.Errorf("want both refusals paired, the first counting 3 of its 6 cases: paired %v, %v", out.Buckets[0].Spec.Next != nil, out.Buckets[1].Spec.Next != nil)
 	}
 	// No other use case on the table: nothing paired.
 	out = Plan{Asked: 100, Buckets: []Bucket{bucket("cancel", "refuse", "cancel", "orders", 6, "o1"), bucket("cancel", "succeed", "cancel", "orders", 6, "o1")}}

@@ -109,6 +109,7 @@ var notApplicable = map[string]map[string]string{
 	"telecom": inbound(map[string]string{
 		temptingWrong: "its one numeric act (a refuel's gb_amount) the world carries out at any size: the 2 GB ceiling is a rule's check, not the world's refusal",
 		valueUnasked:  "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
+		actRedone:     "no act takes an enum, and its one whole number, a refuel's gb_amount, is 1 GB in every case: one less is no refuel, and one more, 2, is a value the caller states (the policy's 2 GB ceiling, in the instruction)",
 	}),
 	"airline": inbound(map[string]string{}),
 	"clinic-reminders": {
