@@ -543,36 +543,38 @@ func freshKeys(g *ground.Graph, table, col string, n int) ([]any, bool) {
 	if len(rows) == 0 {
 		return nil, false
 	}
-	_, num := rows[0][col].(string)
-	num = !num
+	_, text := rows[0][col].(string)
 	prefix, width, high := "", 0, int64(0)
 	for i, r := range rows {
-		s := ground.Text(r[col])
-		if !num {
+		digits := ground.Text(r[col])
+		if text {
+			s, isText := r[col].(string)
 			m := keyShape.FindStringSubmatch(s)
-			if _, isText := r[col].(string); !isText || m == nil || i > 0 && m[1] != prefix {
+			if !isText || m == nil || i > 0 && m[1] != prefix {
 				return nil, false
 			}
-			prefix, width, s = m[1], max(width, len(m[2])), m[2]
+			prefix, width, digits = m[1], max(width, len(m[2])), m[2]
 		}
-		d, err := strconv.ParseInt(s, 10, 64)
+		d, err := strconv.ParseInt(digits, 10, 64)
 		if err != nil {
 			return nil, false
 		}
 		high = max(high, d)
 	}
 	out := make([]any, n)
-	for i := range out {
-		if num {
+	if !text {
+		for i := range out {
 			out[i] = high + addGap + int64(i)
-			continue
 		}
-		// The highest keys of the digits the seed's use, where a CHECK on
-		// the key's pattern still holds them.
-		top := int64(1)
-		for range width {
-			top *= 10
-		}
+		return out, true
+	}
+	// The highest keys of as many digits as the seed's, which a CHECK on
+	// the key's pattern still admits.
+	top := int64(1)
+	for range width {
+		top *= 10
+	}
+	for i := range out {
 		k := top - 1 - int64(i)
 		if k <= high {
 			return nil, false

@@ -1183,7 +1183,10 @@ const teethRows = 6
 // adequacy removes it). A case another branch would refuse anyway is still
 // a right refusal, but proves nothing of its own branch: an agent that
 // ignored that branch's rule would be refused all the same. The level and
-// its want do not change, only which of its rows come first.
+// its want do not change, only which of its rows come first; but a level
+// none of whose first rows bites, even with the settings soleCause finds,
+// is replaced by the spare pushLevels found for its branch where one of
+// that spare's rows bites.
 func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) error {
 	if sv.mutants == nil {
 		return nil
@@ -1213,9 +1216,10 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 		}
 		if sp, ok := sol.spares[lv.branch]; ok && lv.branch != "" && !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
 			// A level none of whose cases bites gives way to the cases a
-			// setting found for its branch, where one of them bites: a
-			// title already reserved on the card, where each seed row
-			// that holds one is also on the shelf at the branch.
+			// setting or an added row found for its branch, where one of
+			// them bites: a title already reserved on the card, where
+			// each seed row that holds one is also on the shelf at the
+			// pickup branch.
 			spTeeth, _, _, err := sv.biting(ctx, tool, sol, sc, played, &sp)
 			if err != nil {
 				return err
