@@ -394,10 +394,17 @@ func actAt(c *contract.Contract, sc *scenario.Scenario) int {
 	return -1
 }
 
-// runOf is the first run of a verdict that played cf.
+// runOf is the first run of a verdict that played cf for the scenario's
+// first request: the mutants are made of that request's fields, and a
+// conversation whose first request only looks something up has a log-only
+// run of its second request, not of the first.
 func runOf(v prove.Verdict, cf prove.Counterfactual) *prove.Run {
+	first := 0 // a scenario of one request marks none
+	if slices.ContainsFunc(v.Runs, func(r prove.Run) bool { return r.Request > 0 }) {
+		first = 1
+	}
 	for i := range v.Runs {
-		if v.Runs[i].Counterfactual == cf {
+		if v.Runs[i].Counterfactual == cf && v.Runs[i].Request == first {
 			return &v.Runs[i]
 		}
 	}
