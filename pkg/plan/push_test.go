@@ -10,6 +10,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contractgen"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -133,21 +134,13 @@ func TestPlanAddsTheRowsARefusalCounts(t *testing.T) {
 		"handlers/reserve_title.star:14": "INSERT INTO reservations ", // four active reservations
 		"handlers/reserve_title.star:17": " reservations ",            // the title already reserved on the card
 	} {
-		set := false
-		for _, b := range p.Buckets {
-			if b.Spec.Refusal != at {
-				continue
-			}
-			for _, prior := range b.Spec.Prior {
-				for _, st := range prior {
-					if !strings.Contains(st.SQL, want) || strings.Contains(st.SQL, "WHERE") && !strings.Contains(st.SQL, "WHERE card_no = $1") {
-						t.Errorf("a case of %s changes more than the card's reservations: %s", at, st.SQL)
-					}
-					set = true
-				}
+		set := priors(p, at)
+		for _, st := range set {
+			if !strings.Contains(st.SQL, want) || strings.Contains(st.SQL, "WHERE") && !strings.Contains(st.SQL, "WHERE card_no = $1") {
+				t.Errorf("a case of %s changes more than the card's reservations: %s", at, st.SQL)
 			}
 		}
-		if !set {
+		if len(set) == 0 {
 			t.Errorf("no case of %s changes the card's reservations (%q)", at, want)
 		}
 	}
@@ -162,23 +155,30 @@ func TestPlanAddsTheRowsARefusalCounts(t *testing.T) {
 func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
 	p, _ := deriveTestdata(t, "clinic-voice")
 	const at = "handlers/book_appointment.star:104" // "%s has left the practice"
-	found := false
+	set := priors(p, at)
+	for _, st := range set {
+		if !strings.HasPrefix(st.SQL, "UPDATE appointment_slots ") {
+			t.Errorf("a case of %s sets a row the call does not name: %s", at, st.SQL)
+		}
+	}
+	if len(set) == 0 {
+		t.Fatalf("no level is dealt for %s with the named slot pointed at a provider who has left", at)
+	}
+}
+
+// priors are the statements the cases of p's buckets refused at branch at
+// carry in their setup.
+func priors(p *Plan, at string) []scenario.Statement {
+	var out []scenario.Statement
 	for _, b := range p.Buckets {
 		if b.Spec.Refusal != at {
 			continue
 		}
 		for _, prior := range b.Spec.Prior {
-			for _, st := range prior {
-				found = true
-				if !strings.HasPrefix(st.SQL, "UPDATE appointment_slots ") {
-					t.Errorf("a case of %s sets a row the call does not name: %s", at, st.SQL)
-				}
-			}
+			out = append(out, prior...)
 		}
 	}
-	if !found {
-		t.Fatalf("no level is dealt for %s with the named slot pointed at a provider who has left", at)
-	}
+	return out
 }
 
 // deriveTestdata plans testdata/contracts/NAME as validate does, with the

@@ -734,7 +734,7 @@ func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scen
 	var out []scenario.Call
 	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
 		for _, path := range numberPaths(act.Args[n], nil) {
-			f, _ := asFloat(valueAt(act.Args[n], path))
+			f, _ := prove.Number(valueAt(act.Args[n], path))
 			for _, bigger := range []float64{f*10 + 7, f + 1000} {
 				wrong := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
 				wrong.Args[n] = withValue(act.Args[n], path, bigger)
@@ -751,19 +751,6 @@ func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scen
 		}
 	}
 	return out
-}
-
-// asFloat is a number of a decoded scenario value.
-func asFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // numberPaths are where v holds a number: map keys and list indexes from v
@@ -783,7 +770,7 @@ func numberPaths(v any, at []any) [][]any {
 		}
 		return out
 	}
-	if _, ok := asFloat(v); ok {
+	if _, ok := prove.Number(v); ok {
 		return [][]any{at}
 	}
 	return nil
