@@ -733,11 +733,11 @@ func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scen
 	act := sc.Solution[at]
 	var out []scenario.Call
 	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
-		for _, path := range numberPaths(act.Args[n], nil) {
-			f, _ := prove.Number(valueAt(act.Args[n], path))
+		for _, num := range prove.NumbersIn(act.Args[n]) {
+			f, _ := prove.Number(num.Value)
 			for _, bigger := range []float64{f*10 + 7, f + 1000} {
 				wrong := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
-				wrong.Args[n] = withValue(act.Args[n], path, bigger)
+				wrong.Args[n] = prove.ReplaceAt(act.Args[n], num.Path, bigger)
 				calls := append(slices.Clone(sc.Solution[:at]), wrong)
 				rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, calls, false)
 				if err != nil {
@@ -751,60 +751,6 @@ func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scen
 		}
 	}
 	return out
-}
-
-// numberPaths are where v holds a number: map keys and list indexes from v
-// down.
-func numberPaths(v any, at []any) [][]any {
-	switch x := v.(type) {
-	case map[string]any:
-		var out [][]any
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			out = append(out, numberPaths(x[k], append(slices.Clone(at), k))...)
-		}
-		return out
-	case []any:
-		var out [][]any
-		for i, e := range x {
-			out = append(out, numberPaths(e, append(slices.Clone(at), i))...)
-		}
-		return out
-	}
-	if _, ok := prove.Number(v); ok {
-		return [][]any{at}
-	}
-	return nil
-}
-
-// valueAt is what v holds at path.
-func valueAt(v any, path []any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			v = v.(map[string]any)[k]
-		case int:
-			v = v.([]any)[k]
-		}
-	}
-	return v
-}
-
-// withValue is a copy of v with nv at path; v itself is left as it was.
-func withValue(v any, path []any, nv any) any {
-	if len(path) == 0 {
-		return nv
-	}
-	switch k := path[0].(type) {
-	case string:
-		m := maps.Clone(v.(map[string]any))
-		m[k] = withValue(m[k], path[1:], nv)
-		return m
-	case int:
-		l := slices.Clone(v.([]any))
-		l[k] = withValue(l[k], path[1:], nv)
-		return l
-	}
-	return v
 }
 
 // redone is a success whose act is made first with one value the caller
