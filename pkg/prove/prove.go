@@ -148,13 +148,13 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 		return rs, nil
 	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
-		return []Refusal{{GateGrounding, CodeCallerMismatch, msg, "", 0}}, nil
+		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
 	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
-		return []Refusal{{GateGrounding, CodeUnreachableRecord, msg, "", 0}}, nil
+		return []Refusal{{Gate: GateGrounding, Code: CodeUnreachableRecord, Message: msg}}, nil
 	}
 	if msg := pr.unnamedRecord(); msg != "" {
-		return []Refusal{{GateGrounding, CodeRecordNamed, msg, "", 0}}, nil
+		return []Refusal{{Gate: GateGrounding, Code: CodeRecordNamed, Message: msg}}, nil
 	}
 	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
 		return rs, nil
@@ -195,7 +195,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 			}
 			if msg, err := pr.overreach(ctx, cp); err != nil || msg != "" {
 				if msg != "" {
-					rs = []Refusal{{GateReady, CodeSetupOverreach, msg, "", 0}}
+					rs = []Refusal{{Gate: GateReady, Code: CodeSetupOverreach, Message: msg}}
 				}
 				return err
 			}
@@ -216,9 +216,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 			case r.Crash && infrastructure(r.Err):
 				return r.Err
 			case r.Crash:
-				rs = append(rs, Refusal{GateSolvable, CodeStepCrashed, fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error), "", 0})
+				rs = append(rs, Refusal{Gate: GateSolvable, Code: CodeStepCrashed, Message: fmt.Sprintf("solution step %d (%s) crashed the world: %s", i+1, r.Tool, r.Error)})
 			case !r.OK:
-				rs = append(rs, Refusal{GateSolvable, CodeStepRefused, fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error), "", 0})
+				rs = append(rs, Refusal{Gate: GateSolvable, Code: CodeStepRefused, Message: fmt.Sprintf("solution step %d (%s) was refused: %s", i+1, r.Tool, r.Error)})
 			}
 		}
 		if len(rs) > 0 {
@@ -230,9 +230,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		for _, c := range pr.solution.Checks {
 			switch {
 			case c.Broken:
-				rs = append(rs, Refusal{GateSolvable, CodeCheckBroken, c.Why, c.Name, 0})
+				rs = append(rs, Refusal{Gate: GateSolvable, Code: CodeCheckBroken, Message: c.Why, SubGoal: c.Name})
 			case !c.Held:
-				rs = append(rs, Refusal{GateSolvable, CodeCheckFailed, fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), c.Name, 0})
+				rs = append(rs, Refusal{Gate: GateSolvable, Code: CodeCheckFailed, Message: fmt.Sprintf("sub-goal %s does not hold after the solution: %s", c.Name, c.Why), SubGoal: c.Name})
 			}
 		}
 		if len(rs) > 0 {
@@ -273,9 +273,9 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 	var pe *priorRefused
 	switch {
 	case errors.As(err, &se) && !infrastructure(se.Err):
-		return []Refusal{{GateReady, CodeSetupFailed, se.Error(), "", 0}}, nil
+		return []Refusal{{Gate: GateReady, Code: CodeSetupFailed, Message: se.Error()}}, nil
 	case errors.As(err, &pe):
-		return []Refusal{{GateSolvable, CodeStepRefused, pe.Error(), "", 0}}, nil
+		return []Refusal{{Gate: GateSolvable, Code: CodeStepRefused, Message: pe.Error()}}, nil
 	case err != nil:
 		return nil, err
 	}

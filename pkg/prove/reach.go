@@ -175,9 +175,9 @@ func vagueOutputs(sc *scenario.Scenario, results []world.CallResult) []Refusal {
 		o := strings.ToLower(strings.TrimSpace(o))
 		switch {
 		case len([]rune(o)) < 3:
-			rs = append(rs, Refusal{GateGrounding, CodeVagueOutput, fmt.Sprintf("output %q is too short to tell a reply that says it from one that does not", o), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeVagueOutput, Message: fmt.Sprintf("output %q is too short to tell a reply that says it from one that does not", o)})
 		case !lower[o] || o == "true" || o == "false":
-			rs = append(rs, Refusal{GateGrounding, CodeVagueOutput, fmt.Sprintf("output %q is not a whole value of a solution result (a status, an amount, an id the agent reads out): a reply would contain it by chance", o), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeVagueOutput, Message: fmt.Sprintf("output %q is not a whole value of a solution result (a status, an amount, an id the agent reads out): a reply would contain it by chance", o)})
 		}
 	}
 	return rs

@@ -158,14 +158,14 @@ func tagged(rs []Refusal, k int, r *scenario.Scenario) []Refusal {
 func (p *Prover) requestsStatic(sc *scenario.Scenario, reqs []*scenario.Scenario) []Refusal {
 	switch {
 	case sc.Outbound != nil:
-		return []Refusal{{GateStatic, CodeBadThen, "an outbound call carries one request, about its purpose record: it has no further requests (then)", "", 0}}
+		return []Refusal{{Gate: GateStatic, Code: CodeBadThen, Message: "an outbound call carries one request, about its purpose record: it has no further requests (then)"}}
 	case len(reqs) > MaxRequests:
-		return []Refusal{{GateStatic, CodeBadThen, fmt.Sprintf("%d requests in one conversation; at most %d", len(reqs), MaxRequests), "", 0}}
+		return []Refusal{{Gate: GateStatic, Code: CodeBadThen, Message: fmt.Sprintf("%d requests in one conversation; at most %d", len(reqs), MaxRequests)}}
 	}
 	for k, r := range reqs[:len(reqs)-1] {
 		for i, c := range r.Solution {
 			if t := p.c.Tool(c.Tool); t != nil && t.EndsConversation {
-				return []Refusal{{GateStatic, CodeBadThen, fmt.Sprintf("request %d's solution step %d (%s) ends the conversation, and request %d follows it: a hand-over is the conversation's last request", k+1, i+1, c.Tool, k+2), "", 0}}
+				return []Refusal{{Gate: GateStatic, Code: CodeBadThen, Message: fmt.Sprintf("request %d's solution step %d (%s) ends the conversation, and request %d follows it: a hand-over is the conversation's last request", k+1, i+1, c.Tool, k+2)}}
 			}
 		}
 	}
@@ -274,19 +274,19 @@ func (p *Prover) requestsWhole(prs []*proof, whole *Run) []Refusal {
 		if len(about) > 0 {
 			for _, x := range about {
 				if _, v, _ := strings.Cut(x, ":"); !handed(pr.sc, v) {
-					return []Refusal{{GateGrounding, CodeRequestUnasked, fmt.Sprintf("request %d (%s) is about %s, which the caller never names (instruction, opening): an answer showing a record is no request for it; each request of a conversation names the records it is about", k+1, pr.sc.UseCase, v), "", k + 1}}
+					return []Refusal{{Gate: GateGrounding, Code: CodeRequestUnasked, Message: fmt.Sprintf("request %d (%s) is about %s, which the caller never names (instruction, opening): an answer showing a record is no request for it; each request of a conversation names the records it is about", k+1, pr.sc.UseCase, v), Request: k + 1}}
 				}
 			}
 			continue
 		}
 		if !pr.statesSome() {
-			return []Refusal{{GateGrounding, CodeRequestUnasked, fmt.Sprintf("request %d (%s) is about no record the caller names and its act takes no value the caller states (instruction, opening): nothing the caller says asks for it", k+1, pr.sc.UseCase), "", k + 1}}
+			return []Refusal{{Gate: GateGrounding, Code: CodeRequestUnasked, Message: fmt.Sprintf("request %d (%s) is about no record the caller names and its act takes no value the caller states (instruction, opening): nothing the caller says asks for it", k+1, pr.sc.UseCase), Request: k + 1}}
 		}
 	}
 	for k, pr := range prs {
 		for j, e := range prs[:k] {
 			if msg := sameRequest(e, pr); msg != "" {
-				return []Refusal{{GateOutcome, CodeDuplicateRequest, fmt.Sprintf("requests %d and %d %s: one request, made twice, is not two requests", j+1, k+1, msg), "", 0}}
+				return []Refusal{{Gate: GateOutcome, Code: CodeDuplicateRequest, Message: fmt.Sprintf("requests %d and %d %s: one request, made twice, is not two requests", j+1, k+1, msg)}}
 			}
 		}
 	}
@@ -299,7 +299,7 @@ func (p *Prover) requestsWhole(prs []*proof, whole *Run) []Refusal {
 		for _, c := range whole.Checks[at : at+n] {
 			if !c.Held {
 				whole.Note = c.Name + " fails at the end of the conversation"
-				return []Refusal{{GateOutcome, CodeRequestUndone, fmt.Sprintf("request %d (%s): sub-goal %s holds after its own solution but not at the end of the conversation, every request's solution played in order: %s; a later request undoes it, or does what it forbids, so a right agent would fail it", k+1, pr.sc.UseCase, strings.TrimSuffix(c.Name, fmt.Sprintf(" (request %d)", k+1)), c.Why), c.Name, k + 1}}
+				return []Refusal{{Gate: GateOutcome, Code: CodeRequestUndone, Message: fmt.Sprintf("request %d (%s): sub-goal %s holds after its own solution but not at the end of the conversation, every request's solution played in order: %s; a later request undoes it, or does what it forbids, so a right agent would fail it", k+1, pr.sc.UseCase, strings.TrimSuffix(c.Name, fmt.Sprintf(" (request %d)", k+1)), c.Why), SubGoal: c.Name, Request: k + 1}}
 			}
 		}
 		at += n

@@ -100,7 +100,7 @@ func (pr *proof) rulesBroken(ctx context.Context, view script.WorldView, refs []
 		}
 		for _, r := range pr.p.c.Rules {
 			if r.Check == c.Name {
-				rs = append(rs, Refusal{GateSolvable, CodeRuleBroken, fmt.Sprintf("the solution breaks rule %s (%s): %s; a reference solution keeps every rule of the contract, named or not", r.ID, c.Name, c.Why), c.Name, 0})
+				rs = append(rs, Refusal{Gate: GateSolvable, Code: CodeRuleBroken, Message: fmt.Sprintf("the solution breaks rule %s (%s): %s; a reference solution keeps every rule of the contract, named or not", r.ID, c.Name, c.Why), SubGoal: c.Name})
 				break
 			}
 		}

@@ -103,7 +103,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	for _, ref := range sc.SubGoals {
 		declared, judged, ok := p.subGoalParams(ref.Name)
 		if !ok {
-			rs = append(rs, Refusal{GateStatic, CodeUnknownSubGoal, fmt.Sprintf("sub-goal %q is not in the catalogue (list_sub_goals shows it)", ref.Name), ref.Name, 0})
+			rs = append(rs, Refusal{Gate: GateStatic, Code: CodeUnknownSubGoal, Message: fmt.Sprintf("sub-goal %q is not in the catalogue (list_sub_goals shows it)", ref.Name), SubGoal: ref.Name})
 			continue
 		}
 		if !judged {
@@ -123,9 +123,9 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 		sort.Strings(missing)
 		sort.Strings(extra)
 		if len(missing) > 0 || len(extra) > 0 {
-			rs = append(rs, Refusal{GateStatic, CodeBadParams, fmt.Sprintf("sub-goal %s: missing params %v, unknown params %v", ref.Name, missing, extra), ref.Name, 0})
+			rs = append(rs, Refusal{Gate: GateStatic, Code: CodeBadParams, Message: fmt.Sprintf("sub-goal %s: missing params %v, unknown params %v", ref.Name, missing, extra), SubGoal: ref.Name})
 		} else if msg := p.anyRecord(ref); msg != "" {
-			rs = append(rs, Refusal{GateStatic, CodeBadParams, msg, ref.Name, 0})
+			rs = append(rs, Refusal{Gate: GateStatic, Code: CodeBadParams, Message: msg, SubGoal: ref.Name})
 		}
 	}
 	if len(sc.SubGoals) > 0 && settled == 0 {
@@ -236,7 +236,7 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			return nil, err
 		}
 		if err != nil || len(rows) == 0 {
-			rs = append(rs, Refusal{GateReady, CodeUnknownCaller, fmt.Sprintf("caller_id %v is not a %s.%s after setup", sc.CallerID, cl.Table, cl.Key), "", 0})
+			rs = append(rs, Refusal{Gate: GateReady, Code: CodeUnknownCaller, Message: fmt.Sprintf("caller_id %v is not a %s.%s after setup", sc.CallerID, cl.Table, cl.Key)})
 		}
 	}
 	more, err := p.outboundReady(ctx, cp, sc)
@@ -246,11 +246,11 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 	rs = append(rs, more...)
 	for i, rc := range sc.Ready {
 		if !selectOnly.MatchString(rc.SQL) {
-			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d must be a single SELECT", i+1), "", 0})
+			rs = append(rs, Refusal{Gate: GateReady, Code: CodeBadReady, Message: fmt.Sprintf("ready check %d must be a single SELECT", i+1)})
 			continue
 		}
 		if !p.readsTable(rc.SQL) {
-			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d reads no table of the world: it confirms nothing (%s)", i+1, firstOf(rc.Why, rc.SQL)), "", 0})
+			rs = append(rs, Refusal{Gate: GateReady, Code: CodeBadReady, Message: fmt.Sprintf("ready check %d reads no table of the world: it confirms nothing (%s)", i+1, firstOf(rc.Why, rc.SQL))})
 			continue
 		}
 		rows, err := cp.Query(ctx, rc.SQL, rc.Args...)
@@ -258,12 +258,12 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			return nil, err
 		}
 		if err != nil {
-			rs = append(rs, Refusal{GateReady, CodeBadReady, fmt.Sprintf("ready check %d: %v", i+1, err), "", 0})
+			rs = append(rs, Refusal{Gate: GateReady, Code: CodeBadReady, Message: fmt.Sprintf("ready check %d: %v", i+1, err)})
 			continue
 		}
 		if rc.Rows == nil {
 			if len(rows) == 0 {
-				rs = append(rs, Refusal{GateReady, CodeNotReady, fmt.Sprintf("ready check %d returned no row: %s", i+1, firstOf(rc.Why, rc.SQL)), "", 0})
+				rs = append(rs, Refusal{Gate: GateReady, Code: CodeNotReady, Message: fmt.Sprintf("ready check %d returned no row: %s", i+1, firstOf(rc.Why, rc.SQL))})
 			}
 			continue
 		}
@@ -272,7 +272,7 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 			got[j] = r.Map()
 		}
 		if !sameJSON(got, rc.Rows) {
-			rs = append(rs, Refusal{GateReady, CodeNotReady, fmt.Sprintf("ready check %d returned %s, not %s", i+1, js(got), js(rc.Rows)), "", 0})
+			rs = append(rs, Refusal{Gate: GateReady, Code: CodeNotReady, Message: fmt.Sprintf("ready check %d returned %s, not %s", i+1, js(got), js(rc.Rows))})
 		}
 	}
 	return rs, nil
@@ -533,12 +533,12 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	said := map[string]bool{}
 	for _, m := range sc.Misremembered {
 		if m.Said == "" || m.Said == m.Actual {
-			rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("misremembered %q must differ from what the world holds", m.Said), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeUngrounded, Message: fmt.Sprintf("misremembered %q must differ from what the world holds", m.Said)})
 			continue
 		}
 		for _, tok := range append(codeLike(m.Actual), m.Actual) {
 			if !grounded(tok) {
-				rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("misremembered %q: the world does not hold %q", m.Said, tok), "", 0})
+				rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeUngrounded, Message: fmt.Sprintf("misremembered %q: the world does not hold %q", m.Said, tok)})
 			}
 		}
 		for _, tok := range codeLike(m.Said) {
@@ -551,17 +551,17 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 			if grounded(tok) || said[tok] {
 				continue
 			}
-			rs = append(rs, Refusal{GateGrounding, CodeUngrounded, fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeUngrounded, Message: fmt.Sprintf("the caller is handed %q, which exists nowhere in the world, the setup or the solution's results", tok)})
 		}
 	}
 	for _, o := range sc.Outputs {
 		if o == "" || !strings.Contains(resultText, o) {
-			rs = append(rs, Refusal{GateGrounding, CodeOutputNotInResults, fmt.Sprintf("output %q appears in no result of the solution", o), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: fmt.Sprintf("output %q appears in no result of the solution", o)})
 		}
 	}
 	for _, cv := range sc.Computed {
 		if msg := computedWrong(cv, results); msg != "" {
-			rs = append(rs, Refusal{GateGrounding, CodeOutputNotInResults, fmt.Sprintf("computed output %q: %s", cv.Value, msg), "", 0})
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: fmt.Sprintf("computed output %q: %s", cv.Value, msg)})
 		}
 	}
 	return dedupe(rs)

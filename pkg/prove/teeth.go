@@ -30,7 +30,7 @@ func (pr *proof) teeth() []Refusal {
 		}
 		for _, c := range run.Checks {
 			if c.Broken {
-				rs = append(rs, Refusal{GateNotVacuous, CodeCheckBroken, fmt.Sprintf("on the %s path: %s", run.Counterfactual, c.Why), c.Name, 0})
+				rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeCheckBroken, Message: fmt.Sprintf("on the %s path: %s", run.Counterfactual, c.Why), SubGoal: c.Name})
 			}
 		}
 	}
@@ -38,15 +38,15 @@ func (pr *proof) teeth() []Refusal {
 		return dedupe(rs)
 	}
 	if sc.Expects == scenario.OutcomeSucceed && allHeld(pr.nothing) {
-		rs = append(rs, Refusal{GateNotVacuous, CodeVacuous, "every check still holds when the agent does nothing: add a check that the solution's effect happened", "", 0})
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeVacuous, Message: "every check still holds when the agent does nothing: add a check that the solution's effect happened"})
 	}
 	if pr.tempting != nil && allHeld(pr.tempting) {
-		rs = append(rs, Refusal{GateNotVacuous, CodeTemptingPasses, "every check still holds after the tempting calls: add a check that the wrong move fails", "", 0})
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTemptingPasses, Message: "every check still holds after the tempting calls: add a check that the wrong move fails"})
 	}
 	if pr.logOnly != nil && allHeld(pr.logOnly) && sc.Expects != scenario.OutcomeSucceed {
-		rs = append(rs, Refusal{GateNotVacuous, CodeMissedCallUnchecked, fmt.Sprintf("the solution logs the missed call (it changes %s), yet every check holds on the world as it was before, given the same call log: check in the world what the contract logs for a missed call", strings.Join(pr.effect, ", ")), "", 0})
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeMissedCallUnchecked, Message: fmt.Sprintf("the solution logs the missed call (it changes %s), yet every check holds on the world as it was before, given the same call log: check in the world what the contract logs for a missed call", strings.Join(pr.effect, ", "))})
 	} else if pr.logOnly != nil && allHeld(pr.logOnly) {
-		rs = append(rs, Refusal{GateNotVacuous, CodeEffectUnseen, fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", strings.Join(pr.effect, ", ")), "", 0})
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeEffectUnseen, Message: fmt.Sprintf("the solution changes %s, yet every check holds on the world as it was before, given the same call log: a call-log check (called, not_called) cannot stand in for a check of the state the act leaves", strings.Join(pr.effect, ", "))})
 	}
 	for _, c := range pr.checks {
 		failsSomewhere := false
@@ -63,7 +63,7 @@ func (pr *proof) teeth() []Refusal {
 			}
 		}
 		if !failsSomewhere {
-			rs = append(rs, Refusal{GateNotVacuous, CodeVacuousCheck, fmt.Sprintf("sub-goal %s holds on every path the prover played (%s): it tells nothing apart; drop it or make it check what the case is about", c.ref.Name, strings.Join(where, ", ")), c.ref.Name, 0})
+			rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeVacuousCheck, Message: fmt.Sprintf("sub-goal %s holds on every path the prover played (%s): it tells nothing apart; drop it or make it check what the case is about", c.ref.Name, strings.Join(where, ", ")), SubGoal: c.ref.Name})
 		}
 	}
 	return rs

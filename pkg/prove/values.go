@@ -49,7 +49,7 @@ func (p *Prover) standIns(sc *scenario.Scenario) []Refusal {
 				}
 				d, _ := t.Param(name)["description"].(string)
 				if ground.StandIn(s, d) {
-					rs = append(rs, Refusal{GateStatic, CodeStandIn, fmt.Sprintf("%s step %d (%s): %s %q only repeats what the parameter is (%q); give the content or leave the step out", path.path, i+1, c.Tool, name, s, d), "", 0})
+					rs = append(rs, Refusal{Gate: GateStatic, Code: CodeStandIn, Message: fmt.Sprintf("%s step %d (%s): %s %q only repeats what the parameter is (%q); give the content or leave the step out", path.path, i+1, c.Tool, name, s, d)})
 				}
 			}
 		}
@@ -93,7 +93,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 				if !bound || p.g.OwnedTable(table) || p.g.Holds(table, col, v) || setup[v] || strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) {
 					continue
 				}
-				rs = append(rs, Refusal{GateGrounding, CodeValueNotInWorld, fmt.Sprintf("%s step %d (%s): %s %q is held by no row of %s.%s, made by no setup, shown by no earlier answer and never said by the caller", path.path, i+1, c.Tool, name, v, table, col), "", 0})
+				rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s %q is held by no row of %s.%s, made by no setup, shown by no earlier answer and never said by the caller", path.path, i+1, c.Tool, name, v, table, col)})
 			}
 			for j, a := range names {
 				for _, b := range names[j+1:] {
@@ -108,7 +108,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 						continue
 					}
 					if tables := p.g.DistinctPair(a, b); len(tables) > 0 {
-						rs = append(rs, Refusal{GateGrounding, CodeSameValue, fmt.Sprintf("%s step %d (%s): %s and %s are both %q (%s.%s), but no row of %s ever holds one value in both", path.path, i+1, c.Tool, a, b, va, ta, ca, strings.Join(tables, ", ")), "", 0})
+						rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeSameValue, Message: fmt.Sprintf("%s step %d (%s): %s and %s are both %q (%s.%s), but no row of %s ever holds one value in both", path.path, i+1, c.Tool, a, b, va, ta, ca, strings.Join(tables, ", "))})
 					}
 				}
 			}
