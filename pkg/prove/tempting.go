@@ -132,8 +132,9 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 		// answer or the refusal shows, a value the caller hands that the
 		// act misplaces): they say what a right agent would send. Other
 		// values the caller never chose come after.
-		through := func(argss []map[string]any) (int, error) {
-			for i, args := range argss {
+		through := func(n int, argsOf func(int) map[string]any) (int, error) {
+			for i := range n {
+				args := argsOf(i)
 				free := false
 				err := cp.Try(ctx, func() error {
 					r := cp.Call(ctx, act.Tool, args)
@@ -154,11 +155,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			return -1, nil
 		}
 		falts := pr.faithfulAlternatives(act, results[:len(results)-1])
-		argss := make([]map[string]any, len(falts))
-		for i, a := range falts {
-			argss[i] = a.args
-		}
-		i, err := through(argss)
+		i, err := through(len(falts), func(i int) map[string]any { return falts[i].args })
 		if err != nil || i >= 0 {
 			if err == nil {
 				alt := falts[i]
@@ -167,11 +164,7 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			return err
 		}
 		alts := pr.alternatives(act, results[:len(results)-1])
-		argss = make([]map[string]any, len(alts))
-		for i, a := range alts {
-			argss[i] = a.args
-		}
-		i, err = through(argss)
+		i, err = through(len(alts), func(i int) map[string]any { return alts[i].args })
 		if err == nil && i >= 0 {
 			alt := alts[i]
 			pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
