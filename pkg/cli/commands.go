@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -380,6 +381,14 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	for _, gp := range pl.RefusalsOnly {
 		uc := c.UseCase(gp.UseCase)
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+	}
+	for _, cr := range pl.Crashes {
+		args, _ := json.Marshal(cr.Args)
+		on := "on the world as seeded"
+		if len(cr.Setup) > 0 {
+			on = fmt.Sprintf("after the plan's %d setup statement(s), the first %q", len(cr.Setup), cr.Setup[0].SQL)
+		}
+		fmt.Fprintf(env.Stdout, "warning: %s: %s crashed on %d rehearsal(s) of the plan, with arguments its params accept: %s (e.g. %s %s); a refusal there would let the plan reach what lies behind it\n", filepath.Join(dir, cr.At), cr.Tool, cr.Calls, cr.Reason, args, on)
 	}
 	if !rep.OK() {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)

@@ -19,8 +19,12 @@ import (
 // (a chain's first rows when picking the chain and again when playing it,
 // the first templates of a level when checking lookups and minting).
 type memo struct {
-	r  ground.Rehearser
-	mu sync.Mutex
+	r ground.Rehearser
+	// cache: keep answers (off when every rehearsal must be played, to
+	// count them); crashes is told every crash a played rehearsal meets.
+	cache   bool
+	crashes *crashLog
+	mu      sync.Mutex
 	// answers: kind, setup and calls as JSON -> what they answered.
 	answers map[string]memoEntry
 }
@@ -30,8 +34,8 @@ type memoEntry struct {
 	changed bool
 }
 
-func newMemo(r ground.Rehearser) *memo {
-	return &memo{r: r, answers: map[string]memoEntry{}}
+func newMemo(r ground.Rehearser, cache bool, crashes *crashLog) *memo {
+	return &memo{r: r, cache: cache, crashes: crashes, answers: map[string]memoEntry{}}
 }
 
 // memoKey names a rehearsal: its values as JSON and their Go types (a
@@ -81,6 +85,9 @@ func typesOf(sb *strings.Builder, v any) {
 }
 
 func (m *memo) get(key string) (memoEntry, bool) {
+	if !m.cache {
+		return memoEntry{}, false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.answers[key]
@@ -89,6 +96,9 @@ func (m *memo) get(key string) (memoEntry, bool) {
 }
 
 func (m *memo) put(key string, e memoEntry) {
+	if !m.cache {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.answers[key] = memoEntry{ans: slices.Clone(e.ans), changed: e.changed}
@@ -104,6 +114,9 @@ func (m *memo) Rehearse(ctx context.Context, setup []scenario.Statement, calls [
 		}
 	}
 	ans, err := m.r.Rehearse(ctx, setup, calls)
+	if err == nil {
+		m.crashes.note(setup, calls, ans)
+	}
 	if err == nil && ok {
 		m.put(key, memoEntry{ans: ans})
 	}
@@ -125,6 +138,9 @@ func (m *memo) RehearseEffect(ctx context.Context, setup []scenario.Statement, c
 		}
 	}
 	ans, changed, err := er.RehearseEffect(ctx, setup, calls)
+	if err == nil {
+		m.crashes.note(setup, calls, ans)
+	}
 	if err == nil && ok {
 		m.put(key, memoEntry{ans: ans, changed: changed})
 	}
@@ -140,5 +156,9 @@ func (m *memo) RehearseWrites(ctx context.Context, setup []scenario.Statement, c
 		ans, err := m.Rehearse(ctx, setup, calls)
 		return ans, nil, err
 	}
-	return wr.RehearseWrites(ctx, setup, calls)
+	ans, writes, err := wr.RehearseWrites(ctx, setup, calls)
+	if err == nil {
+		m.crashes.note(setup, calls, ans)
+	}
+	return ans, writes, err
 }

@@ -177,6 +177,9 @@ type Plan struct {
 	// it.
 	Most    int    `json:"most,omitempty"`
 	MostWhy string `json:"most_why,omitempty"`
+	// Crashes are the places in the handlers' code that crashed on calls
+	// the plan rehearsed (every Derive of the contract in this process).
+	Crashes []Crash `json:"crashes,omitempty"`
 }
 
 // TooMany is an ask larger than the contract can mint distinct cases for.
@@ -342,12 +345,10 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
-	if !opts.replay {
-		r = newMemo(r)
-	}
 	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
+	r = newMemo(r, !opts.replay, &kept.crashes)
 	gr, err := grounding(ctx, g, r, opts, kept)
 	if err != nil {
 		return nil, err
@@ -381,6 +382,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
 	p.sizeBuckets(g, all, opts, capped)
 	p.pairRequests(c)
+	p.Crashes = kept.crashes.list()
 	return p, nil
 }
 
@@ -838,6 +840,7 @@ type lessons struct {
 	mu        sync.Mutex
 	grounding *ground.Grounding
 	solved    map[string]solution
+	crashes   crashLog
 }
 
 var learnt sync.Map // contract sha256 and probe size -> *lessons

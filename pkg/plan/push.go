@@ -568,14 +568,20 @@ func freshKeys(g *ground.Graph, table, col string, n int) ([]any, bool) {
 		}
 		return out, true
 	}
-	// The highest keys of as many digits as the seed's, which a CHECK on
-	// the key's pattern still admits.
+	// Keys of as many digits as the seed's, which a CHECK on the key's
+	// pattern still admits: past the gap when it fits, so that the next key
+	// a handler numbers from the highest fits too; else the highest there
+	// are.
 	top := int64(1)
 	for range width {
 		top *= 10
 	}
+	past := high+addGap+int64(n) < top // and the key after them too
 	for i := range out {
-		k := top - 1 - int64(i)
+		k := high + addGap + int64(i)
+		if !past {
+			k = top - 1 - int64(i)
+		}
 		if k <= high {
 			return nil, false
 		}

@@ -209,3 +209,24 @@ func openContract(t *testing.T, dir string) (*contract.Contract, *engine.Engine)
 	t.Cleanup(e.Close)
 	return c, e
 }
+
+// TestPlanReportsTheCrashesItMeets: library-line's over-payment branch
+// formats the amount owed with "%.2f", which Starlark's % does not take, so
+// the handler crashes where it means to refuse. The plan says where. The
+// reservations it adds are numbered so that the key a handler numbers next
+// still fits the key's CHECK: reserve_title never crashes on them.
+func TestPlanReportsTheCrashesItMeets(t *testing.T) {
+	p, _ := deriveTestdata(t, "library-line")
+	found := false
+	for _, cr := range p.Crashes {
+		if cr.Tool == "reserve_title" {
+			t.Errorf("reserve_title crashed on a case the plan made: %+v", cr)
+		}
+		if cr.Tool == "pay_charge" && strings.HasPrefix(cr.At, "handlers/pay_charge.star:11:") && strings.Contains(cr.Reason, "conversion") && cr.Calls > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the over-payment crash is not reported: %+v", p.Crashes)
+	}
+}

@@ -209,6 +209,9 @@ func (p *Planner) Prepare(ctx context.Context) error {
 		return err
 	}
 	p.Plan = pl
+	for _, cr := range pl.Crashes {
+		p.log.Warn("handler crashed on calls the plan rehearsed", "tool", cr.Tool, "at", cr.At, "reason", cr.Reason, "rehearsals", cr.Calls)
+	}
 	// Asks the contract cannot serve stop here, before the run exists and
 	// before anything is spent.
 	if pl.Most > 0 && p.cfg.Asked > pl.Most {

@@ -345,6 +345,9 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 	for _, g := range p.RefusalsOnly {
 		x.RefusalsOnly = append(x.RefusalsOnly, suite.UseCaseNote{UseCase: g.UseCase, Reason: g.Reason})
 	}
+	for _, cr := range p.Crashes {
+		x.HandlerCrashes = append(x.HandlerCrashes, suite.HandlerCrash{Tool: cr.Tool, At: cr.At, Reason: cr.Reason, Calls: cr.Calls})
+	}
 	x.Cells = len(p.Cells)
 	cv := p.Measure(c)
 	untested := map[string]bool{}

@@ -141,8 +141,10 @@ func (st *callState) classify(err error) error {
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
 		reason = ee.Msg
+		// The innermost frame in the contract's code: a builtin's frame
+		// (db.one, the % operator) has no line of its own.
 		for i := 0; i < len(ee.CallStack); i++ {
-			if fr := ee.CallStack.At(i); fr.Pos.IsValid() {
+			if fr := ee.CallStack.At(i); fr.Pos.IsValid() && fr.Pos.Line > 0 {
 				reason = fmt.Sprintf("%s: %s", fr.Pos, ee.Msg)
 				break
 			}

@@ -46,6 +46,9 @@ type ReportExtra struct {
 	// Unplanned are the use cases the plan could not give a bucket, with
 	// why, and RefusalsOnly those planned with refusals only.
 	Unplanned, RefusalsOnly []UseCaseNote
+	// HandlerCrashes are the places in the handlers' code that crashed on
+	// calls the plan rehearsed.
+	HandlerCrashes []HandlerCrash
 	// BuiltinSubGoals join the catalogue after the contract's and the run's.
 	BuiltinSubGoals []SubGoalInfo
 	// Faults are copied into the report (e.g. "crashes": "3 handler crashes").
@@ -167,6 +170,18 @@ type Planned struct {
 	GatedToolsNamed []string      `json:"gated_tools_named"`
 	Unplanned       []UseCaseNote `json:"unplanned,omitempty"`
 	RefusalsOnly    []UseCaseNote `json:"refusals_only,omitempty"`
+	// HandlerCrashes: a crash hides the branch behind it from the plan,
+	// so a rule there may go untested.
+	HandlerCrashes []HandlerCrash `json:"handler_crashes,omitempty"`
+}
+
+// HandlerCrash is a place in a handler's code that crashed on calls the
+// plan rehearsed with arguments the tool's params accept.
+type HandlerCrash struct {
+	Tool   string `json:"tool"`
+	At     string `json:"at"` // file:line:column in the contract
+	Reason string `json:"reason"`
+	Calls  int    `json:"calls"` // how many different rehearsals crashed there
 }
 
 // UseCaseNote is a use case and why the plan could not serve it fully.
@@ -568,7 +583,7 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bu
 	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
 		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools)),
 		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
-			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly}}
+			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly, HandlerCrashes: extra.HandlerCrashes}}
 	rulesOf := map[string][]string{}
 	for _, b := range buckets {
 		rulesOf[b.ID] = b.Spec.Rules
