@@ -85,6 +85,9 @@ const (
 	CodeCheckBroken Code = "check-broken"
 	CodeCheckFailed Code = "check-failed"
 	CodeRuleBroken  Code = "rule-broken"
+	// CodeCheckRowOrder: a check's verdict after the solution rests on the
+	// order of rows a query read without ORDER BY.
+	CodeCheckRowOrder Code = "check-row-order"
 )
 
 // Grounding gate codes (CodeCallerMismatch is also the outcome gate's).
@@ -189,7 +192,7 @@ var Codes = []GateCode{
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
-	{GateSolvable, CodeRuleBroken},
+	{GateSolvable, CodeRuleBroken}, {GateSolvable, CodeCheckRowOrder},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
 	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeRecordNamed},
 	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue}, {GateGrounding, CodeRequestUnasked},

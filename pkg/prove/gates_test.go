@@ -308,6 +308,13 @@ var fixtures = []fixture{
 		sc.Solution[2].Args["account_id"] = "A-2001"
 		sc.SubGoals[0].Params["account_id"] = "A-2001"
 	}), nil},
+	// A check that takes the first of the customer's accounts as
+	// PostgreSQL returned them: it holds, and does not with them reversed.
+	// (A-1002 comes first after the solution: closing A-1001 writes a new
+	// version of its row, which a scan reads after the others.)
+	{prove.GateSolvable, prove.CodeCheckRowOrder, edit(keptSucceed, func(sc *scenario.Scenario) {
+		sc.SubGoals = append(sc.SubGoals, goal("first_account", map[string]any{"customer_id": "C-1", "account_id": "A-1002"}))
+	}), nil},
 	{prove.GateSolvable, prove.CodeCheckFailed, edit(keptSucceed, func(sc *scenario.Scenario) {
 		sc.SubGoals = append(sc.SubGoals, goal("nickname_set", map[string]any{"account_id": "A-1001", "nickname": "Holidays"}))
 	}), nil},

@@ -224,7 +224,8 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		if len(rs) > 0 {
 			return nil
 		}
-		if pr.solution.Checks, err = pr.evalChecks(ctx, view, pr.results, false); err != nil {
+		unordered := false
+		if pr.solution.Checks, err = pr.evalChecks(ctx, unorderedView{WorldView: view, seen: &unordered}, pr.results, false); err != nil {
 			return err
 		}
 		for _, c := range pr.solution.Checks {
@@ -237,6 +238,11 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		}
 		if len(rs) > 0 {
 			return nil
+		}
+		if unordered {
+			if rs, err = pr.rowOrder(ctx, view, pr.solution.Checks); err != nil || len(rs) > 0 {
+				return err
+			}
 		}
 		if rs, err = pr.rulesBroken(ctx, view, pr.prohibited); err != nil || len(rs) > 0 {
 			return err
