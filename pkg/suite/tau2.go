@@ -582,9 +582,11 @@ func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []
 
 // task builds the scenario's task, or says why it cannot.
 func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Task, *Tau2Refusal, error) {
-	if len(sc.Then) > 0 {
-		return nil, x.refuse(sc, Tau2SeveralRequests, "%d requests in one conversation; a task is built from one request's solution and checks", 1+len(sc.Then)), nil
+	one, several := asOneRequest(sc)
+	if several != "" {
+		return nil, x.refuse(sc, Tau2SeveralRequests, "%s", several), nil
 	}
+	sc = one
 	data, ref, err := x.setupData(ctx, sc)
 	if err != nil || ref != nil {
 		return nil, ref, err

@@ -368,14 +368,24 @@ func TestTau2Refusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The plan deals some conversations of two requests: the victims are
-	// two of one request.
+	// two of one request. A conversation is one task unless two of its
+	// requests are not to be carried out.
 	var single []string
 	written := 0
 	for _, e := range index.Scenarios {
-		if len(readScenario(t, out, e.Name).Then) > 0 {
-			written++
-		} else {
+		sc := readScenario(t, out, e.Name)
+		if len(sc.Then) == 0 {
 			single = append(single, e.Name)
+			continue
+		}
+		held := 0
+		for _, r := range sc.Requests() {
+			if r.Expects != scenario.OutcomeSucceed {
+				held++
+			}
+		}
+		if held > 1 {
+			written++
 		}
 	}
 	if len(single) < 2 {
@@ -391,10 +401,12 @@ func TestTau2Refusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "scenarios", victim, "scenario.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A conversation of two requests: a task is built from one request.
+	// A conversation of two requests, neither to be carried out: two wrong
+	// moves, and a task holds one.
 	twice := single[1]
 	sc2 := readScenario(t, out, twice)
-	sc2.Then = []scenario.Request{{UseCase: sc2.UseCase, Expects: sc2.Expects, Tests: sc2.Tests, Solution: sc2.Solution, SubGoals: sc2.SubGoals}}
+	sc2.Expects = scenario.OutcomeRefuse
+	sc2.Then = []scenario.Request{{UseCase: sc2.UseCase, Expects: scenario.OutcomeRefuse, Tests: sc2.Tests, Solution: sc2.Solution, SubGoals: sc2.SubGoals}}
 	if b, err = json.MarshalIndent(sc2, "", "  "); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +426,7 @@ func TestTau2Refusals(t *testing.T) {
 	}
 	for i := range doc.Refused {
 		if doc.Refused[i].Scenario == twice && doc.Refused[i].Code != suite.Tau2SeveralRequests {
-			t.Errorf("%s: two requests refused as %s, want %s", twice, doc.Refused[i].Code, suite.Tau2SeveralRequests)
+			t.Errorf("%s: two requests to refuse refused as %s, want %s", twice, doc.Refused[i].Code, suite.Tau2SeveralRequests)
 		}
 	}
 	if sum.ByCode()[suite.Tau2SeveralRequests] != 1+written {

@@ -312,9 +312,11 @@ func (o *owners) sorted() []docRef {
 
 func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
 	c := x.src.Contract
-	if len(sc.Then) > 0 {
-		return Task{}, refuse(TauSeveralRequests, "%d requests in one conversation; a task is built from one request's actions and outputs", 1+len(sc.Then)), nil
+	one, several := asOneRequest(sc)
+	if several != "" {
+		return Task{}, refuse(TauSeveralRequests, "%s", several), nil
 	}
+	sc = one
 	if ws := sc.Provenance.WorldSHA256; ws != "" && ws != c.WorldSHA256 {
 		return Task{}, refuse(TauWorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
 	}

@@ -90,6 +90,22 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 	several := mk("two-requests", "succeed", nil, "chen_jackson_3290", nil,
 		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
 	several.Then = []scenario.Request{{UseCase: "cancel-reservation", Expects: "refuse", Tests: "export case"}}
+	// Two requests carried out: the second's reference to its own first
+	// step points, in the task, past the first request's actions.
+	twoActs := mk("two-acts", "succeed", nil, "chen_jackson_3290", nil,
+		tauCall("get_reservation_details", map[string]any{"reservation_id": "4WQ150"}),
+		tauCall("cancel_reservation", map[string]any{"reservation_id": "$1.reservation_id"}))
+	twoActs.Then = []scenario.Request{{UseCase: "cancel-reservation", Expects: "succeed", Tests: "export case",
+		Solution: []scenario.Call{
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "DDHPNX"}),
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "$1.reservation_id"})}}}
+	// Two requests to refuse, each with its wrong move: a task holds one.
+	twoRefusals := tempt(mk("two-refusals", "refuse", nil, "chen_jackson_3290", nil,
+		tauCall("get_reservation_details", map[string]any{"reservation_id": "4WQ150"})),
+		tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"}))
+	twoRefusals.Then = []scenario.Request{{UseCase: "cancel-reservation", Expects: "refuse", Tests: "export case",
+		Solution: []scenario.Call{tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"})},
+		Tempting: []scenario.Call{tauCall("send_certificate", map[string]any{"user_id": "chen_jackson_3290", "amount": 150})}}}
 	return map[string]struct {
 		sc   scenario.Scenario
 		want string
@@ -136,8 +152,12 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauActionFailed)},
 		"bad-setup": {mk("bad-setup", "succeed", []scenario.Statement{tauStmt("INSERT INTO users (user_id) VALUES ($1)", "x")},
 			"x", nil, tauCall("get_user_details", map[string]any{"user_id": "x"})), string(suite.TauSetupFailed)},
-		"other-world":  {mismatch, string(suite.TauWorldMismatch)},
-		"two-requests": {several, string(suite.TauSeveralRequests)},
+		"other-world": {mismatch, string(suite.TauWorldMismatch)},
+		// A conversation of two requests is one task: every request's
+		// actions in order, the one to refuse giving the wrong move.
+		"two-requests": {several, "export"},
+		"two-refusals": {twoRefusals, string(suite.TauSeveralRequests)},
+		"two-acts":     {twoActs, "export"},
 	}
 }
 
@@ -249,6 +269,9 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	}
 	if a := byID["book-then-read"].Actions; len(a) != 3 || a[2].Kwargs["reservation_id"] != "HATHAT" {
 		t.Errorf("book-then-read: the reference to the booking is not resolved: %+v", a)
+	}
+	if a := byID["two-acts"].Actions; len(a) != 4 || a[1].Kwargs["reservation_id"] != "4WQ150" || a[3].Kwargs["reservation_id"] != "DDHPNX" {
+		t.Errorf("two-acts: each request's reference is not resolved to its own look-up: %+v", a)
 	}
 	if o := byID["book-then-read"].Outputs; !reflect.DeepEqual(o, []string{"1122"}) {
 		t.Errorf("outputs %q: the benchmark matches them without commas", o)
