@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 )
 
@@ -74,28 +74,28 @@ func serve(t *testing.T, reg *prometheus.Registry) string {
 
 // ledger is a RunReader whose one run grows as drive plays it: the figures suitegen serve
 // would read from a real ledger.
-type ledger struct {
+type fakeLedger struct {
 	mu sync.Mutex
-	r  canvas.RunStats
+	r  ledger.RunStats
 }
 
-func (l *ledger) Stats(context.Context, canvas.StatsQuery) ([]canvas.RunStats, error) {
+func (l *fakeLedger) Stats(context.Context, ledger.StatsQuery) ([]ledger.RunStats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.r
 	r.At = time.Now()
-	return []canvas.RunStats{r}, nil
+	return []ledger.RunStats{r}, nil
 }
 
-func (l *ledger) step(i int) {
+func (l *fakeLedger) step(i int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := &l.r
 	r.Proved, r.ProvedRecent = 2*i, min(2*i, 60)
-	r.Buckets = map[string]int{string(canvas.BucketOpen): max(0, 200-i), string(canvas.BucketClaimed): 4, string(canvas.BucketDone): min(200, i), string(canvas.BucketBlocked): i / 50}
-	r.Slices = map[string]int{string(canvas.SlicePublished): 4, string(canvas.SliceDone): i, string(canvas.SliceDead): i / 13}
-	r.Dead = map[string]int{canvas.DeadFailed: i / 26, canvas.DeadLost: i/13 - i/26}
-	r.Refusals = map[canvas.GateCode]int{{Gate: "static", Code: "placeholder"}: i / 2, {Gate: "solvable", Code: "check-failed"}: i / 3}
+	r.Buckets = map[string]int{string(ledger.BucketOpen): max(0, 200-i), string(ledger.BucketClaimed): 4, string(ledger.BucketDone): min(200, i), string(ledger.BucketBlocked): i / 50}
+	r.Slices = map[string]int{string(ledger.SlicePublished): 4, string(ledger.SliceDone): i, string(ledger.SliceDead): i / 13}
+	r.Dead = map[string]int{ledger.DeadFailed: i / 26, ledger.DeadLost: i/13 - i/26}
+	r.Refusals = map[ledger.GateCode]int{{Gate: "static", Code: "placeholder"}: i / 2, {Gate: "solvable", Code: "check-failed"}: i / 3}
 	r.Calls, r.PromptTokens, r.CompletionTokens = int64(2*i), int64(1000*i), int64(200*i)
 	r.LastActivity = time.Now()
 }
@@ -103,7 +103,7 @@ func (l *ledger) step(i int) {
 // drive plays a small run on the metrics until ctx ends: a planner publishing slices and
 // tracking buckets, writers calling a model, proving and refusing scenarios, and the ledger
 // those leave behind.
-func drive(ctx context.Context, planner *metrics.Metrics, writers []*metrics.Metrics, led *ledger) {
+func drive(ctx context.Context, planner *metrics.Metrics, writers []*metrics.Metrics, led *fakeLedger) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	planner.ScenariosAsked.Set(1000)
 	planner.BudgetCapTokens.Set(5e6)
@@ -178,7 +178,7 @@ func TestDashboardAgainstPrometheus(t *testing.T) {
 		addrs = append(addrs, serve(t, reg))
 	}
 	// As suitegen serve does: the run figures, read from the ledger at scrape time.
-	led := &ledger{r: canvas.RunStats{Run: canvas.Run{ID: run, Agent: "shop", Model: "gpt-test", State: canvas.RunWriting,
+	led := &fakeLedger{r: ledger.RunStats{Run: ledger.Run{ID: run, Agent: "shop", Model: "gpt-test", State: ledger.RunWriting,
 		Asked: 1000, BudgetTokens: 5e6, CreatedAt: time.Now()}}}
 	led.step(0)
 	exporter, err := metrics.NewLedger(led, metrics.LedgerOptions{CacheFor: time.Second})

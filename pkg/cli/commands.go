@@ -17,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -317,7 +317,7 @@ func serveMetrics(ctx context.Context, env *Env, addr, run, role string, ready f
 	return metrics.New(reg, run, role), nil
 }
 
-func storeOf(in *infra) *canvas.Store { return canvas.New(in.pool) }
+func storeOf(in *infra) *ledger.Store { return ledger.New(in.pool) }
 
 func defaultOut(agent, out string) string {
 	if out != "" {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/plan"
@@ -289,13 +289,13 @@ func isFinal(err error) bool {
 	var short *planner.ShortError
 	var failed *reviewer.FailedError
 	var probs contract.Problems
-	var te *canvas.TransitionError
+	var te *ledger.TransitionError
 	var usage *UsageError
 	var tooMany *plan.TooMany
 	var unplanned *plan.Unplanned
 	return errors.As(err, &tooMany) || errors.As(err, &unplanned) || errors.As(err, &short) || errors.As(err, &failed) || errors.As(err, &probs) || errors.As(err, &te) ||
 		errors.As(err, &usage) || errors.Is(err, planner.ErrPlanRefused) || errors.Is(err, reviewer.ErrCancelled) ||
-		errors.Is(err, canvas.ErrNotFound)
+		errors.Is(err, ledger.ErrNotFound)
 }
 
 // jobError is err as the role's exit should say it: final errors as they

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 )
@@ -45,14 +45,14 @@ func TestJobExitCodes(t *testing.T) {
 		&planner.ShortError{Agent: "a", Proved: 1, Asked: 50},
 		&reviewer.FailedError{Run: "r", Reason: "short"},
 		fmt.Errorf("prepare: %w", planner.ErrPlanRefused),
-		fmt.Errorf("run r: %w", canvas.ErrNotFound),
+		fmt.Errorf("run r: %w", ledger.ErrNotFound),
 		fmt.Errorf("%w (run r)", reviewer.ErrCancelled),
-		&canvas.TransitionError{Of: "run", From: "done", To: "writing"},
+		&ledger.TransitionError{Of: "run", From: "done", To: "writing"},
 	}
 	retry := []error{
 		context.Canceled,
 		errors.New("dial tcp 127.0.0.1:4222: connection refused"),
-		&reviewer.NotReadyError{Run: "r", State: canvas.RunWriting},
+		&reviewer.NotReadyError{Run: "r", State: ledger.RunWriting},
 	}
 	for _, err := range final {
 		if got := exitCode(&Env{Stderr: &bytes.Buffer{}}, "planner", "planner", jobError(err)); got != ExitFail {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -177,8 +177,8 @@ func content(sc *scenario.Scenario) string {
 // writeImported writes the kept scenarios with the suite writer, from a
 // ledger of this import alone: one finished run, no buckets, no spend.
 func writeImported(ctx context.Context, c *contract.Contract, out, format string, kept []scenario.Scenario) error {
-	l := &importLedger{run: canvas.Run{ID: "import-" + format, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		Model: "import:" + format, State: canvas.RunDone, Asked: len(kept), CreatedAt: time.Now().UTC()}, scenarios: kept}
+	l := &importLedger{run: ledger.Run{ID: "import-" + format, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
+		Model: "import:" + format, State: ledger.RunDone, Asked: len(kept), CreatedAt: time.Now().UTC()}, scenarios: kept}
 	var x suite.ReportExtra
 	for _, b := range prove.BuiltinsFor(c) {
 		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Origin: "builtin"})
@@ -189,24 +189,24 @@ func writeImported(ctx context.Context, c *contract.Contract, out, format string
 
 // importLedger is suite.Ledger over what an import made.
 type importLedger struct {
-	run       canvas.Run
+	run       ledger.Run
 	scenarios []scenario.Scenario
 }
 
-func (l *importLedger) Run(context.Context, string) (canvas.Run, error) { return l.run, nil }
+func (l *importLedger) Run(context.Context, string) (ledger.Run, error) { return l.run, nil }
 func (l *importLedger) Scenarios(context.Context, string) ([]scenario.Scenario, error) {
 	return l.scenarios, nil
 }
-func (l *importLedger) Buckets(context.Context, string) ([]canvas.Bucket, error)   { return nil, nil }
-func (l *importLedger) SubGoals(context.Context, string) ([]canvas.SubGoal, error) { return nil, nil }
+func (l *importLedger) Buckets(context.Context, string) ([]ledger.Bucket, error)   { return nil, nil }
+func (l *importLedger) SubGoals(context.Context, string) ([]ledger.SubGoal, error) { return nil, nil }
 func (l *importLedger) Refusals(context.Context, string) (map[string]int, error) {
 	return map[string]int{}, nil
 }
-func (l *importLedger) BucketRefusals(context.Context, string) (map[string]canvas.BucketRefusal, error) {
-	return map[string]canvas.BucketRefusal{}, nil
+func (l *importLedger) BucketRefusals(context.Context, string) (map[string]ledger.BucketRefusal, error) {
+	return map[string]ledger.BucketRefusal{}, nil
 }
-func (l *importLedger) Meter(context.Context, string) (canvas.Meter, error) {
-	return canvas.Meter{}, nil
+func (l *importLedger) Meter(context.Context, string) (ledger.Meter, error) {
+	return ledger.Meter{}, nil
 }
 
 func printImport(w io.Writer, rep ImportReport) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -102,7 +102,7 @@ func TestHelpHidesSecrets(t *testing.T) {
 // every endpoint but /healthz, and its log says a token guards it without
 // saying the token.
 func TestProgressPageToken(t *testing.T) {
-	store := canvas.New(testenv.Postgres(t))
+	store := ledger.New(testenv.Postgres(t))
 	var logs testenv.Buffer
 	env := &Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/stack"
@@ -50,7 +50,7 @@ func TestReadinessFollowsTheServers(t *testing.T) {
 	}
 	defer q.Close()
 
-	ready := wire.Ready(ctx, wire.Dependencies(canvas.New(pool), q))
+	ready := wire.Ready(ctx, wire.Dependencies(ledger.New(pool), q))
 	reg := metrics.NewRegistry()
 	reg.MustRegister(metrics.NewReady("planner", ready))
 	mux := metrics.Mux(reg, ready)
@@ -140,9 +140,9 @@ func TestReadinessFailsWithoutItsDependencies(t *testing.T) {
 	if err := r.check(); !errors.Is(err, errStarting) {
 		t.Fatalf("before the servers are reached: %v, want errStarting", err)
 	}
-	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(pool), nil)))
+	r.set(wire.Ready(ctx, wire.Dependencies(ledger.New(pool), nil)))
 	is(false, "a queue not connected yet")
-	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(pool), q)))
+	r.set(wire.Ready(ctx, wire.Dependencies(ledger.New(pool), q)))
 	is(true, "both servers answer")
 
 	pool.Close()
@@ -152,7 +152,7 @@ func TestReadinessFailsWithoutItsDependencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	r.set(wire.Ready(ctx, wire.Dependencies(canvas.New(other), q)))
+	r.set(wire.Ready(ctx, wire.Dependencies(ledger.New(other), q)))
 	is(true, "a pool that answers")
 
 	q.Close()

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/refresh"
@@ -453,7 +453,7 @@ func TestSuiteLives(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pool.Close()
-		hist, err := canvas.New(pool).History(context.Background(), chosen[0])
+		hist, err := ledger.New(pool).History(context.Background(), chosen[0])
 		if err != nil {
 			t.Fatal(err)
 		}

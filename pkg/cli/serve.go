@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
@@ -166,7 +166,7 @@ func cmdServe(ctx context.Context, env *Env, args []string) error {
 	if err := migrate.Apply(ctx, pool); err != nil {
 		return err
 	}
-	store := canvas.New(pool)
+	store := ledger.New(pool)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
@@ -209,7 +209,7 @@ func serveExporter(ctx context.Context, ln net.Listener, ledger *metrics.Ledger,
 // function that stops it and waits (defer it before the store's pool
 // closes). The address is taken before it returns, so a port in use is an
 // error at start.
-func serveProgress(ctx context.Context, env *Env, addr, tok string, store *canvas.Store) (stop func(), err error) {
+func serveProgress(ctx context.Context, env *Env, addr, tok string, store *ledger.Store) (stop func(), err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

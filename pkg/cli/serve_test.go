@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -154,8 +154,8 @@ func TestServeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	store := canvas.New(pool)
-	if _, err := store.CreateRun(context.Background(), canvas.Run{ID: "r1", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1}); err != nil {
+	store := ledger.New(pool)
+	if _, err := store.CreateRun(context.Background(), ledger.Run{ID: "r1", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var out testenv.Buffer

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/providersim"
@@ -42,7 +42,7 @@ func cmdProviderSim(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		ledger := canvas.New(pool)
+		ledger := ledger.New(pool)
 		m.Fetch = func(ctx context.Context, sha string) (*contract.Contract, error) {
 			return engine.Load(ctx, ledger, sha)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/planner"
@@ -60,7 +60,7 @@ func TestBudgetCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	pr, co, err := canvas.New(pool).Spent(ctx, res[0].RunID)
+	pr, co, err := ledger.New(pool).Spent(ctx, res[0].RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBudgetUSD(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	m, err := canvas.New(pool).Meter(ctx, res[0].RunID)
+	m, err := ledger.New(pool).Meter(ctx, res[0].RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -124,7 +124,7 @@ func TestSeparateProcesses(t *testing.T) {
 	precreateQueue(t, queue.Config{URL: natsURL})
 	dbURL := testenv.PostgresURL(t)
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
-	ledger := ledgerAt(t, dbURL)
+	led := ledgerAt(t, dbURL)
 	var writers []*proc
 	for i := 0; i < 3; i++ {
 		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("w%d", i+1), "--drain-timeout", "5s"))
@@ -147,7 +147,7 @@ func TestSeparateProcesses(t *testing.T) {
 		t.Fatalf("planner: %v\n%s", err, planner.output())
 	}
 	<-killed
-	if st := runState(t, ledger, "dist-1"); st != canvas.RunReviewing {
+	if st := runState(t, led, "dist-1"); st != ledger.RunReviewing {
 		t.Fatalf("after the planner the run is %s, want reviewing", st)
 	}
 	out := t.TempDir()
@@ -155,16 +155,16 @@ func TestSeparateProcesses(t *testing.T) {
 	if err := rev.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("reviewer: %v\n%s", err, rev.output())
 	}
-	if st := runState(t, ledger, "dist-1"); st != canvas.RunDone {
+	if st := runState(t, led, "dist-1"); st != ledger.RunDone {
 		t.Fatalf("after the reviewer the run is %s, want done", st)
 	}
-	dealt := sliceCount(t, ledger, "dist-1")
+	dealt := sliceCount(t, led, "dist-1")
 	again := t.TempDir()
 	rev2 := start(t, env, "reviewer", "--run", "dist-1", "--out", again)
 	if err := rev2.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("a reviewer started again on a done run: %v\n%s", err, rev2.output())
 	}
-	if got := sliceCount(t, ledger, "dist-1"); got != dealt {
+	if got := sliceCount(t, led, "dist-1"); got != dealt {
 		t.Errorf("a reviewer started again dealt %d slices more", got-dealt)
 	}
 	if a, b := tree(t, out), tree(t, again); len(a) != len(b) {

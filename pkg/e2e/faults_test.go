@@ -24,7 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/provider"
@@ -332,12 +332,12 @@ func TestFaults(t *testing.T) {
 	if rep.Duplicates > 0 {
 		t.Errorf("%d scenarios duplicate another's content", rep.Duplicates)
 	}
-	store := canvas.New(pool)
-	ledger, err := store.Scenarios(ctx, runID)
+	store := ledger.New(pool)
+	inLedger, err := store.Scenarios(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range ledger {
+	for _, sc := range inLedger {
 		if _, ok := got[filepath.Join(sc.Name, "scenario.json")]; !ok {
 			rep.Lost++
 			t.Errorf("%s was journalled but is not in the suite", sc.Name)
@@ -347,12 +347,12 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var poisonSlice *canvas.Slice
+	var poisonSlice *ledger.Slice
 	for i, s := range slices {
 		if s.Deliveries > 1 {
 			rep.Redelivered++
 		}
-		if s.State == canvas.SliceDead {
+		if s.State == ledger.SliceDead {
 			rep.Dead = append(rep.Dead, s.ID+": "+s.Reason)
 		}
 		if s.ID == poison {
@@ -362,7 +362,7 @@ func TestFaults(t *testing.T) {
 	switch {
 	case poisonSlice == nil:
 		t.Errorf("no slice %s was dealt: the poison slice was never delivered", poison)
-	case poisonSlice.State != canvas.SliceDead || !strings.Contains(poisonSlice.Reason, "dead-lettered"):
+	case poisonSlice.State != ledger.SliceDead || !strings.Contains(poisonSlice.Reason, "dead-lettered"):
 		t.Errorf("poison slice %s ended %q with reason %q; want dead with its dead-letter reason", poison, poisonSlice.State, poisonSlice.Reason)
 	}
 	if n := flog.Count("writer_poisoned"); n == 0 || n > faultMaxLost {

@@ -15,24 +15,24 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // ledgerAt is the ledger at a database URL, closed with the test.
-func ledgerAt(t *testing.T, url string) *canvas.Store {
+func ledgerAt(t *testing.T, url string) *ledger.Store {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return canvas.New(pool)
+	return ledger.New(pool)
 }
 
-func runState(t *testing.T, l *canvas.Store, id string) canvas.RunState {
+func runState(t *testing.T, l *ledger.Store, id string) ledger.RunState {
 	t.Helper()
 	r, err := l.Run(context.Background(), id)
 	if err != nil {
@@ -41,7 +41,7 @@ func runState(t *testing.T, l *canvas.Store, id string) canvas.RunState {
 	return r.State
 }
 
-func sliceCount(t *testing.T, l *canvas.Store, id string) int {
+func sliceCount(t *testing.T, l *ledger.Store, id string) int {
 	t.Helper()
 	ss, err := l.Slices(context.Background(), id, -1)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestDistributedShortRun(t *testing.T) {
 	precreateQueue(t, queue.Config{URL: natsURL})
 	dbURL := testenv.PostgresURL(t)
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
-	ledger := ledgerAt(t, dbURL)
+	led := ledgerAt(t, dbURL)
 	var writers []*proc
 	for i := range 2 {
 		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("sw%d", i+1), "--drain-timeout", "5s"))
@@ -88,14 +88,14 @@ func TestDistributedShortRun(t *testing.T) {
 	if !strings.Contains(planner.output(), "the run is failed") {
 		t.Errorf("the planner does not say the run failed:\n%s", planner.output())
 	}
-	r, err := ledger.Run(context.Background(), runID)
+	r, err := led.Run(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != canvas.RunFailed || !strings.Contains(r.Message, fmt.Sprintf("of %d scenarios proved", asked)) || r.FinishedAt == nil {
+	if r.State != ledger.RunFailed || !strings.Contains(r.Message, fmt.Sprintf("of %d scenarios proved", asked)) || r.FinishedAt == nil {
 		t.Fatalf("the run after its planner: %s %q (finished %v)", r.State, r.Message, r.FinishedAt)
 	}
-	dealt := sliceCount(t, ledger, runID)
+	dealt := sliceCount(t, led, runID)
 
 	out := t.TempDir()
 	for i := range 2 { // the second is a retried Job
@@ -108,11 +108,11 @@ func TestDistributedShortRun(t *testing.T) {
 	if code := exitCode(t, again.wait(t, 3*time.Minute)); code != cli.ExitFail {
 		t.Fatalf("a planner started again on the failed run exited %d, want %d:\n%s", code, cli.ExitFail, again.output())
 	}
-	if got := sliceCount(t, ledger, runID); got != dealt {
+	if got := sliceCount(t, led, runID); got != dealt {
 		t.Errorf("%d slices were dealt after the run failed", got-dealt)
 	}
 
-	n, err := ledger.Count(context.Background(), runID)
+	n, err := led.Count(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestDistributedShortRun(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.State != string(canvas.RunFailed) || rep.Count != n {
+	if rep.State != string(ledger.RunFailed) || rep.Count != n {
 		t.Errorf("report.json: state %q, count %d; want failed, %d", rep.State, rep.Count, n)
 	}
 	for _, w := range writers {
@@ -152,7 +152,7 @@ func TestLifecycleRehearsal(t *testing.T) {
 	natsURL, dbURL := testenv.NATSCluster(t, 3), testenv.PostgresURL(t)
 	precreateQueue(t, queue.Config{URL: natsURL, Replicas: 3})
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL, "SUITEGEN_QUEUE_REPLICAS=3"}
-	ledger := ledgerAt(t, dbURL)
+	led := ledgerAt(t, dbURL)
 	var writers []*proc
 	for i := range 3 {
 		writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("lw%d", i+1), "--drain-timeout", "5s"))
@@ -164,11 +164,11 @@ func TestLifecycleRehearsal(t *testing.T) {
 		asked  int
 		extra  []string
 		exit   int
-		state  canvas.RunState
+		state  ledger.RunState
 		proved func(n int) bool
 	}{
-		{"served", "rehearse-done", 12, nil, 0, canvas.RunDone, func(n int) bool { return n == 12 }},
-		{"short", "rehearse-short", 400, []string{"--max-want", "1"}, cli.ExitFail, canvas.RunFailed, func(n int) bool { return n > 0 && n < 400 }},
+		{"served", "rehearse-done", 12, nil, 0, ledger.RunDone, func(n int) bool { return n == 12 }},
+		{"short", "rehearse-short", 400, []string{"--max-want", "1"}, cli.ExitFail, ledger.RunFailed, func(n int) bool { return n > 0 && n < 400 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{dir, "--run", tc.run, "--scenarios", fmt.Sprint(tc.asked), "--seed", "7"}, tc.extra...)
@@ -176,11 +176,11 @@ func TestLifecycleRehearsal(t *testing.T) {
 			if code := exitCode(t, planner.wait(t, 6*time.Minute)); code != tc.exit {
 				t.Fatalf("the planner exited %d, want %d:\n%s", code, tc.exit, planner.output())
 			}
-			want := canvas.RunReviewing
+			want := ledger.RunReviewing
 			if tc.exit != 0 {
-				want = canvas.RunFailed
+				want = ledger.RunFailed
 			}
-			if st := runState(t, ledger, tc.run); st != want {
+			if st := runState(t, led, tc.run); st != want {
 				t.Fatalf("after the planner the run is %s, want %s", st, want)
 			}
 			out := t.TempDir()
@@ -188,10 +188,10 @@ func TestLifecycleRehearsal(t *testing.T) {
 			if code := exitCode(t, rev.wait(t, 3*time.Minute)); code != tc.exit {
 				t.Fatalf("the reviewer exited %d, want %d:\n%s", code, tc.exit, rev.output())
 			}
-			if st := runState(t, ledger, tc.run); st != tc.state {
+			if st := runState(t, led, tc.run); st != tc.state {
 				t.Fatalf("after the reviewer the run is %s, want %s", st, tc.state)
 			}
-			dealt := sliceCount(t, ledger, tc.run)
+			dealt := sliceCount(t, led, tc.run)
 			// Retried Jobs: each exits as the run stands and deals nothing.
 			for _, role := range []string{"planner", "reviewer"} {
 				var p *proc
@@ -204,13 +204,13 @@ func TestLifecycleRehearsal(t *testing.T) {
 					t.Fatalf("a retried %s exited %d, want %d:\n%s", role, code, tc.exit, p.output())
 				}
 			}
-			if got := sliceCount(t, ledger, tc.run); got != dealt {
+			if got := sliceCount(t, led, tc.run); got != dealt {
 				t.Errorf("retried Jobs dealt %d slices more", got-dealt)
 			}
-			if st := runState(t, ledger, tc.run); st != tc.state {
+			if st := runState(t, led, tc.run); st != tc.state {
 				t.Errorf("after the retries the run is %s, want %s", st, tc.state)
 			}
-			n, err := ledger.Count(context.Background(), tc.run)
+			n, err := led.Count(context.Background(), tc.run)
 			if err != nil {
 				t.Fatal(err)
 			}

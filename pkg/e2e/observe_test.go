@@ -13,7 +13,7 @@ import (
 
 	"github.com/suitegen/suitegen/deploy/grafanatest"
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/progress"
@@ -90,7 +90,7 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	store := canvas.New(pool)
+	store := ledger.New(pool)
 	proved := func() int {
 		r, err := store.RunStats(ctx, runID)
 		if err != nil {
@@ -153,14 +153,14 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		`sum(max by (gate, code) (suitegen_run_scenarios_refused_total` + sel + `))`:     float64(refused),
 		`sum(max by (state) (suitegen_run_buckets` + sel + `))`:                          float64(sumOf(led.Buckets)),
 		`max(suitegen_run_state{run="` + runID + `",state="` + string(led.State) + `"})`: 1,
-		`sum(max by (cause) (suitegen_run_slices_dead` + sel + `))`:                      float64(led.Slices[string(canvas.SliceDead)]),
+		`sum(max by (cause) (suitegen_run_slices_dead` + sel + `))`:                      float64(led.Slices[string(ledger.SliceDead)]),
 		`max(suitegen_run_last_activity_timestamp_seconds` + sel + `)`:                   float64(led.LastActivity.UnixNano()) / 1e9,
 		`count(up{job="suitegen"} == 1)`:                                                 1, // serve alone
 	}
-	for _, st := range canvas.BucketStates {
+	for _, st := range ledger.BucketStates {
 		want[`max(suitegen_run_buckets{run="`+runID+`",state="`+st+`"})`] = float64(led.Buckets[st])
 	}
-	for _, st := range canvas.SliceStates {
+	for _, st := range ledger.SliceStates {
 		want[`max(suitegen_run_slices{run="`+runID+`",state="`+st+`"})`] = float64(led.Slices[st])
 	}
 	err = pollUntil(ctx, testenv.Patience, func() error {
@@ -209,7 +209,7 @@ func TestTotalsSurviveScaling(t *testing.T) {
 		t.Errorf("serve's API: %v, summary %+v", err, d.Summary)
 	}
 	t.Logf("run %s: %d proved, state %s, %d calls, %d+%d tokens, %d refusals, %d dead slices",
-		runID, led.Proved, led.State, led.Calls, led.PromptTokens, led.CompletionTokens, refused, led.Slices[string(canvas.SliceDead)])
+		runID, led.Proved, led.State, led.Calls, led.PromptTokens, led.CompletionTokens, refused, led.Slices[string(ledger.SliceDead)])
 }
 
 // freeAddrs returns k distinct loopback addresses nobody listens on right now.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -114,7 +114,7 @@ func TestPortfolioFailureIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	pr, co, err := canvas.New(pool).Spent(ctx, res[1].RunID)
+	pr, co, err := ledger.New(pool).Spent(ctx, res[1].RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestReviseAcrossWriterProcesses(t *testing.T) {
 	if len(chosen) < 2 {
 		t.Fatalf("the suite has %d plain successes to revise", len(chosen))
 	}
-	ledger := ledgerAt(t, dbURL)
+	led := ledgerAt(t, dbURL)
 	revised := map[int]map[string][]byte{}
 	for _, procs := range []int{1, 3} {
 		out := t.TempDir()
@@ -71,7 +71,7 @@ func TestReviseAcrossWriterProcesses(t *testing.T) {
 		if len(o.Replaced) != len(chosen) || o.Run == "" {
 			t.Fatalf("revise beside %d writer process(es) revised %d of %d:\n%s", procs-1, len(o.Replaced), len(chosen), rv.output())
 		}
-		sls, err := ledger.Slices(context.Background(), o.Run, -1)
+		sls, err := led.Slices(context.Background(), o.Run, -1)
 		if err != nil {
 			t.Fatal(err)
 		}

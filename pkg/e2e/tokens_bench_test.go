@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/provider"
@@ -80,7 +80,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pr, co, err := canvas.New(pool).Spent(ctx, res[0].RunID)
+		pr, co, err := ledger.New(pool).Spent(ctx, res[0].RunID)
 		pool.Close()
 		if err != nil {
 			b.Fatal(err)

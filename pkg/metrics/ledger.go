@@ -11,12 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
-// RunReader reads run figures from the ledger; *canvas.Store is one.
+// RunReader reads run figures from the ledger; *ledger.Store is one.
 type RunReader interface {
-	Stats(ctx context.Context, q canvas.StatsQuery) ([]canvas.RunStats, error)
+	Stats(ctx context.Context, q ledger.StatsQuery) ([]ledger.RunStats, error)
 }
 
 // LedgerOptions configures NewLedger. Zero values take the defaults.
@@ -90,7 +90,7 @@ type Ledger struct {
 	now    func() time.Time
 	mu     sync.Mutex // one read at a time; scrapes meanwhile wait for it
 	at     time.Time  // when cached was read
-	cached []canvas.RunStats
+	cached []ledger.RunStats
 	err    error
 
 	reads, readErrors uint64
@@ -155,7 +155,7 @@ func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
 
 // read returns the figures, reading the ledger when the cache is older than
 // CacheFor.
-func (l *Ledger) read() ([]canvas.RunStats, error) {
+func (l *Ledger) read() ([]ledger.RunStats, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.at.IsZero() && l.now().Sub(l.at) < l.opts.CacheFor {
@@ -164,7 +164,7 @@ func (l *Ledger) read() ([]canvas.RunStats, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.Timeout)
 	defer cancel()
 	start := time.Now()
-	rs, err := l.r.Stats(ctx, canvas.StatsQuery{Since: l.now().Add(-l.opts.Retain), Limit: l.opts.MaxRuns})
+	rs, err := l.r.Stats(ctx, ledger.StatsQuery{Since: l.now().Add(-l.opts.Retain), Limit: l.opts.MaxRuns})
 	l.lastRead = time.Since(start)
 	l.reads++
 	if err != nil {
@@ -203,10 +203,10 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (l *Ledger) collectRun(r canvas.RunStats, gauge, counter func(*prometheus.Desc, float64, ...string)) {
+func (l *Ledger) collectRun(r ledger.RunStats, gauge, counter func(*prometheus.Desc, float64, ...string)) {
 	id := r.ID
 	gauge(runInfo, 1, id, r.Agent, r.Model)
-	for _, s := range withExtra(canvas.RunStates, map[string]int{string(r.State): 1}) {
+	for _, s := range withExtra(ledger.RunStates, map[string]int{string(r.State): 1}) {
 		v := 0.0
 		if s == string(r.State) {
 			v = 1
@@ -225,13 +225,13 @@ func (l *Ledger) collectRun(r canvas.RunStats, gauge, counter func(*prometheus.D
 	for rc, n := range refused {
 		counter(runRefused, float64(n), id, rc.Gate, rc.Code)
 	}
-	for _, s := range withExtra(canvas.BucketStates, r.Buckets) {
+	for _, s := range withExtra(ledger.BucketStates, r.Buckets) {
 		gauge(runBuckets, float64(r.Buckets[s]), id, s)
 	}
-	for _, s := range withExtra(canvas.SliceStates, r.Slices) {
+	for _, s := range withExtra(ledger.SliceStates, r.Slices) {
 		gauge(runSlices, float64(r.Slices[s]), id, s)
 	}
-	for _, c := range withExtra(canvas.DeadCauses, r.Dead) {
+	for _, c := range withExtra(ledger.DeadCauses, r.Dead) {
 		gauge(runDead, float64(r.Dead[c]), id, c)
 	}
 	counter(runCalls, float64(r.Calls), id)

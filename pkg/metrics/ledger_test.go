@@ -13,27 +13,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 )
 
 // The collector reads the ledger's figures of runs.
-var _ metrics.RunReader = (*canvas.Store)(nil)
+var _ metrics.RunReader = (*ledger.Store)(nil)
 
 // fakeLedger serves fixed figures, or an error, and counts reads. It derives
-// no figure: the Store does, from the ledger's rows (pkg/canvas's TestStats
+// no figure: the Store does, from the ledger's rows (pkg/ledger's TestStats
 // holds it to them), and the collector only exports what it is given, so
-// its tests need canned figures, not canvastest's ledger.
+// its tests need canned figures, not ledgertest's ledger.
 type fakeLedger struct {
 	mu    sync.Mutex
-	runs  []canvas.RunStats
+	runs  []ledger.RunStats
 	err   error
 	reads atomic.Int64
 	gate  chan struct{} // when set, a read waits for it
-	last  canvas.StatsQuery
+	last  ledger.StatsQuery
 }
 
-func (f *fakeLedger) Stats(ctx context.Context, q canvas.StatsQuery) ([]canvas.RunStats, error) {
+func (f *fakeLedger) Stats(ctx context.Context, q ledger.StatsQuery) ([]ledger.RunStats, error) {
 	f.reads.Add(1)
 	if f.gate != nil {
 		select {
@@ -48,7 +48,7 @@ func (f *fakeLedger) Stats(ctx context.Context, q canvas.StatsQuery) ([]canvas.R
 	return f.runs, f.err
 }
 
-func (f *fakeLedger) set(runs []canvas.RunStats, err error) {
+func (f *fakeLedger) set(runs []ledger.RunStats, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runs, f.err = runs, err
@@ -56,15 +56,15 @@ func (f *fakeLedger) set(runs []canvas.RunStats, err error) {
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func sampleRun() canvas.RunStats {
-	return canvas.RunStats{
-		Run: canvas.Run{ID: "r1", Agent: "shop", Model: "gpt-x", State: canvas.RunWriting, Asked: 200, Round: 2,
+func sampleRun() ledger.RunStats {
+	return ledger.RunStats{
+		Run: ledger.Run{ID: "r1", Agent: "shop", Model: "gpt-x", State: ledger.RunWriting, Asked: 200, Round: 2,
 			CreatedAt: t0},
 		At: t0.Add(time.Hour), Proved: 120, ProvedRecent: 30,
-		Buckets:      map[string]int{string(canvas.BucketOpen): 5, string(canvas.BucketDone): 40},
-		Slices:       map[string]int{string(canvas.SliceDone): 20, string(canvas.SliceDead): 2},
-		Dead:         map[string]int{canvas.DeadLost: 2},
-		Refusals:     map[canvas.GateCode]int{{Gate: "static", Code: "placeholder"}: 7, {Gate: "future-gate", Code: "new-code"}: 1},
+		Buckets:      map[string]int{string(ledger.BucketOpen): 5, string(ledger.BucketDone): 40},
+		Slices:       map[string]int{string(ledger.SliceDone): 20, string(ledger.SliceDead): 2},
+		Dead:         map[string]int{ledger.DeadLost: 2},
+		Refusals:     map[ledger.GateCode]int{{Gate: "static", Code: "placeholder"}: 7, {Gate: "future-gate", Code: "new-code"}: 1},
 		Calls:        90,
 		PromptTokens: 100_000, CompletionTokens: 20_000, CachedPromptTokens: 64_000, CostUSD: 0.25,
 		LastActivity: t0.Add(50 * time.Minute),
@@ -113,7 +113,7 @@ func ledgerRegistry(t *testing.T, f *fakeLedger, opts metrics.LedgerOptions) (*p
 }
 
 func TestLedgerSeries(t *testing.T) {
-	f := &fakeLedger{runs: []canvas.RunStats{sampleRun()}}
+	f := &fakeLedger{runs: []ledger.RunStats{sampleRun()}}
 	reg, _ := ledgerRegistry(t, f, metrics.LedgerOptions{})
 	got := series(t, reg)
 	want := map[string]float64{
@@ -191,8 +191,8 @@ func TestLedgerBudgetAndFinish(t *testing.T) {
 	r := sampleRun()
 	r.BudgetTokens = 150_000
 	fin := t0.Add(2 * time.Hour)
-	r.State, r.FinishedAt = canvas.RunDone, &fin
-	reg, _ := ledgerRegistry(t, &fakeLedger{runs: []canvas.RunStats{r}}, metrics.LedgerOptions{})
+	r.State, r.FinishedAt = ledger.RunDone, &fin
+	reg, _ := ledgerRegistry(t, &fakeLedger{runs: []ledger.RunStats{r}}, metrics.LedgerOptions{})
 	got := series(t, reg)
 	for k, v := range map[string]float64{
 		"suitegen_run_budget_cap_tokens{run=r1}":          150_000,
@@ -210,7 +210,7 @@ func TestLedgerBudgetAndFinish(t *testing.T) {
 // One read serves every scrape within CacheFor; the next scrape after it
 // reads again.
 func TestLedgerCache(t *testing.T) {
-	f := &fakeLedger{runs: []canvas.RunStats{sampleRun()}}
+	f := &fakeLedger{runs: []ledger.RunStats{sampleRun()}}
 	reg, l := ledgerRegistry(t, f, metrics.LedgerOptions{CacheFor: 10 * time.Second})
 	now := t0
 	l.SetClock(func() time.Time { return now })
@@ -222,7 +222,7 @@ func TestLedgerCache(t *testing.T) {
 	}
 	r := sampleRun()
 	r.Proved = 121
-	f.set([]canvas.RunStats{r}, nil)
+	f.set([]ledger.RunStats{r}, nil)
 	now = now.Add(10 * time.Second)
 	if got := series(t, reg)["suitegen_run_scenarios_proved_total{run=r1}"]; got != 121 || f.reads.Load() != 2 {
 		t.Errorf("after the cache period: proved %v after %d reads, want 121 after 2", got, f.reads.Load())
@@ -231,7 +231,7 @@ func TestLedgerCache(t *testing.T) {
 
 // Scrapes that arrive while a read is under way wait for it and share it.
 func TestLedgerConcurrentScrapes(t *testing.T) {
-	f := &fakeLedger{runs: []canvas.RunStats{sampleRun()}, gate: make(chan struct{})}
+	f := &fakeLedger{runs: []ledger.RunStats{sampleRun()}, gate: make(chan struct{})}
 	reg, _ := ledgerRegistry(t, f, metrics.LedgerOptions{CacheFor: time.Hour})
 	var wg sync.WaitGroup
 	for range 5 {
@@ -268,7 +268,7 @@ func TestLedgerReadError(t *testing.T) {
 			t.Errorf("%s exported after a failed read", k)
 		}
 	}
-	f.set([]canvas.RunStats{sampleRun()}, nil)
+	f.set([]ledger.RunStats{sampleRun()}, nil)
 	now = now.Add(time.Second)
 	got = series(t, reg)
 	if got["suitegen_ledger_up{}"] != 1 || got["suitegen_run_scenarios_proved_total{run=r1}"] != 120 || got["suitegen_ledger_read_errors_total{}"] != 1 {
@@ -336,7 +336,7 @@ func exporterNames(t *testing.T) []string {
 	r.BudgetTokens = 1
 	fin := t0
 	r.FinishedAt = &fin
-	l, err := metrics.NewLedger(&fakeLedger{runs: []canvas.RunStats{r}}, metrics.LedgerOptions{})
+	l, err := metrics.NewLedger(&fakeLedger{runs: []ledger.RunStats{r}}, metrics.LedgerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // await waits until every slice of the round is finished in the ledger. A
@@ -75,10 +75,10 @@ func (p *Planner) await(ctx context.Context, round int) error {
 	}
 }
 
-func published(ss []canvas.Slice) int {
+func published(ss []ledger.Slice) int {
 	n := 0
 	for _, s := range ss {
-		if s.State == canvas.SlicePublished {
+		if s.State == ledger.SlicePublished {
 			n++
 		}
 	}
@@ -120,13 +120,13 @@ func (p *Planner) fold(ctx context.Context, maxAttempts int) error {
 
 // bury records every still-published slice of ss dead with reason. A slice
 // a writer finished meanwhile stays as the writer left it.
-func (p *Planner) bury(ctx context.Context, ss []canvas.Slice, reason string) error {
+func (p *Planner) bury(ctx context.Context, ss []ledger.Slice, reason string) error {
 	for _, s := range ss {
-		if s.State != canvas.SlicePublished {
+		if s.State != ledger.SlicePublished {
 			continue
 		}
-		err := p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, canvas.SliceDead, "", reason, s.Deliveries)
-		var te *canvas.TransitionError
+		err := p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, ledger.SliceDead, "", reason, s.Deliveries)
+		var te *ledger.TransitionError
 		if errors.As(err, &te) {
 			continue // done after all
 		}
@@ -152,8 +152,8 @@ func (p *Planner) deadLetter(ctx context.Context, seq uint64) {
 	}
 	max := p.cfg.Queue.Config().MaxDeliver
 	reason := fmt.Sprintf("dead-lettered after %d deliveries, none acknowledged: every delivery's writer died or went silent past the ack wait", max)
-	err = p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, canvas.SliceDead, "", reason, max)
-	var te *canvas.TransitionError
+	err = p.cfg.Ledger.FinishSlice(ctx, p.cfg.RunID, s.ID, ledger.SliceDead, "", reason, max)
+	var te *ledger.TransitionError
 	if errors.As(err, &te) {
 		// Done in the ledger: its work committed and every ack of it was
 		// lost. The ledger keeps it done.

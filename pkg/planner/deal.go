@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
@@ -25,7 +25,7 @@ type dealt struct {
 // published. Its phases: what to deal (picks), each slice as the queue
 // carries it (slice), then claim and publish each, checking the budget before
 // every one.
-func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, gap string) (int, error) {
+func (p *Planner) deal(ctx context.Context, round int, kind ledger.SliceKind, gap string) (int, error) {
 	run, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID)
 	if err != nil {
 		return 0, err
@@ -43,7 +43,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, ga
 	if err != nil {
 		return 0, err
 	}
-	byID := make(map[string]canvas.Bucket, len(bs))
+	byID := make(map[string]ledger.Bucket, len(bs))
 	for _, b := range bs {
 		byID[b.ID] = b
 	}
@@ -57,7 +57,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, ga
 		}
 		s := p.slice(round, d, byID, gap, lessons)
 		if !d.claimed {
-			if err := p.cfg.Ledger.ClaimSlice(ctx, canvas.Slice{RunID: p.cfg.RunID, ID: d.id, Round: round, Kind: kind, BucketIDs: d.buckets}); err != nil {
+			if err := p.cfg.Ledger.ClaimSlice(ctx, ledger.Slice{RunID: p.cfg.RunID, ID: d.id, Round: round, Kind: kind, BucketIDs: d.buckets}); err != nil {
 				return n, fmt.Errorf("planner: claim %s: %w", d.id, err)
 			}
 		}
@@ -79,7 +79,7 @@ func (p *Planner) deal(ctx context.Context, round int, kind canvas.SliceKind, ga
 // which the queue drops as duplicates if they are still there. Otherwise
 // every open bucket with work outstanding is ranked and grouped, never two
 // of one cell in a slice.
-func (p *Planner) picks(ctx context.Context, round int, bs []canvas.Bucket) ([]dealt, error) {
+func (p *Planner) picks(ctx context.Context, round int, bs []ledger.Bucket) ([]dealt, error) {
 	existing, err := p.cfg.Ledger.Slices(ctx, p.cfg.RunID, round)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (p *Planner) picks(ctx context.Context, round int, bs []canvas.Bucket) ([]d
 	var out []dealt
 	if len(existing) > 0 {
 		for _, s := range existing {
-			if s.State == canvas.SlicePublished {
+			if s.State == ledger.SlicePublished {
 				out = append(out, dealt{id: s.ID, buckets: s.BucketIDs, claimed: true})
 			}
 		}
@@ -102,7 +102,7 @@ func (p *Planner) picks(ctx context.Context, round int, bs []canvas.Bucket) ([]d
 	}
 	var open []plan.Open
 	for _, b := range bs {
-		if b.State != canvas.BucketOpen || b.Outstanding() == 0 {
+		if b.State != ledger.BucketOpen || b.Outstanding() == 0 {
 			continue
 		}
 		open = append(open, plan.Open{ID: b.ID, Theme: b.Theme, Cell: b.Cell, Ord: b.Ord, Outstanding: b.Outstanding(),
@@ -121,7 +121,7 @@ func (p *Planner) picks(ctx context.Context, round int, bs []canvas.Bucket) ([]d
 // slice is d as the queue carries it: the callers of the scenarios its
 // buckets still need (dealt by their suite-wide indices) and a turn budget
 // that grows with them.
-func (p *Planner) slice(round int, d dealt, byID map[string]canvas.Bucket, gap string, lessons []string) queue.Slice {
+func (p *Planner) slice(round int, d dealt, byID map[string]ledger.Bucket, gap string, lessons []string) queue.Slice {
 	c := p.cfg.Engine.C
 	var indices []int
 	outstanding := 0

@@ -10,25 +10,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
-// ledger is the ledger in memory (canvastest, held to *canvas.Store by its
+// ledger is the ledger in memory (ledgertest, held to *ledger.Store by its
 // contract test), recording what only the planner's tests ask: the moves of
 // the run and the buckets raised.
-type ledger struct {
-	*canvastest.Ledger
+type fakeLedger struct {
+	*ledgertest.Ledger
 	mu     sync.Mutex
-	moves  []canvas.RunState
+	moves  []ledger.RunState
 	raised map[string]plan.Spec
 }
 
-func (l *ledger) MoveRun(ctx context.Context, id string, to canvas.RunState, msg string) (canvas.RunState, error) {
+func (l *fakeLedger) MoveRun(ctx context.Context, id string, to ledger.RunState, msg string) (ledger.RunState, error) {
 	from, err := l.Ledger.MoveRun(ctx, id, to, msg)
 	if err == nil {
 		l.mu.Lock()
@@ -38,7 +38,7 @@ func (l *ledger) MoveRun(ctx context.Context, id string, to canvas.RunState, msg
 	return from, err
 }
 
-func (l *ledger) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
+func (l *fakeLedger) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
 	err := l.Ledger.Raise(ctx, run, id, want, spec)
 	if err == nil {
 		l.mu.Lock()
@@ -49,7 +49,7 @@ func (l *ledger) Raise(ctx context.Context, run, id string, want int, spec plan.
 }
 
 // run is run "r" as the ledger holds it.
-func (l *ledger) run() canvas.Run {
+func (l *fakeLedger) run() ledger.Run {
 	r, err := l.Run(context.Background(), "r")
 	if err != nil {
 		panic(err)
@@ -58,7 +58,7 @@ func (l *ledger) run() canvas.Run {
 }
 
 // buckets are run "r"'s buckets.
-func (l *ledger) buckets() []canvas.Bucket {
+func (l *fakeLedger) buckets() []ledger.Bucket {
 	bs, err := l.Buckets(context.Background(), "r")
 	if err != nil {
 		panic(err)
@@ -67,17 +67,17 @@ func (l *ledger) buckets() []canvas.Bucket {
 }
 
 // bucket is run "r"'s bucket id (the zero Bucket when there is none).
-func (l *ledger) bucket(id string) canvas.Bucket {
+func (l *fakeLedger) bucket(id string) ledger.Bucket {
 	for _, b := range l.buckets() {
 		if b.ID == id {
 			return b
 		}
 	}
-	return canvas.Bucket{}
+	return ledger.Bucket{}
 }
 
 // slices are run "r"'s slices of every round.
-func (l *ledger) slices() []canvas.Slice {
+func (l *fakeLedger) slices() []ledger.Slice {
 	ss, err := l.Slices(context.Background(), "r", -1)
 	if err != nil {
 		panic(err)
@@ -86,14 +86,14 @@ func (l *ledger) slices() []canvas.Slice {
 }
 
 // spend records a model call.
-func spend(l *ledger, c canvas.Call) {
+func spend(l *fakeLedger, c ledger.Call) {
 	if err := l.SpendCall(context.Background(), c); err != nil {
 		panic(err)
 	}
 }
 
 // update changes run "r"'s record as a direct write would.
-func (l *ledger) update(fn func(*canvas.Run)) {
+func (l *fakeLedger) update(fn func(*ledger.Run)) {
 	if err := l.UpdateRun("r", fn); err != nil {
 		panic(err)
 	}
@@ -163,7 +163,7 @@ func (q *fakeQueue) sent() []queue.Slice {
 // writers is a fakeQueue.write that proves prove of each bucket's
 // outstanding scenarios (all when prove < 0), journalling them, and
 // finishes the slice done.
-func writers(l *ledger, prove int) func(queue.Slice) {
+func writers(l *fakeLedger, prove int) func(queue.Slice) {
 	return func(s queue.Slice) {
 		ctx := context.Background()
 		for _, id := range s.Buckets {
@@ -175,7 +175,7 @@ func writers(l *ledger, prove int) func(queue.Slice) {
 				panic(err)
 			}
 		}
-		if err := l.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, "w", "", 1); err != nil {
+		if err := l.FinishSlice(ctx, s.Run, s.ID, ledger.SliceDone, "w", "", 1); err != nil {
 			panic(err)
 		}
 	}
@@ -183,15 +183,15 @@ func writers(l *ledger, prove int) func(queue.Slice) {
 
 // testPlanner is a planner of run "r" over the retail contract (no world)
 // with buckets bs already on the ledger, each credited its Done.
-func testPlanner(t *testing.T, asked int, bs ...canvas.Bucket) (*Planner, *ledger, *fakeQueue) {
+func testPlanner(t *testing.T, asked int, bs ...ledger.Bucket) (*Planner, *fakeLedger, *fakeQueue) {
 	t.Helper()
 	c, err := contract.LoadValid("../../examples/retail")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &ledger{Ledger: canvastest.New(), raised: map[string]plan.Spec{}}
+	l := &fakeLedger{Ledger: ledgertest.New(), raised: map[string]plan.Spec{}}
 	ctx := t.Context()
-	if _, err := l.CreateRun(ctx, canvas.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, State: canvas.RunPlanned, Asked: asked, Seed: 7}); err != nil {
+	if _, err := l.CreateRun(ctx, ledger.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, State: ledger.RunPlanned, Asked: asked, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.PutBuckets(ctx, "r", bs); err != nil {
@@ -213,8 +213,8 @@ func testPlanner(t *testing.T, asked int, bs ...canvas.Bucket) (*Planner, *ledge
 
 // bucket is an open plan bucket of use case uc in cell, wanting want, its
 // scenarios from suite index base on, with room for capacity.
-func bucket(id, uc, cell string, ord, want, base, capacity int) canvas.Bucket {
-	return canvas.Bucket{Bucket: plan.Bucket{ID: id, Ord: ord, Theme: uc, Cell: cell, UseCase: uc, Outcome: "succeed",
+func bucket(id, uc, cell string, ord, want, base, capacity int) ledger.Bucket {
+	return ledger.Bucket{Bucket: plan.Bucket{ID: id, Ord: ord, Theme: uc, Cell: cell, UseCase: uc, Outcome: "succeed",
 		Overlay: "none", Kind: "happy", Want: want, Spec: plan.Spec{Base: base, Sized: want, Capacity: capacity}},
-		RunID: "r", State: canvas.BucketOpen, Origin: canvas.OriginPlan}
+		RunID: "r", State: ledger.BucketOpen, Origin: ledger.OriginPlan}
 }

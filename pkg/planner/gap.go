@@ -3,7 +3,7 @@ package planner
 import (
 	"context"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // Gap rounds are the reviewer's: slices for buckets still open after the
@@ -20,7 +20,7 @@ func (p *Planner) GapRounds(ctx context.Context) (int, error) {
 	}
 	rounds := map[int]bool{}
 	for _, s := range ss {
-		if s.Kind == canvas.SliceGap {
+		if s.Kind == ledger.SliceGap {
 			rounds[s.Round] = true
 		}
 	}
@@ -40,9 +40,9 @@ func (p *Planner) Settle(ctx context.Context) error {
 	if err != nil || published(ss) == 0 {
 		return err
 	}
-	kind, gap, attempts := canvas.SliceWork, "", p.cfg.MaxAttempts
-	if ss[0].Kind == canvas.SliceGap {
-		kind, gap, attempts = canvas.SliceGap, gapReason, p.cfg.MaxAttempts+1
+	kind, gap, attempts := ledger.SliceWork, "", p.cfg.MaxAttempts
+	if ss[0].Kind == ledger.SliceGap {
+		kind, gap, attempts = ledger.SliceGap, gapReason, p.cfg.MaxAttempts+1
 	}
 	if _, err := p.deal(ctx, run.Round, kind, gap); err != nil {
 		return err
@@ -74,7 +74,7 @@ func (p *Planner) Gap(ctx context.Context) (int, error) {
 	}
 	open := false
 	for _, b := range bs {
-		open = open || (b.State == canvas.BucketOpen && b.Outstanding() > 0)
+		open = open || (b.State == ledger.BucketOpen && b.Outstanding() > 0)
 	}
 	if !open {
 		return 0, nil
@@ -83,7 +83,7 @@ func (p *Planner) Gap(ctx context.Context) (int, error) {
 	if err := p.cfg.Ledger.SetRound(ctx, p.cfg.RunID, round); err != nil {
 		return 0, err
 	}
-	n, err := p.deal(ctx, round, canvas.SliceGap, gapReason)
+	n, err := p.deal(ctx, round, ledger.SliceGap, gapReason)
 	if err != nil || n == 0 {
 		return n, err
 	}

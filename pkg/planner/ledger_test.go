@@ -1,14 +1,14 @@
 package planner_test
 
 import (
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/planner"
 )
 
-// The planner's ledger is the canvas ledger; its tests run on canvastest's,
-// which pkg/canvas/canvastest holds to the same behaviours.
+// The planner's ledger is pkg/ledger's; its tests run on ledgertest's,
+// which pkg/ledger/ledgertest holds to the same behaviours.
 var (
-	_ planner.Ledger = (*canvas.Store)(nil)
-	_ planner.Ledger = (*canvastest.Ledger)(nil)
+	_ planner.Ledger = (*ledger.Store)(nil)
+	_ planner.Ledger = (*ledgertest.Ledger)(nil)
 )

@@ -6,7 +6,7 @@
 // is: the plan is not derived twice and slices in flight are not republished.
 //
 // The planner moves its run through its part of the lifecycle
-// (canvas.RunState): planned when the canvas is written, writing while it
+// (ledger.RunState): planned when the canvas is written, writing while it
 // deals, then reviewing when the ledger holds the ask, or failed when it does
 // not and nothing is left to deal. A planner started on a run past writing
 // deals nothing and reports how the run stands.
@@ -23,7 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/plan"
@@ -31,22 +31,22 @@ import (
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
-// Ledger is what a planner reads and writes of the ledger (*canvas.Store).
+// Ledger is what a planner reads and writes of the ledger (*ledger.Store).
 type Ledger interface {
 	SaveContract(ctx context.Context, sha, agent string, files map[string][]byte) error
-	CreateRun(ctx context.Context, r canvas.Run) (created bool, err error)
-	Run(ctx context.Context, id string) (canvas.Run, error)
-	MoveRun(ctx context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error)
+	CreateRun(ctx context.Context, r ledger.Run) (created bool, err error)
+	Run(ctx context.Context, id string) (ledger.Run, error)
+	MoveRun(ctx context.Context, id string, to ledger.RunState, message string) (ledger.RunState, error)
 	SetRound(ctx context.Context, id string, round int) error
-	Meter(ctx context.Context, run string) (canvas.Meter, error)
-	PutBuckets(ctx context.Context, run string, bs []canvas.Bucket) error
-	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	Meter(ctx context.Context, run string) (ledger.Meter, error)
+	PutBuckets(ctx context.Context, run string, bs []ledger.Bucket) error
+	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
 	Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error
-	Slices(ctx context.Context, run string, round int) ([]canvas.Slice, error)
-	ClaimSlice(ctx context.Context, sl canvas.Slice) error
-	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
-	Fold(ctx context.Context, run string, maxAttempts int) (canvas.FoldResult, error)
-	TopRefusals(ctx context.Context, run string, limit int) ([]canvas.Reason, error)
+	Slices(ctx context.Context, run string, round int) ([]ledger.Slice, error)
+	ClaimSlice(ctx context.Context, sl ledger.Slice) error
+	FinishSlice(ctx context.Context, run, id string, to ledger.SliceState, writer, reason string, deliveries int) error
+	Fold(ctx context.Context, run string, maxAttempts int) (ledger.FoldResult, error)
+	TopRefusals(ctx context.Context, run string, limit int) ([]ledger.Reason, error)
 }
 
 // Queue is where a planner deals slices, and what it asks of the queue while
@@ -238,24 +238,24 @@ func (p *Planner) Prepare(ctx context.Context) error {
 			return fmt.Errorf("planner: %w", ErrNothingToWrite)
 		}
 	}
-	if _, err := p.cfg.Ledger.CreateRun(ctx, canvas.Run{
+	if _, err := p.cfg.Ledger.CreateRun(ctx, ledger.Run{
 		ID: p.cfg.RunID, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		Model: p.cfg.Model, State: canvas.RunPlanned, Asked: asked, Seed: p.cfg.Seed,
+		Model: p.cfg.Model, State: ledger.RunPlanned, Asked: asked, Seed: p.cfg.Seed,
 		BudgetTokens: p.cfg.BudgetTokens, BudgetUSD: p.cfg.BudgetUSD,
-		Config: canvas.RunConfig{Coverage: pl.Measure(c), Capacity: pl.Capacity, Axes: pl.Axes, MaxWant: p.cfg.MaxWant, AllowPartial: p.cfg.AllowPartial},
+		Config: ledger.RunConfig{Coverage: pl.Measure(c), Capacity: pl.Capacity, Axes: pl.Axes, MaxWant: p.cfg.MaxWant, AllowPartial: p.cfg.AllowPartial},
 	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
 	if probs := pl.Check(c); len(probs) > 0 && p.cfg.Narrow == nil {
 		refused := fmt.Errorf("%w: %v", ErrPlanRefused, probs)
-		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, canvas.RunFailed, refused.Error()); err != nil {
+		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, ledger.RunFailed, refused.Error()); err != nil {
 			return errors.Join(refused, err)
 		}
 		return refused
 	}
-	bs := make([]canvas.Bucket, len(pl.Buckets))
+	bs := make([]ledger.Bucket, len(pl.Buckets))
 	for i, b := range pl.Buckets {
-		bs[i] = canvas.Bucket{Bucket: b, State: canvas.BucketOpen, Origin: canvas.OriginPlan}
+		bs[i] = ledger.Bucket{Bucket: b, State: ledger.BucketOpen, Origin: ledger.OriginPlan}
 	}
 	if err := p.cfg.Ledger.PutBuckets(ctx, p.cfg.RunID, bs); err != nil {
 		return fmt.Errorf("planner: canvas: %w", err)
@@ -276,7 +276,7 @@ type Result struct {
 	Budget bool
 	// State is the run's state after the planner: reviewing, failed, or, for
 	// a run the planner found past writing, whatever it was.
-	State canvas.RunState
+	State ledger.RunState
 }
 
 // ShortError is a run that ended with fewer scenarios than asked: what the
@@ -322,12 +322,12 @@ func (e *ShortError) Error() string {
 // Shortfall says why buckets hold less than asked: how many are blocked
 // below their want, how many are below it unblocked, and how much of the
 // ask no bucket wants.
-func Shortfall(bs []canvas.Bucket, asked int) (blocked, short, unplanned int) {
+func Shortfall(bs []ledger.Bucket, asked int) (blocked, short, unplanned int) {
 	want := 0
 	for _, b := range bs {
 		want += b.Want
 		switch {
-		case b.State == canvas.BucketBlocked:
+		case b.State == ledger.BucketBlocked:
 			blocked++
 		case b.Done < b.Want:
 			short++
@@ -348,14 +348,14 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Asked: run.Asked, State: run.State}
-	if run.State == canvas.RunReviewing || run.State.Final() {
+	if run.State == ledger.RunReviewing || run.State.Final() {
 		p.log.Info("the run is past writing; nothing to deal", "state", run.State)
 		return p.settled(ctx, run, res)
 	}
-	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, canvas.RunWriting, ""); err != nil {
+	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, ledger.RunWriting, ""); err != nil {
 		return res, err
 	}
-	res.State = canvas.RunWriting
+	res.State = ledger.RunWriting
 	res.Rounds, res.Budget, err = p.rounds(ctx, run)
 	if err != nil {
 		return res, err
@@ -367,11 +367,11 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 	if _, err := p.budgetReached(ctx, run); err != nil {
 		return res, err
 	}
-	to, msg := canvas.RunReviewing, ""
+	to, msg := ledger.RunReviewing, ""
 	var short *ShortError
 	if res.Proved < res.Asked {
 		short = &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Short: res.Short, Unplanned: res.Unplanned, Budget: res.Budget}
-		to, msg = canvas.RunFailed, short.Error()
+		to, msg = ledger.RunFailed, short.Error()
 	}
 	if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, to, msg); err != nil {
 		return res, err
@@ -385,7 +385,7 @@ func (p *Planner) Run(ctx context.Context) (Result, error) {
 
 // settled is Result for a run the planner does not deal: its tally, and a
 // *ShortError when it failed short of its ask.
-func (p *Planner) settled(ctx context.Context, run canvas.Run, res Result) (_ Result, err error) {
+func (p *Planner) settled(ctx context.Context, run ledger.Run, res Result) (_ Result, err error) {
 	res.Rounds = run.Round
 	if err := p.tally(ctx, &res); err != nil {
 		return res, err
@@ -393,7 +393,7 @@ func (p *Planner) settled(ctx context.Context, run canvas.Run, res Result) (_ Re
 	if res.Budget, err = p.budgetReached(ctx, run); err != nil {
 		return res, err
 	}
-	if run.State == canvas.RunFailed {
+	if run.State == ledger.RunFailed {
 		return res, &ShortError{Agent: run.Agent, Proved: res.Proved, Asked: res.Asked, Blocked: res.Blocked, Short: res.Short, Unplanned: res.Unplanned, Budget: res.Budget}
 	}
 	return res, nil
@@ -402,7 +402,7 @@ func (p *Planner) settled(ctx context.Context, run canvas.Run, res Result) (_ Re
 // rounds deals round after round, each waited for and folded, until a round
 // deals nothing and tops nothing up, the rounds run out, or the budget is
 // reached (budget true).
-func (p *Planner) rounds(ctx context.Context, run canvas.Run) (last int, budget bool, err error) {
+func (p *Planner) rounds(ctx context.Context, run ledger.Run) (last int, budget bool, err error) {
 	for round := max(run.Round, 1); round <= p.cfg.MaxRounds; round++ {
 		if err := p.cfg.Ledger.SetRound(ctx, p.cfg.RunID, round); err != nil {
 			return last, budget, err
@@ -413,7 +413,7 @@ func (p *Planner) rounds(ctx context.Context, run canvas.Run) (last int, budget 
 		} else if reached {
 			return last, true, nil
 		}
-		dealt, err := p.deal(ctx, round, canvas.SliceWork, "")
+		dealt, err := p.deal(ctx, round, ledger.SliceWork, "")
 		if err != nil {
 			return last, budget, err
 		}
@@ -450,7 +450,7 @@ func (p *Planner) outstanding(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, b := range bs {
-		if b.State == canvas.BucketOpen && b.Outstanding() > 0 {
+		if b.State == ledger.BucketOpen && b.Outstanding() > 0 {
 			return true, nil
 		}
 	}
@@ -475,7 +475,7 @@ func (p *Planner) tally(ctx context.Context, res *Result) error {
 
 // budgetReached reads the run's meter (cap or not, so the spend gauges
 // move) and reports whether it reached the cap in tokens or in dollars.
-func (p *Planner) budgetReached(ctx context.Context, run canvas.Run) (bool, error) {
+func (p *Planner) budgetReached(ctx context.Context, run ledger.Run) (bool, error) {
 	m, err := p.cfg.Ledger.Meter(ctx, p.cfg.RunID)
 	if err != nil {
 		return false, err
@@ -488,7 +488,7 @@ func (p *Planner) budgetReached(ctx context.Context, run canvas.Run) (bool, erro
 	return m.Over(run), nil
 }
 
-func (p *Planner) observe(bs []canvas.Bucket) {
+func (p *Planner) observe(bs []ledger.Bucket) {
 	counts := map[string]int{}
 	for _, b := range bs {
 		counts[string(b.State)]++

@@ -10,14 +10,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 // sixBuckets: two use cases, three cells, various wants.
-func sixBuckets() []canvas.Bucket {
-	return []canvas.Bucket{
+func sixBuckets() []ledger.Bucket {
+	return []ledger.Bucket{
 		bucket("b0", "cancel-order", "cancel-order", 0, 4, 0, 4),
 		bucket("b1", "cancel-order", "cancel-order", 1, 3, 4, 6),
 		bucket("b2", "cancel-order", "get-order", 2, 2, 7, 2),
@@ -34,7 +34,7 @@ func sixBuckets() []canvas.Bucket {
 // that grows with them, and the round's lessons.
 func TestDealClaimsAndPublishes(t *testing.T) {
 	bs := sixBuckets()
-	bs[4].State = canvas.BucketBlocked // not dealt
+	bs[4].State = ledger.BucketBlocked // not dealt
 	bs[5].Done = 2                     // nothing outstanding: not dealt
 	p, l, q := testPlanner(t, 20, bs...)
 	for range 3 {
@@ -42,7 +42,7 @@ func TestDealClaimsAndPublishes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	n, err := p.deal(t.Context(), 1, ledger.SliceWork, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestDealClaimsAndPublishes(t *testing.T) {
 				t.Errorf("bucket %s dealt in %s and %s", id, prev, s.ID)
 			}
 			dealt[id] = s.ID
-			if b.State != canvas.BucketClaimed || b.ClaimedBy != s.ID {
+			if b.State != ledger.BucketClaimed || b.ClaimedBy != s.ID {
 				t.Errorf("bucket %s is %s by %q, want claimed by %s", id, b.State, b.ClaimedBy, s.ID)
 			}
 			outstanding += b.Outstanding()
@@ -114,7 +114,7 @@ func slicesEqualSpread(a, b queue.Spread) bool {
 func TestDealReplaysARestartedRound(t *testing.T) {
 	p, l, q := testPlanner(t, 20, sixBuckets()...)
 	p.cfg.PerSlice = 1
-	if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+	if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 		t.Fatal(err)
 	}
 	first := q.sent()
@@ -122,12 +122,12 @@ func TestDealReplaysARestartedRound(t *testing.T) {
 		t.Fatalf("only %d slices dealt", len(first))
 	}
 	// The first slice was written and finished before the restart.
-	if err := l.FinishSlice(t.Context(), "r", first[0].ID, canvas.SliceDone, "w", "", 1); err != nil {
+	if err := l.FinishSlice(t.Context(), "r", first[0].ID, ledger.SliceDone, "w", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	again := &fakeQueue{cfg: q.cfg}
 	p.cfg.Queue = again
-	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	n, err := p.deal(t.Context(), 1, ledger.SliceWork, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +149,9 @@ func TestDealReplaysARestartedRound(t *testing.T) {
 // dealing stops when it is reached.
 func TestDealStopsAtTheBudget(t *testing.T) {
 	p, l, q := testPlanner(t, 20, sixBuckets()...)
-	l.update(func(r *canvas.Run) { r.BudgetTokens = 1000 })
-	q.write = func(s queue.Slice) { spend(l, canvas.Call{Run: s.Run, Slice: s.ID, Prompt: 1000}) }
-	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	l.update(func(r *ledger.Run) { r.BudgetTokens = 1000 })
+	q.write = func(s queue.Slice) { spend(l, ledger.Call{Run: s.Run, Slice: s.ID, Prompt: 1000}) }
+	n, err := p.deal(t.Context(), 1, ledger.SliceWork, "")
 	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
 		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
 	}
@@ -161,9 +161,9 @@ func TestDealStopsAtTheBudget(t *testing.T) {
 // read as the ledger prices the calls.
 func TestDealStopsAtTheDollarBudget(t *testing.T) {
 	p, l, q := testPlanner(t, 20, sixBuckets()...)
-	l.update(func(r *canvas.Run) { r.BudgetUSD = 0.5 })
-	q.write = func(s queue.Slice) { spend(l, canvas.Call{Run: s.Run, Slice: s.ID, CostUSD: 0.5, Priced: true}) }
-	n, err := p.deal(t.Context(), 1, canvas.SliceWork, "")
+	l.update(func(r *ledger.Run) { r.BudgetUSD = 0.5 })
+	q.write = func(s queue.Slice) { spend(l, ledger.Call{Run: s.Run, Slice: s.ID, CostUSD: 0.5, Priced: true}) }
+	n, err := p.deal(t.Context(), 1, ledger.SliceWork, "")
 	if err != nil || n != 1 || len(q.sent()) != 1 || !p.budgetHit {
 		t.Fatalf("dealt %d (err %v), budget hit %v; want one slice, then the cap", n, err, p.budgetHit)
 	}
@@ -178,14 +178,14 @@ func TestAwait(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		q.write = writers(l, -1)
 		q.pending = 1
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
-			if s.State != canvas.SliceDone {
+			if s.State != ledger.SliceDone {
 				t.Errorf("%s is %s", s.ID, s.State)
 			}
 		}
@@ -193,7 +193,7 @@ func TestAwait(t *testing.T) {
 	t.Run("dead letter", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		q.pending = 1 // the queue is busy: only the advisory ends the round
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		other := queue.Slice{Run: "another-run", ID: q.sent()[0].ID}
@@ -217,7 +217,7 @@ func TestAwait(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
-			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
+			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
 				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
 			}
 		}
@@ -227,14 +227,14 @@ func TestAwait(t *testing.T) {
 	t.Run("dead letter of a slice done", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		q.pending = 1
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		sent := q.sent()
 		if len(sent) < 2 {
 			t.Fatalf("dealt %d slices, want at least 2", len(sent))
 		}
-		if err := l.FinishSlice(t.Context(), "r", sent[0].ID, canvas.SliceDone, "w", "", 1); err != nil {
+		if err := l.FinishSlice(t.Context(), "r", sent[0].ID, ledger.SliceDone, "w", "", 1); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
@@ -255,9 +255,9 @@ func TestAwait(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
-			want, deliveries := canvas.SliceDead, 5
+			want, deliveries := ledger.SliceDead, 5
 			if s.ID == sent[0].ID {
-				want, deliveries = canvas.SliceDone, 1
+				want, deliveries = ledger.SliceDone, 1
 			}
 			if s.State != want || s.Deliveries != deliveries {
 				t.Errorf("%s: %s (%d deliveries), want %s (%d)", s.ID, s.State, s.Deliveries, want, deliveries)
@@ -269,14 +269,14 @@ func TestAwait(t *testing.T) {
 	})
 	t.Run("empty queue", func(t *testing.T) {
 		p, l, _ := testPlanner(t, 20, sixBuckets()...)
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
-			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
+			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
 		}
@@ -285,14 +285,14 @@ func TestAwait(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		q.pending = 1
 		p.cfg.RoundTimeout = 20 * time.Millisecond
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.await(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
-			if s.State != canvas.SliceDead || !strings.Contains(s.Reason, "round timeout") {
+			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "round timeout") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
 		}
@@ -300,7 +300,7 @@ func TestAwait(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		p, _, q := testPlanner(t, 20, sixBuckets()...)
 		q.pending = 1
-		if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
@@ -316,7 +316,7 @@ func TestAwait(t *testing.T) {
 // capacity; their new scenarios take suite-wide indices past every other
 // bucket's.
 func TestTopUp(t *testing.T) {
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 4, 0, 4), // full capacity
 		bucket("b1", "cancel-order", "c2", 1, 3, 4, 6), // 3 spare
 		bucket("b2", "return-item", "c3", 2, 5, 10, 5), // blocked at 1 of 5: 4 short
@@ -325,9 +325,9 @@ func TestTopUp(t *testing.T) {
 		bucket("b5", "track-order", "c6", 5, 1, 18, 1), // full capacity
 		bucket("b6", "track-order", "c7", 6, 0, 19, 1), // a reported bucket: want 0, capacity 1
 	}
-	bs[2].State, bs[2].Done = canvas.BucketBlocked, 1
-	bs[3].State, bs[3].Done = canvas.BucketDone, 2
-	bs[4].State = canvas.BucketClaimed
+	bs[2].State, bs[2].Done = ledger.BucketBlocked, 1
+	bs[3].State, bs[3].Done = ledger.BucketDone, 2
+	bs[4].State = ledger.BucketClaimed
 	p, l, _ := testPlanner(t, 17, bs...)
 	n, err := p.topUp(t.Context(), 17)
 	if err != nil {
@@ -343,7 +343,7 @@ func TestTopUp(t *testing.T) {
 	next := 19 // the first index no bucket's plan reserved (b5's 18 is the last)
 	for id, w := range want {
 		b := l.bucket(id)
-		if b.Want != w || b.State != canvas.BucketOpen {
+		if b.Want != w || b.State != ledger.BucketOpen {
 			t.Errorf("%s: want %d (%s), want %d open", id, b.Want, b.State, w)
 		}
 		for k := b.Spec.Sized; k < b.Want; k++ {
@@ -386,7 +386,7 @@ func TestTopUp(t *testing.T) {
 // bucket that proved nothing keeps its want (its cell has no other case),
 // and with no fresh room a short bucket keeps its want too.
 func TestTopUpCedesShortBuckets(t *testing.T) {
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),  // short: 4 of 10 after an attempt
 		bucket("b1", "cancel-order", "c2", 1, 10, 10, 10), // short: 0 of 10 after an attempt
 		bucket("b2", "return-item", "c3", 2, 10, 20, 10),  // done
@@ -394,7 +394,7 @@ func TestTopUpCedesShortBuckets(t *testing.T) {
 	}
 	bs[0].Done, bs[0].Attempts = 4, 1
 	bs[1].Attempts = 1
-	bs[2].State, bs[2].Done = canvas.BucketDone, 10
+	bs[2].State, bs[2].Done = ledger.BucketDone, 10
 	p, l, _ := testPlanner(t, 30, bs...)
 	n, err := p.topUp(t.Context(), 30)
 	if err != nil || n != 6 {
@@ -426,9 +426,9 @@ func TestTopUpCedesShortBuckets(t *testing.T) {
 	}
 
 	// No fresh room: a short bucket keeps its want and is dealt again.
-	bs = []canvas.Bucket{bucket("b0", "cancel-order", "c1", 0, 10, 0, 10), bucket("b1", "return-item", "c2", 1, 10, 10, 10)}
+	bs = []ledger.Bucket{bucket("b0", "cancel-order", "c1", 0, 10, 0, 10), bucket("b1", "return-item", "c2", 1, 10, 10, 10)}
 	bs[0].Done, bs[0].Attempts = 4, 1
-	bs[1].State, bs[1].Done = canvas.BucketDone, 10
+	bs[1].State, bs[1].Done = ledger.BucketDone, 10
 	p, l, _ = testPlanner(t, 20, bs...)
 	if n, err := p.topUp(t.Context(), 20); err != nil || n != 0 {
 		t.Fatalf("topped up %d (%v) with no room", n, err)
@@ -442,11 +442,11 @@ func TestTopUpCedesShortBuckets(t *testing.T) {
 // code shapes hold apart (Plan.Most); a bucket raised twice keeps the
 // indices of its first raise and takes new ones for the second.
 func TestTopUpStopsAtMost(t *testing.T) {
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 4, 0, 12),
 		bucket("b1", "return-item", "c2", 1, 4, 4, 4),
 	}
-	bs[1].State, bs[1].Done = canvas.BucketBlocked, 0
+	bs[1].State, bs[1].Done = ledger.BucketBlocked, 0
 	p, l, _ := testPlanner(t, 8, bs...)
 	p.Plan = &plan.Plan{Most: 10}
 	n, err := p.topUp(t.Context(), 8)
@@ -483,15 +483,15 @@ func TestRunLifecycle(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
 		q.write = writers(l, -1)
 		res, err := p.Run(t.Context())
-		if err != nil || res.State != canvas.RunReviewing || res.Proved != 17 || res.Blocked != 0 {
+		if err != nil || res.State != ledger.RunReviewing || res.Proved != 17 || res.Blocked != 0 {
 			t.Fatalf("run: %+v, %v", res, err)
 		}
-		if !slices.Equal(l.moves, []canvas.RunState{canvas.RunWriting, canvas.RunReviewing}) {
+		if !slices.Equal(l.moves, []ledger.RunState{ledger.RunWriting, ledger.RunReviewing}) {
 			t.Errorf("moves %v", l.moves)
 		}
 		dealt := len(q.sent())
 		again, err := p.Run(t.Context())
-		if err != nil || again.State != canvas.RunReviewing || len(q.sent()) != dealt {
+		if err != nil || again.State != ledger.RunReviewing || len(q.sent()) != dealt {
 			t.Errorf("a second run: %+v, %v, %d slices more", again, err, len(q.sent())-dealt)
 		}
 	})
@@ -500,10 +500,10 @@ func TestRunLifecycle(t *testing.T) {
 		q.write = writers(l, 0) // nothing is ever proved
 		res, err := p.Run(t.Context())
 		var short *ShortError
-		if !errors.As(err, &short) || res.State != canvas.RunFailed || short.Proved != 0 || short.Asked != 17 || short.Blocked != 6 {
+		if !errors.As(err, &short) || res.State != ledger.RunFailed || short.Proved != 0 || short.Asked != 17 || short.Blocked != 6 {
 			t.Fatalf("run: %+v, %v", res, err)
 		}
-		if l.run().State != canvas.RunFailed || l.run().Message != short.Error() {
+		if l.run().State != ledger.RunFailed || l.run().Message != short.Error() {
 			t.Errorf("ledger: %s %q", l.run().State, l.run().Message)
 		}
 		if want := 3 * 6; len(q.sent()) > want {
@@ -520,7 +520,7 @@ func TestRunLifecycle(t *testing.T) {
 		// buckets end below their want, and the error names them.
 		p, _, q := testPlanner(t, 17, sixBuckets()...)
 		p.cfg.MaxRounds = 1
-		q.write = writers(p.cfg.Ledger.(*ledger), 1)
+		q.write = writers(p.cfg.Ledger.(*fakeLedger), 1)
 		res, err := p.Run(t.Context())
 		var short *ShortError
 		if !errors.As(err, &short) || short.Proved != 6 || short.Blocked != 0 || short.Short != 5 || short.Unplanned != 0 {
@@ -546,8 +546,8 @@ func TestRunLifecycle(t *testing.T) {
 	})
 	t.Run("budget", func(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
-		l.update(func(r *canvas.Run) { r.BudgetTokens = 10 })
-		spend(l, canvas.Call{Run: "r", Prompt: 10})
+		l.update(func(r *ledger.Run) { r.BudgetTokens = 10 })
+		spend(l, ledger.Call{Run: "r", Prompt: 10})
 		res, err := p.Run(t.Context())
 		var short *ShortError
 		if !errors.As(err, &short) || !short.Budget || !res.Budget || len(q.sent()) != 0 {
@@ -559,11 +559,11 @@ func TestRunLifecycle(t *testing.T) {
 	})
 	t.Run("resumed after a cancel", func(t *testing.T) {
 		p, l, q := testPlanner(t, 17, sixBuckets()...)
-		if _, err := l.MoveRun(t.Context(), "r", canvas.RunCancelled, ""); err != nil {
+		if _, err := l.MoveRun(t.Context(), "r", ledger.RunCancelled, ""); err != nil {
 			t.Fatal(err)
 		}
 		q.write = writers(l, -1)
-		if res, err := p.Run(t.Context()); err != nil || res.State != canvas.RunReviewing {
+		if res, err := p.Run(t.Context()); err != nil || res.State != ledger.RunReviewing {
 			t.Fatalf("resume: %+v, %v", res, err)
 		}
 	})
@@ -575,7 +575,7 @@ func TestRunLifecycle(t *testing.T) {
 // trace.
 func TestGapRounds(t *testing.T) {
 	p, l, q := testPlanner(t, 17, sixBuckets()...)
-	l.update(func(r *canvas.Run) { r.State, r.Round = canvas.RunReviewing, 2 })
+	l.update(func(r *ledger.Run) { r.State, r.Round = ledger.RunReviewing, 2 })
 	if n, err := p.GapRounds(t.Context()); err != nil || n != 0 {
 		t.Fatalf("gap rounds of a fresh run: %d, %v", n, err)
 	}
@@ -610,12 +610,12 @@ func TestGapRounds(t *testing.T) {
 		t.Fatalf("settled by republishing %d slices (%v), want the %d dealt", len(re), re, len(dealt))
 	}
 	for _, s := range l.slices() {
-		if s.Kind != canvas.SliceGap || s.State != canvas.SliceDone {
+		if s.Kind != ledger.SliceGap || s.State != ledger.SliceDone {
 			t.Errorf("%s: %s %s", s.ID, s.Kind, s.State)
 		}
 	}
 	for _, b := range l.buckets() {
-		if b.State != canvas.BucketDone || b.ClaimedBy != "" {
+		if b.State != ledger.BucketDone || b.ClaimedBy != "" {
 			t.Errorf("%s: %s, claimed by %q after the fold", b.ID, b.State, b.ClaimedBy)
 		}
 	}
@@ -658,7 +658,7 @@ func TestConfig(t *testing.T) {
 // was given and did not write, so the run writes the cases a run without
 // the deaths writes.
 func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),
 		bucket("b1", "return-item", "c2", 1, 0, 10, 10), // room a top-up could deal to
 	}
@@ -681,7 +681,7 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 		if err := l.Credit(context.Background(), "r", "b0", 4); err != nil {
 			panic(err)
 		}
-		if err := l.FinishSlice(context.Background(), "r", s.ID, canvas.SliceDead, "", "dead-lettered", 5); err != nil {
+		if err := l.FinishSlice(context.Background(), "r", s.ID, ledger.SliceDead, "", "dead-lettered", 5); err != nil {
 			panic(err)
 		}
 	}
@@ -697,7 +697,7 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	if len(l.raised) != 0 {
 		t.Errorf("buckets raised or ceded after a dead slice: %v", l.raised)
 	}
-	if b0, b1 := l.bucket("b0"), l.bucket("b1"); b0.Want != 10 || b0.Done != 10 || b0.Attempts != 0 || b0.State != canvas.BucketDone || b1.Want != 0 {
+	if b0, b1 := l.bucket("b0"), l.bucket("b1"); b0.Want != 10 || b0.Done != 10 || b0.Attempts != 0 || b0.State != ledger.BucketDone || b1.Want != 0 {
 		t.Errorf("b0 %s want %d done %d attempts %d, b1 want %d; want b0 done 10 of 10 after no attempt, b1 untouched",
 			b0.State, b0.Want, b0.Done, b0.Attempts, b1.Want)
 	}
@@ -716,7 +716,7 @@ func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 			writers(l, -1)(s)
 			return
 		}
-		if err := l.FinishSlice(context.Background(), "r", s.ID, canvas.SliceDead, "", "dead-lettered", 5); err != nil {
+		if err := l.FinishSlice(context.Background(), "r", s.ID, ledger.SliceDead, "", "dead-lettered", 5); err != nil {
 			panic(err)
 		}
 	}
@@ -724,13 +724,13 @@ func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 	if err := l.SetRound(t.Context(), "r", 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.deal(t.Context(), 1, canvas.SliceWork, ""); err != nil {
+	if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := p.rounds(t.Context(), l.run()); err != nil {
 		t.Fatal(err)
 	}
-	if b0 := l.bucket("b0"); dealt != 2 || b0.Done != 10 || b0.State != canvas.BucketDone {
+	if b0 := l.bucket("b0"); dealt != 2 || b0.Done != 10 || b0.State != ledger.BucketDone {
 		t.Errorf("%d slices dealt, b0 %s with %d of %d; want the dead slice dealt again and b0 done", dealt, b0.State, b0.Done, b0.Want)
 	}
 }

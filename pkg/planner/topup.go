@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 )
 
@@ -78,10 +78,10 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 
 // committed is what the buckets will write as they stand: a blocked bucket
 // only what it has, any other its want.
-func committed(bs []canvas.Bucket) int {
+func committed(bs []ledger.Bucket) int {
 	n := 0
 	for _, b := range bs {
-		if b.State == canvas.BucketBlocked {
+		if b.State == ledger.BucketBlocked {
 			n += min(b.Done, b.Want)
 		} else {
 			n += b.Want
@@ -92,7 +92,7 @@ func committed(bs []canvas.Bucket) int {
 
 // nextIndex is the first suite-wide scenario index no bucket's plan or
 // top-up has taken.
-func nextIndex(bs []canvas.Bucket) int {
+func nextIndex(bs []ledger.Bucket) int {
 	next := 0
 	for _, b := range bs {
 		next = max(next, b.Spec.End(b.Want))
@@ -102,19 +102,19 @@ func nextIndex(bs []canvas.Bucket) int {
 
 // fresh is a bucket a top-up may raise first: open or done, with spare
 // capacity, and never short after an attempt.
-func fresh(b canvas.Bucket) bool {
+func fresh(b ledger.Bucket) bool {
 	return raisable(b) && b.Attempts == 0
 }
 
 // raisable is a bucket a top-up may raise: neither blocked nor claimed, with
 // spare capacity.
-func raisable(b canvas.Bucket) bool {
-	return b.State != canvas.BucketBlocked && b.State != canvas.BucketClaimed && b.Spec.Capacity > b.Want
+func raisable(b ledger.Bucket) bool {
+	return b.State != ledger.BucketBlocked && b.State != ledger.BucketClaimed && b.Spec.Capacity > b.Want
 }
 
 // room is the spare capacity of fresh buckets, within the indices the code
 // shapes still hold (most, 0: no limit).
-func room(bs []canvas.Bucket, next, most int) int {
+func room(bs []ledger.Bucket, next, most int) int {
 	n := 0
 	for _, b := range bs {
 		if fresh(b) {
@@ -131,10 +131,10 @@ func room(bs []canvas.Bucket, next, most int) int {
 // they did not write, as long as room holds it: open buckets short of their
 // want after an attempt that proved some of it. A bucket that proved none
 // keeps its attempts, so no cell loses its only bucket to one bad try.
-func cedes(bs []canvas.Bucket, room int) []int {
+func cedes(bs []ledger.Bucket, room int) []int {
 	var out []int
 	for i, b := range bs {
-		if b.State != canvas.BucketOpen || b.Attempts == 0 || b.Done == 0 || b.Done >= b.Want {
+		if b.State != ledger.BucketOpen || b.Attempts == 0 || b.Done == 0 || b.Done >= b.Want {
 			continue
 		}
 		if n := b.Want - b.Done; n <= room {
@@ -150,9 +150,9 @@ func cedes(bs []canvas.Bucket, room int) []int {
 // each use case's buckets in order: fresh buckets first, then, when they
 // are full, buckets that fell short before; blocked and claimed buckets
 // take none.
-func raises(bs []canvas.Bucket, short int) map[int]int {
+func raises(bs []ledger.Bucket, short int) map[int]int {
 	raise := map[int]int{}
-	for _, pick := range []func(canvas.Bucket) bool{fresh, raisable} {
+	for _, pick := range []func(ledger.Bucket) bool{fresh, raisable} {
 		short -= raisePass(bs, short, raise, pick)
 	}
 	return raise
@@ -160,7 +160,7 @@ func raises(bs []canvas.Bucket, short int) map[int]int {
 
 // raisePass is one pass of raises over the buckets pick admits; it returns how
 // many it added to raise.
-func raisePass(bs []canvas.Bucket, short int, raise map[int]int, pick func(canvas.Bucket) bool) int {
+func raisePass(bs []ledger.Bucket, short int, raise map[int]int, pick func(ledger.Bucket) bool) int {
 	var order []string
 	byUC := map[string][]int{}
 	for i, b := range bs {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // Snapshot is what the bar draws at one moment.
@@ -24,7 +24,7 @@ type UseCaseProgress struct {
 }
 
 // Poller reads a run's snapshot from the ledger; perUseCase adds ByUseCase.
-func Poller(store *canvas.Store, run string, perUseCase bool) func(context.Context) (Snapshot, error) {
+func Poller(store *ledger.Store, run string, perUseCase bool) func(context.Context) (Snapshot, error) {
 	return func(ctx context.Context) (Snapshot, error) {
 		if !perUseCase {
 			r, err := store.Run(ctx, run)

@@ -55,7 +55,7 @@ func browse(t *testing.T, bin, url string, extra ...string) []byte {
 
 func TestBrowser(t *testing.T) {
 	bin := chromium(t)
-	store := ledger(t) // run-a: 4 of 10 proved
+	store := openLedger(t) // run-a: 4 of 10 proved
 
 	// Loopback only; the server is stopped (and its goroutines with it) at the end.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

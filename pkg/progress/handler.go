@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 //go:embed page.html
@@ -58,7 +58,7 @@ type Options struct {
 // than GET or HEAD is refused with 405: the surface is read-only. With
 // Options.Token every endpoint but /healthz (which says nothing but ok)
 // requires the token.
-func Handler(store *canvas.Store, opts Options) http.Handler {
+func Handler(store *ledger.Store, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -141,7 +141,7 @@ func RequireToken(token string, next http.Handler) http.Handler {
 }
 
 type handler struct {
-	store   *canvas.Store
+	store   *ledger.Store
 	opts    Options
 	answers *answers
 	recent  *recentStats
@@ -158,11 +158,11 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 
 // RunDetail is GET /api/runs/{id}.
 type RunDetail struct {
-	Run canvas.Run `json:"run"`
+	Run ledger.Run `json:"run"`
 	// Summary is what the run list shows of it: status, throughput, ETA.
 	Summary RunSummary `json:"summary"`
 	// DeadReasons are why its dead slices died, most frequent first.
-	DeadReasons  []canvas.DeadReason       `json:"dead_reasons"`
+	DeadReasons  []ledger.DeadReason       `json:"dead_reasons"`
 	Proved       int                       `json:"proved"`
 	Asked        int                       `json:"asked"`
 	UseCases     []UseCaseDetail           `json:"use_cases"`
@@ -263,11 +263,11 @@ func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
 
 // list reads the run list, every run (all, at most limit) or the live ones,
 // and returns it with the figures it read.
-func list(ctx context.Context, store *canvas.Store, all bool, limit int, opts Options) (RunList, []canvas.RunStats, error) {
+func list(ctx context.Context, store *ledger.Store, all bool, limit int, opts Options) (RunList, []ledger.RunStats, error) {
 	out := RunList{Runs: []RunSummary{}, All: all}
-	q := canvas.StatsQuery{Limit: limit}
+	q := ledger.StatsQuery{Limit: limit}
 	if !all {
-		q = canvas.StatsQuery{Limit: liveLimit, Since: time.Now().Add(-opts.LiveWindow)}
+		q = ledger.StatsQuery{Limit: liveLimit, Since: time.Now().Add(-opts.LiveWindow)}
 	}
 	rs, err := store.Stats(ctx, q)
 	if err != nil {
@@ -309,14 +309,14 @@ type recentStats struct {
 	ttl time.Duration
 	mu  sync.Mutex
 	at  time.Time
-	m   map[string]canvas.RunStats
+	m   map[string]ledger.RunStats
 }
 
-func (c *recentStats) put(rs []canvas.RunStats, now time.Time) {
+func (c *recentStats) put(rs []ledger.RunStats, now time.Time) {
 	if c.ttl <= 0 {
 		return
 	}
-	m := make(map[string]canvas.RunStats, len(rs))
+	m := make(map[string]ledger.RunStats, len(rs))
 	for _, r := range rs {
 		m[r.ID] = r
 	}
@@ -325,11 +325,11 @@ func (c *recentStats) put(rs []canvas.RunStats, now time.Time) {
 	c.at, c.m = now, m
 }
 
-func (c *recentStats) get(id string, now time.Time) (canvas.RunStats, bool) {
+func (c *recentStats) get(id string, now time.Time) (ledger.RunStats, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ttl <= 0 || now.Sub(c.at) >= c.ttl {
-		return canvas.RunStats{}, false
+		return ledger.RunStats{}, false
 	}
 	r, ok := c.m[id]
 	return r, ok
@@ -359,7 +359,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, key string, comp
 
 // Detail reads one run's progress from the ledger; stallAfter is as
 // Options.StallAfter.
-func Detail(ctx context.Context, store *canvas.Store, id string, stallAfter time.Duration) (RunDetail, error) {
+func Detail(ctx context.Context, store *ledger.Store, id string, stallAfter time.Duration) (RunDetail, error) {
 	st, err := store.RunStats(ctx, id)
 	if err != nil {
 		return RunDetail{}, err
@@ -368,7 +368,7 @@ func Detail(ctx context.Context, store *canvas.Store, id string, stallAfter time
 }
 
 // detail reads the rest of a run's detail beside its figures st.
-func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallAfter time.Duration) (RunDetail, error) {
+func detail(ctx context.Context, store *ledger.Store, st ledger.RunStats, stallAfter time.Duration) (RunDetail, error) {
 	id, run := st.ID, st.Run
 	var err error
 	d := RunDetail{Run: run, Summary: Summarize(st, stallAfter), Asked: run.Asked, Proved: st.Proved,
@@ -420,7 +420,7 @@ func detail(ctx context.Context, store *canvas.Store, st canvas.RunStats, stallA
 }
 
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, canvas.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no such run")
 		return
 	}

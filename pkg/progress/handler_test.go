@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -21,14 +21,14 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // ledger makes run "run-a" (asked 10) with 4 of 10 proved, two use cases,
 // a finished and an in-flight slice, refusals and spend.
-func ledger(t *testing.T) *canvas.Store {
+func openLedger(t *testing.T) *ledger.Store {
 	t.Helper()
 	ctx := context.Background()
-	s := canvas.New(testenv.Postgres(t))
-	if _, err := s.CreateRun(ctx, canvas.Run{ID: "run-a", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1, BudgetTokens: 50000}); err != nil {
+	s := ledger.New(testenv.Postgres(t))
+	if _, err := s.CreateRun(ctx, ledger.Run{ID: "run-a", Agent: "shop", Model: "builtin", Asked: 10, Seed: 1, BudgetTokens: 50000}); err != nil {
 		t.Fatal(err)
 	}
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		{Bucket: plan.Bucket{ID: "b0", Ord: 0, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 3}},
 		{Bucket: plan.Bucket{ID: "b1", Ord: 1, Theme: "t", Cell: "cancel-order", UseCase: "cancel-order", Angle: "shipped", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 3}},
 		{Bucket: plan.Bucket{ID: "b2", Ord: 2, Theme: "t", Cell: "track-order", UseCase: "track-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 4}},
@@ -36,10 +36,10 @@ func ledger(t *testing.T) *canvas.Store {
 	if err := s.PutBuckets(ctx, "run-a", bs); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-a", ID: "s1", BucketIDs: []string{"b0", "b2"}}); err != nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "run-a", ID: "s1", BucketIDs: []string{"b0", "b2"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-a", ID: "s2", BucketIDs: []string{"b1"}}); err != nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "run-a", ID: "s2", BucketIDs: []string{"b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range []string{"b0", "b0", "b0", "b2"} {
@@ -58,7 +58,7 @@ func ledger(t *testing.T) *canvas.Store {
 	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
 	_ = s.Refuse(ctx, "run-a", "s1", "b2", "ready", "empty", "no rows")
 	_ = s.Spend(ctx, "run-a", "s1", "w1", "builtin", 1200, 300, "ok")
-	_ = s.SpendCall(ctx, canvas.Call{Run: "run-a", Slice: "s1", Writer: "w1", Model: "gpt-x", CostUSD: 0.25, Priced: true})
+	_ = s.SpendCall(ctx, ledger.Call{Run: "run-a", Slice: "s1", Writer: "w1", Model: "gpt-x", CostUSD: 0.25, Priced: true})
 	return s
 }
 
@@ -78,7 +78,7 @@ func get(t *testing.T, srv *httptest.Server, path string, v any) *http.Response 
 }
 
 func TestAPI(t *testing.T) {
-	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{}))
+	srv := httptest.NewServer(progress.Handler(openLedger(t), progress.Options{}))
 	defer srv.Close()
 
 	var list progress.RunList
@@ -128,7 +128,7 @@ func TestAPI(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{Token: "secret"}))
+	srv := httptest.NewServer(progress.Handler(openLedger(t), progress.Options{Token: "secret"}))
 	defer srv.Close()
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 		for _, path := range []string{"/", "/api/runs", "/api/runs/run-a"} {
@@ -153,7 +153,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestPage(t *testing.T) {
-	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{}))
+	srv := httptest.NewServer(progress.Handler(openLedger(t), progress.Options{}))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL + "/")
 	if err != nil {
@@ -214,7 +214,7 @@ func TestRequireToken(t *testing.T) {
 // reports the ledger's health.
 func TestTokenOnEveryEndpoint(t *testing.T) {
 	var unhealthy error
-	srv := httptest.NewServer(progress.Handler(ledger(t), progress.Options{Token: "s3cret",
+	srv := httptest.NewServer(progress.Handler(openLedger(t), progress.Options{Token: "s3cret",
 		Health: func(context.Context) error { return unhealthy }}))
 	defer srv.Close()
 	do := func(path, auth string) int {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -17,26 +17,26 @@ import (
 // default list must treat differently: run-old finished two hours ago,
 // run-stalled is "writing" but idle for an hour, run-abandoned has been idle
 // for three days.
-func fleet(t *testing.T) *canvas.Store {
+func fleet(t *testing.T) *ledger.Store {
 	t.Helper()
 	ctx := context.Background()
-	s := ledger(t)
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-a", ID: "s3", BucketIDs: []string{"b2"}}); err != nil {
+	s := openLedger(t)
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "run-a", ID: "s3", BucketIDs: []string{"b2"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishSlice(ctx, "run-a", "s3", canvas.SliceDead, "w2", "model: provider answered 401 unauthorized", 5); err != nil {
+	if err := s.FinishSlice(ctx, "run-a", "s3", ledger.SliceDead, "w2", "model: provider answered 401 unauthorized", 5); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []canvas.Run{
+	for _, r := range []ledger.Run{
 		{ID: "run-old", Agent: "shop", Model: "builtin", Asked: 5, Seed: 1},
-		{ID: "run-stalled", Agent: "rides", Model: "builtin", Asked: 50, Seed: 1, State: canvas.RunWriting},
-		{ID: "run-abandoned", Agent: "rides", Model: "builtin", Asked: 50, Seed: 1, State: canvas.RunWriting},
+		{ID: "run-stalled", Agent: "rides", Model: "builtin", Asked: 50, Seed: 1, State: ledger.RunWriting},
+		{ID: "run-abandoned", Agent: "rides", Model: "builtin", Asked: 50, Seed: 1, State: ledger.RunWriting},
 	} {
 		if _, err := s.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+	for _, to := range []ledger.RunState{ledger.RunWriting, ledger.RunReviewing, ledger.RunDone} {
 		if _, err := s.MoveRun(ctx, "run-old", to, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestLiveList(t *testing.T) {
 	var live progress.RunList
 	get(t, srv, "/api/runs", &live)
 	got := statuses(live)
-	if len(got) != 2 || got["run-a"] != string(canvas.RunPlanned) || got["run-stalled"] != progress.StatusStalled || live.Hidden != 2 || live.All {
+	if len(got) != 2 || got["run-a"] != string(ledger.RunPlanned) || got["run-stalled"] != progress.StatusStalled || live.Hidden != 2 || live.All {
 		t.Fatalf("live list: %v hidden %d all %v; want run-a and run-stalled (stalled), 2 hidden", got, live.Hidden, live.All)
 	}
 	if live.Runs[0].ID != "run-a" {
@@ -78,7 +78,7 @@ func TestLiveList(t *testing.T) {
 	var all progress.RunList
 	get(t, srv, "/api/runs?all=1", &all)
 	got = statuses(all)
-	if len(got) != 4 || got["run-old"] != string(canvas.RunDone) || got["run-abandoned"] != progress.StatusStalled || all.Hidden != 0 || !all.All {
+	if len(got) != 4 || got["run-old"] != string(ledger.RunDone) || got["run-abandoned"] != progress.StatusStalled || all.Hidden != 0 || !all.All {
 		t.Fatalf("all: %v hidden %d", got, all.Hidden)
 	}
 	var two progress.RunList
@@ -95,12 +95,12 @@ func TestLiveList(t *testing.T) {
 	var d progress.RunDetail
 	get(t, srv, "/api/runs/run-a", &d)
 	if len(d.DeadReasons) != 1 || d.DeadReasons[0].Reason != "model: provider answered 401 unauthorized" ||
-		d.DeadReasons[0].Cause != canvas.DeadFailed || d.DeadReasons[0].Writer != "w2" || d.Summary.Dead != 1 {
+		d.DeadReasons[0].Cause != ledger.DeadFailed || d.DeadReasons[0].Writer != "w2" || d.Summary.Dead != 1 {
 		t.Fatalf("dead reasons %+v (summary dead %d)", d.DeadReasons, d.Summary.Dead)
 	}
 	var st progress.RunDetail
 	get(t, srv, "/api/runs/run-stalled", &st)
-	if st.Summary.Status != progress.StatusStalled || st.Summary.ETASeconds != nil || st.Run.State != canvas.RunWriting {
+	if st.Summary.Status != progress.StatusStalled || st.Summary.ETASeconds != nil || st.Run.State != ledger.RunWriting {
 		t.Fatalf("stalled run: %+v", st.Summary)
 	}
 }
@@ -108,7 +108,7 @@ func TestLiveList(t *testing.T) {
 // An answer carries an ETag; asking again with it gets 304 and no body until
 // the run moves.
 func TestETag(t *testing.T) {
-	store := ledger(t)
+	store := openLedger(t)
 	srv := httptest.NewServer(progress.Handler(store, progress.Options{CacheFor: -1}))
 	defer srv.Close()
 	ask := func(path, etag string) (int, string, int) {
@@ -154,7 +154,7 @@ func TestETag(t *testing.T) {
 // One answer serves every request within CacheFor: a run that moves in
 // between shows on the next period, and the ledger is read once.
 func TestAnswerCache(t *testing.T) {
-	store := ledger(t)
+	store := openLedger(t)
 	srv := httptest.NewServer(progress.Handler(store, progress.Options{CacheFor: time.Hour}))
 	defer srv.Close()
 	var a, b progress.RunList
@@ -171,10 +171,10 @@ func TestAnswerCache(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	base := canvas.RunStats{Run: canvas.Run{ID: "r", State: canvas.RunWriting, Asked: 100, CreatedAt: at.Add(-time.Hour)},
+	base := ledger.RunStats{Run: ledger.Run{ID: "r", State: ledger.RunWriting, Asked: 100, CreatedAt: at.Add(-time.Hour)},
 		At: at, Proved: 40, ProvedRecent: 10, LastActivity: at.Add(-10 * time.Second)}
 	s := progress.Summarize(base, 10*time.Minute)
-	if s.Status != string(canvas.RunWriting) || s.RatePerMinute != 2 || s.ETASeconds == nil || *s.ETASeconds != 1800 {
+	if s.Status != string(ledger.RunWriting) || s.RatePerMinute != 2 || s.ETASeconds == nil || *s.ETASeconds != 1800 {
 		t.Errorf("writing: %+v (eta %v), want 2/min and 30 min left", s, s.ETASeconds)
 	}
 	young := base
@@ -188,13 +188,13 @@ func TestSummarize(t *testing.T) {
 	}
 	idle := base
 	idle.LastActivity, idle.ProvedRecent = at.Add(-11*time.Minute), 0
-	if s := progress.Summarize(idle, 10*time.Minute); s.Status != progress.StatusStalled || s.ETASeconds != nil || s.State != string(canvas.RunWriting) {
+	if s := progress.Summarize(idle, 10*time.Minute); s.Status != progress.StatusStalled || s.ETASeconds != nil || s.State != string(ledger.RunWriting) {
 		t.Errorf("idle 11 minutes: %+v, want stalled without an ETA", s)
 	}
 	done := base
 	fin := at.Add(-30 * time.Minute)
-	done.State, done.FinishedAt, done.LastActivity = canvas.RunDone, &fin, fin
-	if s := progress.Summarize(done, 10*time.Minute); s.Status != string(canvas.RunDone) || s.ETASeconds != nil || s.RatePerMinute != 0 {
+	done.State, done.FinishedAt, done.LastActivity = ledger.RunDone, &fin, fin
+	if s := progress.Summarize(done, 10*time.Minute); s.Status != string(ledger.RunDone) || s.ETASeconds != nil || s.RatePerMinute != 0 {
 		t.Errorf("done an hour later: %+v, want done, no rate or ETA", s)
 	}
 }

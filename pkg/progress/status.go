@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // DefaultStallAfter is how long an unfinished run may go without ledger
@@ -59,10 +59,10 @@ type RunSummary struct {
 }
 
 // Summarize turns a run's ledger figures into what the page shows.
-func Summarize(r canvas.RunStats, stallAfter time.Duration) RunSummary {
+func Summarize(r ledger.RunStats, stallAfter time.Duration) RunSummary {
 	s := RunSummary{ID: r.ID, Agent: r.Agent, Model: r.Model, State: string(r.State), Message: r.Message, Status: string(r.State),
 		Asked: r.Asked, Proved: r.Proved, Round: r.Round, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
-		LastActivity: r.LastActivity, Dead: r.Slices[string(canvas.SliceDead)],
+		LastActivity: r.LastActivity, Dead: r.Slices[string(ledger.SliceDead)],
 		BudgetTokens: r.BudgetTokens, SpentTokens: r.PromptTokens + r.CompletionTokens, BudgetUSD: r.BudgetUSD, SpentUSD: r.CostUSD}
 	for _, n := range r.Refusals {
 		s.Refused += n

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
@@ -528,8 +528,8 @@ func TestSuiteGateFixtures(t *testing.T) {
 		t.Errorf("a bucket with room refused: %+v", r)
 	}
 	ctx := context.Background()
-	store := canvas.New(testenv.Postgres(t))
-	if _, err := store.CreateRun(ctx, canvas.Run{ID: "r", Agent: "gate-fixtures", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 4}); err != nil {
+	store := ledger.New(testenv.Postgres(t))
+	if _, err := store.CreateRun(ctx, ledger.Run{ID: "r", Agent: "gate-fixtures", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 4}); err != nil {
 		t.Fatal(err)
 	}
 	first := keptSucceed()
@@ -543,7 +543,7 @@ func TestSuiteGateFixtures(t *testing.T) {
 		_ = json.Unmarshal(b, &sc)
 		f(&sc)
 		_, err := store.Journal(ctx, "r", &sc, "s1", "w1", codes)
-		var ce *canvas.ConflictError
+		var ce *ledger.ConflictError
 		if !errors.As(err, &ce) {
 			t.Fatalf("journal: want a conflict, got %v", err)
 		}

@@ -3,7 +3,7 @@ package refresh
 import (
 	"regexp"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -18,11 +18,11 @@ var useSuffix = regexp.MustCompile(` \(use [0-9]+\)$`)
 // the first of its use case. A scenario of a use case pl has no bucket of
 // counts in none (Bucket ""). It returns copies of the scenarios so placed,
 // and pl's buckets with Done the number placed in each.
-func Place(pl *plan.Plan, scs []scenario.Scenario) ([]scenario.Scenario, []canvas.Bucket) {
-	bs := make([]canvas.Bucket, len(pl.Buckets))
+func Place(pl *plan.Plan, scs []scenario.Scenario) ([]scenario.Scenario, []ledger.Bucket) {
+	bs := make([]ledger.Bucket, len(pl.Buckets))
 	at := map[string]int{}
 	for i, b := range pl.Buckets {
-		bs[i] = canvas.Bucket{Bucket: b, State: canvas.BucketDone, Origin: canvas.OriginPlan}
+		bs[i] = ledger.Bucket{Bucket: b, State: ledger.BucketDone, Origin: ledger.OriginPlan}
 		at[b.ID] = i
 	}
 	out := make([]scenario.Scenario, len(scs))

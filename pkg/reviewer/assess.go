@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -52,7 +52,7 @@ const (
 // callers, and scenarios that repeat each other, with the buckets still
 // short of their want. Findings are sorted by kind, each kind in the order
 // its subjects appear in the contract or the suite.
-func Assess(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) Review {
+func Assess(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) Review {
 	r := Review{Gaps: gaps(bs)}
 	r.Findings = append(r.Findings, coverage(c, scs)...)
 	r.Findings = append(r.Findings, untested(c, scs, bs)...)
@@ -67,10 +67,10 @@ func finding(kind Kind, subject, format string, a ...any) Finding {
 }
 
 // gaps are the buckets still short of their want that are not blocked.
-func gaps(bs []canvas.Bucket) []string {
+func gaps(bs []ledger.Bucket) []string {
 	var out []string
 	for _, b := range bs {
-		if b.State != canvas.BucketBlocked && b.Done < b.Want {
+		if b.State != ledger.BucketBlocked && b.Done < b.Want {
 			out = append(out, b.ID)
 		}
 	}
@@ -113,7 +113,7 @@ func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
 // untested: hard rules no bucket with a credited scenario tests and no
 // request of a scenario names, and gated tools no request's solution or
 // tempting calls name.
-func untested(c *contract.Contract, scs []scenario.Scenario, bs []canvas.Bucket) []Finding {
+func untested(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) []Finding {
 	named := map[string]bool{}
 	tested := map[string]bool{}
 	for i := range scs {

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -22,38 +22,38 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // scene is what a test writes of a run before the reviewer's turn, as the
-// planner and the writers would; the Store and canvastest's ledger both
+// planner and the writers would; the Store and ledgertest's ledger both
 // are one.
 type scene interface {
 	Ledger
-	CreateRun(ctx context.Context, r canvas.Run) (bool, error)
-	PutBuckets(ctx context.Context, run string, bs []canvas.Bucket) error
-	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error)
+	CreateRun(ctx context.Context, r ledger.Run) (bool, error)
+	PutBuckets(ctx context.Context, run string, bs []ledger.Bucket) error
+	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (ledger.JournalResult, error)
 	Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error
 }
 
 var (
-	_ scene = (*canvas.Store)(nil)
-	_ scene = (*canvastest.Ledger)(nil)
+	_ scene = (*ledger.Store)(nil)
+	_ scene = (*ledgertest.Ledger)(nil)
 )
 
 // record writes run id in state, asking for asked scenarios of the good
 // suite's two buckets (each wanting asked/2, b1 blocked when blocked is
 // set), with the first proved of its scenarios journalled, alternately in
 // b0 and b1.
-func record(t *testing.T, l scene, id string, state canvas.RunState, asked, proved int, blocked bool) {
+func record(t *testing.T, l scene, id string, state ledger.RunState, asked, proved int, blocked bool) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := l.CreateRun(ctx, canvas.Run{ID: id, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin",
+	if _, err := l.CreateRun(ctx, ledger.Run{ID: id, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin",
 		State: state, Asked: asked}); err != nil {
 		t.Fatal(err)
 	}
 	scs, bs := varied()
 	for i := range bs {
-		bs[i].Want, bs[i].Done, bs[i].State, bs[i].Ord = asked/2, 0, canvas.BucketOpen, i
+		bs[i].Want, bs[i].Done, bs[i].State, bs[i].Ord = asked/2, 0, ledger.BucketOpen, i
 	}
 	if blocked {
-		bs[1].State = canvas.BucketBlocked
+		bs[1].State = ledger.BucketBlocked
 	}
 	if err := l.PutBuckets(ctx, id, bs); err != nil {
 		t.Fatal(err)
@@ -82,11 +82,11 @@ func config(l Ledger, run, out string) Config {
 // not ready, a cancelled one is the planner's to resume, and a finished one
 // is returned as it stands, with nothing moved.
 func TestConcludeLeavesRunsNotItsOwn(t *testing.T) {
-	l := canvastest.New()
-	for _, state := range []canvas.RunState{canvas.RunPlanned, canvas.RunWriting, canvas.RunCancelled, canvas.RunDone, canvas.RunFailed} {
+	l := ledgertest.New()
+	for _, state := range []ledger.RunState{ledger.RunPlanned, ledger.RunWriting, ledger.RunCancelled, ledger.RunDone, ledger.RunFailed} {
 		record(t, l, string(state), state, 4, 1, false)
 	}
-	for _, state := range []canvas.RunState{canvas.RunPlanned, canvas.RunWriting} {
+	for _, state := range []ledger.RunState{ledger.RunPlanned, ledger.RunWriting} {
 		_, short, err := Conclude(t.Context(), config(l, string(state), t.TempDir()))
 		if nr, ok := errors.AsType[*NotReadyError](err); !ok || nr.State != state || nr.Run != string(state) || short != nil {
 			t.Errorf("%s: %v, short %v; want a *NotReadyError", state, err, short)
@@ -95,10 +95,10 @@ func TestConcludeLeavesRunsNotItsOwn(t *testing.T) {
 	if _, _, err := Conclude(t.Context(), config(l, "cancelled", t.TempDir())); !errors.Is(err, ErrCancelled) {
 		t.Errorf("cancelled: %v, want ErrCancelled", err)
 	}
-	if err := l.UpdateRun("failed", func(r *canvas.Run) { r.Message = "blocked" }); err != nil {
+	if err := l.UpdateRun("failed", func(r *ledger.Run) { r.Message = "blocked" }); err != nil {
 		t.Fatal(err)
 	}
-	for _, state := range []canvas.RunState{canvas.RunDone, canvas.RunFailed} {
+	for _, state := range []ledger.RunState{ledger.RunDone, ledger.RunFailed} {
 		run, short, err := Conclude(t.Context(), config(l, string(state), t.TempDir()))
 		if err != nil || short != nil || run.State != state {
 			t.Errorf("%s: %s, short %v, %v; want it as it stands", state, run.State, short, err)
@@ -107,7 +107,7 @@ func TestConcludeLeavesRunsNotItsOwn(t *testing.T) {
 	if n := l.Calls("MoveRun"); n != 0 {
 		t.Errorf("%d moves of runs not the reviewer's", n)
 	}
-	if _, _, err := Conclude(t.Context(), config(l, "nobody", t.TempDir())); !errors.Is(err, canvas.ErrNotFound) {
+	if _, _, err := Conclude(t.Context(), config(l, "nobody", t.TempDir())); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("an unknown run: %v, want ErrNotFound", err)
 	}
 	if _, _, err := Conclude(t.Context(), Config{RunID: "done", Contract: shop(), Out: t.TempDir()}); err == nil {
@@ -123,23 +123,23 @@ func TestConcludeReviewing(t *testing.T) {
 		proved        int
 		blocked       bool
 		budget        int64
-		state         canvas.RunState
+		state         ledger.RunState
 		short, blocks int
 		budgetStopped bool
 	}{
-		{"holds the ask", 4, false, 0, canvas.RunDone, 0, 0, false},
-		{"short", 3, false, 0, canvas.RunFailed, 1, 0, false},
-		{"short of a blocked bucket", 3, true, 0, canvas.RunFailed, 0, 1, false},
-		{"short at its budget", 2, false, 1, canvas.RunFailed, 2, 0, true},
+		{"holds the ask", 4, false, 0, ledger.RunDone, 0, 0, false},
+		{"short", 3, false, 0, ledger.RunFailed, 1, 0, false},
+		{"short of a blocked bucket", 3, true, 0, ledger.RunFailed, 0, 1, false},
+		{"short at its budget", 2, false, 1, ledger.RunFailed, 2, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l := canvastest.New()
-			record(t, l, "r", canvas.RunReviewing, 4, c.proved, c.blocked)
+			l := ledgertest.New()
+			record(t, l, "r", ledger.RunReviewing, 4, c.proved, c.blocked)
 			if c.budget > 0 {
-				if err := l.UpdateRun("r", func(r *canvas.Run) { r.BudgetTokens = c.budget }); err != nil {
+				if err := l.UpdateRun("r", func(r *ledger.Run) { r.BudgetTokens = c.budget }); err != nil {
 					t.Fatal(err)
 				}
-				if err := l.SpendCall(t.Context(), canvas.Call{Run: "r", Prompt: 10}); err != nil {
+				if err := l.SpendCall(t.Context(), ledger.Call{Run: "r", Prompt: 10}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -154,7 +154,7 @@ func TestConcludeReviewing(t *testing.T) {
 			if run.State != c.state || stored.State != c.state || stored.Message != run.Message || stored.FinishedAt == nil {
 				t.Fatalf("returned %s %q, stored %s %q; want %s, finished", run.State, run.Message, stored.State, stored.Message, c.state)
 			}
-			if c.state == canvas.RunDone {
+			if c.state == ledger.RunDone {
 				if short != nil || run.Message != "" {
 					t.Errorf("a done run: short %v, message %q", short, run.Message)
 				}
@@ -192,13 +192,13 @@ func (d *crediting) Gap(context.Context) (int, error) {
 // TestConcludeCountsAfterTheGapRounds: what the gap rounds journal counts
 // toward the ask, and the rounds stop at their bound.
 func TestConcludeCountsAfterTheGapRounds(t *testing.T) {
-	l := canvastest.New()
-	record(t, l, "r", canvas.RunReviewing, 4, 2, false)
+	l := ledgertest.New()
+	record(t, l, "r", ledger.RunReviewing, 4, 2, false)
 	d := &crediting{t: t, l: l, run: "r", next: 2}
 	cfg := config(l, "r", t.TempDir())
 	cfg.Dealer, cfg.Rounds = d, 2
 	run, short, err := Conclude(t.Context(), cfg)
-	if err != nil || short != nil || run.State != canvas.RunDone || d.rounds != 2 {
+	if err != nil || short != nil || run.State != ledger.RunDone || d.rounds != 2 {
 		t.Fatalf("%s, short %v, %v after %d rounds; want done after 2", run.State, short, err, d.rounds)
 	}
 }
@@ -209,17 +209,17 @@ func TestConcludeLedgerFaults(t *testing.T) {
 	down := errors.New("database down")
 	for _, method := range []string{"Run", "Count", "Buckets", "Budget", "MoveRun"} {
 		t.Run(method, func(t *testing.T) {
-			l := canvastest.New()
-			record(t, l, "r", canvas.RunReviewing, 4, 2, false)
+			l := ledgertest.New()
+			record(t, l, "r", ledger.RunReviewing, 4, 2, false)
 			l.Fail(method, 1, down)
 			if _, _, err := Conclude(t.Context(), config(l, "r", t.TempDir())); !errors.Is(err, down) {
 				t.Fatalf("%v, want the ledger's error", err)
 			}
-			if r, err := l.Run(t.Context(), "r"); err != nil || r.State != canvas.RunReviewing {
+			if r, err := l.Run(t.Context(), "r"); err != nil || r.State != ledger.RunReviewing {
 				t.Errorf("run %s, %v; want it left reviewing", r.State, err)
 			}
 			// The retry concludes it.
-			if run, _, err := Conclude(t.Context(), config(l, "r", t.TempDir())); err != nil || run.State != canvas.RunFailed {
+			if run, _, err := Conclude(t.Context(), config(l, "r", t.TempDir())); err != nil || run.State != ledger.RunFailed {
 				t.Errorf("the retry: %s, %v; want failed (short)", run.State, err)
 			}
 		})
@@ -254,17 +254,17 @@ func names(w *suite.Written) []string {
 // TestRunWritesTheSuite: the reviewer's turn writes the suite as the
 // ledger holds it, and says how a run that ended failed fell short.
 func TestRunWritesTheSuite(t *testing.T) {
-	l := canvastest.New()
-	record(t, l, "done", canvas.RunReviewing, 4, 4, false)
-	record(t, l, "short", canvas.RunReviewing, 4, 3, false)
-	record(t, l, "failed", canvas.RunFailed, 4, 1, false)
-	if err := l.UpdateRun("failed", func(r *canvas.Run) { r.Message = "the provider quota ran out" }); err != nil {
+	l := ledgertest.New()
+	record(t, l, "done", ledger.RunReviewing, 4, 4, false)
+	record(t, l, "short", ledger.RunReviewing, 4, 3, false)
+	record(t, l, "failed", ledger.RunFailed, 4, 1, false)
+	if err := l.UpdateRun("failed", func(r *ledger.Run) { r.Message = "the provider quota ran out" }); err != nil {
 		t.Fatal(err)
 	}
 
 	out := t.TempDir()
 	rep, err := Run(t.Context(), config(l, "done", out))
-	if err != nil || rep.State != string(canvas.RunDone) || rep.Count != 4 {
+	if err != nil || rep.State != string(ledger.RunDone) || rep.Count != 4 {
 		t.Fatalf("done: %s with %d scenarios, %v", rep.State, rep.Count, err)
 	}
 	w, written := readSuite(t, out)
@@ -274,7 +274,7 @@ func TestRunWritesTheSuite(t *testing.T) {
 
 	out = t.TempDir()
 	rep, err = Run(t.Context(), config(l, "short", out))
-	if short, ok := errors.AsType[*planner.ShortError](err); !ok || short.Proved != 3 || rep.State != string(canvas.RunFailed) {
+	if short, ok := errors.AsType[*planner.ShortError](err); !ok || short.Proved != 3 || rep.State != string(ledger.RunFailed) {
 		t.Errorf("short: %s, %v; want failed with a *planner.ShortError", rep.State, err)
 	}
 	if w, _ := readSuite(t, out); len(w.Index.Scenarios) != 3 {
@@ -292,8 +292,8 @@ func TestRunWritesTheSuite(t *testing.T) {
 // refusals as its queries give them, and a second turn (a retried Job)
 // writing the same suite without moving the run again.
 func TestRunOnPostgres(t *testing.T) {
-	l := canvas.New(testenv.Postgres(t))
-	record(t, l, "r", canvas.RunReviewing, 4, 3, true)
+	l := ledger.New(testenv.Postgres(t))
+	record(t, l, "r", ledger.RunReviewing, 4, 3, true)
 	for _, rf := range [][3]string{{"b1", "static", "placeholder"}, {"b1", "static", "placeholder"}, {"b1", "solvable", "check-failed"}} {
 		if err := l.Refuse(t.Context(), "r", "s1", rf[0], rf[1], rf[2], "refused "+rf[2]); err != nil {
 			t.Fatal(err)
@@ -302,10 +302,10 @@ func TestRunOnPostgres(t *testing.T) {
 	out := t.TempDir()
 	rep, err := Run(t.Context(), config(l, "r", out))
 	short, ok := errors.AsType[*planner.ShortError](err)
-	if !ok || short.Proved != 3 || short.Blocked != 1 || rep.State != string(canvas.RunFailed) {
+	if !ok || short.Proved != 3 || short.Blocked != 1 || rep.State != string(ledger.RunFailed) {
 		t.Fatalf("%s, %v; want failed, a *planner.ShortError with b1 blocked", rep.State, err)
 	}
-	if run, err := l.Run(t.Context(), "r"); err != nil || run.State != canvas.RunFailed || run.Message != short.Error() {
+	if run, err := l.Run(t.Context(), "r"); err != nil || run.State != ledger.RunFailed || run.Message != short.Error() {
 		t.Fatalf("run %s %q, %v; want failed with the shortfall", run.State, run.Message, err)
 	}
 	w, written := readSuite(t, out)
@@ -315,7 +315,7 @@ func TestRunOnPostgres(t *testing.T) {
 	if n := written.Refusals["static"]["placeholder"]; n != 2 {
 		t.Errorf("report refusals %v, want static/placeholder 2", written.Refusals)
 	}
-	want := canvas.BucketRefusal{Gate: "static", Code: "placeholder", Count: 2, Of: 3, Example: "refused placeholder"}
+	want := ledger.BucketRefusal{Gate: "static", Code: "placeholder", Count: 2, Of: 3, Example: "refused placeholder"}
 	if len(written.Blocked) != 1 || written.Blocked[0].Bucket != "b1" || written.Blocked[0].Refusal == nil || *written.Blocked[0].Refusal != want {
 		t.Errorf("report blocked %+v, want b1 refused by %+v", written.Blocked, want)
 	}

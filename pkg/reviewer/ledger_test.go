@@ -1,17 +1,17 @@
 package reviewer_test
 
 import (
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 )
 
 // A reviewer reads the suite from, and concludes its run in, the canvas
-// ledger; its tests run on canvastest's, which pkg/canvas/canvastest holds
+// ledger; its tests run on ledgertest's, which pkg/ledger/ledgertest holds
 // to the same behaviours.
 var (
-	_ reviewer.Ledger = (*canvas.Store)(nil)
-	_ reviewer.Ledger = (*canvastest.Ledger)(nil)
-	_ reviewer.Suite  = (*canvas.Store)(nil)
-	_ reviewer.Suite  = (*canvastest.Ledger)(nil)
+	_ reviewer.Ledger = (*ledger.Store)(nil)
+	_ reviewer.Ledger = (*ledgertest.Ledger)(nil)
+	_ reviewer.Suite  = (*ledger.Store)(nil)
+	_ reviewer.Suite  = (*ledgertest.Ledger)(nil)
 )

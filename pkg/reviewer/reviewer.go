@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
@@ -29,19 +29,19 @@ import (
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
-// Suite is what Read reads of the ledger (*canvas.Store).
+// Suite is what Read reads of the ledger (*ledger.Store).
 type Suite interface {
 	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
-	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
+	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
 }
 
 // Read reviews a run's suite as the ledger holds it.
-func Read(ctx context.Context, ledger Suite, run string, c *contract.Contract) (Review, error) {
-	scs, err := ledger.Scenarios(ctx, run)
+func Read(ctx context.Context, l Suite, run string, c *contract.Contract) (Review, error) {
+	scs, err := l.Scenarios(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
-	bs, err := ledger.Buckets(ctx, run)
+	bs, err := l.Buckets(ctx, run)
 	if err != nil {
 		return Review{}, err
 	}
@@ -49,13 +49,13 @@ func Read(ctx context.Context, ledger Suite, run string, c *contract.Contract) (
 }
 
 // Ledger is what a reviewer's turn reads and moves of the ledger
-// (*canvas.Store): the run, its count and budget, to conclude it; the rest
+// (*ledger.Store): the run, its count and budget, to conclude it; the rest
 // of what the suite is written from (suite.Ledger).
 type Ledger interface {
 	suite.Ledger
-	MoveRun(ctx context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error)
+	MoveRun(ctx context.Context, id string, to ledger.RunState, message string) (ledger.RunState, error)
 	Count(ctx context.Context, run string) (int, error)
-	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
+	Budget(ctx context.Context, r ledger.Run) (ledger.Budget, error)
 }
 
 // Dealer deals gap rounds (*planner.Planner).
@@ -147,7 +147,7 @@ func (c Config) Validate() error {
 // nothing to review yet.
 type NotReadyError struct {
 	Run   string
-	State canvas.RunState
+	State ledger.RunState
 }
 
 func (e *NotReadyError) Error() string {
@@ -184,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (suite.Report, error) {
 		return rep, err
 	case short != nil:
 		return rep, short
-	case run.State == canvas.RunFailed:
+	case run.State == ledger.RunFailed:
 		return rep, &FailedError{Run: run.ID, Reason: run.Message}
 	}
 	return rep, nil
@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg Config) (suite.Report, error) {
 // when it does not (short says by how much). A run already done or failed is
 // returned as it is; a run still planned or writing is a *NotReadyError, a
 // cancelled one ErrCancelled.
-func Conclude(ctx context.Context, cfg Config) (run canvas.Run, short *planner.ShortError, err error) {
+func Conclude(ctx context.Context, cfg Config) (run ledger.Run, short *planner.ShortError, err error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return run, nil, err
@@ -204,11 +204,11 @@ func Conclude(ctx context.Context, cfg Config) (run canvas.Run, short *planner.S
 		return run, nil, err
 	}
 	switch run.State {
-	case canvas.RunPlanned, canvas.RunWriting:
+	case ledger.RunPlanned, ledger.RunWriting:
 		return run, nil, &NotReadyError{Run: run.ID, State: run.State}
-	case canvas.RunCancelled:
+	case ledger.RunCancelled:
 		return run, nil, fmt.Errorf("%w (run %s)", ErrCancelled, run.ID)
-	case canvas.RunReviewing:
+	case ledger.RunReviewing:
 		return settle(ctx, cfg, run)
 	}
 	return run, nil, nil
@@ -217,7 +217,7 @@ func Conclude(ctx context.Context, cfg Config) (run canvas.Run, short *planner.S
 // settle fills a reviewing run and moves it to done, or to failed when the
 // ledger then holds less than the ask (short says by how much). It returns
 // the run as moved.
-func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *planner.ShortError, error) {
+func settle(ctx context.Context, cfg Config, run ledger.Run) (ledger.Run, *planner.ShortError, error) {
 	if cfg.Dealer != nil && cfg.Rounds > 0 {
 		if _, err := Fill(ctx, cfg.Dealer, cfg.Rounds, cfg.Logger); err != nil {
 			return run, nil, err
@@ -227,9 +227,9 @@ func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *plann
 	if err != nil {
 		return run, nil, err
 	}
-	to, msg := canvas.RunDone, ""
+	to, msg := ledger.RunDone, ""
 	if short != nil {
-		to, msg = canvas.RunFailed, short.Error()
+		to, msg = ledger.RunFailed, short.Error()
 	}
 	if _, err := cfg.Ledger.MoveRun(ctx, run.ID, to, msg); err != nil {
 		return run, nil, err
@@ -240,7 +240,7 @@ func settle(ctx context.Context, cfg Config, run canvas.Run) (canvas.Run, *plann
 
 // shortfall is how a run falls short of its ask, from the ledger; nil when
 // it does not.
-func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortError, error) {
+func shortfall(ctx context.Context, cfg Config, run ledger.Run) (*planner.ShortError, error) {
 	proved, err := cfg.Ledger.Count(ctx, run.ID)
 	if err != nil || proved >= run.Asked {
 		return nil, err
@@ -265,8 +265,8 @@ func shortfall(ctx context.Context, cfg Config, run canvas.Run) (*planner.ShortE
 // (adequacy.Reach); nil leaves coverage.handler_branches out. Every path
 // that writes a run's report (the all-in-one run, the distributed
 // reviewer) comes here, so they say the same.
-func Write(ctx context.Context, ledger suite.Ledger, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
-	rv, err := Read(ctx, ledger, run, c)
+func Write(ctx context.Context, l suite.Ledger, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
+	rv, err := Read(ctx, l, run, c)
 	if err != nil {
 		return suite.Report{}, err
 	}
@@ -276,7 +276,7 @@ func Write(ctx context.Context, ledger suite.Ledger, run string, c *contract.Con
 			return adequacy.Reach(ctx, prover, c, kept)
 		}
 	}
-	rep, err := suite.Write(ctx, ledger, run, c, out, extra)
+	rep, err := suite.Write(ctx, l, run, c, out, extra)
 	if err != nil {
 		return suite.Report{}, err
 	}
@@ -294,7 +294,7 @@ func Write(ctx context.Context, ledger suite.Ledger, run string, c *contract.Con
 // spend join the report's. reach measures the handlers' refusal branches
 // as for Write (nil: not measured).
 func Restate(ctx context.Context, ledger suite.Ledger, run, mode string, c *contract.Contract, p *plan.Plan, dir string,
-	kept []scenario.Scenario, bs []canvas.Bucket, reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
+	kept []scenario.Scenario, bs []ledger.Bucket, reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
 	a := suite.Account{Buckets: bs}
 	if run != "" {
 		var err error

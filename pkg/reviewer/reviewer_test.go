@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -38,7 +38,7 @@ func sc(name, uc, kind, expects, caller, personality, accent string, tools ...st
 
 // varied is a suite with nothing wrong: every use case off its ordinary
 // path, every outcome, every rule and gated tool, ten distinct callers.
-func varied() ([]scenario.Scenario, []canvas.Bucket) {
+func varied() ([]scenario.Scenario, []ledger.Bucket) {
 	outcomes := []string{"succeed", "refuse", "ask", "escalate"}
 	pers := []string{"calm", "angry", "anxious", "curt", "chatty"}
 	accents := []string{"irish", "texan", "scottish", "nigerian", "indian"}
@@ -57,9 +57,9 @@ func varied() ([]scenario.Scenario, []canvas.Bucket) {
 		}
 		scs = append(scs, s)
 	}
-	bs := []canvas.Bucket{
-		{Bucket: plan.Bucket{ID: "b0", Want: 2, Spec: plan.Spec{Rules: []string{"verify-first"}}}, State: canvas.BucketDone, Done: 2},
-		{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Rules: []string{"no-refund-after-30-days"}}}, State: canvas.BucketDone, Done: 2},
+	bs := []ledger.Bucket{
+		{Bucket: plan.Bucket{ID: "b0", Want: 2, Spec: plan.Spec{Rules: []string{"verify-first"}}}, State: ledger.BucketDone, Done: 2},
+		{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Rules: []string{"no-refund-after-30-days"}}}, State: ledger.BucketDone, Done: 2},
 	}
 	return scs, bs
 }
@@ -87,12 +87,12 @@ func TestAssessFindings(t *testing.T) {
 	for _, c := range []struct {
 		kind    Kind
 		subject string
-		change  func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket)
+		change  func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket)
 	}{
-		{UseCaseMissing, "track-order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{UseCaseMissing, "track-order", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			return slices.DeleteFunc(scs, func(s scenario.Scenario) bool { return s.UseCase == "track-order" }), bs
 		}},
-		{OrdinaryPathOnly, "cancel-order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{OrdinaryPathOnly, "cancel-order", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			for i := range scs {
 				if scs[i].UseCase == "cancel-order" {
 					scs[i].Kind = "happy"
@@ -100,7 +100,7 @@ func TestAssessFindings(t *testing.T) {
 			}
 			return scs, bs
 		}},
-		{OutcomeMissing, "escalate", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{OutcomeMissing, "escalate", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			for i := range scs {
 				if scs[i].Expects == "escalate" {
 					scs[i].Expects = "refuse"
@@ -108,30 +108,30 @@ func TestAssessFindings(t *testing.T) {
 			}
 			return scs, bs
 		}},
-		{RuleUntested, "no-refund-after-30-days", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{RuleUntested, "no-refund-after-30-days", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			bs[1].Done = 0 // its bucket has no scenario
 			return scs, bs
 		}},
-		{GatedToolUntested, "cancel_order", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{GatedToolUntested, "cancel_order", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			scs[0].Tempting = nil
 			return scs, bs
 		}},
-		{CallerNames, "", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{CallerNames, "", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			scs[3].Persona.Name = scs[2].Persona.Name
 			scs[5].Persona.Name = scs[4].Persona.Name
 			return scs, bs
 		}},
-		{PersonalitySkew, "angry", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{PersonalitySkew, "angry", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			scs[0].Persona.Personality, scs[2].Persona.Personality = "angry", "angry"
 			return scs, bs
 		}},
-		{Accents, "", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{Accents, "", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			for i := range scs {
 				scs[i].Persona.Accent = []string{"irish", "texan", "scottish"}[i%3]
 			}
 			return scs, bs
 		}},
-		{SameTest, "s9", func(scs []scenario.Scenario, bs []canvas.Bucket) ([]scenario.Scenario, []canvas.Bucket) {
+		{SameTest, "s9", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			dup := scs[1]
 			dup.Name = "s9"
 			dup.Persona.Personality, dup.Persona.Accent = scs[9].Persona.Personality, scs[9].Persona.Accent
@@ -189,9 +189,9 @@ func compare(a, b Kind) int {
 func TestAssessGaps(t *testing.T) {
 	scs, bs := varied()
 	bs = append(bs,
-		canvas.Bucket{Bucket: plan.Bucket{ID: "b2", Want: 3}, State: canvas.BucketOpen, Done: 1},
-		canvas.Bucket{Bucket: plan.Bucket{ID: "b3", Want: 3}, State: canvas.BucketBlocked, Done: 1},
-		canvas.Bucket{Bucket: plan.Bucket{ID: "b4", Want: 0}, State: canvas.BucketOpen},
+		ledger.Bucket{Bucket: plan.Bucket{ID: "b2", Want: 3}, State: ledger.BucketOpen, Done: 1},
+		ledger.Bucket{Bucket: plan.Bucket{ID: "b3", Want: 3}, State: ledger.BucketBlocked, Done: 1},
+		ledger.Bucket{Bucket: plan.Bucket{ID: "b4", Want: 0}, State: ledger.BucketOpen},
 	)
 	if r := Assess(shop(), scs, bs); !slices.Equal(r.Gaps, []string{"b2"}) {
 		t.Fatalf("gaps %v, want [b2]", r.Gaps)

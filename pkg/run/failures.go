@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -43,7 +43,7 @@ func failureType(err error) string {
 // sorted as the contracts were given, each with its spend from the meter
 // (a failed run's calls were paid for too). Nothing is written when every
 // contract delivered; a stale file from an earlier run is removed.
-func writeFailures(ctx context.Context, store *canvas.Store, out string, results []Result) error {
+func writeFailures(ctx context.Context, store *ledger.Store, out string, results []Result) error {
 	if out == "" {
 		out = "out"
 	}

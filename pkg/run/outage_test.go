@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -82,19 +82,19 @@ func TestOutageSpendsNoDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	store := canvas.New(pool)
+	store := ledger.New(pool)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		slices, err := store.Slices(ctx, "outage", -1)
 		finished := 0
 		for _, s := range slices {
 			switch s.State {
-			case canvas.SliceDone:
+			case ledger.SliceDone:
 				finished++
 				if s.Deliveries != 1 {
 					t.Errorf("slice %s done after %d deliveries, want 1", s.ID, s.Deliveries)
 				}
-			case canvas.SliceDead:
+			case ledger.SliceDead:
 				t.Errorf("slice %s dead: %s", s.ID, s.Reason)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/progress"
@@ -87,7 +87,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 			return fail(err)
 		}
 		u.Keep(func(name string, old []byte) error {
-			return j.store.KeepVersion(ctx, canvas.Version{Run: res.RunID, Name: name, Ask: rv.Ask, Suite: dir, Body: old})
+			return j.store.KeepVersion(ctx, ledger.Version{Run: res.RunID, Name: name, Ask: rv.Ask, Suite: dir, Body: old})
 		})
 		f = u
 		res.Asked = len(names)

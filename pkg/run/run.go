@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/allowance"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
@@ -247,7 +247,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if err := startup.Retry(ctx, log, "database", func(ctx context.Context) error { return migrate.Apply(ctx, pool) }); err != nil {
 		return nil, err
 	}
-	store := canvas.New(pool)
+	store := ledger.New(pool)
 	reg := metrics.NewRegistry()
 	// Writers and planners report under their own roles, as the separate
 	// binaries do; both record each run's work under that run (For).
@@ -374,7 +374,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 // startWriters starts cfg.Writers writers, each with its own queue
 // connection like a pod, and returns what stops them and waits.
 // A writer that stops on an error (a refused configuration) calls fail.
-func startWriters(ctx context.Context, cfg Config, natsURL string, store *canvas.Store, engines *engine.Cache, client model.Client, mx *metrics.Metrics, fail func(error)) (stop func(), err error) {
+func startWriters(ctx context.Context, cfg Config, natsURL string, store *ledger.Store, engines *engine.Cache, client model.Client, mx *metrics.Metrics, fail func(error)) (stop func(), err error) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -414,7 +414,7 @@ type job struct {
 	cfg   Config
 	c     *contract.Contract
 	e     *engine.Engine
-	store *canvas.Store
+	store *ledger.Store
 	q     *queue.Queue
 	mx    *metrics.Metrics
 	steer []plan.Steer
@@ -500,7 +500,7 @@ func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error)
 	if refused, fatal := model.IsFatal(context.Cause(ctx)); fatal {
 		// The provider refused the writers' configuration: no slice can be
 		// written until it changes, so the run fails with the fix named.
-		if _, err := j.store.MoveRun(fctx, res.RunID, canvas.RunFailed, refused.Error()); err != nil {
+		if _, err := j.store.MoveRun(fctx, res.RunID, ledger.RunFailed, refused.Error()); err != nil {
 			j.log.Error("recording the failed run", "run", res.RunID, "err", err)
 		}
 		res.Err = fmt.Errorf("%s: %w", j.c.Agent, context.Cause(ctx))
@@ -510,7 +510,7 @@ func (j job) stopped(ctx context.Context, res Result, p *plan.Plan, cause error)
 	if ctx.Err() == nil {
 		why = "stopped by an error: " + cause.Error()
 	}
-	if _, err := j.store.MoveRun(fctx, res.RunID, canvas.RunCancelled, why); err != nil {
+	if _, err := j.store.MoveRun(fctx, res.RunID, ledger.RunCancelled, why); err != nil {
 		j.log.Error("recording the stopped run", "run", res.RunID, "err", err)
 	}
 	t := time.Now()

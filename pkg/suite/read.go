@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -188,7 +188,7 @@ func WriteIndex(dir string, idx Index) error {
 
 // AddRunSubGoals adds to dir's catalogue.json the run sub-goals it does not
 // name yet, and leaves the file alone when it has them all.
-func AddRunSubGoals(dir string, gs []canvas.SubGoal) error {
+func AddRunSubGoals(dir string, gs []ledger.SubGoal) error {
 	if len(gs) == 0 {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -87,7 +87,7 @@ func Restate(ctx context.Context, dir string, c *contract.Contract, kept []scena
 	if nm := a.Run.Model; nm != "" && !slices.Contains(strings.Split(model, ", "), nm) {
 		model = strings.TrimPrefix(model+", "+nm, ", ")
 	}
-	run := canvas.Run{ID: prev.Run, Agent: prev.Agent, State: canvas.RunState(prev.State), Asked: prev.Asked,
+	run := ledger.Run{ID: prev.Run, Agent: prev.Agent, State: ledger.RunState(prev.State), Asked: prev.Asked,
 		ContractSHA256: c.SHA256, WorldSHA256: cmp.Or(a.Run.WorldSHA256, prev.Provenance.WorldSHA256),
 		Model: model, Seed: prev.Provenance.Seed, BudgetTokens: ps.BudgetTokens, BudgetUSD: ps.BudgetUSD}
 	rep, err := Summarize(ctx, c, kept, Account{Run: run, Buckets: a.Buckets, Refusals: refusals, Meter: m}, extra)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/suite"
 )
@@ -16,7 +16,7 @@ import (
 func TestRestate(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := ledger(t, []int{0, 1, 2, 3, 4, 5, 6, 7})
+	s := ledgerOf(t, []int{0, 1, 2, 3, 4, 5, 6, 7})
 	was, err := suite.Write(ctx, s, "run-1", testContract, dir, extra)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestRestate(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := w.Scenarios[1:]
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		{Bucket: plan.Bucket{ID: "b0", Cell: "cell-0", UseCase: "cancel-order", Want: 2, Spec: plan.Spec{Rules: []string{"verify-identity"}}}, Done: 1},
 		{Bucket: plan.Bucket{ID: "b1", Cell: "cell-1", UseCase: "return-item", Want: 2}, Done: 2},
 	}
@@ -44,9 +44,9 @@ func TestRestate(t *testing.T) {
 	}
 	c := *testContract
 	c.SHA256 = "now"
-	a := suite.Account{Run: canvas.Run{ID: "run-2", Model: "other", WorldSHA256: "w2"}, Buckets: bs,
+	a := suite.Account{Run: ledger.Run{ID: "run-2", Model: "other", WorldSHA256: "w2"}, Buckets: bs,
 		Refusals: map[string]int{"grounding/unknown-value": 3},
-		Meter:    canvas.Meter{Calls: 1, PromptTokens: 100, CompletionTokens: 10, CostUSD: 0.001}}
+		Meter:    ledger.Meter{Calls: 1, PromptTokens: 100, CompletionTokens: 10, CostUSD: 0.001}}
 	rep, err := suite.Restate(ctx, dir, &c, kept, a, "update", extra)
 	if err != nil {
 		t.Fatal(err)

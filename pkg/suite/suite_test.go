@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -67,16 +67,16 @@ func scenarios() []*scenario.Scenario {
 	return out
 }
 
-// ledger builds a run in a fresh database, journalling scenarios in the
+// ledgerOf builds a run in a fresh database, journalling scenarios in the
 // given order.
-func ledger(t *testing.T, order []int) *canvas.Store {
+func ledgerOf(t *testing.T, order []int) *ledger.Store {
 	t.Helper()
 	ctx := context.Background()
-	s := canvas.New(testenv.Postgres(t))
-	if _, err := s.CreateRun(ctx, canvas.Run{ID: "run-1", Agent: "shop", ContractSHA256: "csha", WorldSHA256: "wsha", Model: "builtin", Asked: 10, Seed: 7}); err != nil {
+	s := ledger.New(testenv.Postgres(t))
+	if _, err := s.CreateRun(ctx, ledger.Run{ID: "run-1", Agent: "shop", ContractSHA256: "csha", WorldSHA256: "wsha", Model: "builtin", Asked: 10, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	var bs []canvas.Bucket
+	var bs []ledger.Bucket
 	for i := 0; i < 5; i++ {
 		uc := "cancel-order"
 		if i%2 == 1 {
@@ -91,7 +91,7 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 		case 4:
 			spec.Rules = []string{"confirm"}
 		}
-		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2, Spec: spec}})
+		bs = append(bs, ledger.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cell-%d", i%3), UseCase: uc, Angle: "a", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2, Spec: spec}})
 	}
 	// Buckets are put in the reverse order too: ord, not insertion, decides.
 	for i := len(bs) - 1; i >= 0; i-- {
@@ -108,14 +108,14 @@ func ledger(t *testing.T, order []int) *canvas.Store {
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "grounding", "unknown-value", "#W9 is not in the world")
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "grounding", "unknown-value", "#W8 is not in the world")
 	_ = s.Refuse(ctx, "run-1", "s1", "b4", "static", "placeholder", "John Doe")
-	if err := s.SpendCall(ctx, canvas.Call{Run: "run-1", Slice: "s1", Writer: "w1", Model: "gpt-x", Prompt: 800, Completion: 200,
+	if err := s.SpendCall(ctx, ledger.Call{Run: "run-1", Slice: "s1", Writer: "w1", Model: "gpt-x", Prompt: 800, Completion: 200,
 		CachedPrompt: 512, Reasoning: 50, CostUSD: 0.004, Priced: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddSubGoal(ctx, "run-1", canvas.SubGoal{Name: "mentions-refund", What: "Says the refund amount", Judged: true}); err != nil {
+	if _, err := s.AddSubGoal(ctx, "run-1", ledger.SubGoal{Name: "mentions-refund", What: "Says the refund amount", Judged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "run-1", ID: "s1", BucketIDs: []string{"b4"}}); err != nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "run-1", ID: "s1", BucketIDs: []string{"b4"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishSlice(ctx, "run-1", "s1", "dead", "w1", "", 3); err != nil {
@@ -161,11 +161,11 @@ func TestWriteByteIdentical(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(b, "scenarios", "gone", "scenario.json"), []byte("{}"), 0o644)
 
-	repA, err := suite.Write(ctx, ledger(t, []int{0, 1, 2, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra)
+	repA, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suite.Write(ctx, ledger(t, []int{7, 3, 5, 1, 6, 0, 2, 4}), "run-1", testContract, b, extra); err != nil {
+	if _, err := suite.Write(ctx, ledgerOf(t, []int{7, 3, 5, 1, 6, 0, 2, 4}), "run-1", testContract, b, extra); err != nil {
 		t.Fatal(err)
 	}
 	ta, tb := tree(t, a), tree(t, b)
@@ -256,7 +256,7 @@ func TestWriteByteIdentical(t *testing.T) {
 	}
 
 	// Writing again over the same folder changes nothing.
-	if _, err := suite.Write(ctx, ledger(t, []int{2, 0, 1, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra); err != nil {
+	if _, err := suite.Write(ctx, ledgerOf(t, []int{2, 0, 1, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra); err != nil {
 		t.Fatal(err)
 	}
 	for p, x := range tree(t, a) {
@@ -268,7 +268,7 @@ func TestWriteByteIdentical(t *testing.T) {
 
 func TestWriteUnsafeName(t *testing.T) {
 	ctx := context.Background()
-	s := ledger(t, []int{0})
+	s := ledgerOf(t, []int{0})
 	evil := scenarios()[1]
 	evil.Name = "../../evil"
 	if _, err := s.Journal(ctx, "run-1", evil, "s1", "w1", nil); err != nil {
@@ -297,7 +297,7 @@ func TestWriteUnsafeName(t *testing.T) {
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
-	if _, err := suite.Write(ctx, ledger(t, []int{0, 1, 2}), "run-1", testContract, out, extra); err != nil {
+	if _, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2}), "run-1", testContract, out, extra); err != nil {
 		t.Fatal(err)
 	}
 	var jl bytes.Buffer

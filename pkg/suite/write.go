@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -240,7 +240,7 @@ type Blocked struct {
 	Reason   string `json:"reason"`
 	// Refusal is the bucket's most frequent refusal, with an example; nil
 	// when nothing was ever refused (the slice died, or nothing was sent).
-	Refusal *canvas.BucketRefusal `json:"refusal,omitempty"`
+	Refusal *ledger.BucketRefusal `json:"refusal,omitempty"`
 }
 
 // Spend is the run's meter: tokens as the provider counted them (cached
@@ -296,7 +296,7 @@ type Index struct {
 
 // NextIndex is one past the last suite-wide index the buckets were dealt:
 // the plan's and every top-up's.
-func NextIndex(bs []canvas.Bucket) int {
+func NextIndex(bs []ledger.Bucket) int {
 	next := 0
 	for _, b := range bs {
 		next = max(next, b.Spec.End(b.Want))
@@ -327,15 +327,15 @@ type IndexEntry struct {
 // safeName is what may become a folder name under scenarios/.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// Ledger is what Write reads of a run from the ledger (*canvas.Store).
+// Ledger is what Write reads of a run from the ledger (*ledger.Store).
 type Ledger interface {
-	Run(ctx context.Context, id string) (canvas.Run, error)
+	Run(ctx context.Context, id string) (ledger.Run, error)
 	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
-	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
-	SubGoals(ctx context.Context, run string) ([]canvas.SubGoal, error)
+	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
+	SubGoals(ctx context.Context, run string) ([]ledger.SubGoal, error)
 	Refusals(ctx context.Context, run string) (map[string]int, error)
-	BucketRefusals(ctx context.Context, run string) (map[string]canvas.BucketRefusal, error)
-	Meter(ctx context.Context, run string) (canvas.Meter, error)
+	BucketRefusals(ctx context.Context, run string) (map[string]ledger.BucketRefusal, error)
+	Meter(ctx context.Context, run string) (ledger.Meter, error)
 }
 
 // Write writes the run's outputs under out from the ledger. c may be nil
@@ -436,11 +436,11 @@ func Write(ctx context.Context, store Ledger, run string, c *contract.Contract, 
 
 // Account is what the ledger counted of a run beyond its scenarios.
 type Account struct {
-	Run      canvas.Run
-	Buckets  []canvas.Bucket
+	Run      ledger.Run
+	Buckets  []ledger.Bucket
 	Refusals map[string]int // "gate/code" -> n
-	Top      map[string]canvas.BucketRefusal
-	Meter    canvas.Meter
+	Top      map[string]ledger.BucketRefusal
+	Meter    ledger.Meter
 }
 
 // Summarize is report.json of the scenarios kept, with what the ledger
@@ -550,7 +550,7 @@ func removeStale(dir string, keep map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo) []SubGoalInfo {
+func catalogue(c *contract.Contract, run []ledger.SubGoal, builtin []SubGoalInfo) []SubGoalInfo {
 	out := []SubGoalInfo{}
 	seen := map[string]bool{}
 	add := func(g SubGoalInfo) {
@@ -579,7 +579,7 @@ func catalogue(c *contract.Contract, run []canvas.SubGoal, builtin []SubGoalInfo
 	return out
 }
 
-func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []canvas.Bucket, extra ReportExtra) Coverage {
+func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bucket, extra ReportExtra) Coverage {
 	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
 		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools)),
 		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
@@ -843,12 +843,12 @@ func byGate(refusals map[string]int) map[string]map[string]int {
 
 // blocked lists the blocked buckets and, once the run is over, every other
 // bucket it left below its want: a short suite always names its buckets.
-func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal, over bool) []Blocked {
+func blocked(buckets []ledger.Bucket, top map[string]ledger.BucketRefusal, over bool) []Blocked {
 	out := []Blocked{}
 	for _, b := range buckets {
-		if b.State == canvas.BucketBlocked || over && b.Done < b.Want {
+		if b.State == ledger.BucketBlocked || over && b.Done < b.Want {
 			bl := Blocked{Bucket: b.ID, Cell: b.Cell, UseCase: b.UseCase, Angle: b.Angle, Done: b.Done, Want: b.Want, Attempts: b.Attempts, Reason: b.Notes}
-			if b.State != canvas.BucketBlocked && bl.Reason == "" {
+			if b.State != ledger.BucketBlocked && bl.Reason == "" {
 				bl.Reason = fmt.Sprintf("%d of %d written when the run's rounds ran out (%d attempts)", b.Done, b.Want, b.Attempts)
 			}
 			if r, ok := top[b.ID]; ok {
@@ -860,7 +860,7 @@ func blocked(buckets []canvas.Bucket, top map[string]canvas.BucketRefusal, over 
 	return out
 }
 
-func spend(m canvas.Meter, r canvas.Run, kept int, refusals map[string]int) Spend {
+func spend(m ledger.Meter, r ledger.Run, kept int, refusals map[string]int) Spend {
 	s := Spend{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CachedPromptTokens: m.CachedPromptTokens,
 		ReasoningTokens: m.ReasoningTokens, CostUSD: m.CostUSD, Priced: m.UnpricedCalls == 0 && m.Calls > 0,
 		BudgetTokens: r.BudgetTokens, BudgetUSD: r.BudgetUSD}

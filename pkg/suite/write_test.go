@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -73,7 +73,7 @@ func TestWriteJSON(t *testing.T) {
 // bucket was dealt, a top-up's span past the plan's sizing and a ceded
 // bucket's reserved span included, not only the plan's own indices.
 func TestNextIndexCoversTopUps(t *testing.T) {
-	bs := []canvas.Bucket{
+	bs := []ledger.Bucket{
 		{Bucket: plan.Bucket{ID: "b0", Want: 3, Spec: plan.Spec{Base: 0, Sized: 2, Capacity: 4, Spans: []plan.Span{{K: 2, Index: 200}}}}},
 		{Bucket: plan.Bucket{ID: "b1", Want: 1, Spec: plan.Spec{Base: 2, Sized: 2, Capacity: 2, Spans: []plan.Span{{K: 2, Index: 201}}}}},
 		{Bucket: plan.Bucket{ID: "b2", Want: 2, Spec: plan.Spec{Base: 190, Sized: 2, Capacity: 2}}},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/progress"
 )
@@ -14,7 +14,7 @@ import (
 // ledger) on addr until ctx ends, then shuts down. When listening is given, it
 // is told the bound address (useful with port 0). It returns nil after a
 // shutdown caused by ctx.
-func ServeProgress(ctx context.Context, addr string, store *canvas.Store, opts progress.Options, listening func(net.Addr)) error {
+func ServeProgress(ctx context.Context, addr string, store *ledger.Store, opts progress.Options, listening func(net.Addr)) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
@@ -16,10 +16,10 @@ const ReadyTimeout = 3 * time.Second
 var errNoQueue = errors.New("queue: not connected yet")
 
 // Dependencies is what every role needs of its servers: the ledger's
-// database reachable and writable (canvas.Store.Ready) and the queue
+// database reachable and writable (ledger.Store.Ready) and the queue
 // reachable (queue.Queue.Ready). A writer paused by an outage asks it before
 // it works again; Ready answers /readyz with it.
-func Dependencies(store *canvas.Store, q *queue.Queue) func(ctx context.Context) error {
+func Dependencies(store *ledger.Store, q *queue.Queue) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		if err := store.Ready(ctx); err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -66,7 +66,7 @@ func (ss *session) reportBucket(ctx context.Context, args string) string {
 	// The new bucket sits in the cell and theme of the use case's planned
 	// buckets (this slice's first), and borrows their tools: a writer dealt it
 	// later gets the same working spec, without the template rows of a level.
-	var sib *canvas.Bucket
+	var sib *ledger.Bucket
 	for _, id := range ss.sliceBucketIDs() {
 		for i := range buckets {
 			if buckets[i].ID == id && buckets[i].UseCase == a.UseCase && sib == nil {
@@ -75,13 +75,13 @@ func (ss *session) reportBucket(ctx context.Context, args string) string {
 		}
 	}
 	for i := range buckets {
-		if sib == nil && buckets[i].UseCase == a.UseCase && buckets[i].Origin == canvas.OriginPlan {
+		if sib == nil && buckets[i].UseCase == a.UseCase && buckets[i].Origin == ledger.OriginPlan {
 			sib = &buckets[i]
 		}
 	}
-	b := canvas.Bucket{Bucket: plan.Bucket{UseCase: a.UseCase, Angle: a.Angle, Outcome: a.Outcome, Overlay: a.Overlay,
+	b := ledger.Bucket{Bucket: plan.Bucket{UseCase: a.UseCase, Angle: a.Angle, Outcome: a.Outcome, Overlay: a.Overlay,
 		Kind: plan.KindOf(a.Outcome, a.Overlay), Theme: a.UseCase, Cell: a.UseCase, Want: 0, Axes: map[string]string{},
-		Spec: plan.Spec{Capacity: 1}}, Notes: clip(a.Why, 500), Origin: canvas.OriginWriter}
+		Spec: plan.Spec{Capacity: 1}}, Notes: clip(a.Why, 500), Origin: ledger.OriginWriter}
 	if sib != nil {
 		sp := sib.Spec
 		b.Theme, b.Cell = sib.Theme, sib.Cell

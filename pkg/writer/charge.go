@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // A slice ends dead on what its own deliveries charge it in the ledger
-// (canvas.Charges), not on how often the queue delivered it: a writer killed
+// (ledger.Charges), not on how often the queue delivered it: a writer killed
 // for a reason of its own, or one that stops, must not use up a slice the
 // way a slice that fails or kills its writers does.
 //
@@ -49,7 +49,7 @@ func (w *Writer) begin(ctx context.Context, d Delivery) error {
 	s := d.Slice()
 	c, err := w.cfg.Ledger.BeginDelivery(ctx, s.Run, s.ID, d.Attempt(), w.cfg.ID)
 	switch {
-	case errors.Is(err, canvas.ErrNotFound):
+	case errors.Is(err, ledger.ErrNotFound):
 		return nil
 	case err != nil:
 		return fmt.Errorf("begin delivery: %w", err)
@@ -63,10 +63,10 @@ func (w *Writer) begin(ctx context.Context, d Delivery) error {
 
 // end records how the delivery ended (failed or released) and reports
 // whether the slice's failures have reached their bound.
-func (w *Writer) end(ctx context.Context, d Delivery, outcome canvas.DeliveryOutcome, reason string) (exhausted bool, err error) {
+func (w *Writer) end(ctx context.Context, d Delivery, outcome ledger.DeliveryOutcome, reason string) (exhausted bool, err error) {
 	s := d.Slice()
 	c, err := w.cfg.Ledger.EndDelivery(ctx, s.Run, s.ID, d.Attempt(), w.cfg.ID, outcome, reason)
-	if errors.Is(err, canvas.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -22,7 +22,7 @@ import (
 // with two buckets of two scenarios claimed by one slice, and that slice
 // published on a real queue of the default settings.
 type onServers struct {
-	store *canvas.Store
+	store *ledger.Store
 	q     *queue.Queue
 	slice queue.Slice
 	e     *engine.Engine
@@ -35,22 +35,22 @@ func newOnServers(t *testing.T) *onServers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := canvas.New(testenv.Postgres(t))
-	if _, err := store.CreateRun(ctx, canvas.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: "w", Model: "m",
-		State: canvas.RunWriting, Asked: 4, Seed: 7}); err != nil {
+	store := ledger.New(testenv.Postgres(t))
+	if _, err := store.CreateRun(ctx, ledger.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: "w", Model: "m",
+		State: ledger.RunWriting, Asked: 4, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	var bs []canvas.Bucket
+	var bs []ledger.Bucket
 	for i := range 2 {
-		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t",
+		bs = append(bs, ledger.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t",
 			UseCase: "cancel-order", Cell: fmt.Sprintf("cancel-order-%d", i), Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2,
-			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, Origin: canvas.OriginPlan})
+			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, Origin: ledger.OriginPlan})
 	}
 	if err := store.PutBuckets(ctx, "r", bs); err != nil {
 		t.Fatal(err)
 	}
 	s := queue.Slice{Run: "r", ID: "r-r1-s001", Round: 1, Buckets: []string{"b0", "b1"}, TurnBudget: 20}
-	if err := store.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: s.ID, Round: 1, BucketIDs: s.Buckets}); err != nil {
+	if err := store.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: s.ID, Round: 1, BucketIDs: s.Buckets}); err != nil {
 		t.Fatal(err)
 	}
 	q, err := queue.Connect(ctx, queue.Config{URL: testenv.NATS(t)})
@@ -115,7 +115,7 @@ func (o *onServers) writer(t *testing.T, m *scriptedModel, want string, cfg func
 }
 
 // ledgerSlice is the slice as the ledger records it.
-func (o *onServers) ledgerSlice(t *testing.T) canvas.Slice {
+func (o *onServers) ledgerSlice(t *testing.T) ledger.Slice {
 	t.Helper()
 	ss, err := o.store.Slices(t.Context(), "r", 1)
 	if err != nil || len(ss) != 1 {
@@ -138,7 +138,7 @@ func TestLostWritersDoNotExhaustTheSlice(t *testing.T) {
 	if began := o.writer(t, m, "slice written", nil); began != 1 {
 		t.Errorf("the last writer began the slice %d times, want 1", began)
 	}
-	if s := o.ledgerSlice(t); s.State != canvas.SliceDone || s.Deliveries != 7 {
+	if s := o.ledgerSlice(t); s.State != ledger.SliceDone || s.Deliveries != 7 {
 		t.Errorf("slice %s after %d deliveries (%q), want done after 7", s.State, s.Deliveries, s.Reason)
 	}
 	if pending, acking, err := o.q.Pending(t.Context()); err != nil || pending != 0 || acking != 0 {
@@ -160,7 +160,7 @@ func TestSliceThatKillsItsWritersEnds(t *testing.T) {
 	if began != 0 || m.made() != 0 {
 		t.Errorf("the slice was worked (%d begun, %d model calls), want it dead before any work", began, m.made())
 	}
-	if s := o.ledgerSlice(t); s.State != canvas.SliceDead || !strings.Contains(s.Reason, "3 of its deliveries were lost with their writer") || s.Deliveries != 4 {
+	if s := o.ledgerSlice(t); s.State != ledger.SliceDead || !strings.Contains(s.Reason, "3 of its deliveries were lost with their writer") || s.Deliveries != 4 {
 		t.Errorf("slice %s after %d deliveries (%q), want dead after 4, three lost", s.State, s.Deliveries, s.Reason)
 	}
 	if pending, acking, err := o.q.Pending(t.Context()); err != nil || pending != 0 || acking != 0 {
@@ -188,7 +188,7 @@ func TestFailuresEndTheSlice(t *testing.T) {
 			t.Errorf("delivery %d finished with %q, want %q", c.d.attempt, got, c.want)
 		}
 	}
-	if state, reason := h.ledger.state("r", "s1"); state != canvas.SliceDead || !strings.Contains(reason, "world unreachable") {
+	if state, reason := h.ledger.state("r", "s1"); state != ledger.SliceDead || !strings.Contains(reason, "world unreachable") {
 		t.Errorf("ledger: slice %q (%q), want dead on its second failure", state, reason)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/model"
@@ -21,7 +21,7 @@ import (
 )
 
 // The fakes here stand in for the queue, the engines and the model, and
-// the ledger is canvastest's in memory, so a writer's decisions are tested
+// the ledger is ledgertest's in memory, so a writer's decisions are tested
 // without servers; pkg/e2e runs the same writer on real NATS and Postgres.
 
 // fakeDelivery records how a delivery was finished.
@@ -67,15 +67,15 @@ func (d *fakeDelivery) ends() []string {
 	return slices.Clone(d.finished)
 }
 
-// ledger is the ledger in memory (canvastest, held to *canvas.Store by its
+// fakeLedger is the ledger in memory (ledgertest, held to *ledger.Store by its
 // contract test), with what the writer's tests ask of it.
-type ledger struct{ *canvastest.Ledger }
+type fakeLedger struct{ *ledgertest.Ledger }
 
 // shutdown is the error of a server shutting down.
 var shutdown = &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
 
 // finish records a slice finished, as another process does.
-func (l ledger) finish(run, slice string, to canvas.SliceState) {
+func (l fakeLedger) finish(run, slice string, to ledger.SliceState) {
 	if err := l.FinishSlice(context.Background(), run, slice, to, "other", "", 1); err != nil {
 		panic(err)
 	}
@@ -83,13 +83,13 @@ func (l ledger) finish(run, slice string, to canvas.SliceState) {
 
 // state is a slice's state and reason in the ledger; "" while it is
 // unfinished (published) or unknown.
-func (l ledger) state(run, slice string) (canvas.SliceState, string) {
+func (l fakeLedger) state(run, slice string) (ledger.SliceState, string) {
 	ss, err := l.Slices(context.Background(), run, -1)
 	if err != nil {
 		panic(err)
 	}
 	for _, s := range ss {
-		if s.ID == slice && s.State != canvas.SlicePublished {
+		if s.ID == slice && s.State != ledger.SlicePublished {
 			return s.State, s.Reason
 		}
 	}
@@ -97,7 +97,7 @@ func (l ledger) state(run, slice string) (canvas.SliceState, string) {
 }
 
 // spend records a model call of run r.
-func (l ledger) spend(c canvas.Call) {
+func (l fakeLedger) spend(c ledger.Call) {
 	c.Run = "r"
 	if err := l.SpendCall(context.Background(), c); err != nil {
 		panic(err)
@@ -105,7 +105,7 @@ func (l ledger) spend(c canvas.Call) {
 }
 
 // update changes a run's record as a direct write would.
-func (l ledger) update(run string, fn func(*canvas.Run)) {
+func (l fakeLedger) update(run string, fn func(*ledger.Run)) {
 	if err := l.UpdateRun(run, fn); err != nil {
 		panic(err)
 	}
@@ -195,7 +195,7 @@ var retail = sync.OnceValues(func() (*contract.Contract, error) {
 // claimed by slice s1.
 type harness struct {
 	w      *Writer
-	ledger ledger
+	ledger fakeLedger
 	model  *scriptedModel
 	// buckets are the buckets the delivered slice names (default b0, b1).
 	buckets []string
@@ -207,21 +207,21 @@ func newHarness(t *testing.T, replies ...any) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := ledger{canvastest.New()}
+	l := fakeLedger{ledgertest.New()}
 	ctx := t.Context()
-	if _, err := l.CreateRun(ctx, canvas.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, Model: "m", State: canvas.RunWriting, Asked: 4, Seed: 7}); err != nil {
+	if _, err := l.CreateRun(ctx, ledger.Run{ID: "r", Agent: c.Agent, ContractSHA256: c.SHA256, Model: "m", State: ledger.RunWriting, Asked: 4, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	var bs []canvas.Bucket
+	var bs []ledger.Bucket
 	for i := range 2 {
-		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i,
+		bs = append(bs, ledger.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i,
 			UseCase: "cancel-order", Cell: "cancel-order", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2,
-			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, Origin: canvas.OriginPlan})
+			Spec: plan.Spec{Base: 2 * i, Capacity: 2, Sized: 2}}, Origin: ledger.OriginPlan})
 	}
 	if err := l.PutBuckets(ctx, "r", bs); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}); err != nil {
+	if err := l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	m := &scriptedModel{name: "m", replies: replies}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
@@ -33,68 +33,68 @@ func TestHandleMatrix(t *testing.T) {
 		run     string
 		last    bool
 		ends    []string          // how the delivery was finished
-		state   canvas.SliceState // the slice in the ledger afterwards ("" untouched)
+		state   ledger.SliceState // the slice in the ledger afterwards ("" untouched)
 		reason  string            // substring of the ledger's reason
 		calls   int               // model calls made
 	}{
 		{name: "written", replies: []any{brief.ToolFinish}, run: "r",
-			ends: []string{"ack"}, state: canvas.SliceDone, calls: 1},
+			ends: []string{"ack"}, state: ledger.SliceDone, calls: 1},
 		{name: "nothing outstanding", run: "r", setup: func(h *harness) {
 			for _, id := range []string{"b0", "b1"} {
 				if err := h.ledger.Credit(context.Background(), "r", id, 2); err != nil {
 					panic(err)
 				}
 			}
-		}, ends: []string{"ack"}, state: canvas.SliceDone},
+		}, ends: []string{"ack"}, state: ledger.SliceDone},
 		{name: "ledger refuses the finish", replies: []any{brief.ToolFinish}, run: "r",
 			setup: func(h *harness) { h.ledger.Fail("FinishSlice", -1, errors.New("ledger down")) },
 			ends:  []string{"nak 1s"}, calls: 1},
 		{name: "unknown run", run: "nobody", ends: []string{"term writer: unknown run \"nobody\""}},
-		{name: "run already done", run: "r", setup: func(h *harness) { h.setState("r", canvas.RunDone) },
+		{name: "run already done", run: "r", setup: func(h *harness) { h.setState("r", ledger.RunDone) },
 			ends: []string{"term writer: run r is done"}},
-		{name: "run failed", run: "r", last: true, setup: func(h *harness) { h.setState("r", canvas.RunFailed) },
+		{name: "run failed", run: "r", last: true, setup: func(h *harness) { h.setState("r", ledger.RunFailed) },
 			ends: []string{"term writer: run r is failed"}},
 		{name: "run of another model", run: "r", setup: func(h *harness) { h.setModel("r", "gpt-x") },
 			ends: []string{"nak 7s"}},
 		{name: "run of another model, last delivery", run: "r", last: true, setup: func(h *harness) { h.setModel("r", "gpt-x") },
-			ends: []string{"term writer: run r is written with model gpt-x; this writer drives m"}, state: canvas.SliceDead, reason: "model gpt-x"},
+			ends: []string{"term writer: run r is written with model gpt-x; this writer drives m"}, state: ledger.SliceDead, reason: "model gpt-x"},
 		{name: "engine fails", run: "r", setup: func(h *harness) { h.w.cfg.Engines = fakeEngines{err: engineDown} },
 			ends: []string{"nak 2s"}},
 		{name: "engine fails on the last delivery", run: "r", last: true, setup: func(h *harness) { h.w.cfg.Engines = fakeEngines{err: engineDown} },
-			ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDead, reason: "world unreachable"},
+			ends: []string{"term engine: engine: world unreachable"}, state: ledger.SliceDead, reason: "world unreachable"},
 		{name: "dead, but the ledger cannot record it", run: "r", last: true, setup: func(h *harness) {
 			h.w.cfg.Engines = fakeEngines{err: engineDown}
 			h.ledger.Fail("FinishSlice", -1, errors.New("ledger down"))
 		}, ends: []string{"nak 1s"}},
 		{name: "dead, but another writer finished it first", run: "r", last: true, setup: func(h *harness) {
-			h.w.cfg.Engines = fakeEngines{err: engineDown, meanwhile: func() { h.ledger.finish("r", "s1", canvas.SliceDone) }}
-		}, ends: []string{"term engine: engine: world unreachable"}, state: canvas.SliceDone},
+			h.w.cfg.Engines = fakeEngines{err: engineDown, meanwhile: func() { h.ledger.finish("r", "s1", ledger.SliceDone) }}
+		}, ends: []string{"term engine: engine: world unreachable"}, state: ledger.SliceDone},
 		// An earlier delivery committed the slice and lost its ack: acked,
 		// with no session, even where its buckets are short, and never dead
 		// on the last delivery.
-		{name: "already done in the ledger", run: "r", setup: func(h *harness) { h.ledger.finish("r", "s1", canvas.SliceDone) },
-			ends: []string{"ack"}, state: canvas.SliceDone},
+		{name: "already done in the ledger", run: "r", setup: func(h *harness) { h.ledger.finish("r", "s1", ledger.SliceDone) },
+			ends: []string{"ack"}, state: ledger.SliceDone},
 		{name: "already done in the ledger, last delivery", run: "r", last: true,
-			setup: func(h *harness) { h.ledger.finish("r", "s1", canvas.SliceDone) },
-			ends:  []string{"ack"}, state: canvas.SliceDone},
+			setup: func(h *harness) { h.ledger.finish("r", "s1", ledger.SliceDone) },
+			ends:  []string{"ack"}, state: ledger.SliceDone},
 		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.buckets = []string{"b0", "b9"} },
 			ends: []string{"nak 2s"}},
 		{name: "model keeps answering in prose", replies: []any{"prose", "prose", "prose", "prose"}, run: "r",
 			ends: []string{"nak 2s"}, calls: 4},
 		{name: "budget reached ends the slice as written", run: "r", setup: func(h *harness) {
 			h.setBudget("r", 100)
-			h.ledger.spend(canvas.Call{Prompt: 100})
-		}, ends: []string{"ack"}, state: canvas.SliceDone},
+			h.ledger.spend(ledger.Call{Prompt: 100})
+		}, ends: []string{"ack"}, state: ledger.SliceDone},
 		{name: "dollar budget reached ends the slice as written", run: "r", setup: func(h *harness) {
-			h.ledger.update("r", func(r *canvas.Run) { r.BudgetUSD = 0.5 })
-			h.ledger.spend(canvas.Call{CostUSD: 0.5, Priced: true})
-		}, ends: []string{"ack"}, state: canvas.SliceDone},
+			h.ledger.update("r", func(r *ledger.Run) { r.BudgetUSD = 0.5 })
+			h.ledger.spend(ledger.Call{CostUSD: 0.5, Priced: true})
+		}, ends: []string{"ack"}, state: ledger.SliceDone},
 		{name: "provider refuses the configuration", replies: []any{badKey}, run: "r",
 			ends: []string{"nak 30s"}, calls: 1},
 		{name: "provider refuses the configuration on the last delivery", replies: []any{badKey}, run: "r", last: true,
 			ends: []string{"nak 30s"}, calls: 1},
 		{name: "a request the quota can never admit, mid-session", replies: []any{"prose", tooLarge}, run: "r",
-			ends: []string{"ack"}, state: canvas.SliceDone, calls: 2},
+			ends: []string{"ack"}, state: ledger.SliceDone, calls: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, c.replies...)
@@ -200,14 +200,14 @@ func TestRunSkipsBadMessages(t *testing.T) {
 
 var badMessage = queue.BadMessageError{StreamSeq: 9, Subject: "suitegen.slices.r", Err: errors.New("not a slice")}
 
-func (h *harness) setState(run string, s canvas.RunState) {
-	h.ledger.update(run, func(r *canvas.Run) { r.State = s })
+func (h *harness) setState(run string, s ledger.RunState) {
+	h.ledger.update(run, func(r *ledger.Run) { r.State = s })
 }
 
 func (h *harness) setModel(run, m string) {
-	h.ledger.update(run, func(r *canvas.Run) { r.Model = m })
+	h.ledger.update(run, func(r *ledger.Run) { r.Model = m })
 }
 
 func (h *harness) setBudget(run string, tokens int64) {
-	h.ledger.update(run, func(r *canvas.Run) { r.BudgetTokens = tokens })
+	h.ledger.update(run, func(r *ledger.Run) { r.BudgetTokens = tokens })
 }

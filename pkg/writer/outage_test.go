@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // deps is a Dependencies probe that fails down times, then answers; every
@@ -74,7 +74,7 @@ func TestOutageHoldsTheDelivery(t *testing.T) {
 			if got := d.ends(); !slices.Equal(got, []string{"ack"}) {
 				t.Errorf("finished with %q, want one ack on the held delivery", got)
 			}
-			if state, _ := h.ledger.state("r", "s1"); state != canvas.SliceDone {
+			if state, _ := h.ledger.state("r", "s1"); state != ledger.SliceDone {
 				t.Errorf("ledger: slice %q, want done", state)
 			}
 			// Two outages, each followed by probes until one answered: 3
@@ -107,7 +107,7 @@ func TestOutageWhileSettling(t *testing.T) {
 	if got := d.ends(); !slices.Equal(got, []string{"ack"}) {
 		t.Errorf("finished with %q, want ack", got)
 	}
-	if state, _ := h.ledger.state("r", "s1"); state != canvas.SliceDone {
+	if state, _ := h.ledger.state("r", "s1"); state != ledger.SliceDone {
 		t.Errorf("ledger: slice %q, want done", state)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
@@ -37,7 +37,7 @@ func (e *noEngines) Get(context.Context, string) (*engine.Engine, error) {
 }
 
 // rowCounts counts the rows of every table of the ledger.
-func rowCounts(t *testing.T, store *canvas.Store) map[string]int {
+func rowCounts(t *testing.T, store *ledger.Store) map[string]int {
 	t.Helper()
 	ctx := t.Context()
 	rows, err := store.Pool().Query(ctx, `SELECT table_name FROM information_schema.tables
@@ -74,23 +74,23 @@ func rowCounts(t *testing.T, store *canvas.Store) map[string]int {
 // the queue holds nothing of it after.
 func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 	ctx := t.Context()
-	store := canvas.New(testenv.Postgres(t))
+	store := ledger.New(testenv.Postgres(t))
 	const run = "redelivered"
-	if _, err := store.CreateRun(ctx, canvas.Run{ID: run, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "idle",
-		State: canvas.RunWriting, Asked: 4, Seed: 7}); err != nil {
+	if _, err := store.CreateRun(ctx, ledger.Run{ID: run, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "idle",
+		State: ledger.RunWriting, Asked: 4, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	// Buckets short of their want: without the ledger's word the writer
 	// would start a session to fill them.
-	var bs []canvas.Bucket
+	var bs []ledger.Bucket
 	for i := range 2 {
-		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
+		bs = append(bs, ledger.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
 			UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2}})
 	}
 	if err := store.PutBuckets(ctx, run, bs); err != nil {
 		t.Fatal(err)
 	}
-	sl := canvas.Slice{RunID: run, ID: "redelivered-r1-s001", Round: 1, BucketIDs: []string{"b0", "b1"}}
+	sl := ledger.Slice{RunID: run, ID: "redelivered-r1-s001", Round: 1, BucketIDs: []string{"b0", "b1"}}
 	if err := store.ClaimSlice(ctx, sl); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.FinishSlice(ctx, run, sl.ID, canvas.SliceDone, "w0", "", int(first.NumDelivered)); err != nil {
+	if err := store.FinishSlice(ctx, run, sl.ID, ledger.SliceDone, "w0", "", int(first.NumDelivered)); err != nil {
 		t.Fatal(err)
 	}
 	if err := first.Nak(ctx, 0); err != nil {
@@ -157,7 +157,7 @@ func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(now) != 1 || now[0].State != canvas.SliceDone || now[0].Writer != "w0" || now[0].Deliveries != 1 ||
+	if len(now) != 1 || now[0].State != ledger.SliceDone || now[0].Writer != "w0" || now[0].Deliveries != 1 ||
 		!now[0].FinishedAt.Equal(*recorded[0].FinishedAt) {
 		t.Fatalf("slice record %+v, want it as the first delivery left it: %+v", now, recorded)
 	}

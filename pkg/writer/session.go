@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
@@ -29,7 +29,7 @@ type session struct {
 	w      *Writer
 	e      *engine.Engine
 	b      brief.Brief
-	run    canvas.Run
+	run    ledger.Run
 	msgs   []model.Message
 	have   map[string]int // bucket -> credited so far
 	want   map[string]int
@@ -123,7 +123,7 @@ func (w *Writer) done(ctx context.Context, s queue.Slice) error {
 		return fmt.Errorf("read slices: %w", err)
 	}
 	for _, sl := range ss {
-		if sl.ID == s.ID && sl.State == canvas.SliceDone {
+		if sl.ID == s.ID && sl.State == ledger.SliceDone {
 			return errAlreadyDone
 		}
 	}
@@ -132,10 +132,10 @@ func (w *Writer) done(ctx context.Context, s queue.Slice) error {
 
 // run is the ledger's run of a slice, if this writer may write it: a run the
 // ledger has, not over, recorded with the model this writer drives.
-func (w *Writer) run(ctx context.Context, id string) (canvas.Run, error) {
+func (w *Writer) run(ctx context.Context, id string) (ledger.Run, error) {
 	run, err := w.cfg.Ledger.Run(ctx, id)
 	switch {
-	case errors.Is(err, canvas.ErrNotFound):
+	case errors.Is(err, ledger.ErrNotFound):
 		return run, &unknownRunError{id}
 	case err != nil:
 		return run, fmt.Errorf("read run: %w", err)
@@ -150,12 +150,12 @@ func (w *Writer) run(ctx context.Context, id string) (canvas.Run, error) {
 // brief is what the model is told about slice s: its buckets as the ledger
 // has them, the spread, lessons and gap the planner dealt, and a turn budget
 // that covers what is still outstanding.
-func (w *Writer) brief(ctx context.Context, s queue.Slice, run canvas.Run, e *engine.Engine) (brief.Brief, error) {
+func (w *Writer) brief(ctx context.Context, s queue.Slice, run ledger.Run, e *engine.Engine) (brief.Brief, error) {
 	buckets, err := w.cfg.Ledger.Buckets(ctx, s.Run)
 	if err != nil {
 		return brief.Brief{}, fmt.Errorf("read buckets: %w", err)
 	}
-	byID := make(map[string]canvas.Bucket, len(buckets))
+	byID := make(map[string]ledger.Bucket, len(buckets))
 	for _, b := range buckets {
 		byID[b.ID] = b
 	}
@@ -360,7 +360,7 @@ func (ss *session) complete(ctx context.Context) (model.Response, error) {
 		mx.ObserveModelSpend(req.Model, u.CachedPromptTokens, u.ReasoningTokens, resp.CostUSD)
 		// Every call's usage lands in the meter, failed ones included.
 		if u.Total() > 0 || err == nil {
-			if serr := w.cfg.Ledger.SpendCall(ctx, canvas.Call{Run: ss.b.Run, Slice: ss.b.Slice, Writer: w.cfg.ID, Model: req.Model,
+			if serr := w.cfg.Ledger.SpendCall(ctx, ledger.Call{Run: ss.b.Run, Slice: ss.b.Slice, Writer: w.cfg.ID, Model: req.Model,
 				Prompt: u.PromptTokens, Completion: u.CompletionTokens, CachedPrompt: u.CachedPromptTokens, Reasoning: u.ReasoningTokens,
 				CostUSD: resp.CostUSD, Priced: resp.Priced, Outcome: outcome}); serr != nil {
 				return model.Response{}, meterError(serr)

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/outage"
@@ -204,7 +204,7 @@ func (ss *session) addSubGoal(ctx context.Context, args string) string {
 		}
 		return errorAnswer(brief.CodeInvalid, "the sub-goal was not added: %s", compileText(err))
 	}
-	created, err := ss.w.cfg.Ledger.AddSubGoal(ctx, ss.b.Run, canvas.SubGoal{Name: sg.Name, What: sg.What, Judged: sg.Judged, Params: sg.Params, Source: a.Source})
+	created, err := ss.w.cfg.Ledger.AddSubGoal(ctx, ss.b.Run, ledger.SubGoal{Name: sg.Name, What: sg.What, Judged: sg.Judged, Params: sg.Params, Source: a.Source})
 	if err != nil {
 		return ss.ledgerError(err)
 	}

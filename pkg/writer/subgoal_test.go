@@ -14,7 +14,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/builtin"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
@@ -360,7 +360,7 @@ func TestAddSubGoalAndReportBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	store := canvas.New(pool)
+	store := ledger.New(pool)
 	runID := res[0].RunID
 	goals, err := store.SubGoals(ctx, runID)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/prove"
@@ -269,7 +269,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	start = time.Now()
 	jr, err := w.cfg.Ledger.Journal(ctx, ss.b.Run, sc, ss.b.Slice, w.cfg.ID, v.Codes)
 	w.cfg.Metrics.For(ss.b.Run).LedgerWriteDuration.Observe(time.Since(start).Seconds())
-	var conflict *canvas.ConflictError
+	var conflict *ledger.ConflictError
 	switch {
 	case errors.As(err, &conflict):
 		return refuse(prove.Conflict(conflict.Kind, conflict.Error()))
@@ -279,7 +279,7 @@ func (ss *session) submit(ctx context.Context, args string) string {
 		}
 		return errorAnswer(brief.CodeLedger, "the ledger could not record the scenario, submit it again: %v", err)
 	}
-	if jr == canvas.Credited {
+	if jr == ledger.Credited {
 		w.cfg.Metrics.For(ss.b.Run).ScenariosProved.Inc()
 	}
 	ss.have[sc.Bucket]++

@@ -25,7 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/suitegen/suitegen/pkg/allowance"
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
@@ -56,23 +56,23 @@ type Delivery interface {
 	Heartbeat(ctx context.Context, every time.Duration) (stop func())
 }
 
-// Ledger is what a writer reads and writes of the ledger (*canvas.Store).
+// Ledger is what a writer reads and writes of the ledger (*ledger.Store).
 type Ledger interface {
-	Run(ctx context.Context, id string) (canvas.Run, error)
-	Buckets(ctx context.Context, run string) ([]canvas.Bucket, error)
-	Slices(ctx context.Context, run string, round int) ([]canvas.Slice, error)
-	FinishSlice(ctx context.Context, run, id string, to canvas.SliceState, writer, reason string, deliveries int) error
+	Run(ctx context.Context, id string) (ledger.Run, error)
+	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
+	Slices(ctx context.Context, run string, round int) ([]ledger.Slice, error)
+	FinishSlice(ctx context.Context, run, id string, to ledger.SliceState, writer, reason string, deliveries int) error
 	// BeginDelivery and EndDelivery record a delivery's start and end and
 	// return what the slice's deliveries count against it (charge.go).
-	BeginDelivery(ctx context.Context, run, slice string, n int, writer string) (canvas.Charges, error)
-	EndDelivery(ctx context.Context, run, slice string, n int, writer string, outcome canvas.DeliveryOutcome, reason string) (canvas.Charges, error)
-	Budget(ctx context.Context, r canvas.Run) (canvas.Budget, error)
-	SpendCall(ctx context.Context, c canvas.Call) error
+	BeginDelivery(ctx context.Context, run, slice string, n int, writer string) (ledger.Charges, error)
+	EndDelivery(ctx context.Context, run, slice string, n int, writer string, outcome ledger.DeliveryOutcome, reason string) (ledger.Charges, error)
+	Budget(ctx context.Context, r ledger.Run) (ledger.Budget, error)
+	SpendCall(ctx context.Context, c ledger.Call) error
 	Refuse(ctx context.Context, run, slice, bucket, gate, code, message string) error
-	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error)
-	AddBucket(ctx context.Context, run string, b canvas.Bucket) (canvas.Bucket, error)
-	SubGoals(ctx context.Context, run string) ([]canvas.SubGoal, error)
-	AddSubGoal(ctx context.Context, run string, g canvas.SubGoal) (created bool, err error)
+	Journal(ctx context.Context, run string, sc *scenario.Scenario, slice, writer string, codes []string) (ledger.JournalResult, error)
+	AddBucket(ctx context.Context, run string, b ledger.Bucket) (ledger.Bucket, error)
+	SubGoals(ctx context.Context, run string) ([]ledger.SubGoal, error)
+	AddSubGoal(ctx context.Context, run string, g ledger.SubGoal) (created bool, err error)
 }
 
 // Engines finds the engine of a run's contract by hash (*engine.Cache).
@@ -385,7 +385,7 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 	switch o.kind {
 	case written:
 		if err := w.untilUp(hold, log, func(ctx context.Context) error {
-			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDone, w.cfg.ID, "", d.Attempt())
+			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, ledger.SliceDone, w.cfg.ID, "", d.Attempt())
 		}); err != nil {
 			log.Error("recording the finished slice; releasing it", "err", err)
 			_ = d.Nak(ctx, time.Second)
@@ -409,7 +409,7 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 		_ = d.Term(ctx, o.reason)
 	case dead:
 		if err := w.untilUp(hold, log, func(ctx context.Context) error {
-			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, canvas.SliceDead, w.cfg.ID, o.reason, d.Attempt())
+			return w.cfg.Ledger.FinishSlice(ctx, s.Run, s.ID, ledger.SliceDead, w.cfg.ID, o.reason, d.Attempt())
 		}); err != nil && !isTransition(err) {
 			log.Error("recording a dead slice; releasing it", "err", err)
 			_ = d.Nak(ctx, time.Second)
@@ -421,7 +421,7 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 	case failed:
 		var exhausted bool
 		err := w.untilUp(hold, log, func(ctx context.Context) (err error) {
-			exhausted, err = w.end(ctx, d, canvas.DeliveryFailed, o.reason)
+			exhausted, err = w.end(ctx, d, ledger.DeliveryFailed, o.reason)
 			return err
 		})
 		if err != nil {
@@ -451,7 +451,7 @@ func (w *Writer) settle(ctx, hold context.Context, log *slog.Logger, m *metrics.
 func (w *Writer) released(ctx context.Context, log *slog.Logger, d Delivery, why string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := w.end(ctx, d, canvas.DeliveryReleased, why); err != nil {
+	if _, err := w.end(ctx, d, ledger.DeliveryReleased, why); err != nil {
 		log.Warn("recording a released delivery", "err", err)
 	}
 }
@@ -465,7 +465,7 @@ func isRefusal(err error) bool {
 
 // isTransition: the slice was finished by someone else first (done).
 func isTransition(err error) bool {
-	var te *canvas.TransitionError
+	var te *ledger.TransitionError
 	return errors.As(err, &te)
 }
 
@@ -478,7 +478,7 @@ func (e *unknownRunError) Error() string { return fmt.Sprintf("writer: unknown r
 // for can change the run.
 type runOverError struct {
 	run   string
-	state canvas.RunState
+	state ledger.RunState
 }
 
 func (e *runOverError) Error() string { return fmt.Sprintf("writer: run %s is %s", e.run, e.state) }

@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // Rule is one alerting rule, as Prometheus's rule files and the PrometheusRule CRD spell it.
@@ -27,8 +27,8 @@ type Group struct {
 // unfinished matches the run states in which a run is still being written.
 func unfinished() string {
 	var s []string
-	for _, st := range canvas.RunStates {
-		if canvas.RunState(st).Live() {
+	for _, st := range ledger.RunStates {
+		if ledger.RunState(st).Live() {
 			s = append(s, st)
 		}
 	}
@@ -98,7 +98,7 @@ func Groups() []Group {
 		},
 		{
 			Alert: "SuitegenNoReadyWriter",
-			Expr:  fmt.Sprintf(`(sum(suitegen_ready{role="writer"}) or vector(0)) == 0 and on () (max(suitegen_run_state{state="%s"}) == 1)`, canvas.RunWriting),
+			Expr:  fmt.Sprintf(`(sum(suitegen_ready{role="writer"}) or vector(0)) == 0 and on () (max(suitegen_run_state{state="%s"}) == 1)`, ledger.RunWriting),
 			For:   "5m", Labels: map[string]string{"severity": "critical"},
 			Annotations: map[string]string{
 				"summary":     "A run is writing and no writer is ready",

@@ -1,4 +1,4 @@
-package canvastest_test
+package ledgertest_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestOnlyTestsImportIt: canvastest is for tests; no package links it.
+// TestOnlyTestsImportIt: ledgertest is for tests; no package links it.
 func TestOnlyTestsImportIt(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -26,7 +26,7 @@ func TestOnlyTestsImportIt(t *testing.T) {
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
 		for _, imp := range f[1:] {
-			if strings.HasSuffix(imp, "/pkg/canvas/canvastest") {
+			if strings.HasSuffix(imp, "/pkg/ledger/ledgertest") {
 				t.Errorf("%s imports %s: it is for tests only", f[0], imp)
 			}
 		}

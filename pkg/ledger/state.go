@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"fmt"
@@ -55,7 +55,7 @@ func (s RunState) Live() bool { return s == RunPlanned || s == RunWriting || s =
 // the lifecycle is a *TransitionError.
 func (s RunState) To(next RunState) error {
 	if !next.Known() {
-		return fmt.Errorf("canvas: unknown run state %q", next)
+		return fmt.Errorf("ledger: unknown run state %q", next)
 	}
 	if s == next || slices.Contains(runMoves[s], next) {
 		return nil
@@ -95,7 +95,7 @@ func (s BucketState) Known() bool { _, ok := bucketMoves[s]; return ok }
 // To checks a move from s to next, as RunState.To does.
 func (s BucketState) To(next BucketState) error {
 	if !next.Known() {
-		return fmt.Errorf("canvas: unknown bucket state %q", next)
+		return fmt.Errorf("ledger: unknown bucket state %q", next)
 	}
 	if s == next || slices.Contains(bucketMoves[s], next) {
 		return nil
@@ -143,7 +143,7 @@ func (s SliceState) Finished() bool { return s == SliceDone || s == SliceDead }
 // To checks a move from s to next, as RunState.To does.
 func (s SliceState) To(next SliceState) error {
 	if !next.Known() {
-		return fmt.Errorf("canvas: unknown slice state %q", next)
+		return fmt.Errorf("ledger: unknown slice state %q", next)
 	}
 	if s == next || slices.Contains(sliceMoves[s], next) {
 		return nil
@@ -193,7 +193,7 @@ type TransitionError struct {
 
 func (e *TransitionError) Error() string {
 	if e.ID != "" {
-		return fmt.Sprintf("canvas: %s %s cannot move from %s to %s", e.Of, e.ID, e.From, e.To)
+		return fmt.Sprintf("ledger: %s %s cannot move from %s to %s", e.Of, e.ID, e.From, e.To)
 	}
-	return fmt.Sprintf("canvas: a %s cannot move from %s to %s", e.Of, e.From, e.To)
+	return fmt.Sprintf("ledger: a %s cannot move from %s to %s", e.Of, e.From, e.To)
 }

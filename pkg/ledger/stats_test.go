@@ -1,11 +1,11 @@
-package canvas_test
+package ledger_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // TestStats: one snapshot of every figure, each counted from its own table;
@@ -19,7 +19,7 @@ func TestStats(t *testing.T) {
 	if err := s.PutBuckets(ctx, "r1", mkBuckets(4, 2)); err != nil {
 		t.Fatal(err)
 	}
-	for _, sl := range []canvas.Slice{
+	for _, sl := range []ledger.Slice{
 		{RunID: "r1", ID: "s1", BucketIDs: []string{"b0"}},
 		{RunID: "r1", ID: "s2", BucketIDs: []string{"b1"}},
 		{RunID: "r1", ID: "s3", BucketIDs: []string{"b2"}},
@@ -39,16 +39,16 @@ func TestStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.FinishSlice(ctx, "r1", "s1", canvas.SliceDone, "w1", "", 1))
-	must(s.FinishSlice(ctx, "r1", "s2", canvas.SliceDead, "w2", "model: 401 unauthorized", 5))
-	must(s.FinishSlice(ctx, "r1", "s3", canvas.SliceDead, "", "dead-lettered after 5 deliveries", 5))
+	must(s.FinishSlice(ctx, "r1", "s1", ledger.SliceDone, "w1", "", 1))
+	must(s.FinishSlice(ctx, "r1", "s2", ledger.SliceDead, "w2", "model: 401 unauthorized", 5))
+	must(s.FinishSlice(ctx, "r1", "s3", ledger.SliceDead, "", "dead-lettered after 5 deliveries", 5))
 	must(s.Refuse(ctx, "r1", "s1", "b0", "static", "placeholder", "John Doe"))
 	must(s.Refuse(ctx, "r1", "s1", "b0", "static", "placeholder", "John Doe"))
 	must(s.Refuse(ctx, "r1", "s2", "b1", "solvable", "check-failed", "x"))
 	must(s.Spend(ctx, "r1", "s1", "w1", "m", 1000, 200, "ok"))
 	must(s.Spend(ctx, "r1", "s2", "w2", "m", 10, 0, "error"))
 	must(s.Spend(ctx, "r2", "x", "w1", "m", 5, 5, "ok"))
-	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+	for _, to := range []ledger.RunState{ledger.RunWriting, ledger.RunReviewing, ledger.RunDone} {
 		_, err := s.MoveRun(ctx, "old", to, "")
 		must(err)
 	}
@@ -64,11 +64,11 @@ func TestStats(t *testing.T) {
 		}
 	}
 
-	all, err := s.Stats(ctx, canvas.StatsQuery{})
+	all, err := s.Stats(ctx, ledger.StatsQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]canvas.RunStats{}
+	byID := map[string]ledger.RunStats{}
 	for _, r := range all {
 		byID[r.ID] = r
 	}
@@ -79,13 +79,13 @@ func TestStats(t *testing.T) {
 	if r1.Proved != 3 || r1.ProvedRecent != 2 || r1.Asked != 10 {
 		t.Errorf("r1 proved %d (recent %d) asked %d, want 3 (2) 10", r1.Proved, r1.ProvedRecent, r1.Asked)
 	}
-	if r1.Buckets[string(canvas.BucketClaimed)] != 3 || r1.Buckets[string(canvas.BucketOpen)] != 1 {
+	if r1.Buckets[string(ledger.BucketClaimed)] != 3 || r1.Buckets[string(ledger.BucketOpen)] != 1 {
 		t.Errorf("r1 buckets %v", r1.Buckets)
 	}
-	if r1.Slices[string(canvas.SliceDone)] != 1 || r1.Slices[string(canvas.SliceDead)] != 2 || r1.Dead[canvas.DeadFailed] != 1 || r1.Dead[canvas.DeadLost] != 1 {
+	if r1.Slices[string(ledger.SliceDone)] != 1 || r1.Slices[string(ledger.SliceDead)] != 2 || r1.Dead[ledger.DeadFailed] != 1 || r1.Dead[ledger.DeadLost] != 1 {
 		t.Errorf("r1 slices %v dead %v", r1.Slices, r1.Dead)
 	}
-	if r1.Refusals[canvas.GateCode{Gate: "static", Code: "placeholder"}] != 2 || r1.Refusals[canvas.GateCode{Gate: "solvable", Code: "check-failed"}] != 1 || len(r1.Refusals) != 2 {
+	if r1.Refusals[ledger.GateCode{Gate: "static", Code: "placeholder"}] != 2 || r1.Refusals[ledger.GateCode{Gate: "solvable", Code: "check-failed"}] != 1 || len(r1.Refusals) != 2 {
 		t.Errorf("r1 refusals %v", r1.Refusals)
 	}
 	if r1.Calls != 2 || r1.PromptTokens != 1010 || r1.CompletionTokens != 200 {
@@ -101,7 +101,7 @@ func TestStats(t *testing.T) {
 		t.Errorf("idle run idle for %s, want about 2h", idle.Idle())
 	}
 
-	recent, err := s.Stats(ctx, canvas.StatsQuery{Since: r1.At.Add(-time.Hour)})
+	recent, err := s.Stats(ctx, ledger.StatsQuery{Since: r1.At.Add(-time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestStats(t *testing.T) {
 	if len(ids) != 2 || ids[0] != "r2" && ids[0] != "r1" {
 		t.Errorf("Since an hour ago: %v, want r1 and r2 (old finished and idle stopped before)", ids)
 	}
-	if two, err := s.Stats(ctx, canvas.StatsQuery{Limit: 2, Since: r1.At.Add(-3 * time.Hour)}); err != nil || len(two) != 2 {
+	if two, err := s.Stats(ctx, ledger.StatsQuery{Limit: 2, Since: r1.At.Add(-3 * time.Hour)}); err != nil || len(two) != 2 {
 		t.Errorf("Limit 2: %d runs, %v", len(two), err)
 	}
 
@@ -120,7 +120,7 @@ func TestStats(t *testing.T) {
 	if err != nil || one.Proved != 3 {
 		t.Errorf("RunStats(r1) = %d proved, %v", one.Proved, err)
 	}
-	if _, err := s.RunStats(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
+	if _, err := s.RunStats(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("RunStats(nope): %v, want ErrNotFound", err)
 	}
 
@@ -134,11 +134,11 @@ func TestStats(t *testing.T) {
 	for _, d := range dead {
 		switch d.Reason {
 		case "model: 401 unauthorized":
-			if d.Cause != canvas.DeadFailed || d.Count != 1 || d.Writer != "w2" || len(d.Slices) != 1 || d.Slices[0] != "s2" {
+			if d.Cause != ledger.DeadFailed || d.Count != 1 || d.Writer != "w2" || len(d.Slices) != 1 || d.Slices[0] != "s2" {
 				t.Errorf("writer's dead reason %+v", d)
 			}
 		case "dead-lettered after 5 deliveries":
-			if d.Cause != canvas.DeadLost || d.Slices[0] != "s3" {
+			if d.Cause != ledger.DeadLost || d.Slices[0] != "s3" {
 				t.Errorf("queue's dead reason %+v", d)
 			}
 		default:

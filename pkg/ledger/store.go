@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"cmp"
@@ -18,7 +18,7 @@ import (
 // ErrNotFound is returned when a run or slice does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Store is the canvas of every run in one database.
+// Store is the ledger of every run in one database.
 type Store struct{ pool *pgxpool.Pool }
 
 // New returns a Store on a migrated database.
@@ -26,14 +26,14 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // ErrStandby is Ready's answer from a database that takes no writes: a
 // standby in recovery, as a client may reach during a failover.
-var ErrStandby = errors.New("canvas: the database is a standby in recovery and takes no writes")
+var ErrStandby = errors.New("ledger: the database is a standby in recovery and takes no writes")
 
 // Ready reports whether the ledger's database answers and takes writes: one
 // round trip that asks whether the server is in recovery. Bound it with ctx.
 func (s *Store) Ready(ctx context.Context) error {
 	var standby bool
 	if err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
-		return fmt.Errorf("canvas: database: %w", err)
+		return fmt.Errorf("ledger: database: %w", err)
 	}
 	if standby {
 		return ErrStandby
@@ -125,24 +125,24 @@ func scanRun(row pgx.Row) (Run, error) {
 // left unchanged and created is false.
 func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) {
 	if r.ID == "" {
-		return false, errors.New("canvas: Run.ID is required")
+		return false, errors.New("ledger: Run.ID is required")
 	}
 	if r.Asked < 0 {
-		return false, fmt.Errorf("canvas: Run.Asked %d is negative", r.Asked)
+		return false, fmt.Errorf("ledger: Run.Asked %d is negative", r.Asked)
 	}
 	state := cmp.Or(r.State, RunPlanned)
 	if !state.Known() {
-		return false, fmt.Errorf("canvas: run %s: unknown state %q", r.ID, state)
+		return false, fmt.Errorf("ledger: run %s: unknown state %q", r.ID, state)
 	}
 	cfg, err := json.Marshal(r.Config)
 	if err != nil {
-		return false, fmt.Errorf("canvas: run %s: config: %w", r.ID, err)
+		return false, fmt.Errorf("ledger: run %s: config: %w", r.ID, err)
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, model, state, message, asked, seed, round, budget_tokens, config, budget_usd)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb,$13) ON CONFLICT (id) DO NOTHING`,
 		r.ID, r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model, state, r.Message, r.Asked, r.Seed, r.Round, r.BudgetTokens, string(cfg), r.BudgetUSD)
 	if err != nil {
-		return false, fmt.Errorf("canvas: create run %s: %w", r.ID, err)
+		return false, fmt.Errorf("ledger: create run %s: %w", r.ID, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -151,10 +151,10 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (created bool, err error) 
 func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+		return Run{}, fmt.Errorf("ledger: run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("canvas: run %s: %w", id, err)
+		return Run{}, fmt.Errorf("ledger: run %s: %w", id, err)
 	}
 	return r, nil
 }
@@ -163,22 +163,22 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs ORDER BY created_at DESC, id`)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: runs: %w", err)
+		return nil, fmt.Errorf("ledger: runs: %w", err)
 	}
 	defer rows.Close()
 	var out []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if ce, ok := errors.AsType[*ConfigError](err); ok {
-			return nil, fmt.Errorf("canvas: runs: run %s: %w", ce.Run, err)
+			return nil, fmt.Errorf("ledger: runs: run %s: %w", ce.Run, err)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("canvas: runs: %w", err)
+			return nil, fmt.Errorf("ledger: runs: %w", err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: runs: %w", err)
+		return nil, fmt.Errorf("ledger: runs: %w", err)
 	}
 	return out, nil
 }
@@ -210,7 +210,7 @@ func (s *Store) MoveRun(ctx context.Context, id string, to RunState, message str
 		return err
 	})
 	if err != nil {
-		return from, fmt.Errorf("canvas: move run %s to %s: %w", id, to, err)
+		return from, fmt.Errorf("ledger: move run %s to %s: %w", id, to, err)
 	}
 	return from, nil
 }
@@ -219,10 +219,10 @@ func (s *Store) MoveRun(ctx context.Context, id string, to RunState, message str
 func (s *Store) SetRound(ctx context.Context, id string, round int) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE runs SET round = $2 WHERE id = $1`, id, round)
 	if err != nil {
-		return fmt.Errorf("canvas: set run %s round: %w", id, err)
+		return fmt.Errorf("ledger: set run %s round: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+		return fmt.Errorf("ledger: run %s: %w", id, ErrNotFound)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func (s *Store) Spent(ctx context.Context, run string) (prompt, completion int64
 	err = s.pool.QueryRow(ctx, `SELECT COALESCE(sum(prompt_tokens), 0)::bigint, COALESCE(sum(completion_tokens), 0)::bigint
 		FROM spend WHERE run_id = $1`, run).Scan(&prompt, &completion)
 	if err != nil {
-		return 0, 0, fmt.Errorf("canvas: spent by run %s: %w", run, err)
+		return 0, 0, fmt.Errorf("ledger: spent by run %s: %w", run, err)
 	}
 	return prompt, completion, nil
 }
@@ -26,7 +26,7 @@ func (s *Store) Spent(ctx context.Context, run string) (prompt, completion int64
 func (s *Store) SpentBySlice(ctx context.Context, run string) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT slice_id, sum(prompt_tokens + completion_tokens)::bigint FROM spend WHERE run_id = $1 GROUP BY slice_id`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: spend by slice of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: spend by slice of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	out := map[string]int64{}
@@ -34,12 +34,12 @@ func (s *Store) SpentBySlice(ctx context.Context, run string) (map[string]int64,
 		var k string
 		var n int64
 		if err := rows.Scan(&k, &n); err != nil {
-			return nil, fmt.Errorf("canvas: spend by slice of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: spend by slice of run %s: %w", run, err)
 		}
 		out[k] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: spend by slice of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: spend by slice of run %s: %w", run, err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package canvastest_test
+package ledgertest_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
-	"github.com/suitegen/suitegen/pkg/canvas/canvastest"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
@@ -23,9 +23,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// ledger is what the roles ask of the ledger, every method of it: the
+// roleLedger is what the roles ask of the ledger, every method of it: the
 // contract holds both implementations to it.
-type ledger interface {
+type roleLedger interface {
 	planner.Ledger
 	writer.Ledger
 	reviewer.Ledger
@@ -33,17 +33,17 @@ type ledger interface {
 }
 
 var (
-	_ ledger = (*canvas.Store)(nil)
-	_ ledger = (*canvastest.Ledger)(nil)
+	_ roleLedger = (*ledger.Store)(nil)
+	_ roleLedger = (*ledgertest.Ledger)(nil)
 )
 
 // implementations are the ledgers the contract runs on, each opened empty.
 var implementations = []struct {
 	name string
-	open func(t *testing.T) ledger
+	open func(t *testing.T) roleLedger
 }{
-	{"memory", func(*testing.T) ledger { return canvastest.New() }},
-	{"postgres", func(t *testing.T) ledger { return canvas.New(testenv.Postgres(t)) }},
+	{"memory", func(*testing.T) roleLedger { return ledgertest.New() }},
+	{"postgres", func(t *testing.T) roleLedger { return ledger.New(testenv.Postgres(t)) }},
 }
 
 // TestContract runs every behaviour of the table on every implementation,
@@ -61,7 +61,7 @@ func TestContract(t *testing.T) {
 	}
 }
 
-func mkRun(t *testing.T, ctx context.Context, l ledger, r canvas.Run) {
+func mkRun(t *testing.T, ctx context.Context, l roleLedger, r ledger.Run) {
 	t.Helper()
 	r.Agent, r.ContractSHA256, r.WorldSHA256, r.Model = "shop", "c", "w", "builtin"
 	if created, err := l.CreateRun(ctx, r); err != nil || !created {
@@ -70,8 +70,8 @@ func mkRun(t *testing.T, ctx context.Context, l ledger, r canvas.Run) {
 }
 
 // mkBucket is bucket id at ord in a cell of its own.
-func mkBucket(id string, ord, want int) canvas.Bucket {
-	return canvas.Bucket{Bucket: plan.Bucket{ID: id, Ord: ord, Theme: "t", Cell: "cell-" + id, UseCase: "cancel-order",
+func mkBucket(id string, ord, want int) ledger.Bucket {
+	return ledger.Bucket{Bucket: plan.Bucket{ID: id, Ord: ord, Theme: "t", Cell: "cell-" + id, UseCase: "cancel-order",
 		Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: want}}
 }
 
@@ -89,18 +89,18 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func buckets(t *testing.T, ctx context.Context, l ledger, run string) map[string]canvas.Bucket {
+func buckets(t *testing.T, ctx context.Context, l roleLedger, run string) map[string]ledger.Bucket {
 	t.Helper()
 	bs, err := l.Buckets(ctx, run)
 	must(t, err)
-	out := map[string]canvas.Bucket{}
+	out := map[string]ledger.Bucket{}
 	for _, b := range bs {
 		out[b.ID] = b
 	}
 	return out
 }
 
-func slice(t *testing.T, ctx context.Context, l ledger, run, id string) canvas.Slice {
+func slice(t *testing.T, ctx context.Context, l roleLedger, run, id string) ledger.Slice {
 	t.Helper()
 	ss, err := l.Slices(ctx, run, -1)
 	must(t, err)
@@ -110,10 +110,10 @@ func slice(t *testing.T, ctx context.Context, l ledger, run, id string) canvas.S
 		}
 	}
 	t.Fatalf("no slice %s in run %s", id, run)
-	return canvas.Slice{}
+	return ledger.Slice{}
 }
 
-func ids(bs []canvas.Bucket) []string {
+func ids(bs []ledger.Bucket) []string {
 	var out []string
 	for _, b := range bs {
 		out = append(out, b.ID)
@@ -124,28 +124,28 @@ func ids(bs []canvas.Bucket) []string {
 // contract is the table of ledger behaviours the roles rely on.
 var contract = []struct {
 	name  string
-	check func(t *testing.T, ctx context.Context, l ledger)
+	check func(t *testing.T, ctx context.Context, l roleLedger)
 }{
-	{"a run is created once, its first record kept", func(t *testing.T, ctx context.Context, l ledger) {
-		r := canvas.Run{ID: "r", Agent: "shop", Asked: 3, Seed: 7, BudgetTokens: 9, Round: 1, Config: canvas.RunConfig{MaxWant: 4}}
+	{"a run is created once, its first record kept", func(t *testing.T, ctx context.Context, l roleLedger) {
+		r := ledger.Run{ID: "r", Agent: "shop", Asked: 3, Seed: 7, BudgetTokens: 9, Round: 1, Config: ledger.RunConfig{MaxWant: 4}}
 		if created, err := l.CreateRun(ctx, r); err != nil || !created {
 			t.Fatalf("first CreateRun: %v, %v", created, err)
 		}
 		again := r
-		again.Asked, again.State = 1, canvas.RunWriting
+		again.Asked, again.State = 1, ledger.RunWriting
 		if created, err := l.CreateRun(ctx, again); err != nil || created {
 			t.Fatalf("second CreateRun: %v, %v", created, err)
 		}
 		got, err := l.Run(ctx, "r")
 		must(t, err)
-		if got.Asked != 3 || got.Seed != 7 || got.BudgetTokens != 9 || got.Round != 1 || got.State != canvas.RunPlanned ||
+		if got.Asked != 3 || got.Seed != 7 || got.BudgetTokens != 9 || got.Round != 1 || got.State != ledger.RunPlanned ||
 			got.Config.MaxWant != 4 || got.FinishedAt != nil || got.CreatedAt.IsZero() {
 			t.Errorf("run %+v", got)
 		}
-		if _, err := l.Run(ctx, "nobody"); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.Run(ctx, "nobody"); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("Run of an unknown run: %v, want ErrNotFound", err)
 		}
-		for name, bad := range map[string]canvas.Run{
+		for name, bad := range map[string]ledger.Run{
 			"no id": {Agent: "shop"}, "negative ask": {ID: "n", Asked: -1}, "unknown state": {ID: "u", State: "paused"},
 		} {
 			if _, err := l.CreateRun(ctx, bad); err == nil {
@@ -154,49 +154,49 @@ var contract = []struct {
 		}
 	}},
 
-	{"a run moves only along its lifecycle", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"a run moves only along its lifecycle", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		for _, step := range []struct {
-			to   canvas.RunState
-			from canvas.RunState
-		}{{canvas.RunWriting, canvas.RunPlanned}, {canvas.RunWriting, canvas.RunWriting}, {canvas.RunReviewing, canvas.RunWriting}} {
+			to   ledger.RunState
+			from ledger.RunState
+		}{{ledger.RunWriting, ledger.RunPlanned}, {ledger.RunWriting, ledger.RunWriting}, {ledger.RunReviewing, ledger.RunWriting}} {
 			from, err := l.MoveRun(ctx, "r", step.to, "to "+string(step.to))
 			if err != nil || from != step.from {
 				t.Fatalf("move to %s: from %s, %v; want from %s", step.to, from, err, step.from)
 			}
 		}
-		if r, _ := l.Run(ctx, "r"); r.State != canvas.RunReviewing || r.Message != "to reviewing" || r.FinishedAt != nil {
+		if r, _ := l.Run(ctx, "r"); r.State != ledger.RunReviewing || r.Message != "to reviewing" || r.FinishedAt != nil {
 			t.Errorf("reviewing run: %s %q finished %v", r.State, r.Message, r.FinishedAt)
 		}
-		if _, err := l.MoveRun(ctx, "r", canvas.RunDone, ""); err != nil {
+		if _, err := l.MoveRun(ctx, "r", ledger.RunDone, ""); err != nil {
 			t.Fatal(err)
 		}
 		done, _ := l.Run(ctx, "r")
 		if done.FinishedAt == nil {
 			t.Error("a done run has no finish time")
 		}
-		from, err := l.MoveRun(ctx, "r", canvas.RunWriting, "again")
-		var te *canvas.TransitionError
-		if !errors.As(err, &te) || te.Of != "run" || te.ID != "r" || te.From != "done" || te.To != "writing" || from != canvas.RunDone {
+		from, err := l.MoveRun(ctx, "r", ledger.RunWriting, "again")
+		var te *ledger.TransitionError
+		if !errors.As(err, &te) || te.Of != "run" || te.ID != "r" || te.From != "done" || te.To != "writing" || from != ledger.RunDone {
 			t.Errorf("done -> writing: from %s, %v; want a *TransitionError", from, err)
 		}
-		if r, _ := l.Run(ctx, "r"); r.State != canvas.RunDone || r.Message != "" {
+		if r, _ := l.Run(ctx, "r"); r.State != ledger.RunDone || r.Message != "" {
 			t.Errorf("a refused move changed the run: %s %q", r.State, r.Message)
 		}
 		// A cancelled run resumes, unfinished again.
-		mkRun(t, ctx, l, canvas.Run{ID: "c", Asked: 1})
-		for _, to := range []canvas.RunState{canvas.RunCancelled, canvas.RunWriting} {
+		mkRun(t, ctx, l, ledger.Run{ID: "c", Asked: 1})
+		for _, to := range []ledger.RunState{ledger.RunCancelled, ledger.RunWriting} {
 			if _, err := l.MoveRun(ctx, "c", to, ""); err != nil {
 				t.Fatalf("move to %s: %v", to, err)
 			}
 		}
-		if _, err := l.MoveRun(ctx, "c", canvas.RunFailed, "short"); err != nil {
+		if _, err := l.MoveRun(ctx, "c", ledger.RunFailed, "short"); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := l.Run(ctx, "c"); r.State != canvas.RunFailed || r.FinishedAt == nil {
+		if r, _ := l.Run(ctx, "c"); r.State != ledger.RunFailed || r.FinishedAt == nil {
 			t.Errorf("failed run: %s, finished %v", r.State, r.FinishedAt)
 		}
-		if _, err := l.MoveRun(ctx, "nobody", canvas.RunWriting, ""); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.MoveRun(ctx, "nobody", ledger.RunWriting, ""); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("move an unknown run: %v, want ErrNotFound", err)
 		}
 		if _, err := l.MoveRun(ctx, "c", "paused", ""); err == nil {
@@ -204,36 +204,36 @@ var contract = []struct {
 		}
 	}},
 
-	{"the round is the run's", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"the round is the run's", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		must(t, l.SetRound(ctx, "r", 2))
 		if r, _ := l.Run(ctx, "r"); r.Round != 2 {
 			t.Errorf("round %d, want 2", r.Round)
 		}
-		if err := l.SetRound(ctx, "nobody", 1); !errors.Is(err, canvas.ErrNotFound) {
+		if err := l.SetRound(ctx, "nobody", 1); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("SetRound of an unknown run: %v, want ErrNotFound", err)
 		}
 	}},
 
-	{"buckets are put once, read in ord order with Done from the journal", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"buckets are put once, read in ord order with Done from the journal", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		b0, b1 := mkBucket("b0", 0, 2), mkBucket("b1", 1, 3)
-		b0.State, b0.Attempts, b0.Notes, b0.Done = canvas.BucketBlocked, 2, "n", 5
+		b0.State, b0.Attempts, b0.Notes, b0.Done = ledger.BucketBlocked, 2, "n", 5
 		b0.Spec = plan.Spec{Base: 4, Sized: 2, Capacity: 6}
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{b1, b0}))
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{b1, b0}))
 		b0.Want = 9
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{b0}))
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{b0}))
 		bs, err := l.Buckets(ctx, "r")
 		must(t, err)
 		if !slices.Equal(ids(bs), []string{"b0", "b1"}) {
 			t.Fatalf("buckets %v, want b0 b1", ids(bs))
 		}
 		got := bs[0]
-		if got.Want != 2 || got.State != canvas.BucketBlocked || got.Attempts != 2 || got.Notes != "n" || got.Done != 0 ||
-			got.RunID != "r" || got.Origin != canvas.OriginPlan || got.Spec.Base != 4 || got.Spec.Capacity != 6 || got.Axes == nil {
+		if got.Want != 2 || got.State != ledger.BucketBlocked || got.Attempts != 2 || got.Notes != "n" || got.Done != 0 ||
+			got.RunID != "r" || got.Origin != ledger.OriginPlan || got.Spec.Base != 4 || got.Spec.Capacity != 6 || got.Axes == nil {
 			t.Errorf("b0 %+v", got)
 		}
-		if bs[1].State != canvas.BucketOpen || bs[1].ClaimedBy != "" {
+		if bs[1].State != ledger.BucketOpen || bs[1].ClaimedBy != "" {
 			t.Errorf("b1 %+v", bs[1])
 		}
 		_, err = l.Journal(ctx, "r", mkScenario("a", "b1", "x"), "s", "w", nil)
@@ -243,15 +243,15 @@ var contract = []struct {
 		}
 		noID, negative, unknown := mkBucket("", 5, 1), mkBucket("b6", 6, -1), mkBucket("b7", 7, 1)
 		unknown.State = "lost"
-		for name, bad := range map[string]canvas.Bucket{"no id": noID, "negative want": negative, "unknown state": unknown} {
-			if err := l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b9", 9, 1), bad}); err == nil {
+		for name, bad := range map[string]ledger.Bucket{"no id": noID, "negative want": negative, "unknown state": unknown} {
+			if err := l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b9", 9, 1), bad}); err == nil {
 				t.Errorf("%s: put", name)
 			}
 		}
 		if _, ok := buckets(t, ctx, l, "r")["b9"]; ok {
 			t.Error("a refused put left a bucket of its batch")
 		}
-		if err := l.PutBuckets(ctx, "nobody", []canvas.Bucket{mkBucket("b0", 0, 1)}); err == nil {
+		if err := l.PutBuckets(ctx, "nobody", []ledger.Bucket{mkBucket("b0", 0, 1)}); err == nil {
 			t.Error("put buckets of an unknown run")
 		}
 		if bs, err := l.Buckets(ctx, "nobody"); err != nil || len(bs) != 0 {
@@ -259,14 +259,14 @@ var contract = []struct {
 		}
 	}},
 
-	{"a bucket reads back as it was put", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"a bucket reads back as it was put", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		b := mkBucket("b0", 3, 4)
 		b.Axes = map[string]string{"status": "pending", "tier": "gold"}
 		b.Spec = plan.Spec{Tools: []string{"find", "cancel"}, Tool: "cancel", Gated: []string{"verify"}, Table: "orders",
 			Column: "status", Level: "pending", Base: 12, Sized: 4, Capacity: 9}
-		b.Attempts, b.Refused, b.Notes, b.Origin, b.State, b.ClaimedBy = 1, 2, "tried", canvas.OriginReview, canvas.BucketClaimed, "s0"
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{b}))
+		b.Attempts, b.Refused, b.Notes, b.Origin, b.State, b.ClaimedBy = 1, 2, "tried", ledger.OriginReview, ledger.BucketClaimed, "s0"
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{b}))
 		want := b
 		want.RunID = "r"
 		bs, err := l.Buckets(ctx, "r")
@@ -275,12 +275,12 @@ var contract = []struct {
 		}
 	}},
 
-	{"concurrent writers credit, claim and report once", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1)}))
+	{"concurrent writers credit, claim and report once", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1)}))
 		const n = 4
 		var wg sync.WaitGroup
-		journalled := make([]canvas.JournalResult, n)
+		journalled := make([]ledger.JournalResult, n)
 		claimed := make([]error, n)
 		reported := make([]string, n)
 		errs := make([]error, n)
@@ -290,7 +290,7 @@ var contract = []struct {
 				sc.Provenance.Writer = fmt.Sprintf("w%d", i) // the same scenario, by another writer
 				var err error
 				journalled[i], err = l.Journal(ctx, "r", sc, "s", sc.Provenance.Writer, []string{"C1"})
-				claimed[i] = l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: fmt.Sprintf("s%d", i), BucketIDs: []string{"b0"}})
+				claimed[i] = l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: fmt.Sprintf("s%d", i), BucketIDs: []string{"b0"}})
 				rep := mkBucket("", 0, 0)
 				rep.Cell = "new"
 				b, rerr := l.AddBucket(ctx, "r", rep)
@@ -303,9 +303,9 @@ var contract = []struct {
 			if errs[i] != nil {
 				t.Errorf("writer %d: %v", i, errs[i])
 			}
-			if journalled[i] == canvas.Credited {
+			if journalled[i] == ledger.Credited {
 				credited++
-			} else if journalled[i] != canvas.Already {
+			} else if journalled[i] != ledger.Already {
 				t.Errorf("writer %d journalled %v", i, journalled[i])
 			}
 			if claimed[i] == nil {
@@ -323,15 +323,15 @@ var contract = []struct {
 		}
 	}},
 
-	{"a reported bucket takes the next ord, once", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b1", 0, 1), mkBucket("b2", 1, 1)}))
+	{"a reported bucket takes the next ord, once", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b1", 0, 1), mkBucket("b2", 1, 1)}))
 		rep := mkBucket("", 0, 0)
 		rep.Cell = "new"
 		got, err := l.AddBucket(ctx, "r", rep)
 		must(t, err)
 		// Ord 2 is next, and "b2" is a planned bucket's: it takes ord 3.
-		if got.ID != "b3" || got.Ord != 3 || got.Origin != canvas.OriginWriter || got.State != canvas.BucketOpen || got.RunID != "r" || got.Want != 0 {
+		if got.ID != "b3" || got.Ord != 3 || got.Origin != ledger.OriginWriter || got.State != ledger.BucketOpen || got.RunID != "r" || got.Want != 0 {
 			t.Errorf("reported bucket %+v", got)
 		}
 		rep.Want = 4
@@ -340,15 +340,15 @@ var contract = []struct {
 			t.Errorf("the same report again: %+v, %v; want b3 as it was", again, err)
 		}
 		other := mkBucket("", 0, 1)
-		other.Cell, other.Origin = "other", canvas.OriginReview
+		other.Cell, other.Origin = "other", ledger.OriginReview
 		got, err = l.AddBucket(ctx, "r", other)
-		if err != nil || got.ID != "b4" || got.Ord != 4 || got.Origin != canvas.OriginReview {
+		if err != nil || got.ID != "b4" || got.Ord != 4 || got.Origin != ledger.OriginReview {
 			t.Errorf("a second report: %+v, %v", got, err)
 		}
 		if _, err := l.AddBucket(ctx, "r", mkBucket("", 0, -1)); err == nil {
 			t.Error("added a bucket of negative want")
 		}
-		if _, err := l.AddBucket(ctx, "nobody", other); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.AddBucket(ctx, "nobody", other); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("a bucket of an unknown run: %v, want ErrNotFound", err)
 		}
 		if n := len(buckets(t, ctx, l, "r")); n != 4 {
@@ -356,44 +356,44 @@ var contract = []struct {
 		}
 	}},
 
-	{"a slice claims open buckets, all or none, once", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1)}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}, State: canvas.SliceDone, Writer: "w"}))
+	{"a slice claims open buckets, all or none, once", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}, State: ledger.SliceDone, Writer: "w"}))
 		bs := buckets(t, ctx, l, "r")
 		for _, id := range []string{"b0", "b1"} {
-			if bs[id].State != canvas.BucketClaimed || bs[id].ClaimedBy != "s1" {
+			if bs[id].State != ledger.BucketClaimed || bs[id].ClaimedBy != "s1" {
 				t.Errorf("%s: %s by %q, want claimed by s1", id, bs[id].State, bs[id].ClaimedBy)
 			}
 		}
 		s := slice(t, ctx, l, "r", "s1")
-		if s.State != canvas.SlicePublished || s.Kind != canvas.SliceWork || s.Round != 1 || s.Writer != "" ||
+		if s.State != ledger.SlicePublished || s.Kind != ledger.SliceWork || s.Round != 1 || s.Writer != "" ||
 			!slices.Equal(s.BucketIDs, []string{"b0", "b1"}) || s.FinishedAt != nil || s.CreatedAt.IsZero() {
 			t.Errorf("claimed slice %+v", s)
 		}
 		// The same slice again: nothing changes, its new buckets untouched.
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b2"}}))
-		if b := buckets(t, ctx, l, "r")["b2"]; b.State != canvas.BucketOpen {
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b2"}}))
+		if b := buckets(t, ctx, l, "r")["b2"]; b.State != ledger.BucketOpen {
 			t.Errorf("b2 %s after a repeated claim of s1", b.State)
 		}
 		// One bucket of the slice not open: none is claimed, no slice recorded.
-		if err := l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2", "b0"}}); err == nil {
+		if err := l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2", "b0"}}); err == nil {
 			t.Error("claimed a claimed bucket")
 		}
-		if err := l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s3", BucketIDs: []string{"b2", "b9"}}); err == nil {
+		if err := l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s3", BucketIDs: []string{"b2", "b9"}}); err == nil {
 			t.Error("claimed a bucket that does not exist")
 		}
-		if b := buckets(t, ctx, l, "r")["b2"]; b.State != canvas.BucketOpen || b.ClaimedBy != "" {
+		if b := buckets(t, ctx, l, "r")["b2"]; b.State != ledger.BucketOpen || b.ClaimedBy != "" {
 			t.Errorf("b2 %s by %q after refused claims", b.State, b.ClaimedBy)
 		}
 		if ss, _ := l.Slices(ctx, "r", -1); len(ss) != 1 {
 			t.Errorf("%d slices after refused claims, want 1", len(ss))
 		}
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "g1", Round: 2, Kind: canvas.SliceGap, BucketIDs: []string{"b2", "b2"}}))
-		if s := slice(t, ctx, l, "r", "g1"); s.Kind != canvas.SliceGap {
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "g1", Round: 2, Kind: ledger.SliceGap, BucketIDs: []string{"b2", "b2"}}))
+		if s := slice(t, ctx, l, "r", "g1"); s.Kind != ledger.SliceGap {
 			t.Errorf("gap slice of kind %s", s.Kind)
 		}
-		for name, bad := range map[string]canvas.Slice{
+		for name, bad := range map[string]ledger.Slice{
 			"no run id": {ID: "x", BucketIDs: []string{"b0"}}, "no id": {RunID: "r", BucketIDs: []string{"b0"}},
 			"no buckets": {RunID: "r", ID: "x"}, "unknown run": {RunID: "nobody", ID: "x", BucketIDs: []string{"b0"}},
 		} {
@@ -403,14 +403,14 @@ var contract = []struct {
 		}
 	}},
 
-	{"slices are listed by round and id", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1)}))
+	{"slices are listed by round and id", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1)}))
 		for i, s := range []struct {
 			id    string
 			round int
 		}{{"s2", 2}, {"s9", 1}, {"s0", 2}} {
-			must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: s.id, Round: s.round, BucketIDs: []string{fmt.Sprintf("b%d", i)}}))
+			must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: s.id, Round: s.round, BucketIDs: []string{fmt.Sprintf("b%d", i)}}))
 		}
 		var got []string
 		all, err := l.Slices(ctx, "r", -1)
@@ -430,48 +430,48 @@ var contract = []struct {
 		}
 	}},
 
-	{"a slice is finished once; a dead one may yet be done, a done one never dies", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1)}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0"}}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b1"}}))
-		must(t, l.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w1", "", 2))
-		must(t, l.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w2", "again", 3))
+	{"a slice is finished once; a dead one may yet be done, a done one never dies", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0"}}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b1"}}))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDone, "w1", "", 2))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDone, "w2", "again", 3))
 		s := slice(t, ctx, l, "r", "s1")
-		if s.State != canvas.SliceDone || s.Writer != "w1" || s.Reason != "" || s.Deliveries != 2 || s.FinishedAt == nil {
+		if s.State != ledger.SliceDone || s.Writer != "w1" || s.Reason != "" || s.Deliveries != 2 || s.FinishedAt == nil {
 			t.Errorf("finished twice: %+v, want the first finish", s)
 		}
-		err := l.FinishSlice(ctx, "r", "s1", canvas.SliceDead, "w3", "lost", 4)
-		if te, ok := errors.AsType[*canvas.TransitionError](err); !ok || te.Of != "slice" || te.ID != "r/s1" || te.From != "done" || te.To != "dead" {
+		err := l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "w3", "lost", 4)
+		if te, ok := errors.AsType[*ledger.TransitionError](err); !ok || te.Of != "slice" || te.ID != "r/s1" || te.From != "done" || te.To != "dead" {
 			t.Errorf("done -> dead: %v, want a *TransitionError", err)
 		}
-		must(t, l.FinishSlice(ctx, "r", "s2", canvas.SliceDead, "", "dead-lettered", 5))
-		must(t, l.FinishSlice(ctx, "r", "s2", canvas.SliceDead, "w9", "other", 6))
-		if s := slice(t, ctx, l, "r", "s2"); s.State != canvas.SliceDead || s.Reason != "dead-lettered" || s.Deliveries != 5 {
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDead, "", "dead-lettered", 5))
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDead, "w9", "other", 6))
+		if s := slice(t, ctx, l, "r", "s2"); s.State != ledger.SliceDead || s.Reason != "dead-lettered" || s.Deliveries != 5 {
 			t.Errorf("dead twice: %+v", s)
 		}
 		first := slice(t, ctx, l, "r", "s2").FinishedAt
-		must(t, l.FinishSlice(ctx, "r", "s2", canvas.SliceDone, "w2", "", 1))
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDone, "w2", "", 1))
 		s = slice(t, ctx, l, "r", "s2")
-		if s.State != canvas.SliceDone || s.Writer != "w2" || s.Reason != "" || s.Deliveries != 5 || s.FinishedAt == nil || !s.FinishedAt.Equal(*first) {
+		if s.State != ledger.SliceDone || s.Writer != "w2" || s.Reason != "" || s.Deliveries != 5 || s.FinishedAt == nil || !s.FinishedAt.Equal(*first) {
 			t.Errorf("dead, then acked: %+v, want done by w2 with 5 deliveries and its first finish time", s)
 		}
-		if err := l.FinishSlice(ctx, "r", "s9", canvas.SliceDone, "w", "", 1); !errors.Is(err, canvas.ErrNotFound) {
+		if err := l.FinishSlice(ctx, "r", "s9", ledger.SliceDone, "w", "", 1); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("finish an unknown slice: %v, want ErrNotFound", err)
 		}
-		if err := l.FinishSlice(ctx, "nobody", "s1", canvas.SliceDone, "w", "", 1); !errors.Is(err, canvas.ErrNotFound) {
+		if err := l.FinishSlice(ctx, "nobody", "s1", ledger.SliceDone, "w", "", 1); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("finish a slice of an unknown run: %v, want ErrNotFound", err)
 		}
-		if err := l.FinishSlice(ctx, "r", "s1", canvas.SlicePublished, "w", "", 1); err == nil {
+		if err := l.FinishSlice(ctx, "r", "s1", ledger.SlicePublished, "w", "", 1); err == nil {
 			t.Error("finished a slice as published")
 		}
 	}},
 
-	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 3)}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0"}}))
-		charged := func(c canvas.Charges, err error, failed, lost int, what string) {
+	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 3)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0"}}))
+		charged := func(c ledger.Charges, err error, failed, lost int, what string) {
 			t.Helper()
 			must(t, err)
 			if c.Failed != failed || c.Lost != lost {
@@ -480,9 +480,9 @@ var contract = []struct {
 		}
 		c, err := l.BeginDelivery(ctx, "r", "s1", 1, "w1")
 		charged(c, err, 0, 0, "first delivery")
-		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", canvas.DeliveryFailed, "model gave up")
+		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", ledger.DeliveryFailed, "model gave up")
 		charged(c, err, 1, 0, "first delivery failed")
-		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", canvas.DeliveryReleased, "")
+		c, err = l.EndDelivery(ctx, "r", "s1", 1, "w1", ledger.DeliveryReleased, "")
 		charged(c, err, 1, 0, "an end recorded again keeps the first")
 		// Delivery 2 begins and its writer dies; 3 never reaches a begin.
 		c, err = l.BeginDelivery(ctx, "r", "s1", 2, "w2")
@@ -497,21 +497,21 @@ var contract = []struct {
 		must(t, err)
 		c, err = l.BeginDelivery(ctx, "r", "s1", 5, "w5")
 		charged(c, err, 1, 2, "fifth delivery, after one lost with progress")
-		c, err = l.EndDelivery(ctx, "r", "s1", 5, "w5", canvas.DeliveryReleased, "stopping")
+		c, err = l.EndDelivery(ctx, "r", "s1", 5, "w5", ledger.DeliveryReleased, "stopping")
 		charged(c, err, 1, 2, "fifth released")
 		c, err = l.BeginDelivery(ctx, "r", "s1", 6, "w6")
 		charged(c, err, 1, 2, "sixth delivery")
-		if _, err := l.BeginDelivery(ctx, "r", "nope", 1, "w"); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.BeginDelivery(ctx, "r", "nope", 1, "w"); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("a delivery of an unknown slice: %v, want ErrNotFound", err)
 		}
-		if _, err := l.EndDelivery(ctx, "r", "s1", 6, "w6", canvas.DeliveryBegan, ""); err == nil {
+		if _, err := l.EndDelivery(ctx, "r", "s1", 6, "w6", ledger.DeliveryBegan, ""); err == nil {
 			t.Error("ended a delivery as began")
 		}
 	}},
 
-	{"a fold settles the buckets of finished slices from the journal", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		var bs []canvas.Bucket
+	{"a fold settles the buckets of finished slices from the journal", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		var bs []ledger.Bucket
 		for i, want := range []int{1, 2, 1, 1, 1, 1, 1} {
 			b := mkBucket(fmt.Sprintf("b%d", i), 6-i, want) // ord reverses the ids
 			if i >= 2 {
@@ -520,7 +520,7 @@ var contract = []struct {
 			bs = append(bs, b)
 		}
 		must(t, l.PutBuckets(ctx, "r", bs))
-		for _, s := range []canvas.Slice{
+		for _, s := range []ledger.Slice{
 			{ID: "s1", BucketIDs: []string{"b0", "b1", "b2"}}, {ID: "s2", BucketIDs: []string{"b3"}},
 			{ID: "s3", BucketIDs: []string{"b4"}}, {ID: "s4", BucketIDs: []string{"b5"}},
 		} {
@@ -533,9 +533,9 @@ var contract = []struct {
 			must(t, l.Refuse(ctx, "r", "s1", "b2", rf[0], rf[1], rf[2]))
 		}
 		must(t, l.Refuse(ctx, "r", "s1", "b1", "static", "placeholder", "c"))
-		must(t, l.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w", "", 1))
-		must(t, l.FinishSlice(ctx, "r", "s3", canvas.SliceDead, "", "model gone", 5))
-		must(t, l.FinishSlice(ctx, "r", "s4", canvas.SliceDone, "w", "", 1))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDone, "w", "", 1))
+		must(t, l.FinishSlice(ctx, "r", "s3", ledger.SliceDead, "", "model gone", 5))
+		must(t, l.FinishSlice(ctx, "r", "s4", ledger.SliceDone, "w", "", 1))
 		// s2 is still published: b3 is in flight; b6 was never claimed.
 		res, err := l.Fold(ctx, "r", 3)
 		must(t, err)
@@ -546,21 +546,21 @@ var contract = []struct {
 		got := buckets(t, ctx, l, "r")
 		for _, want := range []struct {
 			id       string
-			state    canvas.BucketState
+			state    ledger.BucketState
 			attempts int
 			refused  int
 			notes    string
 			claimed  string
 		}{
-			{"b0", canvas.BucketDone, 0, 0, "", ""},
-			{"b1", canvas.BucketOpen, 1, 1, "", ""},
-			{"b2", canvas.BucketBlocked, 3, 3, "static/placeholder: b", ""},
-			{"b3", canvas.BucketClaimed, 2, 0, "", "s2"},
+			{"b0", ledger.BucketDone, 0, 0, "", ""},
+			{"b1", ledger.BucketOpen, 1, 1, "", ""},
+			{"b2", ledger.BucketBlocked, 3, 3, "static/placeholder: b", ""},
+			{"b3", ledger.BucketClaimed, 2, 0, "", "s2"},
 			// A dead slice is no attempt of the bucket's, but it counts
 			// toward blocking it: 2 attempts and 1 dead slice reach 3.
-			{"b4", canvas.BucketBlocked, 2, 0, "model gone", ""},
-			{"b5", canvas.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
-			{"b6", canvas.BucketOpen, 2, 0, "", ""},
+			{"b4", ledger.BucketBlocked, 2, 0, "model gone", ""},
+			{"b5", ledger.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
+			{"b6", ledger.BucketOpen, 2, 0, "", ""},
 		} {
 			b := got[want.id]
 			if b.State != want.state || b.Attempts != want.attempts || b.Refused != want.refused || b.Notes != want.notes || b.ClaimedBy != want.claimed {
@@ -575,21 +575,21 @@ var contract = []struct {
 		if _, err := l.Fold(ctx, "r", 0); err == nil {
 			t.Error("folded with no attempts allowed")
 		}
-		if _, err := l.Fold(ctx, "nobody", 3); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.Fold(ctx, "nobody", 3); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("fold an unknown run: %v, want ErrNotFound", err)
 		}
 	}},
 
-	{"a raise reopens an open or done bucket, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"a raise reopens an open or done bucket, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		blocked := mkBucket("b3", 3, 1)
-		blocked.State = canvas.BucketBlocked
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1), blocked}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b1"}}))
-		must(t, l.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}))
+		blocked.State = ledger.BucketBlocked
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1), blocked}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b1"}}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}))
 		_, err := l.Journal(ctx, "r", mkScenario("a", "b1", "x"), "s1", "w", nil)
 		must(t, err)
-		must(t, l.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w", "", 1))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDone, "w", "", 1))
 		if _, err := l.Fold(ctx, "r", 3); err != nil {
 			t.Fatal(err)
 		}
@@ -601,7 +601,7 @@ var contract = []struct {
 		}
 		got := buckets(t, ctx, l, "r")
 		for _, id := range []string{"b0", "b1"} {
-			if b := got[id]; b.State != canvas.BucketOpen || b.Want != 3 || b.Spec.Base != 7 || b.Spec.Capacity != 4 {
+			if b := got[id]; b.State != ledger.BucketOpen || b.Want != 3 || b.Spec.Base != 7 || b.Spec.Capacity != 4 {
 				t.Errorf("raised %s: %s want %d spec %+v", id, b.State, b.Want, b.Spec)
 			}
 		}
@@ -609,51 +609,51 @@ var contract = []struct {
 			t.Errorf("raised b1 outstanding %d, want 2", got["b1"].Outstanding())
 		}
 		for _, id := range []string{"b2", "b3", "b9"} {
-			if err := l.Raise(ctx, "r", id, 5, spec); !errors.Is(err, canvas.ErrNotFound) {
+			if err := l.Raise(ctx, "r", id, 5, spec); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("raise %s: %v, want ErrNotFound", id, err)
 			}
 		}
-		if b := buckets(t, ctx, l, "r")["b2"]; b.Want != 1 || b.State != canvas.BucketClaimed {
+		if b := buckets(t, ctx, l, "r")["b2"]; b.Want != 1 || b.State != ledger.BucketClaimed {
 			t.Errorf("a refused raise changed b2: %+v", b)
 		}
 	}},
 
-	{"the journal credits a scenario once and refuses clashes whole", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 0, 5)}))
+	{"the journal credits a scenario once and refuses clashes whole", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 5)}))
 		a := mkScenario("a", "b0", "x")
 		a.Provenance.Writer, a.Provenance.Slice = "w1", "s1"
-		if res, err := l.Journal(ctx, "r", a, "s1", "w1", []string{"C1", "C1", ""}); err != nil || res != canvas.Credited {
+		if res, err := l.Journal(ctx, "r", a, "s1", "w1", []string{"C1", "C1", ""}); err != nil || res != ledger.Credited {
 			t.Fatalf("first journal: %v, %v", res, err)
 		}
-		if res, err := l.Journal(ctx, "r", a, "s1", "w1", []string{"C1"}); err != nil || res != canvas.Already {
+		if res, err := l.Journal(ctx, "r", a, "s1", "w1", []string{"C1"}); err != nil || res != ledger.Already {
 			t.Errorf("the same scenario again: %v, %v; want Already", res, err)
 		}
 		redone := *a
 		redone.Provenance.Writer, redone.Provenance.Slice = "w2", "s1"
-		if res, err := l.Journal(ctx, "r", &redone, "s1", "w2", nil); err != nil || res != canvas.Already {
+		if res, err := l.Journal(ctx, "r", &redone, "s1", "w2", nil); err != nil || res != ledger.Already {
 			t.Errorf("the same scenario by another writer: %v, %v; want Already", res, err)
 		}
 		conflict := func(sc *scenario.Scenario, codes []string, kind, other, code string) {
 			t.Helper()
 			_, err := l.Journal(ctx, "r", sc, "s1", "w1", codes)
-			ce, ok := errors.AsType[*canvas.ConflictError](err)
+			ce, ok := errors.AsType[*ledger.ConflictError](err)
 			if !ok || ce.Kind != kind || ce.Other != other || ce.Code != code {
 				t.Errorf("%s: %v, want a %s conflict with %s", sc.Name, err, kind, other)
 			}
 		}
 		changed := mkScenario("a", "b0", "y")
-		conflict(changed, nil, canvas.ConflictName, "a", "")
+		conflict(changed, nil, ledger.ConflictName, "a", "")
 		copied := *a
 		copied.Name = "copy"
-		conflict(&copied, nil, canvas.ConflictContent, "a", "")
-		conflict(mkScenario("b", "b0", "x"), nil, canvas.ConflictBranch, "a", "")
-		conflict(mkScenario("c", "b0", "z"), []string{"C0", "C1"}, canvas.ConflictCode, "a", "C1")
+		conflict(&copied, nil, ledger.ConflictContent, "a", "")
+		conflict(mkScenario("b", "b0", "x"), nil, ledger.ConflictBranch, "a", "")
+		conflict(mkScenario("c", "b0", "z"), []string{"C0", "C1"}, ledger.ConflictCode, "a", "C1")
 		// The refused scenario wrote nothing: not its row, nor its free code.
-		if res, err := l.Journal(ctx, "r", mkScenario("d", "b0", "w"), "s1", "w1", []string{"C0"}); err != nil || res != canvas.Credited {
+		if res, err := l.Journal(ctx, "r", mkScenario("d", "b0", "w"), "s1", "w1", []string{"C0"}); err != nil || res != ledger.Credited {
 			t.Errorf("C0 after a refused journal: %v, %v", res, err)
 		}
-		if res, err := l.Journal(ctx, "r", mkScenario("c", "b0", "z"), "s1", "w1", nil); err != nil || res != canvas.Credited {
+		if res, err := l.Journal(ctx, "r", mkScenario("c", "b0", "z"), "s1", "w1", nil); err != nil || res != ledger.Credited {
 			t.Errorf("c without the clashing code: %v, %v", res, err)
 		}
 		if b := buckets(t, ctx, l, "r")["b0"]; b.Done != 3 {
@@ -676,9 +676,9 @@ var contract = []struct {
 		}
 	}},
 
-	{"scenarios are read by bucket ord and name, as written", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		must(t, l.PutBuckets(ctx, "r", []canvas.Bucket{mkBucket("b0", 1, 5), mkBucket("b1", 0, 5)}))
+	{"scenarios are read by bucket ord and name, as written", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 1, 5), mkBucket("b1", 0, 5)}))
 		for _, s := range [][2]string{{"z", "b1"}, {"q", "gone"}, {"a", "b0"}, {"m", "b1"}} {
 			_, err := l.Journal(ctx, "r", mkScenario(s[0], s[1], s[0]), "s1", "w", nil)
 			must(t, err)
@@ -700,8 +700,8 @@ var contract = []struct {
 		}
 	}},
 
-	{"refusals are counted by kind, most frequent first", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"refusals are counted by kind, most frequent first", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		for _, rf := range [][3]string{
 			{"static", "placeholder", "m"}, {"solvable", "check-failed", "k"}, {"static", "placeholder", "d"},
 			{"grounded", "invented", "x"}, {"solvable", "check-failed", "e"}, {"static", "placeholder", "q"},
@@ -710,7 +710,7 @@ var contract = []struct {
 		}
 		top, err := l.TopRefusals(ctx, "r", 2)
 		must(t, err)
-		want := []canvas.Reason{{Gate: "static", Code: "placeholder", Count: 3, Example: "d"}, {Gate: "solvable", Code: "check-failed", Count: 2, Example: "e"}}
+		want := []ledger.Reason{{Gate: "static", Code: "placeholder", Count: 3, Example: "d"}, {Gate: "solvable", Code: "check-failed", Count: 2, Example: "e"}}
 		if !slices.Equal(top, want) {
 			t.Errorf("top 2: %+v, want %+v", top, want)
 		}
@@ -736,8 +736,8 @@ var contract = []struct {
 		}
 	}},
 
-	{"a bucket's refusals are summed up by its most frequent kind", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
+	{"a bucket's refusals are summed up by its most frequent kind", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		for _, rf := range [][4]string{
 			{"b0", "solvable", "check-failed", "k"}, {"b0", "static", "placeholder", "m"}, {"b0", "solvable", "check-failed", "e"},
 			{"b0", "static", "placeholder", "q"}, {"b0", "grounded", "invented", "a"},
@@ -749,7 +749,7 @@ var contract = []struct {
 		top, err := l.BucketRefusals(ctx, "r")
 		must(t, err)
 		// b0 and b1 tie between kinds: the first by gate, then code, wins.
-		want := map[string]canvas.BucketRefusal{
+		want := map[string]ledger.BucketRefusal{
 			"b0": {Gate: "solvable", Code: "check-failed", Count: 2, Of: 5, Example: "e"},
 			"b1": {Gate: "grounded", Code: "invented", Count: 1, Of: 2, Example: "y"},
 			"b2": {Gate: "static", Code: "placeholder", Count: 1, Of: 1, Example: "p"},
@@ -762,9 +762,9 @@ var contract = []struct {
 		}
 	}},
 
-	{"the meter counts what was spent; the budget reads it only under a cap", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		for _, c := range []canvas.Call{
+	{"the meter counts what was spent; the budget reads it only under a cap", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		for _, c := range []ledger.Call{
 			{Run: "r", Slice: "s1", Writer: "w", Model: "m", Prompt: 100, Completion: 20, CachedPrompt: 50, Reasoning: 5},
 			{Run: "r", Slice: "s1", Writer: "w", Model: "m", Prompt: 10, Completion: 2, CostUSD: 0.25, Priced: true, Outcome: "error"},
 			{Run: "r", Slice: "s2", Writer: "w", Model: "m"},
@@ -774,18 +774,18 @@ var contract = []struct {
 		}
 		m, err := l.Meter(ctx, "r")
 		must(t, err)
-		want := canvas.Meter{Calls: 3, PromptTokens: 110, CachedPromptTokens: 50, CompletionTokens: 22, ReasoningTokens: 5, CostUSD: 0.25, UnpricedCalls: 1}
+		want := ledger.Meter{Calls: 3, PromptTokens: 110, CachedPromptTokens: 50, CompletionTokens: 22, ReasoningTokens: 5, CostUSD: 0.25, UnpricedCalls: 1}
 		if m != want {
 			t.Errorf("meter %+v, want %+v", m, want)
 		}
 		if m, err := l.Meter(ctx, "elsewhere"); err != nil || m.PromptTokens != 7 {
 			t.Errorf("the meter of a run not recorded: %+v, %v", m, err)
 		}
-		if err := l.SpendCall(ctx, canvas.Call{Run: "r", Prompt: -1}); err == nil {
+		if err := l.SpendCall(ctx, ledger.Call{Run: "r", Prompt: -1}); err == nil {
 			t.Error("spent negative tokens")
 		}
 		r, _ := l.Run(ctx, "r")
-		if b, err := l.Budget(ctx, r); err != nil || b != (canvas.Budget{}) || b.Reached() {
+		if b, err := l.Budget(ctx, r); err != nil || b != (ledger.Budget{}) || b.Reached() {
 			t.Errorf("budget of a run without caps: %+v, %v; want nothing read", b, err)
 		}
 		r.BudgetTokens, r.BudgetUSD = 132, 1
@@ -798,9 +798,9 @@ var contract = []struct {
 		}
 	}},
 
-	{"a sub-goal is added once, the first kept", func(t *testing.T, ctx context.Context, l ledger) {
-		mkRun(t, ctx, l, canvas.Run{ID: "r", Asked: 1})
-		for _, g := range []canvas.SubGoal{
+	{"a sub-goal is added once, the first kept", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		for _, g := range []ledger.SubGoal{
 			{Name: "refunded", What: "the refund is issued", Judged: true, Params: map[string]string{"order": "id"}, Source: "w1"},
 			{Name: "asked", What: "the agent asks"},
 		} {
@@ -808,7 +808,7 @@ var contract = []struct {
 				t.Errorf("add %s: %v, %v", g.Name, created, err)
 			}
 		}
-		if created, err := l.AddSubGoal(ctx, "r", canvas.SubGoal{Name: "refunded", What: "other"}); err != nil || created {
+		if created, err := l.AddSubGoal(ctx, "r", ledger.SubGoal{Name: "refunded", What: "other"}); err != nil || created {
 			t.Errorf("add refunded again: %v, %v", created, err)
 		}
 		gs, err := l.SubGoals(ctx, "r")
@@ -817,10 +817,10 @@ var contract = []struct {
 			gs[1].What != "the refund is issued" || !gs[1].Judged || gs[1].Params["order"] != "id" || gs[1].Source != "w1" {
 			t.Errorf("sub-goals %+v", gs)
 		}
-		if _, err := l.AddSubGoal(ctx, "r", canvas.SubGoal{What: "x"}); err == nil {
+		if _, err := l.AddSubGoal(ctx, "r", ledger.SubGoal{What: "x"}); err == nil {
 			t.Error("added a sub-goal without a name")
 		}
-		if _, err := l.AddSubGoal(ctx, "nobody", canvas.SubGoal{Name: "x"}); err == nil {
+		if _, err := l.AddSubGoal(ctx, "nobody", ledger.SubGoal{Name: "x"}); err == nil {
 			t.Error("added a sub-goal to an unknown run")
 		}
 		if none, err := l.SubGoals(ctx, "nobody"); err != nil || len(none) != 0 {
@@ -828,14 +828,14 @@ var contract = []struct {
 		}
 	}},
 
-	{"a contract's files are stored once under its hash", func(t *testing.T, ctx context.Context, l ledger) {
+	{"a contract's files are stored once under its hash", func(t *testing.T, ctx context.Context, l roleLedger) {
 		must(t, l.SaveContract(ctx, "h1", "shop", map[string][]byte{"contract.yaml": []byte("agent: shop\n")}))
 		must(t, l.SaveContract(ctx, "h1", "shop", map[string][]byte{"contract.yaml": []byte("agent: other\n")}))
 		files, err := l.ContractFiles(ctx, "h1")
 		if err != nil || len(files) != 1 || string(files["contract.yaml"]) != "agent: shop\n" {
 			t.Errorf("files %q, %v; want the first saved", files, err)
 		}
-		if _, err := l.ContractFiles(ctx, "h2"); !errors.Is(err, canvas.ErrNotFound) {
+		if _, err := l.ContractFiles(ctx, "h2"); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("files of an unknown hash: %v, want ErrNotFound", err)
 		}
 	}},

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -10,7 +10,7 @@ func (s *Store) Refuse(ctx context.Context, run, slice, bucket, gate, code, mess
 	_, err := s.pool.Exec(ctx, `INSERT INTO refusals (run_id, slice_id, bucket_id, gate, code, message) VALUES ($1,$2,$3,$4,$5,$6)`,
 		run, slice, bucket, gate, code, message)
 	if err != nil {
-		return fmt.Errorf("canvas: refuse in run %s slice %s: %w", run, slice, err)
+		return fmt.Errorf("ledger: refuse in run %s slice %s: %w", run, slice, err)
 	}
 	return nil
 }
@@ -19,7 +19,7 @@ func (s *Store) Refuse(ctx context.Context, run, slice, bucket, gate, code, mess
 func (s *Store) Refusals(ctx context.Context, run string) (map[string]int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT gate || '/' || code, count(*) FROM refusals WHERE run_id = $1 GROUP BY gate, code`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: refusals of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	out := map[string]int{}
@@ -27,12 +27,12 @@ func (s *Store) Refusals(ctx context.Context, run string) (map[string]int, error
 		var k string
 		var n int
 		if err := rows.Scan(&k, &n); err != nil {
-			return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: refusals of run %s: %w", run, err)
 		}
 		out[k] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: refusals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: refusals of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -51,19 +51,19 @@ func (s *Store) TopRefusals(ctx context.Context, run string, limit int) ([]Reaso
 	rows, err := s.pool.Query(ctx, `SELECT gate, code, count(*), min(message) FROM refusals WHERE run_id = $1
 		GROUP BY gate, code ORDER BY count(*) DESC, gate, code LIMIT $2`, run, limit)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: refusal reasons of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: refusal reasons of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	var out []Reason
 	for rows.Next() {
 		var r Reason
 		if err := rows.Scan(&r.Gate, &r.Code, &r.Count, &r.Example); err != nil {
-			return nil, fmt.Errorf("canvas: refusal reasons of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: refusal reasons of run %s: %w", run, err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: refusal reasons of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: refusal reasons of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -91,7 +91,7 @@ func (s *Store) BucketRefusals(ctx context.Context, run string) (map[string]Buck
 			FROM refusals WHERE run_id = $1 GROUP BY bucket_id, gate, code) t
 		WHERE rank = 1`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: top refusals of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	out := map[string]BucketRefusal{}
@@ -100,13 +100,13 @@ func (s *Store) BucketRefusals(ctx context.Context, run string) (map[string]Buck
 		var r BucketRefusal
 		var total int64
 		if err := rows.Scan(&b, &r.Gate, &r.Code, &r.Count, &total, &r.Example); err != nil {
-			return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: top refusals of run %s: %w", run, err)
 		}
 		r.Of = int(total)
 		out[b] = r
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: top refusals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: top refusals of run %s: %w", run, err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package canvas_test
+package ledger_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -16,23 +16,23 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func newStore(t testing.TB) (*canvas.Store, context.Context) {
+func newStore(t testing.TB) (*ledger.Store, context.Context) {
 	t.Helper()
-	return canvas.New(testenv.Postgres(t)), context.Background()
+	return ledger.New(testenv.Postgres(t)), context.Background()
 }
 
-func mkRun(t testing.TB, s *canvas.Store, id string) {
+func mkRun(t testing.TB, s *ledger.Store, id string) {
 	t.Helper()
-	created, err := s.CreateRun(context.Background(), canvas.Run{ID: id, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 10, Seed: 7})
+	created, err := s.CreateRun(context.Background(), ledger.Run{ID: id, Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 10, Seed: 7})
 	if err != nil || !created {
 		t.Fatalf("CreateRun: created=%v err=%v", created, err)
 	}
 }
 
-func mkBuckets(n int, want int) []canvas.Bucket {
-	var bs []canvas.Bucket
+func mkBuckets(n int, want int) []ledger.Bucket {
+	var bs []ledger.Bucket
 	for i := 0; i < n; i++ {
-		bs = append(bs, canvas.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
+		bs = append(bs, ledger.Bucket{Bucket: plan.Bucket{ID: fmt.Sprintf("b%d", i), Ord: i, Theme: "t", Cell: fmt.Sprintf("cancel-order-%d", i),
 			UseCase: "cancel-order", Angle: "plain", Outcome: "succeed", Overlay: "none", Kind: "happy",
 			Axes: map[string]string{"status": "pending"}, Want: want}})
 	}
@@ -48,7 +48,7 @@ func sc(name, bucket, branch string) *scenario.Scenario {
 
 func TestRunIdempotent(t *testing.T) {
 	s, ctx := newStore(t)
-	r := canvas.Run{ID: "r1", Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 300, Seed: 42, BudgetTokens: 9}
+	r := ledger.Run{ID: "r1", Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "builtin", Asked: 300, Seed: 42, BudgetTokens: 9}
 	created, err := s.CreateRun(ctx, r)
 	if err != nil || !created {
 		t.Fatalf("first CreateRun: %v %v", created, err)
@@ -63,13 +63,13 @@ func TestRunIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Asked != 300 || got.State != canvas.RunPlanned || got.Seed != 42 || !reflect.DeepEqual(got.Config, canvas.RunConfig{}) || got.FinishedAt != nil {
+	if got.Asked != 300 || got.State != ledger.RunPlanned || got.Seed != 42 || !reflect.DeepEqual(got.Config, ledger.RunConfig{}) || got.FinishedAt != nil {
 		t.Fatalf("run changed or defaults wrong: %+v", got)
 	}
-	if _, err := s.Run(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
+	if _, err := s.Run(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("missing run: %v", err)
 	}
-	for _, to := range []canvas.RunState{canvas.RunWriting, canvas.RunReviewing, canvas.RunDone} {
+	for _, to := range []ledger.RunState{ledger.RunWriting, ledger.RunReviewing, ledger.RunDone} {
 		if _, err := s.MoveRun(ctx, "r1", to, "ok"); err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,11 @@ func TestRunIdempotent(t *testing.T) {
 	if _, err := s.MoveRun(ctx, "r1", "bogus", ""); err == nil {
 		t.Fatal("bogus state accepted")
 	}
-	var te *canvas.TransitionError
-	if from, err := s.MoveRun(ctx, "r1", canvas.RunWriting, ""); !errors.As(err, &te) || from != canvas.RunDone || te.From != "done" || te.To != "writing" {
+	var te *ledger.TransitionError
+	if from, err := s.MoveRun(ctx, "r1", ledger.RunWriting, ""); !errors.As(err, &te) || from != ledger.RunDone || te.From != "done" || te.To != "writing" {
 		t.Fatalf("a done run moved back to writing: from=%s err=%v", from, err)
 	}
-	if _, err := s.MoveRun(ctx, "zz", canvas.RunDone, ""); !errors.Is(err, canvas.ErrNotFound) {
+	if _, err := s.MoveRun(ctx, "zz", ledger.RunDone, ""); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("state of missing run: %v", err)
 	}
 	mkRun(t, s, "r2")
@@ -103,13 +103,13 @@ func TestRunIdempotent(t *testing.T) {
 // the field at fault, never a zero config read as if it were the run's.
 func TestRunConfig(t *testing.T) {
 	s, ctx := newStore(t)
-	want := canvas.RunConfig{
+	want := ledger.RunConfig{
 		Coverage: plan.Coverage{Cells: 4, CellsCovered: 3, UseCases: 2, UseCasesIn: 2, Outcomes: map[string]int{"succeed": 5, "refuse": 2},
 			Kinds: map[string]int{"happy": 7}, UntestedRules: []string{"r9"}},
 		Capacity: 40, Axes: []plan.Axis{{UseCase: "cancel-order", Table: "orders", Column: "status", Levels: map[string]string{"pending": "succeed", "shipped": "refuse"}}},
 		MaxWant: 25, AllowPartial: true,
 	}
-	if _, err := s.CreateRun(ctx, canvas.Run{ID: "full", Agent: "shop", Asked: 7, Config: want}); err != nil {
+	if _, err := s.CreateRun(ctx, ledger.Run{ID: "full", Agent: "shop", Asked: 7, Config: want}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Run(ctx, "full")
@@ -137,7 +137,7 @@ func TestRunConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := s.Run(ctx, "full")
-		ce, ok := errors.AsType[*canvas.ConfigError](err)
+		ce, ok := errors.AsType[*ledger.ConfigError](err)
 		if !ok || ce.Run != "full" || ce.Field != c.field {
 			t.Errorf("config %s: %v, want a *ConfigError of run full naming %q", c.config, err, c.field)
 		}
@@ -167,13 +167,13 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 			t.Fatalf("bucket %d: %+v", i, b)
 		}
 	}
-	sl := canvas.Slice{RunID: "r", ID: "s1", Round: 0, BucketIDs: []string{"b0", "b2"}}
+	sl := ledger.Slice{RunID: "r", ID: "s1", Round: 0, BucketIDs: []string{"b0", "b2"}}
 	for i := 0; i < 2; i++ {
 		if err := s.ClaimSlice(ctx, sl); err != nil {
 			t.Fatalf("ClaimSlice %d: %v", i, err)
 		}
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b1", "nope"}}); err == nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b1", "nope"}}); err == nil {
 		t.Fatal("slice naming an unknown bucket accepted")
 	}
 	slices, err := s.Slices(ctx, "r", -1)
@@ -187,7 +187,7 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 	if err := s.FinishSlice(ctx, "r", "s1", "done", "w1", "", 1); err != nil {
 		t.Fatal(err)
 	}
-	var te *canvas.TransitionError
+	var te *ledger.TransitionError
 	if err := s.FinishSlice(ctx, "r", "s1", "dead", "w2", "late", 5); !errors.As(err, &te) {
 		t.Fatalf("a done slice died: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 	if slices[0].State != "done" || slices[0].Writer != "w1" || slices[0].FinishedAt == nil {
 		t.Fatalf("finished slice: %+v", slices[0])
 	}
-	if err := s.FinishSlice(ctx, "r", "zz", "done", "", "", 1); !errors.Is(err, canvas.ErrNotFound) {
+	if err := s.FinishSlice(ctx, "r", "zz", "done", "", "", 1); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("finish missing slice: %v", err)
 	}
 	if sl, _ := s.Slices(ctx, "r", 1); len(sl) != 0 {
@@ -206,11 +206,11 @@ func TestBucketsAndSlicesIdempotent(t *testing.T) {
 	}
 
 	// Writer-reported buckets get central ids, once.
-	nb, err := s.AddBucket(ctx, "r", canvas.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
+	nb, err := s.AddBucket(ctx, "r", ledger.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
 	if err != nil || nb.ID != "b3" || nb.Ord != 3 || nb.Origin != "writer" {
 		t.Fatalf("AddBucket: %v %+v", err, nb)
 	}
-	again, err := s.AddBucket(ctx, "r", canvas.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
+	again, err := s.AddBucket(ctx, "r", ledger.Bucket{Bucket: plan.Bucket{Theme: "t", Cell: "new-cell", UseCase: "cancel-order", Angle: "x", Outcome: "refuse", Overlay: "none", Kind: "edge", Want: 1}})
 	if err != nil || again.ID != "b3" {
 		t.Fatalf("AddBucket repeated: %v %+v", err, again)
 	}
@@ -224,36 +224,36 @@ func TestJournalOutcomes(t *testing.T) {
 	}
 	a := sc("a", "b0", "one")
 	res, err := s.Journal(ctx, "r", a, "s1", "w1", []string{"C1", "C2", "C1"})
-	if err != nil || res != canvas.Credited {
+	if err != nil || res != ledger.Credited {
 		t.Fatalf("first: %v %v", res, err)
 	}
 	res, err = s.Journal(ctx, "r", a, "s1", "w1", []string{"C1", "C2"})
-	if err != nil || res != canvas.Already {
+	if err != nil || res != ledger.Already {
 		t.Fatalf("same again: %v %v", res, err)
 	}
 	// Redelivered to another writer: same content, other provenance writer.
 	a2 := *a
 	a2.Provenance.Writer = "w2"
 	res, err = s.Journal(ctx, "r", &a2, "s1", "w2", []string{"C1", "C2"})
-	if err != nil || res != canvas.Already {
+	if err != nil || res != ledger.Already {
 		t.Fatalf("redelivered to other writer: %v %v", res, err)
 	}
 
 	conflict := func(sc *scenario.Scenario, codes []string, kind, other string) {
 		t.Helper()
 		res, err := s.Journal(ctx, "r", sc, "s2", "w1", codes)
-		var ce *canvas.ConflictError
+		var ce *ledger.ConflictError
 		if !errors.As(err, &ce) || ce.Kind != kind || ce.Other != other || res != 0 {
 			t.Fatalf("want %s conflict with %s, got res=%v err=%v", kind, other, res, err)
 		}
 	}
 	changed := sc("a", "b0", "other")
-	conflict(changed, nil, canvas.ConflictName, "a")
-	conflict(sc("b", "b0", "one"), nil, canvas.ConflictBranch, "a")
+	conflict(changed, nil, ledger.ConflictName, "a")
+	conflict(sc("b", "b0", "one"), nil, ledger.ConflictBranch, "a")
 	dup := *a
 	dup.Name = "a-copy"
-	conflict(&dup, nil, canvas.ConflictContent, "a")
-	conflict(sc("c", "b1", "three"), []string{"C9", "C2"}, canvas.ConflictCode, "a")
+	conflict(&dup, nil, ledger.ConflictContent, "a")
+	conflict(sc("c", "b1", "three"), []string{"C9", "C2"}, ledger.ConflictCode, "a")
 
 	// A conflict writes nothing: c's name, branch and C9 are still free.
 	n, _ := s.Count(ctx, "r")
@@ -261,7 +261,7 @@ func TestJournalOutcomes(t *testing.T) {
 		t.Fatalf("count after conflicts = %d", n)
 	}
 	res, err = s.Journal(ctx, "r", sc("c", "b1", "three"), "s2", "w1", []string{"C9"})
-	if err != nil || res != canvas.Credited {
+	if err != nil || res != ledger.Credited {
 		t.Fatalf("c after its conflict: %v %v", res, err)
 	}
 	got, err := s.Scenarios(ctx, "r")
@@ -269,8 +269,8 @@ func TestJournalOutcomes(t *testing.T) {
 		t.Fatalf("Scenarios: %v %d", err, len(got))
 	}
 	// Large integers survive the round trip through jsonb.
-	b1, _, _ := canvas.Canonical(a)
-	b2, _, _ := canvas.Canonical(&got[0])
+	b1, _, _ := ledger.Canonical(a)
+	b2, _, _ := ledger.Canonical(&got[0])
 	if string(b1) != string(b2) {
 		t.Fatalf("body changed in the journal:\n%s\n%s", b1, b2)
 	}
@@ -299,13 +299,13 @@ func TestJournalConcurrent(t *testing.T) {
 					x.Instruction += " (variant)" // the same name with different content
 				}
 				res, err := s.Journal(ctx, "r", x, fmt.Sprintf("s%d", g), fmt.Sprintf("w%d", g), []string{"code-" + name})
-				var ce *canvas.ConflictError
+				var ce *ledger.ConflictError
 				switch {
-				case err == nil && res == canvas.Credited:
+				case err == nil && res == ledger.Credited:
 					mu.Lock()
 					credited[name]++
 					mu.Unlock()
-				case err == nil && res == canvas.Already:
+				case err == nil && res == ledger.Already:
 				case errors.As(err, &ce):
 				default:
 					errs <- fmt.Errorf("%s: res=%v err=%v", name, res, err)
@@ -338,7 +338,7 @@ func TestFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Round 0: s1 holds b0,b1 and finishes; s2 holds b2 and dies; s3 holds b3, in flight.
-	for _, sl := range []canvas.Slice{{RunID: "r", ID: "s1", BucketIDs: []string{"b0", "b1"}}, {RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}, {RunID: "r", ID: "s3", BucketIDs: []string{"b3"}}} {
+	for _, sl := range []ledger.Slice{{RunID: "r", ID: "s1", BucketIDs: []string{"b0", "b1"}}, {RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}, {RunID: "r", ID: "s3", BucketIDs: []string{"b3"}}} {
 		if err := s.ClaimSlice(ctx, sl); err != nil {
 			t.Fatal(err)
 		}
@@ -384,7 +384,7 @@ func TestFold(t *testing.T) {
 	}
 
 	// Round 1: b1 and b2 fail again and reach maxAttempts.
-	for _, sl := range []canvas.Slice{{RunID: "r", ID: "s4", Round: 1, BucketIDs: []string{"b1"}}, {RunID: "r", ID: "s5", Round: 1, BucketIDs: []string{"b2"}}} {
+	for _, sl := range []ledger.Slice{{RunID: "r", ID: "s4", Round: 1, BucketIDs: []string{"b1"}}, {RunID: "r", ID: "s5", Round: 1, BucketIDs: []string{"b2"}}} {
 		if err := s.ClaimSlice(ctx, sl); err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +410,7 @@ func TestFold(t *testing.T) {
 	if bs["b0"].Done != 2 || bs["b0"].State != "done" || bs["b1"].Done != 1 {
 		t.Fatalf("done moved: %+v %+v", bs["b0"], bs["b1"])
 	}
-	if _, err := s.Fold(ctx, "nope", 2); !errors.Is(err, canvas.ErrNotFound) {
+	if _, err := s.Fold(ctx, "nope", 2); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("fold of missing run: %v", err)
 	}
 }
@@ -427,7 +427,7 @@ func TestFoldDeadSlice(t *testing.T) {
 	}
 	claim := func(id string, round int, buckets ...string) {
 		t.Helper()
-		if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: id, Round: round, BucketIDs: buckets}); err != nil {
+		if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: id, Round: round, BucketIDs: buckets}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -435,10 +435,10 @@ func TestFoldDeadSlice(t *testing.T) {
 	claim("s2", 1, "b1")
 	mustJournal(t, s, sc("x1", "b0", "1"), "s1")
 	mustJournal(t, s, sc("x2", "b1", "2"), "s2")
-	if err := s.FinishSlice(ctx, "r", "s1", canvas.SliceDead, "", "lost with its writers", 5); err != nil {
+	if err := s.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishSlice(ctx, "r", "s2", canvas.SliceDone, "w1", "", 1); err != nil {
+	if err := s.FinishSlice(ctx, "r", "s2", ledger.SliceDone, "w1", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.Fold(ctx, "r", 2)
@@ -446,7 +446,7 @@ func TestFoldDeadSlice(t *testing.T) {
 		t.Fatalf("fold 1: %+v %v", res, err)
 	}
 	bs := bucketMap(t, s)
-	if b := bs["b0"]; b.State != canvas.BucketOpen || b.Attempts != 0 || b.Done != 1 || b.Want != 2 {
+	if b := bs["b0"]; b.State != ledger.BucketOpen || b.Attempts != 0 || b.Done != 1 || b.Want != 2 {
 		t.Fatalf("b0 after a dead slice: %s, attempts %d, done %d of %d; want open, no attempt, 1 of 2", b.State, b.Attempts, b.Done, b.Want)
 	}
 	if b := bs["b1"]; b.Attempts != 1 {
@@ -454,32 +454,32 @@ func TestFoldDeadSlice(t *testing.T) {
 	}
 	// Its second dead slice reaches maxAttempts: blocked, with the reason.
 	claim("s3", 2, "b0")
-	if err := s.FinishSlice(ctx, "r", "s3", canvas.SliceDead, "", "lost with its writers", 5); err != nil {
+	if err := s.FinishSlice(ctx, "r", "s3", ledger.SliceDead, "", "lost with its writers", 5); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := s.Fold(ctx, "r", 2); err != nil || fmt.Sprint(res.Blocked) != "[b0]" {
 		t.Fatalf("fold 2: %+v %v", res, err)
 	}
-	if b := bucketMap(t, s)["b0"]; b.State != canvas.BucketBlocked || b.Attempts != 0 || b.Notes != "lost with its writers" {
+	if b := bucketMap(t, s)["b0"]; b.State != ledger.BucketBlocked || b.Attempts != 0 || b.Notes != "lost with its writers" {
 		t.Fatalf("b0 after two dead slices: %s, attempts %d, notes %q", b.State, b.Attempts, b.Notes)
 	}
 }
 
-func mustJournal(t *testing.T, s *canvas.Store, x *scenario.Scenario, slice string) {
+func mustJournal(t *testing.T, s *ledger.Store, x *scenario.Scenario, slice string) {
 	t.Helper()
 	res, err := s.Journal(context.Background(), "r", x, slice, "w1", nil)
-	if err != nil || res != canvas.Credited {
+	if err != nil || res != ledger.Credited {
 		t.Fatalf("journal %s: %v %v", x.Name, res, err)
 	}
 }
 
-func bucketMap(t *testing.T, s *canvas.Store) map[string]canvas.Bucket {
+func bucketMap(t *testing.T, s *ledger.Store) map[string]ledger.Bucket {
 	t.Helper()
 	bs, err := s.Buckets(context.Background(), "r")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]canvas.Bucket{}
+	m := map[string]ledger.Bucket{}
 	for _, b := range bs {
 		m[b.ID] = b
 	}
@@ -534,11 +534,11 @@ func TestMeter(t *testing.T) {
 	if p, c, _ := s.Spent(ctx, "other"); p != 0 || c != 0 {
 		t.Fatalf("Spent of empty run: %d %d", p, c)
 	}
-	created, err := s.AddSubGoal(ctx, "r", canvas.SubGoal{Name: "said-total", What: "says the total", Judged: true, Params: map[string]string{"total": "number"}})
+	created, err := s.AddSubGoal(ctx, "r", ledger.SubGoal{Name: "said-total", What: "says the total", Judged: true, Params: map[string]string{"total": "number"}})
 	if err != nil || !created {
 		t.Fatalf("AddSubGoal: %v %v", created, err)
 	}
-	created, _ = s.AddSubGoal(ctx, "r", canvas.SubGoal{Name: "said-total", What: "other"})
+	created, _ = s.AddSubGoal(ctx, "r", ledger.SubGoal{Name: "said-total", What: "other"})
 	gs, err := s.SubGoals(ctx, "r")
 	if created || err != nil || len(gs) != 1 || gs[0].What != "says the total" || gs[0].Params["total"] != "number" {
 		t.Fatalf("SubGoals: %v %+v %v", created, gs, err)
@@ -582,7 +582,7 @@ func TestTopRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []canvas.Reason{
+	want := []ledger.Reason{
 		{Gate: "static", Code: "bad-args", Count: 3, Example: "a: needs reason"},
 		{Gate: "solvable", Code: "check-failed", Count: 2, Example: "order not cancelled"},
 	}
@@ -602,19 +602,19 @@ func TestRaiseReopensOnlyUnclaimedOpenOrDone(t *testing.T) {
 	if err := s.PutBuckets(ctx, "r", mkBuckets(3, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0", "b1"}}); err != nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", BucketIDs: []string{"b0", "b1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Journal(ctx, "r", sc("a", "b0", "one"), "s1", "w", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishSlice(ctx, "r", "s1", canvas.SliceDone, "w", "", 1); err != nil {
+	if err := s.FinishSlice(ctx, "r", "s1", ledger.SliceDone, "w", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Fold(ctx, "r", 1); err != nil { // b0 done, b1 blocked after its one attempt
 		t.Fatal(err)
 	}
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}); err != nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", BucketIDs: []string{"b2"}}); err != nil {
 		t.Fatal(err)
 	}
 	spec := plan.Spec{Capacity: 5, Sized: 1, TopUp: 40}
@@ -622,26 +622,26 @@ func TestRaiseReopensOnlyUnclaimedOpenOrDone(t *testing.T) {
 		t.Fatalf("raising a done bucket: %v", err)
 	}
 	for _, id := range []string{"b1", "b2", "nope"} { // blocked, claimed, missing
-		if err := s.Raise(ctx, "r", id, 3, spec); !errors.Is(err, canvas.ErrNotFound) {
+		if err := s.Raise(ctx, "r", id, 3, spec); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("raising %s: %v, want ErrNotFound", id, err)
 		}
 	}
 	bs, _ := s.Buckets(ctx, "r")
-	if b := bs[0]; b.State != canvas.BucketOpen || b.Want != 3 || b.Spec.TopUp != 40 || b.Spec.Capacity != 5 || b.Outstanding() != 2 {
+	if b := bs[0]; b.State != ledger.BucketOpen || b.Want != 3 || b.Spec.TopUp != 40 || b.Spec.Capacity != 5 || b.Outstanding() != 2 {
 		t.Fatalf("raised bucket: %+v", b)
 	}
-	if bs[1].State != canvas.BucketBlocked || bs[2].State != canvas.BucketClaimed {
+	if bs[1].State != ledger.BucketBlocked || bs[2].State != ledger.BucketClaimed {
 		t.Fatalf("others changed: %+v %+v", bs[1], bs[2])
 	}
 	// A bucket that is not open cannot be claimed again.
-	if err := s.ClaimSlice(ctx, canvas.Slice{RunID: "r", ID: "s3", BucketIDs: []string{"b1"}}); err == nil {
+	if err := s.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s3", BucketIDs: []string{"b1"}}); err == nil {
 		t.Fatal("a blocked bucket was claimed")
 	}
 }
 
 func TestBudgetAndContracts(t *testing.T) {
 	s, ctx := newStore(t)
-	r := canvas.Run{ID: "r", Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "m", Asked: 1, BudgetTokens: 100}
+	r := ledger.Run{ID: "r", Agent: "shop", ContractSHA256: "c", WorldSHA256: "w", Model: "m", Asked: 1, BudgetTokens: 100}
 	if _, err := s.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -670,7 +670,7 @@ func TestBudgetAndContracts(t *testing.T) {
 	if err != nil || len(got) != 2 || string(got["world/seed/users.jsonl"]) != "{\"id\": 1}\n" {
 		t.Fatalf("ContractFiles: %v %q", err, got)
 	}
-	if _, err := s.ContractFiles(ctx, "nope"); !errors.Is(err, canvas.ErrNotFound) {
+	if _, err := s.ContractFiles(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("unknown contract: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func (s *Store) KeepVersion(ctx context.Context, v Version) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO scenario_history (run_id, name, ask, suite, body) VALUES ($1,$2,$3,$4,$5::jsonb)
 		ON CONFLICT DO NOTHING`, v.Run, v.Name, v.Ask, v.Suite, string(v.Body))
 	if err != nil {
-		return fmt.Errorf("canvas: keep version of %s: %w", v.Name, err)
+		return fmt.Errorf("ledger: keep version of %s: %w", v.Name, err)
 	}
 	return nil
 }
@@ -33,7 +33,7 @@ func (s *Store) History(ctx context.Context, name string) ([]Version, error) {
 	rows, err := s.pool.Query(ctx, `SELECT run_id, name, ask, suite, body::text, replaced_at FROM scenario_history
 		WHERE name = $1 ORDER BY replaced_at, run_id`, name)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: history of %s: %w", name, err)
+		return nil, fmt.Errorf("ledger: history of %s: %w", name, err)
 	}
 	defer rows.Close()
 	var out []Version
@@ -41,7 +41,7 @@ func (s *Store) History(ctx context.Context, name string) ([]Version, error) {
 		var v Version
 		var body string
 		if err := rows.Scan(&v.Run, &v.Name, &v.Ask, &v.Suite, &body, &v.At); err != nil {
-			return nil, fmt.Errorf("canvas: history of %s: %w", name, err)
+			return nil, fmt.Errorf("ledger: history of %s: %w", name, err)
 		}
 		v.Body = []byte(body)
 		out = append(out, v)

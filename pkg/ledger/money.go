@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type Call struct {
 // recorded too: the meter counts what was paid, not what was kept.
 func (s *Store) SpendCall(ctx context.Context, c Call) error {
 	if c.Prompt < 0 || c.Completion < 0 || c.CachedPrompt < 0 || c.Reasoning < 0 || c.CostUSD < 0 {
-		return fmt.Errorf("canvas: spend in run %s: negative counts (%d, %d, %d, %d, $%v)", c.Run, c.Prompt, c.Completion, c.CachedPrompt, c.Reasoning, c.CostUSD)
+		return fmt.Errorf("ledger: spend in run %s: negative counts (%d, %d, %d, %d, $%v)", c.Run, c.Prompt, c.Completion, c.CachedPrompt, c.Reasoning, c.CostUSD)
 	}
 	if c.Outcome == "" {
 		c.Outcome = "ok"
@@ -31,7 +31,7 @@ func (s *Store) SpendCall(ctx context.Context, c Call) error {
 		cached_tokens, reasoning_tokens, cost_usd, priced) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 		c.Run, c.Slice, c.Writer, c.Model, c.Prompt, c.Completion, c.Outcome, c.CachedPrompt, c.Reasoning, c.CostUSD, c.Priced)
 	if err != nil {
-		return fmt.Errorf("canvas: spend in run %s slice %s: %w", c.Run, c.Slice, err)
+		return fmt.Errorf("ledger: spend in run %s slice %s: %w", c.Run, c.Slice, err)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (s *Store) Meter(ctx context.Context, run string) (Meter, error) {
 		FROM spend WHERE run_id = $1`, run).Scan(&m.Calls, &m.PromptTokens, &m.CachedPromptTokens, &m.CompletionTokens,
 		&m.ReasoningTokens, &m.CostUSD, &m.UnpricedCalls, &m.Kept)
 	if err != nil {
-		return Meter{}, fmt.Errorf("canvas: meter of run %s: %w", run, err)
+		return Meter{}, fmt.Errorf("ledger: meter of run %s: %w", run, err)
 	}
 	return m, nil
 }

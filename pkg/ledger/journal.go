@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -53,9 +53,9 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	if e.Kind == ConflictCode {
-		return fmt.Sprintf("canvas: code %q is already used by scenario %q", e.Code, e.Other)
+		return fmt.Sprintf("ledger: code %q is already used by scenario %q", e.Code, e.Other)
 	}
-	return fmt.Sprintf("canvas: %s conflict with scenario %q", e.Kind, e.Other)
+	return fmt.Sprintf("ledger: %s conflict with scenario %q", e.Kind, e.Other)
 }
 
 // Canonical is a scenario's canonical JSON (json.Marshal of the struct, so the
@@ -63,7 +63,7 @@ func (e *ConflictError) Error() string {
 func Canonical(sc *scenario.Scenario) ([]byte, string, error) {
 	b, err := json.Marshal(sc)
 	if err != nil {
-		return nil, "", fmt.Errorf("canvas: canonical json of %s: %w", sc.Name, err)
+		return nil, "", fmt.Errorf("ledger: canonical json of %s: %w", sc.Name, err)
 	}
 	sum := sha256.Sum256(b)
 	return b, hex.EncodeToString(sum[:]), nil
@@ -81,14 +81,14 @@ type Entry struct {
 // (Store, and the in-memory one its role tests use) applies alike.
 func Encode(sc *scenario.Scenario) (Entry, error) {
 	if sc == nil || sc.Name == "" {
-		return Entry{}, errors.New("canvas: journal: scenario has no name")
+		return Entry{}, errors.New("ledger: journal: scenario has no name")
 	}
 	body, sum, err := Canonical(sc)
 	if err != nil {
 		return Entry{}, err
 	}
 	if len(body) > scenario.MaxSize {
-		return Entry{}, fmt.Errorf("canvas: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
+		return Entry{}, fmt.Errorf("ledger: journal %s: %d bytes is over the %d byte scenario limit", sc.Name, len(body), scenario.MaxSize)
 	}
 	content, err := contentHash(sc)
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Store) Journal(ctx context.Context, run string, sc *scenario.Scenario, 
 		if errors.As(err, &ce) {
 			return 0, ce
 		}
-		return 0, fmt.Errorf("canvas: journal %s in run %s: %w", sc.Name, run, err)
+		return 0, fmt.Errorf("ledger: journal %s in run %s: %w", sc.Name, run, err)
 	}
 	return res, nil
 }
@@ -202,7 +202,7 @@ func clash(ctx context.Context, tx pgx.Tx, run string, sc *scenario.Scenario, su
 	return 0, errRetry
 }
 
-var errRetry = errors.New("canvas: clashing row disappeared")
+var errRetry = errors.New("ledger: clashing row disappeared")
 
 func sortedUnique(xs []string) []string {
 	out := make([]string, 0, len(xs))
@@ -224,25 +224,25 @@ func (s *Store) Scenarios(ctx context.Context, run string) ([]scenario.Scenario,
 		LEFT JOIN buckets b ON b.run_id = sc.run_id AND b.id = sc.bucket_id
 		WHERE sc.run_id = $1 ORDER BY b.ord NULLS LAST, sc.name`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	var out []scenario.Scenario
 	for rows.Next() {
 		var body []byte
 		if err := rows.Scan(&body); err != nil {
-			return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 		}
 		// The shared strict decoder: numbers come back as int64 or float64,
 		// as the world expects them, without float rounding of large ids.
 		sc, err := scenario.Decode(body)
 		if err != nil {
-			return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 		}
 		out = append(out, *sc)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: scenarios of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -251,7 +251,7 @@ func (s *Store) Scenarios(ctx context.Context, run string) ([]scenario.Scenario,
 func (s *Store) Count(ctx context.Context, run string) (int, error) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM scenarios WHERE run_id = $1`, run).Scan(&n); err != nil {
-		return 0, fmt.Errorf("canvas: count run %s: %w", run, err)
+		return 0, fmt.Errorf("ledger: count run %s: %w", run, err)
 	}
 	return n, nil
 }

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type SubGoal struct {
 // AddSubGoal records a run-time sub-goal; idempotent on name (the first wins).
 func (s *Store) AddSubGoal(ctx context.Context, run string, g SubGoal) (created bool, err error) {
 	if g.Name == "" {
-		return false, fmt.Errorf("canvas: add sub-goal to run %s: no name", run)
+		return false, fmt.Errorf("ledger: add sub-goal to run %s: no name", run)
 	}
 	params := g.Params
 	if params == nil {
@@ -26,12 +26,12 @@ func (s *Store) AddSubGoal(ctx context.Context, run string, g SubGoal) (created 
 	}
 	pj, err := json.Marshal(params)
 	if err != nil {
-		return false, fmt.Errorf("canvas: add sub-goal %s: %w", g.Name, err)
+		return false, fmt.Errorf("ledger: add sub-goal %s: %w", g.Name, err)
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO subgoals (run_id, name, what, judged, params, source) VALUES ($1,$2,$3,$4,$5::jsonb,$6)
 		ON CONFLICT (run_id, name) DO NOTHING`, run, g.Name, g.What, g.Judged, string(pj), g.Source)
 	if err != nil {
-		return false, fmt.Errorf("canvas: add sub-goal %s to run %s: %w", g.Name, run, err)
+		return false, fmt.Errorf("ledger: add sub-goal %s to run %s: %w", g.Name, run, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -40,7 +40,7 @@ func (s *Store) AddSubGoal(ctx context.Context, run string, g SubGoal) (created 
 func (s *Store) SubGoals(ctx context.Context, run string) ([]SubGoal, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, what, judged, params, source FROM subgoals WHERE run_id = $1 ORDER BY name`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: sub-goals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: sub-goals of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	var out []SubGoal
@@ -48,15 +48,15 @@ func (s *Store) SubGoals(ctx context.Context, run string) ([]SubGoal, error) {
 		var g SubGoal
 		var pj []byte
 		if err := rows.Scan(&g.Name, &g.What, &g.Judged, &pj, &g.Source); err != nil {
-			return nil, fmt.Errorf("canvas: sub-goals of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: sub-goals of run %s: %w", run, err)
 		}
 		if err := json.Unmarshal(pj, &g.Params); err != nil {
-			return nil, fmt.Errorf("canvas: sub-goal %s params: %w", g.Name, err)
+			return nil, fmt.Errorf("ledger: sub-goal %s params: %w", g.Name, err)
 		}
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: sub-goals of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: sub-goals of run %s: %w", run, err)
 	}
 	return out, nil
 }

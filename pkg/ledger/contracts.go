@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -22,11 +22,11 @@ func (s *Store) SaveContract(ctx context.Context, sha, agent string, files map[s
 	}
 	js, err := json.Marshal(text)
 	if err != nil {
-		return fmt.Errorf("canvas: save contract %s: %w", agent, err)
+		return fmt.Errorf("ledger: save contract %s: %w", agent, err)
 	}
 	if _, err := s.pool.Exec(ctx, `INSERT INTO contracts (sha256, agent, files) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING`,
 		sha, agent, js); err != nil {
-		return fmt.Errorf("canvas: save contract %s: %w", agent, err)
+		return fmt.Errorf("ledger: save contract %s: %w", agent, err)
 	}
 	return nil
 }
@@ -37,14 +37,14 @@ func (s *Store) ContractFiles(ctx context.Context, sha string) (map[string][]byt
 	var raw []byte
 	err := s.pool.QueryRow(ctx, `SELECT files FROM contracts WHERE sha256 = $1`, sha).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("canvas: contract %s: %w", sha, ErrNotFound)
+		return nil, fmt.Errorf("ledger: contract %s: %w", sha, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("canvas: contract %s: %w", sha, err)
+		return nil, fmt.Errorf("ledger: contract %s: %w", sha, err)
 	}
 	var text map[string]string
 	if err := json.Unmarshal(raw, &text); err != nil {
-		return nil, fmt.Errorf("canvas: contract %s: %w", sha, err)
+		return nil, fmt.Errorf("ledger: contract %s: %w", sha, err)
 	}
 	files := make(map[string][]byte, len(text))
 	for p, t := range text {

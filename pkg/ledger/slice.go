@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"cmp"
@@ -31,10 +31,10 @@ type Slice struct {
 // since). Every bucket must exist and be open (open -> claimed).
 func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 	if sl.RunID == "" || sl.ID == "" {
-		return errors.New("canvas: claim slice: RunID and ID are required")
+		return errors.New("ledger: claim slice: RunID and ID are required")
 	}
 	if len(sl.BucketIDs) == 0 {
-		return fmt.Errorf("canvas: claim slice %s: no buckets", sl.ID)
+		return fmt.Errorf("ledger: claim slice %s: no buckets", sl.ID)
 	}
 	kind := cmp.Or(sl.Kind, SliceWork)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -57,7 +57,7 @@ func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("canvas: claim slice %s of run %s: %w", sl.ID, sl.RunID, err)
+		return fmt.Errorf("ledger: claim slice %s of run %s: %w", sl.ID, sl.RunID, err)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func (s *Store) Slices(ctx context.Context, run string, round int) ([]Slice, err
 	rows, err := s.pool.Query(ctx, `SELECT run_id, id, round, kind, bucket_ids, state, writer, reason, deliveries, created_at, finished_at
 		FROM slices WHERE run_id = $1 AND ($2 < 0 OR round = $2) ORDER BY round, id`, run, round)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: slices of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: slices of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	var out []Slice
@@ -83,12 +83,12 @@ func (s *Store) Slices(ctx context.Context, run string, round int) ([]Slice, err
 		var sl Slice
 		if err := rows.Scan(&sl.RunID, &sl.ID, &sl.Round, &sl.Kind, &sl.BucketIDs, &sl.State, &sl.Writer, &sl.Reason,
 			&sl.Deliveries, &sl.CreatedAt, &sl.FinishedAt); err != nil {
-			return nil, fmt.Errorf("canvas: slices of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: slices of run %s: %w", run, err)
 		}
 		out = append(out, sl)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: slices of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: slices of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -101,14 +101,14 @@ func (s *Store) Slices(ctx context.Context, run string, round int) ([]Slice, err
 // process's finish may take as "finished first by the other").
 func (s *Store) FinishSlice(ctx context.Context, run, id string, to SliceState, writer, reason string, deliveries int) error {
 	if !to.Finished() {
-		return fmt.Errorf("canvas: finish slice %s: state %q is neither done nor dead", id, to)
+		return fmt.Errorf("ledger: finish slice %s: state %q is neither done nor dead", id, to)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE slices SET state = $3, writer = $4, reason = $5, deliveries = GREATEST(deliveries, $6),
 		finished_at = COALESCE(finished_at, now())
 		WHERE run_id = $1 AND id = $2 AND state = ANY($7)`,
 		run, id, to, writer, reason, deliveries, to.from())
 	if err != nil {
-		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, err)
+		return fmt.Errorf("ledger: finish slice %s of run %s: %w", id, run, err)
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
@@ -117,9 +117,9 @@ func (s *Store) FinishSlice(ctx context.Context, run, id string, to SliceState, 
 	err = s.pool.QueryRow(ctx, `SELECT state FROM slices WHERE run_id = $1 AND id = $2`, run, id).Scan(&from)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, ErrNotFound)
+		return fmt.Errorf("ledger: finish slice %s of run %s: %w", id, run, ErrNotFound)
 	case err != nil:
-		return fmt.Errorf("canvas: finish slice %s of run %s: %w", id, run, err)
+		return fmt.Errorf("ledger: finish slice %s of run %s: %w", id, run, err)
 	}
 	if err := from.To(to); err != nil {
 		var te *TransitionError
@@ -205,7 +205,7 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 // for it are the ones the dead slice was given. Its deaths still bound it.
 func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResult, error) {
 	if maxAttempts < 1 {
-		return FoldResult{}, fmt.Errorf("canvas: fold run %s: maxAttempts %d < 1", run, maxAttempts)
+		return FoldResult{}, fmt.Errorf("ledger: fold run %s: maxAttempts %d < 1", run, maxAttempts)
 	}
 	var res FoldResult
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -257,7 +257,7 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 		return nil
 	})
 	if err != nil {
-		return FoldResult{}, fmt.Errorf("canvas: fold run %s: %w", run, err)
+		return FoldResult{}, fmt.Errorf("ledger: fold run %s: %w", run, err)
 	}
 	return res, nil
 }

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"errors"

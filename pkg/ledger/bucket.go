@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"cmp"
@@ -67,10 +67,10 @@ const insertBucket = `INSERT INTO buckets (run_id, id, ord, theme, cell, use_cas
 func (s *Store) PutBuckets(ctx context.Context, run string, bs []Bucket) error {
 	for _, b := range bs {
 		if b.ID == "" {
-			return fmt.Errorf("canvas: put buckets of run %s: bucket at ord %d has no ID", run, b.Ord)
+			return fmt.Errorf("ledger: put buckets of run %s: bucket at ord %d has no ID", run, b.Ord)
 		}
 		if b.Want < 0 {
-			return fmt.Errorf("canvas: put buckets of run %s: bucket %s: Want %d is negative", run, b.ID, b.Want)
+			return fmt.Errorf("ledger: put buckets of run %s: bucket %s: Want %d is negative", run, b.ID, b.Want)
 		}
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -85,7 +85,7 @@ func (s *Store) PutBuckets(ctx context.Context, run string, bs []Bucket) error {
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return fmt.Errorf("canvas: put buckets of run %s: %w", run, err)
+		return fmt.Errorf("ledger: put buckets of run %s: %w", run, err)
 	}
 	return nil
 }
@@ -119,19 +119,19 @@ func scanBucket(row pgx.Row) (Bucket, error) {
 func (s *Store) Buckets(ctx context.Context, run string) ([]Bucket, error) {
 	rows, err := s.pool.Query(ctx, bucketSelect+` ORDER BY b.ord, b.id`, run)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: buckets of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	var out []Bucket
 	for rows.Next() {
 		b, err := scanBucket(rows)
 		if err != nil {
-			return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: buckets of run %s: %w", run, err)
 		}
 		out = append(out, b)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: buckets of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: buckets of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -148,7 +148,7 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 	// Want 0 is allowed: a reported bucket may take no scenario until a
 	// planner's top-up raises it (it must not make a run write more than asked).
 	if b.Want < 0 {
-		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: Want %d is negative", run, b.Want)
+		return Bucket{}, fmt.Errorf("ledger: add bucket to run %s: Want %d is negative", run, b.Want)
 	}
 	var id string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -190,11 +190,11 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 		}
 	})
 	if err != nil {
-		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: %w", run, err)
+		return Bucket{}, fmt.Errorf("ledger: add bucket to run %s: %w", run, err)
 	}
 	out, err := scanBucket(s.pool.QueryRow(ctx, bucketSelect+` AND b.id = $2`, run, id))
 	if err != nil {
-		return Bucket{}, fmt.Errorf("canvas: add bucket to run %s: read back %s: %w", run, id, err)
+		return Bucket{}, fmt.Errorf("ledger: add bucket to run %s: read back %s: %w", run, id, err)
 	}
 	return out, nil
 }
@@ -204,16 +204,16 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 func (s *Store) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
 	js, err := json.Marshal(spec)
 	if err != nil {
-		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, err)
+		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, err)
 	}
 	// Raising reopens a done bucket (done -> open) or keeps an open one open.
 	tag, err := s.pool.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4, state = $5
 		WHERE run_id = $1 AND id = $2 AND state IN ($5, $6) AND claimed_by IS NULL`, run, id, want, js, BucketOpen, BucketDone)
 	if err != nil {
-		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, err)
+		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("canvas: raise %s/%s: %w", run, id, ErrNotFound)
+		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, ErrNotFound)
 	}
 	return nil
 }

@@ -1,10 +1,10 @@
-package canvas_test
+package ledger_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // BenchmarkStats is one read of the run figures an exporter scrape or a page poll makes, on
@@ -16,7 +16,7 @@ func BenchmarkStats(b *testing.B) {
 	seed(b, ctx, s)
 	b.ResetTimer()
 	for b.Loop() {
-		rs, err := s.Stats(ctx, canvas.StatsQuery{Limit: 50})
+		rs, err := s.Stats(ctx, ledger.StatsQuery{Limit: 50})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func BenchmarkStats(b *testing.B) {
 	}
 }
 
-func seed(b *testing.B, ctx context.Context, s *canvas.Store) {
+func seed(b *testing.B, ctx context.Context, s *ledger.Store) {
 	b.Helper()
 	for _, q := range []string{
 		`INSERT INTO runs (id, agent, contract_sha256, world_sha256, asked, seed, model, state)

@@ -1,4 +1,4 @@
-// Package canvas is a run's plan and its ledger in Postgres: runs, buckets,
+// Package ledger is a run's plan and its record in Postgres: runs, buckets,
 // slices, the journal of proved scenarios, gate refusals, token spend,
 // sub-goals writers added, and the files of every contract a run uses.
 //
@@ -14,4 +14,4 @@
 // store.go the runs, bucket.go and slice.go the canvas and its folding,
 // journal.go the proved scenarios, refusals.go, spend.go (with the budget),
 // subgoals.go and contracts.go.
-package canvas
+package ledger

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -85,7 +85,7 @@ func ChargesOf(recs []DeliveryRecord, n, journalledNow int) Charges {
 func (s *Store) BeginDelivery(ctx context.Context, run, slice string, n int, writer string) (Charges, error) {
 	c, err := s.delivery(ctx, run, slice, n, writer, DeliveryBegan, "")
 	if err != nil {
-		return Charges{}, fmt.Errorf("canvas: begin delivery %d of slice %s of run %s: %w", n, slice, run, err)
+		return Charges{}, fmt.Errorf("ledger: begin delivery %d of slice %s of run %s: %w", n, slice, run, err)
 	}
 	return c, nil
 }
@@ -94,11 +94,11 @@ func (s *Store) BeginDelivery(ctx context.Context, run, slice string, n int, wri
 // the first end recorded is kept) and returns the slice's charges with it.
 func (s *Store) EndDelivery(ctx context.Context, run, slice string, n int, writer string, outcome DeliveryOutcome, reason string) (Charges, error) {
 	if outcome != DeliveryFailed && outcome != DeliveryReleased {
-		return Charges{}, fmt.Errorf("canvas: end delivery %d of slice %s: outcome %q is neither failed nor released", n, slice, outcome)
+		return Charges{}, fmt.Errorf("ledger: end delivery %d of slice %s: outcome %q is neither failed nor released", n, slice, outcome)
 	}
 	c, err := s.delivery(ctx, run, slice, n, writer, outcome, reason)
 	if err != nil {
-		return Charges{}, fmt.Errorf("canvas: end delivery %d of slice %s of run %s: %w", n, slice, run, err)
+		return Charges{}, fmt.Errorf("ledger: end delivery %d of slice %s of run %s: %w", n, slice, run, err)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package canvas
+package ledger
 
 import (
 	"context"
@@ -99,7 +99,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) ([]RunStats, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("canvas: run stats: %w", err)
+		return nil, fmt.Errorf("ledger: run stats: %w", err)
 	}
 	return out, nil
 }
@@ -111,7 +111,7 @@ func (s *Store) RunStats(ctx context.Context, id string) (RunStats, error) {
 		return RunStats{}, err
 	}
 	if len(rs) == 0 {
-		return RunStats{}, fmt.Errorf("canvas: run %s: %w", id, ErrNotFound)
+		return RunStats{}, fmt.Errorf("ledger: run %s: %w", id, ErrNotFound)
 	}
 	return rs[0], nil
 }
@@ -281,7 +281,7 @@ func (s *Store) DeadReasons(ctx context.Context, run string, limit int) ([]DeadR
 		FROM slices WHERE run_id = $1 AND state = 'dead'
 		GROUP BY reason, writer <> '' ORDER BY count(*) DESC, reason LIMIT $2`, run, limit)
 	if err != nil {
-		return nil, fmt.Errorf("canvas: dead slices of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: dead slices of run %s: %w", run, err)
 	}
 	defer rows.Close()
 	out := []DeadReason{}
@@ -289,7 +289,7 @@ func (s *Store) DeadReasons(ctx context.Context, run string, limit int) ([]DeadR
 		var d DeadReason
 		var byWriter bool
 		if err := rows.Scan(&d.Reason, &byWriter, &d.Count, &d.Slices, &d.Writer); err != nil {
-			return nil, fmt.Errorf("canvas: dead slices of run %s: %w", run, err)
+			return nil, fmt.Errorf("ledger: dead slices of run %s: %w", run, err)
 		}
 		d.Cause = DeadLost
 		if byWriter {
@@ -298,7 +298,7 @@ func (s *Store) DeadReasons(ctx context.Context, run string, limit int) ([]DeadR
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("canvas: dead slices of run %s: %w", run, err)
+		return nil, fmt.Errorf("ledger: dead slices of run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -307,7 +307,7 @@ func (s *Store) DeadReasons(ctx context.Context, run string, limit int) ([]DeadR
 func (s *Store) RunCount(ctx context.Context) (int, error) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM runs`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("canvas: count runs: %w", err)
+		return 0, fmt.Errorf("ledger: count runs: %w", err)
 	}
 	return n, nil
 }

@@ -1,14 +1,14 @@
-// Package canvastest is the canvas ledger in memory, for the tests of the
+// Package ledgertest is the ledger in memory, for the tests of the
 // roles that use it (pkg/planner, pkg/writer, pkg/reviewer): the methods of
-// *canvas.Store their interfaces name, with the same rules. Its contract
+// *ledger.Store their interfaces name, with the same rules. Its contract
 // test runs one table of ledger behaviours against both this Ledger and a
-// *canvas.Store on Postgres, so a role test on the fake means what it would
+// *ledger.Store on Postgres, so a role test on the fake means what it would
 // on the ledger. Production code never imports it.
 //
 // Beyond the Store's methods a Ledger has the few a test needs to set the
 // scene (UpdateRun, Credit, as a direct write to the database would) and to
 // stage faults (Fail, Calls).
-package canvastest
+package ledgertest
 
 import (
 	"cmp"
@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/canvas"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -33,7 +33,7 @@ import (
 type Ledger struct {
 	mu        sync.Mutex
 	runs      map[string]*run
-	spend     map[string][]canvas.Call // by run: spend has no run it must belong to
+	spend     map[string][]ledger.Call // by run: spend has no run it must belong to
 	contracts map[string]map[string][]byte
 	faults    map[string]*fault
 	calls     map[string]int
@@ -41,15 +41,15 @@ type Ledger struct {
 
 // run is one run's rows.
 type run struct {
-	r       canvas.Run
-	buckets []canvas.Bucket // Done is derived from scenarios on every read
-	slices  []canvas.Slice
+	r       ledger.Run
+	buckets []ledger.Bucket // Done is derived from scenarios on every read
+	slices  []ledger.Slice
 	// deliveries are the recorded deliveries of each slice, by slice id.
-	deliveries map[string][]canvas.DeliveryRecord
+	deliveries map[string][]ledger.DeliveryRecord
 	scenarios  []journalled
 	codes      map[string]string // code -> scenario name
 	refusals   []refusal
-	subgoals   map[string]canvas.SubGoal
+	subgoals   map[string]ledger.SubGoal
 }
 
 type journalled struct {
@@ -110,12 +110,12 @@ func (l *Ledger) Calls(method string) int {
 // UpdateRun changes a run's record as an UPDATE of its row would, past the
 // lifecycle's checks: for a test that needs a run in a given state or with
 // given caps.
-func (l *Ledger) UpdateRun(id string, fn func(*canvas.Run)) error {
+func (l *Ledger) UpdateRun(id string, fn func(*ledger.Run)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rn := l.runs[id]
 	if rn == nil {
-		return fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+		return fmt.Errorf("ledgertest: run %s: %w", id, ledger.ErrNotFound)
 	}
 	fn(&rn.r)
 	rn.r.ID = id
@@ -136,7 +136,7 @@ func (l *Ledger) Credit(ctx context.Context, runID, bucket string, n int) error 
 		sc := &scenario.Scenario{Name: name, Bucket: bucket, UseCase: "credited", Branch: name, Kind: "happy",
 			Expects: "succeed", Instruction: "credited " + name, MaxTurns: 1}
 		if _, err := l.Journal(ctx, runID, sc, "credit", "credit", nil); err != nil {
-			return fmt.Errorf("canvastest: credit %s/%s: %w", runID, bucket, err)
+			return fmt.Errorf("ledgertest: credit %s/%s: %w", runID, bucket, err)
 		}
 	}
 	return nil
@@ -144,7 +144,7 @@ func (l *Ledger) Credit(ctx context.Context, runID, bucket string, n int) error 
 
 // errNoRun is a write that needs its run (a foreign key in Postgres).
 func errNoRun(id string) error {
-	return fmt.Errorf("run %s does not exist: %w", id, canvas.ErrNotFound)
+	return fmt.Errorf("run %s does not exist: %w", id, ledger.ErrNotFound)
 }
 
 // roundTrip gives v as the database gives it back: through its JSON.
@@ -176,7 +176,7 @@ func (l *Ledger) SaveContract(_ context.Context, sha, agent string, files map[st
 }
 
 // ContractFiles returns the files stored under a contract hash, or
-// canvas.ErrNotFound.
+// ledger.ErrNotFound.
 func (l *Ledger) ContractFiles(_ context.Context, sha string) (map[string][]byte, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,31 +185,31 @@ func (l *Ledger) ContractFiles(_ context.Context, sha string) (map[string][]byte
 	}
 	files, ok := l.contracts[sha]
 	if !ok {
-		return nil, fmt.Errorf("canvastest: contract %s: %w", sha, canvas.ErrNotFound)
+		return nil, fmt.Errorf("ledgertest: contract %s: %w", sha, ledger.ErrNotFound)
 	}
 	return maps.Clone(files), nil
 }
 
 // CreateRun records a run, idempotently on its ID.
-func (l *Ledger) CreateRun(_ context.Context, r canvas.Run) (bool, error) {
+func (l *Ledger) CreateRun(_ context.Context, r ledger.Run) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("CreateRun"); err != nil {
 		return false, err
 	}
 	if r.ID == "" {
-		return false, errors.New("canvastest: Run.ID is required")
+		return false, errors.New("ledgertest: Run.ID is required")
 	}
 	if r.Asked < 0 {
-		return false, fmt.Errorf("canvastest: Run.Asked %d is negative", r.Asked)
+		return false, fmt.Errorf("ledgertest: Run.Asked %d is negative", r.Asked)
 	}
-	r.State = cmp.Or(r.State, canvas.RunPlanned)
+	r.State = cmp.Or(r.State, ledger.RunPlanned)
 	if !r.State.Known() {
-		return false, fmt.Errorf("canvastest: run %s: unknown state %q", r.ID, r.State)
+		return false, fmt.Errorf("ledgertest: run %s: unknown state %q", r.ID, r.State)
 	}
 	cfg, err := roundTrip(r.Config)
 	if err != nil {
-		return false, fmt.Errorf("canvastest: run %s: config: %w", r.ID, err)
+		return false, fmt.Errorf("ledgertest: run %s: config: %w", r.ID, err)
 	}
 	if _, ok := l.runs[r.ID]; ok {
 		return false, nil
@@ -218,28 +218,28 @@ func (l *Ledger) CreateRun(_ context.Context, r canvas.Run) (bool, error) {
 	if l.runs == nil {
 		l.runs = map[string]*run{}
 	}
-	l.runs[r.ID] = &run{r: r, codes: map[string]string{}, subgoals: map[string]canvas.SubGoal{}}
+	l.runs[r.ID] = &run{r: r, codes: map[string]string{}, subgoals: map[string]ledger.SubGoal{}}
 	return true, nil
 }
 
-// Run returns one run, or canvas.ErrNotFound.
-func (l *Ledger) Run(_ context.Context, id string) (canvas.Run, error) {
+// Run returns one run, or ledger.ErrNotFound.
+func (l *Ledger) Run(_ context.Context, id string) (ledger.Run, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Run"); err != nil {
-		return canvas.Run{}, err
+		return ledger.Run{}, err
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return canvas.Run{}, fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+		return ledger.Run{}, fmt.Errorf("ledgertest: run %s: %w", id, ledger.ErrNotFound)
 	}
 	return rn.r, nil
 }
 
-// MoveRun moves a run along its lifecycle (canvas.RunState.To), stamping
+// MoveRun moves a run along its lifecycle (ledger.RunState.To), stamping
 // finished_at on a final state and clearing it on any other; it returns the
 // state the run was in.
-func (l *Ledger) MoveRun(_ context.Context, id string, to canvas.RunState, message string) (canvas.RunState, error) {
+func (l *Ledger) MoveRun(_ context.Context, id string, to ledger.RunState, message string) (ledger.RunState, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("MoveRun"); err != nil {
@@ -247,14 +247,14 @@ func (l *Ledger) MoveRun(_ context.Context, id string, to canvas.RunState, messa
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return "", fmt.Errorf("canvastest: move run %s to %s: %w", id, to, canvas.ErrNotFound)
+		return "", fmt.Errorf("ledgertest: move run %s to %s: %w", id, to, ledger.ErrNotFound)
 	}
 	from := rn.r.State
 	if err := from.To(to); err != nil {
-		if te, ok := errors.AsType[*canvas.TransitionError](err); ok {
+		if te, ok := errors.AsType[*ledger.TransitionError](err); ok {
 			te.ID = id
 		}
-		return from, fmt.Errorf("canvastest: move run %s to %s: %w", id, to, err)
+		return from, fmt.Errorf("ledgertest: move run %s to %s: %w", id, to, err)
 	}
 	rn.r.State, rn.r.Message = to, message
 	switch {
@@ -276,42 +276,42 @@ func (l *Ledger) SetRound(_ context.Context, id string, round int) error {
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return fmt.Errorf("canvastest: run %s: %w", id, canvas.ErrNotFound)
+		return fmt.Errorf("ledgertest: run %s: %w", id, ledger.ErrNotFound)
 	}
 	rn.r.Round = round
 	return nil
 }
 
 // SpendCall records one model call.
-func (l *Ledger) SpendCall(_ context.Context, c canvas.Call) error {
+func (l *Ledger) SpendCall(_ context.Context, c ledger.Call) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("SpendCall"); err != nil {
 		return err
 	}
 	if c.Prompt < 0 || c.Completion < 0 || c.CachedPrompt < 0 || c.Reasoning < 0 || c.CostUSD < 0 {
-		return fmt.Errorf("canvastest: spend in run %s: negative counts (%d, %d, %d, %d, $%v)", c.Run, c.Prompt, c.Completion, c.CachedPrompt, c.Reasoning, c.CostUSD)
+		return fmt.Errorf("ledgertest: spend in run %s: negative counts (%d, %d, %d, %d, $%v)", c.Run, c.Prompt, c.Completion, c.CachedPrompt, c.Reasoning, c.CostUSD)
 	}
 	c.Outcome = cmp.Or(c.Outcome, "ok")
 	if l.spend == nil {
-		l.spend = map[string][]canvas.Call{}
+		l.spend = map[string][]ledger.Call{}
 	}
 	l.spend[c.Run] = append(l.spend[c.Run], c)
 	return nil
 }
 
 // Meter totals a run's spend.
-func (l *Ledger) Meter(_ context.Context, id string) (canvas.Meter, error) {
+func (l *Ledger) Meter(_ context.Context, id string) (ledger.Meter, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Meter"); err != nil {
-		return canvas.Meter{}, err
+		return ledger.Meter{}, err
 	}
 	return l.meter(id), nil
 }
 
-func (l *Ledger) meter(id string) canvas.Meter {
-	var m canvas.Meter
+func (l *Ledger) meter(id string) ledger.Meter {
+	var m ledger.Meter
 	for _, c := range l.spend[id] {
 		m.Calls++
 		m.PromptTokens += int64(c.Prompt)
@@ -331,10 +331,10 @@ func (l *Ledger) meter(id string) canvas.Meter {
 
 // Budget reads a run's meter against its caps; the meter of a run without a
 // cap is not read.
-func (l *Ledger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) {
+func (l *Ledger) Budget(_ context.Context, r ledger.Run) (ledger.Budget, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := canvas.Budget{Cap: r.BudgetTokens, CapUSD: r.BudgetUSD}
+	b := ledger.Budget{Cap: r.BudgetTokens, CapUSD: r.BudgetUSD}
 	if err := l.enter("Budget"); err != nil {
 		return b, err
 	}
@@ -348,13 +348,13 @@ func (l *Ledger) Budget(_ context.Context, r canvas.Run) (canvas.Budget, error) 
 
 // row gives b as the ledger stores it for run id: defaults filled in, axes
 // and spec as their JSON gives them back, Done left to reads.
-func row(id string, b canvas.Bucket) (canvas.Bucket, error) {
+func row(id string, b ledger.Bucket) (ledger.Bucket, error) {
 	b.RunID, b.Done = id, 0
-	b.State = cmp.Or(b.State, canvas.BucketOpen)
+	b.State = cmp.Or(b.State, ledger.BucketOpen)
 	if !b.State.Known() {
 		return b, fmt.Errorf("unknown state %q", b.State)
 	}
-	b.Origin = cmp.Or(b.Origin, canvas.OriginPlan)
+	b.Origin = cmp.Or(b.Origin, ledger.OriginPlan)
 	if b.Axes == nil {
 		b.Axes = map[string]string{}
 	}
@@ -370,23 +370,23 @@ func row(id string, b canvas.Bucket) (canvas.Bucket, error) {
 
 // PutBuckets inserts a plan's buckets; buckets already present are left as
 // they are.
-func (l *Ledger) PutBuckets(_ context.Context, id string, bs []canvas.Bucket) error {
+func (l *Ledger) PutBuckets(_ context.Context, id string, bs []ledger.Bucket) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("PutBuckets"); err != nil {
 		return err
 	}
-	rows := make([]canvas.Bucket, 0, len(bs))
+	rows := make([]ledger.Bucket, 0, len(bs))
 	for _, b := range bs {
 		if b.ID == "" {
-			return fmt.Errorf("canvastest: put buckets of run %s: bucket at ord %d has no ID", id, b.Ord)
+			return fmt.Errorf("ledgertest: put buckets of run %s: bucket at ord %d has no ID", id, b.Ord)
 		}
 		if b.Want < 0 {
-			return fmt.Errorf("canvastest: put buckets of run %s: bucket %s: Want %d is negative", id, b.ID, b.Want)
+			return fmt.Errorf("ledgertest: put buckets of run %s: bucket %s: Want %d is negative", id, b.ID, b.Want)
 		}
 		r, err := row(id, b)
 		if err != nil {
-			return fmt.Errorf("canvastest: put buckets of run %s: bucket %s: %w", id, b.ID, err)
+			return fmt.Errorf("ledgertest: put buckets of run %s: bucket %s: %w", id, b.ID, err)
 		}
 		rows = append(rows, r)
 	}
@@ -395,7 +395,7 @@ func (l *Ledger) PutBuckets(_ context.Context, id string, bs []canvas.Bucket) er
 		if len(rows) == 0 {
 			return nil
 		}
-		return fmt.Errorf("canvastest: put buckets of run %s: %w", id, errNoRun(id))
+		return fmt.Errorf("ledgertest: put buckets of run %s: %w", id, errNoRun(id))
 	}
 	for _, b := range rows {
 		if rn.bucket(b.ID) == nil {
@@ -405,7 +405,7 @@ func (l *Ledger) PutBuckets(_ context.Context, id string, bs []canvas.Bucket) er
 	return nil
 }
 
-func (rn *run) bucket(id string) *canvas.Bucket {
+func (rn *run) bucket(id string) *ledger.Bucket {
 	for i := range rn.buckets {
 		if rn.buckets[i].ID == id {
 			return &rn.buckets[i]
@@ -415,7 +415,7 @@ func (rn *run) bucket(id string) *canvas.Bucket {
 }
 
 // read is a bucket as a read returns it: Done counted from the journal.
-func (rn *run) read(b canvas.Bucket) canvas.Bucket {
+func (rn *run) read(b ledger.Bucket) ledger.Bucket {
 	b.Axes = maps.Clone(b.Axes)
 	b.Done = 0
 	for _, sc := range rn.scenarios {
@@ -427,12 +427,12 @@ func (rn *run) read(b canvas.Bucket) canvas.Bucket {
 }
 
 // sorted is the run's buckets in (ord, id) order.
-func (rn *run) sorted() []*canvas.Bucket {
-	out := make([]*canvas.Bucket, len(rn.buckets))
+func (rn *run) sorted() []*ledger.Bucket {
+	out := make([]*ledger.Bucket, len(rn.buckets))
 	for i := range rn.buckets {
 		out[i] = &rn.buckets[i]
 	}
-	slices.SortStableFunc(out, func(a, b *canvas.Bucket) int {
+	slices.SortStableFunc(out, func(a, b *ledger.Bucket) int {
 		return cmp.Or(cmp.Compare(a.Ord, b.Ord), cmp.Compare(a.ID, b.ID))
 	})
 	return out
@@ -440,7 +440,7 @@ func (rn *run) sorted() []*canvas.Bucket {
 
 // Buckets returns a run's buckets in ord order, Done counted from the
 // journal.
-func (l *Ledger) Buckets(_ context.Context, id string) ([]canvas.Bucket, error) {
+func (l *Ledger) Buckets(_ context.Context, id string) ([]ledger.Bucket, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Buckets"); err != nil {
@@ -450,7 +450,7 @@ func (l *Ledger) Buckets(_ context.Context, id string) ([]canvas.Bucket, error) 
 	if rn == nil {
 		return nil, nil
 	}
-	var out []canvas.Bucket
+	var out []ledger.Bucket
 	for _, b := range rn.sorted() {
 		out = append(out, rn.read(*b))
 	}
@@ -460,21 +460,21 @@ func (l *Ledger) Buckets(_ context.Context, id string) ([]canvas.Bucket, error) 
 // AddBucket records a bucket a writer reported, with the next ord and id
 // "b<ord>", or returns the bucket of the same use case, cell, angle,
 // outcome and overlay already there.
-func (l *Ledger) AddBucket(_ context.Context, id string, b canvas.Bucket) (canvas.Bucket, error) {
+func (l *Ledger) AddBucket(_ context.Context, id string, b ledger.Bucket) (ledger.Bucket, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("AddBucket"); err != nil {
-		return canvas.Bucket{}, err
+		return ledger.Bucket{}, err
 	}
-	if b.Origin == "" || b.Origin == canvas.OriginPlan {
-		b.Origin = canvas.OriginWriter
+	if b.Origin == "" || b.Origin == ledger.OriginPlan {
+		b.Origin = ledger.OriginWriter
 	}
 	if b.Want < 0 {
-		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: Want %d is negative", id, b.Want)
+		return ledger.Bucket{}, fmt.Errorf("ledgertest: add bucket to run %s: Want %d is negative", id, b.Want)
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: run %s: %w", id, id, canvas.ErrNotFound)
+		return ledger.Bucket{}, fmt.Errorf("ledgertest: add bucket to run %s: run %s: %w", id, id, ledger.ErrNotFound)
 	}
 	ord := 0
 	for _, x := range rn.sorted() {
@@ -489,14 +489,14 @@ func (l *Ledger) AddBucket(_ context.Context, id string, b canvas.Bucket) (canva
 	b.Ord, b.ID = ord, "b"+strconv.Itoa(ord)
 	r, err := row(id, b)
 	if err != nil {
-		return canvas.Bucket{}, fmt.Errorf("canvastest: add bucket to run %s: %w", id, err)
+		return ledger.Bucket{}, fmt.Errorf("ledgertest: add bucket to run %s: %w", id, err)
 	}
 	rn.buckets = append(rn.buckets, r)
 	return rn.read(r), nil
 }
 
 // Raise sets an open or done bucket's want and spec and leaves it open; a
-// claimed or blocked bucket is canvas.ErrNotFound.
+// claimed or blocked bucket is ledger.ErrNotFound.
 func (l *Ledger) Raise(_ context.Context, id, bucket string, want int, spec plan.Spec) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -505,22 +505,22 @@ func (l *Ledger) Raise(_ context.Context, id, bucket string, want int, spec plan
 	}
 	sp, err := roundTrip(spec)
 	if err != nil {
-		return fmt.Errorf("canvastest: raise %s/%s: %w", id, bucket, err)
+		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, err)
 	}
-	var b *canvas.Bucket
+	var b *ledger.Bucket
 	if rn := l.runs[id]; rn != nil {
 		b = rn.bucket(bucket)
 	}
-	if b == nil || (b.State != canvas.BucketOpen && b.State != canvas.BucketDone) || b.ClaimedBy != "" {
-		return fmt.Errorf("canvastest: raise %s/%s: %w", id, bucket, canvas.ErrNotFound)
+	if b == nil || (b.State != ledger.BucketOpen && b.State != ledger.BucketDone) || b.ClaimedBy != "" {
+		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, ledger.ErrNotFound)
 	}
-	b.Want, b.Spec, b.State = want, sp, canvas.BucketOpen
+	b.Want, b.Spec, b.State = want, sp, ledger.BucketOpen
 	return nil
 }
 
 // Slices lists a run's slices of one round (-1: every round), by round and
 // id.
-func (l *Ledger) Slices(_ context.Context, id string, round int) ([]canvas.Slice, error) {
+func (l *Ledger) Slices(_ context.Context, id string, round int) ([]ledger.Slice, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Slices"); err != nil {
@@ -530,39 +530,39 @@ func (l *Ledger) Slices(_ context.Context, id string, round int) ([]canvas.Slice
 	if rn == nil {
 		return nil, nil
 	}
-	var out []canvas.Slice
+	var out []ledger.Slice
 	for _, s := range rn.slices {
 		if round < 0 || s.Round == round {
 			s.BucketIDs = slices.Clone(s.BucketIDs)
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b canvas.Slice) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(out, func(a, b ledger.Slice) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.ID, b.ID)) })
 	return out, nil
 }
 
 // ClaimSlice records a slice and claims its buckets, all or nothing; a
 // slice already recorded is left as it is, its buckets untouched.
-func (l *Ledger) ClaimSlice(_ context.Context, sl canvas.Slice) error {
+func (l *Ledger) ClaimSlice(_ context.Context, sl ledger.Slice) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("ClaimSlice"); err != nil {
 		return err
 	}
 	if sl.RunID == "" || sl.ID == "" {
-		return errors.New("canvastest: claim slice: RunID and ID are required")
+		return errors.New("ledgertest: claim slice: RunID and ID are required")
 	}
 	if len(sl.BucketIDs) == 0 {
-		return fmt.Errorf("canvastest: claim slice %s: no buckets", sl.ID)
+		return fmt.Errorf("ledgertest: claim slice %s: no buckets", sl.ID)
 	}
 	fail := func(err error) error {
-		return fmt.Errorf("canvastest: claim slice %s of run %s: %w", sl.ID, sl.RunID, err)
+		return fmt.Errorf("ledgertest: claim slice %s of run %s: %w", sl.ID, sl.RunID, err)
 	}
 	rn := l.runs[sl.RunID]
 	if rn == nil {
 		return fail(errNoRun(sl.RunID))
 	}
-	if slices.ContainsFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == sl.ID }) {
+	if slices.ContainsFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == sl.ID }) {
 		return nil
 	}
 	ids := slices.Clone(sl.BucketIDs)
@@ -570,7 +570,7 @@ func (l *Ledger) ClaimSlice(_ context.Context, sl canvas.Slice) error {
 	ids = slices.Compact(ids)
 	open := 0
 	for _, id := range ids {
-		if b := rn.bucket(id); b != nil && b.State == canvas.BucketOpen {
+		if b := rn.bucket(id); b != nil && b.State == ledger.BucketOpen {
 			open++
 		}
 	}
@@ -579,36 +579,36 @@ func (l *Ledger) ClaimSlice(_ context.Context, sl canvas.Slice) error {
 	}
 	for _, id := range ids {
 		b := rn.bucket(id)
-		b.State, b.ClaimedBy = canvas.BucketClaimed, sl.ID
+		b.State, b.ClaimedBy = ledger.BucketClaimed, sl.ID
 	}
-	rn.slices = append(rn.slices, canvas.Slice{RunID: sl.RunID, ID: sl.ID, Round: sl.Round, Kind: cmp.Or(sl.Kind, canvas.SliceWork),
-		BucketIDs: slices.Clone(sl.BucketIDs), State: canvas.SlicePublished, CreatedAt: time.Now()})
+	rn.slices = append(rn.slices, ledger.Slice{RunID: sl.RunID, ID: sl.ID, Round: sl.Round, Kind: cmp.Or(sl.Kind, ledger.SliceWork),
+		BucketIDs: slices.Clone(sl.BucketIDs), State: ledger.SlicePublished, CreatedAt: time.Now()})
 	return nil
 }
 
 // FinishSlice moves a slice from published to done or dead (dead to done
 // too), recording the writer, the reason and the deliveries; finishing it
 // again in its state changes nothing, and a done slice cannot die.
-func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to canvas.SliceState, writer, reason string, deliveries int) error {
+func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to ledger.SliceState, writer, reason string, deliveries int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("FinishSlice"); err != nil {
 		return err
 	}
 	if !to.Finished() {
-		return fmt.Errorf("canvastest: finish slice %s: state %q is neither done nor dead", slice, to)
+		return fmt.Errorf("ledgertest: finish slice %s: state %q is neither done nor dead", slice, to)
 	}
-	var s *canvas.Slice
+	var s *ledger.Slice
 	if rn := l.runs[id]; rn != nil {
-		if i := slices.IndexFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == slice }); i >= 0 {
+		if i := slices.IndexFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == slice }); i >= 0 {
 			s = &rn.slices[i]
 		}
 	}
 	if s == nil {
-		return fmt.Errorf("canvastest: finish slice %s of run %s: %w", slice, id, canvas.ErrNotFound)
+		return fmt.Errorf("ledgertest: finish slice %s of run %s: %w", slice, id, ledger.ErrNotFound)
 	}
 	if err := s.State.To(to); err != nil {
-		if te, ok := errors.AsType[*canvas.TransitionError](err); ok {
+		if te, ok := errors.AsType[*ledger.TransitionError](err); ok {
 			te.ID = id + "/" + slice
 		}
 		return err
@@ -625,39 +625,39 @@ func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to canvas.Slic
 }
 
 // Fold settles every bucket claimed by a finished slice of the run from the
-// journal, as canvas.Store.Fold does: done at its want, else its attempts
+// journal, as ledger.Store.Fold does: done at its want, else its attempts
 // grow and it is blocked (with its most frequent refusal, or the slice's
 // dead reason, as notes) once they reach maxAttempts, else reopened.
-func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.FoldResult, error) {
+func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.FoldResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Fold"); err != nil {
-		return canvas.FoldResult{}, err
+		return ledger.FoldResult{}, err
 	}
 	if maxAttempts < 1 {
-		return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: maxAttempts %d < 1", id, maxAttempts)
+		return ledger.FoldResult{}, fmt.Errorf("ledgertest: fold run %s: maxAttempts %d < 1", id, maxAttempts)
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: run %s: %w", id, id, canvas.ErrNotFound)
+		return ledger.FoldResult{}, fmt.Errorf("ledgertest: fold run %s: run %s: %w", id, id, ledger.ErrNotFound)
 	}
 	type settled struct {
-		b        *canvas.Bucket
-		state    canvas.BucketState
+		b        *ledger.Bucket
+		state    ledger.BucketState
 		attempts int
 		refused  int
 		notes    string
 	}
-	var res canvas.FoldResult
+	var res ledger.FoldResult
 	var todo []settled
 	for _, b := range rn.sorted() {
-		i := slices.IndexFunc(rn.slices, func(s canvas.Slice) bool { return b.ClaimedBy != "" && s.ID == b.ClaimedBy })
+		i := slices.IndexFunc(rn.slices, func(s ledger.Slice) bool { return b.ClaimedBy != "" && s.ID == b.ClaimedBy })
 		if i < 0 {
 			continue
 		}
 		sl := rn.slices[i]
 		if !sl.State.Finished() {
-			if sl.State == canvas.SlicePublished {
+			if sl.State == ledger.SlicePublished {
 				res.InFlight++
 			}
 			continue
@@ -667,20 +667,20 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 		// every dead slice that held it counts toward blocking it.
 		attempts, deaths := b.Attempts, 0
 		for _, d := range rn.slices {
-			if d.State == canvas.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
+			if d.State == ledger.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
 				deaths++
 			}
 		}
-		if done < b.Want && sl.State != canvas.SliceDead {
+		if done < b.Want && sl.State != ledger.SliceDead {
 			attempts++
 		}
 		next := settle(done, b.Want, attempts+deaths, maxAttempts)
 		if err := b.State.To(next); err != nil {
-			return canvas.FoldResult{}, fmt.Errorf("canvastest: fold run %s: bucket %s: %w", id, b.ID, err)
+			return ledger.FoldResult{}, fmt.Errorf("ledgertest: fold run %s: bucket %s: %w", id, b.ID, err)
 		}
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
-		if next == canvas.BucketBlocked {
+		if next == ledger.BucketBlocked {
 			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts+deaths))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
@@ -689,9 +689,9 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 	for _, s := range todo {
 		s.b.ClaimedBy, s.b.Refused, s.b.Attempts, s.b.State, s.b.Notes = "", s.refused, s.attempts, s.state, s.notes
 		switch s.state {
-		case canvas.BucketDone:
+		case ledger.BucketDone:
 			res.Done = append(res.Done, s.b.ID)
-		case canvas.BucketBlocked:
+		case ledger.BucketBlocked:
 			res.Blocked = append(res.Blocked, s.b.ID)
 		default:
 			res.Reopened = append(res.Reopened, s.b.ID)
@@ -701,14 +701,14 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (canvas.Fol
 }
 
 // settle is a claimed bucket's state once its slice has finished.
-func settle(done, want, attempts, maxAttempts int) canvas.BucketState {
+func settle(done, want, attempts, maxAttempts int) ledger.BucketState {
 	switch {
 	case done >= want:
-		return canvas.BucketDone
+		return ledger.BucketDone
 	case attempts >= maxAttempts:
-		return canvas.BucketBlocked
+		return ledger.BucketBlocked
 	}
-	return canvas.BucketOpen
+	return ledger.BucketOpen
 }
 
 // topRefusal counts a bucket's refusals and names its most frequent kind
@@ -747,7 +747,7 @@ func (l *Ledger) Refuse(_ context.Context, id, slice, bucket, gate, code, messag
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return fmt.Errorf("canvastest: refuse in run %s slice %s: %w", id, slice, errNoRun(id))
+		return fmt.Errorf("ledgertest: refuse in run %s slice %s: %w", id, slice, errNoRun(id))
 	}
 	rn.refusals = append(rn.refusals, refusal{bucket: bucket, gate: gate, code: code, message: message})
 	return nil
@@ -772,7 +772,7 @@ func (l *Ledger) Refusals(_ context.Context, id string) (map[string]int, error) 
 // BucketRefusals returns, per bucket of a run, its most frequent refusal
 // (ties by gate and code) out of all of its refusals, with the smallest
 // message of that kind as its example.
-func (l *Ledger) BucketRefusals(_ context.Context, id string) (map[string]canvas.BucketRefusal, error) {
+func (l *Ledger) BucketRefusals(_ context.Context, id string) (map[string]ledger.BucketRefusal, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("BucketRefusals"); err != nil {
@@ -792,33 +792,33 @@ func (l *Ledger) BucketRefusals(_ context.Context, id string) (map[string]canvas
 			of[r.bucket]++
 		}
 	}
-	out := map[string]canvas.BucketRefusal{}
+	out := map[string]ledger.BucketRefusal{}
 	for k, n := range count {
 		top, ok := out[k.bucket]
 		if ok && cmp.Or(cmp.Compare(top.Count, n), cmp.Compare(k.gate, top.Gate), cmp.Compare(k.code, top.Code)) > 0 {
 			continue // top is more frequent, or as frequent and first by gate and code
 		}
-		out[k.bucket] = canvas.BucketRefusal{Gate: k.gate, Code: k.code, Count: n, Of: of[k.bucket], Example: example[k]}
+		out[k.bucket] = ledger.BucketRefusal{Gate: k.gate, Code: k.code, Count: n, Of: of[k.bucket], Example: example[k]}
 	}
 	return out, nil
 }
 
 // TopRefusals lists a run's most frequent refusal reasons, most frequent
 // first, ties by gate and code, each with its smallest message.
-func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]canvas.Reason, error) {
+func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]ledger.Reason, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("TopRefusals"); err != nil {
 		return nil, err
 	}
 	if limit < 0 {
-		return nil, fmt.Errorf("canvastest: refusal reasons of run %s: limit %d is negative", id, limit)
+		return nil, fmt.Errorf("ledgertest: refusal reasons of run %s: limit %d is negative", id, limit)
 	}
 	rn := l.runs[id]
 	if rn == nil {
 		return nil, nil
 	}
-	byKind := map[[2]string]*canvas.Reason{}
+	byKind := map[[2]string]*ledger.Reason{}
 	for _, r := range rn.refusals {
 		k := [2]string{r.gate, r.code}
 		if x := byKind[k]; x != nil {
@@ -826,59 +826,59 @@ func (l *Ledger) TopRefusals(_ context.Context, id string, limit int) ([]canvas.
 			x.Example = min(x.Example, r.message)
 			continue
 		}
-		byKind[k] = &canvas.Reason{Gate: r.gate, Code: r.code, Count: 1, Example: r.message}
+		byKind[k] = &ledger.Reason{Gate: r.gate, Code: r.code, Count: 1, Example: r.message}
 	}
-	var out []canvas.Reason
+	var out []ledger.Reason
 	for _, r := range byKind {
 		out = append(out, *r)
 	}
-	slices.SortFunc(out, func(a, b canvas.Reason) int {
+	slices.SortFunc(out, func(a, b ledger.Reason) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Gate, b.Gate), cmp.Compare(a.Code, b.Code))
 	})
 	return out[:min(limit, len(out))], nil
 }
 
-// Journal credits one proved scenario, idempotently: canvas.Credited for a
-// new one, canvas.Already for the same scenario again, or a
-// *canvas.ConflictError, writing nothing, when its name, content, branch or
+// Journal credits one proved scenario, idempotently: ledger.Credited for a
+// new one, ledger.Already for the same scenario again, or a
+// *ledger.ConflictError, writing nothing, when its name, content, branch or
 // one of its codes is another scenario's.
-func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, slice, writer string, codes []string) (canvas.JournalResult, error) {
+func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, slice, writer string, codes []string) (ledger.JournalResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Journal"); err != nil {
 		return 0, err
 	}
-	e, err := canvas.Encode(sc)
+	e, err := ledger.Encode(sc)
 	if err != nil {
 		return 0, err
 	}
 	body, sum, content := e.Body, e.Sum, e.Content
 	rn := l.runs[id]
 	if rn == nil {
-		return 0, fmt.Errorf("canvastest: journal %s in run %s: %w", sc.Name, id, errNoRun(id))
+		return 0, fmt.Errorf("ledgertest: journal %s in run %s: %w", sc.Name, id, errNoRun(id))
 	}
 	for _, x := range rn.scenarios {
 		if x.name == sc.Name {
 			if x.sum == sum || x.content == content {
-				return canvas.Already, nil
+				return ledger.Already, nil
 			}
-			return 0, &canvas.ConflictError{Kind: canvas.ConflictName, Other: sc.Name}
+			return 0, &ledger.ConflictError{Kind: ledger.ConflictName, Other: sc.Name}
 		}
 	}
 	for _, x := range rn.scenarios {
 		if x.content == content || x.sum == sum {
-			return 0, &canvas.ConflictError{Kind: canvas.ConflictContent, Other: x.name}
+			return 0, &ledger.ConflictError{Kind: ledger.ConflictContent, Other: x.name}
 		}
 	}
 	for _, x := range rn.scenarios {
 		if x.useCase == sc.UseCase && x.branch == sc.Branch {
-			return 0, &canvas.ConflictError{Kind: canvas.ConflictBranch, Other: x.name}
+			return 0, &ledger.ConflictError{Kind: ledger.ConflictBranch, Other: x.name}
 		}
 	}
 	codes = sortedUnique(codes)
 	for _, code := range codes {
 		if other, taken := rn.codes[code]; taken {
-			return 0, &canvas.ConflictError{Kind: canvas.ConflictCode, Other: other, Code: code}
+			return 0, &ledger.ConflictError{Kind: ledger.ConflictCode, Other: other, Code: code}
 		}
 	}
 	for _, code := range codes {
@@ -886,7 +886,7 @@ func (l *Ledger) Journal(_ context.Context, id string, sc *scenario.Scenario, sl
 	}
 	rn.scenarios = append(rn.scenarios, journalled{name: sc.Name, bucket: sc.Bucket, useCase: sc.UseCase, branch: sc.Branch,
 		slice: slice, sum: sum, content: content, body: body})
-	return canvas.Credited, nil
+	return ledger.Credited, nil
 }
 
 func sortedUnique(xs []string) []string {
@@ -934,7 +934,7 @@ func (l *Ledger) Scenarios(_ context.Context, id string) ([]scenario.Scenario, e
 	for _, j := range js {
 		sc, err := scenario.Decode(j.body)
 		if err != nil {
-			return nil, fmt.Errorf("canvastest: scenarios of run %s: %w", id, err)
+			return nil, fmt.Errorf("ledgertest: scenarios of run %s: %w", id, err)
 		}
 		out = append(out, *sc)
 	}
@@ -956,18 +956,18 @@ func (l *Ledger) Count(_ context.Context, id string) (int, error) {
 
 // AddSubGoal records a run-time sub-goal; idempotent on name (the first
 // wins).
-func (l *Ledger) AddSubGoal(_ context.Context, id string, g canvas.SubGoal) (bool, error) {
+func (l *Ledger) AddSubGoal(_ context.Context, id string, g ledger.SubGoal) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("AddSubGoal"); err != nil {
 		return false, err
 	}
 	if g.Name == "" {
-		return false, fmt.Errorf("canvastest: add sub-goal to run %s: no name", id)
+		return false, fmt.Errorf("ledgertest: add sub-goal to run %s: no name", id)
 	}
 	rn := l.runs[id]
 	if rn == nil {
-		return false, fmt.Errorf("canvastest: add sub-goal %s to run %s: %w", g.Name, id, errNoRun(id))
+		return false, fmt.Errorf("ledgertest: add sub-goal %s to run %s: %w", g.Name, id, errNoRun(id))
 	}
 	if _, ok := rn.subgoals[g.Name]; ok {
 		return false, nil
@@ -981,7 +981,7 @@ func (l *Ledger) AddSubGoal(_ context.Context, id string, g canvas.SubGoal) (boo
 }
 
 // SubGoals lists a run's run-time sub-goals by name.
-func (l *Ledger) SubGoals(_ context.Context, id string) ([]canvas.SubGoal, error) {
+func (l *Ledger) SubGoals(_ context.Context, id string) ([]ledger.SubGoal, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("SubGoals"); err != nil {
@@ -991,7 +991,7 @@ func (l *Ledger) SubGoals(_ context.Context, id string) ([]canvas.SubGoal, error
 	if rn == nil {
 		return nil, nil
 	}
-	var out []canvas.SubGoal
+	var out []ledger.SubGoal
 	for _, name := range slices.Sorted(maps.Keys(rn.subgoals)) {
 		g := rn.subgoals[name]
 		g.Params = maps.Clone(g.Params)
@@ -1001,37 +1001,37 @@ func (l *Ledger) SubGoals(_ context.Context, id string) ([]canvas.SubGoal, error
 }
 
 // BeginDelivery records that a writer began delivery n of a slice and
-// returns the slice's charges, as canvas.Store.BeginDelivery does.
-func (l *Ledger) BeginDelivery(_ context.Context, id, slice string, n int, _ string) (canvas.Charges, error) {
+// returns the slice's charges, as ledger.Store.BeginDelivery does.
+func (l *Ledger) BeginDelivery(_ context.Context, id, slice string, n int, _ string) (ledger.Charges, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("BeginDelivery"); err != nil {
-		return canvas.Charges{}, err
+		return ledger.Charges{}, err
 	}
-	return l.delivery(id, slice, n, canvas.DeliveryBegan)
+	return l.delivery(id, slice, n, ledger.DeliveryBegan)
 }
 
 // EndDelivery records how delivery n of a slice ended and returns the
-// slice's charges, as canvas.Store.EndDelivery does.
-func (l *Ledger) EndDelivery(_ context.Context, id, slice string, n int, _ string, outcome canvas.DeliveryOutcome, _ string) (canvas.Charges, error) {
+// slice's charges, as ledger.Store.EndDelivery does.
+func (l *Ledger) EndDelivery(_ context.Context, id, slice string, n int, _ string, outcome ledger.DeliveryOutcome, _ string) (ledger.Charges, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("EndDelivery"); err != nil {
-		return canvas.Charges{}, err
+		return ledger.Charges{}, err
 	}
-	if outcome != canvas.DeliveryFailed && outcome != canvas.DeliveryReleased {
-		return canvas.Charges{}, fmt.Errorf("canvastest: end delivery %d of slice %s: outcome %q is neither failed nor released", n, slice, outcome)
+	if outcome != ledger.DeliveryFailed && outcome != ledger.DeliveryReleased {
+		return ledger.Charges{}, fmt.Errorf("ledgertest: end delivery %d of slice %s: outcome %q is neither failed nor released", n, slice, outcome)
 	}
 	return l.delivery(id, slice, n, outcome)
 }
 
-func (l *Ledger) delivery(id, slice string, n int, outcome canvas.DeliveryOutcome) (canvas.Charges, error) {
+func (l *Ledger) delivery(id, slice string, n int, outcome ledger.DeliveryOutcome) (ledger.Charges, error) {
 	if n < 1 {
-		return canvas.Charges{}, fmt.Errorf("canvastest: delivery %d < 1", n)
+		return ledger.Charges{}, fmt.Errorf("ledgertest: delivery %d < 1", n)
 	}
 	rn := l.runs[id]
-	if rn == nil || !slices.ContainsFunc(rn.slices, func(s canvas.Slice) bool { return s.ID == slice }) {
-		return canvas.Charges{}, fmt.Errorf("canvastest: delivery %d of slice %s of run %s: slice unknown: %w", n, slice, id, canvas.ErrNotFound)
+	if rn == nil || !slices.ContainsFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == slice }) {
+		return ledger.Charges{}, fmt.Errorf("ledgertest: delivery %d of slice %s of run %s: slice unknown: %w", n, slice, id, ledger.ErrNotFound)
 	}
 	now := 0
 	for _, x := range rn.scenarios {
@@ -1040,21 +1040,21 @@ func (l *Ledger) delivery(id, slice string, n int, outcome canvas.DeliveryOutcom
 		}
 	}
 	if rn.deliveries == nil {
-		rn.deliveries = map[string][]canvas.DeliveryRecord{}
+		rn.deliveries = map[string][]ledger.DeliveryRecord{}
 	}
 	recs := rn.deliveries[slice]
-	switch i := slices.IndexFunc(recs, func(r canvas.DeliveryRecord) bool { return r.Delivery == n }); {
+	switch i := slices.IndexFunc(recs, func(r ledger.DeliveryRecord) bool { return r.Delivery == n }); {
 	case i < 0:
-		recs = append(recs, canvas.DeliveryRecord{Delivery: n, Outcome: outcome, Journalled: now})
-	case recs[i].Outcome == canvas.DeliveryBegan && outcome != canvas.DeliveryBegan:
+		recs = append(recs, ledger.DeliveryRecord{Delivery: n, Outcome: outcome, Journalled: now})
+	case recs[i].Outcome == ledger.DeliveryBegan && outcome != ledger.DeliveryBegan:
 		recs[i].Outcome = outcome
 	}
 	rn.deliveries[slice] = recs
-	var upTo []canvas.DeliveryRecord
+	var upTo []ledger.DeliveryRecord
 	for _, r := range recs {
 		if r.Delivery <= n {
 			upTo = append(upTo, r)
 		}
 	}
-	return canvas.ChargesOf(upTo, n, now), nil
+	return ledger.ChargesOf(upTo, n, now), nil
 }
