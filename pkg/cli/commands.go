@@ -17,16 +17,17 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/outage"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
@@ -124,8 +125,8 @@ func (in *infra) close(ctx context.Context) {
 	_ = in.st.Stop(sctx)
 }
 
-func (in *infra) queue(ctx context.Context) (*queue.Queue, error) {
-	return queue.Connect(ctx, in.qc)
+func (in *infra) queue(ctx context.Context) (*jetstream.Queue, error) {
+	return jetstream.Connect(ctx, in.qc)
 }
 
 func cmdExport(ctx context.Context, env *Env, args []string) error {

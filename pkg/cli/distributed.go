@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/planner"
 	"github.com/suitegen/suitegen/pkg/reviewer"
@@ -179,7 +179,7 @@ func cmdWriter(ctx context.Context, env *Env, args []string) error {
 		providerReady = r.Ready
 	}
 	ready.set(wire.Ready(ctx, deps, providerReady))
-	wcfg := writer.Config{ID: *id, Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: client,
+	wcfg := writer.Config{ID: *id, Slices: wire.WriterSource(q), Ledger: store, Engines: engines, Model: client,
 		Metrics: mx, Logger: env.Log, DrainTimeout: *drain, Dependencies: deps, MaxTokens: *maxTokens,
 		MaxFailures: *maxFailures, MaxLost: *maxLost}
 	if poison := env.Getenv("SUITEGEN_FAULT_POISON"); poison != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/wire"
@@ -44,7 +45,7 @@ func TestReadinessFollowsTheServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Shutdown()
-	q, err := queue.Connect(ctx, queue.Config{URL: ns.URL(), OpTimeout: time.Second})
+	q, err := jetstream.Connect(ctx, queue.Config{URL: ns.URL(), OpTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestReadinessFailsWithoutItsDependencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	q, err := queue.Connect(ctx, queue.Config{URL: testenv.NATS(t), OpTimeout: 5 * time.Second})
+	q, err := jetstream.Connect(ctx, queue.Config{URL: testenv.NATS(t), OpTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

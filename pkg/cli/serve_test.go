@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 

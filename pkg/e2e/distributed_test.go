@@ -16,6 +16,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -228,7 +229,7 @@ func precreateQueue(t *testing.T, cfg queue.Config) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
 	defer cancel()
-	q, err := queue.Connect(ctx, cfg)
+	q, err := jetstream.Connect(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

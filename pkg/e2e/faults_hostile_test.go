@@ -12,6 +12,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -173,7 +174,7 @@ func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
 func TestFaultsQueueBadMessages(t *testing.T) {
 	natsURL := testenv.NATS(t)
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
-	q, err := queue.Connect(t.Context(), queue.Config{URL: natsURL})
+	q, err := jetstream.Connect(t.Context(), queue.Config{URL: natsURL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/probe"
@@ -50,7 +50,7 @@ type Ledger interface {
 }
 
 // Queue is where a planner deals slices, and what it asks of the queue while
-// it waits for them (*queue.Queue).
+// it waits for them (*jetstream.Queue).
 type Queue interface {
 	Publish(ctx context.Context, s queue.Slice) (duplicate bool, err error)
 	Pending(ctx context.Context) (numPending, ackPending uint64, err error)

@@ -6,9 +6,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Defaults applied by Config.withDefaults.
@@ -28,13 +25,25 @@ const (
 	DefaultOpTimeout     = 5 * time.Second
 )
 
+// Storage is where the stream keeps its slices.
+type Storage int
+
+// Storage kinds. The zero value, file storage, survives a server restart.
+const (
+	FileStorage Storage = iota
+	MemoryStorage
+)
+
+// DefaultURL is the NATS server a Config without URL reaches.
+const DefaultURL = "nats://127.0.0.1:4222"
+
 // Config describes the stream, the shared consumer and how to reach them.
 // The stream and consumer settings take effect when Connect creates them;
 // a process that finds them already there keeps the server's settings (and
 // warns about each one that differs), so a connecting process never resets
 // an operator's change.
 type Config struct {
-	// URL of the NATS server(s), comma separated. Default nats.DefaultURL.
+	// URL of the NATS server(s), comma separated. Default DefaultURL.
 	URL string
 	// Stream is the JetStream stream name. Default DefaultStream.
 	Stream string
@@ -64,7 +73,7 @@ type Config struct {
 	Duplicates time.Duration
 	// Storage of the stream; the zero value is file storage, which survives
 	// a server restart.
-	Storage jetstream.StorageType
+	Storage Storage
 	// FetchWait is how long one pull request waits on the server before Next
 	// issues another. It bounds how long Close can wait for an abandoned pull.
 	// Default DefaultFetchWait.
@@ -94,25 +103,18 @@ type Config struct {
 	Acks AckReporter
 }
 
-// options are the connection options the config's credential and TLS
-// files imply. The files are read when the connection is made.
-func (c Config) options() []nats.Option {
-	var opts []nats.Option
-	if c.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(c.CredsFile))
-	}
-	if c.TLSCAFile != "" {
-		opts = append(opts, nats.RootCAs(c.TLSCAFile))
-	}
-	if c.TLSCertFile != "" {
-		opts = append(opts, nats.ClientCert(c.TLSCertFile, c.TLSKeyFile))
-	}
-	return opts
+// AckReporter hears how each ack that met a transient failure ended:
+// confirmed on a later try, or given up unconfirmed (tries, the ack window
+// or the caller's context ran out, or a later failure was not transient).
+// A writer's metrics satisfy it (metrics.Metrics.AckRetried).
+type AckReporter interface {
+	AckRetried(run string, confirmed bool)
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults is c with every unset field at its default.
+func (c Config) WithDefaults() Config {
 	if c.URL == "" {
-		c.URL = nats.DefaultURL
+		c.URL = DefaultURL
 	}
 	if c.Stream == "" {
 		c.Stream = DefaultStream
@@ -150,7 +152,7 @@ func (c Config) withDefaults() Config {
 // Validate reports every invalid field of c after defaults are applied,
 // each error naming its field.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("queue config: %s: %s", field, fmt.Sprintf(format, args...)))
@@ -179,7 +181,7 @@ func (c Config) Validate() error {
 	if c.Duplicates < time.Second {
 		bad("Duplicates", "%v is below the 1s minimum", c.Duplicates)
 	}
-	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
+	if c.Storage != FileStorage && c.Storage != MemoryStorage {
 		bad("Storage", "unknown storage type %d", c.Storage)
 	}
 	if c.FetchWait < 10*time.Millisecond {
@@ -207,7 +209,7 @@ func (c Config) Validate() error {
 
 // Subject is the subject slices of run travel on.
 func (c Config) Subject(run string) string {
-	return c.withDefaults().SubjectPrefix + "." + run
+	return c.WithDefaults().SubjectPrefix + "." + run
 }
 
 // validName follows the JetStream rules for stream and consumer names.
@@ -215,14 +217,14 @@ func validName(s string) bool {
 	return s != "" && !strings.ContainsAny(s, " \t\r\n.*>/\\")
 }
 
-// validToken is one literal subject token.
-func validToken(s string) bool {
+// ValidToken reports one literal subject token (a run id travels as one).
+func ValidToken(s string) bool {
 	return s != "" && !strings.ContainsAny(s, " \t\r\n.*>")
 }
 
 func validSubject(s string) bool {
 	for tok := range strings.SplitSeq(s, ".") {
-		if !validToken(tok) {
+		if !ValidToken(tok) {
 			return false
 		}
 	}

@@ -54,11 +54,11 @@ type Spread struct {
 	TalkOver         int
 }
 
-// check is what Publish requires of a slice: ids that can route and
+// Check is what publishing requires of a slice: ids that can route and
 // deduplicate it.
-func (s Slice) check() error {
+func (s Slice) Check() error {
 	switch {
-	case !validToken(s.Run):
+	case !ValidToken(s.Run):
 		return fmt.Errorf("run %q is not a subject token (non-empty, no spaces, dots, '*' or '>')", s.Run)
 	case strings.TrimSpace(s.ID) == "":
 		return errors.New("slice id is empty")
@@ -98,24 +98,24 @@ func fromWire(m *suitegenv1.Slice) Slice {
 	return s
 }
 
-// encode is the slice's bytes on the wire; the same slice always encodes to
+// Encode is the slice's bytes on the wire; the same slice always encodes to
 // the same bytes.
-func (s Slice) encode() ([]byte, error) {
+func (s Slice) Encode() ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(s.wire())
 }
 
-// decodeSlice turns a stored message back into a slice, refusing anything
-// that did not come from Publish: undecodable bytes, missing ids, a run id
+// Decode turns a stored message back into a slice, refusing anything
+// that was not published from a Slice: undecodable bytes, missing ids, a run id
 // that disagrees with the subject, or a slice id that disagrees with the
 // message id. Protobuf accepts many random byte strings as a message of
 // unknown fields, so the id checks are what catch garbage.
-func decodeSlice(subject, msgID string, data []byte) (Slice, error) {
+func Decode(subject, msgID string, data []byte) (Slice, error) {
 	m := new(suitegenv1.Slice)
 	if err := proto.Unmarshal(data, m); err != nil {
 		return Slice{}, fmt.Errorf("decode slice: %w", err)
 	}
 	s := fromWire(m)
-	if err := s.check(); err != nil {
+	if err := s.Check(); err != nil {
 		return Slice{}, err
 	}
 	if i := strings.LastIndexByte(subject, '.'); i < 0 || subject[i+1:] != s.Run {

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/allowance"
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/migrate"
 	"github.com/suitegen/suitegen/pkg/model"
@@ -32,6 +32,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/progress"
 	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/stack"
@@ -261,7 +262,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	// The roles here are goroutines of this process: ready while the ledger
 	// takes writes and the planners' queue answers (not before it connects).
-	var readyQueue atomic.Pointer[queue.Queue]
+	var readyQueue atomic.Pointer[jetstream.Queue]
 	ready := wire.Ready(ctx, func(ctx context.Context) error { return wire.Dependencies(store, readyQueue.Load())(ctx) })
 	reg.MustRegister(ledger, metrics.NewReady("writer", ready))
 	if cfg.MetricsAddr != "" {
@@ -318,7 +319,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	// A signal stops the writers too (they drain), after planners return.
 	context.AfterFunc(ctx, stopWriters)
 
-	pq, err := queue.Connect(ctx, cfg.queueConfig(st.NATSURL))
+	pq, err := jetstream.Connect(ctx, cfg.queueConfig(st.NATSURL))
 	if err != nil {
 		return nil, err
 	}
@@ -384,12 +385,12 @@ func startWriters(ctx context.Context, cfg Config, natsURL string, store *ledger
 	for i := range cfg.Writers {
 		qc := cfg.queueConfig(natsURL)
 		qc.Acks = mx // acks that meet a transient failure, by how they end
-		q, err := queue.Connect(ctx, qc)
+		q, err := jetstream.Connect(ctx, qc)
 		if err != nil {
 			stop()
 			return nil, err
 		}
-		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: writer.Queue(q), Ledger: store, Engines: engines,
+		w, err := writer.New(writer.Config{ID: fmt.Sprintf("writer-%d", i+1), Slices: wire.WriterSource(q), Ledger: store, Engines: engines,
 			Model: client, Metrics: mx, Logger: cfg.Logger, Dependencies: wire.Dependencies(store, q), MaxTokens: cfg.MaxTokens, Replies: replies, Up: up})
 		if err != nil {
 			q.Close()
@@ -415,7 +416,7 @@ type job struct {
 	c     *contract.Contract
 	e     *engine.Engine
 	store *ledger.Store
-	q     *queue.Queue
+	q     *jetstream.Queue
 	mx    *metrics.Metrics
 	steer []plan.Steer
 	model string // the model the writers drive, recorded on the run

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/ledger"
-	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 )
 
 // ReadyTimeout bounds one readiness check: a server that does not answer
@@ -17,9 +17,9 @@ var errNoQueue = errors.New("queue: not connected yet")
 
 // Dependencies is what every role needs of its servers: the ledger's
 // database reachable and writable (ledger.Store.Ready) and the queue
-// reachable (queue.Queue.Ready). A writer paused by an outage asks it before
+// reachable (jetstream.Queue.Ready). A writer paused by an outage asks it before
 // it works again; Ready answers /readyz with it.
-func Dependencies(store *ledger.Store, q *queue.Queue) func(ctx context.Context) error {
+func Dependencies(store *ledger.Store, q *jetstream.Queue) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		if err := store.Ready(ctx); err != nil {
 			return err

@@ -29,7 +29,7 @@ func (c *fakeClock) after(d time.Duration) (<-chan time.Time, func() bool) {
 // awaitWriter is a writer whose outage waits run on clk and draw r.
 func awaitWriter(t *testing.T, p *deps, up *outage.Up, clk *fakeClock, r float64) *Writer {
 	t.Helper()
-	w, err := New(Config{ID: "w", Slices: sourceFunc(nil), Ledger: fakeLedger{ledgertest.New()}, Engines: fakeEngines{}, Model: &scriptedModel{name: "m"},
+	w, err := New(Config{ID: "w", Slices: SourceFunc(nil), Ledger: fakeLedger{ledgertest.New()}, Engines: fakeEngines{}, Model: &scriptedModel{name: "m"},
 		Logger: discardLog(), Dependencies: p.probe, Up: up})
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -23,7 +24,7 @@ import (
 // published on a real queue of the default settings.
 type onServers struct {
 	store *ledger.Store
-	q     *queue.Queue
+	q     *jetstream.Queue
 	slice queue.Slice
 	e     *engine.Engine
 }
@@ -53,7 +54,7 @@ func newOnServers(t *testing.T) *onServers {
 	if err := store.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: s.ID, Round: 1, BucketIDs: s.Buckets}); err != nil {
 		t.Fatal(err)
 	}
-	q, err := queue.Connect(ctx, queue.Config{URL: testenv.NATS(t)})
+	q, err := jetstream.Connect(ctx, queue.Config{URL: testenv.NATS(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,13 @@ func (o *onServers) writer(t *testing.T, m *scriptedModel, want string, cfg func
 	t.Helper()
 	var began atomic.Int32
 	said := testenv.NewLogSignal(want)
-	c := Config{ID: "w-last", Slices: Queue(o.q), Ledger: o.store, Engines: fakeEngines{e: o.e}, Model: m,
+	c := Config{ID: "w-last", Slices: SourceFunc(func(ctx context.Context) (Delivery, error) {
+		d, err := o.q.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return jetstream.Work{Delivery: d}, nil
+	}), Ledger: o.store, Engines: fakeEngines{e: o.e}, Model: m,
 		Logger: slog.New(said), BeforeSlice: func(string) { began.Add(1) }}
 	if cfg != nil {
 		cfg(&c)

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/ledger"
-	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/ledger/ledgertest"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
@@ -228,7 +228,7 @@ func newHarness(t *testing.T, replies ...any) *harness {
 	if _, err := New(Config{ID: "w1", Slices: nil, Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m}); err == nil {
 		t.Fatal("a writer without a source was made")
 	}
-	w, err := New(Config{ID: "w1", Slices: sourceFunc(nil), Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m,
+	w, err := New(Config{ID: "w1", Slices: SourceFunc(nil), Ledger: l, Engines: fakeEngines{e: &engine.Engine{C: c}}, Model: m,
 		Logger: discardLog(), DrainTimeout: 50 * time.Millisecond, OtherModelDelay: 7 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -241,8 +241,3 @@ func (h *harness) delivery(run string, attempt int, last bool) *fakeDelivery {
 	return &fakeDelivery{slice: queue.Slice{Run: run, ID: "s1", Round: 1, Buckets: h.buckets, TurnBudget: 20},
 		attempt: attempt, last: last}
 }
-
-// sourceFunc is a Source from a function.
-type sourceFunc func(ctx context.Context) (Delivery, error)
-
-func (f sourceFunc) Next(ctx context.Context) (Delivery, error) { return f(ctx) }

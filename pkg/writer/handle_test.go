@@ -152,7 +152,7 @@ func TestRunStopsOnRefusal(t *testing.T) {
 	h := newHarness(t, badKey)
 	d1, d2 := h.delivery("r", 1, false), h.delivery("r", 1, false)
 	fetched := 0
-	h.w.cfg.Slices = sourceFunc(func(ctx context.Context) (Delivery, error) {
+	h.w.cfg.Slices = SourceFunc(func(ctx context.Context) (Delivery, error) {
 		fetched++
 		if fetched == 1 {
 			return d1, nil
@@ -178,7 +178,7 @@ func TestRunSkipsBadMessages(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	d := h.delivery("r", 1, false)
 	calls := 0
-	h.w.cfg.Slices = sourceFunc(func(ctx context.Context) (Delivery, error) {
+	h.w.cfg.Slices = SourceFunc(func(ctx context.Context) (Delivery, error) {
 		calls++
 		switch calls {
 		case 1:

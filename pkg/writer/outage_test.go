@@ -169,7 +169,7 @@ func TestRunBacksOffAnUnreachableQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	d := h.delivery("r", 1, false)
 	calls := 0
-	h.w.cfg.Slices = sourceFunc(func(ctx context.Context) (Delivery, error) {
+	h.w.cfg.Slices = SourceFunc(func(ctx context.Context) (Delivery, error) {
 		calls++
 		switch {
 		case calls <= 4:

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/queue/jetstream"
 	"github.com/suitegen/suitegen/pkg/testenv"
+	"github.com/suitegen/suitegen/pkg/wire"
 	"github.com/suitegen/suitegen/pkg/writer"
 )
 
@@ -96,7 +98,7 @@ func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 	}
 
 	// MaxDeliver 2: the redelivery is the last the queue allows.
-	q, err := queue.Connect(ctx, queue.Config{URL: testenv.NATS(t), MaxDeliver: 2})
+	q, err := jetstream.Connect(ctx, queue.Config{URL: testenv.NATS(t), MaxDeliver: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func TestRedeliveredDoneSliceIsAckedWithoutWork(t *testing.T) {
 
 	said := testenv.NewLogSignal("slice already done in the ledger")
 	m, engines := &idleModel{}, &noEngines{}
-	w, err := writer.New(writer.Config{ID: "w1", Slices: writer.Queue(q), Ledger: store, Engines: engines, Model: m,
+	w, err := writer.New(writer.Config{ID: "w1", Slices: wire.WriterSource(q), Ledger: store, Engines: engines, Model: m,
 		Logger: slog.New(said)})
 	if err != nil {
 		t.Fatal(err)

@@ -25,8 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/suitegen/suitegen/pkg/allowance"
-	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/outage"
@@ -34,12 +34,18 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
-// Source hands out slices one delivery at a time (Queue adapts *queue.Queue).
+// Source hands out slices one delivery at a time (Queue adapts *jetstream.Queue).
 type Source interface {
 	// Next blocks until it holds one delivery or ctx ends. A message that is
 	// not a slice comes back as a *queue.BadMessageError, already dropped.
 	Next(ctx context.Context) (Delivery, error)
 }
+
+// SourceFunc is a Source from a function.
+type SourceFunc func(ctx context.Context) (Delivery, error)
+
+// Next calls f.
+func (f SourceFunc) Next(ctx context.Context) (Delivery, error) { return f(ctx) }
 
 // Delivery is one delivery of one slice, finished exactly once with Ack, Nak
 // or Term.

@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 // Delivery is one delivery of one slice to this process. Finish it exactly
@@ -17,7 +19,7 @@ import (
 type Delivery struct {
 	// Slice is the decoded work. Whether its run is known is the caller's
 	// decision (Slice.Run).
-	Slice Slice
+	Slice queue.Slice
 	// NumDelivered counts deliveries of this slice, this one included (1 on
 	// the first).
 	NumDelivered uint64
@@ -68,7 +70,7 @@ func (d *Delivery) InProgress(ctx context.Context) error {
 	finished := d.finished
 	d.mu.Unlock()
 	if finished {
-		return ErrFinished
+		return queue.ErrFinished
 	}
 	if err := d.extend(ctx); err != nil {
 		return fmt.Errorf("queue: in progress %s: %w", d.name(), err)
@@ -172,7 +174,7 @@ func (d *Delivery) Heartbeat(ctx context.Context, every time.Duration) (stop fun
 			case <-d.q.closed:
 				return
 			case <-tick.C:
-				if err := d.InProgress(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrFinished) {
+				if err := d.InProgress(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, queue.ErrFinished) {
 					d.q.log.Warn("heartbeat failed", "slice", d.name(), "err", err)
 				}
 			}
@@ -199,7 +201,7 @@ func (d *Delivery) finish(ctx context.Context, what string, send func(context.Co
 	d.mu.Lock()
 	if d.finished {
 		d.mu.Unlock()
-		return ErrFinished
+		return queue.ErrFinished
 	}
 	d.finished = true
 	stop := d.hbStop
@@ -234,3 +236,13 @@ func (d *Delivery) name() string {
 	}
 	return fmt.Sprintf("seq %d", d.StreamSeq)
 }
+
+// Work is a delivery with its slice and attempt as methods: the form a
+// consumer that names a delivery by what it does (a writer) takes.
+type Work struct{ *Delivery }
+
+// Slice is the delivered slice.
+func (w Work) Slice() queue.Slice { return w.Delivery.Slice }
+
+// Attempt counts deliveries of the slice, this one included.
+func (w Work) Attempt() int { return int(w.NumDelivered) }

@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/suitegen/suitegen/pkg/metrics"
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -76,7 +77,7 @@ func flaky(d *Delivery, f *flakyAcker) *flakyAcker {
 }
 
 // consumerState is what the server says of the queue's consumer and stream.
-func consumerState(t *testing.T, q *Queue) (*jetstream.ConsumerInfo, uint64) {
+func consumerState(t *testing.T, q *Queue) (*natsjs.ConsumerInfo, uint64) {
 	t.Helper()
 	ci, err := q.cons.Info(t.Context())
 	if err != nil {
@@ -102,7 +103,7 @@ func assertAckedOnce(t *testing.T, q *Queue) {
 
 // longWait sets an ack wait far longer than the retries here take, so
 // nothing depends on how fast they run.
-func longWait(url string) Config {
+func longWait(url string) queue.Config {
 	cfg := testConfig(url)
 	cfg.AckWait = time.Minute
 	return cfg
@@ -110,7 +111,7 @@ func longWait(url string) Config {
 
 // counted gives cfg's queue a writer's metrics to report its acks to, as
 // the writer commands do.
-func counted(cfg Config) (Config, *metrics.Metrics) {
+func counted(cfg queue.Config) (queue.Config, *metrics.Metrics) {
 	m := metrics.New(prometheus.NewRegistry(), "", "writer")
 	cfg.Acks = m
 	return cfg, m
@@ -131,7 +132,7 @@ func TestAckRetriesTransientFailures(t *testing.T) {
 	q := connect(t, cfg)
 	publish(t, q, newSlice("run1", 1))
 	d := next(t, q, 5*time.Second)
-	electing := &jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
+	electing := &natsjs.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
 	f := flaky(d, &flakyAcker{errs: []error{nats.ErrTimeout, nats.ErrNoResponders, context.DeadlineExceeded, electing}})
 	if err := d.Ack(t.Context()); err != nil {
 		t.Fatalf("Ack: %v", err)
@@ -142,7 +143,7 @@ func TestAckRetriesTransientFailures(t *testing.T) {
 	assertAckedOnce(t, q)
 	// One ack, retried four times: counted once, as confirmed.
 	assertAcksRetried(t, m, "run1", 1, 0)
-	if err := d.Ack(t.Context()); !errors.Is(err, ErrFinished) {
+	if err := d.Ack(t.Context()); !errors.Is(err, queue.ErrFinished) {
 		t.Fatalf("Ack after a confirmed ack: %v, want ErrFinished", err)
 	}
 }
@@ -235,13 +236,13 @@ func TestTransient(t *testing.T) {
 		{context.DeadlineExceeded, true},
 		{nats.ErrConnectionReconnecting, true},
 		{nats.ErrDisconnected, true},
-		{&jetstream.APIError{Code: 503}, true},
-		{&jetstream.APIError{Code: 400, ErrorCode: 10009}, true}, // not the leader
-		{&jetstream.APIError{Code: 400, ErrorCode: 10014}, false},
+		{&natsjs.APIError{Code: 503}, true},
+		{&natsjs.APIError{Code: 400, ErrorCode: 10009}, true}, // not the leader
+		{&natsjs.APIError{Code: 400, ErrorCode: 10014}, false},
 		{nats.ErrConnectionClosed, false},
 		{context.Canceled, false},
 		{errors.New("nats: timeout"), false}, // the text is not the type
-		{ErrFinished, false},
+		{queue.ErrFinished, false},
 	} {
 		if got := transient(c.err); got != c.want {
 			t.Errorf("transient(%v) = %v, want %v", c.err, got, c.want)

@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"crypto/ecdsa"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 // pki is a throwaway CA with a server and a client certificate, written as
@@ -156,7 +158,7 @@ func TestConnectTLS(t *testing.T) {
 		t.Fatalf("Ack over TLS: %v", err)
 	}
 
-	bad := map[string]Config{}
+	bad := map[string]queue.Config{}
 	noClient := testConfig(url)
 	noClient.TLSCAFile = p.caFile
 	bad["without a client certificate"] = noClient
@@ -177,7 +179,7 @@ func TestConnectTLS(t *testing.T) {
 // not exist, are refused by Validate naming the field.
 func TestConfigTLSValidate(t *testing.T) {
 	p := newPKI(t)
-	cases := map[string]Config{
+	cases := map[string]queue.Config{
 		"TLSCertFile": {TLSCertFile: p.clientCert},
 		"TLSCAFile":   {TLSCAFile: filepath.Join(p.dir, "missing.crt")},
 		"CredsFile":   {CredsFile: filepath.Join(p.dir, "missing.creds")},
@@ -188,7 +190,7 @@ func TestConfigTLSValidate(t *testing.T) {
 			t.Errorf("Validate(%s) = %v, want an error naming %s", field, err, field)
 		}
 	}
-	ok := Config{TLSCAFile: p.caFile, TLSCertFile: p.clientCert, TLSKeyFile: p.clientKey}
+	ok := queue.Config{TLSCAFile: p.caFile, TLSCertFile: p.clientCert, TLSKeyFile: p.clientKey}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate(complete TLS config) = %v", err)
 	}
@@ -206,7 +208,7 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
-	_, err := Connect(t.Context(), Config{URL: "nats://alice:s3cret@127.0.0.1:1", OpTimeout: time.Second}, noReconnect()...)
+	_, err := Connect(t.Context(), queue.Config{URL: "nats://alice:s3cret@127.0.0.1:1", OpTimeout: time.Second}, noReconnect()...)
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("Connect error %v: want an error without the password", err)
 	}

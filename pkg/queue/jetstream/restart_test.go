@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"log/slog"

@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -11,43 +11,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-func TestConfigValidate(t *testing.T) {
-	if err := (Config{}).Validate(); err != nil {
-		t.Fatalf("zero config with defaults: %v", err)
-	}
-	for _, tc := range []struct {
-		field string
-		cfg   Config
-	}{
-		{"Stream", Config{Stream: "a.b"}},
-		{"Consumer", Config{Consumer: "x y"}},
-		{"SubjectPrefix", Config{SubjectPrefix: "suitegen.*"}},
-		{"SubjectPrefix", Config{SubjectPrefix: "a..b"}},
-		{"AckWait", Config{AckWait: time.Millisecond}},
-		{"MaxDeliver", Config{MaxDeliver: -1}},
-		{"MaxAckPending", Config{MaxAckPending: -1}},
-		{"Replicas", Config{Replicas: 7}},
-		{"Duplicates", Config{Duplicates: time.Millisecond}},
-		{"Storage", Config{Storage: 9}},
-		{"FetchWait", Config{FetchWait: time.Microsecond}},
-		{"OpTimeout", Config{OpTimeout: -time.Second}},
-	} {
-		err := tc.cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), tc.field+":") {
-			t.Errorf("%+v: got %v, want an error naming %s", tc.cfg, err, tc.field)
-		}
-	}
-	// Every problem at once.
-	err := Config{AckWait: time.Millisecond, MaxDeliver: -2}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "AckWait") || !strings.Contains(err.Error(), "MaxDeliver") {
-		t.Errorf("two bad fields: got %v", err)
-	}
-	if _, err := Connect(t.Context(), Config{MaxDeliver: -1}); err == nil || !strings.Contains(err.Error(), "MaxDeliver") {
+// TestConnectRefusesABadConfig: Connect validates before it dials.
+func TestConnectRefusesABadConfig(t *testing.T) {
+	if _, err := Connect(t.Context(), queue.Config{MaxDeliver: -1}); err == nil || !strings.Contains(err.Error(), "MaxDeliver") {
 		t.Errorf("Connect with a bad config: got %v", err)
 	}
 }
@@ -76,7 +48,7 @@ func TestPublishDuplicateIsDropped(t *testing.T) {
 
 func TestPublishRejectsUnroutableSlices(t *testing.T) {
 	q := connect(t, testConfig(testenv.NATS(t)))
-	for name, s := range map[string]Slice{
+	for name, s := range map[string]queue.Slice{
 		"empty":        {},
 		"no run":       {ID: "x/1/1"},
 		"dotted run":   {Run: "a.b", ID: "a.b/1/1"},
@@ -84,7 +56,7 @@ func TestPublishRejectsUnroutableSlices(t *testing.T) {
 		"no slice id":  {Run: "run1"},
 		"blank id":     {Run: "run1", ID: " "},
 	} {
-		if _, err := q.Publish(t.Context(), s); !errors.Is(err, ErrInvalidSlice) {
+		if _, err := q.Publish(t.Context(), s); !errors.Is(err, queue.ErrInvalidSlice) {
 			t.Errorf("%s: got %v, want ErrInvalidSlice", name, err)
 		}
 	}
@@ -108,10 +80,10 @@ func TestNextDeliversOneAndAckRemovesIt(t *testing.T) {
 	if err := d.Ack(t.Context()); err != nil {
 		t.Fatalf("Ack: %v", err)
 	}
-	if err := d.Ack(t.Context()); !errors.Is(err, ErrFinished) {
+	if err := d.Ack(t.Context()); !errors.Is(err, queue.ErrFinished) {
 		t.Fatalf("second Ack: %v, want ErrFinished", err)
 	}
-	if err := d.InProgress(t.Context()); !errors.Is(err, ErrFinished) {
+	if err := d.InProgress(t.Context()); !errors.Is(err, queue.ErrFinished) {
 		t.Fatalf("InProgress after Ack: %v, want ErrFinished", err)
 	}
 	for i := 2; i <= 3; i++ {
@@ -246,7 +218,7 @@ func TestMaxDeliverExhaustion(t *testing.T) {
 	if err := q.Purge(t.Context(), "run1"); err != nil {
 		t.Fatalf("Purge: %v", err)
 	}
-	if _, err := q.Lookup(t.Context(), last.StreamSeq); !errors.Is(err, jetstream.ErrMsgNotFound) {
+	if _, err := q.Lookup(t.Context(), last.StreamSeq); !errors.Is(err, natsjs.ErrMsgNotFound) {
 		t.Fatalf("Lookup after purge: %v, want not found", err)
 	}
 	d := next(t, q, 5*time.Second)
@@ -279,7 +251,7 @@ func TestTermOnLastDeliveryEndsIt(t *testing.T) {
 	if err := d.Term(t.Context(), "dead: writer failed\n3 times"); err != nil {
 		t.Fatalf("Term: %v", err)
 	}
-	if err := d.Nak(t.Context(), 0); !errors.Is(err, ErrFinished) {
+	if err := d.Nak(t.Context(), 0); !errors.Is(err, queue.ErrFinished) {
 		t.Fatalf("Nak after Term: %v, want ErrFinished", err)
 	}
 	expectNothing(t, q, 3*q.Config().AckWait)
@@ -318,11 +290,11 @@ func TestNakRedeliversAtOnceOrAfterDelay(t *testing.T) {
 func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 	q := connect(t, testConfig(testenv.NATS(t)))
 	good := newSlice("run1", 1)
-	goodBytes, err := good.encode()
+	goodBytes, err := good.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	noIDs, err := Slice{Round: 3, Gap: "no ids"}.encode()
+	noIDs, err := queue.Slice{Round: 3, Gap: "no ids"}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +311,7 @@ func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 	for _, c := range cases {
 		m := nats.NewMsg(c.subject)
 		m.Data = c.data
-		m.Header.Set(jetstream.MsgIDHeader, c.msgID)
+		m.Header.Set(natsjs.MsgIDHeader, c.msgID)
 		if err := q.Conn().PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +325,7 @@ func TestGarbageIsTerminatedNotRetried(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		d, err := q.Next(ctx)
 		cancel()
-		var bad *BadMessageError
+		var bad *queue.BadMessageError
 		if !errors.As(err, &bad) {
 			t.Fatalf("%s: Next = %v, %v; want *BadMessageError", c.name, d, err)
 		}
@@ -481,10 +453,10 @@ func TestClosedQueue(t *testing.T) {
 	}
 	q.Close()
 	q.Close()
-	if _, err := q.Next(t.Context()); !errors.Is(err, ErrClosed) {
+	if _, err := q.Next(t.Context()); !errors.Is(err, queue.ErrClosed) {
 		t.Fatalf("Next: %v", err)
 	}
-	if _, err := q.Publish(t.Context(), newSlice("run1", 1)); !errors.Is(err, ErrClosed) {
+	if _, err := q.Publish(t.Context(), newSlice("run1", 1)); !errors.Is(err, queue.ErrClosed) {
 		t.Fatalf("Publish: %v", err)
 	}
 }

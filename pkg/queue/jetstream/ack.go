@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -22,14 +22,6 @@ const (
 	// minAckTry is the least time worth giving one more try.
 	minAckTry = 50 * time.Millisecond
 )
-
-// AckReporter hears how each ack that met a transient failure ended:
-// confirmed on a later try, or given up unconfirmed (tries, the ack window
-// or the caller's context ran out, or a later failure was not transient).
-// A writer's metrics satisfy it (metrics.Metrics.AckRetried).
-type AckReporter interface {
-	AckRetried(run string, confirmed bool)
-}
 
 // ackRetrying sends the double ack, and again after each transient failure
 // while tries and the ack window last (Ack says why).

@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suitegen/suitegen/pkg/queue"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // testConfig has a short ack wait so redelivery tests take about a second.
-func testConfig(url string) Config {
-	return Config{
+func testConfig(url string) queue.Config {
+	return queue.Config{
 		URL:        url,
 		AckWait:    500 * time.Millisecond,
 		MaxDeliver: 3,
@@ -21,7 +22,7 @@ func testConfig(url string) Config {
 	}
 }
 
-func connect(t testing.TB, cfg Config) *Queue {
+func connect(t testing.TB, cfg queue.Config) *Queue {
 	t.Helper()
 	q, err := Connect(t.Context(), cfg)
 	if err != nil {
@@ -31,13 +32,13 @@ func connect(t testing.TB, cfg Config) *Queue {
 	return q
 }
 
-func newSlice(run string, n int) Slice {
-	return Slice{
+func newSlice(run string, n int) queue.Slice {
+	return queue.Slice{
 		Run:     run,
 		ID:      fmt.Sprintf("%s/1/%d", run, n),
 		Round:   1,
 		Buckets: []string{fmt.Sprintf("b%d", n)},
-		Spread: Spread{
+		Spread: queue.Spread{
 			Initials:      []string{"K", "M"},
 			CodePrefixes:  []string{"7"},
 			Personalities: []string{"Anxious"},
@@ -50,7 +51,7 @@ func newSlice(run string, n int) Slice {
 	}
 }
 
-func publish(t testing.TB, q *Queue, s Slice) {
+func publish(t testing.TB, q *Queue, s queue.Slice) {
 	t.Helper()
 	dup, err := q.Publish(t.Context(), s)
 	if err != nil {

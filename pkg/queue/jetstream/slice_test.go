@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"reflect"
@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 func FuzzDecodeSlice(f *testing.F) {
-	good, err := newSlice("run1", 1).encode()
+	good, err := newSlice("run1", 1).Encode()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -20,19 +22,19 @@ func FuzzDecodeSlice(f *testing.F) {
 	f.Add("suitegen.slices.run1", "x", []byte("hello"))
 	f.Add("run1", "run1/1/1", []byte{0x0a, 0x04, 'r', 'u', 'n', '1', 0x12, 0x01, 'x'})
 	f.Fuzz(func(t *testing.T, subject, msgID string, data []byte) {
-		s, err := decodeSlice(subject, msgID, data)
+		s, err := queue.Decode(subject, msgID, data)
 		if err != nil {
 			return
 		}
 		// Whatever decodes is routable and consistent with its envelope.
-		if s.check() != nil || s.ID != msgID || !strings.HasSuffix(subject, "."+s.Run) {
+		if s.Check() != nil || s.ID != msgID || !strings.HasSuffix(subject, "."+s.Run) {
 			t.Fatalf("accepted inconsistent slice %+v for subject %q msg id %q", s, subject, msgID)
 		}
-		again, err := s.encode()
+		again, err := s.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		s2, err := decodeSlice(subject, msgID, again)
+		s2, err := queue.Decode(subject, msgID, again)
 		if err != nil || !reflect.DeepEqual(s, s2) {
 			t.Fatalf("re-encoded slice does not decode the same: %v\n%+v\n%+v", err, s, s2)
 		}
@@ -41,12 +43,12 @@ func FuzzDecodeSlice(f *testing.F) {
 
 // TestSliceRoundTrip: every field a planner sets comes back as it was.
 func TestSliceRoundTrip(t *testing.T) {
-	for _, s := range []Slice{newSlice("run1", 3), func() Slice { s := newSlice("run2", 4); s.Gap = "short of want"; return s }()} {
-		b, err := s.encode()
+	for _, s := range []queue.Slice{newSlice("run1", 3), func() queue.Slice { s := newSlice("run2", 4); s.Gap = "short of want"; return s }()} {
+		b, err := s.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, b)
+		got, err := queue.Decode("suitegen.slices."+s.Run, s.ID, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,11 +66,11 @@ func TestSliceRetiredFields(t *testing.T) {
 	gap := newSlice("run1", 3)
 	gap.Gap = "short of want"
 	for _, c := range []struct {
-		s    Slice
+		s    queue.Slice
 		kind uint64
 	}{{newSlice("run1", 2), 1}, {gap, 2}} {
 		s := c.s
-		b, err := s.encode()
+		b, err := s.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func TestSliceRetiredFields(t *testing.T) {
 		old = protowire.AppendVarint(old, c.kind)
 		old = protowire.AppendTag(old, 12, protowire.VarintType)
 		old = protowire.AppendVarint(old, 1_700_000_000)
-		got, err := decodeSlice("suitegen.slices."+s.Run, s.ID, old)
+		got, err := queue.Decode("suitegen.slices."+s.Run, s.ID, old)
 		if err != nil || !reflect.DeepEqual(got, s) {
 			t.Fatalf("an earlier planner's slice: %v\n got %+v\nwant %+v", err, got, s)
 		}

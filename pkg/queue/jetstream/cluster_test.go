@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/suitegen/suitegen/pkg/metrics"
-	"github.com/suitegen/suitegen/pkg/testenv"
-
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/suitegen/suitegen/pkg/metrics"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // cluster is three in-process NATS servers with JetStream, routed to each
@@ -76,7 +76,7 @@ func startCluster(t *testing.T, n int) *cluster {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js, _ := natsjs.New(nc)
 	deadline := time.Now().Add(testenv.Patience)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)

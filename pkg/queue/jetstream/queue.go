@@ -1,4 +1,4 @@
-package queue
+package jetstream
 
 import (
 	"context"
@@ -12,20 +12,21 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/suitegen/suitegen/pkg/outage"
+	"github.com/suitegen/suitegen/pkg/queue"
 )
 
 // Queue is one process's handle on the shared slice queue. It is safe for
 // concurrent use; each writer goroutine calls Next for itself.
 type Queue struct {
-	cfg        Config
+	cfg        queue.Config
 	log        *slog.Logger
 	nc         *nats.Conn
-	js         jetstream.JetStream
-	stream     jetstream.Stream
-	cons       jetstream.Consumer
+	js         natsjs.JetStream
+	stream     natsjs.Stream
+	cons       natsjs.Consumer
 	maxDeliver uint64
 
 	closeOnce sync.Once
@@ -50,8 +51,8 @@ type Queue struct {
 // electing its leaders, a request timing out), Connect tries again with
 // backoff for up to StartupTimeout (outage.Backoff); any other error ends it
 // at once.
-func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, error) {
-	cfg = cfg.withDefaults()
+func Connect(ctx context.Context, cfg queue.Config, opts ...nats.Option) (*Queue, error) {
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, erro
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("queue: reconnected", "server", nc.ConnectedUrlRedacted())
 		}),
-	}, cfg.options()...)
+	}, options(cfg)...)
 	all = append(all, opts...)
 	var q *Queue
 	err := outage.Backoff{First: 250 * time.Millisecond, Max: 5 * time.Second, Timeout: cfg.StartupTimeout}.Retry(ctx, log, "queue: connect",
@@ -88,19 +89,19 @@ func Connect(ctx context.Context, cfg Config, opts ...nats.Option) (*Queue, erro
 	return q, nil
 }
 
-func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
-	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(cfg.OpTimeout))
+func open(ctx context.Context, nc *nats.Conn, cfg queue.Config) (*Queue, error) {
+	js, err := natsjs.New(nc, natsjs.WithDefaultTimeout(cfg.OpTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("queue: jetstream: %w", err)
 	}
 	q := &Queue{cfg: cfg, log: slog.Default().With("component", "queue", "stream", cfg.Stream), nc: nc, js: js, closed: make(chan struct{})}
 
-	scfg := jetstream.StreamConfig{
+	scfg := natsjs.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "suitegen slices (work queue)",
 		Subjects:    []string{cfg.SubjectPrefix + ".*"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     cfg.Storage,
+		Retention:   natsjs.WorkQueuePolicy,
+		Storage:     storage(cfg.Storage),
 		Replicas:    cfg.Replicas,
 		Duplicates:  cfg.Duplicates,
 	}
@@ -108,7 +109,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	// create it; the loser's create fails and a retry finds it.
 	for attempt := 0; ; attempt++ {
 		q.stream, err = ensureStream(ctx, js, scfg, q.log)
-		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		if err == nil || attempt == 2 || !errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) {
 			break
 		}
 	}
@@ -116,11 +117,11 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: stream %s: %w", cfg.Stream, err)
 	}
 
-	ccfg := jetstream.ConsumerConfig{
+	ccfg := natsjs.ConsumerConfig{
 		Durable:       cfg.Consumer,
 		Description:   "suitegen writers (shared)",
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: natsjs.DeliverAllPolicy,
+		AckPolicy:     natsjs.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    cfg.MaxDeliver,
 		MaxAckPending: cfg.MaxAckPending,
@@ -128,7 +129,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		q.cons, err = ensureConsumer(ctx, js, cfg.Stream, ccfg, q.log)
-		if err == nil || attempt == 2 || !errors.Is(err, jetstream.ErrConsumerExists) {
+		if err == nil || attempt == 2 || !errors.Is(err, natsjs.ErrConsumerExists) {
 			break
 		}
 	}
@@ -146,7 +147,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 }
 
 // Config returns the effective configuration (defaults applied).
-func (q *Queue) Config() Config { return q.cfg }
+func (q *Queue) Config() queue.Config { return q.cfg }
 
 // Conn returns the underlying connection, e.g. for metrics on it. It is owned
 // by the Queue: do not close it.
@@ -201,21 +202,21 @@ func (q *Queue) opContext(ctx context.Context) (context.Context, context.CancelF
 // Publish puts a slice on the queue with its slice id as the message id.
 // duplicate is true when the server already had that id inside the
 // Duplicates window, in which case nothing was added.
-func (q *Queue) Publish(ctx context.Context, s Slice) (duplicate bool, err error) {
+func (q *Queue) Publish(ctx context.Context, s queue.Slice) (duplicate bool, err error) {
 	if q.isClosed() {
-		return false, ErrClosed
+		return false, queue.ErrClosed
 	}
-	if err := s.check(); err != nil {
-		return false, fmt.Errorf("%w: %w", ErrInvalidSlice, err)
+	if err := s.Check(); err != nil {
+		return false, fmt.Errorf("%w: %w", queue.ErrInvalidSlice, err)
 	}
-	data, err := s.encode()
+	data, err := s.Encode()
 	if err != nil {
 		return false, fmt.Errorf("queue: marshal slice %s: %w", s.ID, err)
 	}
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
 	ack, err := q.js.Publish(ctx, q.cfg.Subject(s.Run), data,
-		jetstream.WithMsgID(s.ID), jetstream.WithExpectStream(q.cfg.Stream))
+		natsjs.WithMsgID(s.ID), natsjs.WithExpectStream(q.cfg.Stream))
 	if err != nil {
 		return false, fmt.Errorf("queue: publish slice %s: %w", s.ID, err)
 	}
@@ -232,7 +233,7 @@ func (q *Queue) Publish(ctx context.Context, s Slice) (duplicate bool, err error
 func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
 	for {
 		if q.isClosed() {
-			return nil, ErrClosed
+			return nil, queue.ErrClosed
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -242,7 +243,7 @@ func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
 			// Do not leave a pull outstanding past the caller's deadline.
 			wait = min(wait, max(time.Until(dl), 10*time.Millisecond))
 		}
-		batch, err := q.cons.Fetch(1, jetstream.FetchMaxWait(wait))
+		batch, err := q.cons.Fetch(1, natsjs.FetchMaxWait(wait))
 		if err != nil {
 			return nil, fmt.Errorf("queue: fetch: %w", err)
 		}
@@ -259,22 +260,22 @@ func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
 			return nil, ctx.Err()
 		case <-q.closed:
 			q.abandon(batch)
-			return nil, ErrClosed
+			return nil, queue.ErrClosed
 		}
 	}
 }
 
 // retryableFetchErr: the pull expired or the server had nothing; pull again.
 func retryableFetchErr(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, natsjs.ErrNoMessages) ||
+		errors.Is(err, natsjs.ErrNoHeartbeat) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // abandon hands a pull the caller gave up on to a goroutine that releases
 // whatever still arrives for it, so the message is redelivered at once
 // instead of after AckWait.
 // If the Queue is closing, the message waits out its ack wait instead.
-func (q *Queue) abandon(batch jetstream.MessageBatch) {
+func (q *Queue) abandon(batch natsjs.MessageBatch) {
 	q.spawn(func() {
 		for msg := range batch.Messages() {
 			if err := msg.Nak(); err != nil {
@@ -284,7 +285,7 @@ func (q *Queue) abandon(batch jetstream.MessageBatch) {
 	})
 }
 
-func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, error) {
+func (q *Queue) deliver(ctx context.Context, msg natsjs.Msg) (*Delivery, error) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		// Without metadata there is no ack subject to speak of; the server
@@ -300,9 +301,9 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, erro
 		// little before this.
 		extended: time.Now(),
 	}
-	s, err := decodeSlice(msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
+	s, err := queue.Decode(msg.Subject(), msg.Headers().Get(natsjs.MsgIDHeader), msg.Data())
 	if err != nil {
-		bad := &BadMessageError{StreamSeq: d.StreamSeq, Subject: msg.Subject(), Err: err}
+		bad := &queue.BadMessageError{StreamSeq: d.StreamSeq, Subject: msg.Subject(), Err: err}
 		q.log.Warn("terminating bad message", "seq", bad.StreamSeq, "subject", bad.Subject, "reason", err)
 		if terr := d.Term(ctx, "bad message: "+err.Error()); terr != nil {
 			return nil, fmt.Errorf("%w (and term failed: %w)", bad, terr)
@@ -319,7 +320,7 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg) (*Delivery, erro
 // deadline).
 func (q *Queue) Ready(ctx context.Context) error {
 	if q.isClosed() {
-		return ErrClosed
+		return queue.ErrClosed
 	}
 	if st := q.nc.Status(); st != nats.CONNECTED {
 		return fmt.Errorf("queue: connection %s: %w", st, nats.ErrDisconnected)
@@ -347,12 +348,12 @@ func (q *Queue) Pending(ctx context.Context) (numPending, ackPending uint64, err
 // Purge drops every message of run still on the queue, including exhausted
 // ones, e.g. once the run is finished or cancelled.
 func (q *Queue) Purge(ctx context.Context, run string) error {
-	if !validToken(run) {
-		return fmt.Errorf("%w: run %q is not a subject token", ErrInvalidSlice, run)
+	if !queue.ValidToken(run) {
+		return fmt.Errorf("%w: run %q is not a subject token", queue.ErrInvalidSlice, run)
 	}
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
-	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject(q.cfg.Subject(run))); err != nil {
+	if err := q.stream.Purge(ctx, natsjs.WithPurgeSubject(q.cfg.Subject(run))); err != nil {
 		return fmt.Errorf("queue: purge run %s: %w", run, err)
 	}
 	return nil
@@ -360,16 +361,16 @@ func (q *Queue) Purge(ctx context.Context, run string) error {
 
 // Lookup reads the slice stored at a stream sequence (as reported by
 // DeadLetters) without consuming it.
-func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (Slice, error) {
+func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (queue.Slice, error) {
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
 	raw, err := q.stream.GetMsg(ctx, streamSeq)
 	if err != nil {
-		return Slice{}, fmt.Errorf("queue: get message %d: %w", streamSeq, err)
+		return queue.Slice{}, fmt.Errorf("queue: get message %d: %w", streamSeq, err)
 	}
-	s, err := decodeSlice(raw.Subject, raw.Header.Get(jetstream.MsgIDHeader), raw.Data)
+	s, err := queue.Decode(raw.Subject, raw.Header.Get(natsjs.MsgIDHeader), raw.Data)
 	if err != nil {
-		return Slice{}, &BadMessageError{StreamSeq: streamSeq, Subject: raw.Subject, Err: err}
+		return queue.Slice{}, &queue.BadMessageError{StreamSeq: streamSeq, Subject: raw.Subject, Err: err}
 	}
 	return s, nil
 }
@@ -389,7 +390,7 @@ type maxDeliveriesAdvisory struct {
 // Advisories are core NATS messages: any sent while nobody listens are lost.
 func (q *Queue) DeadLetters(ctx context.Context, fn func(streamSeq uint64)) error {
 	if q.isClosed() {
-		return ErrClosed
+		return queue.ErrClosed
 	}
 	subject := fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", q.cfg.Stream, q.cfg.Consumer)
 	sub, err := q.nc.Subscribe(subject, func(m *nats.Msg) {
@@ -438,7 +439,7 @@ func redactURL(urls string) string {
 // ensureStream returns the stream, creating it when it is missing. An
 // existing stream is never updated: a setting that differs from want is
 // logged, not reset.
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, log *slog.Logger) (jetstream.Stream, error) {
+func ensureStream(ctx context.Context, js natsjs.JetStream, want natsjs.StreamConfig, log *slog.Logger) (natsjs.Stream, error) {
 	consumerMu.Lock()
 	defer consumerMu.Unlock()
 	st, err := js.Stream(ctx, want.Name)
@@ -453,7 +454,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		})
 		return st, nil
 	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, err
 	}
 	return js.CreateStream(ctx, want)
@@ -467,7 +468,7 @@ var consumerMu sync.Mutex
 
 // ensureConsumer returns the durable consumer, creating it when it is
 // missing. An existing consumer is never updated; differences are logged.
-func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig, log *slog.Logger) (jetstream.Consumer, error) {
+func ensureConsumer(ctx context.Context, js natsjs.JetStream, stream string, want natsjs.ConsumerConfig, log *slog.Logger) (natsjs.Consumer, error) {
 	consumerMu.Lock()
 	defer consumerMu.Unlock()
 	c, err := js.Consumer(ctx, stream, want.Durable)
@@ -487,7 +488,7 @@ func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, 
 		})
 		return c, nil
 	}
-	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if !errors.Is(err, natsjs.ErrConsumerNotFound) {
 		return nil, err
 	}
 	return js.CreateConsumer(ctx, stream, want)
@@ -508,4 +509,28 @@ func warnDiffs(log *slog.Logger, kind, name string, ds []diff) {
 			log.Warn("queue: the existing "+kind+" differs from this process's config and is left as it is", attrs...)
 		}
 	}
+}
+
+// options are the connection options the config's credential and TLS
+// files imply. The files are read when the connection is made.
+func options(c queue.Config) []nats.Option {
+	var opts []nats.Option
+	if c.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(c.CredsFile))
+	}
+	if c.TLSCAFile != "" {
+		opts = append(opts, nats.RootCAs(c.TLSCAFile))
+	}
+	if c.TLSCertFile != "" {
+		opts = append(opts, nats.ClientCert(c.TLSCertFile, c.TLSKeyFile))
+	}
+	return opts
+}
+
+// storage is the stream's storage type for the config's.
+func storage(s queue.Storage) natsjs.StorageType {
+	if s == queue.MemoryStorage {
+		return natsjs.MemoryStorage
+	}
+	return natsjs.FileStorage
 }
