@@ -19,6 +19,19 @@ func TestInternalIsLeaves(t *testing.T) {
 	}
 }
 
+// TestRolesLinkNoQueueDriver: the roles take the queue through interfaces of
+// their own and pkg/queue's slice; the NATS client is linked only by the
+// wiring that connects to it (pkg/queue/jetstream).
+func TestRolesLinkNoQueueDriver(t *testing.T) {
+	for _, role := range []string{"./pkg/planner", "./pkg/writer", "./pkg/reviewer", "./pkg/queue"} {
+		for dep := range strings.FieldsSeq(goList(t, "list", "-deps", role)) {
+			if strings.HasPrefix(dep, "github.com/nats-io/") || strings.HasSuffix(dep, "/pkg/queue/jetstream") {
+				t.Errorf("%s links %s", role, dep)
+			}
+		}
+	}
+}
+
 // TestCheckFindsWhatItMust: the check flags every import of this module from
 // internal/ (of pkg/, of another internal/ package, of the module's root)
 // and nothing else: not imports of internal/ from elsewhere, nor packages of

@@ -5,8 +5,9 @@
 // instead of blaming (or spending) the work.
 //
 // The classification is by the error's behaviour, never its text: the
-// driver's own retry verdict, SQLSTATE classes, network errors, NATS
-// connection states and JetStream API codes.
+// driver's own retry verdict, SQLSTATE classes, network errors, and what a
+// driver that classifies its own errors marks as an outage (Error: the
+// queue's NATS connection states and JetStream API codes).
 package outage
 
 import (
@@ -17,8 +18,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/suitegen/suitegen/pkg/script"
 )
@@ -48,8 +47,19 @@ func Is(err error) bool {
 	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) {
 		return true
 	}
-	return queue(err)
+	var marked *Error
+	return errors.As(err, &marked)
 }
+
+// Error is an error its source has classified as an outage. A driver that
+// knows its own errors wraps its outages in it (the NATS queue: a
+// connection down or reconnecting, a cluster electing), so that Is need not
+// know every driver, and a process that does not link one does not link it
+// for Is.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Code reports an SQLSTATE of an outage: connection exceptions (class 08),
 // the server shutting down, starting up or ending the session (57P01,
@@ -64,35 +74,4 @@ func Code(code string) bool {
 		return true
 	}
 	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53")
-}
-
-// JetStream API error codes of a cluster that is not ready: no peers to
-// place on, not active, not assigned, no meta leader, not the leader, a
-// stream or consumer offline.
-var clusterNotReady = map[jetstream.ErrorCode]bool{
-	10005: true, // JSClusterNoPeersErr
-	10006: true, // JSClusterNotActiveErr
-	10007: true, // JSClusterNotAssignedErr
-	10008: true, // JSClusterNotAvailErr
-	10009: true, // JSClusterNotLeaderErr
-	10118: true, // JSStreamOfflineErr
-	10119: true, // JSConsumerOfflineErr
-}
-
-// queue reports a NATS connection that is down or reconnecting, a request
-// nobody answered in time, and a JetStream API that is not ready (503, a
-// cluster electing).
-func queue(err error) bool {
-	for _, e := range []error{nats.ErrConnectionClosed, nats.ErrConnectionReconnecting, nats.ErrDisconnected,
-		nats.ErrNoServers, nats.ErrNoResponders, nats.ErrTimeout, nats.ErrStaleConnection,
-		jetstream.ErrNoStreamResponse, jetstream.ErrJetStreamNotEnabled} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	var api *jetstream.APIError
-	if errors.As(err, &api) {
-		return api.Code == 503 || api.Code == 504 || clusterNotReady[api.ErrorCode]
-	}
-	return false
 }

@@ -120,5 +120,5 @@ func transient(err error) bool {
 	if errors.Is(err, nats.ErrConnectionClosed) {
 		return false
 	}
-	return errors.Is(err, context.DeadlineExceeded) || outage.Is(err)
+	return errors.Is(err, context.DeadlineExceeded) || outage.Is(err) || unavailable(err)
 }

@@ -65,7 +65,8 @@ func (d *Delivery) Last() bool {
 
 // InProgress resets the server's ack-wait timer for this delivery and waits
 // for the server to take it.
-func (d *Delivery) InProgress(ctx context.Context) error {
+func (d *Delivery) InProgress(ctx context.Context) (err error) {
+	defer func() { err = classify(err) }()
 	d.mu.Lock()
 	finished := d.finished
 	d.mu.Unlock()
@@ -106,14 +107,16 @@ func (d *Delivery) extend(ctx context.Context) error {
 // confirms an ack of a message it no longer holds, so a retry of an ack
 // that landed but whose answer was lost succeeds. How each ack that met
 // such a failure ended is reported to Config.Acks.
-func (d *Delivery) Ack(ctx context.Context) error {
+func (d *Delivery) Ack(ctx context.Context) (err error) {
+	defer func() { err = classify(err) }()
 	return d.finish(ctx, "ack", d.ackRetrying)
 }
 
 // Nak releases the slice for redelivery after delay (0: at once), e.g. on
 // SIGTERM or a provider refusal that outlasts this process. The redelivery
 // counts toward MaxDeliver.
-func (d *Delivery) Nak(ctx context.Context, delay time.Duration) error {
+func (d *Delivery) Nak(ctx context.Context, delay time.Duration) (err error) {
+	defer func() { err = classify(err) }()
 	body := "-NAK"
 	if delay > 0 {
 		body = fmt.Sprintf(`-NAK {"delay": %d}`, delay.Nanoseconds())
@@ -124,7 +127,8 @@ func (d *Delivery) Nak(ctx context.Context, delay time.Duration) error {
 // Term tells the server never to redeliver the slice; reason lands in the
 // server's termination advisory. Use it after recording a dead slice in the
 // ledger, or for a slice of a run the caller does not know.
-func (d *Delivery) Term(ctx context.Context, reason string) error {
+func (d *Delivery) Term(ctx context.Context, reason string) (err error) {
+	defer func() { err = classify(err) }()
 	body := "+TERM"
 	if r := strings.Join(strings.Fields(reason), " "); r != "" {
 		body += " " + r

@@ -75,11 +75,11 @@ func Connect(ctx context.Context, cfg queue.Config, opts ...nats.Option) (*Queue
 		func(ctx context.Context) error {
 			nc, err := nats.Connect(cfg.URL, all...)
 			if err != nil {
-				return fmt.Errorf("queue: connect %s: %w", redactURL(cfg.URL), err)
+				return classify(fmt.Errorf("queue: connect %s: %w", redactURL(cfg.URL), err))
 			}
 			if q, err = open(ctx, nc, cfg); err != nil {
 				nc.Close()
-				return err
+				return classify(err)
 			}
 			return nil
 		})
@@ -203,6 +203,7 @@ func (q *Queue) opContext(ctx context.Context) (context.Context, context.CancelF
 // duplicate is true when the server already had that id inside the
 // Duplicates window, in which case nothing was added.
 func (q *Queue) Publish(ctx context.Context, s queue.Slice) (duplicate bool, err error) {
+	defer func() { err = classify(err) }()
 	if q.isClosed() {
 		return false, queue.ErrClosed
 	}
@@ -230,7 +231,8 @@ func (q *Queue) Publish(ctx context.Context, s queue.Slice) (duplicate bool, err
 // A message that is not a usable slice is terminated and reported as a
 // *BadMessageError; the caller counts it and calls Next again. Other errors
 // are transport or server failures; the caller backs off and retries.
-func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
+func (q *Queue) Next(ctx context.Context) (_ *Delivery, err error) {
+	defer func() { err = classify(err) }()
 	for {
 		if q.isClosed() {
 			return nil, queue.ErrClosed
@@ -318,7 +320,8 @@ func (q *Queue) deliver(ctx context.Context, msg natsjs.Msg) (*Delivery, error) 
 // JetStream serves the shared consumer's information (a cluster without a
 // leader for it does not). ctx bounds the request (OpTimeout without a
 // deadline).
-func (q *Queue) Ready(ctx context.Context) error {
+func (q *Queue) Ready(ctx context.Context) (err error) {
+	defer func() { err = classify(err) }()
 	if q.isClosed() {
 		return queue.ErrClosed
 	}
@@ -336,6 +339,7 @@ func (q *Queue) Ready(ctx context.Context) error {
 // Pending reports the consumer's lag: slices not yet delivered, and slices
 // delivered but not yet acked.
 func (q *Queue) Pending(ctx context.Context) (numPending, ackPending uint64, err error) {
+	defer func() { err = classify(err) }()
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
 	info, err := q.cons.Info(ctx)
@@ -347,7 +351,8 @@ func (q *Queue) Pending(ctx context.Context) (numPending, ackPending uint64, err
 
 // Purge drops every message of run still on the queue, including exhausted
 // ones, e.g. once the run is finished or cancelled.
-func (q *Queue) Purge(ctx context.Context, run string) error {
+func (q *Queue) Purge(ctx context.Context, run string) (err error) {
+	defer func() { err = classify(err) }()
 	if !queue.ValidToken(run) {
 		return fmt.Errorf("%w: run %q is not a subject token", queue.ErrInvalidSlice, run)
 	}
@@ -361,7 +366,8 @@ func (q *Queue) Purge(ctx context.Context, run string) error {
 
 // Lookup reads the slice stored at a stream sequence (as reported by
 // DeadLetters) without consuming it.
-func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (queue.Slice, error) {
+func (q *Queue) Lookup(ctx context.Context, streamSeq uint64) (_ queue.Slice, err error) {
+	defer func() { err = classify(err) }()
 	ctx, cancel := q.opContext(ctx)
 	defer cancel()
 	raw, err := q.stream.GetMsg(ctx, streamSeq)
@@ -388,7 +394,8 @@ type maxDeliveriesAdvisory struct {
 // the final delivery); a slice a writer terminated itself is not reported.
 // fn runs on one goroutine, one event at a time; use Lookup to read the slice.
 // Advisories are core NATS messages: any sent while nobody listens are lost.
-func (q *Queue) DeadLetters(ctx context.Context, fn func(streamSeq uint64)) error {
+func (q *Queue) DeadLetters(ctx context.Context, fn func(streamSeq uint64)) (err error) {
+	defer func() { err = classify(err) }()
 	if q.isClosed() {
 		return queue.ErrClosed
 	}
