@@ -33,6 +33,13 @@ func NATSCluster(t testing.TB, n int) string {
 		ports[i] = ln.Addr().(*net.TCPAddr).Port
 		routes = append(routes, &url.URL{Scheme: "nats-route", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])})
 	}
+	// The stores first: a cleanup runs after every one registered later, and
+	// the servers must be down before their stores are removed (a server
+	// still writing one fails the removal).
+	stores := make([]string, n)
+	for i := range stores {
+		stores[i] = t.TempDir()
+	}
 	var servers []*server.Server
 	t.Cleanup(func() {
 		for _, s := range servers {
@@ -43,7 +50,7 @@ func NATSCluster(t testing.TB, n int) string {
 	for i := range n {
 		o := &server.Options{
 			ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1,
-			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+			JetStream: true, StoreDir: stores[i], NoLog: true, NoSigs: true,
 			Cluster: server.ClusterOpts{Name: "testenv", Host: "127.0.0.1", Port: ports[i]},
 			Routes:  routes,
 		}
