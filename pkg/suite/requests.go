@@ -15,11 +15,13 @@ import (
 // one, with its expects, tempting move and missing calls. A task's wrong
 // move is then played after every request's reference calls: the
 // benchmarks grade the state a conversation ends in, not when a call came.
-// why says what keeps a conversation from one task: two requests the agent
-// must not carry out are two wrong moves, and a task holds one.
-func asOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, why string) {
+// ends are the steps of the flat solution that settle a request (each
+// request's last). why says what keeps a conversation from one task: two
+// requests the agent must not carry out are two wrong moves, and a task
+// holds one.
+func asOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, ends []int, why string) {
 	if len(sc.Then) == 0 {
-		return sc, ""
+		return sc, []int{len(sc.Solution) - 1}, ""
 	}
 	reqs := sc.Requests()
 	one := *reqs[0]
@@ -30,6 +32,9 @@ func asOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, why string) {
 		at := len(one.Solution)
 		for _, c := range r.Solution {
 			one.Solution = append(one.Solution, scenario.Call{Tool: c.Tool, Args: scenario.RenumberRefs(c.Args, func(n int) (int, bool) { return n + at, true })})
+		}
+		if len(r.Solution) > 0 {
+			ends = append(ends, len(one.Solution)-1)
 		}
 		one.Outputs = append(one.Outputs, r.Outputs...)
 		one.SubGoals = append(one.SubGoals, r.SubGoals...)
@@ -42,11 +47,11 @@ func asOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, why string) {
 			continue
 		}
 		if held > 0 {
-			return nil, fmt.Sprintf("requests %d and %d of the conversation are both not to be carried out (%s, %s): two wrong moves, and a task holds one", held, k+1, reqs[held-1].Expects, r.Expects)
+			return nil, nil, fmt.Sprintf("requests %d and %d of the conversation are both not to be carried out (%s, %s): two wrong moves, and a task holds one", held, k+1, reqs[held-1].Expects, r.Expects)
 		}
 		held = k + 1
 		one.UseCase, one.Branch = r.UseCase, r.Branch
 		one.Expects, one.Tempting, one.Missing, one.Tests = r.Expects, r.Tempting, r.Missing, r.Tests
 	}
-	return &one, ""
+	return &one, ends, ""
 }

@@ -582,7 +582,7 @@ func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []
 
 // task builds the scenario's task, or says why it cannot.
 func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Task, *Tau2Refusal, error) {
-	one, several := asOneRequest(sc)
+	one, ends, several := asOneRequest(sc)
 	if several != "" {
 		return nil, x.refuse(sc, Tau2SeveralRequests, "%s", several), nil
 	}
@@ -616,7 +616,7 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 			}
 		}
 	}
-	actions := x.actions(sc, refCalls)
+	actions := x.actions(sc, refCalls, ends)
 	info := communicate(sc.Outputs)
 
 	ref0 := trajectory{calls: refCalls, state: refState, saysAll: true}
@@ -697,15 +697,15 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 }
 
 // actions is the reference trajectory as τ²-bench actions: the calls that
-// changed state, the call that settles the case (the last), and any call a
-// "called" sub-goal requires. Look-ups that only lead to them are left out,
+// changed state, the calls that settle a request (ends: each request's
+// last), and any call a "called" sub-goal requires. Look-ups that only lead to them are left out,
 // as in τ²-bench's own tasks: they change nothing, and an agent may identify
 // the caller another way.
-func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult) []Tau2Action {
+func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult, ends []int) []Tau2Action {
 	out := []Tau2Action{}
 	n := map[string]int{}
 	for i, r := range calls {
-		if !r.Wrote && i != len(calls)-1 && !requiredByCalled(sc, r) {
+		if !r.Wrote && !slices.Contains(ends, i) && !requiredByCalled(sc, r) {
 			continue
 		}
 		id := fmt.Sprintf("%s_%d", r.Tool, n[r.Tool])

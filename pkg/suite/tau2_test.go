@@ -259,6 +259,9 @@ func TestTau2RoundTrip(t *testing.T) {
 				seen[task.ID] = true
 				sc := readScenario(t, out, task.ID)
 				kinds[sc.Expects]++
+				if len(sc.Then) > 0 {
+					kinds["conversations"]++
+				}
 				checkTask(ctx, t, e, sc, task)
 			}
 			t.Logf("%d tasks (%v), %d refused (%v)", len(doc.Tasks), kinds, len(doc.Refused), sum.ByCode())
@@ -282,6 +285,23 @@ func checkTask(ctx context.Context, t *testing.T, e *engine.Engine, sc *scenario
 	}
 	if task.UserScenario.Instructions.ReasonForCall != sc.Instruction || task.UserScenario.Instructions.Domain != e.C.Agent {
 		t.Errorf("%s: the user's instructions are not the scenario's", task.ID)
+	}
+	// Every request's settling call (its solution's last) is an action, in
+	// the order the caller makes the requests.
+	at := 0
+	for k, r := range sc.Requests() {
+		if len(r.Solution) == 0 {
+			continue
+		}
+		last := r.Solution[len(r.Solution)-1].Tool
+		for at < len(ec.Actions) && ec.Actions[at].Name != last {
+			at++
+		}
+		if at == len(ec.Actions) {
+			t.Errorf("%s: request %d's last call %s is not among the actions, in order", task.ID, k+1, last)
+			break
+		}
+		at++
 	}
 	var data map[string]map[string]map[string]any
 	if task.InitialState != nil && task.InitialState.InitializationData != nil {

@@ -312,7 +312,7 @@ func (o *owners) sorted() []docRef {
 
 func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
 	c := x.src.Contract
-	one, several := asOneRequest(sc)
+	one, _, several := asOneRequest(sc)
 	if several != "" {
 		return Task{}, refuse(TauSeveralRequests, "%s", several), nil
 	}
