@@ -21,10 +21,9 @@ type Crash struct {
 	At     string `json:"at"`
 	Reason string `json:"reason"`
 	// Calls is how many different rehearsals (setup and call) crashed
-	// there; Args the
-	// arguments of one of them (the first in JSON order, so that a plan
-	// says the same each time) and Setup the statements the plan ran
-	// before it, none when it crashed on the world as seeded.
+	// there; Args the arguments of one of them (the first in JSON order, so
+	// that a plan says the same each time) and Setup the statements the
+	// plan ran before it, none when it crashed on the world as seeded.
 	Calls int                  `json:"calls"`
 	Args  map[string]any       `json:"args,omitempty"`
 	Setup []scenario.Statement `json:"setup,omitempty"`

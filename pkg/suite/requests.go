@@ -29,10 +29,7 @@ func asOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, ends []int, w
 	one.Expects, one.Tempting, one.Missing, one.Computed = scenario.OutcomeSucceed, nil, nil, nil
 	held := 0 // the request not carried out, counted from 1
 	for k, r := range reqs {
-		at := len(one.Solution)
-		for _, c := range r.Solution {
-			one.Solution = append(one.Solution, scenario.Call{Tool: c.Tool, Args: scenario.RenumberRefs(c.Args, func(n int) (int, bool) { return n + at, true })})
-		}
+		one.Solution = append(one.Solution, shiftRefs(r.Solution, len(one.Solution))...)
 		if len(r.Solution) > 0 {
 			ends = append(ends, len(one.Solution)-1)
 		}
