@@ -711,6 +711,26 @@ func TestRowWrittenSeesTheEffect(t *testing.T) {
 	}
 }
 
+// TestRowOrderUnderALimit: a check that keeps one of the customer's two
+// accounts with LIMIT 1 and no ORDER BY holds by the order PostgreSQL
+// happened to read them in, and is refused as check-row-order whichever
+// of the two it names.
+func TestRowOrderUnderALimit(t *testing.T) {
+	p := deskEngine(t).Prover
+	for _, account := range []string{"A-1001", "A-1002"} {
+		sc := keptSucceed()
+		sc.SubGoals = append(sc.SubGoals, goal("some_account", map[string]any{"customer_id": "C-1", "account_id": account}))
+		v := prove1(t, p, sc)
+		found := false
+		for _, r := range v.Refusals {
+			found = found || r.Code == prove.CodeCheckRowOrder || r.Code == prove.CodeCheckFailed
+		}
+		if v.Kept || !found {
+			t.Errorf("LIMIT 1 naming %s: kept %v, refusals %v; want check-row-order (or check-failed, on the order read)", account, v.Kept, v.Refusals)
+		}
+	}
+}
+
 // corpusFile reads a scenario of the adversary corpus.
 func corpusFile(contractName, file string) func() *scenario.Scenario {
 	return func() *scenario.Scenario {

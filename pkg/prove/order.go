@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/suitegen/suitegen/pkg/script"
 )
@@ -19,9 +20,15 @@ import (
 // order is taken as the author's intent, to stay clear of false alarms).
 var orderBy = regexp.MustCompile(`(?i)\border\s+by\b`)
 
+// limited is a query that ends in a LIMIT of its own: which rows it keeps
+// of more that match rests on the order too.
+var limited = regexp.MustCompile(`(?is)^(.*\S)\s+limit\s+(\d+)\s*;?\s*$`)
+
 // unorderedView is a check's view of the world that notes each result of
-// two or more rows read with no ORDER BY, and, when reverse is set, hands
-// it back in the reverse of the order PostgreSQL returned it.
+// two or more rows read with no ORDER BY, and each with no ORDER BY whose
+// LIMIT kept some of more rows that match, and, when reverse is set, hands
+// it back as the rows in the reverse of the order PostgreSQL returned them
+// (the last of them, for a LIMIT).
 type unorderedView struct {
 	script.WorldView
 	reverse bool
@@ -30,8 +37,25 @@ type unorderedView struct {
 
 func (v unorderedView) Query(ctx context.Context, sql string, args ...any) ([]script.Row, error) {
 	rows, err := v.WorldView.Query(ctx, sql, args...)
-	if err != nil || len(rows) < 2 || orderBy.MatchString(sql) {
+	if err != nil || orderBy.MatchString(sql) {
 		return rows, err
+	}
+	if m := limited.FindStringSubmatch(sql); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		all, err := v.WorldView.Query(ctx, m[1], args...)
+		if err != nil || len(all) <= n {
+			return rows, nil // the query without its LIMIT says nothing more
+		}
+		*v.seen = true
+		if v.reverse {
+			all = slices.Clone(all)
+			slices.Reverse(all)
+			return all[:n], nil
+		}
+		return rows, nil
+	}
+	if len(rows) < 2 {
+		return rows, nil
 	}
 	*v.seen = true
 	if v.reverse {
