@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -47,6 +49,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		return scenario.Scenario{}, false
 	}
 	spec.Choices[key].Apply(&b)
+	priorAt := len(setup.Statements)
 	if pr := spec.Prior[key]; len(pr) > 0 {
 		// The act is already done on the case's records: it asks again.
 		setup.Statements = append(setup.Statements, setup.Carry(p.g, pr)...)
@@ -75,6 +78,9 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		chain[i].Args = p.summarise(chain[i].Args, per, b, u, bk)
 	}
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
+	// A row the act itself once added (the card already on file) holds the
+	// values this case's act sends, as it did when the plan rehearsed it.
+	p.alignPrior(setup.Statements[priorAt:], act, binds, person)
 	var solution, tempting, missing []scenario.Call
 	var wrong *scenario.Call // an identification the caller gets wrong (ask)
 	answer := spec.Answer
@@ -647,4 +653,49 @@ func (p *policy) silent(c scenario.Call) bool {
 		}
 	}
 	return true
+}
+
+// insertInto reads a statement the plan wrote for rows an act added:
+// INSERT INTO table (columns) VALUES ($1, ...).
+var insertInto = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES \(([^)]*)\)$`)
+
+// alignPrior makes each row the act once added (stmts) one of this case's:
+// every column an argument of act is bound to holds the value that argument
+// now has (the case fills its act's fresh values anew: a member number, as
+// it did when the plan rehearsed it), and the row's key is fresh for the
+// case's person, so no two scenarios of a run hand out the same record.
+func (p *policy) alignPrior(stmts []scenario.Statement, act scenario.Call, binds ground.Bindings, person ground.Person) {
+	for i := range stmts {
+		m := insertInto.FindStringSubmatch(stmts[i].SQL)
+		if m == nil {
+			continue
+		}
+		table, cols, vals := m[1], strings.Split(m[2], ","), strings.Split(m[3], ",")
+		if len(cols) != len(vals) {
+			continue
+		}
+		args := slices.Clone(stmts[i].Args)
+		at := func(col string) int { // the arg index of col, or -1
+			for c := range cols {
+				n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(vals[c]), "$"))
+				if strings.TrimSpace(cols[c]) == col && err == nil && n >= 1 && n <= len(args) && args[n-1] != nil {
+					return n - 1
+				}
+			}
+			return -1
+		}
+		for param, v := range act.Args {
+			if bd, ok := binds.Of(act.Tool, param); ok && bd.Table == table && v != nil {
+				if k := at(bd.Column); k >= 0 {
+					args[k] = v
+				}
+			}
+		}
+		if k := at(p.g.PK(table)); k >= 0 {
+			if fresh, err := p.g.Fresh(table, p.g.PK(table), args[k], person.FreshSlot(table)); err == nil {
+				args[k] = fresh
+			}
+		}
+		stmts[i].Args = args
+	}
 }
