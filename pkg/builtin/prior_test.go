@@ -24,20 +24,8 @@ import (
 // cases of the level are composed, proved and kept, and their setup cards
 // differ.
 func TestActAlreadyDoneHoldsTheActsValues(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
 	ctx := context.Background()
-	e, err := engine.Open(ctx, testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Asked: 60, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, e, pl := planned(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"), 60)
 	p := &policy{c: c, g: ground.New(c), b: brief.Brief{Seed: 7}}
 	for _, b := range pl.Buckets {
 		if b.Spec.Refusal != "handlers/add_card.star:6" || len(b.Spec.Templates) < 2 {
@@ -73,4 +61,25 @@ func TestActAlreadyDoneHoldsTheActsValues(t *testing.T) {
 		return
 	}
 	t.Fatal("no bucket deals the member number already on file")
+}
+
+// planned is the contract in dir, its engine on the test database and its
+// plan for asked scenarios.
+func planned(t *testing.T, dir string, asked int) (*contract.Contract, *engine.Engine, *plan.Plan) {
+	t.Helper()
+	c, probs, err := contract.Load(dir)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	ctx := context.Background()
+	e, err := engine.Open(ctx, testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Asked: asked, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, e, pl
 }

@@ -8,14 +8,9 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/plan"
-	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestComposesTwoRequests: on examples/airline and examples/retail, a plan
@@ -27,20 +22,8 @@ import (
 func TestComposesTwoRequests(t *testing.T) {
 	for _, ex := range []string{"airline", "retail"} {
 		t.Run(ex, func(t *testing.T) {
-			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", ex))
-			if err != nil || len(probs) > 0 {
-				t.Fatalf("load: %v %v", err, probs)
-			}
 			ctx := context.Background()
-			e, err := engine.Open(ctx, testenv.Postgres(t), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
-			pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Asked: 300, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, e, pl := planned(t, filepath.Join("..", "..", "examples", ex), 300)
 			p := &policy{c: c, g: ground.New(c), b: brief.Brief{Seed: 7}}
 			dealt, composed, kept := 0, 0, 0
 			for _, b := range pl.Buckets {
