@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -655,9 +654,10 @@ func (p *policy) silent(c scenario.Call) bool {
 	return true
 }
 
-// insertInto reads a statement the plan wrote for rows an act added:
-// INSERT INTO table (columns) VALUES ($1, ...).
-var insertInto = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES \(([^)]*)\)$`)
+// insertInto reads a statement the plan wrote for a row an act added
+// (probe's RehearseWrites): INSERT INTO table (columns) VALUES ($1, ...),
+// one argument per column, in order.
+var insertInto = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES \([^)]*\)$`)
 
 // alignPrior makes each row the act once added (stmts) one of this case's:
 // every column an argument of act is bound to holds the value that argument
@@ -670,29 +670,21 @@ func (p *policy) alignPrior(stmts []scenario.Statement, act scenario.Call, binds
 		if m == nil {
 			continue
 		}
-		table, cols, vals := m[1], strings.Split(m[2], ","), strings.Split(m[3], ",")
-		if len(cols) != len(vals) {
+		table, cols := m[1], strings.Split(m[2], ", ")
+		if len(cols) != len(stmts[i].Args) {
 			continue
 		}
 		args := slices.Clone(stmts[i].Args)
-		at := func(col string) int { // the arg index of col, or -1
-			for c := range cols {
-				n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(vals[c]), "$"))
-				if strings.TrimSpace(cols[c]) == col && err == nil && n >= 1 && n <= len(args) && args[n-1] != nil {
-					return n - 1
-				}
-			}
-			return -1
-		}
 		for param, v := range act.Args {
 			if bd, ok := binds.Of(act.Tool, param); ok && bd.Table == table && v != nil {
-				if k := at(bd.Column); k >= 0 {
+				if k := slices.Index(cols, bd.Column); k >= 0 && args[k] != nil {
 					args[k] = v
 				}
 			}
 		}
-		if k := at(p.g.PK(table)); k >= 0 {
-			if fresh, err := p.g.Fresh(table, p.g.PK(table), args[k], person.FreshSlot(table)); err == nil {
+		pk := p.g.PK(table)
+		if k := slices.Index(cols, pk); k >= 0 && args[k] != nil {
+			if fresh, err := p.g.Fresh(table, pk, args[k], person.FreshSlot(table)); err == nil {
 				args[k] = fresh
 			}
 		}
