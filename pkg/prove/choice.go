@@ -169,7 +169,7 @@ func (pr *proof) successChoice(ctx context.Context) error {
 					}
 				}
 				if failed != "" {
-					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s %s, which the case also offers, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.name, js(alt.args[alt.name]), failed)
+					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.name, js(alt.args[alt.name]), alt.from, failed)
 				}
 				return nil
 			})

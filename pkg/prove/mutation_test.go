@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,13 +74,17 @@ const (
 	// off), then as asked, on the same record, the world carrying out both:
 	// a second act that redoes the first is not the request.
 	actRedone       = "act-redone"
+	// Less than the caller asks: a value the caller states, in quotes, for
+	// a success's act replaced in the act and its checks by one another
+	// case of the same tool sends and this caller never says.
+	statedIgnored = "stated-value-ignored"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
 	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked,
-	actRedone}
+	actRedone, statedIgnored}
 
 // aims are the kinds made to reach one gate directly (gate/code): over a run
 // of the mutation test, some mutant of each must be refused first by it, or
@@ -93,7 +98,8 @@ var aims = map[string]string{
 // gate first): record-named (recordUnnamed), unrequested-change (secondAct),
 // check-unasked (secondChecked), act-once (actTwice, actRedone),
 // tempting-faithful (temptingWrong), call-later (callLaterActs),
-// unasked-value (valueUnasked).
+// unasked-value (valueUnasked), unstated-choice or unasked-value
+// (statedIgnored).
 
 // notApplicable are the kinds an example's suites cannot make, and why: a
 // kind made zero times on an example fails the test unless it is listed
@@ -423,6 +429,40 @@ func judgedOf(sc *scenario.Scenario) []scenario.SubGoalRef {
 
 // rename gives a mutant its own name and branch, so only the gates can
 // refuse it.
+// ignoreStated is sc with one string argument of its act that the caller
+// states in quotes given the value another kept success sends there, one
+// the caller never says, and its checks made to agree; nil when no
+// argument has one.
+func ignoreStated(sc *scenario.Scenario, at int, kept []*scenario.Scenario) *scenario.Scenario {
+	act := sc.Solution[at]
+	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
+		w, ok := act.Args[n].(string)
+		if !ok || w == "" || !strings.Contains(sc.Instruction, strconv.Quote(w)) {
+			continue
+		}
+		for _, o := range kept {
+			if o.Expects != scenario.OutcomeSucceed {
+				continue
+			}
+			for _, c := range o.Solution {
+				x, ok := c.Args[n].(string)
+				if c.Tool != act.Tool || !ok || x == "" || x == w || strings.Contains(sc.Instruction, x) {
+					continue
+				}
+				m := clone(sc)
+				m.Solution[at].Args[n] = x
+				for i := range m.SubGoals {
+					if m.SubGoals[i].Params != nil {
+						m.SubGoals[i].Params = rekey(map[string]any(m.SubGoals[i].Params), map[string]string{w: x}).(map[string]any)
+					}
+				}
+				return m
+			}
+		}
+	}
+	return nil
+}
+
 func rename(sc *scenario.Scenario, kind string) {
 	sc.Name = sc.Name + "-" + kind
 	sc.Branch = sc.Branch + " (" + kind + ")"
@@ -542,6 +582,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 
 				if m := redone(ctx, tb, e, sc, at); m != nil {
 					add(actRedone, sc.Name, m)
+				}
+
+				if m := ignoreStated(sc, at, kept); m != nil {
+					add(statedIgnored, sc.Name, m)
 				}
 
 				for i, tempting := range wrongAmounts(ctx, tb, e, sc, at) {

@@ -944,3 +944,64 @@ func spokenWords(v string) []string {
 func caseless(s string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(s))
 }
+
+// saidQuoted finds the values an instruction or opening puts in quotes; an
+// empty pair ("") is a value too, so the quotes after it pair up as written.
+var saidQuoted = regexp.MustCompile(`"([^"\n]*)"|“([^”\n]*)”`)
+
+// unusedStated are the short values the caller states in quotes
+// (instruction, opening) that no call of the conversation sends, no answer
+// shows and no misremembered fact names. A value the caller hands for the
+// request that the reference never carries out is one a right agent would
+// send: alternatives offers it in place of a value the caller never states,
+// so checks that demand the reference's value instead are read as a choice
+// the caller cannot make. Spoken lines ("they say: ...") are sentences, not
+// values, and are left out.
+func (pr *proof) unusedStated() []string {
+	var vals []string
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
+			v := strings.TrimSpace(m[1] + m[2])
+			if v == "" || len(strings.Fields(v)) > 4 || strings.ContainsAny(v, ":.!?") && !isNumber(v) {
+				continue
+			}
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	used := map[string]bool{}
+	// A success's tempting calls are the wrong move, so only its solution
+	// carries what the caller asks; elsewhere the tempting act is the
+	// request carried out.
+	carried := [][]scenario.Call{pr.sc.Solution}
+	if pr.sc.Expects != scenario.OutcomeSucceed {
+		carried = append(carried, pr.sc.Tempting, pr.sc.Missing)
+	}
+	for _, calls := range carried {
+		for _, c := range calls {
+			addValues(used, map[string]any(c.Args))
+		}
+	}
+	for _, r := range slices.Concat(pr.results, pr.also) {
+		addValues(used, map[string]any(r.Args))
+		leaves(used, r.Result)
+	}
+	for _, m := range pr.sc.Misremembered {
+		used[m.Said], used[m.Actual] = true, true
+	}
+	var out []string
+	for _, v := range vals {
+		if !used[v] && !slices.ContainsFunc(slices.Collect(maps.Keys(used)), func(u string) bool { return strings.Contains(u, v) }) && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// isNumber reports text that reads as a JSON number ("12.50").
+func isNumber(s string) bool {
+	var f float64
+	return json.Unmarshal([]byte(s), &f) == nil
+}

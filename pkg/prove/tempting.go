@@ -230,6 +230,8 @@ func (pr *proof) absentRecord(ctx context.Context, cp *world.Copy, act world.Cal
 type alternative struct {
 	name string
 	args map[string]any
+	// from says where the other value comes from, for a refusal's reader.
+	from string
 }
 
 // maxAlternatives bounds the other values a proof plays for one call.
@@ -237,9 +239,10 @@ const maxAlternatives = 4
 
 // alternatives are the call's arguments with one unstated argument (a value
 // the instruction and the opening never state, see stated) given another value
-// the case offers: another enum value, or another value of the column it
-// names that the setup creates or an earlier answer on the path shows. A list
-// of one value is varied as its one element.
+// the case offers: another enum value, another value of the column it names
+// that the setup creates or an earlier answer on the path shows, or a value
+// the caller states that no call uses (unusedStated). A list of one value is
+// varied as its one element.
 func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []alternative {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
@@ -264,11 +267,13 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			continue
 		}
 		var cands []string
-		if enum := t.Enum(n); len(enum) > 0 && !isList {
+		enum := t.Enum(n)
+		table, col, ref := pr.p.c.RefOf(t.Name, n)
+		if len(enum) > 0 && !isList {
 			for _, e := range enum {
 				cands = append(cands, ground.Text(e))
 			}
-		} else if table, col, ok := pr.p.c.RefOf(t.Name, n); ok {
+		} else if ref {
 			set := map[string]bool{}
 			for v := range typed[table+"."+col] {
 				set[v] = true
@@ -282,8 +287,16 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		} else if !isList {
 			cands = smallerNumbers(one, t.Param(n))
 		}
+		stated := map[string]bool{}
+		if len(enum) == 0 && !ref {
+			for _, v := range pr.unusedStated() {
+				if _, isStr := one.(string); isStr || isNumber(v) {
+					cands, stated[v] = append(cands, v), true
+				}
+			}
+		}
 		key := []string{n, strings.TrimSuffix(n, "s")}
-		if _, col, ok := pr.p.c.RefOf(t.Name, n); ok {
+		if ref {
 			key = append(key, col)
 		}
 		for _, c := range cands {
@@ -299,7 +312,11 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				nv = []any{nv}
 			}
 			args[n] = nv
-			out = append(out, alternative{n, args})
+			from := "which the case also offers"
+			if stated[c] {
+				from = "which the caller states and no call of the case sends"
+			}
+			out = append(out, alternative{n, args, from})
 			if len(out) >= maxAlternatives {
 				return out
 			}
