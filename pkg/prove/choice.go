@@ -115,7 +115,8 @@ func (p *Prover) stateChanging(r world.CallResult) bool {
 }
 
 // successChoice plays a success's solution with one unstated argument of a
-// state-changing call given another value the case offers, and notes one
+// state-changing call, or of a look-up a check names by its tool, given
+// another value the case offers, and notes one
 // that the world carries out, that breaks no rule (named, or prohibited by
 // the contract), and after which a check of the scenario fails.
 func (pr *proof) successChoice(ctx context.Context) error {
@@ -126,11 +127,39 @@ func (pr *proof) successChoice(ctx context.Context) error {
 		isRule[c.index] = true
 	}
 	setup := pr.setup(ctx)
-	runs := 0
-	for i, r := range pr.results {
-		if !pr.p.stateChanging(r) {
-			continue
+	// The acts first, then the look-ups a check names by tool (a search
+	// whose arguments are the case's): each group has its own budget, so
+	// many look-ups never crowd out the act.
+	named := map[string]bool{}
+	for _, g := range sc.SubGoals {
+		if t, ok := g.Params["tool"].(string); ok {
+			named[t] = true
 		}
+	}
+	var acts, reads []int
+	for i, r := range pr.results {
+		switch {
+		case pr.p.stateChanging(r):
+			acts = append(acts, i)
+		case r.OK && named[r.Tool]:
+			reads = append(reads, i)
+		}
+	}
+	for _, group := range [][]int{acts, reads} {
+		if err := pr.successChoiceAt(ctx, setup, group, rules, isRule); err != nil || pr.choice != "" {
+			return err
+		}
+	}
+	return nil
+}
+
+// successChoiceAt is successChoice over the solution steps at, within
+// maxChoiceRuns runs.
+func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) error, at []int, rules []checkRef, isRule map[int]bool) error {
+	sc := pr.sc
+	runs := 0
+	for _, i := range at {
+		r := pr.results[i]
 		for _, alt := range pr.alternatives(r, pr.results[:i]) {
 			if runs >= maxChoiceRuns {
 				return nil

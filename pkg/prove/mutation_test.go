@@ -430,34 +430,42 @@ func judgedOf(sc *scenario.Scenario) []scenario.SubGoalRef {
 // rename gives a mutant its own name and branch, so only the gates can
 // refuse it.
 // ignoreStated is sc with one string argument of its act that the caller
-// states in quotes given the value another kept success sends there, one
-// the caller never says, and its checks made to agree; nil when no
-// argument has one.
-func ignoreStated(sc *scenario.Scenario, at int, kept []*scenario.Scenario) *scenario.Scenario {
+// states in quotes given another value the caller never says (another of
+// the parameter's enum, or one another kept scenario sends there), and its
+// checks made to agree; nil when no argument has one.
+func ignoreStated(c *contract.Contract, sc *scenario.Scenario, at int, kept []*scenario.Scenario) *scenario.Scenario {
 	act := sc.Solution[at]
+	t := c.Tool(act.Tool)
 	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
 		w, ok := act.Args[n].(string)
 		if !ok || w == "" || !strings.Contains(sc.Instruction, strconv.Quote(w)) {
 			continue
 		}
+		var others []string
+		if t != nil {
+			for _, e := range t.Enum(n) {
+				others = append(others, ground.Text(e))
+			}
+		}
 		for _, o := range kept {
-			if o.Expects != scenario.OutcomeSucceed {
+			for _, call := range slices.Concat(o.Solution, o.Tempting) {
+				if x, ok := call.Args[n].(string); ok && call.Tool == act.Tool {
+					others = append(others, x)
+				}
+			}
+		}
+		for _, x := range others {
+			if x == "" || x == w || strings.Contains(sc.Instruction, x) {
 				continue
 			}
-			for _, c := range o.Solution {
-				x, ok := c.Args[n].(string)
-				if c.Tool != act.Tool || !ok || x == "" || x == w || strings.Contains(sc.Instruction, x) {
-					continue
+			m := clone(sc)
+			m.Solution[at].Args[n] = x
+			for i := range m.SubGoals {
+				if m.SubGoals[i].Params != nil {
+					m.SubGoals[i].Params = rekey(map[string]any(m.SubGoals[i].Params), map[string]string{w: x}).(map[string]any)
 				}
-				m := clone(sc)
-				m.Solution[at].Args[n] = x
-				for i := range m.SubGoals {
-					if m.SubGoals[i].Params != nil {
-						m.SubGoals[i].Params = rekey(map[string]any(m.SubGoals[i].Params), map[string]string{w: x}).(map[string]any)
-					}
-				}
-				return m
 			}
+			return m
 		}
 	}
 	return nil
@@ -584,7 +592,7 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					add(actRedone, sc.Name, m)
 				}
 
-				if m := ignoreStated(sc, at, kept); m != nil {
+				if m := ignoreStated(c, sc, at, kept); m != nil {
 					add(statedIgnored, sc.Name, m)
 				}
 

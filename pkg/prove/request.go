@@ -956,13 +956,13 @@ var saidQuoted = regexp.MustCompile(`"([^"\n]*)"|“([^”\n]*)”`)
 // send: alternatives offers it in place of a value the caller never states,
 // so checks that demand the reference's value instead are read as a choice
 // the caller cannot make. Spoken lines ("they say: ...") are sentences, not
-// values, and are left out.
+// values, and are left out (spoken).
 func (pr *proof) unusedStated() []string {
 	var vals []string
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
 		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
 			v := strings.TrimSpace(m[1] + m[2])
-			if v == "" || len(strings.Fields(v)) > 4 || strings.ContainsAny(v, ":.!?") && !isNumber(v) {
+			if v == "" || spoken(v) {
 				continue
 			}
 			vals = append(vals, v)
@@ -998,6 +998,15 @@ func (pr *proof) unusedStated() []string {
 		}
 	}
 	return out
+}
+
+// spoken reports quoted text that reads as a line someone says rather than a
+// value: more than twelve words, or a sentence's punctuation (a full stop,
+// a question or an exclamation at its end, a colon or full stop before
+// more words). An e-mail address or an amount is a value.
+func spoken(v string) bool {
+	return len(strings.Fields(v)) > 12 || strings.ContainsAny(v[len(v)-1:], ".!?") ||
+		strings.Contains(v, ": ") || strings.Contains(v, ". ")
 }
 
 // isNumber reports text that reads as a JSON number ("12.50").

@@ -295,6 +295,17 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				}
 			}
 		}
+		// A look-up's text (the airport a search takes) may be any word of
+		// its shape an earlier answer shows, as a value or as a key.
+		if s, isStr := one.(string); isStr && len(enum) == 0 && !pr.p.stateChanging(call) {
+			shown := map[string]bool{}
+			for _, r := range path {
+				if r.OK {
+					shapedWords(shown, r.Result, s)
+				}
+			}
+			cands = append(cands, slices.Sorted(maps.Keys(shown))...)
+		}
 		key := []string{n, strings.TrimSuffix(n, "s")}
 		if ref {
 			key = append(key, col)
@@ -509,6 +520,38 @@ func eachKeyed(raw json.RawMessage, f func(key string, v any)) {
 			for _, e := range x {
 				walk(e)
 			}
+		}
+	}
+	walk(doc)
+}
+
+// shapedWords adds to set every key and scalar of a JSON document written
+// in the shape of like (sameShape) and other than like.
+func shapedWords(set map[string]bool, raw json.RawMessage, like string) {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	var walk func(any)
+	add := func(w string) {
+		if w != like && sameShape(w, like) {
+			set[w] = true
+		}
+	}
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				add(k)
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case nil:
+		default:
+			add(ground.Text(x))
 		}
 	}
 	walk(doc)
