@@ -103,7 +103,8 @@ const (
 	CodeRecordNamed Code = "record-named"
 	// CodeValueNotInWorld: an argument grounded to a column takes a value
 	// no row of it holds, no setup made, no answer showed and the caller
-	// never says.
+	// never says; or free text a solution's act sends (no record, no enum)
+	// that the caller never says and no answer shows.
 	CodeValueNotInWorld Code = "value-not-in-world"
 	// CodeSameValue: two arguments grounded to one column, naming two roles
 	// of a record, are equal where the world's records never are.

@@ -73,11 +73,11 @@ const (
 	// a value nobody states (another value of its enum, a whole number one
 	// off), then as asked, on the same record, the world carrying out both:
 	// a second act that redoes the first is not the request.
-	actRedone       = "act-redone"
+	actRedone = "act-redone"
 	// Less than the caller asks: a value the caller states, in quotes, for
 	// a success's act replaced in the act and its checks by one another
 	// case of the same tool sends and this caller never says.
-	statedIgnored = "stated-value-ignored"
+	statedIgnored   = "stated-value-ignored"
 	mutationTimeout = 20 * time.Minute
 )
 

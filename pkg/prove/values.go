@@ -87,6 +87,10 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 					continue
 				}
 				table, col, bound := p.c.RefOf(c.Tool, name)
+				if msg := p.freeTextUnknown(path.path, c, name, bound, said, shown); msg != "" {
+					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
+					continue
+				}
 				// A caller's own records (an order, a line) are checked by
 				// record-named and unreachable-record; this is reference
 				// data (airports, products) and the values of columns.
@@ -139,4 +143,23 @@ func sortedArgs(args map[string]any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// freeTextUnknown says why text a solution's state-changing call sends is
+// one no agent could know ("" when it is not): an argument that names no
+// record and has no enum (a new e-mail address, a description) takes text
+// the caller never says and no earlier answer shows. Only the caller can
+// hand such a value, so a reference that sends another reads it from the
+// setup it was written from, and its checks fail every right agent.
+func (p *Prover) freeTextUnknown(path string, c scenario.Call, name string, bound bool, said, shown string) string {
+	v, ok := c.Args[name].(string)
+	t := p.c.Tool(c.Tool)
+	if !ok || v == "" || refPattern.MatchString(v) || bound || path != "solution" || t == nil ||
+		t.ChangesState == nil || !*t.ChangesState || t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
+		return ""
+	}
+	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) {
+		return ""
+	}
+	return fmt.Sprintf("%s %q names no record and is text only the caller can give, yet the caller never says it and no earlier answer shows it: hand it to the caller in the instruction", name, v)
 }
