@@ -949,7 +949,7 @@ func caseless(s string) *regexp.Regexp {
 // empty pair ("") is a value too, so the quotes after it pair up as written.
 var saidQuoted = regexp.MustCompile(`"([^"\n]*)"|“([^”\n]*)”`)
 
-// unusedStated are the short values the caller states in quotes
+// unusedStated are the values the caller states in quotes
 // (instruction, opening) that no call of the conversation sends, no answer
 // shows and no misremembered fact names. A value the caller hands for the
 // request that the reference never carries out is one a right agent would
