@@ -121,6 +121,10 @@ type proof struct {
 	// beyond keeping the record's own ("" when none; unaskedValue).
 	unaskedVal string
 	keptValue  *Run
+	// unused caches unusedStated once the solution has been played; every
+	// argument alternatives varies reads it.
+	unused     []string
+	unusedDone bool
 
 	// request is this request's place in a conversation of several (0 for
 	// a scenario of one); prior are the solutions of the requests before

@@ -61,11 +61,34 @@ type Prover struct {
 	// pristine caches the frozen world's snapshot, shared by the provers
 	// WithSubGoals derives.
 	pristine *frozenState
+	// told is the contract's own text an agent is given: notes, rules, use
+	// cases, tool and parameter descriptions.
+	told string
+}
+
+// told is the contract's text an agent reads, as one string.
+func told(c *contract.Contract) string {
+	var b strings.Builder
+	b.WriteString(c.Notes)
+	for _, r := range c.Rules {
+		b.WriteString("\n" + r.Text)
+	}
+	for _, u := range c.UseCases {
+		b.WriteString("\n" + u.Text)
+	}
+	for _, t := range c.Tools {
+		b.WriteString("\n" + t.Description)
+		for _, n := range t.ParamNames() {
+			d, _ := t.Param(n)["description"].(string)
+			b.WriteString("\n" + d)
+		}
+	}
+	return b.String()
 }
 
 // New returns a prover.
 func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
-	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}, pristine: &frozenState{}}
+	p := &Prover{c: c, w: w, progs: progs, g: ground.New(c), seed: map[string]bool{}, params: map[string]*jsonschema.Schema{}, pristine: &frozenState{}, told: told(c)}
 	for _, s := range c.Seeds {
 		for _, r := range s.Rows {
 			for _, v := range r {

@@ -958,6 +958,13 @@ var saidQuoted = regexp.MustCompile(`"([^"\n]*)"|“([^”\n]*)”`)
 // the caller cannot make. Spoken lines ("they say: ...") are sentences, not
 // values, and are left out (spoken).
 func (pr *proof) unusedStated() []string {
+	if !pr.unusedDone {
+		pr.unused, pr.unusedDone = pr.findUnusedStated(), true
+	}
+	return pr.unused
+}
+
+func (pr *proof) findUnusedStated() []string {
 	var vals []string
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
 		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {

@@ -285,10 +285,10 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			}
 			cands = slices.Sorted(maps.Keys(set))
 		} else if !isList {
-			cands = smallerNumbers(one, t.Param(n))
+			cands = otherNumbers(one, t.Param(n))
 		}
 		stated := map[string]bool{}
-		if len(enum) == 0 && !ref {
+		if len(enum) == 0 {
 			for _, v := range pr.unusedStated() {
 				if _, isStr := one.(string); isStr || isNumber(v) {
 					cands, stated[v] = append(cands, v), true
@@ -424,20 +424,23 @@ func mentioned(sc *scenario.Scenario, v string) bool {
 	return re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening)
 }
 
-// smallerNumbers are the other amounts a free number may take: one less,
-// half, and one, within the schema's bounds. An amount the caller never
-// states (they want "more data") is the act's choice; when a smaller one goes
-// through, a refusal rests on that choice, not on what the caller asks.
-func smallerNumbers(v any, schema map[string]any) []string {
+// otherNumbers are the other amounts a free number may take: one less,
+// half, one and one more, within the schema's bounds. An amount the caller
+// never states (they want "more data") is the act's choice; when another
+// goes through, a refusal rests on that choice, not on what the caller asks,
+// and a success's check on the amount demands a choice the caller never
+// makes.
+func otherNumbers(v any, schema map[string]any) []string {
 	f, ok := number(v)
 	if !ok {
 		return nil
 	}
 	lo, hasLo := number(schema["minimum"])
+	hi, hasHi := number(schema["maximum"])
 	var out []string
 	seen := map[float64]bool{f: true}
-	for _, c := range []float64{f - 1, math.Floor(f / 2), 1} {
-		if c <= 0 && !hasLo || hasLo && c < lo || seen[c] {
+	for _, c := range []float64{f - 1, math.Floor(f / 2), 1, f + 1} {
+		if c <= 0 && !hasLo || hasLo && c < lo || hasHi && c > hi || seen[c] {
 			continue
 		}
 		seen[c] = true

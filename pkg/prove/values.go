@@ -87,7 +87,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 					continue
 				}
 				table, col, bound := p.c.RefOf(c.Tool, name)
-				if msg := p.freeTextUnknown(path.path, c, name, bound, said, shown); msg != "" {
+				if msg := p.unknowable(path.path, c, name, table, bound, said, shown); msg != "" {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
 				}
@@ -145,21 +145,27 @@ func sortedArgs(args map[string]any) []string {
 	return out
 }
 
-// freeTextUnknown says why text a solution's state-changing call sends is
-// one no agent could know ("" when it is not): an argument that names no
-// record and has no enum (a new e-mail address, a description) takes text
-// the caller never says and no earlier answer shows. Only the caller can
-// hand such a value, so a reference that sends another reads it from the
-// setup it was written from, and its checks fail every right agent.
-func (p *Prover) freeTextUnknown(path string, c scenario.Call, name string, bound bool, said, shown string) string {
+// unknowable says why a value a solution's state-changing call sends is
+// one no agent could know ("" when it is not): free text (an argument that
+// names no record and has no enum: a new e-mail address, a description), or
+// a record of reference data no caller owns (a promo code, a voucher), that
+// the caller never says, no earlier answer shows and the contract's own
+// text never mentions. Only the caller can hand such a value, so a
+// reference that sends another reads it from the setup it was written
+// from, and its checks fail every right agent. A caller's own records are
+// record-named's to judge.
+func (p *Prover) unknowable(path string, c scenario.Call, name, table string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
 	t := p.c.Tool(c.Tool)
-	if !ok || v == "" || refPattern.MatchString(v) || bound || path != "solution" || t == nil ||
+	if !ok || v == "" || refPattern.MatchString(v) || bound && p.g.OwnedTable(table) || path != "solution" || t == nil ||
 		t.ChangesState == nil || !*t.ChangesState || t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 		return ""
 	}
-	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) {
+	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) || strings.Contains(p.told, v) {
 		return ""
+	}
+	if bound {
+		return fmt.Sprintf("%s %q is a %s record only the caller could name, yet the caller never says it, no earlier answer shows it and the contract never mentions it: hand it to the caller in the instruction", name, v, table)
 	}
 	return fmt.Sprintf("%s %q names no record and is text only the caller can give, yet the caller never says it and no earlier answer shows it: hand it to the caller in the instruction", name, v)
 }
