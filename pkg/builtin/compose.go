@@ -71,6 +71,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	for i := range chain {
 		chain[i].Args = p.g.Realistic(p.c.Tool(chain[i].Tool), chain[i].Args, b.Ordinal, func(v string) bool { return made[v] })
 	}
+	p.lookupsLikeAct(chain, spec.Lookups)
 	chain = p.withoutStandIns(chain)
 	for i := range chain {
 		// Free text a kept call needs (a rating's comment) says the case.
@@ -202,7 +203,13 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		ident, _ := p.callee(prereqs)
 		sc.Persona, sc.Instruction = p.outboundWords(bk, per, ident, solution, i, binds)
 	} else {
-		sc.Persona, sc.Instruction = p.words(bk, per, b, prereqs[:len(spec.Gated)], act, binds)
+		// The caller is handed what identifies them: the gated calls', else
+		// the details of a lookup that identifies the caller.
+		ident := prereqs[:len(spec.Gated)]
+		if i := slices.IndexFunc(prereqs, func(c scenario.Call) bool { return p.c.Caller != nil && slices.Contains(p.c.Caller.From, c.Tool) }); len(ident) == 0 && i >= 0 {
+			ident = prereqs[i : i+1]
+		}
+		sc.Persona, sc.Instruction = p.words(bk, per, b, ident, act, binds)
 		if bk.Outcome != scenario.OutcomeAsk {
 			sc.Instruction = p.handRecords(sc, solution)
 		}
@@ -354,7 +361,7 @@ func (p *policy) binds(spec plan.Spec) ground.Bindings {
 func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound, u *contract.UseCase, bk brief.Bucket) map[string]any {
 	for k, v := range args {
 		if s, isStr := v.(string); isStr && strings.HasPrefix(s, "As the caller asked") {
-			sum := fmt.Sprintf("%s %s (%s) wants to %s", per.First, per.Last, ground.Text(b.Target[p.g.PK(bk.Spec.Table)]), lowerFirst(strings.TrimSuffix(u.Text, ".")))
+			sum := fmt.Sprintf("%s %s (%s)%s", per.First, per.Last, ground.Text(b.Target[p.g.PK(bk.Spec.Table)]), wants(u.Text, " wants to "))
 			if why := handoffReason[bk.Overlay]; why != "" {
 				sum += "; " + why
 			}
@@ -430,21 +437,26 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// never makes is not a refusal of what they ask, and a success whose
 	// checks demand an unstated choice fails a right agent.
 	// A refusal or an escalation states the choices the world's answer may
-	// turn on (records, enumerated values, amounts); free text is a
-	// success's to say.
+	// turn on (records, enumerated values, amounts, and what a composite
+	// argument lists: which flights, who travels, how they pay); free text
+	// is a success's to say.
 	for _, k := range names {
 		if t.LogOnlyParam(k) || ground.Text(act.Args[k]) == key {
 			continue
 		}
 		_, _, isRecord := p.g.RecordParam(binds, t, k)
 		_, _, names := p.c.RefOf(t.Name, k)
-		if bk.Outcome != scenario.OutcomeSucceed && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) {
+		if bk.Outcome != scenario.OutcomeSucceed && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))
 		switch {
 		case hasObject(act.Args[k]):
-			val = spoken(act.Args[k])
+			// A refusal's caller names what they pick (which flight, who
+			// travels, which card), not the amounts inside it: the price
+			// is the world's to work out, and a refusal resting on an
+			// amount the caller dictates would test that amount instead.
+			val = spoken(act.Args[k], bk.Outcome == scenario.OutcomeSucceed)
 		case isList(act.Args[k]):
 			var parts []string
 			for _, e := range act.Args[k].([]any) {
@@ -454,7 +466,6 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 		wishes = append(wishes, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), val))
 	}
-	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
 	// Whoever cannot prove who they are is not handed what proves it: a
 	// record key that the missing step takes, or that a
 	// caller-identification tool takes (their customer number), would let
@@ -467,7 +478,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s %s contacts support about %s and wants to %s.", per.First, per.Last, record, task)
+	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", per.First, per.Last, record, wants(u.Text, " and wants to "))
 	if bk.Spec.Column != "" {
 		fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(bk.Spec.Column, "_", " "), bk.Spec.Level)
 	}
@@ -568,13 +579,14 @@ func hasObject(v any) bool {
 
 // spoken is a value as a caller would say it: a list or an object as its
 // parts in words ("flight number HAT087, date 2024-05-21"), so
-// that every code in it stands as a word of its own.
-func spoken(v any) string {
+// that every code in it stands as a word of its own; numbers inside an
+// object only where numbers is set.
+func spoken(v any, numbers bool) string {
 	switch x := v.(type) {
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = spoken(e)
+			parts[i] = spoken(e, numbers)
 		}
 		return strings.Join(parts, "; ")
 	case map[string]any:
@@ -583,9 +595,12 @@ func spoken(v any) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = strings.ReplaceAll(k, "_", " ") + " " + spoken(x[k])
+		var parts []string
+		for _, k := range keys {
+			if !numbers && isNumber(x[k]) {
+				continue
+			}
+			parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+spoken(x[k], numbers))
 		}
 		return strings.Join(parts, ", ")
 	case string:
@@ -607,11 +622,74 @@ func describe(args map[string]any) string {
 	return strings.Join(parts, " and ")
 }
 
+// wants is what a caller wants in the use case's words: after verb, a task
+// written as an instruction ("Cancel a pending order"); after a colon, one
+// written as a description ("A patient calls about a statement").
+func wants(text, verb string) string {
+	t := lowerFirst(strings.TrimSuffix(strings.TrimSpace(text), "."))
+	switch first, _, _ := strings.Cut(t, " "); first {
+	case "a", "an", "the":
+		return ": " + t
+	}
+	return verb + t
+}
+
 func lowerFirst(s string) string {
 	if s == "" {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// lookupsLikeAct gives a look-up (a tool of lookups, which change nothing)
+// the value the act sends under the same parameter name, at its top or
+// inside a list it sends (a flight search on the date of the flight the
+// caller books), where the look-up's parameter names no record: the caller
+// states the act's values, and a look-up on another is one nobody asked for.
+func (p *policy) lookupsLikeAct(chain []scenario.Call, lookups []string) {
+	if len(chain) < 2 {
+		return
+	}
+	act := chain[len(chain)-1]
+	for i := range chain[:len(chain)-1] {
+		c := &chain[i]
+		if !slices.Contains(lookups, c.Tool) {
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(c.Args)) {
+			if _, _, ref := p.c.RefOf(c.Tool, n); ref {
+				continue
+			}
+			w, ok := valueNamed(map[string]any(act.Args), n)
+			if ok && reflect.TypeOf(w) == reflect.TypeOf(c.Args[n]) && !reflect.DeepEqual(w, c.Args[n]) {
+				c.Args = maps.Clone(c.Args)
+				c.Args[n] = w
+			}
+		}
+	}
+}
+
+// valueNamed is the first value under key n in v: at its top, else in the
+// lists and objects it holds, in key order.
+func valueNamed(v any, n string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if w, ok := x[n]; ok {
+			return w, true
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if w, ok := valueNamed(x[k], n); ok {
+				return w, true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if w, ok := valueNamed(e, n); ok {
+				return w, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // withoutStandIns leaves out the look-ups that would say nothing: a call of

@@ -311,7 +311,9 @@ func (ro rowOutcomes) callers() []string {
 // preconditions and its act: tools of the use case that change nothing,
 // whose own requires the chain meets, that are not one of the chain's
 // alternatives, and that answer ok, with the act still answering as before,
-// on the first cases of the plan.
+// on the first cases of the plan. Of the tools that identify the caller
+// (caller.from) it takes one: they are ways to find the same person, and a
+// caller identifies themselves once.
 func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []string, sol solution) ([]string, error) {
 	if len(sol.levels) == 0 {
 		return nil, nil
@@ -333,7 +335,7 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
 			continue
 		}
-		if Changes(c, t, sv.wrote) {
+		if Changes(c, t, sv.wrote) || identifies(c, name) && slices.ContainsFunc(append(slices.Clone(sol.chain), out...), func(n string) bool { return identifies(c, n) }) {
 			continue
 		}
 		met := true
@@ -356,6 +358,12 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		}
 	}
 	return out, nil
+}
+
+// identifies reports a tool the contract names as one that identifies the
+// caller.
+func identifies(c *contract.Contract, tool string) bool {
+	return c.Caller != nil && slices.Contains(c.Caller.From, tool)
 }
 
 // lookupHolds rehearses chain, lookups and act on the first templates of
