@@ -54,10 +54,19 @@ func loadCorpus(t *testing.T) []attack {
 // contractDir is a contract of testdata when there is one of that name, else
 // an example.
 func contractDir(name string) string {
-	if st, err := os.Stat(filepath.Join("testdata", name, "contract.yaml")); err == nil && !st.IsDir() {
+	if fileExists(filepath.Join("testdata", name, "contract.yaml")) {
 		return filepath.Join("testdata", name)
 	}
+	// A contract written outside the repository is kept as its author wrote it.
+	if foreign := filepath.Join("..", "..", "testdata", "contracts", name); fileExists(filepath.Join(foreign, "contract.yaml")) {
+		return foreign
+	}
 	return filepath.Join("..", "..", "examples", name)
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // TestAdversaryCorpusComplete: every attack file is in corpus.json once, and

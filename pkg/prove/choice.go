@@ -118,7 +118,8 @@ func (p *Prover) stateChanging(r world.CallResult) bool {
 // state-changing call, or of a look-up a check names by its tool, given
 // another value the case offers, and notes one
 // that the world carries out, that breaks no rule (named, or prohibited by
-// the contract), and after which a check of the scenario fails.
+// the contract), and after which a check of the scenario fails; or, for a
+// value the caller states that no call sends, after which none does.
 func (pr *proof) successChoice(ctx context.Context) error {
 	sc := pr.sc
 	rules := pr.ruleRefs()
@@ -197,8 +198,14 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 						failed = c.Name + ": " + c.Why
 					}
 				}
-				if failed != "" {
+				switch {
+				case failed != "":
 					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.name, js(alt.args[alt.name]), alt.from, failed)
+				case alt.stated:
+					// The checks let both pass, but the reference is what
+					// an export replays and a reader trusts: it does less
+					// than the caller asks.
+					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening), where the caller states %s, which no call of the case sends; with it the world carries the solution out and no rule fails: the reference ignores what the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]), js(alt.args[alt.name]))
 				}
 				return nil
 			})

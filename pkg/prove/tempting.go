@@ -232,6 +232,9 @@ type alternative struct {
 	args map[string]any
 	// from says where the other value comes from, for a refusal's reader.
 	from string
+	// stated is a value the caller states that no call sends
+	// (unusedStated).
+	stated bool
 }
 
 // maxAlternatives bounds the other values a proof plays for one call.
@@ -327,7 +330,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			if stated[c] {
 				from = "which the caller states and no call of the case sends"
 			}
-			out = append(out, alternative{n, args, from})
+			out = append(out, alternative{n, args, from, stated[c]})
 			if len(out) >= maxAlternatives {
 				return out
 			}
