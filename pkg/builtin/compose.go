@@ -206,7 +206,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		// The caller is handed what identifies them: the gated calls', else
 		// the details of a lookup that identifies the caller.
 		ident := prereqs[:len(spec.Gated)]
-		if i := slices.IndexFunc(prereqs, func(c scenario.Call) bool { return p.c.Caller != nil && slices.Contains(p.c.Caller.From, c.Tool) }); len(ident) == 0 && i >= 0 {
+		if i := slices.IndexFunc(prereqs, func(c scenario.Call) bool { return p.c.Identifies(c.Tool) }); len(ident) == 0 && i >= 0 {
 			ident = prereqs[i : i+1]
 		}
 		sc.Persona, sc.Instruction = p.words(bk, per, b, ident, act, binds)
@@ -334,7 +334,7 @@ func givesWrong(tried scenario.Call, missing []scenario.Call) string {
 // and the rest.
 func (p *policy) identification(prereqs []scenario.Call) (ident, rest []scenario.Call) {
 	for _, c := range prereqs {
-		if cl := p.c.Caller; cl != nil && slices.Contains(cl.From, c.Tool) {
+		if p.c.Identifies(c.Tool) {
 			ident = append(ident, c)
 		} else {
 			rest = append(rest, c)

@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,13 +8,8 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/brief"
-	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
-	"github.com/suitegen/suitegen/pkg/plan"
-	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestCallerIsHandedWhatTheReferenceSends: on the examples, the first case
@@ -26,23 +20,9 @@ import (
 // before the act asks for what the act sends under the same name (a search
 // on the date of the flight booked).
 func TestCallerIsHandedWhatTheReferenceSends(t *testing.T) {
-	ctx := context.Background()
-	pool := testenv.Postgres(t)
 	for _, ex := range []string{"retail", "airline", "telecom", "clinic-reminders"} {
 		t.Run(ex, func(t *testing.T) {
-			c, probs, err := contract.Load(filepath.Join("..", "..", "examples", ex))
-			if err != nil || len(probs) > 0 {
-				t.Fatalf("load: %v %v", err, probs)
-			}
-			e, err := engine.Open(ctx, pool, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
-			pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, _, pl := planned(t, filepath.Join("..", "..", "examples", ex), 60)
 			p := &policy{c: c, g: ground.New(c), b: brief.Brief{Seed: 7}}
 			composed := 0
 			for _, b := range pl.Buckets {
@@ -63,7 +43,7 @@ func TestCallerIsHandedWhatTheReferenceSends(t *testing.T) {
 				said := sc.Instruction + " " + sc.Persona.Opening
 				idents := 0
 				for _, call := range sc.Solution {
-					if !slices.Contains(c.Caller.From, call.Tool) {
+					if !c.Identifies(call.Tool) {
 						continue
 					}
 					idents++

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -11,6 +12,11 @@ import (
 // key that other tables point at (the records are that person's). Its tools
 // are those checks that take no key of it, so their answer is what names the
 // caller. A contract that names no such table keeps no caller.
+// Identifies reports a tool that identifies the caller (caller.from).
+func (c *Contract) Identifies(tool string) bool {
+	return c.Caller != nil && slices.Contains(c.Caller.From, tool)
+}
+
 func (c *Contract) inferCaller() {
 	if c.Caller != nil {
 		return

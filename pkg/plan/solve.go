@@ -335,7 +335,7 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		if t == nil || name == tool.Name || alt[name] || containsKey(sol.chain, name) || t.EndsConversation {
 			continue
 		}
-		if Changes(c, t, sv.wrote) || identifies(c, name) && slices.ContainsFunc(append(slices.Clone(sol.chain), out...), func(n string) bool { return identifies(c, n) }) {
+		if Changes(c, t, sv.wrote) || c.Identifies(name) && slices.ContainsFunc(append(slices.Clone(sol.chain), out...), c.Identifies) {
 			continue
 		}
 		met := true
@@ -358,12 +358,6 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 		}
 	}
 	return out, nil
-}
-
-// identifies reports a tool the contract names as one that identifies the
-// caller.
-func identifies(c *contract.Contract, tool string) bool {
-	return c.Caller != nil && slices.Contains(c.Caller.From, tool)
 }
 
 // lookupHolds rehearses chain, lookups and act on the first templates of
