@@ -87,10 +87,10 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 					continue
 				}
 				table, col, bound := p.c.RefOf(c.Tool, name)
-				// A call changes state when the contract says so or, where it
-				// says nothing, when the solution's call wrote rows.
-				wrote := path.path == "solution" && i < len(results) && results[i].Wrote
-				if msg := p.unknowable(path.path, c, wrote, name, table, bound, said, shown); msg != "" {
+				// Only a solution's state-changing call (its answer wrote rows,
+				// or the contract says its tool changes state) is judged.
+				changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
+				if msg := p.unknowable(c, changes, name, table, bound, said, shown); msg != "" {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
 				}
@@ -156,13 +156,13 @@ func sortedArgs(args map[string]any) []string {
 // text never mentions. Only the caller can hand such a value, so a
 // reference that sends another reads it from the setup it was written
 // from, and its checks fail every right agent. A caller's own records are
-// record-named's to judge. wrote says the call wrote rows, for a tool the
-// contract does not say changes state.
-func (p *Prover) unknowable(path string, c scenario.Call, wrote bool, name, table string, bound bool, said, shown string) string {
+// record-named's to judge. changes says c is a solution's state-changing
+// call; no other is judged.
+func (p *Prover) unknowable(c scenario.Call, changes bool, name, table string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
 	t := p.c.Tool(c.Tool)
-	if !ok || v == "" || refPattern.MatchString(v) || bound && p.g.OwnedTable(table) || path != "solution" || t == nil ||
-		!wrote && (t.ChangesState == nil || !*t.ChangesState) || t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
+	if !ok || !changes || v == "" || refPattern.MatchString(v) || bound && p.g.OwnedTable(table) || t == nil ||
+		t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 		return ""
 	}
 	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) || strings.Contains(p.told, v) {
