@@ -439,7 +439,7 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 	if tool == nil {
 		return nil, nil
 	}
-	sol, err := d.sv.solve(ctx, tool)
+	sol, err := d.sv.solve(ctx, tool, d.sv.further(tool, tools))
 	if err != nil {
 		return nil, err
 	}

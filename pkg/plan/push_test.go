@@ -2,7 +2,9 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +230,43 @@ func TestPlanReportsTheCrashesItMeets(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the over-payment crash is not reported: %+v", p.Crashes)
+	}
+}
+
+// TestUseCaseNamesAFurtherCheck: on clinic-voice, book_appointment requires
+// only an identified patient, while the use case book-for-child ("a parent
+// or guardian books ... a child's appointment") names verify_guardian, a
+// check that reads a guardian's details and whose record the booking takes
+// in its optional guardian_id. Its cases pass that check before the act, on
+// patients a guardian is on file for; a booking of the patient's own does
+// not.
+func TestUseCaseNamesAFurtherCheck(t *testing.T) {
+	c := testContract(t, "clinic-voice")
+	p, _ := derive(t, c)
+	guarded := map[string]bool{}
+	for _, row := range c.Seed("guardians") {
+		guarded[fmt.Sprint(row["patient_id"])] = true
+	}
+	n := 0
+	for _, b := range p.Buckets {
+		switch b.UseCase {
+		case "book-for-child":
+			n++
+			if !slices.Contains(b.Spec.Gated, "verify_guardian") {
+				t.Errorf("%s: chain %v without verify_guardian", b.ID, b.Spec.Gated)
+			}
+			for _, k := range b.Spec.Templates {
+				if !guarded[k] {
+					t.Errorf("%s: template %s has no guardian on file", b.ID, k)
+				}
+			}
+		case "book-primary-or-dental":
+			if slices.Contains(b.Spec.Gated, "verify_guardian") {
+				t.Errorf("%s: a patient's own booking passes verify_guardian: %v", b.ID, b.Spec.Gated)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no bucket for book-for-child")
 	}
 }

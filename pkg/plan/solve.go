@@ -56,6 +56,81 @@ type solution struct {
 	spares map[string]level
 }
 
+// further lists the tools of a use case (tools) that check something more
+// before its act than the act's own requires: a tool that changes nothing,
+// whose requirements the act's chains meet, and that takes the details of
+// a record (a guardian's name and date of birth) of a table whose key the
+// act takes in an argument it does not require (guardian_id). A use case
+// that names such a check ("a parent books for a child") is served by acts
+// that pass it; the contract's requires, written for every booking, cannot
+// say so.
+func (sv *solver) further(tool *contract.Tool, tools []string) []string {
+	c := sv.g.C
+	held := map[string]bool{}
+	for _, ch := range Chains(c, tool.Name) {
+		for _, t := range ch {
+			held[t] = true
+		}
+	}
+	keyed := map[string]bool{} // tables whose key the act takes optionally
+	req := tool.Required()
+	for _, p := range tool.ParamNames() {
+		if bd, ok := sv.bs.Of(tool.Name, p); ok && bd.Table != "" && !slices.Contains(req, p) && bd.Column == sv.g.PK(bd.Table) {
+			keyed[bd.Table] = true
+		}
+	}
+	var out []string
+	for _, name := range tools {
+		t := c.Tool(name)
+		if t == nil || name == tool.Name || held[name] || t.EndsConversation || Changes(c, t, sv.wrote) {
+			continue
+		}
+		met := true
+		for _, r := range t.Requires {
+			met = met && slices.ContainsFunc(r.AnyOf, func(a string) bool { return held[a] })
+		}
+		details := false
+		for _, p := range t.ParamNames() {
+			if bd, ok := sv.bs.Of(name, p); ok && keyed[bd.Table] && bd.Column != sv.g.PK(bd.Table) {
+				details = true
+			}
+		}
+		if met && details {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkedRows are the rows of table a further check can pass on: those a
+// record of a table whose details it takes refers to (the patients a
+// guardian is on file for), in seed order, at most the sample's size.
+func (sv *solver) checkedRows(table string, further []string) []ground.Row {
+	g := sv.g
+	var of []string
+	for _, name := range further {
+		for _, p := range g.C.Tool(name).ParamNames() {
+			if bd, ok := sv.bs.Of(name, p); ok && bd.Table != "" && bd.Table != table && !slices.Contains(of, bd.Table) {
+				of = append(of, bd.Table)
+			}
+		}
+	}
+	var out []ground.Row
+	for _, row := range g.Rows(table) {
+		if len(out) >= sv.max {
+			break
+		}
+		if slices.ContainsFunc(of, func(x string) bool {
+			return slices.ContainsFunc(g.FKs(x), func(fk ground.FK) bool {
+				return fk.RefTable == table && len(g.Where(x, fk.Column, row[fk.RefColumn])) > 0
+			})
+		}) {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
 // maxChains bounds the precondition chains tried for one tool.
 const maxChains = 16
 
@@ -64,18 +139,22 @@ const maxChains = 16
 // answer ok on most rows, and groups the rows by the low-cardinality column
 // that best separates "answered" from "refused". Without such a column,
 // every row is one level whose outcome is the majority.
-func (sv *solver) solve(ctx context.Context, tool *contract.Tool) (solution, error) {
-	if sol, ok := sv.solved[tool.Name]; ok {
+//
+// further are checks the use case adds after the act's own preconditions
+// (solver.further): every chain holds them, in order, before the act.
+func (sv *solver) solve(ctx context.Context, tool *contract.Tool, further []string) (solution, error) {
+	key := strings.Join(append([]string{tool.Name}, further...), "+")
+	if sol, ok := sv.solved[key]; ok {
 		return sol, nil
 	}
-	sol, err := sv.solveOnce(ctx, tool)
+	sol, err := sv.solveOnce(ctx, tool, further)
 	if err == nil && sv.solved != nil {
-		sv.solved[tool.Name] = sol
+		sv.solved[key] = sol
 	}
 	return sol, err
 }
 
-func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution, error) {
+func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []string) (solution, error) {
 	g := sv.g
 	sol := solution{table: sv.targetTable(tool), choices: map[string]Choice{}}
 	if sol.table == "" || len(g.Rows(sol.table)) == 0 || g.PK(sol.table) == "" {
@@ -86,7 +165,21 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool) (solution,
 		return sol, nil
 	}
 	chains := Chains(g.C, tool.Name)
+	var checked []ground.Row
+	if len(further) > 0 {
+		// Without a row the check can pass on, the use case is planned
+		// as the act's own.
+		checked = sv.checkedRows(sol.table, further)
+	}
+	if len(checked) > 0 {
+		for i := range chains {
+			chains[i] = appendNew(slices.Clone(chains[i]), further...)
+		}
+	}
 	sc := sv.sampleCases(tool, sol.table, chains)
+	if len(checked) > 0 {
+		sc.rows = checked
+	}
 	best, lastErr, err := sv.bestChain(ctx, tool, chains, sc)
 	if err != nil {
 		return sol, err
