@@ -8,7 +8,8 @@
 // agent fails: the one that does nothing, or that makes the scenario's
 // tempting move. A scenario no basis can judge that way is refused with a
 // code and the reason, never exported as a task that cannot fail; so is one
-// whose setup cannot be merged (it removes rows, or changes a table without a
-// key), whose solution does not replay the same way twice, or that holds two
-// wrong moves. docs/EXPORT.md lists the codes.
+// whose setup or solution no longer runs on the world, whose setup cannot be
+// merged (it removes rows, or changes a table without a key), whose solution
+// replays two ways or leaves unchanged what it is declared to change, or that
+// holds two wrong moves. docs/EXPORT.md lists the codes.
 package tau2

@@ -18,7 +18,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// Format is the τ²-bench task export.
+// Format is the export's name, on the command line and in the document.
 const Format = "tau2-bench"
 
 // Reward components of a τ²-bench task's reward_basis.
@@ -103,7 +103,7 @@ func (s Summary) ByCode() map[Code]int {
 	return n
 }
 
-// Document is the document the export writes. τ²-bench's task loader reads
+// Document is what the export writes. τ²-bench's task loader reads
 // a JSON object through its "tasks" key; "db" is the world's data in the
 // layout every task's initial state is merged into (table → key → row).
 type Document struct {
