@@ -17,6 +17,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/tau2"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -312,7 +313,7 @@ func TestSourceTasksProve(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc bytes.Buffer
-	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, &doc)
+	sum, err := tau2.Export(ctx, out, tau2.Source{Contract: c, World: e.World, Replayer: e.Prover}, &doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +334,8 @@ func TestSourceTasksProve(t *testing.T) {
 		t.Fatal(err)
 	}
 	type scored struct {
-		ID       string             `json:"id"`
-		Criteria suite.Tau2Criteria `json:"evaluation_criteria"`
+		ID       string        `json:"id"`
+		Criteria tau2.Criteria `json:"evaluation_criteria"`
 	}
 	var crit struct{ Tasks []scored }
 	if err := json.Unmarshal(doc.Bytes(), &crit); err != nil {

@@ -31,6 +31,8 @@ import (
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/stack"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/tau2"
+	"github.com/suitegen/suitegen/pkg/taubench"
 )
 
 func init() {
@@ -134,7 +136,7 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
 	dir := f.str("contract", "", "tau-bench, tau2-bench: the contract directory the suite was written for (its world is replayed)")
-	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+suite.TauBenchMapFile+" in the contract directory)")
+	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+taubench.MapFile+" in the contract directory)")
 	allowStale := f.Bool("allow-stale", false, "export even when the contract changed since the suite was written and some scenarios no longer prove against it")
 	cn := f.conn()
 	pos, err := f.parse(args)
@@ -144,13 +146,13 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{"export takes one output directory"}
 	}
-	if *format != suite.FormatJSONL && *format != suite.FormatTauBench && *format != suite.FormatTau2Bench {
-		return &UsageError{fmt.Sprintf("--format %q: want %s, %s or %s", *format, suite.FormatJSONL, suite.FormatTauBench, suite.FormatTau2Bench)}
+	if *format != suite.FormatJSONL && *format != taubench.Format && *format != tau2.Format {
+		return &UsageError{fmt.Sprintf("--format %q: want %s, %s or %s", *format, suite.FormatJSONL, taubench.Format, tau2.Format)}
 	}
-	if *format == suite.FormatTau2Bench && *dir == "" {
+	if *format == tau2.Format && *dir == "" {
 		return &UsageError{"export --format tau2-bench needs --contract DIR"}
 	}
-	if *format == suite.FormatTauBench && *dir == "" {
+	if *format == taubench.Format && *dir == "" {
 		return &UsageError{"export --format tau-bench needs --contract DIR: each task carries the data its setup made, replayed in the contract's world"}
 	}
 	if *dir != "" {
@@ -168,9 +170,9 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 		w = fh
 	}
 	switch *format {
-	case suite.FormatTau2Bench:
+	case tau2.Format:
 		return exportTau2(ctx, env, cn, pos[0], *dir, w)
-	case suite.FormatTauBench:
+	case taubench.Format:
 		return exportTau(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	}
 	return suite.Export(pos[0], *format, w)
@@ -227,9 +229,9 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 		return err
 	}
 	if mapFile == "" {
-		mapFile = filepath.Join(dir, suite.TauBenchMapFile)
+		mapFile = filepath.Join(dir, taubench.MapFile)
 	}
-	m, err := suite.LoadTauBenchMap(mapFile, c)
+	m, err := taubench.LoadMap(mapFile, c)
 	if err != nil {
 		return err
 	}
@@ -238,7 +240,7 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 		return err
 	}
 	defer closeEngine()
-	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
+	rep, err := taubench.Export(ctx, out, taubench.Source{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, w)
 	if err != nil {
 		return err
 	}
@@ -265,7 +267,7 @@ func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Wr
 		return err
 	}
 	defer closeEngine()
-	sum, err := suite.ExportTau2Bench(ctx, out, suite.Tau2Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
+	sum, err := tau2.Export(ctx, out, tau2.Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
 	if err != nil {
 		return err
 	}

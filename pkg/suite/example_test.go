@@ -13,7 +13,8 @@ import (
 
 // Export a written suite (a run's OUT folder) as JSONL: one compact
 // scenario per line, in index.json order. The τ-bench formats replay each
-// scenario in its world and so need the contract (ErrNeedsWorld).
+// scenario in its world and so need the contract: taubench.Export and
+// tau2.Export.
 func ExampleExport() {
 	var jsonl bytes.Buffer
 	if err := suite.Export("testdata/written", suite.FormatJSONL, &jsonl); err != nil {

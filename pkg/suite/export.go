@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,60 +12,16 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
-// Export formats.
-const (
-	FormatJSONL    = "jsonl"
-	FormatTauBench = "tau-bench"
-)
-
-// Task is one tau-bench task. Data holds, by collection and key, the
-// documents to load over the benchmark's own data before the task runs
-// (null: remove the document); the benchmark's Task model ignores the
-// fields it does not have (id, annotator, data).
-type Task struct {
-	ID          string                                `json:"id"`
-	Annotator   string                                `json:"annotator"`
-	UserID      string                                `json:"user_id"`
-	Instruction string                                `json:"instruction"`
-	Actions     []Action                              `json:"actions"`
-	Outputs     []string                              `json:"outputs"`
-	Data        map[string]map[string]json.RawMessage `json:"data"`
-	// Judged lists what the task asks that no code proved: its judged
-	// sub-goals, for a grader to judge from the transcript.
-	Judged []JudgedGoal `json:"judged,omitempty"`
-	// Tempting, on a scenario that expects a refusal, a question or a
-	// hand-over, is the wrong agent's calls the export scored: the reference
-	// calls that do not end the conversation, then the tempting ones, with
-	// their references resolved. The benchmark's reward gives them 0.
-	Tempting []Action `json:"tempting,omitempty"`
-}
-
-// JudgedGoal is a judged sub-goal of a task, with what it means (from
-// catalogue.json, when the suite has one).
-type JudgedGoal struct {
-	Name   string         `json:"name"`
-	What   string         `json:"what,omitempty"`
-	Params map[string]any `json:"params,omitempty"`
-}
-
-// Action is one step of a task's reference solution.
-type Action struct {
-	Name   string         `json:"name"`
-	Kwargs map[string]any `json:"kwargs"`
-}
-
-// ErrNeedsWorld is returned by Export for a format that replays the suite in
-// its world (tau-bench: ExportTauBench; tau2-bench: ExportTau2Bench).
-var ErrNeedsWorld = errors.New("this format replays the suite in its world: it needs the contract")
+// FormatJSONL is the one export format that needs no world: the suite's
+// scenarios as they are saved. The benchmark formats replay each scenario
+// in its world and are pkg/taubench's and pkg/tau2's.
+const FormatJSONL = "jsonl"
 
 // Export writes the suite saved under out (index.json order) to w: "jsonl" is
 // one compact scenario per line.
 func Export(out string, format string, w io.Writer) error {
-	if format == FormatTauBench || format == FormatTau2Bench {
-		return fmt.Errorf("suite: %s: %w", format, ErrNeedsWorld)
-	}
 	if format != FormatJSONL {
-		return fmt.Errorf("suite: unknown format %q (want %s)", format, FormatJSONL)
+		return fmt.Errorf("suite: unknown format %q (want %s; pkg/taubench and pkg/tau2 export the benchmark formats)", format, FormatJSONL)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {
@@ -116,35 +71,4 @@ func jsonlLine(body []byte) ([]byte, error) {
 // and oversized files are errors.
 func decode(body []byte) (*scenario.Scenario, error) {
 	return scenario.Decode(body)
-}
-
-// judgedWhats reads what each judged sub-goal of a suite's catalogue means;
-// a suite without a readable catalogue exports names alone.
-func judgedWhats(out string) map[string]string {
-	whats := map[string]string{}
-	raw, err := os.ReadFile(filepath.Join(out, "catalogue.json"))
-	if err != nil {
-		return whats
-	}
-	var cat []SubGoalInfo
-	if json.Unmarshal(raw, &cat) != nil {
-		return whats
-	}
-	for _, g := range cat {
-		if g.Judged {
-			whats[g.Name] = g.What
-		}
-	}
-	return whats
-}
-
-// judgedOf is a scenario's judged sub-goals as a task lists them.
-func judgedOf(sc *scenario.Scenario, whats map[string]string) []JudgedGoal {
-	var out []JudgedGoal
-	for _, g := range sc.SubGoals {
-		if g.Judged {
-			out = append(out, JudgedGoal{Name: g.Name, What: whats[g.Name], Params: g.Params})
-		}
-	}
-	return out
 }

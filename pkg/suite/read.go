@@ -126,6 +126,37 @@ func Read(dir string) (*Written, error) {
 	return w, nil
 }
 
+// Scenarios reads the scenarios of a suite written under out, in index
+// order: what an export replays. Unlike Read it asks no more of index.json
+// than the scenarios it names.
+func Scenarios(out string) ([]*scenario.Scenario, error) {
+	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	var idx Index
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return nil, fmt.Errorf("suite: index.json: %w", err)
+	}
+	var scs []*scenario.Scenario
+	for _, e := range idx.Scenarios {
+		if !safeName.MatchString(e.Name) {
+			return nil, fmt.Errorf("suite: index.json names %q, which is not a scenario folder name", e.Name)
+		}
+		path := File(out, e.Name)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("suite: %w", err)
+		}
+		sc, err := decode(body)
+		if err != nil {
+			return nil, fmt.Errorf("suite: %s: %w", path, err)
+		}
+		scs = append(scs, sc)
+	}
+	return scs, nil
+}
+
 // fieldOf names the field a JSON decoding error is about: the path of a
 // value of the wrong type, or the first top-level key the type does not
 // have; "" when neither is known (a syntax error).

@@ -474,13 +474,10 @@ func Summarize(ctx context.Context, c *contract.Contract, kept []scenario.Scenar
 	return rep, nil
 }
 
-// Encode is a scenario as saved on disk: 2-space indented JSON, HTML
-// characters unescaped, trailing newline.
-func Encode(sc *scenario.Scenario) ([]byte, error) {
-	return encode(sc)
-}
-
-func encode(v any) ([]byte, error) {
+// Encode is v as suitegen saves JSON (a scenario's file, and every other
+// JSON file or export it writes): 2-space indented, HTML characters
+// unescaped, trailing newline.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -496,7 +493,7 @@ func encode(v any) ([]byte, error) {
 // sees half a file, and an unchanged file keeps its modification time. Every
 // JSON file suitegen writes goes through it.
 func WriteJSON(path string, v any) error {
-	b, err := encode(v)
+	b, err := Encode(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}

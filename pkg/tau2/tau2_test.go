@@ -1,4 +1,4 @@
-package suite_test
+package tau2_test
 
 import (
 	"bytes"
@@ -18,9 +18,12 @@ import (
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/tau2"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
+
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // The τ²-bench task schema (tau2.data_model.tasks), read strictly: a field
 // the export writes that τ²-bench does not define fails the decode.
@@ -37,7 +40,7 @@ type t2Doc struct {
 	} `json:"tools"`
 	DB      map[string]map[string]map[string]any `json:"db"`
 	Tasks   []t2Task                             `json:"tasks"`
-	Refused []suite.Tau2Refusal                  `json:"refused"`
+	Refused []tau2.Refusal                       `json:"refused"`
 }
 
 type t2Task struct {
@@ -132,10 +135,10 @@ func writeSuite(t *testing.T, name string, n int) (string, *engine.Engine) {
 	return out, e
 }
 
-func export(t *testing.T, out string, e *engine.Engine) (suite.Tau2Summary, []byte) {
+func export(t *testing.T, out string, e *engine.Engine) (tau2.Summary, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	sum, err := suite.ExportTau2Bench(context.Background(), out, suite.Tau2Source{Contract: e.C, World: e.World, Replayer: e.Prover}, &buf)
+	sum, err := tau2.Export(context.Background(), out, tau2.Source{Contract: e.C, World: e.World, Replayer: e.Prover}, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +170,7 @@ func merge(ctx context.Context, cp *world.Copy, c *contract.Contract, data map[s
 			sql += "UPDATE SET " + strings.Join(set, ", ")
 		}
 		for _, k := range keys {
-			if got := suite.Tau2Key(tb.PrimaryKey, rows[k]); got != k {
+			if got := tau2.Key(tb.PrimaryKey, rows[k]); got != k {
 				return fmt.Errorf("%s: row under key %s has key %s", tb.Name, k, got)
 			}
 			b, err := json.Marshal(rows[k])
@@ -209,13 +212,13 @@ func readScenario(t *testing.T, out, name string) *scenario.Scenario {
 	return sc
 }
 
-// TestTau2RoundTrip exports real suites, reads the tasks back as τ²-bench
+// TestRoundTrip exports real suites, reads the tasks back as τ²-bench
 // reads them and plays each in the world: the initial state merged into the
 // data is the scenario's setup exactly; the actions apply without error and,
 // when they include a tool declared to change state, change state; an agent that does
 // nothing fails every task whose scenario expects the agent to act or hand
 // over. Every scenario is a task or a named refusal.
-func TestTau2RoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	for _, ex := range []struct {
 		name string
 		n    int
@@ -227,7 +230,7 @@ func TestTau2RoundTrip(t *testing.T) {
 			out, e := writeSuite(t, ex.name, ex.n)
 			sum, raw := export(t, out, e)
 			doc := readT2(t, raw)
-			if doc.Format != suite.FormatTau2Bench || doc.Domain != e.C.Agent || doc.ContractSHA256 != e.C.SHA256 || doc.WorldSHA256 != e.C.WorldSHA256 {
+			if doc.Format != tau2.Format || doc.Domain != e.C.Agent || doc.ContractSHA256 != e.C.SHA256 || doc.WorldSHA256 != e.C.WorldSHA256 {
 				t.Fatalf("header: %s %s %s %s", doc.Format, doc.Domain, doc.ContractSHA256, doc.WorldSHA256)
 			}
 			if len(doc.Tools) != len(e.C.Tools) || !strings.Contains(doc.Policy, e.C.Rules[0].Text) {
@@ -358,11 +361,11 @@ func checkTask(ctx context.Context, t *testing.T, e *engine.Engine, sc *scenario
 	nothing := true
 	for _, b := range ec.RewardBasis {
 		switch b {
-		case suite.RewardDB:
+		case tau2.RewardDB:
 			nothing = nothing && initial == after
-		case suite.RewardCommunicate:
+		case tau2.RewardCommunicate:
 			nothing = nothing && len(ec.CommunicateInfo) == 0
-		case suite.RewardAction:
+		case tau2.RewardAction:
 			nothing = nothing && len(ec.Actions) == 0
 		default:
 			t.Errorf("%s: reward basis %s", task.ID, b)
@@ -373,11 +376,11 @@ func checkTask(ctx context.Context, t *testing.T, e *engine.Engine, sc *scenario
 	}
 }
 
-// TestTau2Refusals: a setup that deletes rows cannot be an initial state
+// TestRefusals: a setup that deletes rows cannot be an initial state
 // (one is merged into the data); the scenario is refused, named and counted,
 // and the others are still exported. A suite written for another contract
 // is an error.
-func TestTau2Refusals(t *testing.T) {
+func TestRefusals(t *testing.T) {
 	out, e := writeSuite(t, "retail", 12)
 	idx, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {
@@ -435,24 +438,24 @@ func TestTau2Refusals(t *testing.T) {
 	}
 	sum, raw := export(t, out, e)
 	doc := readT2(t, raw)
-	var got *suite.Tau2Refusal
+	var got *tau2.Refusal
 	for i := range doc.Refused {
 		if doc.Refused[i].Scenario == victim {
 			got = &doc.Refused[i]
 		}
 	}
-	if got == nil || got.Code != suite.Tau2SetupRemoves || !strings.Contains(got.Reason, "payments") {
-		t.Fatalf("%s: want refused %s naming payments, got %+v", victim, suite.Tau2SetupRemoves, got)
+	if got == nil || got.Code != tau2.SetupRemoves || !strings.Contains(got.Reason, "payments") {
+		t.Fatalf("%s: want refused %s naming payments, got %+v", victim, tau2.SetupRemoves, got)
 	}
 	for i := range doc.Refused {
-		if doc.Refused[i].Scenario == twice && doc.Refused[i].Code != suite.Tau2SeveralRequests {
-			t.Errorf("%s: two requests to refuse refused as %s, want %s", twice, doc.Refused[i].Code, suite.Tau2SeveralRequests)
+		if doc.Refused[i].Scenario == twice && doc.Refused[i].Code != tau2.SeveralRequests {
+			t.Errorf("%s: two requests to refuse refused as %s, want %s", twice, doc.Refused[i].Code, tau2.SeveralRequests)
 		}
 	}
-	if sum.ByCode()[suite.Tau2SeveralRequests] != 1+written {
+	if sum.ByCode()[tau2.SeveralRequests] != 1+written {
 		t.Errorf("two requests: summary %v", sum.ByCode())
 	}
-	if sum.ByCode()[suite.Tau2SetupRemoves] != 1 || len(doc.Tasks) == 0 {
+	if sum.ByCode()[tau2.SetupRemoves] != 1 || len(doc.Tasks) == 0 {
 		t.Fatalf("summary %v, %d tasks", sum.ByCode(), len(doc.Tasks))
 	}
 
@@ -460,20 +463,20 @@ func TestTau2Refusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = suite.ExportTau2Bench(context.Background(), out, suite.Tau2Source{Contract: rides, World: e.World, Replayer: e.Prover}, io.Discard)
+	_, err = tau2.Export(context.Background(), out, tau2.Source{Contract: rides, World: e.World, Replayer: e.Prover}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "written for contract") {
 		t.Fatalf("exporting a retail suite against the rides contract: %v", err)
 	}
 }
 
-// TestTau2CodesDocumented keeps docs/EXPORT.md's table of refusal codes
+// TestCodesDocumented keeps docs/EXPORT.md's table of refusal codes
 // exactly the codes the export gives, in order.
-func TestTau2CodesDocumented(t *testing.T) {
+func TestCodesDocumented(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "EXPORT.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var documented []suite.Tau2Code
+	var documented []tau2.Code
 	inTable := false
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
@@ -481,12 +484,12 @@ func TestTau2CodesDocumented(t *testing.T) {
 			inTable = true
 		case inTable && strings.HasPrefix(line, "| `"):
 			code, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
-			documented = append(documented, suite.Tau2Code(code))
+			documented = append(documented, tau2.Code(code))
 		case inTable && !strings.HasPrefix(line, "|"):
 			inTable = false
 		}
 	}
-	if !slices.Equal(documented, suite.Tau2Codes) {
-		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, suite.Tau2Codes)
+	if !slices.Equal(documented, tau2.Codes) {
+		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, tau2.Codes)
 	}
 }

@@ -1,4 +1,4 @@
-package suite_test
+package taubench_test
 
 import (
 	"bytes"
@@ -16,13 +16,16 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
+	"github.com/suitegen/suitegen/pkg/taubench"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 const airlineDir = "../../examples/airline"
 
-func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchMap) {
+func airline(t *testing.T) (*contract.Contract, *engine.Engine, *taubench.Map) {
 	t.Helper()
 	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
@@ -33,7 +36,7 @@ func airline(t *testing.T) (*contract.Contract, *engine.Engine, *suite.TauBenchM
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	m, err := suite.LoadTauBenchMap(filepath.Join(airlineDir, suite.TauBenchMapFile), c)
+	m, err := taubench.LoadMap(filepath.Join(airlineDir, taubench.MapFile), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +133,10 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"}),
 			tauCall("send_certificate", map[string]any{"user_id": "chen_jackson_3290", "amount": 150})), "export"},
 		"look-only": {mk("look-only", "succeed", newTraveller, "ines_novak_7008", nil,
-			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), string(suite.TauVacuous)},
+			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), string(taubench.Vacuous)},
 		"look-and-say": {mk("look-and-say", "succeed", newTraveller, "ines_novak_7008", []string{"325"},
 			tauCall("get_reservation_details", map[string]any{"reservation_id": "NV7008"})), "export"},
-		"refuse-nothing": {mk("refuse-nothing", "refuse", newTraveller, "ines_novak_7008", nil), string(suite.TauVacuous)},
+		"refuse-nothing": {mk("refuse-nothing", "refuse", newTraveller, "ines_novak_7008", nil), string(taubench.Vacuous)},
 		// A refusal goes out when its wrong move changes the benchmark's
 		// data (the cancellation), not when the world refuses it anyway.
 		"refuse-cancel": {tempt(mk("refuse-cancel", "refuse", nil, "chen_jackson_3290", nil,
@@ -141,22 +144,22 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 			tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), "export"},
 		"refuse-refused-anyway": {tempt(mk("refuse-refused-anyway", "refuse", nil, "chen_jackson_3290", nil,
 			tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"})),
-			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauTemptingPasses)},
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(taubench.TemptingPasses)},
 		"flight-cancelled": {mk("flight-cancelled", "succeed",
 			[]scenario.Statement{tauStmt("UPDATE flight_dates SET status = 'cancelled' WHERE flight_number = $1 AND date = $2", "HAT170", "2024-05-22")},
-			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
+			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(taubench.CannotCarry)},
 		"airport-renamed": {mk("airport-renamed", "succeed",
 			[]scenario.Statement{tauStmt("UPDATE airports SET city = $1 WHERE iata = $2", "Dallas-Fort Worth", "DFW")},
-			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(suite.TauCannotCarry)},
+			"chen_jackson_3290", nil, tauCall("cancel_reservation", map[string]any{"reservation_id": "4WQ150"})), string(taubench.CannotCarry)},
 		"cancel-nothing": {mk("cancel-nothing", "succeed", nil, "chen_jackson_3290", nil,
-			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(suite.TauActionFailed)},
+			tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"})), string(taubench.ActionFailed)},
 		"bad-setup": {mk("bad-setup", "succeed", []scenario.Statement{tauStmt("INSERT INTO users (user_id) VALUES ($1)", "x")},
-			"x", nil, tauCall("get_user_details", map[string]any{"user_id": "x"})), string(suite.TauSetupFailed)},
-		"other-world": {mismatch, string(suite.TauWorldMismatch)},
+			"x", nil, tauCall("get_user_details", map[string]any{"user_id": "x"})), string(taubench.SetupFailed)},
+		"other-world": {mismatch, string(taubench.WorldMismatch)},
 		// A conversation of two requests is one task: every request's
 		// actions in order, the one to refuse giving the wrong move.
 		"two-requests": {several, "export"},
-		"two-refusals": {twoRefusals, string(suite.TauSeveralRequests)},
+		"two-refusals": {twoRefusals, string(taubench.SeveralRequests)},
 		"two-acts":     {twoActs, "export"},
 	}
 }
@@ -186,12 +189,12 @@ func writeTauSuite(t *testing.T, scs []scenario.Scenario) string {
 	return out
 }
 
-// TestTauBenchRoundTrip exports scenarios of every kind the export must tell
+// TestRoundTrip exports scenarios of every kind the export must tell
 // apart, re-reads the tasks, and checks each exported task in the world: the
 // data it carries is the world the scenario starts in, its actions apply
 // without error and change a document of the benchmark's data, and doing
 // nothing fails it. Every other scenario is refused with its code.
-func TestTauBenchRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c, e, m := airline(t)
 	cases := tauScenarios(c)
@@ -215,12 +218,12 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	src := suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}
-	rep, err := suite.ExportTauBench(ctx, out, src, &buf)
+	src := taubench.Source{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}
+	rep, err := taubench.Export(ctx, out, src, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tasks []suite.Task
+	var tasks []taubench.Task
 	if err := json.Unmarshal(buf.Bytes(), &tasks); err != nil {
 		t.Fatalf("re-read: %v\n%s", err, buf.String())
 	}
@@ -249,7 +252,7 @@ func TestTauBenchRoundTrip(t *testing.T) {
 	}
 
 	// What the tasks carry, in detail.
-	byID := map[string]suite.Task{}
+	byID := map[string]taubench.Task{}
 	for _, tk := range tasks {
 		byID[tk.ID] = tk
 	}
@@ -295,9 +298,9 @@ func keysOf(d map[string]map[string]json.RawMessage) []string {
 
 // checkTauTask replays one exported task in the world, from the task alone
 // except for the setup (the world the data must describe).
-func checkTauTask(t *testing.T, ctx context.Context, e *engine.Engine, m *suite.TauBenchMap, sc scenario.Scenario, tk suite.Task) {
+func checkTauTask(t *testing.T, ctx context.Context, e *engine.Engine, m *taubench.Map, sc scenario.Scenario, tk taubench.Task) {
 	t.Helper()
-	tool := map[string]suite.TauBenchCollection{}
+	tool := map[string]taubench.Collection{}
 	for _, col := range m.Collections {
 		tool[col.Name] = col
 	}
@@ -387,13 +390,13 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// TestTauBenchReplayInBenchmark replays the export through the benchmark's own
+// TestReplayInBenchmark replays the export through the benchmark's own
 // tools and data (TAU_BENCH_DIR: a checkout of sierra-research/tau-bench):
 // every action is answered without error and changes the data, or the task
 // has outputs; and through docs/EXPORT.md's SuiteEnv, the benchmark's reward
 // is 1 for the reference calls and 0 for doing nothing. Skipped without a
 // checkout or python3 (with pydantic, which the benchmark needs).
-func TestTauBenchReplayInBenchmark(t *testing.T) {
+func TestReplayInBenchmark(t *testing.T) {
 	root := os.Getenv("TAU_BENCH_DIR")
 	if root == "" {
 		t.Skip("TAU_BENCH_DIR not set")
@@ -416,7 +419,7 @@ func TestTauBenchReplayInBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := suite.ExportTauBench(ctx, out, suite.TauBenchSource{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, f)
+	rep, err := taubench.Export(ctx, out, taubench.Source{Contract: c, World: e.World, Rehearser: e.Prover, Map: m}, f)
 	f.Close()
 	if err != nil || rep.Exported == 0 {
 		t.Fatalf("export: %v, %d exported", err, rep.Exported)
@@ -435,9 +438,9 @@ func TestTauBenchReplayInBenchmark(t *testing.T) {
 	}
 }
 
-// TestLoadTauBenchMap: a data map names tables, keys and tools the contract
+// TestLoadMap: a data map names tables, keys and tools the contract
 // has, and says which field is wrong when it does not.
-func TestLoadTauBenchMap(t *testing.T) {
+func TestLoadMap(t *testing.T) {
 	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
 		t.Fatal(err)
@@ -454,24 +457,24 @@ func TestLoadTauBenchMap(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "map.json")
 		os.WriteFile(path, []byte(tc.body), 0o644)
-		if _, err := suite.LoadTauBenchMap(path, c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := taubench.LoadMap(path, c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.body, err, tc.want)
 		}
 	}
-	m, err := suite.LoadTauBenchMap(filepath.Join(airlineDir, suite.TauBenchMapFile), c)
+	m, err := taubench.LoadMap(filepath.Join(airlineDir, taubench.MapFile), c)
 	if err != nil || len(m.Collections) != 3 || m.Collections[0].Arg != "user_id" {
 		t.Fatalf("the airline map: %v %+v", err, m)
 	}
 }
 
-// TestTauBenchCodesDocumented keeps docs/EXPORT.md's table of the scenarios
+// TestCodesDocumented keeps docs/EXPORT.md's table of the scenarios
 // the tau-bench export leaves out exactly the codes it gives, in order.
-func TestTauBenchCodesDocumented(t *testing.T) {
+func TestCodesDocumented(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "EXPORT.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var documented []suite.TauBenchCode
+	var documented []taubench.Code
 	inTable := false
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
@@ -479,25 +482,25 @@ func TestTauBenchCodesDocumented(t *testing.T) {
 			inTable = true
 		case inTable && strings.HasPrefix(line, "| `"):
 			code, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
-			documented = append(documented, suite.TauBenchCode(code))
+			documented = append(documented, taubench.Code(code))
 		case inTable && !strings.HasPrefix(line, "|"):
 			inTable = false
 		}
 	}
-	if !reflect.DeepEqual(documented, suite.TauBenchCodes) {
-		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, suite.TauBenchCodes)
+	if !reflect.DeepEqual(documented, taubench.Codes) {
+		t.Fatalf("docs/EXPORT.md lists %v, the export gives %v", documented, taubench.Codes)
 	}
 }
 
-// FuzzLoadTauBenchMap: any file either loads as a map whose every collection
+// FuzzLoadMap: any file either loads as a map whose every collection
 // names a table, key column and tool argument of the contract, or is an
 // error; never a panic.
-func FuzzLoadTauBenchMap(f *testing.F) {
+func FuzzLoadMap(f *testing.F) {
 	c, err := contract.LoadValid(airlineDir)
 	if err != nil {
 		f.Fatal(err)
 	}
-	seed, _ := os.ReadFile(filepath.Join(airlineDir, suite.TauBenchMapFile))
+	seed, _ := os.ReadFile(filepath.Join(airlineDir, taubench.MapFile))
 	f.Add(seed)
 	f.Add([]byte(`{"collections": [{"name": "u", "table": "users", "key": "user_id", "tool": "get_user_details", "arg": "user_id"}]}`))
 	f.Add([]byte(`{"collections": null}`))
@@ -507,7 +510,7 @@ func FuzzLoadTauBenchMap(f *testing.F) {
 		if err := os.WriteFile(path, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := suite.LoadTauBenchMap(path, c)
+		m, err := taubench.LoadMap(path, c)
 		if err != nil {
 			return
 		}

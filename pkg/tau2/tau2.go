@@ -1,4 +1,4 @@
-package suite
+package tau2
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,11 +14,12 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// FormatTau2Bench is the τ²-bench task export.
-const FormatTau2Bench = "tau2-bench"
+// Format is the export's name, on the command line and in the document.
+const Format = "tau2-bench"
 
 // Reward components of a τ²-bench task's reward_basis.
 const (
@@ -35,122 +34,122 @@ type Replayer interface {
 	Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, diff bool) ([]world.CallResult, *world.StateDiff, error)
 }
 
-// Tau2Source is what the export needs besides the written suite: the contract
+// Source is what the export needs besides the written suite: the contract
 // the suite was written for, its world, and a replayer over that world.
-type Tau2Source struct {
+type Source struct {
 	Contract *contract.Contract
 	World    *world.World
 	Replayer Replayer
 }
 
-// Tau2Code says why a scenario was not exported.
-type Tau2Code string
+// Code says why a scenario was not exported.
+type Code string
 
 // Why a scenario cannot become a τ²-bench task.
 const (
-	// Tau2SetupFailed: the setup no longer runs on the world.
-	Tau2SetupFailed Tau2Code = "setup-failed"
-	// Tau2SetupRemoves: the setup deletes rows; an initial state is merged
+	// SetupFailed: the setup no longer runs on the world.
+	SetupFailed Code = "setup-failed"
+	// SetupRemoves: the setup deletes rows; an initial state is merged
 	// into the data and can only add or update records.
-	Tau2SetupRemoves Tau2Code = "setup-removes-rows"
-	// Tau2Keyless: the setup changes a table without a primary key, whose
+	SetupRemoves Code = "setup-removes-rows"
+	// Keyless: the setup changes a table without a primary key, whose
 	// rows have no key to be merged under.
-	Tau2Keyless Tau2Code = "keyless-table"
-	// Tau2SolutionFailed: a solution call is not answered ok on replay.
-	Tau2SolutionFailed Tau2Code = "solution-failed"
-	// Tau2NotDeterministic: replaying the solution twice leaves two states.
-	Tau2NotDeterministic Tau2Code = "not-deterministic"
-	// Tau2NoChange: the solution calls a tool declared to change state
+	Keyless Code = "keyless-table"
+	// SolutionFailed: a solution call is not answered ok on replay.
+	SolutionFailed Code = "solution-failed"
+	// NotDeterministic: replaying the solution twice leaves two states.
+	NotDeterministic Code = "not-deterministic"
+	// NoChange: the solution calls a tool declared to change state
 	// but leaves the world as it was (it sets what is already set), so the
 	// task would have nothing in the data to judge that call by.
-	Tau2NoChange Tau2Code = "no-state-change"
-	// Tau2NothingPasses: an agent that does nothing passes every criterion
+	NoChange Code = "no-state-change"
+	// NothingPasses: an agent that does nothing passes every criterion
 	// τ²-bench can check, although the scenario expects it to act.
-	Tau2NothingPasses Tau2Code = "nothing-passes"
-	// Tau2TemptingPasses: the scenario's wrong move passes every criterion
+	NothingPasses Code = "nothing-passes"
+	// TemptingPasses: the scenario's wrong move passes every criterion
 	// τ²-bench can check (typically a call that must not be made but
 	// changes nothing: τ²-bench has no criterion for a call not made).
-	Tau2TemptingPasses Tau2Code = "tempting-passes"
-	// Tau2SeveralRequests: the scenario carries several requests (then);
+	TemptingPasses Code = "tempting-passes"
+	// SeveralRequests: the scenario carries several requests (then);
 	// a task is built from one request's solution and checks.
-	Tau2SeveralRequests Tau2Code = "several-requests"
+	SeveralRequests Code = "several-requests"
 )
 
-// Tau2Codes is every refusal code, in the order docs/EXPORT.md lists them.
-var Tau2Codes = []Tau2Code{Tau2SetupFailed, Tau2SetupRemoves, Tau2Keyless, Tau2SolutionFailed,
-	Tau2NotDeterministic, Tau2NoChange, Tau2NothingPasses, Tau2TemptingPasses, Tau2SeveralRequests}
+// Codes is every refusal code, in the order docs/EXPORT.md lists them.
+var Codes = []Code{SetupFailed, SetupRemoves, Keyless, SolutionFailed,
+	NotDeterministic, NoChange, NothingPasses, TemptingPasses, SeveralRequests}
 
-// Tau2Refusal is a scenario left out of the export, and why.
-type Tau2Refusal struct {
-	Scenario string   `json:"scenario"`
-	UseCase  string   `json:"use_case"`
-	Expects  string   `json:"expects"`
-	Code     Tau2Code `json:"code"`
-	Reason   string   `json:"reason"`
+// Refusal is a scenario left out of the export, and why.
+type Refusal struct {
+	Scenario string `json:"scenario"`
+	UseCase  string `json:"use_case"`
+	Expects  string `json:"expects"`
+	Code     Code   `json:"code"`
+	Reason   string `json:"reason"`
 }
 
-// Tau2Summary is what an export wrote and what it refused.
-type Tau2Summary struct {
+// Summary is what an export wrote and what it refused.
+type Summary struct {
 	Tasks   int
-	Refused []Tau2Refusal
+	Refused []Refusal
 }
 
 // ByCode counts the refusals per code.
-func (s Tau2Summary) ByCode() map[Tau2Code]int {
-	n := map[Tau2Code]int{}
+func (s Summary) ByCode() map[Code]int {
+	n := map[Code]int{}
 	for _, r := range s.Refused {
 		n[r.Code]++
 	}
 	return n
 }
 
-// Tau2Export is the document the export writes. τ²-bench's task loader reads
+// Document is what the export writes. τ²-bench's task loader reads
 // a JSON object through its "tasks" key; "db" is the world's data in the
 // layout every task's initial state is merged into (table → key → row).
-type Tau2Export struct {
-	Format         string        `json:"format"`
-	Domain         string        `json:"domain"`
-	ContractSHA256 string        `json:"contract_sha256"`
-	WorldSHA256    string        `json:"world_sha256"`
-	Policy         string        `json:"policy"`
-	Tools          []Tau2Tool    `json:"tools"`
-	DB             Tau2Data      `json:"db"`
-	Tasks          []Tau2Task    `json:"tasks"`
-	Refused        []Tau2Refusal `json:"refused"`
+type Document struct {
+	Format         string    `json:"format"`
+	Domain         string    `json:"domain"`
+	ContractSHA256 string    `json:"contract_sha256"`
+	WorldSHA256    string    `json:"world_sha256"`
+	Policy         string    `json:"policy"`
+	Tools          []Tool    `json:"tools"`
+	DB             Data      `json:"db"`
+	Tasks          []Task    `json:"tasks"`
+	Refused        []Refusal `json:"refused"`
 }
 
-// Tau2Tool is one of the agent's tools as a function-calling schema: what a
+// Tool is one of the agent's tools as a function-calling schema: what a
 // τ²-bench toolkit for the domain implements.
-type Tau2Tool struct {
+type Tool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	Parameters  map[string]any `json:"parameters"`
 }
 
-// Tau2Task is one τ²-bench task (tau2.data_model.tasks.Task).
-type Tau2Task struct {
-	ID                 string           `json:"id"`
-	Description        Tau2Description  `json:"description"`
-	UserScenario       Tau2UserScenario `json:"user_scenario"`
-	InitialState       Tau2InitialState `json:"initial_state"`
-	EvaluationCriteria Tau2Criteria     `json:"evaluation_criteria"`
+// Task is one τ²-bench task (tau2.data_model.tasks.Task).
+type Task struct {
+	ID                 string       `json:"id"`
+	Description        Description  `json:"description"`
+	UserScenario       UserScenario `json:"user_scenario"`
+	InitialState       InitialState `json:"initial_state"`
+	EvaluationCriteria Criteria     `json:"evaluation_criteria"`
 }
 
-// Tau2Description is what the task tests, for the evaluator and the reader.
-type Tau2Description struct {
+// Description is what the task tests, for the evaluator and the reader.
+type Description struct {
 	Purpose          *string `json:"purpose"`
 	RelevantPolicies *string `json:"relevant_policies"`
 	Notes            *string `json:"notes"`
 }
 
-// Tau2UserScenario is what the user simulator is told.
-type Tau2UserScenario struct {
-	Persona      *string          `json:"persona"`
-	Instructions Tau2Instructions `json:"instructions"`
+// UserScenario is what the user simulator is told.
+type UserScenario struct {
+	Persona      *string      `json:"persona"`
+	Instructions Instructions `json:"instructions"`
 }
 
-// Tau2Instructions is τ²-bench's StructuredUserInstructions.
-type Tau2Instructions struct {
+// Instructions is τ²-bench's StructuredUserInstructions.
+type Instructions struct {
 	Domain           string  `json:"domain"`
 	ReasonForCall    string  `json:"reason_for_call"`
 	KnownInfo        *string `json:"known_info"`
@@ -158,31 +157,31 @@ type Tau2Instructions struct {
 	TaskInstructions string  `json:"task_instructions"`
 }
 
-// Tau2InitialState carries the scenario's setup as data merged into the
+// InitialState carries the scenario's setup as data merged into the
 // domain's data before the conversation.
-type Tau2InitialState struct {
-	InitializationData    *Tau2InitData `json:"initialization_data"`
-	InitializationActions []any         `json:"initialization_actions"`
-	MessageHistory        []any         `json:"message_history"`
+type InitialState struct {
+	InitializationData    *InitData `json:"initialization_data"`
+	InitializationActions []any     `json:"initialization_actions"`
+	MessageHistory        []any     `json:"message_history"`
 }
 
-// Tau2InitData is τ²-bench's InitializationData.
-type Tau2InitData struct {
-	AgentData Tau2Data `json:"agent_data"`
-	UserData  any      `json:"user_data"`
+// InitData is τ²-bench's InitializationData.
+type InitData struct {
+	AgentData Data `json:"agent_data"`
+	UserData  any  `json:"user_data"`
 }
 
-// Tau2Criteria is τ²-bench's EvaluationCriteria.
-type Tau2Criteria struct {
-	Actions         []Tau2Action `json:"actions"`
-	EnvAssertions   []any        `json:"env_assertions"`
-	CommunicateInfo []string     `json:"communicate_info"`
-	NLAssertions    []string     `json:"nl_assertions"`
-	RewardBasis     []string     `json:"reward_basis"`
+// Criteria is τ²-bench's EvaluationCriteria.
+type Criteria struct {
+	Actions         []Action `json:"actions"`
+	EnvAssertions   []any    `json:"env_assertions"`
+	CommunicateInfo []string `json:"communicate_info"`
+	NLAssertions    []string `json:"nl_assertions"`
+	RewardBasis     []string `json:"reward_basis"`
 }
 
-// Tau2Action is one call of the reference trajectory.
-type Tau2Action struct {
+// Action is one call of the reference trajectory.
+type Action struct {
 	ActionID    string         `json:"action_id"`
 	Requestor   string         `json:"requestor"`
 	Name        string         `json:"name"`
@@ -191,27 +190,27 @@ type Tau2Action struct {
 	CompareArgs []string       `json:"compare_args"`
 }
 
-// Tau2Data is data in the export's layout: tables in world order, each a
+// Data is data in the export's layout: tables in world order, each a
 // mapping from a row's key to the row, columns in schema order. A key is the
 // primary key's value as text; for a key of several columns, the JSON array
 // of their values. It decodes as plain maps.
-type Tau2Data []Tau2Table
+type Data []Table
 
-// Tau2Table is one table's rows by key.
-type Tau2Table struct {
+// Table is one table's rows by key.
+type Table struct {
 	Name    string
 	Columns []string // schema order, for writing
-	Rows    []Tau2Row
+	Rows    []Row
 }
 
-// Tau2Row is one row under its key.
-type Tau2Row struct {
+// Row is one row under its key.
+type Row struct {
 	Key    string
 	Values map[string]any
 }
 
 // MarshalJSON writes {"table": {"key": {"column": value, ...}}} in order.
-func (d Tau2Data) MarshalJSON() ([]byte, error) {
+func (d Data) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, t := range d {
@@ -284,8 +283,8 @@ func writeRow(buf *bytes.Buffer, columns []string, row map[string]any) error {
 	return nil
 }
 
-// Tau2Key is the key a row is merged under.
-func Tau2Key(key []string, row map[string]any) string {
+// Key is the key a row is merged under.
+func Key(key []string, row map[string]any) string {
 	if len(key) == 1 {
 		if s, ok := row[key[0]].(string); ok {
 			return s
@@ -301,7 +300,7 @@ func Tau2Key(key []string, row map[string]any) string {
 	return string(b)
 }
 
-// ExportTau2Bench writes the suite saved under out as τ²-bench tasks: each
+// Export writes the suite saved under out as τ²-bench tasks: each
 // scenario's setup becomes the task's initial state (the rows it adds or
 // changes, merged into db), its solution the reference actions, its outputs
 // what the agent must communicate. A task's reward basis is chosen by
@@ -309,36 +308,36 @@ func Tau2Key(key []string, row map[string]any) string {
 // nothing (when the scenario expects it to act or hand over) and the
 // scenario's wrong move must fail. A scenario no basis can judge that way is
 // refused, with its code and reason, in the document and in the summary.
-func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Writer) (Tau2Summary, error) {
-	var sum Tau2Summary
+func Export(ctx context.Context, out string, src Source, w io.Writer) (Summary, error) {
+	var sum Summary
 	c := src.Contract
 	if c == nil || src.World == nil || src.Replayer == nil {
-		return sum, errors.New("suite: tau2-bench: a contract, its world and a replayer are required")
+		return sum, errors.New("tau2: a contract, its world and a replayer are required")
 	}
-	scs, err := readSuite(out)
+	scs, err := suite.Scenarios(out)
 	if err != nil {
-		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
+		return sum, fmt.Errorf("tau2: %w", err)
 	}
 	for _, sc := range scs {
 		if sc.Provenance.ContractSHA256 != c.SHA256 {
-			return sum, fmt.Errorf("suite: tau2-bench: scenario %s was written for contract %.12s, not %s (%.12s)",
+			return sum, fmt.Errorf("tau2: scenario %s was written for contract %.12s, not %s (%.12s)",
 				sc.Name, sc.Provenance.ContractSHA256, c.Agent, c.SHA256)
 		}
 	}
-	x := &tau2Exporter{c: c, w: src.World, r: src.Replayer, tables: map[string]*contract.Table{}}
+	x := &exporter{c: c, w: src.World, r: src.Replayer, tables: map[string]*contract.Table{}}
 	for i := range c.Tables {
 		x.tables[c.Tables[i].Name] = &c.Tables[i]
 	}
 	db, err := x.seed(ctx)
 	if err != nil {
-		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
+		return sum, fmt.Errorf("tau2: %w", err)
 	}
-	doc := Tau2Export{Format: FormatTau2Bench, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
-		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Tau2Task{}, Refused: []Tau2Refusal{}}
+	doc := Document{Format: Format, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
+		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Task{}, Refused: []Refusal{}}
 	for _, sc := range scs {
 		task, ref, err := x.task(ctx, sc)
 		if err != nil {
-			return sum, fmt.Errorf("suite: tau2-bench: %s: %w", sc.Name, err)
+			return sum, fmt.Errorf("tau2: %s: %w", sc.Name, err)
 		}
 		if ref != nil {
 			doc.Refused = append(doc.Refused, *ref)
@@ -349,10 +348,10 @@ func ExportTau2Bench(ctx context.Context, out string, src Tau2Source, w io.Write
 	sum.Tasks, sum.Refused = len(doc.Tasks), doc.Refused
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
+		return sum, fmt.Errorf("tau2: %w", err)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
-		return sum, fmt.Errorf("suite: tau2-bench: %w", err)
+		return sum, fmt.Errorf("tau2: %w", err)
 	}
 	return sum, nil
 }
@@ -376,14 +375,14 @@ func policy(c *contract.Contract) string {
 
 // tools is the contract's tools with their parameter schemas, less the
 // contract's own keywords (x-ref).
-func tools(c *contract.Contract) []Tau2Tool {
-	out := make([]Tau2Tool, 0, len(c.Tools))
+func tools(c *contract.Contract) []Tool {
+	out := make([]Tool, 0, len(c.Tools))
 	for _, t := range c.Tools {
 		params, _ := stripX(t.Params).(map[string]any)
 		if params == nil {
 			params = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		out = append(out, Tau2Tool{Name: t.Name, Description: t.Description, Parameters: params})
+		out = append(out, Tool{Name: t.Name, Description: t.Description, Parameters: params})
 	}
 	return out
 }
@@ -408,43 +407,14 @@ func stripX(v any) any {
 	return v
 }
 
-// readSuite reads the scenarios of a written suite in index order.
-func readSuite(out string) ([]*scenario.Scenario, error) {
-	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
-	if err != nil {
-		return nil, err
-	}
-	var idx Index
-	if err := json.Unmarshal(raw, &idx); err != nil {
-		return nil, fmt.Errorf("index.json: %w", err)
-	}
-	var scs []*scenario.Scenario
-	for _, e := range idx.Scenarios {
-		if !safeName.MatchString(e.Name) {
-			return nil, fmt.Errorf("index.json names %q, which is not a scenario folder name", e.Name)
-		}
-		path := filepath.Join(out, "scenarios", e.Name, "scenario.json")
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := decode(body)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		scs = append(scs, sc)
-	}
-	return scs, nil
-}
-
-type tau2Exporter struct {
+type exporter struct {
 	c      *contract.Contract
 	w      *world.World
 	r      Replayer
 	tables map[string]*contract.Table
 }
 
-func (x *tau2Exporter) columns(table string) []string {
+func (x *exporter) columns(table string) []string {
 	t := x.tables[table]
 	if t == nil {
 		return nil
@@ -457,7 +427,7 @@ func (x *tau2Exporter) columns(table string) []string {
 }
 
 // seed is the frozen world's data in the export's layout.
-func (x *tau2Exporter) seed(ctx context.Context) (Tau2Data, error) {
+func (x *exporter) seed(ctx context.Context) (Data, error) {
 	var st world.State
 	err := x.w.Copy(ctx, func(cp *world.Copy) error {
 		var err error
@@ -467,9 +437,9 @@ func (x *tau2Exporter) seed(ctx context.Context) (Tau2Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := Tau2Data{}
+	d := Data{}
 	for _, t := range st.Tables {
-		tt := Tau2Table{Name: t.Name, Columns: x.columns(t.Name), Rows: []Tau2Row{}}
+		tt := Table{Name: t.Name, Columns: x.columns(t.Name), Rows: []Row{}}
 		key := t.Key
 		for _, r := range t.Rows {
 			k := ""
@@ -477,9 +447,9 @@ func (x *tau2Exporter) seed(ctx context.Context) (Tau2Data, error) {
 				b, _ := json.Marshal(r) // no key: the row is its own key
 				k = string(b)
 			} else {
-				k = Tau2Key(key, r)
+				k = Key(key, r)
 			}
-			tt.Rows = append(tt.Rows, Tau2Row{Key: k, Values: r})
+			tt.Rows = append(tt.Rows, Row{Key: k, Values: r})
 		}
 		d = append(d, tt)
 	}
@@ -488,7 +458,7 @@ func (x *tau2Exporter) seed(ctx context.Context) (Tau2Data, error) {
 
 // setupData is what the setup adds or changes, as data to merge; a refusal
 // when the setup cannot be said that way.
-func (x *tau2Exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Tau2Data, *Tau2Refusal, error) {
+func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Data, *Refusal, error) {
 	if len(sc.Setup) == 0 {
 		return nil, nil, nil
 	}
@@ -516,27 +486,27 @@ func (x *tau2Exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Ta
 		return nil, nil, err
 	}
 	if setupErr != nil {
-		return nil, x.refuse(sc, Tau2SetupFailed, "the setup does not run on the world: %v", setupErr), nil
+		return nil, x.refuse(sc, SetupFailed, "the setup does not run on the world: %v", setupErr), nil
 	}
 	keys := map[string][]string{}
 	for _, t := range x.c.Tables {
 		keys[t.Name] = t.PrimaryKey
 	}
-	var d Tau2Data
+	var d Data
 	for _, td := range diff.Tables {
 		if len(td.Removed) > 0 {
-			return nil, x.refuse(sc, Tau2SetupRemoves, "the setup removes %d row(s) of %s; an initial state can only add or update records", len(td.Removed), td.Table), nil
+			return nil, x.refuse(sc, SetupRemoves, "the setup removes %d row(s) of %s; an initial state can only add or update records", len(td.Removed), td.Table), nil
 		}
 		key := keys[td.Table]
 		if len(key) == 0 {
-			return nil, x.refuse(sc, Tau2Keyless, "the setup changes table %s, which has no primary key to merge its rows under", td.Table), nil
+			return nil, x.refuse(sc, Keyless, "the setup changes table %s, which has no primary key to merge its rows under", td.Table), nil
 		}
-		tt := Tau2Table{Name: td.Table, Columns: x.columns(td.Table)}
+		tt := Table{Name: td.Table, Columns: x.columns(td.Table)}
 		for _, r := range td.Added {
-			tt.Rows = append(tt.Rows, Tau2Row{Key: Tau2Key(key, r), Values: r})
+			tt.Rows = append(tt.Rows, Row{Key: Key(key, r), Values: r})
 		}
 		for _, ch := range td.Changed {
-			tt.Rows = append(tt.Rows, Tau2Row{Key: Tau2Key(key, ch.After), Values: ch.After})
+			tt.Rows = append(tt.Rows, Row{Key: Key(key, ch.After), Values: ch.After})
 		}
 		sort.SliceStable(tt.Rows, func(i, j int) bool { return tt.Rows[i].Key < tt.Rows[j].Key })
 		d = append(d, tt)
@@ -550,8 +520,8 @@ func (x *tau2Exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Ta
 	return d, nil, nil
 }
 
-func (x *tau2Exporter) refuse(sc *scenario.Scenario, code Tau2Code, format string, a ...any) *Tau2Refusal {
-	return &Tau2Refusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: code, Reason: fmt.Sprintf(format, a...)}
+func (x *exporter) refuse(sc *scenario.Scenario, code Code, format string, a ...any) *Refusal {
+	return &Refusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: code, Reason: fmt.Sprintf(format, a...)}
 }
 
 // trajectory is one way an agent could have played the task, as τ²-bench's
@@ -571,7 +541,7 @@ func canonical(d *world.StateDiff) (string, error) {
 	return string(b), err
 }
 
-func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scenario.Call) ([]world.CallResult, string, error) {
+func (x *exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scenario.Call) ([]world.CallResult, string, error) {
 	rs, d, err := x.r.Rehearse(ctx, sc.Setup, calls, true)
 	if err != nil {
 		return nil, "", err
@@ -581,10 +551,10 @@ func (x *tau2Exporter) play(ctx context.Context, sc *scenario.Scenario, calls []
 }
 
 // task builds the scenario's task, or says why it cannot.
-func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Task, *Tau2Refusal, error) {
-	one, ends, several := asOneRequest(sc)
+func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (*Task, *Refusal, error) {
+	one, ends, several := suite.AsOneRequest(sc)
 	if several != "" {
-		return nil, x.refuse(sc, Tau2SeveralRequests, "%s", several), nil
+		return nil, x.refuse(sc, SeveralRequests, "%s", several), nil
 	}
 	sc = one
 	data, ref, err := x.setupData(ctx, sc)
@@ -595,29 +565,29 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 	if err != nil {
 		var se *scenario.SetupError
 		if errors.As(err, &se) {
-			return nil, x.refuse(sc, Tau2SetupFailed, "the setup does not run on the world: %v", err), nil
+			return nil, x.refuse(sc, SetupFailed, "the setup does not run on the world: %v", err), nil
 		}
 		return nil, nil, err
 	}
 	for i, r := range refCalls {
 		if !r.OK {
-			return nil, x.refuse(sc, Tau2SolutionFailed, "solution step %d (%s) is not answered ok on replay: %s", i+1, r.Tool, r.Error), nil
+			return nil, x.refuse(sc, SolutionFailed, "solution step %d (%s) is not answered ok on replay: %s", i+1, r.Tool, r.Error), nil
 		}
 	}
 	if _, again, err := x.play(ctx, sc, sc.Solution); err != nil {
 		return nil, nil, err
 	} else if again != refState {
-		return nil, x.refuse(sc, Tau2NotDeterministic, "replaying the solution twice leaves two different states, so no reference state can be given"), nil
+		return nil, x.refuse(sc, NotDeterministic, "replaying the solution twice leaves two different states, so no reference state can be given"), nil
 	}
 	if refState == "" {
 		for _, r := range refCalls {
 			if t := x.c.Tool(r.Tool); t != nil && t.ChangesState != nil && *t.ChangesState {
-				return nil, x.refuse(sc, Tau2NoChange, "the solution calls %s, which changes state, but the world is left as it was (it sets what is already set)", r.Tool), nil
+				return nil, x.refuse(sc, NoChange, "the solution calls %s, which changes state, but the world is left as it was (it sets what is already set)", r.Tool), nil
 			}
 		}
 	}
 	actions := x.actions(sc, refCalls, ends)
-	info := communicate(sc.Outputs)
+	info := suite.Communicate(sc.Outputs)
 
 	ref0 := trajectory{calls: refCalls, state: refState, saysAll: true}
 	wrong := map[string]trajectory{}
@@ -640,7 +610,7 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 			}
 			kept = append(kept, c)
 		}
-		both := append(kept, shiftRefs(sc.Tempting, len(kept))...)
+		both := append(kept, suite.ShiftRefs(sc.Tempting, len(kept))...)
 		tc, ts, err := x.play(ctx, sc, both)
 		if err != nil {
 			return nil, nil, err
@@ -649,7 +619,7 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 		if len(tc) >= len(kept) {
 			for _, r := range tc[len(kept):] {
 				if !r.OK {
-					worldRefuses = append(worldRefuses, fmt.Sprintf("%s: %s", r.Tool, clipText(r.Error, 120)))
+					worldRefuses = append(worldRefuses, fmt.Sprintf("%s: %s", r.Tool, suite.Clip(r.Error, 120)))
 				}
 			}
 			if len(worldRefuses) < len(sc.Tempting) {
@@ -685,12 +655,12 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 	}
 	if basis == nil {
 		if passing == "doing nothing" {
-			return nil, x.refuse(sc, Tau2NothingPasses, "an agent that does nothing passes every criterion a τ²-bench task can check (the solution changes no state, says nothing and names no call to require)"), nil
+			return nil, x.refuse(sc, NothingPasses, "an agent that does nothing passes every criterion a τ²-bench task can check (the solution changes no state, says nothing and names no call to require)"), nil
 		}
 		if len(worldRefuses) > 0 {
-			return nil, x.refuse(sc, Tau2TemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the state, calls and words of the solution; τ²-bench cannot require a call not to be made", strings.Join(worldRefuses, "; ")), nil
+			return nil, x.refuse(sc, TemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the state, calls and words of the solution; τ²-bench cannot require a call not to be made", strings.Join(worldRefuses, "; ")), nil
 		}
-		return nil, x.refuse(sc, Tau2TemptingPasses, "the wrong move (%s), made after the solution, leaves the same state, calls and words as the solution alone; τ²-bench cannot require a call not to be made, or calls to come in an order", callNames(sc.Tempting)), nil
+		return nil, x.refuse(sc, TemptingPasses, "the wrong move (%s), made after the solution, leaves the same state, calls and words as the solution alone; τ²-bench cannot require a call not to be made, or calls to come in an order", suite.CallNames(sc.Tempting)), nil
 	}
 	t := x.render(sc, data, actions, info, basis)
 	return &t, nil, nil
@@ -701,8 +671,8 @@ func (x *tau2Exporter) task(ctx context.Context, sc *scenario.Scenario) (*Tau2Ta
 // last), and any call a "called" sub-goal requires. Look-ups that only lead to them are left out,
 // as in τ²-bench's own tasks: they change nothing, and an agent may identify
 // the caller another way.
-func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult, ends []int) []Tau2Action {
-	out := []Tau2Action{}
+func (x *exporter) actions(sc *scenario.Scenario, calls []world.CallResult, ends []int) []Action {
+	out := []Action{}
 	n := map[string]int{}
 	for i, r := range calls {
 		if !r.Wrote && !slices.Contains(ends, i) && !requiredByCalled(sc, r) {
@@ -714,7 +684,7 @@ func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult, 
 		if args == nil {
 			args = map[string]any{}
 		}
-		out = append(out, Tau2Action{ActionID: id, Requestor: "assistant", Name: r.Tool, Arguments: args,
+		out = append(out, Action{ActionID: id, Requestor: "assistant", Name: r.Tool, Arguments: args,
 			CompareArgs: x.compareArgs(r.Tool, args)})
 	}
 	return out
@@ -723,7 +693,7 @@ func (x *tau2Exporter) actions(sc *scenario.Scenario, calls []world.CallResult, 
 // compareArgs are the arguments a matching call must repeat: all but those
 // kept only for the record (a summary, a reason), which an agent words its
 // own way.
-func (x *tau2Exporter) compareArgs(tool string, args map[string]any) []string {
+func (x *exporter) compareArgs(tool string, args map[string]any) []string {
 	t := x.c.Tool(tool)
 	out := []string{}
 	names := make([]string, 0, len(args))
@@ -776,24 +746,11 @@ func sameJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
-// communicate is the outputs as τ²-bench matches them: it looks for each
-// string, lower-cased, in the agent's messages lower-cased with commas
-// removed, so a comma in an output could never match.
-func communicate(outputs []string) []string {
-	var out []string
-	for _, o := range outputs {
-		if s := strings.ReplaceAll(o, ",", ""); strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // passes is τ²-bench's verdict on a trajectory under a reward basis: the
 // state matches the reference's (DB), every output was said (COMMUNICATE),
 // every action was matched by a call with the same compared arguments
 // (ACTION), whether or not the world answered that call ok.
-func passes(basis []string, t trajectory, refState string, actions []Tau2Action, info []string) bool {
+func passes(basis []string, t trajectory, refState string, actions []Action, info []string) bool {
 	for _, b := range basis {
 		switch b {
 		case RewardDB:
@@ -815,7 +772,7 @@ func passes(basis []string, t trajectory, refState string, actions []Tau2Action,
 	return true
 }
 
-func matched(a Tau2Action, calls []world.CallResult) bool {
+func matched(a Action, calls []world.CallResult) bool {
 	for _, c := range calls {
 		if c.Tool != a.Name {
 			continue
@@ -834,26 +791,7 @@ func matched(a Tau2Action, calls []world.CallResult) bool {
 	return false
 }
 
-// shiftRefs renumbers the references of calls played after n other calls.
-func shiftRefs(calls []scenario.Call, n int) []scenario.Call {
-	out := make([]scenario.Call, len(calls))
-	for i, c := range calls {
-		out[i] = scenario.Call{Tool: c.Tool, Args: scenario.RenumberRefs(c.Args, func(k int) (int, bool) {
-			return k + n, true
-		})}
-	}
-	return out
-}
-
-func callNames(calls []scenario.Call) string {
-	names := make([]string, len(calls))
-	for i, c := range calls {
-		names[i] = c.Tool
-	}
-	return strings.Join(names, ", ")
-}
-
-func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Tau2Action, info []string, basis []string) Tau2Task {
+func (x *exporter) render(sc *scenario.Scenario, data Data, actions []Action, info []string, basis []string) Task {
 	str := func(s string) *string {
 		if s == "" {
 			return nil
@@ -892,20 +830,20 @@ func (x *tau2Exporter) render(sc *scenario.Scenario, data Tau2Data, actions []Ta
 			judged = append(judged, b)
 		}
 	}
-	var init *Tau2InitData
+	var init *InitData
 	if len(data) > 0 {
-		init = &Tau2InitData{AgentData: data}
+		init = &InitData{AgentData: data}
 	}
-	return Tau2Task{
+	return Task{
 		ID:          sc.Name,
-		Description: Tau2Description{Purpose: str(sc.Tests), Notes: &notes},
-		UserScenario: Tau2UserScenario{
+		Description: Description{Purpose: str(sc.Tests), Notes: &notes},
+		UserScenario: UserScenario{
 			Persona: str(strings.Join(persona, " ")),
-			Instructions: Tau2Instructions{Domain: x.c.Agent, ReasonForCall: sc.Instruction, KnownInfo: str(known),
+			Instructions: Instructions{Domain: x.c.Agent, ReasonForCall: sc.Instruction, KnownInfo: str(known),
 				TaskInstructions: instr},
 		},
-		InitialState:       Tau2InitialState{InitializationData: init},
-		EvaluationCriteria: Tau2Criteria{Actions: actions, CommunicateInfo: info, NLAssertions: judged, RewardBasis: basis},
+		InitialState:       InitialState{InitializationData: init},
+		EvaluationCriteria: Criteria{Actions: actions, CommunicateInfo: info, NLAssertions: judged, RewardBasis: basis},
 	}
 }
 
@@ -918,13 +856,4 @@ func outboundJudged(name string) string {
 		}
 	}
 	return ""
-}
-
-// Scenarios reads the scenarios of a suite written under out, in index order.
-func Scenarios(out string) ([]*scenario.Scenario, error) {
-	scs, err := readSuite(out)
-	if err != nil {
-		return nil, fmt.Errorf("suite: %w", err)
-	}
-	return scs, nil
 }

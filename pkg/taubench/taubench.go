@@ -1,4 +1,4 @@
-package suite
+package taubench
 
 import (
 	"bufio"
@@ -18,23 +18,63 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
-// TauBenchMapFile is where a contract directory keeps its tau-bench data map.
-const TauBenchMapFile = "tau-bench.json"
+// Format is the export's name on the command line.
+const Format = "tau-bench"
 
-// TauBenchMap says how the world's rows become the data dictionary a tau-bench
+// MapFile is where a contract directory keeps its tau-bench data map.
+const MapFile = "tau-bench.json"
+
+// Task is one tau-bench task. Data holds, by collection and key, the
+// documents to load over the benchmark's own data before the task runs
+// (null: remove the document); the benchmark's Task model ignores the
+// fields it does not have (id, annotator, data).
+type Task struct {
+	ID          string                                `json:"id"`
+	Annotator   string                                `json:"annotator"`
+	UserID      string                                `json:"user_id"`
+	Instruction string                                `json:"instruction"`
+	Actions     []Action                              `json:"actions"`
+	Outputs     []string                              `json:"outputs"`
+	Data        map[string]map[string]json.RawMessage `json:"data"`
+	// Judged lists what the task asks that no code proved: its judged
+	// sub-goals, for a grader to judge from the transcript.
+	Judged []JudgedGoal `json:"judged,omitempty"`
+	// Tempting, on a scenario that expects a refusal, a question or a
+	// hand-over, is the wrong agent's calls the export scored: the reference
+	// calls that do not end the conversation, then the tempting ones, with
+	// their references resolved. The benchmark's reward gives them 0.
+	Tempting []Action `json:"tempting,omitempty"`
+}
+
+// JudgedGoal is a judged sub-goal of a task, with what it means (from
+// catalogue.json, when the suite has one).
+type JudgedGoal struct {
+	Name   string         `json:"name"`
+	What   string         `json:"what,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Action is one step of a task's reference solution.
+type Action struct {
+	Name   string         `json:"name"`
+	Kwargs map[string]any `json:"kwargs"`
+}
+
+// Map says how the world's rows become the data dictionary a tau-bench
 // environment loads: each collection is a top-level key of that dictionary
 // ("users"), holding one document per row of a table, keyed by a column, and
 // written as the answer of a tool that reads one document. A collection
 // without a tool is named so that changes to it are refused, not lost.
-type TauBenchMap struct {
-	Collections []TauBenchCollection `json:"collections"`
+type Map struct {
+	Collections []Collection `json:"collections"`
 }
 
-// TauBenchCollection is one top-level collection of the benchmark's data.
-type TauBenchCollection struct {
+// Collection is one top-level collection of the benchmark's data.
+type Collection struct {
 	Name  string `json:"name"`
 	Table string `json:"table"`
 	Key   string `json:"key"`
@@ -42,16 +82,16 @@ type TauBenchCollection struct {
 	Arg   string `json:"arg,omitempty"` // the tool's argument naming the key; default: key
 }
 
-// LoadTauBenchMap reads a data map and checks it against the contract; an
+// LoadMap reads a data map and checks it against the contract; an
 // error names the field at fault.
-func LoadTauBenchMap(path string, c *contract.Contract) (*TauBenchMap, error) {
+func LoadMap(path string, c *contract.Contract) (*Map, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("tau-bench data map: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var m TauBenchMap
+	var m Map
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("tau-bench data map %s: %w", path, err)
 	}
@@ -64,7 +104,7 @@ func LoadTauBenchMap(path string, c *contract.Contract) (*TauBenchMap, error) {
 	return &m, nil
 }
 
-func (m *TauBenchMap) check(c *contract.Contract) error {
+func (m *Map) check(c *contract.Contract) error {
 	if len(m.Collections) == 0 {
 		return errors.New("collections: none given")
 	}
@@ -118,132 +158,147 @@ type Copier interface {
 	Copy(ctx context.Context, fn func(cp *world.Copy) error) error
 }
 
-// TauBenchSource is what the tau-bench export needs besides the written suite:
+// Source is what the tau-bench export needs besides the written suite:
 // the contract it was written for, its world, and the data map.
-type TauBenchSource struct {
+type Source struct {
 	Contract  *contract.Contract
 	World     Copier
 	Rehearser Rehearser
-	Map       *TauBenchMap
+	Map       *Map
 }
 
-// TauBenchCode says why a scenario was not exported.
-type TauBenchCode string
+// Code says why a scenario was not exported.
+type Code string
 
 // Why a scenario cannot become a tau-bench task.
 const (
-	// TauWorldMismatch: the scenario was written for another world than the
+	// WorldMismatch: the scenario was written for another world than the
 	// contract's (its setup and actions may mean something else here).
-	TauWorldMismatch TauBenchCode = "world-mismatch"
-	// TauSetupFailed: the setup no longer runs on the world.
-	TauSetupFailed TauBenchCode = "setup-failed"
-	// TauActionFailed: a solution call is not answered ok on replay, so the
+	WorldMismatch Code = "world-mismatch"
+	// SetupFailed: the setup no longer runs on the world.
+	SetupFailed Code = "setup-failed"
+	// ActionFailed: a solution call is not answered ok on replay, so the
 	// benchmark's reference run would differ from the proof.
-	TauActionFailed TauBenchCode = "action-failed"
-	// TauCannotCarry: the setup changes rows no collection of the data map
+	ActionFailed Code = "action-failed"
+	// CannotCarry: the setup changes rows no collection of the data map
 	// can render, so the task's starting data cannot be written.
-	TauCannotCarry TauBenchCode = "cannot-carry"
-	// TauVacuous: the actions change no document of the benchmark's data and
+	CannotCarry Code = "cannot-carry"
+	// Vacuous: the actions change no document of the benchmark's data and
 	// the task has no outputs: an agent that does nothing would pass it.
-	TauVacuous TauBenchCode = "vacuous"
-	// TauTemptingPasses: the scenario expects a refusal, a question or a
+	Vacuous Code = "vacuous"
+	// TemptingPasses: the scenario expects a refusal, a question or a
 	// hand-over, and its tempting move, made after the reference calls,
 	// leaves the benchmark's data as the reference calls leave it: the
 	// benchmark's reward cannot tell the agent that makes it.
-	TauTemptingPasses TauBenchCode = "tempting-passes"
-	// TauSeveralRequests: the scenario carries several requests (then); a
+	TemptingPasses Code = "tempting-passes"
+	// SeveralRequests: the scenario carries several requests (then); a
 	// task is built from one request's actions and outputs.
-	TauSeveralRequests TauBenchCode = "several-requests"
+	SeveralRequests Code = "several-requests"
 )
 
-// TauBenchCodes is every refusal code, in the order docs/EXPORT.md lists them.
-var TauBenchCodes = []TauBenchCode{TauTemptingPasses, TauVacuous, TauCannotCarry, TauActionFailed, TauSetupFailed, TauWorldMismatch, TauSeveralRequests}
+// Codes is every refusal code, in the order docs/EXPORT.md lists them.
+var Codes = []Code{TemptingPasses, Vacuous, CannotCarry, ActionFailed, SetupFailed, WorldMismatch, SeveralRequests}
 
-// TauBenchRefusal is a scenario left out of the export, and why.
-type TauBenchRefusal struct {
-	Scenario string       `json:"scenario"`
-	UseCase  string       `json:"use_case"`
-	Expects  string       `json:"expects"`
-	Code     TauBenchCode `json:"code"`
-	Reason   string       `json:"reason"`
+// Refusal is a scenario left out of the export, and why.
+type Refusal struct {
+	Scenario string `json:"scenario"`
+	UseCase  string `json:"use_case"`
+	Expects  string `json:"expects"`
+	Code     Code   `json:"code"`
+	Reason   string `json:"reason"`
 }
 
-// TauBenchReport is what an export wrote and what it refused.
-type TauBenchReport struct {
-	Exported int               `json:"exported"`
-	Refused  []TauBenchRefusal `json:"refused"`
+// Report is what an export wrote and what it refused.
+type Report struct {
+	Exported int       `json:"exported"`
+	Refused  []Refusal `json:"refused"`
 }
 
 // ByCode counts the refusals per code.
-func (r TauBenchReport) ByCode() map[TauBenchCode]int {
-	out := map[TauBenchCode]int{}
+func (r Report) ByCode() map[Code]int {
+	out := map[Code]int{}
 	for _, x := range r.Refused {
 		out[x.Code]++
 	}
 	return out
 }
 
-// ExportTauBench writes the suite saved under out (index.json order) to w as a
+// Export writes the suite saved under out (index.json order) to w as a
 // JSON array of tau-bench tasks. Each task carries, under "data", the
 // documents its setup created or changed, by collection and key (null: the
 // setup removed it); loaded over the benchmark's own data they are the world
 // the scenario was proved in. A scenario that cannot be expressed that way,
 // or whose task an agent doing nothing would pass, is left out and reported.
-func ExportTauBench(ctx context.Context, out string, src TauBenchSource, w io.Writer) (TauBenchReport, error) {
-	var rep TauBenchReport
+func Export(ctx context.Context, out string, src Source, w io.Writer) (Report, error) {
+	var rep Report
 	if src.Contract == nil || src.World == nil || src.Rehearser == nil || src.Map == nil {
-		return rep, errors.New("suite: tau-bench export: the contract, its world and a data map are required")
+		return rep, errors.New("taubench: the contract, its world and a data map are required")
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
+	scs, err := suite.Scenarios(out)
 	if err != nil {
-		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+		return rep, fmt.Errorf("taubench: %w", err)
 	}
-	var idx Index
-	if err := json.Unmarshal(raw, &idx); err != nil {
-		return rep, fmt.Errorf("suite: tau-bench export: index.json: %w", err)
-	}
-	x := &tauExporter{src: src, g: ground.New(src.Contract)}
+	x := &exporter{src: src, g: ground.New(src.Contract)}
 	whats := judgedWhats(out)
 	tasks := []Task{}
-	for _, e := range idx.Scenarios {
-		if !safeName.MatchString(e.Name) {
-			return rep, fmt.Errorf("suite: tau-bench export: index.json names %q, which is not a scenario folder name", e.Name)
-		}
-		path := filepath.Join(out, "scenarios", e.Name, "scenario.json")
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return rep, fmt.Errorf("suite: tau-bench export: %w", err)
-		}
-		sc, err := decode(body)
-		if err != nil {
-			return rep, fmt.Errorf("suite: tau-bench export: %s: %w", path, err)
-		}
+	for _, sc := range scs {
 		t, why, err := x.task(ctx, sc)
 		if err != nil {
-			return rep, fmt.Errorf("suite: tau-bench export: %s: %w", sc.Name, err)
+			return rep, fmt.Errorf("taubench: %s: %w", sc.Name, err)
 		}
 		if why != nil {
-			rep.Refused = append(rep.Refused, TauBenchRefusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: why.code, Reason: why.reason})
+			rep.Refused = append(rep.Refused, Refusal{Scenario: sc.Name, UseCase: sc.UseCase, Expects: sc.Expects, Code: why.code, Reason: why.reason})
 			continue
 		}
 		t.Judged = judgedOf(sc, whats)
 		tasks = append(tasks, t)
 	}
 	rep.Exported = len(tasks)
-	b, err := encode(tasks)
+	b, err := suite.Encode(tasks)
 	if err != nil {
-		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+		return rep, fmt.Errorf("taubench: %w", err)
 	}
 	bw := bufio.NewWriter(w)
 	bw.Write(b)
 	if err := bw.Flush(); err != nil {
-		return rep, fmt.Errorf("suite: tau-bench export: %w", err)
+		return rep, fmt.Errorf("taubench: %w", err)
 	}
 	return rep, nil
 }
 
-type tauExporter struct {
-	src TauBenchSource
+// judgedWhats reads what each judged sub-goal of a suite's catalogue means;
+// a suite without a readable catalogue exports names alone.
+func judgedWhats(out string) map[string]string {
+	whats := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join(out, "catalogue.json"))
+	if err != nil {
+		return whats
+	}
+	var cat []suite.SubGoalInfo
+	if json.Unmarshal(raw, &cat) != nil {
+		return whats
+	}
+	for _, g := range cat {
+		if g.Judged {
+			whats[g.Name] = g.What
+		}
+	}
+	return whats
+}
+
+// judgedOf is a scenario's judged sub-goals as a task lists them.
+func judgedOf(sc *scenario.Scenario, whats map[string]string) []JudgedGoal {
+	var out []JudgedGoal
+	for _, g := range sc.SubGoals {
+		if g.Judged {
+			out = append(out, JudgedGoal{Name: g.Name, What: whats[g.Name], Params: g.Params})
+		}
+	}
+	return out
+}
+
+type exporter struct {
+	src Source
 	g   *ground.Graph
 	// seed is the untouched world's snapshot, taken once: every task's setup
 	// is diffed against it.
@@ -253,19 +308,19 @@ type tauExporter struct {
 }
 
 type refusal struct {
-	code   TauBenchCode
+	code   Code
 	reason string
 }
 
-func refuse(code TauBenchCode, format string, a ...any) *refusal {
+func refuse(code Code, format string, a ...any) *refusal {
 	return &refusal{code, fmt.Sprintf(format, a...)}
 }
 
 func vacuous(actions int) *refusal {
 	if actions == 0 {
-		return refuse(TauVacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass")
+		return refuse(Vacuous, "the right answer takes no action and says nothing the benchmark can check; an agent that does nothing would pass")
 	}
-	return refuse(TauVacuous, "its %d actions change nothing in the benchmark's data and it has no outputs; an agent that does nothing would pass", actions)
+	return refuse(Vacuous, "its %d actions change nothing in the benchmark's data and it has no outputs; an agent that does nothing would pass", actions)
 }
 
 // docRef is one document of the benchmark's data.
@@ -310,28 +365,28 @@ func (o *owners) sorted() []docRef {
 	return out
 }
 
-func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
+func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
 	c := x.src.Contract
-	one, _, several := asOneRequest(sc)
+	one, _, several := suite.AsOneRequest(sc)
 	if several != "" {
-		return Task{}, refuse(TauSeveralRequests, "%s", several), nil
+		return Task{}, refuse(SeveralRequests, "%s", several), nil
 	}
 	sc = one
 	if ws := sc.Provenance.WorldSHA256; ws != "" && ws != c.WorldSHA256 {
-		return Task{}, refuse(TauWorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
+		return Task{}, refuse(WorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
 	}
 	results, acted, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, sc.Solution, true)
 	var se *scenario.SetupError
 	switch {
 	case errors.As(err, &se):
-		return Task{}, refuse(TauSetupFailed, "%v", se), nil
+		return Task{}, refuse(SetupFailed, "%v", se), nil
 	case err != nil:
 		return Task{}, nil, err
 	}
 	actions := make([]Action, 0, len(results))
 	for i, r := range results {
 		if !r.OK {
-			return Task{}, refuse(TauActionFailed, "action %d (%s) was answered %s", i+1, r.Tool, clipText(r.Error, 200)), nil
+			return Task{}, refuse(ActionFailed, "action %d (%s) was answered %s", i+1, r.Tool, suite.Clip(r.Error, 200)), nil
 		}
 		kw := r.Args
 		if kw == nil {
@@ -342,7 +397,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 
 	// The benchmark looks for an output in the agent's words with their
 	// commas removed, as τ²-bench does.
-	outputs := append([]string{}, communicate(sc.Outputs)...)
+	outputs := append([]string{}, suite.Communicate(sc.Outputs)...)
 	if len(outputs) == 0 && (acted == nil || acted.Empty()) && (sc.Expects == scenario.OutcomeSucceed || len(sc.Tempting) == 0) {
 		// Nothing changes and nothing need be said: no data makes this a
 		// task that doing nothing fails.
@@ -367,7 +422,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 		if err != nil {
 			var stErr *scenario.SetupError
 			if errors.As(err, &stErr) {
-				why = refuse(TauSetupFailed, "%v", err)
+				why = refuse(SetupFailed, "%v", err)
 				return nil
 			}
 			return err
@@ -381,7 +436,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 			return err
 		}
 		if b := carried.blocked(); len(b) > 0 {
-			why = refuse(TauCannotCarry, "the setup changes what the data map cannot write: %s", strings.Join(b, "; "))
+			why = refuse(CannotCarry, "the setup changes what the data map cannot write: %s", strings.Join(b, "; "))
 			return nil
 		}
 		for _, d := range carried.sorted() {
@@ -416,7 +471,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 		for i, a := range actions {
 			r := cp.Call(ctx, a.Name, a.Kwargs)
 			if !r.OK {
-				why = refuse(TauActionFailed, "action %d (%s) was answered %s", i+1, a.Name, clipText(r.Error, 200))
+				why = refuse(ActionFailed, "action %d (%s) was answered %s", i+1, a.Name, suite.Clip(r.Error, 200))
 				return nil
 			}
 		}
@@ -460,7 +515,7 @@ func (x *tauExporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *r
 // owners walks each changed row up its foreign keys to the documents it is
 // part of or refers to. A row no collection reaches, or one contained in a
 // collection that cannot be rendered, blocks carrying the change.
-func (x *tauExporter) owners(ctx context.Context, cp *world.Copy, d world.StateDiff) (owners, error) {
+func (x *exporter) owners(ctx context.Context, cp *world.Copy, d world.StateDiff) (owners, error) {
 	var o owners
 	seen := map[string]bool{}
 	for _, td := range d.Tables {
@@ -487,7 +542,7 @@ func (x *tauExporter) owners(ctx context.Context, cp *world.Copy, d world.StateD
 // maxDepth bounds the walk up foreign keys (a table that refers to itself).
 const maxDepth = 8
 
-func (x *tauExporter) walk(ctx context.Context, cp *world.Copy, table string, row map[string]any, contained bool, depth int, o *owners, found *bool) error {
+func (x *exporter) walk(ctx context.Context, cp *world.Copy, table string, row map[string]any, contained bool, depth int, o *owners, found *bool) error {
 	for i, col := range x.src.Map.Collections {
 		if col.Table != table || row[col.Key] == nil {
 			continue
@@ -532,7 +587,7 @@ func (x *tauExporter) walk(ctx context.Context, cp *world.Copy, table string, ro
 	return nil
 }
 
-func (x *tauExporter) lookup(ctx context.Context, cp *world.Copy, table, column string, v any) (map[string]any, error) {
+func (x *exporter) lookup(ctx context.Context, cp *world.Copy, table, column string, v any) (map[string]any, error) {
 	key := table + "\x00" + column + "\x00" + ground.Text(v)
 	if r, ok := x.parents[key]; ok {
 		return r, nil
@@ -554,7 +609,7 @@ func (x *tauExporter) lookup(ctx context.Context, cp *world.Copy, table, column 
 
 // render is a document as its collection's tool answers it; null when the
 // tool says it does not exist.
-func (x *tauExporter) render(ctx context.Context, cp *world.Copy, d docRef) (json.RawMessage, error) {
+func (x *exporter) render(ctx context.Context, cp *world.Copy, d docRef) (json.RawMessage, error) {
 	col := x.src.Map.Collections[d.coll]
 	r := cp.Call(ctx, col.Tool, map[string]any{col.Arg: d.key})
 	switch {
@@ -592,13 +647,6 @@ func short(sha string) string {
 	return sha
 }
 
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // temptingSeen replays the scenario's wrong move as the benchmark's reward
 // sees it: the reference calls that do not end the conversation, then the
 // tempting calls, against the reference calls alone (the reward replays the
@@ -607,7 +655,7 @@ func clipText(s string, n int) string {
 // differently, or a row of a collection the benchmark holds but the map
 // cannot render (the benchmark's own tools change it too). Otherwise the
 // scenario is refused, with what kept the move unseen.
-func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, actions []Action) ([]Action, *refusal, error) {
+func (x *exporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, actions []Action) ([]Action, *refusal, error) {
 	var gold []scenario.Call
 	for _, a := range actions {
 		if t := x.src.Contract.Tool(a.Name); t != nil && t.EndsConversation {
@@ -615,12 +663,12 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 		}
 		gold = append(gold, scenario.Call{Tool: a.Name, Args: a.Kwargs})
 	}
-	move := callNames(sc.Tempting)
-	results, _, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, append(slices.Clone(gold), shiftRefs(sc.Tempting, len(gold))...), false)
+	move := suite.CallNames(sc.Tempting)
+	results, _, err := x.src.Rehearser.Rehearse(ctx, sc.Setup, append(slices.Clone(gold), suite.ShiftRefs(sc.Tempting, len(gold))...), false)
 	var se *scenario.SetupError
 	switch {
 	case errors.As(err, &se):
-		return nil, refuse(TauSetupFailed, "%v", se), nil
+		return nil, refuse(SetupFailed, "%v", se), nil
 	case err != nil:
 		return nil, nil, err
 	}
@@ -631,7 +679,7 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 	var refusedBy []string
 	for _, r := range tempting {
 		if !r.OK {
-			refusedBy = append(refusedBy, fmt.Sprintf("%s: %s", r.Tool, clipText(r.Error, 120)))
+			refusedBy = append(refusedBy, fmt.Sprintf("%s: %s", r.Tool, suite.Clip(r.Error, 120)))
 		}
 	}
 	type state struct{ snap world.Snapshot }
@@ -662,9 +710,9 @@ func (x *tauExporter) temptingSeen(ctx context.Context, sc *scenario.Scenario, a
 	}
 	unseen := func(what string) *refusal {
 		if len(refusedBy) == len(tempting) {
-			return refuse(TauTemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the benchmark's data as the reference calls do; the benchmark cannot see a call that should not be made", strings.Join(refusedBy, "; "))
+			return refuse(TemptingPasses, "the world refuses the wrong move (%s), so an agent that attempts it leaves the benchmark's data as the reference calls do; the benchmark cannot see a call that should not be made", strings.Join(refusedBy, "; "))
 		}
-		return refuse(TauTemptingPasses, "the wrong move (%s), made after the reference calls, %s; the benchmark's reward would pass an agent that makes it", move, what)
+		return refuse(TemptingPasses, "the wrong move (%s), made after the reference calls, %s; the benchmark's reward would pass an agent that makes it", move, what)
 	}
 	var refs []docRef
 	var after []json.RawMessage
