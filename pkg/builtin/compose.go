@@ -424,6 +424,9 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	var facts []string
 	if len(prereqs) > 0 && bk.Outcome != scenario.OutcomeAsk {
 		facts = append(facts, "can confirm who they are with "+describe(prereqs[0].Args))
+		if more := p.checked(prereqs[1:], binds, key); len(more) > 0 {
+			facts = append(facts, "can also give "+describe(more))
+		}
 	}
 	var wishes []string
 	t := p.c.Tool(act.Tool)
@@ -512,6 +515,32 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+// checked are the details the later checks of calls take about a person (a
+// guardian verified by name and date of birth after the patient): each
+// argument of a call that takes some person's name or number, but for the
+// case's own key. Only the caller can give them, and a check the world
+// makes on them refuses every agent that guesses.
+func (p *policy) checked(calls []scenario.Call, binds ground.Bindings, key string) map[string]any {
+	out := map[string]any{}
+	for _, c := range calls {
+		person := false
+		for name := range c.Args {
+			if bd, ok := binds.Of(c.Tool, name); ok && bd.Table != "" && p.g.Renamed(bd.Table, bd.Column) != "" {
+				person = true
+			}
+		}
+		if !person {
+			continue
+		}
+		for name, v := range c.Args {
+			if ground.Text(v) != key {
+				out[name] = v
+			}
+		}
+	}
+	return out
 }
 
 // takes reports whether a call takes v as (part of) an argument.

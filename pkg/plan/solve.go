@@ -374,8 +374,69 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 		ro.index[key] = i
 		ro.read[key] = st.act.Read
 	}
+	if !sol.answered {
+		if err := sv.worldRecord(ctx, tool, sol, sc, &ro); err != nil {
+			return ro, err
+		}
+	}
 	ruleRefusals(ro, broken)
 	return ro, nil
+}
+
+// worldTries bounds the rehearsals worldRecord spends on one row.
+const worldTries = 16
+
+// worldRecord runs when the act answered ok on no row: on each row it
+// refused, the record its arguments name of a table no one owns (a slot, a
+// flight) is taken from the world's rows instead of the case's, and a row
+// the act then answers ok on succeeds with that choice. The records a case
+// reaches are those its own rows lead to (the slots of a child's past
+// visits); without this, a use case whose rows happen to reach none that
+// can be booked holds refusals only.
+func (sv *solver) worldRecord(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, ro *rowOutcomes) error {
+	var outs []outsideTable
+	for _, o := range sv.outsideTables(tool, sol.table) {
+		if o.world {
+			outs = append(outs, o)
+		}
+	}
+	for _, k := range ro.keys {
+		if ro.outcome[k] != "refuse" {
+			continue
+		}
+		i := ro.index[k]
+		for _, o := range outs {
+			rows := len(sv.g.Rows(o.table))
+			step := max(1, rows/worldTries)
+			for other := 0; other < rows; other += step {
+				b := sc.bound(i)
+				ch := sol.choices[k]
+				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, other
+				ch.Apply(&b)
+				calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+				if !ok {
+					break
+				}
+				ans, err := sv.r.Rehearse(ctx, nil, calls)
+				if err != nil {
+					return err
+				}
+				if len(ans) != len(calls) || !allOK(ans) {
+					continue
+				}
+				if ro.broken[k], err = sv.rulesBroken(ctx, nil, calls, sc.bound(i).Caller); err != nil {
+					return err
+				}
+				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", ans[len(ans)-1].Read, ch, true
+				delete(ro.branch, k)
+				break
+			}
+			if ro.outcome[k] == "succeed" {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // callers are the distinct callers of the rows that succeeded, or of every

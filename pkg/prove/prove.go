@@ -64,6 +64,9 @@ type Prover struct {
 	// told is the contract's own text an agent is given: notes, rules, use
 	// cases, tool and parameter descriptions.
 	told string
+	// people are the seed's values of columns that name or reach a person
+	// (unsaidDetails).
+	people map[string]bool
 }
 
 // told is the contract's text an agent reads, as one string.
@@ -93,6 +96,19 @@ func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
 		for _, r := range s.Rows {
 			for _, v := range r {
 				addValues(p.seed, v)
+			}
+		}
+	}
+	p.people = map[string]bool{}
+	for _, t := range c.Tables {
+		for _, col := range t.Columns {
+			if p.g.Renamed(t.Name, col.Name) == "" {
+				continue
+			}
+			for _, row := range p.g.Rows(t.Name) {
+				if v, ok := row[col.Name].(string); ok && v != "" {
+					p.people[v] = true
+				}
 			}
 		}
 	}
@@ -181,6 +197,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	}
 	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
 		return rs, nil
+	}
+	if rs, err := pr.unsaidDetails(ctx); err != nil || len(rs) > 0 {
+		return rs, err
 	}
 	if err := pr.counterfactuals(ctx); err != nil {
 		return nil, err
