@@ -664,6 +664,7 @@ func (p *Plan) sizeBuckets(g *ground.Graph, all []Bucket, opts Options, capped b
 	}
 	p.Most, p.MostWhy = most(g, all, p.Strides)
 	p.lay(all, opts, capped)
+	rehomeRules(g.C, p.Buckets)
 }
 
 // lay lays the buckets out over the uses of their templates the ask needs
@@ -707,6 +708,41 @@ func (p *Plan) lay(all []Bucket, opts Options, capped bool) {
 			seen[b.Theme] = true
 			p.Themes = append(p.Themes, b.Theme)
 		}
+	}
+}
+
+// rehomeRules gives each hard rule that only buckets the ask left at want 0
+// were given (assignRules, before sizing) to the buckets the ask deals, the
+// adversarial ones in turn, else any: a rule of how to talk ("one tool call
+// at a time") names no tool, and the adversarial bucket it fell to may be
+// one a small ask never reaches.
+func rehomeRules(c *contract.Contract, bs []Bucket) {
+	tested := map[string]bool{}
+	var adversarial, dealt []int
+	for i, b := range bs {
+		if b.Want == 0 {
+			continue
+		}
+		dealt = append(dealt, i)
+		if b.Overlay != "none" {
+			adversarial = append(adversarial, i)
+		}
+		for _, r := range b.Spec.Rules {
+			tested[r] = true
+		}
+	}
+	to := adversarial
+	if len(to) == 0 {
+		to = dealt
+	}
+	next := 0
+	for _, r := range c.Rules {
+		if tested[r.ID] || len(to) == 0 {
+			continue
+		}
+		b := &bs[to[next%len(to)]]
+		next++
+		b.Spec.Rules = append(b.Spec.Rules, r.ID)
 	}
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -329,5 +330,31 @@ func TestQuestionsAreServedByReading(t *testing.T) {
 		if got := Asks(&contract.UseCase{Text: text}); got != asks {
 			t.Errorf("Asks(%q) = %v", text, got)
 		}
+	}
+}
+
+// TestEveryRuleReachesADealtBucket: a rule assignRules gave only to buckets
+// the ask left at want 0 (a rule of how to talk, naming no tool, that fell
+// to an adversarial bucket a small ask never reaches) moves to the dealt
+// adversarial buckets in turn, so the plan's check finds it tested; a rule
+// a dealt bucket tests stays where it is.
+func TestEveryRuleReachesADealtBucket(t *testing.T) {
+	c := &contract.Contract{Rules: []contract.Rule{{ID: "kept"}, {ID: "lost"}, {ID: "also-lost"}}}
+	bs := []Bucket{
+		{ID: "plain", Overlay: "none", Want: 3},
+		{ID: "dealt", Overlay: "pressure", Want: 2, Spec: Spec{Rules: []string{"kept"}}},
+		{ID: "dealt2", Overlay: "injection", Want: 1},
+		{ID: "reserve", Overlay: "pressure", Want: 0, Spec: Spec{Rules: []string{"lost", "also-lost"}}},
+	}
+	rehomeRules(c, bs)
+	want := map[string][]string{"plain": nil, "dealt": {"kept", "lost"}, "dealt2": {"also-lost"}, "reserve": {"lost", "also-lost"}}
+	for _, b := range bs {
+		if !slices.Equal(b.Spec.Rules, want[b.ID]) {
+			t.Errorf("%s: rules %v, want %v", b.ID, b.Spec.Rules, want[b.ID])
+		}
+	}
+	p := &Plan{Buckets: bs}
+	if cv := p.Measure(c); len(cv.UntestedRules) > 0 {
+		t.Errorf("untested after rehoming: %v", cv.UntestedRules)
 	}
 }
