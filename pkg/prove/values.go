@@ -90,7 +90,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 				// Only a solution's state-changing call (its answer wrote rows,
 				// or the contract says its tool changes state) is judged.
 				changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
-				if msg := p.unknowable(c, changes, name, table, bound, said, shown); msg != "" {
+				if msg := p.unknowable(c, changes, name, table, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
 				}
@@ -146,6 +146,51 @@ func sortedArgs(args map[string]any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// callerHolds reports whether a record the caller owns holds v, in the seed
+// or as the setup adds it (the destination of the reservation the caller
+// asks to book again): the agent reads it by looking the caller's records
+// up, a path the reference need not take.
+func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
+	if p.c.Caller == nil || sc.CallerID == nil {
+		return false
+	}
+	caller := ground.Text(sc.CallerID)
+	added := map[string][]map[string]any{}
+	for _, st := range sc.Setup {
+		rows, _ := plainRows([]scenario.Statement{st})
+		for _, r := range rows {
+			added[r.table] = append(added[r.table], r.row)
+		}
+	}
+	holds := func(table string, row map[string]any) bool {
+		vals := map[string]bool{}
+		addValues(vals, row)
+		if !vals[v] {
+			return false
+		}
+		owner, owned := p.ownerOf(table, row, added)
+		return owned && owner == caller
+	}
+	for table, rows := range added {
+		for _, row := range rows {
+			if holds(table, row) {
+				return true
+			}
+		}
+	}
+	for _, t := range p.c.Tables {
+		if !p.g.OwnedTable(t.Name) {
+			continue
+		}
+		for _, row := range p.g.Rows(t.Name) {
+			if holds(t.Name, row) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unknowable says why a value a solution's state-changing call sends is
