@@ -383,7 +383,8 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 	return ro, nil
 }
 
-// worldTries bounds the rehearsals worldRecord spends on one row.
+// worldTries bounds the world's rows worldRecord tries, spread over the
+// table, for one row and one table.
 const worldTries = 16
 
 // worldRecord runs when the act answered ok on no row: on each row it
