@@ -23,7 +23,7 @@ import (
 func (pr *proof) unsaidDetails(ctx context.Context) ([]Refusal, error) {
 	p, sc := pr.p, pr.sc
 	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
-	people := pr.personValues()
+	var people map[string]bool // read once a value is unsaid
 	calls := make([]scenario.Call, len(pr.results))
 	for j, r := range pr.results {
 		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
@@ -39,10 +39,16 @@ func (pr *proof) unsaidDetails(ctx context.Context) ([]Refusal, error) {
 		}
 		for _, name := range sortedArgs(r.Args) {
 			v, ok := r.Args[name].(string)
-			if !ok || !people[v] || t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
+			if !ok || v == "" || t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 				continue
 			}
 			if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) || strings.Contains(p.told, v) {
+				continue
+			}
+			if people == nil {
+				people = pr.personValues()
+			}
+			if !people[v] {
 				continue
 			}
 			checked, err := pr.refusedWith(ctx, calls[:i+1], name, misspelt(v))
