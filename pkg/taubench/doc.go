@@ -11,7 +11,7 @@
 // the task could not tell the right agent from the wrong one it is about: it
 // was written for another world, its setup no longer runs or cannot be carried
 // in the data, an action fails on replay, an agent doing nothing would pass,
-// or its wrong move leaves the data as the reference calls do. A conversation with two requests not to be
-// carried out is left out too: a task holds one wrong move. docs/EXPORT.md
-// lists the codes.
+// or its wrong move leaves the data as the reference calls do. A
+// conversation with two requests not to be carried out is left out too: a
+// task holds one wrong move. docs/EXPORT.md lists the codes.
 package taubench
