@@ -239,20 +239,39 @@ func reachable(dir string, cred *syscall.Credential) bool {
 
 // lockDataDir takes an exclusive, non-blocking flock on <dir>.lock, held for
 // the server's life. The kernel drops it when we die, however we die.
+//
+// A lock just released can still be held for a moment: a process this one
+// forks (to start any program, from any goroutine) shares every open file
+// until it executes, when close-on-exec drops them. So a lock held is tried
+// again a few times over lockSettle before the directory is called in use.
 func lockDataDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("stack: open data dir lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	for try := 0; ; try++ {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if errors.Is(err, syscall.EWOULDBLOCK) && try < lockTries {
+			time.Sleep(lockSettle / lockTries)
+			continue
+		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s is locked by another process", ErrDataDirInUse, dir)
 		}
 		return nil, fmt.Errorf("stack: lock data dir: %w", err)
 	}
-	return f, nil
 }
+
+// lockSettle is how long lockDataDir waits for a lock held by a process
+// between its fork and its exec, in lockTries steps.
+const (
+	lockSettle = 2 * time.Second
+	lockTries  = 20
+)
 
 // findBinDir locates initdb and postgres.
 func findBinDir(override string) (string, error) {
