@@ -401,16 +401,15 @@ func (sv *solver) worldRecord(ctx context.Context, tool *contract.Tool, sol *sol
 			outs = append(outs, o)
 		}
 	}
+rows:
 	for _, k := range ro.keys {
 		if ro.outcome[k] != "refuse" {
 			continue
 		}
-		i := ro.index[k]
 		for _, o := range outs {
-			rows := len(sv.g.Rows(o.table))
-			step := max(1, rows/worldTries)
-			for other := 0; other < rows; other += step {
-				b := sc.bound(i)
+			n := len(sv.g.Rows(o.table))
+			for other := 0; other < n; other += max(1, n/worldTries) {
+				b := sc.bound(ro.index[k])
 				ch := sol.choices[k]
 				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, other
 				ch.Apply(&b)
@@ -425,15 +424,12 @@ func (sv *solver) worldRecord(ctx context.Context, tool *contract.Tool, sol *sol
 				if len(ans) != len(calls) || !allOK(ans) {
 					continue
 				}
-				if ro.broken[k], err = sv.rulesBroken(ctx, nil, calls, sc.bound(i).Caller); err != nil {
+				if ro.broken[k], err = sv.rulesBroken(ctx, nil, calls, b.Caller); err != nil {
 					return err
 				}
 				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", ans[len(ans)-1].Read, ch, true
 				delete(ro.branch, k)
-				break
-			}
-			if ro.outcome[k] == "succeed" {
-				break
+				continue rows
 			}
 		}
 	}

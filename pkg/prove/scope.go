@@ -98,6 +98,17 @@ func plainRows(setup []scenario.Statement) ([]setupRow, bool) {
 	return out, true
 }
 
+// insertedRows are the rows the setup's plain inserts add, its other
+// statements passed over.
+func insertedRows(setup []scenario.Statement) []setupRow {
+	var out []setupRow
+	for _, st := range setup {
+		rows, _ := plainRows([]scenario.Statement{st})
+		out = append(out, rows...)
+	}
+	return out
+}
+
 // beyondCase names the rows a setup touches that are not the case's: a row
 // changed or deleted that is neither the caller's nor named by the case, a
 // row added to an existing person other than the caller that the case does

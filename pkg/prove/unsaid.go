@@ -70,13 +70,10 @@ func (pr *proof) unsaidDetails(ctx context.Context) ([]Refusal, error) {
 // those the setup's inserts add.
 func (pr *proof) personValues() map[string]bool {
 	out := maps.Clone(pr.p.people)
-	for _, st := range pr.sc.Setup {
-		rows, _ := plainRows([]scenario.Statement{st})
-		for _, r := range rows {
-			for col, v := range r.row {
-				if s, ok := v.(string); ok && s != "" && pr.p.g.Renamed(r.table, col) != "" {
-					out[s] = true
-				}
+	for _, r := range insertedRows(pr.sc.Setup) {
+		for col, v := range r.row {
+			if s, ok := v.(string); ok && s != "" && pr.p.g.Renamed(r.table, col) != "" {
+				out[s] = true
 			}
 		}
 	}

@@ -158,11 +158,8 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 	}
 	caller := ground.Text(sc.CallerID)
 	added := map[string][]map[string]any{}
-	for _, st := range sc.Setup {
-		rows, _ := plainRows([]scenario.Statement{st})
-		for _, r := range rows {
-			added[r.table] = append(added[r.table], r.row)
-		}
+	for _, r := range insertedRows(sc.Setup) {
+		added[r.table] = append(added[r.table], r.row)
 	}
 	holds := func(table string, row map[string]any) bool {
 		vals := map[string]bool{}
