@@ -298,17 +298,25 @@ func (at *argTaint) derived(d *fn, x syntax.Expr) bool {
 // once, at the top level of its file (or of the file it is loaded from), to
 // a value built from literals alone (REASONS = ["a", "b"]).
 func (at *argTaint) constant(file, name string, depth int) bool {
-	for range 8 { // alias chains through lib files, bounded
+	file, x := at.constExpr(file, name)
+	return x != nil && depth < 8 && at.expr(file, nil, x, depth+1)
+}
+
+// constExpr is the value a top-level constant is bound to, and the file it
+// is bound in, following load aliases through lib files (bounded); nil when
+// name is no constant.
+func (at *argTaint) constExpr(file, name string) (string, syntax.Expr) {
+	for range 8 {
 		if x, ok := at.ix.consts[file][name]; ok {
-			return x != nil && depth < 8 && at.expr(file, nil, x, depth+1)
+			return file, x
 		}
 		a, ok := at.ix.aliases[file][name]
 		if !ok {
-			return false
+			return "", nil
 		}
 		file, name = a[0], a[1]
 	}
-	return false
+	return "", nil
 }
 
 // expr reports whether x, in file, given the argument-derived names, is
@@ -363,6 +371,14 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 		}
 		return true
 	case *syntax.CallExpr:
+		if id, ok := x.Fn.(*syntax.Ident); ok {
+			if callee := at.ix.lookup(file, id.Name); callee != nil {
+				// Every parameter a pure function's returns read is passed
+				// derived values at every call (prune sees to it); one they
+				// do not read (the db a date check asks) does not matter.
+				return at.pure[callee]
+			}
+		}
 		for _, a := range x.Args {
 			if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
 				a = kw.Y // key=value: the value counts
@@ -373,11 +389,15 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 		}
 		switch f := x.Fn.(type) {
 		case *syntax.Ident:
-			if callee := at.ix.lookup(file, f.Name); callee != nil {
-				return at.pure[callee]
-			}
 			return pureBuiltins[f.Name]
 		case *syntax.DotExpr:
+			// A read that names no table answers from its parameters,
+			// which the loop above found derived.
+			if (f.Name.Name == "one" || f.Name.Name == "query") && len(x.Args) > 0 {
+				if text, ok := at.sqlText(file, x.Args[0], depth); ok && pureSQL(text) {
+					return true
+				}
+			}
 			// A method of an argument-derived value (a string's strip, a
 			// dict's get): its result is the value's own.
 			return derived(f.X)

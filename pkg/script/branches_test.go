@@ -335,7 +335,7 @@ def handle(args, db):
     z = maybe(db, args["id"])
     if z == None:
         refuse("R7")
-    w = db.one("SELECT 1")
+    w = db.one("SELECT 1 AS x FROM t")
     w = args["w"]
     if not w:
         refuse("R8")
@@ -384,10 +384,11 @@ def handle(args, db):
 // condition reads nothing but the call's arguments, constants and
 // literals — through locals, loops, a loop counter, a set filled with
 // arguments, the parameters (positional, keyword or defaulted) of a lib
-// function every call passes arguments to, and what a lib function built
-// from arguments alone returns. One value from the database anywhere on the
-// way (a field stored into a copy, an early return on a record's value)
-// makes the branch a rule.
+// function every call passes arguments to, what a lib function built
+// from arguments alone returns, and a read that names no table (a date
+// checked by the database). One value from the world anywhere on the way
+// (a field stored into a copy, an early return on a record's value, the
+// clock, a function of the schema) makes the branch a rule.
 func TestArgumentChecks(t *testing.T) {
 	c := &contract.Contract{Sources: map[string]string{
 		"lib/check.star": `
@@ -420,6 +421,14 @@ def number(text, base=10):
         refuse("A7")
     return int(text, base)
 
+DATE_SQL = "SELECT to_char(make_date($1, $2, 1) + ($3 - 1), " + "'YYYY-MM-DD') AS d"
+
+def valid_date(db, s):
+    if len(s) != 10:
+        return False
+    row = db.one(DATE_SQL, int(s[0:4]), int(s[5:7]), int(s[8:10]))
+    return row["d"] == s
+
 def minor(db, patient, gid):
     if patient["age"] >= 18:
         return None
@@ -427,7 +436,7 @@ def minor(db, patient, gid):
         refuse("R6")
 `,
 		"handlers/h.star": `
-load("lib/check.star", "each_once", "against", "mixed", "digits", "number", "minor", kinds="KINDS")
+load("lib/check.star", "each_once", "against", "mixed", "digits", "number", "minor", "valid_date", kinds="KINDS")
 
 LIMIT = 5
 
@@ -447,6 +456,16 @@ def handle(args, db):
     n = number(text=digits(args["expr"]))
     if type(n) == "int" and n > 1000:
         refuse("A6")
+    if not valid_date(db, args["date"]):
+        refuse("A8")
+    if db.one("SELECT ($1::date > $2::date + 120) AS far", args["date"], "2026-03-10")["far"]:
+        refuse("A9")
+    if db.one("SELECT ($1::date < current_date) AS past", args["date"])["past"]:
+        refuse("R8")
+    if db.one("SELECT balance_of($1) AS b", ids[0])["b"] > 0:
+        refuse("R9")
+    if db.query("SELECT $1::int AS n FROM things", args["n"]):
+        refuse("R10")
     rows = db.query("SELECT * FROM things")
     against(rows, ids)
     row = db.one("SELECT * FROM things WHERE id = $1", ids[0])
@@ -473,8 +492,8 @@ def handle(args, db):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 14 {
-		t.Fatalf("%d branches, want 14: %s", len(bs), branchLines(bs))
+	if len(bs) != 19 {
+		t.Fatalf("%d branches, want 19: %s", len(bs), branchLines(bs))
 	}
 	for _, b := range bs {
 		arg := strings.HasPrefix(b.Message, "A")
