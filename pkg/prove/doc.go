@@ -43,8 +43,9 @@
 // fails when the writes the caller never asked for are dropped
 // (check-unasked); a callee who asks to be called back gets the callback
 // only (call-later); and a refusal's act is the request done right: with
-// the value the world gives for an argument nobody stated, it would go
-// through (tempting-faithful); a success's act sets no column of its record
+// the value the world gives for an argument nobody stated, or without an
+// argument its schema does not require, it would go through
+// (tempting-faithful); a success's act sets no column of its record
 // away from what it holds to a value the caller never states where keeping
 // it would end the world otherwise (unasked-value).
 //

@@ -32,8 +32,9 @@ import (
 //     request dropped, every check still holds (check-unasked);
 //   - a refusal's act is the request carried out right: an argument the
 //     caller never gives is one the world or the answers give, and a refusal
-//     that rests on another value of it refuses nothing the caller asked
-//     (tempting-faithful);
+//     that rests on another value of it, or on an argument the schema does
+//     not require and the act goes through without, refuses nothing the
+//     caller asked (tempting-faithful);
 //   - a success's act changes only what the caller asks to change: a column
 //     of the record it names set away from what it holds, to a value the
 //     caller never states, is a change nobody asked for when the world,
@@ -553,6 +554,27 @@ func mergeKeys(a, b map[string]any) map[string]bool {
 	}
 	for k := range b {
 		out[k] = true
+	}
+	return out
+}
+
+// droppedOptional are the call's arguments with one its schema does not
+// require left out, for each such argument the call gives (an
+// information-only one aside).
+func (pr *proof) droppedOptional(call world.CallResult) []alternative {
+	t := pr.p.c.Tool(call.Tool)
+	if t == nil {
+		return nil
+	}
+	req := t.Required()
+	var out []alternative
+	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
+		if slices.Contains(req, n) || t.LogOnlyParam(n) || call.Args[n] == nil {
+			continue
+		}
+		args := maps.Clone(call.Args)
+		delete(args, n)
+		out = append(out, alternative{name: n, args: args})
 	}
 	return out
 }

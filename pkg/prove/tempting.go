@@ -163,6 +163,14 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 			return err
 		}
+		drops := pr.droppedOptional(act)
+		i, err = through(len(drops), func(i int) map[string]any { return drops[i].args })
+		if err != nil || i >= 0 {
+			if err == nil {
+				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, an argument its schema does not require, and carries it out without it, no rule the scenario names failing: an agent that leaves out what the request does not need does what the caller asks", act.Tool, drops[i].name, js(act.Args[drops[i].name]))
+			}
+			return err
+		}
 		alts := pr.alternatives(act, results[:len(results)-1])
 		i, err = through(len(alts), func(i int) map[string]any { return alts[i].args })
 		if err == nil && i >= 0 {
