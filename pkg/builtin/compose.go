@@ -421,9 +421,16 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 		notTheirs = fmt.Sprintf(" The %s %s is not theirs: it belongs to someone else.", strings.TrimSuffix(strings.ReplaceAll(b.Outside, "_", " "), "s"), other)
 	}
+	// A later check that takes another person's name (a guardian verified
+	// after the patient) says who calls: that person, about the case's
+	// record, which they identify for the agent.
+	first, last, confirm := per.First, per.Last, "can confirm who they are with "
+	if f, l, ok := p.speaker(prereqs, binds); ok && bk.Outcome != scenario.OutcomeAsk {
+		first, last, confirm = f, l, fmt.Sprintf("can confirm the %s with ", noun)
+	}
 	var facts []string
 	if len(prereqs) > 0 && bk.Outcome != scenario.OutcomeAsk {
-		facts = append(facts, "can confirm who they are with "+describe(prereqs[0].Args))
+		facts = append(facts, confirm+describe(prereqs[0].Args))
 		if more := p.checked(prereqs[1:], binds, key); len(more) > 0 {
 			facts = append(facts, "can also give "+describe(more))
 		}
@@ -481,7 +488,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", per.First, per.Last, record, wants(u.Text, " and wants to "))
+	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", first, last, record, wants(u.Text, " and wants to "))
 	if bk.Spec.Column != "" {
 		fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(bk.Spec.Column, "_", " "), bk.Spec.Level)
 	}
@@ -508,10 +515,10 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	}
 	opening := fmt.Sprintf("Hi, I need help with %s%s.", theirs, mine)
 	if p.c.Modality == "voice" {
-		opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about my %s.", per.First, noun)
+		opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about my %s.", first, noun)
 	}
 	persona := scenario.Persona{
-		Name: per.First + " " + per.Last, Personality: per.Personality, Accent: per.Accent,
+		Name: first + " " + last, Personality: per.Personality, Accent: per.Accent,
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
@@ -541,6 +548,34 @@ func (p *policy) checked(calls []scenario.Call, binds ground.Bindings, key strin
 		}
 	}
 	return out
+}
+
+// speaker is the first and last name a check after the first of calls
+// takes about a person of a table other than the callers' own (a guardian's
+// name, after the patient is identified); ok is false when none does.
+func (p *policy) speaker(calls []scenario.Call, binds ground.Bindings) (first, last string, ok bool) {
+	if len(calls) < 2 || p.c.Caller == nil {
+		return "", "", false
+	}
+	for _, c := range calls[1:] {
+		f, l := "", ""
+		for name, v := range c.Args {
+			bd, found := binds.Of(c.Tool, name)
+			if !found || bd.Table == "" || bd.Table == p.c.Caller.Table {
+				continue
+			}
+			switch p.g.Renamed(bd.Table, bd.Column) {
+			case "first":
+				f = ground.Text(v)
+			case "last":
+				l = ground.Text(v)
+			}
+		}
+		if f != "" && l != "" {
+			return f, l, true
+		}
+	}
+	return "", "", false
 }
 
 // takes reports whether a call takes v as (part of) an argument.

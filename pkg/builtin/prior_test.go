@@ -2,7 +2,9 @@ package builtin
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,4 +84,39 @@ func planned(t *testing.T, dir string, asked int) (*contract.Contract, *engine.E
 		t.Fatal(err)
 	}
 	return c, e, pl
+}
+
+// TestAGuardianCalls: on guardian-line a child's booking passes
+// verify_guardian after the patient is identified, so the one who calls is
+// the guardian: the persona bears the name that check takes, and the
+// instruction has them identify the patient, not themselves.
+func TestAGuardianCalls(t *testing.T) {
+	c, _, pl := planned(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"), 60)
+	p := &policy{c: c, g: ground.New(c), b: brief.Brief{Seed: 7}}
+	n := 0
+	for _, b := range pl.Buckets {
+		if b.Outcome != "succeed" || !slices.Contains(b.Spec.Gated, "verify_guardian") {
+			continue
+		}
+		sc, ok := p.compose(brief.Bucket{Bucket: b}, 0, b.Spec.Templates[0])
+		if !ok {
+			t.Fatalf("%s: case 0 not composed", b.ID)
+		}
+		for _, call := range sc.Solution {
+			if call.Tool != "verify_guardian" {
+				continue
+			}
+			n++
+			want := fmt.Sprintf("%s %s", call.Args["guardian_first_name"], call.Args["guardian_last_name"])
+			if sc.Persona.Name != want || !strings.HasPrefix(sc.Instruction, want+" contacts support about ") {
+				t.Errorf("%s: the caller is %q (%q), want the guardian %s", sc.Name, sc.Persona.Name, sc.Instruction, want)
+			}
+			if !strings.Contains(sc.Instruction, "can confirm the patient with ") {
+				t.Errorf("%s: the guardian is asked to confirm who they are with the patient's details: %q", sc.Name, sc.Instruction)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no success verifies a guardian")
+	}
 }
