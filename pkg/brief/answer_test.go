@@ -92,19 +92,27 @@ func TestDigest(t *testing.T) {
 }
 
 // TestChoiceWire: the brief carries a choice as [variant, ordinal] (and
-// the world's row, when not the first) and the bucket's outside table and
-// swap; a field added to plan.Choice must be added to the wire too, or it
-// is lost on the way to the model.
+// the world's row, when not the first) and the bucket's outside table,
+// swap and argument left out; a field added to plan.Choice must be added to
+// the wire too, or it is lost on the way to the model.
 func TestChoiceWire(t *testing.T) {
-	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 5 {
-		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 5 (Bucket.MarshalJSON)", n)
+	if n := reflect.TypeOf(plan.Choice{}).NumField(); n != 6 {
+		t.Fatalf("plan.Choice has %d fields; the brief's wire carries 6 (Bucket.MarshalJSON)", n)
 	}
 	world := map[string]plan.Choice{"a": {Ordinal: 1, Outside: "slots", Swap: ground.SwapWorld, Other: 3}, "b": {Outside: "slots", Swap: ground.SwapWorld}}
-	b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 2,
-		Spec: plan.Spec{Tool: "t", Templates: []string{"a", "b"}, Choices: world}}}}}
-	got, ok := Parse(render(t, b))
-	if !ok || !reflect.DeepEqual(got.Buckets[0].Spec.Choices, world) {
-		t.Fatalf("world choices came back as %+v", got)
+	left := map[string]plan.Choice{"a": {Variant: 1, Leave: "guardian_id"}, "b": {Leave: "guardian_id"}}
+	for _, chs := range []map[string]plan.Choice{world, left} {
+		b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 2,
+			Spec: plan.Spec{Tool: "t", Templates: []string{"a", "b"}, Choices: chs}}}}}
+		got, ok := Parse(render(t, b))
+		if !ok || !reflect.DeepEqual(got.Buckets[0].Spec.Choices, chs) {
+			t.Fatalf("choices %+v came back as %+v", chs, got)
+		}
+	}
+	leaves := Brief{Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", Want: 2, Spec: plan.Spec{Templates: []string{"a", "b"},
+		Choices: map[string]plan.Choice{"a": {Leave: "guardian_id"}, "b": {Leave: "card_id"}}}}}}}
+	if _, err := json.Marshal(leaves); err == nil {
+		t.Fatal("a bucket whose templates leave out two different arguments was written")
 	}
 	for _, bad := range []string{
 		`{"id":"b1","spec":{"templates":["a"]},"choices":[[1]]}`,

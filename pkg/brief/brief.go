@@ -49,6 +49,9 @@ type wireBucket struct {
 	// the act takes a sibling: one per bucket, as a level deals it.
 	Outside string      `json:"outside,omitempty"`
 	Swap    ground.Swap `json:"swap,omitempty"`
+	// Leave is the act's argument every template's case leaves out
+	// (plan.Choice.Leave), one per bucket likewise.
+	Leave string `json:"leave,omitempty"`
 }
 
 // templateSpare is how many template records past the bucket's want the
@@ -97,10 +100,10 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 				c = append(c, ch.Other)
 			}
 			choices = append(choices, c)
-			if o := (plan.Choice{Outside: ch.Outside, Swap: ch.Swap}); i > 0 && o != outside {
-				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q)", b.ID, outside.Outside, outside.Swap, o.Outside, o.Swap)
+			if o := (plan.Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}); i > 0 && o != outside {
+				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q), leaving out %q and %q", b.ID, outside.Outside, outside.Swap, o.Outside, o.Swap, outside.Leave, o.Leave)
 			}
-			outside = plan.Choice{Outside: ch.Outside, Swap: ch.Swap}
+			outside = plan.Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}
 		}
 		// Choices of keys that are not templates (none in a plan) stay keyed.
 		spec.Choices = nil
@@ -109,7 +112,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
-		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside.Outside, Swap: outside.Swap})
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside.Outside, Swap: outside.Swap, Leave: outside.Leave})
 }
 
 // UnmarshalJSON reads a bucket as the brief carries it.
@@ -129,7 +132,7 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 			}
 			copy(ch[:], w.Choices[i])
 		}
-		if ch == [3]int{} && w.Outside == "" && w.Swap == "" {
+		if ch == [3]int{} && w.Outside == "" && w.Swap == "" && w.Leave == "" {
 			continue
 		}
 		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore {
@@ -138,7 +141,7 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}
 		}
-		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside, Swap: w.Swap, Other: ch[2]}
+		w.Spec.Choices[t] = plan.Choice{Variant: ch[0], Ordinal: ch[1], Outside: w.Outside, Swap: w.Swap, Other: ch[2], Leave: w.Leave}
 	}
 	*b = Bucket{Bucket: plan.Bucket{ID: w.ID, UseCase: w.UseCase, Angle: w.Angle, Outcome: w.Outcome, Overlay: w.Overlay,
 		Kind: w.Kind, Axes: w.Axes, Want: w.Want, Spec: w.Spec}, Have: w.Have}

@@ -38,6 +38,10 @@ type Bound struct {
 	// arguments take the seed's Other-th row of it (Graph.Neighbours).
 	Swap  Swap
 	Other int
+	// Leave is an argument of the act, one its schema does not require
+	// and that names a record, which the case leaves out: a minor who
+	// calls alone names no guardian.
+	Leave string
 	// copied holds, per table, the keys of the seed rows the case minted
 	// copies of: the originals are not the case's (nor its siblings).
 	copied map[string]map[string]bool

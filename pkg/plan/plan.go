@@ -230,11 +230,13 @@ type Choice struct {
 	// Other, with Swap world, is which of the world's rows of Outside the
 	// act takes (ground.Bound.Other).
 	Other int `json:"other,omitempty"`
+	// Leave is the act's argument the case leaves out (ground.Bound.Leave).
+	Leave string `json:"leave,omitempty"`
 }
 
 // Apply makes the case fill its arguments with this choice.
 func (ch Choice) Apply(b *ground.Bound) {
-	b.Variant, b.Ordinal, b.Outside, b.Swap, b.Other = ch.Variant, ch.Ordinal, ch.Outside, ch.Swap, ch.Other
+	b.Variant, b.Ordinal, b.Outside, b.Swap, b.Other, b.Leave = ch.Variant, ch.Ordinal, ch.Outside, ch.Swap, ch.Other, ch.Leave
 }
 
 // Gap is a use case the plan could not give a bucket, and why: an argument

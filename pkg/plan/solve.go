@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -211,6 +212,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 	}
 	sol.levels = sv.branchLevels(sol.levels, sol.table, played, g.C.HandlerSource(tool))
 	if sol.levels, err = sv.choiceLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
+	if sol.levels, err = sv.leaveLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
 	if sol.levels, err = sv.againLevels(ctx, tool, sol, sc, played); err != nil {
@@ -1032,6 +1036,9 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 			args = g.Renew(t, g.Freshen(t, args, b), b)
 			maps.Copy(args, stated)
 		}
+		if name == tool.Name && b.Leave != "" {
+			delete(args, b.Leave)
+		}
 		calls = append(calls, scenario.Call{Tool: name, Args: args})
 	}
 	// Later calls set the same arguments of the calls they require.
@@ -1518,6 +1525,114 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 		ls = append(ls, best.level)
 	}
 	return ls, nil
+}
+
+// leaveTries bounds the rehearsals of the act without one argument, per
+// argument.
+const leaveTries = 16
+
+// leaveTemplates bounds the cases of one level that leaves an argument out.
+const leaveTemplates = 4
+
+// leaveLevels adds a refusal level for each way the world says no to the
+// act without an argument its schema does not require, which a succeeding
+// case fills with a record: a minor who calls alone names no guardian, and
+// the world that books for a guardian's child refuses the child alone. Only
+// an argument that names a record is left out (one the caller may have no
+// record to name); a flag or a free text left out would leave the request
+// unsaid instead.
+func (sv *solver) leaveLevels(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes) ([]level, error) {
+	ls := sol.levels
+	dealt := dealtWays(ls, played)
+	req := tool.Required()
+	found := map[string]*level{}
+	var ways []string
+	tries := map[string]int{}
+	for _, k := range played.keys {
+		if played.outcome[k] != "succeed" {
+			continue
+		}
+		b := sc.bound(played.index[k])
+		ch := sol.choices[k]
+		ch.Apply(&b)
+		calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+		if !ok {
+			continue
+		}
+		full := calls[len(calls)-1].Args
+		for _, n := range slices.Sorted(maps.Keys(full)) {
+			if _, _, record := sv.g.RecordParam(sv.bs, tool, n); !record || slices.Contains(req, n) || tool.LogOnlyParam(n) || tries[n] >= leaveTries {
+				continue
+			}
+			tries[n]++
+			lb := b
+			lb.Leave = n
+			lcalls, ok := Chain(sv.g, tool, sol.chain, lb, sv.bs)
+			if !ok {
+				continue
+			}
+			ans, err := sv.r.Rehearse(ctx, nil, lcalls)
+			if err != nil {
+				return ls, err
+			}
+			if len(ans) != len(lcalls) || !allOK(ans[:len(ans)-1]) {
+				continue
+			}
+			act := ans[len(ans)-1]
+			if !act.Refused || act.Invalid || dealt[act.Branch] || shows(ans[:len(ans)-1], ground.Text(full[n])) {
+				continue // an agent passes what an earlier answer hands it
+			}
+			lv := found[act.Branch]
+			if lv == nil {
+				lv = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch], choices: map[string]Choice{}}
+				found[act.Branch] = lv
+				ways = append(ways, act.Branch)
+			} else if lv.choices[lv.templates[0]].Leave != n || len(lv.templates) >= leaveTemplates || slices.Contains(lv.templates, k) {
+				continue // a level leaves one argument out, as a brief deals it
+			}
+			lch := ch
+			lch.Leave = n
+			lv.templates = append(lv.templates, k)
+			lv.choices[k] = lch
+		}
+	}
+	for _, w := range ways {
+		ls = append(ls, *found[w])
+	}
+	return ls, nil
+}
+
+// shows reports whether some answer holds v as a scalar value, at any
+// depth.
+func shows(ans []ground.Answer, v string) bool {
+	var walk func(x any) bool
+	walk = func(x any) bool {
+		switch x := x.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case nil:
+		default:
+			return ground.Text(x) == v
+		}
+		return false
+	}
+	for _, a := range ans {
+		var doc any
+		if a.OK && json.Unmarshal(a.Result, &doc) == nil && walk(doc) {
+			return true
+		}
+	}
+	return false
 }
 
 // dealtWays are the ways to refuse the levels already deal: their branch,

@@ -44,8 +44,8 @@
 // (check-unasked); a callee who asks to be called back gets the callback
 // only (call-later); and a refusal's act is the request done right: with
 // the value the world gives for an argument nobody stated, or without an
-// argument its schema does not require, it would go through
-// (tempting-faithful); a success's act sets no column of its record
+// argument its schema does not require, or with one it leaves out that an
+// earlier answer shows, it would go through (tempting-faithful); a success's act sets no column of its record
 // away from what it holds to a value the caller never states where keeping
 // it would end the world otherwise (unasked-value).
 //

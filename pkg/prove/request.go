@@ -579,6 +579,44 @@ func (pr *proof) droppedOptional(call world.CallResult) []alternative {
 	return out
 }
 
+// shownOmitted are the call's arguments with one its schema offers and the
+// call leaves out given a value an earlier answer on path shows for it
+// (under its own name, or the column it names): the guardian id a
+// guardian's verification answers with, which a booking for the child
+// needs.
+func (pr *proof) shownOmitted(call world.CallResult, path []world.CallResult) []alternative {
+	t := pr.p.c.Tool(call.Tool)
+	if t == nil {
+		return nil
+	}
+	var out []alternative
+	for _, n := range t.ParamNames() {
+		if _, given := call.Args[n]; given || t.LogOnlyParam(n) {
+			continue
+		}
+		keys := []string{n, strings.TrimSuffix(n, "s")}
+		if _, col, ref := pr.p.c.RefOf(t.Name, n); ref {
+			keys = append(keys, col)
+		}
+		seen := map[string]bool{}
+		for _, r := range path {
+			if !r.OK {
+				continue
+			}
+			eachKeyed(r.Result, func(k string, v any) {
+				if !slices.Contains(keys, k) || seen[ground.Text(v)] || len(out) >= maxAlternatives {
+					return
+				}
+				seen[ground.Text(v)] = true
+				args := maps.Clone(call.Args)
+				args[n] = v
+				out = append(out, alternative{name: n, args: args})
+			})
+		}
+	}
+	return out
+}
+
 // faithfulAlt is the act with one value it takes, at label (an argument,
 // or a field inside one), replaced by the value the case gives there.
 type faithfulAlt struct {

@@ -163,6 +163,14 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 			return err
 		}
+		shown := pr.shownOmitted(act, results[:len(results)-1])
+		i, err = through(len(shown), func(i int) map[string]any { return shown[i].args })
+		if err != nil || i >= 0 {
+			if err == nil {
+				pr.act.faithful = fmt.Sprintf("the world refuses %s without %s, and carries it out with %s %s, which an earlier answer shows, no rule the scenario names failing: a right agent passes what the world hands it", act.Tool, shown[i].name, shown[i].name, js(shown[i].args[shown[i].name]))
+			}
+			return err
+		}
 		drops := pr.droppedOptional(act)
 		i, err = through(len(drops), func(i int) map[string]any { return drops[i].args })
 		if err != nil || i >= 0 {
