@@ -241,6 +241,10 @@ func TestPlanReportsTheCrashesItMeets(t *testing.T) {
 // patients a guardian is on file for; a booking of the patient's own does
 // not. The slots those children's own visits reach are all past, so the
 // use case's successes book one of the world's open slots (worldRecord).
+// A child who calls alone to cancel names no guardian, which the world
+// refuses: a level of the cancellation leaves guardian_id out. The child's
+// booking never does: verify_guardian answers with the id, which a right
+// agent passes.
 func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 	c := testContract(t, "clinic-voice")
 	p, _ := derive(t, c)
@@ -248,8 +252,19 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 	for _, row := range c.Seed("guardians") {
 		guarded[fmt.Sprint(row["patient_id"])] = true
 	}
-	n, succeed := 0, 0
+	n, succeed, alone := 0, 0, 0
 	for _, b := range p.Buckets {
+		for k, ch := range b.Spec.Choices {
+			if ch.Leave == "" {
+				continue
+			}
+			if b.UseCase == "book-for-child" {
+				t.Errorf("%s: template %s leaves %s out after the guardian's verification shows it", b.ID, k, ch.Leave)
+			}
+			if b.UseCase == "cancel-appointment" && ch.Leave == "guardian_id" && b.Spec.Refusal == "handlers/cancel_appointment.star:32" {
+				alone++
+			}
+		}
 		switch b.UseCase {
 		case "book-for-child":
 			n++
@@ -272,5 +287,8 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 	}
 	if n == 0 || succeed == 0 {
 		t.Fatalf("book-for-child: %d buckets, %d of them successes", n, succeed)
+	}
+	if alone == 0 {
+		t.Error("no cancellation leaves guardian_id out to be refused for a minor who calls alone")
 	}
 }
