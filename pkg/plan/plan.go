@@ -324,6 +324,9 @@ type level struct {
 	// pushed says, for a level whose prior pushes a record past a bound
 	// (pushLevels), which value and which way.
 	pushed string
+	// act names, for a level of a use case's further act (moreActs), that
+	// act: the use case's angles of its acts stay apart.
+	act string
 }
 
 // RuleRefusal prefixes a Spec.Refusal that is a rule's ID.
@@ -441,18 +444,65 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 	if tool == nil {
 		return nil, nil
 	}
-	sol, err := d.sv.solve(ctx, tool, d.sv.further(tool, tools))
+	further := d.sv.further(tool, tools)
+	out, err := d.actBuckets(ctx, u, tools, tool, then, further, pin, pinned, true)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	// The use case's further check serves its other acts alike ("a parent
+	// books, moves or cancels a child's appointment"): each is planned
+	// behind it too.
+	for _, t := range d.moreActs(tools, tool, further) {
+		more, err := d.actBuckets(ctx, u, tools, t, "", further, pin, false, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// moreActs are the use case's tools besides its acting one that change
+// state and that the same further checks serve (further is not empty and
+// each names exactly it): a cancellation as well as a booking for a child.
+func (d *deriver) moreActs(tools []string, acting *contract.Tool, further []string) []*contract.Tool {
+	if len(further) == 0 {
+		return nil
+	}
+	var out []*contract.Tool
+	for _, name := range tools {
+		t := d.c.Tool(name)
+		if t == nil || name == acting.Name || t.EndsConversation || !Changes(d.c, t, d.gr.Wrote) {
+			continue
+		}
+		if slices.Equal(d.sv.further(t, tools), further) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// actBuckets are the buckets of use case u on one act, behind the further
+// checks; main says the act is the use case's own (its gaps, refusals-only
+// note and axis are the use case's).
+func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []string, tool *contract.Tool, then string, further []string,
+	pin RuleChoice, pinned, main bool) ([]Bucket, error) {
+	c, p := d.c, d.p
+	acting := tool.Name
+	sol, err := d.sv.solve(ctx, tool, further)
 	if err != nil {
 		return nil, err
 	}
 	sol.choices = maps.Clone(sol.choices) // the cache keeps its own
 	if len(sol.levels) == 0 {
-		p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
+		if main {
+			p.Gaps = append(p.Gaps, Gap{u.ID, sol.why})
+		}
 		return nil, nil
 	}
 	if sol.answered {
 		d.gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
-	} else {
+	} else if main {
 		p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
 	}
 	lookups, err := d.sv.lookups(ctx, tool, tools, sol)
@@ -479,7 +529,7 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 			}
 		}
 	}
-	if sol.axis != nil {
+	if sol.axis != nil && main {
 		sol.axis.UseCase = u.ID
 		p.Axes = append(p.Axes, *sol.axis)
 	}
@@ -488,11 +538,17 @@ func (d *deriver) useCase(ctx context.Context, u *contract.UseCase) ([]Bucket, e
 		anySucceed := slices.ContainsFunc(sol.levels, func(lv level) bool { return lv.outcome == "succeed" })
 		dealtBefore := map[outboundBucket]int{}
 		for li, lv := range sol.levels {
+			if !main {
+				lv.act = tool.Name
+			}
 			out = append(out, d.outboundLevelBuckets(ob, u, tool, spec, sol, lv, li == 0, anySucceed, dealtBefore)...)
 		}
 		return out, nil
 	}
 	for _, lv := range sol.levels {
+		if !main {
+			lv.act = tool.Name
+		}
 		out = append(out, d.levelBuckets(u, tool, spec, sol, lv)...)
 	}
 	return out, nil
@@ -995,8 +1051,11 @@ func kindOf(outcome, overlay string) string {
 
 func angle(u *contract.UseCase, t *contract.Tool, lv level, outcome, overlay string) string {
 	at, limit := "", 90
+	if lv.act != "" {
+		at = fmt.Sprintf(" (%s)", strings.ReplaceAll(lv.act, "_", " "))
+	}
 	if lv.column != "" {
-		at = fmt.Sprintf(" (%s %s)", strings.ReplaceAll(lv.column, "_", " "), lv.level)
+		at += fmt.Sprintf(" (%s %s)", strings.ReplaceAll(lv.column, "_", " "), lv.level)
 	}
 	if lv.branch != "" {
 		// Each way the world says no is its own angle: the message tells a

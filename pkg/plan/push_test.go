@@ -241,7 +241,9 @@ func TestPlanReportsTheCrashesItMeets(t *testing.T) {
 // patients a guardian is on file for; a booking of the patient's own does
 // not. The slots those children's own visits reach are all past, so the
 // use case's successes book one of the world's open slots (worldRecord).
-// A child who calls alone to cancel names no guardian, which the world
+// The use case's cancellation and reschedule, which take guardian_id as
+// well, are planned behind the same check. A child who calls alone to
+// cancel names no guardian, which the world
 // refuses: a level of the cancellation leaves guardian_id out. The child's
 // booking never does: verify_guardian answers with the id, which a right
 // agent passes.
@@ -253,6 +255,7 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 		guarded[fmt.Sprint(row["patient_id"])] = true
 	}
 	n, succeed, alone := 0, 0, 0
+	acts := map[string]bool{}
 	for _, b := range p.Buckets {
 		for k, ch := range b.Spec.Choices {
 			if ch.Leave == "" {
@@ -268,6 +271,7 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 		switch b.UseCase {
 		case "book-for-child":
 			n++
+			acts[b.Spec.Tool] = true
 			if b.Outcome == "succeed" {
 				succeed++
 			}
@@ -287,6 +291,13 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 	}
 	if n == 0 || succeed == 0 {
 		t.Fatalf("book-for-child: %d buckets, %d of them successes", n, succeed)
+	}
+	// "books, moves or cancels": the check serves each act that takes a
+	// guardian_id.
+	for _, act := range []string{"book_appointment", "reschedule_appointment", "cancel_appointment"} {
+		if !acts[act] {
+			t.Errorf("book-for-child: no bucket acts by %s (acts: %v)", act, acts)
+		}
 	}
 	if alone == 0 {
 		t.Error("no cancellation leaves guardian_id out to be refused for a minor who calls alone")
