@@ -86,7 +86,9 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 		spec.Prior = prior
 	}
 	var choices [][]int
-	var outside plan.Choice
+	// shared is what every template's choice holds alike, carried once per
+	// bucket.
+	var shared plan.Choice
 	if len(spec.Choices) > 0 {
 		rest := maps.Clone(spec.Choices)
 		for i, t := range all {
@@ -100,10 +102,11 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 				c = append(c, ch.Other)
 			}
 			choices = append(choices, c)
-			if o := (plan.Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}); i > 0 && o != outside {
-				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q), leaving out %q and %q", b.ID, outside.Outside, outside.Swap, o.Outside, o.Swap, outside.Leave, o.Leave)
+			o := plan.Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}
+			if i > 0 && o != shared {
+				return nil, fmt.Errorf("bucket %s: templates take records from outside %q (%q) and %q (%q), leaving out %q and %q", b.ID, shared.Outside, shared.Swap, o.Outside, o.Swap, shared.Leave, o.Leave)
 			}
-			outside = plan.Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}
+			shared = o
 		}
 		// Choices of keys that are not templates (none in a plan) stay keyed.
 		spec.Choices = nil
@@ -112,7 +115,7 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(wireBucket{ID: b.ID, UseCase: b.UseCase, Angle: b.Angle, Outcome: b.Outcome, Overlay: b.Overlay,
-		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: outside.Outside, Swap: outside.Swap, Leave: outside.Leave})
+		Kind: b.Kind, Axes: b.Axes, Want: b.Want, Have: b.Have, Spec: spec, Choices: choices, Outside: shared.Outside, Swap: shared.Swap, Leave: shared.Leave})
 }
 
 // UnmarshalJSON reads a bucket as the brief carries it.

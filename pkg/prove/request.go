@@ -561,20 +561,20 @@ func mergeKeys(a, b map[string]any) map[string]bool {
 // droppedOptional are the call's arguments with one its schema does not
 // require left out, for each such argument the call gives (an
 // information-only one aside).
-func (pr *proof) droppedOptional(call world.CallResult) []alternative {
+func (pr *proof) droppedOptional(call world.CallResult) []faithfulAlt {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
 		return nil
 	}
 	req := t.Required()
-	var out []alternative
+	var out []faithfulAlt
 	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
 		if slices.Contains(req, n) || t.LogOnlyParam(n) || call.Args[n] == nil {
 			continue
 		}
 		args := maps.Clone(call.Args)
 		delete(args, n)
-		out = append(out, alternative{name: n, args: args})
+		out = append(out, faithfulAlt{args, fmt.Sprintf("the world refuses %s with %s %s, an argument its schema does not require, and carries it out without it, no rule the scenario names failing: an agent that leaves out what the request does not need does what the caller asks", call.Tool, n, js(call.Args[n]))})
 	}
 	return out
 }
@@ -584,12 +584,12 @@ func (pr *proof) droppedOptional(call world.CallResult) []alternative {
 // (under its own name, or the column it names): the guardian id a
 // guardian's verification answers with, which a booking for the child
 // needs.
-func (pr *proof) shownOmitted(call world.CallResult, path []world.CallResult) []alternative {
+func (pr *proof) shownOmitted(call world.CallResult, path []world.CallResult) []faithfulAlt {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
 		return nil
 	}
-	var out []alternative
+	var out []faithfulAlt
 	for _, n := range t.ParamNames() {
 		if _, given := call.Args[n]; given || t.LogOnlyParam(n) {
 			continue
@@ -610,18 +610,19 @@ func (pr *proof) shownOmitted(call world.CallResult, path []world.CallResult) []
 				seen[ground.Text(v)] = true
 				args := maps.Clone(call.Args)
 				args[n] = v
-				out = append(out, alternative{name: n, args: args})
+				out = append(out, faithfulAlt{args, fmt.Sprintf("the world refuses %s without %s, and carries it out with %s %s, which an earlier answer shows, no rule the scenario names failing: a right agent passes what the world hands it", call.Tool, n, n, js(v))})
 			})
 		}
 	}
 	return out
 }
 
-// faithfulAlt is the act with one value it takes, at label (an argument,
-// or a field inside one), replaced by the value the case gives there.
+// faithfulAlt is the act with what the case gives in place of what it
+// sends; why says so, for the refusal's reader, when the world carries it
+// out.
 type faithfulAlt struct {
-	label, was, now string
-	args            map[string]any
+	args map[string]any
+	why  string
 }
 
 // faithfulAlternatives are the act's arguments with one value the caller
@@ -644,7 +645,7 @@ func (pr *proof) faithfulAlternatives(call world.CallResult, path []world.CallRe
 	}
 	var out []faithfulAlt
 	add := func(label, was, now string, args map[string]any) bool {
-		out = append(out, faithfulAlt{label, was, now, args})
+		out = append(out, faithfulAlt{args, fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", call.Tool, label, was, label, now)})
 		return len(out) >= maxAlternatives
 	}
 	for _, n := range slices.Sorted(maps.Keys(call.Args)) {

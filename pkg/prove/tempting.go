@@ -154,33 +154,19 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 			return -1, nil
 		}
-		falts := pr.faithfulAlternatives(act, results[:len(results)-1])
-		i, err := through(len(falts), func(i int) map[string]any { return falts[i].args })
-		if err != nil || i >= 0 {
-			if err == nil {
-				alt := falts[i]
-				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, which the caller never gives for it (instruction, opening), and carries it out with %s %s, the value the case gives there, no rule the scenario names failing", act.Tool, alt.label, alt.was, alt.label, alt.now)
+		path := results[:len(results)-1]
+		for _, falts := range [][]faithfulAlt{pr.faithfulAlternatives(act, path), pr.shownOmitted(act, path), pr.droppedOptional(act)} {
+			i, err := through(len(falts), func(i int) map[string]any { return falts[i].args })
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		shown := pr.shownOmitted(act, results[:len(results)-1])
-		i, err = through(len(shown), func(i int) map[string]any { return shown[i].args })
-		if err != nil || i >= 0 {
-			if err == nil {
-				pr.act.faithful = fmt.Sprintf("the world refuses %s without %s, and carries it out with %s %s, which an earlier answer shows, no rule the scenario names failing: a right agent passes what the world hands it", act.Tool, shown[i].name, shown[i].name, js(shown[i].args[shown[i].name]))
+			if i >= 0 {
+				pr.act.faithful = falts[i].why
+				return nil
 			}
-			return err
 		}
-		drops := pr.droppedOptional(act)
-		i, err = through(len(drops), func(i int) map[string]any { return drops[i].args })
-		if err != nil || i >= 0 {
-			if err == nil {
-				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, an argument its schema does not require, and carries it out without it, no rule the scenario names failing: an agent that leaves out what the request does not need does what the caller asks", act.Tool, drops[i].name, js(act.Args[drops[i].name]))
-			}
-			return err
-		}
-		alts := pr.alternatives(act, results[:len(results)-1])
-		i, err = through(len(alts), func(i int) map[string]any { return alts[i].args })
+		alts := pr.alternatives(act, path)
+		i, err := through(len(alts), func(i int) map[string]any { return alts[i].args })
 		if err == nil && i >= 0 {
 			alt := alts[i]
 			pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
