@@ -249,7 +249,7 @@ func TestPlanReportsTheCrashesItMeets(t *testing.T) {
 // agent passes.
 func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 	c := testContract(t, "clinic-voice")
-	p, _ := derive(t, c)
+	p, _ := deriveTestdata(t, "clinic-voice")
 	guarded := map[string]bool{}
 	for _, row := range c.Seed("guardians") {
 		guarded[fmt.Sprint(row["patient_id"])] = true
