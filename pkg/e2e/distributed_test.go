@@ -122,9 +122,12 @@ func TestSeparateProcesses(t *testing.T) {
 	dir := examples(t, "retail")
 	const n = 30
 	natsURL := testenv.NATS(t)
-	precreateQueue(t, queue.Config{URL: natsURL})
+	// The killed writer's slice comes back after the ack wait; the others
+	// hold theirs with heartbeats however long they take.
+	const ackWait = 5 * time.Second
+	precreateQueue(t, queue.Config{URL: natsURL, AckWait: ackWait})
 	dbURL := testenv.PostgresURL(t)
-	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL}
+	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + dbURL, "SUITEGEN_ACK_WAIT=" + ackWait.String()}
 	led := ledgerAt(t, dbURL)
 	var writers []*proc
 	for i := 0; i < 3; i++ {
