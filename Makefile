@@ -28,10 +28,18 @@ run: ## write a 50-scenario suite for examples/retail end to end on the embedded
 build: ## build every binary into ./bin
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-test: deps lint test-go ## lint, then the whole test suite with -race (starts every service it needs)
+test: deps lint test-go ## lint, then the whole test suite: -race, and the tests marked OutsideRace without it, at once (starts every service it needs)
 
+# Two passes at once: every package under the race detector, where a test
+# marked testenv.OutsideRace skips (its code runs in other processes, or is
+# CPU-bound work on whole contracts the race pass runs on small ones), and
+# those marked tests alone without it (scripts/outsiderace lists them).
 test-go:
-	$(GO) test -race -timeout $(TEST_TIMEOUT) -count=1 ./...
+	@set -o pipefail; args="$$($(GO) run ./scripts/outsiderace)" || exit 1; \
+	SUITEGEN_TEST_PASS=race $(GO) test -race -timeout $(TEST_TIMEOUT) -count=1 ./... 2>&1 | sed -u 's/^/race   /' & race=$$!; \
+	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 $$args 2>&1 | sed -u 's/^/norace /' & whole=$$!; \
+	wait $$race; r=$$?; wait $$whole; w=$$?; \
+	echo "race pass exit $$r, pass without the race detector exit $$w"; exit $$(( r | w ))
 
 test-faults: ## the fault suite at full size (kills, restarts, injected provider faults)
 	SUITEGEN_FAULTS=full $(GO) test -race -timeout 60m -count=1 -run 'Fault' -v ./pkg/e2e/...

@@ -143,6 +143,7 @@ func checkJSON(t *testing.T, out, dir string) (int, refresh.Report, string) {
 // other file is byte-identical. --into +N adds N proved scenarios and
 // changes no existing file; bad inputs get clear errors and change nothing.
 func TestSuiteLives(t *testing.T) {
+	testenv.OutsideRace(t, "a whole suite written and planned again three times; the race pass runs the commands on small ones")
 	retail, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestBudgetCap(t *testing.T) {
 	}
 	defer func() { stopSim(); _ = sim.Wait() }()
 
-	const writers, capTokens = 3, 400_000
+	const writers, capTokens = 3, 200_000
 	db := testenv.PostgresURL(t)
 	res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: 200, Writers: writers, Out: t.TempDir(), Seed: 7,
 		Model: "sim-writer", Provider: provider.Settings{BaseURL: "http://" + addr + "/v1", APIKey: "sim-key"}, BudgetTokens: capTokens,

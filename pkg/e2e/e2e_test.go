@@ -159,6 +159,7 @@ func tree(t *testing.T, root string) map[string][]byte {
 // TestRidesSuiteShape checks what a suite must be as a whole (the pipeline's
 // criteria) at a size make test affords.
 func TestRidesSuiteShape(t *testing.T) {
+	testenv.OutsideRace(t, "a whole suite planned and proved; the race pass runs the pipeline on retail")
 	dir := examples(t, "rides")
 	out, _ := runSuite(t, dir, 120, 4)
 	scs := loadSuite(t, out)

@@ -35,6 +35,7 @@ var knownGaps = map[string]map[string]string{}
 // way an outbound call is answered in each outbound use case. The run plans
 // again on what validate's plan learnt, in the same process.
 func TestEveryExample(t *testing.T) {
+	testenv.OutsideRace(t, "whole contracts planned and proved; the race pass runs the pipeline on retail")
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestPlanDealsEachWayToRefuse: a use case's act refused on different
@@ -20,6 +21,7 @@ import (
 // to the variant the item already is) — and no two buckets of
 // a use case share an angle.
 func TestPlanDealsEachWayToRefuse(t *testing.T) {
+	testenv.OutsideRace(t, "whole examples planned; the race pass plans small contracts")
 	for _, tc := range []struct {
 		example string
 		want    []string          // Spec.Refusal values the plan must deal
