@@ -25,6 +25,9 @@
 // NATSCluster starts n JetStream servers routed to each other (for a queue
 // replicated across servers) and returns a URL listing them all.
 //
+// OutsideRace marks a test make test runs in its pass without the race
+// detector (scripts/outsiderace lists them); its race pass skips it.
+//
 // Main stops everything after the tests and then fails the binary on leaked
 // goroutines, like goleak.VerifyTestMain, so packages need not call both.
 package testenv
