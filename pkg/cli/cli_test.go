@@ -17,15 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func dispatch(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(k string) string {
-		switch k {
-		case "SUITEGEN_DATABASE_URL":
-			return testenv.PostgresURL(t)
-		case "SUITEGEN_NATS_URL":
-			return testenv.NATS(t)
-		}
-		return ""
-	}}
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: testenv.Getenv(t)}
 	env.Log = discard()
 	code := Dispatch(context.Background(), env, "suitegen", args)
 	return code, out.String()

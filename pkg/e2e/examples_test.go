@@ -29,7 +29,7 @@ var knownGaps = map[string]map[string]string{}
 
 // TestEveryExample validates every contract under examples/, and the test
 // contracts written in styles unlike them, as `suitegen validate` does (the
-// world's probes all hold, every use case is planned with a success, the
+// world's probes all hold, every use case is planned, the
 // binding table is printed), and writes a small suite for each with the
 // builtin model: every scenario asked for, every use case in it, and every
 // way an outbound call is answered in each outbound use case. The run plans
@@ -129,15 +129,7 @@ var validated = map[string]validation{
 func validate(ctx context.Context, t *testing.T, dir string, v validation) {
 	t.Helper()
 	var out bytes.Buffer
-	env := &cli.Env{Stdout: &out, Stderr: &out, Log: slog.New(slog.DiscardHandler), Getenv: func(k string) string {
-		switch k {
-		case "SUITEGEN_DATABASE_URL":
-			return testenv.PostgresURL(t)
-		case "SUITEGEN_NATS_URL":
-			return testenv.NATS(t)
-		}
-		return ""
-	}}
+	env := &cli.Env{Stdout: &out, Stderr: &out, Log: slog.New(slog.DiscardHandler), Getenv: testenv.Getenv(t)}
 	if code := cli.Dispatch(ctx, env, "suitegen", []string{"validate", dir}); code != cli.ExitOK {
 		t.Fatalf("validate: exit %d:\n%s", code, out.String())
 	}

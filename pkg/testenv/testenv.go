@@ -471,3 +471,31 @@ func NATS(t testing.TB) string {
 }
 
 func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// Getenv is a command's environment lookup that points it at servers of
+// the test's own: SUITEGEN_DATABASE_URL a database of its own, made on
+// first lookup, and SUITEGEN_NATS_URL a JetStream server of its own; every
+// other variable is unset.
+func Getenv(t testing.TB) func(string) string {
+	var (
+		mu       sync.Mutex
+		db, nats string
+	)
+	return func(k string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		switch k {
+		case "SUITEGEN_DATABASE_URL":
+			if db == "" {
+				db = PostgresURL(t)
+			}
+			return db
+		case "SUITEGEN_NATS_URL":
+			if nats == "" {
+				nats = NATS(t)
+			}
+			return nats
+		}
+		return ""
+	}
+}
