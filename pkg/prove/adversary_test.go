@@ -105,7 +105,7 @@ func TestAdversaryCorpusComplete(t *testing.T) {
 
 // TestAdversaryCorpus proves every attack and asserts its verdict.
 func TestAdversaryCorpus(t *testing.T) {
-	testenv.OutsideRace(t, "whole contracts planned for the corpus; the race pass proves the fixtures")
+	testenv.OutsideRace(t, "some 160 attacks proved one after another; the race pass proves a fixture of every gate code (TestEveryCodeHasAFixture)")
 	corpus := loadCorpus(t)
 	byContract := map[string][]attack{}
 	for _, a := range corpus {
