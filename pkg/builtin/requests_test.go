@@ -14,6 +14,11 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
+// wholePlans is why the tests that write from whole examples' plans run in
+// make test's pass without the race detector (testenv.OutsideRace): the
+// race pass writes from small contracts' plans through the same code.
+const wholePlans = "whole examples planned; the race pass writes from small plans through the same code"
+
 // TestComposesTwoRequests: on examples/airline and examples/retail, a plan
 // of 300 deals 20 of them or more as two requests, and the first case of
 // each such bucket on a template both requests were planned on is composed
@@ -21,7 +26,7 @@ import (
 // act, then asking another on the same record) that the prover keeps, the
 // instruction asking for both.
 func TestComposesTwoRequests(t *testing.T) {
-	testenv.OutsideRace(t, "whole examples planned; the race pass writes from small plans")
+	testenv.OutsideRace(t, wholePlans)
 	for _, ex := range []string{"airline", "retail"} {
 		t.Run(ex, func(t *testing.T) {
 			ctx := context.Background()

@@ -21,7 +21,7 @@ import (
 // before the act asks for what the act sends under the same name (a search
 // on the date of the flight booked).
 func TestCallerIsHandedWhatTheReferenceSends(t *testing.T) {
-	testenv.OutsideRace(t, "whole examples planned; the race pass writes from small plans")
+	testenv.OutsideRace(t, wholePlans)
 	for _, ex := range []string{"retail", "airline", "telecom", "clinic-reminders"} {
 		t.Run(ex, func(t *testing.T) {
 			c, _, pl := planned(t, filepath.Join("..", "..", "examples", ex), 60)

@@ -119,7 +119,7 @@ func (p *proc) wait(t *testing.T, within time.Duration) error {
 // reviewer started again (a retried Job) deals nothing and writes the same
 // suite.
 func TestSeparateProcesses(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := examples(t, "retail")
 	const n = 30
 	natsURL := testenv.NATS(t)
@@ -244,7 +244,7 @@ func precreateQueue(t *testing.T, cfg queue.Config) {
 // with SIGTERM mid-run, exits leaving no postgres behind, keeps what it
 // proved, and the next run on the same state directory works.
 func TestSigtermLeavesNothing(t *testing.T) {
-	testenv.OutsideRace(t, "the run is a binary of its own")
+	testenv.OutsideRace(t, inBinaries)
 	// A state dir the server's user may enter, so its cluster stays in it
 	// (and pgrep below finds what runs on it).
 	state, out := testenv.ServerDir(t), t.TempDir()

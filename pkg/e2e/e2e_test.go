@@ -26,6 +26,15 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// Why a test runs in make test's pass without the race detector
+// (testenv.OutsideRace): the race pass runs the in-process pipeline on
+// retail (TestRetailSuite, TestDeterministic, the budget tests) and a
+// portfolio (TestPortfolioFailureIsolation).
+const (
+	inBinaries  = "the roles run as binaries built without the race detector; an in-process reference run is what the race pass runs"
+	wholeSuites = "whole suites planned and proved, the pipeline the race pass runs on retail"
+)
+
 func examples(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
@@ -159,7 +168,7 @@ func tree(t *testing.T, root string) map[string][]byte {
 // TestRidesSuiteShape checks what a suite must be as a whole (the pipeline's
 // criteria) at a size make test affords.
 func TestRidesSuiteShape(t *testing.T) {
-	testenv.OutsideRace(t, "a whole suite planned and proved; the race pass runs the pipeline on retail")
+	testenv.OutsideRace(t, wholeSuites)
 	dir := examples(t, "rides")
 	out, _ := runSuite(t, dir, 120, 4)
 	scs := loadSuite(t, out)

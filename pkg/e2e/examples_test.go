@@ -29,13 +29,13 @@ var knownGaps = map[string]map[string]string{}
 
 // TestEveryExample validates every contract under examples/, and the test
 // contracts written in styles unlike them, as `suitegen validate` does (the
-// world's probes all hold, every use case is planned, the
-// binding table is printed), and writes a small suite for each with the
+// world's probes all hold, every use case is planned, the binding table is
+// printed), and writes a small suite for each with the
 // builtin model: every scenario asked for, every use case in it, and every
 // way an outbound call is answered in each outbound use case. The run plans
 // again on what validate's plan learnt, in the same process.
 func TestEveryExample(t *testing.T) {
-	testenv.OutsideRace(t, "whole contracts planned and proved; the race pass runs the pipeline on retail")
+	testenv.OutsideRace(t, wholeSuites)
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func stoppedBy(out, tool string, reasons ...string) bool {
 // rehearsal then asserts the exact limit of each bomb, with the wall clock
 // out of reach.
 func TestFaultsHostileContract(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := "testdata/hostile"
 	binaries(t)
 	start := time.Now()

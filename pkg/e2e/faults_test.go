@@ -86,7 +86,7 @@ var simListening = regexp.MustCompile(`listening on (http://[0-9.:]+)/v1`)
 // suite, the poison slice dead in the ledger with its reason, and the suite
 // byte for byte that of a fault-free run.
 func TestFaults(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	fp := faultPlanFromEnv()
 	dir := examples(t, "rides")
 	// The reference first: if the example cannot give this many scenarios

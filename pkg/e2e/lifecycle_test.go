@@ -69,7 +69,7 @@ func exitCode(t *testing.T, err error) int {
 // nothing), the reviewer writes what was proved and exits 1, and a planner
 // or reviewer started again deals nothing more.
 func TestDistributedShortRun(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := examples(t, "retail")
 	const asked, runID = 400, "short-1"
 	natsURL := testenv.NATS(t)
@@ -149,7 +149,7 @@ func TestDistributedShortRun(t *testing.T) {
 // more than the contract holds ends failed with exit 1 from both; and a Job
 // retried on either run (planner or reviewer started again) deals no slice.
 func TestLifecycleRehearsal(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := examples(t, "retail")
 	natsURL, dbURL := testenv.NATSCluster(t, 3), testenv.PostgresURL(t)
 	precreateQueue(t, queue.Config{URL: natsURL, Replicas: 3})

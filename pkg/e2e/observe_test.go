@@ -31,7 +31,7 @@ import (
 // the ledger: asked = proved = N, every bucket and slice state, tokens spent, calls and
 // refusals; the alert rules evaluate cleanly on that data; and serve's page API agrees.
 func TestTotalsSurviveScaling(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	grafanatest.Binary(t) // skip (or, under CI, fail) before starting anything
 	const (
 		runID = "obs-1"

@@ -134,7 +134,7 @@ func TestPortfolioFailureIsolation(t *testing.T) {
 // suites are byte-identical whether its contracts run one at a time or all
 // at once, and from one run to the next.
 func TestPortfolioDeterministic(t *testing.T) {
-	testenv.OutsideRace(t, "whole suites planned and proved; the race pass runs a portfolio in TestPortfolioFailureIsolation")
+	testenv.OutsideRace(t, wholeSuites)
 	dirs := []string{examples(t, "retail"), examples(t, "rides")}
 	const n = 16
 	suites := func(concurrency int) map[string][]byte {

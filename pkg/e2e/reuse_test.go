@@ -20,7 +20,7 @@ import (
 // that each serve up to three times, every scenario under a name of its
 // own and with no code shared.
 func TestTemplateReuse(t *testing.T) {
-	testenv.OutsideRace(t, "a whole suite planned and proved; the race pass runs the pipeline on retail")
+	testenv.OutsideRace(t, wholeSuites)
 	dir := examples(t, "telecom")
 	c, err := contract.LoadValid(dir)
 	if err != nil {

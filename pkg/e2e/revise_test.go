@@ -22,7 +22,7 @@ import (
 // work alone or two writer processes on the same NATS and PostgreSQL take
 // slices too (the revision's run id, which differs, aside).
 func TestReviseAcrossWriterProcesses(t *testing.T) {
-	testenv.OutsideRace(t, "the roles run as binaries of their own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := examples(t, "retail")
 	natsURL := testenv.NATS(t)
 	precreateQueue(t, queue.Config{URL: natsURL})

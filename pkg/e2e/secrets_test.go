@@ -30,7 +30,7 @@ import (
 // server whose URLs carry passwords, and checks their errors. And the
 // progress API refuses every method that could change something.
 func TestSecretsNeverLeak(t *testing.T) {
-	testenv.OutsideRace(t, "the run is a binary of its own")
+	testenv.OutsideRace(t, inBinaries)
 	dir := examples(t, "rides")
 	apiKey := "sk-test-SECRET-" + secRandomHex(t, 12)
 	// The application role's URL on the test server carries its password.

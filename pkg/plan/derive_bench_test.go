@@ -121,7 +121,7 @@ func BenchmarkDerive(b *testing.B) {
 // change what a plan costs, not what it plans. Each example is derived from
 // scratch both ways and the two plans must be byte for byte the same.
 func TestMemoPlansAlike(t *testing.T) {
-	testenv.OutsideRace(t, "whole examples planned twice; the race pass plans small contracts")
+	testenv.OutsideRace(t, wholePlans)
 	for _, name := range []string{"retail", "rides", "telecom", "clinic-reminders"} {
 		t.Run(name, func(t *testing.T) {
 			c := exampleContract(t, name)

@@ -23,6 +23,12 @@ func testContract(t *testing.T, name string) *contract.Contract {
 	return c
 }
 
+// wholePlans is why the tests that plan whole examples and clinic-voice run
+// in make test's pass without the race detector (testenv.OutsideRace):
+// the race pass plans guardian-line, library-line and generated contracts
+// through the same code.
+const wholePlans = "whole contracts planned; the race pass plans small ones through the same code"
+
 func derive(t *testing.T, c *contract.Contract) (*Plan, ground.Rehearser) {
 	t.Helper()
 	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)

@@ -155,7 +155,7 @@ func TestPlanAddsTheRowsARefusalCounts(t *testing.T) {
 // point the slot they name at a provider who has left instead: the setup
 // changes only the record the call names.
 func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
-	testenv.OutsideRace(t, "a whole contract planned; the race pass plans small contracts")
+	testenv.OutsideRace(t, wholePlans)
 	p, _ := deriveTestdata(t, "clinic-voice")
 	const at = "handlers/book_appointment.star:104" // "%s has left the practice"
 	set := priors(p, at)
@@ -249,7 +249,7 @@ func TestPlanReportsTheCrashesItMeets(t *testing.T) {
 // booking never does: verify_guardian answers with the id, which a right
 // agent passes.
 func TestUseCaseNamesAFurtherCheck(t *testing.T) {
-	testenv.OutsideRace(t, "a whole contract planned; the race pass plans small contracts")
+	testenv.OutsideRace(t, wholePlans)
 	c := testContract(t, "clinic-voice")
 	p, _ := deriveTestdata(t, "clinic-voice")
 	guarded := map[string]bool{}

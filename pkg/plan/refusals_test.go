@@ -21,7 +21,7 @@ import (
 // to the variant the item already is) — and no two buckets of
 // a use case share an angle.
 func TestPlanDealsEachWayToRefuse(t *testing.T) {
-	testenv.OutsideRace(t, "whole examples planned; the race pass plans small contracts")
+	testenv.OutsideRace(t, wholePlans)
 	for _, tc := range []struct {
 		example string
 		want    []string          // Spec.Refusal values the plan must deal

@@ -24,7 +24,7 @@ import (
 // rules), read back through the renaming. The plan must hold on what the
 // tools do to the world, not on what they are called.
 func TestPlanSurvivesRenaming(t *testing.T) {
-	testenv.OutsideRace(t, "whole examples planned twice; the race pass plans small contracts")
+	testenv.OutsideRace(t, wholePlans)
 	for _, name := range []string{"retail", "airline"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "examples", name)

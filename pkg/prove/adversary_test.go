@@ -103,9 +103,15 @@ func TestAdversaryCorpusComplete(t *testing.T) {
 	}
 }
 
+// manyProofs is why the tests that prove the whole corpus or every mutant
+// of whole suites run in make test's pass without the race detector
+// (testenv.OutsideRace): the race pass proves a fixture of every gate code
+// (TestEveryCodeHasAFixture) through the same prover.
+const manyProofs = "hundreds of proofs one after another; the race pass proves a fixture of every gate code"
+
 // TestAdversaryCorpus proves every attack and asserts its verdict.
 func TestAdversaryCorpus(t *testing.T) {
-	testenv.OutsideRace(t, "some 160 attacks proved one after another; the race pass proves a fixture of every gate code (TestEveryCodeHasAFixture)")
+	testenv.OutsideRace(t, manyProofs)
 	corpus := loadCorpus(t)
 	byContract := map[string][]attack{}
 	for _, a := range corpus {

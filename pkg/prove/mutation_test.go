@@ -1260,7 +1260,7 @@ func (r *runTotals) check(tb testing.TB, every bool) {
 // act-value-unasked varies), and clinic-reminders, whose calls the agent
 // places.
 func TestMutation(t *testing.T) {
-	testenv.OutsideRace(t, "whole suites written and every mutant proved; the race pass proves a fixture of every gate code (TestEveryCodeHasAFixture)")
+	testenv.OutsideRace(t, manyProofs)
 	var run runTotals
 	examples := []string{"retail", "rides", "airline", "clinic-reminders"}
 	defer func() {

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// PassEnv names the variable make test sets on its race-detecting pass.
-const PassEnv = "SUITEGEN_TEST_PASS"
+// passEnv names the variable make test sets on its race-detecting pass.
+const passEnv = "SUITEGEN_TEST_PASS"
 
 // OutsideRace marks a test the race detector adds nothing to: the code it
 // exercises runs in other processes (binaries built without it), or is
@@ -18,7 +18,7 @@ const PassEnv = "SUITEGEN_TEST_PASS"
 // (go test -race, no SUITEGEN_TEST_PASS) the test runs as any other.
 func OutsideRace(t testing.TB, why string) {
 	t.Helper()
-	if raceDetector && os.Getenv(PassEnv) == "race" {
+	if raceDetector && os.Getenv(passEnv) == "race" {
 		t.Skipf("runs in make test's pass without the race detector: %s", why)
 	}
 }
