@@ -77,14 +77,23 @@ const (
 	// Less than the caller asks: a value the caller states, in quotes, for
 	// a success's act replaced in the act and its checks by one another
 	// case of the same tool sends and this caller never says.
-	statedIgnored   = "stated-value-ignored"
+	statedIgnored = "stated-value-ignored"
+	// A refusal that rests on what the agent adds or leaves out, not on the
+	// request: a success's act given an argument its schema does not
+	// require and the caller never gives, naming a record of the world the
+	// act then refuses (another family's guardian on an adult's own
+	// booking); a success's act with an argument an earlier answer shows
+	// left out, the world then refusing it (a child's booking without the
+	// guardian the verification answered with).
+	optionalAdded   = "tempting-optional-added"
+	shownLeftOut    = "tempting-shown-left-out"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
 	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked,
-	actRedone, statedIgnored}
+	actRedone, statedIgnored, optionalAdded, shownLeftOut}
 
 // aims are the kinds made to reach one gate directly (gate/code): over a run
 // of the mutation test, some mutant of each must be refused first by it, or
@@ -92,12 +101,14 @@ var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPa
 var aims = map[string]string{
 	actRedone:     "outcome/act-once",
 	temptingWrong: "outcome/tempting-faithful",
+	optionalAdded: "outcome/tempting-faithful",
+	shownLeftOut:  "outcome/tempting-faithful",
 }
 
 // The honesty gates each kind aims at (its mutants may fall to an earlier
 // gate first): record-named (recordUnnamed), unrequested-change (secondAct),
 // check-unasked (secondChecked), act-once (actTwice, actRedone),
-// tempting-faithful (temptingWrong), call-later (callLaterActs),
+// tempting-faithful (temptingWrong, optionalAdded, shownLeftOut), call-later (callLaterActs),
 // unasked-value (valueUnasked), unstated-choice or unasked-value
 // (statedIgnored).
 
@@ -106,19 +117,19 @@ var aims = map[string]string{
 // here, and one listed here that is made fails too (the reason no longer
 // holds).
 var notApplicable = map[string]map[string]string{
-	"retail": inbound(map[string]string{
+	"retail": allRequired(inbound(map[string]string{
 		temptingWrong: "no act takes a number: its acts take orders, items, payment methods, addresses and reasons",
 		valueUnasked:  "no act takes an enum or a whole number named like a column of the record it names (a cancellation's reason is the order's cancel_reason)",
 		actRedone:     "no act takes a whole number, and its one enum (a cancellation's reason) moves the order out of the pending status the act needs, so the world refuses the cancellation as asked after one made with another reason",
-	}),
-	"rides": inbound(map[string]string{}),
-	"telecom": inbound(map[string]string{
+	})),
+	"rides": allRequired(inbound(map[string]string{})),
+	"telecom": allRequired(inbound(map[string]string{
 		temptingWrong: "its one numeric act (a refuel's gb_amount) the world carries out at any size: the 2 GB ceiling is a rule's check, not the world's refusal",
 		valueUnasked:  "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
 		actRedone:     "no act takes an enum, and its one whole number, a refuel's gb_amount, is 1 GB in every case: one less is no refuel, and one more, 2, is a value the caller states (the policy's 2 GB ceiling, in the instruction)",
-	}),
-	"airline": inbound(map[string]string{}),
-	"clinic-reminders": {
+	})),
+	"airline": allRequired(inbound(map[string]string{})),
+	"clinic-reminders": allRequired(map[string]string{
 		askWrongStep:  "its plan deals no ask",
 		askStepOnPath: "its plan deals no ask",
 		recordUnnamed: "the agent places the call about the purpose record it brings, which no callee names (instruction, opening): there is no named record to move the act off",
@@ -127,7 +138,8 @@ var notApplicable = map[string]map[string]string{
 		temptingWrong: "no act takes a number",
 		valueUnasked:  "no act takes an enum named like a column of the record it names: a callback's window is a column of the row scheduling adds, a cancellation's reason is the appointment's cancel_reason",
 		actRedone:     "each act moves its appointment out of the status it needs (confirmed, cancelled), so the world refuses the act as asked after one made with another value",
-	},
+	}),
+	"clinic-voice": inbound(map[string]string{}),
 }
 
 // inbound adds to an inbound example's reasons the kinds only outbound calls
@@ -137,6 +149,15 @@ func inbound(why map[string]string) map[string]string {
 		why[k] = "no call of its is answered by a voicemail box or someone else: its agent places none"
 	}
 	why[callLaterActs] = "no callee asks to be called back: its agent places no call"
+	return why
+}
+
+// allRequired adds the reasons for the kinds only an act with an argument
+// its schema does not require makes.
+func allRequired(why map[string]string) map[string]string {
+	for _, k := range []string{optionalAdded, shownLeftOut} {
+		why[k] = "every argument of each of its acts is required"
+	}
 	return why
 }
 
@@ -186,7 +207,7 @@ func (m mutation) totals() (made, killed int) {
 // and returns the scenarios from disk and the database that holds the world.
 func writeSuite(tb testing.TB, example string, n, maxWant int) (string, []*scenario.Scenario) {
 	tb.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", example))
+	dir, err := filepath.Abs(contractDir(example))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -522,12 +543,7 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 			at := actAt(c, sc)
 			if logOnly := runOf(v, prove.LogOnly); logOnly != nil && at >= 0 {
 				act := sc.Solution[at]
-				m := clone(sc)
-				m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
-				m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
-				m.Tempting = []scenario.Call{act}
-				m.Outputs, m.Rules, m.Missing = nil, nil, nil
-				m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
+				m := refusedAs(sc, at, act)
 				m.Instruction = unsay(m.Instruction, act, m)
 				add(flipToRefuse, sc.Name, m)
 
@@ -597,16 +613,21 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 				}
 
 				for i, tempting := range wrongAmounts(ctx, tb, e, sc, at) {
-					m := clone(sc)
+					m := refusedAs(sc, at, tempting)
 					if i > 0 {
 						m.Name = fmt.Sprintf("%s-%d", m.Name, i)
 					}
-					m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
-					m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
-					m.Tempting = []scenario.Call{tempting}
-					m.Outputs, m.Rules, m.Missing = nil, nil, nil
-					m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
 					add(temptingWrong, sc.Name, m)
+				}
+				if tempting, n, ok := withOptional(ctx, tb, e, sc, at); ok {
+					// The caller hands the value when asked, so an agent
+					// could send it: only what the request needs is wrong.
+					m := refusedAs(sc, at, tempting)
+					m.Instruction += fmt.Sprintf(" If asked, they also give %s %q.", strings.ReplaceAll(n, "_", " "), ground.Text(tempting.Args[n]))
+					add(optionalAdded, sc.Name, m)
+				}
+				if tempting, ok := withoutShown(ctx, tb, e, sc, at); ok {
+					add(shownLeftOut, sc.Name, refusedAs(sc, at, tempting))
 				}
 
 				m = clone(sc)
@@ -803,6 +824,105 @@ func wrongAmounts(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scen
 		}
 	}
 	return out
+}
+
+// refusedAs is a success relabelled a refusal whose tempting act is tempting
+// (the success's own act, or a variant of it): the path before the act is
+// the solution, and a check that the act as the success made it was not
+// called leads the success's judged checks.
+func refusedAs(sc *scenario.Scenario, at int, tempting scenario.Call) *scenario.Scenario {
+	act := sc.Solution[at]
+	m := clone(sc)
+	m.Expects, m.Kind = scenario.OutcomeRefuse, "failing"
+	m.Solution = append([]scenario.Call(nil), sc.Solution[:at]...)
+	m.Tempting = []scenario.Call{tempting}
+	m.Outputs, m.Rules, m.Missing = nil, nil, nil
+	m.SubGoals = append([]scenario.SubGoalRef{{Name: "not_called", Params: map[string]any{"tool": act.Tool, "args": act.Args}}}, judgedOf(sc)...)
+	return m
+}
+
+// refusedAfter reports whether the world refuses call played after the
+// success's path to its act.
+func refusedAfter(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int, call scenario.Call) bool {
+	rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, append(slices.Clone(sc.Solution[:at]), call), false)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	return rs[len(rs)-1].Refused
+}
+
+// withOptional is the success's act given one argument its schema offers,
+// does not require and the act leaves out, naming a record of the world
+// (one of the first values of the column it refers to) that gets the act
+// refused, and the argument's name; false when none does.
+func withOptional(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) (scenario.Call, string, bool) {
+	act := sc.Solution[at]
+	t := e.C.Tool(act.Tool)
+	if t == nil {
+		return scenario.Call{}, "", false
+	}
+	for _, n := range t.ParamNames() {
+		if _, given := act.Args[n]; given || slices.Contains(t.Required(), n) || t.LogOnlyParam(n) {
+			continue
+		}
+		table, col, ok := e.C.RefOf(t.Name, n)
+		if !ok {
+			continue
+		}
+		var values []string
+		if err := e.World.Copy(ctx, func(cp *world.Copy) error {
+			rows, err := cp.Query(ctx, fmt.Sprintf("SELECT DISTINCT %s::text AS v FROM %s WHERE %s IS NOT NULL ORDER BY 1 LIMIT 4", col, table, col))
+			for _, r := range rows {
+				values = append(values, ground.Text(r.Map()["v"]))
+			}
+			return err
+		}); err != nil {
+			tb.Fatalf("%s: values of %s.%s: %v", sc.Name, table, col, err)
+		}
+		for _, v := range values {
+			wrong := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
+			wrong.Args[n] = v
+			if refusedAfter(ctx, tb, e, sc, at, wrong) {
+				return wrong, n, true
+			}
+		}
+	}
+	return scenario.Call{}, "", false
+}
+
+// withoutShown is the success's act with one argument its schema does not
+// require left out, where the value the act passes is one an earlier answer
+// of the path shows and the world refuses the act without it; false when
+// there is none.
+func withoutShown(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario, at int) (scenario.Call, bool) {
+	act := sc.Solution[at]
+	t := e.C.Tool(act.Tool)
+	if t == nil {
+		return scenario.Call{}, false
+	}
+	rs, _, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution[:at], false)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
+		if slices.Contains(t.Required(), n) || t.LogOnlyParam(n) {
+			continue
+		}
+		v := ground.Text(act.Args[n])
+		shown := false
+		for _, r := range rs {
+			shown = shown || r.OK && strings.Contains(string(r.Result), v)
+		}
+		if !shown {
+			continue
+		}
+		left := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
+		delete(left.Args, n)
+		if refusedAfter(ctx, tb, e, sc, at, left) {
+			return left, true
+		}
+	}
+	return scenario.Call{}, false
 }
 
 // redone is a success whose act is made first with one value the caller
@@ -1255,6 +1375,15 @@ func (r *runTotals) check(tb testing.TB, every bool) {
 	}
 }
 
+// suiteSize is the size of an example's suite in TestMutation: 40, or as
+// many as its plan needs to deal every outcome it has.
+func suiteSize(example string) int {
+	if example == "clinic-voice" {
+		return 60 // its first asks are dealt past 40
+	}
+	return 40
+}
+
 // TestMutation runs the mutation test on small suites of four examples:
 // three inbound (airline's acts set columns of their records, which
 // act-value-unasked varies), and clinic-reminders, whose calls the agent
@@ -1262,7 +1391,7 @@ func (r *runTotals) check(tb testing.TB, every bool) {
 func TestMutation(t *testing.T) {
 	testenv.OutsideRace(t, manyProofs)
 	var run runTotals
-	examples := []string{"retail", "rides", "airline", "clinic-reminders"}
+	examples := []string{"retail", "rides", "airline", "clinic-reminders", "clinic-voice"}
 	defer func() {
 		if run.examples > 0 {
 			run.check(t, run.examples == len(examples))
@@ -1270,9 +1399,9 @@ func TestMutation(t *testing.T) {
 	}()
 	for _, example := range examples {
 		t.Run(example, func(t *testing.T) {
-			url, scs := writeSuite(t, example, 40, 0)
+			url, scs := writeSuite(t, example, suiteSize(example), 0)
 			ctx := context.Background()
-			c, err := contract.LoadValid(filepath.Join("..", "..", "examples", example))
+			c, err := contract.LoadValid(contractDir(example))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1332,7 +1461,7 @@ func BenchmarkMutation(b *testing.B) {
 		for _, example := range examples {
 			url, scs := writeSuite(b, example, n, maxWant)
 			ctx := context.Background()
-			c, err := contract.LoadValid(filepath.Join("..", "..", "examples", example))
+			c, err := contract.LoadValid(contractDir(example))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -292,14 +292,20 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		} else if !isList {
 			cands = otherNumbers(one, t.Param(n))
 		}
+		// A value the caller states and no call sends is what the caller
+		// asks for: an enum's is among its values, another is added. Such
+		// values come first.
 		stated := map[string]bool{}
-		if len(enum) == 0 {
-			for _, v := range pr.unusedStated() {
-				if _, isStr := one.(string); isStr || isNumber(v) {
-					cands, stated[v] = append(cands, v), true
-				}
+		for _, v := range pr.unusedStated() {
+			switch _, isStr := one.(string); {
+			case len(enum) > 0:
+				stated[v] = slices.Contains(cands, v)
+			case isStr || isNumber(v):
+				cands, stated[v] = append(cands, v), true
 			}
 		}
+		first := slices.DeleteFunc(slices.Clone(cands), func(c string) bool { return !stated[c] })
+		cands = append(first, slices.DeleteFunc(cands, func(c string) bool { return stated[c] })...)
 		// A look-up's text (the airport a search takes) may be any word of
 		// its shape an earlier answer shows, as a value or as a key.
 		if s, isStr := one.(string); isStr && len(enum) == 0 && !pr.p.stateChanging(call) {
