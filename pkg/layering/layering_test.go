@@ -3,8 +3,12 @@ package layering
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,4 +117,119 @@ func goList(t *testing.T, args ...string) string {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestLayers: every package of internal/, proto/, pkg/ and cmd/ is on one
+// layer of docs/ARCHITECTURE.md's table and imports nothing above it.
+func TestLayers(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, errs := readLayers(string(doc))
+	for _, e := range errs {
+		t.Errorf("docs/ARCHITECTURE.md: %s", e)
+	}
+	if len(layers) == 0 {
+		t.Fatal("docs/ARCHITECTURE.md holds no layer table")
+	}
+	module := goList(t, "list", "-m")
+	graph := goList(t, "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	for _, e := range checkLayers(module, graph, layers) {
+		t.Error(e)
+	}
+}
+
+// TestCheckLayersFindsWhatItMust: an import of a higher layer, a package
+// the table leaves out and a table that lists one package twice are each
+// found; imports of the same or a lower layer, and of other modules, pass.
+func TestCheckLayersFindsWhatItMust(t *testing.T) {
+	const m = "example.com/m"
+	layers, errs := readLayers("intro\n\n| layer | packages | what |\n|---|---|---|\n| 1 | `internal/a`, `pkg/x` | leaves |\n| 2 | `pkg/y`, `pkg/z` | above |\n| 3 | `cmd/m` | mains |\n\nafter\n")
+	if len(errs) > 0 || len(layers) != 5 || layers["pkg/y"] != 2 || layers["cmd/m"] != 3 {
+		t.Fatalf("read %v %v", layers, errs)
+	}
+	graph := strings.Join([]string{
+		m + "/internal/a fmt",
+		m + "/pkg/x " + m + "/pkg/y example.com/other/pkg/z",
+		m + "/pkg/y " + m + "/pkg/z " + m + "/internal/a",
+		m + "/pkg/z",
+		m + "/pkg/new " + m + "/pkg/x",
+		m + "/cmd/m " + m + "/pkg/y",
+		m + "/scripts/tool " + m + "/cmd/m",
+	}, "\n")
+	want := []string{
+		"pkg/new is on no layer of the table: add it",
+		"pkg/x (layer 1) imports pkg/y (layer 2)",
+	}
+	if got := checkLayers(m, graph, layers); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if _, errs := readLayers("| 1 | `pkg/x` | a |\n| 2 | `pkg/x` | b |\n"); len(errs) != 1 {
+		t.Fatalf("a package on two layers: %v", errs)
+	}
+}
+
+// layerRow is a row of the layer table: its number, then its packages in
+// backquotes.
+var layerRow = regexp.MustCompile(`^\|\s*([0-9]+)\s*\|([^|]*)\|`)
+
+// readLayers reads the layer of each package the table lists.
+func readLayers(doc string) (map[string]int, []string) {
+	layers := map[string]int{}
+	var errs []string
+	for line := range strings.Lines(doc) {
+		m := layerRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		for _, f := range strings.Split(m[2], ",") {
+			p := strings.Trim(strings.TrimSpace(f), "`")
+			if was, ok := layers[p]; ok {
+				errs = append(errs, fmt.Sprintf("%s is on layers %d and %d", p, was, n))
+			}
+			layers[p] = n
+		}
+	}
+	return layers, errs
+}
+
+// checkLayers returns, sorted, each package of internal/, proto/, pkg/ and
+// cmd/ that the table leaves out, and each import of such a package from a
+// lower layer.
+func checkLayers(module, graph string, layers map[string]int) []string {
+	ruled := func(p string) (string, bool) {
+		rel, ok := strings.CutPrefix(p, module+"/")
+		if !ok {
+			return "", false
+		}
+		top, _, _ := strings.Cut(rel, "/")
+		return rel, slices.Contains([]string{"internal", "proto", "pkg", "cmd"}, top)
+	}
+	var bad []string
+	sc := bufio.NewScanner(strings.NewReader(graph))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		from, ok := ruled(f[0])
+		if !ok {
+			continue
+		}
+		at, listed := layers[from]
+		if !listed {
+			bad = append(bad, from+" is on no layer of the table: add it")
+			continue
+		}
+		for _, imp := range f[1:] {
+			to, ok := ruled(imp)
+			if ok && layers[to] > at {
+				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d)", from, at, to, layers[to]))
+			}
+		}
+	}
+	slices.Sort(bad)
+	return slices.Compact(bad)
 }

@@ -1,4 +1,4 @@
-package ratelimit
+package provider
 
 import (
 	"context"
@@ -9,19 +9,21 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/metrics"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/ratelimit"
 )
 
-// LookEvery bounds how often a process reads the shared quota's headroom
+// lookEvery bounds how often a process reads the shared quota's headroom
 // into its gauges: one extra query per call would add a third to the
 // limiter's load for a number nobody reads faster than a scrape.
-const LookEvery = 2 * time.Second
+const lookEvery = 2 * time.Second
 
-// Metered is the limiter as a provider client sees it, recording how long
-// each admission waited and, at most every LookEvery, the quota and its
+// metered is the limiter as a provider client sees it, recording how long
+// each admission waited and, at most every lookEvery, the quota and its
 // headroom. It adds no goroutine: the look happens on the caller's path
-// after an admission.
-type Metered struct {
-	lim *Limiter
+// after an admission. It lives here, not in pkg/ratelimit, so the limiter
+// does not link the metrics (and through them the ledger and the prover).
+type metered struct {
+	lim *ratelimit.Limiter
 	mx  *metrics.Metrics
 	log *slog.Logger
 
@@ -29,19 +31,19 @@ type Metered struct {
 	last time.Time
 }
 
-// Metered wraps l to record into mx (its provider instruments carry no run
-// label: every run shares the quota).
-func (l *Limiter) Metered(mx *metrics.Metrics, log *slog.Logger) *Metered {
+// meter wraps l, made with cfg, to record into mx (its provider instruments
+// carry no run label: every run shares the quota).
+func meter(l *ratelimit.Limiter, cfg ratelimit.Config, mx *metrics.Metrics, log *slog.Logger) *metered {
 	if log == nil {
-		log = l.cfg.Logger
+		log = slog.Default()
 	}
-	mx.RequestsPerMinuteQuota.Set(float64(l.cfg.RPM))
-	mx.TokensPerMinuteQuota.Set(float64(l.cfg.TPM))
-	return &Metered{lim: l, mx: mx, log: log}
+	mx.RequestsPerMinuteQuota.Set(float64(cfg.RPM))
+	mx.TokensPerMinuteQuota.Set(float64(cfg.TPM))
+	return &metered{lim: l, mx: mx, log: log}
 }
 
 // Acquire is Limiter.Acquire, timed.
-func (m *Metered) Acquire(ctx context.Context, tokens int) (model.Permit, error) {
+func (m *metered) Acquire(ctx context.Context, tokens int) (model.Permit, error) {
 	start := time.Now()
 	p, err := m.lim.Acquire(ctx, tokens)
 	if err != nil {
@@ -53,13 +55,13 @@ func (m *Metered) Acquire(ctx context.Context, tokens int) (model.Permit, error)
 }
 
 // Pause is Limiter.Pause.
-func (m *Metered) Pause(ctx context.Context, d time.Duration) error { return m.lim.Pause(ctx, d) }
+func (m *metered) Pause(ctx context.Context, d time.Duration) error { return m.lim.Pause(ctx, d) }
 
 // look sets the quota and headroom gauges, unless it looked recently. A
 // dimension whose limit is unknown leaves its gauges alone.
-func (m *Metered) look(ctx context.Context) {
+func (m *metered) look(ctx context.Context) {
 	m.mu.Lock()
-	if time.Since(m.last) < LookEvery {
+	if time.Since(m.last) < lookEvery {
 		m.mu.Unlock()
 		return
 	}
@@ -80,4 +82,4 @@ func (m *Metered) look(ctx context.Context) {
 	}
 }
 
-var _ model.Limiter = (*Metered)(nil)
+var _ model.Limiter = (*metered)(nil)
