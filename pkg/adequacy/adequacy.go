@@ -27,6 +27,7 @@ package adequacy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +66,11 @@ type Mutant struct {
 	Caught  bool `json:"caught"`
 	// By is a kept scenario the mutant breaks, when caught.
 	By string `json:"by,omitempty"`
+	// Instead says, for a branch reached and not caught, what meets the
+	// act of the first scenario refused there once the branch is gone:
+	// another branch (file:line), a failure of the call (its error: a
+	// constraint of the database, say), or a check that fails.
+	Instead string `json:"instead,omitempty"`
 	// Why says, when not caught, why not and what shape of scenario would
 	// catch it.
 	Why string `json:"why,omitempty"`
@@ -204,6 +210,7 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return fmt.Errorf("mutant %s %s: %w", j.m.Kind, j.m.At, err)
 		}
+		instead := ""
 		for _, sc := range j.cands {
 			v, err := p.Prove(ctx, sc)
 			if err != nil {
@@ -215,7 +222,13 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 				mu.Unlock()
 				return nil // one is enough
 			}
+			if instead == "" && j.m.Kind == KindBranch {
+				instead = insteadOf(v, j.m)
+			}
 		}
+		mu.Lock()
+		j.m.Instead = instead
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
@@ -308,6 +321,10 @@ func why(m *Mutant) string {
 			say = fmt.Sprintf(" (%q)", m.Message)
 		}
 		return fmt.Sprintf("no kept scenario's act is refused here: a refusal of %s in a case that makes this condition true and the earlier ones false%s", tool, say)
+	case m.Kind == KindBranch && strings.HasPrefix(m.Instead, "the call fails"):
+		return fmt.Sprintf("%d kept scenario(s) refused here, and each is kept without it: with the branch gone, %s, so the world does not carry the act out either way; only a case where %s then goes through would catch it", m.Reached, m.Instead, tool)
+	case m.Kind == KindBranch && m.Instead != "":
+		return fmt.Sprintf("%d kept scenario(s) refused here, but each is kept without it: with the branch gone, %s; a case where only this branch refuses %s", m.Reached, m.Instead, tool)
 	case m.Kind == KindBranch:
 		return fmt.Sprintf("%d kept scenario(s) refused here, but each is kept without it (a later branch or a rule's check refuses the same act): a case where only this branch refuses %s", m.Reached, tool)
 	case m.Reached == 0:
@@ -315,6 +332,35 @@ func why(m *Mutant) string {
 	default:
 		return fmt.Sprintf("%d kept scenario(s) name the rule, but their proofs stand without %s (the world refuses the act anyway, or the check is not what decides): a case the world carries out and only the check forbids", m.Reached, m.Check)
 	}
+}
+
+// insteadOf reads, from a proof under branch mutant m that kept the
+// scenario, what met the tempting act (a call of one of the branch's tools;
+// a conversation has one tempting run per request) where the branch
+// refused it before.
+func insteadOf(v prove.Verdict, m *Mutant) string {
+	for _, r := range v.Runs {
+		if r.Counterfactual != prove.Tempting || len(r.Calls) == 0 {
+			continue
+		}
+		act := r.Calls[len(r.Calls)-1]
+		if !slices.Contains(m.Tools, act.Tool) {
+			continue
+		}
+		switch {
+		case act.Refused && act.Branch != "" && act.Branch != m.At:
+			return "the handler refuses it at " + act.Branch
+		case act.Crash:
+			return fmt.Sprintf("the call fails (%s)", act.Error)
+		case act.OK:
+			for _, c := range r.Checks {
+				if !c.Held && !c.Broken {
+					return "the act goes through and the check " + c.Name + " fails"
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // GuardWhy is why no kept scenario reaches an existence guard.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -81,6 +82,8 @@ func TestMeasureRetail(t *testing.T) {
 	at := func(line int) string { return file + ":" + strconv.Itoa(line) }
 	if m := by[at(guardLine)]; m.Reached == 0 || m.Caught {
 		t.Errorf("the redundant guard: %+v, want reached and not caught", m)
+	} else if want := "the handler refuses it at lib/orders.star:24"; m.Instead != want || !strings.Contains(m.Why, want) {
+		t.Errorf("the redundant guard: instead %q, why %q; want what refuses once it is gone: %q", m.Instead, m.Why, want)
 	}
 	reason := by[at(guardLine+3)] // "if reason not in REASONS", shifted by the guard
 	if reason.Kind != KindBranch || reason.Reached != 0 || reason.Caught || reason.Why != ArgumentWhy {
@@ -168,4 +171,29 @@ func countCaught(r Report, kind string) int {
 		}
 	}
 	return n
+}
+
+// TestInsteadOf: what meets the act once a branch is gone is read from the
+// tempting run of the branch's tool (a conversation's other requests have
+// theirs): another branch, a failed call, or a check that fails.
+func TestInsteadOf(t *testing.T) {
+	m := &Mutant{Kind: KindBranch, At: "handlers/waive.star:14", Tools: []string{"waive"}}
+	run := func(act prove.CallStep, checks ...prove.CheckResult) prove.Run {
+		return prove.Run{Counterfactual: prove.Tempting, Calls: []prove.CallStep{{Tool: "lookup", OK: true}, act}, Checks: checks}
+	}
+	other := run(prove.CallStep{Tool: "refund", Refused: true, Branch: "handlers/refund.star:9"})
+	for _, c := range []struct {
+		runs []prove.Run
+		want string
+	}{
+		{[]prove.Run{other, run(prove.CallStep{Tool: "waive", Refused: true, Branch: "handlers/waive.star:18"})}, "the handler refuses it at handlers/waive.star:18"},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", Crash: true, Error: `violates check constraint "amount_check"`})}, `the call fails (violates check constraint "amount_check")`},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", OK: true}, prove.CheckResult{Name: "kept", Held: true}, prove.CheckResult{Name: "fee_rule"})}, "the act goes through and the check fee_rule fails"},
+		{[]prove.Run{other}, ""},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", Refused: true, Branch: m.At})}, ""},
+	} {
+		if got := insteadOf(prove.Verdict{Kept: true, Runs: c.runs}, m); got != c.want {
+			t.Errorf("%+v: got %q, want %q", c.runs, got, c.want)
+		}
+	}
 }

@@ -119,13 +119,16 @@ type reached struct {
 	table, column string
 	value         any
 	many          bool
-	// arg marks a row an argument of the act names (the slot it books).
+	// arg marks a row an argument of the act names (the slot it books), or
+	// rows naming the case's record of a table an argument is drawn from.
 	arg bool
 }
 
 // pushes are the settings pushLevels tries on the records the case of row
 // reaches, nearest the act first, since its tries are bounded: the records
-// the act's arguments name (the slot it books), the case's own record, the
+// the act's arguments name (the slot it books) and the rows naming the
+// case's record of a table an argument's value is drawn from (the lines of
+// an invoice, for a new line's description), the case's own record, the
 // records that one names, then the rows that name it. Of each record, its
 // states are set to each other value they hold, a record an argument names
 // is pointed at other reference rows (repoints), then its dates are moved
@@ -318,12 +321,22 @@ func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) [
 	if t := g.C.Tool(tool); t != nil {
 		params = t.ParamNames()
 	}
+	argTables := map[string]bool{}
 	for _, p := range params {
 		if _, ok := act.Args[p]; !ok {
 			continue
 		}
 		bd, ok := sv.bs.Of(tool, p)
 		if !ok || bd.Table == "" || bd.Column == "" || g.C.Table(bd.Table) == nil {
+			continue
+		}
+		// Only an argument bound to a key names a record: a rating's stars
+		// bound to trips.rider_stars match every trip rated alike, most of
+		// them other callers'. One bound to another column of a table
+		// whose rows name the case's record (a line's description) puts
+		// those rows first, below.
+		if g.PK(bd.Table) != bd.Column && !g.C.Table(bd.Table).IsUnique(bd.Column) {
+			argTables[bd.Table] = true
 			continue
 		}
 		vs, many := act.Args[p].([]any)
@@ -344,7 +357,7 @@ func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) [
 			if fk.RefTable != table || seen[t.Name] || len(g.Where(t.Name, fk.Column, row[fk.RefColumn])) == 0 {
 				continue
 			}
-			out = append(out, reached{table: t.Name, column: fk.Column, value: row[fk.RefColumn], many: true})
+			out = append(out, reached{table: t.Name, column: fk.Column, value: row[fk.RefColumn], many: true, arg: argTables[t.Name]})
 		}
 	}
 	return out
