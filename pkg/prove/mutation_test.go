@@ -764,15 +764,23 @@ func actRecord(sc *scenario.Scenario, act scenario.Call) (w, v string) {
 		if !ok || !inSetup[s] || ground.Text(sc.CallerID) == s || !(strings.Contains(sc.Instruction, s) || strings.Contains(sc.Persona.Opening, s)) {
 			continue
 		}
-		b := []byte(s)
-		for i := len(b) - 1; i >= 0; i-- {
-			if b[i] >= '0' && b[i] <= '9' {
-				b[i] = '0' + (b[i]-'0'+5)%10
-				return s, string(b)
-			}
+		if v := shifted(s); v != s {
+			return s, v
 		}
 	}
 	return "", ""
+}
+
+// shifted is s with its last digit moved by five: a key of the same shape.
+func shifted(s string) string {
+	b := []byte(s)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] >= '0' && b[i] <= '9' {
+			b[i] = '0' + (b[i]-'0'+5)%10
+			return string(b)
+		}
+	}
+	return s
 }
 
 // sameCallArgs reports two argument maps that are the same JSON.
@@ -782,18 +790,27 @@ func sameCallArgs(a, b map[string]any) bool {
 	return string(x) == string(y)
 }
 
-// twinSetup is setup with every insert that holds w made again with v in
-// its place: a second record of the caller's, like the first.
+// twinSetup is setup with the insert of record w made again with v in its
+// place: a second record of the caller's, like the first. The record's own
+// insert is the one w leads (its key); rows that only refer to it (the
+// messages about an appointment) are not copied. With no insert led by w,
+// every insert that holds it is copied, each under a key of its own (its
+// leading value shifted), which the copy would otherwise repeat.
 func twinSetup(setup []scenario.Statement, w, v string) []scenario.Statement {
+	insert := func(st scenario.Statement) bool {
+		return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") && len(st.Args) > 0
+	}
+	own := slices.ContainsFunc(setup, func(st scenario.Statement) bool { return insert(st) && st.Args[0] == any(w) })
 	out := append([]scenario.Statement(nil), setup...)
 	for _, st := range setup {
-		has := false
-		for _, a := range st.Args {
-			has = has || a == any(w)
+		if !insert(st) || own && st.Args[0] != any(w) || !own && !slices.Contains(st.Args, any(w)) {
+			continue
 		}
-		if has && strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") {
-			out = append(out, scenario.Statement{SQL: st.SQL, Args: rekey(st.Args, map[string]string{w: v}).([]any)})
+		swap := map[string]string{w: v}
+		if key, ok := st.Args[0].(string); ok && !own {
+			swap[key] = shifted(key)
 		}
+		out = append(out, scenario.Statement{SQL: st.SQL, Args: rekey(st.Args, swap).([]any)})
 	}
 	return out
 }

@@ -388,6 +388,16 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				same = same || slices.Contains(e.records, x)
 			}
 			recArg, _, _ := pr.recordArg(t)
+			targets := valuesOf(w.records)
+			if n := pr.pointedApart(t, prev, r); same && len(w.records) == 0 && n != "" {
+				// An act on no record of the caller's (a booking of a
+				// shared slot) is about the rows its arguments point at:
+				// two on other rows are two acts, each to be asked for.
+				same, recArg, targets = false, n, nil
+				vals := map[string]bool{}
+				addValues(vals, r.Args[n])
+				targets = slices.Sorted(maps.Keys(vals))
+			}
 			switch {
 			case sameJSON(prev.Args, r.Args):
 				// Nothing in the second call is the caller's: it asks the
@@ -404,9 +414,8 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// the whole of it (two requests, "both" orders): a second
 				// record acted on with the same values is a request of its
 				// own (requests.go), never this one's by words.
-				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && pr.asksEachOf(r.Tool, writes, w)
-				for _, x := range w.records {
-					_, v, _ := strings.Cut(x, ":")
+				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && pr.asksEachOf(r.Tool, recArg, writes, w)
+				for _, v := range targets {
 					if !handed(sc, v) || !asked {
 						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller's words never tie the act to it: a caller asks for an act on more than one record by naming each and giving each act its own values, or by one sentence that says the act, a count of the records (both, two, each) and names each of them, with nothing that narrows it; a second act on another record is not the request", i+1, r.Tool, v)}
 						break
@@ -461,31 +470,50 @@ func (pr *proof) unrequested(ctx context.Context) error {
 }
 
 // asksEachOf reports whether the caller's words ask for tool's act on each
-// record its writes so far and w name (asksEach): one table's records, no
-// other of which the caller names beside them.
-func (pr *proof) asksEachOf(tool string, writes []write, w write) bool {
-	t := pr.p.c.Tool(tool)
-	if t == nil {
+// row its writes so far and w name by argument arg (asksEach): one table's
+// rows, no other of which the caller names beside them.
+func (pr *proof) asksEachOf(tool, arg string, writes []write, w write) bool {
+	table, col, ok := pr.p.c.RefOf(tool, arg)
+	if !ok {
 		return false
 	}
-	_, table, col := pr.recordArg(t)
 	set := map[string]bool{}
 	for _, e := range append(slices.Clone(writes), w) {
-		if pr.results[e.i].Tool != tool {
-			continue
-		}
-		for _, x := range e.records {
-			if tb, v, _ := strings.Cut(x, ":"); tb == table {
-				set[v] = true
-			}
+		if pr.results[e.i].Tool == tool {
+			addValues(set, pr.results[e.i].Args[arg])
 		}
 	}
+	delete(set, "")
 	vals := slices.Sorted(maps.Keys(set))
 	typed, _ := created(pr.sc.Setup)
 	other := func(x string) bool {
 		return typed[table+"."+col][x] || pr.p.g.Find(table, col, x) != nil
 	}
 	return asksEach([]string{pr.sc.Instruction, pr.sc.Persona.Opening}, tool, vals, other)
+}
+
+// pointedApart is the first argument of tool t, naming a row of a table
+// other than the caller's, on which calls a and b differ ("" when none):
+// what two acts on no record of the caller's are about.
+func (pr *proof) pointedApart(t *contract.Tool, a, b world.CallResult) string {
+	cl := pr.p.c.Caller
+	for _, n := range t.ParamNames() {
+		tb, _, ok := pr.p.c.RefOf(t.Name, n)
+		if !ok || t.LogOnlyParam(n) || cl != nil && tb == cl.Table || sameJSON(a.Args[n], b.Args[n]) {
+			continue
+		}
+		return n
+	}
+	return ""
+}
+
+// valuesOf are the values of records (table:value).
+func valuesOf(records []string) []string {
+	out := make([]string, len(records))
+	for i, x := range records {
+		_, out[i], _ = strings.Cut(x, ":")
+	}
+	return out
 }
 
 // chained reports two tools one of which requires the other, at any depth.
