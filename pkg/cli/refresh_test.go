@@ -364,7 +364,7 @@ func TestSuiteLives(t *testing.T) {
 		before := snapshot(t, out)
 		// An ask the builtin writer cannot do: refused before anything runs.
 		code, text := dispatch(t, "revise", out, "--contract", retail, "--where", "use_case=cancel-order,expects=succeed", "--ask", "make it funnier")
-		if code != ExitUsage || !strings.Contains(text, "understands harder, fresh") || !equalFiles(before, snapshot(t, out)) {
+		if code != ExitUsage || !strings.Contains(text, "understands harder, fresh, answerer") || !equalFiles(before, snapshot(t, out)) {
 			t.Fatalf("an ask not understood: exit %d, files changed %v\n%s", code, !equalFiles(before, snapshot(t, out)), text)
 		}
 		var chosen []string

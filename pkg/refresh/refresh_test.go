@@ -188,7 +188,7 @@ func TestAngleOf(t *testing.T) {
 // least step up in the scenario's use case, and with none is refused when
 // the plan is narrowed, before anything is written.
 func TestReviseAsks(t *testing.T) {
-	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh} {
+	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh, "another answerer": AskAnswerer} {
 		if got, err := ParseAsk(text); err != nil || got != want {
 			t.Errorf("ParseAsk(%q) = %q, %v", text, got, err)
 		}
@@ -231,11 +231,58 @@ func TestReviseAsks(t *testing.T) {
 	if err := u.Narrow(buckets()); !errors.Is(err, ErrAsk) {
 		t.Errorf("harder with no harder bucket: %v", err)
 	}
+	if _, err := NewRevision(w, c, rep, []string{"b-1"}, AskAnswerer, "another answerer"); !errors.Is(err, ErrAsk) {
+		t.Errorf("another answerer for an inbound scenario: %v, want the ask refused", err)
+	}
 	if _, err := Select(w, nil, map[string]string{"colour": "red"}); err == nil {
 		t.Error("an unknown --where key was taken")
 	}
 	if got, err := Select(w, nil, map[string]string{"use_case": "v"}); err != nil || len(got) != 1 || got[0] != "b-1" {
 		t.Errorf("Select use_case=v: %v %v", got, err)
+	}
+}
+
+// TestReviseAnswerer: another answerer takes, of a call the agent places,
+// the bucket of its use case whose call the next answerer after the
+// scenario's takes, a plain case first; the scenario's own answerer and
+// other use cases are never taken.
+func TestReviseAnswerer(t *testing.T) {
+	ctx := context.Background()
+	call := func(name string, by scenario.Answer) scenario.Scenario {
+		s := sc(name, "remind", "ang, case 1", "b0000", "ok", "ann")
+		s.Outbound = &scenario.Outbound{Purpose: "appointments", Record: map[string]any{"id": "A-1"}, AnsweredBy: by}
+		return s
+	}
+	w := writeSuite(t, call("r-1", scenario.RightPerson), call("v-1", scenario.Voicemail), call("c-1", scenario.CallLater))
+	c := &contract.Contract{Agent: "a", SHA256: "h", UseCases: []contract.UseCase{{ID: "remind"}, {ID: "other"}}}
+	rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets := func() *plan.Plan {
+		b := func(id, uc, overlay string, by scenario.Answer) plan.Bucket {
+			return plan.Bucket{ID: id, UseCase: uc, Angle: id, Want: 1, Outcome: "succeed", Overlay: overlay, Kind: "happy", Spec: plan.Spec{Answer: by}}
+		}
+		return &plan.Plan{Buckets: []plan.Bucket{
+			b("b0000", "remind", "none", scenario.RightPerson),
+			b("b0001", "remind", "pressure", scenario.WrongPerson),
+			b("b0002", "remind", "none", scenario.WrongPerson),
+			b("b0003", "remind", "none", scenario.Voicemail),
+			b("b0004", "other", "none", scenario.CallLater),
+		}}
+	}
+	for name, want := range map[string]string{"r-1": "b0002", "v-1": "b0000", "c-1": "b0000"} {
+		u, err := NewRevision(w, c, rep, []string{name}, AskAnswerer, "answerer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := buckets()
+		if err := u.Narrow(pl); err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Buckets) != 1 || pl.Buckets[0].ID != want {
+			t.Errorf("another answerer for %s: %+v, want %s", name, pl.Buckets, want)
+		}
 	}
 }
 

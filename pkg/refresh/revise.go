@@ -20,18 +20,25 @@ type Ask string
 // harder — an adversarial overlay where there was none, or a refusal,
 // question or escalation where the caller got what they wanted (whichever
 // adds least). Fresh: another case of the same use case and kind of bucket
-// (other records, another caller).
+// (other records, another caller). Answerer: for a call the agent places,
+// a bucket of the same use case whose call someone else answers (the next
+// of scenario.Answers after the scenario's: the callee, someone else, a
+// voicemail box, a callee who asks to be called back).
 const (
-	AskHarder Ask = "harder"
-	AskFresh  Ask = "fresh"
+	AskHarder   Ask = "harder"
+	AskFresh    Ask = "fresh"
+	AskAnswerer Ask = "answerer"
 )
 
 // Asks is the vocabulary, in the order help lists it.
-var Asks = []Ask{AskHarder, AskFresh}
+var Asks = []Ask{AskHarder, AskFresh, AskAnswerer}
 
 func (a Ask) does() string {
-	if a == AskHarder {
+	switch a {
+	case AskHarder:
 		return "is harder than"
+	case AskAnswerer:
+		return "has another answerer than"
 	}
 	return "writes another case like"
 }
@@ -77,6 +84,23 @@ func (a Ask) score(b plan.Bucket, old *scenario.Scenario) int {
 			s += 5
 		}
 		return s
+	case AskAnswerer:
+		if old.Outbound == nil || b.Spec.Answer == "" || b.Spec.Answer == old.Outbound.AnsweredBy {
+			return -1
+		}
+		// The next answerer after the scenario's first, a plain case
+		// before one with an overlay, one with cases planned before one
+		// held in reserve.
+		n := len(scenario.Answers)
+		at, was := slices.Index(scenario.Answers, b.Spec.Answer), slices.Index(scenario.Answers, old.Outbound.AnsweredBy)
+		s := 100 - 10*((at-was+n)%n)
+		if b.Overlay == "" || b.Overlay == "none" {
+			s += 5
+		}
+		if b.Want > 0 {
+			s++
+		}
+		return s
 	}
 	return -1
 }
@@ -105,17 +129,22 @@ func ParseAsk(text string) (Ask, error) {
 			}
 		}
 	}
-	names := make([]string, len(Asks))
-	for i, a := range Asks {
-		names[i] = string(a)
-	}
 	switch len(found) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", &AskError{Ask: text, Why: "the builtin writer understands " + strings.Join(names, ", ") + " (docs/REFRESH.md)"}
+		return "", &AskError{Ask: text, Why: "the builtin writer understands " + AskWords() + " (docs/REFRESH.md)"}
 	}
-	return "", &AskError{Ask: text, Why: "it asks for more than one of " + strings.Join(names, ", ")}
+	return "", &AskError{Ask: text, Why: "it asks for more than one of " + AskWords()}
+}
+
+// AskWords is the vocabulary as help and errors list it.
+func AskWords() string {
+	names := make([]string, len(Asks))
+	for i, a := range Asks {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Where keys a --where selection may use.
@@ -190,6 +219,9 @@ func NewRevision(w *suite.Written, c *contract.Contract, rep Report, names []str
 		sc := u.scenario(n)
 		if sc == nil {
 			return nil, fmt.Errorf("refresh: the suite has no scenario %q", n)
+		}
+		if ask == AskAnswerer && sc.Outbound == nil {
+			return nil, &AskError{Ask: text, Why: fmt.Sprintf("%s is a call the agent takes: only a call the agent places has another answerer", n)}
 		}
 		u.rep.Stale = append(u.rep.Stale, Stale{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket, Reason: text})
 	}

@@ -15,7 +15,7 @@ import (
 // chosen scenarios by ones the ask describes.
 func Revise() cli.Command {
 	return cli.Command{Name: "revise", Args: "OUT --contract DIR (--only NAME,... | --where KEY=VALUE,...) --ask TEXT",
-		Summary: "replace chosen scenarios of a written suite by ones the ask describes (harder, fresh)", Run: cmdRevise}
+		Summary: "replace chosen scenarios of a written suite by ones the ask describes (" + refresh.AskWords() + ")", Run: cmdRevise}
 }
 
 func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
@@ -23,11 +23,12 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 		"Replace the chosen scenarios of the suite in OUT, each under its name, by ones the ask describes, written and proved as in any run;\n"+
 			"the old versions are kept with the ask in the ledger's history and in OUT/history.jsonl (suitegen history OUT). The builtin\n"+
 			"writer understands: harder (one step harder: an adversarial overlay, or a refusal, question or escalation), fresh (another case\n"+
-			"of the same kind). An ask it cannot do is refused before anything is spent.")
+			"of the same kind), answerer (a call the agent places, answered by the next of: the callee, someone else, a voicemail box, a\n"+
+			"callee who asks to be called back). An ask it cannot do is refused before anything is spent.")
 	dir := f.String("contract", "", "the contract directory the suite was written for (required)")
 	only := f.String("only", "", "comma-separated names of the scenarios to revise")
 	where := f.String("where", "", "revise the scenarios matching every KEY=VALUE, comma-separated; keys: "+strings.Join(refresh.WhereKeys, ", "))
-	ask := f.String("ask", "", "what to make of them, in words naming one of: harder, fresh (required)")
+	ask := f.String("ask", "", "what to make of them, in words naming one of: "+refresh.AskWords()+" (required)")
 	writers := f.Int("writers", 4, "writers (goroutines, each with its own queue connection)")
 	budget := f.Int64("budget-tokens", 0, "stop dispatch once the run spent this many tokens (0: no cap)")
 	budgetUSD := f.Float64("budget-usd", 0, "stop dispatch once the run spent this many dollars at the model's price (0: no cap)")
