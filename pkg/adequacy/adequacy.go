@@ -71,6 +71,8 @@ type Mutant struct {
 	// another branch (file:line), a failure of the call (its error: a
 	// constraint of the database, say), or a check that fails.
 	Instead string `json:"instead,omitempty"`
+	// callFails: what meets the act instead is a failure of the call.
+	callFails bool
 	// Why says, when not caught, why not and what shape of scenario would
 	// catch it.
 	Why string `json:"why,omitempty"`
@@ -210,7 +212,7 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return fmt.Errorf("mutant %s %s: %w", j.m.Kind, j.m.At, err)
 		}
-		instead := ""
+		instead, fails := "", false
 		for _, sc := range j.cands {
 			v, err := p.Prove(ctx, sc)
 			if err != nil {
@@ -223,11 +225,11 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 				return nil // one is enough
 			}
 			if instead == "" && j.m.Kind == KindBranch {
-				instead = insteadOf(v, j.m)
+				instead, fails = insteadOf(v, j.m)
 			}
 		}
 		mu.Lock()
-		j.m.Instead = instead
+		j.m.Instead, j.m.callFails = instead, fails
 		mu.Unlock()
 		return nil
 	})
@@ -321,7 +323,7 @@ func why(m *Mutant) string {
 			say = fmt.Sprintf(" (%q)", m.Message)
 		}
 		return fmt.Sprintf("no kept scenario's act is refused here: a refusal of %s in a case that makes this condition true and the earlier ones false%s", tool, say)
-	case m.Kind == KindBranch && strings.HasPrefix(m.Instead, "the call fails"):
+	case m.Kind == KindBranch && m.callFails:
 		return fmt.Sprintf("%d kept scenario(s) refused here, and each is kept without it: with the branch gone, %s, so the world does not carry the act out either way; only a case where %s then goes through would catch it", m.Reached, m.Instead, tool)
 	case m.Kind == KindBranch && m.Instead != "":
 		return fmt.Sprintf("%d kept scenario(s) refused here, but each is kept without it: with the branch gone, %s; a case where only this branch refuses %s", m.Reached, m.Instead, tool)
@@ -337,8 +339,8 @@ func why(m *Mutant) string {
 // insteadOf reads, from a proof under branch mutant m that kept the
 // scenario, what met the tempting act (a call of one of the branch's tools;
 // a conversation has one tempting run per request) where the branch
-// refused it before.
-func insteadOf(v prove.Verdict, m *Mutant) string {
+// refused it before, and whether that is a failure of the call.
+func insteadOf(v prove.Verdict, m *Mutant) (string, bool) {
 	for _, r := range v.Runs {
 		if r.Counterfactual != prove.Tempting || len(r.Calls) == 0 {
 			continue
@@ -349,18 +351,18 @@ func insteadOf(v prove.Verdict, m *Mutant) string {
 		}
 		switch {
 		case act.Refused && act.Branch != "" && act.Branch != m.At:
-			return "the handler refuses it at " + act.Branch
+			return "the handler refuses it at " + act.Branch, false
 		case act.Crash:
-			return fmt.Sprintf("the call fails (%s)", act.Error)
+			return fmt.Sprintf("the call fails (%s)", act.Error), true
 		case act.OK:
 			for _, c := range r.Checks {
 				if !c.Held && !c.Broken {
-					return "the act goes through and the check " + c.Name + " fails"
+					return "the act goes through and the check " + c.Name + " fails", false
 				}
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
 // GuardWhy is why no kept scenario reaches an existence guard.

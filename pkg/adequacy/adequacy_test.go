@@ -183,17 +183,29 @@ func TestInsteadOf(t *testing.T) {
 	}
 	other := run(prove.CallStep{Tool: "refund", Refused: true, Branch: "handlers/refund.star:9"})
 	for _, c := range []struct {
-		runs []prove.Run
-		want string
+		runs  []prove.Run
+		want  string
+		fails bool
 	}{
-		{[]prove.Run{other, run(prove.CallStep{Tool: "waive", Refused: true, Branch: "handlers/waive.star:18"})}, "the handler refuses it at handlers/waive.star:18"},
-		{[]prove.Run{run(prove.CallStep{Tool: "waive", Crash: true, Error: `violates check constraint "amount_check"`})}, `the call fails (violates check constraint "amount_check")`},
-		{[]prove.Run{run(prove.CallStep{Tool: "waive", OK: true}, prove.CheckResult{Name: "kept", Held: true}, prove.CheckResult{Name: "fee_rule"})}, "the act goes through and the check fee_rule fails"},
-		{[]prove.Run{other}, ""},
-		{[]prove.Run{run(prove.CallStep{Tool: "waive", Refused: true, Branch: m.At})}, ""},
+		{[]prove.Run{other, run(prove.CallStep{Tool: "waive", Refused: true, Branch: "handlers/waive.star:18"})}, "the handler refuses it at handlers/waive.star:18", false},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", Crash: true, Error: `violates check constraint "amount_check"`})}, `the call fails (violates check constraint "amount_check")`, true},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", OK: true}, prove.CheckResult{Name: "kept", Held: true}, prove.CheckResult{Name: "fee_rule"})}, "the act goes through and the check fee_rule fails", false},
+		{[]prove.Run{other}, "", false},
+		{[]prove.Run{run(prove.CallStep{Tool: "waive", Refused: true, Branch: m.At})}, "", false},
 	} {
-		if got := insteadOf(prove.Verdict{Kept: true, Runs: c.runs}, m); got != c.want {
-			t.Errorf("%+v: got %q, want %q", c.runs, got, c.want)
+		if got, fails := insteadOf(prove.Verdict{Kept: true, Runs: c.runs}, m); got != c.want || fails != c.fails {
+			t.Errorf("%+v: got %q (fails %v), want %q (fails %v)", c.runs, got, fails, c.want, c.fails)
 		}
+	}
+	// A failure of the call in the branch's place says the world does not
+	// carry the act out either way; another branch asks for a case where
+	// only this one refuses.
+	failed := &Mutant{Kind: KindBranch, Reached: 2, Tools: m.Tools, Instead: "the call fails (x)", callFails: true}
+	refused := &Mutant{Kind: KindBranch, Reached: 2, Tools: m.Tools, Instead: "the handler refuses it at handlers/waive.star:18"}
+	if w := why(failed); !strings.Contains(w, "either way") || !strings.Contains(w, failed.Instead) {
+		t.Errorf("why, the call failing instead: %q", w)
+	}
+	if w := why(refused); strings.Contains(w, "either way") || !strings.Contains(w, "only this branch refuses waive") {
+		t.Errorf("why, another branch refusing instead: %q", w)
 	}
 }

@@ -389,14 +389,15 @@ func (pr *proof) unrequested(ctx context.Context) error {
 			}
 			recArg, _, _ := pr.recordArg(t)
 			targets := valuesOf(w.records)
-			if n := pr.pointedApart(t, prev, r); same && len(w.records) == 0 && n != "" {
+			if same && len(w.records) == 0 {
 				// An act on no record of the caller's (a booking of a
 				// shared slot) is about the rows its arguments point at:
 				// two on other rows are two acts, each to be asked for.
-				same, recArg, targets = false, n, nil
-				vals := map[string]bool{}
-				addValues(vals, r.Args[n])
-				targets = slices.Sorted(maps.Keys(vals))
+				if n := pr.pointedApart(t, prev, r); n != "" {
+					vals := map[string]bool{}
+					addValues(vals, r.Args[n])
+					same, recArg, targets = false, n, slices.Sorted(maps.Keys(vals))
+				}
 			}
 			switch {
 			case sameJSON(prev.Args, r.Args):
