@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -78,12 +77,7 @@ func check(module, graph string) []string {
 		return strings.CutPrefix(p, module+"/")
 	}
 	var bad []string
-	sc := bufio.NewScanner(strings.NewReader(graph))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
+	for _, f := range graphLines(graph) {
 		from, ok := rel(f[0])
 		if !ok || from != "internal" && !strings.HasPrefix(from, "internal/") {
 			continue
@@ -96,6 +90,17 @@ func check(module, graph string) []string {
 	}
 	slices.Sort(bad)
 	return slices.Compact(bad)
+}
+
+// graphLines reads graph, a line per package: its path, then its imports.
+func graphLines(graph string) [][]string {
+	var out [][]string
+	for line := range strings.Lines(graph) {
+		if f := strings.Fields(line); len(f) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // goList runs the go command at the module's root and returns its output.
@@ -208,12 +213,7 @@ func checkLayers(module, graph string, layers map[string]int) []string {
 		return rel, slices.Contains([]string{"internal", "proto", "pkg", "cmd"}, top)
 	}
 	var bad []string
-	sc := bufio.NewScanner(strings.NewReader(graph))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
+	for _, f := range graphLines(graph) {
 		from, ok := ruled(f[0])
 		if !ok {
 			continue
