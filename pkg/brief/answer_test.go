@@ -42,7 +42,7 @@ func TestBriefRoundTrip(t *testing.T) {
 		Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W1", "#W2", "#W3"}, Base: 7, Capacity: 4, Sized: 3,
 			Choices: map[string]plan.Choice{"#W1": {Ordinal: 2}, "#W3": {Variant: 1, Ordinal: 4}}, Binds: ground.Bindings{email, order}}}, Have: 1},
 		{Bucket: plan.Bucket{ID: "b2", UseCase: "cancel-order", Angle: "b", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 1,
-			Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W9"}, Binds: ground.Bindings{order, email}}}}},
+			Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W9"}, Binds: ground.Bindings{order, email}, Ask: "a caller on a bad line"}}}},
 		TurnBudget: 16, Lessons: []string{"3 submissions were refused by the static gate (bad-args), e.g.:\nline two " + strings.Repeat("x", 400)},
 		Spread: plan.Spread{Initials: []string{"QZ"}}, Gap: "the gap"}
 	text := render(t, b)
@@ -52,7 +52,7 @@ func TestBriefRoundTrip(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("parsed back %+v, %v", got, ok)
 	}
-	for _, s := range []string{"16 turns", "QZ", "the gap", "bad-args"} {
+	for _, s := range []string{"16 turns", "QZ", "the gap", "bad-args", "a caller on a bad line"} {
 		if strings.Count(text, s) != 1 {
 			t.Errorf("%q is said %d times in the brief, want once", s, strings.Count(text, s))
 		}

@@ -55,6 +55,10 @@ type Spec struct {
 	// on the seed's values: a case carries them into its setup, mapped
 	// onto its minted records (ground.Setup.Carry).
 	Prior map[string][]scenario.Statement `json:"prior,omitempty"`
+	// Ask is, on a bucket a revision deals (suitegen revise), what the user
+	// asked of the scenarios it replaces, in their words: the bucket was
+	// chosen for it, and a model reads it as what its cases are to be.
+	Ask string `json:"ask,omitempty"`
 	// Callers are keys of caller rows a case about a shared record (a
 	// product, a slot) mints its caller from, in turn.
 	Callers []string `json:"callers,omitempty"`

@@ -301,6 +301,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				// the scenarios placed in this one.
 				b.Want += n
 				b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
+				b.Spec.Ask = u.rev.text
 				next += b.Want
 			}
 			keep = append(keep, b)

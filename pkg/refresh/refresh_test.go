@@ -189,13 +189,25 @@ func TestAngleOf(t *testing.T) {
 // the plan is narrowed, before anything is written.
 func TestReviseAsks(t *testing.T) {
 	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh, "another answerer": AskAnswerer} {
-		if got, err := ParseAsk(text); err != nil || got != want {
-			t.Errorf("ParseAsk(%q) = %q, %v", text, got, err)
+		for _, model := range []bool{false, true} {
+			if got, err := ParseAsk(text, model); err != nil || got != want {
+				t.Errorf("ParseAsk(%q, model %v) = %q, %v", text, model, got, err)
+			}
 		}
 	}
 	for _, text := range []string{"", "funnier", "harder and fresh", "hard"} {
-		if _, err := ParseAsk(text); !errors.Is(err, ErrAsk) {
+		if _, err := ParseAsk(text, false); !errors.Is(err, ErrAsk) {
 			t.Errorf("ParseAsk(%q): %v, want an ask refused", text, err)
+		}
+	}
+	// A model takes an ask in other words as another case like each; it
+	// still needs words, and one ask.
+	if got, err := ParseAsk("a caller on a bad line", true); err != nil || got != AskFresh {
+		t.Errorf("an ask in other words, for a model: %q, %v", got, err)
+	}
+	for _, text := range []string{" ", "harder and fresh"} {
+		if _, err := ParseAsk(text, true); !errors.Is(err, ErrAsk) {
+			t.Errorf("ParseAsk(%q) for a model: %v, want an ask refused", text, err)
 		}
 	}
 	ctx := context.Background()
@@ -223,6 +235,9 @@ func TestReviseAsks(t *testing.T) {
 	}
 	if len(pl.Buckets) != 1 || pl.Buckets[0].ID != "b0003" {
 		t.Fatalf("harder than a plain success: %+v, want the pressure overlay (the least step up)", pl.Buckets)
+	}
+	if pl.Buckets[0].Spec.Ask != "harder" {
+		t.Errorf("the revision's bucket carries the ask %q, want the user's words", pl.Buckets[0].Spec.Ask)
 	}
 	u, err = NewRevision(w, c, rep, []string{"b-1"}, AskHarder, "harder")
 	if err != nil {

@@ -120,7 +120,10 @@ func (e *AskError) Is(target error) bool { return target == ErrAsk }
 
 // ParseAsk reads an ask in words: it must name exactly one of Asks ("make
 // them harder" is harder); anything else is refused, naming the vocabulary.
-func ParseAsk(text string) (Ask, error) {
+// When a model writes (model), an ask that names none of them is taken in
+// its words alone: another case like each (fresh), the words carried to the
+// model with the bucket (plan.Spec.Ask).
+func ParseAsk(text string, model bool) (Ask, error) {
 	var found []Ask
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
 		for _, a := range Asks {
@@ -129,11 +132,13 @@ func ParseAsk(text string) (Ask, error) {
 			}
 		}
 	}
-	switch len(found) {
-	case 1:
+	switch {
+	case len(found) == 1:
 		return found[0], nil
-	case 0:
-		return "", &AskError{Ask: text, Why: "the builtin writer understands " + AskWords() + " (docs/REFRESH.md)"}
+	case len(found) == 0 && model && strings.TrimSpace(text) != "":
+		return AskFresh, nil
+	case len(found) == 0:
+		return "", &AskError{Ask: text, Why: "the builtin writer understands " + AskWords() + "; a model (--model) also takes an ask in other words (docs/REFRESH.md)"}
 	}
 	return "", &AskError{Ask: text, Why: "it asks for more than one of " + AskWords()}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/cli"
+	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
 )
@@ -48,9 +49,6 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 	case *writers < 1:
 		return &cli.UsageError{Msg: fmt.Sprintf("--writers %d: must be at least 1", *writers)}
 	}
-	if _, err := refresh.ParseAsk(*ask); err != nil {
-		return &cli.UsageError{Msg: "--ask: " + err.Error()}
-	}
 	rv := run.Revision{Dir: pos[0], Ask: *ask}
 	if *only != "" {
 		rv.Only = strings.Split(*only, ",")
@@ -71,6 +69,9 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 	m, err := mf.Model()
 	if err != nil {
 		return err
+	}
+	if _, err := refresh.ParseAsk(*ask, m.Name != provider.Builtin); err != nil {
+		return &cli.UsageError{Msg: "--ask: " + err.Error()}
 	}
 	cfg := run.Config{Queue: cn.Queue(), Dirs: []string{*dir}, Asked: 1, Writers: *writers, Model: m.Name, Provider: m.Provider,
 		StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL, MetricsAddr: cn.MetricsAddr(),
