@@ -217,6 +217,9 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			sc.Instruction = strings.Replace(sc.Instruction, cannotVerify, givesWrong(*wrong, missing), 1)
 		}
 	}
+	if spec.Noisy {
+		per = plan.Noisier(p.c, per)
+	}
 	p.phone(&sc.Persona, per, answer)
 	if unanswered {
 		sc.SubGoals, seen = p.outboundGoals(bk, solution, tempting, b), true

@@ -59,6 +59,9 @@ type Spec struct {
 	// asked of the scenarios it replaces, in their words: the bucket was
 	// chosen for it, and a model reads it as what its cases are to be.
 	Ask string `json:"ask,omitempty"`
+	// Noisy: the revision asked for callers on a worse phone line
+	// (Noisier), a voice agent's.
+	Noisy bool `json:"noisy,omitempty"`
 	// Callers are keys of caller rows a case about a shared record (a
 	// product, a slot) mints its caller from, in turn.
 	Callers []string `json:"callers,omitempty"`

@@ -46,6 +46,29 @@ func TestPersonTraitsSpread(t *testing.T) {
 	}
 }
 
+// TestNoisier: a noisier line is the harshest line quality and the loudest
+// noise of the lists in use, and a caller who speaks over the agent; the
+// rest of the person is kept.
+func TestNoisier(t *testing.T) {
+	c := &contract.Contract{}
+	for i := range 2 * len(BackgroundNoises) {
+		p := Person(c, i)
+		n := Noisier(c, p)
+		if n.LineQuality != LineQualities[len(LineQualities)-1] || !n.TalksOver ||
+			n.BackgroundNoise != BackgroundNoises[len(BackgroundNoises)-1] {
+			t.Errorf("%d: %+v made noisier is %+v", i, p, n)
+		}
+		n.LineQuality, n.BackgroundNoise, n.TalksOver = p.LineQuality, p.BackgroundNoise, p.TalksOver
+		if n != p {
+			t.Errorf("%d: noisier changed more than the line: %+v, was %+v", i, n, p)
+		}
+	}
+	own := &contract.Contract{Personas: contract.Personas{LineQualities: []string{"studio", "tin can"}, BackgroundNoises: []string{"hush", "roar"}}}
+	if n := Noisier(own, Person(own, 0)); n.LineQuality != "tin can" || n.BackgroundNoise != "roar" {
+		t.Errorf("a contract's own lists: %+v", n)
+	}
+}
+
 func buckets(ucs map[string]int) []Bucket {
 	var out []Bucket
 	for _, uc := range []string{"a", "b", "c"} {

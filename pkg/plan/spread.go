@@ -110,6 +110,23 @@ func Person(c *contract.Contract, i int) Persona {
 	return p
 }
 
+// Noisier is per on the worst phone line: the harshest line quality and
+// the loudest background noise of the contract's lists (or the builtin
+// ones), speaking over the agent: no caller of the suite is on a worse
+// one. Lists run from clearest to harshest, a contract's own as its author
+// ordered them.
+func Noisier(c *contract.Contract, per Persona) Persona {
+	lines, noises := LineQualities, BackgroundNoises
+	if len(c.Personas.LineQualities) > 0 {
+		lines = c.Personas.LineQualities
+	}
+	if len(c.Personas.BackgroundNoises) > 0 {
+		noises = c.Personas.BackgroundNoises
+	}
+	per.LineQuality, per.BackgroundNoise, per.TalksOver = lines[len(lines)-1], noises[len(noises)-1], true
+	return per
+}
+
 // Spread is the caller spread dealt to a slice: name initials, code prefixes
 // and the traits its scenarios start from.
 type Spread struct {

@@ -301,7 +301,7 @@ func (u *Update) Narrow(pl *plan.Plan) error {
 				// the scenarios placed in this one.
 				b.Want += n
 				b.Spec.Base, b.Spec.Sized, b.Spec.Capacity, b.Spec.TopUp, b.Spec.Spans = next, b.Want, b.Want, 0, nil
-				b.Spec.Ask = u.rev.text
+				b.Spec.Ask, b.Spec.Noisy = u.rev.text, u.rev.ask == AskNoisier
 				next += b.Want
 			}
 			keep = append(keep, b)

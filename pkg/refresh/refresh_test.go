@@ -188,7 +188,7 @@ func TestAngleOf(t *testing.T) {
 // least step up in the scenario's use case, and with none is refused when
 // the plan is narrowed, before anything is written.
 func TestReviseAsks(t *testing.T) {
-	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh, "another answerer": AskAnswerer} {
+	for text, want := range map[string]Ask{"harder": AskHarder, "Make them HARDER.": AskHarder, "a fresh one": AskFresh, "another answerer": AskAnswerer, "on a noisier line": AskNoisier} {
 		for _, model := range []bool{false, true} {
 			if got, err := ParseAsk(text, model); err != nil || got != want {
 				t.Errorf("ParseAsk(%q, model %v) = %q, %v", text, model, got, err)
@@ -297,6 +297,41 @@ func TestReviseAnswerer(t *testing.T) {
 		}
 		if len(pl.Buckets) != 1 || pl.Buckets[0].ID != want {
 			t.Errorf("another answerer for %s: %+v, want %s", name, pl.Buckets, want)
+		}
+	}
+}
+
+// TestReviseNoisier: a noisier line is a voice agent's: its bucket is
+// another case like the scenario's, marked noisy for the writer; a chat
+// agent's scenario is refused before anything runs.
+func TestReviseNoisier(t *testing.T) {
+	ctx := context.Background()
+	w := writeSuite(t, sc("a-1", "u", "ang, case 1", "b0000", "ok", "ann"))
+	for _, modality := range []string{"chat", "voice"} {
+		c := &contract.Contract{Agent: "a", SHA256: "h", Modality: modality, UseCases: []contract.UseCase{{ID: "u"}}}
+		rep, err := Check(ctx, fakeProver{}, w, c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := NewRevision(w, c, rep, []string{"a-1"}, AskNoisier, "a noisier line")
+		if modality == "chat" {
+			if !errors.Is(err, ErrAsk) {
+				t.Errorf("a noisier line for a chat agent: %v, want the ask refused", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := &plan.Plan{Buckets: []plan.Bucket{
+			{ID: "b0000", UseCase: "u", Angle: "ang", Want: 2, Outcome: "succeed", Overlay: "none", Kind: "happy"},
+			{ID: "b0001", UseCase: "u", Angle: "refused", Want: 1, Outcome: "refuse", Overlay: "none", Kind: "edge"},
+		}}
+		if err := u.Narrow(pl); err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Buckets) != 1 || pl.Buckets[0].ID != "b0000" || !pl.Buckets[0].Spec.Noisy {
+			t.Errorf("a noisier line: %+v, want the scenario's own bucket, noisy", pl.Buckets)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,15 +24,18 @@ type Ask string
 // (other records, another caller). Answerer: for a call the agent places,
 // a bucket of the same use case whose call someone else answers (the next
 // of scenario.Answers after the scenario's: the callee, someone else, a
-// voicemail box, a callee who asks to be called back).
+// voicemail box, a callee who asks to be called back). Noisier: a voice
+// agent's, another case like it whose caller is on a worse phone line
+// (plan.Noisier).
 const (
 	AskHarder   Ask = "harder"
 	AskFresh    Ask = "fresh"
 	AskAnswerer Ask = "answerer"
+	AskNoisier  Ask = "noisier"
 )
 
 // Asks is the vocabulary, in the order help lists it.
-var Asks = []Ask{AskHarder, AskFresh, AskAnswerer}
+var Asks = []Ask{AskHarder, AskFresh, AskAnswerer, AskNoisier}
 
 func (a Ask) does() string {
 	switch a {
@@ -39,6 +43,8 @@ func (a Ask) does() string {
 		return "is harder than"
 	case AskAnswerer:
 		return "has another answerer than"
+	case AskNoisier:
+		return "writes a case on a noisier line like"
 	}
 	return "writes another case like"
 }
@@ -75,7 +81,7 @@ func (a Ask) score(b plan.Bucket, old *scenario.Scenario) int {
 			s++
 		}
 		return s
-	case AskFresh:
+	case AskFresh, AskNoisier:
 		if b.Outcome != old.Expects || b.Kind != old.Kind {
 			return -1
 		}
@@ -227,6 +233,9 @@ func NewRevision(w *suite.Written, c *contract.Contract, rep Report, names []str
 		}
 		if ask == AskAnswerer && sc.Outbound == nil {
 			return nil, &AskError{Ask: text, Why: fmt.Sprintf("%s is a call the agent takes: only a call the agent places has another answerer", n)}
+		}
+		if ask == AskNoisier && c.Modality != "voice" {
+			return nil, &AskError{Ask: text, Why: fmt.Sprintf("agent %s is a %s agent: its callers have no phone line to make noisier", c.Agent, cmp.Or(c.Modality, "chat"))}
 		}
 		u.rep.Stale = append(u.rep.Stale, Stale{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket, Reason: text})
 	}

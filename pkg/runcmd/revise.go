@@ -25,7 +25,8 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 			"the old versions are kept with the ask in the ledger's history and in OUT/history.jsonl (suitegen history OUT). The builtin\n"+
 			"writer understands: harder (one step harder: an adversarial overlay, or a refusal, question or escalation), fresh (another case\n"+
 			"of the same kind), answerer (a call the agent places, answered by the next of: the callee, someone else, a voicemail box, a\n"+
-			"callee who asks to be called back). An ask it cannot do is refused before anything is spent.")
+			"callee who asks to be called back), noisier (a voice agent's: another case like it, the caller on a worse phone line). An ask\n"+
+			"it cannot do is refused before anything is spent; a model (--model) also takes an ask in other words.")
 	dir := f.String("contract", "", "the contract directory the suite was written for (required)")
 	only := f.String("only", "", "comma-separated names of the scenarios to revise")
 	where := f.String("where", "", "revise the scenarios matching every KEY=VALUE, comma-separated; keys: "+strings.Join(refresh.WhereKeys, ", "))
