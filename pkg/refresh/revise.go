@@ -158,6 +158,31 @@ func AskWords() string {
 	return strings.Join(names, ", ")
 }
 
+// fits refuses an ask that cannot apply to scenario sc of contract c: an
+// answerer for a call the agent takes, a noisier line for a chat agent.
+func (a Ask) fits(c *contract.Contract, sc *scenario.Scenario, text string) error {
+	switch {
+	case a == AskAnswerer && sc.Outbound == nil:
+		return &AskError{Ask: text, Why: fmt.Sprintf("%s is a call the agent takes: only a call the agent places has another answerer", sc.Name)}
+	case a == AskNoisier && c.Modality != "voice":
+		return &AskError{Ask: text, Why: fmt.Sprintf("agent %s is a %s agent: its callers have no phone line to make noisier", c.Agent, cmp.Or(c.Modality, "chat"))}
+	}
+	return nil
+}
+
+// Fits refuses, before anything runs, an ask that cannot apply to one of
+// the named scenarios of w.
+func Fits(w *suite.Written, c *contract.Contract, names []string, ask Ask, text string) error {
+	for i := range w.Scenarios {
+		if slices.Contains(names, w.Scenarios[i].Name) {
+			if err := ask.fits(c, &w.Scenarios[i], text); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Where keys a --where selection may use.
 var WhereKeys = []string{"use_case", "kind", "expects", "bucket"}
 
@@ -231,11 +256,8 @@ func NewRevision(w *suite.Written, c *contract.Contract, rep Report, names []str
 		if sc == nil {
 			return nil, fmt.Errorf("refresh: the suite has no scenario %q", n)
 		}
-		if ask == AskAnswerer && sc.Outbound == nil {
-			return nil, &AskError{Ask: text, Why: fmt.Sprintf("%s is a call the agent takes: only a call the agent places has another answerer", n)}
-		}
-		if ask == AskNoisier && c.Modality != "voice" {
-			return nil, &AskError{Ask: text, Why: fmt.Sprintf("agent %s is a %s agent: its callers have no phone line to make noisier", c.Agent, cmp.Or(c.Modality, "chat"))}
+		if err := ask.fits(c, sc, text); err != nil {
+			return nil, err
 		}
 		u.rep.Stale = append(u.rep.Stale, Stale{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket, Reason: text})
 	}

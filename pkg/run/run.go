@@ -221,10 +221,15 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			return nil, &refresh.ForeignError{Suite: dir, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent}
 		}
 		if rv := cfg.Revise; rv.Dir != "" {
-			if _, err := refresh.ParseAsk(rv.Ask, cfg.modelWrites()); err != nil {
+			ask, err := refresh.ParseAsk(rv.Ask, cfg.modelWrites())
+			if err != nil {
 				return nil, fmt.Errorf("--ask: %w", err)
 			}
-			if _, err := refresh.Select(w, rv.Only, rv.Where); err != nil {
+			names, err := refresh.Select(w, rv.Only, rv.Where)
+			if err != nil {
+				return nil, err
+			}
+			if err := refresh.Fits(w, contracts[0], names, ask, rv.Ask); err != nil {
 				return nil, err
 			}
 		}
