@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,8 +48,8 @@ func TestComposesOutboundCalls(t *testing.T) {
 		}
 		bk := brief.Bucket{Bucket: b}
 		var sc scenario.Scenario
-		ok := false
-		for _, key := range b.Spec.Templates {
+		ok, key := false, ""
+		for _, key = range b.Spec.Templates {
 			if sc, ok = p.compose(bk, 0, key); ok {
 				break
 			}
@@ -56,6 +57,25 @@ func TestComposesOutboundCalls(t *testing.T) {
 		if !ok {
 			t.Errorf("%s (%s): no template composes", b.ID, b.Angle)
 			continue
+		}
+		if seen["noisy"] == 0 && b.Spec.Answer != scenario.Voicemail {
+			// A revision's noisier line: the same case, its caller on the
+			// worst line, speaking over the agent.
+			seen["noisy"]++
+			nb := bk
+			nb.Spec.Noisy = true
+			noisy, ok := p.compose(nb, 0, key)
+			want := sc
+			worst := plan.Noisier(c, plan.Persona{})
+			want.Persona.LineQuality, want.Persona.BackgroundNoise, want.Persona.TalksOver = worst.LineQuality, worst.BackgroundNoise, true
+			if len(c.Personas.LineQualities) == 0 || worst.LineQuality != c.Personas.LineQualities[len(c.Personas.LineQualities)-1] {
+				t.Errorf("the worst line of clinic-reminders is %q, want the last of its own list %q", worst.LineQuality, c.Personas.LineQualities)
+			}
+			got, _ := json.Marshal(noisy)
+			exp, _ := json.Marshal(want)
+			if !ok || string(got) != string(exp) {
+				t.Errorf("%s on a noisier line:\n%s\nwant\n%s", sc.Name, got, exp)
+			}
 		}
 		o := sc.Outbound
 		if o == nil || o.AnsweredBy != b.Spec.Answer || o.Purpose != c.UseCase(b.UseCase).Purpose || len(o.Record) != 1 {
