@@ -31,14 +31,15 @@ type metered struct {
 	last time.Time
 }
 
-// meter wraps l, made with cfg, to record into mx (its provider instruments
-// carry no run label: every run shares the quota).
-func meter(l *ratelimit.Limiter, cfg ratelimit.Config, mx *metrics.Metrics, log *slog.Logger) *metered {
+// meter wraps l, made for a quota of rpm requests and tpm tokens a minute,
+// to record into mx (its provider instruments carry no run label: every run
+// shares the quota).
+func meter(l *ratelimit.Limiter, rpm, tpm int, mx *metrics.Metrics, log *slog.Logger) *metered {
 	if log == nil {
 		log = slog.Default()
 	}
-	mx.RequestsPerMinuteQuota.Set(float64(cfg.RPM))
-	mx.TokensPerMinuteQuota.Set(float64(cfg.TPM))
+	mx.RequestsPerMinuteQuota.Set(float64(rpm))
+	mx.TokensPerMinuteQuota.Set(float64(tpm))
 	return &metered{lim: l, mx: mx, log: log}
 }
 

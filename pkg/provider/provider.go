@@ -186,15 +186,14 @@ func Open(ctx context.Context, name string, s Settings, pool *pgxpool.Pool, mx *
 		return nil, fmt.Errorf("provider check for --model %s (%s at %s): %w", name, e.profile, probe.BaseURL(), err)
 	}
 	// Providers keep a quota per account (key) and model, or per Azure deployment.
-	lcfg := ratelimit.Config{Key: string(e.profile) + "\x00" + e.baseURL + "\x00" + e.apiKey + "\x00" + name,
-		RPM: s.RPM, TPM: s.TPM, Window: s.Window, Pool: pool, Logger: log}
-	lim, err := ratelimit.New(ctx, lcfg)
+	lim, err := ratelimit.New(ctx, ratelimit.Config{Key: string(e.profile) + "\x00" + e.baseURL + "\x00" + e.apiKey + "\x00" + name,
+		RPM: s.RPM, TPM: s.TPM, Window: s.Window, Pool: pool, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	cfg.Limiter, cfg.TPM = lim, s.TPM
 	if mx != nil {
-		cfg.Limiter = meter(lim, lcfg, mx, log)
+		cfg.Limiter = meter(lim, s.RPM, s.TPM, mx, log)
 	}
 	c, err := openai.New(cfg)
 	if err != nil {

@@ -74,7 +74,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	var f folding
 	switch rv := j.cfg.Revise; {
 	case rv.Dir != "":
-		ask, err := refresh.ParseAsk(rv.Ask, j.cfg.modelWrites())
+		ask, err := refresh.ParseAsk(rv.Ask, j.cfg.ModelWrites())
 		if err != nil {
 			return fail(err)
 		}

@@ -116,9 +116,11 @@ type Revision struct {
 // writes a suite from nothing).
 func (c Config) suiteDir() string { return cmp.Or(c.Update, c.Into, c.Revise.Dir) }
 
-// modelWrites says whether a model writes the run (a provider's, or one a
+// ModelWrites says whether a model writes the run (a provider's, or one a
 // test injects), not the builtin writer: it takes a revision's ask in words.
-func (c Config) modelWrites() bool { return c.Client != nil || c.Model != provider.Builtin }
+func (c Config) ModelWrites() bool {
+	return c.Client != nil || cmp.Or(c.Model, provider.Builtin) != provider.Builtin
+}
 
 // priced says whether the run's model has a price.
 func (c Config) priced() bool {
@@ -221,7 +223,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			return nil, &refresh.ForeignError{Suite: dir, SuiteAgent: w.Index.Agent, ContractAgent: c.Agent}
 		}
 		if rv := cfg.Revise; rv.Dir != "" {
-			ask, err := refresh.ParseAsk(rv.Ask, cfg.modelWrites())
+			ask, err := refresh.ParseAsk(rv.Ask, cfg.ModelWrites())
 			if err != nil {
 				return nil, fmt.Errorf("--ask: %w", err)
 			}

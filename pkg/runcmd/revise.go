@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/cli"
-	"github.com/suitegen/suitegen/pkg/provider"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
 )
@@ -71,14 +70,14 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := refresh.ParseAsk(*ask, m.Name != provider.Builtin); err != nil {
-		return &cli.UsageError{Msg: "--ask: " + err.Error()}
-	}
 	cfg := run.Config{Queue: cn.Queue(), Dirs: []string{*dir}, Asked: 1, Writers: *writers, Model: m.Name, Provider: m.Provider,
 		StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL, MetricsAddr: cn.MetricsAddr(),
 		BudgetTokens: *budget, BudgetUSD: *budgetUSD, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, Revise: rv}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
+	}
+	if _, err := refresh.ParseAsk(*ask, cfg.ModelWrites()); err != nil {
+		return &cli.UsageError{Msg: "--ask: " + err.Error()}
 	}
 	results, err := run.Run(ctx, cfg)
 	for _, r := range results {
