@@ -95,7 +95,13 @@ func TestRestartKeepsUnackedSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPending(t, q, 0, 0)
+	// The client logs from its callback goroutine, which may run after the
+	// work above: wait for the lines, within a bound.
 	for _, want := range []string{`msg="queue: disconnected"`, `msg="queue: reconnected"`} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logged.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if !strings.Contains(logged.String(), want) {
 			t.Errorf("the log lacks %s:\n%s", want, logged.String())
 		}
