@@ -161,7 +161,13 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 	runs := 0
 	for _, i := range at {
 		r := pr.results[i]
-		for _, alt := range pr.alternatives(r, pr.results[:i]) {
+		// An unstated optional argument left out comes first: it is what an
+		// agent that does only what was asked sends.
+		var alts []alternative
+		if pr.p.stateChanging(r) {
+			alts = pr.omissions(r)
+		}
+		for _, alt := range append(alts, pr.alternatives(r, pr.results[:i])...) {
 			if runs >= maxChoiceRuns {
 				return nil
 			}
@@ -200,7 +206,12 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 				}
 				switch {
 				case failed != "":
-					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.name, js(alt.args[alt.name]), alt.from, failed)
+					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with(), alt.from, failed)
+				case alt.omitted:
+					// The act needs it not and the caller never gives it:
+					// the reference writes what nobody asked for, and an
+					// export that replays it demands the same.
+					found = fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller never gives (instruction, opening) and the act does not need: with it left out the world carries the solution out, no rule fails and every check holds, so the reference does more than the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]))
 				case alt.stated:
 					// The checks let both pass, but the reference is what
 					// an export replays and a reader trusts: it does less

@@ -591,19 +591,28 @@ func mergeKeys(a, b map[string]any) map[string]bool {
 // require left out, for each such argument the call gives (an
 // information-only one aside).
 func (pr *proof) droppedOptional(call world.CallResult) []faithfulAlt {
+	var out []faithfulAlt
+	for _, n := range pr.optionalGiven(call) {
+		args := maps.Clone(call.Args)
+		delete(args, n)
+		out = append(out, faithfulAlt{args, fmt.Sprintf("the world refuses %s with %s %s, an argument its schema does not require, and carries it out without it, no rule the scenario names failing: an agent that leaves out what the request does not need does what the caller asks", call.Tool, n, js(call.Args[n]))})
+	}
+	return out
+}
+
+// optionalGiven are the arguments the call gives that its tool's schema
+// does not require (an information-only one aside).
+func (pr *proof) optionalGiven(call world.CallResult) []string {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
 		return nil
 	}
 	req := t.Required()
-	var out []faithfulAlt
+	var out []string
 	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
-		if slices.Contains(req, n) || t.LogOnlyParam(n) || call.Args[n] == nil {
-			continue
+		if !slices.Contains(req, n) && !t.LogOnlyParam(n) && call.Args[n] != nil {
+			out = append(out, n)
 		}
-		args := maps.Clone(call.Args)
-		delete(args, n)
-		out = append(out, faithfulAlt{args, fmt.Sprintf("the world refuses %s with %s %s, an argument its schema does not require, and carries it out without it, no rule the scenario names failing: an agent that leaves out what the request does not need does what the caller asks", call.Tool, n, js(call.Args[n]))})
 	}
 	return out
 }

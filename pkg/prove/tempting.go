@@ -237,6 +237,37 @@ type alternative struct {
 	// stated is a value the caller states that no call sends
 	// (unusedStated).
 	stated bool
+	// omitted: the argument is left out (args lacks it), as an agent that
+	// does only what the caller asks leaves out what the act does not need.
+	omitted bool
+}
+
+// with says what the alternative sends in the argument's place.
+func (a alternative) with() string {
+	if a.omitted {
+		return a.name + " left out"
+	}
+	return a.name + " " + js(a.args[a.name])
+}
+
+// omissions are the call's arguments with one its schema does not require,
+// whose value the caller never states, left out.
+func (pr *proof) omissions(call world.CallResult) []alternative {
+	var out []alternative
+	for _, n := range pr.optionalGiven(call) {
+		v := call.Args[n]
+		switch v.(type) {
+		case map[string]any, []any:
+			continue // what a composite value states is not read
+		}
+		if pr.stated(ground.Text(v)) {
+			continue
+		}
+		args := maps.Clone(call.Args)
+		delete(args, n)
+		out = append(out, alternative{name: n, args: args, from: "which the act does not need", omitted: true})
+	}
+	return out
 }
 
 // maxAlternatives bounds the other values a proof plays for one call.
@@ -338,7 +369,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			if stated[c] {
 				from = "which the caller states and no call of the case sends"
 			}
-			out = append(out, alternative{n, args, from, stated[c]})
+			out = append(out, alternative{name: n, args: args, from: from, stated: stated[c]})
 			if len(out) >= maxAlternatives {
 				return out
 			}
