@@ -13,12 +13,15 @@ import (
 )
 
 // soleRows bounds the templates of a level soleCause tries to set apart,
-// soleSteps the settings one template stacks, and soleTries the settings
-// it rehearses for one template.
+// soleSteps the settings one template stacks, soleTries the settings it
+// rehearses for one step, and soleAfter those it still tries in a step once
+// one got the refusal further on (a setting that takes it all away may
+// follow).
 const (
 	soleRows  = 2
 	soleSteps = 3
 	soleTries = 64
+	soleAfter = 16
 )
 
 // soleCause gives a template of a refusal level, whose record another
@@ -41,8 +44,11 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 	row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
 	candidates := append(sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1], true), sv.wholePushes(tool.Name, sol.table, row, calls[len(calls)-1])...)
 	setup := slices.Clone(lv.prior[k])
-	tries := 0
 	for range soleSteps {
+		// Each step has its own tries: a case is often refused by a chain
+		// of later branches (a slot in the past, then taken, then of
+		// another kind), one setting taking away one of them.
+		tries, after := 0, 0
 		ans, err := mr.Rehearse(ctx, setup, calls)
 		if err != nil {
 			return false, err
@@ -60,8 +66,16 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 		var past []scenario.Statement
 		done := false
 		for _, p := range candidates {
-			if tries >= soleTries {
+			if tries >= soleTries || after >= soleAfter {
 				break
+			}
+			if slices.ContainsFunc(setup, func(st scenario.Statement) bool {
+				return st.SQL == p.stmt.SQL && fmt.Sprint(st.Args) == fmt.Sprint(p.stmt.Args)
+			}) {
+				continue // already set
+			}
+			if past != nil {
+				after++
 			}
 			next := append(slices.Clone(setup), p.stmt)
 			tries++
