@@ -1374,6 +1374,20 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 				}
 			}
 		}
+		if !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
+			for _, k := range lv.templates[:min(len(lv.templates), soleRows)] {
+				if calls[k] == nil || ats[k] == "" || strings.HasPrefix(ats[k], RuleRefusal) {
+					continue
+				}
+				var err error
+				if teeth[k], err = sv.soleChoice(ctx, tool, sol, sc, played, lv, k, ats[k]); err != nil {
+					return err
+				}
+				if teeth[k] {
+					break
+				}
+			}
+		}
 		if sp, ok := sol.spares[lv.branch]; ok && lv.branch != "" && !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
 			// A level none of whose cases bites gives way to the cases a
 			// setting or an added row found for its branch, where one of
@@ -1393,6 +1407,79 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 		})
 	}
 	return nil
+}
+
+// soleOrdinals bounds the other ordinals soleChoice tries per variant, and
+// soleVariants the variants.
+const (
+	soleOrdinals = 8
+	soleVariants = 2
+)
+
+// soleChoice gives a template of a refusal level another choice of the
+// act's other arguments (another slot, another visit type), where the world
+// still refuses at the level's branch and the world without that branch
+// carries the act out: a booking refused for the patient's account, before
+// the slot is read, made on a slot the patient could otherwise book. The
+// branch is then the case's sole cause. It reports whether one was found.
+func (sv *solver) soleChoice(ctx context.Context, tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes, lv *level, k, at string) (bool, error) {
+	idx, ok := played.index[k]
+	if !ok {
+		return false, nil
+	}
+	base := lv.choice(sol, k)
+	// The choices the act succeeds with on other rows first (the slot and
+	// visit type a booking went through with), then others in turn.
+	var cands []Choice
+	for _, r := range played.succeeded(len(played.keys)) {
+		if ch := sol.choices[r]; ch != base && !slices.Contains(cands, ch) {
+			cands = append(cands, ch)
+		}
+	}
+	variants := min(sc.bound(idx).Variants(), soleVariants)
+	for v := range variants {
+		for o := range soleOrdinals {
+			ch := base
+			ch.Variant, ch.Ordinal = (base.Variant+v)%variants, base.Ordinal+o+1
+			cands = append(cands, ch)
+		}
+	}
+	for _, ch := range cands {
+		b := sc.bound(idx)
+		ch.Apply(&b)
+		cs, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+		if !ok {
+			continue
+		}
+		real, err := sv.r.Rehearse(ctx, lv.prior[k], cs)
+		if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if len(real) != len(cs) || !allOK(real[:len(real)-1]) || !real[len(real)-1].Refused || real[len(real)-1].Branch != at {
+			continue
+		}
+		if bite, err := sv.bites(ctx, at, cs, lv.prior[k]...); err != nil || !bite {
+			if err != nil {
+				return false, err
+			}
+			continue
+		}
+		// A map of its own: another level, or a cached solution, may hold
+		// the one it had.
+		own := map[string]Choice{}
+		if lv.choices != nil {
+			maps.Copy(own, lv.choices)
+		} else {
+			maps.Copy(own, sol.choices)
+		}
+		own[k] = ch
+		lv.choices = own
+		return true, nil
+	}
+	return false, nil
 }
 
 // biting rehearses the first templates of a refusal level with the branch
