@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -171,8 +172,9 @@ func TestDealStopsAtTheDollarBudget(t *testing.T) {
 
 // TestAwait: a round ends when the ledger has every slice finished; the
 // queue giving up on a slice (its advisory) records it dead, for this run
-// only; a queue that stays empty while slices stay published buries them,
-// and so does the round timeout.
+// only, and its buckets are dealt again within the round, which ends once
+// that slice is written; a queue that stays empty while slices stay
+// published buries them, and so does the round timeout.
 func TestAwait(t *testing.T) {
 	t.Run("finished", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
@@ -181,7 +183,7 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
@@ -196,17 +198,21 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
+		dealt := len(q.sent())
 		other := queue.Slice{Run: "another-run", ID: q.sent()[0].ID}
+		q.mu.Lock()
 		q.published = append(q.published, other)
+		q.write = writers(l, -1) // the slices dealt again are written
+		q.mu.Unlock()
 		done := make(chan error, 1)
-		go func() { done <- p.await(t.Context(), 1) }()
+		go func() { done <- p.await(t.Context(), 1, 3) }()
 		for {
 			q.mu.Lock()
 			fn := q.dead
 			q.mu.Unlock()
 			if fn != nil {
-				fn(uint64(len(q.sent()))) // another run's slice: ignored
-				for seq := range len(q.sent()) - 1 {
+				fn(uint64(dealt + 1)) // another run's slice: ignored
+				for seq := range dealt {
 					fn(uint64(seq + 1))
 				}
 				break
@@ -216,9 +222,24 @@ func TestAwait(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices() {
+		ss := l.slices()
+		if len(ss) != 2*dealt {
+			t.Fatalf("%d slices, want the %d dealt and one in place of each", len(ss), dealt)
+		}
+		for _, s := range ss {
+			if strings.HasSuffix(s.ID, ".2") {
+				if s.State != ledger.SliceDone || s.Round != 1 {
+					t.Errorf("%s, dealt again: %s in round %d, want done in round 1", s.ID, s.State, s.Round)
+				}
+				continue
+			}
 			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
 				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
+			}
+		}
+		for _, b := range l.buckets() {
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, ".2") || b.Outstanding() != 0 {
+				t.Errorf("%s: %s by %q, %d outstanding; want written by the slice dealt again", b.ID, b.State, b.ClaimedBy, b.Outstanding())
 			}
 		}
 	})
@@ -237,8 +258,11 @@ func TestAwait(t *testing.T) {
 		if err := l.FinishSlice(t.Context(), "r", sent[0].ID, ledger.SliceDone, "w", "", 1); err != nil {
 			t.Fatal(err)
 		}
+		q.mu.Lock()
+		q.write = writers(l, -1)
+		q.mu.Unlock()
 		done := make(chan error, 1)
-		go func() { done <- p.await(t.Context(), 1) }()
+		go func() { done <- p.await(t.Context(), 1, 3) }()
 		for {
 			q.mu.Lock()
 			fn := q.dead
@@ -256,7 +280,7 @@ func TestAwait(t *testing.T) {
 		}
 		for _, s := range l.slices() {
 			want, deliveries := ledger.SliceDead, 5
-			if s.ID == sent[0].ID {
+			if s.ID == sent[0].ID || strings.HasSuffix(s.ID, ".2") {
 				want, deliveries = ledger.SliceDone, 1
 			}
 			if s.State != want || s.Deliveries != deliveries {
@@ -267,17 +291,30 @@ func TestAwait(t *testing.T) {
 			t.Errorf("%v slices counted dead, want %d", n, len(sent)-1)
 		}
 	})
+	// Every slice buried is dealt again, until the dead slices that held
+	// its buckets reach the bound given (3); the last stays theirs, for
+	// the fold to block them.
 	t.Run("empty queue", func(t *testing.T) {
-		p, l, _ := testPlanner(t, 20, sixBuckets()...)
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		dealt := len(q.sent())
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices() {
+		ss := l.slices()
+		for _, s := range ss {
 			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
+			}
+		}
+		if len(ss) != 3*dealt || len(q.sent()) != 3*dealt {
+			t.Errorf("%d slices recorded, %d published; want the %d dealt, each dealt twice again", len(ss), len(q.sent()), dealt)
+		}
+		for _, b := range l.buckets() {
+			if b.State == ledger.BucketClaimed && !strings.HasSuffix(b.ClaimedBy, ".3") {
+				t.Errorf("%s claimed by %s, want by its third dead slice", b.ID, b.ClaimedBy)
 			}
 		}
 	})
@@ -288,7 +325,7 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
@@ -305,7 +342,7 @@ func TestAwait(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if err := p.await(ctx, 1); !errors.Is(err, context.Canceled) {
+		if err := p.await(ctx, 1, 3); !errors.Is(err, context.Canceled) {
 			t.Fatalf("await after cancel: %v", err)
 		}
 	})
@@ -654,9 +691,9 @@ func TestConfig(t *testing.T) {
 // TestDeadSliceIsDealtAgainAsItWas: a slice dead-lettered after it wrote
 // part of its bucket (its writers died) is no attempt of the bucket's: the
 // bucket keeps its want and its indices, no top-up cedes them to a bucket
-// with room, and the next round deals it exactly the indices the dead slice
-// was given and did not write, so the run writes the cases a run without
-// the deaths writes.
+// with room, and its own round deals it again exactly the indices the dead
+// slice was given and did not write, so the run writes the cases a run
+// without the deaths writes.
 func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),
@@ -664,7 +701,9 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	}
 	p, l, q := testPlanner(t, 10, bs...)
 	var given [][]int // the indices each slice was dealt, in order
+	var rounds []int  // and its round
 	q.write = func(s queue.Slice) {
+		rounds = append(rounds, s.Round)
 		var idx []int
 		for _, id := range s.Buckets {
 			b := l.bucket(id)
@@ -691,8 +730,8 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	if len(given) != 2 {
 		t.Fatalf("%d slices dealt (%v), want the dead one and its replacement", len(given), given)
 	}
-	if want := given[0][4:]; !slices.Equal(given[1], want) {
-		t.Errorf("the replacement was dealt indices %v, want the dead slice's unwritten %v", given[1], want)
+	if want := given[0][4:]; !slices.Equal(given[1], want) || !slices.Equal(rounds, []int{1, 1}) {
+		t.Errorf("the replacement was dealt indices %v in round %d, want the dead slice's unwritten %v in its round 1", given[1], rounds[1], want)
 	}
 	if len(l.raised) != 0 {
 		t.Errorf("buckets raised or ceded after a dead slice: %v", l.raised)
@@ -704,14 +743,16 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 }
 
 // TestResumedRoundDealsTheDeadSliceAgain: a planner started again in a round
-// whose slices were all dealt, one of them dead, deals nothing of its own in
-// that round; the dead slice's bucket, open after the fold, is dealt in the
-// next round rather than left short.
+// whose slices were all dealt, one of them dead, deals nothing new in that
+// round but the dead slice's buckets, again, before the round is folded.
 func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 	p, l, q := testPlanner(t, 10, bucket("b0", "cancel-order", "c1", 0, 10, 0, 10))
 	dealt := 0
 	q.write = func(s queue.Slice) {
 		dealt++
+		if s.Round != 1 {
+			panic(fmt.Sprintf("slice %s dealt in round %d, want 1", s.ID, s.Round))
+		}
 		if dealt > 1 {
 			writers(l, -1)(s)
 			return

@@ -467,6 +467,77 @@ var contract = []struct {
 		}
 	}},
 
+	{"a dead slice's buckets are taken over by another slice of its round, once", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1), mkBucket("b3", 3, 1)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 2, Kind: ledger.SliceGap, BucketIDs: []string{"b0", "b1", "b2"}}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", Round: 2, BucketIDs: []string{"b3"}}))
+		// Not dead: nothing to take over.
+		if moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b0"}}); err != nil || moved {
+			t.Errorf("took over a live slice's buckets: %v, %v", moved, err)
+		}
+		if ss, _ := l.Slices(ctx, "r", -1); len(ss) != 2 {
+			t.Fatalf("%d slices after taking over a live slice's buckets, want 2", len(ss))
+		}
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5))
+		// A bucket the dead slice does not hold: none moves, no slice recorded.
+		if _, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b0", "b3"}}); err == nil {
+			t.Error("took over a bucket another slice holds")
+		}
+		if ss, _ := l.Slices(ctx, "r", -1); len(ss) != 2 {
+			t.Errorf("%d slices after a refused take-over, want 2", len(ss))
+		}
+		moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, Kind: ledger.SliceGap, BucketIDs: []string{"b0", "b1"}})
+		if err != nil || !moved {
+			t.Fatalf("take-over: %v, %v", moved, err)
+		}
+		bs := buckets(t, ctx, l, "r")
+		for id, by := range map[string]string{"b0": "s1.2", "b1": "s1.2", "b2": "s1", "b3": "s2"} {
+			if bs[id].State != ledger.BucketClaimed || bs[id].ClaimedBy != by {
+				t.Errorf("%s: %s by %q, want claimed by %s", id, bs[id].State, bs[id].ClaimedBy, by)
+			}
+		}
+		s := slice(t, ctx, l, "r", "s1.2")
+		if s.State != ledger.SlicePublished || s.Round != 2 || s.Kind != ledger.SliceGap || !slices.Equal(s.BucketIDs, []string{"b0", "b1"}) {
+			t.Errorf("the slice that took over: %+v", s)
+		}
+		if s := slice(t, ctx, l, "r", "s1"); s.State != ledger.SliceDead || !slices.Equal(s.BucketIDs, []string{"b0", "b1", "b2"}) {
+			t.Errorf("the dead slice after: %+v", s)
+		}
+		// Again: nothing changes.
+		if moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b2"}}); err != nil || !moved {
+			t.Errorf("the same take-over again: %v, %v", moved, err)
+		}
+		if b := buckets(t, ctx, l, "r")["b2"]; b.ClaimedBy != "s1" {
+			t.Errorf("b2 claimed by %q after a repeated take-over, want s1", b.ClaimedBy)
+		}
+		// The fold settles each bucket by the slice that holds it.
+		_, err = l.Journal(ctx, "r", mkScenario("a", "b0", "x"), "s1.2", "w", nil)
+		must(t, err)
+		must(t, l.FinishSlice(ctx, "r", "s1.2", ledger.SliceDone, "w", "", 1))
+		res, err := l.Fold(ctx, "r", 3)
+		must(t, err)
+		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b1", "b2"}) || res.InFlight != 1 {
+			t.Errorf("fold %+v", res)
+		}
+		bs = buckets(t, ctx, l, "r")
+		if bs["b1"].Attempts != 1 || bs["b2"].Attempts != 0 {
+			t.Errorf("attempts: b1 %d (short in the slice that took over), b2 %d (dead); want 1 and 0", bs["b1"].Attempts, bs["b2"].Attempts)
+		}
+		// A dead slice done after all (acked late): nothing to take over.
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDead, "", "lost", 5))
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDone, "w", "", 5))
+		if moved, err := l.RedealSlice(ctx, "s2", ledger.Slice{RunID: "r", ID: "s2.2", Round: 2, BucketIDs: []string{"b3"}}); err != nil || moved {
+			t.Errorf("took over a slice done after all: %v, %v", moved, err)
+		}
+		if b := buckets(t, ctx, l, "r")["b3"]; b.ClaimedBy != "s2" {
+			t.Errorf("b3 claimed by %q, want s2", b.ClaimedBy)
+		}
+		if _, err := l.RedealSlice(ctx, "s9", ledger.Slice{RunID: "r", ID: "s9.2", BucketIDs: []string{"b3"}}); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("take over an unknown slice: %v, want ErrNotFound", err)
+		}
+	}},
+
 	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 3)}))

@@ -586,6 +586,54 @@ func (l *Ledger) ClaimSlice(_ context.Context, sl ledger.Slice) error {
 	return nil
 }
 
+// RedealSlice records sl and moves to it the claims of its buckets, all held
+// by the dead slice dead, all or nothing; false, changing nothing, when that
+// slice is not dead; true for a slice already recorded.
+func (l *Ledger) RedealSlice(_ context.Context, dead string, sl ledger.Slice) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("RedealSlice"); err != nil {
+		return false, err
+	}
+	if sl.RunID == "" || sl.ID == "" || dead == "" {
+		return false, errors.New("ledgertest: redeal slice: RunID, ID and the dead slice are required")
+	}
+	if len(sl.BucketIDs) == 0 {
+		return false, fmt.Errorf("ledgertest: redeal slice %s: no buckets", sl.ID)
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("ledgertest: redeal slice %s of run %s: %w", sl.ID, sl.RunID, err)
+	}
+	rn := l.runs[sl.RunID]
+	if rn == nil {
+		return false, fail(errNoRun(sl.RunID))
+	}
+	i := slices.IndexFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == dead })
+	if i < 0 {
+		return false, fail(fmt.Errorf("slice %s: %w", dead, ledger.ErrNotFound))
+	}
+	switch {
+	case slices.ContainsFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == sl.ID }):
+		return true, nil
+	case rn.slices[i].State != ledger.SliceDead:
+		return false, nil
+	}
+	ids := slices.Clone(sl.BucketIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		if b := rn.bucket(id); b == nil || b.State != ledger.BucketClaimed || b.ClaimedBy != dead {
+			return false, fail(fmt.Errorf("bucket %s is not held by dead slice %s", id, dead))
+		}
+	}
+	for _, id := range ids {
+		rn.bucket(id).ClaimedBy = sl.ID
+	}
+	rn.slices = append(rn.slices, ledger.Slice{RunID: sl.RunID, ID: sl.ID, Round: sl.Round, Kind: cmp.Or(sl.Kind, ledger.SliceWork),
+		BucketIDs: slices.Clone(sl.BucketIDs), State: ledger.SlicePublished, CreatedAt: time.Now()})
+	return true, nil
+}
+
 // FinishSlice moves a slice from published to done or dead (dead to done
 // too), recording the writer, the reason and the deliveries; finishing it
 // again in its state changes nothing, and a done slice cannot die.

@@ -1,0 +1,146 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/queue"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// A plan whose first round leaves two buckets short after proving some of
+// their want (b1 and x each cede one scenario), so top-ups deal their want
+// to buckets with room (a2, b2) at new suite indices. limits says how many
+// of a bucket's scenarios (by position) its writers can prove.
+var (
+	deathsPlan = []ledger.Bucket{
+		bucket("a1", "a", "a1", 0, 2, 0, 2),
+		bucket("a2", "a", "a2", 1, 2, 2, 6),
+		bucket("b1", "b", "b1", 2, 3, 4, 3),
+		bucket("b2", "b", "b2", 3, 2, 7, 6),
+		bucket("x", "c", "x", 4, 3, 9, 3),
+	}
+	deathsLimits = map[string]int{"a1": 2, "a2": 6, "b1": 2, "b2": 6, "x": 2}
+)
+
+// death is the slice of a run that dies: the first slice of round that holds
+// bucket, after journalling the first scenario it can; its writers are all
+// lost and the slice is recorded dead, as a writer finding its lost
+// deliveries at the bound records it. The zero death is a run without one.
+type death struct {
+	round  int
+	bucket string
+}
+
+// writeRun runs the planner on a ledger in PostgreSQL over deathsPlan, each
+// slice written at once by a writer that proves what deathsLimits allows,
+// one slice per bucket, and returns the names of the scenarios journalled:
+// each is its bucket and its suite-wide index, what deals its callers,
+// codes and name in a real run.
+func writeRun(t *testing.T, store *ledger.Store, run string, die death) []string {
+	t.Helper()
+	ctx := t.Context()
+	c, err := contract.LoadValid("../../examples/retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	for _, b := range deathsPlan {
+		asked += b.Want
+	}
+	if _, err := store.CreateRun(ctx, ledger.Run{ID: run, Agent: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: "w", Model: "builtin",
+		State: ledger.RunPlanned, Asked: asked, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	bs := slices.Clone(deathsPlan)
+	for i := range bs {
+		bs[i].RunID = run
+	}
+	if err := store.PutBuckets(ctx, run, bs); err != nil {
+		t.Fatal(err)
+	}
+	died := false
+	q := &fakeQueue{cfg: queue.Config{AckWait: 20 * time.Millisecond, FetchWait: 10 * time.Millisecond, MaxDeliver: 5}}
+	q.write = func(s queue.Slice) {
+		ctx := context.Background()
+		bs, err := store.Buckets(ctx, run)
+		if err != nil {
+			panic(err)
+		}
+		dies := !died && s.Round == die.round && slices.Contains(s.Buckets, die.bucket)
+		for _, b := range bs {
+			if !slices.Contains(s.Buckets, b.ID) {
+				continue
+			}
+			for k := b.Done; k < min(b.Want, deathsLimits[b.ID]); k++ {
+				i := b.Spec.Index(k)
+				name := fmt.Sprintf("%s-%d", b.ID, i)
+				sc := &scenario.Scenario{Name: name, Bucket: b.ID, UseCase: b.UseCase, Branch: name, Kind: "happy",
+					Expects: "succeed", Instruction: "case " + name, MaxTurns: 1}
+				if _, err := store.Journal(ctx, run, sc, s.ID, "w", nil); err != nil {
+					panic(err)
+				}
+				if dies {
+					break
+				}
+			}
+		}
+		to, reason := ledger.SliceDone, ""
+		if dies {
+			died = true
+			to, reason = ledger.SliceDead, "lost with its writers"
+		}
+		if err := store.FinishSlice(ctx, run, s.ID, to, "w", reason, 5); err != nil {
+			panic(err)
+		}
+	}
+	p, err := New(Config{Ledger: store, Queue: q, Engine: &engine.Engine{C: c}, RunID: run, Asked: asked,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Millisecond, RoundTimeout: time.Minute, PerSlice: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.Run(ctx); err != nil {
+		t.Fatalf("run %s: %+v, %v", run, res, err)
+	}
+	if die.round > 0 && !died {
+		t.Fatalf("run %s: no slice of round %d held %s", run, die.round, die.bucket)
+	}
+	scs, err := store.Scenarios(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestDeathsChangeNothingWritten: a run in which one slice dies (its
+// writers lost, the slice recorded dead, its buckets dealt again) writes
+// the cases a run without the death writes: the same buckets at the same
+// suite-wide indices. Before, a dead slice's buckets were settled a round
+// late, so the top-up that their shortfall called for was dealt in another
+// round, with another round's, to other buckets at other indices.
+func TestDeathsChangeNothingWritten(t *testing.T) {
+	store := ledger.New(testenv.Postgres(t))
+	clean := writeRun(t, store, "clean", death{})
+	for _, die := range []death{{1, "a1"}, {1, "a2"}, {1, "b1"}, {1, "b2"}, {1, "x"}, {2, "a2"}, {2, "b2"}} {
+		t.Run(fmt.Sprintf("round %d %s", die.round, die.bucket), func(t *testing.T) {
+			got := writeRun(t, store, fmt.Sprintf("dies-r%d-%s", die.round, die.bucket), die)
+			if !slices.Equal(got, clean) {
+				t.Errorf("written with a dead slice:\n  %v\nwithout:\n  %v", got, clean)
+			}
+		})
+	}
+}
