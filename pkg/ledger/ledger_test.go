@@ -416,9 +416,9 @@ func TestFold(t *testing.T) {
 }
 
 // TestFoldDeadSlice: a dead slice is no attempt of its buckets' (their
-// attempts, which decide top-ups, stay as they were), but every dead slice
-// that held a bucket counts toward blocking it, so a bucket whose slices
-// always die still ends.
+// attempts, which decide top-ups, stay as they were), but the dead slices
+// that held a bucket block it once they alone reach the bound, so a bucket
+// whose slices always die still ends.
 func TestFoldDeadSlice(t *testing.T) {
 	s, ctx := newStore(t)
 	mkRun(t, s, "r")

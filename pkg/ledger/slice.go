@@ -253,16 +253,19 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 // claimed by a finished (done or dead) slice of the run is settled from the
 // journal: done when its credited scenarios reach want; otherwise it is
 // blocked, with the most frequent refusal of the bucket (or the slice's dead
-// reason) as its notes, once its attempts and the dead slices that held it
-// together reach maxAttempts, else reopened. Claims are cleared. Buckets of
-// slices in flight are left alone.
+// reason) as its notes, once its attempts, or the dead slices that held it,
+// reach maxAttempts, else reopened. Claims are cleared. Buckets of slices in
+// flight are left alone.
 //
 // Only a slice a writer finished short counts as one of the bucket's
 // attempts. A dead slice says nothing of what the bucket can write (its
 // writers died, or the queue gave up on it), so its bucket keeps its
 // attempts, and with them its want and indices: the planner deals it again
 // as it was (no top-up cedes it, it stays fresh), and the scenarios written
-// for it are the ones the dead slice was given. Its deaths still bound it.
+// for it are the ones the dead slice was given. Its deaths bound it on their
+// own, never by adding to its attempts: the planner deals a dead slice's
+// buckets again within its round, so a death must not cost a bucket an
+// attempt a run without it gives it.
 func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResult, error) {
 	if maxAttempts < 1 {
 		return FoldResult{}, fmt.Errorf("ledger: fold run %s: maxAttempts %d < 1", run, maxAttempts)
@@ -292,13 +295,13 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 			if st.done < st.want && !st.dead {
 				attempts++
 			}
-			next := settle(st.done, st.want, attempts+st.deaths, maxAttempts)
+			next := settle(st.done, st.want, max(attempts, st.deaths), maxAttempts)
 			if err := st.state.To(next); err != nil {
 				return fmt.Errorf("bucket %s: %w", st.id, err)
 			}
 			notes := st.notes
 			if next == BucketBlocked {
-				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", attempts+st.deaths))
+				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, st.deaths)))
 			}
 			batch.Queue(`UPDATE buckets SET claimed_by = NULL, refused = $3, attempts = $4, state = $5, notes = $6
 				WHERE run_id = $1 AND id = $2`, run, st.id, st.refused, attempts, next, notes)

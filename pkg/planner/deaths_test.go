@@ -17,10 +17,13 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
-// A plan whose first round leaves two buckets short after proving some of
-// their want (b1 and x each cede one scenario), so top-ups deal their want
-// to buckets with room (a2, b2) at new suite indices. limits says how many
-// of a bucket's scenarios (by position) its writers can prove.
+// A plan whose rounds top up: in the first, b1 and x fall short after
+// proving some of their want and cede one scenario each, which top-ups deal
+// to buckets with room (a2, b2) at new suite indices; b2 proves nothing of
+// its raise in the second round and cedes it; z proves nothing in three
+// attempts and is blocked in the third, its want topped up to a2.
+// limits says how many of a bucket's scenarios (by position) its writers
+// can prove.
 var (
 	deathsPlan = []ledger.Bucket{
 		bucket("a1", "a", "a1", 0, 2, 0, 2),
@@ -28,8 +31,10 @@ var (
 		bucket("b1", "b", "b1", 2, 3, 4, 3),
 		bucket("b2", "b", "b2", 3, 2, 7, 6),
 		bucket("x", "c", "x", 4, 3, 9, 3),
+		bucket("z", "d", "z", 5, 1, 12, 1),
+		bucket("e", "e", "e", 6, 1, 13, 6),
 	}
-	deathsLimits = map[string]int{"a1": 2, "a2": 6, "b1": 2, "b2": 6, "x": 2}
+	deathsLimits = map[string]int{"a1": 2, "a2": 6, "b1": 2, "b2": 2, "x": 2, "z": 0, "e": 6}
 )
 
 // death is the slice of a run that dies: the first slice of round that holds
@@ -131,11 +136,15 @@ func writeRun(t *testing.T, store *ledger.Store, run string, die death) []string
 // the cases a run without the death writes: the same buckets at the same
 // suite-wide indices. Before, a dead slice's buckets were settled a round
 // late, so the top-up that their shortfall called for was dealt in another
-// round, with another round's, to other buckets at other indices.
+// round, with another round's, to other buckets at other indices (b1, x,
+// b2); and, dealt again in its round, a bucket whose slice died must not be
+// blocked an attempt early for it, which would top up its want a round
+// early (z).
 func TestDeathsChangeNothingWritten(t *testing.T) {
 	store := ledger.New(testenv.Postgres(t))
 	clean := writeRun(t, store, "clean", death{})
-	for _, die := range []death{{1, "a1"}, {1, "a2"}, {1, "b1"}, {1, "b2"}, {1, "x"}, {2, "a2"}, {2, "b2"}} {
+	t.Logf("written without a death: %v", clean)
+	for _, die := range []death{{1, "a1"}, {1, "a2"}, {1, "b1"}, {1, "b2"}, {1, "x"}, {1, "z"}, {1, "e"}, {2, "a2"}, {2, "b2"}, {2, "z"}, {3, "z"}} {
 		t.Run(fmt.Sprintf("round %d %s", die.round, die.bucket), func(t *testing.T) {
 			got := writeRun(t, store, fmt.Sprintf("dies-r%d-%s", die.round, die.bucket), die)
 			if !slices.Equal(got, clean) {

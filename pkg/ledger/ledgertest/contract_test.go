@@ -538,6 +538,33 @@ var contract = []struct {
 		}
 	}},
 
+	{"the dead slices that held a bucket block it on their own", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		b1 := mkBucket("b1", 1, 1)
+		b1.Attempts = 1
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), b1}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5))
+		moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 1, BucketIDs: []string{"b0", "b1"}})
+		if err != nil || !moved {
+			t.Fatalf("take-over: %v, %v", moved, err)
+		}
+		must(t, l.FinishSlice(ctx, "r", "s1.2", ledger.SliceDead, "", "lost with its writers", 5))
+		res, err := l.Fold(ctx, "r", 2)
+		must(t, err)
+		if !slices.Equal(res.Blocked, []string{"b0", "b1"}) {
+			t.Errorf("fold %+v, want b0 and b1 blocked by their two dead slices", res)
+		}
+		for id, b := range buckets(t, ctx, l, "r") {
+			if b.State != ledger.BucketBlocked || b.Notes != "lost with its writers" || b.ClaimedBy != "" {
+				t.Errorf("%s: %s, notes %q, claimed by %q", id, b.State, b.Notes, b.ClaimedBy)
+			}
+		}
+		if bs := buckets(t, ctx, l, "r"); bs["b0"].Attempts != 0 || bs["b1"].Attempts != 1 {
+			t.Errorf("attempts %d and %d, want 0 and 1: a dead slice is none", bs["b0"].Attempts, bs["b1"].Attempts)
+		}
+	}},
+
 	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 3)}))
@@ -610,8 +637,8 @@ var contract = []struct {
 		// s2 is still published: b3 is in flight; b6 was never claimed.
 		res, err := l.Fold(ctx, "r", 3)
 		must(t, err)
-		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b1"}) ||
-			!slices.Equal(res.Blocked, []string{"b5", "b4", "b2"}) || res.InFlight != 1 || res.Changed() != 5 {
+		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b4", "b1"}) ||
+			!slices.Equal(res.Blocked, []string{"b5", "b2"}) || res.InFlight != 1 || res.Changed() != 5 {
 			t.Errorf("fold %+v", res)
 		}
 		got := buckets(t, ctx, l, "r")
@@ -627,9 +654,9 @@ var contract = []struct {
 			{"b1", ledger.BucketOpen, 1, 1, "", ""},
 			{"b2", ledger.BucketBlocked, 3, 3, "static/placeholder: b", ""},
 			{"b3", ledger.BucketClaimed, 2, 0, "", "s2"},
-			// A dead slice is no attempt of the bucket's, but it counts
-			// toward blocking it: 2 attempts and 1 dead slice reach 3.
-			{"b4", ledger.BucketBlocked, 2, 0, "model gone", ""},
+			// A dead slice is no attempt of the bucket's, nor does it
+			// add to them: 2 attempts and 1 dead slice leave it open.
+			{"b4", ledger.BucketOpen, 2, 0, "", ""},
 			{"b5", ledger.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
 			{"b6", ledger.BucketOpen, 2, 0, "", ""},
 		} {

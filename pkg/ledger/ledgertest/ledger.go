@@ -674,8 +674,9 @@ func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to ledger.Slic
 
 // Fold settles every bucket claimed by a finished slice of the run from the
 // journal, as ledger.Store.Fold does: done at its want, else its attempts
-// grow and it is blocked (with its most frequent refusal, or the slice's
-// dead reason, as notes) once they reach maxAttempts, else reopened.
+// grow (not for a dead slice) and it is blocked (with its most frequent
+// refusal, or the slice's dead reason, as notes) once they, or the dead
+// slices that held it, reach maxAttempts, else reopened.
 func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.FoldResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -711,8 +712,8 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 			continue
 		}
 		done := rn.read(*b).Done
-		// As the Store: a dead slice is no attempt of the bucket's, but
-		// every dead slice that held it counts toward blocking it.
+		// As the Store: a dead slice is no attempt of the bucket's; the
+		// dead slices that held it block it on their own.
 		attempts, deaths := b.Attempts, 0
 		for _, d := range rn.slices {
 			if d.State == ledger.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
@@ -722,14 +723,14 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 		if done < b.Want && sl.State != ledger.SliceDead {
 			attempts++
 		}
-		next := settle(done, b.Want, attempts+deaths, maxAttempts)
+		next := settle(done, b.Want, max(attempts, deaths), maxAttempts)
 		if err := b.State.To(next); err != nil {
 			return ledger.FoldResult{}, fmt.Errorf("ledgertest: fold run %s: bucket %s: %w", id, b.ID, err)
 		}
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
 		if next == ledger.BucketBlocked {
-			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts+deaths))
+			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, deaths)))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
 	}
