@@ -41,7 +41,7 @@ type Ledger interface {
 	Meter(ctx context.Context, run string) (ledger.Meter, error)
 	PutBuckets(ctx context.Context, run string, bs []ledger.Bucket) error
 	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
-	Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error
+	Raise(ctx context.Context, run string, rs ...ledger.Raising) error
 	Slices(ctx context.Context, run string, round int) ([]ledger.Slice, error)
 	ClaimSlice(ctx context.Context, sl ledger.Slice) error
 	RedealSlice(ctx context.Context, dead string, sl ledger.Slice) (bool, error)

@@ -678,7 +678,7 @@ var contract = []struct {
 		}
 	}},
 
-	{"a raise reopens an open or done bucket, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l roleLedger) {
+	{"a raise reopens open or done buckets, all or none, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		blocked := mkBucket("b3", 3, 1)
 		blocked.State = ledger.BucketBlocked
@@ -692,11 +692,7 @@ var contract = []struct {
 			t.Fatal(err)
 		}
 		spec := plan.Spec{Base: 7, Sized: 1, Capacity: 4}
-		for _, id := range []string{"b0", "b1"} {
-			if err := l.Raise(ctx, "r", id, 3, spec); err != nil {
-				t.Errorf("raise %s: %v", id, err)
-			}
-		}
+		must(t, l.Raise(ctx, "r", ledger.Raising{ID: "b0", Want: 3, Spec: spec}, ledger.Raising{ID: "b1", Want: 3, Spec: spec}))
 		got := buckets(t, ctx, l, "r")
 		for _, id := range []string{"b0", "b1"} {
 			if b := got[id]; b.State != ledger.BucketOpen || b.Want != 3 || b.Spec.Base != 7 || b.Spec.Capacity != 4 {
@@ -706,13 +702,17 @@ var contract = []struct {
 		if got["b1"].Outstanding() != 2 {
 			t.Errorf("raised b1 outstanding %d, want 2", got["b1"].Outstanding())
 		}
+		// One bucket that cannot be raised: none is.
 		for _, id := range []string{"b2", "b3", "b9"} {
-			if err := l.Raise(ctx, "r", id, 5, spec); !errors.Is(err, ledger.ErrNotFound) {
+			if err := l.Raise(ctx, "r", ledger.Raising{ID: "b0", Want: 5, Spec: spec}, ledger.Raising{ID: id, Want: 5, Spec: spec}); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("raise %s: %v, want ErrNotFound", id, err)
 			}
 		}
 		if b := buckets(t, ctx, l, "r")["b2"]; b.Want != 1 || b.State != ledger.BucketClaimed {
 			t.Errorf("a refused raise changed b2: %+v", b)
+		}
+		if b := buckets(t, ctx, l, "r")["b0"]; b.Want != 3 {
+			t.Errorf("b0 raised to %d by a refused raise, want 3", b.Want)
 		}
 	}},
 

@@ -495,26 +495,34 @@ func (l *Ledger) AddBucket(_ context.Context, id string, b ledger.Bucket) (ledge
 	return rn.read(r), nil
 }
 
-// Raise sets an open or done bucket's want and spec and leaves it open; a
-// claimed or blocked bucket is ledger.ErrNotFound.
-func (l *Ledger) Raise(_ context.Context, id, bucket string, want int, spec plan.Spec) error {
+// Raise sets open or done buckets' wants and specs and leaves them open,
+// all or nothing; a claimed, blocked or missing bucket is
+// ledger.ErrNotFound.
+func (l *Ledger) Raise(_ context.Context, id string, rs ...ledger.Raising) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Raise"); err != nil {
 		return err
 	}
-	sp, err := roundTrip(spec)
-	if err != nil {
-		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, err)
+	specs := make([]plan.Spec, len(rs))
+	for i, r := range rs {
+		sp, err := roundTrip(r.Spec)
+		if err != nil {
+			return fmt.Errorf("ledgertest: raise in run %s: %s: %w", id, r.ID, err)
+		}
+		specs[i] = sp
+		var b *ledger.Bucket
+		if rn := l.runs[id]; rn != nil {
+			b = rn.bucket(r.ID)
+		}
+		if b == nil || (b.State != ledger.BucketOpen && b.State != ledger.BucketDone) || b.ClaimedBy != "" {
+			return fmt.Errorf("ledgertest: raise in run %s: %s: %w", id, r.ID, ledger.ErrNotFound)
+		}
 	}
-	var b *ledger.Bucket
-	if rn := l.runs[id]; rn != nil {
-		b = rn.bucket(bucket)
+	for i, r := range rs {
+		b := l.runs[id].bucket(r.ID)
+		b.Want, b.Spec, b.State = r.Want, specs[i], ledger.BucketOpen
 	}
-	if b == nil || (b.State != ledger.BucketOpen && b.State != ledger.BucketDone) || b.ClaimedBy != "" {
-		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, ledger.ErrNotFound)
-	}
-	b.Want, b.Spec, b.State = want, sp, ledger.BucketOpen
 	return nil
 }
 
