@@ -93,10 +93,11 @@ func (p *Planner) await(ctx context.Context, round, maxAttempts int) error {
 }
 
 // redeal deals again, within their round, the buckets that dead slices of
-// ss still hold with work outstanding, each dead slice's as one slice that
-// takes over their claims (ledger.RedealSlice) and writes the indices the
-// dead slice was given. Waiting for them before the round is folded is what
-// keeps a run's content from depending on which slices died: dealt a round
+// ss still hold with work outstanding, each in a slice of its own that
+// takes over its claim (ledger.RedealSlice) and writes the indices the dead
+// slice was given: a bucket that kills its writers then takes no other
+// down with it. Waiting for them before the round is folded is what keeps
+// a run's content from depending on which slices died: dealt a round
 // later, a dead slice's shortfall would be topped up by another round's
 // top-up, with other buckets' (which buckets and indices a top-up deals
 // depends on what it tops up at once). A bucket is not dealt again once
@@ -154,41 +155,38 @@ func (p *Planner) redeal(ctx context.Context, round int, ss []ledger.Slice, maxA
 	}
 	n := 0
 	for _, d := range dead {
-		id := redealID(d.ID)
-		var ids []string
-		if r, ok := byID[id]; ok {
-			// Taken over before (this planner was stopped, or the publish
-			// failed): publish it again, the queue drops a duplicate.
-			if r.State == ledger.SlicePublished {
-				ids = r.BucketIDs
-			}
-		} else {
-			for _, b := range d.BucketIDs {
-				if bk := buckets[b]; bk.State == ledger.BucketClaimed && bk.ClaimedBy == d.ID && bk.Outstanding() > 0 && deaths[b] < maxAttempts {
-					ids = append(ids, b)
+		gap := ""
+		if d.Kind == ledger.SliceGap {
+			gap = gapReason
+		}
+		for _, b := range d.BucketIDs {
+			id := redealID(d, b)
+			if r, ok := byID[id]; ok {
+				// Taken over before (this planner was stopped, or the
+				// publish failed): publish it again, the queue drops a
+				// duplicate.
+				if r.State != ledger.SlicePublished {
+					continue
 				}
-			}
-			if len(ids) > 0 {
-				moved, err := p.cfg.Ledger.RedealSlice(ctx, d.ID, ledger.Slice{RunID: p.cfg.RunID, ID: id, Round: d.Round, Kind: d.Kind, BucketIDs: ids})
+			} else {
+				bk := buckets[b]
+				if bk.State != ledger.BucketClaimed || bk.ClaimedBy != d.ID || bk.Outstanding() == 0 || deaths[b] >= maxAttempts {
+					continue
+				}
+				moved, err := p.cfg.Ledger.RedealSlice(ctx, d.ID, ledger.Slice{RunID: p.cfg.RunID, ID: id, Round: d.Round, Kind: d.Kind, BucketIDs: []string{b}})
 				if err != nil {
 					return n, err
 				}
 				if !moved {
-					ids = nil // done after all
+					break // done after all: its buckets are settled by it
 				}
 			}
-		}
-		if len(ids) > 0 {
-			gap := ""
-			if d.Kind == ledger.SliceGap {
-				gap = gapReason
-			}
-			if _, err := p.cfg.Queue.Publish(ctx, p.slice(round, dealt{id: id, buckets: ids}, buckets, gap, lessons)); err != nil {
+			if _, err := p.cfg.Queue.Publish(ctx, p.slice(round, dealt{id: id, buckets: []string{b}}, buckets, gap, lessons)); err != nil {
 				return n, fmt.Errorf("planner: publish %s: %w", id, err)
 			}
 			p.cfg.Metrics.SlicesPublished.Inc()
 			p.folding.Slices++
-			p.log.Warn("dead slice dealt again in its round", "slice", d.ID, "as", id, "buckets", ids)
+			p.log.Warn("dead slice's bucket dealt again in its round", "slice", d.ID, "bucket", b, "as", id)
 			n++
 		}
 		taken[d.ID] = true
@@ -196,15 +194,19 @@ func (p *Planner) redeal(ctx context.Context, round int, ss []ledger.Slice, maxA
 	return n, nil
 }
 
-// redealID names the slice that takes over a dead slice's buckets: its id
-// with ".2", or with that number raised (s039.2 -> s039.3).
-func redealID(dead string) string {
-	if i := strings.LastIndexByte(dead, '.'); i >= 0 {
-		if n, err := strconv.Atoi(dead[i+1:]); err == nil {
-			return dead[:i+1] + strconv.Itoa(n+1)
+// redealID names the slice that takes over bucket of the dead slice d:
+// d's id and the bucket's, or for a slice of one bucket its id with ".2",
+// or with that number raised (s039.b4 -> s039.b4.2 -> s039.b4.3).
+func redealID(d ledger.Slice, bucket string) string {
+	if len(d.BucketIDs) > 1 {
+		return d.ID + "." + bucket
+	}
+	if i := strings.LastIndexByte(d.ID, '.'); i >= 0 {
+		if n, err := strconv.Atoi(d.ID[i+1:]); err == nil {
+			return d.ID[:i+1] + strconv.Itoa(n+1)
 		}
 	}
-	return dead + ".2"
+	return d.ID + ".2"
 }
 
 func published(ss []ledger.Slice) int {

@@ -223,13 +223,13 @@ func TestAwait(t *testing.T) {
 			t.Fatal(err)
 		}
 		ss := l.slices()
-		if len(ss) != 2*dealt {
-			t.Fatalf("%d slices, want the %d dealt and one in place of each", len(ss), dealt)
+		if want := dealt + len(sixBuckets()); len(ss) != want {
+			t.Fatalf("%d slices, want the %d dealt and one for each of their buckets", len(ss), dealt)
 		}
 		for _, s := range ss {
-			if strings.HasSuffix(s.ID, ".2") {
-				if s.State != ledger.SliceDone || s.Round != 1 {
-					t.Errorf("%s, dealt again: %s in round %d, want done in round 1", s.ID, s.State, s.Round)
+			if strings.Contains(s.ID, ".") {
+				if s.State != ledger.SliceDone || s.Round != 1 || len(s.BucketIDs) != 1 || !strings.HasSuffix(s.ID, "."+s.BucketIDs[0]) {
+					t.Errorf("%s, dealt again: %s in round %d with %v, want done in round 1, one bucket", s.ID, s.State, s.Round, s.BucketIDs)
 				}
 				continue
 			}
@@ -238,7 +238,7 @@ func TestAwait(t *testing.T) {
 			}
 		}
 		for _, b := range l.buckets() {
-			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, ".2") || b.Outstanding() != 0 {
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID) || b.Outstanding() != 0 {
 				t.Errorf("%s: %s by %q, %d outstanding; want written by the slice dealt again", b.ID, b.State, b.ClaimedBy, b.Outstanding())
 			}
 		}
@@ -280,7 +280,7 @@ func TestAwait(t *testing.T) {
 		}
 		for _, s := range l.slices() {
 			want, deliveries := ledger.SliceDead, 5
-			if s.ID == sent[0].ID || strings.HasSuffix(s.ID, ".2") {
+			if s.ID == sent[0].ID || strings.Contains(s.ID, ".") {
 				want, deliveries = ledger.SliceDone, 1
 			}
 			if s.State != want || s.Deliveries != deliveries {
@@ -291,9 +291,9 @@ func TestAwait(t *testing.T) {
 			t.Errorf("%v slices counted dead, want %d", n, len(sent)-1)
 		}
 	})
-	// Every slice buried is dealt again, until the dead slices that held
-	// its buckets reach the bound given (3); the last stays theirs, for
-	// the fold to block them.
+	// Every slice buried is dealt again, a slice for each of its buckets,
+	// until the dead slices that held a bucket reach the bound given (3);
+	// the last stays the bucket's, for the fold to block it.
 	t.Run("empty queue", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
@@ -309,12 +309,12 @@ func TestAwait(t *testing.T) {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
 		}
-		if len(ss) != 3*dealt || len(q.sent()) != 3*dealt {
-			t.Errorf("%d slices recorded, %d published; want the %d dealt, each dealt twice again", len(ss), len(q.sent()), dealt)
+		if want := dealt + 2*len(sixBuckets()); len(ss) != want || len(q.sent()) != want {
+			t.Errorf("%d slices recorded, %d published; want the %d dealt and each of their buckets dealt twice again", len(ss), len(q.sent()), dealt)
 		}
 		for _, b := range l.buckets() {
-			if b.State == ledger.BucketClaimed && !strings.HasSuffix(b.ClaimedBy, ".3") {
-				t.Errorf("%s claimed by %s, want by its third dead slice", b.ID, b.ClaimedBy)
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID+".2") {
+				t.Errorf("%s: %s by %s, want claimed by its third dead slice", b.ID, b.State, b.ClaimedBy)
 			}
 		}
 	})
