@@ -775,3 +775,38 @@ func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 		t.Errorf("%d slices dealt, b0 %s with %d of %d; want the dead slice dealt again and b0 done", dealt, b0.State, b0.Done, b0.Want)
 	}
 }
+
+// TestBucketThatKillsItsWritersTakesNoOtherDown: a slice dies, and every
+// slice that holds one of its two buckets dies too; the other bucket,
+// dealt again in a slice of its own, is written, and the first is blocked
+// with the dead reason once three dead slices held it, all in one round.
+func TestBucketThatKillsItsWritersTakesNoOtherDown(t *testing.T) {
+	p, l, q := testPlanner(t, 8,
+		bucket("b0", "cancel-order", "c1", 0, 4, 0, 4),
+		bucket("b1", "return-item", "c2", 1, 4, 4, 4))
+	q.write = func(s queue.Slice) {
+		if !slices.Contains(s.Buckets, "b0") {
+			writers(l, -1)(s)
+			return
+		}
+		if err := l.FinishSlice(context.Background(), "r", s.ID, ledger.SliceDead, "w", "lost with its writers", 10); err != nil {
+			panic(err)
+		}
+	}
+	_, err := p.Run(t.Context())
+	var short *ShortError
+	if !errors.As(err, &short) || short.Proved != 4 || short.Blocked != 1 {
+		t.Fatalf("run: %v, want 4 of 8 proved and one bucket blocked", err)
+	}
+	if b0, b1 := l.bucket("b0"), l.bucket("b1"); b0.State != ledger.BucketBlocked || b0.Notes != "lost with its writers" || b1.State != ledger.BucketDone {
+		t.Errorf("b0 %s (%q), b1 %s; want b0 blocked with the dead reason, b1 done", b0.State, b0.Notes, b1.State)
+	}
+	var ids []string
+	for _, s := range q.sent() {
+		ids = append(ids, fmt.Sprintf("%s r%d %v", s.ID, s.Round, s.Buckets))
+	}
+	want := []string{"r-r1-s001 r1 [b0 b1]", "r-r1-s001.b0 r1 [b0]", "r-r1-s001.b1 r1 [b1]", "r-r1-s001.b0.2 r1 [b0]"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("dealt %v, want %v", ids, want)
+	}
+}
