@@ -44,7 +44,8 @@ func (p *Planner) await(ctx context.Context, round, maxAttempts int) error {
 			redealt, err = p.redeal(ctx, round, ss, maxAttempts, taken)
 		}
 		if err != nil {
-			// The ledger restarting or failing over is not the end of the
+			// The ledger restarting or failing over (or the queue, while a
+			// dead slice's buckets are dealt again) is not the end of the
 			// run: keep polling for a while, as the writers do.
 			if failingSince.IsZero() {
 				failingSince = time.Now()
@@ -52,7 +53,7 @@ func (p *Planner) await(ctx context.Context, round, maxAttempts int) error {
 			if ctx.Err() != nil || time.Since(failingSince) > p.cfg.LedgerOutage {
 				return err
 			}
-			p.log.Warn("reading the ledger failed; polling again", "err", err)
+			p.log.Warn("reading the ledger or dealing a dead slice's buckets again failed; polling again", "err", err)
 			if !tick(ctx, t) {
 				return ctx.Err()
 			}

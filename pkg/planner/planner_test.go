@@ -318,6 +318,33 @@ func TestAwait(t *testing.T) {
 			}
 		}
 	})
+	// The queue refuses the first publish of a dead slice's bucket (a NATS
+	// restart): it is published again on the next pass, and written.
+	t.Run("dead slice dealt again once the queue answers", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range q.sent() {
+			if err := l.FinishSlice(t.Context(), "r", s.ID, ledger.SliceDead, "", "lost with its writers", 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q.write = writers(l, -1)
+		fq := &refusingQueue{fakeQueue: q, refuse: 1}
+		p.cfg.Queue = fq
+		if err := p.await(t.Context(), 1, 3); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range l.buckets() {
+			if !strings.HasSuffix(b.ClaimedBy, "."+b.ID) || b.Outstanding() != 0 {
+				t.Errorf("%s: claimed by %q, %d outstanding; want written by the slice dealt again", b.ID, b.ClaimedBy, b.Outstanding())
+			}
+		}
+		if fq.refused != 1 {
+			t.Errorf("%d publishes refused, want 1", fq.refused)
+		}
+	})
 	t.Run("round timeout", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		q.pending = 1
@@ -809,4 +836,19 @@ func TestBucketThatKillsItsWritersTakesNoOtherDown(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Errorf("dealt %v, want %v", ids, want)
 	}
+}
+
+// refusingQueue is a fakeQueue that refuses its next refuse publishes, as a
+// queue out of reach does.
+type refusingQueue struct {
+	*fakeQueue
+	refuse, refused int
+}
+
+func (q *refusingQueue) Publish(ctx context.Context, s queue.Slice) (bool, error) {
+	if q.refused < q.refuse {
+		q.refused++
+		return false, errors.New("nats: no servers available for connection")
+	}
+	return q.fakeQueue.Publish(ctx, s)
 }
