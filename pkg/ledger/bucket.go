@@ -199,21 +199,39 @@ func (s *Store) AddBucket(ctx context.Context, run string, b Bucket) (Bucket, er
 	return out, nil
 }
 
-// Raise sets a bucket's want and spec (a planner topping up a short run) and
-// reopens it when it was done. A claimed or blocked bucket is left alone.
-func (s *Store) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
-	js, err := json.Marshal(spec)
+// Raising is a bucket's new want and spec, set by Raise.
+type Raising struct {
+	ID   string
+	Want int
+	Spec plan.Spec
+}
+
+// Raise sets buckets' wants and specs (a planner topping up a short run) and
+// reopens those that were done, all in one transaction: a top-up is made
+// whole or not at all, so a planner stopped in the middle of one, started
+// again, tops up what it would have. A claimed or blocked bucket, or one
+// that does not exist, is ErrNotFound, and nothing is raised.
+func (s *Store) Raise(ctx context.Context, run string, rs ...Raising) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		for _, r := range rs {
+			js, err := json.Marshal(r.Spec)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.ID, err)
+			}
+			// Raising reopens a done bucket (done -> open) or keeps an open one open.
+			tag, err := tx.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4, state = $5
+				WHERE run_id = $1 AND id = $2 AND state IN ($5, $6) AND claimed_by IS NULL`, run, r.ID, r.Want, js, BucketOpen, BucketDone)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.ID, err)
+			}
+			if tag.RowsAffected() == 0 {
+				return fmt.Errorf("%s: %w", r.ID, ErrNotFound)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, err)
-	}
-	// Raising reopens a done bucket (done -> open) or keeps an open one open.
-	tag, err := s.pool.Exec(ctx, `UPDATE buckets SET want = $3, spec = $4, state = $5
-		WHERE run_id = $1 AND id = $2 AND state IN ($5, $6) AND claimed_by IS NULL`, run, id, want, js, BucketOpen, BucketDone)
-	if err != nil {
-		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("ledger: raise %s/%s: %w", run, id, ErrNotFound)
+		return fmt.Errorf("ledger: raise in run %s: %w", run, err)
 	}
 	return nil
 }

@@ -416,9 +416,9 @@ func TestFold(t *testing.T) {
 }
 
 // TestFoldDeadSlice: a dead slice is no attempt of its buckets' (their
-// attempts, which decide top-ups, stay as they were), but every dead slice
-// that held a bucket counts toward blocking it, so a bucket whose slices
-// always die still ends.
+// attempts, which decide top-ups, stay as they were), but the dead slices
+// that held a bucket block it once they alone reach the bound, so a bucket
+// whose slices always die still ends.
 func TestFoldDeadSlice(t *testing.T) {
 	s, ctx := newStore(t)
 	mkRun(t, s, "r")
@@ -618,11 +618,11 @@ func TestRaiseReopensOnlyUnclaimedOpenOrDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := plan.Spec{Capacity: 5, Sized: 1, TopUp: 40}
-	if err := s.Raise(ctx, "r", "b0", 3, spec); err != nil {
+	if err := s.Raise(ctx, "r", ledger.Raising{ID: "b0", Want: 3, Spec: spec}); err != nil {
 		t.Fatalf("raising a done bucket: %v", err)
 	}
 	for _, id := range []string{"b1", "b2", "nope"} { // blocked, claimed, missing
-		if err := s.Raise(ctx, "r", id, 3, spec); !errors.Is(err, ledger.ErrNotFound) {
+		if err := s.Raise(ctx, "r", ledger.Raising{ID: id, Want: 3, Spec: spec}); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("raising %s: %v, want ErrNotFound", id, err)
 		}
 	}

@@ -62,6 +62,66 @@ func (s *Store) ClaimSlice(ctx context.Context, sl Slice) error {
 	return nil
 }
 
+// RedealSlice records sl, a slice that takes over buckets a dead slice of the
+// same run still holds, and moves their claims to it, in one transaction, so
+// they are written in the dead slice's round rather than a later one. It
+// reports false, and changes nothing, when that slice is not dead (done
+// after all: acked once its writer's work had committed). It is idempotent on (run,
+// sl.ID): a slice already recorded reports true and is left as it is. Every
+// bucket of sl must be claimed by the dead slice.
+func (s *Store) RedealSlice(ctx context.Context, dead string, sl Slice) (bool, error) {
+	if sl.RunID == "" || sl.ID == "" || dead == "" {
+		return false, errors.New("ledger: redeal slice: RunID, ID and the dead slice are required")
+	}
+	if len(sl.BucketIDs) == 0 {
+		return false, fmt.Errorf("ledger: redeal slice %s: no buckets", sl.ID)
+	}
+	kind := cmp.Or(sl.Kind, SliceWork)
+	moved := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		moved = false
+		// The lock keeps a late ack from making the dead slice done while
+		// its buckets move.
+		var state SliceState
+		err := tx.QueryRow(ctx, `SELECT state FROM slices WHERE run_id = $1 AND id = $2 FOR UPDATE`, sl.RunID, dead).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("slice %s: %w", dead, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRow(ctx, `SELECT 1 FROM slices WHERE run_id = $1 AND id = $2`, sl.RunID, sl.ID).Scan(&one)
+		switch {
+		case err == nil:
+			moved = true // taken over before
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		case state != SliceDead:
+			return nil // not dead (done after all): nothing to take over
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO slices (run_id, id, round, kind, bucket_ids) VALUES ($1,$2,$3,$4,$5)`,
+			sl.RunID, sl.ID, sl.Round, kind, sl.BucketIDs); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE buckets SET claimed_by = $2 WHERE run_id = $1 AND id = ANY($3) AND state = $4 AND claimed_by = $5`,
+			sl.RunID, sl.ID, sl.BucketIDs, BucketClaimed, dead)
+		if err != nil {
+			return err
+		}
+		if n := distinct(sl.BucketIDs); tag.RowsAffected() != int64(n) {
+			return fmt.Errorf("%d of its %d buckets are held by dead slice %s", tag.RowsAffected(), n, dead)
+		}
+		moved = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("ledger: redeal slice %s of run %s: %w", sl.ID, sl.RunID, err)
+	}
+	return moved, nil
+}
+
 func distinct(xs []string) int {
 	m := make(map[string]struct{}, len(xs))
 	for _, x := range xs {
@@ -193,16 +253,19 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 // claimed by a finished (done or dead) slice of the run is settled from the
 // journal: done when its credited scenarios reach want; otherwise it is
 // blocked, with the most frequent refusal of the bucket (or the slice's dead
-// reason) as its notes, once its attempts and the dead slices that held it
-// together reach maxAttempts, else reopened. Claims are cleared. Buckets of
-// slices in flight are left alone.
+// reason) as its notes, once its attempts, or the dead slices that held it,
+// reach maxAttempts, else reopened. Claims are cleared. Buckets of slices in
+// flight are left alone.
 //
 // Only a slice a writer finished short counts as one of the bucket's
 // attempts. A dead slice says nothing of what the bucket can write (its
 // writers died, or the queue gave up on it), so its bucket keeps its
 // attempts, and with them its want and indices: the planner deals it again
 // as it was (no top-up cedes it, it stays fresh), and the scenarios written
-// for it are the ones the dead slice was given. Its deaths still bound it.
+// for it are the ones the dead slice was given. Its deaths bound it on their
+// own, never by adding to its attempts: the planner deals a dead slice's
+// buckets again within its round, so a death must not cost a bucket an
+// attempt a run without it gives it.
 func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResult, error) {
 	if maxAttempts < 1 {
 		return FoldResult{}, fmt.Errorf("ledger: fold run %s: maxAttempts %d < 1", run, maxAttempts)
@@ -232,13 +295,13 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 			if st.done < st.want && !st.dead {
 				attempts++
 			}
-			next := settle(st.done, st.want, attempts+st.deaths, maxAttempts)
+			next := settle(st.done, st.want, max(attempts, st.deaths), maxAttempts)
 			if err := st.state.To(next); err != nil {
 				return fmt.Errorf("bucket %s: %w", st.id, err)
 			}
 			notes := st.notes
 			if next == BucketBlocked {
-				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", attempts+st.deaths))
+				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, st.deaths)))
 			}
 			batch.Queue(`UPDATE buckets SET claimed_by = NULL, refused = $3, attempts = $4, state = $5, notes = $6
 				WHERE run_id = $1 AND id = $2`, run, st.id, st.refused, attempts, next, notes)

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/ledger"
 )
 
 // await waits until every slice of the round is finished in the ledger. A
-// slice still unfinished at the round timeout is recorded dead.
+// slice still unfinished at the round timeout is recorded dead. A slice
+// that dies before then is dealt again within the round (redeal), so the
+// round's fold and top-up see what a round without the death sees.
 //
 // Writers record a slice dead once its deliveries reach their bounds (a
 // slice that kills its writers is recorded by the writer that finds enough
@@ -20,7 +24,7 @@ import (
 // sent while no planner listened (it was restarted), a queue that has held
 // nothing pending or in flight for longer than two ack waits while the
 // ledger still shows the round's slices published.
-func (p *Planner) await(ctx context.Context, round int) error {
+func (p *Planner) await(ctx context.Context, round, maxAttempts int) error {
 	deadline := time.Now().Add(p.cfg.RoundTimeout)
 	t := time.NewTicker(p.cfg.Poll)
 	defer t.Stop()
@@ -32,10 +36,16 @@ func (p *Planner) await(ctx context.Context, round int) error {
 	qc := p.cfg.Queue.Config()
 	quiet := 2*qc.AckWait + qc.FetchWait
 	var emptySince, failingSince time.Time
+	taken := map[string]bool{} // dead slices dealt again, or with nothing to deal
 	for {
 		ss, err := p.cfg.Ledger.Slices(ctx, p.cfg.RunID, round)
+		redealt := 0
+		if err == nil && time.Now().Before(deadline) {
+			redealt, err = p.redeal(ctx, round, ss, maxAttempts, taken)
+		}
 		if err != nil {
-			// The ledger restarting or failing over is not the end of the
+			// The ledger restarting or failing over (or the queue, while a
+			// dead slice's buckets are dealt again) is not the end of the
 			// run: keep polling for a while, as the writers do.
 			if failingSince.IsZero() {
 				failingSince = time.Now()
@@ -43,13 +53,17 @@ func (p *Planner) await(ctx context.Context, round int) error {
 			if ctx.Err() != nil || time.Since(failingSince) > p.cfg.LedgerOutage {
 				return err
 			}
-			p.log.Warn("reading the ledger failed; polling again", "err", err)
+			p.log.Warn("reading the ledger or dealing a dead slice's buckets again failed; polling again", "err", err)
 			if !tick(ctx, t) {
 				return ctx.Err()
 			}
 			continue
 		}
 		failingSince = time.Time{}
+		if redealt > 0 {
+			emptySince = time.Time{}
+			continue // read the round again, with its new slices
+		}
 		if published(ss) == 0 {
 			return nil
 		}
@@ -64,7 +78,11 @@ func (p *Planner) await(ctx context.Context, round int) error {
 			case emptySince.IsZero():
 				emptySince = time.Now()
 			case time.Since(emptySince) > quiet:
-				return p.bury(ctx, ss, fmt.Sprintf("dead-lettered: the queue gave up on the slice (no delivery acknowledged within %d deliveries); every delivery's writer died or went silent past the ack wait", qc.MaxDeliver))
+				// Buried, they are dealt again on the next pass, as any dead slice.
+				if err := p.bury(ctx, ss, fmt.Sprintf("dead-lettered: the queue gave up on the slice (no delivery acknowledged within %d deliveries); every delivery's writer died or went silent past the ack wait", qc.MaxDeliver)); err != nil {
+					return err
+				}
+				emptySince = time.Time{}
 			}
 		} else {
 			emptySince = time.Time{}
@@ -73,6 +91,123 @@ func (p *Planner) await(ctx context.Context, round int) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// redeal deals again, within their round, the buckets that dead slices of
+// ss still hold with work outstanding, each in a slice of its own that
+// takes over its claim (ledger.RedealSlice) and writes the indices the dead
+// slice was given: a bucket that kills its writers then takes no other
+// down with it. Waiting for them before the round is folded is what keeps
+// a run's content from depending on which slices died: dealt a round
+// later, a dead slice's shortfall would be topped up by another round's
+// top-up, with other buckets' (which buckets and indices a top-up deals
+// depends on what it tops up at once). A bucket is not dealt again once
+// maxAttempts dead slices held it (the fold blocks it), nor past the
+// budget; those stay with the dead slice, for the fold. taken holds the
+// dead slices handled; it returns how many slices it published.
+func (p *Planner) redeal(ctx context.Context, round int, ss []ledger.Slice, maxAttempts int, taken map[string]bool) (int, error) {
+	var dead []ledger.Slice
+	for _, s := range ss {
+		if s.State == ledger.SliceDead && !taken[s.ID] {
+			dead = append(dead, s)
+		}
+	}
+	if len(dead) == 0 {
+		return 0, nil
+	}
+	run, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID)
+	if err != nil {
+		return 0, err
+	}
+	if reached, err := p.budgetReached(ctx, run); err != nil {
+		return 0, err
+	} else if reached {
+		for _, d := range dead {
+			taken[d.ID] = true
+		}
+		p.log.Info("budget reached; dead slices are not dealt again", "round", round, "dead", len(dead))
+		return 0, nil
+	}
+	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
+	if err != nil {
+		return 0, err
+	}
+	all, err := p.cfg.Ledger.Slices(ctx, p.cfg.RunID, -1)
+	if err != nil {
+		return 0, err
+	}
+	deaths := map[string]int{}
+	byID := map[string]ledger.Slice{}
+	for _, s := range all {
+		byID[s.ID] = s
+		if s.State == ledger.SliceDead {
+			for _, id := range s.BucketIDs {
+				deaths[id]++
+			}
+		}
+	}
+	buckets := make(map[string]ledger.Bucket, len(bs))
+	for _, b := range bs {
+		buckets[b.ID] = b
+	}
+	lessons, err := p.lessons(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range dead {
+		gap := ""
+		if d.Kind == ledger.SliceGap {
+			gap = gapReason
+		}
+		for _, b := range d.BucketIDs {
+			id := redealID(d, b)
+			if r, ok := byID[id]; ok {
+				// Taken over before (this planner was stopped, or the
+				// publish failed): publish it again, the queue drops a
+				// duplicate.
+				if r.State != ledger.SlicePublished {
+					continue
+				}
+			} else {
+				bk := buckets[b]
+				if bk.State != ledger.BucketClaimed || bk.ClaimedBy != d.ID || bk.Outstanding() == 0 || deaths[b] >= maxAttempts {
+					continue
+				}
+				moved, err := p.cfg.Ledger.RedealSlice(ctx, d.ID, ledger.Slice{RunID: p.cfg.RunID, ID: id, Round: d.Round, Kind: d.Kind, BucketIDs: []string{b}})
+				if err != nil {
+					return n, err
+				}
+				if !moved {
+					break // done after all: its buckets are settled by it
+				}
+			}
+			if _, err := p.cfg.Queue.Publish(ctx, p.slice(round, dealt{id: id, buckets: []string{b}}, buckets, gap, lessons)); err != nil {
+				return n, fmt.Errorf("planner: publish %s: %w", id, err)
+			}
+			p.cfg.Metrics.SlicesPublished.Inc()
+			p.folding.Slices++
+			p.log.Warn("dead slice's bucket dealt again in its round", "slice", d.ID, "bucket", b, "as", id)
+			n++
+		}
+		taken[d.ID] = true
+	}
+	return n, nil
+}
+
+// redealID names the slice that takes over bucket of the dead slice d:
+// d's id and the bucket's, or for a slice of one bucket its id with ".2",
+// or with that number raised (s039.b4 -> s039.b4.2 -> s039.b4.3).
+func redealID(d ledger.Slice, bucket string) string {
+	if len(d.BucketIDs) > 1 {
+		return d.ID + "." + bucket
+	}
+	if i := strings.LastIndexByte(d.ID, '.'); i >= 0 {
+		if n, err := strconv.Atoi(d.ID[i+1:]); err == nil {
+			return d.ID[:i+1] + strconv.Itoa(n+1)
+		}
+	}
+	return d.ID + ".2"
 }
 
 func published(ss []ledger.Slice) int {

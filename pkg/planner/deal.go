@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/plan"
@@ -74,24 +75,29 @@ func (p *Planner) deal(ctx context.Context, round int, kind ledger.SliceKind, ga
 	return n, nil
 }
 
-// picks is what a round deals. A round the ledger already has slices for (a
-// restarted planner) deals those of them still published, under their ids,
-// which the queue drops as duplicates if they are still there. Otherwise
-// every open bucket with work outstanding is ranked and grouped, never two
-// of one cell in a slice.
+// picks is what a round deals: every open bucket with work outstanding,
+// ranked and grouped, never two of one cell in a slice. A round the ledger
+// already has slices for (a restarted planner) deals those of them still
+// published, under their ids, which the queue drops as duplicates if they
+// are still there; and, when the round is not folded yet (a bucket is still
+// claimed by one of its slices), the open buckets the stopped planner had
+// not dealt yet, so they are written in this round, as they would have been
+// had it not stopped, rather than after its fold and top-up.
 func (p *Planner) picks(ctx context.Context, round int, bs []ledger.Bucket) ([]dealt, error) {
 	existing, err := p.cfg.Ledger.Slices(ctx, p.cfg.RunID, round)
 	if err != nil {
 		return nil, err
 	}
 	var out []dealt
-	if len(existing) > 0 {
-		for _, s := range existing {
-			if s.State == ledger.SlicePublished {
-				out = append(out, dealt{id: s.ID, buckets: s.BucketIDs, claimed: true})
-			}
+	taken := map[string]bool{}
+	for _, s := range existing {
+		taken[s.ID] = true
+		if s.State == ledger.SlicePublished {
+			out = append(out, dealt{id: s.ID, buckets: s.BucketIDs, claimed: true})
 		}
-		return out, nil
+	}
+	if len(existing) > 0 && !slices.ContainsFunc(bs, func(b ledger.Bucket) bool { return b.State == ledger.BucketClaimed && taken[b.ClaimedBy] }) {
+		return out, nil // folded: what is open is the next round's
 	}
 	themeAll, themeUntouched := map[string]int{}, map[string]int{}
 	for _, b := range bs {
@@ -108,12 +114,18 @@ func (p *Planner) picks(ctx context.Context, round int, bs []ledger.Bucket) ([]d
 		open = append(open, plan.Open{ID: b.ID, Theme: b.Theme, Cell: b.Cell, Ord: b.Ord, Outstanding: b.Outstanding(),
 			ThemeUntouched: float64(themeUntouched[b.Theme]) / float64(themeAll[b.Theme])})
 	}
-	for i, group := range plan.Deal(plan.Rank(open), p.cfg.PerSlice, p.cfg.SliceScenarios) {
+	n := 0
+	for _, group := range plan.Deal(plan.Rank(open), p.cfg.PerSlice, p.cfg.SliceScenarios) {
 		ids := make([]string, len(group))
 		for j, o := range group {
 			ids[j] = o.ID
 		}
-		out = append(out, dealt{id: fmt.Sprintf("%s-r%d-s%03d", p.cfg.RunID, round, i+1), buckets: ids})
+		id := ""
+		for id == "" || taken[id] {
+			n++
+			id = fmt.Sprintf("%s-r%d-s%03d", p.cfg.RunID, round, n)
+		}
+		out = append(out, dealt{id: id, buckets: ids})
 	}
 	return out, nil
 }

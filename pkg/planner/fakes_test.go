@@ -38,11 +38,13 @@ func (l *fakeLedger) MoveRun(ctx context.Context, id string, to ledger.RunState,
 	return from, err
 }
 
-func (l *fakeLedger) Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error {
-	err := l.Ledger.Raise(ctx, run, id, want, spec)
+func (l *fakeLedger) Raise(ctx context.Context, run string, rs ...ledger.Raising) error {
+	err := l.Ledger.Raise(ctx, run, rs...)
 	if err == nil {
 		l.mu.Lock()
-		l.raised[id] = spec
+		for _, r := range rs {
+			l.raised[r.ID] = r.Spec
+		}
 		l.mu.Unlock()
 	}
 	return err

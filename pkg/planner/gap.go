@@ -47,7 +47,7 @@ func (p *Planner) Settle(ctx context.Context) error {
 	if _, err := p.deal(ctx, run.Round, kind, gap); err != nil {
 		return err
 	}
-	if err := p.await(ctx, run.Round); err != nil {
+	if err := p.await(ctx, run.Round, attempts); err != nil {
 		return err
 	}
 	return p.fold(ctx, attempts)
@@ -87,7 +87,7 @@ func (p *Planner) Gap(ctx context.Context) (int, error) {
 	if err != nil || n == 0 {
 		return n, err
 	}
-	if err := p.await(ctx, round); err != nil {
+	if err := p.await(ctx, round, p.cfg.MaxAttempts+1); err != nil {
 		return n, err
 	}
 	return n, p.fold(ctx, p.cfg.MaxAttempts+1)

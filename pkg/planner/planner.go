@@ -41,9 +41,10 @@ type Ledger interface {
 	Meter(ctx context.Context, run string) (ledger.Meter, error)
 	PutBuckets(ctx context.Context, run string, bs []ledger.Bucket) error
 	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
-	Raise(ctx context.Context, run, id string, want int, spec plan.Spec) error
+	Raise(ctx context.Context, run string, rs ...ledger.Raising) error
 	Slices(ctx context.Context, run string, round int) ([]ledger.Slice, error)
 	ClaimSlice(ctx context.Context, sl ledger.Slice) error
+	RedealSlice(ctx context.Context, dead string, sl ledger.Slice) (bool, error)
 	FinishSlice(ctx context.Context, run, id string, to ledger.SliceState, writer, reason string, deliveries int) error
 	Fold(ctx context.Context, run string, maxAttempts int) (ledger.FoldResult, error)
 	TopRefusals(ctx context.Context, run string, limit int) ([]ledger.Reason, error)
@@ -417,7 +418,7 @@ func (p *Planner) rounds(ctx context.Context, run ledger.Run) (last int, budget 
 		if err != nil {
 			return last, budget, err
 		}
-		if err := p.await(ctx, round); err != nil {
+		if err := p.await(ctx, round, p.cfg.MaxAttempts); err != nil {
 			return last, budget, err
 		}
 		if err := p.fold(ctx, p.cfg.MaxAttempts); err != nil {

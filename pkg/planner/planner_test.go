@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -171,8 +172,9 @@ func TestDealStopsAtTheDollarBudget(t *testing.T) {
 
 // TestAwait: a round ends when the ledger has every slice finished; the
 // queue giving up on a slice (its advisory) records it dead, for this run
-// only; a queue that stays empty while slices stay published buries them,
-// and so does the round timeout.
+// only, and its buckets are dealt again within the round, which ends once
+// that slice is written; a queue that stays empty while slices stay
+// published buries them, and so does the round timeout.
 func TestAwait(t *testing.T) {
 	t.Run("finished", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
@@ -181,7 +183,7 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
@@ -196,17 +198,21 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
+		dealt := len(q.sent())
 		other := queue.Slice{Run: "another-run", ID: q.sent()[0].ID}
+		q.mu.Lock()
 		q.published = append(q.published, other)
+		q.write = writers(l, -1) // the slices dealt again are written
+		q.mu.Unlock()
 		done := make(chan error, 1)
-		go func() { done <- p.await(t.Context(), 1) }()
+		go func() { done <- p.await(t.Context(), 1, 3) }()
 		for {
 			q.mu.Lock()
 			fn := q.dead
 			q.mu.Unlock()
 			if fn != nil {
-				fn(uint64(len(q.sent()))) // another run's slice: ignored
-				for seq := range len(q.sent()) - 1 {
+				fn(uint64(dealt + 1)) // another run's slice: ignored
+				for seq := range dealt {
 					fn(uint64(seq + 1))
 				}
 				break
@@ -216,9 +222,24 @@ func TestAwait(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices() {
+		ss := l.slices()
+		if want := dealt + len(sixBuckets()); len(ss) != want {
+			t.Fatalf("%d slices, want the %d dealt and one for each of their buckets", len(ss), dealt)
+		}
+		for _, s := range ss {
+			if strings.Contains(s.ID, ".") {
+				if s.State != ledger.SliceDone || s.Round != 1 || len(s.BucketIDs) != 1 || !strings.HasSuffix(s.ID, "."+s.BucketIDs[0]) {
+					t.Errorf("%s, dealt again: %s in round %d with %v, want done in round 1, one bucket", s.ID, s.State, s.Round, s.BucketIDs)
+				}
+				continue
+			}
 			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "after 5 deliveries") || s.Deliveries != 5 {
 				t.Errorf("%s: %s (%q, %d deliveries)", s.ID, s.State, s.Reason, s.Deliveries)
+			}
+		}
+		for _, b := range l.buckets() {
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID) || b.Outstanding() != 0 {
+				t.Errorf("%s: %s by %q, %d outstanding; want written by the slice dealt again", b.ID, b.State, b.ClaimedBy, b.Outstanding())
 			}
 		}
 	})
@@ -237,8 +258,11 @@ func TestAwait(t *testing.T) {
 		if err := l.FinishSlice(t.Context(), "r", sent[0].ID, ledger.SliceDone, "w", "", 1); err != nil {
 			t.Fatal(err)
 		}
+		q.mu.Lock()
+		q.write = writers(l, -1)
+		q.mu.Unlock()
 		done := make(chan error, 1)
-		go func() { done <- p.await(t.Context(), 1) }()
+		go func() { done <- p.await(t.Context(), 1, 3) }()
 		for {
 			q.mu.Lock()
 			fn := q.dead
@@ -256,7 +280,7 @@ func TestAwait(t *testing.T) {
 		}
 		for _, s := range l.slices() {
 			want, deliveries := ledger.SliceDead, 5
-			if s.ID == sent[0].ID {
+			if s.ID == sent[0].ID || strings.Contains(s.ID, ".") {
 				want, deliveries = ledger.SliceDone, 1
 			}
 			if s.State != want || s.Deliveries != deliveries {
@@ -267,18 +291,58 @@ func TestAwait(t *testing.T) {
 			t.Errorf("%v slices counted dead, want %d", n, len(sent)-1)
 		}
 	})
+	// Every slice buried is dealt again, a slice for each of its buckets,
+	// until the dead slices that held a bucket reach the bound given (3);
+	// the last stays the bucket's, for the fold to block it.
 	t.Run("empty queue", func(t *testing.T) {
-		p, l, _ := testPlanner(t, 20, sixBuckets()...)
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		dealt := len(q.sent())
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range l.slices() {
+		ss := l.slices()
+		for _, s := range ss {
 			if s.State != ledger.SliceDead || !strings.Contains(s.Reason, "the queue gave up on the slice") {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
+		}
+		if want := dealt + 2*len(sixBuckets()); len(ss) != want || len(q.sent()) != want {
+			t.Errorf("%d slices recorded, %d published; want the %d dealt and each of their buckets dealt twice again", len(ss), len(q.sent()), dealt)
+		}
+		for _, b := range l.buckets() {
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID+".2") {
+				t.Errorf("%s: %s by %s, want claimed by its third dead slice", b.ID, b.State, b.ClaimedBy)
+			}
+		}
+	})
+	// The queue refuses the first publish of a dead slice's bucket (a NATS
+	// restart): it is published again on the next pass, and written.
+	t.Run("dead slice dealt again once the queue answers", func(t *testing.T) {
+		p, l, q := testPlanner(t, 20, sixBuckets()...)
+		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range q.sent() {
+			if err := l.FinishSlice(t.Context(), "r", s.ID, ledger.SliceDead, "", "lost with its writers", 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q.write = writers(l, -1)
+		fq := &refusingQueue{fakeQueue: q, refuse: 1}
+		p.cfg.Queue = fq
+		if err := p.await(t.Context(), 1, 3); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range l.buckets() {
+			if !strings.HasSuffix(b.ClaimedBy, "."+b.ID) || b.Outstanding() != 0 {
+				t.Errorf("%s: claimed by %q, %d outstanding; want written by the slice dealt again", b.ID, b.ClaimedBy, b.Outstanding())
+			}
+		}
+		if fq.refused != 1 {
+			t.Errorf("%d publishes refused, want 1", fq.refused)
 		}
 	})
 	t.Run("round timeout", func(t *testing.T) {
@@ -288,7 +352,7 @@ func TestAwait(t *testing.T) {
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.await(t.Context(), 1); err != nil {
+		if err := p.await(t.Context(), 1, 3); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range l.slices() {
@@ -305,7 +369,7 @@ func TestAwait(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if err := p.await(ctx, 1); !errors.Is(err, context.Canceled) {
+		if err := p.await(ctx, 1, 3); !errors.Is(err, context.Canceled) {
 			t.Fatalf("await after cancel: %v", err)
 		}
 	})
@@ -654,9 +718,9 @@ func TestConfig(t *testing.T) {
 // TestDeadSliceIsDealtAgainAsItWas: a slice dead-lettered after it wrote
 // part of its bucket (its writers died) is no attempt of the bucket's: the
 // bucket keeps its want and its indices, no top-up cedes them to a bucket
-// with room, and the next round deals it exactly the indices the dead slice
-// was given and did not write, so the run writes the cases a run without
-// the deaths writes.
+// with room, and its own round deals it again exactly the indices the dead
+// slice was given and did not write, so the run writes the cases a run
+// without the deaths writes.
 func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	bs := []ledger.Bucket{
 		bucket("b0", "cancel-order", "c1", 0, 10, 0, 10),
@@ -664,7 +728,9 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	}
 	p, l, q := testPlanner(t, 10, bs...)
 	var given [][]int // the indices each slice was dealt, in order
+	var rounds []int  // and its round
 	q.write = func(s queue.Slice) {
+		rounds = append(rounds, s.Round)
 		var idx []int
 		for _, id := range s.Buckets {
 			b := l.bucket(id)
@@ -691,8 +757,8 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 	if len(given) != 2 {
 		t.Fatalf("%d slices dealt (%v), want the dead one and its replacement", len(given), given)
 	}
-	if want := given[0][4:]; !slices.Equal(given[1], want) {
-		t.Errorf("the replacement was dealt indices %v, want the dead slice's unwritten %v", given[1], want)
+	if want := given[0][4:]; !slices.Equal(given[1], want) || !slices.Equal(rounds, []int{1, 1}) {
+		t.Errorf("the replacement was dealt indices %v in round %d, want the dead slice's unwritten %v in its round 1", given[1], rounds[1], want)
 	}
 	if len(l.raised) != 0 {
 		t.Errorf("buckets raised or ceded after a dead slice: %v", l.raised)
@@ -704,14 +770,16 @@ func TestDeadSliceIsDealtAgainAsItWas(t *testing.T) {
 }
 
 // TestResumedRoundDealsTheDeadSliceAgain: a planner started again in a round
-// whose slices were all dealt, one of them dead, deals nothing of its own in
-// that round; the dead slice's bucket, open after the fold, is dealt in the
-// next round rather than left short.
+// whose slices were all dealt, one of them dead, deals nothing new in that
+// round but the dead slice's buckets, again, before the round is folded.
 func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 	p, l, q := testPlanner(t, 10, bucket("b0", "cancel-order", "c1", 0, 10, 0, 10))
 	dealt := 0
 	q.write = func(s queue.Slice) {
 		dealt++
+		if s.Round != 1 {
+			panic(fmt.Sprintf("slice %s dealt in round %d, want 1", s.ID, s.Round))
+		}
 		if dealt > 1 {
 			writers(l, -1)(s)
 			return
@@ -733,4 +801,54 @@ func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 	if b0 := l.bucket("b0"); dealt != 2 || b0.Done != 10 || b0.State != ledger.BucketDone {
 		t.Errorf("%d slices dealt, b0 %s with %d of %d; want the dead slice dealt again and b0 done", dealt, b0.State, b0.Done, b0.Want)
 	}
+}
+
+// TestBucketThatKillsItsWritersTakesNoOtherDown: a slice dies, and every
+// slice that holds one of its two buckets dies too; the other bucket,
+// dealt again in a slice of its own, is written, and the first is blocked
+// with the dead reason once three dead slices held it, all in one round.
+func TestBucketThatKillsItsWritersTakesNoOtherDown(t *testing.T) {
+	p, l, q := testPlanner(t, 8,
+		bucket("b0", "cancel-order", "c1", 0, 4, 0, 4),
+		bucket("b1", "return-item", "c2", 1, 4, 4, 4))
+	q.write = func(s queue.Slice) {
+		if !slices.Contains(s.Buckets, "b0") {
+			writers(l, -1)(s)
+			return
+		}
+		if err := l.FinishSlice(context.Background(), "r", s.ID, ledger.SliceDead, "w", "lost with its writers", 10); err != nil {
+			panic(err)
+		}
+	}
+	_, err := p.Run(t.Context())
+	var short *ShortError
+	if !errors.As(err, &short) || short.Proved != 4 || short.Blocked != 1 {
+		t.Fatalf("run: %v, want 4 of 8 proved and one bucket blocked", err)
+	}
+	if b0, b1 := l.bucket("b0"), l.bucket("b1"); b0.State != ledger.BucketBlocked || b0.Notes != "lost with its writers" || b1.State != ledger.BucketDone {
+		t.Errorf("b0 %s (%q), b1 %s; want b0 blocked with the dead reason, b1 done", b0.State, b0.Notes, b1.State)
+	}
+	var ids []string
+	for _, s := range q.sent() {
+		ids = append(ids, fmt.Sprintf("%s r%d %v", s.ID, s.Round, s.Buckets))
+	}
+	want := []string{"r-r1-s001 r1 [b0 b1]", "r-r1-s001.b0 r1 [b0]", "r-r1-s001.b1 r1 [b1]", "r-r1-s001.b0.2 r1 [b0]"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("dealt %v, want %v", ids, want)
+	}
+}
+
+// refusingQueue is a fakeQueue that refuses its next refuse publishes, as a
+// queue out of reach does.
+type refusingQueue struct {
+	*fakeQueue
+	refuse, refused int
+}
+
+func (q *refusingQueue) Publish(ctx context.Context, s queue.Slice) (bool, error) {
+	if q.refused < q.refuse {
+		q.refused++
+		return false, errors.New("nats: no servers available for connection")
+	}
+	return q.fakeQueue.Publish(ctx, s)
 }

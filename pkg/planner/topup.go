@@ -15,7 +15,9 @@ import (
 // buckets that never fell short have room for it: its templates' later
 // drafts are what failed, so retrying it mostly fails again, while fresh
 // buckets elsewhere write at their first try. It returns how many
-// scenarios it added to wants.
+// scenarios it added to wants. What it cedes and raises is written in one
+// ledger transaction: a planner stopped in the middle of a top-up would
+// otherwise top up the rest anew, from another state, on its restart.
 func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 	bs, err := p.cfg.Ledger.Buckets(ctx, p.cfg.RunID)
 	if err != nil {
@@ -28,21 +30,37 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 	}
 	// What blocked buckets left short takes the room first.
 	spare := room(bs, next, most) - max(asked-committed(bs), 0)
+	var rs []ledger.Raising
 	for _, i := range cedes(bs, spare) {
 		b := &bs[i]
 		// The spec keeps every index the bucket was dealt reserved (a span
 		// at its old want), so no later top-up deals them again.
 		sp := b.Spec
 		sp.Spans = append(slices.Clone(sp.Spans), plan.Span{K: b.Want, Index: sp.End(b.Want)})
-		if err := p.cfg.Ledger.Raise(ctx, p.cfg.RunID, b.ID, b.Done, sp); err != nil {
-			return 0, err
-		}
+		rs = append(rs, ledger.Raising{ID: b.ID, Want: b.Done, Spec: sp})
 		p.log.Info("bucket cedes what it could not write", "bucket", b.ID, "done", b.Done, "want", b.Want, "attempts", b.Attempts)
 		b.Want, b.Spec = b.Done, sp
 	}
+	more, total := p.raise(bs, asked, next)
+	rs = append(rs, more...)
+	if len(rs) == 0 {
+		return 0, nil
+	}
+	if err := p.cfg.Ledger.Raise(ctx, p.cfg.RunID, rs...); err != nil {
+		return 0, err
+	}
+	if total > 0 {
+		p.log.Info("topped up", "added", total)
+	}
+	return total, nil
+}
+
+// raise is the raises that deal what bs (as ceded) leave short of asked,
+// at suite-wide indices from next on, and how many scenarios they add.
+func (p *Planner) raise(bs []ledger.Bucket, asked, next int) ([]ledger.Raising, int) {
 	short := asked - committed(bs)
 	if short <= 0 {
-		return 0, nil
+		return nil, 0
 	}
 	if p.Plan != nil && p.Plan.Most > 0 {
 		// Indices past Most would mint codes the contract's shapes cannot
@@ -50,10 +68,11 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 		short = min(short, p.Plan.Most-next)
 		if short <= 0 {
 			p.log.Warn("cannot top up: every distinct code the contract supports is dealt", "most", p.Plan.Most)
-			return 0, nil
+			return nil, 0
 		}
 	}
 	raise := raises(bs, short)
+	var rs []ledger.Raising
 	total := 0
 	for i, b := range bs {
 		n := raise[i]
@@ -61,19 +80,16 @@ func (p *Planner) topUp(ctx context.Context, asked int) (int, error) {
 			continue
 		}
 		// Scenarios past the plan's sizing take suite-wide indices no bucket
-		// has used, so callers and codes stay unique.
+		// has used, so callers and codes stay unique. (A bucket that cedes
+		// and is raised too comes twice; the later, which keeps both spans,
+		// is what it gets.)
 		sp := b.Spec
 		sp.Spans = append(slices.Clone(sp.Spans), plan.Span{K: b.Want, Index: next})
 		next += n
-		if err := p.cfg.Ledger.Raise(ctx, p.cfg.RunID, b.ID, b.Want+n, sp); err != nil {
-			return total, err
-		}
+		rs = append(rs, ledger.Raising{ID: b.ID, Want: b.Want + n, Spec: sp})
 		total += n
 	}
-	if total > 0 {
-		p.log.Info("topped up", "short", short, "added", total)
-	}
-	return total, nil
+	return rs, total
 }
 
 // committed is what the buckets will write as they stand: a blocked bucket

@@ -467,6 +467,104 @@ var contract = []struct {
 		}
 	}},
 
+	{"a dead slice's buckets are taken over by another slice of its round, once", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), mkBucket("b1", 1, 1), mkBucket("b2", 2, 1), mkBucket("b3", 3, 1)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 2, Kind: ledger.SliceGap, BucketIDs: []string{"b0", "b1", "b2"}}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s2", Round: 2, BucketIDs: []string{"b3"}}))
+		// Not dead: nothing to take over.
+		if moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b0"}}); err != nil || moved {
+			t.Errorf("took over a live slice's buckets: %v, %v", moved, err)
+		}
+		if ss, _ := l.Slices(ctx, "r", -1); len(ss) != 2 {
+			t.Fatalf("%d slices after taking over a live slice's buckets, want 2", len(ss))
+		}
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5))
+		// A bucket the dead slice does not hold: none moves, no slice recorded.
+		if _, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b0", "b3"}}); err == nil {
+			t.Error("took over a bucket another slice holds")
+		}
+		if ss, _ := l.Slices(ctx, "r", -1); len(ss) != 2 {
+			t.Errorf("%d slices after a refused take-over, want 2", len(ss))
+		}
+		moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, Kind: ledger.SliceGap, BucketIDs: []string{"b0", "b1"}})
+		if err != nil || !moved {
+			t.Fatalf("take-over: %v, %v", moved, err)
+		}
+		bs := buckets(t, ctx, l, "r")
+		for id, by := range map[string]string{"b0": "s1.2", "b1": "s1.2", "b2": "s1", "b3": "s2"} {
+			if bs[id].State != ledger.BucketClaimed || bs[id].ClaimedBy != by {
+				t.Errorf("%s: %s by %q, want claimed by %s", id, bs[id].State, bs[id].ClaimedBy, by)
+			}
+		}
+		s := slice(t, ctx, l, "r", "s1.2")
+		if s.State != ledger.SlicePublished || s.Round != 2 || s.Kind != ledger.SliceGap || !slices.Equal(s.BucketIDs, []string{"b0", "b1"}) {
+			t.Errorf("the slice that took over: %+v", s)
+		}
+		if s := slice(t, ctx, l, "r", "s1"); s.State != ledger.SliceDead || !slices.Equal(s.BucketIDs, []string{"b0", "b1", "b2"}) {
+			t.Errorf("the dead slice after: %+v", s)
+		}
+		// Again: nothing changes.
+		if moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 2, BucketIDs: []string{"b2"}}); err != nil || !moved {
+			t.Errorf("the same take-over again: %v, %v", moved, err)
+		}
+		if b := buckets(t, ctx, l, "r")["b2"]; b.ClaimedBy != "s1" {
+			t.Errorf("b2 claimed by %q after a repeated take-over, want s1", b.ClaimedBy)
+		}
+		// The fold settles each bucket by the slice that holds it.
+		_, err = l.Journal(ctx, "r", mkScenario("a", "b0", "x"), "s1.2", "w", nil)
+		must(t, err)
+		must(t, l.FinishSlice(ctx, "r", "s1.2", ledger.SliceDone, "w", "", 1))
+		res, err := l.Fold(ctx, "r", 3)
+		must(t, err)
+		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b1", "b2"}) || res.InFlight != 1 {
+			t.Errorf("fold %+v", res)
+		}
+		bs = buckets(t, ctx, l, "r")
+		if bs["b1"].Attempts != 1 || bs["b2"].Attempts != 0 {
+			t.Errorf("attempts: b1 %d (short in the slice that took over), b2 %d (dead); want 1 and 0", bs["b1"].Attempts, bs["b2"].Attempts)
+		}
+		// A dead slice done after all (acked late): nothing to take over.
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDead, "", "lost", 5))
+		must(t, l.FinishSlice(ctx, "r", "s2", ledger.SliceDone, "w", "", 5))
+		if moved, err := l.RedealSlice(ctx, "s2", ledger.Slice{RunID: "r", ID: "s2.2", Round: 2, BucketIDs: []string{"b3"}}); err != nil || moved {
+			t.Errorf("took over a slice done after all: %v, %v", moved, err)
+		}
+		if b := buckets(t, ctx, l, "r")["b3"]; b.ClaimedBy != "s2" {
+			t.Errorf("b3 claimed by %q, want s2", b.ClaimedBy)
+		}
+		if _, err := l.RedealSlice(ctx, "s9", ledger.Slice{RunID: "r", ID: "s9.2", BucketIDs: []string{"b3"}}); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("take over an unknown slice: %v, want ErrNotFound", err)
+		}
+	}},
+
+	{"the dead slices that held a bucket block it on their own", func(t *testing.T, ctx context.Context, l roleLedger) {
+		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
+		b1 := mkBucket("b1", 1, 1)
+		b1.Attempts = 1
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), b1}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}))
+		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5))
+		moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 1, BucketIDs: []string{"b0", "b1"}})
+		if err != nil || !moved {
+			t.Fatalf("take-over: %v, %v", moved, err)
+		}
+		must(t, l.FinishSlice(ctx, "r", "s1.2", ledger.SliceDead, "", "lost with its writers", 5))
+		res, err := l.Fold(ctx, "r", 2)
+		must(t, err)
+		if !slices.Equal(res.Blocked, []string{"b0", "b1"}) {
+			t.Errorf("fold %+v, want b0 and b1 blocked by their two dead slices", res)
+		}
+		for id, b := range buckets(t, ctx, l, "r") {
+			if b.State != ledger.BucketBlocked || b.Notes != "lost with its writers" || b.ClaimedBy != "" {
+				t.Errorf("%s: %s, notes %q, claimed by %q", id, b.State, b.Notes, b.ClaimedBy)
+			}
+		}
+		if bs := buckets(t, ctx, l, "r"); bs["b0"].Attempts != 0 || bs["b1"].Attempts != 1 {
+			t.Errorf("attempts %d and %d, want 0 and 1: a dead slice is none", bs["b0"].Attempts, bs["b1"].Attempts)
+		}
+	}},
+
 	{"a slice's deliveries are charged for its failures and for writers lost before it progressed", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 3)}))
@@ -539,8 +637,8 @@ var contract = []struct {
 		// s2 is still published: b3 is in flight; b6 was never claimed.
 		res, err := l.Fold(ctx, "r", 3)
 		must(t, err)
-		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b1"}) ||
-			!slices.Equal(res.Blocked, []string{"b5", "b4", "b2"}) || res.InFlight != 1 || res.Changed() != 5 {
+		if !slices.Equal(res.Done, []string{"b0"}) || !slices.Equal(res.Reopened, []string{"b4", "b1"}) ||
+			!slices.Equal(res.Blocked, []string{"b5", "b2"}) || res.InFlight != 1 || res.Changed() != 5 {
 			t.Errorf("fold %+v", res)
 		}
 		got := buckets(t, ctx, l, "r")
@@ -556,9 +654,9 @@ var contract = []struct {
 			{"b1", ledger.BucketOpen, 1, 1, "", ""},
 			{"b2", ledger.BucketBlocked, 3, 3, "static/placeholder: b", ""},
 			{"b3", ledger.BucketClaimed, 2, 0, "", "s2"},
-			// A dead slice is no attempt of the bucket's, but it counts
-			// toward blocking it: 2 attempts and 1 dead slice reach 3.
-			{"b4", ledger.BucketBlocked, 2, 0, "model gone", ""},
+			// A dead slice is no attempt of the bucket's, nor does it
+			// add to them: 2 attempts and 1 dead slice leave it open.
+			{"b4", ledger.BucketOpen, 2, 0, "", ""},
 			{"b5", ledger.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
 			{"b6", ledger.BucketOpen, 2, 0, "", ""},
 		} {
@@ -580,7 +678,7 @@ var contract = []struct {
 		}
 	}},
 
-	{"a raise reopens an open or done bucket, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l roleLedger) {
+	{"a raise reopens open or done buckets, all or none, never a claimed or blocked one", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		blocked := mkBucket("b3", 3, 1)
 		blocked.State = ledger.BucketBlocked
@@ -594,11 +692,7 @@ var contract = []struct {
 			t.Fatal(err)
 		}
 		spec := plan.Spec{Base: 7, Sized: 1, Capacity: 4}
-		for _, id := range []string{"b0", "b1"} {
-			if err := l.Raise(ctx, "r", id, 3, spec); err != nil {
-				t.Errorf("raise %s: %v", id, err)
-			}
-		}
+		must(t, l.Raise(ctx, "r", ledger.Raising{ID: "b0", Want: 3, Spec: spec}, ledger.Raising{ID: "b1", Want: 3, Spec: spec}))
 		got := buckets(t, ctx, l, "r")
 		for _, id := range []string{"b0", "b1"} {
 			if b := got[id]; b.State != ledger.BucketOpen || b.Want != 3 || b.Spec.Base != 7 || b.Spec.Capacity != 4 {
@@ -608,13 +702,17 @@ var contract = []struct {
 		if got["b1"].Outstanding() != 2 {
 			t.Errorf("raised b1 outstanding %d, want 2", got["b1"].Outstanding())
 		}
+		// One bucket that cannot be raised: none is.
 		for _, id := range []string{"b2", "b3", "b9"} {
-			if err := l.Raise(ctx, "r", id, 5, spec); !errors.Is(err, ledger.ErrNotFound) {
+			if err := l.Raise(ctx, "r", ledger.Raising{ID: "b0", Want: 5, Spec: spec}, ledger.Raising{ID: id, Want: 5, Spec: spec}); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("raise %s: %v, want ErrNotFound", id, err)
 			}
 		}
 		if b := buckets(t, ctx, l, "r")["b2"]; b.Want != 1 || b.State != ledger.BucketClaimed {
 			t.Errorf("a refused raise changed b2: %+v", b)
+		}
+		if b := buckets(t, ctx, l, "r")["b0"]; b.Want != 3 {
+			t.Errorf("b0 raised to %d by a refused raise, want 3", b.Want)
 		}
 	}},
 

@@ -495,26 +495,34 @@ func (l *Ledger) AddBucket(_ context.Context, id string, b ledger.Bucket) (ledge
 	return rn.read(r), nil
 }
 
-// Raise sets an open or done bucket's want and spec and leaves it open; a
-// claimed or blocked bucket is ledger.ErrNotFound.
-func (l *Ledger) Raise(_ context.Context, id, bucket string, want int, spec plan.Spec) error {
+// Raise sets open or done buckets' wants and specs and leaves them open,
+// all or nothing; a claimed, blocked or missing bucket is
+// ledger.ErrNotFound.
+func (l *Ledger) Raise(_ context.Context, id string, rs ...ledger.Raising) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Raise"); err != nil {
 		return err
 	}
-	sp, err := roundTrip(spec)
-	if err != nil {
-		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, err)
+	specs := make([]plan.Spec, len(rs))
+	for i, r := range rs {
+		sp, err := roundTrip(r.Spec)
+		if err != nil {
+			return fmt.Errorf("ledgertest: raise in run %s: %s: %w", id, r.ID, err)
+		}
+		specs[i] = sp
+		var b *ledger.Bucket
+		if rn := l.runs[id]; rn != nil {
+			b = rn.bucket(r.ID)
+		}
+		if b == nil || (b.State != ledger.BucketOpen && b.State != ledger.BucketDone) || b.ClaimedBy != "" {
+			return fmt.Errorf("ledgertest: raise in run %s: %s: %w", id, r.ID, ledger.ErrNotFound)
+		}
 	}
-	var b *ledger.Bucket
-	if rn := l.runs[id]; rn != nil {
-		b = rn.bucket(bucket)
+	for i, r := range rs {
+		b := l.runs[id].bucket(r.ID)
+		b.Want, b.Spec, b.State = r.Want, specs[i], ledger.BucketOpen
 	}
-	if b == nil || (b.State != ledger.BucketOpen && b.State != ledger.BucketDone) || b.ClaimedBy != "" {
-		return fmt.Errorf("ledgertest: raise %s/%s: %w", id, bucket, ledger.ErrNotFound)
-	}
-	b.Want, b.Spec, b.State = want, sp, ledger.BucketOpen
 	return nil
 }
 
@@ -586,6 +594,54 @@ func (l *Ledger) ClaimSlice(_ context.Context, sl ledger.Slice) error {
 	return nil
 }
 
+// RedealSlice records sl and moves to it the claims of its buckets, all held
+// by the dead slice dead, all or nothing; false, changing nothing, when that
+// slice is not dead; true for a slice already recorded.
+func (l *Ledger) RedealSlice(_ context.Context, dead string, sl ledger.Slice) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("RedealSlice"); err != nil {
+		return false, err
+	}
+	if sl.RunID == "" || sl.ID == "" || dead == "" {
+		return false, errors.New("ledgertest: redeal slice: RunID, ID and the dead slice are required")
+	}
+	if len(sl.BucketIDs) == 0 {
+		return false, fmt.Errorf("ledgertest: redeal slice %s: no buckets", sl.ID)
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("ledgertest: redeal slice %s of run %s: %w", sl.ID, sl.RunID, err)
+	}
+	rn := l.runs[sl.RunID]
+	if rn == nil {
+		return false, fail(errNoRun(sl.RunID))
+	}
+	i := slices.IndexFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == dead })
+	if i < 0 {
+		return false, fail(fmt.Errorf("slice %s: %w", dead, ledger.ErrNotFound))
+	}
+	switch {
+	case slices.ContainsFunc(rn.slices, func(s ledger.Slice) bool { return s.ID == sl.ID }):
+		return true, nil
+	case rn.slices[i].State != ledger.SliceDead:
+		return false, nil
+	}
+	ids := slices.Clone(sl.BucketIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		if b := rn.bucket(id); b == nil || b.State != ledger.BucketClaimed || b.ClaimedBy != dead {
+			return false, fail(fmt.Errorf("bucket %s is not held by dead slice %s", id, dead))
+		}
+	}
+	for _, id := range ids {
+		rn.bucket(id).ClaimedBy = sl.ID
+	}
+	rn.slices = append(rn.slices, ledger.Slice{RunID: sl.RunID, ID: sl.ID, Round: sl.Round, Kind: cmp.Or(sl.Kind, ledger.SliceWork),
+		BucketIDs: slices.Clone(sl.BucketIDs), State: ledger.SlicePublished, CreatedAt: time.Now()})
+	return true, nil
+}
+
 // FinishSlice moves a slice from published to done or dead (dead to done
 // too), recording the writer, the reason and the deliveries; finishing it
 // again in its state changes nothing, and a done slice cannot die.
@@ -626,8 +682,9 @@ func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to ledger.Slic
 
 // Fold settles every bucket claimed by a finished slice of the run from the
 // journal, as ledger.Store.Fold does: done at its want, else its attempts
-// grow and it is blocked (with its most frequent refusal, or the slice's
-// dead reason, as notes) once they reach maxAttempts, else reopened.
+// grow (not for a dead slice) and it is blocked (with its most frequent
+// refusal, or the slice's dead reason, as notes) once they, or the dead
+// slices that held it, reach maxAttempts, else reopened.
 func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.FoldResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -663,8 +720,8 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 			continue
 		}
 		done := rn.read(*b).Done
-		// As the Store: a dead slice is no attempt of the bucket's, but
-		// every dead slice that held it counts toward blocking it.
+		// As the Store: a dead slice is no attempt of the bucket's; the
+		// dead slices that held it block it on their own.
 		attempts, deaths := b.Attempts, 0
 		for _, d := range rn.slices {
 			if d.State == ledger.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
@@ -674,14 +731,14 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 		if done < b.Want && sl.State != ledger.SliceDead {
 			attempts++
 		}
-		next := settle(done, b.Want, attempts+deaths, maxAttempts)
+		next := settle(done, b.Want, max(attempts, deaths), maxAttempts)
 		if err := b.State.To(next); err != nil {
 			return ledger.FoldResult{}, fmt.Errorf("ledgertest: fold run %s: bucket %s: %w", id, b.ID, err)
 		}
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
 		if next == ledger.BucketBlocked {
-			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", attempts+deaths))
+			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, deaths)))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
 	}
