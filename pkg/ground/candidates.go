@@ -25,7 +25,7 @@ func words(s string) []string {
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, singular(strings.ToLower(string(cur))))
+			out = append(out, Singular(strings.ToLower(string(cur))))
 			cur = cur[:0]
 		}
 	}
@@ -45,7 +45,9 @@ func words(s string) []string {
 	return out
 }
 
-func singular(w string) string {
+// Singular is a plural English noun made singular (policies: policy; classes:
+// class; status stays status); other words are returned as they are.
+func Singular(w string) string {
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		return w[:len(w)-3] + "y"

@@ -2,8 +2,10 @@ package prove
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -90,7 +92,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 				// Only a solution's state-changing call (its answer wrote rows,
 				// or the contract says its tool changes state) is judged.
 				changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
-				if msg := p.unknowable(c, changes, name, table, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
+				if msg := p.unknowable(c, changes, name, table, col, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
 				}
@@ -149,9 +151,12 @@ func sortedArgs(args map[string]any) []string {
 }
 
 // callerHolds reports whether a record the caller owns holds v, in the seed
-// or as the setup adds it (the destination of the reservation the caller
-// asks to book again): the agent reads it by looking the caller's records
-// up, a path the reference need not take.
+// or as the setup adds it, and the caller's words point at such a record of
+// its table as one they have (the destination of "the same flights as your
+// current reservation"): the agent reads it by looking the caller's records
+// up, a path the reference need not take. A value of a record the caller
+// never points at (their other policy's payer, on a new policy) is not
+// theirs to give by saying nothing.
 func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 	if p.c.Caller == nil || sc.CallerID == nil {
 		return false
@@ -168,7 +173,7 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 			return false
 		}
 		owner, owned := p.ownerOf(table, row, added)
-		return owned && owner == caller
+		return owned && owner == caller && pointsAtOwn(sc, table)
 	}
 	for table, rows := range added {
 		for _, row := range rows {
@@ -200,18 +205,53 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 // from, and its checks fail every right agent. A caller's own records are
 // record-named's to judge. changes says c is a solution's state-changing
 // call; no other is judged.
-func (p *Prover) unknowable(c scenario.Call, changes bool, name, table string, bound bool, said, shown string) string {
+func (p *Prover) unknowable(c scenario.Call, changes bool, name, table, col string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
 	t := p.c.Tool(c.Tool)
-	if !ok || !changes || v == "" || refPattern.MatchString(v) || bound && p.g.OwnedTable(table) || t == nil ||
+	if !ok || !changes || v == "" || refPattern.MatchString(v) || bound && p.ownedKey(table, col) || t == nil ||
 		t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 		return ""
 	}
 	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) || strings.Contains(p.told, v) {
 		return ""
 	}
-	if bound {
+	if bound && !p.g.OwnedTable(table) {
 		return fmt.Sprintf("%s %q is a %s record only the caller could name, yet the caller never says it, no earlier answer shows it and the contract never mentions it: hand it to the caller in the instruction", name, v, table)
 	}
 	return fmt.Sprintf("%s %q names no record and is text only the caller can give, yet the caller never says it and no earlier answer shows it: hand it to the caller in the instruction", name, v)
+}
+
+// ownWords say a record is one the caller already has, not a new one.
+const ownWords = `current|existing|other|old|previous|same|earlier|last|original|present`
+
+// pointsAtOwn reports whether the instruction or the opening names a record
+// of table as one the caller has: its noun (the table name's last word,
+// singular or plural) within two words after one of ownWords ("your current
+// reservation", "my other policy").
+func pointsAtOwn(sc *scenario.Scenario, table string) bool {
+	words := strings.FieldsFunc(strings.ToLower(table), func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(words) == 0 {
+		return false
+	}
+	last := words[len(words)-1]
+	nouns := regexp.QuoteMeta(last) + "|" + regexp.QuoteMeta(ground.Singular(last))
+	re, err := regexp.Compile(`(?i)\b(` + ownWords + `)(\W+\w+){0,2}?\W+(` + nouns + `)\b`)
+	if err != nil {
+		return false
+	}
+	return re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening)
+}
+
+// ownedKey reports a column that names a record of a table the caller's
+// records are in (its key, a unique column, a reference to another row):
+// record-named and unreachable-record judge those. Another column of such a
+// table (a new policy's payer) is a value like free text: the caller gives
+// it, or an answer shows it.
+func (p *Prover) ownedKey(table, col string) bool {
+	t := p.c.Table(table)
+	if t == nil || !p.g.OwnedTable(table) {
+		return false
+	}
+	c := t.Column(col)
+	return c == nil || c.References != "" || slices.Contains(t.PrimaryKey, col) || t.IsUnique(col)
 }
