@@ -155,7 +155,7 @@ func sortedArgs(args map[string]any) []string {
 // its table as one they have (the destination of "the same flights as your
 // current reservation"): the agent reads it by looking the caller's records
 // up, a path the reference need not take. A value of a record the caller
-// never points at (their other policy's payer, on a new policy) is not
+// never points at (their other policy's subscriber, on a new policy) is not
 // theirs to give by saying nothing.
 func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 	if p.c.Caller == nil || sc.CallerID == nil {
@@ -202,8 +202,8 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 // the caller never says, no earlier answer shows and the contract's own
 // text never mentions. Only the caller can hand such a value, so a
 // reference that sends another reads it from the setup it was written
-// from, and its checks fail every right agent. A caller's own records are
-// record-named's to judge. changes says c is a solution's state-changing
+// from, and its checks fail every right agent. The keys of a caller's own
+// records are record-named's to judge (ownedKey). changes says c is a solution's state-changing
 // call; no other is judged.
 func (p *Prover) unknowable(c scenario.Call, changes bool, name, table, col string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
@@ -245,7 +245,7 @@ func pointsAtOwn(sc *scenario.Scenario, table string) bool {
 // ownedKey reports a column that names a record of a table the caller's
 // records are in (its key, a unique column, a reference to another row):
 // record-named and unreachable-record judge those. Another column of such a
-// table (a new policy's payer) is a value like free text: the caller gives
+// table (a new policy's subscriber) is a value like free text: the caller gives
 // it, or an answer shows it.
 func (p *Prover) ownedKey(table, col string) bool {
 	t := p.c.Table(table)
