@@ -203,8 +203,8 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 // text never mentions. Only the caller can hand such a value, so a
 // reference that sends another reads it from the setup it was written
 // from, and its checks fail every right agent. The keys of a caller's own
-// records are record-named's to judge (ownedKey). changes says c is a solution's state-changing
-// call; no other is judged.
+// records are record-named's to judge (ownedKey). changes says c is a
+// solution's state-changing call; no other is judged.
 func (p *Prover) unknowable(c scenario.Call, changes bool, name, table, col string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
 	t := p.c.Tool(c.Tool)
