@@ -1360,47 +1360,44 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
+		bites := func() bool { return slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) }
+		// setApart tries find on the level's first templates, until one
+		// bites.
+		setApart := func(find func(k string) (bool, error)) error {
 			for _, k := range lv.templates[:min(len(lv.templates), soleRows)] {
+				if bites() {
+					return nil
+				}
 				if calls[k] == nil || ats[k] == "" || strings.HasPrefix(ats[k], RuleRefusal) {
 					continue
 				}
 				var err error
-				if teeth[k], err = sv.soleCause(ctx, tool, sol, lv, k, ats[k], calls[k]); err != nil {
+				if teeth[k], err = find(k); err != nil {
 					return err
 				}
-				if teeth[k] {
-					break
-				}
 			}
+			return nil
 		}
-		if !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
-			for _, k := range lv.templates[:min(len(lv.templates), soleRows)] {
-				if calls[k] == nil || ats[k] == "" || strings.HasPrefix(ats[k], RuleRefusal) {
-					continue
-				}
-				var err error
-				if teeth[k], err = sv.soleChoice(ctx, tool, sol, sc, played, lv, k, ats[k]); err != nil {
-					return err
-				}
-				if teeth[k] {
-					break
-				}
-			}
+		if err := setApart(func(k string) (bool, error) { return sv.soleCause(ctx, tool, sol, lv, k, ats[k], calls[k]) }); err != nil {
+			return err
 		}
-		if sp, ok := sol.spares[lv.branch]; ok && lv.branch != "" && !slices.ContainsFunc(lv.templates, func(k string) bool { return teeth[k] }) {
+		if sp, ok := sol.spares[lv.branch]; ok && lv.branch != "" && !bites() {
 			// A level none of whose cases bites gives way to the cases a
 			// setting or an added row found for its branch, where one of
 			// them bites: a title already reserved on the card, where
 			// each seed row that holds one is also on the shelf at the
 			// pickup branch.
-			spTeeth, _, _, err := sv.biting(ctx, tool, sol, sc, played, &sp)
+			spTeeth, spCalls, spAts, err := sv.biting(ctx, tool, sol, sc, played, &sp)
 			if err != nil {
 				return err
 			}
 			if slices.ContainsFunc(sp.templates, func(k string) bool { return spTeeth[k] }) {
-				*lv, teeth = sp, spTeeth
+				*lv, teeth, calls, ats = sp, spTeeth, spCalls, spAts
 			}
+		}
+		// Last, another choice of the act's other arguments.
+		if err := setApart(func(k string) (bool, error) { return sv.soleChoice(ctx, tool, sol, sc, played, lv, k, ats[k]) }); err != nil {
+			return err
 		}
 		slices.SortStableFunc(lv.templates, func(a, b string) int {
 			return b2i(teeth[b]) - b2i(teeth[a])
