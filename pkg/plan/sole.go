@@ -79,14 +79,10 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 			}
 			next := append(slices.Clone(setup), p.stmt)
 			tries++
-			real, err := sv.r.Rehearse(ctx, next, calls)
-			if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
-				continue
-			}
-			if err != nil {
-				return false, err
-			}
-			if len(real) != len(calls) || !allOK(real[:len(real)-1]) || !real[len(real)-1].Refused || real[len(real)-1].Branch != at {
+			if still, err := sv.refusedAt(ctx, next, calls, at); err != nil || !still {
+				if err != nil {
+					return false, err
+				}
 				continue
 			}
 			m, err := mr.Rehearse(ctx, next, calls)
@@ -123,6 +119,20 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 	}
 	lv.prior[k] = setup
 	return true, nil
+}
+
+// refusedAt reports whether the world, after setup, answers calls' steps
+// before the last ok and refuses the last at branch at. A setup the world
+// does not take is no such case.
+func (sv *solver) refusedAt(ctx context.Context, setup []scenario.Statement, calls []scenario.Call, at string) (bool, error) {
+	ans, err := sv.r.Rehearse(ctx, setup, calls)
+	if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return len(ans) == len(calls) && allOK(ans[:len(ans)-1]) && ans[len(ans)-1].Refused && ans[len(ans)-1].Branch == at, nil
 }
 
 // later reports whether refusal branch b stands past a in the handler's

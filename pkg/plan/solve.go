@@ -1448,20 +1448,17 @@ func (sv *solver) soleChoice(ctx context.Context, tool *contract.Tool, sol solut
 		if !ok {
 			continue
 		}
-		real, err := sv.r.Rehearse(ctx, lv.prior[k], cs)
-		if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
-			continue
-		}
+		still, err := sv.refusedAt(ctx, lv.prior[k], cs, at)
 		if err != nil {
 			return false, err
 		}
-		if len(real) != len(cs) || !allOK(real[:len(real)-1]) || !real[len(real)-1].Refused || real[len(real)-1].Branch != at {
-			continue
-		}
-		if bite, err := sv.bites(ctx, at, cs, lv.prior[k]...); err != nil || !bite {
-			if err != nil {
+		bite := false
+		if still {
+			if bite, err = sv.bites(ctx, at, cs, lv.prior[k]...); err != nil {
 				return false, err
 			}
+		}
+		if !bite {
 			continue
 		}
 		// A map of its own: another level, or a cached solution, may hold
