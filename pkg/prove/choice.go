@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -164,7 +165,8 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 		// An unstated optional argument left out comes first: it is what an
 		// agent that does only what was asked sends.
 		var alts []alternative
-		if pr.p.stateChanging(r) {
+		acts := pr.p.stateChanging(r)
+		if acts {
 			alts = pr.omissions(r)
 		}
 		for _, alt := range append(alts, pr.alternatives(r, pr.results[:i])...) {
@@ -217,6 +219,14 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 					// an export replays and a reader trusts: it does less
 					// than the caller asks.
 					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening), where the caller states %s, which no call of the case sends; with it the world carries the solution out and no rule fails: the reference ignores what the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]), js(alt.args[alt.name]))
+				case alt.enum && acts && !pr.p.callerHolds(sc, ground.Text(r.Args[alt.name])) && !pr.heldByNamed(r, alt.name):
+					// Both values pass, and the caller picks neither (nor
+					// points at a record of theirs that holds it: "the same
+					// flights as my current reservation"; nor is it what the
+					// record acted on holds already): the reference writes
+					// a choice nobody made, which an export that replays it
+					// demands.
+					found = fmt.Sprintf("solution step %d (%s) takes %s %s, one of the values its schema offers, which the caller never picks (instruction, opening); with %s the world carries the solution out just as well, no rule fails and every check holds: the reference makes a choice the caller never made, so the caller must state it", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with())
 				}
 				return nil
 			})
@@ -230,4 +240,37 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 		}
 	}
 	return nil
+}
+
+// heldByNamed reports whether a record another argument of call names (the
+// reservation a change of flights is on), as the seed or the setup has it,
+// holds the value of argument name: keeping what the record has is no
+// choice, changing it would be one.
+func (pr *proof) heldByNamed(call world.CallResult, name string) bool {
+	v := ground.Text(call.Args[name])
+	added := insertedRows(pr.sc.Setup)
+	for _, n := range sortedArgs(call.Args) {
+		key, ok := scalarArg(call.Args[n])
+		table, col, ref := pr.p.c.RefOf(call.Tool, n)
+		if n == name || !ok || !ref {
+			continue
+		}
+		rows := pr.p.g.Rows(table)
+		for _, r := range added {
+			if r.table == table {
+				rows = append(rows, r.row)
+			}
+		}
+		for _, row := range rows {
+			if ground.Text(row[col]) != key {
+				continue
+			}
+			vals := map[string]bool{}
+			addValues(vals, map[string]any(row))
+			if vals[v] {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -54,6 +54,7 @@ func deskScenario(name, expects string) *scenario.Scenario {
 // keptSucceed closes an open account after identifying its owner.
 func keptSucceed() *scenario.Scenario {
 	sc := deskScenario("close-open-account", scenario.OutcomeSucceed)
+	sc.Instruction = "Maren Olsen wants to close account A-1001: she is moving. She can confirm who she is with email " + maren + "."
 	sc.Ready = []scenario.ReadyCheck{{SQL: "SELECT 1 FROM accounts WHERE account_id = $1 AND status = 'open'", Args: []any{"A-1001"}}}
 	sc.Solution = []scenario.Call{
 		call("find_customer", map[string]any{"email": maren}),
@@ -384,6 +385,7 @@ var fixtures = []fixture{
 	// The checks demand the reason "moving", which the caller never gives:
 	// an agent that records "unhappy" closes the account and fails them.
 	{prove.GateOutcome, prove.CodeUnstatedChoice, edit(keptSucceed, func(sc *scenario.Scenario) {
+		sc.Instruction = deskScenario("", "").Instruction
 		sc.SubGoals = append(sc.SubGoals, goal("called", map[string]any{"tool": "close_account", "args": map[string]any{"account_id": "A-1001", "reason": "moving"}}))
 	}), nil},
 	// The caller has the email the missing step needs: asked, she gives it.

@@ -240,6 +240,8 @@ type alternative struct {
 	// omitted: the argument is left out (args lacks it), as an agent that
 	// does only what the caller asks leaves out what the act does not need.
 	omitted bool
+	// enum: the other value is another of the argument's enum values.
+	enum bool
 }
 
 // with says what the alternative sends in the argument's place.
@@ -369,7 +371,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			if stated[c] {
 				from = "which the caller states and no call of the case sends"
 			}
-			out = append(out, alternative{name: n, args: args, from: from, stated: stated[c]})
+			out = append(out, alternative{name: n, args: args, from: from, stated: stated[c], enum: len(enum) > 0})
 			if len(out) >= maxAlternatives {
 				return out
 			}
