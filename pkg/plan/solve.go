@@ -1411,6 +1411,9 @@ func (sv *solver) teethFirst(ctx context.Context, tool *contract.Tool, sol solut
 const (
 	soleOrdinals = 8
 	soleVariants = 2
+	// solePinned bounds the rows the act succeeds on whose records
+	// soleChoice pins (pinned).
+	solePinned = 3
 )
 
 // soleChoice gives a template of a refusal level another choice of the
@@ -1428,10 +1431,21 @@ func (sv *solver) soleChoice(ctx context.Context, tool *contract.Tool, sol solut
 	// The choices the act succeeds with on other rows first (the slot and
 	// visit type a booking went through with), then others in turn.
 	var cands []Choice
-	for _, r := range played.succeeded(len(played.keys)) {
-		if ch := sol.choices[r]; ch != base && !slices.Contains(cands, ch) {
+	add := func(ch Choice) {
+		if ch != base && !slices.Contains(cands, ch) {
 			cands = append(cands, ch)
 		}
+	}
+	// First the very record of a table no one owns (the slot) a success
+	// took, with that success's other choices (its visit type): the
+	// case's own ordinals reach other records than another row's do.
+	for _, r := range played.succeeded(solePinned) {
+		for _, ch := range sv.pinned(tool, sol, sc, played, r) {
+			add(ch)
+		}
+	}
+	for _, r := range played.succeeded(len(played.keys)) {
+		add(sol.choices[r])
 	}
 	variants := min(sc.bound(idx).Variants(), soleVariants)
 	for v := range variants {
@@ -1474,6 +1488,39 @@ func (sv *solver) soleChoice(ctx context.Context, tool *contract.Tool, sol solut
 		return true, nil
 	}
 	return false, nil
+}
+
+// pinned are the choices that make a case take the very records of tables
+// no one owns that row r's successful act takes (ground.SwapWorld), one
+// table at a time, with r's other choices.
+func (sv *solver) pinned(tool *contract.Tool, sol solution, sc sampledCases, played rowOutcomes, r string) []Choice {
+	idx, ok := played.index[r]
+	if !ok {
+		return nil
+	}
+	b := sc.bound(idx)
+	sol.choices[r].Apply(&b)
+	calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
+	if !ok {
+		return nil
+	}
+	act := calls[len(calls)-1]
+	var out []Choice
+	for _, o := range sv.outsideTables(tool, sol.table) {
+		v, given := act.Args[o.param]
+		if !o.world || !given {
+			continue
+		}
+		for i, row := range sv.g.Rows(o.table) {
+			if ground.Text(row[o.column]) == ground.Text(v) {
+				ch := sol.choices[r]
+				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, i
+				out = append(out, ch)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // biting rehearses the first templates of a refusal level with the branch
