@@ -452,7 +452,9 @@ func (s Swap) Sibling() bool { return s == SwapStranger || s == SwapItself || s 
 
 // Mores are the factors SwapMore asks for, by Bound.Other. A number an
 // argument takes from no column is asked over under the case's own table.
-var Mores = []float64{2, 10, 100}
+// The last asks for a tenth: less than the world may take (a payment
+// under its smallest).
+var Mores = []float64{2, 10, 100, 0.1}
 
 // Stated reports an argument the case asks to take a value of its own
 // choosing (SwapTaken, SwapUnchanged, SwapMore): the value stands as

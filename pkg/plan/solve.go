@@ -1921,6 +1921,8 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 			for i := range ground.Mores {
 				swaps = append(swaps, Choice{Swap: ground.SwapMore, Other: i})
 			}
+		case o.again:
+			swaps = []Choice{{Swap: ground.SwapUnchanged}}
 		case o.fresh:
 			swaps = []Choice{{Swap: ground.SwapTaken}, {Swap: ground.SwapUnchanged}}
 		case o.sibling:
@@ -1961,7 +1963,8 @@ func (sv *solver) neighbours(tool *contract.Tool, b ground.Bound, at Choice, o o
 // caller's own table, whose rows the caller identifies by as themselves,
 // nor the case's own. And the tables of arguments that take a fresh value
 // (a new email), whose value the caller may ask for is one another row
-// holds or the one the case's row holds already; and of numbers an
+// holds or the one the case's row holds already (of a column not unique in
+// its table, only the latter); and of numbers an
 // argument takes from a column (an amount), which the caller may ask for
 // several times over.
 func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTable {
@@ -1985,6 +1988,10 @@ func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTabl
 		switch {
 		case !unique && bd.How != ground.Fresh && numeric(tool, p):
 			o.more = true
+		case !unique && bd.How == ground.Fresh:
+			// Not unique in the table, but maybe among one owner's
+			// records: a policy's member id already on file.
+			o.fresh, o.again = true, true
 		case !unique:
 			continue
 		case bd.How == ground.Fresh:
@@ -2045,6 +2052,9 @@ func (sv *solver) elsewhere(ch Choice) string {
 type outsideTable struct {
 	table, param, column        string
 	sibling, world, fresh, more bool
+	// again: a fresh value of a column not unique in its table, asked
+	// for only as the case's own record already holds it.
+	again bool
 }
 
 // numeric reports an argument the tool's schema types as a number.
