@@ -120,7 +120,9 @@ func (p *Prover) stateChanging(r world.CallResult) bool {
 // another value the case offers, and notes one
 // that the world carries out, that breaks no rule (named, or prohibited by
 // the contract), and after which a check of the scenario fails; or, for a
-// value the caller states that no call sends, after which none does.
+// value the caller states that no call sends, an optional argument left
+// out, or another enum value of a state-changing call, after which none
+// does.
 func (pr *proof) successChoice(ctx context.Context) error {
 	sc := pr.sc
 	rules := pr.ruleRefs()
