@@ -22,7 +22,9 @@ import (
 //     refusals; ruleChoice the rule's);
 //   - a success: with any value the world carries out and no rule forbids,
 //     the checks still hold (successChoice); otherwise they demand a choice
-//     the caller cannot make, and a right agent fails them.
+//     the caller cannot make, and a right agent fails them. And where the
+//     act's enum argument could take another value as well, the caller
+//     picks the reference's: else it is a choice nobody made.
 
 // maxChoiceRuns bounds the other values a proof plays on copies of their own.
 const maxChoiceRuns = 6
