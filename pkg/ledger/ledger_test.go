@@ -417,8 +417,9 @@ func TestFold(t *testing.T) {
 
 // TestFoldDeadSlice: a dead slice is no attempt of its buckets' (their
 // attempts, which decide top-ups, stay as they were), but the dead slices
-// that held a bucket block it once they alone reach the bound, so a bucket
-// whose slices always die still ends.
+// that single a bucket out (of it alone, nothing of it journalled) block it
+// once they alone reach the bound, so a bucket whose slices always die
+// still ends.
 func TestFoldDeadSlice(t *testing.T) {
 	s, ctx := newStore(t)
 	mkRun(t, s, "r")
@@ -452,16 +453,25 @@ func TestFoldDeadSlice(t *testing.T) {
 	if b := bs["b1"]; b.Attempts != 1 {
 		t.Fatalf("b1 after a slice done short: attempts %d, want 1", b.Attempts)
 	}
-	// Its second dead slice reaches maxAttempts: blocked, with the reason.
+	// Its second dead slice, with nothing journalled, is the first that
+	// singles it out (s1 was being written); the third reaches maxAttempts:
+	// blocked, with the reason.
 	claim("s3", 2, "b0")
 	if err := s.FinishSlice(ctx, "r", "s3", ledger.SliceDead, "", "lost with its writers", 5); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := s.Fold(ctx, "r", 2); err != nil || fmt.Sprint(res.Blocked) != "[b0]" {
+	if res, err := s.Fold(ctx, "r", 2); err != nil || fmt.Sprint(res.Reopened) != "[b0]" {
 		t.Fatalf("fold 2: %+v %v", res, err)
 	}
+	claim("s4", 3, "b0")
+	if err := s.FinishSlice(ctx, "r", "s4", ledger.SliceDead, "", "lost with its writers", 5); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Fold(ctx, "r", 2); err != nil || fmt.Sprint(res.Blocked) != "[b0]" {
+		t.Fatalf("fold 3: %+v %v", res, err)
+	}
 	if b := bucketMap(t, s)["b0"]; b.State != ledger.BucketBlocked || b.Attempts != 0 || b.Notes != "lost with its writers" {
-		t.Fatalf("b0 after two dead slices: %s, attempts %d, notes %q", b.State, b.Attempts, b.Notes)
+		t.Fatalf("b0 after three dead slices: %s, attempts %d, notes %q", b.State, b.Attempts, b.Notes)
 	}
 }
 

@@ -153,6 +153,29 @@ func (s *Store) Slices(ctx context.Context, run string, round int) ([]Slice, err
 	return out, nil
 }
 
+// Deaths counts, for each bucket of run that has any, the dead slices that
+// single it out: slices of that bucket alone that journalled nothing of it
+// (see singledOut). The planner deals a dead slice's bucket again only while
+// they are fewer than its bound, and Fold blocks the bucket at it.
+func (s *Store) Deaths(ctx context.Context, run string) (map[string]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT b.id, count(*) FROM buckets b JOIN slices d ON d.run_id = b.run_id
+		WHERE b.run_id = $1 AND d.state = $2 AND `+singledOut+`
+		GROUP BY b.id`, run, SliceDead)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: deaths of run %s: %w", run, err)
+	}
+	out := map[string]int{}
+	var id string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		out[id] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("ledger: deaths of run %s: %w", run, err)
+	}
+	return out, nil
+}
+
 // FinishSlice moves a slice from published to done, or to dead with a
 // reason, and records the writer and delivery count. Finishing a slice again
 // in the state it is in changes nothing (the first finish is kept); a dead
@@ -200,11 +223,23 @@ type claimed struct {
 	refused                int
 	notes                  string
 	topRefusal, deadReason string
-	// dead: the slice that settles it is dead; deaths counts every dead
-	// slice that held the bucket, this one included.
+	// dead: the slice that settles it is dead; deaths counts the dead
+	// slices that single the bucket out (singledOut), this one included.
 	dead   bool
 	deaths int
 }
+
+// singledOut is the SQL condition that dead slice d (its state aside) is
+// evidence against bucket b: it held b alone and journalled nothing of it.
+// A dead slice of several buckets does not say which of them killed its
+// writers, if any did (each is dealt again in a slice of its own, which
+// does); one that journalled something was being written, so the writers
+// it lost died for reasons of their own (killed, evicted, out of memory
+// elsewhere). Only a bucket that kills every writer that takes it piles
+// such slices up, while writers that die by chance rarely leave one: its
+// MaxLost deliveries must all be lost before the first scenario.
+const singledOut = `d.bucket_ids = ARRAY[b.id]
+	AND NOT EXISTS (SELECT 1 FROM scenarios sc WHERE sc.run_id = d.run_id AND sc.bucket_id = b.id AND sc.slice_id = d.id)`
 
 // claimedByFinished reads, and locks for the fold, the buckets claimed by a
 // finished slice of run, in ord order. A bucket's top refusal is its most
@@ -212,7 +247,7 @@ type claimed struct {
 func claimedByFinished(ctx context.Context, tx pgx.Tx, run string) ([]claimed, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT b.id, b.state, b.want, b.attempts, b.notes, s.reason, s.state = $3,
-			(SELECT count(*) FROM slices d WHERE d.run_id = b.run_id AND d.state = $3 AND b.id = ANY(d.bucket_ids)),
+			(SELECT count(*) FROM slices d WHERE d.run_id = b.run_id AND d.state = $3 AND `+singledOut+`),
 			(SELECT count(*) FROM scenarios sc WHERE sc.run_id = b.run_id AND sc.bucket_id = b.id),
 			(SELECT count(*) FROM refusals r WHERE r.run_id = b.run_id AND r.bucket_id = b.id),
 			COALESCE((SELECT r.gate || '/' || r.code || ': ' || (array_agg(r.message ORDER BY r.id DESC))[1]
@@ -253,9 +288,9 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 // claimed by a finished (done or dead) slice of the run is settled from the
 // journal: done when its credited scenarios reach want; otherwise it is
 // blocked, with the most frequent refusal of the bucket (or the slice's dead
-// reason) as its notes, once its attempts, or the dead slices that held it,
-// reach maxAttempts, else reopened. Claims are cleared. Buckets of slices in
-// flight are left alone.
+// reason) as its notes, once its attempts, or the dead slices that single
+// it out (Deaths), reach maxAttempts, else reopened. Claims are cleared.
+// Buckets of slices in flight are left alone.
 //
 // Only a slice a writer finished short counts as one of the bucket's
 // attempts. A dead slice says nothing of what the bucket can write (its
@@ -265,7 +300,10 @@ func (r FoldResult) Changed() int { return len(r.Done) + len(r.Reopened) + len(r
 // for it are the ones the dead slice was given. Its deaths bound it on their
 // own, never by adding to its attempts: the planner deals a dead slice's
 // buckets again within its round, so a death must not cost a bucket an
-// attempt a run without it gives it.
+// attempt a run without it gives it. Nor do deaths that do not single the
+// bucket out block it: a bucket blocked only because writers died around
+// it would cede its want, and the run would write other cases than a run
+// whose writers lived.
 func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResult, error) {
 	if maxAttempts < 1 {
 		return FoldResult{}, fmt.Errorf("ledger: fold run %s: maxAttempts %d < 1", run, maxAttempts)

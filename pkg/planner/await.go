@@ -97,14 +97,16 @@ func (p *Planner) await(ctx context.Context, round, maxAttempts int) error {
 // ss still hold with work outstanding, each in a slice of its own that
 // takes over its claim (ledger.RedealSlice) and writes the indices the dead
 // slice was given: a bucket that kills its writers then takes no other
-// down with it. Waiting for them before the round is folded is what keeps
-// a run's content from depending on which slices died: dealt a round
-// later, a dead slice's shortfall would be topped up by another round's
-// top-up, with other buckets' (which buckets and indices a top-up deals
-// depends on what it tops up at once). A bucket is not dealt again once
-// maxAttempts dead slices held it (the fold blocks it), nor past the
-// budget; those stay with the dead slice, for the fold. taken holds the
-// dead slices handled; it returns how many slices it published.
+// down with it, and the slices of its own single it out. Waiting for them
+// before the round is folded is what keeps a run's content from depending
+// on which slices died: dealt a round later, a dead slice's shortfall
+// would be topped up by another round's top-up, with other buckets' (which
+// buckets and indices a top-up deals depends on what it tops up at once).
+// A bucket is not dealt again once maxAttempts dead slices single it out
+// (ledger.Store.Deaths: slices of it alone that journalled nothing of it;
+// the fold blocks it), nor past the budget; those stay with the dead
+// slice, for the fold. taken holds the dead slices handled; it returns how
+// many slices it published.
 func (p *Planner) redeal(ctx context.Context, round int, ss []ledger.Slice, maxAttempts int, taken map[string]bool) (int, error) {
 	var dead []ledger.Slice
 	for _, s := range ss {
@@ -136,15 +138,18 @@ func (p *Planner) redeal(ctx context.Context, round int, ss []ledger.Slice, maxA
 	if err != nil {
 		return 0, err
 	}
-	deaths := map[string]int{}
 	byID := map[string]ledger.Slice{}
 	for _, s := range all {
 		byID[s.ID] = s
-		if s.State == ledger.SliceDead {
-			for _, id := range s.BucketIDs {
-				deaths[id]++
-			}
-		}
+	}
+	// Only deaths that single a bucket out count against it, as in the
+	// fold: a slice of several buckets, or one that journalled some of its
+	// bucket, lost writers that died for reasons of their own (or of
+	// another bucket), and holding that against the bucket would block it
+	// in a run whose writers are merely unlucky, and change what it writes.
+	deaths, err := p.cfg.Ledger.Deaths(ctx, p.cfg.RunID)
+	if err != nil {
+		return 0, err
 	}
 	buckets := make(map[string]ledger.Bucket, len(bs))
 	for _, b := range bs {

@@ -47,6 +47,9 @@ type Ledger interface {
 	RedealSlice(ctx context.Context, dead string, sl ledger.Slice) (bool, error)
 	FinishSlice(ctx context.Context, run, id string, to ledger.SliceState, writer, reason string, deliveries int) error
 	Fold(ctx context.Context, run string, maxAttempts int) (ledger.FoldResult, error)
+	// Deaths counts the dead slices that single each bucket out, the
+	// deaths Fold blocks a bucket for.
+	Deaths(ctx context.Context, run string) (map[string]int, error)
 	TopRefusals(ctx context.Context, run string, limit int) ([]ledger.Reason, error)
 }
 

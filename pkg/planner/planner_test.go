@@ -292,8 +292,9 @@ func TestAwait(t *testing.T) {
 		}
 	})
 	// Every slice buried is dealt again, a slice for each of its buckets,
-	// until the dead slices that held a bucket reach the bound given (3);
-	// the last stays the bucket's, for the fold to block it.
+	// until the dead slices of that bucket alone (which journalled nothing)
+	// reach the bound given (3); the last stays the bucket's, for the fold
+	// to block it. The first, of several buckets, singles none out.
 	t.Run("empty queue", func(t *testing.T) {
 		p, l, q := testPlanner(t, 20, sixBuckets()...)
 		if _, err := p.deal(t.Context(), 1, ledger.SliceWork, ""); err != nil {
@@ -309,12 +310,12 @@ func TestAwait(t *testing.T) {
 				t.Errorf("%s: %s (%q)", s.ID, s.State, s.Reason)
 			}
 		}
-		if want := dealt + 2*len(sixBuckets()); len(ss) != want || len(q.sent()) != want {
-			t.Errorf("%d slices recorded, %d published; want the %d dealt and each of their buckets dealt twice again", len(ss), len(q.sent()), dealt)
+		if want := dealt + 3*len(sixBuckets()); len(ss) != want || len(q.sent()) != want {
+			t.Errorf("%d slices recorded, %d published; want the %d dealt and each of their buckets dealt three times again", len(ss), len(q.sent()), dealt)
 		}
 		for _, b := range l.buckets() {
-			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID+".2") {
-				t.Errorf("%s: %s by %s, want claimed by its third dead slice", b.ID, b.State, b.ClaimedBy)
+			if b.State != ledger.BucketClaimed || !strings.HasSuffix(b.ClaimedBy, "."+b.ID+".3") {
+				t.Errorf("%s: %s by %s, want claimed by its third dead slice of its own", b.ID, b.State, b.ClaimedBy)
 			}
 		}
 	})
@@ -806,7 +807,8 @@ func TestResumedRoundDealsTheDeadSliceAgain(t *testing.T) {
 // TestBucketThatKillsItsWritersTakesNoOtherDown: a slice dies, and every
 // slice that holds one of its two buckets dies too; the other bucket,
 // dealt again in a slice of its own, is written, and the first is blocked
-// with the dead reason once three dead slices held it, all in one round.
+// with the dead reason once three dead slices of its own held it, all in
+// one round (the first, of both, singles neither out).
 func TestBucketThatKillsItsWritersTakesNoOtherDown(t *testing.T) {
 	p, l, q := testPlanner(t, 8,
 		bucket("b0", "cancel-order", "c1", 0, 4, 0, 4),
@@ -832,7 +834,7 @@ func TestBucketThatKillsItsWritersTakesNoOtherDown(t *testing.T) {
 	for _, s := range q.sent() {
 		ids = append(ids, fmt.Sprintf("%s r%d %v", s.ID, s.Round, s.Buckets))
 	}
-	want := []string{"r-r1-s001 r1 [b0 b1]", "r-r1-s001.b0 r1 [b0]", "r-r1-s001.b1 r1 [b1]", "r-r1-s001.b0.2 r1 [b0]"}
+	want := []string{"r-r1-s001 r1 [b0 b1]", "r-r1-s001.b0 r1 [b0]", "r-r1-s001.b1 r1 [b1]", "r-r1-s001.b0.2 r1 [b0]", "r-r1-s001.b0.3 r1 [b0]"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("dealt %v, want %v", ids, want)
 	}

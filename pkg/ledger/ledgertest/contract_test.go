@@ -538,30 +538,53 @@ var contract = []struct {
 		}
 	}},
 
-	{"the dead slices that held a bucket block it on their own", func(t *testing.T, ctx context.Context, l roleLedger) {
+	{"only the dead slices that single a bucket out block it", func(t *testing.T, ctx context.Context, l roleLedger) {
 		mkRun(t, ctx, l, ledger.Run{ID: "r", Asked: 1})
 		b1 := mkBucket("b1", 1, 1)
 		b1.Attempts = 1
-		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 1), b1}))
-		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1"}}))
+		must(t, l.PutBuckets(ctx, "r", []ledger.Bucket{mkBucket("b0", 0, 2), b1, mkBucket("b2", 2, 2)}))
+		must(t, l.ClaimSlice(ctx, ledger.Slice{RunID: "r", ID: "s1", Round: 1, BucketIDs: []string{"b0", "b1", "b2"}}))
+		dies := func(dead, id, bucket string) {
+			t.Helper()
+			if moved, err := l.RedealSlice(ctx, dead, ledger.Slice{RunID: "r", ID: id, Round: 1, BucketIDs: []string{bucket}}); err != nil || !moved {
+				t.Fatalf("take-over of %s by %s: %v, %v", bucket, id, moved, err)
+			}
+			must(t, l.FinishSlice(ctx, "r", id, ledger.SliceDead, "", "lost with its writers", 5))
+		}
+		// Of three buckets: it singles none out.
 		must(t, l.FinishSlice(ctx, "r", "s1", ledger.SliceDead, "", "lost with its writers", 5))
-		moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.2", Round: 1, BucketIDs: []string{"b0", "b1"}})
-		if err != nil || !moved {
+		// b0 alone, with one of it journalled (it was being written): none;
+		// then alone with nothing journalled: one.
+		if moved, err := l.RedealSlice(ctx, "s1", ledger.Slice{RunID: "r", ID: "s1.b0", Round: 1, BucketIDs: []string{"b0"}}); err != nil || !moved {
 			t.Fatalf("take-over: %v, %v", moved, err)
 		}
-		must(t, l.FinishSlice(ctx, "r", "s1.2", ledger.SliceDead, "", "lost with its writers", 5))
+		_, err := l.Journal(ctx, "r", mkScenario("a", "b0", "x"), "s1.b0", "w", nil)
+		must(t, err)
+		must(t, l.FinishSlice(ctx, "r", "s1.b0", ledger.SliceDead, "", "lost with its writers", 5))
+		dies("s1.b0", "s1.b0.2", "b0")
+		// b1 alone once, b2 alone twice, nothing journalled.
+		dies("s1", "s1.b1", "b1")
+		dies("s1", "s1.b2", "b2")
+		dies("s1.b2", "s1.b2.2", "b2")
+		deaths, err := l.Deaths(ctx, "r")
+		must(t, err)
+		if want := map[string]int{"b0": 1, "b1": 1, "b2": 2}; !maps.Equal(deaths, want) {
+			t.Errorf("deaths %v, want %v", deaths, want)
+		}
 		res, err := l.Fold(ctx, "r", 2)
 		must(t, err)
-		if !slices.Equal(res.Blocked, []string{"b0", "b1"}) {
-			t.Errorf("fold %+v, want b0 and b1 blocked by their two dead slices", res)
+		if !slices.Equal(res.Blocked, []string{"b2"}) || !slices.Equal(res.Reopened, []string{"b0", "b1"}) {
+			t.Errorf("fold %+v, want b2 blocked by its two dead slices of its own, b0 and b1 reopened", res)
 		}
-		for id, b := range buckets(t, ctx, l, "r") {
-			if b.State != ledger.BucketBlocked || b.Notes != "lost with its writers" || b.ClaimedBy != "" {
-				t.Errorf("%s: %s, notes %q, claimed by %q", id, b.State, b.Notes, b.ClaimedBy)
-			}
+		bs := buckets(t, ctx, l, "r")
+		if b := bs["b2"]; b.State != ledger.BucketBlocked || b.Notes != "lost with its writers" || b.ClaimedBy != "" {
+			t.Errorf("b2: %s, notes %q, claimed by %q", b.State, b.Notes, b.ClaimedBy)
 		}
-		if bs := buckets(t, ctx, l, "r"); bs["b0"].Attempts != 0 || bs["b1"].Attempts != 1 {
-			t.Errorf("attempts %d and %d, want 0 and 1: a dead slice is none", bs["b0"].Attempts, bs["b1"].Attempts)
+		if bs["b0"].Attempts != 0 || bs["b1"].Attempts != 1 || bs["b2"].Attempts != 0 {
+			t.Errorf("attempts %d, %d and %d, want 0, 1 and 0: a dead slice is none", bs["b0"].Attempts, bs["b1"].Attempts, bs["b2"].Attempts)
+		}
+		if deaths, err := l.Deaths(ctx, "other"); err != nil || len(deaths) != 0 {
+			t.Errorf("deaths of a run with none: %v, %v", deaths, err)
 		}
 	}},
 

@@ -684,7 +684,7 @@ func (l *Ledger) FinishSlice(_ context.Context, id, slice string, to ledger.Slic
 // journal, as ledger.Store.Fold does: done at its want, else its attempts
 // grow (not for a dead slice) and it is blocked (with its most frequent
 // refusal, or the slice's dead reason, as notes) once they, or the dead
-// slices that held it, reach maxAttempts, else reopened.
+// slices that single it out (Deaths), reach maxAttempts, else reopened.
 func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.FoldResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -721,13 +721,8 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 		}
 		done := rn.read(*b).Done
 		// As the Store: a dead slice is no attempt of the bucket's; the
-		// dead slices that held it block it on their own.
-		attempts, deaths := b.Attempts, 0
-		for _, d := range rn.slices {
-			if d.State == ledger.SliceDead && slices.Contains(d.BucketIDs, b.ID) {
-				deaths++
-			}
-		}
+		// dead slices that single it out block it on their own.
+		attempts, deaths := b.Attempts, rn.deaths()[b.ID]
 		if done < b.Want && sl.State != ledger.SliceDead {
 			attempts++
 		}
@@ -755,6 +750,36 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 		}
 	}
 	return res, nil
+}
+
+// Deaths counts, for each bucket with any, the dead slices that single it
+// out, as ledger.Store.Deaths does: slices of that bucket alone that
+// journalled nothing of it.
+func (l *Ledger) Deaths(_ context.Context, id string) (map[string]int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Deaths"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return map[string]int{}, nil
+	}
+	return rn.deaths(), nil
+}
+
+func (rn *run) deaths() map[string]int {
+	out := map[string]int{}
+	for _, d := range rn.slices {
+		if d.State != ledger.SliceDead || len(d.BucketIDs) != 1 || rn.bucket(d.BucketIDs[0]) == nil {
+			continue
+		}
+		b := d.BucketIDs[0]
+		if !slices.ContainsFunc(rn.scenarios, func(j journalled) bool { return j.slice == d.ID && j.bucket == b }) {
+			out[b]++
+		}
+	}
+	return out
 }
 
 // settle is a claimed bucket's state once its slice has finished.
