@@ -148,7 +148,7 @@ func TestSeparateProcesses(t *testing.T) {
 		}
 		_ = writers[0].cmd.Process.Signal(syscall.SIGKILL)
 	}()
-	if err := planner.wait(t, 3*time.Minute); err != nil {
+	if err := planner.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("planner: %v\n%s", err, planner.output())
 	}
 	<-killed
@@ -157,7 +157,7 @@ func TestSeparateProcesses(t *testing.T) {
 	}
 	out := t.TempDir()
 	rev := start(t, env, "reviewer", "--run", "dist-1", "--out", out)
-	if err := rev.wait(t, 2*time.Minute); err != nil {
+	if err := rev.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("reviewer: %v\n%s", err, rev.output())
 	}
 	if st := runState(t, led, "dist-1"); st != ledger.RunDone {
@@ -166,7 +166,7 @@ func TestSeparateProcesses(t *testing.T) {
 	dealt := sliceCount(t, led, "dist-1")
 	again := t.TempDir()
 	rev2 := start(t, env, "reviewer", "--run", "dist-1", "--out", again)
-	if err := rev2.wait(t, 2*time.Minute); err != nil {
+	if err := rev2.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("a reviewer started again on a done run: %v\n%s", err, rev2.output())
 	}
 	if got := sliceCount(t, led, "dist-1"); got != dealt {
@@ -183,7 +183,7 @@ func TestSeparateProcesses(t *testing.T) {
 	}
 	for _, w := range writers[1:] {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		if err := w.wait(t, 30*time.Second); err != nil {
+		if err := w.wait(t, testenv.Patience); err != nil {
 			t.Errorf("writer did not drain cleanly on SIGTERM: %v\n%s", err, w.output())
 		}
 	}
@@ -263,7 +263,7 @@ func TestSigtermLeavesNothing(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.wait(t, 2*time.Minute); err == nil {
+	if err := p.wait(t, testenv.Patience); err == nil {
 		t.Fatalf("an interrupted run exited 0:\n%s", p.output())
 	}
 	if !strings.Contains(p.output(), "resume with --run") {
@@ -276,7 +276,7 @@ func TestSigtermLeavesNothing(t *testing.T) {
 		t.Errorf("the interrupted run wrote none of what it had proved")
 	}
 	again := start(t, nil, "suitegen", "run", examples(t, "retail"), "--scenarios", "5", "--state-dir", state, "--out", t.TempDir())
-	if err := again.wait(t, 2*time.Minute); err != nil {
+	if err := again.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("the next run on the same state dir failed: %v\n%s", err, again.output())
 	}
 }

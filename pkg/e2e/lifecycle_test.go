@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -83,7 +82,7 @@ func TestDistributedShortRun(t *testing.T) {
 	}
 	plannerArgs := []string{dir, "--run", runID, "--scenarios", fmt.Sprint(asked), "--max-want", "1", "--seed", "7"}
 	planner := start(t, env, "planner", plannerArgs...)
-	if code := exitCode(t, planner.wait(t, 5*time.Minute)); code != cli.ExitFail {
+	if code := exitCode(t, planner.wait(t, testenv.Patience)); code != cli.ExitFail {
 		t.Fatalf("the planner of a short run exited %d, want %d:\n%s", code, cli.ExitFail, planner.output())
 	}
 	if !strings.Contains(planner.output(), "the run is failed") {
@@ -101,12 +100,12 @@ func TestDistributedShortRun(t *testing.T) {
 	out := t.TempDir()
 	for i := range 2 { // the second is a retried Job
 		rev := start(t, env, "reviewer", "--run", runID, "--out", out)
-		if code := exitCode(t, rev.wait(t, 3*time.Minute)); code != cli.ExitFail {
+		if code := exitCode(t, rev.wait(t, testenv.Patience)); code != cli.ExitFail {
 			t.Fatalf("reviewer %d of a failed run exited %d, want %d:\n%s", i+1, code, cli.ExitFail, rev.output())
 		}
 	}
 	again := start(t, env, "planner", plannerArgs...)
-	if code := exitCode(t, again.wait(t, 3*time.Minute)); code != cli.ExitFail {
+	if code := exitCode(t, again.wait(t, testenv.Patience)); code != cli.ExitFail {
 		t.Fatalf("a planner started again on the failed run exited %d, want %d:\n%s", code, cli.ExitFail, again.output())
 	}
 	if got := sliceCount(t, led, runID); got != dealt {
@@ -136,7 +135,7 @@ func TestDistributedShortRun(t *testing.T) {
 	}
 	for _, w := range writers {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		if err := w.wait(t, 30*time.Second); err != nil {
+		if err := w.wait(t, testenv.Patience); err != nil {
 			t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, w.output())
 		}
 	}
@@ -175,7 +174,7 @@ func TestLifecycleRehearsal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{dir, "--run", tc.run, "--scenarios", fmt.Sprint(tc.asked), "--seed", "7"}, tc.extra...)
 			planner := start(t, env, "planner", args...)
-			if code := exitCode(t, planner.wait(t, 6*time.Minute)); code != tc.exit {
+			if code := exitCode(t, planner.wait(t, testenv.Patience)); code != tc.exit {
 				t.Fatalf("the planner exited %d, want %d:\n%s", code, tc.exit, planner.output())
 			}
 			want := ledger.RunReviewing
@@ -187,7 +186,7 @@ func TestLifecycleRehearsal(t *testing.T) {
 			}
 			out := t.TempDir()
 			rev := start(t, env, "reviewer", "--run", tc.run, "--out", out)
-			if code := exitCode(t, rev.wait(t, 3*time.Minute)); code != tc.exit {
+			if code := exitCode(t, rev.wait(t, testenv.Patience)); code != tc.exit {
 				t.Fatalf("the reviewer exited %d, want %d:\n%s", code, tc.exit, rev.output())
 			}
 			if st := runState(t, led, tc.run); st != tc.state {
@@ -202,7 +201,7 @@ func TestLifecycleRehearsal(t *testing.T) {
 				} else {
 					p = start(t, env, "reviewer", "--run", tc.run, "--out", t.TempDir())
 				}
-				if code := exitCode(t, p.wait(t, 3*time.Minute)); code != tc.exit {
+				if code := exitCode(t, p.wait(t, testenv.Patience)); code != tc.exit {
 					t.Fatalf("a retried %s exited %d, want %d:\n%s", role, code, tc.exit, p.output())
 				}
 			}
@@ -223,7 +222,7 @@ func TestLifecycleRehearsal(t *testing.T) {
 	}
 	for _, w := range writers {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		if err := w.wait(t, 30*time.Second); err != nil {
+		if err := w.wait(t, testenv.Patience); err != nil {
 			t.Errorf("writer did not drain on SIGTERM: %v\n%s", err, w.output())
 		}
 	}

@@ -114,18 +114,18 @@ func TestTotalsSurviveScaling(t *testing.T) {
 	_ = writers[0].cmd.Wait()
 	waitUntil(t, ctx, "a quarter of the run", func() bool { return proved() >= n/4 })
 	_ = writers[1].cmd.Process.Signal(syscall.SIGTERM)
-	if err := writers[1].wait(t, time.Minute); err != nil {
+	if err := writers[1].wait(t, testenv.Patience); err != nil {
 		t.Errorf("w2 did not drain cleanly on SIGTERM: %v\n%s", err, writers[1].output())
 	}
-	if err := planner.wait(t, 6*time.Minute); err != nil {
+	if err := planner.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("planner: %v\n%s", err, planner.output())
 	}
 	rev := start(t, env, "reviewer", "--run", runID, "--out", t.TempDir())
-	if err := rev.wait(t, 3*time.Minute); err != nil {
+	if err := rev.wait(t, testenv.Patience); err != nil {
 		t.Fatalf("reviewer: %v\n%s", err, rev.output())
 	}
 	_ = writers[2].cmd.Process.Signal(syscall.SIGTERM)
-	if err := writers[2].wait(t, time.Minute); err != nil {
+	if err := writers[2].wait(t, testenv.Patience); err != nil {
 		t.Errorf("w3 did not drain cleanly: %v\n%s", err, writers[2].output())
 	}
 

@@ -55,7 +55,7 @@ func TestReviseAcrossWriterProcesses(t *testing.T) {
 			writers = append(writers, start(t, env, "writer", "--id", fmt.Sprintf("p%d-w%d", procs, i), "--drain-timeout", "5s"))
 		}
 		rv := start(t, env, "suitegen", "revise", out, "--contract", dir, "--only", strings.Join(chosen, ","), "--ask", "harder", "--writers", "1")
-		if err := rv.wait(t, 5*time.Minute); err != nil {
+		if err := rv.wait(t, testenv.Patience); err != nil {
 			t.Fatalf("revise beside %d writer process(es): %v\n%s", procs-1, err, rv.output())
 		}
 		for _, wp := range writers {
