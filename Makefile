@@ -33,18 +33,13 @@ test: deps lint test-go ## lint, then the whole test suite: -race, and the tests
 # Two passes at once: every package under the race detector, where a test
 # marked testenv.OutsideRace skips (its code runs in other processes, or is
 # CPU-bound work on whole contracts the race pass runs on small ones), and
-# those marked tests alone without it (scripts/outsiderace lists them), in
-# two processes of half the tests each: one package's tests run one after
-# another, and the end-to-end package's are most of that pass.
+# those marked tests alone without it (scripts/outsiderace lists them).
 test-go:
-	@set -o pipefail; \
-	a="$$($(GO) run ./scripts/outsiderace -shard 0/2)" || exit 1; \
-	b="$$($(GO) run ./scripts/outsiderace -shard 1/2)" || exit 1; \
+	@set -o pipefail; args="$$($(GO) run ./scripts/outsiderace)" || exit 1; \
 	SUITEGEN_TEST_PASS=race $(GO) test -race -timeout $(TEST_TIMEOUT) -count=1 ./... 2>&1 | sed -u 's/^/race   /' & race=$$!; \
-	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 $$a 2>&1 | sed -u 's/^/norace /' & pa=$$!; \
-	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 $$b 2>&1 | sed -u 's/^/norace /' & pb=$$!; \
-	wait $$race; r=$$?; wait $$pa; wa=$$?; wait $$pb; wb=$$?; \
-	echo "race pass exit $$r, pass without the race detector exit $$wa and $$wb"; exit $$(( r | wa | wb ))
+	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 $$args 2>&1 | sed -u 's/^/norace /' & whole=$$!; \
+	wait $$race; r=$$?; wait $$whole; w=$$?; \
+	echo "race pass exit $$r, pass without the race detector exit $$w"; exit $$(( r | w ))
 
 test-faults: ## the fault suite at full size (kills, restarts, injected provider faults)
 	SUITEGEN_FAULTS=full $(GO) test -race -timeout 60m -count=1 -run 'Fault' -v ./pkg/e2e/...

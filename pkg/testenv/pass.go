@@ -14,8 +14,7 @@ const passEnv = "SUITEGEN_TEST_PASS"
 // runs on small ones. Instrumented, such a test costs three to ten times
 // its time. make test runs two passes at once: one with -race and
 // SUITEGEN_TEST_PASS=race, where OutsideRace skips, and one without, of
-// only the tests that call it (listed by scripts/outsiderace, in two go test
-// processes of half of them each). Run alone
+// only the tests that call it (listed by scripts/outsiderace). Run alone
 // (go test -race, no SUITEGEN_TEST_PASS) the test runs as any other.
 func OutsideRace(t testing.TB, why string) {
 	t.Helper()

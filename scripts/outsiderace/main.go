@@ -1,15 +1,10 @@
 // Command outsiderace prints the go test arguments of make test's pass
 // without the race detector: a -run pattern naming every top-level test
 // that calls testenv.OutsideRace, and the packages that hold them. It reads
-// the source, so a test marked is a test run. With -shard I/N it names only
-// the I-th of N shares of those tests (every N-th in name order, from the
-// I-th), so N go test processes run them at once: one package's tests
-// otherwise run one after another, and the end-to-end package's are most of
-// the pass.
+// the source, so a test marked is a test run.
 package main
 
 import (
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -22,13 +17,6 @@ import (
 )
 
 func main() {
-	shard := flag.String("shard", "0/1", "I/N: print the I-th of N shares of the marked tests (0 <= I < N)")
-	flag.Parse()
-	var i, n int
-	if _, err := fmt.Sscanf(*shard, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n {
-		fmt.Fprintf(os.Stderr, "outsiderace: -shard %q: want I/N with 0 <= I < N\n", *shard)
-		os.Exit(2)
-	}
 	tests, pkgs, err := marked(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "outsiderace:", err)
@@ -38,21 +26,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "outsiderace: no test calls testenv.OutsideRace")
 		os.Exit(1)
 	}
-	mine := share(tests, i, n)
-	if len(mine) == 0 {
-		fmt.Fprintf(os.Stderr, "outsiderace: shard %d/%d holds none of %d tests\n", i, n, len(tests))
-		os.Exit(1)
-	}
-	fmt.Printf("-run ^(%s)$ %s\n", strings.Join(mine, "|"), strings.Join(pkgs, " "))
-}
-
-// share is every n-th of tests from the i-th.
-func share(tests []string, i, n int) []string {
-	var out []string
-	for j := i; j < len(tests); j += n {
-		out = append(out, tests[j])
-	}
-	return out
+	fmt.Printf("-run ^(%s)$ %s\n", strings.Join(tests, "|"), strings.Join(pkgs, " "))
 }
 
 // marked walks the module under root for _test.go files and returns the

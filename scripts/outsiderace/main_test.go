@@ -41,21 +41,3 @@ func TestPlain(t *testing.T) {}
 		t.Errorf("packages %v, want %v", pkgs, want)
 	}
 }
-
-// TestShare: the shares of every shard count cover each test once.
-func TestShare(t *testing.T) {
-	tests := []string{"TestA", "TestB", "TestC", "TestD", "TestE"}
-	for n := 1; n <= 6; n++ {
-		var all []string
-		for i := range n {
-			all = append(all, share(tests, i, n)...)
-		}
-		slices.Sort(all)
-		if !slices.Equal(all, tests) {
-			t.Errorf("%d shards hold %v, want each of %v once", n, all, tests)
-		}
-	}
-	if got := share(tests, 1, 2); !slices.Equal(got, []string{"TestB", "TestD"}) {
-		t.Errorf("share 1/2 = %v", got)
-	}
-}
