@@ -32,8 +32,9 @@ type Scenario struct {
 	// solution's results (a total, what is left): each says how, and the
 	// grounding gate does the sum.
 	Computed []Computed `json:"computed,omitempty"`
-	// Misremembered are facts the caller gets wrong on purpose and the
-	// agent must correct from the world.
+	// Misremembered are facts the caller gets wrong on purpose: the agent
+	// corrects them from the world, or, for a detail that proves who the
+	// caller is, does not go on.
 	Misremembered []Misremembered `json:"misremembered,omitempty"`
 	SubGoals      []SubGoalRef    `json:"sub_goals"`
 	// Rules are the contract rules the scenario tests, by id.
@@ -167,7 +168,8 @@ type Computed struct {
 var ComputedOps = []string{"sum", "difference", "product", "ratio", "count", "min", "max"}
 
 // Misremembered is a fact the caller says wrong: Said need not exist in the
-// world; Actual must, and is what the agent should tell them.
+// world; Actual must, and is what the agent should tell them, unless it is a
+// secret the caller must prove they know.
 type Misremembered struct {
 	Said   string `json:"said"`
 	Actual string `json:"actual"`
