@@ -251,27 +251,43 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 // holds the value of argument name: keeping what the record has is no
 // choice, changing it would be one.
 func (pr *proof) heldByNamed(call world.CallResult, name string) bool {
-	v := ground.Text(call.Args[name])
-	added := insertedRows(pr.sc.Setup)
-	for _, n := range sortedArgs(call.Args) {
-		key, ok := scalarArg(call.Args[n])
-		table, col, ref := pr.p.c.RefOf(call.Tool, n)
-		if n == name || !ok || !ref {
-			continue
-		}
-		rows := pr.p.g.Rows(table)
-		for _, r := range added {
-			if r.table == table {
-				rows = append(rows, r.row)
+	return pr.p.heldByNamed(pr.sc, call.Tool, call.Args, name)
+}
+
+// heldByNamed is proof.heldByNamed for a call of tool with args.
+func (p *Prover) heldByNamed(sc *scenario.Scenario, tool string, args map[string]any, name string) bool {
+	v := ground.Text(args[name])
+	return p.heldWhere(sc, v, func(table string, row map[string]any) bool {
+		for _, n := range sortedArgs(args) {
+			key, ok := scalarArg(args[n])
+			t, col, ref := p.c.RefOf(tool, n)
+			if n != name && ok && ref && t == table && ground.Text(row[col]) == key {
+				return true
 			}
 		}
-		for _, row := range rows {
-			if ground.Text(row[col]) != key {
-				continue
-			}
-			vals := map[string]bool{}
-			addValues(vals, map[string]any(row))
-			if vals[v] {
+		return false
+	})
+}
+
+// heldWhere reports whether a row of the seed or of the setup's inserts
+// that pick accepts holds v in one of its columns.
+func (p *Prover) heldWhere(sc *scenario.Scenario, v string, pick func(table string, row map[string]any) bool) bool {
+	holds := func(table string, row map[string]any) bool {
+		if !pick(table, row) {
+			return false
+		}
+		vals := map[string]bool{}
+		addValues(vals, row)
+		return vals[v]
+	}
+	for _, r := range insertedRows(sc.Setup) {
+		if holds(r.table, r.row) {
+			return true
+		}
+	}
+	for _, t := range p.c.Tables {
+		for _, row := range p.g.Rows(t.Name) {
+			if holds(t.Name, row) {
 				return true
 			}
 		}

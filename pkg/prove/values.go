@@ -92,7 +92,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 				// Only a solution's state-changing call (its answer wrote rows,
 				// or the contract says its tool changes state) is judged.
 				changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
-				if msg := p.unknowable(c, changes, name, table, col, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
+				if msg := p.unknowable(sc, c, changes, name, table, col, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
 				}
@@ -200,20 +200,31 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 // names no record and has no enum: a new e-mail address, a description), or
 // a record of reference data no caller owns (a promo code, a voucher), that
 // the caller never says, no earlier answer shows and the contract's own
-// text never mentions. Only the caller can hand such a value, so a
-// reference that sends another reads it from the setup it was written
-// from, and its checks fail every right agent. The keys of a caller's own
+// text never mentions. Free text an answer shows counts as shown only when
+// no record holds it or the record the call names does: a look-up reading
+// out another visit's reason does not make it this booking's. Only the
+// caller can hand such a value, so a reference that sends another reads it
+// from the setup it was written from, and its checks fail every right agent. The keys of a caller's own
 // records are record-named's to judge (ownedKey). changes says c is a
 // solution's state-changing call; no other is judged.
-func (p *Prover) unknowable(c scenario.Call, changes bool, name, table, col string, bound bool, said, shown string) string {
+func (p *Prover) unknowable(sc *scenario.Scenario, c scenario.Call, changes bool, name, table, col string, bound bool, said, shown string) string {
 	v, ok := c.Args[name].(string)
 	t := p.c.Tool(c.Tool)
 	if !ok || !changes || v == "" || refPattern.MatchString(v) || bound && p.ownedKey(table, col) || t == nil ||
 		t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 		return ""
 	}
-	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(shown, v) || strings.Contains(p.told, v) {
+	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(p.told, v) {
 		return ""
+	}
+	if strings.Contains(shown, v) {
+		// Text an answer shows as a value of some other record (another
+		// visit's reason, read out by a look-up) is not the caller's to
+		// give by saying nothing; the record the call names keeps its own.
+		if bound || !p.heldWhere(sc, v, func(string, map[string]any) bool { return true }) || p.heldByNamed(sc, c.Tool, c.Args, name) {
+			return ""
+		}
+		return fmt.Sprintf("%s %q names no record and is text only the caller can give; an earlier answer shows it, but as a value of another record, which the caller never points at: hand it to the caller in the instruction", name, v)
 	}
 	if bound && !p.g.OwnedTable(table) {
 		return fmt.Sprintf("%s %q is a %s record only the caller could name, yet the caller never says it, no earlier answer shows it and the contract never mentions it: hand it to the caller in the instruction", name, v, table)
