@@ -163,6 +163,10 @@ func (g *Graph) Declared() Bindings {
 				if x, isStr := refSchema(ps)["x-ref"].(string); isStr && x != "" {
 					b.How = ByXRef
 				}
+			} else if x, has := refSchema(ps)["x-ref"]; has && x == false && len(t.Enum(p)) == 0 {
+				// The author's word that it names no record: no column is
+				// tried, however alike its name.
+				b = g.loose(t, p)
 			} else if items, ok := ps["items"].(map[string]any); ok && ps["type"] == "array" && items["type"] == "object" {
 				b.How = FromRows
 			} else if len(t.Enum(p)) > 0 {

@@ -134,7 +134,7 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 		switch d.How {
 		case ByXRef, ByName:
 			cands = append(cands, d)
-		case ByEnum, FreeText, FromRows:
+		case ByEnum, FreeText, FromRows, FromPattern:
 			alts[p] = []Binding{d}
 			continue
 		}
@@ -211,6 +211,48 @@ func (s *search) firstWin(ctx context.Context, params []string, req map[string]b
 			if a != nil {
 				return a, b, nil
 			}
+		}
+	}
+	return s.rarer(ctx, params, anchor, base)
+}
+
+// rarerRows is how many rows of its table a tool no case answered ok is
+// still rehearsed on, each once as it stands.
+const rarerRows = 160
+
+// rarer rehearses a tool no case of the sample answered ok on the other rows
+// of the cases' table, each once with the arguments as they stand: a tool
+// may take only rows in a state few hold (a trip completed in the last
+// week and not yet rated), which a sample spread over the table can miss.
+// Its budget is its own, so only a tool that never answers pays it.
+func (s *search) rarer(ctx context.Context, params []string, anchor string, base map[string]Binding) (map[string]Binding, Bound, error) {
+	cases := s.casesOf(base)
+	if len(cases) == 0 || cases[0].Target == nil {
+		return nil, Bound{}, nil
+	}
+	table := cases[0].Table
+	pk := s.g.PK(table)
+	if pk == "" {
+		return nil, Bound{}, nil
+	}
+	seen := map[string]bool{}
+	for _, b := range cases {
+		seen[Text(b.Target[pk])] = true
+	}
+	tries := s.tries
+	defer func() { s.tries = tries }()
+	for i, r := range s.g.Sample(table, rarerRows) {
+		if seen[Text(r[pk])] {
+			continue
+		}
+		b := s.g.Bind(table, r)
+		b.Ordinal, b.Person = i, probePerson()
+		ok, _, err := s.try(ctx, b, params, base)
+		if err != nil {
+			return nil, Bound{}, err
+		}
+		if ok {
+			return base, b, nil
 		}
 	}
 	return nil, Bound{}, nil
@@ -605,17 +647,22 @@ func contains(xs []string, x string) bool {
 
 // loose is the binding of an argument no column fits: words when it is
 // plain text, a value written from its pattern or format, else unbound.
-func (s *search) loose(p string) Binding {
-	ps := paramSchema(s.t, p)
+func (s *search) loose(p string) Binding { return s.g.loose(s.t, p) }
+
+// loose is the binding of an argument of t no column holds: free text, or
+// a value written from its schema's pattern or bounds (FromPattern), or
+// none.
+func (g *Graph) loose(t *contract.Tool, p string) Binding {
+	ps := paramSchema(t, p)
 	typ, _ := ps["type"].(string)
-	b := Binding{Tool: s.t.Name, Param: p}
+	b := Binding{Tool: t.Name, Param: p}
 	_, pat := ps["pattern"]
 	_, f := ps["format"]
 	switch {
 	case (typ == "string" || typ == "") && !pat && !f:
 		b.How = FreeText
 	default:
-		if _, ok := s.g.guess(p, typ, ps, Bound{Rows: map[string][]Row{}}); ok {
+		if _, ok := g.guess(p, typ, ps, Bound{Rows: map[string][]Row{}}); ok {
 			b.How = FromPattern
 		} else {
 			b.How = Unbound

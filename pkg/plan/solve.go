@@ -194,6 +194,22 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 	if err != nil {
 		return sol, err
 	}
+	if !sol.answered {
+		// The act may answer ok only on rows in a state few hold (a trip
+		// completed in the last week and not yet rated), which the sample
+		// missed: those it finds are played with the sample.
+		more, err := sv.answeringRows(ctx, tool, sol.chain, sc)
+		if err != nil {
+			return sol, err
+		}
+		if len(more) > 0 {
+			sol = solution{table: sol.table, chain: sol.chain, choices: map[string]Choice{}}
+			sc.rows = append(slices.Clip(sc.rows), more...)
+			if played, err = sv.playRows(ctx, tool, &sol, sc, lastErr); err != nil {
+				return sol, err
+			}
+		}
+	}
 	if len(played.keys) == 0 {
 		sol.why = fmt.Sprintf("no row of %s made %s answer (ok or refused) after %s: %s", sol.table, tool.Name, chainText(sol.chain), clip(played.lastErr))
 		if played.lastErr == "" {
@@ -247,6 +263,43 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 		}
 	}
 	return sol, nil
+}
+
+// Bounds of answeringRows: the rows it plays, and the rows it adds.
+const (
+	rarerRows    = 160
+	rarerAnswers = 3
+)
+
+// answeringRows plays the act after chain on rows of the table the sample
+// left out, spread over it, and returns the first few it answers ok on.
+func (sv *solver) answeringRows(ctx context.Context, tool *contract.Tool, chain []string, sc sampledCases) ([]ground.Row, error) {
+	pk := sv.g.PK(sc.table)
+	sampled := map[string]bool{}
+	for _, r := range sc.rows {
+		sampled[ground.Text(r[pk])] = true
+	}
+	rest := sc
+	rest.rows = nil
+	for _, r := range sv.g.Sample(sc.table, rarerRows) {
+		if !sampled[ground.Text(r[pk])] {
+			rest.rows = append(rest.rows, r)
+		}
+	}
+	if len(rest.rows) == 0 {
+		return nil, nil
+	}
+	steps, err := sv.runRows(ctx, tool, chain, rest, len(rest.rows), false)
+	if err != nil {
+		return nil, err
+	}
+	var out []ground.Row
+	for i, st := range steps {
+		if st.prereqOK && st.act.OK && len(out) < rarerAnswers {
+			out = append(out, rest.rows[i])
+		}
+	}
+	return out, nil
 }
 
 // sampledCases are the rows of a tool's table a solution is probed on, and
