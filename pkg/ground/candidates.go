@@ -302,6 +302,55 @@ func (g *Graph) sampleText(table, col string, max int) []string {
 	return out
 }
 
+// exampleToken is a value a description gives as an example ("such as
+// PL-1318", "e.g. AB12"): letters and digits together, maybe joined by a
+// dash.
+var exampleToken = regexp.MustCompile(`(?i)(?:such as|e\.g\.|for example|like)\s+([A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)`)
+
+// example is the value a description gives as an example, or "" when it
+// gives none that mixes letters and digits: a bare number or word says
+// little about which column holds it.
+func example(desc string) string {
+	m := exampleToken.FindStringSubmatch(desc)
+	if m == nil || !strings.ContainsAny(m[1], "0123456789") || strings.Trim(m[1], "0123456789-") == "" {
+		return ""
+	}
+	return m[1]
+}
+
+// alike reports whether v looks like the example ex: the same outline (each
+// character's class, classOf, the rest kept) and the same text before its
+// first digit (PL-1001 is like PL-1318; AP-1327 is not).
+func alike(v, ex string) bool {
+	if len(v) != len(ex) {
+		return false
+	}
+	lead := true
+	for i := 0; i < len(v); i++ {
+		if v[i] >= '0' && v[i] <= '9' {
+			lead = false
+		}
+		cv, ce := classOf(v[i]), classOf(ex[i])
+		if cv != ce || (cv == 0 || lead) && v[i] != ex[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// exemplified reports whether most of a column's sampled values look like
+// the example ex.
+func (g *Graph) exemplified(table, col, ex string) bool {
+	vals := g.sampleText(table, col, 20)
+	n := 0
+	for _, v := range vals {
+		if alike(v, ex) {
+			n++
+		}
+	}
+	return len(vals) > 0 && 2*n > len(vals)
+}
+
 var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // touched is the words of a tool's handler and the lib files it loads: the
@@ -322,6 +371,8 @@ func (g *Graph) touched(t *contract.Tool) map[string]bool {
 // candidates ranks the columns an argument's values may come from.
 func (g *Graph) candidates(t *contract.Tool, param string, touched map[string]bool) []candidate {
 	ps := paramSchema(t, param)
+	desc, _ := ps["description"].(string)
+	ex := example(desc)
 	var out []candidate
 	for _, tb := range g.C.Tables {
 		if len(g.Rows(tb.Name)) == 0 {
@@ -347,6 +398,11 @@ func (g *Graph) candidates(t *contract.Tool, param string, touched map[string]bo
 				// Few columns hold days: the type itself is most of the
 				// likeness (date_from is a slot's start).
 				s += 0.2
+			}
+			if ex != "" && g.exemplified(tb.Name, col.Name, ex) {
+				// The description's example looks like the column's
+				// values ("The policy id, such as PL-1318", PL-1001…).
+				s += 0.3
 			}
 			if s < 0.45 {
 				continue

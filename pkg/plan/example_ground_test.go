@@ -1,0 +1,34 @@
+package plan
+
+import (
+	"context"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contractgen"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/probe"
+)
+
+// TestDescriptionExampleGrounds: the generated contract of seed 6 names a
+// policy by an argument called reference, which shares no word with
+// policies.policy_id; its description ("The policy id, such as PL-1318")
+// gives an example that only that column's values look like. Grounding
+// binds it there and the tool answers ok; before, the search spent its
+// budget on appointments, plans and invoices and never did.
+func TestDescriptionExampleGrounds(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := contractgen.Generate(6, contractgen.Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	c, e := openContract(t, dir)
+	gr, err := ground.New(c).Discover(context.Background(), probe.Rehearser(e.World))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why, never := gr.Unanswered["add_policy_item"]; never {
+		t.Fatalf("add_policy_item never answered ok: %s", why)
+	}
+	if b, _ := gr.Bindings.Of("add_policy_item", "reference"); b.Ref() != "policies.policy_id" || !b.Confirmed {
+		t.Errorf("add_policy_item.reference bound %+v, want policies.policy_id confirmed", b)
+	}
+}
