@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -318,13 +319,13 @@ func wrongDetail(missing []scenario.Call, keyed func(tool, arg string) (bound, k
 			case len(v) > 0 && strings.Trim(v, "0123456789") == "" && (len(v) <= 4 || bound):
 				w = v[:len(v)-1] + string('0'+(v[len(v)-1]-'0'+1)%10)
 			case dateLike.MatchString(v):
-				day := v[8:10]
-				if day < "28" {
-					day = fmt.Sprintf("%02d", int(day[0]-'0')*10+int(day[1]-'0')+1)
+				day, _ := strconv.Atoi(v[8:10])
+				if day < 28 {
+					day++
 				} else {
-					day = "27"
+					day = 27
 				}
-				w = v[:8] + day
+				w = fmt.Sprintf("%s%02d", v[:8], day)
 			default:
 				continue
 			}
@@ -340,17 +341,28 @@ func wrongDetail(missing []scenario.Call, keyed func(tool, arg string) (bound, k
 // caller says, and the one the world holds. Short digits are declared too,
 // though no gate would miss them, so the scenario says what it plays.
 func misremembered(tried scenario.Call, missing []scenario.Call) []scenario.Misremembered {
+	n, right := wrongArg(tried, missing)
+	if n == "" {
+		return nil
+	}
+	return []scenario.Misremembered{{Said: ground.Text(tried.Args[n]), Actual: ground.Text(right)}}
+}
+
+// wrongArg is the argument tried gives otherwise than the call of missing
+// to its tool, and the value that call gives ("" when none differs).
+func wrongArg(tried scenario.Call, missing []scenario.Call) (string, any) {
 	for _, c := range missing {
 		if c.Tool != tried.Tool {
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(tried.Args)) {
 			if !reflect.DeepEqual(c.Args[n], tried.Args[n]) {
-				return []scenario.Misremembered{{Said: ground.Text(tried.Args[n]), Actual: ground.Text(c.Args[n])}}
+				return n, c.Args[n]
 			}
 		}
+		break
 	}
-	return nil
+	return "", nil
 }
 
 // dateLike is a calendar date as the world writes it.
@@ -378,21 +390,11 @@ func (p *policy) keyed(binds ground.Bindings) func(tool, arg string) (bool, bool
 // the identification they try, the wrong one among them.
 func givesWrong(tried scenario.Call, missing []scenario.Call) string {
 	var parts []string
-	bad := ""
-	for _, c := range missing {
-		if c.Tool != tried.Tool {
-			continue
-		}
-		for _, n := range slices.Sorted(maps.Keys(tried.Args)) {
-			name := strings.ReplaceAll(n, "_", " ")
-			parts = append(parts, fmt.Sprintf("%s %q", name, ground.Text(tried.Args[n])))
-			if !reflect.DeepEqual(c.Args[n], tried.Args[n]) {
-				bad = name
-			}
-		}
-		break
+	for _, n := range slices.Sorted(maps.Keys(tried.Args)) {
+		parts = append(parts, fmt.Sprintf("%s %q", strings.ReplaceAll(n, "_", " "), ground.Text(tried.Args[n])))
 	}
-	return fmt.Sprintf(" They give %s to verify who they are; the %s is not the one on file, and they know no other.", strings.Join(parts, " and "), bad)
+	bad, _ := wrongArg(tried, missing)
+	return fmt.Sprintf(" They give %s to verify who they are; the %s is not the one on file, and they know no other.", strings.Join(parts, " and "), strings.ReplaceAll(bad, "_", " "))
 }
 
 // identification splits preconditions into the calls that identify the

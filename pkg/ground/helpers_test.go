@@ -1,5 +1,21 @@
 package ground
 
-import "regexp"
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
+)
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// exampleContract loads examples/NAME, which must have no problem.
+func exampleContract(t *testing.T, name string) *contract.Contract {
+	t.Helper()
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", name))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	return c
+}

@@ -1,21 +1,15 @@
 package ground
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/suitegen/suitegen/pkg/contract"
 )
 
 // TestFillArraysOfObjects: an argument that is a list of objects is filled
 // with the case's rows of a table holding the objects' fields: the flights
 // and passengers of the reservation the case is about, in order.
 func TestFillArraysOfObjects(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "airline"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
+	c := exampleContract(t, "airline")
 	g := New(c)
 	target := g.Find("reservations", "reservation_id", "4WQ150")
 	if target == nil {

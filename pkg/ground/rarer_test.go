@@ -2,10 +2,8 @@ package ground
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -38,10 +36,7 @@ func (f *rareRatings) Rehearse(_ context.Context, _ []scenario.Statement, calls 
 // table hold (9 of rides' 187 trips) is grounded all the same: no case of
 // the sample answers, so the table's other rows are tried as they stand.
 func TestDiscoverFindsRareRows(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "rides"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
+	c := exampleContract(t, "rides")
 	g := New(c)
 	rare := 0
 	for _, r := range g.Rows("trips") {

@@ -1,10 +1,7 @@
 package ground
 
 import (
-	"path/filepath"
 	"testing"
-
-	"github.com/suitegen/suitegen/pkg/contract"
 )
 
 // TestXRefFalseBindsNoColumn: `x-ref: false` is the author's word that an
@@ -13,10 +10,7 @@ import (
 // from its bounds, text is free text. Without it, both are left for
 // Discover to try columns on.
 func TestXRefFalseBindsNoColumn(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "rides"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
+	c := exampleContract(t, "rides")
 	for _, p := range []string{"stars", "comment"} {
 		if b, _ := New(c).Declared().Of("rate_trip", p); b.How != Unbound {
 			t.Fatalf("rate_trip.%s without an x-ref is declared %s, want it left to Discover", p, b.How)
