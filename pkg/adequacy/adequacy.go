@@ -58,6 +58,10 @@ type Mutant struct {
 	Check string `json:"check,omitempty"` // a rule's check
 	// Message is what the branch says when it refuses (a literal), if known.
 	Message string `json:"message,omitempty"`
+	// Shadowed is a later branch (file:line) proved to refuse every call
+	// this one does (script.Branch.Shadowed): the mutant is equivalent to
+	// the contract, and no suite can catch it.
+	Shadowed string `json:"shadowed,omitempty"`
 	// Reached counts the kept scenarios whose proof refused at the branch,
 	// or that name the rule and list its check (what report.json's
 	// rules_tested counts: a rule caught is always tested there; a rule
@@ -92,8 +96,12 @@ type Report struct {
 	ExistenceGuardsCaught int `json:"existence_guards_caught"`
 	ArgumentChecks        int `json:"argument_checks"`
 	ArgumentChecksCaught  int `json:"argument_checks_caught"`
-	Rules                 int `json:"rules"` // rules with a check
-	RulesCaught           int `json:"rules_caught"`
+	// RuleBranchesShadowed are the rule branches a later branch shadows
+	// (Mutant.Shadowed): equivalent mutants, which the suite is not
+	// asked to catch. They are counted in RuleBranches too.
+	RuleBranchesShadowed int `json:"rule_branches_shadowed"`
+	Rules                int `json:"rules"` // rules with a check
+	RulesCaught          int `json:"rules_caught"`
 	// RulesJudged are rules without a check: no mutant can neuter them.
 	RulesJudged []string `json:"rules_judged,omitempty"`
 	Mutants     []Mutant `json:"mutants"`
@@ -251,6 +259,7 @@ func Measure(ctx context.Context, cfg Config) (Report, error) {
 		case m.Kind == KindBranch:
 			rep.RuleBranches++
 			rep.RuleBranchesCaught += b2i(m.Caught)
+			rep.RuleBranchesShadowed += b2i(m.Shadowed != "" && !m.Caught)
 		case m.Kind == KindRule && m.Caught:
 			rep.RulesCaught++
 		}
@@ -278,7 +287,7 @@ func (cfg Config) mutant(edit script.Edit) (*prove.Prover, error) {
 }
 
 func branchMutant(b script.Branch) *Mutant {
-	return &Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Class: b.Class, Message: b.Message}
+	return &Mutant{Kind: KindBranch, At: b.At(), Tools: b.Tools, Class: b.Class, Message: b.Message, Shadowed: b.Shadowed}
 }
 
 func b2i(b bool) int {
@@ -313,6 +322,8 @@ func names(sc *scenario.Scenario, rule, check string) bool {
 func why(m *Mutant) string {
 	tool := strings.Join(m.Tools, "/")
 	switch {
+	case m.Kind == KindBranch && m.Shadowed != "":
+		return fmt.Sprintf("shadowed: whenever its condition holds, %s refuses the same call (its condition follows from this one's, and nothing between them changes what they read or leaves the handler), so without this branch the world says no all the same and no case can tell it is gone; an equivalent mutant, not a gap of the suite", m.Shadowed)
 	case m.Kind == KindBranch && m.Reached == 0 && m.Class == script.ClassExistence:
 		return GuardWhy
 	case m.Kind == KindBranch && m.Reached == 0 && m.Class == script.ClassArgument:

@@ -43,7 +43,8 @@ func loadScenarios(t *testing.T, dir string) []*scenario.Scenario {
 // order that is no longer pending. The handler gets one more branch, a
 // guard that refuses exactly what the lib's status check refuses, before
 // it: the refusal reaches that guard, but removing it changes nothing (the
-// lib refuses the same act), so it is not caught; the branch no scenario
+// lib refuses the same act), so it is not caught; a guard before that one
+// which it shadows is counted apart; the branch no scenario
 // reaches (the reason check) is not caught; the identity rule the refused
 // scenario names is.
 func TestMeasureRetail(t *testing.T) {
@@ -58,9 +59,14 @@ func TestMeasureRetail(t *testing.T) {
 	if !strings.Contains(src, anchor) {
 		t.Fatalf("%s changed: no %q", file, anchor)
 	}
+	// And before that one, a guard it shadows: a lost order is not
+	// pending either, so without the first the second refuses the same (no
+	// order of the suite is lost: the guard is reached by none).
+	shadowed := "    if order[\"status\"] == \"lost\":\n        refuse(\"the order was lost in transit\")\n"
 	guard := "    if order[\"status\"] != \"pending\":\n        refuse(\"only pending orders can be cancelled\")\n"
-	c.Sources[file] = strings.Replace(src, anchor, guard+anchor, 1)
-	guardLine := strings.Count(src[:strings.Index(src, anchor)], "\n") + 1
+	c.Sources[file] = strings.Replace(src, anchor, shadowed+guard+anchor, 1)
+	shadowedLine := strings.Count(src[:strings.Index(src, anchor)], "\n") + 1
+	guardLine := shadowedLine + 2
 
 	e, err := engine.Open(ctx, testenv.Postgres(t), c)
 	if err != nil {
@@ -85,7 +91,10 @@ func TestMeasureRetail(t *testing.T) {
 	} else if want := "the handler refuses it at lib/orders.star:24"; m.Instead != want || !strings.Contains(m.Why, want) {
 		t.Errorf("the redundant guard: instead %q, why %q; want what refuses once it is gone: %q", m.Instead, m.Why, want)
 	}
-	reason := by[at(guardLine+3)] // "if reason not in REASONS", shifted by the guard
+	if m := by[at(shadowedLine)]; m.Shadowed != at(guardLine) || m.Caught || !strings.HasPrefix(m.Why, "shadowed: ") || rep.RuleBranchesShadowed != 1 {
+		t.Errorf("the shadowed guard: %+v (%d shadowed in all), want shadowed by %s, uncaught, and said so", m, rep.RuleBranchesShadowed, at(guardLine))
+	}
+	reason := by[at(guardLine+3)] // "if reason not in REASONS", shifted by the guards
 	if reason.Kind != KindBranch || reason.Reached != 0 || reason.Caught || reason.Why != ArgumentWhy {
 		t.Errorf("the reason branch: %+v, want unreached and uncaught", reason)
 	}

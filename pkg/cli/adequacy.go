@@ -94,8 +94,11 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 	fmt.Fprintln(tw, "KIND\tAT\tCAUGHT\tREACHED\tBY / WHY")
 	for _, m := range rep.Mutants {
 		caught, note := "no", m.Why
-		if m.Caught {
+		switch {
+		case m.Caught:
 			caught, note = "yes", m.By
+		case m.Shadowed != "":
+			caught = "shadowed"
 		}
 		kind := m.Kind
 		switch m.Class {
@@ -114,6 +117,6 @@ func printAdequacy(w io.Writer, out, dir string, rep adequacy.Report) {
 // record that does not exist; an argument check is decided by the request's
 // own values, whatever the world holds: both are counted apart.
 func branchesLine(rep adequacy.Report) string {
-	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught; %d existence guards: %d caught, no kept refusal may rest on a missing record; %d argument checks: %d caught, decided by the request's own values alone)",
-		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.ArgumentChecks, rep.ArgumentChecksCaught)
+	return fmt.Sprintf("branches caught %d/%d (%d rule branches: %d caught, %d shadowed by a later branch that refuses the same calls; %d existence guards: %d caught, no kept refusal may rest on a missing record; %d argument checks: %d caught, decided by the request's own values alone)",
+		rep.BranchesCaught, rep.Branches, rep.RuleBranches, rep.RuleBranchesCaught, rep.RuleBranchesShadowed, rep.ExistenceGuards, rep.ExistenceGuardsCaught, rep.ArgumentChecks, rep.ArgumentChecksCaught)
 }

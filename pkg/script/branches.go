@@ -40,6 +40,10 @@ type Branch struct {
 	// only when a database read finds nothing) or ClassArgument (reached
 	// only by a call whose arguments alone are wrong).
 	Class string `json:"class"`
+	// Shadowed is, when a later branch refuses every call this one does
+	// (shadow.go), that branch's file:line: without this one the handler
+	// refuses all the same, so no case can tell it is gone.
+	Shadowed string `json:"shadowed,omitempty"`
 }
 
 // Guard reports whether the branch is an existence guard.
@@ -106,10 +110,14 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 		reached := ix.reach(handle)
 		free[tool] = worldFree(handle, reached, files)
 		for _, fn := range reached {
+			shadows := ix.shadowsOf(fn)
 			for _, b := range ix.branchesOf(fn) {
 				at := b.At()
 				if byAt[at] == nil {
 					bb := b
+					if line := shadows[b.Line]; line > 0 && !b.Else {
+						bb.Shadowed = b.File + ":" + strconv.Itoa(line)
+					}
 					byAt[at] = &bb
 				}
 				if !containsStr(byAt[at].Tools, tool) {
