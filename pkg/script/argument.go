@@ -43,6 +43,13 @@ type argTaint struct {
 	ix    *funcIndex
 	names map[*fn]map[string]bool
 	pure  map[*fn]bool
+	// ofParams are the contract functions whose every return is built
+	// from their own parameters alone, whatever a call passes (a money
+	// rounding helper): such a call of argument-derived values is
+	// argument-derived at that call. byParams marks the taint that
+	// computes them, where every parameter starts derived.
+	ofParams map[*fn]bool
+	byParams bool
 }
 
 // callSite is one call of a contract function.
@@ -63,8 +70,15 @@ type taintFacts struct {
 
 // argumentTaint computes the argument-derived names of every function.
 func (ix *funcIndex) argumentTaint() *argTaint {
-	at := &argTaint{ix: ix, names: map[*fn]map[string]bool{}, pure: map[*fn]bool{}}
 	f := ix.taintFacts()
+	return ix.taintWith(f, false, ix.taintWith(f, true, nil).pure)
+}
+
+// taintWith is the fixpoint of argumentTaint; byParams starts every plain
+// parameter of every function derived and keeps it so, which leaves pure
+// the functions whose returns read their parameters alone.
+func (ix *funcIndex) taintWith(f taintFacts, byParams bool, ofParams map[*fn]bool) *argTaint {
+	at := &argTaint{ix: ix, names: map[*fn]map[string]bool{}, pure: map[*fn]bool{}, byParams: byParams, ofParams: ofParams}
 	asValue := ix.functionValues()
 	for _, d := range ix.order {
 		names := map[string]bool{}
@@ -76,7 +90,7 @@ func (ix *funcIndex) argumentTaint() *argTaint {
 			for _, n := range boundNames(p) {
 				delete(names, n) // a parameter is what its callers pass
 				_, plain := paramName(p)
-				if handler && i == 0 || !handler && plain && !asValue[d] && len(f.sites[d]) > 0 {
+				if handler && i == 0 || !handler && plain && !asValue[d] && len(f.sites[d]) > 0 || byParams && plain && !handler {
 					names[n] = true
 				}
 			}
@@ -231,7 +245,9 @@ func (at *argTaint) prune(f taintFacts) bool {
 		}
 		for name := range at.names[d] {
 			ok := true
-			if i, isParam := params[name]; isParam && len(f.sites[d]) > 0 {
+			if i, isParam := params[name]; isParam && at.byParams {
+				continue // what a call passes is the call's
+			} else if isParam && len(f.sites[d]) > 0 {
 				for _, s := range f.sites[d] {
 					ok = ok && at.passes(s, d, i, name)
 				}
@@ -376,16 +392,16 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 				// Every parameter a pure function's returns read is passed
 				// derived values at every call (prune sees to it); one they
 				// do not read (the db a date check asks) does not matter.
-				return at.pure[callee]
+				if at.pure[callee] && !at.byParams {
+					return true
+				}
+				// A function of its parameters alone, called on derived
+				// values: money(args["amount"]).
+				return (at.byParams && at.pure[callee] || at.ofParams[callee]) && allDerived(callArgs(x))
 			}
 		}
-		for _, a := range x.Args {
-			if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
-				a = kw.Y // key=value: the value counts
-			}
-			if !derived(a) {
-				return false
-			}
+		if !allDerived(callArgs(x)) {
+			return false
 		}
 		switch f := x.Fn.(type) {
 		case *syntax.Ident:
@@ -398,12 +414,27 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 					return true
 				}
 			}
+			if at.byParams && (f.Name.Name == "one" || f.Name.Name == "query" || f.Name.Name == "execute") {
+				return false // a parameter may be the database
+			}
 			// A method of an argument-derived value (a string's strip, a
 			// dict's get): its result is the value's own.
 			return derived(f.X)
 		}
 	}
 	return false
+}
+
+// callArgs are the values a call passes (of key=value, the value).
+func callArgs(x *syntax.CallExpr) []syntax.Expr {
+	out := make([]syntax.Expr, 0, len(x.Args))
+	for _, a := range x.Args {
+		if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
+			a = kw.Y // key=value: the value counts
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // argumentCheck reports whether the last condition on path (the branch's

@@ -434,9 +434,15 @@ def minor(db, patient, gid):
         return None
     if gid == None:
         refuse("R6")
+
+def cents(x):
+    return round(x * 100)
+
+def stored(db, x):
+    return db.one("SELECT $1::int + n AS v FROM things", x)["v"]
 `,
 		"handlers/h.star": `
-load("lib/check.star", "each_once", "against", "mixed", "digits", "number", "minor", "valid_date", kinds="KINDS")
+load("lib/check.star", "each_once", "against", "mixed", "digits", "number", "minor", "valid_date", "cents", "stored", kinds="KINDS")
 
 LIMIT = 5
 
@@ -485,6 +491,12 @@ def handle(args, db):
     seg["price"] = row["price"]
     if seg["price"] > args["n"]:
         refuse("R7")
+    if cents(args["amount"]) % 5 != 0:
+        refuse("A10")
+    if cents(row["price"]) > 100:
+        refuse("R11")
+    if stored(db, args["n"]) > 3:
+        refuse("R12")
     return row
 `,
 	}, Tools: []contract.Tool{{Name: "h"}}}
@@ -492,8 +504,8 @@ def handle(args, db):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 19 {
-		t.Fatalf("%d branches, want 19: %s", len(bs), branchLines(bs))
+	if len(bs) != 22 {
+		t.Fatalf("%d branches, want 22: %s", len(bs), branchLines(bs))
 	}
 	for _, b := range bs {
 		arg := strings.HasPrefix(b.Message, "A")
