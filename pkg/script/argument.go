@@ -1,6 +1,7 @@
 package script
 
 import (
+	"maps"
 	"strings"
 
 	"go.starlark.net/syntax"
@@ -123,7 +124,6 @@ func (ix *funcIndex) taintFacts() taintFacts {
 		returns: map[*fn][]syntax.Expr{}, sites: map[*fn][]callSite{}}
 	for _, d := range ix.order {
 		vals := map[string][]syntax.Expr{}
-		bad := map[string]bool{}
 		walkLocal(d.def.Body, func(n syntax.Node) {
 			switch n := n.(type) {
 			case *syntax.AssignStmt:
@@ -157,19 +157,8 @@ func (ix *funcIndex) taintFacts() taintFacts {
 						f.sites[callee] = append(f.sites[callee], callSite{d, n})
 					}
 				}
-			case *syntax.Comprehension:
-				for _, c := range n.Clauses {
-					if fc, ok := c.(*syntax.ForClause); ok {
-						for _, name := range boundNames(fc.Vars) {
-							bad[name] = true // bound where the walk above does not look
-						}
-					}
-				}
 			}
 		})
-		for name := range bad {
-			vals[name] = append(vals[name], nil) // a nil value is never derived
-		}
 		f.vals[d] = vals
 		f.params[d] = d.def.Params
 	}
@@ -351,8 +340,8 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 	case *syntax.Literal:
 		return true
 	case *syntax.Ident:
-		if names[x.Name] {
-			return true
+		if derived, local := names[x.Name]; local {
+			return derived // false: a comprehension's variable of the world
 		}
 		if at.ix.lookup(file, x.Name) != nil {
 			return false // a function, not a value of the call
@@ -379,6 +368,30 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 		return allDerived(x.List)
 	case *syntax.TupleExpr:
 		return allDerived(x.List)
+	case *syntax.Comprehension:
+		// Its variables are its own: each is derived when what its
+		// clause walks is, in the scope the clauses before it make.
+		inner := maps.Clone(names)
+		if inner == nil {
+			inner = map[string]bool{}
+		}
+		for _, c := range x.Clauses {
+			switch c := c.(type) {
+			case *syntax.ForClause:
+				ok := at.expr(file, inner, c.X, depth)
+				for _, n := range boundNames(c.Vars) {
+					inner[n] = ok
+				}
+			case *syntax.IfClause:
+				if !at.expr(file, inner, c.Cond, depth) {
+					return false
+				}
+			}
+		}
+		if kv, ok := x.Body.(*syntax.DictEntry); ok {
+			return at.expr(file, inner, kv.Key, depth) && at.expr(file, inner, kv.Value, depth)
+		}
+		return at.expr(file, inner, x.Body, depth)
 	case *syntax.DictExpr:
 		for _, e := range x.List {
 			if kv, ok := e.(*syntax.DictEntry); !ok || !derived(kv.Key) || !derived(kv.Value) {

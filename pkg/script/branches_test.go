@@ -497,6 +497,20 @@ def handle(args, db):
         refuse("R11")
     if stored(db, args["n"]) > 3:
         refuse("R12")
+    for f in args["forms"]:
+        if f not in kinds:
+            refuse("A11")
+    if len(args["forms"]) != len({f: True for f in args["forms"]}):
+        refuse("A12")
+    digits = "".join([ch for ch in str(args["phone"]).elems() if ch.isdigit()])
+    if len(digits) != 10:
+        refuse("A13")
+    k = args["k"]
+    took = [k for k in rows if k["id"] != None]
+    if k == "x":
+        refuse("A14")
+    if len(took) > 3:
+        refuse("R13")
     return row
 `,
 	}, Tools: []contract.Tool{{Name: "h"}}}
@@ -504,8 +518,8 @@ def handle(args, db):
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 22 {
-		t.Fatalf("%d branches, want 22: %s", len(bs), branchLines(bs))
+	if len(bs) != 27 {
+		t.Fatalf("%d branches, want 27: %s", len(bs), branchLines(bs))
 	}
 	for _, b := range bs {
 		arg := strings.HasPrefix(b.Message, "A")
