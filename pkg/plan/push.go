@@ -195,8 +195,31 @@ func (sv *solver) bounds(t *contract.Table, r reached) []push {
 				what: fmt.Sprintf("%s of %s %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), dir),
 			})
 		}
+		// A number at the least its CHECK allows (nothing left due, no
+		// seat left): a refusal of "none left" is met only there, and a
+		// hundredth of a balance is still some.
+		if lo, ok := leastValue(t, col); ok && !r.many {
+			out = append(out, push{
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s = $1", t.Name, col.Name, lo, r.column), Args: []any{r.value}},
+				what: fmt.Sprintf("%s of %s set to %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(t.Name, "_", " "), lo),
+			})
+		}
 	}
 	return out
+}
+
+// leastValue is the least value a CHECK of col allows (>= lo, BETWEEN lo
+// AND hi), when it states one.
+func leastValue(t *contract.Table, col contract.Column) (string, bool) {
+	for _, ck := range t.ChecksOn(col.Name) {
+		switch {
+		case ck.Op == ">=" && len(ck.Values) == 1:
+			return ck.Values[0], true
+		case ck.Op == "between" && len(ck.Values) == 2:
+			return ck.Values[0], true
+		}
+	}
+	return "", false
 }
 
 // repoints are the settings of a record the act's arguments name to refer

@@ -56,6 +56,9 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 		{"telecom", []string{
 			"handlers/send_payment_request.star:11", // again: a request already awaits payment
 		}, nil, nil},
+		{"clinic-reminders", []string{
+			"handlers/send_payment_link.star:11", // a balance at the least its CHECK allows: nothing left due
+		}, nil, nil},
 		{"../testdata/contracts/clinic-voice", []string{
 			"handlers/book_appointment.star:125", // a slot of a provider the patient is established with, for a new-patient visit
 			"handlers/book_appointment.star:127", // a slot of a provider not taking new patients
