@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -1406,14 +1407,18 @@ func TestMutation(t *testing.T) {
 		size int
 	}{{"retail", 40}, {"rides", 40}, {"airline", 40}, {"clinic-reminders", 40},
 		{"clinic-voice", 60}} // clinic-voice's first asks are dealt past 40
-	defer func() {
+	var mu sync.Mutex
+	// The examples run in parallel; the totals are checked once all have
+	// (a cleanup runs after the parallel subtests, a defer before them).
+	t.Cleanup(func() {
 		if run.examples > 0 {
 			run.check(t, run.examples == len(examples))
 		}
-	}()
+	})
 	for _, ex := range examples {
 		example := ex.name
 		t.Run(example, func(t *testing.T) {
+			t.Parallel()
 			url, scs := writeSuite(t, example, ex.size, 0)
 			ctx := context.Background()
 			c, err := contract.LoadValid(contractDir(example))
@@ -1431,7 +1436,9 @@ func TestMutation(t *testing.T) {
 			}
 			defer e.Close()
 			m := mutate(ctx, t, e, scs)
+			mu.Lock()
 			run.add(m)
+			mu.Unlock()
 			checkMutation(t, example, m)
 		})
 	}
