@@ -169,6 +169,7 @@ func tree(t *testing.T, root string) map[string][]byte {
 // criteria) at a size make test affords.
 func TestRidesSuiteShape(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
+	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
 	dir := examples(t, "rides")
 	out, _ := runSuite(t, dir, 120, 4)
 	scs := loadSuite(t, out)
