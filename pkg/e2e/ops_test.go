@@ -105,6 +105,14 @@ func TestDashboardLiveRun(t *testing.T) {
 		t.Fatalf("metrics endpoint: %v", err)
 	}
 
+	// The 429 panel is to be checked on a run that has met a 429 (4% of
+	// calls): wait for the simulator to serve one, however slowly the
+	// machine runs, rather than hope one falls in the scraping window.
+	for deadline := time.Now().Add(testenv.Patience); sim.Stats().RateLimited == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 429 served within %s (%d calls)", testenv.Patience, sim.Stats().Calls)
+		}
+	}
 	prom := grafanatest.ScrapeAndCheckWith(t, grafanatest.Check{Dashboard: "../../deploy/grafana/suitegen.json",
 		Vars: grafanatest.DefaultVars(runID), Rules: "../../deploy/grafana/alerts.yaml"}, metricsAddr)
 	// The run's figures come from the ledger, every refusal code at 0 or more from the start.
