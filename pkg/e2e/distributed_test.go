@@ -120,7 +120,7 @@ func (p *proc) wait(t *testing.T, within time.Duration) error {
 // suite.
 func TestSeparateProcesses(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "retail")
 	const n = 30
 	natsURL := testenv.NATS(t)
@@ -246,7 +246,7 @@ func precreateQueue(t *testing.T, cfg queue.Config) {
 // proved, and the next run on the same state directory works.
 func TestSigtermLeavesNothing(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	// A state dir the server's user may enter, so its cluster stays in it
 	// (and pgrep below finds what runs on it).
 	state, out := testenv.ServerDir(t), t.TempDir()

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // (testenv.OutsideRace): the race pass runs the in-process pipeline on
 // retail (TestRetailSuite, TestDeterministic, the budget tests) and a
 // portfolio (TestPortfolioFailureIsolation).
+// Each such test also calls t.Parallel, right after: they are this
+// package's long runs, and one after another they would be the whole
+// pass's end. (scripts/outsiderace finds them by that direct call.)
 const (
 	inBinaries  = "the roles run as binaries built without the race detector; an in-process reference run is what the race pass runs"
 	wholeSuites = "whole suites planned and proved, the pipeline the race pass runs on retail"
@@ -169,7 +172,7 @@ func tree(t *testing.T, root string) map[string][]byte {
 // criteria) at a size make test affords.
 func TestRidesSuiteShape(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "rides")
 	out, _ := runSuite(t, dir, 120, 4)
 	scs := loadSuite(t, out)

@@ -36,7 +36,7 @@ var knownGaps = map[string]map[string]string{}
 // again on what validate's plan learnt, in the same process.
 func TestEveryExample(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
 	if err != nil {
 		t.Fatal(err)

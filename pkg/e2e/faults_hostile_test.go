@@ -60,7 +60,7 @@ func stoppedBy(out, tool string, reasons ...string) bool {
 // out of reach.
 func TestFaultsHostileContract(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := "testdata/hostile"
 	binaries(t)
 	start := time.Now()

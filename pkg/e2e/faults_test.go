@@ -87,7 +87,7 @@ var simListening = regexp.MustCompile(`listening on (http://[0-9.:]+)/v1`)
 // byte for byte that of a fault-free run.
 func TestFaults(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	fp := faultPlanFromEnv()
 	dir := examples(t, "rides")
 	// The reference first: if the example cannot give this many scenarios

@@ -69,7 +69,7 @@ func exitCode(t *testing.T, err error) int {
 // or reviewer started again deals nothing more.
 func TestDistributedShortRun(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "retail")
 	const asked, runID = 400, "short-1"
 	natsURL := testenv.NATS(t)
@@ -150,7 +150,7 @@ func TestDistributedShortRun(t *testing.T) {
 // retried on either run (planner or reviewer started again) deals no slice.
 func TestLifecycleRehearsal(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "retail")
 	natsURL, dbURL := testenv.NATSCluster(t, 3), testenv.PostgresURL(t)
 	precreateQueue(t, queue.Config{URL: natsURL, Replicas: 3})

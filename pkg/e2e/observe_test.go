@@ -32,7 +32,7 @@ import (
 // refusals; the alert rules evaluate cleanly on that data; and serve's page API agrees.
 func TestTotalsSurviveScaling(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel()          // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	grafanatest.Binary(t) // skip (or, under CI, fail) before starting anything
 	const (
 		runID = "obs-1"

@@ -106,8 +106,9 @@ func TestDashboardLiveRun(t *testing.T) {
 	}
 
 	// The 429 panel is to be checked on a run that has met a 429 (4% of
-	// calls): wait for the simulator to serve one, however slowly the
-	// machine runs, rather than hope one falls in the scraping window.
+	// calls), not on a flat line: wait for the simulator to serve one,
+	// however slowly the machine runs, rather than hope one falls in the
+	// scraping window.
 	for deadline := time.Now().Add(testenv.Patience); sim.Stats().RateLimited == 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no 429 served within %s (%d calls)", testenv.Patience, sim.Stats().Calls)
@@ -163,9 +164,6 @@ func TestDashboardLiveRun(t *testing.T) {
 	}
 	st := sim.Stats()
 	t.Logf("provider-sim: %d calls, %d 429s, faults %v; progress: %d of %d proved", st.Calls, st.RateLimited, st.Faults, d.Proved, d.Asked)
-	if st.RateLimited == 0 {
-		t.Error("no 429 was served: the 429 panel was checked on a flat line only")
-	}
 	stop()
 }
 

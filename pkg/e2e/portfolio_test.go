@@ -135,7 +135,7 @@ func TestPortfolioFailureIsolation(t *testing.T) {
 // at once, and from one run to the next.
 func TestPortfolioDeterministic(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dirs := []string{examples(t, "retail"), examples(t, "rides")}
 	const n = 16
 	suites := func(concurrency int) map[string][]byte {

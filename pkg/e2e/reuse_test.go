@@ -21,7 +21,7 @@ import (
 // own and with no code shared.
 func TestTemplateReuse(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "telecom")
 	c, err := contract.LoadValid(dir)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // slices too (the revision's run id, which differs, aside).
 func TestReviseAcrossWriterProcesses(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "retail")
 	natsURL := testenv.NATS(t)
 	precreateQueue(t, queue.Config{URL: natsURL})

@@ -31,7 +31,7 @@ import (
 // progress API refuses every method that could change something.
 func TestSecretsNeverLeak(t *testing.T) {
 	testenv.OutsideRace(t, inBinaries)
-	t.Parallel() // the long runs overlap, so the pass does not end on one of them alone
+	t.Parallel()
 	dir := examples(t, "rides")
 	apiKey := "sk-test-SECRET-" + secRandomHex(t, 12)
 	// The application role's URL on the test server carries its password.

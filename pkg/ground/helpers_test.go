@@ -13,9 +13,9 @@ func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).Ma
 // exampleContract loads examples/NAME, which must have no problem.
 func exampleContract(t *testing.T, name string) *contract.Contract {
 	t.Helper()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", name))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
+	c, err := contract.LoadValid(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatalf("load: %v", err)
 	}
 	return c
 }

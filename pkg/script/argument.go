@@ -80,6 +80,9 @@ func (ix *funcIndex) argumentTaint() *argTaint {
 // the functions whose returns read their parameters alone.
 func (ix *funcIndex) taintWith(f taintFacts, byParams bool, ofParams map[*fn]bool) *argTaint {
 	at := &argTaint{ix: ix, names: map[*fn]map[string]bool{}, pure: map[*fn]bool{}, byParams: byParams, ofParams: ofParams}
+	if byParams {
+		at.ofParams = at.pure // the functions of their parameters are what this taint finds
+	}
 	asValue := ix.functionValues()
 	for _, d := range ix.order {
 		names := map[string]bool{}
@@ -303,19 +306,19 @@ func (at *argTaint) derived(d *fn, x syntax.Expr) bool {
 // once, at the top level of its file (or of the file it is loaded from), to
 // a value built from literals alone (REASONS = ["a", "b"]).
 func (at *argTaint) constant(file, name string, depth int) bool {
-	file, x := at.constExpr(file, name)
+	file, x := at.ix.constExpr(file, name)
 	return x != nil && depth < 8 && at.expr(file, nil, x, depth+1)
 }
 
 // constExpr is the value a top-level constant is bound to, and the file it
 // is bound in, following load aliases through lib files (bounded); nil when
 // name is no constant.
-func (at *argTaint) constExpr(file, name string) (string, syntax.Expr) {
+func (ix *funcIndex) constExpr(file, name string) (string, syntax.Expr) {
 	for range 8 {
-		if x, ok := at.ix.consts[file][name]; ok {
+		if x, ok := ix.consts[file][name]; ok {
 			return file, x
 		}
-		a, ok := at.ix.aliases[file][name]
+		a, ok := ix.aliases[file][name]
 		if !ok {
 			return "", nil
 		}
@@ -405,12 +408,12 @@ func (at *argTaint) expr(file string, names map[string]bool, x syntax.Expr, dept
 				// Every parameter a pure function's returns read is passed
 				// derived values at every call (prune sees to it); one they
 				// do not read (the db a date check asks) does not matter.
-				if at.pure[callee] && !at.byParams {
+				if !at.byParams && at.pure[callee] {
 					return true
 				}
 				// A function of its parameters alone, called on derived
 				// values: money(args["amount"]).
-				return (at.byParams && at.pure[callee] || at.ofParams[callee]) && allDerived(callArgs(x))
+				return at.ofParams[callee] && allDerived(callArgs(x))
 			}
 		}
 		if !allDerived(callArgs(x)) {

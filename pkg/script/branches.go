@@ -99,7 +99,8 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 	}
 	ix := newFuncIndex(files)
 	byAt := map[string]*Branch{}
-	free := map[string]bool{} // tools whose handlers cannot read the world
+	free := map[string]bool{}        // tools whose handlers cannot read the world
+	shadows := map[*fn]map[int]int{} // per function, once: lib functions are reached by many tools
 	for i := range c.Tools {
 		tool := c.Tools[i].Name
 		file := HandlerPath(&c.Tools[i])
@@ -110,12 +111,14 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 		reached := ix.reach(handle)
 		free[tool] = worldFree(handle, reached, files)
 		for _, fn := range reached {
-			shadows := ix.shadowsOf(fn)
 			for _, b := range ix.branchesOf(fn) {
 				at := b.At()
 				if byAt[at] == nil {
 					bb := b
-					if line := shadows[b.Line]; line > 0 && !b.Else {
+					if shadows[fn] == nil {
+						shadows[fn] = ix.shadowsOf(fn)
+					}
+					if line := shadows[fn][b.Line]; line > 0 && !b.Else {
 						bb.Shadowed = b.File + ":" + strconv.Itoa(line)
 					}
 					byAt[at] = &bb

@@ -107,7 +107,7 @@ func (at *argTaint) sqlText(file string, x syntax.Expr, depth int) (string, bool
 		b, ok2 := at.sqlText(file, x.Y, depth+1)
 		return a + b, ok1 && ok2
 	case *syntax.Ident:
-		if file, v := at.constExpr(file, x.Name); v != nil {
+		if file, v := at.ix.constExpr(file, x.Name); v != nil {
 			return at.sqlText(file, v, depth+1)
 		}
 	}

@@ -181,8 +181,7 @@ func (ix *funcIndex) comparison(file string, b *syntax.BinaryExpr) (syntax.Expr,
 // constant bound to one.
 func (ix *funcIndex) literalSet(file string, x syntax.Expr) (map[string]bool, bool) {
 	if id, ok := x.(*syntax.Ident); ok {
-		at := &argTaint{ix: ix}
-		if _, cx := at.constExpr(file, id.Name); cx != nil {
+		if _, cx := ix.constExpr(file, id.Name); cx != nil {
 			x = cx
 		}
 	}
