@@ -290,7 +290,10 @@ CREATE SCHEMA %[2]s AUTHORIZATION %[3]s;
 GRANT CONNECT ON DATABASE %[5]s TO %[3]s, %[4]s;
 GRANT USAGE ON SCHEMA suitegen_copy TO %[4]s;
 GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner, w.role, pgx.Identifier{db}.Sanitize(), grantLockKey)
-	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, prepare); return err }); err != nil {
+	if err := w.retry(ctx, func() (bool, error) {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, prepare); return err })
+		return retryable(err) || catalogRace(err), err
+	}); err != nil {
 		return "", fmt.Errorf("open world %s: schemas: %w", w.schema, err)
 	}
 	if err := w.buildAsOwner(ctx, ownerPw); err != nil {
@@ -307,6 +310,17 @@ GRANT INSERT ON suitegen_copy.uncommittable TO %[4]s`, w.schema, w.twin, w.owner
 	}
 	built = true
 	return copyPw, nil
+}
+
+// catalogRace reports a catalog row rewritten by another session while our
+// statement waited to rewrite it: GRANT ON DATABASE rewrites the database's
+// row, which sessions outside our lock (an administrator's GRANT, the
+// server's own upkeep) may rewrite too. The server raises it as an internal
+// error, so the routine that raised it is what tells it apart; the
+// transaction, run again, reads the new row.
+func catalogRace(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "XX000" && strings.HasPrefix(pe.Routine, "simple_heap_")
 }
 
 // grantLockKey is the advisory lock world creations take around their

@@ -256,6 +256,71 @@ func TestConcurrentOpenMakesOneWorld(t *testing.T) {
 	}
 }
 
+// A GRANT on the database by a session outside the world's lock, committed
+// while the world's own GRANT waits on it, fails that GRANT with "tuple
+// concurrently updated"; the world is made all the same.
+func TestOpenOutlivesAConcurrentGrant(t *testing.T) {
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	db := pool.Config().ConnConfig.Database
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, "GRANT CONNECT ON DATABASE "+pgx.Identifier{db}.Sanitize()+" TO "+pgx.Identifier{pool.Config().ConnConfig.User}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	c := newContract(t, seeds)
+	progs, err := script.Compile(c, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		w, err := Open(ctx, pool, c, progs, Options{})
+		if err == nil {
+			w.Close()
+		}
+		opened <- err
+	}()
+	// The world's GRANT waits for the admin's transaction; commit only then.
+	// Another session watches: one in a transaction sees a frozen activity view.
+	watch, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	for waiting := 0; waiting == 0; {
+		select {
+		case err := <-opened:
+			t.Fatalf("opened before the concurrent GRANT was committed: %v", err)
+		default:
+		}
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'transactionid' AND query LIKE '%GRANT CONNECT ON DATABASE%'`, db).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("open after a concurrent GRANT: %v", err)
+	}
+}
+
 func TestSeedValuesRoundTrip(t *testing.T) {
 	pool := testenv.Postgres(t)
 	w := open(t, pool, newContract(t, seeds), script.Options{})
