@@ -25,6 +25,7 @@ import (
 // crossed (one per writer, far inside one slice's reservation), and the
 // ledger's meter equals what the provider says it served, token for token.
 func TestBudgetCap(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	c, err := contract.LoadValid(dir)
 	if err != nil {
@@ -86,6 +87,7 @@ func TestBudgetCap(t *testing.T) {
 // when it was crossed, and the report's cost is the price of what the
 // provider served.
 func TestBudgetUSD(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	sim, proxy := simBehind(t, dir, providersim.Config{Latency: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -30,9 +30,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // (testenv.OutsideRace): the race pass runs the in-process pipeline on
 // retail (TestRetailSuite, TestDeterministic, the budget tests) and a
 // portfolio (TestPortfolioFailureIsolation).
-// Each such test also calls t.Parallel, right after: they are this
-// package's long runs, and one after another they would be the whole
-// pass's end. (scripts/outsiderace finds them by that direct call.)
+// Each such test also calls t.Parallel, right after (scripts/outsiderace
+// finds them by that direct call), and so does each test of the race pass
+// that runs a pipeline: every one has servers, databases and state dirs of
+// its own, and one after another they would be either pass's end.
 const (
 	inBinaries  = "the roles run as binaries built without the race detector; an in-process reference run is what the race pass runs"
 	wholeSuites = "whole suites planned and proved, the pipeline the race pass runs on retail"
@@ -82,6 +83,7 @@ func loadSuite(t *testing.T, out string) []*scenario.Scenario {
 
 // TestRetailSuite writes a suite and re-proves every scenario in it from disk.
 func TestRetailSuite(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	out, res := runSuite(t, dir, 40, 4)
 	scs := loadSuite(t, out)
@@ -133,6 +135,7 @@ func TestRetailSuite(t *testing.T) {
 // TestDeterministic: the saved scenarios are byte-identical whatever the
 // number of writers.
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	one, _ := runSuite(t, dir, 24, 1)
 	many, _ := runSuite(t, dir, 24, 6)
@@ -230,6 +233,7 @@ func TestRidesSuiteShape(t *testing.T) {
 // what it supports, the blocked buckets with their reasons in report.json,
 // and an error that says so (a non-zero exit from the CLI).
 func TestMoreThanSupported(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

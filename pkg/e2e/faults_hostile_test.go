@@ -132,6 +132,7 @@ func TestFaultsHostileContract(t *testing.T) {
 // whose every text field tells the prover to skip them, with a check that
 // holds whatever the agent does, is refused all the same.
 func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	out, _ := runSuite(t, dir, 4, 1)
 	scs := loadSuite(t, out)
@@ -174,6 +175,7 @@ func TestFaultsPromptInjectionChangesNothing(t *testing.T) {
 // that does not decode, with its reason logged, and rejects a slice of a run
 // the ledger does not know; neither is redelivered, and the writer goes on.
 func TestFaultsQueueBadMessages(t *testing.T) {
+	t.Parallel()
 	natsURL := testenv.NATS(t)
 	env := []string{"SUITEGEN_NATS_URL=" + natsURL, "SUITEGEN_DATABASE_URL=" + testenv.PostgresURL(t)}
 	q, err := jetstream.Connect(t.Context(), queue.Config{URL: natsURL})

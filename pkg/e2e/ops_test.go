@@ -44,6 +44,7 @@ func freeAddr(t *testing.T) string {
 // check runs and is stopped (drained) afterwards. It also reads the run
 // through the progress API the run serves.
 func TestDashboardLiveRun(t *testing.T) {
+	t.Parallel()
 	grafanatest.Binary(t) // skip (or, under CI, fail) before starting anything
 	// retail: its writers meet gate refusals early in a run (rides now
 	// rarely does), so the refusal panels have live data too.

@@ -68,6 +68,7 @@ def handle(args, db):
 // their solo runs' suites, the failure is in failures.json with its type and
 // reason, and whatever the failed contract spent is in the meter.
 func TestPortfolioFailureIsolation(t *testing.T) {
+	t.Parallel()
 	retail, rides, broken := examples(t, "retail"), examples(t, "rides"), crashingCopy(t)
 	const n = 12
 	out := t.TempDir()

@@ -67,6 +67,7 @@ type profileRun struct {
 // others as the provider does, and the proxy checks them independently); the
 // report's spend is the price of the tokens as the simulator counted them.
 func TestProfilesFullRun(t *testing.T) {
+	t.Parallel()
 	price := model.Price{Prompt: 1.10, CachedPrompt: 0.275, Completion: 4.40, Reasoning: 4.40}
 	cases := map[string]profileRun{
 		"openai-reasoning": {
@@ -188,6 +189,7 @@ func TestProfilesFullRun(t *testing.T) {
 // error naming the fix: nothing is retried per slice and no slice is
 // dead-lettered.
 func TestProviderRefusalsEndTheRun(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	t.Run("bad key", func(t *testing.T) {
 		sim, proxy := simBehind(t, dir, providersim.Config{APIKey: "sk-right"})
@@ -248,6 +250,7 @@ func TestProviderRefusalsEndTheRun(t *testing.T) {
 // model whose name does not say so refuses the first max_tokens; the client
 // switches to max_completion_tokens, asks again, and the run completes.
 func TestReasoningAutoAdaptsEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	sim, proxy := simBehind(t, dir, providersim.Config{ReasoningModels: []string{"team-bot"}})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -30,6 +30,7 @@ import (
 // replaced by one that passes every gate, and every other file stays
 // byte-identical.
 func TestReviseThroughAModel(t *testing.T) {
+	t.Parallel()
 	dir := examples(t, "retail")
 	base, _ := runSuite(t, dir, 8, 1)
 	w, err := suite.Read(base)
