@@ -226,6 +226,7 @@ func TestRoundTrip(t *testing.T) {
 		// rides plans its escalations after every use case's ordinary and
 		// refused cases: 64 is the smallest suite that holds some.
 		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel() // each writes its own suite on servers of its own
 			ctx := context.Background()
 			out, e := writeSuite(t, ex.name, ex.n)
 			sum, raw := export(t, out, e)
