@@ -64,6 +64,7 @@ func TestValidateNamesWhatItCannotGround(t *testing.T) {
 // plan that leaves use cases out, naming why; --allow-partial writes the
 // rest and the report names what was left out.
 func TestRunStopsOnUnplannedUseCases(t *testing.T) {
+	t.Parallel() // the package's long runs, each on servers of its own
 	dir := filepath.Join("..", "..", "testdata", "contracts", "unplannable")
 	out1 := t.TempDir()
 	code, out := dispatch(t, "run", dir, "--scenarios", "2", "--writers", "1", "--out", out1)

@@ -16,6 +16,7 @@ import (
 // several acts is a conversation of several requests, each proved (task 1's
 // second request skips the look-up its act requires).
 func TestImportTauBench(t *testing.T) {
+	t.Parallel() // the package's long runs, each on servers of its own
 	out := t.TempDir()
 	code, stdout := dispatch(t, "import", filepath.Join("testdata", "import", "airline", "tasks_test.py"),
 		"--format", "tau-bench", "--contract", filepath.Join("..", "..", "examples", "airline"), "--out", out, "--json")

@@ -576,6 +576,7 @@ func equalFiles(a, b map[string][]byte) bool {
 // with --ask harder writes the same bytes whether one writer or three
 // write the replacements (the run's id, which differs, aside).
 func TestReviseDeterministic(t *testing.T) {
+	t.Parallel() // the package's long runs, each on servers of its own
 	retail, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
 	if err != nil {
 		t.Fatal(err)

@@ -219,6 +219,7 @@ func readScenario(t *testing.T, out, name string) *scenario.Scenario {
 // nothing fails every task whose scenario expects the agent to act or hand
 // over. Every scenario is a task or a named refusal.
 func TestRoundTrip(t *testing.T) {
+	testenv.OutsideRace(t, "suites written by the pipeline the race pass runs in pkg/e2e, then exported by one goroutine")
 	for _, ex := range []struct {
 		name string
 		n    int
