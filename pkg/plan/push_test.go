@@ -153,19 +153,43 @@ func TestPlanAddsTheRowsARefusalCounts(t *testing.T) {
 // row that no seed slot open for booking holds and that a setup may not set
 // (providers are reference data, no case's to change). The level's cases
 // point the slot they name at a provider who has left instead: the setup
-// changes only the record the call names.
+// changes only the record the call names, and the case's own. Without its
+// branch such a booking is still refused, for a provider who takes no new
+// patients; so some case also makes that provider the patient's own, and
+// the branch is the booking's sole cause.
 func TestPlanPointsTheNamedRecordAtAnotherReferenceRow(t *testing.T) {
 	testenv.OutsideRace(t, wholePlans)
 	p, _ := deriveTestdata(t, "clinic-voice")
 	const at = "handlers/book_appointment.star:104" // "%s has left the practice"
-	set := priors(p, at)
-	for _, st := range set {
-		if !strings.HasPrefix(st.SQL, "UPDATE appointment_slots ") {
-			t.Errorf("a case of %s sets a row the call does not name: %s", at, st.SQL)
+	n, own := 0, 0
+	for _, b := range p.Buckets {
+		if b.Spec.Refusal != at {
+			continue
+		}
+		for k, prior := range b.Spec.Prior {
+			slotTo, patientTo := "", ""
+			for _, st := range prior {
+				n++
+				switch {
+				case strings.HasPrefix(st.SQL, "UPDATE appointment_slots SET provider_id = $2 "):
+					slotTo = fmt.Sprint(st.Args[1])
+				case strings.HasPrefix(st.SQL, "UPDATE patients SET primary_provider_id = $2 WHERE id = $1") && fmt.Sprint(st.Args[0]) == k:
+					patientTo = fmt.Sprint(st.Args[1])
+				case strings.HasPrefix(st.SQL, "UPDATE appointment_slots "):
+				default:
+					t.Errorf("case %s of %s sets a row that is neither the one the call names nor its own: %s %v", k, at, st.SQL, st.Args)
+				}
+			}
+			if slotTo != "" && slotTo == patientTo {
+				own++
+			}
 		}
 	}
-	if len(set) == 0 {
+	if n == 0 {
 		t.Fatalf("no level is dealt for %s with the named slot pointed at a provider who has left", at)
+	}
+	if own == 0 {
+		t.Errorf("no case of %s has the provider who has left as the patient's own", at)
 	}
 }
 

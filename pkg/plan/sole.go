@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -42,8 +43,9 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 		return false, err
 	}
 	row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
-	candidates := append(sv.pushes(tool.Name, sol.table, row, calls[len(calls)-1], true), sv.wholePushes(tool.Name, sol.table, row, calls[len(calls)-1])...)
 	setup := slices.Clone(lv.prior[k])
+	act := calls[len(calls)-1]
+	candidates := append(append(sv.aligns(tool.Name, sol.table, row, act, setup), sv.pushes(tool.Name, sol.table, row, act, true)...), sv.wholePushes(tool.Name, sol.table, row, act)...)
 	for range soleSteps {
 		// Each step has its own tries: a case is often refused by a chain
 		// of later branches (a slot in the past, then taken, then of
@@ -147,6 +149,59 @@ func later(b, a string) bool {
 	nb, errb := strconv.Atoi(lb)
 	na, erra := strconv.Atoi(la)
 	return errb == nil && erra == nil && nb > na
+}
+
+// aligns are the settings that point the case's own record at a reference
+// row the act's records name, or that a setting of the level points them at:
+// the patient's own provider made the one the slot is with, who has left. A
+// refusal about a reference row often gives way, its branch gone, to one
+// about the case's tie to that row (a provider not taking new patients),
+// which such a setting takes away.
+func (sv *solver) aligns(tool, table string, row ground.Row, act scenario.Call, setup []scenario.Statement) []push {
+	g := sv.g
+	pk := g.PK(table)
+	if row == nil || pk == "" {
+		return nil
+	}
+	var named []reached // the records the act's arguments name, bar the case's own
+	for _, r := range sv.reach(tool, table, row, act) {
+		if r.arg && !r.many && r.table != table {
+			named = append(named, r)
+		}
+	}
+	var out []push
+	for _, fk := range g.FKs(table) {
+		if g.OwnedTable(fk.RefTable) {
+			continue
+		}
+		var to []any
+		add := func(v any) {
+			if v != nil && ground.Text(v) != ground.Text(row[fk.Column]) && g.Find(fk.RefTable, fk.RefColumn, v) != nil &&
+				!slices.ContainsFunc(to, func(x any) bool { return ground.Text(x) == ground.Text(v) }) {
+				to = append(to, v)
+			}
+		}
+		for _, r := range named {
+			cur := g.Find(r.table, r.column, r.value)
+			for _, nfk := range g.FKs(r.table) {
+				if cur != nil && nfk.RefTable == fk.RefTable {
+					add(cur[nfk.Column])
+				}
+			}
+		}
+		for _, st := range setup {
+			for _, a := range st.Args {
+				add(a)
+			}
+		}
+		for _, v := range to {
+			out = append(out, push{
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $2 WHERE %s = $1", table, fk.Column, pk), Args: []any{row[pk], v}},
+				what: fmt.Sprintf("%s of %s set to the %s the act names", strings.ReplaceAll(fk.Column, "_", " "), strings.ReplaceAll(table, "_", " "), strings.ReplaceAll(fk.RefTable, "_", " ")),
+			})
+		}
+	}
+	return out
 }
 
 // wholePushes are the settings of each number of the rows that name the
