@@ -212,14 +212,25 @@ func (sv *solver) bounds(t *contract.Table, r reached) []push {
 // AND hi), when it states one.
 func leastValue(t *contract.Table, col contract.Column) (string, bool) {
 	for _, ck := range t.ChecksOn(col.Name) {
-		switch {
-		case ck.Op == ">=" && len(ck.Values) == 1:
-			return ck.Values[0], true
-		case ck.Op == "between" && len(ck.Values) == 2:
-			return ck.Values[0], true
+		if lo, _ := checkBounds(ck); lo != "" {
+			return lo, true
 		}
 	}
 	return "", false
+}
+
+// checkBounds are the least and greatest values a CHECK allows, where it
+// states them (>=, <=, BETWEEN); empty where it does not.
+func checkBounds(ck contract.Check) (lo, hi string) {
+	switch {
+	case ck.Op == "between" && len(ck.Values) == 2:
+		return ck.Values[0], ck.Values[1]
+	case ck.Op == ">=" && len(ck.Values) == 1:
+		return ck.Values[0], ""
+	case ck.Op == "<=" && len(ck.Values) == 1:
+		return "", ck.Values[0]
+	}
+	return "", ""
 }
 
 // repoints are the settings of a record the act's arguments name to refer
@@ -451,24 +462,12 @@ func pushedValue(t *contract.Table, col contract.Column, raise bool) string {
 		if len(ck.Values) == 0 {
 			continue
 		}
-		lo, hi := "", ""
-		switch ck.Op {
-		case "between":
-			if len(ck.Values) == 2 {
-				lo, hi = ck.Values[0], ck.Values[1]
-			}
-		case ">=":
-			lo = ck.Values[0]
-		case "<=":
-			hi = ck.Values[0]
-		case ">":
-			if !raise {
-				to = fmt.Sprintf("%s + (%s - %s) / 100.0", ck.Values[0], c, ck.Values[0])
-			}
-		case "<":
-			if raise {
-				to = fmt.Sprintf("%s - (%s - %s) / 100.0", ck.Values[0], ck.Values[0], c)
-			}
+		lo, hi := checkBounds(ck)
+		switch {
+		case ck.Op == ">" && !raise:
+			to = fmt.Sprintf("%s + (%s - %s) / 100.0", ck.Values[0], c, ck.Values[0])
+		case ck.Op == "<" && raise:
+			to = fmt.Sprintf("%s - (%s - %s) / 100.0", ck.Values[0], ck.Values[0], c)
 		}
 		if raise && hi != "" {
 			to = hi

@@ -69,11 +69,14 @@ func TestPlanPushesNumbersPastTheirBounds(t *testing.T) {
 }
 
 // TestPushedValueKeepsToChecks: a push goes far past what a column holds
-// but never past what its CHECKs allow, so the setup runs.
+// but never past what its CHECKs allow, so the setup runs; and a number set
+// to its least is set to what a CHECK states.
 func TestPushedValueKeepsToChecks(t *testing.T) {
 	tb := &contract.Table{Name: "lines", Checks: []contract.Check{
 		{Column: "line_no", Op: "between", Values: []string{"1", "99"}},
 		{Column: "cap", Op: ">", Values: []string{"0"}},
+		{Column: "due", Op: ">=", Values: []string{"0"}},
+		{Column: "seats", Op: "<=", Values: []string{"9"}},
 	}}
 	for _, tc := range []struct {
 		col   string
@@ -85,9 +88,18 @@ func TestPushedValueKeepsToChecks(t *testing.T) {
 		{"cap", true, "cap * 100 + 100"},
 		{"cap", false, "0 + (cap - 0) / 100.0"},
 		{"free", false, "free / 100.0"},
+		{"due", false, "greatest(due / 100.0, 0)"},
+		{"seats", true, "9"},
+		{"seats", false, "seats / 100.0"},
 	} {
 		if got := pushedValue(tb, contract.Column{Name: tc.col, Type: "integer"}, tc.raise); got != tc.want {
 			t.Errorf("%s raised %v: %q, want %q", tc.col, tc.raise, got, tc.want)
+		}
+	}
+	// The least a CHECK allows, where one states it.
+	for col, want := range map[string]string{"line_no": "1", "due": "0", "cap": "", "seats": "", "free": ""} {
+		if got, ok := leastValue(tb, contract.Column{Name: col, Type: "integer"}); got != want || ok != (want != "") {
+			t.Errorf("least %s: %q %v, want %q", col, got, ok, want)
 		}
 	}
 }
