@@ -22,7 +22,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // The hostile corpus: SQL a contract author or a model might send to read
@@ -227,17 +226,7 @@ var tools2 = append(append([]contract.Tool(nil), tools...), contract.Tool{Name: 
 func hostileStage(t *testing.T) (*pgxpool.Pool, *pgx.Conn, host) {
 	t.Helper()
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
+	pool, admin, _ := poolAndAdmin(t)
 	h := hostTargets(t, admin)
 	if _, err := pool.Exec(ctx, `INSERT INTO runs (id, agent, contract_sha256, world_sha256, asked, seed, model) VALUES ('other-run', 'x', 'c', 'w', 5, 1, 'builtin')`); err != nil {
 		t.Fatal(err)

@@ -191,6 +191,26 @@ func open(t testing.TB, pool *pgxpool.Pool, c *contract.Contract, sopts script.O
 	return w
 }
 
+// poolAndAdmin are a pool of the application role on a database of the
+// test's own, a superuser's connection to it, and its URL; both are closed
+// when the test ends.
+func poolAndAdmin(t *testing.T) (*pgxpool.Pool, *pgx.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	u := testenv.PostgresURL(t)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	return pool, admin, u
+}
+
 func countWorlds(t *testing.T, pool *pgxpool.Pool, schema string) (schemas, markers int) {
 	t.Helper()
 	ctx := context.Background()
@@ -261,17 +281,7 @@ func TestConcurrentOpenMakesOneWorld(t *testing.T) {
 // concurrently updated"; the world is made all the same.
 func TestOpenOutlivesAConcurrentGrant(t *testing.T) {
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	pool, admin, u := poolAndAdmin(t)
 	db := pool.Config().ConnConfig.Database
 	tx, err := admin.Begin(ctx)
 	if err != nil {
@@ -1011,17 +1021,7 @@ func TestPreparedStatementsOutliveTheCache(t *testing.T) {
 // in a superuser's session; a database without the setup gets no world.
 func TestWorldRefusesPrivilegedRoles(t *testing.T) {
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	pool, admin, _ := poolAndAdmin(t)
 	c := newContract(t, seeds)
 	w := open(t, pool, c, script.Options{})
 	progs := w.Programs()
@@ -1129,12 +1129,7 @@ func TestSessionsAreReusedUnlessChanged(t *testing.T) {
 // this process's request, and no backend goes on running it.
 func TestDeadlineCancelsOnTheServer(t *testing.T) {
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, admin, _ := poolAndAdmin(t)
 	c := newContract(t, seeds)
 	progs, err := script.Compile(c, script.Options{})
 	if err != nil {
@@ -1154,11 +1149,6 @@ func TestDeadlineCancelsOnTheServer(t *testing.T) {
 	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &pe) || pe.Code != "57014" || !strings.Contains(pe.Message, "user request") {
 		t.Fatalf("got %v, want statement 2 cancelled at this process's request (57014)", err)
 	}
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
 	var running int
 	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%pg_sleep(3600)%' AND state = 'active'`, w.Role()).Scan(&running); err != nil || running != 0 {
 		t.Fatalf("%d backends still sleeping (%v)", running, err)
@@ -1172,19 +1162,9 @@ func TestDeadlineCancelsOnTheServer(t *testing.T) {
 // process no longer works on holds none.
 func TestIdleSessionsAreClosed(t *testing.T) {
 	ctx := context.Background()
-	u := testenv.PostgresURL(t)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, admin, _ := poolAndAdmin(t)
 	w := open(t, pool, newContract(t, seeds), script.Options{})
 	w.conns.idleFor = 100 * time.Millisecond
-	admin, err := pgx.Connect(ctx, testenv.AdminURL(t, u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
 	sessions := func() int {
 		var n int
 		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, w.Role()).Scan(&n); err != nil {
