@@ -220,6 +220,12 @@ type outcome struct {
 var tools2 = append(append([]contract.Tool(nil), tools...), contract.Tool{Name: "run_sql",
 	Params: map[string]any{"type": "object", "properties": map[string]any{"sqls": map[string]any{"type": "array", "items": str()}}, "required": []any{"sqls"}}})
 
+// timedOut reports an error of a copy's time limits: its statement
+// timeout or its deadline.
+func timedOut(err error) bool {
+	return errors.Is(err, script.ErrLimit) || errors.Is(err, context.DeadlineExceeded) || isCode(err, "57014")
+}
+
 // hostileStage is what every hostile test stands on: the application pool,
 // a superuser connection to look with, the host files an attack would reach,
 // and another run's ledger row that must survive.
@@ -264,26 +270,37 @@ def handle(args, db):
 	record := func(where, sql string, said string, super ...bool) {
 		seen = append(seen, outcome{where: where, sql: sql, said: said, superuser: super})
 	}
-	// super reports whether the copy's session, or the role it acts as,
-	// is a superuser's: asked before the hostile statement (the copy must
+	// ask reports whether the copy's session, or the role it acts as, is a
+	// superuser's: asked before the hostile statement (the copy must
 	// answer), and after it (a copy the statement broke cannot answer, nor
-	// do anything else).
-	super := func(cp *Copy, mustAnswer bool) bool {
+	// do anything else); with the error when it did not answer.
+	ask := func(cp *Copy, mustAnswer bool) (bool, error) {
 		rows, err := cp.Query(ctx, `SELECT bool_or(rolsuper) FROM pg_roles WHERE rolname IN (session_user, current_user)`)
 		if err != nil || len(rows) != 1 {
-			return mustAnswer
+			return mustAnswer, err
 		}
-		return rows[0].Values[0] != false
+		return rows[0].Values[0] != false, nil
 	}
+	super := func(cp *Copy, mustAnswer bool) bool { s, _ := ask(cp, mustAnswer); return s }
 	said := func(v any, err error) string { return fmt.Sprintf("%v %v", v, err) }
 	copyOf := func(fn func(cp *Copy) (string, []bool)) func(where, label string) {
 		return func(where, label string) {
-			_ = w.Copy(ctx, func(cp *Copy) error {
-				pre := super(cp, true)
-				text, more := fn(cp)
-				record(where, label, text, append([]bool{pre, super(cp, false)}, more...)...)
-				return nil
-			})
+			// A copy that cannot ask before the hostile statement within
+			// its limits (a busy machine) has told nothing: it is tried
+			// again, and only a copy that answered is judged.
+			for tries, asked := 1, false; !asked; tries++ {
+				asked = true
+				_ = w.Copy(ctx, func(cp *Copy) error {
+					pre, err := ask(cp, true)
+					if timedOut(err) && tries < 10 {
+						asked = false
+						return nil
+					}
+					text, more := fn(cp)
+					record(where, label, text, append([]bool{pre, super(cp, false)}, more...)...)
+					return nil
+				})
+			}
 		}
 	}
 
@@ -298,17 +315,25 @@ def handle(args, db):
 		copyOf(func(cp *Copy) (string, []bool) {
 			return said(cp.Query(ctx, sql)), nil
 		})("ready", label)
-		_ = w.Pair(ctx, nil, func(cp *Copy, b *Before) error { // a check, on the copy and on world.before
-			bc, err := b.Copy()
-			if err != nil {
-				t.Fatal(err)
-			}
-			pre := []bool{super(cp, true), super(bc, true)}
-			rows, err := cp.View(nil, b.View).Query(ctx, sql)
-			brows, berr := b.View().Query(ctx, sql)
-			record("check", label, said(rows, err)+said(brows, berr), append(pre, super(cp, false), super(bc, false))...)
-			return nil
-		})
+		for tries, asked := 1, false; !asked; tries++ {
+			asked = true
+			_ = w.Pair(ctx, nil, func(cp *Copy, b *Before) error { // a check, on the copy and on world.before
+				bc, err := b.Copy()
+				if err != nil {
+					t.Fatal(err)
+				}
+				pre, err := ask(cp, true)
+				bpre, berr := ask(bc, true)
+				if (timedOut(err) || timedOut(berr)) && tries < 10 {
+					asked = false // as in copyOf
+					return nil
+				}
+				rows, err := cp.View(nil, b.View).Query(ctx, sql)
+				brows, berr := b.View().Query(ctx, sql)
+				record("check", label, said(rows, err)+said(brows, berr), pre, bpre, super(cp, false), super(bc, false))
+				return nil
+			})
+		}
 		copyOf(func(cp *Copy) (string, []bool) { // a sub-goal a model wrote
 			p, err := progs.WithSubGoals(c.Sources, []contract.SubGoal{{Name: "hostile",
 				Source: "def check(world, calls, params):\n    return str(world.query(" + strconv.Quote(sql) + "))\n"}})
