@@ -163,10 +163,17 @@ func (sv *solver) aligns(tool, table string, row ground.Row, act scenario.Call, 
 	if row == nil || pk == "" {
 		return nil
 	}
-	var named []reached // the records the act's arguments name, bar the case's own
+	// The keys, per reference table, that the records the act's arguments
+	// name (bar the case's own) point at.
+	refs := map[string][]any{}
 	for _, r := range sv.reach(tool, table, row, act) {
-		if r.arg && !r.many && r.table != table {
-			named = append(named, r)
+		if !r.arg || r.many || r.table == table {
+			continue
+		}
+		if cur := g.Find(r.table, r.column, r.value); cur != nil {
+			for _, fk := range g.FKs(r.table) {
+				refs[fk.RefTable] = append(refs[fk.RefTable], cur[fk.Column])
+			}
 		}
 	}
 	var out []push
@@ -181,13 +188,8 @@ func (sv *solver) aligns(tool, table string, row ground.Row, act scenario.Call, 
 				to = append(to, v)
 			}
 		}
-		for _, r := range named {
-			cur := g.Find(r.table, r.column, r.value)
-			for _, nfk := range g.FKs(r.table) {
-				if cur != nil && nfk.RefTable == fk.RefTable {
-					add(cur[nfk.Column])
-				}
-			}
+		for _, v := range refs[fk.RefTable] {
+			add(v)
 		}
 		for _, st := range setup {
 			for _, a := range st.Args {

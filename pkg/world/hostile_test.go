@@ -282,25 +282,33 @@ def handle(args, db):
 		return rows[0].Values[0] != false, nil
 	}
 	super := func(cp *Copy, mustAnswer bool) bool { s, _ := ask(cp, mustAnswer); return s }
+	// untilAsked runs attempt until it reports that its copies answered
+	// before the hostile statement: a copy that could not ask within its
+	// limits (a busy machine) has told nothing. The tenth attempt is judged
+	// whatever it says (last).
+	untilAsked := func(attempt func(last bool) (asked bool)) {
+		for tries := 1; ; tries++ {
+			if attempt(tries >= 10) {
+				return
+			}
+		}
+	}
 	said := func(v any, err error) string { return fmt.Sprintf("%v %v", v, err) }
 	copyOf := func(fn func(cp *Copy) (string, []bool)) func(where, label string) {
 		return func(where, label string) {
-			// A copy that cannot ask before the hostile statement within
-			// its limits (a busy machine) has told nothing: it is tried
-			// again, and only a copy that answered is judged.
-			for tries, asked := 1, false; !asked; tries++ {
-				asked = true
+			untilAsked(func(last bool) bool {
+				asked := true
 				_ = w.Copy(ctx, func(cp *Copy) error {
 					pre, err := ask(cp, true)
-					if timedOut(err) && tries < 10 {
-						asked = false
+					if asked = last || !timedOut(err); !asked {
 						return nil
 					}
 					text, more := fn(cp)
 					record(where, label, text, append([]bool{pre, super(cp, false)}, more...)...)
 					return nil
 				})
-			}
+				return asked
+			})
 		}
 	}
 
@@ -315,8 +323,8 @@ def handle(args, db):
 		copyOf(func(cp *Copy) (string, []bool) {
 			return said(cp.Query(ctx, sql)), nil
 		})("ready", label)
-		for tries, asked := 1, false; !asked; tries++ {
-			asked = true
+		untilAsked(func(last bool) bool {
+			asked := true
 			_ = w.Pair(ctx, nil, func(cp *Copy, b *Before) error { // a check, on the copy and on world.before
 				bc, err := b.Copy()
 				if err != nil {
@@ -324,8 +332,7 @@ def handle(args, db):
 				}
 				pre, err := ask(cp, true)
 				bpre, berr := ask(bc, true)
-				if (timedOut(err) || timedOut(berr)) && tries < 10 {
-					asked = false // as in copyOf
+				if asked = last || !timedOut(err) && !timedOut(berr); !asked {
 					return nil
 				}
 				rows, err := cp.View(nil, b.View).Query(ctx, sql)
@@ -333,7 +340,8 @@ def handle(args, db):
 				record("check", label, said(rows, err)+said(brows, berr), pre, bpre, super(cp, false), super(bc, false))
 				return nil
 			})
-		}
+			return asked
+		})
 		copyOf(func(cp *Copy) (string, []bool) { // a sub-goal a model wrote
 			p, err := progs.WithSubGoals(c.Sources, []contract.SubGoal{{Name: "hostile",
 				Source: "def check(world, calls, params):\n    return str(world.query(" + strconv.Quote(sql) + "))\n"}})
