@@ -550,9 +550,10 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 				sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": last.Tool, "args": keyArgs(p.g, p.binds(bk.Spec), last)}})
 				changed = true
 			}
-		case r.Code == prove.CodeEffectUnseen:
+		case r.Code == prove.CodeEffectUnseen || r.Code == prove.CodeMissedCallUnchecked:
 			// The contract's checks read only the call log (or rows the
-			// seed already holds): check the tables the act writes.
+			// seed already holds): check the tables the act (or the
+			// missed call's log) writes.
 			if p.effectChecks(sc) {
 				changed = true
 			}

@@ -1,10 +1,12 @@
 package builtin
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -12,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
 )
 
 // An outbound call (a bucket whose spec says who answers) is the agent
@@ -66,40 +69,68 @@ func (p *policy) callee(prereqs []scenario.Call) (ident, rest []scenario.Call) {
 var answerWords = map[scenario.Answer][]string{
 	scenario.Voicemail:   {"voicemail", "voice", "mail", "mailbox", "machine", "message", "answering", "recorded"},
 	scenario.WrongPerson: {"wrong", "other", "someone", "person", "third", "party", "household", "family", "relative"},
+	scenario.CallLater:   {"callback", "back", "later", "requested", "reschedule", "rescheduled"},
 }
 
-// answerArgs sets the enum arguments of the tool that handles an answer:
-// the value whose words say the answer (a missed call's outcome), and for a
-// call put off, the time the callee asks for, dealt by the scenario's index.
+// answerArgs sets the arguments of the tool that handles an answer: each
+// enum to the value whose words say the answer (a missed call's outcome, a
+// callback requested); for a call put off, an enum none of whose values
+// says so is the time the callee asks for, dealt by the scenario's index,
+// and a moment or a day the tool takes is one counted from the world's
+// clock (tomorrow or a day or two after, at ten).
 func (p *policy) answerArgs(t *contract.Tool, args map[string]any, answer scenario.Answer, i int) {
 	for _, name := range t.ParamNames() {
 		enum := t.Enum(name)
 		if len(enum) == 0 {
-			continue
-		}
-		if answer == scenario.CallLater {
-			args[name] = enum[i%len(enum)]
+			if v, ok := p.laterMoment(t, name, i); ok && answer == scenario.CallLater {
+				args[name] = v
+			}
 			continue
 		}
 		best, score := -1, 0
 		for j, v := range enum {
-			n := 0
-			for _, w := range plan.Words(ground.Text(v)) {
-				for _, a := range answerWords[answer] {
-					if akin(w, a) {
-						n++
-						break
-					}
-				}
-			}
-			if n > score {
+			if n := says(v, answer); n > score {
 				best, score = j, n
 			}
 		}
-		if best >= 0 {
+		switch {
+		case best >= 0:
 			args[name] = enum[best]
+		case answer == scenario.CallLater:
+			args[name] = enum[i%len(enum)]
 		}
 	}
+}
+
+// says is how many words of an enum value say the answer.
+func says(v any, answer scenario.Answer) int {
+	n := 0
+	for _, w := range plan.Words(ground.Text(v)) {
+		for _, a := range answerWords[answer] {
+			if akin(w, a) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// laterMoment is a time to call back for an argument of t that takes a
+// moment (format date-time) or a day (format date): 1 to 3 days after the
+// world's clock, at ten in its zone.
+func (p *policy) laterMoment(t *contract.Tool, name string, i int) (string, bool) {
+	f, _ := t.Param(name)["format"].(string)
+	now, err := time.Parse(time.RFC3339, cmp.Or(p.c.Now, script.DefaultNow))
+	if err != nil || f != "date-time" && f != "date" {
+		return "", false
+	}
+	d := now.AddDate(0, 0, 1+i%3)
+	at := time.Date(d.Year(), d.Month(), d.Day(), 10, 0, 0, 0, now.Location())
+	if f == "date" {
+		return at.Format("2006-01-02"), true
+	}
+	return at.Format(time.RFC3339), true
 }
 
 // purposeRecord is the key of the record the call is about: the case's
@@ -211,19 +242,35 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 		fmt.Fprintf(&s, "The call reaches %s's voicemail box: after the greeting and the tone it records whatever is said, and no one answers. The call is about %s's %s.", name, per.First, noun)
 		persona.Opening = fmt.Sprintf(greetings[i%len(greetings)], per.First, per.Last)
 	case scenario.CallLater:
-		when := ""
+		// When they ask to be called: a moment the call-later tool takes,
+		// else an enum value that is no outcome (a time of day).
+		// The outcome the tool logs is theirs to say too.
+		when, at, noted := "", "", ""
 		for _, c := range solution {
+			t := p.c.Tool(c.Tool)
+			if t == nil {
+				continue
+			}
 			for _, k := range sortedKeys(c.Args) {
-				if t := p.c.Tool(c.Tool); t != nil && len(t.Enum(k)) > 0 {
+				switch f, _ := t.Param(k)["format"].(string); {
+				case f == "date-time" || f == "date":
+					at = "at " + ground.Text(c.Args[k])
+				case len(t.Enum(k)) > 0 && says(c.Args[k], scenario.CallLater) == 0:
 					when = ground.Text(c.Args[k])
+				case len(t.Enum(k)) > 0:
+					noted = strings.ReplaceAll(ground.Text(c.Args[k]), "_", " ")
 				}
 			}
 		}
+		when = cmp.Or(at, when)
 		fmt.Fprintf(&s, "%s picks up %s. The call is about their %s, but they cannot talk now", name, busyWith[i%len(busyWith)], noun)
 		if when != "" {
 			fmt.Fprintf(&s, " and ask to be called back %s", when)
 		}
 		s.WriteString(".")
+		if noted != "" {
+			fmt.Fprintf(&s, " They want it noted as %s.", noted)
+		}
 		s.WriteString(identify)
 		persona.Opening = strings.ReplaceAll(pickUps[i%len(pickUps)], "{first}", per.First)
 	default:

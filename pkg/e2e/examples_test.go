@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,7 +21,9 @@ import (
 // knownShort names the examples the product cannot yet write a small suite
 // for, and why; their probes are still checked. Remove an entry once its
 // example delivers (a blocked run costs minutes, so they are not run here).
-var knownShort = map[string]string{}
+var knownShort = map[string]string{
+	"pharmacy-line": "the check of rule verify-caregiver fails on every conversation where no caregiver was verified, so the reference of a patient who calls for themselves breaks it (solvable/rule-broken)",
+}
 
 // knownGaps names the use cases of a test contract the plan cannot yet
 // serve, with why: that contract is run with --allow-partial and the rest
@@ -53,17 +56,16 @@ func TestEveryExample(t *testing.T) {
 	if len(names) < 4 {
 		t.Fatalf("examples: %v", names)
 	}
-	gl, err := filepath.Abs(filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
-	if err != nil {
-		t.Fatal(err)
+	// A contract in a style unlike the examples, and three written from the
+	// format's docs alone (clinic-voice outside the repository; the others
+	// by authors who read nothing else of it).
+	for _, name := range []string{"guardian-line", "clinic-voice", "utility-line", "pharmacy-line"} {
+		dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "contracts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, dirs[name] = append(names, name), dir
 	}
-	names, dirs["guardian-line"] = append(names, "guardian-line"), gl
-	// A contract written outside the repository, from the format's docs.
-	cv, err := filepath.Abs(filepath.Join("..", "..", "testdata", "contracts", "clinic-voice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, dirs["clinic-voice"] = append(names, "clinic-voice"), cv
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := dirs[name]
@@ -78,10 +80,13 @@ func TestEveryExample(t *testing.T) {
 			if why, short := knownShort[name]; short {
 				t.Skipf("probes hold; no small suite yet: %s", why)
 			}
-			n := 2 * len(c.UseCases)
-			if n < 20 {
-				n = 20
+			// Two per use case; four where a use case places calls, which
+			// are answered four ways (every use case gets as many).
+			per := 2
+			if slices.ContainsFunc(c.UseCases, func(u contract.UseCase) bool { return u.Outbound() }) {
+				per = 4
 			}
+			n := max(per*len(c.UseCases), 20)
 			out := t.TempDir()
 			res, err := run.Run(ctx, run.Config{Dirs: []string{dir}, Asked: n, Writers: 3, Out: out, Seed: 7,
 				NATSURL: testenv.NATS(t), DatabaseURL: testenv.PostgresURL(t), Rounds: 1, AllowPartial: len(knownGaps[name]) > 0})
@@ -121,6 +126,12 @@ var validated = map[string]validation{
 	"clinic-voice": {
 		print: []string{"caller: patients.id, read from verify_patient_identity, verify_patient_by_phone"},
 		never: []string{"unbound:", "planned with refusals only", "never answered ok"},
+	},
+	// A start date and a medical hold's certificate are found by what the
+	// refusals quote: a day counted from the clock, a new certificate.
+	"utility-line": {
+		print: []string{"start_service.start_date", "clock (2026-04-21), confirmed by rehearsal"},
+		never: []string{"use case start-service is planned with refusals only", "use case medical-hold is planned with refusals only"},
 	},
 }
 

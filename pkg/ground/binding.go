@@ -29,6 +29,10 @@ const (
 	// FromPattern: no column holds its values; one is written from its
 	// JSON Schema pattern or format (a card's last four digits, a date).
 	FromPattern How = "pattern"
+	// FromClock: a calendar day counted from the world's clock, held in
+	// Picks[0] (a start date a week ahead): a day the caller names that no
+	// record holds.
+	FromClock How = "clock"
 	// FromRows: a list of objects, one per row of a table that holds every
 	// field the objects need (a reservation's flights).
 	FromRows How = "rows"
@@ -62,8 +66,9 @@ type Binding struct {
 	Source Source `json:"source,omitempty"`
 	// Confirmed: a call filled this way was answered ok by the handler.
 	Confirmed bool `json:"confirmed,omitempty"`
-	// Picks are the shared rows' values a FromShared binding takes, or the
-	// enum values a ByEnum binding is settled to.
+	// Picks are the shared rows' values a FromShared binding takes, the
+	// enum values a ByEnum binding is settled to, or a FromClock binding's
+	// day.
 	Picks []any `json:"picks,omitempty"`
 	// Optional arguments are filled only when Fill says so.
 	Fill bool `json:"fill,omitempty"`
@@ -85,6 +90,9 @@ func (b Binding) Found() string {
 		s += ", a sibling of the case's row"
 	case FromShared:
 		s += fmt.Sprintf(", shared rows (%d found)", len(b.Picks))
+	}
+	if b.How == FromClock && len(b.Picks) > 0 {
+		s += fmt.Sprintf(" (%v)", b.Picks[0])
 	}
 	if b.Confirmed {
 		s += ", confirmed by rehearsal"

@@ -3,8 +3,10 @@ package ground
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -74,6 +76,9 @@ type search struct {
 	used  map[string]any
 	wrote bool
 	last  string
+	// cured is, per argument a refusal quoted, the first other way of it
+	// the next refusal did not quote.
+	cured map[string]Binding
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
@@ -134,9 +139,13 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 		switch d.How {
 		case ByXRef, ByName:
 			cands = append(cands, d)
-		case ByEnum, FreeText, FromRows, FromPattern:
+		case ByEnum, FreeText, FromRows, FromPattern, FromClock:
 			alts[p] = []Binding{d}
 			continue
+		}
+		var days []Binding
+		if d.How != ByXRef && isDay(paramSchema(t, p)) {
+			days = g.clockDays(t.Name, p)
 		}
 		for _, c := range g.candidates(t, p, touched) {
 			if d.Table == c.table && d.Column == c.column {
@@ -148,7 +157,7 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 			cands = append(cands, Binding{Tool: t.Name, Param: p, Table: c.table, Column: c.column, How: ByLikeness, Source: FromCase})
 		}
 		if len(cands) == 0 {
-			alts[p] = []Binding{s.loose(p)}
+			alts[p] = append([]Binding{s.loose(p)}, days...)
 			continue
 		}
 		// Another argument of the tool that names the same record (an
@@ -160,9 +169,30 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 			again = again || r == root
 		}
 		roots[p] = root
-		alts[p] = g.ways(p, cands, again)
+		ways := g.ways(p, cands, again)
+		// A day no record holds comes right after the best column's own
+		// value: a start or move date is the caller's, counted from today.
+		alts[p] = append(ways[:1:1], append(days, ways[1:]...)...)
 	}
 	return alts
+}
+
+// clockOffsets are the days from the world's clock a day argument is tried
+// with, first to last: a week ahead (a start, a stop, a move), today, a
+// month ahead, yesterday (something that happened).
+var clockOffsets = []int{7, 0, 30, -1}
+
+// clockDays are the FromClock ways of a day argument of tool.
+func (g *Graph) clockDays(tool, p string) []Binding {
+	today, err := time.Parse("2006-01-02", g.today())
+	if err != nil {
+		return nil
+	}
+	out := make([]Binding, len(clockOffsets))
+	for i, n := range clockOffsets {
+		out[i] = Binding{Tool: tool, Param: p, How: FromClock, Picks: []any{today.AddDate(0, 0, n).Format("2006-01-02")}}
+	}
+	return out
 }
 
 // root is the column a key column stands for: the column its chain of
@@ -195,7 +225,7 @@ func (s *search) firstWin(ctx context.Context, params []string, req map[string]b
 				break
 			}
 			b.Variant = 0
-			won, _, err := s.asItStands(ctx, b, params, anchor, base)
+			won, _, _, err := s.asItStands(ctx, b, params, anchor, base)
 			if err != nil || won != nil {
 				return won, b, err
 			}
@@ -241,13 +271,22 @@ func (s *search) rarer(ctx context.Context, params []string, anchor string, base
 	}
 	tries := s.tries
 	defer func() { s.tries = tries }()
+	// A way the world stopped quoting in its refusal (a new certificate
+	// where the case's was taken) stays: the other rows are played with it.
+	if len(s.cured) > 0 {
+		cured := maps.Clone(base)
+		for p, o := range s.cured {
+			cured[p] = o
+		}
+		base = cured
+	}
 	for i, r := range s.g.Sample(table, rarerRows) {
 		if seen[Text(r[pk])] {
 			continue
 		}
 		b := s.g.Bind(table, r)
 		b.Ordinal, b.Person = i, probePerson()
-		ok, _, err := s.try(ctx, b, params, base)
+		ok, _, _, err := s.try(ctx, b, params, base)
 		if err != nil {
 			return nil, Bound{}, err
 		}
@@ -343,7 +382,7 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 		if b.How != Fresh && b.Table == "" {
 			b.Source = ""
 		}
-		if b.Source != FromShared {
+		if b.Source != FromShared && b.How != FromClock {
 			b.Picks = nil
 		}
 		out = append(out, b)
@@ -401,7 +440,7 @@ func (g *Graph) ways(p string, cands []Binding, again bool) []Binding {
 // assignment's answer and the arguments to blame when it was refused: those
 // the handler read (a handler reads as it checks, so what it never read is
 // not why it refused), all passed ones when the params schema refused.
-func (s *search) try(ctx context.Context, b Bound, params []string, assign map[string]Binding) (bool, []string, error) {
+func (s *search) try(ctx context.Context, b Bound, params []string, assign map[string]Binding) (ok bool, blame []string, quoted int, err error) {
 	bs := make(Bindings, 0, len(assign))
 	for _, p := range params {
 		a := assign[p]
@@ -415,32 +454,44 @@ func (s *search) try(ctx context.Context, b Bound, params []string, assign map[s
 	}
 	args, filled := s.g.Fill(s.t, b, bs)
 	if !filled {
-		var blame []string
 		for _, p := range params {
 			if _, has := args[p]; !has {
 				blame = append(blame, p)
 			}
 		}
-		return false, blame, nil
+		return false, blame, 0, nil
 	}
 	s.tries++
 	res, err := s.r.Rehearse(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: args}})
 	if err != nil || len(res) == 0 {
-		return false, nil, err
+		return false, nil, 0, err
 	}
 	ans := res[0]
 	if ans.OK {
 		s.used, s.wrote = args, ans.Wrote
-		return true, nil, nil
+		return true, nil, 0, nil
 	}
 	s.last = ans.Error
-	var blame []string
+	var rest []string
 	for _, p := range params {
-		if _, passed := args[p]; passed && (ans.Invalid || contains(ans.Read, p)) {
+		v, passed := args[p]
+		switch {
+		case !passed || !ans.Invalid && !contains(ans.Read, p):
+		case quotes(ans.Error, v):
 			blame = append(blame, p)
+		default:
+			rest = append(rest, p)
 		}
 	}
-	return false, blame, nil
+	return false, append(blame, rest...), len(blame), nil
+}
+
+// quotes reports whether a refusal quotes an argument's value: the world
+// says what it refuses ("service cannot start on a past date (2025-07-18)").
+// Short values are left out; they match by chance.
+func quotes(msg string, v any) bool {
+	t := Text(v)
+	return len(t) >= 4 && strings.Contains(msg, t)
 }
 
 // options are the other ways of an argument on a case: every way but the
@@ -464,7 +515,8 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 			}
 			continue
 		}
-		if a.Table == cur.Table && a.Column == cur.Column && a.How == cur.How && a.Source == cur.Source {
+		if a.Table == cur.Table && a.Column == cur.Column && a.How == cur.How && a.Source == cur.Source &&
+			(a.How != FromClock || fmt.Sprint(a.Picks) == fmt.Sprint(cur.Picks)) {
 			continue
 		}
 		out = append(out, a)
@@ -479,21 +531,22 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 // ok, or nil.
 func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
 	budget := s.tries + discoverPerCase
-	won, suspects, err := s.asItStands(ctx, b, params, anchor, base)
+	won, suspects, nq, err := s.asItStands(ctx, b, params, anchor, base)
 	if err != nil || won != nil || len(suspects) == 0 {
 		return won, err // no suspect: the case's own record is refused
 	}
 	// Then, under its first row choice, each other way of one argument to
 	// blame, then of two.
 	b.Variant = 0
-	return s.otherWays(ctx, b, params, suspects, alts, base, budget)
+	return s.otherWays(ctx, b, params, suspects, nq, alts, base, budget)
 }
 
 // asItStands plays the case as it stands, under each of its row choices,
 // and each of a few ordinals when an argument's value is one the ordinal
 // chooses (a sibling, a shared row, an enum value). It returns the
-// bindings when a call won, else the arguments the refusals blamed.
-func (s *search) asItStands(ctx context.Context, b Bound, params []string, anchor string, base map[string]Binding) (map[string]Binding, []string, error) {
+// bindings when a call won, else the arguments the refusals blamed, the
+// first nq of them quoted by a refusal.
+func (s *search) asItStands(ctx context.Context, b Bound, params []string, anchor string, base map[string]Binding) (won map[string]Binding, suspects []string, nq int, err error) {
 	variants := 1
 	for _, a := range base {
 		if a.Table != "" && a.Source == FromCase && a.How != Fresh && a.Table != b.Table {
@@ -507,41 +560,57 @@ func (s *search) asItStands(ctx context.Context, b Bound, params []string, ancho
 			ordinals = 3
 		}
 	}
-	var suspects []string
 	ordinal := b.Ordinal
 	for v := 0; v < variants; v++ {
 		for o := 0; o < ordinals; o++ {
 			b.Variant, b.Ordinal = v, ordinal+o
-			ok, blame, err := s.try(ctx, b, params, base)
+			ok, blame, quoted, err := s.try(ctx, b, params, base)
 			if err != nil || ok {
-				return nilUnless(ok, base), nil, err
+				return nilUnless(ok, base), nil, 0, err
 			}
-			for _, p := range params {
-				if p != anchor && contains(blame, p) && !contains(suspects, p) {
+			// What the refusal quotes is tried first (a date in the past,
+			// an address not served).
+			for i, p := range blame {
+				if p == anchor || contains(suspects, p) {
+					continue
+				}
+				if i < quoted {
+					suspects = append(suspects[:nq:nq], append([]string{p}, suspects[nq:]...)...)
+					nq++
+				} else {
 					suspects = append(suspects, p)
 				}
 			}
 		}
 	}
-	return nil, suspects, nil
+	return nil, suspects, nq, nil
 }
 
 // otherWays tries each other way of binding one suspect argument, then
-// pairs of them, until a call wins or the case's budget is spent.
-func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []string, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
+// pairs of them, until a call wins or the case's budget is spent. The first
+// nq suspects were quoted by a refusal: the first way of one of them the
+// next refusal no longer quotes is kept as cured.
+func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []string, nq int, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
 	opts := map[string][]Binding{}
 	for _, p := range suspects {
 		opts[p] = s.options(b, p, alts, base[p])
 	}
 	spent := func() bool { return s.tries >= budget || s.tries >= discoverTries }
-	for _, p := range suspects {
+	for i, p := range suspects {
 		for _, o := range opts[p] {
 			if spent() {
 				return nil, nil
 			}
 			next := with(base, p, o)
-			if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+			ok, blame, quoted, err := s.try(ctx, b, params, next)
+			if err != nil || ok {
 				return nilUnless(ok, next), err
+			}
+			if _, done := s.cured[p]; i < nq && !done && len(blame) > 0 && !contains(blame[:quoted], p) {
+				if s.cured == nil {
+					s.cured = map[string]Binding{}
+				}
+				s.cured[p] = o
 			}
 		}
 	}
@@ -553,7 +622,7 @@ func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []stri
 						return nil, nil
 					}
 					next := with(with(base, p, o), q, o2)
-					if ok, _, err := s.try(ctx, b, params, next); err != nil || ok {
+					if ok, _, _, err := s.try(ctx, b, params, next); err != nil || ok {
 						return nilUnless(ok, next), err
 					}
 				}
@@ -579,7 +648,7 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 		}
 		f := a
 		f.How, f.Source = Fresh, ""
-		ok, _, err := s.try(ctx, b, params, with(assign, p, f))
+		ok, _, _, err := s.try(ctx, b, params, with(assign, p, f))
 		if err != nil {
 			return err
 		}

@@ -71,6 +71,8 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 	}
 	var v any
 	switch {
+	case bd.How == FromClock && len(bd.Picks) > 0:
+		v = bd.Picks[0]
 	case bd.How == ByEnum || bd.How != Fresh && bd.Table == "" && len(t.Enum(name)) > 0:
 		e := t.Enum(name)
 		if bd.How == ByEnum && len(bd.Picks) > 0 {

@@ -45,10 +45,21 @@ func outboundOf(c *contract.Contract, u *contract.UseCase, tools []string, unans
 
 // spec adds to a use case's spec what its outbound buckets share: the
 // identifying call first among the preconditions (a scenario where the
-// callee did not answer drops it), the missed-call and call-later tools.
-func (ob *outbound) spec(s Spec) Spec {
+// callee did not answer drops it), after the calls it requires itself (the
+// account looked up before its holder is verified), the missed-call and
+// call-later tools.
+func (ob *outbound) spec(c *contract.Contract, s Spec) Spec {
 	if ob.identify != "" && !slices.Contains(s.Gated, ob.identify) {
-		s.Gated = append([]string{ob.identify}, s.Gated...)
+		var first []string
+		if t := c.Tool(ob.identify); t != nil {
+			for _, r := range t.Requires {
+				if i := slices.IndexFunc(r.AnyOf, func(n string) bool { return slices.Contains(s.Tools, n) }); i >= 0 && !slices.Contains(first, r.AnyOf[i]) {
+					first = append(first, r.AnyOf[i])
+				}
+			}
+		}
+		rest := slices.DeleteFunc(slices.Clone(s.Gated), func(n string) bool { return slices.Contains(first, n) })
+		s.Gated = append(append(first, ob.identify), rest...)
 	}
 	s.Purpose, s.MissedCall, s.CallLater = ob.u.Purpose, ob.u.MissedCall, ob.u.CallLater
 	return s

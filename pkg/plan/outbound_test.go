@@ -124,3 +124,26 @@ func TestOutboundBuckets(t *testing.T) {
 		t.Errorf("a use case without call_later is dealt a call put off: %v", got)
 	}
 }
+
+// TestOutboundIdentifiesAfterWhatItRequires: the callee of utility-line's
+// past-due reminder is identified by verify_caller, which requires the
+// account looked up first (find_account_by_number, same account number).
+// The plan's chain for the act identified the caller another way
+// (find_customer_by_phone) and only looked the account up; the outbound
+// spec puts the look-up before the identifying call, not after it.
+func TestOutboundIdentifiesAfterWhatItRequires(t *testing.T) {
+	c, err := contract.LoadValid(filepath.Join("..", "..", "testdata", "contracts", "utility-line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := c.UseCase("past-due-reminder")
+	ob := outboundOf(c, u, u.Tools, nil)
+	if ob == nil || ob.identify != "verify_caller" {
+		t.Fatalf("outbound %+v, want the callee identified by verify_caller", ob)
+	}
+	s := ob.spec(c, Spec{Tools: u.Tools, Gated: []string{"find_customer_by_phone", "get_account_summary"}, Lookups: []string{"find_account_by_number"}})
+	want := []string{"find_account_by_number", "verify_caller", "find_customer_by_phone", "get_account_summary"}
+	if !slices.Equal(s.Gated, want) {
+		t.Errorf("gated %v, want %v", s.Gated, want)
+	}
+}

@@ -519,7 +519,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
 	ob := outboundOf(c, u, tools, d.gr.Unanswered)
 	if ob != nil {
-		spec = ob.spec(spec)
+		spec = ob.spec(c, spec)
 		// The call's chain identifies the callee first: a tool it holds is
 		// no lookup as well.
 		spec.Lookups = slices.DeleteFunc(slices.Clone(spec.Lookups), func(l string) bool { return slices.Contains(spec.Gated, l) })

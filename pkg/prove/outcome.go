@@ -104,12 +104,14 @@ func (pr *proof) outcome() []Refusal {
 		}
 		missing := pr.p.requiresMissing(pr.tempted, len(pr.tempted)-1)
 		rule, why := pr.blamedRule(pr.tempting)
+		// The exception to both of the next: an outbound call answered by a
+		// wrong person or a voicemail box, where nobody can be identified
+		// and no precondition met; that is the case.
+		nobody := sc.Outbound != nil && unanswered(sc.Outbound.AnsweredBy)
 		switch {
-		case rule != "" && missing != "":
+		case rule != "" && missing != "" && !nobody:
 			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails only because the tempting path skips a precondition (%s): that is an ask, not a refusal", act.Tool, rule, missing)
-		case rule != "" && !pr.identifiedBeforeAct() && !(sc.Outbound != nil && unanswered(sc.Outbound.AnsweredBy)):
-			// The exception: an outbound call answered by a wrong person or a
-			// voicemail box, where nobody can be identified; that is the case.
+		case rule != "" && !pr.identifiedBeforeAct() && !nobody:
 			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails on a path where the caller is never identified (%s): identified, they might be served; a rule grounds a refusal only on a path where the caller is who they say", act.Tool, rule, strings.Join(pr.p.c.Caller.From, " or "))
 		case rule != "" && pr.choice != "":
 			return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.choice)

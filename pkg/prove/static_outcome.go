@@ -211,9 +211,13 @@ func (p *Prover) offUseCase(sc *scenario.Scenario) []Refusal {
 	}
 	for i, c := range sc.Solution {
 		t := p.c.Tool(c.Tool)
-		if t != nil && t.ChangesState != nil && *t.ChangesState && !slices.Contains(tools, c.Tool) {
-			off(fmt.Sprintf("solution step %d, which changes state,", i+1), c.Tool)
+		if t == nil || t.ChangesState == nil || !*t.ChangesState || slices.Contains(tools, c.Tool) {
+			continue
 		}
+		if t.EndsConversation && sc.Expects == scenario.OutcomeEscalate && i == len(sc.Solution)-1 {
+			continue // the hand-off an escalation ends with: what it records is the handing over
+		}
+		off(fmt.Sprintf("solution step %d, which changes state,", i+1), c.Tool)
 	}
 	return rs
 }
