@@ -64,8 +64,9 @@ func (p *policy) callee(prereqs []scenario.Call) (ident, rest []scenario.Call) {
 	return ident, rest
 }
 
-// answerWords are what the values of a missed-call tool's enum say, per
-// answer: the outcome logged for a voicemail box or for someone else.
+// answerWords are what the values of a missed-call or call-later tool's
+// enum say, per answer: the outcome logged for a voicemail box, for someone
+// else, or for a callback asked for.
 var answerWords = map[scenario.Answer][]string{
 	scenario.Voicemail:   {"voicemail", "voice", "mail", "mailbox", "machine", "message", "answering", "recorded"},
 	scenario.WrongPerson: {"wrong", "other", "someone", "person", "third", "party", "household", "family", "relative"},
@@ -242,9 +243,9 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 		fmt.Fprintf(&s, "The call reaches %s's voicemail box: after the greeting and the tone it records whatever is said, and no one answers. The call is about %s's %s.", name, per.First, noun)
 		persona.Opening = fmt.Sprintf(greetings[i%len(greetings)], per.First, per.Last)
 	case scenario.CallLater:
-		// When they ask to be called: a moment the call-later tool takes,
-		// else an enum value that is no outcome (a time of day).
-		// The outcome the tool logs is theirs to say too.
+		// When they ask to be called (a moment the call-later tool takes,
+		// else an enum value that is no outcome: a time of day), and the
+		// outcome the tool logs, which is theirs to say too.
 		when, at, noted := "", "", ""
 		for _, c := range solution {
 			t := p.c.Tool(c.Tool)
