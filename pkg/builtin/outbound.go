@@ -14,7 +14,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/script"
 )
 
 // An outbound call (a bucket whose spec says who answers) is the agent
@@ -122,10 +121,10 @@ func says(v any, answer scenario.Answer) int {
 // world's clock, at ten in its zone.
 func (p *policy) laterMoment(t *contract.Tool, name string, i int) (string, bool) {
 	f, _ := t.Param(name)["format"].(string)
-	now, err := time.Parse(time.RFC3339, cmp.Or(p.c.Now, script.DefaultNow))
-	if err != nil || f != "date-time" && f != "date" {
+	if f != "date-time" && f != "date" {
 		return "", false
 	}
+	now := p.c.Clock()
 	d := now.AddDate(0, 0, 1+i%3)
 	at := time.Date(d.Year(), d.Month(), d.Day(), 10, 0, 0, 0, now.Location())
 	if f == "date" {

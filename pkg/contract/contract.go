@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"time"
 )
 
 // Contract is one agent contract directory, loaded and validated.
@@ -352,4 +353,18 @@ func HashFiles(files map[string][]byte) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DefaultNow is the world's clock when the contract gives no now. It is
+// fixed so that every run of a world sees the same time.
+const DefaultNow = "2026-01-01T09:00:00Z"
+
+// Clock is the world's clock: the contract's now (RFC 3339, checked when
+// it loads), else DefaultNow.
+func (c *Contract) Clock() time.Time {
+	if t, err := time.Parse(time.RFC3339, c.Now); err == nil {
+		return t
+	}
+	t, _ := time.Parse(time.RFC3339, DefaultNow)
+	return t
 }

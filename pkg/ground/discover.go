@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -184,10 +184,7 @@ var clockOffsets = []int{7, 0, 30, -1}
 
 // clockDays are the FromClock ways of a day argument of tool.
 func (g *Graph) clockDays(tool, p string) []Binding {
-	today, err := time.Parse("2006-01-02", g.today())
-	if err != nil {
-		return nil
-	}
+	today := g.C.Clock()
 	out := make([]Binding, len(clockOffsets))
 	for i, n := range clockOffsets {
 		out[i] = Binding{Tool: tool, Param: p, How: FromClock, Picks: []any{today.AddDate(0, 0, n).Format("2006-01-02")}}
@@ -516,7 +513,7 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 			continue
 		}
 		if a.Table == cur.Table && a.Column == cur.Column && a.How == cur.How && a.Source == cur.Source &&
-			(a.How != FromClock || fmt.Sprint(a.Picks) == fmt.Sprint(cur.Picks)) {
+			(a.How != FromClock || slices.Equal(a.Picks, cur.Picks)) {
 			continue
 		}
 		out = append(out, a)
@@ -575,7 +572,7 @@ func (s *search) asItStands(ctx context.Context, b Bound, params []string, ancho
 					continue
 				}
 				if i < quoted {
-					suspects = append(suspects[:nq:nq], append([]string{p}, suspects[nq:]...)...)
+					suspects = slices.Insert(suspects, nq, p)
 					nq++
 				} else {
 					suspects = append(suspects, p)

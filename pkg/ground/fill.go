@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
@@ -582,10 +581,5 @@ func (g *Graph) valueOf(table, col string, n int) any {
 	return vals[n%len(vals)]
 }
 
-// today is the world's date (the contract's now), as YYYY-MM-DD.
-func (g *Graph) today() string {
-	if t, err := time.Parse(time.RFC3339, g.C.Now); err == nil {
-		return t.Format("2006-01-02")
-	}
-	return "2026-01-01"
-}
+// today is the world's date (the contract's clock), as YYYY-MM-DD.
+func (g *Graph) today() string { return g.C.Clock().Format("2006-01-02") }

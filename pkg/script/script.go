@@ -18,8 +18,8 @@ import (
 )
 
 // DefaultNow is the world's clock when neither Options.Now nor the contract's
-// now is given. It is fixed so that every run of a world sees the same time.
-const DefaultNow = "2026-01-01T09:00:00Z"
+// now is given (contract.DefaultNow).
+const DefaultNow = contract.DefaultNow
 
 // Defaults for Options.
 const (
