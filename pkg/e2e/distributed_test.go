@@ -156,6 +156,10 @@ func TestSeparateProcesses(t *testing.T) {
 	if st := runState(t, led, "dist-1"); st != ledger.RunReviewing {
 		t.Fatalf("after the planner the run is %s, want reviewing", st)
 	}
+	// The reviewer reads the plan the planner derived, not one of its own.
+	if _, err := led.Plan(t.Context(), "dist-1"); err != nil {
+		t.Errorf("the planner stored no plan with its run: %v", err)
+	}
 	out := t.TempDir()
 	rev := start(t, env, "reviewer", "--run", "dist-1", "--out", out)
 	if err := rev.wait(t, testenv.Patience); err != nil {

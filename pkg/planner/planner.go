@@ -15,6 +15,7 @@ package planner
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,8 @@ type Ledger interface {
 	SaveContract(ctx context.Context, sha, agent string, files map[string][]byte) error
 	CreateRun(ctx context.Context, r ledger.Run) (created bool, err error)
 	Run(ctx context.Context, id string) (ledger.Run, error)
+	SavePlan(ctx context.Context, run string, p *plan.Plan) error
+	Plan(ctx context.Context, run string) (*plan.Plan, error)
 	MoveRun(ctx context.Context, id string, to ledger.RunState, message string) (ledger.RunState, error)
 	SetRound(ctx context.Context, id string, round int) error
 	Meter(ctx context.Context, run string) (ledger.Meter, error)
@@ -207,10 +210,17 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err := p.cfg.Ledger.SaveContract(ctx, c.SHA256, c.Agent, c.Files); err != nil {
 		return fmt.Errorf("planner: %w", err)
 	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover,
-		Mutants: probe.Mutants(p.cfg.Engine.World, c)})
+	pl, derived, err := p.plan(ctx)
 	if err != nil {
 		return err
+	}
+	// The plan as derived is what the run keeps; narrowing changes this
+	// planner's copy only.
+	whole := pl
+	if derived && p.cfg.Narrow != nil {
+		if whole, err = copyOf(pl); err != nil {
+			return fmt.Errorf("planner: %w", err)
+		}
 	}
 	p.Plan = pl
 	for _, cr := range pl.Crashes {
@@ -250,6 +260,11 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
+	if derived {
+		if err := p.cfg.Ledger.SavePlan(ctx, p.cfg.RunID, whole); err != nil {
+			return fmt.Errorf("planner: %w", err)
+		}
+	}
 	if probs := pl.Check(c); len(probs) > 0 && p.cfg.Narrow == nil {
 		refused := fmt.Errorf("%w: %v", ErrPlanRefused, probs)
 		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, ledger.RunFailed, refused.Error()); err != nil {
@@ -266,6 +281,37 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	}
 	p.cfg.Metrics.ScenariosAsked.Set(float64(asked))
 	return nil
+}
+
+// plan is the run's plan: the one stored with the run when it exists (a
+// planner resumed, the reviewer), so that every role works from the plan
+// the run was created with; else a plan derived now (derived is true).
+func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err error) {
+	switch pl, err := p.cfg.Ledger.Plan(ctx, p.cfg.RunID); {
+	case err == nil:
+		p.log.Info("plan read from the ledger", "buckets", len(pl.Buckets))
+		return pl, false, nil
+	case !errors.Is(err, ledger.ErrNotFound):
+		return nil, false, fmt.Errorf("planner: %w", err)
+	}
+	c, began := p.cfg.Engine.C, time.Now()
+	pl, err = plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover,
+		Mutants: probe.Mutants(p.cfg.Engine.World, c)})
+	if err != nil {
+		return nil, false, err
+	}
+	p.log.Info("plan derived", "buckets", len(pl.Buckets), "took", time.Since(began).Round(time.Millisecond))
+	return pl, true, nil
+}
+
+// copyOf is a deep copy of a plan, through the JSON the ledger keeps it as.
+func copyOf(pl *plan.Plan) (*plan.Plan, error) {
+	b, err := json.Marshal(pl)
+	if err != nil {
+		return nil, err
+	}
+	var out plan.Plan
+	return &out, json.Unmarshal(b, &out)
 }
 
 // Result is how a run's writing ended.

@@ -2,6 +2,7 @@ package ledgertest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -946,6 +947,29 @@ var contract = []struct {
 		}
 		if none, err := l.SubGoals(ctx, "nobody"); err != nil || len(none) != 0 {
 			t.Errorf("sub-goals of an unknown run: %v, %v", none, err)
+		}
+	}},
+
+	{"a run keeps the first plan stored for it", func(t *testing.T, ctx context.Context, l roleLedger) {
+		if _, err := l.Plan(ctx, "r1"); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("the plan of an unknown run: %v, want ErrNotFound", err)
+		}
+		first := &plan.Plan{Asked: 3, Capacity: 9, Most: 40, MostWhy: "orders.order_id", Buckets: []plan.Bucket{mkBucket("b1", 0, 3).Bucket},
+			Strides: map[string]int{"orders": 2}}
+		if err := l.SavePlan(ctx, "r1", first); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("saved a plan for an unknown run: %v, want ErrNotFound", err)
+		}
+		mkRun(t, ctx, l, ledger.Run{ID: "r1", Asked: 3})
+		if _, err := l.Plan(ctx, "r1"); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("the plan of a run none was stored for: %v, want ErrNotFound", err)
+		}
+		must(t, l.SavePlan(ctx, "r1", first))
+		must(t, l.SavePlan(ctx, "r1", &plan.Plan{Asked: 5}))
+		got, err := l.Plan(ctx, "r1")
+		must(t, err)
+		want, _ := json.Marshal(first)
+		if b, _ := json.Marshal(got); string(b) != string(want) {
+			t.Errorf("plan read back\n%s\nwant the first stored\n%s", b, want)
 		}
 	}},
 

@@ -50,6 +50,7 @@ type run struct {
 	codes      map[string]string // code -> scenario name
 	refusals   []refusal
 	subgoals   map[string]ledger.SubGoal
+	plan       []byte // as JSON, as the store keeps it
 }
 
 type journalled struct {
@@ -173,6 +174,45 @@ func (l *Ledger) SaveContract(_ context.Context, sha, agent string, files map[st
 		l.contracts[sha] = maps.Clone(files)
 	}
 	return nil
+}
+
+// SavePlan stores the plan a run was derived with; a run keeps its first.
+func (l *Ledger) SavePlan(_ context.Context, run string, p *plan.Plan) error {
+	js, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("SavePlan"); err != nil {
+		return err
+	}
+	rn := l.runs[run]
+	if rn == nil {
+		return fmt.Errorf("ledgertest: run %s: %w", run, ledger.ErrNotFound)
+	}
+	if rn.plan == nil {
+		rn.plan = js
+	}
+	return nil
+}
+
+// Plan is the plan stored for a run, or ledger.ErrNotFound.
+func (l *Ledger) Plan(_ context.Context, run string) (*plan.Plan, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("Plan"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[run]
+	if rn == nil || rn.plan == nil {
+		return nil, fmt.Errorf("ledgertest: run %s: plan: %w", run, ledger.ErrNotFound)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(rn.plan, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // ContractFiles returns the files stored under a contract hash, or
