@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -61,14 +62,26 @@ func (t *Tool) Enum(param string) []any {
 	return nil
 }
 
-// LogOnlyParam reports whether an argument exists for the record only.
+// LogOnlyParam reports whether an argument exists for the record only: one
+// log_only lists, or free text of a hand-off (a tool that ends the
+// conversation and requires nothing before it, callable for anyone): its
+// summary is the agent's account of the call for the person taking it, not
+// a value only the caller could give. A tool that ends the call but
+// requires an identification first (an adverse reaction reported on the
+// patient's record) is an act: what it records (the symptoms) is the
+// caller's.
 func (t *Tool) LogOnlyParam(name string) bool {
-	for _, n := range t.LogOnly {
-		if n == name {
-			return true
-		}
+	if slices.Contains(t.LogOnly, name) {
+		return true
 	}
-	return false
+	if !t.EndsConversation || len(t.Requires) > 0 {
+		return false
+	}
+	ps := t.Param(name)
+	_, ref := ps["x-ref"]
+	_, pat := ps["pattern"]
+	_, format := ps["format"]
+	return ps != nil && ps["type"] == "string" && !ref && !pat && !format && len(t.Enum(name)) == 0
 }
 
 // Gated returns the names of the tools that have requires, in contract order.

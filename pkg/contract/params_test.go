@@ -185,3 +185,29 @@ func TestOutboundUseCase(t *testing.T) {
 		t.Error("order-status of an outbound-only contract is not outbound")
 	}
 }
+
+// TestHandOffTextIsLogOnly: free text of a hand-off (a tool that ends the
+// conversation and requires nothing) is the agent's account of the call,
+// log_only or not; its choices and records are not, nor is the free text
+// of a tool that ends the call after an identification it requires.
+func TestHandOffTextIsLogOnly(t *testing.T) {
+	for _, tc := range []struct {
+		contract, tool, param string
+		want                  bool
+	}{
+		{"utility-line", "transfer_to_agent", "summary", true},
+		{"utility-line", "transfer_to_agent", "department", false},
+		{"utility-line", "transfer_to_agent", "account_number", false},
+		{"pharmacy-line", "transfer_to_pharmacist", "summary", true},
+		{"pharmacy-line", "report_adverse_reaction", "symptoms", false},
+		{"utility-line", "report_outage", "details", false},
+	} {
+		c, err := LoadValid("../../testdata/contracts/" + tc.contract)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Tool(tc.tool).LogOnlyParam(tc.param); got != tc.want {
+			t.Errorf("%s: %s.%s log-only %v, want %v", tc.contract, tc.tool, tc.param, got, tc.want)
+		}
+	}
+}

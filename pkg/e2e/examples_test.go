@@ -131,7 +131,8 @@ var validated = map[string]validation{
 	// refusals quote: a day counted from the clock, a new certificate.
 	"utility-line": {
 		print: []string{"start_service.start_date", "clock (2026-04-21), confirmed by rehearsal"},
-		never: []string{"use case start-service is planned with refusals only", "use case medical-hold is planned with refusals only"},
+		never: []string{"use case start-service is planned with refusals only", "use case medical-hold is planned with refusals only",
+			"use case move-service is planned with refusals only"},
 	},
 }
 

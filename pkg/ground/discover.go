@@ -79,6 +79,8 @@ type search struct {
 	// cured is, per argument a refusal quoted, the first other way of it
 	// the next refusal did not quote.
 	cured map[string]Binding
+	// scanned are the tables together played rows of.
+	scanned map[string]bool
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
@@ -117,6 +119,9 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 	if won != nil {
 		final = won
 		if err := s.writes(ctx, wonCase, params, anchor, final); err != nil {
+			return nil, "", err
+		}
+		if err := s.clockFirst(ctx, wonCase, params, final); err != nil {
 			return nil, "", err
 		}
 	}
@@ -270,13 +275,7 @@ func (s *search) rarer(ctx context.Context, params []string, anchor string, base
 	defer func() { s.tries = tries }()
 	// A way the world stopped quoting in its refusal (a new certificate
 	// where the case's was taken) stays: the other rows are played with it.
-	if len(s.cured) > 0 {
-		cured := maps.Clone(base)
-		for p, o := range s.cured {
-			cured[p] = o
-		}
-		base = cured
-	}
+	base = s.withCured(base)
 	for i, r := range s.g.Sample(table, rarerRows) {
 		if seen[Text(r[pk])] {
 			continue
@@ -512,13 +511,17 @@ func (s *search) options(b Bound, p string, alts map[string][]Binding, cur Bindi
 			}
 			continue
 		}
-		if a.Table == cur.Table && a.Column == cur.Column && a.How == cur.How && a.Source == cur.Source &&
-			(a.How != FromClock || slices.Equal(a.Picks, cur.Picks)) {
+		if sameWay(a, cur) {
 			continue
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// sameWay reports whether two bindings of an argument take its value alike.
+func sameWay(a, b Binding) bool {
+	return a.Table == b.Table && a.Column == b.Column && a.How == b.How && a.Source == b.Source && slices.Equal(a.Picks, b.Picks)
 }
 
 // onCase searches one case: the assignment as it stands, under each of up to
@@ -535,7 +538,7 @@ func (s *search) onCase(ctx context.Context, b Bound, params []string, anchor st
 	// Then, under its first row choice, each other way of one argument to
 	// blame, then of two.
 	b.Variant = 0
-	return s.otherWays(ctx, b, params, suspects, nq, alts, base, budget)
+	return s.otherWays(ctx, b, params, anchor, suspects, nq, alts, base, budget)
 }
 
 // asItStands plays the case as it stands, under each of its row choices,
@@ -583,20 +586,31 @@ func (s *search) asItStands(ctx context.Context, b Bound, params []string, ancho
 	return nil, suspects, nq, nil
 }
 
-// otherWays tries each other way of binding one suspect argument, then
-// pairs of them, until a call wins or the case's budget is spent. The first
-// nq suspects were quoted by a refusal: the first way of one of them the
-// next refusal no longer quotes is kept as cured.
-func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []string, nq int, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
+// otherWays tries each other way of binding one suspect argument, then the
+// rows of a record several of them name together, then pairs of them, until
+// a call wins or the case's budget is spent. The first nq suspects were
+// quoted by a refusal: the first way of one of them the next refusal no
+// longer quotes is kept as cured, and the search goes on from it with what
+// that refusal blames.
+func (s *search) otherWays(ctx context.Context, b Bound, params []string, anchor string, suspects []string, nq int, alts map[string][]Binding, base map[string]Binding, budget int) (map[string]Binding, error) {
+	// A way that cured a quoted refusal (a day after today, a certificate
+	// not yet used) is where the rest starts.
+	if cured := s.withCured(base); !maps.EqualFunc(cured, base, sameWay) {
+		base = cured
+		if ok, _, _, err := s.try(ctx, b, params, base); err != nil || ok {
+			return nilUnless(ok, base), err
+		}
+	}
 	opts := map[string][]Binding{}
 	for _, p := range suspects {
 		opts[p] = s.options(b, p, alts, base[p])
 	}
 	spent := func() bool { return s.tries >= budget || s.tries >= discoverTries }
+singles:
 	for i, p := range suspects {
 		for _, o := range opts[p] {
 			if spent() {
-				return nil, nil
+				break singles
 			}
 			next := with(base, p, o)
 			ok, blame, quoted, err := s.try(ctx, b, params, next)
@@ -604,12 +618,29 @@ func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []stri
 				return nilUnless(ok, next), err
 			}
 			if _, done := s.cured[p]; i < nq && !done && len(blame) > 0 && !contains(blame[:quoted], p) {
-				if s.cured == nil {
-					s.cured = map[string]Binding{}
+				// The refusal moved on: what it blames now is searched
+				// from here.
+				s.cure(p, o)
+				var again []string
+				nq := 0
+				for j, q := range blame {
+					if q == anchor {
+						continue
+					}
+					again = append(again, q)
+					if j < quoted {
+						nq++
+					}
 				}
-				s.cured[p] = o
+				return s.otherWays(ctx, b, params, anchor, again, nq, alts, next, budget)
 			}
 		}
+	}
+	// Arguments that name one record no case owns together (the street,
+	// unit and ZIP of the address to move to) match only when they come
+	// from one row: no change of one of them alone can answer.
+	if won, err := s.together(ctx, b, params, suspects[:nq], alts, base); err != nil || won != nil {
+		return won, err
 	}
 	for i, p := range suspects {
 		for _, q := range suspects[i+1:] {
@@ -627,6 +658,100 @@ func (s *search) otherWays(ctx context.Context, b Bound, params, suspects []stri
 		}
 	}
 	return nil, nil
+}
+
+func (s *search) cure(p string, way Binding) {
+	if s.cured == nil {
+		s.cured = map[string]Binding{}
+	}
+	s.cured[p] = way
+}
+
+// withCured is base with every cured way in place.
+func (s *search) withCured(base map[string]Binding) map[string]Binding {
+	if len(s.cured) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	maps.Copy(out, s.cured)
+	return out
+}
+
+// together plays, once per table in a search, the rows of a table no case
+// owns for the arguments that name one record of it together
+// (sharedTogether), when a refusal quoted one of them: up to rarerRows
+// rows, on a budget of its own, until one answers ok (a vacant address
+// among occupied ones).
+func (s *search) together(ctx context.Context, b Bound, params, quoted []string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
+	tries := s.tries
+	defer func() { s.tries = tries }()
+	for t, members := range s.sharedTogether(params, quoted, alts, base) {
+		if s.scanned[t] {
+			continue
+		}
+		if s.scanned == nil {
+			s.scanned = map[string]bool{}
+		}
+		s.scanned[t] = true
+		for _, next := range s.jointRows(t, members, params, base) {
+			if ok, _, _, err := s.try(ctx, b, params, next); err != nil || ok {
+				return nilUnless(ok, next), err
+			}
+		}
+	}
+	return nil, nil
+}
+
+// sharedTogether are, per table, the arguments bound to a column of it
+// (not by the author's word or the naming rules) that have a shared way
+// on it, where two of them are, one of them among suspects.
+func (s *search) sharedTogether(params, suspects []string, alts map[string][]Binding, base map[string]Binding) map[string]map[string]Binding {
+	ways := map[string]map[string]Binding{}
+	for _, p := range params {
+		if h := base[p].How; h == ByXRef || h == ByName {
+			continue
+		}
+		for _, a := range alts[p] {
+			if a.Source != FromShared || a.Table == "" || a.Table != base[p].Table {
+				continue
+			}
+			if ways[a.Table] == nil {
+				ways[a.Table] = map[string]Binding{}
+			}
+			a.Fill = true // an optional part of the record (a unit) is the row's too
+			ways[a.Table][p] = a
+			break
+		}
+	}
+	for t, w := range ways {
+		if len(w) < 2 || !slices.ContainsFunc(suspects, func(p string) bool { _, in := w[p]; return in }) {
+			delete(ways, t)
+		}
+	}
+	return ways
+}
+
+// jointRows are the assignments that take members' values from one row of
+// table each, up to rarerRows distinct rows.
+func (s *search) jointRows(table string, members map[string]Binding, params []string, base map[string]Binding) []map[string]Binding {
+	var out []map[string]Binding
+	seen := map[string]bool{}
+	for _, r := range s.g.Sample(table, rarerRows) {
+		next, key := maps.Clone(base), ""
+		for _, p := range params {
+			a, in := members[p]
+			if !in || r[a.Column] == nil {
+				continue
+			}
+			a.Picks = []any{r[a.Column]}
+			next[p], key = a, key+"\x00"+Text(r[a.Column])
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, next)
+		}
+	}
+	return out
 }
 
 // writes checks, on the case that answered ok, which arguments bound to the
@@ -654,6 +779,34 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 		}
 	}
 	s.used = used
+	return nil
+}
+
+// clockFirst checks, on the case that answered ok, whether a day the call
+// took from a column (not by the author's word) also answers ok as a day
+// counted from the world's clock: such a day is the caller's (a start or
+// move date), which the rows' own days, mostly past, are not. The first
+// clock day that does is kept.
+func (s *search) clockFirst(ctx context.Context, b Bound, params []string, assign map[string]Binding) error {
+	used := s.used
+	defer func() { s.used = used }()
+	for _, p := range params {
+		a := assign[p]
+		v, passed := used[p]
+		if day, ok := dayOf(Text(v)); !passed || a.Table == "" || a.How == ByXRef || !ok || day != Text(v) {
+			continue // not a day a column gave
+		}
+		for _, day := range s.g.clockDays(s.t.Name, p) {
+			ok, _, _, err := s.try(ctx, b, params, with(assign, p, day))
+			if err != nil {
+				return err
+			}
+			if ok {
+				assign[p] = day
+				break
+			}
+		}
+	}
 	return nil
 }
 
