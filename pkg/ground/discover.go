@@ -718,7 +718,6 @@ func (s *search) sharedTogether(params, suspects []string, alts map[string][]Bin
 			if ways[a.Table] == nil {
 				ways[a.Table] = map[string]Binding{}
 			}
-			a.Fill = true // an optional part of the record (a unit) is the row's too
 			ways[a.Table][p] = a
 			break
 		}
@@ -736,6 +735,7 @@ func (s *search) sharedTogether(params, suspects []string, alts map[string][]Bin
 func (s *search) jointRows(table string, members map[string]Binding, params []string, base map[string]Binding) []map[string]Binding {
 	var out []map[string]Binding
 	seen := map[string]bool{}
+	req := s.t.Required()
 	for _, r := range s.g.Sample(table, rarerRows) {
 		next, key := maps.Clone(base), ""
 		for _, p := range params {
@@ -743,6 +743,8 @@ func (s *search) jointRows(table string, members map[string]Binding, params []st
 			if !in || r[a.Column] == nil {
 				continue
 			}
+			// An optional part the row has none of (no unit) is left out.
+			a.Fill = Text(r[a.Column]) != "" || slices.Contains(req, p)
 			a.Picks = []any{r[a.Column]}
 			next[p], key = a, key+"\x00"+Text(r[a.Column])
 		}
