@@ -79,7 +79,7 @@ type search struct {
 	// cured is, per argument a refusal quoted, the first other way of it
 	// the next refusal did not quote.
 	cured map[string]Binding
-	// scanned are the tables together played rows of.
+	// scanned are the tables whose rows together has played.
 	scanned map[string]bool
 }
 
@@ -660,6 +660,7 @@ singles:
 	return nil, nil
 }
 
+// cure keeps way as the one that cured p's quoted refusal.
 func (s *search) cure(p string, way Binding) {
 	if s.cured == nil {
 		s.cured = map[string]Binding{}
@@ -685,7 +686,9 @@ func (s *search) withCured(base map[string]Binding) map[string]Binding {
 func (s *search) together(ctx context.Context, b Bound, params, quoted []string, alts map[string][]Binding, base map[string]Binding) (map[string]Binding, error) {
 	tries := s.tries
 	defer func() { s.tries = tries }()
-	for t, members := range s.sharedTogether(params, quoted, alts, base) {
+	groups := s.sharedTogether(params, quoted, alts, base)
+	for _, t := range slices.Sorted(maps.Keys(groups)) { // one order, so one plan
+		members := groups[t]
 		if s.scanned[t] {
 			continue
 		}

@@ -283,18 +283,25 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// plan is the run's plan: the one stored with the run when it exists (a
-// planner resumed, the reviewer), so that every role works from the plan
-// the run was created with; else a plan derived now (derived is true).
+// plan is the run's plan: the one stored with the run when it exists for
+// this contract (a planner resumed, the reviewer), so that every role works
+// from the plan the run was created with; else a plan derived now (derived
+// is true).
 func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err error) {
-	switch pl, err := p.cfg.Ledger.Plan(ctx, p.cfg.RunID); {
-	case err == nil:
-		p.log.Info("plan read from the ledger", "buckets", len(pl.Buckets))
-		return pl, false, nil
-	case !errors.Is(err, ledger.ErrNotFound):
+	c := p.cfg.Engine.C
+	switch r, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID); {
+	case err == nil && r.ContractSHA256 == c.SHA256:
+		switch pl, err := p.cfg.Ledger.Plan(ctx, p.cfg.RunID); {
+		case err == nil:
+			p.log.Info("plan read from the ledger", "buckets", len(pl.Buckets))
+			return pl, false, nil
+		case !errors.Is(err, ledger.ErrNotFound):
+			return nil, false, fmt.Errorf("planner: %w", err)
+		}
+	case err != nil && !errors.Is(err, ledger.ErrNotFound):
 		return nil, false, fmt.Errorf("planner: %w", err)
 	}
-	c, began := p.cfg.Engine.C, time.Now()
+	began := time.Now()
 	pl, err = plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover,
 		Mutants: probe.Mutants(p.cfg.Engine.World, c)})
 	if err != nil {
