@@ -261,6 +261,7 @@ func keys(m map[string]bool) []string {
 // the fractions of use cases planned, of bindings right and of the acts'
 // refusal branches dealt a level do not fall.
 func TestGeneratedContractsPlan(t *testing.T) {
+	testenv.OutsideRace(t, wholePlans)
 	s := &genScore{}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { scoreGenerated(t, s, seed) })
