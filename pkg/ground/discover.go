@@ -801,13 +801,13 @@ func (s *search) clockFirst(ctx context.Context, b Bound, params []string, assig
 		if day, ok := dayOf(Text(v)); !passed || a.Table == "" || a.How == ByXRef || !ok || day != Text(v) {
 			continue // not a day a column gave
 		}
-		for _, day := range s.g.clockDays(s.t.Name, p) {
-			ok, _, _, err := s.try(ctx, b, params, with(assign, p, day))
+		for _, clock := range s.g.clockDays(s.t.Name, p) {
+			ok, _, _, err := s.try(ctx, b, params, with(assign, p, clock))
 			if err != nil {
 				return err
 			}
 			if ok {
-				assign[p] = day
+				assign[p] = clock
 				break
 			}
 		}

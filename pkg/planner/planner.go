@@ -15,10 +15,10 @@ package planner
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,8 +167,10 @@ func (c Config) Validate() error {
 type Planner struct {
 	cfg Config
 	log *slog.Logger
-	// Plan is the plan Prepare derived.
-	Plan *plan.Plan
+	// Plan is the plan Prepare derived or read back, narrowed when the
+	// config narrows; Whole is the same plan before narrowing, the one the
+	// run keeps.
+	Plan, Whole *plan.Plan
 	// budgetHit is set when dealing stopped at the budget cap.
 	budgetHit bool
 	folding   Folding
@@ -214,15 +216,14 @@ func (p *Planner) Prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The plan as derived is what the run keeps; narrowing changes this
-	// planner's copy only.
-	whole := pl
-	if derived && p.cfg.Narrow != nil {
-		if whole, err = copyOf(pl); err != nil {
-			return fmt.Errorf("planner: %w", err)
-		}
+	p.Plan, p.Whole = pl, pl
+	if p.cfg.Narrow != nil {
+		// Narrowing replaces buckets, never edits one in place: a copy of
+		// the list keeps the whole plan.
+		whole := *pl
+		whole.Buckets = slices.Clone(pl.Buckets)
+		p.Whole = &whole
 	}
-	p.Plan = pl
 	for _, cr := range pl.Crashes {
 		p.log.Warn("handler crashed on calls the plan rehearsed", "tool", cr.Tool, "at", cr.At, "reason", cr.Reason, "rehearsals", cr.Calls)
 	}
@@ -261,7 +262,7 @@ func (p *Planner) Prepare(ctx context.Context) error {
 		return fmt.Errorf("planner: create run: %w", err)
 	}
 	if derived {
-		if err := p.cfg.Ledger.SavePlan(ctx, p.cfg.RunID, whole); err != nil {
+		if err := p.cfg.Ledger.SavePlan(ctx, p.cfg.RunID, p.Whole); err != nil {
 			return fmt.Errorf("planner: %w", err)
 		}
 	}
@@ -289,16 +290,15 @@ func (p *Planner) Prepare(ctx context.Context) error {
 // is true).
 func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err error) {
 	c := p.cfg.Engine.C
-	switch r, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID); {
-	case err == nil && r.ContractSHA256 == c.SHA256:
-		switch pl, err := p.cfg.Ledger.Plan(ctx, p.cfg.RunID); {
-		case err == nil:
+	r, err := p.cfg.Ledger.Run(ctx, p.cfg.RunID)
+	if err == nil && r.ContractSHA256 == c.SHA256 {
+		pl, err = p.cfg.Ledger.Plan(ctx, p.cfg.RunID)
+		if err == nil {
 			p.log.Info("plan read from the ledger", "buckets", len(pl.Buckets))
 			return pl, false, nil
-		case !errors.Is(err, ledger.ErrNotFound):
-			return nil, false, fmt.Errorf("planner: %w", err)
 		}
-	case err != nil && !errors.Is(err, ledger.ErrNotFound):
+	}
+	if err != nil && !errors.Is(err, ledger.ErrNotFound) {
 		return nil, false, fmt.Errorf("planner: %w", err)
 	}
 	began := time.Now()
@@ -309,16 +309,6 @@ func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err er
 	}
 	p.log.Info("plan derived", "buckets", len(pl.Buckets), "took", time.Since(began).Round(time.Millisecond))
 	return pl, true, nil
-}
-
-// copyOf is a deep copy of a plan, through the JSON the ledger keeps it as.
-func copyOf(pl *plan.Plan) (*plan.Plan, error) {
-	b, err := json.Marshal(pl)
-	if err != nil {
-		return nil, err
-	}
-	var out plan.Plan
-	return &out, json.Unmarshal(b, &out)
 }
 
 // Result is how a run's writing ended.

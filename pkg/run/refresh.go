@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 
 	"github.com/suitegen/suitegen/pkg/adequacy"
@@ -106,18 +105,9 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 		res.Asked = j.cfg.Asked
 		asked = len(w.Scenarios) + j.cfg.Asked
 	}
-	// The whole plan, before it is narrowed, is what the restated report
-	// counts the suite against.
-	var whole *plan.Plan
-	narrow := func(pl *plan.Plan) error {
-		cp := *pl
-		cp.Buckets = slices.Clone(pl.Buckets)
-		whole = &cp
-		return f.Narrow(pl)
-	}
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
 		RunID: res.RunID, Asked: asked, Seed: seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens, BudgetUSD: j.cfg.BudgetUSD,
-		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: narrow})
+		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: f.Narrow})
 	if err != nil {
 		return fail(err)
 	}
@@ -166,7 +156,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	res.Proved = len(out.Replaced) + len(out.Added)
 	// What Finish wrote, even short of the ask, is in the suite: its report
 	// and review say so.
-	if rerr := j.restate(ctx, dir, run, out.Mode, whole, prover); rerr != nil {
+	if rerr := j.restate(ctx, dir, run, out.Mode, p.Whole, prover); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	if err != nil {
