@@ -34,8 +34,15 @@ test: deps lint test-go ## lint, then the whole test suite: -race, and the tests
 # marked testenv.OutsideRace skips (its code runs in other processes, or is
 # CPU-bound work on whole contracts the race pass runs on small ones), and
 # those marked tests alone without it (scripts/outsiderace lists them).
+#
+# The two passes' binaries, all built from this tree, share one plan cache
+# (SUITEGEN_PLAN_CACHE, named for this tree by SUITEGEN_PLAN_CACHE_BUILD):
+# a contract is derived once per option set, not once per test. The tests of
+# derivation itself (pkg/plan) call Derive without it.
 test-go:
 	@set -o pipefail; args="$$($(GO) run ./scripts/outsiderace)" || exit 1; \
+	cache="$$(mktemp -d)"; trap 'rm -rf "$$cache"' EXIT; \
+	export SUITEGEN_PLAN_CACHE="$$cache" SUITEGEN_PLAN_CACHE_BUILD="make test $$cache"; \
 	SUITEGEN_TEST_PASS=race $(GO) test -race -timeout $(TEST_TIMEOUT) -count=1 ./... 2>&1 | sed -u 's/^/race   /' & race=$$!; \
 	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 $$args 2>&1 | sed -u 's/^/norace /' & whole=$$!; \
 	wait $$race; r=$$?; wait $$whole; w=$$?; \

@@ -106,7 +106,8 @@ func cmdPlanner(ctx context.Context, env *Env, args []string) error {
 		defer stop()
 	}
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: *runID,
-		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, BudgetUSD: *budgetUSD, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer})
+		Asked: *asked, Seed: *seed, Model: *modelName, BudgetTokens: *budget, BudgetUSD: *budgetUSD, MaxWant: *maxWant, AllowPartial: *allowPartial, Steer: steer,
+		PlanCache: plan.EnvCache(env.Getenv)})
 	if err != nil {
 		return &UsageError{err.Error()}
 	}
@@ -250,7 +251,8 @@ func cmdReviewer(ctx context.Context, env *Env, args []string) error {
 	// The run's own planner settings, so the gap rounds deal as it did and
 	// the plan (for the report) is the one it derived.
 	p, err := planner.New(planner.Config{Ledger: store, Queue: q, Engine: e, Metrics: mx, Logger: env.Log, RunID: r.ID,
-		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: r.Config.MaxWant, AllowPartial: r.Config.AllowPartial})
+		Asked: r.Asked, Seed: r.Seed, Model: r.Model, BudgetTokens: r.BudgetTokens, MaxWant: r.Config.MaxWant, AllowPartial: r.Config.AllowPartial,
+		PlanCache: plan.EnvCache(env.Getenv)})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -276,6 +277,10 @@ type Options struct {
 	// (probe.Mutants): a refusal level's templates that branch alone
 	// refuses are dealt first. nil: templates keep the sample's order.
 	Mutants Mutants
+	// Cache, when set, keeps the plan before sizing for the next Derive of
+	// the contract with the same options, in this process or another; it
+	// is not read when Grounding is given.
+	Cache Cache
 	// replay: rehearse every time, one row at a time, without the memo
 	// (tests compare the two plans).
 	replay bool
@@ -357,6 +362,14 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	capped := opts.MaxWant > 0 // a user's cap on a bucket's want: no reuse past it
 	opts.defaults()
 	g := ground.New(c)
+	key := cacheKey(c.SHA256, opts)
+	if opts.cached() {
+		if b, ok := opts.Cache.Get(key); ok {
+			if p, ok := unsized(b); ok {
+				return p.sized(g, opts, capped), nil
+			}
+		}
+	}
 	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
@@ -391,11 +404,30 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	orderBuckets(all)
 	assignRules(c, all)
 	p := d.p
-	p.Bindings, p.Unanswered = gr.Bindings, gr.Unanswered
+	p.Bindings, p.Unanswered, p.Crashes, p.Buckets = gr.Bindings, gr.Unanswered, kept.crashes.list(), all
+	if opts.cached() {
+		// The plan is sized as read back, so that one derived here and one
+		// a later process reads are laid out alike, to the value's type.
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("plan: cache: %w", err)
+		}
+		if p, _ = unsized(b); p == nil {
+			return nil, fmt.Errorf("plan: cache: the plan does not read back")
+		}
+		opts.Cache.Put(key, b)
+	}
+	return p.sized(g, opts, capped), nil
+}
+
+// sized is p, whose Buckets are every bucket the use cases gave, laid out
+// and sized to the ask.
+func (p *Plan) sized(g *ground.Graph, opts Options, capped bool) *Plan {
+	all := p.Buckets
+	p.Buckets, p.Asked = nil, opts.Asked
 	p.sizeBuckets(g, all, opts, capped)
-	p.pairRequests(c)
-	p.Crashes = kept.crashes.list()
-	return p, nil
+	p.pairRequests(g.C)
+	return p
 }
 
 // grounding is the contract's grounding on this world: the one given, the

@@ -91,6 +91,9 @@ type Config struct {
 	// MaxWant caps one bucket's want (0: the plan's default); raising it lets
 	// one contract hold a larger suite.
 	MaxWant int
+	// PlanCache, when set, keeps the derived plan for a later Derive of the
+	// same contract (plan.Options.Cache).
+	PlanCache plan.Cache
 	// AllowPartial runs a plan that leaves use cases without a bucket;
 	// without it Prepare refuses such a plan (a *plan.Unplanned) before
 	// anything is spent.
@@ -303,7 +306,7 @@ func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err er
 	}
 	began := time.Now()
 	pl, err = plan.Derive(ctx, c, probe.Rehearser(p.cfg.Engine.World), plan.Options{Asked: p.cfg.Asked, Steer: p.cfg.Steer, MaxWant: p.cfg.MaxWant, Rules: p.cfg.Engine.Prover,
-		Mutants: probe.Mutants(p.cfg.Engine.World, c)})
+		Mutants: probe.Mutants(p.cfg.Engine.World, c), Cache: p.cfg.PlanCache})
 	if err != nil {
 		return nil, false, err
 	}

@@ -107,7 +107,7 @@ func (j job) refreshSuite(ctx context.Context) (res Result) {
 	}
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
 		RunID: res.RunID, Asked: asked, Seed: seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens, BudgetUSD: j.cfg.BudgetUSD,
-		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: f.Narrow})
+		MaxWant: j.cfg.MaxWant, AllowPartial: true, Narrow: f.Narrow, PlanCache: j.cfg.PlanCache})
 	if err != nil {
 		return fail(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -81,7 +82,11 @@ type Config struct {
 	// planned (the report names them); without it such a run stops before
 	// spending.
 	AllowPartial bool
-	Logger       *slog.Logger
+	// PlanCache keeps derived plans for later runs of the same contract
+	// (plan.Options.Cache); nil: the one the environment names
+	// (plan.EnvCache), or none.
+	PlanCache plan.Cache
+	Logger    *slog.Logger
 	// Progress, when set, gets a progress bar (TTY says whether it is a terminal).
 	Progress io.Writer
 	TTY      bool
@@ -134,6 +139,9 @@ func (c Config) withDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, 1)
 	c.Model = cmp.Or(c.Model, "builtin")
 	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.PlanCache == nil {
+		c.PlanCache = plan.EnvCache(os.Getenv)
+	}
 	return c
 }
 
@@ -448,7 +456,7 @@ func (j job) run(ctx context.Context) (res Result) {
 	}()
 	p, err := planner.New(planner.Config{Ledger: j.store, Queue: j.q, Engine: j.e, Metrics: j.mx.For(res.RunID), Logger: j.log,
 		RunID: res.RunID, Asked: j.cfg.Asked, Seed: j.cfg.Seed, Model: j.model, BudgetTokens: j.cfg.BudgetTokens, BudgetUSD: j.cfg.BudgetUSD,
-		Steer: j.steer, MaxWant: j.cfg.MaxWant, AllowPartial: j.cfg.AllowPartial})
+		Steer: j.steer, MaxWant: j.cfg.MaxWant, AllowPartial: j.cfg.AllowPartial, PlanCache: j.cfg.PlanCache})
 	if err != nil {
 		res.Err = err
 		return res

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
+)
+
+// deaf is a world that answers nothing: a Derive that reads its plan from
+// the cache never asks it.
+type deaf struct{}
+
+var errDeaf = errors.New("deaf world")
+
+func (deaf) Rehearse(context.Context, []scenario.Statement, []scenario.Call) ([]ground.Answer, error) {
+	return nil, errDeaf
+}
+
+func (deaf) RehearseEffect(context.Context, []scenario.Statement, []scenario.Call) ([]ground.Answer, bool, error) {
+	return nil, false, errDeaf
+}
+
+// TestCacheKeepsThePlan: a plan read from the cache is the plan derived,
+// sized to another ask without rehearsing anything; another build, other
+// options or a file that does not read derive afresh.
+func TestCacheKeepsThePlan(t *testing.T) {
+	c := testContract(t, "guardian-line")
+	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	dir := t.TempDir()
+	cache := &DiskCache{Dir: dir, Build: "one"}
+	forget(c)
+	if _, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 20, Cache: cache}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("the cache holds %d files after one Derive, want 1", len(files))
+	}
+	forget(c)
+	want, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 35})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forget(c)
+	got, err := Derive(context.Background(), c, deaf{}, Options{Asked: 35, Cache: cache})
+	if err != nil {
+		t.Fatalf("a cached plan rehearsed: %v", err)
+	}
+	if w, g := planHash(t, want), planHash(t, got); w != g {
+		t.Fatalf("the plan read from the cache (%s) is not the plan derived (%s)", g, w)
+	}
+	for name, opts := range map[string]Options{
+		"another build":   {Asked: 35, Cache: &DiskCache{Dir: dir, Build: "two"}},
+		"another want":    {Asked: 35, MaxWant: 3, Cache: cache},
+		"given grounding": {Asked: 35, Cache: cache, Grounding: &ground.Grounding{}},
+	} {
+		forget(c)
+		if _, err := Derive(context.Background(), c, deaf{}, opts); !errors.Is(err, errDeaf) {
+			t.Errorf("%s: Derive answered %v without rehearsing, want it to derive (and meet the deaf world)", name, err)
+		}
+	}
+	if err := os.WriteFile(files[0], []byte(`{"cells": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forget(c)
+	if _, err := Derive(context.Background(), c, deaf{}, Options{Asked: 35, Cache: cache}); !errors.Is(err, errDeaf) {
+		t.Errorf("a cache file that does not read answered %v, want a fresh derivation", err)
+	}
+}
