@@ -195,16 +195,29 @@ type space struct {
 	seeds []int64 // seed values of the shape, sorted
 }
 
-// at returns the slot-th fresh value: counting up from start, then, once the
-// top is reached, the values below start that the seed does not hold.
+// headroom is how many values at the top of a space are never minted: a
+// handler that numbers a new row one past the largest ("AUTH-" and max+1)
+// must still find a value its column's CHECK accepts after a case minted
+// the largest one (at most a quarter of the values above the seed's).
+const headroom = 16
+
+// above is how many values past the seed's largest are minted.
+func (sp *space) above() int64 {
+	n := sp.size - sp.start
+	return n - min(headroom, n/4)
+}
+
+// at returns the slot-th fresh value: counting up from start, short of the
+// headroom at the top, then the values below start that the seed does not
+// hold.
 func (sp *space) at(slot int64) (string, error) {
 	if slot < 0 {
 		return "", fmt.Errorf("%w: negative slot %d", ErrCodeSpace, slot)
 	}
-	if above := sp.size - sp.start; slot < above {
+	if slot < sp.above() {
 		return sp.shape.text(sp.start + slot), nil
 	}
-	r := slot - (sp.size - sp.start)
+	r := slot - sp.above()
 	// The r-th number in [0, start) not among the seeds.
 	lo, hi := int64(0), sp.start
 	free := func(x int64) int64 { // free numbers in [0, x)
@@ -225,7 +238,9 @@ func (sp *space) at(slot int64) (string, error) {
 }
 
 // room is how many fresh values the space holds.
-func (sp *space) room() int64 { return sp.size - int64(len(sp.seeds)) }
+func (sp *space) room() int64 {
+	return sp.size - int64(len(sp.seeds)) - (sp.size - sp.start - sp.above())
+}
 
 // patterns are the regular expressions the column's CHECKs hold it to, as
 // far as Go reads them the way Postgres does.
@@ -375,8 +390,8 @@ func (g *Graph) Fresh(table, col string, old any, slot int64) (any, error) {
 	switch x := old.(type) {
 	case int64, int, float64:
 		sp := g.intSpace(table, col)
-		if slot >= sp.size-sp.start {
-			return nil, fmt.Errorf("%w: %s.%s has room for %d more", ErrCodeSpace, table, col, sp.size-sp.start)
+		if slot >= sp.above() {
+			return nil, fmt.Errorf("%w: %s.%s has room for %d more", ErrCodeSpace, table, col, sp.above())
 		}
 		n := sp.start + slot
 		if _, isFloat := x.(float64); isFloat {
@@ -455,8 +470,7 @@ func (g *Graph) widen(table, col, tmpl string) (string, bool) {
 func (g *Graph) Room(table, col string, old any) int64 {
 	switch x := old.(type) {
 	case int64, int, float64:
-		sp := g.intSpace(table, col)
-		return sp.size - sp.start
+		return g.intSpace(table, col).above()
 	case string:
 		if _, ok := timeOf(x); ok {
 			return math.MaxInt32

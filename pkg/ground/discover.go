@@ -779,7 +779,12 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 		if err != nil {
 			return err
 		}
-		if ok {
+		if _, sent := s.used[p]; ok && (sent || !s.wrote) {
+			// An act that answers ok with an optional record argument
+			// left out (no fresh value was sent) tells nothing of what the
+			// argument takes: it stays the record it names, whose act it
+			// is (a caregiver's id on a patient's refill). A read's
+			// optional filter is the caller's to leave out.
 			assign[p] = f
 		}
 	}

@@ -296,3 +296,54 @@ func TestDeriveDealsNoSuccessThatChangesNothing(t *testing.T) {
 		t.Fatal("no success bucket of a state-changing act")
 	}
 }
+
+// TestFurtherCheckThroughALinkTable: pharmacy-line's caregiver verification
+// takes a caregiver's name and date of birth, and the refill the caregiver's
+// id, which ties to the prescription's patient only through the
+// authorizations that name both. The rows the check can pass on are the
+// prescriptions (or patients) of patients with a caregiver on file, and only
+// those.
+func TestFurtherCheckThroughALinkTable(t *testing.T) {
+	c := testContract(t, "pharmacy-line")
+	g := ground.New(c)
+	bs := ground.Bindings{
+		{Tool: "verify_caregiver", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_first_name", Table: "caregivers", Column: "first_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_last_name", Table: "caregivers", Column: "last_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_date_of_birth", Table: "caregivers", Column: "date_of_birth", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "rx_number", Table: "prescriptions", Column: "rx_number", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "caregiver_id", Table: "caregivers", Column: "caregiver_id", How: ground.ByXRef, Source: ground.FromCase},
+	}
+	sv := &solver{g: g, bs: bs, max: 40}
+	act := c.Tool("request_refill")
+	if got := sv.further(act, []string{"find_patient_by_name_dob", "verify_caregiver", "list_prescriptions", "request_refill"}); !slices.Equal(got, []string{"verify_caregiver"}) {
+		t.Fatalf("further checks %v, want verify_caregiver", got)
+	}
+	cared := map[string]bool{}
+	for _, a := range g.Rows("caregiver_authorizations") {
+		cared[ground.Text(a["patient_id"])] = true
+	}
+	// The act's record is the prescription, or the patient (the caller)
+	// when the act names no other.
+	for _, table := range []string{"prescriptions", "patients"} {
+		rows := sv.checkedRows(act, table, []string{"verify_caregiver"})
+		if len(rows) == 0 {
+			t.Fatalf("no row of %s the caregiver check can pass on", table)
+		}
+		for _, r := range rows {
+			if !cared[ground.Text(r["patient_id"])] {
+				t.Errorf("%s row %v is of patient %v, who has no caregiver on file", table, r, r["patient_id"])
+			}
+		}
+	}
+	skipped := 0
+	for _, r := range g.Rows("prescriptions") {
+		if !cared[ground.Text(r["patient_id"])] {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("every patient of the seed has a caregiver: the test tells nothing")
+	}
+}

@@ -73,13 +73,7 @@ func (sv *solver) further(tool *contract.Tool, tools []string) []string {
 			held[t] = true
 		}
 	}
-	keyed := map[string]bool{} // tables whose key the act takes optionally
-	req := tool.Required()
-	for _, p := range tool.ParamNames() {
-		if bd, ok := sv.bs.Of(tool.Name, p); ok && bd.Table != "" && !slices.Contains(req, p) && bd.Column == sv.g.PK(bd.Table) {
-			keyed[bd.Table] = true
-		}
-	}
+	keyed := sv.keyedTables(tool)
 	var out []string
 	for _, name := range tools {
 		t := c.Tool(name)
@@ -103,10 +97,13 @@ func (sv *solver) further(tool *contract.Tool, tools []string) []string {
 	return out
 }
 
-// checkedRows are the rows of table a further check can pass on: those a
-// record of a table whose details it takes refers to (the patients a
-// guardian is on file for), in seed order, at most the sample's size.
-func (sv *solver) checkedRows(table string, further []string) []ground.Row {
+// checkedRows are the rows of table a further check can pass on, in seed
+// order, at most the sample's size: those a record of a table whose details
+// it takes refers to (the patients a guardian is on file for), or those
+// whose parent such a record of the table whose key the act takes is tied
+// to (a prescription whose patient has a caregiver on file, through the
+// authorizations that name both).
+func (sv *solver) checkedRows(tool *contract.Tool, table string, further []string) []ground.Row {
 	g := sv.g
 	var of []string
 	for _, name := range further {
@@ -116,6 +113,7 @@ func (sv *solver) checkedRows(table string, further []string) []ground.Row {
 			}
 		}
 	}
+	keyed := sv.keyedTables(tool)
 	var out []ground.Row
 	for _, row := range g.Rows(table) {
 		if len(out) >= sv.max {
@@ -124,12 +122,73 @@ func (sv *solver) checkedRows(table string, further []string) []ground.Row {
 		if slices.ContainsFunc(of, func(x string) bool {
 			return slices.ContainsFunc(g.FKs(x), func(fk ground.FK) bool {
 				return fk.RefTable == table && len(g.Where(x, fk.Column, row[fk.RefColumn])) > 0
-			})
+			}) || keyed[x] && sv.tiedToCaller(table, row, x)
 		}) {
 			out = append(out, row)
 		}
 	}
 	return out
+}
+
+// keyedTables are the tables whose key the act takes in an argument it does
+// not require (a caregiver's id on a patient's refill).
+func (sv *solver) keyedTables(tool *contract.Tool) map[string]bool {
+	keyed := map[string]bool{}
+	req := tool.Required()
+	for _, p := range tool.ParamNames() {
+		if bd, ok := sv.bs.Of(tool.Name, p); ok && bd.Table != "" && !slices.Contains(req, p) && bd.Column == sv.g.PK(bd.Table) {
+			keyed[bd.Table] = true
+		}
+	}
+	return keyed
+}
+
+// tiedToCaller reports whether a row of table x hangs off row's caller (the
+// row itself, of the caller's table, or the caller it refers to): x refers
+// to the caller, or a table that refers to both the caller and x holds a
+// row for them. A parent many rows share (a store) ties nothing to a case.
+func (sv *solver) tiedToCaller(table string, row ground.Row, x string) bool {
+	g := sv.g
+	cl := g.C.Caller
+	if cl == nil || x == cl.Table {
+		return false
+	}
+	var callers []any
+	if table == cl.Table {
+		callers = append(callers, row[cl.Key])
+	}
+	for _, up := range g.FKs(table) {
+		if up.RefTable == cl.Table && up.RefColumn == cl.Key {
+			callers = append(callers, row[up.Column])
+		}
+	}
+	for _, v := range callers {
+		if v == nil {
+			continue
+		}
+		for _, t := range g.C.Tables {
+			var toX []string // t's columns naming a row of x ("" for x itself)
+			if t.Name == x {
+				toX = []string{""}
+			}
+			for _, fk := range g.FKs(t.Name) {
+				if fk.RefTable == x {
+					toX = append(toX, fk.Column)
+				}
+			}
+			for _, fk := range g.FKs(t.Name) {
+				if fk.RefTable != cl.Table || fk.RefColumn != cl.Key || len(toX) == 0 {
+					continue
+				}
+				for _, r := range g.Where(t.Name, fk.Column, v) {
+					if slices.ContainsFunc(toX, func(col string) bool { return col == "" || r[col] != nil }) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // maxChains bounds the precondition chains tried for one tool.
@@ -170,7 +229,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 	if len(further) > 0 {
 		// Without a row the check can pass on, the use case is planned
 		// as the act's own.
-		checked = sv.checkedRows(sol.table, further)
+		checked = sv.checkedRows(tool, sol.table, further)
 	}
 	if len(checked) > 0 {
 		for i := range chains {
