@@ -58,6 +58,9 @@ func TestCacheKeepsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a cached plan rehearsed: %v", err)
 	}
+	if !got.Cached || want.Cached {
+		t.Errorf("Cached: %v read back, %v derived", got.Cached, want.Cached)
+	}
 	if w, g := planHash(t, want), planHash(t, got); w != g {
 		t.Fatalf("the plan read from the cache (%s) is not the plan derived (%s)", g, w)
 	}

@@ -188,6 +188,8 @@ type Plan struct {
 	// Crashes are the places in the handlers' code that crashed on calls
 	// the plan rehearsed (every Derive of the contract in this process).
 	Crashes []Crash `json:"crashes,omitempty"`
+	// Cached says the plan was read from Options.Cache, not derived.
+	Cached bool `json:"-"`
 }
 
 // TooMany is an ask larger than the contract can mint distinct cases for.
@@ -366,6 +368,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	if opts.cached() {
 		if b, ok := opts.Cache.Get(key); ok {
 			if p, ok := unsized(b); ok {
+				p.Cached = true
 				return p.sized(g, opts, capped), nil
 			}
 		}

@@ -310,7 +310,11 @@ func (p *Planner) plan(ctx context.Context) (pl *plan.Plan, derived bool, err er
 	if err != nil {
 		return nil, false, err
 	}
-	p.log.Info("plan derived", "buckets", len(pl.Buckets), "took", time.Since(began).Round(time.Millisecond))
+	msg := "plan derived"
+	if pl.Cached {
+		msg = "plan read from the plan cache"
+	}
+	p.log.Info(msg, "buckets", len(pl.Buckets), "took", time.Since(began).Round(time.Millisecond))
 	return pl, true, nil
 }
 
