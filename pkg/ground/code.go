@@ -237,10 +237,9 @@ func (sp *space) at(slot int64) (string, error) {
 	return sp.shape.text(lo), nil
 }
 
-// room is how many fresh values the space holds.
-func (sp *space) room() int64 {
-	return sp.size - int64(len(sp.seeds)) - (sp.size - sp.start - sp.above())
-}
+// room is how many fresh values the space holds: those minted above the
+// seed's largest, and those below it the seed does not hold.
+func (sp *space) room() int64 { return sp.above() + sp.start - int64(len(sp.seeds)) }
 
 // patterns are the regular expressions the column's CHECKs hold it to, as
 // far as Go reads them the way Postgres does.

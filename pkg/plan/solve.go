@@ -100,9 +100,9 @@ func (sv *solver) further(tool *contract.Tool, tools []string) []string {
 // checkedRows are the rows of table a further check can pass on, in seed
 // order, at most the sample's size: those a record of a table whose details
 // it takes refers to (the patients a guardian is on file for), or those
-// whose parent such a record of the table whose key the act takes is tied
-// to (a prescription whose patient has a caregiver on file, through the
-// authorizations that name both).
+// whose caller is tied to a record of a table whose key the act takes
+// optionally (a prescription whose patient has a caregiver on file, through
+// the authorizations that name both: tiedToCaller).
 func (sv *solver) checkedRows(tool *contract.Tool, table string, further []string) []ground.Row {
 	g := sv.g
 	var of []string
