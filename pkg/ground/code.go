@@ -195,16 +195,16 @@ type space struct {
 	seeds []int64 // seed values of the shape, sorted
 }
 
-// headroom is how many values at the top of a space are never minted: a
+// Headroom is how many values at the top of a space are never minted: a
 // handler that numbers a new row one past the largest ("AUTH-" and max+1)
 // must still find a value its column's CHECK accepts after a case minted
 // the largest one (at most a quarter of the values above the seed's).
-const headroom = 16
+const Headroom = 16
 
 // above is how many values past the seed's largest are minted.
 func (sp *space) above() int64 {
 	n := sp.size - sp.start
-	return n - min(headroom, n/4)
+	return n - min(Headroom, n/4)
 }
 
 // at returns the slot-th fresh value: counting up from start, short of the

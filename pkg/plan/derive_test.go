@@ -347,3 +347,29 @@ func TestFurtherCheckThroughALinkTable(t *testing.T) {
 		t.Fatal("every patient of the seed has a caregiver: the test tells nothing")
 	}
 }
+
+// TestAddedKeysLeaveRoomAbove: keys an added row takes where the seed's ids
+// sit near the top of their digits (AUTH-90004 of five) come from the
+// values minting leaves at the top, above every minted key, with room
+// above them for the key a handler numbers next (max+1 still has five
+// digits).
+func TestAddedKeysLeaveRoomAbove(t *testing.T) {
+	g := ground.New(testContract(t, "pharmacy-line"))
+	keys, ok := freshKeys(g, "caregiver_authorizations", "authorization_id", 2)
+	if !ok || len(keys) != 2 || keys[0] != "AUTH-99984" || keys[1] != "AUTH-99985" {
+		t.Fatalf("added keys %v (%v), want AUTH-99984 and AUTH-99985", keys, ok)
+	}
+	last, err := g.Fresh("caregiver_authorizations", "authorization_id", "AUTH-00001", g.Room("caregiver_authorizations", "authorization_id", "AUTH-00001")-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for slot := int64(0); slot < 9979; slot += 997 {
+		v, err := g.Fresh("caregiver_authorizations", "authorization_id", "AUTH-00001", slot)
+		if err != nil || v.(string) >= "AUTH-99984" {
+			t.Errorf("slot %d minted %v (%v), into the added keys' room", slot, v, err)
+		}
+	}
+	if last.(string) >= "AUTH-99984" {
+		t.Errorf("the last minted key %v is among the added keys' room", last)
+	}
+}

@@ -605,17 +605,22 @@ func freshKeys(g *ground.Graph, table, col string, n int) ([]any, bool) {
 	}
 	// Keys of as many digits as the seed's, which a CHECK on the key's
 	// pattern still admits: past the gap when it fits, so that the next key
-	// a handler numbers from the highest fits too; else the highest there
-	// are.
+	// a handler numbers from the highest fits too; else at the bottom of the
+	// values minting leaves at the top (ground.Headroom), clear of minted
+	// keys and with room above them for the keys a handler numbers next.
 	top := int64(1)
 	for range width {
 		top *= 10
 	}
 	past := high+addGap+int64(n) < top // and the key after them too
+	room := min(ground.Headroom, (top-high-1)/4)
+	if !past && int64(2*n) > room {
+		return nil, false
+	}
 	for i := range out {
 		k := high + addGap + int64(i)
 		if !past {
-			k = top - 1 - int64(i)
+			k = top - room + int64(i)
 		}
 		if k <= high {
 			return nil, false
