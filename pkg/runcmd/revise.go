@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/cli"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
 )
@@ -73,8 +72,7 @@ func cmdRevise(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	cfg := run.Config{Queue: cn.Queue(), Dirs: []string{*dir}, Asked: 1, Writers: *writers, Model: m.Name, Provider: m.Provider,
 		StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL, MetricsAddr: cn.MetricsAddr(),
-		BudgetTokens: *budget, BudgetUSD: *budgetUSD, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, Revise: rv,
-		PlanCache: plan.EnvCache(env.Getenv)}
+		BudgetTokens: *budget, BudgetUSD: *budgetUSD, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, Revise: rv}
 	if err := cfg.Validate(); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}

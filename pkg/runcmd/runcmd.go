@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/suitegen/suitegen/pkg/cli"
-	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/refresh"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/writer"
@@ -72,7 +71,7 @@ func cmdRun(ctx context.Context, env *cli.Env, args []string) error {
 		Seed: *seed, Rounds: *rounds, StateDir: cn.StateDir(), NATSURL: cn.NATS(), DatabaseURL: dbURL,
 		MetricsAddr: cn.MetricsAddr(), ProgressAddr: progress.Addr(), ProgressToken: progressToken, BudgetTokens: *budget, BudgetUSD: *budgetUSD, PlanFile: *planFile,
 		RunID: *runID, Logger: env.Log, Progress: env.Stderr, TTY: env.TTY, ByUseCase: *byUseCase, MaxWant: *maxWant, AllowPartial: *allowPartial,
-		Update: *update, Into: *into, PlanCache: plan.EnvCache(env.Getenv)}
+		Update: *update, Into: *into}
 	if *update != "" && *out != "" {
 		return &cli.UsageError{Msg: "--update writes into the suite it updates: leave --out out"}
 	}
