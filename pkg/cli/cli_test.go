@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -16,8 +17,20 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // dispatch runs a command line in-process against servers of the test's own.
 func dispatch(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	return dispatchWith(t, nil, args...)
+}
+
+// dispatchWith is dispatch with the environment variables in set.
+func dispatchWith(t *testing.T, set map[string]string, args ...string) (int, string) {
+	t.Helper()
 	var out bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &out, Getenv: testenv.Getenv(t)}
+	getenv := testenv.Getenv(t)
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(k string) string {
+		if v, ok := set[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}}
 	env.Log = discard()
 	code := Dispatch(context.Background(), env, "suitegen", args)
 	return code, out.String()
@@ -27,11 +40,22 @@ func dispatch(t *testing.T, args ...string) (int, string) {
 // use case is planned, and the binding table is printed. Every example and
 // test contract is validated so in pkg/e2e (TestEveryExample), before its
 // suite is written; here, the command on a small one.
+//
+// Its plan is kept in the plan cache the environment names, where a run
+// after it reads the plan back; validating again prints the same.
 func TestValidatePrints(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "contracts", "guardian-line")
-	code, out := dispatch(t, "validate", dir)
+	cache := t.TempDir()
+	set := map[string]string{plan.EnvCacheDir: cache, plan.EnvCacheBuild: "validate " + cache}
+	code, out := dispatchWith(t, set, "validate", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(files) != 1 {
+		t.Errorf("the plan cache holds %d files after validate, want 1", len(files))
+	}
+	if _, again := dispatchWith(t, set, "validate", dir); again != out {
+		t.Errorf("validate from the plan cache printed:\n%s\nderived, it printed:\n%s", again, out)
 	}
 	if !strings.Contains(out, "every probe held, every use case planned") || strings.Contains(out, "  - ") {
 		t.Errorf("probes did not all hold, or a use case is not planned:\n%s", out)

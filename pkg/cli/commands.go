@@ -360,7 +360,10 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if err != nil {
 		return err
 	}
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Grounding: &rep.Grounding, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
+	// Derived as a run derives it, through the plan cache the environment
+	// names: a run after validate reads this plan back instead of deriving
+	// it again.
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Rules: e.Prover, Mutants: probe.Mutants(e.World, c), Cache: plan.EnvCache(env.Getenv)})
 	if err != nil {
 		return err
 	}

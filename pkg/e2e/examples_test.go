@@ -35,8 +35,9 @@ var knownGaps = map[string]map[string]string{}
 // world's probes all hold, every use case is planned, the binding table is
 // printed), and writes a small suite for each with the
 // builtin model: every scenario asked for, every use case in it, and every
-// way an outbound call is answered in each outbound use case. The run plans
-// again on what validate's plan learnt, in the same process.
+// way an outbound call is answered in each outbound use case. The run reads
+// validate's plan back from the plan cache make test names (without one, it
+// plans again on what validate's plan learnt, in the same process).
 func TestEveryExample(t *testing.T) {
 	testenv.OutsideRace(t, wholeSuites)
 	t.Parallel()

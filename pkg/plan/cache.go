@@ -1,14 +1,19 @@
 package plan
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // Cache keeps what Derive learnt of a contract before it sized the plan to
@@ -17,9 +22,15 @@ import (
 // same contract (world, handlers and all, named by its hash) on the same
 // code always derives the same. A miss, or a value that does not read,
 // derives afresh.
+//
+// Claim holds key while a miss derives it: a Derive of the same key in any
+// process waits for that one's Put and reads it, instead of deriving the
+// same plan beside it. It returns when key is free or ctx is done; release
+// frees key.
 type Cache interface {
 	Get(key string) ([]byte, bool)
 	Put(key string, value []byte)
+	Claim(ctx context.Context, key string) (release func(), err error)
 }
 
 // Env names of the cache a process finds in its environment (EnvCache).
@@ -76,6 +87,42 @@ func (d *DiskCache) Get(key string) ([]byte, bool) {
 	return b, err == nil
 }
 
+// claimPoll is how often a Claim looks again at a key another holds.
+const claimPoll = 50 * time.Millisecond
+
+// Claim takes an exclusive lock on key's lock file (flock), which the
+// kernel frees when the holder's process ends, however it ends: a killed
+// deriver never leaves the key held. Without a name for the code, or a
+// directory to lock in, nothing is held.
+func (d *DiskCache) Claim(ctx context.Context, key string) (func(), error) {
+	p := d.path(key)
+	if p == "" || os.MkdirAll(d.Dir, 0o755) != nil {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(strings.TrimSuffix(p, ".json")+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return func() {}, nil
+	}
+	t := time.NewTicker(claimPoll)
+	defer t.Stop()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil // closing the file frees the lock
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return func() {}, nil // a file system without locks: derive beside the others
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("plan: cache: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
 // Put writes key's value whole or not at all (a temporary file renamed),
 // so that a process killed mid-write leaves no half a plan to read.
 func (d *DiskCache) Put(key string, value []byte) {
@@ -119,6 +166,19 @@ func cacheKey(sha string, opts Options) string {
 }
 
 func (o Options) cached() bool { return o.Cache != nil && o.Grounding == nil && !o.replay }
+
+// cachedPlan is key's plan before sizing, when the cache holds one that reads.
+func cachedPlan(c Cache, key string) (*Plan, bool) {
+	b, ok := c.Get(key)
+	if !ok {
+		return nil, false
+	}
+	p, ok := unsized(b)
+	if ok {
+		p.Cached = true
+	}
+	return p, ok
+}
 
 // unsized reads a plan before sizing (Buckets every bucket the use cases
 // gave, in order, rules assigned) from its JSON.

@@ -82,3 +82,78 @@ func TestCacheKeepsThePlan(t *testing.T) {
 		t.Errorf("a cache file that does not read answered %v, want a fresh derivation", err)
 	}
 }
+
+// watched is a cache that says which key a Derive claims.
+type watched struct {
+	*DiskCache
+	claimed chan string
+}
+
+func (w watched) Claim(ctx context.Context, key string) (func(), error) {
+	w.claimed <- key
+	return w.DiskCache.Claim(ctx, key)
+}
+
+// TestCacheMissWaitsForTheDerivationUnderWay: a Derive that misses while
+// another holds the key (deriving it, in this process or another) waits for
+// that one's plan and reads it, rehearsing nothing; a claim whose context
+// ends while it waits gives up with the context's error.
+func TestCacheMissWaitsForTheDerivationUnderWay(t *testing.T) {
+	c := testContract(t, "guardian-line")
+	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	first := t.TempDir()
+	forget(c)
+	if _, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 35, Cache: &DiskCache{Dir: first, Build: "one"}}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(first, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("the cache holds %d files after one Derive, want 1", len(files))
+	}
+	value, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	holder := &DiskCache{Dir: t.TempDir(), Build: "one"}
+	opts := Options{Asked: 35}
+	opts.defaults()
+	key := cacheKey(c.SHA256, opts)
+	release, err := holder.Claim(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := holder.Claim(gone, key); !errors.Is(err, context.Canceled) {
+		t.Errorf("a claim of a held key with its context done answered %v, want context.Canceled", err)
+	}
+
+	w := watched{DiskCache: &DiskCache{Dir: holder.Dir, Build: "one"}, claimed: make(chan string, 1)}
+	type derived struct {
+		p   *Plan
+		err error
+	}
+	done := make(chan derived, 1)
+	forget(c)
+	go func() {
+		p, err := Derive(context.Background(), c, deaf{}, Options{Asked: 35, Cache: w})
+		done <- derived{p, err}
+	}()
+	if got := <-w.claimed; got != key {
+		t.Fatalf("Derive claimed %q, want %q", got, key)
+	}
+	holder.Put(key, value)
+	release()
+	d := <-done
+	if d.err != nil {
+		t.Fatalf("a Derive that waited for another's plan rehearsed: %v", d.err)
+	}
+	if !d.p.Cached {
+		t.Error("a Derive that waited for another's plan did not read it")
+	}
+}

@@ -366,11 +366,18 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	g := ground.New(c)
 	key := cacheKey(c.SHA256, opts)
 	if opts.cached() {
-		if b, ok := opts.Cache.Get(key); ok {
-			if p, ok := unsized(b); ok {
-				p.Cached = true
-				return p.sized(g, opts, capped), nil
-			}
+		if p, ok := cachedPlan(opts.Cache, key); ok {
+			return p.sized(g, opts, capped), nil
+		}
+		// A miss derives while holding the key; one that waited for
+		// another's derivation reads it.
+		release, err := opts.Cache.Claim(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if p, ok := cachedPlan(opts.Cache, key); ok {
+			return p.sized(g, opts, capped), nil
 		}
 	}
 	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil)
