@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestComposesOutboundCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{})
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Rules: e.Prover, Mutants: probe.Mutants(e.World, c), Cache: plan.EnvCache(os.Getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}

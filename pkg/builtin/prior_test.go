@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,7 +67,7 @@ func TestActAlreadyDoneHoldsTheActsValues(t *testing.T) {
 }
 
 // planned is the contract in dir, its engine on the test database and its
-// plan for asked scenarios.
+// plan for asked scenarios, derived as a run derives it.
 func planned(t *testing.T, dir string, asked int) (*contract.Contract, *engine.Engine, *plan.Plan) {
 	t.Helper()
 	c, probs, err := contract.Load(dir)
@@ -79,7 +80,9 @@ func planned(t *testing.T, dir string, asked int) (*contract.Contract, *engine.E
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Asked: asked, Rules: e.Prover, Mutants: probe.Mutants(e.World, c)})
+	// Read from the plan cache make test names, when a test of this run has
+	// derived the contract already: these tests are of the writing.
+	pl, err := plan.Derive(ctx, c, probe.Rehearser(e.World), plan.Options{Asked: asked, Rules: e.Prover, Mutants: probe.Mutants(e.World, c), Cache: plan.EnvCache(os.Getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,9 @@ func TestTemplateReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	p, err := plan.Derive(context.Background(), c, probe.Rehearser(e.World), plan.Options{Asked: 1})
+	// Derived as the run derives it, so the run reads this plan back from
+	// the plan cache make test names.
+	p, err := plan.Derive(context.Background(), c, probe.Rehearser(e.World), plan.Options{Asked: 1, Rules: e.Prover, Mutants: probe.Mutants(e.World, c), Cache: plan.EnvCache(os.Getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}
