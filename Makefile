@@ -37,8 +37,9 @@ test: deps lint test-go ## lint, then the whole test suite: -race, and the tests
 #
 # The two passes' binaries, all built from this tree, share one plan cache
 # (SUITEGEN_PLAN_CACHE, named for this tree by SUITEGEN_PLAN_CACHE_BUILD):
-# a contract is derived once per option set, not once per test. The tests of
-# derivation itself (pkg/plan) call Derive without it.
+# a contract is derived once per option set, not once per test, and tests
+# that start together wait for the one deriving it. pkg/plan's tests of how
+# Derive works call it without the cache.
 test-go:
 	@set -o pipefail; args="$$($(GO) run ./scripts/outsiderace)" || exit 1; \
 	cache="$$(mktemp -d)"; trap 'rm -rf "$$cache"' EXIT; \

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -220,13 +221,21 @@ func priors(p *Plan, at string) []scenario.Statement {
 	return out
 }
 
-// deriveTestdata plans testdata/contracts/NAME as validate does, with the
-// world's mutants.
+// deriveTestdata plans testdata/contracts/NAME as validate does.
 func deriveTestdata(t *testing.T, name string) (*Plan, *probe.MutantWorlds) {
 	t.Helper()
 	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", name))
+	return deriveAsRun(t, c, e)
+}
+
+// deriveAsRun plans c as validate and a run do, with the rules' checks and
+// the world's mutants, through the plan cache make test names: a test that
+// reads what an example's plan holds shares the derivation with every other
+// test of the same contract. The tests of how Derive works derive afresh.
+func deriveAsRun(t *testing.T, c *contract.Contract, e *engine.Engine) (*Plan, *probe.MutantWorlds) {
+	t.Helper()
 	mutants := probe.Mutants(e.World, c)
-	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants})
+	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants, Cache: EnvCache(os.Getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}

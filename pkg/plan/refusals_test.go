@@ -1,12 +1,10 @@
 package plan
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -69,10 +67,7 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.example), func(t *testing.T) {
 			c, e := openContract(t, filepath.Join("..", "..", "examples", tc.example))
-			p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _ := deriveAsRun(t, c, e)
 			dealt, succeeds := map[string]bool{}, map[string]bool{}
 			angles := map[string]string{}
 			outside := map[string]bool{}
