@@ -69,6 +69,7 @@ func TestEveryExample(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each has servers, databases and a state dir of its own
 			dir := dirs[name]
 			c, err := contract.LoadValid(dir)
 			if err != nil {
