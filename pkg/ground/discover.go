@@ -124,6 +124,9 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		if err := s.clockFirst(ctx, wonCase, params, final); err != nil {
 			return nil, "", err
 		}
+		if err := s.frees(ctx, wonCase, params, final); err != nil {
+			return nil, "", err
+		}
 	}
 	s.ok = won != nil
 	return s.bindings(params, req, final), s.last, nil
@@ -790,6 +793,65 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 	}
 	s.used = used
 	return nil
+}
+
+// frees checks, on the case an act answered ok, each argument taken from a
+// column only for its name's likeness, in a table no other argument names
+// nor one a foreign key ties to theirs: when the act still answers ok, and
+// writes, with a value of the argument's own (free text, or one its
+// schema's pattern or bounds give), the value is the caller's to choose (a
+// credit's amount, a shipment line's label), not a copy of that column.
+func (s *search) frees(ctx context.Context, b Bound, params []string, assign map[string]Binding) error {
+	if !s.wrote {
+		return nil // a read's filter is the record it finds, whatever it answers
+	}
+	used, wrote := s.used, s.wrote
+	for _, p := range params {
+		a := assign[p]
+		if a.How != ByLikeness || a.Table == "" {
+			continue
+		}
+		if _, passed := used[p]; !passed || s.tiedToOthers(p, a.Table, assign) {
+			continue
+		}
+		l := s.loose(p)
+		if l.How != FreeText && l.How != FromPattern {
+			continue
+		}
+		ok, _, _, err := s.try(ctx, b, params, with(assign, p, l))
+		if err != nil {
+			return err
+		}
+		if ok && s.wrote {
+			assign[p] = l
+		}
+	}
+	s.used, s.wrote = used, wrote
+	return nil
+}
+
+// tiedToOthers reports whether table is one another argument of the call is
+// bound to, or is tied to one of those by a foreign key either way.
+func (s *search) tiedToOthers(p, table string, assign map[string]Binding) bool {
+	for q, a := range assign {
+		if q == p || a.Table == "" {
+			continue
+		}
+		if a.Table == table {
+			return true
+		}
+		for _, fk := range s.g.fks[table] {
+			if fk.RefTable == a.Table {
+				return true
+			}
+		}
+		for _, fk := range s.g.fks[a.Table] {
+			if fk.RefTable == table {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clockFirst checks, on the case that answered ok, whether a day the call

@@ -32,3 +32,26 @@ func TestDescriptionExampleGrounds(t *testing.T) {
 		t.Errorf("add_policy_item.reference bound %+v, want policies.policy_id confirmed", b)
 	}
 }
+
+// TestFreeArgumentIsNoColumnsCopy: the generated contract of seed 4 adds a
+// line to a shipment with a label of the caller's choosing. Its name is
+// also a column of tiers, a table nothing else of the call names; the act
+// writes with a label of its own just as well, so the label is free, not a
+// copy of a tier's. Before, it was bound to tiers.label for the likeness.
+func TestFreeArgumentIsNoColumnsCopy(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := contractgen.Generate(4, contractgen.Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	c, e := openContract(t, dir)
+	gr, err := ground.New(c).Discover(context.Background(), probe.Rehearser(e.World))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why, never := gr.Unanswered["append_shipment_line"]; never {
+		t.Fatalf("append_shipment_line never answered ok: %s", why)
+	}
+	if b, _ := gr.Bindings.Of("append_shipment_line", "label"); b.Table != "" || b.How != ground.FreeText {
+		t.Errorf("append_shipment_line.label bound %+v (%s), want free text", b, b.Ref())
+	}
+}
