@@ -16,15 +16,7 @@ import (
 // binds it there and the tool answers ok; before, the search spent its
 // budget on appointments, plans and invoices and never did.
 func TestDescriptionExampleGrounds(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := contractgen.Generate(6, contractgen.Options{Dir: dir}); err != nil {
-		t.Fatal(err)
-	}
-	c, e := openContract(t, dir)
-	gr, err := ground.New(c).Discover(context.Background(), probe.Rehearser(e.World))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gr := groundGenerated(t, 6)
 	if why, never := gr.Unanswered["add_policy_item"]; never {
 		t.Fatalf("add_policy_item never answered ok: %s", why)
 	}
@@ -39,8 +31,20 @@ func TestDescriptionExampleGrounds(t *testing.T) {
 // writes with a label of its own just as well, so the label is free, not a
 // copy of a tier's. Before, it was bound to tiers.label for the likeness.
 func TestFreeArgumentIsNoColumnsCopy(t *testing.T) {
+	gr := groundGenerated(t, 4)
+	if why, never := gr.Unanswered["append_shipment_line"]; never {
+		t.Fatalf("append_shipment_line never answered ok: %s", why)
+	}
+	if b, _ := gr.Bindings.Of("append_shipment_line", "label"); b.Table != "" || b.How != ground.FreeText {
+		t.Errorf("append_shipment_line.label bound %+v (%s), want free text", b, b.Ref())
+	}
+}
+
+// groundGenerated grounds the generated contract of seed in its world.
+func groundGenerated(t *testing.T, seed int64) ground.Grounding {
+	t.Helper()
 	dir := t.TempDir()
-	if _, err := contractgen.Generate(4, contractgen.Options{Dir: dir}); err != nil {
+	if _, err := contractgen.Generate(seed, contractgen.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	c, e := openContract(t, dir)
@@ -48,10 +52,5 @@ func TestFreeArgumentIsNoColumnsCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if why, never := gr.Unanswered["append_shipment_line"]; never {
-		t.Fatalf("append_shipment_line never answered ok: %s", why)
-	}
-	if b, _ := gr.Bindings.Of("append_shipment_line", "label"); b.Table != "" || b.How != ground.FreeText {
-		t.Errorf("append_shipment_line.label bound %+v (%s), want free text", b, b.Ref())
-	}
+	return gr
 }
