@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // deaf is a world that answers nothing: a Derive that reads its plan from
@@ -32,12 +30,7 @@ func (deaf) RehearseEffect(context.Context, []scenario.Statement, []scenario.Cal
 // sized to another ask without rehearsing anything; another build, other
 // options or a file that does not read derive afresh.
 func TestCacheKeepsThePlan(t *testing.T) {
-	c := testContract(t, "guardian-line")
-	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
 	dir := t.TempDir()
 	cache := &DiskCache{Dir: dir, Build: "one"}
 	forget(c)
@@ -99,12 +92,7 @@ func (w watched) Claim(ctx context.Context, key string) (func(), error) {
 // that one's plan and reads it, rehearsing nothing; a claim whose context
 // ends while it waits gives up with the context's error.
 func TestCacheMissWaitsForTheDerivationUnderWay(t *testing.T) {
-	c := testContract(t, "guardian-line")
-	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
 	first := t.TempDir()
 	forget(c)
 	if _, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 35, Cache: &DiskCache{Dir: first, Build: "one"}}); err != nil {

@@ -152,12 +152,7 @@ func TestChains(t *testing.T) {
 // reused copies mint codes no other case has. A second use of a template
 // mints a case that rehearses as its first did.
 func TestDeriveReusesTemplates(t *testing.T) {
-	c := testContract(t, "guardian-line")
-	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
 	r := probe.Rehearser(e.World)
 	distinct, err := Derive(context.Background(), c, r, Options{Asked: 1})
 	if err != nil {
