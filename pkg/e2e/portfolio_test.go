@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,6 +25,9 @@ import (
 // the seed's never do, nor the callers the planner mints to check a case).
 // The planner's rehearsals work, so the contract plans and is dealt; then
 // every writer's rehearsal crashes, paying for model calls on the way.
+// Two of its use cases are enough to fail: the copy's plan is its own (its
+// handlers differ from retail's), and the race detector makes deriving all
+// twelve the test's slowest part.
 func crashingCopy(t *testing.T) string {
 	t.Helper()
 	src := examples(t, "retail")
@@ -44,6 +48,7 @@ func crashingCopy(t *testing.T) string {
 		switch {
 		case rel == "contract.yaml":
 			b = bytes.Replace(b, []byte("agent: shop-support"), []byte("agent: broken-shop"), 1)
+			b = otherUseCases.ReplaceAll(b, nil)
 		case strings.HasPrefix(rel, "handlers"+string(filepath.Separator)) && strings.HasSuffix(rel, ".star"):
 			b = bytes.Replace(b, []byte("def handle("), []byte("def working_handle("), 1)
 			b = append(b, crashingHandle...)
@@ -55,6 +60,10 @@ func crashingCopy(t *testing.T) string {
 	}
 	return dst
 }
+
+// otherUseCases are retail's use cases but cancel-order and
+// check-order-status, each an id line, its text and its tools.
+var otherUseCases = regexp.MustCompile(`(?m)^  - id: (?:return-items|exchange-items|modify-items|modify-address|modify-payment|find-product-info|update-user-address|check-payment-methods|refund-status|human-handoff)\n    text: .*\n    tools: .*\n`)
 
 const crashingHandle = `
 def handle(args, db):

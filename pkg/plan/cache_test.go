@@ -10,6 +10,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // deaf is a world that answers nothing: a Derive that reads its plan from
@@ -143,5 +144,18 @@ func TestCacheMissWaitsForTheDerivationUnderWay(t *testing.T) {
 	}
 	if !d.p.Cached {
 		t.Error("a Derive that waited for another's plan did not read it")
+	}
+}
+
+// TestCommandsSeeTheTestsPlanCache: a command a test runs through
+// testenv.Getenv derives through the plan cache the test process was given
+// (make test names one for all its test binaries), not through none.
+func TestCommandsSeeTheTestsPlanCache(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvCacheDir, dir)
+	t.Setenv(EnvCacheBuild, "this test")
+	d, ok := EnvCache(testenv.Getenv(t)).(*DiskCache)
+	if !ok || d.Dir != dir || d.Build != "this test" {
+		t.Fatalf("a command's plan cache through testenv.Getenv: %#v, want %s built by %q", d, dir, "this test")
 	}
 }

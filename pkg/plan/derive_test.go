@@ -246,12 +246,9 @@ func TestDeriveReusesTemplates(t *testing.T) {
 // writes nothing; no success is dealt on such a record. Every success
 // bucket's first template, minted and played, changes the world.
 func TestDeriveDealsNoSuccessThatChangesNothing(t *testing.T) {
-	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "telecom"))
-	if err != nil || len(probs) > 0 {
-		t.Fatalf("load: %v %v", err, probs)
-	}
-	p, r := derive(t, c)
-	er, ok := r.(effectRehearser)
+	c, e := openContract(t, filepath.Join("..", "..", "examples", "telecom"))
+	p, _ := deriveAsRun(t, c, e, 0)
+	er, ok := probe.Rehearser(e.World).(effectRehearser)
 	if !ok {
 		t.Fatal("the probe rehearser does not say what changed")
 	}

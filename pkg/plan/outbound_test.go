@@ -1,13 +1,11 @@
 package plan
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -20,10 +18,7 @@ import (
 // case reaches every answer of every outbound use case.
 func TestDeriveOutbound(t *testing.T) {
 	c, e := openContract(t, filepath.Join("..", "..", "examples", "clinic-reminders"))
-	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 4 * len(c.UseCases)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := deriveAsRun(t, c, e, 4*len(c.UseCases))
 	if len(p.Gaps) > 0 {
 		t.Fatalf("gaps: %v", p.Gaps)
 	}

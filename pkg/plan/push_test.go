@@ -225,17 +225,17 @@ func priors(p *Plan, at string) []scenario.Statement {
 func deriveTestdata(t *testing.T, name string) (*Plan, *probe.MutantWorlds) {
 	t.Helper()
 	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", name))
-	return deriveAsRun(t, c, e)
+	return deriveAsRun(t, c, e, 0)
 }
 
 // deriveAsRun plans c as validate and a run do, with the rules' checks and
 // the world's mutants, through the plan cache make test names: a test that
 // reads what an example's plan holds shares the derivation with every other
 // test of the same contract. The tests of how Derive works derive afresh.
-func deriveAsRun(t *testing.T, c *contract.Contract, e *engine.Engine) (*Plan, *probe.MutantWorlds) {
+func deriveAsRun(t *testing.T, c *contract.Contract, e *engine.Engine, asked int) (*Plan, *probe.MutantWorlds) {
 	t.Helper()
 	mutants := probe.Mutants(e.World, c)
-	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Rules: e.Prover, Mutants: mutants, Cache: EnvCache(os.Getenv)})
+	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: asked, Rules: e.Prover, Mutants: mutants, Cache: EnvCache(os.Getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.example), func(t *testing.T) {
 			c, e := openContract(t, filepath.Join("..", "..", "examples", tc.example))
-			p, _ := deriveAsRun(t, c, e)
+			p, _ := deriveAsRun(t, c, e, 0)
 			dealt, succeeds := map[string]bool{}, map[string]bool{}
 			angles := map[string]string{}
 			outside := map[string]bool{}

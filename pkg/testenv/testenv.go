@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -472,10 +473,15 @@ func NATS(t testing.TB) string {
 
 func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
 
+// planCache are the variables that name the plan cache (pkg/plan's
+// EnvCacheDir and EnvCacheBuild): make test points every test binary at one,
+// so that a command a test runs reads the plans other tests derived.
+var planCache = []string{"SUITEGEN_PLAN_CACHE", "SUITEGEN_PLAN_CACHE_BUILD"}
+
 // Getenv is a command's environment lookup that points it at servers of
 // the test's own: SUITEGEN_DATABASE_URL a database of its own, made on
-// first lookup, and SUITEGEN_NATS_URL a JetStream server of its own; every
-// other variable is unset.
+// first lookup, and SUITEGEN_NATS_URL a JetStream server of its own. The
+// plan cache's variables are the process's; every other variable is unset.
 func Getenv(t testing.TB) func(string) string {
 	var (
 		mu       sync.Mutex
@@ -495,6 +501,9 @@ func Getenv(t testing.TB) func(string) string {
 				nats = NATS(t)
 			}
 			return nats
+		}
+		if slices.Contains(planCache, k) {
+			return os.Getenv(k)
 		}
 		return ""
 	}
