@@ -806,6 +806,7 @@ func (s *search) frees(ctx context.Context, b Bound, params []string, assign map
 		return nil // a read's filter is the record it finds, whatever it answers
 	}
 	used, wrote := s.used, s.wrote
+	defer func() { s.used, s.wrote = used, wrote }()
 	for _, p := range params {
 		a := assign[p]
 		if a.How != ByLikeness || a.Table == "" {
@@ -826,29 +827,18 @@ func (s *search) frees(ctx context.Context, b Bound, params []string, assign map
 			assign[p] = l
 		}
 	}
-	s.used, s.wrote = used, wrote
 	return nil
 }
 
 // tiedToOthers reports whether table is one another argument of the call is
 // bound to, or is tied to one of those by a foreign key either way.
 func (s *search) tiedToOthers(p, table string, assign map[string]Binding) bool {
+	refers := func(child, parent string) bool {
+		return slices.ContainsFunc(s.g.fks[child], func(fk FK) bool { return fk.RefTable == parent })
+	}
 	for q, a := range assign {
-		if q == p || a.Table == "" {
-			continue
-		}
-		if a.Table == table {
+		if q != p && a.Table != "" && (a.Table == table || refers(table, a.Table) || refers(a.Table, table)) {
 			return true
-		}
-		for _, fk := range s.g.fks[table] {
-			if fk.RefTable == a.Table {
-				return true
-			}
-		}
-		for _, fk := range s.g.fks[a.Table] {
-			if fk.RefTable == table {
-				return true
-			}
 		}
 	}
 	return false

@@ -31,7 +31,7 @@ func (deaf) RehearseEffect(context.Context, []scenario.Statement, []scenario.Cal
 // sized to another ask without rehearsing anything; another build, other
 // options or a file that does not read derive afresh.
 func TestCacheKeepsThePlan(t *testing.T) {
-	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
+	c, e := openContract(t, testdataDir("guardian-line"))
 	dir := t.TempDir()
 	cache := &DiskCache{Dir: dir, Build: "one"}
 	forget(c)
@@ -93,7 +93,7 @@ func (w watched) Claim(ctx context.Context, key string) (func(), error) {
 // that one's plan and reads it, rehearsing nothing; a claim whose context
 // ends while it waits gives up with the context's error.
 func TestCacheMissWaitsForTheDerivationUnderWay(t *testing.T) {
-	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
+	c, e := openContract(t, testdataDir("guardian-line"))
 	first := t.TempDir()
 	forget(c)
 	if _, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 35, Cache: &DiskCache{Dir: first, Build: "one"}}); err != nil {

@@ -14,9 +14,15 @@ import (
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
+// testdataDir is testdata/contracts/NAME, a contract of this repository's
+// tests.
+func testdataDir(name string) string {
+	return filepath.Join("..", "..", "testdata", "contracts", name)
+}
+
 func testContract(t *testing.T, name string) *contract.Contract {
 	t.Helper()
-	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", name))
+	c, probs, err := contract.Load(testdataDir(name))
 	if err != nil || len(probs) > 0 {
 		t.Fatalf("load %s: %v %v", name, err, probs)
 	}
@@ -152,7 +158,7 @@ func TestChains(t *testing.T) {
 // reused copies mint codes no other case has. A second use of a template
 // mints a case that rehearses as its first did.
 func TestDeriveReusesTemplates(t *testing.T) {
-	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", "guardian-line"))
+	c, e := openContract(t, testdataDir("guardian-line"))
 	r := probe.Rehearser(e.World)
 	distinct, err := Derive(context.Background(), c, r, Options{Asked: 1})
 	if err != nil {

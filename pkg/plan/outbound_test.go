@@ -127,7 +127,7 @@ func TestOutboundBuckets(t *testing.T) {
 // (find_customer_by_phone) and only looked the account up; the outbound
 // spec puts the look-up before the identifying call, not after it.
 func TestOutboundIdentifiesAfterWhatItRequires(t *testing.T) {
-	c, err := contract.LoadValid(filepath.Join("..", "..", "testdata", "contracts", "utility-line"))
+	c, err := contract.LoadValid(testdataDir("utility-line"))
 	if err != nil {
 		t.Fatal(err)
 	}

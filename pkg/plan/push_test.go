@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -224,7 +223,7 @@ func priors(p *Plan, at string) []scenario.Statement {
 // deriveTestdata plans testdata/contracts/NAME as validate does.
 func deriveTestdata(t *testing.T, name string) (*Plan, *probe.MutantWorlds) {
 	t.Helper()
-	c, e := openContract(t, filepath.Join("..", "..", "testdata", "contracts", name))
+	c, e := openContract(t, testdataDir(name))
 	return deriveAsRun(t, c, e, 0)
 }
 
