@@ -3,6 +3,7 @@ package ground
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
@@ -177,8 +178,9 @@ func (g *Graph) Declared() Bindings {
 				b = g.loose(t, p)
 			} else if items, ok := ps["items"].(map[string]any); ok && ps["type"] == "array" && items["type"] == "object" {
 				b.How = FromRows
-			} else if len(t.Enum(p)) > 0 {
+			} else if e := t.Enum(p); len(e) > 0 {
 				b.How = ByEnum
+				b.Table, b.Column = g.keysListed(e, g.touched(t))
 			} else if t.LogOnlyParam(p) {
 				b.How = FreeText
 			}
@@ -186,6 +188,54 @@ func (g *Graph) Declared() Bindings {
 		}
 	}
 	return out
+}
+
+// keysListed is the key column (a primary key or a unique column of one
+// column) whose seed holds exactly the values an enum lists, no fewer and
+// no more: a tier code the schema lists is still a row of the tiers table.
+// Where several columns hold them, the one in a table the tool's handler
+// reads is taken; where that does not single one out, none is.
+func (g *Graph) keysListed(enum []any, touched map[string]bool) (table, column string) {
+	if len(enum) < 2 {
+		return "", ""
+	}
+	want := map[string]bool{}
+	for _, v := range enum {
+		want[Text(v)] = true
+	}
+	var found, read [][2]string
+	for _, tb := range g.C.Tables {
+		if len(g.Rows(tb.Name)) != len(want) {
+			continue
+		}
+		for _, col := range tb.Columns {
+			if !tb.IsUnique(col.Name) || !g.holdsExactly(tb.Name, col.Name, want) {
+				continue
+			}
+			found = append(found, [2]string{tb.Name, col.Name})
+			if touched[strings.ToLower(tb.Name)] {
+				read = append(read, [2]string{tb.Name, col.Name})
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0][0], found[0][1]
+	case len(read) == 1:
+		return read[0][0], read[0][1]
+	}
+	return "", ""
+}
+
+// holdsExactly reports whether a column's seed values are want, each once.
+func (g *Graph) holdsExactly(table, col string, want map[string]bool) bool {
+	c := g.column(table, col)
+	for i, v := range c.text {
+		if c.isNil[i] || !want[v] {
+			return false
+		}
+	}
+	return len(c.first) == len(want)
 }
 
 // refSchema is the schema that carries an argument's x-ref: its items' for an

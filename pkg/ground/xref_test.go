@@ -1,7 +1,10 @@
 package ground
 
 import (
+	"path/filepath"
 	"testing"
+
+	"github.com/suitegen/suitegen/pkg/contract"
 )
 
 // TestXRefFalseBindsNoColumn: `x-ref: false` is the author's word that an
@@ -25,6 +28,30 @@ func TestXRefFalseBindsNoColumn(t *testing.T) {
 		b, ok := bs.Of("rate_trip", p)
 		if !ok || b.How != want || b.Table != "" {
 			t.Errorf("rate_trip.%s with x-ref false: %+v, want %s and no column", p, b, want)
+		}
+	}
+}
+
+// TestEnumOfKeysNamesARecord: an enum that lists exactly the values of a
+// key column (library-line's pickup branch: the codes of branches) names a
+// row of that table, as an x-ref would; an enum that lists only some of
+// them, or values no key holds, stays a plain choice.
+func TestEnumOfKeysNamesARecord(t *testing.T) {
+	c, err := contract.LoadValid(filepath.Join("..", "..", "testdata", "contracts", "library-line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New(c).Declared().Of("reserve_title", "pickupBranch")
+	if b.How != ByEnum || b.Ref() != "branches.code" {
+		t.Fatalf("reserve_title.pickupBranch is declared %+v, want the enum bound to branches.code", b)
+	}
+	if _, _, ok := New(c).RecordParam(New(c).Declared(), c.Tool("reserve_title"), "pickupBranch"); !ok {
+		t.Error("the pickup branch is not taken as a record argument")
+	}
+	for _, enum := range [][]any{{"CEN", "NOR"}, {"CEN", "NOR", "RIV", "EAST"}} {
+		c.Tool("reserve_title").Param("pickupBranch")["enum"] = enum
+		if b, _ := New(c).Declared().Of("reserve_title", "pickupBranch"); b.How != ByEnum || b.Table != "" {
+			t.Errorf("enum %v (not the branches' codes) is declared %+v, want a plain enum", enum, b)
 		}
 	}
 }
