@@ -659,8 +659,9 @@ func (d *deriver) levelBuckets(u *contract.UseCase, tool *contract.Tool, spec Sp
 // level, its axes and the want of each bucket.
 func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string]string, int) {
 	lspec := spec
-	lspec.Column, lspec.Level, lspec.Templates, lspec.Refusal = lv.column, lv.level, lv.templates, lv.branch
-	for _, k := range lv.templates {
+	templates := alikeTemplates(sol, lv)
+	lspec.Column, lspec.Level, lspec.Templates, lspec.Refusal = lv.column, lv.level, templates, lv.branch
+	for _, k := range templates {
 		if pr := lv.prior[k]; len(pr) > 0 {
 			if lspec.Prior == nil {
 				lspec.Prior = map[string][]scenario.Statement{}
@@ -668,7 +669,7 @@ func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string
 			lspec.Prior[k] = pr
 		}
 	}
-	for _, k := range lv.templates {
+	for _, k := range templates {
 		if ch := lv.choice(sol, k); ch != (Choice{}) {
 			if lspec.Choices == nil {
 				lspec.Choices = map[string]Choice{}
@@ -680,7 +681,39 @@ func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string
 	if lv.column != "" {
 		axes[sol.table+"."+lv.column] = lv.level
 	}
-	return lspec, axes, min(len(lv.templates), d.opts.MaxWant)
+	return lspec, axes, min(len(templates), d.opts.MaxWant)
+}
+
+// alikeTemplates are the templates of a level whose cases ask about whose
+// record alike (the same Outside, Swap and Leave), the most common such
+// group, first met on a tie. A level built from the solution's rows can mix
+// them (most rows reserve a title of their own, one succeeded only on a
+// title of the world's), and a bucket's scenarios, its angle and its brief
+// describe one kind of case.
+func alikeTemplates(sol solution, lv level) []string {
+	group := func(k string) Choice {
+		ch := lv.choice(sol, k)
+		return Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}
+	}
+	count := map[Choice]int{}
+	var most Choice
+	for _, k := range lv.templates {
+		g := group(k)
+		count[g]++
+		if count[g] > count[most] {
+			most = g
+		}
+	}
+	if len(count) < 2 {
+		return lv.templates
+	}
+	var out []string
+	for _, k := range lv.templates {
+		if group(k) == most {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // outboundLevelBuckets are the buckets of one level of an outbound use

@@ -349,3 +349,23 @@ func TestUseCaseNamesAFurtherCheck(t *testing.T) {
 		t.Error("no cancellation leaves guardian_id out to be refused for a minor who calls alone")
 	}
 }
+
+// TestBucketTemplatesAskAlike: library-line's fifth reservation is refused
+// (four active already) on three cases that reserve a title of their own
+// and one that succeeded only on a title of the world's. A bucket describes
+// one kind of case, and its brief carries whose record it asks about once,
+// so the level's buckets keep the three.
+func TestBucketTemplatesAskAlike(t *testing.T) {
+	p, _ := deriveTestdata(t, "library-line")
+	for _, b := range p.Buckets {
+		groups := map[Choice][]string{}
+		for _, k := range b.Spec.Templates {
+			ch := b.Spec.Choices[k]
+			g := Choice{Outside: ch.Outside, Swap: ch.Swap, Leave: ch.Leave}
+			groups[g] = append(groups[g], k)
+		}
+		if len(groups) > 1 {
+			t.Errorf("bucket %s (%s %s, %s) mixes templates that ask about whose record otherwise: %v", b.ID, b.UseCase, b.Outcome, b.Spec.Refusal, groups)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
+	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/queue"
 )
 
@@ -79,6 +80,17 @@ func TestHandleMatrix(t *testing.T) {
 			ends:  []string{"ack"}, state: ledger.SliceDone},
 		{name: "a bucket the run does not have", run: "r", setup: func(h *harness) { h.buckets = []string{"b0", "b9"} },
 			ends: []string{"nak 2s"}},
+		// A bucket whose templates ask about whose record otherwise: no
+		// brief carries it, on any writer, so the first delivery ends it.
+		{name: "a bucket no brief can carry", run: "r", setup: func(h *harness) {
+			b := ledger.Bucket{Bucket: plan.Bucket{ID: "b2", Ord: 2, UseCase: "cancel-order", Cell: "cancel-order", Outcome: "succeed", Overlay: "none", Kind: "happy", Want: 2,
+				Spec: plan.Spec{Templates: []string{"t1", "t2"}, Choices: map[string]plan.Choice{"t2": {Outside: "orders"}}, Capacity: 2, Sized: 2}}, Origin: ledger.OriginPlan}
+			if err := h.ledger.PutBuckets(context.Background(), "r", []ledger.Bucket{b}); err != nil {
+				panic(err)
+			}
+			h.buckets = []string{"b0", "b2"}
+		}, ends: []string{`term the slice's brief cannot be made (any writer would fail it the same way): brief s1: json: error calling MarshalJSON for type brief.Bucket: bucket b2: templates take records from outside "" ("") and "orders" (""), leaving out "" and ""`},
+			state: ledger.SliceDead, reason: "brief cannot be made"},
 		{name: "model keeps answering in prose", replies: []any{"prose", "prose", "prose", "prose"}, run: "r",
 			ends: []string{"nak 2s"}, calls: 4},
 		{name: "budget reached ends the slice as written", run: "r", setup: func(h *harness) {

@@ -87,7 +87,7 @@ func (w *Writer) writeSlice(ctx context.Context, d Delivery) error {
 	}
 	text, err := brief.Render(b)
 	if err != nil {
-		return err
+		return &unbriefableError{err: err}
 	}
 	system := skills.WriterPrompt(e.C)
 	sum := sha256.Sum256([]byte(system))

@@ -350,6 +350,19 @@ const (
 	refused
 )
 
+// unbriefableError is a slice whose brief cannot be made from the buckets
+// the ledger holds for it. The brief is read from the run's plan alone, so
+// every writer would fail it alike: the slice is dead at once, not after
+// every delivery it has, and the planner deals its buckets again one by
+// one, so the others are written.
+type unbriefableError struct{ err error }
+
+func (e *unbriefableError) Error() string {
+	return "the slice's brief cannot be made (any writer would fail it the same way): " + e.err.Error()
+}
+
+func (e *unbriefableError) Unwrap() error { return e.err }
+
 // outcome decides how a delivery ends from how its work ended: err from
 // writeSlice, and whether the writer is stopping and cut the work short.
 func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
@@ -357,6 +370,7 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 	var over *runOverError
 	var other *otherModelError
 	var charged *chargedError
+	var unbriefable *unbriefableError
 	switch {
 	case err == nil:
 		return outcome{kind: written}
@@ -366,7 +380,7 @@ func (w *Writer) outcome(err error, d Delivery, stopped bool) outcome {
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of an unknown run"}
 	case errors.As(err, &over):
 		return outcome{kind: dropped, err: err, reason: err.Error(), what: "a slice of a finished run"}
-	case errors.As(err, &charged):
+	case errors.As(err, &charged), errors.As(err, &unbriefable):
 		return outcome{kind: dead, err: err, reason: err.Error()}
 	case isRefusal(err):
 		return outcome{kind: refused, err: err, delay: 30 * time.Second}
