@@ -554,10 +554,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					add(noOp, sc.Name, m)
 				}
 
-				if w, v := actRecord(sc, act); w != "" {
+				if w, v := actRecord(c, sc, act); w != "" {
 					swap := map[string]string{w: v}
 					m := clone(sc)
-					m.Setup = twinSetup(sc.Setup, w, v)
+					m.Setup = twinSetup(e.C, sc.Setup, w, v)
 					for i := range m.Solution {
 						m.Solution[i].Args = rekey(map[string]any(m.Solution[i].Args), swap).(map[string]any)
 					}
@@ -578,7 +578,7 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 					}
 					// The caller mentions the twin, but asks about one record.
 					m = clone(sc)
-					m.Setup = twinSetup(sc.Setup, w, v)
+					m.Setup = twinSetup(e.C, sc.Setup, w, v)
 					m.Instruction += " They mention they also have " + v + "."
 					m.Solution = append(append([]scenario.Call(nil), sc.Solution[:at+1]...), second...)
 					m.Solution = append(m.Solution, sc.Solution[at+1:]...)
@@ -744,7 +744,7 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 // it and the setup makes it (w), and a key for a twin of it (v): the act's
 // first string argument handed in the instruction or opening that a setup
 // insert holds, with its last digit changed. "" when there is none.
-func actRecord(sc *scenario.Scenario, act scenario.Call) (w, v string) {
+func actRecord(c *contract.Contract, sc *scenario.Scenario, act scenario.Call) (w, v string) {
 	inSetup := map[string]bool{}
 	for _, st := range sc.Setup {
 		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") {
@@ -765,19 +765,51 @@ func actRecord(sc *scenario.Scenario, act scenario.Call) (w, v string) {
 		if !ok || !inSetup[s] || ground.Text(sc.CallerID) == s || !(strings.Contains(sc.Instruction, s) || strings.Contains(sc.Persona.Opening, s)) {
 			continue
 		}
-		if v := shifted(s); v != s {
+		if v := unheld(c, sc, s); v != "" {
 			return s, v
 		}
 	}
 	return "", ""
 }
 
+// unheld is s with its last digit moved (by five first, then by one to
+// nine) to a value no seed row and no setup statement holds: a key of the
+// same shape for a twin that takes no other record's place.
+func unheld(c *contract.Contract, sc *scenario.Scenario, s string) string {
+	held := func(v string) bool {
+		for _, st := range sc.Setup {
+			if slices.Contains(st.Args, any(v)) {
+				return true
+			}
+		}
+		for _, sd := range c.Seeds {
+			for _, r := range sd.Rows {
+				for _, x := range r {
+					if x == any(v) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for _, by := range []int{5, 1, 2, 3, 4, 6, 7, 8, 9} {
+		if v := shiftedBy(s, by); v != s && !held(v) {
+			return v
+		}
+	}
+	return ""
+}
+
 // shifted is s with its last digit moved by five: a key of the same shape.
-func shifted(s string) string {
+func shifted(s string) string { return shiftedBy(s, 5) }
+
+// shiftedBy is s with its last digit moved by n.
+func shiftedBy(s string, n int) string {
 	b := []byte(s)
 	for i := len(b) - 1; i >= 0; i-- {
 		if b[i] >= '0' && b[i] <= '9' {
-			b[i] = '0' + (b[i]-'0'+5)%10
+			b[i] = '0' + byte((int(b[i]-'0')+n)%10)
 			return string(b)
 		}
 	}
@@ -795,23 +827,81 @@ func sameCallArgs(a, b map[string]any) bool {
 // place: a second record of the caller's, like the first. The record's own
 // insert is the one w leads (its key); rows that only refer to it (the
 // messages about an appointment) are not copied. With no insert led by w,
-// every insert that holds it is copied, each under a key of its own (its
-// leading value shifted), which the copy would otherwise repeat.
-func twinSetup(setup []scenario.Statement, w, v string) []scenario.Statement {
+// every insert that holds it is copied. Each copy also takes values of its
+// own in every other column unique by itself (a line's phone number, a
+// message's id), which it would otherwise repeat; a column only a set of
+// columns keeps unique (the owner of a payment method keyed by owner and
+// id) keeps its value, so the copy is still the caller's.
+func twinSetup(c *contract.Contract, setup []scenario.Statement, w, v string) []scenario.Statement {
 	insert := func(st scenario.Statement) bool {
 		return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.SQL)), "INSERT") && len(st.Args) > 0
 	}
 	own := slices.ContainsFunc(setup, func(st scenario.Statement) bool { return insert(st) && st.Args[0] == any(w) })
+	// Without an insert w leads, the record's rows are those that hold w
+	// in a column of a key (a payment method keyed by owner and id), not
+	// those that refer to it (the payments made with it); with none, every
+	// insert that holds it.
+	keyed := func(st scenario.Statement) bool {
+		i := slices.Index(st.Args, any(w))
+		return i >= 0 && keyColumn(c, st.SQL, i)
+	}
+	byKey := !own && slices.ContainsFunc(setup, func(st scenario.Statement) bool { return insert(st) && keyed(st) })
 	out := append([]scenario.Statement(nil), setup...)
 	for _, st := range setup {
-		if !insert(st) || own && st.Args[0] != any(w) || !own && !slices.Contains(st.Args, any(w)) {
+		if !insert(st) || own && st.Args[0] != any(w) || !own && !slices.Contains(st.Args, any(w)) || byKey && !keyed(st) {
 			continue
 		}
 		swap := map[string]string{w: v}
-		if key, ok := st.Args[0].(string); ok && !own {
-			swap[key] = shifted(key)
+		for i, col := range insertColumns(c, st.SQL) {
+			if col == "" || i >= len(st.Args) {
+				continue
+			}
+			if s, ok := st.Args[i].(string); ok && s != w {
+				swap[s] = shifted(s)
+			}
 		}
 		out = append(out, scenario.Statement{SQL: st.SQL, Args: rekey(st.Args, swap).([]any)})
+	}
+	return out
+}
+
+// keyColumn reports whether a plain insert's argument i goes in a column
+// of its table's primary key or of one of its unique sets.
+func keyColumn(c *contract.Contract, sql string, i int) bool {
+	m := insertInto.FindStringSubmatch(sql)
+	if m == nil {
+		return false
+	}
+	cols := strings.Split(m[2], ",")
+	tb := c.Table(m[1])
+	if tb == nil || i >= len(cols) {
+		return false
+	}
+	col := strings.TrimSpace(cols[i])
+	if slices.Contains(tb.PrimaryKey, col) {
+		return true
+	}
+	return slices.ContainsFunc(tb.Unique, func(u []string) bool { return slices.Contains(u, col) })
+}
+
+// insertColumns names, argument by argument, the column a plain insert
+// (its arguments in its columns' order, as recordHolds reads them) puts it
+// in when that column is unique by itself in its table; "" for the others.
+func insertColumns(c *contract.Contract, sql string) []string {
+	m := insertInto.FindStringSubmatch(sql)
+	if m == nil {
+		return nil
+	}
+	tb := c.Table(m[1])
+	if tb == nil {
+		return nil
+	}
+	var out []string
+	for _, col := range strings.Split(m[2], ",") {
+		if col = strings.TrimSpace(col); !tb.IsUnique(col) {
+			col = ""
+		}
+		out = append(out, col)
 	}
 	return out
 }
@@ -958,7 +1048,7 @@ func redone(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.S
 	if u := e.C.UseCase(sc.UseCase); u != nil {
 		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
 	}
-	record, _ := actRecord(sc, act)
+	record, _ := actRecord(e.C, sc, act)
 	names := make([]string, 0, len(act.Args))
 	for n := range act.Args {
 		names = append(names, n)
