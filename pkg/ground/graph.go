@@ -26,6 +26,8 @@ type Graph struct {
 	cols sync.Map
 	// spaces caches code spaces by table, column and shape (see code.go).
 	spaces sync.Map
+	// renames caches what part of a person each column holds (renamed).
+	renames sync.Map
 }
 
 // column is one seed column, as text, row by row.

@@ -669,7 +669,19 @@ func slug(s string) string {
 // its CHECK.
 func (g *Graph) Renamed(table, col string) string { return g.renamed(table, col) }
 
+// renamed reads the seed once per column: minting asks it of every column
+// of every row it copies, and a column's answer never changes.
 func (g *Graph) renamed(table, col string) string {
+	key := table + "\x00" + col
+	if k, ok := g.renames.Load(key); ok {
+		return k.(string)
+	}
+	k := g.renamedNow(table, col)
+	g.renames.Store(key, k)
+	return k
+}
+
+func (g *Graph) renamedNow(table, col string) string {
 	kind := renamedByName(col)
 	if kind == "" {
 		// A column whose name says nothing is a way of reaching someone

@@ -90,12 +90,20 @@ func (s *Store) PutBuckets(ctx context.Context, run string, bs []Bucket) error {
 	return nil
 }
 
-const bucketSelect = `SELECT b.run_id, b.id, b.ord, b.theme, b.cell, b.use_case, b.angle, b.outcome, b.overlay, b.kind,
+const bucketColumns = `SELECT b.run_id, b.id, b.ord, b.theme, b.cell, b.use_case, b.angle, b.outcome, b.overlay, b.kind,
 	b.axes, b.want, b.attempts, b.refused, b.state, COALESCE(b.claimed_by, ''), b.notes, b.origin, b.spec,
 	COALESCE(d.n, 0)
-	FROM buckets b
+	FROM buckets b`
+
+const bucketSelect = bucketColumns + `
 	LEFT JOIN (SELECT bucket_id, count(*) AS n FROM scenarios WHERE run_id = $1 GROUP BY bucket_id) d ON d.bucket_id = b.id
 	WHERE b.run_id = $1`
+
+// bucketsOfSelect reads only the buckets $2 names and counts only their
+// scenarios.
+const bucketsOfSelect = bucketColumns + `
+	LEFT JOIN (SELECT bucket_id, count(*) AS n FROM scenarios WHERE run_id = $1 AND bucket_id = ANY($2) GROUP BY bucket_id) d ON d.bucket_id = b.id
+	WHERE b.run_id = $1 AND b.id = ANY($2)`
 
 func scanBucket(row pgx.Row) (Bucket, error) {
 	var b Bucket
@@ -117,7 +125,19 @@ func scanBucket(row pgx.Row) (Bucket, error) {
 // Buckets returns a run's buckets in ord order, with Done counted from the
 // journal in the same query.
 func (s *Store) Buckets(ctx context.Context, run string) ([]Bucket, error) {
-	rows, err := s.pool.Query(ctx, bucketSelect+` ORDER BY b.ord, b.id`, run)
+	return s.buckets(ctx, run, bucketSelect+` ORDER BY b.ord, b.id`, run)
+}
+
+// BucketsOf returns the buckets of a run that ids name, in ord order, with
+// Done counted: what a writer's brief needs of its slice, without reading
+// and counting every bucket of a run of thousands per slice. An id the run
+// does not have is left out.
+func (s *Store) BucketsOf(ctx context.Context, run string, ids []string) ([]Bucket, error) {
+	return s.buckets(ctx, run, bucketsOfSelect+` ORDER BY b.ord, b.id`, run, ids)
+}
+
+func (s *Store) buckets(ctx context.Context, run, sql string, args ...any) ([]Bucket, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: buckets of run %s: %w", run, err)
 	}

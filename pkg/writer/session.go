@@ -151,7 +151,7 @@ func (w *Writer) run(ctx context.Context, id string) (ledger.Run, error) {
 // has them, the spread, lessons and gap the planner dealt, and a turn budget
 // that covers what is still outstanding.
 func (w *Writer) brief(ctx context.Context, s queue.Slice, run ledger.Run, e *engine.Engine) (brief.Brief, error) {
-	buckets, err := w.cfg.Ledger.Buckets(ctx, s.Run)
+	buckets, err := w.cfg.Ledger.BucketsOf(ctx, s.Run, s.Buckets)
 	if err != nil {
 		return brief.Brief{}, fmt.Errorf("read buckets: %w", err)
 	}

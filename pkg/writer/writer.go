@@ -66,6 +66,8 @@ type Delivery interface {
 type Ledger interface {
 	Run(ctx context.Context, id string) (ledger.Run, error)
 	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
+	// BucketsOf reads only the buckets a slice names (a brief's).
+	BucketsOf(ctx context.Context, run string, ids []string) ([]ledger.Bucket, error)
 	Slices(ctx context.Context, run string, round int) ([]ledger.Slice, error)
 	FinishSlice(ctx context.Context, run, id string, to ledger.SliceState, writer, reason string, deliveries int) error
 	// BeginDelivery and EndDelivery record a delivery's start and end and

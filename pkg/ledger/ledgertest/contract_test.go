@@ -242,6 +242,18 @@ var contract = []struct {
 		if b := buckets(t, ctx, l, "r")["b1"]; b.Done != 1 || b.Outstanding() != 2 {
 			t.Errorf("b1 done %d outstanding %d after one credit, want 1 and 2", b.Done, b.Outstanding())
 		}
+		// A slice's buckets alone, in ord order whatever order they are
+		// named in, each with its own Done; an id the run lacks is left out.
+		of, err := l.BucketsOf(ctx, "r", []string{"b1", "b0", "b8"})
+		must(t, err)
+		if !slices.Equal(ids(of), []string{"b0", "b1"}) {
+			t.Errorf("BucketsOf b1 b0 b8: %v, want b0 b1", ids(of))
+		} else if of[0].Done != 0 || of[1].Done != 1 || of[0].Spec.Capacity != 6 {
+			t.Errorf("BucketsOf: b0 %+v, b1 done %d; want b0 as put with 0 done, b1 with 1", of[0], of[1].Done)
+		}
+		if of, err := l.BucketsOf(ctx, "r", []string{"b1"}); err != nil || !slices.Equal(ids(of), []string{"b1"}) {
+			t.Errorf("BucketsOf b1: %v, %v", ids(of), err)
+		}
 		noID, negative, unknown := mkBucket("", 5, 1), mkBucket("b6", 6, -1), mkBucket("b7", 7, 1)
 		unknown.State = "lost"
 		for name, bad := range map[string]ledger.Bucket{"no id": noID, "negative want": negative, "unknown state": unknown} {

@@ -497,6 +497,27 @@ func (l *Ledger) Buckets(_ context.Context, id string) ([]ledger.Bucket, error) 
 	return out, nil
 }
 
+// BucketsOf returns the buckets of a run that ids name, in ord order, Done
+// counted; an id the run does not have is left out.
+func (l *Ledger) BucketsOf(_ context.Context, id string, ids []string) ([]ledger.Bucket, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.enter("BucketsOf"); err != nil {
+		return nil, err
+	}
+	rn := l.runs[id]
+	if rn == nil {
+		return nil, nil
+	}
+	var out []ledger.Bucket
+	for _, b := range rn.sorted() {
+		if slices.Contains(ids, b.ID) {
+			out = append(out, rn.read(*b))
+		}
+	}
+	return out, nil
+}
+
 // AddBucket records a bucket a writer reported, with the next ord and id
 // "b<ord>", or returns the bucket of the same use case, cell, angle,
 // outcome and overlay already there.
