@@ -481,28 +481,19 @@ func (rn *run) sorted() []*ledger.Bucket {
 // Buckets returns a run's buckets in ord order, Done counted from the
 // journal.
 func (l *Ledger) Buckets(_ context.Context, id string) ([]ledger.Bucket, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.enter("Buckets"); err != nil {
-		return nil, err
-	}
-	rn := l.runs[id]
-	if rn == nil {
-		return nil, nil
-	}
-	var out []ledger.Bucket
-	for _, b := range rn.sorted() {
-		out = append(out, rn.read(*b))
-	}
-	return out, nil
+	return l.buckets("Buckets", id, func(string) bool { return true })
 }
 
 // BucketsOf returns the buckets of a run that ids name, in ord order, Done
 // counted; an id the run does not have is left out.
 func (l *Ledger) BucketsOf(_ context.Context, id string, ids []string) ([]ledger.Bucket, error) {
+	return l.buckets("BucketsOf", id, func(b string) bool { return slices.Contains(ids, b) })
+}
+
+func (l *Ledger) buckets(op, id string, keep func(string) bool) ([]ledger.Bucket, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.enter("BucketsOf"); err != nil {
+	if err := l.enter(op); err != nil {
 		return nil, err
 	}
 	rn := l.runs[id]
@@ -511,7 +502,7 @@ func (l *Ledger) BucketsOf(_ context.Context, id string, ids []string) ([]ledger
 	}
 	var out []ledger.Bucket
 	for _, b := range rn.sorted() {
-		if slices.Contains(ids, b.ID) {
+		if keep(b.ID) {
 			out = append(out, rn.read(*b))
 		}
 	}
