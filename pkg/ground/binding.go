@@ -2,6 +2,7 @@ package ground
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -158,9 +159,16 @@ func (g *Graph) RecordParam(bs Bindings, t *contract.Tool, param string) (table,
 }
 
 // Declared returns the bindings the contract declares without any world: an
-// x-ref, the naming rules of contract.RefOf, enums and log-only text. The
-// rest is left for Discover.
+// x-ref, the naming rules of contract.RefOf, enums (an enum of a table's
+// keys bound to them) and log-only text. The rest is left for Discover.
+// The contract and its seed do not change under a graph, so they are read
+// once; each caller gets a copy of its own.
 func (g *Graph) Declared() Bindings {
+	g.declOnce.Do(func() { g.declared = g.declare() })
+	return slices.Clone(g.declared)
+}
+
+func (g *Graph) declare() Bindings {
 	var out Bindings
 	for i := range g.C.Tools {
 		t := &g.C.Tools[i]

@@ -28,6 +28,9 @@ type Graph struct {
 	spaces sync.Map
 	// renames caches what part of a person each column holds (renamed).
 	renames sync.Map
+	// declared is Declared's answer, read once.
+	declOnce sync.Once
+	declared Bindings
 }
 
 // column is one seed column, as text, row by row.

@@ -776,25 +776,26 @@ func actRecord(c *contract.Contract, sc *scenario.Scenario, act scenario.Call) (
 // nine) to a value no seed row and no setup statement holds: a key of the
 // same shape for a twin that takes no other record's place.
 func unheld(c *contract.Contract, sc *scenario.Scenario, s string) string {
-	held := func(v string) bool {
-		for _, st := range sc.Setup {
-			if slices.Contains(st.Args, any(v)) {
-				return true
+	held := map[string]bool{}
+	hold := func(x any) {
+		if v, ok := x.(string); ok {
+			held[v] = true
+		}
+	}
+	for _, st := range sc.Setup {
+		for _, a := range st.Args {
+			hold(a)
+		}
+	}
+	for _, sd := range c.Seeds {
+		for _, r := range sd.Rows {
+			for _, x := range r {
+				hold(x)
 			}
 		}
-		for _, sd := range c.Seeds {
-			for _, r := range sd.Rows {
-				for _, x := range r {
-					if x == any(v) {
-						return true
-					}
-				}
-			}
-		}
-		return false
 	}
 	for _, by := range []int{5, 1, 2, 3, 4, 6, 7, 8, 9} {
-		if v := shiftedBy(s, by); v != s && !held(v) {
+		if v := shiftedBy(s, by); v != s && !held[v] {
 			return v
 		}
 	}
@@ -842,8 +843,9 @@ func twinSetup(c *contract.Contract, setup []scenario.Statement, w, v string) []
 	// those that refer to it (the payments made with it); with none, every
 	// insert that holds it.
 	keyed := func(st scenario.Statement) bool {
+		tb, cols := insertTable(c, st.SQL)
 		i := slices.Index(st.Args, any(w))
-		return i >= 0 && keyColumn(c, st.SQL, i)
+		return tb != nil && i >= 0 && i < len(cols) && inKey(tb, cols[i])
 	}
 	byKey := !own && slices.ContainsFunc(setup, func(st scenario.Statement) bool { return insert(st) && keyed(st) })
 	out := append([]scenario.Statement(nil), setup...)
@@ -852,12 +854,14 @@ func twinSetup(c *contract.Contract, setup []scenario.Statement, w, v string) []
 			continue
 		}
 		swap := map[string]string{w: v}
-		for i, col := range insertColumns(c, st.SQL) {
-			if col == "" || i >= len(st.Args) {
-				continue
-			}
-			if s, ok := st.Args[i].(string); ok && s != w {
-				swap[s] = shifted(s)
+		if tb, cols := insertTable(c, st.SQL); tb != nil {
+			for i, col := range cols {
+				if i >= len(st.Args) || !tb.IsUnique(col) {
+					continue
+				}
+				if s, ok := st.Args[i].(string); ok && s != w {
+					swap[s] = shifted(s)
+				}
 			}
 		}
 		out = append(out, scenario.Statement{SQL: st.SQL, Args: rekey(st.Args, swap).([]any)})
@@ -865,45 +869,21 @@ func twinSetup(c *contract.Contract, setup []scenario.Statement, w, v string) []
 	return out
 }
 
-// keyColumn reports whether a plain insert's argument i goes in a column
-// of its table's primary key or of one of its unique sets.
-func keyColumn(c *contract.Contract, sql string, i int) bool {
-	m := insertInto.FindStringSubmatch(sql)
-	if m == nil {
-		return false
+// insertTable is the table of a plain insert and its columns in order
+// (its arguments fill them in that order, as recordHolds reads them); nil
+// for any other statement or a table the contract has not.
+func insertTable(c *contract.Contract, sql string) (*contract.Table, []string) {
+	table, cols := plainInsert(sql)
+	if tb := c.Table(table); tb != nil && cols != nil {
+		return tb, cols
 	}
-	cols := strings.Split(m[2], ",")
-	tb := c.Table(m[1])
-	if tb == nil || i >= len(cols) {
-		return false
-	}
-	col := strings.TrimSpace(cols[i])
-	if slices.Contains(tb.PrimaryKey, col) {
-		return true
-	}
-	return slices.ContainsFunc(tb.Unique, func(u []string) bool { return slices.Contains(u, col) })
+	return nil, nil
 }
 
-// insertColumns names, argument by argument, the column a plain insert
-// (its arguments in its columns' order, as recordHolds reads them) puts it
-// in when that column is unique by itself in its table; "" for the others.
-func insertColumns(c *contract.Contract, sql string) []string {
-	m := insertInto.FindStringSubmatch(sql)
-	if m == nil {
-		return nil
-	}
-	tb := c.Table(m[1])
-	if tb == nil {
-		return nil
-	}
-	var out []string
-	for _, col := range strings.Split(m[2], ",") {
-		if col = strings.TrimSpace(col); !tb.IsUnique(col) {
-			col = ""
-		}
-		out = append(out, col)
-	}
-	return out
+// inKey reports whether col is in the table's primary key or one of its
+// unique sets.
+func inKey(tb *contract.Table, col string) bool {
+	return slices.Contains(tb.PrimaryKey, col) || slices.ContainsFunc(tb.Unique, func(u []string) bool { return slices.Contains(u, col) })
 }
 
 // wrongAmounts are a success's act with one number it takes, at any depth
@@ -1186,6 +1166,19 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 // insertInto reads a plain insert's table and columns.
 var insertInto = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([a-z_][a-z0-9_]*)\s*\(([^)]*)\)`)
 
+// plainInsert is the table and the columns, in order, of a plain insert;
+// "" and nil for any other statement.
+func plainInsert(sql string) (table string, cols []string) {
+	m := insertInto.FindStringSubmatch(sql)
+	if m == nil {
+		return "", nil
+	}
+	for _, col := range strings.Split(m[2], ",") {
+		cols = append(cols, strings.TrimSpace(col))
+	}
+	return m[1], cols
+}
+
 // recordHolds is, as text, column n of the record a call names, read from
 // the setup insert that makes it (an insert with a column n whose arguments
 // hold a string argument of the call); false when no insert does.
@@ -1197,17 +1190,11 @@ func recordHolds(sc *scenario.Scenario, call scenario.Call, n string) (string, b
 		}
 	}
 	for _, st := range sc.Setup {
-		m := insertInto.FindStringSubmatch(st.SQL)
-		if m == nil {
+		_, cols := plainInsert(st.SQL)
+		if cols == nil {
 			continue
 		}
-		cols := strings.Split(m[2], ",")
-		at, names := -1, false
-		for i, c := range cols {
-			if strings.TrimSpace(c) == n {
-				at = i
-			}
-		}
+		at, names := slices.Index(cols, n), false
 		for _, a := range st.Args {
 			s, ok := a.(string)
 			names = names || ok && keys[s]
