@@ -434,29 +434,61 @@ func each(ctx context.Context, par, n int, fn func(ctx context.Context, i int) e
 // the kept scenarios' tempting acts refuse at (prove.Reach; their solutions
 // answer ok throughout), and for each one none reaches, the shape of case that would.
 func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
+	r, err := NewReached(p, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Reach(ctx, kept); err != nil {
+		return nil, err
+	}
+	return r.Branches(), nil
+}
+
+// Reached is Reach taken a page of kept scenarios at a time
+// (suite.Reacher): what it keeps is the branches reached, not the scenarios.
+type Reached struct {
+	p        *prove.Prover
+	branches []script.Branch
+	mu       sync.Mutex
+	reached  map[string]bool
+}
+
+// NewReached measures the refusal branches of c's handlers with p.
+func NewReached(p *prove.Prover, c *contract.Contract) (*Reached, error) {
 	branches, err := script.Branches(c)
 	if err != nil {
 		return nil, fmt.Errorf("adequacy: %w", err)
 	}
-	reached := map[string]bool{}
-	var mu sync.Mutex
-	err = each(ctx, 2, len(kept), func(ctx context.Context, i int) error {
-		hits, err := p.Reach(ctx, &kept[i])
+	return &Reached{p: p, branches: branches, reached: map[string]bool{}}, nil
+}
+
+// Reach adds the branches a page of kept scenarios reaches.
+func (r *Reached) Reach(ctx context.Context, page []scenario.Scenario) error {
+	err := each(ctx, 2, len(page), func(ctx context.Context, i int) error {
+		hits, err := r.p.Reach(ctx, &page[i])
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		for at := range hits {
-			reached[at] = true
+			r.reached[at] = true
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("adequacy: %w", err)
+		return fmt.Errorf("adequacy: %w", err)
 	}
-	hb := &suite.HandlerBranches{Total: len(branches), Uncovered: []suite.BranchNote{}}
-	for _, b := range branches {
+	return nil
+}
+
+// Branches is what the pages added so far reach, by class, with the shape
+// of case that would reach each branch none does.
+func (r *Reached) Branches() *suite.HandlerBranches {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hb := &suite.HandlerBranches{Total: len(r.branches), Uncovered: []suite.BranchNote{}}
+	for _, b := range r.branches {
 		class := &hb.RuleBranches
 		switch b.Class {
 		case script.ClassExistence:
@@ -465,12 +497,12 @@ func Reach(ctx context.Context, p *prove.Prover, c *contract.Contract, kept []sc
 			class = &hb.ArgumentChecks
 		}
 		class.Total++
-		if reached[b.At()] {
+		if r.reached[b.At()] {
 			hb.Covered++
 			class.Covered++
 			continue
 		}
 		hb.Uncovered = append(hb.Uncovered, suite.BranchNote{At: b.At(), Class: b.Class, Why: why(branchMutant(b))})
 	}
-	return hb, nil
+	return hb
 }

@@ -183,7 +183,7 @@ func writeImported(ctx context.Context, c *contract.Contract, out, format string
 	for _, b := range prove.BuiltinsFor(c) {
 		x.BuiltinSubGoals = append(x.BuiltinSubGoals, suite.SubGoalInfo{Name: b.Name, What: b.What, Judged: b.Judged, Params: b.Params, Origin: "builtin"})
 	}
-	_, err := suite.Write(ctx, l, l.run.ID, c, out, x)
+	_, _, err := suite.Write(ctx, l, l.run.ID, c, out, x)
 	return err
 }
 
@@ -194,8 +194,23 @@ type importLedger struct {
 }
 
 func (l *importLedger) Run(context.Context, string) (ledger.Run, error) { return l.run, nil }
-func (l *importLedger) Scenarios(context.Context, string) ([]scenario.Scenario, error) {
-	return l.scenarios, nil
+func (l *importLedger) ScenariosAfter(_ context.Context, _, after string, n int) ([]scenario.Scenario, error) {
+	from := 0
+	if after != "" {
+		// From the end: a name written twice cannot bring a page back.
+		from = len(l.scenarios)
+		for i := len(l.scenarios) - 1; i >= 0; i-- {
+			if l.scenarios[i].Name == after {
+				from = i + 1
+				break
+			}
+		}
+	}
+	to := len(l.scenarios)
+	if n > 0 {
+		to = min(to, from+n)
+	}
+	return l.scenarios[from:to], nil
 }
 func (l *importLedger) Buckets(context.Context, string) ([]ledger.Bucket, error)   { return nil, nil }
 func (l *importLedger) SubGoals(context.Context, string) ([]ledger.SubGoal, error) { return nil, nil }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,8 +14,11 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/cli"
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ledger"
+	"github.com/suitegen/suitegen/pkg/reviewer"
 	"github.com/suitegen/suitegen/pkg/run"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -113,7 +117,33 @@ func TestEveryExample(t *testing.T) {
 				t.Errorf("use cases without a scenario: %s", strings.Join(missing, ", "))
 			}
 			checkOutbound(t, c, scs)
+			checkDigests(ctx, t, c, scs)
 		})
+	}
+}
+
+// checkDigests: the report and the review say the same of a suite's
+// scenarios as of their digests, which are all the writer keeps of them.
+func checkDigests(ctx context.Context, t *testing.T, c *contract.Contract, scs []*scenario.Scenario) {
+	t.Helper()
+	full, cut := make([]scenario.Scenario, len(scs)), make([]scenario.Scenario, len(scs))
+	for i, sc := range scs {
+		full[i], cut[i] = *sc, suite.Digest(sc)
+	}
+	a := suite.Account{Run: ledger.Run{ID: "r"}}
+	say := func(scs []scenario.Scenario) string {
+		rep, err := suite.Summarize(ctx, c, scs, a, suite.ReportExtra{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal([]any{rep, reviewer.Assess(c, scs, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if f, d := say(full), say(cut); f != d {
+		t.Errorf("the report and review of the digests differ from the scenarios':\n%s\n---\n%s", d, f)
 	}
 }
 

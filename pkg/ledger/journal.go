@@ -220,9 +220,27 @@ func sortedUnique(xs []string) []string {
 // Scenarios returns a run's credited scenarios ordered by (bucket ord, name):
 // stable keys, never completion order. Scenarios of unknown buckets come last.
 func (s *Store) Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error) {
+	return s.ScenariosAfter(ctx, run, "", 0)
+}
+
+// ScenariosAfter is the next page of Scenarios: at most n of the run's
+// credited scenarios in the same order, from the one after the scenario
+// named after ("" from the first). An output stage reads a suite a page at a
+// time, so its memory does not grow with the suite. n <= 0 reads to the end.
+func (s *Store) ScenariosAfter(ctx context.Context, run, after string, n int) ([]scenario.Scenario, error) {
+	var limit *int // NULL: LIMIT ALL
+	if n > 0 {
+		limit = &n
+	}
+	// The order's key is (no bucket, bucket ord, name): NULLS LAST as a
+	// value a row comparison can take. The name is unique within a run.
 	rows, err := s.pool.Query(ctx, `SELECT sc.body FROM scenarios sc
 		LEFT JOIN buckets b ON b.run_id = sc.run_id AND b.id = sc.bucket_id
-		WHERE sc.run_id = $1 ORDER BY b.ord NULLS LAST, sc.name`, run)
+		WHERE sc.run_id = $1 AND ($2 = '' OR (b.ord IS NULL, coalesce(b.ord, 0), sc.name) >
+			(SELECT a.ord IS NULL, coalesce(a.ord, 0), s2.name FROM scenarios s2
+			 LEFT JOIN buckets a ON a.run_id = s2.run_id AND a.id = s2.bucket_id
+			 WHERE s2.run_id = $1 AND s2.name = $2))
+		ORDER BY b.ord IS NULL, coalesce(b.ord, 0), sc.name LIMIT $3`, run, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 	}
@@ -233,8 +251,6 @@ func (s *Store) Scenarios(ctx context.Context, run string) ([]scenario.Scenario,
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 		}
-		// The shared strict decoder: numbers come back as int64 or float64,
-		// as the world expects them, without float rounding of large ids.
 		sc, err := scenario.Decode(body)
 		if err != nil {
 			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)

@@ -12,6 +12,4 @@ import (
 var (
 	_ reviewer.Ledger = (*ledger.Store)(nil)
 	_ reviewer.Ledger = (*ledgertest.Ledger)(nil)
-	_ reviewer.Suite  = (*ledger.Store)(nil)
-	_ reviewer.Suite  = (*ledgertest.Ledger)(nil)
 )

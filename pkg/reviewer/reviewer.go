@@ -29,25 +29,6 @@ import (
 	"github.com/suitegen/suitegen/pkg/suite"
 )
 
-// Suite is what Read reads of the ledger (*ledger.Store).
-type Suite interface {
-	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
-	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
-}
-
-// Read reviews a run's suite as the ledger holds it.
-func Read(ctx context.Context, l Suite, run string, c *contract.Contract) (Review, error) {
-	scs, err := l.Scenarios(ctx, run)
-	if err != nil {
-		return Review{}, err
-	}
-	bs, err := l.Buckets(ctx, run)
-	if err != nil {
-		return Review{}, err
-	}
-	return Assess(c, scs, bs), nil
-}
-
 // Ledger is what a reviewer's turn reads and moves of the ledger
 // (*ledger.Store): the run, its count and budget, to conclude it; the rest
 // of what the suite is written from (suite.Ledger).
@@ -266,21 +247,23 @@ func shortfall(ctx context.Context, cfg Config, run ledger.Run) (*planner.ShortE
 // that writes a run's report (the all-in-one run, the distributed
 // reviewer) comes here, so they say the same.
 func Write(ctx context.Context, l suite.Ledger, run string, c *contract.Contract, p *plan.Plan, out string, prover *prove.Prover) (suite.Report, error) {
-	rv, err := Read(ctx, l, run, c)
-	if err != nil {
-		return suite.Report{}, err
-	}
 	extra := reportExtra(c, p)
 	if prover != nil {
-		extra.Reach = func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
-			return adequacy.Reach(ctx, prover, c, kept)
+		r, err := adequacy.NewReached(prover, c)
+		if err != nil {
+			return suite.Report{}, err
 		}
+		extra.Reach = r
 	}
-	rep, err := suite.Write(ctx, l, run, c, out, extra)
+	rep, kept, err := suite.Write(ctx, l, run, c, out, extra)
 	if err != nil {
 		return suite.Report{}, err
 	}
-	if err := suite.WriteJSON(filepath.Join(out, "review.json"), rv); err != nil {
+	bs, err := l.Buckets(ctx, run)
+	if err != nil {
+		return suite.Report{}, err
+	}
+	if err := suite.WriteJSON(filepath.Join(out, "review.json"), Assess(c, kept, bs)); err != nil {
 		return suite.Report{}, err
 	}
 	return rep, nil
@@ -294,7 +277,7 @@ func Write(ctx context.Context, l suite.Ledger, run string, c *contract.Contract
 // spend join the report's. reach measures the handlers' refusal branches
 // as for Write (nil: not measured).
 func Restate(ctx context.Context, ledger suite.Ledger, run, mode string, c *contract.Contract, p *plan.Plan, dir string,
-	kept []scenario.Scenario, bs []ledger.Bucket, reach func(context.Context, []scenario.Scenario) (*suite.HandlerBranches, error)) (suite.Report, error) {
+	kept []scenario.Scenario, bs []ledger.Bucket, reach suite.Reacher) (suite.Report, error) {
 	a := suite.Account{Buckets: bs}
 	if run != "" {
 		var err error

@@ -177,8 +177,9 @@ func (j job) restate(ctx context.Context, dir, run, mode string, whole *plan.Pla
 		return err
 	}
 	kept, bs := refresh.Place(whole, w.Scenarios)
-	reach := func(ctx context.Context, kept []scenario.Scenario) (*suite.HandlerBranches, error) {
-		return adequacy.Reach(ctx, prover, j.c, kept)
+	reach, err := adequacy.NewReached(prover, j.c)
+	if err != nil {
+		return err
 	}
 	_, err = reviewer.Restate(ctx, j.store, run, mode, j.c, whole, dir, kept, bs, reach)
 	return err

@@ -193,12 +193,20 @@ func WriteScenario(dir string, sc *scenario.Scenario) error {
 	if !safeName.MatchString(sc.Name) {
 		return fmt.Errorf("suite: %q is not a scenario folder name", sc.Name)
 	}
+	if err := writeScenario(dir, sc); err != nil {
+		return fmt.Errorf("suite: %w", err)
+	}
+	return nil
+}
+
+// writeScenario writes the file of sc, whose name is a folder name.
+func writeScenario(dir string, sc *scenario.Scenario) error {
 	body, err := Encode(sc)
 	if err != nil {
-		return fmt.Errorf("suite: %s: %w", sc.Name, err)
+		return fmt.Errorf("%s: %w", sc.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(File(dir, sc.Name)), 0o755); err != nil {
-		return fmt.Errorf("suite: %w", err)
+		return err
 	}
 	return writeFile(File(dir, sc.Name), body)
 }

@@ -17,7 +17,7 @@ func TestRestate(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := ledgerOf(t, []int{0, 1, 2, 3, 4, 5, 6, 7})
-	was, err := suite.Write(ctx, s, "run-1", testContract, dir, extra)
+	was, _, err := suite.Write(ctx, s, "run-1", testContract, dir, extra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,11 +160,14 @@ func TestWriteByteIdentical(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(b, "scenarios", "gone", "scenario.json"), []byte("{}"), 0o644)
 
-	repA, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra)
+	repA, _, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suite.Write(ctx, ledgerOf(t, []int{7, 3, 5, 1, 6, 0, 2, 4}), "run-1", testContract, b, extra); err != nil {
+	// The second reads the ledger three scenarios at a time: pages change
+	// no byte.
+	suite.SetPageSize(t, 3)
+	if _, _, err := suite.Write(ctx, ledgerOf(t, []int{7, 3, 5, 1, 6, 0, 2, 4}), "run-1", testContract, b, extra); err != nil {
 		t.Fatal(err)
 	}
 	ta, tb := tree(t, a), tree(t, b)
@@ -255,7 +258,7 @@ func TestWriteByteIdentical(t *testing.T) {
 	}
 
 	// Writing again over the same folder changes nothing.
-	if _, err := suite.Write(ctx, ledgerOf(t, []int{2, 0, 1, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra); err != nil {
+	if _, _, err := suite.Write(ctx, ledgerOf(t, []int{2, 0, 1, 3, 4, 5, 6, 7}), "run-1", testContract, a, extra); err != nil {
 		t.Fatal(err)
 	}
 	for p, x := range tree(t, a) {
@@ -275,7 +278,7 @@ func TestWriteUnsafeName(t *testing.T) {
 	}
 	root := t.TempDir()
 	out := filepath.Join(root, "out")
-	rep, err := suite.Write(ctx, s, "run-1", nil, out, suite.ReportExtra{})
+	rep, _, err := suite.Write(ctx, s, "run-1", nil, out, suite.ReportExtra{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +291,7 @@ func TestWriteUnsafeName(t *testing.T) {
 	if rep.Coverage.UseCases != 2 { // from the buckets when no contract is given
 		t.Fatalf("use cases without a contract: %+v", rep.Coverage)
 	}
-	if _, err := suite.Write(ctx, s, "nope", nil, out, suite.ReportExtra{}); err == nil {
+	if _, _, err := suite.Write(ctx, s, "nope", nil, out, suite.ReportExtra{}); err == nil {
 		t.Fatal("Write of a missing run succeeded")
 	}
 }
@@ -296,7 +299,7 @@ func TestWriteUnsafeName(t *testing.T) {
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
-	if _, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2}), "run-1", testContract, out, extra); err != nil {
+	if _, _, err := suite.Write(ctx, ledgerOf(t, []int{0, 1, 2}), "run-1", testContract, out, extra); err != nil {
 		t.Fatal(err)
 	}
 	var jl bytes.Buffer

@@ -55,7 +55,17 @@ type ReportExtra struct {
 	Faults map[string]string
 	// Reach, when set, says which refusal branches of the handlers the
 	// kept scenarios reach (Coverage.HandlerBranches).
-	Reach func(ctx context.Context, kept []scenario.Scenario) (*HandlerBranches, error)
+	Reach Reacher
+}
+
+// Reacher says which refusal branches of the handlers kept scenarios reach,
+// taking them a page at a time (adequacy.Reached): Write holds no more of a
+// suite than a page.
+type Reacher interface {
+	// Reach adds a page of kept scenarios.
+	Reach(ctx context.Context, page []scenario.Scenario) error
+	// Branches is what the pages added reach.
+	Branches() *HandlerBranches
 }
 
 // HandlerBranches is how many of the handlers' refusal branches (each if
@@ -330,7 +340,9 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // Ledger is what Write reads of a run from the ledger (*ledger.Store).
 type Ledger interface {
 	Run(ctx context.Context, id string) (ledger.Run, error)
-	Scenarios(ctx context.Context, run string) ([]scenario.Scenario, error)
+	// ScenariosAfter is a page of the run's scenarios in the suite's order,
+	// from the one after the scenario named after ("" from the first).
+	ScenariosAfter(ctx context.Context, run, after string, n int) ([]scenario.Scenario, error)
 	Buckets(ctx context.Context, run string) ([]ledger.Bucket, error)
 	SubGoals(ctx context.Context, run string) ([]ledger.SubGoal, error)
 	Refusals(ctx context.Context, run string) (map[string]int, error)
@@ -338,100 +350,154 @@ type Ledger interface {
 	Meter(ctx context.Context, run string) (ledger.Meter, error)
 }
 
+// pageSize is how many scenarios Write holds whole at once.
+var pageSize = 256
+
 // Write writes the run's outputs under out from the ledger. c may be nil
 // (no contract catalogue; use cases are then counted from the buckets).
 // Scenarios whose names cannot be folder names are left out and reported as a
 // fault rather than written outside scenarios/.
-func Write(ctx context.Context, store Ledger, run string, c *contract.Contract, out string, extra ReportExtra) (Report, error) {
+//
+// It reads the suite a page at a time: each page's files are written and
+// measured (extra.Reach) before the next is read, and only each scenario's
+// Digest stays, so a suite of any size is written in memory that does not
+// grow with its scenarios' bodies. kept are those digests, in the suite's
+// order.
+func Write(ctx context.Context, store Ledger, run string, c *contract.Contract, out string, extra ReportExtra) (rep Report, kept []scenario.Scenario, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("suite: write %s: %w", run, err)
+		}
+	}()
 	r, err := store.Run(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
-	}
-	scs, err := store.Scenarios(ctx, run)
-	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	buckets, err := store.Buckets(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	runGoals, err := store.SubGoals(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	refusals, err := store.Refusals(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	top, err := store.BucketRefusals(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	meter, err := store.Meter(ctx, run)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
-
-	faults := map[string]string{} // beyond extra.Faults
-	var kept []scenario.Scenario
-	var unsafe []string
-	for _, sc := range scs {
-		if !safeName.MatchString(sc.Name) {
-			unsafe = append(unsafe, fmt.Sprintf("%q", sc.Name))
-			continue
-		}
-		kept = append(kept, sc)
-	}
-	if len(unsafe) > 0 {
-		faults["unsafe_scenario_names"] = strings.Join(unsafe, ", ")
-	}
-
 	if err := os.MkdirAll(filepath.Join(out, "scenarios"), 0o755); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
+
 	idx := Index{Run: r.ID, Agent: r.Agent, ContractSHA256: r.ContractSHA256, NextIndex: NextIndex(buckets),
-		Count: len(kept), Scenarios: []IndexEntry{}}
-	names := make(map[string]bool, len(kept))
-	for i := range kept {
-		sc := &kept[i]
+		Scenarios: []IndexEntry{}}
+	names := map[string]bool{}
+	var unsafe []string
+	for after := ""; ; {
 		if err := ctx.Err(); err != nil {
-			return Report{}, err
+			return Report{}, nil, err
 		}
-		body, err := Encode(sc)
+		page, err := store.ScenariosAfter(ctx, run, after, pageSize)
 		if err != nil {
-			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+			return Report{}, nil, err
 		}
-		dir := filepath.Join(out, "scenarios", sc.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		if len(page) == 0 {
+			break
 		}
-		if err := writeFile(filepath.Join(dir, "scenario.json"), body); err != nil {
-			return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		after = page[len(page)-1].Name
+		safe := page[:0]
+		for i := range page {
+			sc := &page[i]
+			if !safeName.MatchString(sc.Name) {
+				unsafe = append(unsafe, fmt.Sprintf("%q", sc.Name))
+				continue
+			}
+			if err := writeScenario(out, sc); err != nil {
+				return Report{}, nil, err
+			}
+			names[sc.Name] = true
+			idx.Scenarios = append(idx.Scenarios, IndexEntry{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket})
+			kept = append(kept, Digest(sc))
+			safe = append(safe, *sc)
 		}
-		names[sc.Name] = true
-		idx.Scenarios = append(idx.Scenarios, IndexEntry{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Bucket: sc.Bucket})
+		if extra.Reach != nil {
+			if err := extra.Reach.Reach(ctx, safe); err != nil {
+				return Report{}, nil, fmt.Errorf("handler branches: %w", err)
+			}
+		}
+		if len(page) < pageSize {
+			break
+		}
 	}
+	idx.Count = len(kept)
 	if err := removeStale(filepath.Join(out, "scenarios"), names); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	if err := WriteJSON(filepath.Join(out, "index.json"), idx); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 	if err := WriteJSON(filepath.Join(out, "catalogue.json"), catalogue(c, runGoals, extra.BuiltinSubGoals)); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
 
-	rep, err := Summarize(ctx, c, kept, Account{Run: r, Buckets: buckets, Refusals: refusals, Top: top, Meter: meter}, extra)
+	reach := extra.Reach
+	extra.Reach = nil // every page is measured already
+	rep, err = Summarize(ctx, c, kept, Account{Run: r, Buckets: buckets, Refusals: refusals, Top: top, Meter: meter}, extra)
 	if err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
-	for k, v := range faults {
-		rep.Faults[k] = v
+	if reach != nil {
+		rep.Coverage.HandlerBranches = reach.Branches()
+	}
+	if len(unsafe) > 0 {
+		rep.Faults["unsafe_scenario_names"] = strings.Join(unsafe, ", ")
 	}
 	if err := WriteJSON(filepath.Join(out, "report.json"), rep); err != nil {
-		return Report{}, fmt.Errorf("suite: write %s: %w", run, err)
+		return Report{}, nil, err
 	}
-	return rep, nil
+	return rep, kept, nil
+}
+
+// Digest is sc cut to what a suite's report and review read of it (its
+// names, outcome, bucket, caller, who answered, sub-goal names, rules and
+// the tools of its calls, request by request), so a suite's worth of them
+// is small: Write keeps these, not whole scenarios.
+func Digest(sc *scenario.Scenario) scenario.Scenario {
+	d := scenario.Scenario{Name: sc.Name, UseCase: sc.UseCase, Branch: sc.Branch, Kind: sc.Kind, Expects: sc.Expects,
+		Bucket: sc.Bucket, Persona: sc.Persona, SubGoals: goalNames(sc.SubGoals), Rules: sc.Rules,
+		Solution: toolsOnly(sc.Solution), Tempting: toolsOnly(sc.Tempting)}
+	if sc.Outbound != nil {
+		d.Outbound = &scenario.Outbound{Purpose: sc.Outbound.Purpose, AnsweredBy: sc.Outbound.AnsweredBy}
+	}
+	for _, r := range sc.Then {
+		d.Then = append(d.Then, scenario.Request{UseCase: r.UseCase, Branch: r.Branch, Expects: r.Expects,
+			Solution: toolsOnly(r.Solution), Tempting: toolsOnly(r.Tempting), SubGoals: goalNames(r.SubGoals), Rules: r.Rules})
+	}
+	return d
+}
+
+func toolsOnly(calls []scenario.Call) []scenario.Call {
+	out := make([]scenario.Call, len(calls))
+	for i, c := range calls {
+		out[i].Tool = c.Tool
+	}
+	return out
+}
+
+func goalNames(gs []scenario.SubGoalRef) []scenario.SubGoalRef {
+	out := make([]scenario.SubGoalRef, len(gs))
+	for i, g := range gs {
+		out[i] = scenario.SubGoalRef{Name: g.Name, Judged: g.Judged}
+	}
+	return out
 }
 
 // Account is what the ledger counted of a run beyond its scenarios.
@@ -465,11 +531,10 @@ func Summarize(ctx context.Context, c *contract.Contract, kept []scenario.Scenar
 		Faults:     faults,
 	}
 	if extra.Reach != nil {
-		hb, err := extra.Reach(ctx, kept)
-		if err != nil {
+		if err := extra.Reach.Reach(ctx, kept); err != nil {
 			return Report{}, fmt.Errorf("handler branches: %w", err)
 		}
-		rep.Coverage.HandlerBranches = hb
+		rep.Coverage.HandlerBranches = extra.Reach.Branches()
 	}
 	return rep, nil
 }

@@ -817,7 +817,7 @@ var contract = []struct {
 			_, err := l.Journal(ctx, "r", mkScenario(s[0], s[1], s[0]), "s1", "w", nil)
 			must(t, err)
 		}
-		scs, err := l.Scenarios(ctx, "r")
+		scs, err := l.ScenariosAfter(ctx, "r", "", 0)
 		must(t, err)
 		var names []string
 		for _, sc := range scs {
@@ -829,8 +829,25 @@ var contract = []struct {
 		if n, ok := scs[0].Solution[0].Args["n"].(int64); !ok || n != 12345678901234567 {
 			t.Errorf("a large integer came back as %T %v", scs[0].Solution[0].Args["n"], scs[0].Solution[0].Args["n"])
 		}
-		if none, err := l.Scenarios(ctx, "nobody"); err != nil || len(none) != 0 {
+		if none, err := l.ScenariosAfter(ctx, "nobody", "", 0); err != nil || len(none) != 0 {
 			t.Errorf("scenarios of an unknown run: %v, %v", none, err)
+		}
+		// Pages follow the same order, the unknown bucket's scenario too.
+		for _, pg := range []struct {
+			after string
+			n     int
+			want  []string
+		}{{"", 2, []string{"m", "z"}}, {"z", 2, []string{"a", "q"}}, {"a", 5, []string{"q"}},
+			{"q", 2, nil}, {"m", 0, []string{"z", "a", "q"}}, {"nope", 2, nil}} {
+			page, err := l.ScenariosAfter(ctx, "r", pg.after, pg.n)
+			must(t, err)
+			var got []string
+			for _, sc := range page {
+				got = append(got, sc.Name)
+			}
+			if !slices.Equal(got, pg.want) {
+				t.Errorf("ScenariosAfter(%q, %d) = %v, want %v", pg.after, pg.n, got, pg.want)
+			}
 		}
 	}},
 

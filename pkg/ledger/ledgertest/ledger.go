@@ -1036,7 +1036,14 @@ func sortedUnique(xs []string) []string {
 
 // Scenarios returns a run's credited scenarios ordered by (bucket ord,
 // name), scenarios of unknown buckets last.
-func (l *Ledger) Scenarios(_ context.Context, id string) ([]scenario.Scenario, error) {
+func (l *Ledger) Scenarios(ctx context.Context, id string) ([]scenario.Scenario, error) {
+	return l.ScenariosAfter(ctx, id, "", 0)
+}
+
+// ScenariosAfter is the next page of Scenarios: at most n (all when n <= 0)
+// from the one after the scenario named after ("" from the first; none when
+// the run has no scenario of that name).
+func (l *Ledger) ScenariosAfter(_ context.Context, id, after string, n int) ([]scenario.Scenario, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.enter("Scenarios"); err != nil {
@@ -1064,6 +1071,16 @@ func (l *Ledger) Scenarios(_ context.Context, id string) ([]scenario.Scenario, e
 		}
 		return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a.name, b.name))
 	})
+	if after != "" {
+		i := slices.IndexFunc(js, func(j journalled) bool { return j.name == after })
+		if i < 0 {
+			return nil, nil
+		}
+		js = js[i+1:]
+	}
+	if n > 0 && len(js) > n {
+		js = js[:n]
+	}
 	var out []scenario.Scenario
 	for _, j := range js {
 		sc, err := scenario.Decode(j.body)
