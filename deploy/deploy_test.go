@@ -288,6 +288,20 @@ func podSpecs(objs []object) map[string]*corev1.PodTemplateSpec {
 	return out
 }
 
+// memLimited: the Go runtime's soft memory limit is the container's own
+// memory limit, so the collector works harder near it instead of the pod
+// being killed for the heap's headroom.
+func memLimited(c corev1.Container) bool {
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			ref := e.ValueFrom
+			return ref != nil && ref.ResourceFieldRef != nil && ref.ResourceFieldRef.Resource == "limits.memory" &&
+				(ref.ResourceFieldRef.ContainerName == "" || ref.ResourceFieldRef.ContainerName == c.Name)
+		}
+	}
+	return false
+}
+
 func flagValue(args []string, flag string) (string, bool) {
 	for i, a := range args {
 		if a == flag && i+1 < len(args) {
@@ -445,6 +459,8 @@ func checkInvariants(t *testing.T, objs []object) {
 			if len(c.Command) > 0 {
 				if bin, ok := strings.CutPrefix(c.Command[0], "/usr/local/bin/"); ok && !slices.Contains(bins, bin) {
 					t.Errorf("%s runs %s, which the Dockerfile does not build (%v)", where, c.Command[0], bins)
+				} else if ok && !memLimited(c) {
+					t.Errorf("%s container %s: GOMEMLIMIT is not its own limits.memory (resourceFieldRef)", where, c.Name)
 				}
 			}
 			for _, e := range c.EnvFrom {
