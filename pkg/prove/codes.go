@@ -64,6 +64,9 @@ const (
 	// CodeBadThen: further requests where a conversation may not have them
 	// (an outbound call, after a hand-over), or more than MaxRequests.
 	CodeBadThen Code = "bad-then"
+	// CodeAfterHandoff: a solution step after a step whose tool ends the
+	// conversation; nobody is on the line to do it for.
+	CodeAfterHandoff Code = "after-handoff"
 )
 
 // Ready gate codes.
@@ -189,7 +192,7 @@ var Codes = []GateCode{
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
-	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn}, {GateStatic, CodeBadThen},
+	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn}, {GateStatic, CodeBadThen}, {GateStatic, CodeAfterHandoff},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},

@@ -96,6 +96,9 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	if msg := p.requiresUnmet(sc.Solution); msg != "" {
 		bad(CodeRequiresUnmet, "%s", msg)
 	}
+	if msg := p.afterHandoff(sc.Solution); msg != "" {
+		bad(CodeAfterHandoff, "%s", msg)
+	}
 	settled := 0
 	if len(sc.SubGoals) == 0 {
 		bad(CodeNoSubGoals, "a scenario needs at least one sub-goal")
@@ -691,4 +694,16 @@ func resolveNumbers(ref string, results []world.CallResult) ([]float64, string) 
 		return nil, fmt.Sprintf("%q reads no number in the results", ref)
 	}
 	return out, ""
+}
+
+// afterHandoff names a solution step that follows a hand-over: once a tool
+// that ends the conversation has run, no caller is left to identify, look
+// anything up for or act for.
+func (p *Prover) afterHandoff(calls []scenario.Call) string {
+	for i, c := range calls[:max(len(calls)-1, 0)] {
+		if t := p.c.Tool(c.Tool); t != nil && t.EndsConversation {
+			return fmt.Sprintf("solution step %d (%s) follows step %d (%s), which ends the conversation: a hand-over is the reference's last call", i+2, calls[i+1].Tool, i+1, c.Tool)
+		}
+	}
+	return ""
 }
