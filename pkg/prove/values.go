@@ -83,15 +83,20 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 				shown += string(r.Result) + "\n"
 			}
 			names := sortedArgs(c.Args)
+			// Only a solution's state-changing call (its answer wrote rows,
+			// or the contract says its tool changes state) is judged.
+			changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
 			for _, name := range names {
 				v, ok := scalarArg(c.Args[name])
 				if !ok {
+					if changes {
+						for _, msg := range p.unknowableWithin(sc, c, name, said, shown, setup) {
+							rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
+						}
+					}
 					continue
 				}
 				table, col, bound := p.c.RefOf(c.Tool, name)
-				// Only a solution's state-changing call (its answer wrote rows,
-				// or the contract says its tool changes state) is judged.
-				changes := path.path == "solution" && i < len(results) && p.stateChanging(results[i])
 				if msg := p.unknowable(sc, c, changes, name, table, col, bound, said, shown); msg != "" && !p.callerHolds(sc, v) {
 					rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeValueNotInWorld, Message: fmt.Sprintf("%s step %d (%s): %s", path.path, i+1, c.Tool, msg)})
 					continue
@@ -230,6 +235,46 @@ func (p *Prover) unknowable(sc *scenario.Scenario, c scenario.Call, changes bool
 		return fmt.Sprintf("%s %q is a %s record only the caller could name, yet the caller never says it, no earlier answer shows it and the contract never mentions it: hand it to the caller in the instruction", name, v, table)
 	}
 	return fmt.Sprintf("%s %q names no record and is text only the caller can give, yet the caller never says it and no earlier answer shows it: hand it to the caller in the instruction", name, v)
+}
+
+// unknowableWithin is unknowable for the text inside a list or object
+// argument (a passenger's date of birth in a booking's passengers): each
+// text its schema leaves free (no enum) that the caller never says, the
+// contract never mentions, no earlier answer shows, no setup makes and no
+// record the caller points at as their own holds.
+func (p *Prover) unknowableWithin(sc *scenario.Scenario, c scenario.Call, name, said, shown string, setup map[string]bool) []string {
+	t := p.c.Tool(c.Tool)
+	if _, _, bound := p.c.RefOf(c.Tool, name); t == nil || t.LogOnlyParam(name) || bound {
+		return nil // a list of records is record-named's and unreachable-record's
+	}
+	var out []string
+	var walk func(v any, schema map[string]any, at string)
+	walk = func(v any, schema map[string]any, at string) {
+		switch x := v.(type) {
+		case map[string]any:
+			props, _ := schema["properties"].(map[string]any)
+			for _, k := range sortedArgs(x) {
+				sub, _ := props[k].(map[string]any)
+				walk(x[k], sub, at+"."+k)
+			}
+		case []any:
+			items, _ := schema["items"].(map[string]any)
+			for j, e := range x {
+				walk(e, items, fmt.Sprintf("%s[%d]", at, j))
+			}
+		case string:
+			if x == "" || refPattern.MatchString(x) || schema["enum"] != nil || setup[x] ||
+				strings.Contains(said, strings.ToLower(x)) || strings.Contains(p.told, x) || strings.Contains(shown, x) || p.callerHolds(sc, x) {
+				return
+			}
+			out = append(out, fmt.Sprintf("%s %q is text only the caller can give, yet the caller never says it, no earlier answer shows it and no setup makes it: hand it to the caller in the instruction", at, x))
+		}
+	}
+	switch c.Args[name].(type) {
+	case map[string]any, []any:
+		walk(c.Args[name], t.Param(name), name)
+	}
+	return out
 }
 
 // ownWords say a record is one the caller already has, not a new one.
