@@ -22,13 +22,34 @@ import (
 // variant) is public.
 
 // handed reports whether the caller is handed v: it appears, as a whole
-// token, in the instruction or the opening.
+// token, in the instruction or the opening. A code of digits counts as said
+// the way people say one on a call too: in groups ("465 363", "465-363") or
+// digit by digit in words ("four six five, three six three").
 func handed(sc *scenario.Scenario, v string) bool {
 	if strings.TrimSpace(v) == "" {
 		return false
 	}
 	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
-	return re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening)
+	if re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening) {
+		return true
+	}
+	if len(v) < 3 || strings.Trim(v, "0123456789") != "" {
+		return false
+	}
+	spaced := `(^|[^0-9])` + strings.Join(strings.Split(v, ""), `[\s.,-]*`) + `($|[^0-9])`
+	re = regexp.MustCompile(spaced)
+	return re.MatchString(spokenDigits(sc.Instruction)) || re.MatchString(spokenDigits(sc.Persona.Opening))
+}
+
+// digitWord is a digit said as a word.
+var digitWord = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine)\b`)
+
+// spokenDigits is text with each digit said as a word written as the digit.
+func spokenDigits(text string) string {
+	return digitWord.ReplaceAllStringFunc(text, func(w string) string {
+		return map[string]string{"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+			"five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}[strings.ToLower(w)]
+	})
 }
 
 // leaves adds every scalar of a JSON document (a result) to set, as text.
