@@ -189,6 +189,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
+	if msg := p.callerNamed(sc, pr.results); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
+	}
 	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeUnreachableRecord, Message: msg}}, nil
 	}
@@ -368,6 +371,29 @@ func (p *Prover) callerMismatch(sc *scenario.Scenario, results []world.CallResul
 		}
 		if len(named) > 0 && !slices.Contains(named, ground.Text(sc.CallerID)) {
 			return fmt.Sprintf("%s step %d (%s) identifies %s %s, but the scenario's caller_id is %v", path, i+1, r.Tool, cl.Key, strings.Join(named, ", "), sc.CallerID)
+		}
+	}
+	return ""
+}
+
+// callerNamed is callerMismatch where no tool identifies the caller (the
+// contract's caller has no from): who calls is whom they say they are, so a
+// solution step that names a person of the caller's table by its key names
+// the caller, and must name caller_id.
+func (p *Prover) callerNamed(sc *scenario.Scenario, results []world.CallResult) string {
+	cl := p.c.Caller
+	if cl == nil || len(cl.From) > 0 || sc.CallerID == nil {
+		return ""
+	}
+	for i, r := range results {
+		for _, name := range sortedArgs(r.Args) {
+			v, ok := scalarArg(r.Args[name])
+			if table, col, bound := p.c.RefOf(r.Tool, name); !ok || !bound || table != cl.Table || col != cl.Key {
+				continue
+			}
+			if v != ground.Text(sc.CallerID) {
+				return fmt.Sprintf("solution step %d (%s) names %s %s %s, who can only be the caller (no tool identifies the caller, so who calls is whom they say), but the scenario's caller_id is %v", i+1, r.Tool, cl.Table, cl.Key, v, sc.CallerID)
+			}
 		}
 	}
 	return ""
