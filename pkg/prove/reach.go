@@ -136,6 +136,9 @@ func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string
 	sort.Strings(names)
 	for _, n := range names {
 		table, col, ok := pr.p.c.RefOf(t.Name, n)
+		if !ok {
+			table, col, ok = pr.keyHolding(r.Args[n])
+		}
 		if !ok || !pr.p.g.OwnedTable(table) {
 			continue
 		}
@@ -154,6 +157,24 @@ func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string
 		}
 	}
 	return ""
+}
+
+// keyHolding is the record an argument bound to no column names all the
+// same (a look-up of "any record by its id"): the owned table whose
+// one-column primary key holds the text v, in the seed. Only text of three
+// characters or more is taken for a key: a short number is a count as often
+// as an id.
+func (pr *proof) keyHolding(v any) (table, col string, ok bool) {
+	s, isText := v.(string)
+	if !isText || len(s) < 3 || refPattern.MatchString(s) {
+		return "", "", false
+	}
+	for _, t := range pr.p.c.Tables {
+		if len(t.PrimaryKey) == 1 && pr.p.g.OwnedTable(t.Name) && pr.p.g.Holds(t.Name, t.PrimaryKey[0], s) {
+			return t.Name, t.PrimaryKey[0], true
+		}
+	}
+	return "", "", false
 }
 
 // ownValues are the values of the caller's row that a plain insert of the
