@@ -41,15 +41,16 @@ func handed(sc *scenario.Scenario, v string) bool {
 	return re.MatchString(spokenDigits(sc.Instruction)) || re.MatchString(spokenDigits(sc.Persona.Opening))
 }
 
-// digitWord is a digit said as a word.
-var digitWord = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine)\b`)
+// digitWord is a digit said as a word; digitOf its digit.
+var (
+	digitWord = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine)\b`)
+	digitOf   = map[string]string{"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+		"five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+)
 
 // spokenDigits is text with each digit said as a word written as the digit.
 func spokenDigits(text string) string {
-	return digitWord.ReplaceAllStringFunc(text, func(w string) string {
-		return map[string]string{"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4",
-			"five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}[strings.ToLower(w)]
-	})
+	return digitWord.ReplaceAllStringFunc(text, func(w string) string { return digitOf[strings.ToLower(w)] })
 }
 
 // leaves adds every scalar of a JSON document (a result) to set, as text.
