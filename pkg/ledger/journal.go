@@ -251,6 +251,8 @@ func (s *Store) ScenariosAfter(ctx context.Context, run, after string, n int) ([
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
 		}
+		// The shared strict decoder: numbers come back as int64 or float64,
+		// as the world expects them, without float rounding of large ids.
 		sc, err := scenario.Decode(body)
 		if err != nil {
 			return nil, fmt.Errorf("ledger: scenarios of run %s: %w", run, err)
