@@ -100,6 +100,11 @@ const (
 	CodeCallerMismatch     Code = "caller-mismatch"
 	CodeUnreachableRecord  Code = "unreachable-record"
 	CodeVagueOutput        Code = "vague-output"
+	// CodeStaleOutput: an output is shown only by cells of records the
+	// solution then changed away from it (what held before the act).
+	CodeStaleOutput Code = "stale-output"
+	// CodeDisclosure: an output is held only by records of other people.
+	CodeDisclosure Code = "disclosure"
 	// CodeRecordNamed: a record the solution reads or acts on is neither
 	// named by the caller nor shown by an earlier answer of the solution, or
 	// the caller names another record of its table.
@@ -198,7 +203,7 @@ var Codes = []GateCode{
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateSolvable, CodeRuleBroken}, {GateSolvable, CodeCheckRowOrder},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
-	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeRecordNamed},
+	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeStaleOutput}, {GateGrounding, CodeDisclosure}, {GateGrounding, CodeRecordNamed},
 	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue}, {GateGrounding, CodeRequestUnasked},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},

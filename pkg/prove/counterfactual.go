@@ -91,6 +91,9 @@ type proof struct {
 	// whose rows differ from nothing's.
 	effect   []string
 	compared bool
+	// changed is what a success with outputs changed, row by row (read only
+	// then: it decodes the rows that differ).
+	changed world.StateDiff
 
 	solution, nothing, logOnly *Run
 	tempting, without, with    *Run

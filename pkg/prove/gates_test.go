@@ -329,6 +329,8 @@ var fixtures = []fixture{
 	{prove.GateGrounding, prove.CodeOutputNotInResults, edit(keptSucceed, func(sc *scenario.Scenario) { sc.Outputs = []string{"frozen"} }), nil},
 	// "c" is in almost any reply.
 	{prove.GateGrounding, prove.CodeVagueOutput, edit(keptSucceed, func(sc *scenario.Scenario) { sc.Outputs = []string{"c"} }), nil},
+	{prove.GateGrounding, prove.CodeStaleOutput, corpusFile("retail", "output-stale-status.json"), exampleProver("retail", nil)},
+	{prove.GateGrounding, prove.CodeDisclosure, corpusFile("airline", "refuse-output-other-persons-dob.json"), exampleProver("airline", nil)},
 	// Nobody tells the agent which account: no agent could name A-1001.
 	{prove.GateGrounding, prove.CodeUnreachableRecord, edit(keptSucceed, func(sc *scenario.Scenario) {
 		sc.Instruction = "Maren Olsen wants to close one of her accounts. She can confirm who she is with email " + maren + "."

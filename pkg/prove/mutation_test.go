@@ -86,15 +86,23 @@ const (
 	// booking); a success's act with an argument an earlier answer shows
 	// left out, the world then refusing it (a child's booking without the
 	// guardian the verification answered with).
-	optionalAdded   = "tempting-optional-added"
-	shownLeftOut    = "tempting-shown-left-out"
+	optionalAdded = "tempting-optional-added"
+	shownLeftOut  = "tempting-shown-left-out"
+	// What the agent must say is what held before its own act: an output
+	// replaced by a value an answer before the act shows and the act
+	// changes (the order's "pending" once it is cancelled).
+	outputStale = "output-stale"
+	// The caller says they do not want the act the reference makes: every
+	// mention of the act's verb negated ("wants to not cancel"), or, where
+	// the instruction never says it, a sentence that withholds it.
+	actWithheld     = "act-withheld"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
 	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked,
-	actRedone, statedIgnored, optionalAdded, shownLeftOut}
+	actRedone, statedIgnored, optionalAdded, shownLeftOut, outputStale, actWithheld}
 
 // aims are the kinds made to reach one gate directly (gate/code): over a run
 // of the mutation test, some mutant of each must be refused first by it, or
@@ -104,6 +112,8 @@ var aims = map[string]string{
 	temptingWrong: "outcome/tempting-faithful",
 	optionalAdded: "outcome/tempting-faithful",
 	shownLeftOut:  "outcome/tempting-faithful",
+	outputStale:   "grounding/stale-output",
+	actWithheld:   "grounding/request-unasked",
 }
 
 // The honesty gates each kind aims at (its mutants may fall to an earlier
@@ -611,6 +621,14 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 
 				if m := ignoreStated(c, sc, at, kept); m != nil {
 					add(statedIgnored, sc.Name, m)
+				}
+
+				if m := staleSaid(ctx, tb, e, sc); m != nil {
+					add(outputStale, sc.Name, m)
+				}
+
+				if m := withholdAct(sc, act); m != nil {
+					add(actWithheld, sc.Name, m)
 				}
 
 				for i, tempting := range wrongAmounts(ctx, tb, e, sc, at) {
@@ -1360,6 +1378,86 @@ func unusedTool(c *contract.Contract, sc *scenario.Scenario) string {
 // holds what the solution leaves: each row the solution changes is updated
 // to its end values first, so the act sets what is there. Nil when the
 // solution adds or removes rows (no such setup makes it a no-op).
+// staleSaid is sc with its outputs replaced by a value a cell held before
+// the act changed it, where that cell is the one place any answer of the
+// solution shows the value, and no changed row holds it after (nil when
+// the act changes no such cell). A value other places show too (the
+// caller's own address beside the order's) may be what the agent reads out
+// there.
+func staleSaid(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario) *scenario.Scenario {
+	results, diff, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, true)
+	if err != nil {
+		tb.Fatalf("%s: %v", sc.Name, err)
+	}
+	if diff == nil {
+		return nil
+	}
+	shown := map[string]int{}
+	for _, r := range results {
+		var doc any
+		if json.Unmarshal(r.Result, &doc) == nil {
+			leafCount(shown, doc)
+		}
+	}
+	now := map[string]int{}
+	for _, t := range diff.Tables {
+		for _, ch := range t.Changed {
+			leafCount(now, ch.After)
+		}
+	}
+	for _, t := range diff.Tables {
+		for _, ch := range t.Changed {
+			for _, col := range ch.Columns {
+				v := ground.Text(ch.Before[col])
+				if len(v) < 3 || v == "true" || v == "false" || shown[v] != 1 || now[v] > 0 {
+					continue
+				}
+				m := clone(sc)
+				m.Outputs = []string{v}
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// withholdAct is sc with the caller saying they do not want act (nil when
+// its tool's name has no verb of three letters or more).
+func withholdAct(sc *scenario.Scenario, act scenario.Call) *scenario.Scenario {
+	verb := strings.ToLower(strings.FieldsFunc(act.Tool, func(r rune) bool { return r == '_' || r == '-' })[0])
+	if len(verb) < 3 {
+		return nil
+	}
+	m := clone(sc)
+	mention := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(verb) + `\w*`)
+	if mention.MatchString(m.Instruction) {
+		m.Instruction = mention.ReplaceAllString(m.Instruction, "not $0")
+	} else {
+		m.Instruction += fmt.Sprintf(" They do not want to %s anything.", verb)
+	}
+	if mention.MatchString(m.Persona.Opening) {
+		m.Persona.Opening = mention.ReplaceAllString(m.Persona.Opening, "not $0")
+	}
+	return m
+}
+
+// leafCount counts every scalar of v, as text.
+func leafCount(n map[string]int, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			leafCount(n, e)
+		}
+	case []any:
+		for _, e := range x {
+			leafCount(n, e)
+		}
+	case nil:
+	default:
+		n[ground.Text(x)]++
+	}
+}
+
 func noOpSetup(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario) []scenario.Statement {
 	_, diff, err := e.Prover.Rehearse(ctx, sc.Setup, sc.Solution, true)
 	if err != nil {

@@ -186,10 +186,16 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
 		return rs, nil
 	}
+	if msg := staleOutput(sc.Outputs, pr.results, pr.changed); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeStaleOutput, Message: msg}}, nil
+	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
 	if msg := p.callerNamed(sc, pr.results); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
+	}
+	if msg := p.personaNotCaller(sc); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
 	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
@@ -200,6 +206,12 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	}
 	if rs := p.argValues(sc, pr.results); len(rs) > 0 {
 		return rs, nil
+	}
+	if msg := pr.withheld(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeRequestUnasked, Message: msg}}, nil
+	}
+	if msg := pr.disclosedOutput(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeDisclosure, Message: msg}}, nil
 	}
 	if rs, err := pr.unsaidDetails(ctx); err != nil || len(rs) > 0 {
 		return rs, err
@@ -229,7 +241,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 	setup := pr.setup(ctx)
 	var rs []Refusal
 	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared = nil, nil, nil, nil, nil, nil, false
+		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared, pr.changed = nil, nil, nil, nil, nil, nil, false, world.StateDiff{}
 		var err error
 		// A further request starts where the requests before it left the
 		// world: what the ready gate confirms is the conversation's start,
@@ -311,6 +323,11 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		pr.effect, pr.compared = world.ChangedTables(was, now), true
 		if len(pr.effect) == 0 {
 			return nil
+		}
+		if len(sc.Outputs) > 0 {
+			if pr.changed, err = world.DiffSnapshots(was, now); err != nil {
+				return err
+			}
 		}
 		logView := bcp.View(sc.CallerID, func() script.WorldView { return before.View() })
 		checks, err := pr.evalChecks(ctx, logView, pr.results, false)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -29,16 +30,42 @@ func handed(sc *scenario.Scenario, v string) bool {
 	if strings.TrimSpace(v) == "" {
 		return false
 	}
-	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
-	if re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening) {
-		return true
+	if isNumber(v) {
+		// A number is said as a number: 2 is not said by "2.5", and 2.5 is
+		// said by "$2.50".
+		if saysNumber(sc.Instruction, v) || saysNumber(sc.Persona.Opening, v) {
+			return true
+		}
+	} else {
+		re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
+		if re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening) {
+			return true
+		}
 	}
 	if len(v) < 3 || strings.Trim(v, "0123456789") != "" {
 		return false
 	}
 	spaced := `(^|[^0-9])` + strings.Join(strings.Split(v, ""), `[\s.,-]*`) + `($|[^0-9])`
-	re = regexp.MustCompile(spaced)
+	re := regexp.MustCompile(spaced)
 	return re.MatchString(spokenDigits(sc.Instruction)) || re.MatchString(spokenDigits(sc.Persona.Opening))
+}
+
+// numberToken is a number as written in text: digits, thousands set apart
+// by commas, a decimal part.
+var numberToken = regexp.MustCompile(`\d+(?:,\d{3})*(?:\.\d+)?`)
+
+// saysNumber reports whether text writes the number v (JSON text).
+func saysNumber(text, v string) bool {
+	want, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return false
+	}
+	for _, tok := range numberToken.FindAllString(text, -1) {
+		if got, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64); err == nil && got == want {
+			return true
+		}
+	}
+	return false
 }
 
 // digitWord is a digit said as a word; digitOf its digit.

@@ -1007,6 +1007,9 @@ func (pr *proof) stated(v string) bool {
 	if handed(pr.sc, v) {
 		return true
 	}
+	if isNumber(v) {
+		return false // handed reads numbers as numbers
+	}
 	words := spokenWords(v)
 	if len(words) == 0 {
 		return false
@@ -1090,9 +1093,18 @@ func (pr *proof) findUnusedStated() []string {
 			addValues(used, map[string]any(c.Args))
 		}
 	}
+	// An answer that shows a value the caller states uses it, unless it is
+	// a number: an amount an answer shows (a fare's wait-time charge) and
+	// the caller asks for is still one a call must send.
+	shown := map[string]bool{}
 	for _, r := range slices.Concat(pr.results, pr.also) {
 		addValues(used, map[string]any(r.Args))
-		leaves(used, r.Result)
+		leaves(shown, r.Result)
+	}
+	for v := range shown {
+		if !isNumber(v) {
+			used[v] = true
+		}
 	}
 	for _, m := range pr.sc.Misremembered {
 		used[m.Said], used[m.Actual] = true, true

@@ -1,0 +1,236 @@
+package prove
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// An output is what the agent must say, and what it says about the world
+// must be true when it says it after the work is done. A value read before
+// the act that the act then changed (the order's "pending" once it is
+// cancelled, the old balance once it is paid from) is an answer the agent
+// reads in a result, and a wrong one to give: a reply that reports the world
+// as it is now fails the scenario. So an output is stale when every place a
+// result shows it is a cell of a record the solution changed away from it.
+// A value some other record shows, or a record the solution left as it was,
+// still holds, and keeps the output.
+
+// staleOutput names the first output every showing of which is a cell the
+// solution later changed, with the record and column ("" when none is).
+func staleOutput(outputs []string, results []world.CallResult, changed world.StateDiff) string {
+	if len(outputs) == 0 || changed.Empty() {
+		return ""
+	}
+	for _, o := range outputs {
+		want := strings.ToLower(strings.TrimSpace(o))
+		stale, fresh := "", false
+		for _, r := range results {
+			var doc any
+			if !r.OK || json.Unmarshal(r.Result, &doc) != nil {
+				continue
+			}
+			showings(doc, nil, want, func(field string, rec map[string]any) {
+				if where := changedAway(changed, field, want, rec); where != "" {
+					stale = where
+				} else {
+					fresh = true
+				}
+			})
+		}
+		if stale != "" && !fresh {
+			return fmt.Sprintf("output %q is %s as it was before the solution changed it: the world no longer holds it after the work, so a reply that reports the world as it is fails", o, stale)
+		}
+	}
+	return ""
+}
+
+// showings calls show for each field of an object in doc whose scalar value
+// is want (lower case), with the object's fields over those of the objects
+// around it: an item inside an order carries the order's key.
+func showings(doc any, around map[string]any, want string, show func(field string, rec map[string]any)) {
+	switch x := doc.(type) {
+	case map[string]any:
+		rec := make(map[string]any, len(around)+len(x))
+		for k, v := range around {
+			rec[k] = v
+		}
+		for k, v := range x {
+			switch v.(type) {
+			case map[string]any, []any:
+			default:
+				rec[k] = v
+			}
+		}
+		for k, v := range x {
+			switch v.(type) {
+			case map[string]any, []any:
+				showings(v, rec, want, show)
+			case nil:
+			default:
+				if strings.ToLower(strings.TrimSpace(ground.Text(v))) == want {
+					show(k, rec)
+				}
+			}
+		}
+	case []any:
+		for _, e := range x {
+			showings(e, around, want, show)
+		}
+	}
+}
+
+// changedAway names the cell ("the status of orders (order_id #W1)") that
+// held want before the solution and holds something else after it, when
+// rec is that cell's row as it was: rec carries some of the row's key, all
+// of it alike, and every other column of the row it carries is as the row
+// was (a flight of a reservation shown without its position is still that
+// flight). A result may name a column otherwise than the table does (an
+// appointment's id as appointment_id): a key is then carried by its value,
+// when that value tells records apart (has a letter, or five characters),
+// and the cell is any column of the row that held want ("" when no such
+// cell).
+func changedAway(d world.StateDiff, field, want string, rec map[string]any) string {
+	for _, t := range d.Tables {
+		for _, c := range t.Changed {
+			key, byName, ok := shownAs(c, rec)
+			if !ok {
+				continue
+			}
+			for _, col := range slices.Sorted(maps.Keys(c.Before)) {
+				if byName && col != field ||
+					strings.ToLower(strings.TrimSpace(ground.Text(c.Before[col]))) != want ||
+					strings.ToLower(strings.TrimSpace(ground.Text(c.After[col]))) == want {
+					continue
+				}
+				return fmt.Sprintf("the %s of %s (%s)", col, t.Table, key)
+			}
+		}
+	}
+	return ""
+}
+
+// shownAs reports whether rec shows row c as it was before the change,
+// whether it carries the row's key under the key's own names, and the key
+// as text ("order_id #W1").
+func shownAs(c world.RowChange, rec map[string]any) (string, bool, bool) {
+	var key []string
+	keyed, byName := 0, true
+	for _, k := range slices.Sorted(maps.Keys(c.Key)) {
+		kv := ground.Text(c.Key[k])
+		key = append(key, k+" "+kv)
+		rv, ok := rec[k]
+		if !ok {
+			continue
+		}
+		if ground.Text(rv) != kv {
+			return "", false, false
+		}
+		keyed++
+	}
+	if keyed == 0 && len(c.Key) == 1 {
+		for _, kv := range c.Key {
+			kv := ground.Text(kv)
+			if len(kv) < 5 && strings.IndexFunc(kv, unicode.IsLetter) < 0 {
+				break
+			}
+			for _, rv := range rec {
+				if ground.Text(rv) == kv {
+					keyed, byName = 1, false
+					break
+				}
+			}
+		}
+	}
+	if keyed == 0 {
+		return "", false, false
+	}
+	if keyed < len(c.Key) {
+		for col, was := range c.Before {
+			if rv, ok := rec[col]; ok && ground.Text(rv) != ground.Text(was) {
+				return "", false, false
+			}
+		}
+	}
+	return strings.Join(key, ", "), byName, true
+}
+
+// An output is also what the agent must tell this caller. A detail of one
+// other person (another customer's date of birth on the reservation the
+// caller asks about, another rider's e-mail) is one a right agent keeps to
+// itself: a scenario that demands it demands a disclosure. A detail is a
+// value the world holds on the records of exactly one person; a value held
+// for several people (a status, a city) describes no one, and one held by
+// reference data nobody owns or by a record of the caller's is theirs to
+// hear.
+
+// disclosedOutput names the first output the world (seed and setup) holds
+// only on records of one person other than the caller ("" when none).
+func (pr *proof) disclosedOutput() string {
+	p, sc := pr.p, pr.sc
+	if p.c.Caller == nil || sc.CallerID == nil || len(sc.Outputs) == 0 {
+		return ""
+	}
+	caller := ground.Text(sc.CallerID)
+	added := map[string][]map[string]any{}
+	for _, r := range insertedRows(sc.Setup) {
+		added[r.table] = append(added[r.table], r.row)
+	}
+	// What the solution's own writes answer with is the caller's outcome (a
+	// new policy's status), whoever else's records hold it too.
+	made := map[string]bool{}
+	for _, r := range pr.results {
+		if r.OK && p.stateChanging(r) {
+			leaves(made, r.Result)
+		}
+	}
+	for _, o := range sc.Outputs {
+		o = strings.TrimSpace(o)
+		owners := map[string]string{} // owner -> a table of theirs holding it
+		open := made[o]
+		see := func(table string, row map[string]any) {
+			vals := map[string]bool{}
+			addValues(vals, row)
+			if !vals[o] {
+				return
+			}
+			switch owner, owned := p.ownerOf(table, row, added); {
+			case !owned || owner == caller:
+				open = true
+			case owners[owner] == "":
+				owners[owner] = table
+			}
+		}
+		for table, rows := range added {
+			for _, row := range rows {
+				see(table, row)
+			}
+		}
+		if p.seed[o] {
+			for _, t := range p.c.Tables {
+				for _, row := range p.g.Rows(t.Name) {
+					if open || len(owners) > 1 {
+						break
+					}
+					see(t.Name, row)
+				}
+			}
+		}
+		if len(owners) == 1 && !open {
+			for owner, table := range owners {
+				whose := p.c.Caller.Table + " " + owner
+				if table != p.c.Caller.Table {
+					whose = table + " of " + whose
+				}
+				return fmt.Sprintf("output %q is a detail of one other person: the world holds it only on their records (%s), never on the caller's or on reference data, and a right agent keeps it to itself", o, whose)
+			}
+		}
+	}
+	return ""
+}

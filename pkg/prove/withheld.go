@@ -1,0 +1,194 @@
+package prove
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// A reference carries out what the caller asks. A caller who says they do
+// not want the act ("they only want to know where the order is; they do
+// not want to cancel it") has not asked for it, whatever the use case is
+// called: a success that makes the act, or a refusal whose tempting act it
+// is, tests an agent against a request nobody made. Read over words only
+// where they withhold the act outright: a negation, then at most a few
+// words that carry it to a verb ("do not want it cancelled", "no longer
+// wants to cancel"), then the act's own verb, the first word of its tool's
+// name. A sentence that asks for the act without one keeps it: a caller
+// may say what they do not want beside what they do.
+
+// withheldGlue are the words that may stand between a negation and the
+// act's verb and keep the negation on it.
+var withheldGlue = map[string]bool{"want": true, "wants": true, "wanted": true, "wish": true, "wishes": true,
+	"need": true, "needs": true, "like": true, "to": true, "it": true, "them": true, "that": true, "this": true,
+	"be": true, "have": true, "has": true, "get": true, "any": true, "the": true, "a": true, "an": true,
+	"is": true, "was": true, "being": true, "longer": true, "do": true, "does": true, "would": true, "anything": true}
+
+// negation are the words that withhold what follows them.
+var negation = map[string]bool{"not": true, "never": true, "no": true, "nor": true, "cannot": true}
+
+// contracted is an English negation written short ("don't", "won’t").
+var contracted = regexp.MustCompile(`(?i)n['’]t\b`)
+
+// withheld names the act the caller says they do not want, with the
+// sentence that says so ("" when the caller withholds none of them): the
+// solution's state-changing calls for a success, the tempting calls that
+// change state otherwise.
+func (pr *proof) withheld() string {
+	calls := pr.sc.Tempting
+	if pr.sc.Expects == scenario.OutcomeSucceed {
+		calls = nil
+		for _, r := range pr.results {
+			if pr.p.stateChanging(r) {
+				calls = append(calls, scenario.Call{Tool: r.Tool})
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		t := pr.p.c.Tool(c.Tool)
+		if t == nil || seen[c.Tool] || pr.sc.Expects != scenario.OutcomeSucceed && (t.ChangesState == nil || !*t.ChangesState) {
+			continue
+		}
+		seen[c.Tool] = true
+		verb := toolVerb(c.Tool)
+		if len(verb) < 3 {
+			continue
+		}
+		var refused string
+		asked := false
+		for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+			for _, s := range sentence.Split(text, -1) {
+				switch withholds(s, verb) {
+				case 1:
+					asked = true
+				case -1:
+					if refused == "" {
+						refused = strings.TrimSpace(s)
+					}
+				}
+			}
+		}
+		if refused != "" && !asked {
+			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, map[bool]string{true: "solution", false: "tempting path"}[pr.sc.Expects == scenario.OutcomeSucceed])
+		}
+	}
+	return ""
+}
+
+// withholds reads one sentence for the act's verb: -1 where every mention
+// of it is negated, 1 where one is not, 0 where it has none.
+func withholds(s, verb string) int {
+	var words []string
+	for _, w := range tokens(contracted.ReplaceAllString(s, " not")) {
+		if w = strings.ToLower(trimToken(w)); w != "" {
+			words = append(words, w)
+		}
+	}
+	found := 0
+	for i, w := range words {
+		if !strings.HasPrefix(w, verb) {
+			continue
+		}
+		negated := false
+		for j := i - 1; j >= 0 && i-j <= 4; j-- {
+			if negation[words[j]] {
+				negated = true
+				break
+			}
+			if !withheldGlue[words[j]] {
+				break
+			}
+		}
+		if !negated {
+			return 1
+		}
+		found = -1
+	}
+	return found
+}
+
+// toolVerb is the first word of a tool's name, in lower case:
+// cancel_pending_order, cancelOrder and cancel-order all give "cancel".
+func toolVerb(tool string) string {
+	var b strings.Builder
+	for i, r := range tool {
+		if r == '_' || r == '-' || r == ' ' || i > 0 && unicode.IsUpper(r) {
+			break
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// personaNotCaller says where an inbound scenario's persona is another
+// person of the caller's table than caller_id: the persona's name has every
+// name (first, last or full name columns) of another row of that table,
+// the setup's or the seed's, and not caller_id's ("" otherwise). caller_id
+// is who is on the line; checks about "the caller" read that person's
+// records. A persona whose name no caller's row has (a guardian calling for
+// a child the caller table holds) is not read here.
+func (p *Prover) personaNotCaller(sc *scenario.Scenario) string {
+	cl := p.c.Caller
+	if cl == nil || sc.CallerID == nil || sc.Outbound != nil || strings.TrimSpace(sc.Persona.Name) == "" {
+		return ""
+	}
+	words := map[string]bool{}
+	for _, w := range nameWords(sc.Persona.Name) {
+		words[w] = true
+	}
+	// is reports whether row's names are all the persona's, and it has one.
+	is := func(row map[string]any) bool {
+		named := false
+		for col, v := range row {
+			s, ok := v.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				continue
+			}
+			switch p.g.Renamed(cl.Table, col) {
+			case "first", "last", "full":
+			default:
+				continue
+			}
+			for _, w := range nameWords(s) {
+				if !words[w] {
+					return false
+				}
+			}
+			named = true
+		}
+		return named
+	}
+	id := ground.Text(sc.CallerID)
+	var rows []map[string]any
+	for _, r := range insertedRows(sc.Setup) {
+		if r.table == cl.Table {
+			rows = append(rows, r.row)
+		}
+	}
+	rows = append(rows, p.g.Rows(cl.Table)...)
+	other := ""
+	for _, row := range rows {
+		switch key := ground.Text(row[cl.Key]); {
+		case key == id:
+			if is(row) {
+				return ""
+			}
+		case other == "" && is(row):
+			other = key
+		}
+	}
+	if other == "" {
+		return ""
+	}
+	return fmt.Sprintf("the persona, %s, is %s %s, but caller_id is %s: the person on the line is the one caller_id names", sc.Persona.Name, cl.Table, other, id)
+}
+
+// nameWords are a name's words in lower case.
+func nameWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+}
