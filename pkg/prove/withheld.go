@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -123,72 +122,4 @@ func toolVerb(tool string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
-}
-
-// personaNotCaller says where an inbound scenario's persona is another
-// person of the caller's table than caller_id: the persona's name has every
-// name (first, last or full name columns) of another row of that table,
-// the setup's or the seed's, and not caller_id's ("" otherwise). caller_id
-// is who is on the line; checks about "the caller" read that person's
-// records. A persona whose name no caller's row has (a guardian calling for
-// a child the caller table holds) is not read here.
-func (p *Prover) personaNotCaller(sc *scenario.Scenario) string {
-	cl := p.c.Caller
-	if cl == nil || sc.CallerID == nil || sc.Outbound != nil || strings.TrimSpace(sc.Persona.Name) == "" {
-		return ""
-	}
-	words := map[string]bool{}
-	for _, w := range nameWords(sc.Persona.Name) {
-		words[w] = true
-	}
-	// is reports whether row's names are all the persona's, and it has one.
-	is := func(row map[string]any) bool {
-		named := false
-		for col, v := range row {
-			s, ok := v.(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				continue
-			}
-			switch p.g.Renamed(cl.Table, col) {
-			case "first", "last", "full":
-			default:
-				continue
-			}
-			for _, w := range nameWords(s) {
-				if !words[w] {
-					return false
-				}
-			}
-			named = true
-		}
-		return named
-	}
-	id := ground.Text(sc.CallerID)
-	var rows []map[string]any
-	for _, r := range insertedRows(sc.Setup) {
-		if r.table == cl.Table {
-			rows = append(rows, r.row)
-		}
-	}
-	rows = append(rows, p.g.Rows(cl.Table)...)
-	other := ""
-	for _, row := range rows {
-		switch key := ground.Text(row[cl.Key]); {
-		case key == id:
-			if is(row) {
-				return ""
-			}
-		case other == "" && is(row):
-			other = key
-		}
-	}
-	if other == "" {
-		return ""
-	}
-	return fmt.Sprintf("the persona, %s, is %s %s, but caller_id is %s: the person on the line is the one caller_id names", sc.Persona.Name, cl.Table, other, id)
-}
-
-// nameWords are a name's words in lower case.
-func nameWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
 }
