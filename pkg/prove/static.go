@@ -544,6 +544,13 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 				rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeUngrounded, Message: fmt.Sprintf("misremembered %q: the world does not hold %q", m.Said, tok)})
 			}
 		}
+		// What the caller gets wrong is a fact about their own case: the
+		// world holds it where the case reads it (an answer, the setup's
+		// rows), on a record of the caller's, or on reference data nobody
+		// owns; another customer's phone is no fact of this caller's.
+		if a := strings.TrimSpace(m.Actual); a != "" && !known[a] && !strings.Contains(handedText, a) && !p.heldWhere(sc, a, p.ownedBy(sc, true)) && p.heldWhere(sc, a, p.ownedBy(sc, false)) {
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeUngrounded, Message: fmt.Sprintf("misremembered %q: what the world holds instead, %q, is on records of other people, never on the caller's, on reference data or in an answer of the case", m.Said, a)})
+		}
 		for _, tok := range codeLike(m.Said) {
 			said[tok] = true
 		}
@@ -706,4 +713,18 @@ func (p *Prover) afterHandoff(calls []scenario.Call) string {
 		}
 	}
 	return ""
+}
+
+// ownedBy picks rows by whose they are: with mine, rows of the scenario's
+// caller or of nobody (reference data); without, rows of someone else.
+func (p *Prover) ownedBy(sc *scenario.Scenario, mine bool) func(table string, row map[string]any) bool {
+	added := map[string][]map[string]any{}
+	for _, r := range insertedRows(sc.Setup) {
+		added[r.table] = append(added[r.table], r.row)
+	}
+	caller := ground.Text(sc.CallerID)
+	return func(table string, row map[string]any) bool {
+		owner, owned := p.ownerOf(table, row, added)
+		return mine == (!owned || owner == caller)
+	}
 }
