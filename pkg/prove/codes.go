@@ -161,6 +161,9 @@ const (
 	CodeTemptingPasses Code = "tempting-passes"
 	CodeEffectUnseen   Code = "effect-unchecked"
 	CodeVacuousCheck   Code = "vacuous-check"
+	// CodeCheckOffAct: a success's check that sees the act takes, for a
+	// param named like an argument of the acts, a value no act sends.
+	CodeCheckOffAct Code = "check-off-act"
 	// CodeMissedCallUnchecked: an outbound call the callee did not answer
 	// logs the miss, yet every check holds on the world as it was before,
 	// given the same call log.
@@ -213,7 +216,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

@@ -331,6 +331,7 @@ var fixtures = []fixture{
 	{prove.GateGrounding, prove.CodeVagueOutput, edit(keptSucceed, func(sc *scenario.Scenario) { sc.Outputs = []string{"c"} }), nil},
 	{prove.GateGrounding, prove.CodeStaleOutput, corpusFile("retail", "output-stale-status.json"), exampleProver("retail", nil)},
 	{prove.GateGrounding, prove.CodeDisclosure, corpusFile("airline", "refuse-output-other-persons-dob.json"), exampleProver("airline", nil)},
+	{prove.GateNotVacuous, prove.CodeCheckOffAct, corpusFile("retail", "succeed-check-items-emptied.json"), exampleProver("retail", nil)},
 	// Nobody tells the agent which account: no agent could name A-1001.
 	{prove.GateGrounding, prove.CodeUnreachableRecord, edit(keptSucceed, func(sc *scenario.Scenario) {
 		sc.Instruction = "Maren Olsen wants to close one of her accounts. She can confirm who she is with email " + maren + "."

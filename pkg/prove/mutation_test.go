@@ -95,14 +95,18 @@ const (
 	// The caller says they do not want the act the reference makes: every
 	// mention of the act's verb negated ("wants to not cancel"), or, where
 	// the instruction never says it, a sentence that withholds it.
-	actWithheld     = "act-withheld"
+	actWithheld = "act-withheld"
+	// A check of the act made to look at nothing in particular: a list or
+	// text param the act also sends (the items swapped) emptied, or a number
+	// one more than the act sends.
+	checkOffAct     = "check-off-act"
 	mutationTimeout = 20 * time.Minute
 )
 
 var mutantKinds = []string{flipToRefuse, refusalMoved, askWrongStep, askStepOnPath, noOp, alwaysTrue, actChecksGone,
 	unansweredRuleGone, unansweredActs, unansweredAsRight,
 	recordUnnamed, secondAct, secondChecked, actTwice, callLaterActs, temptingWrong, valueUnasked,
-	actRedone, statedIgnored, optionalAdded, shownLeftOut, outputStale, actWithheld}
+	actRedone, statedIgnored, optionalAdded, shownLeftOut, outputStale, actWithheld, checkOffAct}
 
 // aims are the kinds made to reach one gate directly (gate/code): over a run
 // of the mutation test, some mutant of each must be refused first by it, or
@@ -114,6 +118,7 @@ var aims = map[string]string{
 	shownLeftOut:  "outcome/tempting-faithful",
 	outputStale:   "grounding/stale-output",
 	actWithheld:   "grounding/request-unasked",
+	checkOffAct:   "not-vacuous/check-off-act",
 }
 
 // The honesty gates each kind aims at (its mutants may fall to an earlier
@@ -629,6 +634,10 @@ func mutants(ctx context.Context, tb testing.TB, e *engine.Engine, kept []*scena
 
 				if m := withholdAct(sc, act); m != nil {
 					add(actWithheld, sc.Name, m)
+				}
+
+				if m := checkElsewhere(sc, act); m != nil {
+					add(checkOffAct, sc.Name, m)
 				}
 
 				for i, tempting := range wrongAmounts(ctx, tb, e, sc, at) {
@@ -1421,6 +1430,42 @@ func staleSaid(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenari
 	return nil
 }
 
+// checkElsewhere is sc with the first check param named like an argument of
+// act, and equal to it, emptied (a list, a text) or made one more (a
+// number) (nil when no check has such a param).
+func checkElsewhere(sc *scenario.Scenario, act scenario.Call) *scenario.Scenario {
+	for i, g := range sc.SubGoals {
+		for _, name := range slices.Sorted(maps.Keys(g.Params)) {
+			v, ok := act.Args[name]
+			if !ok || js(v) != js(g.Params[name]) {
+				continue
+			}
+			var nv any
+			switch x := v.(type) {
+			case []any:
+				if len(x) == 0 {
+					continue
+				}
+				nv = []any{}
+			case float64:
+				nv = x + 1
+			case string:
+				if x == "" {
+					continue
+				}
+				nv = ""
+			default:
+				continue
+			}
+			m := clone(sc)
+			m.SubGoals[i].Params = maps.Clone(g.Params)
+			m.SubGoals[i].Params[name] = nv
+			return m
+		}
+	}
+	return nil
+}
+
 // withholdAct is sc with the caller saying they do not want act (nil when
 // its tool's name has no verb of three letters or more).
 func withholdAct(sc *scenario.Scenario, act scenario.Call) *scenario.Scenario {
@@ -1580,8 +1625,8 @@ func TestMutation(t *testing.T) {
 	examples := []struct {
 		name string
 		size int
-	}{{"retail", 40}, {"rides", 40}, {"airline", 40}, {"clinic-reminders", 40},
-		{"clinic-voice", 60}} // clinic-voice's first asks are dealt past 40
+	}{{"retail", 40}, {"rides", 40}, {"airline", 60}, {"clinic-reminders", 40},
+		{"clinic-voice", 60}} // airline's and clinic-voice's first asks are dealt past 40
 	var mu sync.Mutex
 	// The examples run in parallel; the totals are checked once all have
 	// (a cleanup runs after the parallel subtests, a defer before them).

@@ -1071,7 +1071,7 @@ func (pr *proof) findUnusedStated() []string {
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
 		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
 			v := strings.TrimSpace(m[1] + m[2])
-			if v == "" || spoken(v) {
+			if v != "" && spoken(v) {
 				continue
 			}
 			vals = append(vals, v)
@@ -1102,7 +1102,7 @@ func (pr *proof) findUnusedStated() []string {
 		leaves(shown, r.Result)
 	}
 	for v := range shown {
-		if !isNumber(v) {
+		if !isNumber(v) && v != "" {
 			used[v] = true
 		}
 	}
@@ -1111,7 +1111,7 @@ func (pr *proof) findUnusedStated() []string {
 	}
 	var out []string
 	for _, v := range vals {
-		if !used[v] && !slices.ContainsFunc(slices.Collect(maps.Keys(used)), func(u string) bool { return strings.Contains(u, v) }) && !slices.Contains(out, v) {
+		if !used[v] && (v == "" || !slices.ContainsFunc(slices.Collect(maps.Keys(used)), func(u string) bool { return strings.Contains(u, v) })) && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}

@@ -2,9 +2,11 @@ package prove
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -19,7 +21,9 @@ import (
 //     the log (called, not_called) speaks for the act, never its effect;
 //   - vacuous-check: a check holds under nothing, the tempting path, the
 //     solution without its preconditions and the path with the missing step,
-//     whichever of them were played.
+//     whichever of them were played;
+//   - check-off-act (succeed): a check that sees the act looks at another
+//     value than the act sends (offAct).
 func (pr *proof) teeth() []Refusal {
 	sc := pr.sc
 	var rs []Refusal
@@ -66,6 +70,9 @@ func (pr *proof) teeth() []Refusal {
 			rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeVacuousCheck, Message: fmt.Sprintf("sub-goal %s holds on every path the prover played (%s): it tells nothing apart; drop it or make it check what the case is about", c.ref.Name, strings.Join(where, ", ")), SubGoal: c.ref.Name})
 		}
 	}
+	if msg := pr.offAct(); msg != "" {
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeCheckOffAct, Message: msg})
+	}
 	return rs
 }
 
@@ -83,3 +90,72 @@ func allHeld(run *Run) bool {
 
 // rule returns the contract rule of that id, or nil.
 func (p *Prover) rule(id string) *contract.Rule { return p.c.Rule(id) }
+
+// offAct names an effect check of a success (one that fails when nothing is
+// done: it sees the act) with a param named like an argument of the
+// solution's state-changing calls whose value none of them sends: the check
+// looks at other items, another amount, another card than the act took, so
+// an agent that does something else than asked can pass it ("" when none).
+// Checks that hold when nothing is done (a record left alone) are about
+// what is not done, and may name other records.
+func (pr *proof) offAct() string {
+	if pr.sc.Expects != scenario.OutcomeSucceed || pr.nothing == nil {
+		return ""
+	}
+	sent := map[string][]string{} // argument -> each value an act sends, as JSON
+	for _, r := range pr.results {
+		if !r.OK || !pr.p.stateChanging(r) {
+			continue
+		}
+		for name, v := range r.Args {
+			sent[name] = append(sent[name], canonical(v))
+		}
+	}
+	effect := map[int]bool{}
+	for _, c := range pr.nothing.Checks {
+		if !c.Held && !c.Broken {
+			effect[c.Index] = true
+		}
+	}
+	for _, c := range pr.checks {
+		if !effect[c.index] {
+			continue
+		}
+		for _, name := range sortedArgs(c.ref.Params) {
+			v := c.ref.Params[name]
+			if s, ok := v.(string); ok && refPattern.MatchString(s) {
+				continue
+			}
+			if vals, ok := sent[name]; ok && !slices.Contains(vals, canonical(v)) {
+				return fmt.Sprintf("sub-goal %s checks %s %s, but the solution's acts send %s %s: the check looks at something else than what the act does, so an agent that does otherwise than asked can pass it", c.ref.Name, name, js(v), name, strings.Join(vals, " or "))
+			}
+		}
+	}
+	return ""
+}
+
+// canonical is a value as JSON, numbers as numbers (2 and 2.0 alike) and a
+// list of scalars in sorted order.
+func canonical(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = canonical(e)
+		}
+		slices.Sort(parts)
+		return "[" + strings.Join(parts, ",") + "]"
+	case string:
+		if isNumber(x) {
+			return ground.Text(x)
+		}
+		return js(x)
+	case nil:
+		return "null"
+	default:
+		if m, ok := v.(map[string]any); ok {
+			return js(m)
+		}
+		return ground.Text(x)
+	}
+}

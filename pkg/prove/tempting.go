@@ -355,7 +355,9 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			key = append(key, col)
 		}
 		for _, c := range cands {
-			if c == ground.Text(one) || c == "" || pr.settled(path, key, ground.Text(one), c) {
+			// An empty value is a candidate only when the caller states it
+			// (an address without a second line, in quotes).
+			if c == ground.Text(one) || c == "" && !stated[c] || pr.settled(path, key, ground.Text(one), c) {
 				continue
 			}
 			args := maps.Clone(call.Args)
