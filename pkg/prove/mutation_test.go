@@ -143,6 +143,7 @@ var notApplicable = map[string]map[string]string{
 		temptingWrong: "its one numeric act (a refuel's gb_amount) the world carries out at any size: the 2 GB ceiling is a rule's check, not the world's refusal",
 		valueUnasked:  "no act takes an enum, and its one whole number (a refuel's gb_amount) is no column of the line it names",
 		actRedone:     "no act takes an enum, and its one whole number, a refuel's gb_amount, is 1 GB in every case: one less is no refuel, and one more, 2, is a value the caller states (the policy's 2 GB ceiling, in the instruction)",
+		outputStale:   "no answer of a solution shows a cell its act changes beside that record's key: the lines and bills its acts change are named by id, never read out first (a suspension is lifted without reading the line)",
 	})),
 	"airline": allRequired(inbound(map[string]string{})),
 	"clinic-reminders": allRequired(map[string]string{
@@ -1388,9 +1389,9 @@ func unusedTool(c *contract.Contract, sc *scenario.Scenario) string {
 // to its end values first, so the act sets what is there. Nil when the
 // solution adds or removes rows (no such setup makes it a no-op).
 // staleSaid is sc with its outputs replaced by a value a cell held before
-// the act changed it, where that cell is the one place any answer of the
-// solution shows the value, and no changed row holds it after (nil when
-// the act changes no such cell). A value other places show too (the
+// the act changed it, where an answer of the solution shows it beside the
+// cell's key and is the one place any answer shows the value, and no
+// changed row holds it after (nil when the act changes no such cell). A value other places show too (the
 // caller's own address beside the order's) may be what the agent reads out
 // there.
 func staleSaid(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.Scenario) *scenario.Scenario {
@@ -1416,9 +1417,19 @@ func staleSaid(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenari
 	}
 	for _, t := range diff.Tables {
 		for _, ch := range t.Changed {
+			// The key's values that tell records apart (not a position 0).
+			var keys []string
+			for _, k := range ch.Key {
+				if k := ground.Text(k); len(k) >= 3 || strings.IndexFunc(k, unicode.IsLetter) >= 0 {
+					keys = append(keys, k)
+				}
+			}
+			if len(keys) == 0 {
+				continue
+			}
 			for _, col := range ch.Columns {
 				v := ground.Text(ch.Before[col])
-				if len(v) < 3 || v == "true" || v == "false" || shown[v] != 1 || now[v] > 0 {
+				if len(v) < 3 || v == "true" || v == "false" || shown[v] != 1 || now[v] > 0 || !slices.ContainsFunc(results, func(r world.CallResult) bool { return showsWith(r.Result, v, keys) }) {
 					continue
 				}
 				m := clone(sc)
@@ -1428,6 +1439,50 @@ func staleSaid(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenari
 		}
 	}
 	return nil
+}
+
+// showsWith reports whether an answer shows v in an object that carries,
+// itself or in the objects around it, every one of keys: v is that record's.
+func showsWith(raw json.RawMessage, v string, keys []string) bool {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return false
+	}
+	var walk func(doc any, around []string) bool
+	walk = func(doc any, around []string) bool {
+		switch x := doc.(type) {
+		case map[string]any:
+			here := slices.Clone(around)
+			for _, e := range x {
+				switch e.(type) {
+				case map[string]any, []any, nil:
+				default:
+					here = append(here, ground.Text(e))
+				}
+			}
+			for _, e := range x {
+				switch e.(type) {
+				case map[string]any, []any:
+					if walk(e, here) {
+						return true
+					}
+				case nil:
+				default:
+					if ground.Text(e) == v && !slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(here, k) }) {
+						return true
+					}
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e, around) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(doc, nil)
 }
 
 // checkElsewhere is sc with the first check param named like an argument of

@@ -186,7 +186,7 @@ type write struct {
 // #W1"), a verb far from it ("cancel the older of the two") or a sentence
 // about another record is no tie: the second act is then not the request.
 func asksEach(texts []string, tool string, vals []string, other func(w string) bool) bool {
-	verb, _, _ := strings.Cut(strings.ToLower(tool), "_")
+	verb := toolVerb(tool)
 	if len(verb) < 3 || len(vals) < 2 {
 		return false
 	}

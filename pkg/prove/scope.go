@@ -98,6 +98,15 @@ func plainRows(setup []scenario.Statement) ([]setupRow, bool) {
 	return out, true
 }
 
+// addedRows are the rows the setup's plain inserts add, by table.
+func addedRows(setup []scenario.Statement) map[string][]map[string]any {
+	added := map[string][]map[string]any{}
+	for _, r := range insertedRows(setup) {
+		added[r.table] = append(added[r.table], r.row)
+	}
+	return added
+}
+
 // insertedRows are the rows the setup's plain inserts add, its other
 // statements passed over.
 func insertedRows(setup []scenario.Statement) []setupRow {

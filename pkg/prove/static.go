@@ -718,10 +718,7 @@ func (p *Prover) afterHandoff(calls []scenario.Call) string {
 // ownedBy picks rows by whose they are: with mine, rows of the scenario's
 // caller or of nobody (reference data); without, rows of someone else.
 func (p *Prover) ownedBy(sc *scenario.Scenario, mine bool) func(table string, row map[string]any) bool {
-	added := map[string][]map[string]any{}
-	for _, r := range insertedRows(sc.Setup) {
-		added[r.table] = append(added[r.table], r.row)
-	}
+	added := addedRows(sc.Setup)
 	caller := ground.Text(sc.CallerID)
 	return func(table string, row map[string]any) bool {
 		owner, owned := p.ownerOf(table, row, added)

@@ -150,12 +150,11 @@ func canonical(v any) string {
 			return ground.Text(x)
 		}
 		return js(x)
+	case map[string]any:
+		return js(x)
 	case nil:
 		return "null"
 	default:
-		if m, ok := v.(map[string]any); ok {
-			return js(m)
-		}
 		return ground.Text(x)
 	}
 }

@@ -167,10 +167,7 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 		return false
 	}
 	caller := ground.Text(sc.CallerID)
-	added := map[string][]map[string]any{}
-	for _, r := range insertedRows(sc.Setup) {
-		added[r.table] = append(added[r.table], r.row)
-	}
+	added := addedRows(sc.Setup)
 	holds := func(table string, row map[string]any) bool {
 		vals := map[string]bool{}
 		addValues(vals, row)

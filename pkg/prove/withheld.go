@@ -73,7 +73,11 @@ func (pr *proof) withheld() string {
 			}
 		}
 		if refused != "" && !asked {
-			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, map[bool]string{true: "solution", false: "tempting path"}[pr.sc.Expects == scenario.OutcomeSucceed])
+			path := "tempting path"
+			if pr.sc.Expects == scenario.OutcomeSucceed {
+				path = "solution"
+			}
+			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, path)
 		}
 	}
 	return ""

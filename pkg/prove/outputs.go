@@ -178,10 +178,7 @@ func (pr *proof) disclosedOutput() string {
 		return ""
 	}
 	caller := ground.Text(sc.CallerID)
-	added := map[string][]map[string]any{}
-	for _, r := range insertedRows(sc.Setup) {
-		added[r.table] = append(added[r.table], r.row)
-	}
+	added := addedRows(sc.Setup)
 	// What the solution's own writes answer with is the caller's outcome (a
 	// new policy's status), whoever else's records hold it too.
 	made := map[string]bool{}
