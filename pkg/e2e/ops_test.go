@@ -117,9 +117,20 @@ func TestDashboardLiveRun(t *testing.T) {
 	}
 	prom := grafanatest.ScrapeAndCheckWith(t, grafanatest.Check{Dashboard: "../../deploy/grafana/suitegen.json",
 		Vars: grafanatest.DefaultVars(runID), Rules: "../../deploy/grafana/alerts.yaml"}, metricsAddr)
-	// The run's figures come from the ledger, every refusal code at 0 or more from the start.
-	if v, err := prom.Value(context.Background(), `count(suitegen_run_scenarios_refused_total{run="`+runID+`"})`); err != nil || v < float64(len(metrics.RefusalCodes)) {
-		t.Errorf("refused series of the run: %v, %v; want every documented code (%d)", v, err, len(metrics.RefusalCodes))
+	// The run's figures come from the ledger, every refusal code at 0 or more
+	// from the start. A scrape whose ledger read failed (a slow read on a busy
+	// machine) exports no run series, by design (ledger_up 0): wait for one
+	// that read it, however slowly the machine runs.
+	refusedQuery := `count(suitegen_run_scenarios_refused_total{run="` + runID + `"})`
+	for deadline := time.Now().Add(testenv.Patience); ; time.Sleep(time.Second) {
+		v, err := prom.Value(context.Background(), refusedQuery)
+		if err == nil && v >= float64(len(metrics.RefusalCodes)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("refused series of the run: %v, %v; want every documented code (%d) within %s", v, err, len(metrics.RefusalCodes), testenv.Patience)
+			break
+		}
 	}
 
 	// The progress API the run serves reads the same run from the ledger.
