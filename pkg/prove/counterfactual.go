@@ -128,6 +128,10 @@ type proof struct {
 	// argument alternatives varies reads it.
 	unused     []string
 	unusedDone bool
+	// identifiedBy says how the caller of an identity ask identifies
+	// themselves from what they are handed, found by playing a call of
+	// caller.from ("" when none does; identifyAnotherWay).
+	identifiedBy string
 
 	// request is this request's place in a conversation of several (0 for
 	// a scenario of one); prior are the solutions of the requests before
@@ -275,6 +279,9 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 		run.Gate = GateOutcome
 		pr.with, pr.unlocked, pr.nMissing = run, results, len(sc.Missing)
 		pr.unlockedActAt = len(lookups) + len(sc.Missing)
+		if pr.identifiedBy, err = pr.identifyAnotherWay(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

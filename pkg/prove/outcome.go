@@ -1,6 +1,7 @@
 package prove
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // outcome proves the expected outcome from the world, the contract's
@@ -288,10 +290,122 @@ func (pr *proof) canIdentify() string {
 			vals = append(vals, n+" "+v)
 		}
 		if len(vals) > 0 {
-			return fmt.Sprintf("the caller is handed what %s takes (%s): they can identify themselves, so the missing step is not what they lack and the right end of the conversation is not a question", name, strings.Join(vals, ", "))
+			return identifies(name, vals)
 		}
 	}
-	return ""
+	return pr.identifiedBy
+}
+
+func identifies(tool string, vals []string) string {
+	return fmt.Sprintf("the caller is handed what %s takes (%s): they can identify themselves, so the missing step is not what they lack and the right end of the conversation is not a question", tool, strings.Join(vals, ", "))
+}
+
+// maxIdentifyTries bounds the calls identifyAnotherWay plays.
+const maxIdentifyTries = 24
+
+// identifyAnotherWay finds, by playing it, a call of caller.from that
+// identifies the caller of an identity ask from what they are handed, for
+// tools whose arguments are not named like the caller's columns (a `dob`
+// beside `date_of_birth`): each required argument takes a value of the
+// caller's row that the caller is handed, and the call must answer ok with
+// the caller's key. Only an ask's identity calls are tried; "" when none
+// identifies.
+func (pr *proof) identifyAnotherWay(ctx context.Context) (string, error) {
+	cl := pr.p.c.Caller
+	if cl == nil || len(cl.From) == 0 || len(pr.sc.Missing) == 0 || pr.sc.Expects != scenario.OutcomeAsk {
+		return "", nil
+	}
+	for _, c := range pr.sc.Missing {
+		if !slices.Contains(cl.From, c.Tool) {
+			return "", nil
+		}
+	}
+	row := pr.callerRow()
+	id := ground.Text(pr.sc.CallerID)
+	if row == nil || id == "" {
+		return "", nil
+	}
+	// Every value of the row the caller is handed, and every date they say
+	// (an agent writes "April 6th" as the date a tool takes), once.
+	var said []string
+	for _, col := range slices.Sorted(maps.Keys(row)) {
+		if v := ground.Text(row[col]); v != "" && !slices.Contains(said, v) && handed(pr.sc, v) {
+			said = append(said, v)
+		}
+	}
+	year := pr.p.c.Clock().Year()
+	for _, v := range append(datesIn(pr.sc.Instruction, year), datesIn(pr.sc.Persona.Opening, year)...) {
+		if !slices.Contains(said, v) {
+			said = append(said, v)
+		}
+	}
+	type try struct {
+		tool string
+		args map[string]any
+	}
+	var tries []try
+	for _, name := range cl.From {
+		t := pr.p.c.Tool(name)
+		if t == nil || len(t.Required()) == 0 {
+			continue
+		}
+		combos := []map[string]any{{}}
+		for _, n := range t.Required() {
+			cands := said
+			if v, ok := row[n]; ok {
+				// A column of the argument's own name is the value it takes.
+				cands = nil
+				if s := ground.Text(v); s != "" && handed(pr.sc, s) {
+					cands = []string{s}
+				}
+			}
+			var next []map[string]any
+			for _, args := range combos {
+				for _, v := range cands {
+					if len(next) < maxIdentifyTries && !slices.Contains(slices.Collect(maps.Values(args)), any(v)) {
+						a := maps.Clone(args)
+						a[n] = v
+						next = append(next, a)
+					}
+				}
+			}
+			combos = next
+		}
+		for _, args := range combos {
+			if len(tries) < maxIdentifyTries {
+				tries = append(tries, try{name, args})
+			}
+		}
+	}
+	if len(tries) == 0 {
+		return "", nil
+	}
+	found := ""
+	err := pr.p.w.Copy(ctx, func(cp *world.Copy) error {
+		if err := pr.setup(ctx)(cp); err != nil {
+			return err
+		}
+		for _, t := range tries {
+			r := cp.Call(ctx, t.tool, t.args)
+			if r.Crash && infrastructure(r.Err) {
+				return r.Err
+			}
+			got := map[string]bool{}
+			if r.OK {
+				leaves(got, r.Result)
+			}
+			if got[id] {
+				var vals []string
+				for _, n := range slices.Sorted(maps.Keys(t.args)) {
+					vals = append(vals, fmt.Sprintf("%s %v", n, t.args[n]))
+				}
+				found = identifies(t.tool, vals) + " (played, it answers with the caller's " + cl.Key + ")"
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, err
 }
 
 // callerRow is the caller's row after setup: the one a plain insert of the

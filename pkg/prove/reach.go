@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ func handed(sc *scenario.Scenario, v string) bool {
 			return true
 		}
 	}
+	if saysDate(sc.Instruction, v) || saysDate(sc.Persona.Opening, v) {
+		return true
+	}
 	if len(v) < 3 || strings.Trim(v, "0123456789") != "" {
 		return false
 	}
@@ -66,6 +70,79 @@ func saysNumber(text, v string) bool {
 		}
 	}
 	return false
+}
+
+// isoDate is a calendar date as worlds store one.
+var isoDate = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})$`)
+
+// monthDay, dayMonth and slashDate find a date said the ways people say one:
+// "June 15, 1985", "15th of June 1985", "Apr. 6th" (no year), "6/15/1985",
+// "15.06.1985".
+var (
+	monthWord = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?`
+	dayPart   = `(\d{1,2})(?:st|nd|rd|th)?`
+	yearPart  = `(?:,?\s*(\d{4}))?`
+	monthDay  = regexp.MustCompile(`(?i)\b` + monthWord + `\s+` + dayPart + `\b` + yearPart)
+	dayMonth  = regexp.MustCompile(`(?i)\b` + dayPart + `\s+(?:of\s+)?` + monthWord + `\b` + yearPart)
+	slashDate = regexp.MustCompile(`\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b`)
+)
+
+// saysDate reports whether text says the calendar date v (YYYY-MM-DD) in
+// words or in a common numeric form. A date said without a year is the date
+// when its month and day are: the caller who says "April 6th" means the one
+// the world holds, as an agent would take it.
+func saysDate(text, v string) bool {
+	m := isoDate.FindStringSubmatch(v)
+	return m != nil && slices.Contains(datesIn(text, atoi(m[1])), v)
+}
+
+// datesIn are the calendar dates text says (YYYY-MM-DD), a date said
+// without a year taken in year; a numeric date whose day and month could be
+// either way round is both.
+func datesIn(text string, year int) []string {
+	var out []string
+	add := func(y, mo, d int) {
+		if mo >= 1 && mo <= 12 && d >= 1 && d <= 31 {
+			out = append(out, fmt.Sprintf("%04d-%02d-%02d", y, mo, d))
+		}
+	}
+	yearOr := func(s string) int {
+		if s == "" {
+			return year
+		}
+		return atoi(s)
+	}
+	for _, f := range monthDay.FindAllStringSubmatch(text, -1) {
+		add(yearOr(f[3]), monthOf(f[1]), atoi(f[2]))
+	}
+	for _, f := range dayMonth.FindAllStringSubmatch(text, -1) {
+		add(yearOr(f[3]), monthOf(f[2]), atoi(f[1]))
+	}
+	for _, f := range slashDate.FindAllStringSubmatch(text, -1) {
+		y, a, b := atoi(f[3]), atoi(f[1]), atoi(f[2])
+		add(y, a, b)
+		if a != b {
+			add(y, b, a)
+		}
+	}
+	return out
+}
+
+// monthOf is the number of a month's name (0 when it is none).
+func monthOf(w string) int {
+	w = strings.ToLower(strings.TrimSuffix(w, "."))
+	for i, n := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
+		if strings.HasPrefix(w, n) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// atoi is a run of digits as a number (0 when it is none).
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // digitWord is a digit said as a word; digitOf its digit.

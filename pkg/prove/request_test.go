@@ -38,3 +38,29 @@ func TestAsksEach(t *testing.T) {
 		}
 	}
 }
+
+// TestSaysDate: a stored date is said in words or in a common numeric form,
+// with its own year or none; another year or day is not that date.
+func TestSaysDate(t *testing.T) {
+	for _, c := range []struct {
+		text, v string
+		want    bool
+	}{
+		{"born June 15, 1985", "1985-06-15", true},
+		{"my birthday is the 15th of June 1985", "1985-06-15", true},
+		{"DOB: Jun. 15th 1985", "1985-06-15", true},
+		{"my last trip was on April 6th this year", "2026-04-06", true},
+		{"6/15/1985", "1985-06-15", true},
+		{"15.06.1985", "1985-06-15", true},
+		{"born June 15, 1986", "1985-06-15", false},
+		{"born June 16, 1985", "1985-06-15", false},
+		{"born in June 1985", "1985-06-15", false},
+		{"6/15/1986", "1985-06-15", false},
+		{"it costs 15 dollars in June", "1985-06-15", false},
+		{"June 15, 1985", "C1077", false},
+	} {
+		if got := saysDate(c.text, c.v); got != c.want {
+			t.Errorf("saysDate(%q, %q) = %v, want %v", c.text, c.v, got, c.want)
+		}
+	}
+}
