@@ -1,6 +1,7 @@
 package prove_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -72,12 +73,12 @@ func countedPool(tb testing.TB, url string, conns int32) (*pgxpool.Pool, *wire) 
 	return pool, w
 }
 
-// retailSuite writes an examples/retail suite of n scenarios with the builtin
-// model on servers of the benchmark's own and returns the database it used
-// and the suite's scenarios.
-func retailSuite(b *testing.B, n int) (string, []*scenario.Scenario) {
+// exampleSuite writes a suite of n scenarios of examples/name with the
+// builtin model on servers of the benchmark's own and returns the database it
+// used and the suite's scenarios.
+func exampleSuite(b *testing.B, name string, n int) (string, []*scenario.Scenario) {
 	b.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,13 +111,15 @@ func retailSuite(b *testing.B, n int) (string, []*scenario.Scenario) {
 	return url, scs
 }
 
-// BenchmarkProve proves real examples/retail scenarios (both gates, every
-// copy: solution, nothing, tempting) one after another, as one writer does.
-// One op is one pass over the suite; the metrics are per proof: ms/proof
-// (mean), median-ms and p90-ms, and roundtrips/proof counted on the wire.
+// BenchmarkProve proves real scenarios of an example (every gate, every
+// copy) one after another, as one writer does: 40 of examples/retail, or of
+// the example SUITEGEN_BENCH_EXAMPLE names. One op is one pass over the
+// suite; the metrics are per proof: ms/proof (mean), median-ms and p90-ms,
+// and roundtrips/proof counted on the wire.
 func BenchmarkProve(b *testing.B) {
-	url, scs := retailSuite(b, 40)
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "examples", "retail"))
+	name := cmp.Or(os.Getenv("SUITEGEN_BENCH_EXAMPLE"), "retail")
+	url, scs := exampleSuite(b, name, 40)
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "examples", name))
 	c, err := contract.LoadValid(dir)
 	if err != nil {
 		b.Fatal(err)
