@@ -67,6 +67,9 @@ const (
 	// CodeAfterHandoff: a solution step after a step whose tool ends the
 	// conversation; nobody is on the line to do it for.
 	CodeAfterHandoff Code = "after-handoff"
+	// CodeTurnsShort: max_turns cannot hold the reference's calls and a
+	// message per request.
+	CodeTurnsShort Code = "turns-short"
 )
 
 // Ready gate codes.
@@ -200,7 +203,7 @@ var Codes = []GateCode{
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},
 	{GateStatic, CodeDuplicateSubGoal}, {GateStatic, CodeActOffUseCase}, {GateStatic, CodeBadRef}, {GateStatic, CodeInjection},
-	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn}, {GateStatic, CodeBadThen}, {GateStatic, CodeAfterHandoff},
+	{GateStatic, CodeCallLater}, {GateStatic, CodeStandIn}, {GateStatic, CodeBadThen}, {GateStatic, CodeAfterHandoff}, {GateStatic, CodeTurnsShort},
 	{GateReady, CodeSetupFailed}, {GateReady, CodeUnknownCaller}, {GateReady, CodeBadReady}, {GateReady, CodeNotReady},
 	{GateReady, CodePurposeNotCallee}, {GateReady, CodeSetupOverreach},
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},

@@ -444,6 +444,10 @@ var fixtures = []fixture{
 		sc.Solution = append(sc.Solution, scenario.Call{Tool: "transfer_to_human_agents", Args: map[string]any{"summary": "The caller wants order #W1121 cancelled."}})
 	}), exampleProver("retail", nil)},
 	{prove.GateStatic, prove.CodeAfterHandoff, corpusFile("rides", "escalate-identify-after-handoff.json"), exampleProver("rides", nil)},
+	{prove.GateStatic, prove.CodeTurnsShort, edit(keptSucceed, func(sc *scenario.Scenario) { sc.MaxTurns = len(sc.Solution) }), nil},
+	{prove.GateStatic, prove.CodeTurnsShort, edit(corpusFile("retail", "multi-cancel-then-address.json"), func(sc *scenario.Scenario) {
+		sc.MaxTurns = len(sc.Solution) + 1 // enough for request 1 alone
+	}), exampleProver("retail", nil)},
 	{prove.GateGrounding, prove.CodeRequestUnasked, corpusFile("retail", "multi-second-unasked.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeDuplicateRequest, corpusFile("retail", "multi-same-request-twice.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeRequestUndone, corpusFile("retail", "multi-check-undone.json"), exampleProver("retail", nil)},

@@ -162,6 +162,9 @@ func (p *Prover) requestsStatic(sc *scenario.Scenario, reqs []*scenario.Scenario
 	case len(reqs) > MaxRequests:
 		return []Refusal{{Gate: GateStatic, Code: CodeBadThen, Message: fmt.Sprintf("%d requests in one conversation; at most %d", len(reqs), MaxRequests)}}
 	}
+	if msg := turnsShort(sc.MaxTurns, reqs); msg != "" && sc.MaxTurns > 0 {
+		return []Refusal{{Gate: GateStatic, Code: CodeTurnsShort, Message: msg}}
+	}
 	for k, r := range reqs[:len(reqs)-1] {
 		for i, c := range r.Solution {
 			if t := p.c.Tool(c.Tool); t != nil && t.EndsConversation {

@@ -57,6 +57,8 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	}
 	if sc.MaxTurns <= 0 {
 		bad(CodeMissingField, "max_turns must be positive")
+	} else if msg := turnsShort(sc.MaxTurns, []*scenario.Scenario{sc}); msg != "" {
+		bad(CodeTurnsShort, "%s", msg)
 	}
 	if sc.Expects != scenario.OutcomeSucceed && sc.Expects != "" && len(sc.Tempting) == 0 {
 		bad(CodeTemptingRequired, "expects %s: doing nothing is right, so tempting calls (the wrong move) are required as the counterfactual", sc.Expects)
@@ -724,4 +726,19 @@ func (p *Prover) ownedBy(sc *scenario.Scenario, mine bool) func(table string, ro
 		owner, owned := p.ownerOf(table, row, added)
 		return mine == (!owned || owner == caller)
 	}
+}
+
+// turnsShort says why max turns cannot hold a conversation's requests ("" when
+// they can). A turn is one step of the agent: a tool call or a message to the
+// caller. The budget must hold every reference call and one message per
+// request at least; a tighter one fails the right agent before it is done.
+func turnsShort(turns int, reqs []*scenario.Scenario) string {
+	need := len(reqs)
+	for _, r := range reqs {
+		need += len(r.Solution)
+	}
+	if turns >= need {
+		return ""
+	}
+	return fmt.Sprintf("max_turns %d cannot hold the reference: its %d call(s) and a message to the caller for each of its %d request(s) are %d turns, and an agent that does exactly that runs out", turns, need-len(reqs), len(reqs), need)
 }
