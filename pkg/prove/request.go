@@ -56,7 +56,7 @@ const KeptValue Counterfactual = "kept-value"
 // does not name ("" when every one is named or shown): each value of every
 // argument that names a caller's record (recordArgs: the reservation, and
 // the card that pays for it) is handed to the caller, or shown by an
-// earlier answer of the solution; a state-changing call, besides, names no
+// earlier answer of the solution; no call, besides, acts on or reads a
 // record of a table where the caller names another one.
 func (pr *proof) unnamedRecord() string {
 	sc := pr.sc
@@ -87,10 +87,12 @@ func (pr *proof) unnamedRecord() string {
 				if ob := sc.Outbound; ob != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, ob.Record)) {
 					continue
 				}
-				if writes {
-					if other := pr.namedOther(table, col, n, v, pr.results[:i]); other != "" {
-						return fmt.Sprintf("solution step %d (%s) acts on %s %q (a %s row), but the caller names %s %q and never this one: the solution must act on the records the caller asks about", i+1, r.Tool, n, v, table, col, other)
+				if other := pr.namedOther(table, col, n, v, pr.results[:i]); other != "" {
+					verb := "reads"
+					if writes {
+						verb = "acts on"
 					}
+					return fmt.Sprintf("solution step %d (%s) %s %s %q (a %s row), but the caller names %s %q and never this one: the solution must act on the records the caller asks about", i+1, r.Tool, verb, n, v, table, col, other)
 				}
 				if !seen[v] {
 					return fmt.Sprintf("solution step %d (%s) names %s %q (a %s row), which the caller never names (instruction, opening) and no earlier answer of the solution shows: the setup making a record does not tell the agent of it, so no agent would make that call", i+1, r.Tool, n, v, table)

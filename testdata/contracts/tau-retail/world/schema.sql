@@ -19,15 +19,18 @@ CREATE TABLE users (
 );
 
 -- A user's payment methods, in the order the profile lists them. Ids are
--- unique across users in the published data.
+-- unique across users in the published data, and begin with their source: the
+-- published tools tell a gift card by "gift_card" in its id as often as by its
+-- source, so a copy made for a scenario must keep that prefix.
 CREATE TABLE payment_methods (
-    id          text PRIMARY KEY,
+    id          text PRIMARY KEY CHECK (id ~ '^(credit_card|gift_card|paypal)_[0-9]{7}$'),
     user_id     text NOT NULL REFERENCES users (user_id),
     position    integer NOT NULL,
     source      text NOT NULL CHECK (source IN ('credit_card', 'gift_card', 'paypal')),
     brand       text,
     last_four   text,
     balance     double precision,
+    CHECK (starts_with(id, source || '_')),
     CHECK (source <> 'credit_card' OR (brand IS NOT NULL AND last_four IS NOT NULL AND balance IS NULL)),
     CHECK (source <> 'gift_card' OR (balance IS NOT NULL AND brand IS NULL AND last_four IS NULL)),
     CHECK (source <> 'paypal' OR (balance IS NULL AND brand IS NULL AND last_four IS NULL))
