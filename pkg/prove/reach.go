@@ -28,30 +28,35 @@ import (
 // the way people say one on a call too: in groups ("465 363", "465-363") or
 // digit by digit in words ("four six five, three six three").
 func handed(sc *scenario.Scenario, v string) bool {
+	return handedIn(v, sc.Instruction, sc.Persona.Opening)
+}
+
+// handedIn reports whether one of texts hands v, as handed reads it.
+func handedIn(v string, texts ...string) bool {
 	if strings.TrimSpace(v) == "" {
 		return false
 	}
-	if isNumber(v) {
+	var says func(text string) bool
+	switch {
+	case isNumber(v):
 		// A number is said as a number: 2 is not said by "2.5", and 2.5 is
 		// said by "$2.50".
-		if saysNumber(sc.Instruction, v) || saysNumber(sc.Persona.Opening, v) {
-			return true
-		}
-	} else {
+		says = func(text string) bool { return saysNumber(text, v) }
+	default:
 		re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
-		if re.MatchString(sc.Instruction) || re.MatchString(sc.Persona.Opening) {
+		says = re.MatchString
+	}
+	code := len(v) >= 3 && strings.Trim(v, "0123456789") == ""
+	var spaced *regexp.Regexp
+	if code {
+		spaced = regexp.MustCompile(`(^|[^0-9])` + strings.Join(strings.Split(v, ""), `[\s.,-]*`) + `($|[^0-9])`)
+	}
+	for _, text := range texts {
+		if says(text) || saysDate(text, v) || code && spaced.MatchString(spokenDigits(text)) {
 			return true
 		}
 	}
-	if saysDate(sc.Instruction, v) || saysDate(sc.Persona.Opening, v) {
-		return true
-	}
-	if len(v) < 3 || strings.Trim(v, "0123456789") != "" {
-		return false
-	}
-	spaced := `(^|[^0-9])` + strings.Join(strings.Split(v, ""), `[\s.,-]*`) + `($|[^0-9])`
-	re := regexp.MustCompile(spaced)
-	return re.MatchString(spokenDigits(sc.Instruction)) || re.MatchString(spokenDigits(sc.Persona.Opening))
+	return false
 }
 
 // numberToken is a number as written in text: digits, thousands set apart

@@ -1006,7 +1006,18 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 // own text, which an instruction may quote to say what the case is about
 // ("a reservation that is not basic economy"), states nothing.
 func (pr *proof) stated(v string) bool {
-	if handed(pr.sc, v) {
+	// The use case's own text, which an instruction may carry ("at most 2
+	// GB at the plan's price"), is the contract's, the same for every
+	// caller: it states nothing the caller wants.
+	texts := []string{pr.sc.Instruction, pr.sc.Persona.Opening}
+	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
+		if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
+			for i, text := range texts {
+				texts[i] = caseless(own).ReplaceAllString(text, " ")
+			}
+		}
+	}
+	if handedIn(v, texts...) {
 		return true
 	}
 	if isNumber(v) {
@@ -1023,19 +1034,7 @@ func (pr *proof) stated(v string) bool {
 	if err != nil {
 		return false
 	}
-	own := ""
-	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
-		own = strings.TrimSuffix(strings.TrimSpace(u.Text), ".")
-	}
-	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-		if own != "" {
-			text = caseless(own).ReplaceAllString(text, " ")
-		}
-		if re.MatchString(text) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(texts, re.MatchString)
 }
 
 // spokenWords are v's words: the runs between underscores, hyphens and
@@ -1111,13 +1110,31 @@ func (pr *proof) findUnusedStated() []string {
 	for _, m := range pr.sc.Misremembered {
 		used[m.Said], used[m.Actual] = true, true
 	}
+	// A text is used where a sent value holds it (a street inside an
+	// address line); a number only where one is that number, not where its
+	// digits sit inside an id ("1" in "L1082").
+	in := func(v string) bool {
+		for u := range used {
+			if isNumber(v) && numberEqual(u, v) || !isNumber(v) && strings.Contains(u, v) {
+				return true
+			}
+		}
+		return false
+	}
 	var out []string
 	for _, v := range vals {
-		if !used[v] && (v == "" || !slices.ContainsFunc(slices.Collect(maps.Keys(used)), func(u string) bool { return strings.Contains(u, v) })) && !slices.Contains(out, v) {
+		if !used[v] && (v == "" || !in(v)) && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// numberEqual reports whether a and b are texts of the same number.
+func numberEqual(a, b string) bool {
+	x, ok1 := parseAmount(a)
+	y, ok2 := parseAmount(b)
+	return ok1 && ok2 && x == y
 }
 
 // spoken reports quoted text that reads as a line someone says rather than a
