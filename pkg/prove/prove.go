@@ -468,36 +468,13 @@ var insertInto = regexp.MustCompile(`(?is)^\s*insert\s+into\s+([a-z_][a-z0-9_]*)
 // is who is on the line; checks about "the caller" read that person's
 // records. A persona whose name no caller's row has (a guardian calling for
 // a child the caller table holds) is not read here.
+//
+// An outbound call answered by someone else (wrong-person) is the mirror:
+// its persona is who picks up, never the callee.
 func (p *Prover) personaNotCaller(sc *scenario.Scenario) string {
 	cl := p.c.Caller
-	if cl == nil || sc.CallerID == nil || sc.Outbound != nil || strings.TrimSpace(sc.Persona.Name) == "" {
+	if cl == nil || sc.CallerID == nil || strings.TrimSpace(sc.Persona.Name) == "" {
 		return ""
-	}
-	words := map[string]bool{}
-	for _, w := range nameWords(sc.Persona.Name) {
-		words[w] = true
-	}
-	// is reports whether row's names are all the persona's, and it has one.
-	is := func(row map[string]any) bool {
-		named := false
-		for col, v := range row {
-			s, ok := v.(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				continue
-			}
-			switch p.g.Renamed(cl.Table, col) {
-			case "first", "last", "full":
-			default:
-				continue
-			}
-			for _, w := range nameWords(s) {
-				if !words[w] {
-					return false
-				}
-			}
-			named = true
-		}
-		return named
 	}
 	id := ground.Text(sc.CallerID)
 	var rows []map[string]any
@@ -507,14 +484,25 @@ func (p *Prover) personaNotCaller(sc *scenario.Scenario) string {
 		}
 	}
 	rows = append(rows, p.g.Rows(cl.Table)...)
+	if ob := sc.Outbound; ob != nil {
+		if ob.AnsweredBy != scenario.WrongPerson {
+			return ""
+		}
+		for _, row := range rows {
+			if ground.Text(row[cl.Key]) == id && p.personaIs(sc, row) {
+				return fmt.Sprintf("the call is answered by someone other than the callee (answered_by %s), yet the persona, %s, is the callee, %s %s: the persona is who picks up", ob.AnsweredBy, sc.Persona.Name, cl.Table, id)
+			}
+		}
+		return ""
+	}
 	other := ""
 	for _, row := range rows {
 		switch key := ground.Text(row[cl.Key]); {
 		case key == id:
-			if is(row) {
+			if p.personaIs(sc, row) {
 				return ""
 			}
-		case other == "" && is(row):
+		case other == "" && p.personaIs(sc, row):
 			other = key
 		}
 	}
@@ -522,6 +510,33 @@ func (p *Prover) personaNotCaller(sc *scenario.Scenario) string {
 		return ""
 	}
 	return fmt.Sprintf("the persona, %s, is %s %s, but caller_id is %s: the person on the line is the one caller_id names", sc.Persona.Name, cl.Table, other, id)
+}
+
+// personaIs reports whether every name of a row of the caller table (its
+// first, last or full name columns) is one of the persona's, and it has a
+// first or full name: a last name alone is a household's, not a person's.
+func (p *Prover) personaIs(sc *scenario.Scenario, row map[string]any) bool {
+	words := nameWords(sc.Persona.Name)
+	named := false
+	for col, v := range row {
+		s, ok := v.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			continue
+		}
+		kind := p.g.Renamed(p.c.Caller.Table, col)
+		switch kind {
+		case "first", "last", "full":
+		default:
+			continue
+		}
+		for _, w := range nameWords(s) {
+			if !slices.Contains(words, w) {
+				return false
+			}
+		}
+		named = named || kind != "last"
+	}
+	return named
 }
 
 // nameWords are a name's words in lower case.
