@@ -26,7 +26,8 @@ import (
 // handed reports whether the caller is handed v: it appears, as a whole
 // token, in the instruction or the opening. A code of digits counts as said
 // the way people say one on a call too: in groups ("465 363", "465-363") or
-// digit by digit in words ("four six five, three six three").
+// digit by digit in words ("four six five, three six three"); a code with a
+// leading "#" without it; a date in words (saysDate).
 func handed(sc *scenario.Scenario, v string) bool {
 	return handedIn(v, sc.Instruction, sc.Persona.Opening)
 }
@@ -55,6 +56,11 @@ func handedIn(v string, texts ...string) bool {
 		if says(text) || saysDate(text, v) || code && spaced.MatchString(spokenDigits(text)) {
 			return true
 		}
+	}
+	// A code is said without the sign the world writes before it: "order
+	// W1021" is #W1021.
+	if rest := strings.TrimLeft(v, "#"); rest != v && len(rest) >= 3 && strings.ContainsAny(rest, "0123456789") {
+		return handedIn(rest, texts...)
 	}
 	return false
 }

@@ -64,3 +64,26 @@ func TestSaysDate(t *testing.T) {
 		}
 	}
 }
+
+// TestHandedIn: how a caller says a value: as a whole token, a number as a
+// number, a code in groups or in words, without its "#", a date in words.
+func TestHandedIn(t *testing.T) {
+	for _, c := range []struct {
+		text, v string
+		want    bool
+	}{
+		{"my order W5061109 came broken", "#W5061109", true},
+		{"my order #W5061109 came broken", "#W5061109", true},
+		{"my order W50611090 came broken", "#W5061109", false},
+		{"the code is four six five, three six three", "465363", true},
+		{"it cost $2.50", "2.5", true},
+		{"it cost 2.5", "2", false},
+		{"line L1082", "1", false},
+		{"born June 15, 1985", "1985-06-15", true},
+		{"order 12", "#12", false},
+	} {
+		if got := handedIn(c.v, c.text); got != c.want {
+			t.Errorf("handedIn(%q, %q) = %v, want %v", c.v, c.text, got, c.want)
+		}
+	}
+}

@@ -216,7 +216,7 @@ func (p *Prover) unknowable(sc *scenario.Scenario, c scenario.Call, changes bool
 		t.LogOnlyParam(name) || len(t.Enum(name)) > 0 {
 		return ""
 	}
-	if strings.Contains(said, strings.ToLower(v)) || strings.Contains(p.told, v) {
+	if saysText(sc, said, v) || strings.Contains(p.told, v) {
 		return ""
 	}
 	if strings.Contains(shown, v) {
@@ -261,7 +261,7 @@ func (p *Prover) unknowableWithin(sc *scenario.Scenario, c scenario.Call, name, 
 			}
 		case string:
 			if x == "" || refPattern.MatchString(x) || schema["enum"] != nil || setup[x] ||
-				strings.Contains(said, strings.ToLower(x)) || strings.Contains(p.told, x) || strings.Contains(shown, x) || p.callerHolds(sc, x) {
+				saysText(sc, said, x) || strings.Contains(p.told, x) || strings.Contains(shown, x) || p.callerHolds(sc, x) {
 				return
 			}
 			out = append(out, fmt.Sprintf("%s %q is text only the caller can give, yet the caller never says it, no earlier answer shows it and no setup makes it: hand it to the caller in the instruction", at, x))
@@ -272,6 +272,13 @@ func (p *Prover) unknowableWithin(sc *scenario.Scenario, c scenario.Call, name, 
 		walk(c.Args[name], t.Param(name), name)
 	}
 	return out
+}
+
+// saysText reports whether the caller says free text v: said (the
+// instruction and opening in lower case) holds it, or v is a date they say
+// in words ("May 20" for 2024-05-20).
+func saysText(sc *scenario.Scenario, said, v string) bool {
+	return strings.Contains(said, strings.ToLower(v)) || saysDate(sc.Instruction, v) || saysDate(sc.Persona.Opening, v)
 }
 
 // ownWords say a record is one the caller already has, not a new one.
