@@ -187,7 +187,7 @@ func TestFidelity(t *testing.T) {
 	if err := os.WriteFile(in, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := exec.Command(py, filepath.Join("testdata", "tau_bench_tools.py"), root, in).Output()
+	raw, err := exec.Command(py, filepath.Join("..", "..", "..", "pkg", "taubench", "testdata", "tau_bench_tools.py"), root, "airline", in).Output()
 	if err != nil {
 		t.Fatalf("the published tools: %v", err)
 	}

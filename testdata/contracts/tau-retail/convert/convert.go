@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,42 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/suitegen/suitegen/internal/seedfile"
 )
 
-// field is one column of a seed row; rows keep the schema's column order so
-// the seed reads like the schema.
-type field struct {
-	col string
-	val any
-}
-
-type row []field
-
-// MarshalJSON writes the row's non-null columns in order.
-func (r row) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	n := 0
-	for _, f := range r {
-		v, err := json.Marshal(f.val)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", f.col, err)
-		}
-		if string(v) == "null" {
-			continue // a nullable column left out loads as null
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		k, _ := json.Marshal(f.col)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// row is a seed row, its columns in the schema's order.
+type row = seedfile.Row
 
 // tables lists the seed tables in schema order (the order seeds load in).
 var tables = []string{
@@ -461,39 +430,5 @@ func mustJSON(v any) []byte {
 
 // write replaces schema.sql and the seed files under out.
 func write(out string, seed map[string][]row) error {
-	dir := filepath.Join(out, "seed")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "schema.sql"), []byte(schema), 0o644); err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if err := writeSeed(filepath.Join(dir, t+".jsonl"), seed[t]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeSeed(path string, rows []row) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	for _, r := range rows {
-		b, err := json.Marshal(r)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		w.Write(b)
-		w.WriteByte('\n')
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
+	return seedfile.Write(out, schema, tables, seed)
 }

@@ -1,6 +1,9 @@
-"""Play sessions of tool calls through tau-bench's own airline tools.
+"""Play sessions of tool calls through tau-bench's own tools of one domain.
 
-    python3 tau_bench_tools.py TAU_BENCH_DIR SESSIONS.json
+    python3 tau_bench_tools.py TAU_BENCH_DIR DOMAIN SESSIONS.json
+
+DOMAIN is a folder of tau_bench/envs (airline, retail): the converters'
+fidelity tests compare a port's handlers with it.
 
 SESSIONS.json: {"sessions": [{"name", "calls": [{"tool", "args"}], "docs":
 [[collection, key], ...]}]}. Each session starts from the published data;
@@ -24,13 +27,14 @@ def stub_package(name, path):
 
 
 def main():
-    root, path = sys.argv[1], sys.argv[2]
+    root, domain, path = sys.argv[1], sys.argv[2], sys.argv[3]
     base = os.path.join(root, "tau_bench")
+    env = "tau_bench.envs." + domain
     stub_package("tau_bench", base)
     stub_package("tau_bench.envs", os.path.join(base, "envs"))
-    stub_package("tau_bench.envs.airline", os.path.join(base, "envs", "airline"))
-    tools = importlib.import_module("tau_bench.envs.airline.tools")
-    load_data = importlib.import_module("tau_bench.envs.airline.data").load_data
+    stub_package(env, os.path.join(base, "envs", domain))
+    tools = importlib.import_module(env + ".tools")
+    load_data = importlib.import_module(env + ".data").load_data
     by_name = {t.get_info()["function"]["name"]: t for t in tools.ALL_TOOLS}
     out = []
     for s in json.load(open(path))["sessions"]:
