@@ -213,7 +213,7 @@ func (pr *proof) answerable() string {
 			if v == "" {
 				continue
 			}
-			if !known[v] && !handed(pr.sc, v) {
+			if !known[v] && !pr.stated(v) {
 				return ""
 			}
 			have = append(have, v)
@@ -283,7 +283,7 @@ func (pr *proof) canIdentify() string {
 		var vals []string
 		for _, n := range t.Required() {
 			v := ground.Text(row[n])
-			if v == "" || !handed(pr.sc, v) {
+			if v == "" || !pr.stated(v) {
 				vals = nil
 				break
 			}
@@ -329,7 +329,7 @@ func (pr *proof) identifyAnotherWay(ctx context.Context) (string, error) {
 	// (an agent writes "April 6th" as the date a tool takes), once.
 	var said []string
 	for _, col := range slices.Sorted(maps.Keys(row)) {
-		if v := ground.Text(row[col]); v != "" && !slices.Contains(said, v) && handed(pr.sc, v) {
+		if v := ground.Text(row[col]); v != "" && !slices.Contains(said, v) && pr.stated(v) {
 			said = append(said, v)
 		}
 	}
@@ -355,7 +355,7 @@ func (pr *proof) identifyAnotherWay(ctx context.Context) (string, error) {
 			if v, ok := row[n]; ok {
 				// A column of the argument's own name is the value it takes.
 				cands = nil
-				if s := ground.Text(v); s != "" && handed(pr.sc, s) {
+				if s := ground.Text(v); s != "" && pr.stated(s) {
 					cands = []string{s}
 				}
 			}
