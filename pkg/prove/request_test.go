@@ -87,3 +87,30 @@ func TestHandedIn(t *testing.T) {
 		}
 	}
 }
+
+// TestWithholds: a mention of the act's verb in its clause is negated by a
+// negation at most five words before it, asked by a word of wanting at most
+// three before it, and otherwise only a mention.
+func TestWithholds(t *testing.T) {
+	for _, c := range []struct {
+		s, verb string
+		want    int
+	}{
+		{"They want to cancel order #W1", "cancel", 1},
+		{"They want the order cancelled", "cancel", 1},
+		{"They do not want to cancel it", "cancel", -1},
+		{"They don't want it cancelled", "cancel", -1},
+		{"They do not want the appointment confirmed", "confirm", -1},
+		{"They want to know what suspending a line would cost, but do NOT want any line suspended today", "suspend", -1},
+		{"They do not want a refund, they want the order cancelled", "cancel", 1},
+		{"The agent rings them to confirm an appointment", "confirm", 0},
+		{"They are not sure about the price and want to cancel", "cancel", 1},
+		{"They ask about their order", "cancel", 0},
+		{"the code is not the one on file, and they know no other", "file", 0},
+		{"They no longer want it cancelled", "cancel", -1},
+	} {
+		if got := withholds(c.s, c.verb); got != c.want {
+			t.Errorf("withholds(%q, %q) = %d, want %d", c.s, c.verb, got, c.want)
+		}
+	}
+}

@@ -11,27 +11,40 @@ import (
 
 // A reference carries out what the caller asks. A caller who says they do
 // not want the act ("they only want to know where the order is; they do
-// not want to cancel it") has not asked for it, whatever the use case is
-// called: a success that makes the act, or a refusal whose tempting act it
-// is, tests an agent against a request nobody made. Read over words only
-// where they withhold the act outright: a negation, then at most a few
-// words that carry it to a verb ("do not want it cancelled", "no longer
-// wants to cancel"), then the act's own verb, the first word of its tool's
-// name. A sentence that asks for the act without one keeps it: a caller
-// may say what they do not want beside what they do.
-
-// withheldGlue are the words that may stand between a negation and the
-// act's verb and keep the negation on it.
-var withheldGlue = map[string]bool{"want": true, "wants": true, "wanted": true, "wish": true, "wishes": true,
-	"need": true, "needs": true, "like": true, "to": true, "it": true, "them": true, "that": true, "this": true,
-	"be": true, "have": true, "has": true, "get": true, "any": true, "the": true, "a": true, "an": true,
-	"is": true, "was": true, "being": true, "longer": true, "do": true, "does": true, "would": true, "anything": true}
+// not want to cancel it", "they do not want the appointment confirmed") has
+// not asked for it, whatever the use case is called: a success that makes
+// the act, or a refusal whose tempting act it is, tests an agent against a
+// request nobody made. Each mention of the act's verb (the first word of its
+// tool's name) is read in its clause: negated when a negation stands at
+// most five words before it with only glue between (and one other word
+// after a word of wanting), asked when a word of wanting stands at most
+// three words before it without one ("wants to cancel", "wants the order
+// cancelled"), and otherwise only a mention ("the agent rings to confirm",
+// "what suspending a line would cost"). The act is withheld when a mention
+// is negated and none asks for it: a caller may say what they do not want
+// beside what they do.
 
 // negation are the words that withhold what follows them.
 var negation = map[string]bool{"not": true, "never": true, "no": true, "nor": true, "cannot": true}
 
+// withheldGlue are the words that may stand between a negation and the
+// act's verb and keep the negation on it.
+var withheldGlue = map[string]bool{"to": true, "it": true, "them": true, "that": true, "this": true,
+	"be": true, "have": true, "has": true, "get": true, "any": true, "the": true, "a": true, "an": true,
+	"is": true, "was": true, "being": true, "longer": true, "do": true, "does": true, "would": true,
+	"anything": true, "their": true, "his": true, "her": true, "my": true}
+
+// wanting are the words that ask for what follows them.
+var wanting = map[string]bool{"want": true, "wants": true, "wanted": true, "wish": true, "wishes": true,
+	"like": true, "ask": true, "asks": true, "asking": true, "need": true, "needs": true, "please": true,
+	"request": true, "requests": true, "requesting": true}
+
 // contracted is an English negation written short ("don't", "won’t").
 var contracted = regexp.MustCompile(`(?i)n['’]t\b`)
+
+// clause splits a sentence where a negation stops reaching: a comma, a
+// dash, and the words that join clauses.
+var clause = regexp.MustCompile(`(?i)[,–—]|\s-\s|\b(but|and|or|then|while|although|though|because|so)\b`)
 
 // withheld names the act the caller says they do not want, with the
 // sentence that says so ("" when the caller withholds none of them): the
@@ -83,34 +96,50 @@ func (pr *proof) withheld() string {
 	return ""
 }
 
-// withholds reads one sentence for the act's verb: -1 where every mention
-// of it is negated, 1 where one is not, 0 where it has none.
+// withholds reads one sentence for the act's verb: -1 where a mention is
+// negated and none asks for it, 1 where one asks for it, 0 otherwise.
 func withholds(s, verb string) int {
-	var words []string
-	for _, w := range tokens(contracted.ReplaceAllString(s, " not")) {
-		if w = strings.ToLower(trimToken(w)); w != "" {
-			words = append(words, w)
-		}
-	}
 	found := 0
-	for i, w := range words {
-		if !strings.HasPrefix(w, verb) {
-			continue
-		}
-		negated := false
-		for j := i - 1; j >= 0 && i-j <= 4; j-- {
-			if negation[words[j]] {
-				negated = true
-				break
-			}
-			if !withheldGlue[words[j]] {
-				break
+	for _, part := range clause.Split(contracted.ReplaceAllString(s, " not"), -1) {
+		var words []string
+		for _, w := range tokens(part) {
+			if w = strings.ToLower(trimToken(w)); w != "" {
+				words = append(words, w)
 			}
 		}
-		if !negated {
-			return 1
+		for i, w := range words {
+			if !strings.HasPrefix(w, verb) {
+				continue
+			}
+			// A negation reaches the verb over glue and words of wanting,
+			// and over one other word only where a word of wanting stands
+			// before it ("not want the appointment confirmed"; not "not the
+			// one on file").
+			negated, asked, other, wanted := false, false, false, false
+			for j := i - 1; j >= 0 && i-j <= 5; j-- {
+				w := words[j]
+				switch {
+				case negation[w]:
+					negated = !other || wanted
+				case wanting[w]:
+					asked = asked || i-j <= 3
+					wanted = wanted || other
+					continue
+				case withheldGlue[w]:
+					continue
+				case !other:
+					other = true
+					continue
+				}
+				break
+			}
+			switch {
+			case asked && !negated:
+				return 1
+			case negated:
+				found = -1
+			}
 		}
-		found = -1
 	}
 	return found
 }
