@@ -296,6 +296,19 @@ func (pr *proof) canIdentify() string {
 	return pr.identifiedBy
 }
 
+// holds reports whether one of args is v: one value of the caller's stands
+// for one argument.
+func holds(args map[string]any, v string) bool {
+	for _, x := range args {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// identifies says why an identity ask is answerable: tool identifies the
+// caller with vals ("name value" each).
 func identifies(tool string, vals []string) string {
 	return fmt.Sprintf("the caller is handed what %s takes (%s): they can identify themselves, so the missing step is not what they lack and the right end of the conversation is not a question", tool, strings.Join(vals, ", "))
 }
@@ -362,7 +375,7 @@ func (pr *proof) identifyAnotherWay(ctx context.Context) (string, error) {
 			var next []map[string]any
 			for _, args := range combos {
 				for _, v := range cands {
-					if len(next) < maxIdentifyTries && !slices.Contains(slices.Collect(maps.Values(args)), any(v)) {
+					if len(next) < maxIdentifyTries && !holds(args, v) {
 						a := maps.Clone(args)
 						a[n] = v
 						next = append(next, a)
