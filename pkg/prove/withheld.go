@@ -60,6 +60,15 @@ func (pr *proof) withheld() string {
 			}
 		}
 	}
+	// The acts the conversation makes: this request's, and its other
+	// requests' (a caller who asks for both asks for each).
+	done := map[string]bool{}
+	for _, c := range calls {
+		done[c.Tool] = true
+	}
+	for _, r := range pr.also {
+		done[r.Tool] = true
+	}
 	seen := map[string]bool{}
 	for _, c := range calls {
 		t := pr.p.c.Tool(c.Tool)
@@ -85,15 +94,69 @@ func (pr *proof) withheld() string {
 				}
 			}
 		}
+		path := "tempting path"
+		if pr.sc.Expects == scenario.OutcomeSucceed {
+			path = "solution"
+		}
 		if refused != "" && !asked {
-			path := "tempting path"
-			if pr.sc.Expects == scenario.OutcomeSucceed {
-				path = "solution"
-			}
 			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, path)
+		}
+		if other, said := pr.askedInstead(verb, done); other != "" && !pr.mentions(verb) {
+			return fmt.Sprintf("the caller asks for %s (%q) and never for %s, yet the scenario's %s makes %s: the request is one nobody asked for", other, said, c.Tool, path, c.Tool)
 		}
 	}
 	return ""
+}
+
+// askedInstead names another act of the contract the caller asks for, and
+// the sentence that asks, where that act is not among the acts the
+// scenario makes (done); "" when none. It is read only where the caller's
+// words never mention the scenario's own act: a caller who wants to return
+// one item and exchange another asks for both. Only verbs that open a use case's text
+// count as verbs ("Return some or all items…"), the act's own included: a
+// tool named noun first (appointment_cancel) has no verb to read.
+func (pr *proof) askedInstead(verb string, done map[string]bool) (string, string) {
+	if !pr.p.opensUseCase(verb) {
+		return "", ""
+	}
+	for _, t := range pr.p.c.Tools {
+		v := toolVerb(t.Name)
+		if done[t.Name] || v == verb || len(v) < 3 || t.ChangesState == nil || !*t.ChangesState || !pr.p.opensUseCase(v) {
+			continue
+		}
+		for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+			for _, s := range sentence.Split(text, -1) {
+				if withholds(s, v) == 1 {
+					return t.Name, strings.TrimSpace(s)
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// mentions reports whether the caller's words (instruction, opening) have a
+// word that begins with verb.
+func (pr *proof) mentions(verb string) bool {
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, w := range tokens(text) {
+			if strings.HasPrefix(strings.ToLower(trimToken(w)), verb) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// opensUseCase reports whether verb opens the text of one of the contract's
+// use cases.
+func (p *Prover) opensUseCase(verb string) bool {
+	for _, u := range p.c.UseCases {
+		if w := strings.Fields(strings.ToLower(u.Text)); len(w) > 0 && strings.HasPrefix(w[0], verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // withholds reads one sentence for the act's verb: -1 where a mention is
