@@ -128,6 +128,8 @@ type proof struct {
 	// argument alternatives varies reads it.
 	unused     []string
 	unusedDone bool
+	// words caches callerWords.
+	words []string
 	// identifiedBy says how the caller of an identity ask identifies
 	// themselves from what they are handed, found by playing a call of
 	// caller.from ("" when none does; identifyAnotherWay).

@@ -1006,17 +1006,7 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 // own text, which an instruction may quote to say what the case is about
 // ("a reservation that is not basic economy"), states nothing.
 func (pr *proof) stated(v string) bool {
-	// The use case's own text, which an instruction may carry ("at most 2
-	// GB at the plan's price"), is the contract's, the same for every
-	// caller: it states nothing the caller wants.
-	texts := []string{pr.sc.Instruction, pr.sc.Persona.Opening}
-	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
-		if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
-			for i, text := range texts {
-				texts[i] = caseless(own).ReplaceAllString(text, " ")
-			}
-		}
-	}
+	texts := pr.callerWords()
 	if handedIn(v, texts...) {
 		return true
 	}
@@ -1044,6 +1034,25 @@ func spokenWords(v string) []string {
 }
 
 // caseless matches text written as s, in any case.
+// callerWords are the instruction and the opening without the use case's
+// own text, which an instruction may carry ("at most 2 GB at the plan's
+// price"): that is the contract's, the same for every caller, and states
+// nothing the caller wants. Read once per proof; stated asks it often.
+func (pr *proof) callerWords() []string {
+	if pr.words == nil {
+		pr.words = []string{pr.sc.Instruction, pr.sc.Persona.Opening}
+		if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
+			if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
+				re := caseless(own)
+				for i, text := range pr.words {
+					pr.words[i] = re.ReplaceAllString(text, " ")
+				}
+			}
+		}
+	}
+	return pr.words
+}
+
 func caseless(s string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(s))
 }
@@ -1114,8 +1123,9 @@ func (pr *proof) findUnusedStated() []string {
 	// address line); a number only where one is that number, not where its
 	// digits sit inside an id ("1" in "L1082").
 	in := func(v string) bool {
+		num := isNumber(v)
 		for u := range used {
-			if isNumber(v) && numberEqual(u, v) || !isNumber(v) && strings.Contains(u, v) {
+			if num && numberEqual(u, v) || !num && strings.Contains(u, v) {
 				return true
 			}
 		}

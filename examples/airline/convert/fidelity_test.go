@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/taubench/taubenchtest"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -174,30 +172,9 @@ var sessions = []session{
 // same documents afterwards. Key order inside documents is not compared: the
 // benchmark's reward does not see it either.
 func TestFidelity(t *testing.T) {
-	root := os.Getenv("TAU_BENCH_DIR")
-	if root == "" {
-		t.Skip("TAU_BENCH_DIR not set")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
-	in := filepath.Join(t.TempDir(), "sessions.json")
-	b, _ := json.Marshal(obj{"sessions": sessions})
-	if err := os.WriteFile(in, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := exec.Command(py, filepath.Join("..", "..", "..", "pkg", "taubench", "testdata", "tau_bench_tools.py"), root, "airline", in).Output()
-	if err != nil {
-		t.Fatalf("the published tools: %v", err)
-	}
-	var published []struct {
-		Name    string                                `json:"name"`
-		Answers []any                                 `json:"answers"`
-		Docs    map[string]map[string]json.RawMessage `json:"docs"`
-	}
-	if err := json.Unmarshal(raw, &published); err != nil || len(published) != len(sessions) {
-		t.Fatalf("the published tools answered %d sessions: %v", len(published), err)
+	published := taubenchtest.Play(t, "airline", sessions)
+	if len(published) != len(sessions) {
+		t.Fatalf("the published tools answered %d sessions of %d", len(published), len(sessions))
 	}
 
 	ctx := context.Background()
