@@ -3,6 +3,7 @@ package prove
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -294,4 +295,53 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// voicemailSays says where a call answered by a voicemail box has the
+// callee say what identifies them ("" when it does not): the instruction or
+// opening states a value of the callee's row that a caller.from tool takes,
+// such as a date of birth. A box records and answers nothing, so a persona
+// who confirms who they are is someone who picked up, and the refusal the
+// answer calls for fails an agent that talks to them. Names are left out (a
+// box's greeting says whose it is), and so is the key the agent dials by.
+func (pr *proof) voicemailSays() string {
+	cl := pr.p.c.Caller
+	if o := pr.sc.Outbound; o == nil || o.AnsweredBy != scenario.Voicemail || cl == nil {
+		return ""
+	}
+	row := pr.callerRow()
+	if row == nil {
+		return ""
+	}
+	// The columns an identifying call takes; where an argument is named
+	// unlike every column (a `dob`), any column may be what it takes.
+	cols := map[string]bool{}
+	for _, name := range cl.From {
+		if t := pr.p.c.Tool(name); t != nil {
+			for _, n := range t.Required() {
+				if _, ok := row[n]; !ok {
+					for c := range row {
+						cols[c] = true
+					}
+				}
+				cols[n] = true
+			}
+		}
+	}
+	year := pr.p.c.Clock().Year()
+	said := append(datesIn(pr.sc.Instruction, year), datesIn(pr.sc.Persona.Opening, year)...)
+	for _, col := range slices.Sorted(maps.Keys(cols)) {
+		v := ground.Text(row[col])
+		switch pr.p.g.Renamed(cl.Table, col) {
+		case "first", "last", "full":
+			continue
+		}
+		if v == "" || col == cl.Key {
+			continue
+		}
+		if pr.stated(v) || slices.Contains(said, v) {
+			return fmt.Sprintf("the call is answered by a voicemail box (answered_by voicemail), yet the caller's words state the callee's %s %s, which %s takes to identify them: a box says nothing back, so the persona is someone who picks up", col, v, strings.Join(cl.From, " or "))
+		}
+	}
+	return ""
 }

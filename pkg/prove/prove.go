@@ -199,6 +199,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if msg := p.personaNotCaller(sc); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
+	if msg := pr.voicemailSays(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
+	}
 	if msg := pr.unreachable(pr.results, 0, len(pr.results), "solution"); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeUnreachableRecord, Message: msg}}, nil
 	}
