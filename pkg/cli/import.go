@@ -97,6 +97,9 @@ func cmdImport(ctx context.Context, env *Env, args []string) error {
 		refusal := b.Refusal
 		if sc := b.Scenario; sc != nil {
 			r.Scenario, r.UseCase = sc.Name, sc.UseCase
+			if err := taskimport.Searched(ctx, e.World, c, sc); err != nil {
+				return fmt.Errorf("task %s: %w", t.ID, err)
+			}
 			key := content(sc)
 			if first, dup := seen[key]; dup {
 				refusal = &prove.Refusal{Gate: prove.GateSuite, Code: prove.CodeDuplicateContent, Message: "the same scenario as " + first + " (same instruction, actions and outputs)"}

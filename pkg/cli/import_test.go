@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,9 @@ import (
 // reported with the gate and code that refused it: the import's own codes
 // for what cannot be one scenario, the prover's for the rest. A task of
 // several acts is a conversation of several requests, each proved (task 1's
-// second request skips the look-up its act requires).
+// second request skips the look-up its act requires). Task 5 changes to
+// flights only a search shows, which its actions never list: the import
+// finds the searches by playing them and puts them before the act.
 func TestImportTauBench(t *testing.T) {
 	t.Parallel() // the package's long runs, each on servers of its own
 	out := t.TempDir()
@@ -36,8 +40,9 @@ func TestImportTauBench(t *testing.T) {
 		{false, "import", "no-act"},
 		{false, "grounding", "output-not-in-results"},
 		{false, "import", "several-acts"},
+		{true, "", ""},
 	}
-	if rep.Tasks != len(want) || len(rep.Results) != len(want) || rep.Kept != 1 || rep.Refused != 4 {
+	if rep.Tasks != len(want) || len(rep.Results) != len(want) || rep.Kept != 2 || rep.Refused != 4 {
 		t.Fatalf("report %+v", rep)
 	}
 	for i, w := range want {
@@ -52,8 +57,30 @@ func TestImportTauBench(t *testing.T) {
 	if r := rep.Results[0]; r.Scenario != "tau-bench-airline-0" || r.UseCase != "cancel-reservation" || r.Line != 6 {
 		t.Errorf("kept task: %+v", r)
 	}
-	if code, s := dispatch(t, "check", out, "--contract", filepath.Join("..", "..", "examples", "airline")); code != ExitOK || !strings.Contains(s, "0 of 1 scenario(s) stale") {
+	if code, s := dispatch(t, "check", out, "--contract", filepath.Join("..", "..", "examples", "airline")); code != ExitOK || !strings.Contains(s, "0 of 2 scenario(s) stale") {
 		t.Errorf("check on the imported suite: exit %d:\n%s", code, s)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "scenarios", "tau-bench-airline-5", "scenario.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct {
+		Solution []struct {
+			Tool string
+			Args map[string]any
+		}
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	var searches []string
+	for _, c := range sc.Solution {
+		if strings.HasPrefix(c.Tool, "search_") {
+			searches = append(searches, fmt.Sprintf("%v→%v %v", c.Args["origin"], c.Args["destination"], c.Args["date"]))
+		}
+	}
+	if want := []string{"DTW→JFK 2024-05-17", "JFK→DTW 2024-05-19"}; !slices.Equal(searches, want) {
+		t.Errorf("task 5's searches %v, want %v:\n%s", searches, want, b)
 	}
 	code, s := dispatch(t, "export", out, "--format", "jsonl")
 	if code != ExitOK || !strings.Contains(s, `"caller_id":"olivia_gonzalez_2305"`) || !strings.Contains(s, `"tool":"get_user_details"`) {

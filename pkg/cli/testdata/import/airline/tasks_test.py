@@ -53,4 +53,25 @@ TASKS = [
         ],
         outputs=[],
     ),
+    Task(
+        annotator="1",
+        user_id="raj_brown_5782",
+        instruction="Your user id is raj_brown_5782 and you want to change your upcoming roundtrip flights which are currently DTW to LGA and back (reservation ID is VA5SGQ). You want to change them to nonstop flights from DTW to JFK and back on the same dates as the current reservation, in economy, paid with your credit card on file.",
+        actions=[
+            Action(name="get_reservation_details", kwargs={"reservation_id": "VA5SGQ"}),
+            Action(
+                name="update_reservation_flights",
+                kwargs={
+                    "reservation_id": "VA5SGQ",
+                    "cabin": "economy",
+                    "flights": [
+                        {"flight_number": "HAT169", "date": "2024-05-17"},
+                        {"flight_number": "HAT033", "date": "2024-05-19"},
+                    ],
+                    "payment_id": "credit_card_8003957",
+                },
+            ),
+        ],
+        outputs=[],
+    ),
 ]
