@@ -35,7 +35,8 @@ func (r Row) Map() map[string]any {
 type WorldView interface {
 	Query(ctx context.Context, sql string, args ...any) ([]Row, error)
 	Before() WorldView
-	Caller() any
+	// Caller is world.caller: the identified caller's row, or nil.
+	Caller(ctx context.Context) (any, error)
 	Said() []string
 }
 
@@ -171,6 +172,7 @@ func runQuery(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 
 // worldValue is a check's world: read-only.
 type worldValue struct {
+	ctx    context.Context
 	view   WorldView
 	before starlark.Value // cached world.before
 }
@@ -194,14 +196,18 @@ func (w *worldValue) Attr(name string) (starlark.Value, error) {
 		if w.before == nil {
 			// Asked for only when a check reads it, so a lazy view opens nothing otherwise.
 			if bv := w.view.Before(); bv != nil {
-				w.before = &worldValue{view: bv}
+				w.before = &worldValue{ctx: w.ctx, view: bv}
 			} else {
 				w.before = starlark.None
 			}
 		}
 		return w.before, nil
 	case "caller":
-		return toStarlark(w.view.Caller())
+		c, err := w.view.Caller(w.ctx)
+		if err != nil {
+			return nil, fmt.Errorf("world.caller: %w", err)
+		}
+		return toStarlark(c)
 	case "said":
 		said := w.view.Said()
 		l := make([]starlark.Value, len(said))

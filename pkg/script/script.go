@@ -423,7 +423,7 @@ func (p *Programs) Check(ctx context.Context, name string, w WorldView, calls []
 	}
 	th, st, stop := p.newThread(ctx, "check "+name)
 	defer stop()
-	wv := &worldValue{view: w}
+	wv := &worldValue{ctx: st.ctx, view: w}
 	cl := starlark.NewList(nil)
 	for _, c := range calls {
 		cv, err := callValue(th, c)

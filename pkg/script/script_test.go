@@ -562,8 +562,8 @@ func (v *view) Before() WorldView {
 	}
 	return v.before
 }
-func (v *view) Caller() any    { return v.callers }
-func (v *view) Said() []string { return []string{"hello"} }
+func (v *view) Caller(context.Context) (any, error) { return v.callers, nil }
+func (v *view) Said() []string                      { return []string{"hello"} }
 
 func TestCheck(t *testing.T) {
 	checks := map[string]string{

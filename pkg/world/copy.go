@@ -552,7 +552,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		// release it; the copy is rolled back as a whole anyway.
 		res.OK = true
 		res.Result = out
-		res.Wrote = tr.Wrote
+		res.Wrote = tr.Wrote || h.wrote
 		return res
 	}
 	if h.sent {
@@ -601,6 +601,14 @@ type handlerDB struct {
 	cp   *Copy
 	sp   string
 	sent bool
+	// wrote: a statement changed rows, db.query's and db.one's with
+	// RETURNING as much as db.execute's (contract.md offers both).
+	wrote bool
+}
+
+// changedRows reports a command tag of a statement that changed rows.
+func changedRows(ct pgconn.CommandTag) bool {
+	return (ct.Insert() || ct.Update() || ct.Delete() || strings.HasPrefix(ct.String(), "MERGE")) && ct.RowsAffected() > 0
 }
 
 func (h *handlerDB) batch(ctx context.Context, sql string, args []any, fn func(b *pgx.Batch) *pgx.QueuedQuery) error {
@@ -633,6 +641,7 @@ func (h *handlerDB) Query(ctx context.Context, sql string, args ...any) ([]scrip
 		q.Query(func(rows pgx.Rows) error {
 			var err error
 			out, err = h.cp.readRows(rows)
+			h.wrote = h.wrote || err == nil && changedRows(rows.CommandTag())
 			return err
 		})
 		return q
@@ -644,7 +653,11 @@ func (h *handlerDB) Exec(ctx context.Context, sql string, args ...any) (int64, e
 	var n int64
 	err := h.batch(ctx, sql, args, func(b *pgx.Batch) *pgx.QueuedQuery {
 		q := b.Queue(h.cp.w.tag+sql, pgArgs(args)...)
-		q.Exec(func(ct pgconn.CommandTag) error { h.cp.sawTag(ct); n = ct.RowsAffected(); return nil })
+		q.Exec(func(ct pgconn.CommandTag) error {
+			h.cp.sawTag(ct)
+			n, h.wrote = ct.RowsAffected(), h.wrote || changedRows(ct)
+			return nil
+		})
 		return q
 	})
 	return n, err

@@ -3,6 +3,9 @@ package world
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/suitegen/suitegen/pkg/script"
 )
@@ -16,6 +19,8 @@ type View struct {
 	caller   any
 	before   func() script.WorldView
 	Messages []string // world.said: the agent's messages, in order
+	row      any      // the caller's row, once read
+	read     bool
 }
 
 var _ script.WorldView = (*View)(nil)
@@ -36,11 +41,41 @@ func (v *View) Before() script.WorldView {
 	if v.before == nil {
 		return nil
 	}
-	return v.before()
+	bv := v.before()
+	if b, ok := bv.(*beforeView); ok {
+		return &beforeView{b: b.b, caller: v.caller} // the same caller, as the world stood before
+	}
+	return bv
 }
 
-// Caller is world.caller.
-func (v *View) Caller() any { return v.caller }
+// Caller is world.caller: the row of the contract's caller table whose key
+// is the caller's id, as the copy holds it now; nil when the contract names
+// no caller table, the scenario no caller, or no row has that key.
+func (v *View) Caller(ctx context.Context) (any, error) {
+	if v.read {
+		return v.row, nil
+	}
+	row, err := callerRow(ctx, v.cp, v.caller)
+	if err != nil {
+		return nil, err
+	}
+	v.row, v.read = row, true
+	return row, nil
+}
+
+// callerRow reads the caller's row from cp (see View.Caller).
+func callerRow(ctx context.Context, cp *Copy, caller any) (any, error) {
+	cl := cp.w.c.Caller
+	if cl == nil || caller == nil {
+		return nil, nil
+	}
+	q := fmt.Sprintf("SELECT * FROM %s WHERE %s::text = $1", pgx.Identifier{cl.Table}.Sanitize(), pgx.Identifier{cl.Key}.Sanitize())
+	rows, err := cp.ReadQuery(ctx, q, fmt.Sprint(caller))
+	if err != nil || len(rows) != 1 {
+		return nil, err
+	}
+	return rows[0].Map(), nil
+}
 
 // Said is world.said.
 func (v *View) Said() []string {
@@ -67,12 +102,11 @@ func (cp *Copy) ReadQuery(ctx context.Context, sql string, args ...any) ([]scrip
 // when something reads it. It runs on the world's twin schema, so it never
 // waits on the row locks of the main copy.
 type Before struct {
-	w      *World
-	ctx    context.Context
-	setup  func(cp *Copy) error
-	caller any
-	cp     *Copy
-	err    error
+	w     *World
+	ctx   context.Context
+	setup func(cp *Copy) error
+	cp    *Copy
+	err   error
 }
 
 // Pair runs setup on a fresh copy, then fn with that copy and a lazily opened
@@ -133,7 +167,10 @@ func (b *Before) close() {
 	}
 }
 
-type beforeView struct{ b *Before }
+type beforeView struct {
+	b      *Before
+	caller any
+}
 
 func (v *beforeView) Query(ctx context.Context, sql string, args ...any) ([]script.Row, error) {
 	cp, err := v.b.Copy()
@@ -143,5 +180,13 @@ func (v *beforeView) Query(ctx context.Context, sql string, args ...any) ([]scri
 	return cp.ReadQuery(ctx, sql, args...)
 }
 func (v *beforeView) Before() script.WorldView { return nil }
-func (v *beforeView) Caller() any              { return v.b.caller }
-func (v *beforeView) Said() []string           { return []string{} }
+
+// Caller is world.before.caller: the caller's row as it stood after setup.
+func (v *beforeView) Caller(ctx context.Context) (any, error) {
+	cp, err := v.b.Copy()
+	if err != nil {
+		return nil, errors.Join(errors.New("world.before"), err)
+	}
+	return callerRow(ctx, cp, v.caller)
+}
+func (v *beforeView) Said() []string { return []string{} }

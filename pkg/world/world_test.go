@@ -83,6 +83,10 @@ def handle(args, db):
     db.execute("INSERT INTO events (order_id, kind, data) VALUES ($1, 'cancel', $2)", args["order_id"], {"reason": args["reason"], "at": now, "n": [1, 2]})
     return {"order_id": args["order_id"], "status": "cancelled"}
 `,
+	"cancel_returning": `
+def handle(args, db):
+    return db.one("UPDATE orders SET status = 'cancelled' WHERE id = $1 AND status = 'pending' RETURNING id, status", args["order_id"])
+`,
 	"loop":         "def handle(args, db):\n    while True:\n        pass\n",
 	"bad_sql":      "def handle(args, db):\n    db.execute(\"UPDATE nosuch SET x = 1\")\n",
 	"write_crash":  "def handle(args, db):\n    db.execute(\"UPDATE orders SET status = 'lost'\")\n    fail('boom')\n",
@@ -107,6 +111,7 @@ def handle(args, db):
 var tools = []contract.Tool{
 	{Name: "get_order", Params: obj(map[string]any{"order_id": str()}, "order_id")},
 	{Name: "cancel_order", Params: obj(map[string]any{"order_id": str(), "reason": map[string]any{"type": "string", "enum": []any{"no longer needed", "ordered by mistake"}}}, "order_id", "reason")},
+	{Name: "cancel_returning", Params: obj(map[string]any{"order_id": str()}, "order_id")},
 	{Name: "loop", Params: obj(nil)},
 	{Name: "bad_sql", Params: obj(nil)},
 	{Name: "write_crash", Params: obj(nil)},
@@ -414,6 +419,27 @@ func TestCopiesNeverReachTheWorldOrEachOther(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestWritesThroughQueriesAreWrites: a handler that changes rows with
+// db.one or db.query and RETURNING, as contract.md offers, wrote; the same
+// statement changing no row did not.
+func TestWritesThroughQueriesAreWrites(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		if r := cp.Call(ctx, "cancel_returning", map[string]any{"order_id": "#W1"}); !r.OK || !r.Wrote {
+			t.Errorf("an UPDATE … RETURNING that changed a row: %+v %s", r, r.Result)
+		}
+		if r := cp.Call(ctx, "cancel_returning", map[string]any{"order_id": "#W2"}); !r.OK || r.Wrote {
+			t.Errorf("an UPDATE … RETURNING that changed nothing: %+v %s", r, r.Result)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCallOutcomes(t *testing.T) {
@@ -751,6 +777,51 @@ def check(world, calls, params):
 		}
 		if !before.Opened() {
 			t.Error("before not opened")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorldCallerIsTheRow: world.caller is the caller's row as the world
+// holds it (a setup's change seen), world.before.caller as it stood after
+// setup, and None where the contract names no caller table or no row has
+// the id.
+func TestWorldCallerIsTheRow(t *testing.T) {
+	pool := testenv.Postgres(t)
+	c := newContract(t, seeds)
+	c.Caller = &contract.Caller{Table: "users", Key: "user_id"}
+	c.SubGoals = []contract.SubGoal{{Name: "caller_named", File: "subgoals/caller_named.star"}}
+	c.Sources["subgoals/caller_named.star"] = `
+def check(world, calls, params):
+    if world.caller == None:
+        return "no caller"
+    if world.caller["user_id"] != params["id"] or world.caller["name"] != params["name"]:
+        return "caller %s %s" % (world.caller["user_id"], world.caller["name"])
+    if world.before.caller["name"] != params["before"]:
+        return "before %s" % world.before.caller["name"]
+    return None
+`
+	w := open(t, pool, c, script.Options{})
+	ctx := context.Background()
+	err := w.Pair(ctx, nil, func(main *Copy, before *Before) error {
+		if _, err := main.Exec(ctx, "UPDATE users SET name = 'Ada L.' WHERE user_id = 'u1'"); err != nil {
+			return err
+		}
+		check := func(caller any, params map[string]any) (bool, string) {
+			held, why, err := w.Programs().Check(ctx, "caller_named", main.View(caller, before.View), nil, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return held, why
+		}
+		if held, why := check("u1", map[string]any{"id": "u1", "name": "Ada L.", "before": "Ada"}); !held {
+			t.Errorf("caller u1: %s", why)
+		}
+		if held, why := check("nobody", map[string]any{"id": "x", "name": "x", "before": "x"}); held || why != "no caller" {
+			t.Errorf("an id no row has: held %v %q", held, why)
 		}
 		return nil
 	})
