@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -75,12 +77,23 @@ func saysNumber(text, v string) bool {
 	if err != nil {
 		return false
 	}
-	for _, tok := range numberToken.FindAllString(text, -1) {
+	for _, at := range numberToken.FindAllStringIndex(text, -1) {
+		if glued(text, at[0]) {
+			continue // part of a word or code: the 4 of "last4", the 1082 of "L1082"
+		}
+		tok := text[at[0]:at[1]]
 		if got, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64); err == nil && got == want {
 			return true
 		}
 	}
 	return false
+}
+
+// glued reports a number at i of text that a letter, a digit or an
+// underscore stands right before: a piece of a word, not a number said.
+func glued(text string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(text[:i])
+	return i > 0 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
 }
 
 // isoDate is a calendar date as worlds store one.

@@ -408,6 +408,15 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) repeats step %d with the same arguments: an act made again with nothing of its own is not the request (a caller who wants it twice gives each its own values)", i+1, r.Tool, e.i+1)}
 			case same && !pr.statedApart(prev, r, ""):
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again on the record step %d acted on, with values the caller never gives: a second act that redoes or undoes the first is not the request", i+1, r.Tool, e.i+1)}
+			case same:
+				// Values of its own, stated: each must be asked for in a
+				// sentence that asks for the act, not only mentioned.
+				for _, v := range differing(prev.Args, r.Args) {
+					if !pr.askedOn(r.Tool, v) {
+						extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again, as step %d did, with %s, which the caller mentions but never asks the act with: a second act the caller does not ask for is not the request", i+1, r.Tool, e.i+1, v)}
+						break
+					}
+				}
 			case !same:
 				// Each record named, and each act given its own stated
 				// values (two orders, each with its reason); where the acts
@@ -419,7 +428,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// own (requests.go), never this one's by words.
 				asked := pr.statedApart(prev, r, recArg) || pr.request == 0 && pr.asksEachOf(r.Tool, recArg, writes, w)
 				for _, v := range targets {
-					if !handed(sc, v) || !asked {
+					if !handed(sc, v) || !asked || !pr.askedOn(r.Tool, v) {
 						extras[i] = extra{CodeUnrequestedChange, fmt.Sprintf("solution step %d (%s) does the act again, on %s, and the caller's words never tie the act to it: a caller asks for an act on more than one record by naming each and giving each act its own values, or by one sentence that says the act, a count of the records (both, two, each) and names each of them, with nothing that narrows it; a second act on another record is not the request", i+1, r.Tool, v)}
 						break
 					}
@@ -471,6 +480,60 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	run.Note = "the solution without the writes the caller never asks for: every check still holds"
 	return nil
 }
+
+// askedOn reports whether the caller's words ask for tool's act on the
+// record v names, where the act is made on more than one record: a
+// sentence that names v asks for the act (a word of wanting before one of
+// the act's words: the first word of the tool's name, or of the text of a
+// use case listing it), and none that names v withholds it. A record only
+// mentioned ("they also have R10090", "they want to keep #W9994999", "they
+// do not want to cancel APT-59901") is not one the caller asks the act on,
+// whatever values the instruction states beside it.
+func (pr *proof) askedOn(tool, v string) bool {
+	words := []string{toolVerb(tool)}
+	for _, u := range pr.p.c.UseCases {
+		if f := strings.Fields(strings.ToLower(u.Text)); len(f) > 0 && slices.Contains(u.Tools, tool) {
+			words = append(words, strings.Trim(f[0], ",.;:"))
+		}
+	}
+	asked := false
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, s := range fullStop.Split(text, -1) {
+			if !handedIn(v, s) {
+				continue
+			}
+			for _, w := range words {
+				if len(w) < 3 {
+					continue
+				}
+				switch withholds(s, w) {
+				case 1:
+					asked = true
+				case -1:
+					return false
+				}
+			}
+		}
+	}
+	return asked
+}
+
+// differing are the values of b's arguments (at any depth) where b's
+// argument differs from a's, as text, in sorted order.
+func differing(a, b map[string]any) []string {
+	set := map[string]bool{}
+	for n, v := range b {
+		if !sameJSON(a[n], v) {
+			addValues(set, v)
+		}
+	}
+	delete(set, "")
+	return slices.Sorted(maps.Keys(set))
+}
+
+// fullStop ends a sentence; a colon or a semicolon does not ("wants to
+// cancel both: #W1 and #W2").
+var fullStop = regexp.MustCompile(`[.!?]+(\s+|$)|\n`)
 
 // asksEachOf reports whether the caller's words ask for tool's act on each
 // row its writes so far and w name by argument arg (asksEach): one table's
@@ -1006,7 +1069,35 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 // own text, which an instruction may quote to say what the case is about
 // ("a reservation that is not basic economy"), states nothing.
 func (pr *proof) stated(v string) bool {
-	texts := pr.callerWords()
+	return statedIn(v, pr.callerWords()...)
+}
+
+// wanted reports whether the caller states v in a sentence with a word of
+// wanting ("If asked, they want: reason …", "they would like it sent to
+// …"), not only in one that mentions it ("their sister lives at …", "a
+// neighbour once said …").
+func (pr *proof) wanted(v string) bool {
+	own := pr.ownText()
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, s := range fullStop.Split(text, -1) {
+			// The use case's own text states nothing ("… the user no
+			// longer needs or ordered by mistake"), but its words of
+			// wanting ("a customer asks how much …") still ask.
+			if own == nil && !statedIn(v, s) || own != nil && !statedIn(v, own.ReplaceAllString(s, " ")) {
+				continue
+			}
+			for _, w := range tokens(s) {
+				if wanting[strings.ToLower(trimToken(w))] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// statedIn is stated over texts.
+func statedIn(v string, texts ...string) bool {
 	if handedIn(v, texts...) {
 		return true
 	}
@@ -1041,16 +1132,24 @@ func spokenWords(v string) []string {
 func (pr *proof) callerWords() []string {
 	if pr.words == nil {
 		pr.words = []string{pr.sc.Instruction, pr.sc.Persona.Opening}
-		if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
-			if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
-				re := caseless(own)
-				for i, text := range pr.words {
-					pr.words[i] = re.ReplaceAllString(text, " ")
-				}
+		if re := pr.ownText(); re != nil {
+			for i, text := range pr.words {
+				pr.words[i] = re.ReplaceAllString(text, " ")
 			}
 		}
 	}
 	return pr.words
+}
+
+// ownText matches the use case's own text as an instruction may carry it;
+// nil when the use case has none.
+func (pr *proof) ownText() *regexp.Regexp {
+	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
+		if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
+			return caseless(own)
+		}
+	}
+	return nil
 }
 
 func caseless(s string) *regexp.Regexp {

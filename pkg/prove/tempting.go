@@ -301,7 +301,14 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		if isList {
 			one = list[0]
 		}
-		if _, composite := one.(map[string]any); composite || one == nil || pr.stated(ground.Text(one)) {
+		if _, composite := one.(map[string]any); composite || one == nil {
+			continue
+		}
+		// A value the caller asks for is theirs; one they only mention
+		// ("their old charge F2918 was settled") is played against the
+		// values of its kind they do ask for.
+		mentioned := pr.stated(ground.Text(one))
+		if mentioned && pr.wanted(ground.Text(one)) {
 			continue
 		}
 		var cands []string
@@ -337,11 +344,41 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				cands, stated[v] = append(cands, v), true
 			}
 		}
+		// A text the caller wants in quotes, of the value's shape, that no
+		// call sends is what they ask for, even where an answer shows it
+		// too (the payment method "PM00321", listed with the others).
+		if s, isStr := one.(string); isStr && len(enum) == 0 {
+			for _, v := range pr.wantedUnsent() {
+				if v != s && sameShape(v, s) {
+					if !slices.Contains(cands, v) {
+						cands = append(cands, v)
+					}
+					stated[v] = true
+				}
+			}
+		}
+		if mentioned {
+			// Of the caller's words, those of the value's shape they ask
+			// with ("about charge F2117 and wants to pay").
+			if s, isStr := one.(string); isStr && len(enum) == 0 {
+				for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+					for _, w := range tokens(text) {
+						if w = trimToken(w); w != s && sameShape(w, s) && !slices.Contains(cands, w) {
+							cands = append(cands, w)
+						}
+					}
+				}
+			}
+			cands = slices.DeleteFunc(cands, func(c string) bool { return !stated[c] && !pr.wanted(c) })
+			for _, c := range cands {
+				stated[c] = true
+			}
+		}
 		first := slices.DeleteFunc(slices.Clone(cands), func(c string) bool { return !stated[c] })
 		cands = append(first, slices.DeleteFunc(cands, func(c string) bool { return stated[c] })...)
 		// A look-up's text (the airport a search takes) may be any word of
 		// its shape an earlier answer shows, as a value or as a key.
-		if s, isStr := one.(string); isStr && len(enum) == 0 && !pr.p.stateChanging(call) {
+		if s, isStr := one.(string); isStr && len(enum) == 0 && !pr.p.stateChanging(call) && !mentioned {
 			shown := map[string]bool{}
 			for _, r := range path {
 				if r.OK {
@@ -357,7 +394,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		for _, c := range cands {
 			// An empty value is a candidate only when the caller states it
 			// (an address without a second line, in quotes).
-			if c == ground.Text(one) || c == "" && !stated[c] || pr.settled(path, key, ground.Text(one), c) {
+			if c == ground.Text(one) || c == "" && !stated[c] || !stated[c] && pr.settled(path, key, ground.Text(one), c) {
 				continue
 			}
 			args := maps.Clone(call.Args)
@@ -376,6 +413,30 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			out = append(out, alternative{name: n, args: args, from: from, stated: stated[c], enum: len(enum) > 0})
 			if len(out) >= maxAlternatives {
 				return out
+			}
+		}
+	}
+	return out
+}
+
+// wantedUnsent are the texts the caller states in quotes in a sentence
+// with a word of wanting that no call of the scenario sends.
+func (pr *proof) wantedUnsent() []string {
+	sent := map[string]bool{}
+	for _, calls := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
+		for _, c := range calls {
+			addValues(sent, map[string]any(c.Args))
+		}
+	}
+	for _, r := range slices.Concat(pr.results, pr.also) {
+		addValues(sent, map[string]any(r.Args))
+	}
+	var out []string
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
+			v := strings.TrimSpace(m[1] + m[2])
+			if v != "" && !spoken(v) && !sent[v] && !slices.Contains(out, v) && pr.wanted(v) {
+				out = append(out, v)
 			}
 		}
 	}
