@@ -148,7 +148,8 @@ type Coverage struct {
 	// RulesTested are the hard rules some kept scenario tests (the rules of
 	// its bucket and its own): a rule with a check only where the scenario
 	// lists that check among its sub-goals. RulesJudged are rules kept
-	// scenarios name that no check proves (graded later by judgement);
+	// scenarios name in their own rules that no check proves (graded later
+	// by judgement);
 	// RulesUntested every rule not tested, with why. GatedToolsNamed the
 	// precondition-gated tools some kept scenario calls (in its solution or
 	// its tempting calls).
@@ -172,9 +173,11 @@ type RuleNote struct {
 	Why  string `json:"why"`
 }
 
-// Planned is the plan's intentions: the rules its buckets test, the gated
-// tools they name, and the use cases it could not plan (or only with
-// refusals), with why.
+// Planned is the plan's intentions: the rules its buckets name (by the
+// words a rule shares with a bucket's tools, else spread over adversarial
+// buckets: an intention, not a test; Coverage.RulesTested says what kept
+// scenarios test), the gated tools they name, and the use cases it could
+// not plan (or only with refusals), with why.
 type Planned struct {
 	RulesTested     []string      `json:"rules_tested"`
 	GatedToolsNamed []string      `json:"gated_tools_named"`
@@ -662,7 +665,7 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 		}
 	}
 	present := map[string]bool{}
-	namedBy := map[string]int{}
+	namedBy, bucketed := map[string]int{}, map[string]int{}
 	var rules, judged, named []string
 	for i := range scs {
 		sc := &scs[i]
@@ -683,6 +686,11 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 				all[g.Name] = true
 			}
 		}
+		// The scenario names a rule in its own rules; the plan's bucket may
+		// list more (a rule put on it by the words it shares with its tools,
+		// or spread over adversarial buckets), which the scenario tests only
+		// where a request lists the rule's check.
+		own := map[string]bool{}
 		mark := func(rl string, lists map[string]bool) {
 			st := 0
 			switch {
@@ -692,9 +700,14 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 				st = 1
 			}
 			status[rl] = max(status[rl], st)
+			own[rl] = true
 		}
 		for _, rl := range rulesOf[sc.Bucket] {
-			mark(rl, all)
+			if !known[rl] || checkOf[rl] != "" && all[checkOf[rl]] {
+				status[rl] = 2
+			} else if _, ok := status[rl]; !ok {
+				status[rl] = -1 // only the bucket's
+			}
 		}
 		for _, r := range reqs {
 			present[r.UseCase] = true
@@ -713,7 +726,11 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 			}
 		}
 		for rl, st := range status {
-			namedBy[rl]++
+			if own[rl] {
+				namedBy[rl]++
+			} else {
+				bucketed[rl]++
+			}
 			switch st {
 			case 2:
 				rules = append(rules, rl)
@@ -732,6 +749,10 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 	for _, r := range sortedSet(append(append([]string{}, extra.Rules...), keys(known)...)) {
 		switch {
 		case tested[r]:
+		case namedBy[r] == 0 && bucketed[r] > 0 && checkOf[r] != "":
+			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("no kept scenario names it; the plan put it on the buckets of %d kept scenario(s), none of which lists its check %s", bucketed[r], checkOf[r])})
+		case namedBy[r] == 0 && bucketed[r] > 0:
+			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("no kept scenario names it (the plan put it on the buckets of %d kept scenario(s)); it has no check", bucketed[r])})
 		case namedBy[r] == 0:
 			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, "no kept scenario names it"})
 		case checkOf[r] == "":

@@ -137,3 +137,32 @@ func TestCoverageReadsEveryRequest(t *testing.T) {
 		t.Errorf("rules untested %+v, want q, named by one scenario", cv.RulesUntested)
 	}
 }
+
+// TestCoverageTellsBucketsFromScenarios: a rule the plan put on a bucket is
+// tested where a scenario of it lists the rule's check, and otherwise is
+// reported as the bucket's, never as one kept scenarios name; a judged rule
+// only the buckets carry is not judged by any kept scenario.
+func TestCoverageTellsBucketsFromScenarios(t *testing.T) {
+	c := &contract.Contract{
+		UseCases: []contract.UseCase{{ID: "u"}},
+		Rules:    []contract.Rule{{ID: "r", Check: "r_holds"}, {ID: "q", Check: "q_holds"}, {ID: "j"}},
+	}
+	buckets := []ledger.Bucket{{}, {}}
+	buckets[0].ID, buckets[1].ID = "b1", "b2"
+	buckets[0].Spec.Rules = []string{"r", "q", "j"}
+	buckets[1].Spec.Rules = []string{"q"}
+	one := scenario.Scenario{Name: "a", UseCase: "u", Expects: "succeed", Kind: "happy", Bucket: "b1", SubGoals: []scenario.SubGoalRef{{Name: "r_holds"}}}
+	two := scenario.Scenario{Name: "b", UseCase: "u", Expects: "succeed", Kind: "happy", Bucket: "b2"}
+	cv := coverage(c, []scenario.Scenario{one, two}, buckets, ReportExtra{Rules: []string{"r", "q", "j"}})
+	if !slices.Equal(cv.RulesTested, []string{"r"}) || len(cv.RulesJudged) != 0 {
+		t.Errorf("tested %v, judged %v; want [r] and none", cv.RulesTested, cv.RulesJudged)
+	}
+	why := map[string]string{}
+	for _, n := range cv.RulesUntested {
+		why[n.Rule] = n.Why
+	}
+	if !strings.Contains(why["q"], "no kept scenario names it; the plan put it on the buckets of 2 kept scenario(s)") ||
+		!strings.Contains(why["j"], "no kept scenario names it (the plan put it on the buckets of 1 kept scenario(s)); it has no check") {
+		t.Errorf("why untested: %v", why)
+	}
+}
