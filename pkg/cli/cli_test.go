@@ -224,3 +224,22 @@ func TestProviderUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateWarnsOfADeadIdentityTool: a tool of caller.from whose handler
+// refuses every call leaves no scenario a way to identify through it:
+// validate names it with its line among the warnings.
+func TestValidateWarnsOfADeadIdentityTool(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "retail")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "retail"))); err != nil {
+		t.Fatal(err)
+	}
+	dead := "def handle(args, db):\n    refuse(\"no user matches\")\n"
+	if err := os.WriteFile(filepath.Join(dir, "handlers", "find_user_id_by_name_zip.star"), []byte(dead), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out := dispatch(t, "validate", dir)
+	if !strings.Contains(out, "never answered ok: "+filepath.Join(dir, "contract.yaml")+":") ||
+		!strings.Contains(out, "warning: "+filepath.Join(dir, "contract.yaml")+":") || !strings.Contains(out, "find_user_id_by_name_zip, a tool of caller.from, never answered ok") {
+		t.Fatalf("output:\n%s", out)
+	}
+}

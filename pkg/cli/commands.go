@@ -388,6 +388,9 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		uc := c.UseCase(gp.UseCase)
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
 	}
+	for _, t := range deadIdentity(c, pl.Unanswered) {
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: %s, a tool of caller.from, never answered ok on the world: no scenario identifies a caller through it; ground its arguments (an x-ref) or fix its handler if callers should\n", filepath.Join(dir, "contract.yaml"), c.Tool(t).Line, t)
+	}
 	for _, cr := range pl.Crashes {
 		args, _ := json.Marshal(cr.Args)
 		on := "on the world as seeded"
@@ -399,6 +402,7 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	if !rep.OK() {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
 	}
+
 	if len(pl.Gaps) > 0 {
 		fmt.Fprintf(env.Stdout, "%s: valid, every probe held; %d use case(s) cannot be planned (run stops before spending unless --allow-partial)\n", c.Agent, len(pl.Gaps))
 		return nil
@@ -451,6 +455,27 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		fmt.Fprintf(w, "never answered ok: %s (last: %s)\n", t, gr.Unanswered[t])
+		line := 0
+		if tl := c.Tool(t); tl != nil {
+			line = tl.Line
+		}
+		fmt.Fprintf(w, "never answered ok: %s:%d: %s (last: %s)\n", filepath.Join(dir, "contract.yaml"), line, t, gr.Unanswered[t])
 	}
+}
+
+// deadIdentity are the tools of caller.from no rehearsal of the plan got an
+// ok answer from: a handler that refuses every caller, or arguments the
+// plan could not ground (a date derived from other rows); either way no
+// scenario identifies a caller through them.
+func deadIdentity(c *contract.Contract, unanswered map[string]string) []string {
+	var out []string
+	if c.Caller == nil {
+		return nil
+	}
+	for _, t := range c.Caller.From {
+		if _, dead := unanswered[t]; dead {
+			out = append(out, t)
+		}
+	}
+	return out
 }
