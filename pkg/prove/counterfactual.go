@@ -94,6 +94,10 @@ type proof struct {
 	// changed is what a success with outputs changed, row by row (read only
 	// then: it decodes the rows that differ).
 	changed world.StateDiff
+	// replayed are the solution's look-ups made before its last act, asked
+	// again of the world the solution left (by step index): what an
+	// output read from them says once the work is done.
+	replayed map[int]world.CallResult
 
 	solution, nothing, logOnly *Run
 	tempting, without, with    *Run

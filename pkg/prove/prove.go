@@ -190,6 +190,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if msg := staleOutput(sc.Outputs, pr.results, pr.changed); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeStaleOutput, Message: msg}}, nil
 	}
+	if msg := pr.staleReplayed(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeStaleOutput, Message: msg}}, nil
+	}
 	if msg := p.callerMismatch(sc, pr.results, "solution"); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
@@ -245,7 +248,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 	setup := pr.setup(ctx)
 	var rs []Refusal
 	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared, pr.changed = nil, nil, nil, nil, nil, nil, false, world.StateDiff{}
+		rs, pr.results, pr.solution, pr.nothing, pr.logOnly, pr.effect, pr.compared, pr.changed, pr.replayed = nil, nil, nil, nil, nil, nil, false, world.StateDiff{}, nil
 		var err error
 		// A further request starts where the requests before it left the
 		// world: what the ready gate confirms is the conversation's start,
@@ -330,6 +333,11 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 		}
 		if len(sc.Outputs) > 0 {
 			if pr.changed, err = world.DiffSnapshots(was, now); err != nil {
+				return err
+			}
+		}
+		if len(sc.Outputs) > 0 || len(sc.Computed) > 0 {
+			if pr.replayed, err = pr.replay(ctx, cp); err != nil {
 				return err
 			}
 		}

@@ -571,12 +571,36 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: fmt.Sprintf("output %q appears in no result of the solution", o)})
 		}
 	}
+	shownNums := map[string]bool{}
+	for _, r := range results {
+		leaves(shownNums, r.Result)
+	}
 	for _, cv := range sc.Computed {
 		if msg := computedWrong(cv, results); msg != "" {
 			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: fmt.Sprintf("computed output %q: %s", cv.Value, msg)})
+			continue
+		}
+		// A number written into the sum is one the agent has: the caller
+		// says it or an answer shows it. Any other makes any figure.
+		for _, ref := range cv.Of {
+			if strings.HasPrefix(ref, "$") || handedIn(ref, sc.Instruction, sc.Persona.Opening) || numberShown(shownNums, ref) {
+				continue
+			}
+			rs = append(rs, Refusal{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: fmt.Sprintf("computed output %q: %s is a number the caller never says and no answer shows: the agent could not work it out", cv.Value, ref)})
+			break
 		}
 	}
 	return dedupe(rs)
+}
+
+// numberShown reports whether one of the shown values is the number v.
+func numberShown(shown map[string]bool, v string) bool {
+	for s := range shown {
+		if numberEqual(s, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // computedWrong says why a computed output is not what its sum over the

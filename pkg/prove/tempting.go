@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -331,6 +332,16 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			cands = slices.Sorted(maps.Keys(set))
 		} else if !isList {
 			cands = otherNumbers(one, t.Param(n))
+		}
+		// A calendar day nobody states may be any the caller could name:
+		// the days after the world's today (a pickup a week ahead).
+		if d, isStr := one.(string); isStr && len(enum) == 0 && isoDate.MatchString(d) && !mentioned {
+			today := pr.p.c.Clock()
+			for _, days := range []int{1, 7, 30} {
+				if c := today.AddDate(0, 0, days).Format(time.DateOnly); !slices.Contains(cands, c) {
+					cands = append(cands, c)
+				}
+			}
 		}
 		// A value the caller states and no call sends is what the caller
 		// asks for: an enum's is among its values, another is added. Such
