@@ -549,10 +549,19 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// caller-identification tool takes (their customer number), would let
 	// them identify themselves, and the ask would have nothing to ask.
 	record, mine := noun+" "+key, noun+" "+key
+	// A record of the caller's own table, theirs, is the caller: they call
+	// about their own account.
+	self := p.c.Caller != nil && p.c.Caller.Table == bk.Spec.Table && theirs != ""
+	if self {
+		record, mine = "their own account ("+noun+" "+key+")", "account, "+noun+" "+key
+	}
 	if bk.Outcome == scenario.OutcomeAsk {
 		missing, _ := p.identification(prereqs)
 		if p.identifies(b.Caller, key) || slices.ContainsFunc(missing, func(c scenario.Call) bool { return takes(c, key) }) {
 			record, mine = "their "+noun, noun
+			if self {
+				record, mine = "their own account", "account"
+			}
 		}
 	}
 	var s strings.Builder
