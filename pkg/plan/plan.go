@@ -380,7 +380,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 			return p.sized(g, opts, capped), nil
 		}
 	}
-	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil)
+	kept := lessonsOf(c, opts.MaxProbe, opts.Rules != nil, opts.Mutants != nil)
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
 	r = newMemo(r, !opts.replay, &kept.crashes)
@@ -1021,10 +1021,13 @@ type lessons struct {
 
 var learnt sync.Map // contract sha256 and probe size -> *lessons
 
-func lessonsOf(c *contract.Contract, maxProbe int, rules bool) *lessons {
+func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons {
 	// A solution read with the rules' checks holds refusals one read
-	// without them does not.
-	key := fmt.Sprintf("%s\x00%d\x00%t", c.SHA256, maxProbe, rules)
+	// without them does not; one read with the mutants deals a level's
+	// templates in another order (teeth first). A lesson learnt under other
+	// options would make the same contract plan differently by which
+	// derivation of the process came first.
+	key := fmt.Sprintf("%s\x00%d\x00%t\x00%t", c.SHA256, maxProbe, rules, mutants)
 	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
 	return v.(*lessons)
 }

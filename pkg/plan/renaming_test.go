@@ -129,3 +129,15 @@ func lineDiff(want, got []string) string {
 	}
 	return strings.Join(d, "\n")
 }
+
+// TestLessonsKeptApartByOptions: what one derivation learnt is read back
+// only by a derivation with the same options. A lesson learnt with the
+// mutants (templates dealt teeth first) read by one without them made the
+// same contract plan by which test of the process derived first.
+func TestLessonsKeptApartByOptions(t *testing.T) {
+	c := &contract.Contract{SHA256: "lessons-" + t.Name()}
+	with, without := lessonsOf(c, 8, true, true), lessonsOf(c, 8, true, false)
+	if with == without || lessonsOf(c, 8, true, true) != with || lessonsOf(c, 8, false, false) == without {
+		t.Fatal("lessons are shared across options")
+	}
+}
