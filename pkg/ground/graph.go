@@ -238,6 +238,24 @@ func Text(v any) string {
 	}
 }
 
+// AddValues adds to set every scalar of a JSON-like value, at any depth,
+// as Text renders it (null adds nothing).
+func AddValues(set map[string]bool, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			AddValues(set, e)
+		}
+	case []any:
+		for _, e := range x {
+			AddValues(set, e)
+		}
+	case nil:
+	default:
+		set[Text(x)] = true
+	}
+}
+
 // LowCardinality returns the columns of a table whose seed values fall into 2..max
 // distinct text levels, with the levels sorted; keys, foreign keys and free text
 // are left out. These are the candidate state axes.

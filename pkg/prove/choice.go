@@ -277,7 +277,7 @@ func (p *Prover) heldWhere(sc *scenario.Scenario, v string, pick func(table stri
 			return false
 		}
 		vals := map[string]bool{}
-		addValues(vals, row)
+		ground.AddValues(vals, row)
 		return vals[v]
 	}
 	for _, r := range insertedRows(sc.Setup) {

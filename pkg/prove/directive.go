@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -69,7 +70,7 @@ func (p *Prover) subGoalDirectives(sc *scenario.Scenario) []Refusal {
 	seen := map[string]bool{}
 	for _, ref := range sc.SubGoals {
 		texts := map[string]bool{}
-		addValues(texts, ref.Params)
+		ground.AddValues(texts, ref.Params)
 		if sg := p.extra[ref.Name]; sg != nil && !seen[ref.Name] {
 			seen[ref.Name] = true
 			texts[sg.What] = true

@@ -207,7 +207,7 @@ func (pr *proof) answerable() string {
 			if t != nil && t.LogOnlyParam(n) {
 				continue
 			}
-			addValues(vals, v)
+			ground.AddValues(vals, v)
 		}
 		for _, v := range slices.Sorted(maps.Keys(vals)) {
 			if v == "" {

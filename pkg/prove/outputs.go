@@ -194,7 +194,7 @@ func (pr *proof) disclosedOutput() string {
 		open := made[o]
 		see := func(table string, row map[string]any) {
 			vals := map[string]bool{}
-			addValues(vals, row)
+			ground.AddValues(vals, row)
 			if !vals[o] {
 				return
 			}

@@ -96,7 +96,7 @@ func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
 	for _, s := range c.Seeds {
 		for _, r := range s.Rows {
 			for _, v := range r {
-				addValues(p.seed, v)
+				ground.AddValues(p.seed, v)
 			}
 		}
 	}
@@ -123,22 +123,6 @@ func New(c *contract.Contract, w *world.World, progs *script.Programs) *Prover {
 		}
 	}
 	return p
-}
-
-func addValues(set map[string]bool, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, e := range x {
-			addValues(set, e)
-		}
-	case []any:
-		for _, e := range x {
-			addValues(set, e)
-		}
-	case nil:
-	default:
-		set[ground.Text(x)] = true
-	}
 }
 
 // Prove runs every gate on one scenario. A scenario the gates refuse is a

@@ -187,7 +187,7 @@ func leaves(set map[string]bool, raw json.RawMessage) {
 	if json.Unmarshal(raw, &doc) != nil {
 		return
 	}
-	addValues(set, doc)
+	ground.AddValues(set, doc)
 }
 
 // created are the values the setup puts in each table.column ("table.column"
@@ -200,7 +200,7 @@ func created(setup []scenario.Statement) (map[string]map[string]bool, map[string
 		rows, plain := plainRows([]scenario.Statement{st})
 		if !plain {
 			for _, a := range st.Args {
-				addValues(loose, a)
+				ground.AddValues(loose, a)
 			}
 			continue
 		}
@@ -210,7 +210,7 @@ func created(setup []scenario.Statement) (map[string]map[string]bool, map[string
 				if typed[k] == nil {
 					typed[k] = map[string]bool{}
 				}
-				addValues(typed[k], v)
+				ground.AddValues(typed[k], v)
 			}
 		}
 	}
@@ -227,9 +227,9 @@ func (pr *proof) unreachable(path []world.CallResult, from, to int, label string
 	if ob := pr.sc.Outbound; ob != nil {
 		// The agent placed the call: it dialled the callee about the
 		// purpose record, so both are on its screen before anyone speaks.
-		addValues(seen, pr.sc.CallerID)
+		ground.AddValues(seen, pr.sc.CallerID)
 		for _, v := range ob.Record {
-			addValues(seen, v)
+			ground.AddValues(seen, v)
 		}
 	}
 	// An ask's missing step is what the caller would give when asked: any
@@ -272,7 +272,7 @@ func (pr *proof) unreachableArgs(r world.CallResult, typed map[string]map[string
 			continue
 		}
 		vals := map[string]bool{}
-		addValues(vals, r.Args[n])
+		ground.AddValues(vals, r.Args[n])
 		sorted := make([]string, 0, len(vals))
 		for v := range vals {
 			sorted = append(sorted, v)
@@ -319,7 +319,7 @@ func (pr *proof) ownValues() map[string]bool {
 	for _, r := range rows {
 		if r.table == cl.Table && ground.Text(r.row[cl.Key]) == id {
 			for _, v := range r.row {
-				addValues(own, v)
+				ground.AddValues(own, v)
 			}
 		}
 	}

@@ -62,9 +62,9 @@ func (pr *proof) unnamedRecord() string {
 	sc := pr.sc
 	seen := map[string]bool{}
 	if ob := sc.Outbound; ob != nil {
-		addValues(seen, sc.CallerID)
+		ground.AddValues(seen, sc.CallerID)
 		for _, v := range ob.Record {
-			addValues(seen, v)
+			ground.AddValues(seen, v)
 		}
 	}
 	for i, r := range pr.results {
@@ -79,7 +79,7 @@ func (pr *proof) unnamedRecord() string {
 				continue
 			}
 			vals := map[string]bool{}
-			addValues(vals, r.Args[n])
+			ground.AddValues(vals, r.Args[n])
 			for _, v := range slices.Sorted(maps.Keys(vals)) {
 				if v == "" || handed(sc, v) {
 					continue
@@ -317,7 +317,7 @@ func (pr *proof) recordsOf(r world.CallResult) []string {
 	}
 	set := map[string]bool{}
 	vals := map[string]bool{}
-	addValues(vals, r.Args[n])
+	ground.AddValues(vals, r.Args[n])
 	for x := range vals {
 		if x != "" {
 			set[table+":"+x] = true
@@ -397,7 +397,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// two on other rows are two acts, each to be asked for.
 				if n := pr.pointedApart(t, prev, r); n != "" {
 					vals := map[string]bool{}
-					addValues(vals, r.Args[n])
+					ground.AddValues(vals, r.Args[n])
 					same, recArg, targets = false, n, slices.Sorted(maps.Keys(vals))
 				}
 			}
@@ -524,7 +524,7 @@ func differing(a, b map[string]any) []string {
 	set := map[string]bool{}
 	for n, v := range b {
 		if !sameJSON(a[n], v) {
-			addValues(set, v)
+			ground.AddValues(set, v)
 		}
 	}
 	delete(set, "")
@@ -546,7 +546,7 @@ func (pr *proof) asksEachOf(tool, arg string, writes []write, w write) bool {
 	set := map[string]bool{}
 	for _, e := range append(slices.Clone(writes), w) {
 		if pr.results[e.i].Tool == tool {
-			addValues(set, pr.results[e.i].Args[arg])
+			ground.AddValues(set, pr.results[e.i].Args[arg])
 		}
 	}
 	delete(set, "")
@@ -629,8 +629,8 @@ func (pr *proof) statedApart(a, b world.CallResult, skip string) bool {
 		}
 		differ = true
 		vals := map[string]bool{}
-		addValues(vals, a.Args[n])
-		addValues(vals, b.Args[n])
+		ground.AddValues(vals, a.Args[n])
+		ground.AddValues(vals, b.Args[n])
 		for x := range vals {
 			if x != "" && !handed(pr.sc, x) {
 				return false
@@ -1199,7 +1199,7 @@ func (pr *proof) findUnusedStated() []string {
 	}
 	for _, calls := range carried {
 		for _, c := range calls {
-			addValues(used, map[string]any(c.Args))
+			ground.AddValues(used, map[string]any(c.Args))
 		}
 	}
 	// An answer that shows a value the caller states uses it, unless it is
@@ -1207,7 +1207,7 @@ func (pr *proof) findUnusedStated() []string {
 	// the caller asks for is still one a call must send.
 	shown := map[string]bool{}
 	for _, r := range slices.Concat(pr.results, pr.also) {
-		addValues(used, map[string]any(r.Args))
+		ground.AddValues(used, map[string]any(r.Args))
 		leaves(shown, r.Result)
 	}
 	for v := range shown {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -323,7 +324,7 @@ func (pr *proof) statesSome() bool {
 			continue
 		}
 		vals := map[string]bool{}
-		addValues(vals, v)
+		ground.AddValues(vals, v)
 		for x := range vals {
 			if x != "" && pr.stated(x) {
 				return true

@@ -175,7 +175,7 @@ func (pr *proof) namedValues() map[string]bool {
 	named := map[string]bool{}
 	for _, calls := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
 		for _, c := range calls {
-			addValues(named, map[string]any(c.Args))
+			ground.AddValues(named, map[string]any(c.Args))
 		}
 	}
 	if pr.sc.CallerID != nil {

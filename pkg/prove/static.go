@@ -514,16 +514,16 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	// caller is handed for them (a shared instruction), never an output.
 	handedText := ""
 	for _, r := range also {
-		addValues(known, map[string]any(r.Args))
+		ground.AddValues(known, map[string]any(r.Args))
 		handedText += string(r.Result) + "\n"
 	}
 	for _, st := range sc.Setup {
 		for _, a := range st.Args {
-			addValues(known, a)
+			ground.AddValues(known, a)
 		}
 	}
 	for _, c := range sc.Solution {
-		addValues(known, map[string]any(c.Args))
+		ground.AddValues(known, map[string]any(c.Args))
 	}
 	resultText := ""
 	for _, r := range results {

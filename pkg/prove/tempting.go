@@ -210,7 +210,7 @@ func (pr *proof) absentRecord(ctx context.Context, cp *world.Copy, act world.Cal
 			continue
 		}
 		vals := map[string]bool{}
-		addValues(vals, act.Args[n])
+		ground.AddValues(vals, act.Args[n])
 		want := slices.Sorted(maps.Keys(vals))
 		if len(want) == 0 {
 			continue
@@ -436,11 +436,11 @@ func (pr *proof) wantedUnsent() []string {
 	sent := map[string]bool{}
 	for _, calls := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
 		for _, c := range calls {
-			addValues(sent, map[string]any(c.Args))
+			ground.AddValues(sent, map[string]any(c.Args))
 		}
 	}
 	for _, r := range slices.Concat(pr.results, pr.also) {
-		addValues(sent, map[string]any(r.Args))
+		ground.AddValues(sent, map[string]any(r.Args))
 	}
 	var out []string
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {

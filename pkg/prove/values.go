@@ -65,7 +65,7 @@ func (p *Prover) argValues(sc *scenario.Scenario, results []world.CallResult) []
 	setup := map[string]bool{}
 	for _, st := range sc.Setup {
 		for _, a := range st.Args {
-			addValues(setup, a)
+			ground.AddValues(setup, a)
 		}
 	}
 	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
@@ -170,7 +170,7 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 	added := addedRows(sc.Setup)
 	holds := func(table string, row map[string]any) bool {
 		vals := map[string]bool{}
-		addValues(vals, row)
+		ground.AddValues(vals, row)
 		if !vals[v] {
 			return false
 		}

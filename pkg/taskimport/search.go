@@ -207,24 +207,7 @@ func holder(ctx context.Context, cp *world.Copy, c *contract.Contract, v string)
 // addShown adds every scalar of an answer to shown, as text.
 func addShown(shown map[string]bool, raw json.RawMessage) {
 	var doc any
-	if json.Unmarshal(raw, &doc) != nil {
-		return
+	if json.Unmarshal(raw, &doc) == nil {
+		ground.AddValues(shown, doc)
 	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case nil:
-		default:
-			shown[ground.Text(x)] = true
-		}
-	}
-	walk(doc)
 }
