@@ -3,6 +3,7 @@ package prove
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -134,6 +135,9 @@ type proof struct {
 	unusedDone bool
 	// words caches callerWords.
 	words []string
+	// own matches the use case's own text (ownText), read once.
+	own     *regexp.Regexp
+	ownRead bool
 	// identifiedBy says how the caller of an identity ask identifies
 	// themselves from what they are handed, found by playing a call of
 	// caller.from ("" when none does; identifyAnotherWay).

@@ -1144,12 +1144,15 @@ func (pr *proof) callerWords() []string {
 // ownText matches the use case's own text as an instruction may carry it;
 // nil when the use case has none.
 func (pr *proof) ownText() *regexp.Regexp {
-	if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
-		if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
-			return caseless(own)
+	if !pr.ownRead {
+		pr.ownRead = true
+		if u := pr.p.c.UseCase(pr.sc.UseCase); u != nil {
+			if own := strings.TrimSuffix(strings.TrimSpace(u.Text), "."); own != "" {
+				pr.own = caseless(own)
+			}
 		}
 	}
-	return nil
+	return pr.own
 }
 
 func caseless(s string) *regexp.Regexp {
