@@ -17,6 +17,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/suite"
 	"github.com/suitegen/suitegen/pkg/taubench"
+	"github.com/suitegen/suitegen/pkg/taubench/taubenchtest"
 	"github.com/suitegen/suitegen/pkg/testenv"
 	"github.com/suitegen/suitegen/pkg/world"
 )
@@ -397,14 +398,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // is 1 for the reference calls and 0 for doing nothing. Skipped without a
 // checkout or python3 (with pydantic, which the benchmark needs).
 func TestReplayInBenchmark(t *testing.T) {
-	root := os.Getenv("TAU_BENCH_DIR")
-	if root == "" {
-		t.Skip("TAU_BENCH_DIR not set")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
+	root, py := taubenchtest.Checkout(t), taubenchtest.Python(t)
 	ctx := context.Background()
 	c, e, m := airline(t)
 	cases := tauScenarios(c)

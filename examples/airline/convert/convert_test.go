@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/suitegen/suitegen/pkg/taubench/taubenchtest"
 )
 
 func read(t *testing.T, path string) string {
@@ -110,10 +112,7 @@ func copyTree(t *testing.T, from, to string) {
 // TestWorldIsTheConversion: the committed world is exactly what the converter
 // makes of the published data (TAU_BENCH_DIR: a checkout of the benchmark).
 func TestWorldIsTheConversion(t *testing.T) {
-	root := os.Getenv("TAU_BENCH_DIR")
-	if root == "" {
-		t.Skip("TAU_BENCH_DIR not set")
-	}
+	root := taubenchtest.Checkout(t)
 	out := t.TempDir()
 	if _, err := convert(filepath.Join(root, "tau_bench", "envs", "airline"), out); err != nil {
 		t.Fatal(err)

@@ -27,14 +27,7 @@ type Published struct {
 // per session. It skips the test without a checkout or python3.
 func Play(t *testing.T, domain string, sessions any) []Published {
 	t.Helper()
-	root := os.Getenv("TAU_BENCH_DIR")
-	if root == "" {
-		t.Skip("TAU_BENCH_DIR not set")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
+	root, py := Checkout(t), Python(t)
 	b, err := json.Marshal(map[string]any{"sessions": sessions})
 	if err != nil {
 		t.Fatal(err)
@@ -54,4 +47,26 @@ func Play(t *testing.T, domain string, sessions any) []Published {
 		t.Fatalf("the published tools' answers: %v", err)
 	}
 	return out
+}
+
+// Checkout is the τ-bench checkout TAU_BENCH_DIR names (the folder holding
+// tau_bench/); it skips the test without one.
+func Checkout(t testing.TB) string {
+	t.Helper()
+	root := os.Getenv("TAU_BENCH_DIR")
+	if root == "" {
+		t.Skip("TAU_BENCH_DIR not set")
+	}
+	return root
+}
+
+// Python is the python3 that runs the benchmark's code; it skips the test
+// without one.
+func Python(t testing.TB) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	return py
 }
