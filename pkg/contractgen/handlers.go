@@ -40,22 +40,35 @@ func (g *gen) verifyByContact() *toolSpec {
 	t.requires = false
 	t.description = fmt.Sprintf("Identify the caller by the email address and phone number on file. Returns their %s id.", p.kind.singular)
 	e := g.argName("email", "emailAddress", "email_address")
-	ph := g.argName("phone", "phoneNumber", "mobile")
+	// Some desks ask for only the phone's last four digits: a value no
+	// column holds whole.
+	ph := g.argName("phone", "phoneNumber", "mobile", "phone_last4", "phoneLastFour")
+	last4 := strings.Contains(strings.ToLower(ph), "last")
 	ep := param{name: e, typ: "string", desc: "The email address on the account", required: true}
 	if g.chance(0.5) {
 		ep.format = "email"
 	}
 	g.param(t, ep, argTruth{ref: p.table + "." + p.email})
-	g.param(t, param{name: ph, typ: "string", desc: "The phone number on the account, as the caller says it", required: true}, argTruth{ref: p.table + "." + p.phone})
+	pp := param{name: ph, typ: "string", desc: "The phone number on the account, as the caller says it", required: true}
+	if last4 {
+		pp.desc, pp.pattern = "The last four digits of the phone number on the account", "^[0-9]{4}$"
+	}
+	g.param(t, pp, argTruth{ref: p.table + "." + p.phone})
 	s := t.star
 	s.add("def handle(args, db):")
 	s.add("    email = args[%q].strip().lower()", e)
 	s.add("    digits = \"\".join([ch for ch in args[%q].elems() if ch.isdigit()])", ph)
-	s.add("    if len(digits) == 10:")
-	s.add("        digits = \"1\" + digits")
+	if !last4 {
+		s.add("    if len(digits) == 10:")
+		s.add("        digits = \"1\" + digits")
+	}
 	s.add("    row = db.one(\"SELECT %s, %s, %s FROM %s WHERE lower(%s) = $1\", email)", p.pk, p.phone, p.status, p.table, p.email)
 	s.refuseIf(1, "row == None", fmt.Sprintf("%q", "no account uses that email address"), "missing")
-	s.refuseOn(1, fmt.Sprintf("row[%q] != \"+\" + digits", p.phone), fmt.Sprintf("%q", "the phone number does not match the account"), "identity", p.table+"."+p.phone)
+	if last4 {
+		s.refuseOn(1, fmt.Sprintf("len(digits) != 4 or not row[%q].endswith(digits)", p.phone), fmt.Sprintf("%q", "those are not the last four digits of the phone number on the account"), "identity", p.table+"."+p.phone)
+	} else {
+		s.refuseOn(1, fmt.Sprintf("row[%q] != \"+\" + digits", p.phone), fmt.Sprintf("%q", "the phone number does not match the account"), "identity", p.table+"."+p.phone)
+	}
 	s.refuseOn(1, fmt.Sprintf("row[%q] != \"active\"", p.status), fmt.Sprintf("\"this account is %%s; only a person can help\" %% row[%q]", p.status), "status", p.table+"."+p.status)
 	s.add("    return row[%q]", p.pk)
 	return t

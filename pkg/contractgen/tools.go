@@ -26,6 +26,7 @@ type toolSpec struct {
 // param is one property of a tool's params schema, in order.
 type param struct {
 	name, typ, desc, format, xref string
+	pattern                       string
 	enum                          []string
 	required                      bool
 }
@@ -204,6 +205,9 @@ func (p param) schema() string {
 	}
 	if p.format != "" {
 		parts = append(parts, `"format": `+jsonStr(p.format))
+	}
+	if p.pattern != "" {
+		parts = append(parts, `"pattern": `+jsonStr(p.pattern))
 	}
 	if p.enum != nil {
 		q := make([]string, len(p.enum))

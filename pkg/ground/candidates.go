@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
@@ -252,7 +253,11 @@ func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool 
 	}
 	if pat, _ := ps["pattern"].(string); pat != "" {
 		if re, err := regexp.Compile(pat); err == nil && !match(re.MatchString) {
-			return false
+			// A text column may still hold the argument's values as its
+			// last characters (the last four of a licence number).
+			if k != "text" || !match(func(v string) bool { _, ok := tailOf(v, ps); return ok }) {
+				return false
+			}
 		}
 	}
 	if k == "int" || k == "number" {
@@ -271,10 +276,56 @@ func isDay(ps map[string]any) bool {
 	}
 	pat, _ := ps["pattern"].(string)
 	if pat == "" {
-		return false
+		// Without a format or pattern, the description's example shows
+		// the shape ("Date of the last trip, such as 2026-05-12").
+		desc, _ := ps["description"].(string)
+		m := exampleToken.FindStringSubmatch(desc)
+		if m == nil {
+			return false
+		}
+		_, err := time.Parse("2006-01-02", m[1])
+		return err == nil
 	}
 	re, err := regexp.Compile(pat)
 	return err == nil && re.MatchString("2026-03-10") && !re.MatchString("2026-03-10T10:00:00Z")
+}
+
+// tailOf is the end of a stored value that an argument takes when the value
+// itself does not fit the argument's pattern but its last characters do: the
+// longest such ending ("K2354500" is "4500" to `^[0-9]{4}$`), as a caller
+// gives the last four digits of a card or a licence. A value that fits is
+// taken whole, and an argument without a pattern takes no part of one.
+func tailOf(v string, ps map[string]any) (string, bool) {
+	pat, _ := ps["pattern"].(string)
+	if pat == "" {
+		return "", false
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil || re.MatchString(v) {
+		return "", false
+	}
+	for i := 1; i < len(v); i++ {
+		if !utf8.RuneStart(v[i]) {
+			continue
+		}
+		if t := v[i:]; re.MatchString(t) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// partOf reports whether an argument takes only the ends of a column's values
+// (tailOf), not the values themselves.
+func (g *Graph) partOf(ps map[string]any, table, col string) bool {
+	vals := g.sampleText(table, col, 50)
+	n := 0
+	for _, v := range vals {
+		if _, ok := tailOf(v, ps); ok {
+			n++
+		}
+	}
+	return n*2 > len(vals)
 }
 
 // dayOf is the day of a moment written as text ("2026-03-10T10:00:00-05:00"
@@ -361,8 +412,13 @@ func (g *Graph) touched(t *contract.Tool) map[string]bool {
 	for _, m := range regexp.MustCompile(`load\(\s*"([^"]+)"`).FindAllStringSubmatch(src, -1) {
 		all += "\n" + g.C.Sources[m[1]]
 	}
+	return identWords(all)
+}
+
+// identWords are the lower-cased identifiers of source text.
+func identWords(src string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range identWord.FindAllString(all, -1) {
+	for _, w := range identWord.FindAllString(src, -1) {
 		out[strings.ToLower(w)] = true
 	}
 	return out

@@ -124,6 +124,9 @@ func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, erro
 		if err := s.clockFirst(ctx, wonCase, params, final); err != nil {
 			return nil, "", err
 		}
+		if err := s.clockAlone(ctx, wonCase, params, alts, final); err != nil {
+			return nil, "", err
+		}
 		if err := s.frees(ctx, wonCase, params, final); err != nil {
 			return nil, "", err
 		}
@@ -870,6 +873,109 @@ func (s *search) clockFirst(ctx context.Context, b Bound, params []string, assig
 		}
 	}
 	return nil
+}
+
+// holdsDays reports whether a column holds days or moments.
+func (g *Graph) holdsDays(table, col string) bool {
+	tb := g.C.Table(table)
+	if tb == nil {
+		return false
+	}
+	for _, c := range tb.Columns {
+		if c.Name == col {
+			k := kind(c.Type)
+			return k == "date" || k == "timestamp"
+		}
+	}
+	return false
+}
+
+// clockAlone undoes a day from the clock that the handler took only on the
+// case it won on: a date the caller states as a fact (their last trip's),
+// which that one case's record happened to hold. When the clock day is
+// refused on each other case tried, the column of days that answers ok on
+// most of the cases (on any of the rows each reaches) is kept instead.
+func (s *search) clockAlone(ctx context.Context, won Bound, params []string, alts map[string][]Binding, assign map[string]Binding) error {
+	used, wrote := s.used, s.wrote
+	defer func() { s.used, s.wrote = used, wrote }()
+	for _, p := range params {
+		if assign[p].How != FromClock {
+			continue
+		}
+		var cols []Binding
+		for _, a := range alts[p] {
+			if a.Table != "" && a.Source == FromCase && a.How != Fresh && s.g.holdsDays(a.Table, a.Column) {
+				cols = append(cols, a)
+			}
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		cases, err := s.onlyOn(ctx, won, params, assign)
+		if err != nil || cases == nil {
+			return err
+		}
+		// Ties go to a column the handler's own file names (completed_at,
+		// where a trip's request falls on the same day as its end).
+		touched := identWords(s.g.C.Sources[s.t.Handler])
+		best, most := Binding{}, 0
+		for _, col := range cols {
+			n, err := s.held(ctx, cases, params, with(assign, p, col))
+			if err != nil {
+				return err
+			}
+			if n > most || n == most && n > 0 && touched[strings.ToLower(col.Column)] && !touched[strings.ToLower(best.Column)] {
+				best, most = col, n
+			}
+		}
+		if most > 0 {
+			assign[p] = best
+		}
+	}
+	return nil
+}
+
+// onlyOn returns won and up to three other cases when assign is refused on
+// each of the others, nil otherwise.
+func (s *search) onlyOn(ctx context.Context, won Bound, params []string, assign map[string]Binding) ([]Bound, error) {
+	out := []Bound{won}
+	for _, b := range s.casesOf(assign) {
+		if len(out) == 4 {
+			break
+		}
+		if b.Target != nil && won.Target != nil && rowKey(s.g, b.Table, b.Target) == rowKey(s.g, won.Table, won.Target) {
+			continue
+		}
+		out = append(out, b)
+		ok, _, _, err := s.try(ctx, b, params, assign)
+		if err != nil || ok {
+			return nil, err
+		}
+	}
+	if len(out) == 1 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// held counts the cases assign answers ok on with any of the rows each
+// reaches (the last of a rider's trips is one of them).
+func (s *search) held(ctx context.Context, cases []Bound, params []string, assign map[string]Binding) (int, error) {
+	n := 0
+	for _, b := range cases {
+		for v := 0; v < b.Variants(); v++ {
+			b.Variant = v
+			ok, _, _, err := s.try(ctx, b, params, assign)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				n++
+				break
+			}
+		}
+	}
+	return n, nil
 }
 
 func with(a map[string]Binding, p string, b Binding) map[string]Binding {

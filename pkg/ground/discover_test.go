@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -202,4 +203,79 @@ func TestCaseAboutASharedRecord(t *testing.T) {
 	if b.Caller == nil || b.Caller["first_name"] != "Ana" || len(s.Minted["patients"]) != 1 {
 		t.Errorf("the caller is not a minted copy: %v", b.Caller)
 	}
+}
+
+// TestDiscoverTakesTheLastDigits: an argument whose pattern no value of a
+// column fits whole, but whose last characters do (the last four digits of
+// the phone on file), is grounded in that column, filled with the ending,
+// and names no record by itself.
+func TestDiscoverTakesTheLastDigits(t *testing.T) {
+	c := guardianLine(t)
+	c.Tools = append(c.Tools, contract.Tool{
+		Name: "confirm_phone_digits",
+		Params: map[string]any{"type": "object", "required": []any{"last_name", "phone_last4"}, "properties": map[string]any{
+			"last_name":   map[string]any{"type": "string"},
+			"phone_last4": map[string]any{"type": "string", "pattern": "^[0-9]{4}$"},
+		}},
+		ParamOrder: []string{"last_name", "phone_last4"},
+	})
+	g := New(c)
+	fw := &lastDigitsWorld{g: g}
+	gr, err := g.Discover(context.Background(), fw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := gr.Bindings.Of("confirm_phone_digits", "phone_last4")
+	if b.Ref() != "patients.phone" || !b.Confirmed {
+		t.Fatalf("phone_last4 bound %+v, want patients.phone confirmed", b)
+	}
+	tool := c.Tool("confirm_phone_digits")
+	cases := g.Cases(tool, gr.Bindings, 3)
+	if len(cases) == 0 {
+		t.Fatal("no case for confirm_phone_digits")
+	}
+	for _, cs := range cases {
+		args, ok := g.Fill(tool, cs, gr.Bindings)
+		if v := Text(args["phone_last4"]); !ok || !regexpMatch(`^[0-9]{4}$`, v) || fw.call(scenario.Call{Tool: tool.Name, Args: args}).OK != true {
+			t.Errorf("a case fills %v (ok %v), want the last four digits of its patient's phone", args, ok)
+		}
+	}
+	if _, _, named := g.RecordParam(gr.Bindings, tool, "phone_last4"); named {
+		t.Error("the last four digits of a phone are taken to name a record")
+	}
+	if v := coerce("(555) 555-0147", "string", paramSchema(tool, "phone_last4")); v != "0147" {
+		t.Errorf("the phone (555) 555-0147 is given as %v, want 0147", v)
+	}
+	if v := coerce("0147", "string", paramSchema(tool, "phone_last4")); v != "0147" {
+		t.Errorf("a value that fits whole is given as %v", v)
+	}
+}
+
+// lastDigitsWorld answers confirm_phone_digits as a desk that asks for a last
+// name and the phone's last four digits does; every other tool is refused.
+type lastDigitsWorld struct{ g *Graph }
+
+func (f *lastDigitsWorld) Rehearse(_ context.Context, _ []scenario.Statement, calls []scenario.Call) ([]Answer, error) {
+	var out []Answer
+	for _, c := range calls {
+		out = append(out, f.call(c))
+	}
+	return out, nil
+}
+
+func (f *lastDigitsWorld) call(c scenario.Call) Answer {
+	read := []string{"last_name", "phone_last4"}
+	if c.Tool != "confirm_phone_digits" {
+		return Answer{Refused: true, Error: "Error: no", Read: []string{"patient_ref"}}
+	}
+	last, digits := Text(c.Args["last_name"]), Text(c.Args["phone_last4"])
+	if !regexpMatch(`^[0-9]{4}$`, digits) {
+		return Answer{Refused: true, Invalid: true, Error: "Error: invalid arguments"}
+	}
+	for _, p := range f.g.Rows("patients") {
+		if strings.EqualFold(Text(p["last_name"]), last) && strings.HasSuffix(Text(p["phone"]), digits) {
+			return Answer{OK: true, Result: []byte(`{}`), Read: read}
+		}
+	}
+	return Answer{Refused: true, Error: "Error: no patient matches", Read: read}
 }

@@ -181,6 +181,9 @@ func coerce(v any, typ string, ps map[string]any) any {
 		if d, isMoment := dayOf(s); isMoment && len(s) > 10 && isDay(ps) {
 			return d
 		}
+		if t, ok := tailOf(s, ps); ok {
+			return t
+		}
 		return s
 	case "integer":
 		if n, ok := asInt(v); ok {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contractgen"
@@ -53,4 +54,20 @@ func groundGenerated(t *testing.T, seed int64) ground.Grounding {
 		t.Fatal(err)
 	}
 	return gr
+}
+
+// TestFactDateIsNoClockDay: rides identifies a rider by phone and the date
+// of their last completed trip ("such as 2026-05-12": a day, by its
+// example). Yesterday, counted from the world's clock, was that date for one
+// rider, and no other: the day is grounded in the trips' completion, which
+// answers ok for rider after rider, not in the clock.
+func TestFactDateIsNoClockDay(t *testing.T) {
+	c, e := openContract(t, filepath.Join("..", "..", "examples", "rides"))
+	gr, err := ground.New(c).Discover(context.Background(), probe.Rehearser(e.World))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := gr.Bindings.Of("verify_rider_by_last_trip", "last_trip_date"); b.Ref() != "trips.completed_at" || !b.Confirmed {
+		t.Errorf("verify_rider_by_last_trip.last_trip_date bound %+v (%s), want trips.completed_at confirmed", b, b.Found())
+	}
 }
