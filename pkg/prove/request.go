@@ -502,6 +502,12 @@ func (pr *proof) askedOn(tool, v string) bool {
 			if !handedIn(v, s) {
 				continue
 			}
+			if retracts(s, v) {
+				return false
+			}
+			if pastWant.MatchString(s) {
+				continue // what they wanted last week is no request now
+			}
 			for _, w := range words {
 				if len(w) < 3 {
 					continue
@@ -516,6 +522,26 @@ func (pr *proof) askedOn(tool, v string) bool {
 		}
 	}
 	return asked
+}
+
+// retraction are the words by which a caller takes a request back, or
+// holds on to a record: "changed their mind about R10090", "today they are
+// keeping #W9994999", "decided against cancelling it".
+var retraction = regexp.MustCompile(`(?i)\bchang(e|es|ed|ing)\s+(their|his|her|my|our)\s+minds?\b|\b(keep|keeps|keeping|kept)\b|\bdecided?\s+(against|not)\b|\brather\s+not\b`)
+
+// pastWant marks a sentence that tells what the caller wanted before, not
+// what they ask for now ("last week they wanted to cancel both").
+var pastWant = regexp.MustCompile(`(?i)\b(last\s+(week|month|year|time)|yesterday|earlier|previously|originally|at\s+first|used\s+to)\b`)
+
+// retracts reports whether a clause of sentence s that names v takes the
+// request on it back.
+func retracts(s, v string) bool {
+	for _, part := range clause.Split(s, -1) {
+		if handedIn(v, part) && retraction.MatchString(part) {
+			return true
+		}
+	}
+	return false
 }
 
 // differing are the values of b's arguments (at any depth) where b's
