@@ -55,7 +55,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		setup.Statements = append(setup.Statements, setup.Carry(p.g, pr)...)
 	}
 	binds := p.binds(spec)
-	chain, ok := plan.Chain(p.g, tool, append(append([]string{}, spec.Gated...), spec.Lookups...), b, binds)
+	chain, ok := plan.Chain(p.g, tool, append(spec.IdentifyAs(p.c, i), spec.Lookups...), b, binds)
 	if !ok {
 		return scenario.Scenario{}, false
 	}

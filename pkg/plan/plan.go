@@ -32,6 +32,10 @@ type Spec struct {
 	Tool  string   `json:"tool"`            // the acting tool
 	Then  string   `json:"then,omitempty"`  // a tool that must follow it (a handoff after a report)
 	Gated []string `json:"gated,omitempty"` // precondition tools the solution calls first, in call order
+	// Identify are other tools of caller.from that stand in for the one
+	// Gated identifies the caller with, rehearsed as it was: the cases
+	// take Gated's and these in turn (IdentifyAs).
+	Identify []string `json:"identify,omitempty"`
 	// Lookups are the use case's retrieval tools a solution calls after the
 	// preconditions and before the act (the record looked up before it is
 	// changed), each rehearsed ok on the plan's cases.
@@ -560,6 +564,11 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	}
 	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
 	ob := outboundOf(c, u, tools, d.gr.Unanswered)
+	if ob == nil {
+		if spec.Identify, err = d.sv.identities(ctx, tool, sol, lookups); err != nil {
+			return nil, err
+		}
+	}
 	if ob != nil {
 		spec = ob.spec(c, spec)
 		// The call's chain identifies the callee first: a tool it holds is
@@ -1032,9 +1041,21 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 	return v.(*lessons)
 }
 
+// IdentifyAs is the chain the scenario of suite index i calls before its
+// act: Gated, with the tool that identifies the caller taken from Gated and
+// Identify in turn over the suite's scenarios.
+func (s Spec) IdentifyAs(c *contract.Contract, i int) []string {
+	out := slices.Clone(s.Gated)
+	at := slices.IndexFunc(out, c.Identifies)
+	if n := i % (len(s.Identify) + 1); at >= 0 && n > 0 {
+		out[at] = s.Identify[n-1]
+	}
+	return out
+}
+
 // specTools are the tools a bucket's scenarios may call.
 func specTools(s Spec) []string {
-	out := append(append(append(append([]string{}, s.Gated...), s.Lookups...), s.Tools...), outboundTools(s)...)
+	out := append(append(append(append(append([]string{}, s.Gated...), s.Identify...), s.Lookups...), s.Tools...), outboundTools(s)...)
 	for _, t := range []string{s.Tool, s.Then, s.Handoff} {
 		if t != "" {
 			out = append(out, t)

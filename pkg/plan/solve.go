@@ -631,6 +631,65 @@ func (sv *solver) lookups(ctx context.Context, tool *contract.Tool, tools []stri
 // the plan's levels: every lookup must answer ok and the act as the level
 // says, on most of them.
 func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solution, lookups []string) (bool, error) {
+	return sv.chainHolds(ctx, tool, sol, append(slices.Clone(sol.chain), lookups...))
+}
+
+// identities are the tools of caller.from that may stand in for the one the
+// solution's chain identifies the caller with: alternatives of one
+// requirement of the chain or the act ("verify by code, or by the date of
+// the last trip"), needing nothing else, with which chain, lookups and act
+// hold as the plan's levels say. Cases take them in turn, so a suite
+// identifies callers every way the contract offers, and meets each way's
+// refusals.
+func (sv *solver) identities(ctx context.Context, tool *contract.Tool, sol solution, lookups []string) ([]string, error) {
+	c := sv.g.C
+	if c.Caller == nil || len(sol.levels) == 0 {
+		return nil, nil
+	}
+	at := slices.IndexFunc(sol.chain, c.Identifies)
+	if at < 0 {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range c.Caller.From {
+		t := c.Tool(name)
+		if t == nil || slices.Contains(sol.chain, name) || len(t.Requires) > 0 || slices.Contains(lookups, name) || !sv.together(tool, sol.chain, sol.chain[at], name) {
+			continue
+		}
+		chain := slices.Clone(sol.chain)
+		chain[at] = name
+		ok, err := sv.chainHolds(ctx, tool, sol, append(chain, lookups...))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// together reports whether a and b are alternatives of one requirement of
+// the act or of a tool of its chain: either meets it.
+func (sv *solver) together(tool *contract.Tool, chain []string, a, b string) bool {
+	for _, name := range append(slices.Clone(chain), tool.Name) {
+		t := sv.g.C.Tool(name)
+		if t == nil {
+			continue
+		}
+		for _, r := range t.Requires {
+			if slices.Contains(r.AnyOf, a) && slices.Contains(r.AnyOf, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chainHolds rehearses the calls of chain, then the act, on the first
+// templates of the plan's levels: every call before the act must answer ok
+// and the act as the level says, on most of them.
+func (sv *solver) chainHolds(ctx context.Context, tool *contract.Tool, sol solution, chain []string) (bool, error) {
 	g := sv.g
 	pk := g.PK(sol.table)
 	tried, held := 0, 0
@@ -646,7 +705,7 @@ func (sv *solver) lookupHolds(ctx context.Context, tool *contract.Tool, sol solu
 			}
 			b := g.SeedCase(sol.table, target, caller)
 			sol.choices[key].Apply(&b)
-			calls, ok := Chain(g, tool, append(append([]string{}, sol.chain...), lookups...), b, sv.bs)
+			calls, ok := Chain(g, tool, chain, b, sv.bs)
 			if !ok {
 				return false, nil
 			}
