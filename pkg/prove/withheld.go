@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -101,11 +102,129 @@ func (pr *proof) withheld() string {
 		if refused != "" && !asked {
 			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, path)
 		}
+		if back := pr.withdrawn(verb, calls); back != "" {
+			return fmt.Sprintf("the caller takes the request for %s back (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, back, path)
+		}
 		if other, said := pr.askedInstead(verb, done); other != "" && !pr.mentions(verb) {
 			return fmt.Sprintf("the caller asks for %s (%q) and never for %s, yet the scenario's %s makes %s: the request is one nobody asked for", other, said, c.Tool, path, c.Tool)
 		}
 	}
 	return ""
+}
+
+// takenBack are the words by which a caller who asked for something takes
+// it back: "no longer want any change", "no longer need a different class"
+// (not "no longer need the car", a reason to cancel it), "would rather
+// leave the class alone", "are keeping the booking".
+var takenBack = regexp.MustCompile(`(?i)\bno\s+longer\s+wants?\b|\bno\s+longer\s+needs?\s+(a|an|any)\s+(different|new|other|change)\b|\brather\s+(leave|keep)\b|\bleave\s+(it|them|the\s+\w+)\s+(alone|as\s+(it|they)\s+(is|are))\b|\b(are|is|will\s+be|decided\s+on)\s+keeping\b|\bdecided\s+to\s+keep\b`)
+
+// changedMind are the words of a change of mind, which takes a request
+// back only where nothing is wanted in its place ("changed their mind and
+// want it shipped to 77 Birch Lane" asks for another address).
+var changedMind = regexp.MustCompile(`(?i)\bafter\s+all\b|\bchang(e|es|ed|ing)\s+(their|his|her|my|our)\s+minds?\b`)
+
+// anyMore, with a negation, ends an earlier wish ("do not want to change
+// the class any more").
+var anyMore = regexp.MustCompile(`(?i)\bany\s?more\b`)
+
+// instead marks a change of mind that asks for something else in place of
+// what was asked (another value), not for nothing.
+var instead = regexp.MustCompile(`(?i)\binstead\b|\bnow\s+wants?\b`)
+
+// withdrawn returns the sentence of the instruction that takes the request
+// for the act (its tool's verb) back, "" when none does: a sentence after the
+// last one that asks for the act, which does not ask for it itself and names
+// no record but those the acts name, and which negates the act (or ends the
+// wish: "do not, after a talk with the family, want to change it any more")
+// or says the caller keeps things as they are. What the caller wanted
+// before and no longer does is no request.
+func (pr *proof) withdrawn(verb string, calls []scenario.Call) string {
+	own := map[string]bool{}
+	for _, c := range calls {
+		ground.AddValues(own, c.Args)
+	}
+	for _, r := range pr.results {
+		if pr.p.stateChanging(r) {
+			ground.AddValues(own, r.Args)
+		}
+	}
+	others := map[string]bool{}
+	for _, r := range pr.results {
+		ground.AddValues(others, r.Args)
+		ground.AddValues(others, r.Result)
+	}
+	namesOther := func(s string) bool {
+		for v := range others {
+			if !own[v] && len(v) >= 3 && strings.ContainsAny(v, "0123456789") && handedIn(v, s) {
+				return true
+			}
+		}
+		return false
+	}
+	back := ""
+	for _, s := range sentence.Split(pr.sc.Instruction, -1) {
+		w := withholds(s, verb)
+		ends := anyMore.MatchString(s) && negates(s) && pr.mentionsIn(s, verb)
+		switch {
+		case w == 1 && !ends:
+			back = "" // asked (again) after whatever came before
+		case namesOther(s):
+		case w == -1 || ends:
+			back = strings.TrimSpace(s)
+		case takenBack.MatchString(s) || changedMind.MatchString(s) && !instead.MatchString(s) && !wantsOther(s):
+			back = strings.TrimSpace(s)
+		}
+	}
+	return back
+}
+
+// wantsOther reports whether a sentence wants something, a word of wanting
+// no negation stands just before ("changed their mind and want it shipped
+// to 77 Birch Lane" asks for another address, not for nothing).
+func wantsOther(s string) bool {
+	var words []string
+	for _, w := range tokens(contracted.ReplaceAllString(s, " not")) {
+		words = append(words, strings.ToLower(trimToken(w)))
+	}
+	for i, w := range words {
+		if !wanting[w] || w == "like" {
+			continue
+		}
+		neg := false
+		for j := i - 1; j >= 0 && i-j <= 2; j-- {
+			neg = neg || negation[words[j]] || words[j] == "longer"
+		}
+		if !neg {
+			return true
+		}
+	}
+	return false
+}
+
+// negates reports whether a sentence holds a negation ("no" of "no longer"
+// and "no one" aside).
+func negates(s string) bool {
+	words := tokens(contracted.ReplaceAllString(s, " not"))
+	for i, w := range words {
+		w = strings.ToLower(trimToken(w))
+		if w == "no" && i+1 < len(words) {
+			continue
+		}
+		if negation[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsIn reports whether sentence s has a word that begins with verb.
+func (pr *proof) mentionsIn(s, verb string) bool {
+	for _, w := range tokens(s) {
+		if strings.HasPrefix(strings.ToLower(trimToken(w)), verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // askedInstead names another act of the contract the caller asks for, and
