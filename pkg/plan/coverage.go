@@ -37,14 +37,13 @@ func (p *Plan) Measure(c *contract.Contract) Coverage {
 		for _, r := range b.Spec.Rules {
 			rules[r] = true
 		}
-		for _, t := range b.Spec.Tools {
-			named[t] = true
-		}
-		for _, t := range b.Spec.Gated {
-			named[t] = true
-		}
-		if b.Outcome == "escalate" && b.Spec.Handoff != "" {
-			named[b.Spec.Handoff] = true
+		// Every tool a bucket's scenarios may call: its chain, the ways
+		// it identifies callers, its lookups, an outbound call's tools for
+		// a missed call and a call put off.
+		for _, t := range specTools(b.Spec) {
+			if t != b.Spec.Handoff || b.Outcome == "escalate" {
+				named[t] = true
+			}
 		}
 		cv.Outcomes[b.Outcome] += b.Want
 		cv.Kinds[b.Kind] += b.Want
