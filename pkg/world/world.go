@@ -472,8 +472,34 @@ func (w *World) build(ctx context.Context, tx pgx.Tx, schema string, first bool)
 		}
 		return fmt.Errorf("open world %s: seed: %w", w.schema, err)
 	}
+	// A seed row that sets an identity or serial key leaves its sequence
+	// behind: a handler's INSERT would then take a key the seed holds.
+	if _, err := tx.Exec(ctx, sequencesPastSeed); err != nil {
+		return fmt.Errorf("open world %s: sequences: %w", w.schema, err)
+	}
 	return nil
 }
+
+// sequencesPastSeed moves every sequence a column of the world's schema
+// owns (serial and identity columns) past the largest value the seed wrote.
+const sequencesPastSeed = `DO $$
+DECLARE r record; m bigint;
+BEGIN
+    FOR r IN
+        SELECT c.relname AS tbl, a.attname AS col,
+               pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname) AS seq
+        FROM pg_attribute a
+        JOIN pg_class c ON c.oid = a.attrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+    LOOP
+        CONTINUE WHEN r.seq IS NULL;
+        EXECUTE format('SELECT max(%I)::bigint FROM %I', r.col, r.tbl) INTO m;
+        IF m IS NOT NULL THEN
+            PERFORM setval(r.seq, m);
+        END IF;
+    END LOOP;
+END $$`
 
 // insertSQL renders one seed row as an INSERT with literal values (typed by
 // their columns, as Postgres reads unknown literals).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1288,4 +1289,31 @@ func TestStatementTimeIsALimit(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSeededKeysMoveTheirSequence: a seed row that sets a serial key (an
+// event numbered 5) moves its sequence past it, so a handler's INSERT that
+// leaves the key to the sequence takes a new one, not the seed's.
+func TestSeededKeysMoveTheirSequence(t *testing.T) {
+	pool := testenv.Postgres(t)
+	withEvents := append(slices.Clone(seeds), contract.SeedTable{Table: "events", File: "world/seed/events.jsonl", Lines: []int{1, 2},
+		Rows: []map[string]any{{"seq": int64(1), "kind": "seeded"}, {"seq": int64(5), "kind": "seeded"}}})
+	w := open(t, pool, newContract(t, withEvents), script.Options{})
+	ctx := context.Background()
+	err := w.Copy(ctx, func(cp *Copy) error {
+		if r := cp.Call(ctx, "cancel_order", map[string]any{"order_id": "#W1", "reason": "no longer needed"}); !r.OK {
+			t.Fatalf("cancel_order after a seeded event: %+v %s", r, r.Error)
+		}
+		rows, err := cp.Query(ctx, "SELECT seq FROM events WHERE kind = 'cancel'")
+		if err != nil {
+			return err
+		}
+		if len(rows) != 1 || rows[0].Values[0] != int64(6) {
+			t.Errorf("the new event's key: %v, want 6", rows)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
