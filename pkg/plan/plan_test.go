@@ -381,3 +381,25 @@ func TestEveryRuleReachesADealtBucket(t *testing.T) {
 		t.Errorf("untested after rehoming: %v", cv.UntestedRules)
 	}
 }
+
+// TestMeasureNamesEveryToolABucketCalls: a tool with requires that only an
+// outbound call's call-later or missed-call answer calls, or that only some
+// cases identify their callers with, is named by the bucket that deals those
+// cases; a handoff only by an escalation.
+func TestMeasureNamesEveryToolABucketCalls(t *testing.T) {
+	gated := func(name string) contract.Tool {
+		return contract.Tool{Name: name, Requires: []contract.Requirement{{AnyOf: []string{"verify"}}}}
+	}
+	c := &contract.Contract{Tools: []contract.Tool{{Name: "verify"}, gated("confirm"), gated("schedule_callback"), gated("log_attempt"), gated("verify_too"), gated("transfer")}}
+	p := &Plan{Buckets: []Bucket{
+		{ID: "call", Outcome: "succeed", Want: 1, Spec: Spec{Tools: []string{"verify", "confirm"}, Tool: "confirm", Gated: []string{"verify"},
+			CallLater: "schedule_callback", MissedCall: "log_attempt", Identify: []string{"verify_too"}, Handoff: "transfer"}},
+	}}
+	if cv := p.Measure(c); !slices.Equal(cv.UnnamedGated, []string{"transfer"}) {
+		t.Errorf("unnamed gated tools %v, want only the handoff no escalation deals", cv.UnnamedGated)
+	}
+	p.Buckets = append(p.Buckets, Bucket{ID: "hand", Outcome: "escalate", Want: 1, Spec: Spec{Handoff: "transfer"}})
+	if cv := p.Measure(c); len(cv.UnnamedGated) > 0 {
+		t.Errorf("unnamed gated tools %v with an escalation dealt", cv.UnnamedGated)
+	}
+}
