@@ -223,7 +223,7 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 					// an export replays and a reader trusts: it does less
 					// than the caller asks.
 					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening), where the caller states %s, which no call of the case sends; with it the world carries the solution out and no rule fails: the reference ignores what the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]), js(alt.args[alt.name]))
-				case alt.enum && acts && !pr.p.callerHolds(sc, ground.Text(r.Args[alt.name])) && !pr.heldByNamed(r, alt.name):
+				case alt.enum && acts && (isYesNo(r.Args[alt.name]) || !pr.p.callerHolds(sc, ground.Text(r.Args[alt.name])) && !pr.heldByNamed(r, alt.name)):
 					// Both values pass, and the caller picks neither (nor
 					// points at a record of theirs that holds it: "the same
 					// flights as my current reservation"; nor is it what the
@@ -293,4 +293,11 @@ func (p *Prover) heldWhere(sc *scenario.Scenario, v string, pick func(table stri
 		}
 	}
 	return false
+}
+
+// isYesNo reports whether v is a boolean: no record "holds" a yes or no the
+// way it holds a code, so only the caller's words settle one.
+func isYesNo(v any) bool {
+	_, ok := v.(bool)
+	return ok
 }

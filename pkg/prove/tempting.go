@@ -305,6 +305,18 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		if _, composite := one.(map[string]any); composite || one == nil {
 			continue
 		}
+		if b, isBool := one.(bool); isBool {
+			// A yes or no a success writes (whether the callee recognises
+			// a payment) is the caller's to give: the other is a choice
+			// unless the caller's words settle it. (A refusal's tempting
+			// yes or no is not read yet.)
+			if !isList && pr.sc.Expects == scenario.OutcomeSucceed && pr.p.stateChanging(call) && !pr.saysBool(n, b) {
+				args := maps.Clone(call.Args)
+				args[n] = !b
+				out = append(out, alternative{name: n, args: args, from: "which the caller's words never settle", enum: true})
+			}
+			continue
+		}
 		// A value the caller asks for is theirs; one they only mention
 		// ("their old charge F2918 was settled") is played against the
 		// values of its kind they do ask for.
@@ -427,6 +439,69 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			}
 		}
 	}
+	return out
+}
+
+// saysBool reports whether the caller's words settle a yes or no argument
+// the way the call sends it: a sentence has a word that begins as a word of
+// the argument's name does, all but its last three letters and at least
+// four (recognise for customerRecognises, late for acknowledge_late_fee;
+// not record), negated where b is
+// false and not where it is true, and not asked ("whether they recognise").
+func (pr *proof) saysBool(name string, b bool) bool {
+	var stems []string
+	for _, w := range paramWords(name) {
+		if len(w) >= 4 {
+			stems = append(stems, w[:max(4, len(w)-3)])
+		}
+	}
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, s := range sentence.Split(text, -1) {
+			var words []string
+			for _, w := range tokens(s) {
+				words = append(words, strings.ToLower(trimToken(w)))
+			}
+			for i, w := range words {
+				if !slices.ContainsFunc(stems, func(st string) bool { return strings.HasPrefix(w, st) }) {
+					continue
+				}
+				// "record whether they recognise it" asks; it states nothing.
+				asks := false
+				for j := max(0, i-3); j < i; j++ {
+					asks = asks || words[j] == "whether" || words[j] == "if"
+				}
+				if !asks && negates(s) != b {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// paramWords splits an argument's name into lower-case words:
+// customerRecognises and customer_recognises are [customer recognises].
+func paramWords(name string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			flush()
+		case unicode.IsUpper(r):
+			flush()
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	flush()
 	return out
 }
 

@@ -163,6 +163,9 @@ func (pr *proof) withdrawn(verb string, calls []scenario.Call) string {
 	}
 	back := ""
 	for _, s := range sentence.Split(pr.sc.Instruction, -1) {
+		if conditional.MatchString(s) {
+			continue // "If you cannot modify it, no action" says what to do if the world refuses
+		}
 		w := withholds(s, verb)
 		ends := anyMore.MatchString(s) && negates(s) && pr.mentionsIn(s, verb)
 		switch {
@@ -200,6 +203,9 @@ func wantsOther(s string) bool {
 	}
 	return false
 }
+
+// conditional opens a sentence that says what holds on a condition.
+var conditional = regexp.MustCompile(`(?i)^\s*(if|unless|in\s+case|should|when|whether)\b`)
 
 // negates reports whether a sentence holds a negation ("no" of "no longer"
 // and "no one" aside).
