@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -579,6 +580,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 		}
 	}
 	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	namedTeams(c, u, spec.Binds)
 	if pinned {
 		// What the rule names is the choice the use case is about.
 		for i := range spec.Binds {
@@ -1039,6 +1041,30 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 	key := fmt.Sprintf("%s\x00%d\x00%t\x00%t", c.SHA256, maxProbe, rules, mutants)
 	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
 	return v.(*lessons)
+}
+
+// namedTeams settles a hand-off's choice of team where the use case's text
+// names one of its enum's values and no other ("which only the credit team
+// can decide": credit), so a case is handed to the team the use case says.
+func namedTeams(c *contract.Contract, u *contract.UseCase, bs ground.Bindings) {
+	text := " " + strings.Join(strings.FieldsFunc(strings.ToLower(u.Text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ") + " "
+	for i := range bs {
+		b := &bs[i]
+		t := c.Tool(b.Tool)
+		if t == nil || !t.EndsConversation || b.How != ground.ByEnum || len(b.Picks) > 0 {
+			continue
+		}
+		var named []any
+		for _, e := range t.Enum(b.Param) {
+			words := strings.FieldsFunc(strings.ToLower(ground.Text(e)), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			if len(words) > 0 && strings.Contains(text, " "+strings.Join(words, " ")+" ") {
+				named = append(named, e)
+			}
+		}
+		if len(named) == 1 {
+			b.Picks = named
+		}
+	}
 }
 
 // IdentifyAs is the chain the scenario of suite index i calls before its

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
 )
 
 func TestPersonNamesAreDistinct(t *testing.T) {
@@ -401,5 +402,27 @@ func TestMeasureNamesEveryToolABucketCalls(t *testing.T) {
 	p.Buckets = append(p.Buckets, Bucket{ID: "hand", Outcome: "escalate", Want: 1, Spec: Spec{Handoff: "transfer"}})
 	if cv := p.Measure(c); len(cv.UnnamedGated) > 0 {
 		t.Errorf("unnamed gated tools %v with an escalation dealt", cv.UnnamedGated)
+	}
+}
+
+// TestHandoffGoesToTheTeamTheUseCaseNames: a use case whose text names one
+// of a hand-off's teams ("only the credit team can decide") hands its cases
+// to that team; a text naming two, or none, leaves the choice open.
+func TestHandoffGoesToTheTeamTheUseCaseNames(t *testing.T) {
+	c := &contract.Contract{Tools: []contract.Tool{{Name: "transfer", EndsConversation: true, Params: map[string]any{"type": "object", "properties": map[string]any{
+		"department": map[string]any{"type": "string", "enum": []any{"fraud", "disputes", "credit", "bereavement"}},
+	}}}}}
+	for text, want := range map[string][]any{
+		"Ask for a higher credit limit, which only the credit team can decide": {"credit"},
+		"Report a charge as fraud":   {"fraud"},
+		"Dispute a charge":           nil, // "dispute" is not the value "disputes"
+		"Ask about fraud and credit": nil,
+		"Ask for a statement":        nil,
+	} {
+		bs := ground.Bindings{{Tool: "transfer", Param: "department", How: ground.ByEnum}}
+		namedTeams(c, &contract.UseCase{Text: text}, bs)
+		if !slices.Equal(bs[0].Picks, want) {
+			t.Errorf("%q: picks %v, want %v", text, bs[0].Picks, want)
+		}
 	}
 }
