@@ -253,9 +253,9 @@ func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool 
 	}
 	if pat, _ := ps["pattern"].(string); pat != "" {
 		if re, err := regexp.Compile(pat); err == nil && !match(re.MatchString) {
-			// A text column may still hold the argument's values as its
-			// last characters (the last four of a licence number).
-			if k != "text" || !match(func(v string) bool { _, ok := tailOf(v, ps); return ok }) {
+			// A text column may still hold the argument's values at an end
+			// (the last four of a licence number, a postcode's first half).
+			if k != "text" || !match(func(v string) bool { _, ok := endOf(v, ps); return ok }) {
 				return false
 			}
 		}
@@ -290,12 +290,14 @@ func isDay(ps map[string]any) bool {
 	return err == nil && re.MatchString("2026-03-10") && !re.MatchString("2026-03-10T10:00:00Z")
 }
 
-// tailOf is the end of a stored value that an argument takes when the value
-// itself does not fit the argument's pattern but its last characters do: the
-// longest such ending ("K2354500" is "4500" to `^[0-9]{4}$`), as a caller
-// gives the last four digits of a card or a licence. A value that fits is
-// taken whole, and an argument without a pattern takes no part of one.
-func tailOf(v string, ps map[string]any) (string, bool) {
+// endOf is the end of a stored value that an argument takes when the value
+// itself does not fit the argument's pattern but its last characters do:
+// the longest such ending ("K2354500" is "4500" to `^[0-9]{4}$`), as a
+// caller gives the last four digits of a card or a licence; else the longest
+// beginning that fits (the outward half of a postcode, "SW1A" of "SW1A
+// 1AA"). A value that fits is taken whole, and an argument without a
+// pattern takes no part of one.
+func endOf(v string, ps map[string]any) (string, bool) {
 	pat, _ := ps["pattern"].(string)
 	if pat == "" {
 		return "", false
@@ -305,27 +307,36 @@ func tailOf(v string, ps map[string]any) (string, bool) {
 		return "", false
 	}
 	for i := 1; i < len(v); i++ {
-		if !utf8.RuneStart(v[i]) {
-			continue
-		}
-		if t := v[i:]; re.MatchString(t) {
+		if t := v[i:]; utf8.RuneStart(v[i]) && re.MatchString(t) {
 			return t, true
+		}
+	}
+	for i := len(v) - 1; i > 0; i-- {
+		if h := v[:i]; utf8.RuneStart(v[i]) && re.MatchString(h) {
+			return h, true
 		}
 	}
 	return "", false
 }
 
 // partOf reports whether an argument takes only the ends of a column's values
-// (tailOf), not the values themselves.
+// (endOf), not the values themselves.
 func (g *Graph) partOf(ps map[string]any, table, col string) bool {
 	vals := g.sampleText(table, col, 50)
 	n := 0
 	for _, v := range vals {
-		if _, ok := tailOf(v, ps); ok {
+		if _, ok := endOf(v, ps); ok {
 			n++
 		}
 	}
 	return n*2 > len(vals)
+}
+
+// isMoment reports whether an argument takes a moment: its format says
+// date-time.
+func isMoment(ps map[string]any) bool {
+	f, _ := ps["format"].(string)
+	return f == "date-time"
 }
 
 // dayOf is the day of a moment written as text ("2026-03-10T10:00:00-05:00"

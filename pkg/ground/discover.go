@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -155,8 +156,14 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 			continue
 		}
 		var days []Binding
-		if d.How != ByXRef && isDay(paramSchema(t, p)) {
+		if ps := paramSchema(t, p); d.How != ByXRef && (isDay(ps) || isMoment(ps)) {
 			days = g.clockDays(t.Name, p)
+		}
+		if x, has := refSchema(paramSchema(t, p))["x-ref"]; has && x == false {
+			// The author's word that it names no record: no column is
+			// tried, only what its schema and the clock give.
+			alts[p] = append([]Binding{d}, days...)
+			continue
 		}
 		for _, c := range g.candidates(t, p, touched) {
 			if d.Table == c.table && d.Column == c.column {
@@ -191,14 +198,20 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 // clockOffsets are the days from the world's clock a day argument is tried
 // with, first to last: a week ahead (a start, a stop, a move), today, a
 // month ahead, yesterday (something that happened).
-var clockOffsets = []int{7, 0, 30, -1}
+var clockOffsets = []int{7, 0, 30, -1, 1, 3}
 
-// clockDays are the FromClock ways of a day argument of tool.
+// clockDays are the FromClock ways of a day argument of tool, or of a moment
+// argument (format date-time): that day at 10:00 UTC.
 func (g *Graph) clockDays(tool, p string) []Binding {
 	today := g.C.Clock()
+	layout := "2006-01-02"
+	if t := g.C.Tool(tool); t != nil && isMoment(paramSchema(t, p)) {
+		y, m, d := today.Date()
+		today, layout = time.Date(y, m, d, 10, 0, 0, 0, time.UTC), time.RFC3339
+	}
 	out := make([]Binding, len(clockOffsets))
 	for i, n := range clockOffsets {
-		out[i] = Binding{Tool: tool, Param: p, How: FromClock, Picks: []any{today.AddDate(0, 0, n).Format("2006-01-02")}}
+		out[i] = Binding{Tool: tool, Param: p, How: FromClock, Picks: []any{today.AddDate(0, 0, n).Format(layout)}}
 	}
 	return out
 }

@@ -181,7 +181,7 @@ func coerce(v any, typ string, ps map[string]any) any {
 		if d, isMoment := dayOf(s); isMoment && len(s) > 10 && isDay(ps) {
 			return d
 		}
-		if t, ok := tailOf(s, ps); ok {
+		if t, ok := endOf(s, ps); ok {
 			return t
 		}
 		return s

@@ -3,6 +3,7 @@ package ground
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 )
@@ -53,5 +54,53 @@ func TestEnumOfKeysNamesARecord(t *testing.T) {
 		if b, _ := New(c).Declared().Of("reserve_title", "pickupBranch"); b.How != ByEnum || b.Table != "" {
 			t.Errorf("enum %v (not the branches' codes) is declared %+v, want a plain enum", enum, b)
 		}
+	}
+}
+
+// TestXRefFalseTriesNoColumnOfMoments: a date-time argument the author says
+// names no record (`x-ref: false`) is offered no column, however alike
+// (slots.starts_at for a callback time), only moments from the clock.
+func TestXRefFalseTriesNoColumnOfMoments(t *testing.T) {
+	c := guardianLine(t)
+	c.Tools = append(c.Tools, contract.Tool{Name: "call_me_back", ParamOrder: []string{"starts_at"},
+		Params: map[string]any{"type": "object", "required": []any{"starts_at"}, "properties": map[string]any{
+			"starts_at": map[string]any{"type": "string", "format": "date-time", "x-ref": false},
+		}}})
+	g := New(c)
+	s := &search{g: g, t: c.Tool("call_me_back")}
+	alts := s.alternatives(g.Declared(), []string{"starts_at"})["starts_at"]
+	clock := 0
+	for _, a := range alts {
+		if a.Table != "" {
+			t.Errorf("x-ref false, yet the column %s is tried", a.Ref())
+		}
+		if a.How == FromClock {
+			clock++
+			if _, err := time.Parse(time.RFC3339, Text(a.Picks[0])); err != nil {
+				t.Errorf("a moment from the clock %v: %v", a.Picks[0], err)
+			}
+		}
+	}
+	if clock == 0 {
+		t.Errorf("no moment from the clock among %+v", alts)
+	}
+}
+
+// TestEndOfTakesABeginningWhereNoEndingFits: the outward half of a postcode
+// is the beginning of the stored postcode; the last four digits are its
+// ending where both would fit.
+func TestEndOfTakesABeginningWhereNoEndingFits(t *testing.T) {
+	for _, tc := range []struct{ v, pattern, want string }{
+		{"SW1A 1AA", "^[A-Z]{1,2}[0-9][A-Z0-9]?$", "SW1A"},
+		{"12345678", "^[0-9]{4}$", "5678"},
+		{"K2354500", "^[0-9]{4}$", "4500"},
+	} {
+		got, ok := endOf(tc.v, map[string]any{"pattern": tc.pattern})
+		if !ok || got != tc.want {
+			t.Errorf("endOf(%q, %s) = %q %v, want %q", tc.v, tc.pattern, got, ok, tc.want)
+		}
+	}
+	if _, ok := endOf("4500", map[string]any{"pattern": "^[0-9]{4}$"}); ok {
+		t.Error("a value that fits whole is cut")
 	}
 }
