@@ -182,19 +182,23 @@ type write struct {
 //   - it names every one of vals and no other record of their table
 //     (other reports one);
 //   - it has no word that narrows or withholds the act (not, only, but,
-//     keep, except, one, ...).
+//     keep, except, one, ...);
+//   - what the quantifier counts is the records: a record, or words nouns
+//     holds (the record's kind: "both pending orders"), after glue ("the",
+//     "of", "their"); "cancel both the wi-fi hotspots on R1 and R2" counts
+//     hotspots, not reservations.
 //
 // A count that merely describes ("about her two orders, she wants to cancel
 // #W1"), a verb far from it ("cancel the older of the two") or a sentence
 // about another record is no tie: the second act is then not the request.
-func asksEach(texts []string, tool string, vals []string, other func(w string) bool) bool {
+func asksEach(texts []string, tool string, vals []string, other func(w string) bool, nouns map[string]bool) bool {
 	verb := toolVerb(tool)
 	if len(verb) < 3 || len(vals) < 2 {
 		return false
 	}
 	for _, text := range texts {
 		for _, s := range sentence.Split(text, -1) {
-			if tiesAct(s, verb, vals, other) {
+			if tiesAct(s, verb, vals, other, nouns) {
 				return true
 			}
 		}
@@ -214,7 +218,7 @@ var counts = map[string]int{"both": 2, "two": 2, "three": 3, "four": 4, "each": 
 
 // tiesAct reports one sentence that asks for the act verb on exactly vals
 // (asksEach).
-func tiesAct(s, verb string, vals []string, other func(w string) bool) bool {
+func tiesAct(s, verb string, vals []string, other func(w string) bool, nouns map[string]bool) bool {
 	if restrictive.MatchString(s) {
 		return false
 	}
@@ -243,7 +247,7 @@ func tiesAct(s, verb string, vals []string, other func(w string) bool) bool {
 				break
 			}
 			if n, ok := counts[strings.ToLower(words[j])]; ok {
-				if n == 0 || n == len(vals) {
+				if (n == 0 || n == len(vals)) && countsRecords(words[j+1:], vals, nouns) {
 					return true
 				}
 				break
@@ -251,6 +255,85 @@ func tiesAct(s, verb string, vals []string, other func(w string) bool) bool {
 		}
 	}
 	return false
+}
+
+// countsOther reports whether the act's verb in sentence s is followed, within
+// two words, by a quantifier that counts something other than the records
+// ("change both the wi-fi hotspots on RR1 and RR2").
+func countsOther(s, verb, v string, nouns map[string]bool) bool {
+	var words []string
+	for _, w := range tokens(s) {
+		if w = trimToken(w); w != "" {
+			words = append(words, w)
+		}
+	}
+	for i, w := range words {
+		if !strings.HasPrefix(strings.ToLower(w), verb) {
+			continue
+		}
+		for j := i + 1; j < len(words) && j <= i+2; j++ {
+			if _, ok := counts[strings.ToLower(words[j])]; ok {
+				return !countsRecords(words[j+1:], []string{v}, nouns)
+			}
+		}
+	}
+	return false
+}
+
+// countGlue are the words that may stand between a quantifier and the
+// records it counts.
+var countGlue = map[string]bool{"the": true, "of": true, "these": true, "those": true, "their": true, "his": true,
+	"her": true, "my": true, "our": true, "its": true, "them": true, "and": true}
+
+// countsRecords reports whether what a quantifier counts is the records:
+// the words after it, glue aside, are one of vals or words of the records'
+// kind (nouns, compared without a plural s) before any other word.
+func countsRecords(after, vals []string, nouns map[string]bool) bool {
+	kind := false
+	for _, w := range after {
+		if slices.Contains(vals, w) {
+			return true
+		}
+		w = strings.ToLower(w)
+		switch {
+		case nouns[strings.TrimSuffix(w, "s")]:
+			kind = true
+		case countGlue[w] && !kind:
+		default:
+			return kind
+		}
+	}
+	return true
+}
+
+// recordNouns are the words a caller may count a tool's records by: the
+// words of their tables' names, of the tool's name and description, and of
+// the text of each use case that lists it, of four letters or more, without
+// a plural s.
+func (p *Prover) recordNouns(tool string, tables ...string) map[string]bool {
+	out := map[string]bool{}
+	add := func(s string) {
+		for _, w := range paramWords(s) {
+			for _, f := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) {
+				if len(f) > 3 && !countGlue[f] {
+					out[strings.TrimSuffix(f, "s")] = true
+				}
+			}
+		}
+	}
+	for _, t := range tables {
+		add(t)
+	}
+	add(tool)
+	if t := p.c.Tool(tool); t != nil {
+		add(t.Description)
+	}
+	for _, u := range p.c.UseCases {
+		if slices.Contains(u.Tools, tool) {
+			add(u.Text)
+		}
+	}
+	return out
 }
 
 // requestTools are the tools whose writes the request may make (nil: any,
@@ -497,6 +580,15 @@ func (pr *proof) askedOn(tool, v string) bool {
 		}
 	}
 	asked := false
+	var tables []string
+	if t := pr.p.c.Tool(tool); t != nil {
+		for _, p := range t.ParamNames() {
+			if tb, _, ok := pr.p.c.RefOf(tool, p); ok {
+				tables = append(tables, tb)
+			}
+		}
+	}
+	nouns := pr.p.recordNouns(tool, tables...)
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
 		for _, s := range fullStop.Split(text, -1) {
 			if !handedIn(v, s) {
@@ -514,7 +606,7 @@ func (pr *proof) askedOn(tool, v string) bool {
 				}
 				switch withholds(s, w) {
 				case 1:
-					asked = true
+					asked = asked || !countsOther(s, w, v, nouns)
 				case -1:
 					return false
 				}
@@ -581,7 +673,7 @@ func (pr *proof) asksEachOf(tool, arg string, writes []write, w write) bool {
 	other := func(x string) bool {
 		return typed[table+"."+col][x] || pr.p.g.Find(table, col, x) != nil
 	}
-	return asksEach([]string{pr.sc.Instruction, pr.sc.Persona.Opening}, tool, vals, other)
+	return asksEach([]string{pr.sc.Instruction, pr.sc.Persona.Opening}, tool, vals, other, pr.p.recordNouns(tool, table))
 }
 
 // pointedApart is the first argument of tool t, naming a row of a table

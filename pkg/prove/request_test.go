@@ -8,6 +8,7 @@ import "testing"
 func TestAsksEach(t *testing.T) {
 	vals := []string{"#W1121", "#W7900"}
 	other := func(w string) bool { return w == "#W3333" }
+	nouns := map[string]bool{"cancel": true, "pending": true, "order": true, "refund": true, "payment": true}
 	for _, c := range []struct {
 		text string
 		want bool
@@ -29,11 +30,14 @@ func TestAsksEach(t *testing.T) {
 		{"She wants to cancel three orders: #W1121 and #W7900.", false},
 		{"She wants to cancel both #W1121 and #W7900 and #W3333.", false},
 		{"She wants to cancel both of her pending orders, #W1121 among them.", false},
+		// The count counts something else of the records.
+		{"She wants to cancel both the gift wraps on #W1121 and #W7900.", false},
+		{"She wants to cancel both prices in her head before choosing #W1121 or #W7900.", false},
 		// The count follows another verb.
 		{"She wants to return both #W1121 and #W7900.", false},
 		{"She wants to cancel twice #W1121 and #W7900.", false},
 	} {
-		if got := asksEach([]string{c.text}, "cancel_pending_order", vals, other); got != c.want {
+		if got := asksEach([]string{c.text}, "cancel_pending_order", vals, other, nouns); got != c.want {
 			t.Errorf("asksEach(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
