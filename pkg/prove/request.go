@@ -597,7 +597,7 @@ func (pr *proof) askedOn(tool, v string) bool {
 			if retracts(s, v) {
 				return false
 			}
-			if pastWant.MatchString(s) {
+			if wantedBefore(s) {
 				continue // what they wanted last week is no request now
 			}
 			for _, w := range words {
@@ -624,6 +624,23 @@ var retraction = regexp.MustCompile(`(?i)\bchang(e|es|ed|ing)\s+(their|his|her|m
 // pastWant marks a sentence that tells what the caller wanted before, not
 // what they ask for now ("last week they wanted to cancel both").
 var pastWant = regexp.MustCompile(`(?i)\b(last\s+(week|month|year|time)|yesterday|earlier|previously|originally|at\s+first|used\s+to)\b`)
+
+// wantedBefore reports whether a sentence tells what the caller wanted
+// before: a past time (pastWant) and a wish in the past tense ("last week
+// they wanted to cancel both"; not "they want the class their friend booked
+// last month").
+func wantedBefore(s string) bool {
+	if !pastWant.MatchString(s) {
+		return false
+	}
+	for _, w := range tokens(s) {
+		switch strings.ToLower(trimToken(w)) {
+		case "wanted", "asked", "requested", "wished", "needed":
+			return true
+		}
+	}
+	return false
+}
 
 // retracts reports whether a clause of sentence s that names v takes the
 // request on it back.
@@ -1204,8 +1221,15 @@ func (pr *proof) wanted(v string) bool {
 			if own == nil && !statedIn(v, s) || own != nil && !statedIn(v, own.ReplaceAllString(s, " ")) {
 				continue
 			}
+			if wantedBefore(s) {
+				continue // what they wanted last week
+			}
+			var words []string
 			for _, w := range tokens(s) {
-				if wanting[strings.ToLower(trimToken(w))] {
+				words = append(words, strings.ToLower(trimToken(w)))
+			}
+			for i, w := range words {
+				if wanting[w] && !(i > 0 && someoneElse[strings.TrimSuffix(strings.TrimSuffix(words[i-1], "'s"), "s")]) {
 					return true
 				}
 			}
@@ -1213,6 +1237,12 @@ func (pr *proof) wanted(v string) bool {
 	}
 	return false
 }
+
+// someoneElse are the people other than the caller whose wishes the
+// caller's words may report ("their friend wants a CMPT"): what they want
+// is not the caller's request.
+var someoneElse = map[string]bool{"friend": true, "brother": true, "sister": true, "neighbour": true, "neighbor": true,
+	"colleague": true, "cousin": true, "boss": true, "roommate": true, "flatmate": true, "coworker": true, "co-worker": true}
 
 // statedIn is stated over texts.
 func statedIn(v string, texts ...string) bool {
