@@ -891,16 +891,11 @@ func (s *search) clockFirst(ctx context.Context, b Bound, params []string, assig
 // holdsDays reports whether a column holds days or moments.
 func (g *Graph) holdsDays(table, col string) bool {
 	tb := g.C.Table(table)
-	if tb == nil {
+	if tb == nil || tb.Column(col) == nil {
 		return false
 	}
-	for _, c := range tb.Columns {
-		if c.Name == col {
-			k := kind(c.Type)
-			return k == "date" || k == "timestamp"
-		}
-	}
-	return false
+	k := kind(tb.Column(col).Type)
+	return k == "date" || k == "timestamp"
 }
 
 // clockAlone undoes a day from the clock that the handler took only on the
@@ -925,8 +920,11 @@ func (s *search) clockAlone(ctx context.Context, won Bound, params []string, alt
 			continue
 		}
 		cases, err := s.onlyOn(ctx, won, params, assign)
-		if err != nil || cases == nil {
+		if err != nil {
 			return err
+		}
+		if cases == nil {
+			continue // the day holds beyond its case: the caller's
 		}
 		// Ties go to a column the handler's own file names (completed_at,
 		// where a trip's request falls on the same day as its end).

@@ -40,10 +40,12 @@ func (p *Plan) Measure(c *contract.Contract) Coverage {
 		// Every tool a bucket's scenarios may call: its chain, the ways
 		// it identifies callers, its lookups, an outbound call's tools for
 		// a missed call and a call put off.
-		for _, t := range specTools(b.Spec) {
-			if t != b.Spec.Handoff || b.Outcome == "escalate" {
-				named[t] = true
-			}
+		sp := b.Spec
+		if b.Outcome != "escalate" {
+			sp.Handoff = "" // a hand-off only an escalation makes
+		}
+		for _, t := range specTools(sp) {
+			named[t] = true
 		}
 		cv.Outcomes[b.Outcome] += b.Want
 		cv.Kinds[b.Kind] += b.Want

@@ -1047,7 +1047,10 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 // names one of its enum's values and no other ("which only the credit team
 // can decide": credit), so a case is handed to the team the use case says.
 func namedTeams(c *contract.Contract, u *contract.UseCase, bs ground.Bindings) {
-	text := " " + strings.Join(strings.FieldsFunc(strings.ToLower(u.Text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ") + " "
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	text := " " + strings.Join(words(u.Text), " ") + " "
 	for i := range bs {
 		b := &bs[i]
 		t := c.Tool(b.Tool)
@@ -1056,8 +1059,7 @@ func namedTeams(c *contract.Contract, u *contract.UseCase, bs ground.Bindings) {
 		}
 		var named []any
 		for _, e := range t.Enum(b.Param) {
-			words := strings.FieldsFunc(strings.ToLower(ground.Text(e)), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-			if len(words) > 0 && strings.Contains(text, " "+strings.Join(words, " ")+" ") {
+			if w := words(ground.Text(e)); len(w) > 0 && strings.Contains(text, " "+strings.Join(w, " ")+" ") {
 				named = append(named, e)
 			}
 		}

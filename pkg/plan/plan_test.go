@@ -403,6 +403,11 @@ func TestMeasureNamesEveryToolABucketCalls(t *testing.T) {
 	if cv := p.Measure(c); len(cv.UnnamedGated) > 0 {
 		t.Errorf("unnamed gated tools %v with an escalation dealt", cv.UnnamedGated)
 	}
+	// A use case whose act is the hand-off names it by succeeding.
+	p.Buckets[1] = Bucket{ID: "ask-credit", Outcome: "succeed", Want: 1, Spec: Spec{Tools: []string{"verify", "transfer"}, Tool: "transfer", Gated: []string{"verify"}, Handoff: "transfer"}}
+	if cv := p.Measure(c); len(cv.UnnamedGated) > 0 {
+		t.Errorf("unnamed gated tools %v where a success hands off", cv.UnnamedGated)
+	}
 }
 
 // TestHandoffGoesToTheTeamTheUseCaseNames: a use case whose text names one

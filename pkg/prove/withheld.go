@@ -167,7 +167,7 @@ func (pr *proof) withdrawn(verb string, calls []scenario.Call) string {
 			continue // "If you cannot modify it, no action" says what to do if the world refuses
 		}
 		w := withholds(s, verb)
-		ends := anyMore.MatchString(s) && negates(s) && pr.mentionsIn(s, verb)
+		ends := anyMore.MatchString(s) && negates(s) && mentionsIn(s, verb)
 		switch {
 		case w == 1 && !ends:
 			back = "" // asked (again) after whatever came before
@@ -213,8 +213,13 @@ func negates(s string) bool {
 	words := tokens(contracted.ReplaceAllString(s, " not"))
 	for i, w := range words {
 		w = strings.ToLower(trimToken(w))
-		if w == "no" && i+1 < len(words) {
-			continue
+		if next := ""; w == "no" {
+			if i+1 < len(words) {
+				next = strings.ToLower(trimToken(words[i+1]))
+			}
+			if next == "longer" || next == "one" {
+				continue
+			}
 		}
 		if negation[w] {
 			return true
@@ -223,8 +228,8 @@ func negates(s string) bool {
 	return false
 }
 
-// mentionsIn reports whether sentence s has a word that begins with verb.
-func (pr *proof) mentionsIn(s, verb string) bool {
+// mentionsIn reports whether text s has a word that begins with verb.
+func mentionsIn(s, verb string) bool {
 	for _, w := range tokens(s) {
 		if strings.HasPrefix(strings.ToLower(trimToken(w)), verb) {
 			return true
@@ -263,14 +268,7 @@ func (pr *proof) askedInstead(verb string, done map[string]bool) (string, string
 // mentions reports whether the caller's words (instruction, opening) have a
 // word that begins with verb.
 func (pr *proof) mentions(verb string) bool {
-	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-		for _, w := range tokens(text) {
-			if strings.HasPrefix(strings.ToLower(trimToken(w)), verb) {
-				return true
-			}
-		}
-	}
-	return false
+	return mentionsIn(pr.sc.Instruction, verb) || mentionsIn(pr.sc.Persona.Opening, verb)
 }
 
 // opensUseCase reports whether verb opens the text of one of the contract's
