@@ -371,7 +371,14 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 		// call sends is what they ask for, even where an answer shows it
 		// too (the payment method "PM00321", listed with the others).
 		if s, isStr := one.(string); isStr && len(enum) == 0 {
-			for _, v := range pr.wantedUnsent() {
+			wants := pr.wantedUnsent()
+			if pr.sc.Expects != scenario.OutcomeSucceed {
+				// A refusal's act is played with what the caller asks for
+				// even where another call sends it too (the card they
+				// verify with and want on the booking).
+				wants = pr.wantedQuoted()
+			}
+			for _, v := range wants {
 				if v != s && sameShape(v, s) {
 					if !slices.Contains(cands, v) {
 						cands = append(cands, v)
@@ -505,6 +512,21 @@ func paramWords(name string) []string {
 	return out
 }
 
+// wantedQuoted are the texts the caller states in quotes in a sentence with
+// a word of wanting.
+func (pr *proof) wantedQuoted() []string {
+	var out []string
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
+			v := strings.TrimSpace(m[1] + m[2])
+			if v != "" && !spoken(v) && !slices.Contains(out, v) && pr.wanted(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 // wantedUnsent are the texts the caller states in quotes in a sentence
 // with a word of wanting that no call of the scenario sends.
 func (pr *proof) wantedUnsent() []string {
@@ -517,16 +539,7 @@ func (pr *proof) wantedUnsent() []string {
 	for _, r := range slices.Concat(pr.results, pr.also) {
 		ground.AddValues(sent, map[string]any(r.Args))
 	}
-	var out []string
-	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-		for _, m := range saidQuoted.FindAllStringSubmatch(text, -1) {
-			v := strings.TrimSpace(m[1] + m[2])
-			if v != "" && !spoken(v) && !sent[v] && !slices.Contains(out, v) && pr.wanted(v) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(pr.wantedQuoted(), func(v string) bool { return sent[v] })
 }
 
 // settled reports whether the answers on path tell value one from the other
