@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -252,7 +253,7 @@ func (g *Graph) fits(ps map[string]any, table string, col contract.Column) bool 
 		}
 	}
 	if pat, _ := ps["pattern"].(string); pat != "" {
-		if re, err := regexp.Compile(pat); err == nil && !match(re.MatchString) {
+		if re := compiled(pat); re != nil && !match(re.MatchString) {
 			// A text column may still hold the argument's values at an end
 			// (the last four of a licence number, a postcode's first half).
 			if k != "text" || !match(func(v string) bool { _, ok := endOf(v, ps); return ok }) {
@@ -286,8 +287,25 @@ func isDay(ps map[string]any) bool {
 		_, err := time.Parse("2006-01-02", m[1])
 		return err == nil
 	}
+	re := compiled(pat)
+	return re != nil && re.MatchString("2026-03-10") && !re.MatchString("2026-03-10T10:00:00Z")
+}
+
+// patterns holds each params pattern compiled once: a case's every string
+// argument is read against its pattern (endOf), on the path of every fill.
+var patterns sync.Map // pattern -> *regexp.Regexp, or nil when it does not compile
+
+// compiled is pat compiled, or nil when it does not compile.
+func compiled(pat string) *regexp.Regexp {
+	if re, ok := patterns.Load(pat); ok {
+		return re.(*regexp.Regexp)
+	}
 	re, err := regexp.Compile(pat)
-	return err == nil && re.MatchString("2026-03-10") && !re.MatchString("2026-03-10T10:00:00Z")
+	if err != nil {
+		re = nil
+	}
+	patterns.Store(pat, re)
+	return re
 }
 
 // endOf is the end of a stored value that an argument takes when the value
@@ -302,8 +320,8 @@ func endOf(v string, ps map[string]any) (string, bool) {
 	if pat == "" {
 		return "", false
 	}
-	re, err := regexp.Compile(pat)
-	if err != nil || re.MatchString(v) {
+	re := compiled(pat)
+	if re == nil || re.MatchString(v) {
 		return "", false
 	}
 	for i := 1; i < len(v); i++ {

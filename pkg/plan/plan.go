@@ -569,8 +569,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 		if spec.Identify, err = d.sv.identities(ctx, tool, sol, lookups); err != nil {
 			return nil, err
 		}
-	}
-	if ob != nil {
+	} else {
 		spec = ob.spec(c, spec)
 		// The call's chain identifies the callee first: a tool it holds is
 		// no lookup as well.
