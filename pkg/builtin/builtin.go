@@ -512,6 +512,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 		}
 		if bk.Outcome == "succeed" && len(tr.Steps) > 0 {
 			sc.Outputs = outputs(tr.Steps[len(tr.Steps)-1].Result, sc.Solution[len(sc.Solution)-1].Args)
+			p.fromEffect(sc.SubGoals, tr.Diff)
 		}
 		for attempt := 0; attempt < 3; attempt++ {
 			var res brief.SubmitResult

@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // subGoals picks the contract's code-settled checks that can have teeth for
@@ -570,6 +572,10 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 			if p.smallerAmount(sc) {
 				changed = true
 			}
+		case r.Code == prove.CodeValueUnchecked:
+			if p.checkValue(sc, bk, r.Step-1, r.Arg) {
+				changed = true
+			}
 		case r.Gate == prove.GateOutcome:
 			// The record does not ground the outcome: no check can fix it.
 			return false
@@ -590,6 +596,118 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 		p.settle(sc)
 	}
 	return changed
+}
+
+// fromEffect gives each of the contract's checks the values the rehearsed
+// act left: a param named like a column the act changed (or wrote in a row
+// it added) takes the value that row holds after it, where the row is the
+// check's own (its other params name it: the card whose limit it reads).
+// A check filled from the case's rows before the act reads the old value
+// (a limit of 1000 where the caller asks for 250), fails, and is dropped,
+// leaving the value unchecked. diff is a rehearsal's, as the answer holds it.
+func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
+	raw, err := json.Marshal(diff)
+	if err != nil || diff == nil {
+		return
+	}
+	var d world.StateDiff
+	if json.Unmarshal(raw, &d) != nil {
+		return
+	}
+	var rows []map[string]any
+	for _, t := range d.Tables {
+		rows = append(rows, t.Added...)
+		for _, ch := range t.Changed {
+			after := map[string]any{}
+			for _, c := range ch.Columns {
+				after[c] = ch.After[c]
+			}
+			for k, v := range ch.After {
+				if _, ok := after[k]; !ok && !slices.Contains(ch.Columns, k) {
+					after["="+k] = v // a column the act left as it was: names the row only
+				}
+			}
+			rows = append(rows, after)
+		}
+	}
+	for j, ref := range refs {
+		if sg := p.c.SubGoal(ref.Name); sg == nil || sg.Judged || len(ref.Params) < 2 {
+			continue
+		}
+		var params map[string]any
+		for name, v := range ref.Params {
+			for _, row := range rows {
+				nv, wrote := row[name]
+				if !wrote || ground.Text(nv) == ground.Text(v) || !namesRow(row, ref.Params, name) {
+					continue
+				}
+				if params == nil {
+					params = maps.Clone(ref.Params)
+				}
+				if _, isStr := v.(string); isStr {
+					nv = ground.Text(nv)
+				}
+				params[name] = nv
+				break
+			}
+		}
+		if params != nil {
+			refs[j].Params = params
+		}
+	}
+}
+
+// namesRow reports whether a param of a check other than skip names row:
+// the row holds its value (a column the act changed, or one it left).
+func namesRow(row, params map[string]any, skip string) bool {
+	for k, v := range params {
+		if k == skip {
+			continue
+		}
+		for _, col := range []string{k, "=" + k} {
+			if w, ok := row[col]; ok && ground.Text(w) == ground.Text(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkValue makes the check that the act was called also check the value
+// the caller asks for: argument arg of solution step i joins the args of the
+// `called` check of its tool (one is added when there is none).
+func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg string) bool {
+	if i < 0 || i >= len(sc.Solution) {
+		return false
+	}
+	c := sc.Solution[i]
+	v, ok := c.Args[arg]
+	if !ok {
+		return false
+	}
+	for j, s := range sc.SubGoals {
+		if s.Name != "called" || s.Params["tool"] != c.Tool {
+			continue
+		}
+		args, _ := s.Params["args"].(map[string]any)
+		if w, has := args[arg]; has && ground.Text(w) == ground.Text(v) {
+			return false
+		}
+		// The params may be shared with a memoised draft: write new maps.
+		args = maps.Clone(args)
+		if args == nil {
+			args = map[string]any{}
+		}
+		args[arg] = v
+		params := maps.Clone(s.Params)
+		params["args"] = args
+		sc.SubGoals[j].Params = params
+		return true
+	}
+	args := keyArgs(p.g, p.binds(bk.Spec), c)
+	args[arg] = v
+	sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": c.Tool, "args": args}})
+	return true
 }
 
 // smallerAmount asks for one unit of every free amount (a number that names

@@ -171,6 +171,10 @@ const (
 	// logs the miss, yet every check holds on the world as it was before,
 	// given the same call log.
 	CodeMissedCallUnchecked Code = "missed-call-unchecked"
+	// CodeValueUnchecked: a success's state-changing call sends a value the
+	// caller asks for, and with another value the world takes in its place
+	// every check still holds.
+	CodeValueUnchecked Code = "value-unchecked"
 )
 
 // Suite gate codes: the writer's, when the ledger will not take a proved
@@ -219,7 +223,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

@@ -129,6 +129,10 @@ type proof struct {
 	// beyond keeping the record's own ("" when none; unaskedValue).
 	unaskedVal string
 	keptValue  *Run
+	// unchecked refuses a value the caller asks for that no check tells
+	// from another the world takes (valueUnchecked); otherValue is that run.
+	unchecked  *Refusal
+	otherValue *Run
 	// unused caches unusedStated once the solution has been played; every
 	// argument alternatives varies reads it.
 	unused     []string
@@ -156,7 +160,7 @@ type proof struct {
 // trace lists the runs in the order the gates read them.
 func (pr *proof) trace() []Run {
 	var out []Run
-	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.keptValue, pr.nothing, pr.without, pr.logOnly} {
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.keptValue, pr.otherValue, pr.nothing, pr.without, pr.logOnly} {
 		if r != nil {
 			out = append(out, *r)
 		}
@@ -264,6 +268,11 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 		}
 		if err := pr.unaskedValue(ctx); err != nil {
 			return err
+		}
+		if pr.choice == "" && pr.unaskedVal == "" {
+			if err := pr.valueUnchecked(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if succeed {

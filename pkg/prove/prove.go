@@ -26,6 +26,10 @@ type Refusal struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	SubGoal string `json:"sub_goal,omitempty"`
+	// Step and Arg name the solution step (from 1) and its argument the
+	// refusal is about, where it is about one (value-unchecked).
+	Step int    `json:"step,omitempty"`
+	Arg  string `json:"arg,omitempty"`
 	// Request is the request of a conversation the refusal is about,
 	// counted from 1; 0 when it is about the conversation as a whole or
 	// the scenario has one request.

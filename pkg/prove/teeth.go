@@ -73,6 +73,9 @@ func (pr *proof) teeth() []Refusal {
 	if msg := pr.offAct(); msg != "" {
 		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeCheckOffAct, Message: msg})
 	}
+	if pr.unchecked != nil {
+		rs = append(rs, *pr.unchecked)
+	}
 	return rs
 }
 

@@ -1,0 +1,232 @@
+package prove
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/script"
+	"github.com/suitegen/suitegen/pkg/world"
+)
+
+// A success whose caller asks for a value (a limit of 250, a class code, a
+// pair of dates, a yes) is about that value: an agent that carries the act
+// out with another one has not done what was asked. So for each value the
+// caller asks for that a state-changing call of the solution sends, the
+// solution is played again with another value the world takes in its place
+// (another enum value, a neighbouring number, the next day, another row's
+// value of the reference column it names, the code one character on); when
+// the world carries it out, no rule fails and every check still holds, the
+// checks cannot tell the asked value from another (value-unchecked).
+// Arguments that name the caller's own records are not varied here: which
+// record is asked about is record-named's and unstated-choice's to read.
+// Free text (a reason, a note) is not varied either: a right agent may
+// word it otherwise.
+
+// maxValueRuns bounds the other values a proof plays for this gate.
+const maxValueRuns = 6
+
+// valueUnchecked sets pr.unchecked (and pr.otherValue) to the first asked
+// value no check tells apart from another.
+func (pr *proof) valueUnchecked(ctx context.Context) error {
+	rules := pr.ruleRefs()
+	isRule := map[int]bool{}
+	for _, c := range rules {
+		isRule[c.index] = true
+	}
+	refs := slices.Concat(pr.checks, pr.prohibited)
+	setup := pr.setup(ctx)
+	calls := make([]scenario.Call, len(pr.results))
+	for j, s := range pr.results {
+		calls[j] = scenario.Call{Tool: s.Tool, Args: s.Args}
+	}
+	runs := 0
+	for i, r := range pr.results {
+		if !r.OK || !pr.p.stateChanging(r) {
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(r.Args)) {
+			for _, nv := range pr.otherValues(r, n) {
+				if runs >= maxValueRuns {
+					return nil
+				}
+				runs++
+				alt := slices.Clone(calls)
+				alt[i].Args = maps.Clone(calls[i].Args)
+				alt[i].Args[n] = nv
+				var verdict string // "told", "held" or "" (refused or forbidden)
+				var played []world.CallResult
+				var res []CheckResult
+				err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+					verdict = ""
+					played = playSegments(ctx, cp, segment{alt, true})
+					for _, s := range played {
+						if s.Crash && infrastructure(s.Err) {
+							return s.Err
+						}
+						if !s.OK {
+							return nil // the world says the value matters
+						}
+					}
+					view := cp.View(pr.sc.CallerID, func() script.WorldView { return before.View() })
+					var err error
+					if res, err = pr.evalRefs(ctx, view, played, false, refs); err != nil {
+						return err
+					}
+					verdict = "held"
+					for _, c := range res {
+						switch {
+						case c.Held || c.Broken:
+						case c.Index < 0 || isRule[c.Index]:
+							verdict = "" // a rule forbids the other value
+							return nil
+						default:
+							verdict = "told"
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if verdict == "told" {
+					break // a check sees this value
+				}
+				if verdict == "held" {
+					pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeValueUnchecked, Step: i + 1, Arg: n,
+						Message: fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller asks for; with %s %s the world carries the solution out, no rule fails and every check still holds: no check tells the value asked for from another, so an agent that sets the wrong one passes; check the value the act leaves (a check of the record's field, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
+					pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherValue, Calls: steps(played), Checks: res,
+						Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
+					return nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// OtherValue is a success's solution with a value the caller asks for
+// replaced by another the world takes (valueUnchecked).
+const OtherValue Counterfactual = "other-value"
+
+// maxOtherValues bounds the other values tried for one argument.
+const maxOtherValues = 2
+
+// otherValues are the values tried in place of argument n of a
+// state-changing call, when the caller asks for the one it sends: none for
+// an argument that is log-only, names a record of someone's, is free text
+// or a composite, or whose value the caller never asks for.
+func (pr *proof) otherValues(r world.CallResult, n string) []any {
+	t := pr.p.c.Tool(r.Tool)
+	if t == nil || t.LogOnlyParam(n) {
+		return nil
+	}
+	v := r.Args[n]
+	list, isList := v.([]any)
+	if isList && len(list) != 1 {
+		return nil
+	}
+	one := v
+	if isList {
+		one = list[0]
+	}
+	wrap := func(x any) any {
+		if isList {
+			return []any{x}
+		}
+		return x
+	}
+	if b, ok := one.(bool); ok {
+		if !pr.saysBool(n, b) {
+			return nil
+		}
+		return []any{wrap(!b)}
+	}
+	text, ok := scalarArg(one)
+	if !ok || text == "" || !pr.stated(text) || !pr.wanted(text) {
+		return nil
+	}
+	table, col, ref := pr.p.c.RefOf(t.Name, n)
+	if ref && (pr.p.g.OwnedTable(table) || pr.p.c.Caller != nil && table == pr.p.c.Caller.Table) {
+		return nil
+	}
+	schema := t.Param(n)
+	var cands []string
+	switch enum := t.Enum(n); {
+	case len(enum) > 0:
+		for _, e := range enum {
+			cands = append(cands, ground.Text(e))
+		}
+	case ref:
+		for _, row := range pr.p.g.Rows(table) {
+			cands = append(cands, ground.Text(row[col]))
+		}
+	case isNumber(text):
+		cands = otherNumbers(one, schema)
+	case isoDate.MatchString(text):
+		if d, err := time.Parse(time.DateOnly, text); err == nil {
+			cands = []string{d.AddDate(0, 0, 1).Format(time.DateOnly), d.AddDate(0, 0, -1).Format(time.DateOnly)}
+		}
+	default:
+		// A code (a country, a seat) is varied one character on; free
+		// text is not.
+		if c := codeNext(text, schema); c != "" {
+			cands = []string{c}
+		}
+	}
+	var out []any
+	seen := map[string]bool{text: true}
+	for _, c := range cands {
+		if seen[c] || c == "" {
+			continue
+		}
+		seen[c] = true
+		var nv any = c
+		if _, isStr := one.(string); !isStr {
+			nv = retype(c, one)
+		}
+		out = append(out, wrap(nv))
+		if len(out) >= maxOtherValues {
+			break
+		}
+	}
+	return out
+}
+
+// code is a short identifier: letters and digits, no space, at most eight.
+var code = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
+
+// codeNext is a code with its last letter or digit moved one on (TH → TI,
+// 12B → 12C), within the argument's pattern when it has one; "" for text
+// that is no code, or when the pattern refuses the other.
+func codeNext(s string, schema map[string]any) string {
+	if !code.MatchString(s) {
+		return ""
+	}
+	b := []byte(s)
+	last := b[len(b)-1]
+	switch {
+	case last == '9':
+		last = '0'
+	case last == 'z':
+		last = 'a'
+	case last == 'Z':
+		last = 'A'
+	default:
+		last++
+	}
+	b[len(b)-1] = last
+	other := string(b)
+	if p, ok := schema["pattern"].(string); ok {
+		re, err := regexp.Compile(p)
+		if err != nil || !re.MatchString(other) {
+			return ""
+		}
+	}
+	return other
+}
