@@ -690,6 +690,9 @@ func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg s
 			continue
 		}
 		args, _ := s.Params["args"].(map[string]any)
+		if !within(args, c.Args, arg) {
+			continue // a check of the same tool on another record
+		}
 		if w, has := args[arg]; has && ground.Text(w) == ground.Text(v) {
 			return false
 		}
@@ -707,6 +710,16 @@ func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg s
 	args := keyArgs(p.g, p.binds(bk.Spec), c)
 	args[arg] = v
 	sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": c.Tool, "args": args}})
+	return true
+}
+
+// within reports whether every arg but skip holds in args as the call sends it.
+func within(args, sent map[string]any, skip string) bool {
+	for k, w := range args {
+		if k != skip && ground.Text(w) != ground.Text(sent[k]) {
+			return false
+		}
+	}
 	return true
 }
 

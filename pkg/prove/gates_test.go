@@ -62,7 +62,8 @@ func keptSucceed() *scenario.Scenario {
 		call("close_account", map[string]any{"account_id": "A-1001", "reason": "moving"}),
 	}
 	sc.SubGoals = []scenario.SubGoalRef{goal("account_closed", map[string]any{"account_id": "A-1001"}),
-		goal("identified_first", nil), goal("requires_kept", nil), courteous}
+		goal("identified_first", nil), goal("requires_kept", nil), courteous,
+		goal("called", map[string]any{"tool": "close_account", "args": map[string]any{"account_id": "A-1001", "reason": "moving"}})}
 	sc.Rules = []string{"identify-first"}
 	return sc
 }
@@ -308,6 +309,7 @@ var fixtures = []fixture{
 		sc.Solution[1].Args["account_id"] = "A-2001"
 		sc.Solution[2].Args["account_id"] = "A-2001"
 		sc.SubGoals[0].Params["account_id"] = "A-2001"
+		sc.SubGoals[4].Params["args"] = map[string]any{"account_id": "A-2001", "reason": "moving"}
 	}), nil},
 	// A check that takes the first of the customer's accounts as
 	// PostgreSQL returned them: it holds, and does not with them reversed.
@@ -342,6 +344,7 @@ var fixtures = []fixture{
 		sc.UseCase = "set-nickname"
 		sc.Solution[2] = call("set_nickname", map[string]any{"account_id": "A-1001", "nickname": "Savings"})
 		sc.SubGoals[0] = goal("nickname_set", map[string]any{"account_id": "A-1001", "nickname": "Savings"})
+		sc.SubGoals = sc.SubGoals[:4]
 	}), nil},
 	// A refusal of what the world does for the asking: closing an open account.
 	{prove.GateOutcome, prove.CodeRefusalUngrounded, edit(keptRefuse, func(sc *scenario.Scenario) {
@@ -389,8 +392,10 @@ var fixtures = []fixture{
 	// an agent that records "unhappy" closes the account and fails them.
 	{prove.GateOutcome, prove.CodeUnstatedChoice, edit(keptSucceed, func(sc *scenario.Scenario) {
 		sc.Instruction = deskScenario("", "").Instruction
-		sc.SubGoals = append(sc.SubGoals, goal("called", map[string]any{"tool": "close_account", "args": map[string]any{"account_id": "A-1001", "reason": "moving"}}))
 	}), nil},
+	// The caller is moving, and no check tells a closure for that reason
+	// from one for another.
+	{prove.GateNotVacuous, prove.CodeValueUnchecked, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = sc.SubGoals[:4] }), nil},
 	// The caller has the email the missing step needs: asked, she gives it.
 	{prove.GateOutcome, prove.CodeAskAnswerable, edit(keptAsk, func(sc *scenario.Scenario) {
 		sc.Instruction = "Maren Olsen wants to close account A-1001; she can give her email " + maren + " if asked."

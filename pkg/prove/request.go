@@ -426,6 +426,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 	var dropped []string
 	extras := map[int]extra{}
 	var writes []write
+	var redone []int // writes a later act on their record redid as asked
 	callLater := sc.Outbound != nil && sc.Outbound.AnsweredBy == scenario.CallLater && u != nil
 	for i, r := range pr.results {
 		if !r.OK || !pr.p.stateChanging(r) {
@@ -489,6 +490,11 @@ func (pr *proof) unrequested(ctx context.Context) error {
 				// Nothing in the second call is the caller's: it asks the
 				// world for what it already did.
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) repeats step %d with the same arguments: an act made again with nothing of its own is not the request (a caller who wants it twice gives each its own values)", i+1, r.Tool, e.i+1)}
+			case same && pr.redoneAsAsked(prev, r):
+				// The first act was the mistake and this one the request:
+				// the first is what the caller never asked for.
+				extras[e.i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts on the record with %s, which the caller never asks for, and step %d acts on it again as asked: an act made otherwise and then redone is not the request", e.i+1, prev.Tool, strings.Join(differing(r.Args, prev.Args), ", "), i+1)}
+				redone = append(redone, e.i)
 			case same && !pr.statedApart(prev, r, ""):
 				extras[i] = extra{CodeActOnce, fmt.Sprintf("solution step %d (%s) acts again on the record step %d acted on, with values the caller never gives: a second act that redoes or undoes the first is not the request", i+1, r.Tool, e.i+1)}
 			case same:
@@ -524,6 +530,7 @@ func (pr *proof) unrequested(ctx context.Context) error {
 		if _, ok := extras[i]; !ok {
 			writes = append(writes, w)
 		}
+		writes = slices.DeleteFunc(writes, func(x write) bool { return slices.Contains(redone, x.i) })
 	}
 	if len(extras) == 0 {
 		return nil
@@ -651,6 +658,27 @@ func retracts(s, v string) bool {
 		}
 	}
 	return false
+}
+
+// redoneAsAsked reports a second act b on the record a acted on whose
+// differing values the caller asks for, where a's differ from them and are
+// never said: a was the mistake, b the request.
+func (pr *proof) redoneAsAsked(a, b world.CallResult) bool {
+	later, earlier := differing(a.Args, b.Args), differing(b.Args, a.Args)
+	if len(later) == 0 || len(earlier) == 0 {
+		return false
+	}
+	for _, v := range later {
+		if !pr.stated(v) || !pr.wanted(v) {
+			return false
+		}
+	}
+	for _, v := range earlier {
+		if pr.stated(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // differing are the values of b's arguments (at any depth) where b's
