@@ -391,7 +391,7 @@ func (p *policy) keyed(binds ground.Bindings) func(tool, arg string) (bool, bool
 func givesWrong(tried scenario.Call, missing []scenario.Call) string {
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(tried.Args)) {
-		parts = append(parts, fmt.Sprintf("%s %q", strings.ReplaceAll(n, "_", " "), ground.Text(tried.Args[n])))
+		parts = append(parts, fmt.Sprintf("%s %q", label(n), ground.Text(tried.Args[n])))
 	}
 	bad, _ := wrongArg(tried, missing)
 	return fmt.Sprintf(" They give %s to verify who they are; the %s is not the one on file, and they know no other.", strings.Join(parts, " and "), strings.ReplaceAll(bad, "_", " "))
@@ -542,7 +542,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 			}
 			val = strings.Join(parts, ", ")
 		}
-		wishes = append(wishes, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), val))
+		wishes = append(wishes, fmt.Sprintf("%s %s", label(k), val))
 	}
 	// Whoever cannot prove who they are is not handed what proves it: a
 	// record key that the missing step takes, or that a
@@ -567,7 +567,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", first, last, record, wants(u.Text, " and wants to "))
 	if bk.Spec.Column != "" {
-		fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(bk.Spec.Column, "_", " "), bk.Spec.Level)
+		fmt.Fprintf(&s, " As far as they know, its %s is %s.", label(bk.Spec.Column), bk.Spec.Level)
 	}
 	s.WriteString(notTheirs)
 	if len(facts) > 0 {
@@ -741,7 +741,7 @@ func spoken(v any, numbers bool) string {
 			if !numbers && isNumber(x[k]) {
 				continue
 			}
-			parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+spoken(x[k], numbers))
+			parts = append(parts, label(k)+" "+spoken(x[k], numbers))
 		}
 		return strings.Join(parts, ", ")
 	case string:
@@ -758,7 +758,7 @@ func describe(args map[string]any) string {
 	sort.Strings(names)
 	parts := make([]string, 0, len(names))
 	for _, k := range names {
-		parts = append(parts, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), ground.Text(args[k])))
+		parts = append(parts, fmt.Sprintf("%s %s", label(k), ground.Text(args[k])))
 	}
 	return strings.Join(parts, " and ")
 }
@@ -767,13 +767,30 @@ func describe(args map[string]any) string {
 // written as an instruction ("Cancel a pending order"); after a colon, one
 // written as a description ("A patient calls about a statement").
 func wants(text, verb string) string {
-	t := lowerFirst(strings.TrimSuffix(strings.TrimSpace(text), "."))
-	switch first, _, _ := strings.Cut(t, " "); first {
-	case "a", "an", "the":
+	text = strings.TrimSpace(text)
+	t := lowerFirst(strings.TrimSuffix(text, "."))
+	first, _, _ := strings.Cut(t, " ")
+	switch {
+	case first == "a" || first == "an" || first == "the":
 		return ": " + t
+	case strings.HasSuffix(text, "?") || asking[first]:
+		// A use case written as the caller's question is asked, not
+		// wanted: "wants to what is happening with my dispute?" is no
+		// sentence.
+		return fmt.Sprintf(" and asks: %q", strings.TrimSuffix(text, "."))
+	case slices.ContainsFunc(strings.Fields(t), func(w string) bool { return firstPerson[strings.Trim(w, ",.;:!?")] }):
+		return fmt.Sprintf(" and says: %q", text)
 	}
 	return verb + t
 }
+
+// asking are the words a question begins with.
+var asking = map[string]bool{"what": true, "when": true, "where": true, "why": true, "how": true, "who": true,
+	"which": true, "is": true, "are": true, "can": true, "could": true, "do": true, "does": true, "will": true}
+
+// firstPerson are the words of a use case written in the caller's voice
+// ("I was charged twice", "cancel my booking"): quoted, not reworded.
+var firstPerson = map[string]bool{"i": true, "i'm": true, "i've": true, "my": true, "me": true, "we": true, "our": true}
 
 func lowerFirst(s string) string {
 	if s == "" {
@@ -910,3 +927,7 @@ func (p *policy) alignPrior(stmts []scenario.Statement, act scenario.Call, binds
 		stmts[i].Args = args
 	}
 }
+
+// label is an argument's or a column's name as a caller says it:
+// dateOfBirth and date_of_birth are "date of birth".
+func label(name string) string { return strings.Join(ground.NameWords(name), " ") }

@@ -204,7 +204,7 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef {
 				continue
 			}
-			facts = append(facts, fmt.Sprintf("%s %s", strings.ReplaceAll(k, "_", " "), ground.Text(c.Args[k])))
+			facts = append(facts, fmt.Sprintf("%s %s", label(k), ground.Text(c.Args[k])))
 		}
 	}
 	identify := ""
@@ -455,7 +455,7 @@ func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings) str
 				continue
 			}
 			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) {
-				parts = append(parts, fmt.Sprintf("%s %q", strings.ReplaceAll(k, "_", " "), ground.Text(c.Args[k])))
+				parts = append(parts, fmt.Sprintf("%s %q", label(k), ground.Text(c.Args[k])))
 			}
 		}
 	}

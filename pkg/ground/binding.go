@@ -150,7 +150,7 @@ func (g *Graph) RecordParam(bs Bindings, t *contract.Tool, param string) (table,
 			return "", "", false
 		}
 		tb := g.C.Table(b.Table)
-		if tb == nil || !tb.IsUnique(b.Column) || g.partOf(paramSchema(t, param), b.Table, b.Column) {
+		if tb == nil || !tb.IsUnique(b.Column) || g.partOf(paramSchema(t, param), b.Table, b.Column) || declined(t, param) {
 			// The last four digits of a unique phone number name no one.
 			return "", "", false
 		}

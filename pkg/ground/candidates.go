@@ -23,11 +23,22 @@ type candidate struct {
 // words splits an identifier into lower-case singular words: "patientRef",
 // "patient_ref" and "PatientRefs" are all [patient ref].
 func words(s string) []string {
+	out := NameWords(s)
+	for i, w := range out {
+		out[i] = Singular(w)
+	}
+	return out
+}
+
+// NameWords splits an identifier into its lower-case words, as a person
+// would say it: "dateOfBirth", "date_of_birth" and "DateOfBirth" are all
+// [date of birth].
+func NameWords(s string) []string {
 	var out []string
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, Singular(strings.ToLower(string(cur))))
+			out = append(out, strings.ToLower(string(cur)))
 			cur = cur[:0]
 		}
 	}

@@ -153,16 +153,23 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 			cands = append(cands, d)
 		case ByEnum, FreeText, FromRows, FromPattern, FromClock:
 			alts[p] = []Binding{d}
+			if declined(t, p) && d.How != ByEnum {
+				// Names no record, by the author's word, yet its values
+				// may still live in a column (a postcode's outward half):
+				// the columns it fits come after its schema's and the
+				// clock's own values, for the cases those do not answer.
+				alts[p] = append(append(alts[p], g.clockDaysOf(t, p)...), s.columnsFor(p, touched)...)
+			}
 			continue
 		}
 		var days []Binding
-		if ps := paramSchema(t, p); d.How != ByXRef && (isDay(ps) || isMoment(ps)) {
-			days = g.clockDays(t.Name, p)
+		if d.How != ByXRef {
+			days = g.clockDaysOf(t, p)
 		}
-		if x, has := refSchema(paramSchema(t, p))["x-ref"]; has && x == false {
-			// The author's word that it names no record: no column is
-			// tried, only what its schema and the clock give.
-			alts[p] = append([]Binding{d}, days...)
+		if declined(t, p) {
+			// The author's word that it names no record: what its schema
+			// and the clock give first, the columns it fits after them.
+			alts[p] = append(append([]Binding{d}, days...), s.columnsFor(p, touched)...)
 			continue
 		}
 		for _, c := range g.candidates(t, p, touched) {
@@ -193,6 +200,31 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 		alts[p] = append(ways[:1:1], append(days, ways[1:]...)...)
 	}
 	return alts
+}
+
+// declined reports an argument whose x-ref is false: the author's word that
+// it names no record.
+func declined(t *contract.Tool, p string) bool {
+	x, has := refSchema(paramSchema(t, p))["x-ref"]
+	return has && x == false
+}
+
+// clockDaysOf are clockDays for a day or moment argument, none for others.
+func (g *Graph) clockDaysOf(t *contract.Tool, p string) []Binding {
+	if ps := paramSchema(t, p); isDay(ps) || isMoment(ps) {
+		return g.clockDays(t.Name, p)
+	}
+	return nil
+}
+
+// columnsFor are the columns whose values (or their ends) argument p of
+// the search's tool fits, each a way to fill it from the case's rows.
+func (s *search) columnsFor(p string, touched map[string]bool) []Binding {
+	var out []Binding
+	for _, c := range s.g.candidates(s.t, p, touched) {
+		out = append(out, Binding{Tool: s.t.Name, Param: p, Table: c.table, Column: c.column, How: ByLikeness, Source: FromCase})
+	}
+	return out
 }
 
 // clockOffsets are the days from the world's clock a day argument is tried

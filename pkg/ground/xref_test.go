@@ -2,6 +2,7 @@ package ground
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,8 +59,9 @@ func TestEnumOfKeysNamesARecord(t *testing.T) {
 }
 
 // TestXRefFalseTriesNoColumnOfMoments: a date-time argument the author says
-// names no record (`x-ref: false`) is offered no column, however alike
-// (slots.starts_at for a callback time), only moments from the clock.
+// names no record (`x-ref: false`) is offered moments from the clock before
+// any column, however alike (slots.starts_at for a callback time): a column
+// comes only for the cases the clock's moments do not answer.
 func TestXRefFalseTriesNoColumnOfMoments(t *testing.T) {
 	c := guardianLine(t)
 	c.Tools = append(c.Tools, contract.Tool{Name: "call_me_back", ParamOrder: []string{"starts_at"},
@@ -69,10 +71,11 @@ func TestXRefFalseTriesNoColumnOfMoments(t *testing.T) {
 	g := New(c)
 	s := &search{g: g, t: c.Tool("call_me_back")}
 	alts := s.alternatives(g.Declared(), []string{"starts_at"})["starts_at"]
-	clock := 0
+	clock, column := 0, false
 	for _, a := range alts {
-		if a.Table != "" {
-			t.Errorf("x-ref false, yet the column %s is tried", a.Ref())
+		column = column || a.Table != ""
+		if a.How == FromClock && column {
+			t.Errorf("x-ref false, yet a column is tried before the clock's %v", a.Picks)
 		}
 		if a.How == FromClock {
 			clock++
@@ -83,6 +86,33 @@ func TestXRefFalseTriesNoColumnOfMoments(t *testing.T) {
 	}
 	if clock == 0 {
 		t.Errorf("no moment from the clock among %+v", alts)
+	}
+}
+
+// TestXRefFalseStillFindsItsColumn: an argument that names no record by
+// the author's word (`x-ref: false`: a postcode's outward half) whose
+// pattern's values answer no case is filled from the column whose values'
+// beginnings it fits, and still names no record.
+func TestXRefFalseStillFindsItsColumn(t *testing.T) {
+	c, err := contract.LoadValid(filepath.Join("..", "..", "testdata", "contracts", "card-services"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New(c)
+	tool := c.Tool("verifyByPhone")
+	s := &search{g: g, t: tool}
+	var cols []string
+	for _, a := range s.alternatives(g.Declared(), []string{"postcodeOutward"})["postcodeOutward"] {
+		if a.Table != "" {
+			cols = append(cols, a.Ref())
+		}
+	}
+	if !slices.Contains(cols, "customers.postcode") {
+		t.Fatalf("postcodeOutward (x-ref false) is offered columns %v, want customers.postcode among them", cols)
+	}
+	bs := Bindings{{Tool: tool.Name, Param: "postcodeOutward", Table: "customers", Column: "postcode", How: ByLikeness}}
+	if _, _, ok := g.RecordParam(bs, tool, "postcodeOutward"); ok {
+		t.Error("an argument with x-ref false, bound to a column, is taken to name a record")
 	}
 }
 

@@ -457,7 +457,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 // false and not where it is true, and not asked ("whether they recognise").
 func (pr *proof) saysBool(name string, b bool) bool {
 	var stems []string
-	for _, w := range paramWords(name) {
+	for _, w := range ground.NameWords(name) {
 		if len(w) >= 4 {
 			stems = append(stems, w[:max(4, len(w)-3)])
 		}
@@ -484,32 +484,6 @@ func (pr *proof) saysBool(name string, b bool) bool {
 		}
 	}
 	return false
-}
-
-// paramWords splits an argument's name into lower-case words:
-// customerRecognises and customer_recognises are [customer recognises].
-func paramWords(name string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-		}
-	}
-	for _, r := range name {
-		switch {
-		case r == '_' || r == '-' || r == ' ':
-			flush()
-		case unicode.IsUpper(r):
-			flush()
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	flush()
-	return out
 }
 
 // wantedQuoted are the texts the caller states in quotes in a sentence with
