@@ -348,3 +348,63 @@ func oldAndNew(cv scenario.Computed, before, now []world.CallResult) bool {
 	}
 	return false
 }
+
+// An output must be grounded in what the world answered. An answer that
+// only hands back what the solution sent (a hand-over's summary, a note's
+// text) says nothing of the world: an output shown only there is the
+// reference's own wording, which no agent says word for word. It is
+// grounded still when the caller says it (a date they ask for) or the world
+// held it before the conversation (a record's id the act echoes).
+
+// echoedOutput names the first output every showing of which in the
+// solution's answers is an echo of an argument the solution sent, that the
+// caller never says and the world (seed, setup) never held ("" when none).
+// A showing is an echo when a value the answer holds takes in an argument
+// value, sent at that step or before it, that holds the output.
+func (p *Prover) echoedOutput(sc *scenario.Scenario, results []world.CallResult) string {
+	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
+	held := map[string]bool{}
+	for _, st := range sc.Setup {
+		ground.AddValues(held, st.Args)
+	}
+	for _, o := range sc.Outputs {
+		o = strings.TrimSpace(o)
+		want := strings.ToLower(o)
+		if want == "" || strings.Contains(said, want) || p.seed[o] || held[o] {
+			continue
+		}
+		var sent []string // argument values sent so far that hold the output
+		echo, fresh := -1, false
+		for i, r := range results {
+			args := map[string]bool{}
+			ground.AddValues(args, r.Args)
+			for a := range args {
+				if a := strings.ToLower(strings.TrimSpace(a)); strings.Contains(a, want) {
+					sent = append(sent, a)
+				}
+			}
+			if !r.OK {
+				continue
+			}
+			shown := map[string]bool{}
+			leaves(shown, r.Result)
+			for v := range shown {
+				v := strings.ToLower(v)
+				if !strings.Contains(v, want) {
+					continue
+				}
+				if slices.ContainsFunc(sent, func(a string) bool { return strings.Contains(v, a) }) {
+					if echo < 0 {
+						echo = i
+					}
+				} else {
+					fresh = true
+				}
+			}
+		}
+		if echo >= 0 && !fresh {
+			return fmt.Sprintf("output %q is only what the solution itself sent, handed back by step %d (%s): the caller never says it and the world never held it, so it grounds nothing and no agent would say it word for word", o, echo+1, results[echo].Tool)
+		}
+	}
+	return ""
+}
