@@ -408,3 +408,30 @@ func (p *Prover) echoedOutput(sc *scenario.Scenario, results []world.CallResult)
 	}
 	return ""
 }
+
+// A number the caller says goes into a computed output only as what they
+// ask about: a quantity a call sends (three tickets at the price shown), or
+// one they state wanting ("what 3 extra days would cost"). A number said in
+// passing ("they travel with 2 suitcases") multiplies nothing the caller
+// asks for: the figure it makes is one no right agent works out.
+
+// computedAside names the first computed output that takes a number the
+// caller says only in passing: no answer shows it, no call of the solution
+// sends it, and no sentence of the caller's that states it asks ("" when
+// none does).
+func (pr *proof) computedAside() string {
+	shown, sent := map[string]bool{}, map[string]bool{}
+	for _, r := range pr.results {
+		leaves(shown, r.Result)
+		ground.AddValues(sent, map[string]any(r.Args))
+	}
+	for _, cv := range pr.sc.Computed {
+		for _, ref := range cv.Of {
+			if strings.HasPrefix(ref, "$") || numberShown(shown, ref) || numberShown(sent, ref) || pr.wanted(ref) {
+				continue
+			}
+			return fmt.Sprintf("computed output %q takes %s, a number the caller says only in passing: no call sends it, no answer shows it and they never ask about it, so the figure is none the agent would work out", cv.Value, ref)
+		}
+	}
+	return ""
+}

@@ -168,6 +168,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if rs := p.grounding(sc, pr.results, pr.also...); len(rs) > 0 {
 		return rs, nil
 	}
+	if msg := pr.computedAside(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: msg}}, nil
+	}
 	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
 		return rs, nil
 	}
