@@ -103,6 +103,10 @@ const (
 	CodeCallerMismatch     Code = "caller-mismatch"
 	CodeUnreachableRecord  Code = "unreachable-record"
 	CodeVagueOutput        Code = "vague-output"
+	// CodeEchoedOutput: an output is shown only where an answer hands back
+	// an argument the solution sent, and the caller never says it nor the
+	// world held it.
+	CodeEchoedOutput Code = "echoed-output"
 	// CodeStaleOutput: an output is shown only by cells of records the
 	// solution then changed away from it (what held before the act).
 	CodeStaleOutput Code = "stale-output"
@@ -213,7 +217,7 @@ var Codes = []GateCode{
 	{GateSolvable, CodeStepCrashed}, {GateSolvable, CodeStepRefused}, {GateSolvable, CodeCheckBroken}, {GateSolvable, CodeCheckFailed},
 	{GateSolvable, CodeRuleBroken}, {GateSolvable, CodeCheckRowOrder},
 	{GateGrounding, CodeUngrounded}, {GateGrounding, CodeOutputNotInResults}, {GateGrounding, CodeCallerMismatch},
-	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeStaleOutput}, {GateGrounding, CodeDisclosure}, {GateGrounding, CodeRecordNamed},
+	{GateGrounding, CodeUnreachableRecord}, {GateGrounding, CodeVagueOutput}, {GateGrounding, CodeEchoedOutput}, {GateGrounding, CodeStaleOutput}, {GateGrounding, CodeDisclosure}, {GateGrounding, CodeRecordNamed},
 	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue}, {GateGrounding, CodeRequestUnasked},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},

@@ -18,8 +18,9 @@
 //     scenario leaves unnamed is broken;
 //   - grounding: every code or reference handed to the caller exists in the
 //     world, the setup or the solution's results; every output is a whole
-//     value of a result; every caller's record a call names is one an agent
-//     could know of;
+//     value of a result, and not only the solution's own argument handed
+//     back; every caller's record a call names is one an agent could know
+//     of;
 //   - outcome: the expected outcome is proved by the world, the contract's
 //     requires and its rules' checks, never by the scenario's own checks: a
 //     success changes what it claims to change, with every state-changing

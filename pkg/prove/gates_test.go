@@ -331,6 +331,7 @@ var fixtures = []fixture{
 	{prove.GateGrounding, prove.CodeOutputNotInResults, edit(keptSucceed, func(sc *scenario.Scenario) { sc.Outputs = []string{"frozen"} }), nil},
 	// "c" is in almost any reply.
 	{prove.GateGrounding, prove.CodeVagueOutput, edit(keptSucceed, func(sc *scenario.Scenario) { sc.Outputs = []string{"c"} }), nil},
+	{prove.GateGrounding, prove.CodeEchoedOutput, corpusFile("car-hire", "echo-handover-summary.json"), exampleProver("car-hire", nil)},
 	{prove.GateGrounding, prove.CodeStaleOutput, corpusFile("retail", "output-stale-status.json"), exampleProver("retail", nil)},
 	{prove.GateGrounding, prove.CodeDisclosure, corpusFile("airline", "refuse-output-other-persons-dob.json"), exampleProver("airline", nil)},
 	{prove.GateNotVacuous, prove.CodeCheckOffAct, corpusFile("retail", "succeed-check-items-emptied.json"), exampleProver("retail", nil)},

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
 )
 
@@ -296,8 +299,138 @@ func (pr *proof) staleReplayed() string {
 				now[i], moved = again, true
 			}
 		}
-		if moved && computedWrong(cv, pr.results) == "" && computedWrong(cv, now) != "" {
+		if moved && computedWrong(cv, pr.results) == "" && computedWrong(cv, now) != "" && !oldAndNew(cv, pr.results, now) {
 			return fmt.Sprintf("computed output %q works from answers the act made stale: over the same look-ups asked again of the world the solution leaves, %s", cv.Value, computedWrong(cv, now))
+		}
+	}
+	return ""
+}
+
+// oldAndNew reports whether a computed output is the difference of one
+// field's value before the act and after it: one operand is read by a
+// look-up the act made stale, the other (the same field) by a step the act
+// left standing, and the look-up asked again shows what that step shows. The
+// change the act made ("your new price is 174 more") is a figure a right
+// agent says; it is read before and after the act on purpose, so the
+// look-up going stale is what it measures, not a stale answer.
+func oldAndNew(cv scenario.Computed, before, now []world.CallResult) bool {
+	if cv.Op != "difference" || len(cv.Of) != 2 {
+		return false
+	}
+	type operand struct {
+		step  int
+		field string
+	}
+	var ops [2]operand
+	for k, ref := range cv.Of {
+		head, path, ok := strings.Cut(strings.TrimPrefix(ref, "$"), ".")
+		n, err := strconv.Atoi(head)
+		if !strings.HasPrefix(ref, "$") || !ok || err != nil || n < 1 || n > len(before) || strings.Contains(path, "*") {
+			return false
+		}
+		parts := strings.Split(path, ".")
+		ops[k] = operand{n - 1, parts[len(parts)-1]}
+	}
+	if ops[0].field != ops[1].field {
+		return false
+	}
+	stale := func(i int) bool { return string(before[i].Result) != string(now[i].Result) }
+	for k := range ops {
+		old, cur := ops[k], ops[1-k]
+		if !stale(old.step) || stale(cur.step) {
+			continue
+		}
+		was, _ := resolveNumbers(cv.Of[k], now)
+		is, _ := resolveNumbers(cv.Of[1-k], before)
+		if len(was) == 1 && len(is) == 1 && math.Abs(was[0]-is[0]) <= 0.005 {
+			return true
+		}
+	}
+	return false
+}
+
+// An output must be grounded in what the world answered. An answer that
+// only hands back what the solution sent (a hand-over's summary, a note's
+// text) says nothing of the world: an output shown only there is the
+// reference's own wording, which no agent says word for word. It is
+// grounded still when the caller says it (a date they ask for) or the world
+// held it before the conversation (a record's id the act echoes).
+
+// echoedOutput names the first output every showing of which in the
+// solution's answers is an echo of an argument the solution sent, that the
+// caller never says and the world (seed, setup) never held ("" when none).
+// A showing is an echo when a value the answer holds takes in an argument
+// value, sent at that step or before it, that holds the output.
+func (p *Prover) echoedOutput(sc *scenario.Scenario, results []world.CallResult) string {
+	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
+	held := map[string]bool{}
+	for _, st := range sc.Setup {
+		ground.AddValues(held, st.Args)
+	}
+	for _, o := range sc.Outputs {
+		o = strings.TrimSpace(o)
+		want := strings.ToLower(o)
+		if want == "" || strings.Contains(said, want) || p.seed[o] || held[o] {
+			continue
+		}
+		var sent []string // argument values sent so far that hold the output
+		echo, fresh := -1, false
+		for i, r := range results {
+			args := map[string]bool{}
+			ground.AddValues(args, r.Args)
+			for a := range args {
+				if a := strings.ToLower(strings.TrimSpace(a)); strings.Contains(a, want) {
+					sent = append(sent, a)
+				}
+			}
+			if !r.OK {
+				continue
+			}
+			shown := map[string]bool{}
+			leaves(shown, r.Result)
+			for v := range shown {
+				v := strings.ToLower(v)
+				if !strings.Contains(v, want) {
+					continue
+				}
+				if slices.ContainsFunc(sent, func(a string) bool { return strings.Contains(v, a) }) {
+					if echo < 0 {
+						echo = i
+					}
+				} else {
+					fresh = true
+				}
+			}
+		}
+		if echo >= 0 && !fresh {
+			return fmt.Sprintf("output %q is only what the solution itself sent, handed back by step %d (%s): the caller never says it and the world never held it, so it grounds nothing and no agent would say it word for word", o, echo+1, results[echo].Tool)
+		}
+	}
+	return ""
+}
+
+// A number the caller says goes into a computed output only as what they
+// ask about: a quantity a call sends (three tickets at the price shown), or
+// one they state wanting ("what 3 extra days would cost"). A number said in
+// passing ("they travel with 2 suitcases") multiplies nothing the caller
+// asks for: the figure it makes is one no right agent works out.
+
+// computedAside names the first computed output that takes a number the
+// caller says only in passing: no answer shows it, no call of the solution
+// sends it, and no sentence of the caller's that states it asks ("" when
+// none does).
+func (pr *proof) computedAside() string {
+	shown, sent := map[string]bool{}, map[string]bool{}
+	for _, r := range pr.results {
+		leaves(shown, r.Result)
+		ground.AddValues(sent, map[string]any(r.Args))
+	}
+	for _, cv := range pr.sc.Computed {
+		for _, ref := range cv.Of {
+			if strings.HasPrefix(ref, "$") || numberShown(shown, ref) || numberShown(sent, ref) || pr.wanted(ref) {
+				continue
+			}
+			return fmt.Sprintf("computed output %q takes %s, a number the caller says only in passing: no call sends it, no answer shows it and they never ask about it, so the figure is none the agent would work out", cv.Value, ref)
 		}
 	}
 	return ""

@@ -172,8 +172,14 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if rs := p.grounding(sc, pr.results, pr.also...); len(rs) > 0 {
 		return rs, nil
 	}
+	if msg := pr.computedAside(); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeOutputNotInResults, Message: msg}}, nil
+	}
 	if rs := vagueOutputs(sc, pr.results); len(rs) > 0 {
 		return rs, nil
+	}
+	if msg := p.echoedOutput(sc, pr.results); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeEchoedOutput, Message: msg}}, nil
 	}
 	if msg := staleOutput(sc.Outputs, pr.results, pr.changed); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeStaleOutput, Message: msg}}, nil
