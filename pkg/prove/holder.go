@@ -164,13 +164,17 @@ func singular(s string) string {
 // holder: a negation followed within four words by one of nouns ("not the
 // renter", "is not an account holder"), or by "account" after "on" ("not on
 // the account", "isn't listed on this account"). A possessive is no holder
-// ("not the renter's car" speaks of the car). The clause is returned, ""
-// when none.
+// ("not the renter's car" speaks of the car). A clause that says the
+// caller acts "on behalf of" someone denies it as well. The clause is
+// returned, "" when none.
 func holderNegated(text string, nouns map[string]bool) string {
 	for _, s := range sentence.Split(contracted.ReplaceAllString(strings.ReplaceAll(text, "’", "'"), " not"), -1) {
 		for _, part := range clause.Split(s, -1) {
 			words := nameWords(part)
 			for i, w := range words {
+				if w == "behalf" && i > 0 && words[i-1] == "on" {
+					return strings.TrimSpace(part) // "calls on behalf of her boss"
+				}
 				if !negation[w] || w == "no" {
 					continue
 				}

@@ -16,6 +16,7 @@ func TestHolderNegated(t *testing.T) {
 		{"The date of birth is not the one on file.", false},
 		{"They do not want the booking cancelled.", false},
 		{"No one else is on the account.", false},
+		{"Ruth calls on behalf of her boss, Goran Varga.", true},
 	} {
 		if got := holderNegated(c.text, nouns) != ""; got != c.want {
 			t.Errorf("holderNegated(%q) = %v, want %v", c.text, got, c.want)
