@@ -28,15 +28,15 @@ var holderWords = []string{"holder", "owner", "cardholder", "policyholder", "acc
 // not the caller_id the reference identifies and acts for ("" otherwise):
 // the instruction or opening negates a noun of the holder (see
 // holderNegated), the persona's name is not every name of caller_id's row
-// (personaIs), and no call of the solution answered ok passes a name of the
-// persona's that the holder does not share (the reference never identifies
+// (personaIs), and no call of the solution that changes nothing and was
+// answered ok passes a name of the persona's that the holder does not share (the reference never identifies
 // the persona as someone the contract lets act for the holder).
 func (p *Prover) notHolder(sc *scenario.Scenario, results []world.CallResult) string {
 	cl := p.c.Caller
 	if cl == nil || sc.CallerID == nil || sc.Outbound != nil || sc.Expects != scenario.OutcomeSucceed || strings.TrimSpace(sc.Persona.Name) == "" {
 		return ""
 	}
-	step := identifyingStep(cl.From, cl.Table, cl.Key, p, results)
+	step := p.identifyingStep(results)
 	if step < 0 {
 		return ""
 	}
@@ -70,8 +70,11 @@ func (p *Prover) notHolder(sc *scenario.Scenario, results []world.CallResult) st
 	if len(own) == 0 {
 		return ""
 	}
+	// A call that changes nothing and takes the persona's name checks who
+	// they are (verify_guardian); a write that carries it (a waiver's
+	// reason naming them) checks nothing.
 	for _, r := range results {
-		if !r.OK {
+		if !r.OK || p.stateChanging(r) {
 			continue
 		}
 		sent := map[string]bool{}
@@ -101,19 +104,20 @@ func (p *Prover) notHolder(sc *scenario.Scenario, results []world.CallResult) st
 // the caller: a tool of caller.from answered ok or, where no tool
 // identifies the caller, a call answered ok that names a row of the
 // caller's table by its key; -1 when none does.
-func identifyingStep(from []string, table, key string, p *Prover, results []world.CallResult) int {
+func (p *Prover) identifyingStep(results []world.CallResult) int {
+	cl := p.c.Caller
 	for i, r := range results {
 		if !r.OK {
 			continue
 		}
-		if slices.Contains(from, r.Tool) {
+		if slices.Contains(cl.From, r.Tool) {
 			return i
 		}
-		if len(from) > 0 {
+		if len(cl.From) > 0 {
 			continue
 		}
 		for name := range r.Args {
-			if t, col, bound := p.c.RefOf(r.Tool, name); bound && t == table && col == key {
+			if t, col, bound := p.c.RefOf(r.Tool, name); bound && t == cl.Table && col == cl.Key {
 				return i
 			}
 		}
