@@ -20,7 +20,9 @@
 //     world, the setup or the solution's results; every output is a whole
 //     value of a result, and not only the solution's own argument handed
 //     back; every caller's record a call names is one an agent could know
-//     of;
+//     of; the person on the line is the one the reference identifies, and a
+//     success does not act for a holder the caller's words say they are not,
+//     unless the reference verifies them by their own name (holder.go);
 //   - outcome: the expected outcome is proved by the world, the contract's
 //     requires and its rules' checks, never by the scenario's own checks: a
 //     success changes what it claims to change, with every state-changing

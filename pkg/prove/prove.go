@@ -196,6 +196,9 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if msg := p.personaNotCaller(sc); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}
+	if msg := p.notHolder(sc, pr.results); msg != "" {
+		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
+	}
 	if msg := pr.voicemailSays(); msg != "" {
 		return []Refusal{{Gate: GateGrounding, Code: CodeCallerMismatch, Message: msg}}, nil
 	}

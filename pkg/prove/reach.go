@@ -86,7 +86,52 @@ func saysNumber(text, v string) bool {
 			return true
 		}
 	}
-	return false
+	return slices.Contains(wordNumbers(text), want)
+}
+
+// numberWord are the numbers a caller says in words, two to nineteen, the
+// tens and a dozen. "one" is left out: it is most often a pronoun ("the one
+// on file", "one of their orders", "no one"), and reading it as 1 would
+// hand a 1 nobody asked for.
+var numberWord = map[string]float64{"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+	"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+	"seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+	"sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12}
+
+// unitWord are the units that follow a ten in a number of two words
+// ("twenty-one", "forty five"); here "one" is a number.
+var unitWord = map[string]float64{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+// wordNumbers are the numbers text says in words (numberWord), a ten and a
+// unit joined by a hyphen or a space read as one number: "twenty-five" is
+// 25, not 20 and 5.
+func wordNumbers(text string) []float64 {
+	var out []float64
+	fields := strings.Fields(strings.ToLower(text))
+	for i := 0; i < len(fields); i++ {
+		bare := strings.TrimRight(fields[i], `.,;:!?)"'”`)
+		w := strings.TrimLeft(bare, `("'“`)
+		ended := bare != fields[i] // a comma or a stop ends the number
+		if ten, unit, ok := strings.Cut(w, "-"); ok {
+			if t, u := numberWord[ten], unitWord[unit]; t >= 20 && u > 0 {
+				out = append(out, t+u)
+			}
+			continue
+		}
+		n, ok := numberWord[w]
+		if !ok {
+			continue
+		}
+		if n >= 20 && !ended && i+1 < len(fields) {
+			next := strings.TrimRight(fields[i+1], `.,;:!?)"'”`)
+			if u := unitWord[next]; u > 0 {
+				out, i = append(out, n+u), i+1
+				continue
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // glued reports a number at i of text that a letter, a digit or an
