@@ -138,7 +138,7 @@ func (p *Prover) holderNouns() map[string]bool {
 	}
 	out[singular(strings.ToLower(cl.Table))] = true
 	for _, tool := range cl.From {
-		words := paramWords(tool)
+		words := ground.NameWords(tool)
 		for _, w := range words[min(1, len(words)):] {
 			if how[w] {
 				break
