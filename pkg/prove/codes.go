@@ -154,6 +154,10 @@ const (
 	// never states, and the world ends otherwise than with the record's own
 	// value kept.
 	CodeUnaskedValue Code = "unasked-value"
+	// CodeConditionUnmet: a success's caller wants the act only on a
+	// condition of an amount ("only if the new total stays under $300"),
+	// the solution's answers show it unmet, and the solution acts.
+	CodeConditionUnmet Code = "condition-unmet"
 	// CodeDuplicateRequest: two requests of a conversation are one: the
 	// same use case about the same records, or the same write twice.
 	CodeDuplicateRequest Code = "duplicate-request"
@@ -224,7 +228,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
-	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeCallLater},
+	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked},

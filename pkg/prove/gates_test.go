@@ -436,6 +436,7 @@ var fixtures = []fixture{
 	{prove.GateOutcome, prove.CodeCheckUnasked, corpusFile("retail", "succeed-second-cancel-checked.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeTemptingFaithful, corpusFile("airline", "refuse-booking-wrong-amount.json"), exampleProver("airline", nil)},
 	{prove.GateOutcome, prove.CodeUnaskedValue, corpusFile("airline", "succeed-change-flights-unasked-downgrade-new-flight.json"), exampleProver("airline", nil)},
+	{prove.GateOutcome, prove.CodeConditionUnmet, corpusFile("car-hire", "condition-total-over.json"), exampleProver("car-hire", nil)},
 	// Values no agent could be led to (values.go).
 	{prove.GateStatic, prove.CodeStandIn, corpusFile("airline", "refuse-booking-stand-in-thought.json"), exampleProver("airline", nil)},
 	{prove.GateGrounding, prove.CodeValueNotInWorld, corpusFile("airline", "refuse-booking-unknown-airport.json"), exampleProver("airline", nil)},

@@ -68,6 +68,9 @@ func (pr *proof) outcome() []Refusal {
 		if pr.unaskedVal != "" {
 			return bad(CodeUnaskedValue, "%s", pr.unaskedVal)
 		}
+		if msg := pr.conditionUnmet(); msg != "" {
+			return bad(CodeConditionUnmet, "%s", msg)
+		}
 		if pr.choice != "" {
 			return bad(CodeUnstatedChoice, "%s", pr.choice)
 		}

@@ -1,0 +1,145 @@
+package prove
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
+
+// A caller may ask for an act on a condition of an amount: "they only want
+// the change if the new total stays under $300", "as long as it costs at
+// most 500". When the world's answers show the amount the condition names
+// on the wrong side of its bound, a right agent does not act (or asks
+// first), so a success whose solution acts anyway is no proof
+// (condition-unmet). The amount is read from the answers by the words
+// before the bound: a numeric field whose name shares one of them (total,
+// cost), from the act's own answer (the new total) or else the last
+// look-up before it (a quote).
+
+// onCondition marks a sentence that makes the request conditional.
+var onCondition = regexp.MustCompile(`(?i)\bonly\b.*\bif\b|\bas\s+long\s+as\b|\bprovided\b|\bon\s+condition\b`)
+
+// bound is a comparison with a number: "under $300", "no more than 1,200".
+var bound = regexp.MustCompile(`(?i)\b(under|below|less\s+than|lower\s+than|cheaper\s+than|no\s+more\s+than|not\s+more\s+than|at\s+most|over|above|more\s+than|higher\s+than|at\s+least|no\s+less\s+than)\s+[$£€]?\s?(\d[\d,]*(?:\.\d+)?)`)
+
+// conditionUnmet says, for a success, where the caller's condition on an
+// amount fails in the solution's answers while the solution acts ("" when
+// it holds, no sentence sets one, or no answer shows the amount).
+func (pr *proof) conditionUnmet() string {
+	sc := pr.sc
+	if sc.Expects != scenario.OutcomeSucceed {
+		return ""
+	}
+	act := -1
+	for i, r := range pr.results {
+		if r.OK && pr.p.stateChanging(r) {
+			act = i
+		}
+	}
+	if act < 0 {
+		return ""
+	}
+	for _, text := range []string{sc.Instruction, sc.Persona.Opening} {
+		for _, s := range fullStop.Split(text, -1) {
+			if !onCondition.MatchString(s) {
+				continue
+			}
+			m := bound.FindStringSubmatchIndex(s)
+			if m == nil {
+				continue
+			}
+			limit, err := strconv.ParseFloat(strings.ReplaceAll(s[m[4]:m[5]], ",", ""), 64)
+			if err != nil {
+				continue
+			}
+			op := strings.ToLower(strings.Join(strings.Fields(s[m[2]:m[3]]), " "))
+			nouns := amountWords(s[:m[0]])
+			step, key, v, ok := pr.amountShown(act, nouns)
+			if !ok || holdsBound(op, v, limit) {
+				continue
+			}
+			return fmt.Sprintf("the caller wants the act only on a condition (%q), yet solution step %d (%s) shows %s %s, and the solution acts (step %d, %s): a right agent that reads the amount does not carry the act out, or asks first", strings.TrimSpace(s), step+1, pr.results[step].Tool, key, strconv.FormatFloat(v, 'f', -1, 64), act+1, pr.results[act].Tool)
+		}
+	}
+	return ""
+}
+
+// amountWords are the words of a condition before its bound that may name
+// the amount (three letters or more: new, total, cost).
+func amountWords(s string) []string {
+	var out []string
+	for _, w := range tokens(s) {
+		if w = strings.ToLower(trimToken(w)); len(w) >= 3 && !wanting[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// amountShown is the numeric field of the act's answer, else of the last
+// answer before it, whose name has a word of four letters or more akin to
+// one of words (the field sharing the most of them: new_total before
+// old_total for "the new total"): the step, the field's name and its value.
+func (pr *proof) amountShown(act int, words []string) (int, string, float64, bool) {
+	akin := func(kw string) bool {
+		for _, w := range words {
+			if len(kw) >= 3 && (strings.HasPrefix(w, kw) || strings.HasPrefix(kw, w) && len(w) >= 4) || money[w] && money[kw] {
+				return true
+			}
+		}
+		return false
+	}
+	for i := act; i >= 0; i-- {
+		r := pr.results[i]
+		if !r.OK || i < act && pr.p.stateChanging(r) {
+			continue
+		}
+		key, v, best := "", 0.0, 0
+		eachKeyed(r.Result, func(k string, x any) {
+			f, isNum := number(x)
+			if s, isStr := x.(string); isStr {
+				g, err := strconv.ParseFloat(strings.TrimLeft(s, "$£€"), 64)
+				f, isNum = g, err == nil
+			}
+			if !isNum {
+				return
+			}
+			score, named := 0, false
+			for _, kw := range ground.NameWords(k) {
+				if akin(kw) {
+					score++
+					named = named || len(kw) >= 4
+				}
+			}
+			if named && (score > best || score == best && k < key) {
+				key, v, best = k, f, score
+			}
+		})
+		if best > 0 {
+			return i, key, v, true
+		}
+	}
+	return 0, "", 0, false
+}
+
+// money are words for an amount to pay, each standing for the others: "if
+// it costs under $5" names a daily_price.
+var money = map[string]bool{"cost": true, "costs": true, "price": true, "prices": true, "priced": true, "rate": true,
+	"rates": true, "fee": true, "fees": true, "charge": true, "charges": true, "total": true, "amount": true, "pay": true}
+
+// holdsBound reports whether v keeps the bound op limit.
+func holdsBound(op string, v, limit float64) bool {
+	switch op {
+	case "over", "above", "more than", "higher than":
+		return v > limit
+	case "at least", "no less than":
+		return v >= limit
+	case "at most", "no more than", "not more than":
+		return v <= limit
+	}
+	return v < limit // under, below, less than, lower than, cheaper than
+}
