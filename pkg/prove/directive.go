@@ -3,6 +3,7 @@ package prove
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -34,7 +35,7 @@ var (
 // outside an adversarial case that expects a refusal, an ask or an
 // escalation. The tests line and the branch describe the case and may speak
 // of an injection; they may not address the grader.
-func directives(sc *scenario.Scenario) []Refusal {
+func directives(sc *scenario.Scenario, domain map[string]bool) []Refusal {
 	var rs []Refusal
 	bad := func(field, m, why string) {
 		rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, Message: fmt.Sprintf("%s says %q, %s", field, m, why)})
@@ -50,7 +51,7 @@ func directives(sc *scenario.Scenario) []Refusal {
 		{"persona.location", sc.Persona.Location, true}, {"tests", sc.Tests, false}, {"branch", sc.Branch, false},
 	} {
 		d := directivesIn(f.text)
-		if m := d.grader; m != "" {
+		if m := d.grader; m != "" && !ofDomain(m, domain) {
 			bad(f.name, m, "which addresses whoever grades the conversation: a scenario is proved by code, and its words are for the caller")
 			continue
 		}
@@ -77,11 +78,60 @@ func (p *Prover) subGoalDirectives(sc *scenario.Scenario) []Refusal {
 		}
 		for t := range texts {
 			for _, m := range directivesIn(t).graderAll {
+				if ofDomain(m, p.domainWords()) {
+					continue
+				}
 				rs = append(rs, Refusal{Gate: GateStatic, Code: CodeInjection, SubGoal: ref.Name, Message: fmt.Sprintf("sub-goal %s hands the grader %q: a check's words say what it checks, and address nobody", ref.Name, m)})
 			}
 		}
 	}
 	return rs
+}
+
+// ofDomain reports a match that is one word of the contract's own (an
+// insurer's loss assessor, a property evaluator): the domain speaks of it,
+// so a caller may too, and it addresses no grader.
+func ofDomain(m string, domain map[string]bool) bool {
+	w := strings.ToLower(strings.TrimSpace(m))
+	return !strings.Contains(w, " ") && (domain[w] || domain[strings.TrimSuffix(w, "s")])
+}
+
+// domainVocab holds each contract's words (domainWords), by its hash.
+var domainVocab sync.Map
+
+// domainWords are the words of the contract's own text: its tools' names and
+// descriptions, its tables and columns, its use cases, rules and sub-goals.
+func (p *Prover) domainWords() map[string]bool {
+	if v, ok := domainVocab.Load(p.c.SHA256); ok {
+		return v.(map[string]bool)
+	}
+	out := map[string]bool{}
+	add := func(s string) {
+		for _, w := range ground.NameWords(s) {
+			out[w] = true
+		}
+	}
+	for _, t := range p.c.Tools {
+		add(t.Name)
+		add(t.Description)
+	}
+	for _, t := range p.c.Tables {
+		add(t.Name)
+		for _, c := range t.Columns {
+			add(c.Name)
+		}
+	}
+	for _, u := range p.c.UseCases {
+		add(u.Text)
+	}
+	for _, r := range p.c.Rules {
+		add(r.Text)
+	}
+	for _, sg := range p.c.SubGoals {
+		add(sg.What)
+	}
+	domainVocab.Store(p.c.SHA256, out)
+	return out
 }
 
 // directiveMemo holds directivesIn's answer per text. Every proof searches

@@ -1300,7 +1300,6 @@ func spokenWords(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
 }
 
-// caseless matches text written as s, in any case.
 // callerWords are the instruction and the opening without the use case's
 // own text, which an instruction may carry ("at most 2 GB at the plan's
 // price"): that is the contract's, the same for every caller, and states
@@ -1331,6 +1330,7 @@ func (pr *proof) ownText() *regexp.Regexp {
 	return pr.own
 }
 
+// caseless matches text written as s, in any case.
 func caseless(s string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(s))
 }

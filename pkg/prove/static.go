@@ -139,7 +139,7 @@ func (p *Prover) static(sc *scenario.Scenario) []Refusal {
 	rs = append(rs, p.staticOutcome(sc)...)
 	rs = append(rs, p.standIns(sc)...)
 	rs = append(rs, p.outboundStatic(sc)...)
-	rs = append(rs, directives(sc)...)
+	rs = append(rs, directives(sc, p.domainWords())...)
 	rs = append(rs, p.subGoalDirectives(sc)...)
 	known := p.knownTokens(sc)
 	conventions := p.seedConventions()
@@ -524,6 +524,15 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	}
 	for _, c := range sc.Solution {
 		ground.AddValues(known, map[string]any(c.Args))
+	}
+	// A value written with spaces (a phone "07974 487020", a postcode) is
+	// handed, and read, a word at a time.
+	for v := range known {
+		if strings.ContainsAny(v, " \t") {
+			for _, w := range strings.Fields(v) {
+				known[trimToken(w)] = true
+			}
+		}
 	}
 	resultText := ""
 	for _, r := range results {

@@ -162,9 +162,16 @@ func (pr *proof) withdrawn(verb string, calls []scenario.Call) string {
 		return false
 	}
 	back := ""
+	ownText := pr.ownText()
 	for _, s := range sentence.Split(pr.sc.Instruction, -1) {
 		if conditional.MatchString(s) {
 			continue // "If you cannot modify it, no action" says what to do if the world refuses
+		}
+		if ownText != nil {
+			// The use case's own words say what the case is about ("a
+			// claim the caller no longer wants to pursue"): they take
+			// nothing back.
+			s = ownText.ReplaceAllString(s, " ")
 		}
 		w := withholds(s, verb)
 		ends := anyMore.MatchString(s) && negates(s) && mentionsIn(s, verb)
