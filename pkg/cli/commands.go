@@ -388,6 +388,9 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		uc := c.UseCase(gp.UseCase)
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
 	}
+	for _, s := range pl.Shortfalls(c) {
+		fmt.Fprintf(env.Stdout, "warning: %s: plan: %s\n", filepath.Join(dir, "contract.yaml"), s)
+	}
 	for _, t := range deadIdentity(c, pl.Unanswered) {
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: %s, a tool of caller.from, never answered ok on the world: no scenario identifies a caller through it; ground its arguments (an x-ref) or fix its handler if callers should\n", filepath.Join(dir, "contract.yaml"), c.Tool(t).Line, t)
 	}

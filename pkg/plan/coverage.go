@@ -78,30 +78,35 @@ func (p *Plan) Measure(c *contract.Contract) Coverage {
 	return cv
 }
 
-// Check runs the whole-plan checks and returns what fails them. They apply
-// once the plan is large enough for them to be fair (100+ scenarios), except
-// that a plan with no bucket at all always fails.
+// Check returns what makes a plan unusable: no bucket at all.
 func (p *Plan) Check(c *contract.Contract) []string {
-	var out []string
 	if len(p.Buckets) == 0 {
 		return []string{"no bucket: no use case has a tool that can be rehearsed on the world"}
 	}
-	if p.Total() < 100 {
-		return nil
-	}
+	return nil
+}
+
+// Shortfalls are the whole-plan checks the plan misses: cell coverage under
+// 40%, a precondition-gated tool or a hard rule no bucket names, no success
+// or no refusal dealt. A run goes on all the same (a contract is the user's,
+// and a suite of what can be proved beats none); they are said where the
+// user sees them (validate, the planner's log), and what no kept scenario
+// reaches is in report.json and review.json.
+func (p *Plan) Shortfalls(c *contract.Contract) []string {
+	var out []string
 	cv := p.Measure(c)
 	if cv.Cells > 0 && cv.CellsCovered*100 < cv.Cells*40 {
 		out = append(out, fmt.Sprintf("cell coverage %d of %d is under 40%%", cv.CellsCovered, cv.Cells))
 	}
 	if len(cv.UnnamedGated) > 0 {
-		out = append(out, fmt.Sprintf("precondition-gated tools named by no bucket: %v", cv.UnnamedGated))
+		out = append(out, fmt.Sprintf("tools with requires that no use case's scenarios call, so no scenario tests them: %v (list them in a use case's tools)", cv.UnnamedGated))
 	}
 	if len(cv.UntestedRules) > 0 {
-		out = append(out, fmt.Sprintf("hard rules tested by no bucket: %v", cv.UntestedRules))
+		out = append(out, fmt.Sprintf("rules with a check that no case of the plan tests: %v", cv.UntestedRules))
 	}
 	for _, o := range []string{"succeed", "refuse"} {
 		if cv.Outcomes[o] == 0 {
-			out = append(out, fmt.Sprintf("no bucket expects %q", o))
+			out = append(out, fmt.Sprintf("no case expects %q", o))
 		}
 	}
 	return out

@@ -269,6 +269,11 @@ func (p *Planner) Prepare(ctx context.Context) error {
 			return fmt.Errorf("planner: %w", err)
 		}
 	}
+	if pl.Total() >= 100 && p.cfg.Narrow == nil {
+		for _, s := range pl.Shortfalls(c) {
+			p.log.Warn("plan short of a whole-plan check", "shortfall", s)
+		}
+	}
 	if probs := pl.Check(c); len(probs) > 0 && p.cfg.Narrow == nil {
 		refused := fmt.Errorf("%w: %v", ErrPlanRefused, probs)
 		if _, err := p.cfg.Ledger.MoveRun(ctx, p.cfg.RunID, ledger.RunFailed, refused.Error()); err != nil {

@@ -156,7 +156,7 @@ func Build(c *contract.Contract, src Source, t Task) Built {
 		},
 	}
 	for i, p := range parts {
-		r := request(c, t.UserID, p)
+		r := request(c, t.UserID, t.Instruction, p)
 		if i == len(parts)-1 {
 			// What the agent must say is read at the end of the
 			// conversation, from the answers of its last request.
@@ -207,10 +207,28 @@ func requests(c *contract.Contract, actions []Action) []part {
 // request makes one part a succeeding request: the use case whose tools
 // hold its act, its actions with the look-ups the contract requires before
 // a gated call, and the act's tables as the check.
-func request(c *contract.Contract, caller string, p part) scenario.Request {
+func request(c *contract.Contract, caller, instruction string, p part) scenario.Request {
 	r := scenario.Request{UseCase: useCase(c, p.act, p.actions), Expects: scenario.OutcomeSucceed}
 	for _, a := range p.actions {
 		r.Solution = append(r.Solution, scenario.Call{Tool: a.Name, Args: a.Kwargs})
+	}
+	// The benchmark grades the data the actions leave, values and all: each
+	// act is checked as called with the values the task's instruction
+	// states (a cabin, a reason), so an agent that sets another fails here
+	// as it fails there.
+	for _, a := range p.actions {
+		if tool := c.Tool(a.Name); tool == nil || tool.EndsConversation || !changesState(c, tool) {
+			continue
+		}
+		args := map[string]any{}
+		for k, v := range a.Kwargs {
+			if said(instruction, v) {
+				args[k] = v
+			}
+		}
+		if len(args) > 0 {
+			r.SubGoals = append(r.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": a.Name, "args": args}})
+		}
 	}
 	r.Solution = withLookups(c, caller, r.Solution)
 	var tables []any
@@ -226,6 +244,26 @@ func request(c *contract.Contract, caller string, p part) scenario.Request {
 		r.Tests = fmt.Sprintf("passes when %s is carried out as the task's reference actions do", p.act)
 	}
 	return r
+}
+
+// said reports a scalar value the instruction states, in any case and with
+// spaces for underscores ("economy", "basic economy", "#W2378156").
+func said(instruction string, v any) bool {
+	var text string
+	switch x := v.(type) {
+	case string:
+		text = x
+	case float64, bool:
+		text = fmt.Sprint(x)
+	default:
+		return false
+	}
+	if len(text) < 2 {
+		return false
+	}
+	low := strings.ToLower(instruction)
+	t := strings.ToLower(text)
+	return strings.Contains(low, t) || strings.Contains(low, strings.ReplaceAll(t, "_", " "))
 }
 
 func joinAny(xs []any) string {

@@ -48,8 +48,14 @@ func TestBuildScenario(t *testing.T) {
 	if !reflect.DeepEqual(sc.Solution, want) {
 		t.Errorf("solution %+v", sc.Solution)
 	}
-	if len(sc.SubGoals) != 1 || sc.SubGoals[0].Name != prove.RowWritten {
-		t.Errorf("sub-goals %+v", sc.SubGoals)
+	// The act is checked with the values the instruction states (the
+	// reservation), and by the tables it writes.
+	wantGoals := []scenario.SubGoalRef{
+		{Name: "called", Params: map[string]any{"tool": "cancel_reservation", "args": map[string]any{"reservation_id": "ABC123"}}},
+		{Name: prove.RowWritten, Params: map[string]any{"tables": []any{"reservations", "payment_history"}}},
+	}
+	if !reflect.DeepEqual(sc.SubGoals, wantGoals) {
+		t.Errorf("sub-goals %+v, want %+v", sc.SubGoals, wantGoals)
 	}
 	// A look-up the task already makes is not made twice.
 	b = Build(c, Source{Format: FormatTauBench, Prefix: "x"}, Task{ID: "8", UserID: "mia_li_3668", Instruction: "i",
@@ -121,7 +127,7 @@ func TestBuildSeveralRequests(t *testing.T) {
 	}
 	r := sc.Then[0]
 	if r.UseCase != "compensation" || r.Expects != scenario.OutcomeSucceed || !reflect.DeepEqual(r.Outputs, []string{"50"}) ||
-		len(r.SubGoals) != 1 || r.SubGoals[0].Name != prove.RowWritten {
+		len(r.SubGoals) == 0 || r.SubGoals[len(r.SubGoals)-1].Name != prove.RowWritten {
 		t.Errorf("request 2: %+v", r)
 	}
 	if n := len(r.Solution); n < 2 || r.Solution[0].Tool != "get_user_details" || r.Solution[n-1].Tool != "send_certificate" {
