@@ -30,8 +30,8 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 	if sv.rules == nil || !slices.ContainsFunc(sv.g.C.Rules, func(r contract.Rule) bool { return r.Check != "" }) {
 		return ls, nil
 	}
-	asks, cols := sv.pastAsks(tool, sol.table)
-	if len(asks) == 0 || len(cols) == 0 {
+	asks, cols, enums := sv.pastAsks(tool, sol.table)
+	if (len(asks) == 0 || len(cols) == 0) && enums < 2 {
 		return ls, nil
 	}
 	dealt := dealtWays(ls, played)
@@ -46,12 +46,13 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 		}
 	}
 	t, pk := sv.g.C.Table(sol.table), sv.g.PK(sol.table)
-	// Per way, a level per choice's direction: a level's angle says which
-	// way its cases ask.
-	found := map[string]map[int]*level{}
+	// Per way, a level per kind of choice (above, below, another value of
+	// an enum): a level's angle says what its cases ask.
+	found := map[string]map[Choice]*level{}
+	var order []Choice
 	for _, k := range played.keys {
 		b := sc.bound(played.index[k])
-		for _, ch := range pastChoices(t, asks, cols, sv.g.Find(sol.table, pk, k), b, sol.choices[k]) {
+		for _, ch := range pastChoices(t, asks, cols, enums, sv.g.Find(sol.table, pk, k), b, sol.choices[k]) {
 			bb := b
 			ch.Apply(&bb)
 			calls, filled := Chain(sv.g, tool, sol.chain, bb, sv.bs)
@@ -74,14 +75,17 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 				if dealt[way] || slices.Contains(played.broken[k], r) || ok > 0 && always[r] == ok {
 					continue
 				}
-				dir := ch.Other % 2
+				kind := Choice{Outside: ch.Outside, Swap: ch.Swap, Other: ch.Other % 2}
 				if found[way] == nil {
-					found[way] = map[int]*level{}
+					found[way] = map[Choice]*level{}
 				}
-				lv := found[way][dir]
+				lv := found[way][kind]
 				if lv == nil {
 					lv = &level{outcome: "refuse", branch: way, choices: map[string]Choice{}, elsewhere: sv.elsewhere(ch, sol.table)}
-					found[way][dir] = lv
+					found[way][kind] = lv
+					if !slices.Contains(order, kind) {
+						order = append(order, kind)
+					}
 				}
 				if _, have := lv.choices[k]; !have {
 					lv.templates = append(lv.templates, k)
@@ -92,10 +96,11 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 		}
 	}
 	for _, way := range slices.Sorted(maps.Keys(found)) {
-		// The direction more rows break the rule in; above first on a tie.
+		// The kind of choice more rows break the rule with; the first
+		// tried on a tie.
 		var best *level
-		for _, dir := range []int{0, 1} {
-			if lv := found[way][dir]; lv != nil && (best == nil || len(lv.templates) > len(best.templates)) {
+		for _, kind := range order {
+			if lv := found[way][kind]; lv != nil && (best == nil || len(lv.templates) > len(best.templates)) {
 				best = lv
 			}
 		}
@@ -109,11 +114,24 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 // and the places in table's columns of the numbers of its record a value
 // may be asked past: those the handler's code names first (it reads them
 // to decide), then the rest in the schema's order. What a column is
-// called never decides.
-func (sv *solver) pastAsks(tool *contract.Tool, table string) (asks []string, cols []int) {
+// called never decides. enums is how many values the act's argument of
+// an enum no record fixes has (the most, of several), which the case's
+// ordinal turns through (ground.Graph.Value).
+func (sv *solver) pastAsks(tool *contract.Tool, table string) (asks []string, cols []int, enums int) {
+	for _, p := range tool.ParamNames() {
+		bd, ok := sv.bs.Of(tool.Name, p)
+		if !ok || bd.How == ground.Fresh || bd.How != ground.ByEnum && bd.Table != "" {
+			continue
+		}
+		n := len(tool.Enum(p))
+		if bd.How == ground.ByEnum && len(bd.Picks) > 0 {
+			n = len(bd.Picks) // the plan settled the choice
+		}
+		enums = max(enums, n)
+	}
 	t := sv.g.C.Table(table)
 	if t == nil {
-		return nil, nil
+		return nil, nil, enums
 	}
 	for _, o := range sv.outsideTables(tool, table) {
 		if o.more {
@@ -131,32 +149,33 @@ func (sv *solver) pastAsks(tool *contract.Tool, table string) (asks []string, co
 			rest = append(rest, i)
 		}
 	}
-	return asks, append(cols, rest...)
+	return asks, append(cols, rest...), enums
 }
 
 // pastChoices are the choices that ask each of asks just above and just
 // below the value row, of table t, holds of the first of cols it holds one
-// of (ground.SwapPast), at most pastValues, with the row's own choice at
-// otherwise.
-func pastChoices(t *contract.Table, asks []string, cols []int, row ground.Row, b ground.Bound, at Choice) []Choice {
-	col := slices.IndexFunc(cols, func(i int) bool { return row != nil && row[t.Columns[i].Name] != nil })
-	if col < 0 {
-		return nil
-	}
+// of (ground.SwapPast), then, of an enum of enums values, the next values
+// (the ordinals after the row's), at most pastValues in all, with the
+// row's own choice at otherwise.
+func pastChoices(t *contract.Table, asks []string, cols []int, enums int, row ground.Row, b ground.Bound, at Choice) []Choice {
 	base := at
 	if base == (Choice{}) {
 		base.Ordinal = b.Ordinal
 	}
 	var out []Choice
-	for _, o := range asks {
-		for dir := range 2 {
-			if len(out) >= pastValues {
-				return out
+	if col := slices.IndexFunc(cols, func(i int) bool { return row != nil && row[t.Columns[i].Name] != nil }); col >= 0 {
+		for _, o := range asks {
+			for dir := range 2 {
+				ch := base
+				ch.Outside, ch.Swap, ch.Other = o, ground.SwapPast, 2*cols[col]+dir
+				out = append(out, ch)
 			}
-			ch := base
-			ch.Outside, ch.Swap, ch.Other = o, ground.SwapPast, 2*cols[col]+dir
-			out = append(out, ch)
 		}
 	}
-	return out
+	for o := 1; o < enums; o++ {
+		ch := base
+		ch.Ordinal += o
+		out = append(out, ch)
+	}
+	return out[:min(len(out), pastValues)]
 }
