@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -35,11 +36,12 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 		return ls, nil
 	}
 	dealt := dealtWays(ls, played)
-	always := map[string]int{} // rule -> the rows whose own value broke it
-	ok := 0
+	// The rows whose own value the world carried out, and per rule those
+	// that broke it.
+	carried, always := 0, map[string]int{}
 	for _, k := range played.keys {
 		if len(played.broken[k]) > 0 || played.outcome[k] == "succeed" {
-			ok++
+			carried++
 			for _, r := range played.broken[k] {
 				always[r]++
 			}
@@ -50,6 +52,7 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 	// an enum): a level's angle says what its cases ask.
 	found := map[string]map[Choice]*level{}
 	var order []Choice
+	done, pastBy := 0, map[string]int{} // the plays carried out, and per rule those that broke it
 	for _, k := range played.keys {
 		b := sc.bound(played.index[k])
 		for _, ch := range pastChoices(t, asks, cols, enums, sv.g.Find(sol.table, pk, k), b, sol.choices[k]) {
@@ -70,9 +73,13 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 			if err != nil {
 				return ls, err
 			}
+			done++
+			for _, r := range broken {
+				pastBy[r]++
+			}
 			for _, r := range broken {
 				way := RuleRefusal + r
-				if dealt[way] || slices.Contains(played.broken[k], r) || ok > 0 && always[r] == ok {
+				if dealt[way] || slices.Contains(played.broken[k], r) || carried > 0 && always[r] == carried {
 					continue
 				}
 				kind := Choice{Outside: ch.Outside, Swap: ch.Swap, Other: ch.Other % 2}
@@ -96,6 +103,11 @@ func (sv *solver) valueLevels(ctx context.Context, tool *contract.Tool, sol solu
 		}
 	}
 	for _, way := range slices.Sorted(maps.Keys(found)) {
+		if r := strings.TrimPrefix(way, RuleRefusal); carried == 0 && pastBy[r] == done {
+			// No row's own value was carried out, and every value asked
+			// broke it: nothing says it is about the value.
+			continue
+		}
 		// The kind of choice more rows break the rule with; the first
 		// tried on a tie.
 		var best *level
