@@ -41,8 +41,8 @@ type wireBucket struct {
 	Have    int               `json:"have"`
 	Spec    plan.Spec         `json:"spec"`
 	// Choices are each template's [variant, ordinal], and a third,
-	// plan.Choice.Other (the world's row, or how many times over), where it
-	// is not 0.
+	// plan.Choice.Other (the world's row, how many times over, or which
+	// number of the record and which way past it), where it is not 0.
 	Choices [][]int `json:"choices,omitempty"`
 	// Outside is the table every template's case takes a record of from
 	// outside the case (plan.Choice.Outside), and Swap which record where
@@ -138,8 +138,8 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		if ch == [3]int{} && w.Outside == "" && w.Swap == "" && w.Leave == "" {
 			continue
 		}
-		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore {
-			return fmt.Errorf("bucket %s: choice %d has a third number without swap %q or %q", w.ID, i, ground.SwapWorld, ground.SwapMore)
+		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore && w.Swap != ground.SwapPast {
+			return fmt.Errorf("bucket %s: choice %d has a third number without swap %q, %q or %q", w.ID, i, ground.SwapWorld, ground.SwapMore, ground.SwapPast)
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}

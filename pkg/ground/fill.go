@@ -148,9 +148,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		}
 	default:
 		v, ok := g.guess(name, typ, ps, b)
-		return b.more(bd, v, typ), ok
+		return g.asked(bd, v, typ, ps, b), ok
 	}
-	return b.more(bd, coerce(v, typ, ps), typ), true
+	return g.asked(bd, coerce(v, typ, ps), typ, ps, b), true
 }
 
 // ownKey reports whether r (the case's caller or target) holds bd's column

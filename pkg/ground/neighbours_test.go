@@ -123,3 +123,33 @@ func TestAmountAskedOver(t *testing.T) {
 		}
 	}
 }
+
+// TestPastAsksNearTheRecord: under SwapPast a number is asked a fifth
+// above or below the value the case's record holds, within the schema's
+// bounds, and not at all where they leave no room on that side.
+func TestPastAsksNearTheRecord(t *testing.T) {
+	bounds := map[string]any{"minimum": 50, "maximum": 1700}
+	for _, tc := range []struct {
+		held  float64
+		below bool
+		typ   string
+		want  any
+		ok    bool
+	}{
+		{1500, false, "number", 1700.0, true}, // a fifth above is 1800, over the maximum
+		{1000, false, "number", 1200.0, true},
+		{1000, true, "integer", int64(800), true},
+		{60, true, "number", 50.0, true}, // a fifth below is 48, under the minimum
+		{50, true, "number", nil, false}, // nothing below the minimum
+		{1700, false, "number", nil, false},
+		{0, false, "integer", int64(50), true}, // a step of one, clamped up to the minimum: still above
+	} {
+		got, ok := Past(tc.held, tc.below, tc.typ, bounds)
+		if ok != tc.ok || ok && got != tc.want {
+			t.Errorf("Past(%v, below=%v, %s) = %v %v, want %v %v", tc.held, tc.below, tc.typ, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got, ok := Past(7, false, "integer", map[string]any{}); !ok || got != int64(8) {
+		t.Errorf("Past(7, above) without bounds = %v %v, want 8", got, ok)
+	}
+}

@@ -75,6 +75,13 @@ const (
 	// flight), the seed's Bound.Other-th: the caller asks for a record of
 	// the world's that the act may refuse (a slot of a provider on leave).
 	SwapWorld Swap = "world"
+	// SwapPast: a number an argument takes from no record (a new limit) is
+	// asked just past the value a number of the case's own record holds
+	// (the limit it has): Other/2 is that column's place in the case's
+	// table, an even Other asks above it, an odd one below (Past). A rule
+	// may forbid only one way (a raise), which the one value the plan
+	// grounds may never take.
+	SwapPast Swap = "past"
 )
 
 // maxReach bounds the rows of one table a case reaches.
@@ -463,12 +470,70 @@ func (b Bound) Stated(bd Binding) bool {
 	switch {
 	case b.Outside == "":
 		return false
-	case b.Swap == SwapMore && bd.Table == "":
+	case (b.Swap == SwapMore || b.Swap == SwapPast) && bd.Table == "":
 		// A number no column grounds counts as the case's own record's.
 		return b.Outside == b.Table && bd.How != Fresh && bd.How != ByEnum
 	}
 	return b.Outside == bd.Table &&
-		(bd.How == Fresh && (b.Swap == SwapTaken || b.Swap == SwapUnchanged) || b.Swap == SwapMore && bd.How != Fresh)
+		(bd.How == Fresh && (b.Swap == SwapTaken || b.Swap == SwapUnchanged) || (b.Swap == SwapMore || b.Swap == SwapPast) && bd.How != Fresh)
+}
+
+// asked is v as the case asks for it: over (SwapMore) or past its
+// record's value (SwapPast) when the case states it, v otherwise.
+func (g *Graph) asked(bd Binding, v any, typ string, ps map[string]any, b Bound) any {
+	if b.Swap != SwapPast {
+		return b.more(bd, v, typ)
+	}
+	t := g.C.Table(b.Table)
+	if !b.Stated(bd) || t == nil || b.Other < 0 || b.Other/2 >= len(t.Columns) {
+		return v
+	}
+	r := b.Pick(b.Table)
+	if r == nil {
+		return v
+	}
+	held, ok := asFloat(r[t.Columns[b.Other/2].Name])
+	if !ok {
+		return v
+	}
+	if p, ok := Past(held, b.Other%2 == 1, typ, ps); ok {
+		return p
+	}
+	return v
+}
+
+// Past is a value a fifth (at least one) above held, or below it when
+// below, for an argument of JSON type typ whose schema ps may bound it
+// (minimum, maximum): clamped into those bounds, and false when they leave
+// no value on that side of held. A fifth keeps it near what the record
+// holds, where the act's own caps (a card's highest limit) rarely reach.
+func Past(held float64, below bool, typ string, ps map[string]any) (any, bool) {
+	step := math.Max(math.Abs(held)/5, 1)
+	if below {
+		step = -step
+	}
+	x := held + step
+	if typ == "integer" {
+		x = math.Round(x)
+	} else {
+		x = math.Round(x*100) / 100
+	}
+	if lo, ok := asFloat(ps["minimum"]); ok && x < lo {
+		x = lo
+	}
+	if hi, ok := asFloat(ps["maximum"]); ok && x > hi {
+		x = hi
+	}
+	if lo, ok := asFloat(ps["exclusiveMinimum"]); ok && x <= lo || below && x >= held || !below && x <= held {
+		return nil, false
+	}
+	if hi, ok := asFloat(ps["exclusiveMaximum"]); ok && x >= hi {
+		return nil, false
+	}
+	if typ == "integer" {
+		return int64(x), true
+	}
+	return x, true
 }
 
 // more is v asked for Mores[b.Other] times over, for an argument of JSON

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -133,5 +134,44 @@ func TestRuleRefusalsNeedARecord(t *testing.T) {
 	}
 	if ro.branch["c"] != "h.star:3" {
 		t.Errorf("a handler's refusal kept its branch: %s", ro.branch["c"])
+	}
+}
+
+// TestPlanRefusesARuleOnlyAValueBreaks: card-services lets any card's
+// daily limit change, and a rule forbids raising it for a customer flagged
+// vulnerable. The plan grounds one new limit, below every card's, which
+// breaks that rule on no row; asked just above the card's limit, the world
+// raises it, and the rule's check fails for the vulnerable callers' cards.
+// The rule gets its refusal level, whose cases ask for a raise.
+func TestPlanRefusesARuleOnlyAValueBreaks(t *testing.T) {
+	testenv.OutsideRace(t, wholePlans)
+	c, e := openContract(t, testdataDir("card-services"))
+	p, _ := deriveAsRun(t, c, e, 0)
+	g := ground.New(c)
+	const way = RuleRefusal + "vulnerable-no-limit-raise"
+	found := false
+	for _, b := range p.Buckets {
+		if b.Spec.Refusal != way {
+			continue
+		}
+		found = true
+		if len(b.Spec.Templates) == 0 {
+			t.Fatalf("bucket %s has no templates", b.ID)
+		}
+		for _, k := range b.Spec.Templates {
+			ch := b.Spec.Choices[k]
+			if ch.Swap != ground.SwapPast || ch.Other%2 != 0 {
+				t.Errorf("bucket %s: template %s asks %+v, want a value above the record's (swap %q, even other)", b.ID, k, ch, ground.SwapPast)
+				continue
+			}
+			card := g.Find("cards", "card_id", k)
+			acct := g.Find("accounts", "account_id", card["account_id"])
+			if cu := g.Find("customers", "customer_id", acct["customer_id"]); cu["vulnerable"] != true {
+				t.Errorf("bucket %s: template %s is the card of %v, who is not flagged vulnerable", b.ID, k, acct["customer_id"])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no bucket dealt for %s", way)
 	}
 }

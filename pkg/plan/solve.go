@@ -289,6 +289,9 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 	if sol.levels, err = sv.choiceLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
+	if sol.levels, err = sv.valueLevels(ctx, tool, sol, sc, played); err != nil {
+		return sol, err
+	}
 	if sol.levels, err = sv.leaveLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
@@ -1793,7 +1796,7 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 			cl := found[way][group]
 			if cl == nil {
-				cl = &choiceLevel{level: level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}, elsewhere: sv.elsewhere(ch)},
+				cl = &choiceLevel{level: level{outcome: "refuse", branch: way, refusal: sv.refusals()[way], choices: map[string]Choice{}, elsewhere: sv.elsewhere(ch, sol.table)},
 					teeth: map[string]bool{}, order: len(found[way])}
 				found[way][group] = cl
 			}
@@ -2189,12 +2192,22 @@ func (sv *solver) outsideTables(tool *contract.Tool, table string) []outsideTabl
 }
 
 // elsewhere says what the record a choice takes from outside the case is
-// to the case, for a level's angle; "" for a choice within it.
-func (sv *solver) elsewhere(ch Choice) string {
+// to the case, for a level's angle; "" for a choice within it. table is
+// the case's own.
+func (sv *solver) elsewhere(ch Choice, table string) string {
 	t := strings.ReplaceAll(ch.Outside, "_", " ")
 	switch {
 	case ch.Outside == "":
 		return ""
+	case ch.Swap == ground.SwapPast:
+		way, col := "above", ""
+		if ch.Other%2 == 1 {
+			way = "below"
+		}
+		if tb := sv.g.C.Table(table); tb != nil && ch.Other >= 0 && ch.Other/2 < len(tb.Columns) {
+			col = strings.ReplaceAll(tb.Columns[ch.Other/2].Name, "_", " ")
+		}
+		return fmt.Sprintf("a value %s the %s the case's record holds", way, col)
 	case ch.Swap == ground.SwapItself:
 		return "the record of " + t + " the case already names"
 	case ch.Swap == ground.SwapHeld:
