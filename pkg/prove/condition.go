@@ -20,8 +20,11 @@ import (
 // cost), from the act's own answer (the new total) or else the last
 // look-up before it (a quote).
 
-// onCondition marks a sentence that makes the request conditional.
-var onCondition = regexp.MustCompile(`(?i)\bonly\b.*\bif\b|\bas\s+long\s+as\b|\bprovided\b|\bon\s+condition\b`)
+// onCondition marks a sentence that makes the wish itself conditional ("they
+// only want the change if …", "as long as …"); a sentence that says what
+// to do on a condition ("if and only if the price is above $500, drop the
+// second passenger") branches the request instead, and is not read.
+var onCondition = regexp.MustCompile(`(?i)^\s*\S.*\bonly\s+(want|wants|wanted|need|needs|agree|agrees|accept|accepts|go\s+ahead)\b.*\bif\b|\bas\s+long\s+as\b|\bprovided\s+(that\s+)?(the|it|its|their)\b|\bon\s+condition\b`)
 
 // bound is a comparison with a number: "under $300", "no more than 1,200".
 var bound = regexp.MustCompile(`(?i)\b(under|below|less\s+than|lower\s+than|cheaper\s+than|no\s+more\s+than|not\s+more\s+than|at\s+most|over|above|more\s+than|higher\s+than|at\s+least|no\s+less\s+than)\s+[$£€]?\s?(\d[\d,]*(?:\.\d+)?)`)

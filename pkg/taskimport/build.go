@@ -1,9 +1,11 @@
 package taskimport
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -253,17 +255,31 @@ func said(instruction string, v any) bool {
 	switch x := v.(type) {
 	case string:
 		text = x
-	case float64, bool:
-		text = fmt.Sprint(x)
+	case float64, int, int64, json.Number:
+		// A number is said as a whole number of its own ("3 bags").
+		f, err := strconv.ParseFloat(fmt.Sprint(x), 64)
+		if err != nil {
+			return false
+		}
+		re := regexp.MustCompile(`(^|[^\d.,])` + regexp.QuoteMeta(strconv.FormatFloat(f, 'f', -1, 64)) + `($|[^\d]|[.,]\D|[.,]$)`)
+		return re.MatchString(instruction)
 	default:
 		return false
 	}
 	if len(text) < 2 {
 		return false
 	}
-	low := strings.ToLower(instruction)
-	t := strings.ToLower(text)
-	return strings.Contains(low, t) || strings.Contains(low, strings.ReplaceAll(t, "_", " "))
+	// Said as a word or words of their own, with spaces, hyphens and
+	// underscores alike ("one-way" says one_way; "search" does not say SEA).
+	parts := strings.FieldsFunc(text, func(r rune) bool { return r == '_' || r == '-' || r == ' ' })
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	words := strings.Join(parts, `[\s_-]+`)
+	if words == "" {
+		return false
+	}
+	return regexp.MustCompile(`(?i)(^|[^\pL\pN])` + words + `($|[^\pL\pN])`).MatchString(instruction)
 }
 
 func joinAny(xs []any) string {

@@ -1,6 +1,7 @@
 package taskimport
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -142,6 +143,20 @@ func TestName(t *testing.T) {
 	} {
 		if got := Name("tau-bench-airline", in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestSaid: a value is said as words of their own, with spaces, hyphens
+// and underscores alike, and a number as a whole number.
+func TestSaid(t *testing.T) {
+	const in = "You want a one-way flight to SFO in economy and 3 checked bags; search for the cheapest."
+	for v, want := range map[any]bool{
+		"one_way": true, "SFO": true, "economy": true, "basic_economy": false, "SEA": false,
+		float64(3): true, float64(30): false, json.Number("3"): true, "x": false,
+	} {
+		if got := said(in, v); got != want {
+			t.Errorf("said(%v) = %v, want %v", v, got, want)
 		}
 	}
 }
