@@ -1400,14 +1400,10 @@ func (pr *proof) findUnusedStated() []string {
 	// A text is used where a sent value holds it (a street inside an
 	// address line); a number only where one is that number, not where its
 	// digits sit inside an id ("1" in "L1082").
-	// A text is said as it is sent, or as words ("direct debit" for
-	// direct_debit, in any case).
-	spokenForm := strings.NewReplacer("_", " ", "-", " ")
 	in := func(v string) bool {
 		num := isNumber(v)
-		sv := strings.ToLower(spokenForm.Replace(v))
 		for u := range used {
-			if num && numberEqual(u, v) || !num && (strings.Contains(u, v) || strings.Contains(strings.ToLower(spokenForm.Replace(u)), sv)) {
+			if num && numberEqual(u, v) || !num && strings.Contains(u, v) {
 				return true
 			}
 		}
