@@ -614,20 +614,20 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 	if json.Unmarshal(raw, &d) != nil {
 		return
 	}
-	var rows []map[string]any
+	// Each row the act added or changed: the values it wrote, and the
+	// whole row as it stands after (what names it).
+	type written struct{ wrote, row map[string]any }
+	var rows []written
 	for _, t := range d.Tables {
-		rows = append(rows, t.Added...)
+		for _, r := range t.Added {
+			rows = append(rows, written{r, r})
+		}
 		for _, ch := range t.Changed {
-			after := map[string]any{}
+			wrote := map[string]any{}
 			for _, c := range ch.Columns {
-				after[c] = ch.After[c]
+				wrote[c] = ch.After[c]
 			}
-			for k, v := range ch.After {
-				if _, ok := after[k]; !ok && !slices.Contains(ch.Columns, k) {
-					after["="+k] = v // a column the act left as it was: names the row only
-				}
-			}
-			rows = append(rows, after)
+			rows = append(rows, written{wrote, ch.After})
 		}
 	}
 	for j, ref := range refs {
@@ -636,9 +636,9 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 		}
 		var params map[string]any
 		for name, v := range ref.Params {
-			for _, row := range rows {
-				nv, wrote := row[name]
-				if !wrote || ground.Text(nv) == ground.Text(v) || !namesRow(row, ref.Params, name) {
+			for _, w := range rows {
+				nv, wrote := w.wrote[name]
+				if !wrote || ground.Text(nv) == ground.Text(v) || !namesRow(w.row, ref.Params, name) {
 					continue
 				}
 				if params == nil {
@@ -658,16 +658,11 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 }
 
 // namesRow reports whether a param of a check other than skip names row:
-// the row holds its value (a column the act changed, or one it left).
+// the row holds its value.
 func namesRow(row, params map[string]any, skip string) bool {
 	for k, v := range params {
-		if k == skip {
-			continue
-		}
-		for _, col := range []string{k, "=" + k} {
-			if w, ok := row[col]; ok && ground.Text(w) == ground.Text(v) {
-				return true
-			}
+		if w, ok := row[k]; ok && k != skip && ground.Text(w) == ground.Text(v) {
+			return true
 		}
 	}
 	return false

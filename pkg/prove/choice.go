@@ -3,7 +3,6 @@ package prove
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -127,11 +126,7 @@ func (p *Prover) stateChanging(r world.CallResult) bool {
 // does.
 func (pr *proof) successChoice(ctx context.Context) error {
 	sc := pr.sc
-	rules := pr.ruleRefs()
-	isRule := map[int]bool{}
-	for _, c := range rules {
-		isRule[c.index] = true
-	}
+	isRule := pr.ruleIndexes()
 	setup := pr.setup(ctx)
 	// The acts first, then the look-ups a check names by tool (a search
 	// whose arguments are the case's): each group has its own budget, so
@@ -152,7 +147,7 @@ func (pr *proof) successChoice(ctx context.Context) error {
 		}
 	}
 	for _, group := range [][]int{acts, reads} {
-		if err := pr.successChoiceAt(ctx, setup, group, rules, isRule); err != nil || pr.choice != "" {
+		if err := pr.successChoiceAt(ctx, setup, group, isRule); err != nil || pr.choice != "" {
 			return err
 		}
 	}
@@ -161,7 +156,7 @@ func (pr *proof) successChoice(ctx context.Context) error {
 
 // successChoiceAt is successChoice over the solution steps at, within
 // maxChoiceRuns runs.
-func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) error, at []int, rules []checkRef, isRule map[int]bool) error {
+func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) error, at []int, isRule map[int]bool) error {
 	sc := pr.sc
 	runs := 0
 	for _, i := range at {
@@ -178,64 +173,37 @@ func (pr *proof) successChoiceAt(ctx context.Context, setup func(*world.Copy) er
 				return nil
 			}
 			runs++
-			calls := make([]scenario.Call, len(pr.results))
-			for j, s := range pr.results {
-				calls[j] = scenario.Call{Tool: s.Tool, Args: s.Args}
-			}
+			calls := pr.solutionCalls()
 			calls[i].Args = alt.args
-			found := ""
-			err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-				found = ""
-				path := playSegments(ctx, cp, segment{calls, true})
-				for _, s := range path {
-					if s.Crash && infrastructure(s.Err) {
-						return s.Err
-					}
-					if !s.OK {
-						return nil
-					}
-				}
-				view := cp.View(sc.CallerID, func() script.WorldView { return before.View() })
-				res, err := pr.evalRefs(ctx, view, path, false, slices.Concat(pr.checks, pr.prohibited))
-				if err != nil {
-					return err
-				}
-				failed := ""
-				for _, c := range res {
-					switch {
-					case c.Held || c.Broken:
-					case c.Index < 0 || isRule[c.Index]:
-						return nil // a rule forbids this value: the choice is the rules'
-					case failed == "":
-						failed = c.Name + ": " + c.Why
-					}
-				}
-				switch {
-				case failed != "":
-					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with(), alt.from, failed)
-				case alt.omitted:
-					// The act needs it not and the caller never gives it:
-					// the reference writes what nobody asked for, and an
-					// export that replays it demands the same.
-					found = fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller never gives (instruction, opening) and the act does not need: with it left out the world carries the solution out, no rule fails and every check holds, so the reference does more than the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]))
-				case alt.stated:
-					// The checks let both pass, but the reference is what
-					// an export replays and a reader trusts: it does less
-					// than the caller asks.
-					found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening), where the caller states %s, which no call of the case sends; with it the world carries the solution out and no rule fails: the reference ignores what the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]), js(alt.args[alt.name]))
-				case alt.enum && acts && (isYesNo(r.Args[alt.name]) || !pr.p.callerHolds(sc, ground.Text(r.Args[alt.name])) && !pr.heldByNamed(r, alt.name)):
-					// Both values pass, and the caller picks neither (nor
-					// points at a record of theirs that holds it: "the same
-					// flights as my current reservation"; nor is it what the
-					// record acted on holds already): the reference writes
-					// a choice nobody made, which an export that replays it
-					// demands.
-					found = fmt.Sprintf("solution step %d (%s) takes %s %s, one of the values its schema offers, which the caller never picks (instruction, opening); with %s the world carries the solution out just as well, no rule fails and every check holds: the reference makes a choice the caller never made, so the caller must state it", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with())
-				}
-				return nil
-			})
+			v, err := pr.playVariant(ctx, setup, calls, isRule)
 			if err != nil {
 				return err
+			}
+			if !v.ran {
+				continue // the world refuses it, or a rule forbids it: the choice is the rules'
+			}
+			failed, found := v.failed, ""
+			switch {
+			case failed != "":
+				found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening); with %s, %s, the world carries the solution out and no rule fails, yet %s: the checks demand a choice the caller cannot make, so a right agent would fail them", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with(), alt.from, failed)
+			case alt.omitted:
+				// The act needs it not and the caller never gives it:
+				// the reference writes what nobody asked for, and an
+				// export that replays it demands the same.
+				found = fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller never gives (instruction, opening) and the act does not need: with it left out the world carries the solution out, no rule fails and every check holds, so the reference does more than the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]))
+			case alt.stated:
+				// The checks let both pass, but the reference is what
+				// an export replays and a reader trusts: it does less
+				// than the caller asks.
+				found = fmt.Sprintf("solution step %d (%s) takes %s %s, a value the caller is never handed (instruction, opening), where the caller states %s, which no call of the case sends; with it the world carries the solution out and no rule fails: the reference ignores what the caller asks", i+1, r.Tool, alt.name, js(r.Args[alt.name]), js(alt.args[alt.name]))
+			case alt.enum && acts && (isYesNo(r.Args[alt.name]) || !pr.p.callerHolds(sc, ground.Text(r.Args[alt.name])) && !pr.heldByNamed(r, alt.name)):
+				// Both values pass, and the caller picks neither (nor
+				// points at a record of theirs that holds it: "the same
+				// flights as my current reservation"; nor is it what the
+				// record acted on holds already): the reference writes
+				// a choice nobody made, which an export that replays it
+				// demands.
+				found = fmt.Sprintf("solution step %d (%s) takes %s %s, one of the values its schema offers, which the caller never picks (instruction, opening); with %s the world carries the solution out just as well, no rule fails and every check holds: the reference makes a choice the caller never made, so the caller must state it", i+1, r.Tool, alt.name, js(r.Args[alt.name]), alt.with())
 			}
 			if found != "" {
 				pr.choice = found

@@ -1143,10 +1143,7 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 	if len(cands) == 0 {
 		return nil
 	}
-	calls := make([]scenario.Call, len(pr.results))
-	for j, r := range pr.results {
-		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
-	}
+	calls := pr.solutionCalls()
 	setup := pr.setup(ctx)
 	// One run reads what each record holds before its call, and the world
 	// the solution ends in.

@@ -24,10 +24,7 @@ func (pr *proof) unsaidDetails(ctx context.Context) ([]Refusal, error) {
 	p, sc := pr.p, pr.sc
 	said := strings.ToLower(sc.Instruction + "\n" + sc.Persona.Opening)
 	var people map[string]bool // read once a value is unsaid
-	calls := make([]scenario.Call, len(pr.results))
-	for j, r := range pr.results {
-		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
-	}
+	calls := pr.solutionCalls()
 	shown := ""
 	for i, r := range pr.results {
 		if i > 0 {

@@ -34,17 +34,8 @@ const maxValueRuns = 6
 // valueUnchecked sets pr.unchecked (and pr.otherValue) to the first asked
 // value no check tells apart from another.
 func (pr *proof) valueUnchecked(ctx context.Context) error {
-	rules := pr.ruleRefs()
-	isRule := map[int]bool{}
-	for _, c := range rules {
-		isRule[c.index] = true
-	}
-	refs := slices.Concat(pr.checks, pr.prohibited)
+	isRule := pr.ruleIndexes()
 	setup := pr.setup(ctx)
-	calls := make([]scenario.Call, len(pr.results))
-	for j, s := range pr.results {
-		calls[j] = scenario.Call{Tool: s.Tool, Args: s.Args}
-	}
 	runs := 0
 	for i, r := range pr.results {
 		if !r.OK || !pr.p.stateChanging(r) {
@@ -56,58 +47,97 @@ func (pr *proof) valueUnchecked(ctx context.Context) error {
 					return nil
 				}
 				runs++
-				alt := slices.Clone(calls)
-				alt[i].Args = maps.Clone(calls[i].Args)
+				alt := pr.solutionCalls()
+				alt[i].Args = maps.Clone(alt[i].Args)
 				alt[i].Args[n] = nv
-				var verdict string // "told", "held" or "" (refused or forbidden)
-				var played []world.CallResult
-				var res []CheckResult
-				err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-					verdict = ""
-					played = playSegments(ctx, cp, segment{alt, true})
-					for _, s := range played {
-						if s.Crash && infrastructure(s.Err) {
-							return s.Err
-						}
-						if !s.OK {
-							return nil // the world says the value matters
-						}
-					}
-					view := cp.View(pr.sc.CallerID, func() script.WorldView { return before.View() })
-					var err error
-					if res, err = pr.evalRefs(ctx, view, played, false, refs); err != nil {
-						return err
-					}
-					verdict = "held"
-					for _, c := range res {
-						switch {
-						case c.Held || c.Broken:
-						case c.Index < 0 || isRule[c.Index]:
-							verdict = "" // a rule forbids the other value
-							return nil
-						default:
-							verdict = "told"
-						}
-					}
-					return nil
-				})
+				v, err := pr.playVariant(ctx, setup, alt, isRule)
 				if err != nil {
 					return err
 				}
-				if verdict == "told" {
+				if !v.ran {
+					continue // the world says the value matters, or a rule forbids it
+				}
+				if v.failed != "" {
 					break // a check sees this value
 				}
-				if verdict == "held" {
-					pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeValueUnchecked, Step: i + 1, Arg: n,
-						Message: fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller asks for; with %s %s the world carries the solution out, no rule fails and every check still holds: no check tells the value asked for from another, so an agent that sets the wrong one passes; check the value the act leaves (a check of the record's field, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
-					pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherValue, Calls: steps(played), Checks: res,
-						Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
-					return nil
-				}
+				pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeValueUnchecked, Step: i + 1, Arg: n,
+					Message: fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller asks for; with %s %s the world carries the solution out, no rule fails and every check still holds: no check tells the value asked for from another, so an agent that sets the wrong one passes; check the value the act leaves (a check of the record's field, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
+				pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherValue, Calls: steps(v.played), Checks: v.res,
+					Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
+				return nil
 			}
 		}
 	}
 	return nil
+}
+
+// variant is the solution played with some call's arguments changed, and
+// what the checks said after it.
+type variant struct {
+	played []world.CallResult
+	res    []CheckResult
+	// ran: the world carried every call out and no rule (named, or one the
+	// contract's prohibitions read) fails.
+	ran bool
+	// failed is the first other check that fails, as "name: why" ("" when
+	// every one holds).
+	failed string
+}
+
+// playVariant plays calls after setup on a copy of their own and reads the
+// scenario's checks and the contract's prohibitions there; isRule marks the
+// checks that are rules' (ruleIndexes).
+func (pr *proof) playVariant(ctx context.Context, setup func(*world.Copy) error, calls []scenario.Call, isRule map[int]bool) (variant, error) {
+	var v variant
+	err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
+		v = variant{played: playSegments(ctx, cp, segment{calls, true})}
+		for _, s := range v.played {
+			if s.Crash && infrastructure(s.Err) {
+				return s.Err
+			}
+			if !s.OK {
+				return nil
+			}
+		}
+		view := cp.View(pr.sc.CallerID, func() script.WorldView { return before.View() })
+		var err error
+		if v.res, err = pr.evalRefs(ctx, view, v.played, false, slices.Concat(pr.checks, pr.prohibited)); err != nil {
+			return err
+		}
+		for _, c := range v.res {
+			switch {
+			case c.Held || c.Broken:
+			case c.Index < 0 || isRule[c.Index]:
+				v.failed = ""
+				return nil // a rule forbids it
+			case v.failed == "":
+				v.failed = c.Name + ": " + c.Why
+			}
+		}
+		v.ran = true
+		return nil
+	})
+	return v, err
+}
+
+// solutionCalls are the solution's calls as played (references resolved),
+// a copy the caller may change.
+func (pr *proof) solutionCalls() []scenario.Call {
+	calls := make([]scenario.Call, len(pr.results))
+	for j, r := range pr.results {
+		calls[j] = scenario.Call{Tool: r.Tool, Args: r.Args}
+	}
+	return calls
+}
+
+// ruleIndexes marks the places in sub_goals of the checks of the rules the
+// scenario names.
+func (pr *proof) ruleIndexes() map[int]bool {
+	out := map[int]bool{}
+	for _, c := range pr.ruleRefs() {
+		out[c.index] = true
+	}
+	return out
 }
 
 // OtherValue is a success's solution with a value the caller asks for
