@@ -529,6 +529,10 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))
 		switch {
+		case len(t.Enum(k)) > 0 && !isRecord && !names:
+			// A choice from a list is said as words (direct debit), not
+			// as the code the tool takes (direct_debit).
+			val = fmt.Sprintf("%q", strings.ReplaceAll(ground.Text(act.Args[k]), "_", " "))
 		case hasObject(act.Args[k]):
 			// A refusal's caller names what they pick (which flight, who
 			// travels, which card), not the amounts inside it: the price

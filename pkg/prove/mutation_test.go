@@ -1068,7 +1068,7 @@ func redone(ctx context.Context, tb testing.TB, e *engine.Engine, sc *scenario.S
 			continue
 		}
 		for _, other := range otherValues(t, n, cur, 2) {
-			if saysValue(sc, own, ground.Text(other)) {
+			if saysValue(sc, own, ground.Text(other), t.Enum(n)) {
 				continue
 			}
 			first := scenario.Call{Tool: act.Tool, Args: maps.Clone(act.Args)}
@@ -1158,7 +1158,7 @@ func unaskedSetting(ctx context.Context, tb testing.TB, e *engine.Engine, sc *sc
 		}
 		for _, other := range otherValues(t, n, cur, 1) {
 			text := ground.Text(other)
-			if text == held || saysValue(sc, own, text) {
+			if text == held || saysValue(sc, own, text, t.Enum(n)) {
 				continue
 			}
 			if end == "" {
@@ -1243,21 +1243,28 @@ func js(v any) string {
 	return string(b)
 }
 
-// saysValue reports, read apart from the gates as they read it, a value the
-// instruction or opening states: word for word, or in any case with
-// underscores, hyphens and spaces for one another outside the use case's
-// own text (own).
-func saysValue(sc *scenario.Scenario, own, v string) bool {
-	words := strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
+// saysValue reports, read apart from the gates as they read it, whether the
+// caller's words (instruction or opening) state v, as sent or as words
+// (basic_economy as "basic economy"), outside the use case's own text own.
+// A longer value of the same list that holds v ("basic economy" holds
+// "economy") is not v said.
+func saysValue(sc *scenario.Scenario, own, v string, list []any) bool {
+	words := valueWords(v)
 	if len(words) == 0 {
 		return false
 	}
 	exact := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9_])`)
-	for i, w := range words {
-		words[i] = regexp.QuoteMeta(w)
+	var longer []*regexp.Regexp
+	for _, e := range list {
+		if s, ok := e.(string); ok && s != v && len(valueWords(s)) > len(words) {
+			longer = append(longer, spoken(valueWords(s)))
+		}
 	}
-	loose := regexp.MustCompile(`(?i)(^|[^\pL\pN_])` + strings.Join(words, `[\s_-]+`) + `($|[^\pL\pN_])`)
+	loose := spoken(words)
 	for _, text := range []string{sc.Instruction, sc.Persona.Opening} {
+		for _, l := range longer {
+			text = l.ReplaceAllString(text, " ")
+		}
 		if exact.MatchString(text) {
 			return true
 		}
@@ -1269,6 +1276,21 @@ func saysValue(sc *scenario.Scenario, own, v string) bool {
 		}
 	}
 	return false
+}
+
+// valueWords are the words of a value as a caller says them.
+func valueWords(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || unicode.IsSpace(r) })
+}
+
+// spoken matches words as said, in any case, joined by spaces, underscores
+// or hyphens.
+func spoken(words []string) *regexp.Regexp {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = regexp.QuoteMeta(w)
+	}
+	return regexp.MustCompile(`(?i)(^|[^\pL\pN_])` + strings.Join(q, `[\s_-]+`) + `($|[^\pL\pN_])`)
 }
 
 // setNamed is v with every value under key n that equals was set to now.

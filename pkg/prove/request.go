@@ -1134,7 +1134,7 @@ func (pr *proof) unaskedValue(ctx context.Context) error {
 				// An empty value is none to state: a cleared field (an
 				// address without a second line) is read with the values
 				// the caller states beside it.
-				if v := ground.Text(st.vals[k]); v != "" && !pr.stated(v) {
+				if v := ground.Text(st.vals[k]); v != "" && !pr.statedOf(r.Tool, v) {
 					cands = append(cands, candidate{i, st, col, st.vals[k]})
 				}
 			}
@@ -1281,14 +1281,46 @@ func statedIn(v string, texts ...string) bool {
 	if len(words) == 0 {
 		return false
 	}
+	return slices.ContainsFunc(texts, spokenPattern(words).MatchString)
+}
+
+// spokenPattern matches words as a caller says them: in any case, joined by
+// spaces, underscores or hyphens.
+func spokenPattern(words []string) *regexp.Regexp {
+	q := make([]string, len(words))
 	for i, w := range words {
-		words[i] = regexp.QuoteMeta(w)
+		q[i] = regexp.QuoteMeta(w)
 	}
-	re, err := regexp.Compile(`(?i)(^|[^\pL\pN_])` + strings.Join(words, `[\s_-]+`) + `($|[^\pL\pN_])`)
-	if err != nil {
-		return false
+	return regexp.MustCompile(`(?i)(^|[^\pL\pN_])` + strings.Join(q, `[\s_-]+`) + `($|[^\pL\pN_])`)
+}
+
+// statedOf is stated for a value tool sends: where v is one of a
+// parameter's listed values, a longer one of them said ("basic economy")
+// does not state v ("economy").
+func (pr *proof) statedOf(tool, v string) bool {
+	texts := pr.callerWords()
+	t := pr.p.c.Tool(tool)
+	if t == nil {
+		return statedIn(v, texts...)
 	}
-	return slices.ContainsFunc(texts, re.MatchString)
+	words := len(spokenWords(v))
+	for _, n := range t.ParamNames() {
+		list := t.Enum(n)
+		if !slices.ContainsFunc(list, func(e any) bool { return ground.Text(e) == v }) {
+			continue
+		}
+		texts = slices.Clone(texts)
+		for _, e := range list {
+			if w := spokenWords(ground.Text(e)); len(w) > words {
+				re := spokenPattern(w)
+				for i := range texts {
+					texts[i] = re.ReplaceAllString(texts[i], " ")
+				}
+			}
+		}
+		break
+	}
+	return statedIn(v, texts...)
 }
 
 // spokenWords are v's words: the runs between underscores, hyphens and
@@ -1397,10 +1429,14 @@ func (pr *proof) findUnusedStated() []string {
 	// A text is used where a sent value holds it (a street inside an
 	// address line); a number only where one is that number, not where its
 	// digits sit inside an id ("1" in "L1082").
+	// A text is said as it is sent, or as words ("direct debit" for
+	// direct_debit, in any case).
+	spokenForm := strings.NewReplacer("_", " ", "-", " ")
 	in := func(v string) bool {
 		num := isNumber(v)
+		sv := strings.ToLower(spokenForm.Replace(v))
 		for u := range used {
-			if num && numberEqual(u, v) || !num && strings.Contains(u, v) {
+			if num && numberEqual(u, v) || !num && (strings.Contains(u, v) || strings.Contains(strings.ToLower(spokenForm.Replace(u)), sv)) {
 				return true
 			}
 		}
