@@ -278,7 +278,7 @@ func (p *policy) handRecords(sc scenario.Scenario, solution []scenario.Call) str
 			}
 			v, isText := c.Args[n].(string)
 			if isText && v != "" && !strings.Contains(text, v) {
-				add = append(add, strings.TrimSuffix(strings.ReplaceAll(table, "_", " "), "s")+" "+v)
+				add = append(add, recordNoun(table)+" "+v)
 				text += " " + v
 			}
 			break
@@ -475,7 +475,7 @@ func slug(s string) string {
 // the world after setup.
 func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, binds ground.Bindings) (scenario.Persona, string) {
 	u := p.c.UseCase(bk.UseCase)
-	noun := strings.TrimSuffix(strings.ReplaceAll(bk.Spec.Table, "_", " "), "s")
+	noun := recordNoun(bk.Spec.Table)
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
 	// A caller who names someone else's record says which, and that it is
 	// not theirs; about another's order, that order is what they call about.
@@ -487,7 +487,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		if b.Outside == bk.Spec.Table {
 			key, theirs = other, ""
 		}
-		notTheirs = fmt.Sprintf(" The %s %s is not theirs: it belongs to someone else.", strings.TrimSuffix(strings.ReplaceAll(b.Outside, "_", " "), "s"), other)
+		notTheirs = fmt.Sprintf(" The %s %s is not theirs: it belongs to someone else.", recordNoun(b.Outside), other)
 	}
 	// A later check that takes another person's name (a guardian verified
 	// after the patient) says who calls: that person, about the case's
@@ -935,3 +935,11 @@ func (p *policy) alignPrior(stmts []scenario.Statement, act scenario.Call, binds
 // label is an argument's or a column's name as a caller says it:
 // dateOfBirth and date_of_birth are "date of birth".
 func label(name string) string { return strings.Join(ground.NameWords(name), " ") }
+
+// recordNoun is a table's name said of one of its records: policies as
+// "policy", order_items as "order item".
+func recordNoun(table string) string {
+	noun := strings.ReplaceAll(table, "_", " ")
+	i := strings.LastIndex(noun, " ") + 1
+	return noun[:i] + ground.Singular(noun[i:])
+}

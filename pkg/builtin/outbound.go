@@ -192,7 +192,7 @@ var (
 func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenario.Call, solution []scenario.Call, i int, binds ground.Bindings) (scenario.Persona, string) {
 	spec := bk.Spec
 	u := p.c.UseCase(bk.UseCase)
-	noun := strings.TrimSuffix(strings.ReplaceAll(spec.Purpose, "_", " "), "s")
+	noun := recordNoun(spec.Purpose)
 	name := per.First + " " + per.Last
 	persona := scenario.Persona{Name: name, Personality: per.Personality, Accent: per.Accent, Style: per.Style, Location: per.Location}
 	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
