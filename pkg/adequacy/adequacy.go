@@ -333,7 +333,7 @@ func why(m *Mutant) string {
 		if m.Message != "" {
 			say = fmt.Sprintf(" (%q)", m.Message)
 		}
-		return fmt.Sprintf("no kept scenario's act is refused here: a refusal of %s in a case that makes this condition true and the earlier ones false%s", tool, say)
+		return fmt.Sprintf("no kept scenario's act is refused here: a refusal of %s in a case that makes this condition true and the earlier ones false%s, by the state of its records or by a value the caller's request states (a day, an amount) that the world refuses", tool, say)
 	case m.Kind == KindBranch && m.callFails:
 		return fmt.Sprintf("%d kept scenario(s) refused here, and each is kept without it: with the branch gone, %s, so the world does not carry the act out either way; only a case where %s then goes through would catch it", m.Reached, m.Instead, tool)
 	case m.Kind == KindBranch && m.Instead != "":
@@ -384,7 +384,8 @@ const GuardWhy = "reached only when a database read finds no row, as when a name
 // ArgumentWhy is why no kept scenario reaches an argument check.
 const ArgumentWhy = "its condition reads only the call's arguments (none given, one listed twice, a blank field, a value off the list): " +
 	"no state of the world decides it, only a request that itself states the wrong value; the plan aims no case at it, since a refusal " +
-	"resting on an argument the caller's request does not make wrong fails an agent that carries the request out correctly (tempting-faithful)"
+	"resting on an argument the caller's request does not make wrong fails an agent that carries the request out correctly (tempting-faithful). " +
+	"(A condition that weighs an argument against the world's clock or records is a rule branch, which the plan does aim cases at, with the value the caller asks for.)"
 
 // Uncaught lists the mutants of a kind the suite does not catch.
 func (r Report) Uncaught(kind string) []Mutant {

@@ -101,7 +101,8 @@ func TestChoiceWire(t *testing.T) {
 	}
 	world := map[string]plan.Choice{"a": {Ordinal: 1, Outside: "slots", Swap: ground.SwapWorld, Other: 3}, "b": {Outside: "slots", Swap: ground.SwapWorld}}
 	left := map[string]plan.Choice{"a": {Variant: 1, Leave: "guardian_id"}, "b": {Leave: "guardian_id"}}
-	for _, chs := range []map[string]plan.Choice{world, left} {
+	day := map[string]plan.Choice{"a": {Outside: "claims", Swap: ground.SwapDay, Other: 5}, "b": {Ordinal: 2, Outside: "claims", Swap: ground.SwapDay, Other: 13}}
+	for _, chs := range []map[string]plan.Choice{world, left, day} {
 		b := Brief{Run: "r", Slice: "s", Agent: "a", Contract: "c", Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "u", Want: 2,
 			Spec: plan.Spec{Tool: "t", Templates: []string{"a", "b"}, Choices: chs}}}}}
 		got, ok := Parse(render(t, b))

@@ -524,7 +524,11 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 		_, _, isRecord := p.g.RecordParam(binds, t, k)
 		_, _, names := p.c.RefOf(t.Name, k)
-		if bk.Outcome != scenario.OutcomeSucceed && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
+		// A value the case asks for of its own choosing (a day it names)
+		// is what the world's answer turns on: stated, whatever its type.
+		bd, bound := binds.Of(t.Name, k)
+		stated := bound && b.States(bd, act.Args[k])
+		if bk.Outcome != scenario.OutcomeSucceed && !stated && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))

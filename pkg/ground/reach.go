@@ -4,6 +4,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
+
+	"github.com/suitegen/suitegen/pkg/contract"
 )
 
 // Bound is what a case is about: the target row, the caller, and every row
@@ -82,7 +85,22 @@ const (
 	// may forbid only one way (a raise), which the one value the plan
 	// grounds may never take.
 	SwapPast Swap = "past"
+	// SwapDay: a day the world's clock grounds (FromClock: a start date a
+	// week ahead), or one written from its format (FromPattern), is asked for on another day the caller names: for an
+	// Other below len(DayOffsets), DayOffsets[Other] days from the clock;
+	// past them, k = Other-len(DayOffsets) asks the day before (even k) or
+	// after (odd k) the date column k/2 of the case's own record holds (a
+	// policy's start). A handler may refuse a day by the clock (in the
+	// past, too far ahead, a weekend) or by the record (outside its
+	// period): a real request, which the caller states.
+	SwapDay Swap = "day"
 )
+
+// DayOffsets are the days from the world's clock SwapDay asks for, by
+// Bound.Other: a week and a day back, the clock's own day, each day of
+// the week ahead (one of them falls on each weekday), and a month and a
+// half and a year ahead.
+var DayOffsets = []int{-7, -1, 0, 1, 2, 3, 4, 5, 6, 7, 45, 400}
 
 // maxReach bounds the rows of one table a case reaches.
 const maxReach = 40
@@ -470,6 +488,12 @@ func (b Bound) Stated(bd Binding) bool {
 	switch {
 	case b.Outside == "":
 		return false
+	case b.Swap == SwapDay:
+		// A day the clock grounds, or one written from the argument's
+		// format that no column holds (an incident's date), under the
+		// case's own table; dayAsked changes only a value that is a day.
+		// Never a day a record holds (a date of birth that identifies).
+		return b.Outside == b.Table && (bd.How == FromClock || bd.How == FromPattern)
 	case (b.Swap == SwapMore || b.Swap == SwapPast) && bd.Table == "":
 		// A number no column grounds counts as the case's own record's.
 		return b.Outside == b.Table && bd.How != Fresh && bd.How != ByEnum
@@ -481,6 +505,12 @@ func (b Bound) Stated(bd Binding) bool {
 // asked is v as the case asks for it: over (SwapMore) or past its
 // record's value (SwapPast) when the case states it, v otherwise.
 func (g *Graph) asked(bd Binding, v any, typ string, ps map[string]any, b Bound) any {
+	if b.Swap == SwapDay {
+		if d, ok := g.dayAsked(bd, v, b); ok {
+			return d
+		}
+		return v
+	}
 	if b.Swap != SwapPast {
 		return b.more(bd, v, typ)
 	}
@@ -500,6 +530,58 @@ func (g *Graph) asked(bd Binding, v any, typ string, ps map[string]any, b Bound)
 		return p
 	}
 	return v
+}
+
+// States reports an argument whose value v the case states as its own
+// choice (Stated), where under SwapDay only a day is asked another way.
+func (b Bound) States(bd Binding, v any) bool {
+	if b.Swap == SwapDay {
+		s, ok := v.(string)
+		_, day := dayOf(s)
+		return ok && day && b.Stated(bd)
+	}
+	return b.Stated(bd)
+}
+
+// dayAsked is the day v (a day, or a moment, the clock grounds) is asked
+// for under SwapDay, in v's own layout; false when b does not state it or
+// the case's record holds no date in the column Other names.
+func (g *Graph) dayAsked(bd Binding, v any, b Bound) (any, bool) {
+	s, ok := v.(string)
+	if !ok || !b.Stated(bd) || b.Other < 0 {
+		return nil, false
+	}
+	layout := "2006-01-02"
+	at, err := time.Parse(layout, s)
+	if err != nil {
+		if at, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, false
+		}
+		layout = time.RFC3339
+	}
+	if b.Other < len(DayOffsets) {
+		y, m, d := g.C.Clock().Date()
+		day := time.Date(y, m, d, at.Hour(), at.Minute(), at.Second(), 0, at.Location())
+		return day.AddDate(0, 0, DayOffsets[b.Other]).Format(layout), true
+	}
+	k := b.Other - len(DayOffsets)
+	t, r := g.C.Table(b.Table), b.Pick(b.Table)
+	if t == nil || r == nil || k/2 >= len(t.Columns) {
+		return nil, false
+	}
+	held, ok := dayOf(Text(r[t.Columns[k/2].Name]))
+	if !ok {
+		return nil, false
+	}
+	hd, err := time.Parse("2006-01-02", held)
+	if err != nil {
+		return nil, false
+	}
+	day := time.Date(hd.Year(), hd.Month(), hd.Day(), at.Hour(), at.Minute(), at.Second(), 0, at.Location())
+	if k%2 == 0 {
+		return day.AddDate(0, 0, -1).Format(layout), true
+	}
+	return day.AddDate(0, 0, 1).Format(layout), true
 }
 
 // Past is a value a fifth (at least one) above held, or below it when
@@ -747,4 +829,11 @@ func (g *Graph) world(table string, b Bound) Row {
 		return nil
 	}
 	return rows[b.Other]
+}
+
+// DayParam reports an argument of t whose schema takes a calendar day or a
+// moment on one.
+func DayParam(t *contract.Tool, p string) bool {
+	ps := paramSchema(t, p)
+	return isDay(ps) || isMoment(ps)
 }

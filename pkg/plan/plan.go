@@ -679,12 +679,25 @@ func (d *deriver) levelSpec(spec Spec, sol solution, lv level) (Spec, map[string
 			lspec.Prior[k] = pr
 		}
 	}
+	day := false
 	for _, k := range templates {
 		if ch := lv.choice(sol, k); ch != (Choice{}) {
 			if lspec.Choices == nil {
 				lspec.Choices = map[string]Choice{}
 			}
 			lspec.Choices[k] = ch
+			day = day || ch.Swap == ground.SwapDay
+		}
+	}
+	if day {
+		// A look-up that takes the day the caller names (whether it is
+		// free) meets the refusal before the act: the case's reference
+		// makes the act, which the world refuses for that day.
+		lspec.Lookups = slices.DeleteFunc(slices.Clone(lspec.Lookups), func(l string) bool {
+			return slices.ContainsFunc(spec.Binds, func(b ground.Binding) bool { return b.Tool == l && b.How == ground.FromClock })
+		})
+		if len(lspec.Lookups) == 0 {
+			lspec.Lookups = nil
 		}
 	}
 	axes := map[string]string{}

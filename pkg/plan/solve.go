@@ -1203,7 +1203,7 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 			// unless the case asks for that value.
 			stated := map[string]any{}
 			for p, v := range args {
-				if bd, ok := bs.Of(name, p); ok && b.Stated(bd) {
+				if bd, ok := bs.Of(name, p); ok && b.States(bd, v) {
 					stated[p] = v
 				}
 			}
@@ -2084,6 +2084,7 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 			out = append(out, ch)
 		}
 	}
+	out = append(out, sv.dayChoices(tool, b, at)...)
 	for _, o := range outside {
 		base := at
 		if base == (Choice{}) {
@@ -2112,6 +2113,50 @@ func (sv *solver) otherChoices(tool *contract.Tool, b ground.Bound, read []strin
 		for _, sw := range swaps {
 			ch := base
 			ch.Outside, ch.Swap, ch.Other = o.table, sw.Swap, sw.Other
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// dayChoices are, for an act with a day argument the world's clock
+// grounds (a start date, a visit's day) or writes from its format, no
+// column holding it (an incident's date), the other days a caller may ask
+// for (ground.SwapDay): each of ground.DayOffsets from the clock, then the
+// day before and the day after each date the case's own record holds (a
+// policy's start and end). The caller states the day, so a refusal of it
+// is the world saying no to the request itself: the tempting act is the
+// caller's own, and an agent that carries it out faithfully meets it.
+func (sv *solver) dayChoices(tool *contract.Tool, b ground.Bound, at Choice) []Choice {
+	t := sv.g.C.Table(b.Table)
+	if t == nil || !slices.ContainsFunc(tool.ParamNames(), func(p string) bool {
+		bd, ok := sv.bs.Of(tool.Name, p)
+		if !ok || !ground.DayParam(tool, p) {
+			return false
+		}
+		return bd.How == ground.FromClock && len(bd.Picks) > 0 || bd.How == ground.FromPattern
+	}) {
+		return nil
+	}
+	base := at
+	if base == (Choice{}) {
+		base.Ordinal = b.Ordinal
+	}
+	base.Outside, base.Swap = b.Table, ground.SwapDay
+	var out []Choice
+	for i := range ground.DayOffsets {
+		ch := base
+		ch.Other = i
+		out = append(out, ch)
+	}
+	row := b.Pick(b.Table)
+	for i, c := range t.Columns {
+		if !dateType(c.Type) || row == nil || row[c.Name] == nil {
+			continue
+		}
+		for dir := range 2 {
+			ch := base
+			ch.Other = len(ground.DayOffsets) + 2*i + dir
 			out = append(out, ch)
 		}
 	}
@@ -2220,6 +2265,17 @@ func (sv *solver) elsewhere(ch Choice, table string) string {
 		return "the value of " + t + " the case's record already holds"
 	case ch.Swap == ground.SwapMore:
 		return fmt.Sprintf("%g times the amount of %s the case's record holds", ground.Mores[ch.Other], t)
+	case ch.Swap == ground.SwapDay && ch.Other < len(ground.DayOffsets):
+		return fmt.Sprintf("a day %d days from today, as the caller asks", ground.DayOffsets[ch.Other])
+	case ch.Swap == ground.SwapDay:
+		k, way, col := ch.Other-len(ground.DayOffsets), "before", ""
+		if k%2 == 1 {
+			way = "after"
+		}
+		if tb := sv.g.C.Table(table); tb != nil && k/2 < len(tb.Columns) {
+			col = strings.ReplaceAll(tb.Columns[k/2].Name, "_", " ")
+		}
+		return fmt.Sprintf("the day %s the %s the case's record holds, as the caller asks", way, col)
 	case sv.g.OwnedTable(ch.Outside):
 		return "someone else's record of " + t
 	}

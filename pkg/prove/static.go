@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -472,6 +473,16 @@ var notCodes = []*regexp.Regexp{
 	regexp.MustCompile(`^[0-9]+-?(day|days|hour|hours|minute|minutes|min|mins|week|weeks|month|months|year|years|star|stars|night|nights)$`),
 }
 
+// calendarDay reports a day (2026-03-14) or a moment on one
+// (2026-03-14T10:00:00Z).
+func calendarDay(s string) bool {
+	if len(s) < 10 || len(s) > 10 && s[10] != 'T' {
+		return false
+	}
+	_, err := time.Parse("2006-01-02", s[:10])
+	return err == nil
+}
+
 // plainNumber is at most four digits: a count, an amount, a year, not a code.
 var plainNumber = regexp.MustCompile(`^[0-9]{1,4}$`)
 
@@ -524,6 +535,17 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	}
 	for _, c := range sc.Solution {
 		ground.AddValues(known, map[string]any(c.Args))
+	}
+	// A calendar day the tempting act sends is the caller's wish (a visit
+	// on a Saturday, a car from last week), not a record the world must
+	// hold: a caller may name any day, and the world's answer to it is the
+	// case.
+	for _, c := range sc.Tempting {
+		for _, v := range c.Args {
+			if d, ok := v.(string); ok && calendarDay(d) {
+				known[d] = true
+			}
+		}
 	}
 	// A value written with spaces (a phone "07974 487020", a postcode) is
 	// handed, and read, a word at a time.

@@ -346,10 +346,11 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			cands = otherNumbers(one, t.Param(n))
 		}
 		// A calendar day nobody states may be any the caller could name:
-		// the days after the world's today (a pickup a week ahead).
+		// the days after the world's today (a pickup a week ahead), then
+		// those before it (an incident last week).
 		if d, isStr := one.(string); isStr && len(enum) == 0 && isoDate.MatchString(d) && !mentioned {
 			today := pr.p.c.Clock()
-			for _, days := range []int{1, 7, 30} {
+			for _, days := range []int{1, 7, 30, -1, -7, -30} {
 				if c := today.AddDate(0, 0, days).Format(time.DateOnly); !slices.Contains(cands, c) {
 					cands = append(cands, c)
 				}
