@@ -3,13 +3,17 @@ package prove_test
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +49,9 @@ func (c *countedConn) Read(p []byte) (int, error) {
 	if c.written {
 		c.written = false
 		c.w.trips.Add(1)
+		if traceTrips {
+			traceSite()
+		}
 	}
 	return c.Conn.Read(p)
 }
@@ -140,10 +147,22 @@ func BenchmarkProve(b *testing.B) {
 			}
 		}
 	}
+	// The world keeps what handlers answered (world/answers.go): unless
+	// SUITEGEN_BENCH_WARM is set, the measured pass starts with none, as a
+	// writer's first proof of each scenario does.
+	warm := os.Getenv("SUITEGEN_BENCH_WARM") != ""
 	var durs []time.Duration
 	trips0 := w.trips.Load()
+	traceMu.Lock()
+	traceCount = map[string]int{}
+	traceMu.Unlock()
 	b.ResetTimer()
 	for b.Loop() {
+		if !warm {
+			b.StopTimer()
+			e.World.Forget()
+			b.StartTimer()
+		}
 		for _, sc := range scs {
 			start := time.Now()
 			v, err := e.Prover.Prove(ctx, sc)
@@ -165,6 +184,51 @@ func BenchmarkProve(b *testing.B) {
 	b.ReportMetric(ms(durs[len(durs)/2]), "median-ms")
 	b.ReportMetric(ms(durs[len(durs)*9/10]), "p90-ms")
 	b.ReportMetric(float64(w.trips.Load()-trips0)/proofs, "roundtrips/proof")
+	if traceTrips {
+		dumpTrace(proofs)
+	}
+}
+
+var traceTrips = os.Getenv("SUITEGEN_BENCH_TRACE") != ""
+var traceMu sync.Mutex
+var traceCount = map[string]int{}
+
+func traceSite() {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(3, pcs)
+	fr := runtime.CallersFrames(pcs[:n])
+	var chain []string
+	for {
+		f, more := fr.Next()
+		if strings.Contains(f.File, "/pkg/prove/") && !strings.HasSuffix(f.File, "_test.go") {
+			chain = append(chain, fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line))
+			if len(chain) == 3 {
+				break
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	k := strings.Join(chain, " < ")
+	traceMu.Lock()
+	traceCount[k]++
+	traceMu.Unlock()
+}
+
+func dumpTrace(proofs float64) {
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range traceCount {
+		all = append(all, kv{k, v})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
+	for _, e := range all {
+		fmt.Fprintf(os.Stderr, "%7.2f %s\n", float64(e.v)/proofs, e.k)
+	}
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -78,11 +78,6 @@ func checkSetup(setup []scenario.Statement) error {
 	return nil
 }
 
-// volatileCall is a function whose value differs between runs of the same
-// statement (the clock, randomness, sequences) or whose effect outlives the
-// rolled-back copy (sequences, notifications, sleeps that hold the world).
-var volatileCall = regexp.MustCompile(`(?i)\b((now|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday|random|random_normal|setseed|nextval|setval|currval|lastval|gen_random_uuid|uuid_generate_v[14]|pg_sleep|pg_sleep_for|pg_sleep_until|txid_current|pg_current_xact_id|pg_notify|dblink|pg_read_file|pg_read_binary_file|lo_import|lo_export)\s*\(|(current_timestamp|current_date|current_time|localtimestamp|localtime)\b)`)
-
 // sqlQuoted is what sqlCode blanks out: string literals, quoted
 // identifiers, dollar quotes and comments.
 var sqlQuoted = regexp.MustCompile(`(?s)'(?:[^']|'')*'|"(?:[^"]|"")*"|\$([A-Za-z_]*)\$.*?\$([A-Za-z_]*)\$|--[^\n]*|/\*.*?\*/`)

@@ -3,6 +3,8 @@ package prove
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // volatileMemo holds volatileIn's answer per statement text. A writer
@@ -24,7 +26,7 @@ func volatileIn(sql string) string {
 	if m, ok := volatileMemo.Load(sql); ok {
 		return m.(string)
 	}
-	m := volatileCall.FindString(sqlCode(sql))
+	m := world.VolatileCall.FindString(sqlCode(sql))
 	if volatileMemoN.Load() < volatileMemoMax {
 		if _, loaded := volatileMemo.LoadOrStore(sql, m); !loaded {
 			volatileMemoN.Add(1)

@@ -36,6 +36,8 @@ type Copy struct {
 	// outlives the transaction (a prepared statement, a dropped one of
 	// ours): the session is closed rather than reused.
 	dirty bool
+	// st is the state of the copy's rows, for answers (answers.go).
+	st state
 }
 
 // CallResult is one tool call as the world ran it.
@@ -115,7 +117,7 @@ func (w *World) begin(ctx context.Context, schema string) (*Copy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("world %s: %w", w.schema, err)
 	}
-	return &Copy{w: w, c: c, schema: schema, stmts: c.stmts, opening: []string{
+	return &Copy{w: w, c: c, schema: schema, stmts: c.stmts, st: startState(w, schema), opening: []string{
 		"BEGIN",
 		"SET LOCAL search_path TO " + schema,
 		"SET LOCAL statement_timeout = " + strconv.FormatInt(w.opts.StatementTimeout.Milliseconds(), 10),
@@ -252,10 +254,12 @@ func (cp *Copy) Try(ctx context.Context, fn func() error) error {
 	if err := cp.simple(ctx, "SAVEPOINT "+sp); err != nil {
 		return err
 	}
+	st := cp.st
 	err := fn()
 	if rerr := cp.rollbackTo(ctx, sp); rerr != nil {
 		return errors.Join(err, rerr)
 	}
+	cp.st = st
 	return err
 }
 
@@ -268,6 +272,7 @@ func (cp *Copy) Exec(ctx context.Context, sql string, args ...any) (int64, error
 	if err := cp.guard(sql, false); err != nil {
 		return 0, err
 	}
+	cp.st.known = false
 	sp := cp.nextSavepoint("e")
 	b, err := cp.savepoint(ctx, sp, cp.w.tag+sql)
 	if err != nil {
@@ -295,6 +300,9 @@ func (cp *Copy) Query(ctx context.Context, sql string, args ...any) ([]script.Ro
 	}
 	if err := cp.guard(sql, false); err != nil {
 		return nil, err
+	}
+	if !plainRead(sql) {
+		cp.st.known = false
 	}
 	sp := cp.nextSavepoint("q")
 	return cp.querySavepoint(ctx, sp, sql, args, "RELEASE SAVEPOINT "+sp)
@@ -485,6 +493,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	}
 	ferr := cp.send(ctx, b)
 	if ferr != nil {
+		cp.st.known = false
 		cp.note(ferr)
 		if snap != nil {
 			*snap = Snapshot{}
@@ -507,6 +516,7 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		}
 		return ferr
 	}
+	cp.st = cp.st.then(setupText(stmts))
 	if snap != nil {
 		if err := cp.w.frozen.fill(snap, cp.schema, cp.w.tables); err != nil {
 			*snap = Snapshot{}
@@ -544,6 +554,14 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.Error = "Crash: tool " + toolName + " has no handler"
 		return res
 	}
+	what := callText(toolName, args)
+	key := string(cp.st.sum[:]) + what
+	if cp.st.known {
+		if r, ok := cp.w.answers.get(key); ok {
+			r.Args, r.Result, r.ReadArgs = args, slices.Clone(r.Result), slices.Clone(r.ReadArgs)
+			return r
+		}
+	}
 	h := &handlerDB{cp: cp, sp: cp.nextSavepoint("h")}
 	out, tr, err := cp.w.progs.HandleWithTrace(ctx, toolName, args, h)
 	res.ReadArgs = tr.Read
@@ -553,13 +571,20 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.OK = true
 		res.Result = out
 		res.Wrote = tr.Wrote || h.wrote
+		if res.Wrote {
+			cp.st = cp.st.then(what)
+		} else if cp.st.known {
+			cp.w.answers.put(key, res)
+		}
 		return res
 	}
+	rolledBack := true
 	if h.sent {
 		if rerr := cp.rollbackTo(ctx, h.sp); rerr != nil {
 			// Why the handler stopped comes first (a wall-clock limit hit
 			// mid-query closes the connection, so the rollback fails too).
 			err = &script.Crash{Reason: stopReason(err) + " (then " + rerr.Error() + ")", Err: errors.Join(err, rerr)}
+			rolledBack = false
 		}
 	}
 	var ref *script.Refusal
@@ -569,6 +594,10 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.Refused = true
 		res.Error = "Error: " + ref.Message
 		res.Branch = ref.Branch
+		if rolledBack && cp.st.known {
+			// A refusal is rolled back: the state is as before the call.
+			cp.w.answers.put(key, res)
+		}
 	case errors.As(err, &crash):
 		res.Crash = true
 		res.Error = "Crash: " + crash.Reason

@@ -90,3 +90,19 @@ func verb(t pgsql.Token) string {
 	}
 	return t.Text
 }
+
+// plainRead reports a statement that cannot change rows by itself: its
+// first word is SELECT, VALUES or TABLE (a data-changing WITH stands only
+// at the top of a statement). A function it calls could, unless the schema
+// defines none (see newAnswers, the one reader).
+func plainRead(sql string) bool {
+	toks, err := pgsql.Lex(sql)
+	if err != nil || len(toks) == 0 {
+		return false
+	}
+	switch strings.ToLower(verb(toks[0])) {
+	case "select", "values", "table":
+		return true
+	}
+	return false
+}

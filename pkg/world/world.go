@@ -103,6 +103,7 @@ type World struct {
 	tables       []tableInfo
 	stateSQL     string
 	frozen       *frozenDocs // shared by the views WithPrograms makes
+	answers      *answers    // nil: the world keeps none (answers.go)
 }
 
 type tableInfo struct {
@@ -175,6 +176,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, c *contract.Contract, progs *
 	if w.tools, err = compileTools(c); err != nil {
 		return nil, fmt.Errorf("open world %s: %w", schema, err)
 	}
+	w.answers = newAnswers(c)
 	password, err := w.password(ctx, pool)
 	if err != nil {
 		return nil, err
@@ -770,5 +772,6 @@ func pgMessage(err error) string {
 func (w *World) WithPrograms(progs *script.Programs) *World {
 	v := *w
 	v.progs = progs
+	v.answers = newAnswers(v.c) // other handlers may answer otherwise
 	return &v
 }

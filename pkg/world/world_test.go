@@ -949,11 +949,14 @@ func TestRoundTripsPerCall(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		_ = w.Copy(ctx, func(cp *Copy) error { cp.Call(ctx, "get_order", args); return nil })
 	}
+	// Each measured call is one the world has not answered before (Forget):
+	// an answer it kept costs nothing (TestAnswersKept).
 	var perCall int64
 	_ = w.Copy(ctx, func(cp *Copy) error {
 		cp.Call(ctx, "get_order", args) // opens the transaction
 		start := rt.n.Load()
 		for i := 0; i < 10; i++ {
+			w.Forget()
 			if r := cp.Call(ctx, "get_order", args); !r.OK {
 				t.Fatalf("%+v", r)
 			}
@@ -964,6 +967,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 	start := rt.n.Load()
 	_ = w.Copy(ctx, func(cp *Copy) error { return nil })
 	empty := rt.n.Load() - start
+	w.Forget()
 	start = rt.n.Load()
 	_ = w.Copy(ctx, func(cp *Copy) error { cp.Call(ctx, "get_order", args); return nil })
 	one := rt.n.Load() - start
@@ -973,6 +977,90 @@ func TestRoundTripsPerCall(t *testing.T) {
 	if perCall != 1 || empty != 0 || one != 2 {
 		t.Errorf("round trips: %d per call (want 1), %d per empty copy (want 0), %d for a copy with one call (want 2)", perCall, empty, one)
 	}
+}
+
+// A call made again on a copy in the same state is answered from what the
+// world kept, with no round trip; a call that wrote is always sent and
+// moves the state on; a statement the copy runs for itself makes the state
+// unknown, and then every call is sent.
+func TestAnswersKept(t *testing.T) {
+	pool, rt := tracedPool(t)
+	// Without the schema's function and sequences (which keep a world from
+	// keeping answers, TestNoAnswersKept).
+	c := newContract(t, seeds)
+	c.SchemaSQL = schemaSQL[:strings.Index(schemaSQL, "CREATE FUNCTION")] + schemaSQL[strings.Index(schemaSQL, "CREATE TABLE events"):]
+	c.SchemaSQL = strings.NewReplacer(" serial,", " int,", "seq      bigserial PRIMARY KEY", "seq      int").Replace(c.SchemaSQL)
+	w := open(t, pool, c, script.Options{})
+	ctx := context.Background()
+	get := map[string]any{"order_id": "#W1"}
+	cancel := map[string]any{"order_id": "#W1", "reason": "no longer needed"}
+	sent := func(cp *Copy, tool string, args map[string]any) (CallResult, int64) {
+		start := rt.n.Load()
+		r := cp.Call(ctx, tool, args)
+		if !r.OK {
+			t.Fatalf("%s: %+v", tool, r)
+		}
+		return r, rt.n.Load() - start
+	}
+	var first, after CallResult
+	err := w.Copy(ctx, func(cp *Copy) error {
+		var n int64
+		if first, n = sent(cp, "get_order", get); n == 0 {
+			t.Error("a first call was not sent")
+		}
+		if again, n := sent(cp, "get_order", get); n != 0 || string(again.Result) != string(first.Result) {
+			t.Errorf("the same call on the same state: %d round trips, %s (want 0, %s)", n, again.Result, first.Result)
+		}
+		if _, n = sent(cp, "cancel_order", cancel); n == 0 {
+			t.Error("a call that writes was answered from memory")
+		}
+		if after, n = sent(cp, "get_order", get); n == 0 || string(after.Result) == string(first.Result) {
+			t.Errorf("after a write: %d round trips, %s (want sent, not %s)", n, after.Result, first.Result)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Copy(ctx, func(cp *Copy) error {
+		if r, n := sent(cp, "get_order", get); n != 0 || string(r.Result) != string(first.Result) {
+			t.Errorf("another copy, same state: %d round trips, %s", n, r.Result)
+		}
+		sent(cp, "cancel_order", cancel)
+		if r, n := sent(cp, "get_order", get); n != 0 || string(r.Result) != string(after.Result) {
+			t.Errorf("another copy, same writes: %d round trips, %s (want 0, %s)", n, r.Result, after.Result)
+		}
+		if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'pending' WHERE id = '#W1'"); err != nil {
+			return err
+		}
+		if r, n := sent(cp, "get_order", get); n == 0 || string(r.Result) == string(after.Result) {
+			t.Errorf("after the copy's own statement: %d round trips, %s", n, r.Result)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A world whose rows a sequence, a function or the clock may set keeps no
+// answers: the same call is sent each time.
+func TestNoAnswersKept(t *testing.T) {
+	pool, rt := tracedPool(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	_ = w.Copy(ctx, func(cp *Copy) error {
+		for i := range 2 {
+			start := rt.n.Load()
+			if r := cp.Call(ctx, "get_order", map[string]any{"order_id": "#W1"}); !r.OK {
+				t.Fatalf("%+v", r)
+			}
+			if rt.n.Load() == start {
+				t.Errorf("call %d was not sent", i+1)
+			}
+		}
+		return nil
+	})
 }
 
 func BenchmarkCopyCall(b *testing.B) {
