@@ -158,6 +158,9 @@ const (
 	// condition of an amount ("only if the new total stays under $300"),
 	// the solution's answers show it unmet, and the solution acts.
 	CodeConditionUnmet Code = "condition-unmet"
+	// CodeInstructionContradicts: a success's state-changing call sends a
+	// value other than the one the caller asks for in their own words.
+	CodeInstructionContradicts Code = "instruction-contradicts"
 	// CodeDuplicateRequest: two requests of a conversation are one: the
 	// same use case about the same records, or the same write twice.
 	CodeDuplicateRequest Code = "duplicate-request"
@@ -228,7 +231,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
-	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeCallLater},
+	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeInstructionContradicts}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
 	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked},

@@ -12,7 +12,8 @@ import (
 
 // A caller may ask for an act on a condition of an amount: "they only want
 // the change if the new total stays under $300", "as long as it costs at
-// most 500". When the world's answers show the amount the condition names
+// most 500"; or of a date the act sends: "only if the visit is before
+// 2026-03-16" (dateUnmet). When the world's answers show the amount the condition names
 // on the wrong side of its bound, a right agent does not act (or asks
 // first), so a success whose solution acts anyway is no proof
 // (condition-unmet). The amount is read from the answers by the words
@@ -50,6 +51,9 @@ func (pr *proof) conditionUnmet() string {
 		for _, s := range fullStop.Split(text, -1) {
 			if !onCondition.MatchString(s) {
 				continue
+			}
+			if msg := pr.dateUnmet(act, s); msg != "" {
+				return msg
 			}
 			m := bound.FindStringSubmatchIndex(s)
 			if m == nil {
@@ -145,4 +149,64 @@ func holdsBound(op string, v, limit float64) bool {
 		return v <= limit
 	}
 	return v < limit // under, below, less than, lower than, cheaper than
+}
+
+// dateBound is a comparison with a date: "before 2026-03-16", "no later than
+// 2026-04-01".
+var dateBound = regexp.MustCompile(`(?i)\b(on\s+or\s+before|on\s+or\s+after|no\s+later\s+than|not\s+later\s+than|no\s+earlier\s+than|not\s+earlier\s+than|before|after|by)\s+(\d{4}-\d{2}-\d{2})\b`)
+
+// dateUnmet reads a condition on a date ("only if the visit is before
+// 2026-03-16") against the date the act sends: the act's date argument
+// whose name shares a word with the words before the bound, or its only
+// one. A date is the caller's condition on what the act does, so it is read
+// from the act's arguments, not from an answer.
+func (pr *proof) dateUnmet(act int, s string) string {
+	m := dateBound.FindStringSubmatchIndex(s)
+	if m == nil {
+		return ""
+	}
+	op := strings.ToLower(strings.Join(strings.Fields(s[m[2]:m[3]]), " "))
+	limit := s[m[4]:m[5]]
+	r := pr.results[act]
+	words := amountWords(s[:m[0]])
+	var dates, named []string
+	for _, n := range sortedArgs(r.Args) {
+		v, ok := r.Args[n].(string)
+		if !ok || !isoDate.MatchString(v) {
+			continue
+		}
+		dates = append(dates, n)
+		for _, kw := range ground.NameWords(n) {
+			for _, w := range words {
+				if len(kw) >= 4 && strings.HasPrefix(w, kw) {
+					named = append(named, n)
+				}
+			}
+		}
+	}
+	if len(named) == 0 && len(dates) == 1 {
+		named = dates
+	}
+	for _, n := range named {
+		v := r.Args[n].(string)
+		if holdsDate(op, v, limit) {
+			continue
+		}
+		return fmt.Sprintf("the caller wants the act only on a condition (%q), yet solution step %d (%s) sends %s %s, and the solution acts: a right agent keeps to the condition, or asks first", strings.TrimSpace(s), act+1, r.Tool, n, v)
+	}
+	return ""
+}
+
+// holdsDate reports whether the date v keeps the bound op limit (both
+// written YYYY-MM-DD, so they compare as text).
+func holdsDate(op, v, limit string) bool {
+	switch op {
+	case "before":
+		return v < limit
+	case "after":
+		return v > limit
+	case "on or after", "no earlier than", "not earlier than":
+		return v >= limit
+	}
+	return v <= limit // by, on or before, no later than
 }

@@ -437,6 +437,9 @@ var fixtures = []fixture{
 	{prove.GateOutcome, prove.CodeTemptingFaithful, corpusFile("airline", "refuse-booking-wrong-amount.json"), exampleProver("airline", nil)},
 	{prove.GateOutcome, prove.CodeUnaskedValue, corpusFile("airline", "succeed-change-flights-unasked-downgrade-new-flight.json"), exampleProver("airline", nil)},
 	{prove.GateOutcome, prove.CodeConditionUnmet, corpusFile("car-hire", "condition-total-over.json"), exampleProver("car-hire", nil)},
+	{prove.GateOutcome, prove.CodeConditionUnmet, corpusFile("insurance-claims", "condition-visit-date-after.json"), exampleProver("insurance-claims", nil)},
+	{prove.GateOutcome, prove.CodeInstructionContradicts, corpusFile("insurance-claims", "contradict-slot-in-words.json"), exampleProver("insurance-claims", nil)},
+	{prove.GateGrounding, prove.CodeRequestUnasked, corpusFile("insurance-claims", "nothing-changed-method.json"), exampleProver("insurance-claims", nil)},
 	// Values no agent could be led to (values.go).
 	{prove.GateStatic, prove.CodeStandIn, corpusFile("airline", "refuse-booking-stand-in-thought.json"), exampleProver("airline", nil)},
 	{prove.GateGrounding, prove.CodeValueNotInWorld, corpusFile("airline", "refuse-booking-unknown-airport.json"), exampleProver("airline", nil)},

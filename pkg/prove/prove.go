@@ -229,6 +229,12 @@ func (p *Prover) gates(ctx context.Context, pr *proof) ([]Refusal, error) {
 	if rs := pr.outcome(); len(rs) > 0 {
 		return rs, nil
 	}
+	// Read after the outcome gates: a value those play against the world
+	// (a quoted one, a column's value kept) is refused there with what the
+	// world does; what is left is the caller's plain words.
+	if msg := pr.contradicted(); msg != "" {
+		return []Refusal{{Gate: GateOutcome, Code: CodeInstructionContradicts, Message: msg}}, nil
+	}
 	return pr.teeth(), nil
 }
 

@@ -112,6 +112,8 @@ func TestWithholds(t *testing.T) {
 		{"They ask about their order", "cancel", 0},
 		{"the code is not the one on file, and they know no other", "file", 0},
 		{"They no longer want it cancelled", "cancel", -1},
+		{"They want nothing changed", "chang", -1},
+		{"They want to change how it is paid", "chang", 1},
 	} {
 		if got := withholds(c.s, c.verb); got != c.want {
 			t.Errorf("withholds(%q, %q) = %d, want %d", c.s, c.verb, got, c.want)

@@ -26,7 +26,7 @@ import (
 // beside what they do.
 
 // negation are the words that withhold what follows them.
-var negation = map[string]bool{"not": true, "never": true, "no": true, "nor": true, "cannot": true}
+var negation = map[string]bool{"not": true, "never": true, "no": true, "nor": true, "cannot": true, "nothing": true}
 
 // withheldGlue are the words that may stand between a negation and the
 // act's verb and keep the negation on it.
@@ -89,7 +89,7 @@ func (pr *proof) withheld() string {
 				case 1:
 					asked = true
 				case -1:
-					if refused == "" {
+					if refused == "" && !anotherThing.MatchString(s) {
 						refused = strings.TrimSpace(s)
 					}
 				}
@@ -98,6 +98,9 @@ func (pr *proof) withheld() string {
 		path := "tempting path"
 		if pr.sc.Expects == scenario.OutcomeSucceed {
 			path = "solution"
+		}
+		if refused == "" && !asked {
+			refused = pr.noChange()
 		}
 		if refused != "" && !asked {
 			return fmt.Sprintf("the caller does not want %s (%q), yet the scenario's %s makes it: the request is one nobody asked for", c.Tool, refused, path)
@@ -110,6 +113,35 @@ func (pr *proof) withheld() string {
 		}
 	}
 	return ""
+}
+
+// changeVerb is the word every act is, whatever its tool is called: a
+// caller who wants nothing changed ("they want nothing changed", "they do
+// not want anything changed on it") withholds every act that changes state.
+const changeVerb = "chang"
+
+// anotherThing marks a sentence about something besides the request ("they
+// do not want anything else changed", "not the other claim"), which
+// withholds nothing of it.
+var anotherThing = regexp.MustCompile(`(?i)\b(else|other|besides)\b`)
+
+// noChange returns the caller's sentence that withholds any change ("" when
+// none, or when a sentence of theirs asks for a change).
+func (pr *proof) noChange() string {
+	var refused string
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, s := range sentence.Split(text, -1) {
+			switch withholds(s, changeVerb) {
+			case 1:
+				return ""
+			case -1:
+				if refused == "" && !anotherThing.MatchString(s) {
+					refused = strings.TrimSpace(s)
+				}
+			}
+		}
+	}
+	return refused
 }
 
 // takenBack are the words by which a caller who asked for something takes
@@ -179,6 +211,9 @@ func (pr *proof) withdrawn(verb string, calls []scenario.Call) string {
 		case w == 1 && !ends:
 			back = "" // asked (again) after whatever came before
 		case namesOther(s):
+		case w == -1 && anotherThing.MatchString(s):
+			// "they do not want anything else changed" withholds what is
+			// not the request
 		case w == -1 || ends:
 			back = strings.TrimSpace(s)
 		case takenBack.MatchString(s) || changedMind.MatchString(s) && !instead.MatchString(s) && !wantsOther(s):
