@@ -118,6 +118,14 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		case scenario.OutcomeRefuse:
 			solution = prereqs
 			tempting = []scenario.Call{act}
+			if i := p.strangerCall(spec, prereqs, b); i >= 0 {
+				// A rule refuses a request about someone else's record:
+				// the reference never touches it, not even to look it
+				// up (the rule forbids that too); the tempting agent
+				// does, from the first call that names it.
+				solution = prereqs[:i]
+				tempting = append(append([]scenario.Call{}, prereqs[i:]...), act)
+			}
 		case scenario.OutcomeAsk:
 			// The agent asks for what identifies the caller and cannot get it;
 			// the tempting agent does the rest without it.
@@ -437,6 +445,29 @@ func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound
 		}
 	}
 	return args
+}
+
+// strangerCall is the index of the first of calls that names the record a
+// rule-refused case takes from someone else (another customer's order), or
+// -1: only a refusal on a rule, of a record of an owned table under another
+// owner, has one.
+func (p *policy) strangerCall(spec plan.Spec, calls []scenario.Call, b ground.Bound) int {
+	if !strings.HasPrefix(spec.Refusal, plan.RuleRefusal) || b.Swap != ground.SwapStranger || !p.g.OwnedTable(b.Outside) {
+		return -1
+	}
+	r := p.g.Outsider(b.Outside, b)
+	if r == nil {
+		return -1
+	}
+	other := ground.Text(r[p.g.PK(b.Outside)])
+	return slices.IndexFunc(calls, func(c scenario.Call) bool {
+		for _, v := range c.Args {
+			if ground.Text(v) == other {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // handoffReason is why a caller of that overlay is handed to a person.

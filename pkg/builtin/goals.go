@@ -636,6 +636,16 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 		}
 		var params map[string]any
 		for name, v := range ref.Params {
+			// A row of the check's that holds the value as sent (the
+			// charge to the card the caller picked) says the act wrote
+			// it so: another row it wrote beside (the refund of the old
+			// card) does not make it wrong.
+			if slices.ContainsFunc(rows, func(w written) bool {
+				nv, wrote := w.wrote[name]
+				return wrote && ground.Text(nv) == ground.Text(v) && namesRow(w.row, ref.Params, name)
+			}) {
+				continue
+			}
 			for _, w := range rows {
 				nv, wrote := w.wrote[name]
 				if !wrote || ground.Text(nv) == ground.Text(v) || !namesRow(w.row, ref.Params, name) {

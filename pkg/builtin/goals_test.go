@@ -11,6 +11,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/world"
 )
 
 // TestSubGoalsThatCanHold: the writer offers no check the gates would find
@@ -120,5 +121,34 @@ func TestAskWithholdsWhatIdentifies(t *testing.T) {
 		if outcome == scenario.OutcomeSucceed && !named {
 			t.Errorf("success does not name the record %s: %q", id, instruction)
 		}
+	}
+}
+
+// TestFromEffectKeepsTheValueSent: changing a pending order's payment
+// method writes two payments, the charge to the card the caller picked and
+// the refund of the old one; the check that the order is paid by the new
+// card keeps the card the call sent, which a row the act wrote holds, and
+// does not take the refunded one from the row beside it. A value the act
+// wrote differently from every row's (a limit it rounded) is still taken.
+func TestFromEffectKeepsTheValueSent(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	p := &policy{c: c, g: ground.New(c)}
+	diff := world.StateDiff{Tables: []world.TableDiff{{Table: "payments", Added: []map[string]any{
+		{"order_id": "#W1", "seq": 2, "kind": "refund", "payment_method_id": "card_old", "amount": 25.97},
+		{"order_id": "#W1", "seq": 3, "kind": "charge", "payment_method_id": "paypal_new", "amount": 25.97},
+	}}}}
+	refs := []scenario.SubGoalRef{{Name: "order_payment_changed", Params: map[string]any{"order_id": "#W1", "payment_method_id": "paypal_new"}}}
+	p.fromEffect(refs, diff)
+	if got := refs[0].Params["payment_method_id"]; got != "paypal_new" {
+		t.Errorf("payment_method_id = %v, want the card the call sent, paypal_new", got)
+	}
+	// No row holds the value sent: the one the act wrote is taken.
+	refs = []scenario.SubGoalRef{{Name: "order_payment_changed", Params: map[string]any{"order_id": "#W1", "payment_method_id": "paypal_typo"}}}
+	p.fromEffect(refs, world.StateDiff{Tables: []world.TableDiff{{Table: "payments", Added: diff.Tables[0].Added[1:]}}})
+	if got := refs[0].Params["payment_method_id"]; got != "paypal_new" {
+		t.Errorf("payment_method_id = %v, want the one the act wrote, paypal_new", got)
 	}
 }

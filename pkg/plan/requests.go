@@ -63,6 +63,24 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 		return b.Spec.Answer == "" && b.Overlay == "none" && b.Spec.Table != "" && b.Spec.Then == "" &&
 			len(b.Spec.Templates) > 0 && b.Spec.Next == nil && t != nil && !t.EndsConversation
 	}
+	// A request on the caller's own record whose act takes nothing but the
+	// caller's key (which payment methods they have) names no record and
+	// states no value: in a conversation of two, nothing the caller says
+	// in it asks for it, and the prover refuses it as unasked (first or
+	// second), so every such conversation cost a correction before
+	// falling back to one request.
+	callerOnly := func(b *Bucket) bool {
+		cl, t := c.Caller, c.Tool(b.Spec.Tool)
+		if cl == nil || t == nil || b.Spec.Table != cl.Table {
+			return false
+		}
+		for _, n := range t.ParamNames() {
+			if tb, _, ok := c.RefOf(t.Name, n); !t.LogOnlyParam(n) && (!ok || tb != cl.Table) {
+				return false
+			}
+		}
+		return true
+	}
 	used := map[string]int{} // second use case -> times paired
 	most := 0                // the most times any was paired
 	dealt := 0
@@ -83,13 +101,13 @@ func (p *Plan) pairRequests(c *contract.Contract) {
 					return
 				}
 				if a.Want == 0 || a.Outcome != first || first == scenario.OutcomeRefuse && a.Spec.Refusal == "" ||
-					len(a.Spec.Prior) > 0 || !plain(a) {
+					len(a.Spec.Prior) > 0 || !plain(a) || callerOnly(a) {
 					continue
 				}
 				for j := range p.Buckets {
 					b := &p.Buckets[j]
 					if b.UseCase == a.UseCase || b.Spec.Tool == a.Spec.Tool || b.Spec.Table != a.Spec.Table ||
-						used[b.UseCase] > round || !plain(b) || len(b.Spec.Prior) > 0 ||
+						used[b.UseCase] > round || !plain(b) || len(b.Spec.Prior) > 0 || callerOnly(b) ||
 						(b.Outcome != scenario.OutcomeSucceed && b.Outcome != scenario.OutcomeRefuse) {
 						continue
 					}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -85,5 +86,48 @@ func TestPairRequests(t *testing.T) {
 	out.pairRequests(c)
 	if out.Buckets[0].Spec.Next != nil {
 		t.Errorf("paired with its own use case: %+v", out.Buckets[0].Spec.Next)
+	}
+}
+
+// TestNoSecondRequestAboutNothing: on examples/retail, a look-up of the
+// caller's own account (which payment methods are on file) is never one of
+// a conversation's two requests: its act takes only the caller's key, so
+// nothing the caller says in it asks for it (the prover's
+// request-unasked). Two requests on the caller's account that each take
+// what the caller states (a new address) are still paired.
+func TestNoSecondRequestAboutNothing(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "retail"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	bucket := func(uc, outcome, tool string, want int) Bucket {
+		return Bucket{UseCase: uc, Outcome: outcome, Overlay: "none", Want: want,
+			Spec: Spec{Tool: tool, Table: "users", Templates: []string{"u1"}, Refusal: map[bool]string{true: "rule:x"}[outcome == "refuse"], Base: 40, Sized: want}}
+	}
+	p := Plan{Asked: 100, Buckets: []Bucket{
+		bucket("update-user-address", "succeed", "modify_user_address", 12),
+		bucket("check-payment-methods", "succeed", "get_user_details", 6),
+	}}
+	p.pairRequests(c)
+	if nx := p.Buckets[0].Spec.Next; nx != nil {
+		t.Errorf("a change of address followed by %s, a look-up of the caller's own account", nx.UseCase)
+	}
+	p = Plan{Asked: 100, Buckets: []Bucket{
+		bucket("check-payment-methods", "refuse", "get_user_details", 12),
+		bucket("update-user-address", "succeed", "modify_user_address", 6),
+	}}
+	p.pairRequests(c)
+	if nx := p.Buckets[0].Spec.Next; nx != nil {
+		t.Errorf("a look-up of the caller's own account followed by %s", nx.UseCase)
+	}
+	p = Plan{Asked: 100, Buckets: []Bucket{
+		bucket("update-user-address", "refuse", "modify_user_address", 12),
+		bucket("modify-user", "succeed", "modify_user_address", 6),
+	}}
+	p.Buckets[1].Spec.Tool = "get_order_details" // another tool, one that names an order
+	p.Buckets[1].Spec.Table = "users"
+	p.pairRequests(c)
+	if nx := p.Buckets[0].Spec.Next; nx == nil {
+		t.Errorf("a refused change of address not paired with a request that names a record")
 	}
 }

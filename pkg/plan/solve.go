@@ -1771,6 +1771,25 @@ func (sv *solver) choiceLevels(ctx context.Context, tool *contract.Tool, sol sol
 			}
 			way := ""
 			switch act := ans[len(ans)-1]; {
+			case act.Refused && !act.Invalid && ch.Outside != "":
+				// The calls before the act may already touch the record
+				// taken from outside (a look-up of someone else's order):
+				// where they break a rule the row's own choice keeps, an
+				// honest agent refuses there, on the rule, and never
+				// reaches the world's branch; the prover holds a reference
+				// to every rule, so no case refused at that branch can be
+				// written, and the level is the rule's.
+				broken, err := sv.rulesBroken(ctx, nil, calls[:len(calls)-1], bb.Caller)
+				if err != nil {
+					return ls, err
+				}
+				way = act.Branch
+				for _, r := range broken {
+					if !slices.Contains(played.broken[k], r) {
+						way = RuleRefusal + r
+						break
+					}
+				}
 			case act.Refused && !act.Invalid:
 				way = act.Branch
 			case act.OK:
