@@ -1,6 +1,10 @@
 package prove
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/suitegen/suitegen/pkg/scenario"
+)
 
 // TestAsksEach: the caller's words ask for an act on several records only
 // by a sentence that ties the act, a count of them and each of their names
@@ -117,6 +121,27 @@ func TestWithholds(t *testing.T) {
 	} {
 		if got := withholds(c.s, c.verb); got != c.want {
 			t.Errorf("withholds(%q, %q) = %d, want %d", c.s, c.verb, got, c.want)
+		}
+	}
+}
+
+// TestNoChange: a caller who wants no change at all withholds every act; one
+// who keeps one named thing as it is ("but not change your plan") does not
+// withhold the act they ask for.
+func TestNoChange(t *testing.T) {
+	for _, c := range []struct {
+		instruction string
+		withheld    bool
+	}{
+		{"They want nothing changed on the claim.", true},
+		{"They do not want anything changed on it.", true},
+		{"They want no changes made.", true},
+		{"You will refuel 2.0 GB but not change your plan.", false},
+		{"They do not want anything else changed.", false},
+	} {
+		pr := &proof{sc: &scenario.Scenario{Instruction: c.instruction}}
+		if got := pr.noChange() != ""; got != c.withheld {
+			t.Errorf("noChange(%q) withholds = %v, want %v", c.instruction, got, c.withheld)
 		}
 	}
 }

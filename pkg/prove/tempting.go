@@ -281,15 +281,17 @@ const maxAlternatives = 4
 // the case offers: another enum value, another value of the column it names
 // that the setup creates or an earlier answer on the path shows, or a value
 // the caller states that no call uses (unusedStated). A list of one value is
-// varied as its one element.
+// varied as its one element. They take the arguments in turn, each its
+// first value, then each its second, up to maxAlternatives.
 func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []alternative {
 	t := pr.p.c.Tool(call.Tool)
 	if t == nil {
 		return nil
 	}
 	typed, _ := created(pr.sc.Setup)
-	var out []alternative
-	for _, n := range slices.Sorted(maps.Keys(call.Args)) {
+	names := slices.Sorted(maps.Keys(call.Args))
+	byArg := map[string][]alternative{}
+	for _, n := range names {
 		if t.LogOnlyParam(n) {
 			continue
 		}
@@ -313,7 +315,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			if !isList && pr.sc.Expects == scenario.OutcomeSucceed && pr.p.stateChanging(call) && !pr.saysBool(n, b) {
 				args := maps.Clone(call.Args)
 				args[n] = !b
-				out = append(out, alternative{name: n, args: args, from: "which the caller's words never settle", enum: true})
+				byArg[n] = append(byArg[n], alternative{name: n, args: args, from: "which the caller's words never settle", enum: true})
 			}
 			continue
 		}
@@ -441,10 +443,24 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			if stated[c] {
 				from = "which the caller states and no call of the case sends"
 			}
-			out = append(out, alternative{name: n, args: args, from: from, stated: stated[c], enum: len(enum) > 0})
-			if len(out) >= maxAlternatives {
-				return out
+			byArg[n] = append(byArg[n], alternative{name: n, args: args, from: from, stated: stated[c], enum: len(enum) > 0})
+		}
+	}
+	// Each argument in turn, so the runs a proof may play reach every
+	// argument (a search's destination as well as its many other days).
+	var out []alternative
+	for k := 0; len(out) < maxAlternatives; k++ {
+		more := false
+		for _, n := range names {
+			if k < len(byArg[n]) {
+				more = true
+				if out = append(out, byArg[n][k]); len(out) >= maxAlternatives {
+					break
+				}
 			}
+		}
+		if !more {
+			break
 		}
 	}
 	return out

@@ -123,7 +123,13 @@ const changeVerb = "chang"
 // anotherThing marks a sentence about something besides the request ("they
 // do not want anything else changed", "not the other claim"), which
 // withholds nothing of it.
-var anotherThing = regexp.MustCompile(`(?i)\b(else|other|besides)\b`)
+var anotherThing = regexp.MustCompile(`(?i)\b(anything|something|nothing|everything)\s+else\b|\b(the|any|an|their|my|your|his|her)\s+other\b|\bbesides\b`)
+
+// anyChange marks a change withheld whatever it is ("nothing changed",
+// "anything changed", "no changes"), not a change of one thing the caller
+// names ("refuel the data but not change the plan"), which withholds only
+// acts on that thing, and only where their verb is said.
+var anyChange = regexp.MustCompile(`(?i)\b(nothing|anything|no\s+changes?|any\s+changes?)\b`)
 
 // noChange returns the caller's sentence that withholds any change ("" when
 // none, or when a sentence of theirs asks for a change).
@@ -135,7 +141,7 @@ func (pr *proof) noChange() string {
 			case 1:
 				return ""
 			case -1:
-				if refused == "" && !anotherThing.MatchString(s) {
+				if refused == "" && !anotherThing.MatchString(s) && anyChange.MatchString(s) {
 					refused = strings.TrimSpace(s)
 				}
 			}

@@ -116,7 +116,10 @@ func WithBranchLog(ctx context.Context, l *BranchLog) context.Context {
 	return context.WithValue(ctx, branchLogKey{}, l)
 }
 
-func logBranch(ctx context.Context, at string) {
+// LogBranch records, under a context WithBranchLog made, a refusal from
+// branch at: a handler's own refusal does, and so does a refusal a world
+// gives back from what it kept instead of running the handler again.
+func LogBranch(ctx context.Context, at string) {
 	if l, ok := ctx.Value(branchLogKey{}).(*BranchLog); ok && at != "" {
 		l.add(at)
 	}

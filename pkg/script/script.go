@@ -393,7 +393,7 @@ func (p *Programs) HandleWithTrace(ctx context.Context, tool string, args map[st
 		var ref *Refusal
 		if errors.As(err, &ref) {
 			ref.Branch = p.branchOf(ref.stack)
-			logBranch(ctx, ref.Branch)
+			LogBranch(ctx, ref.Branch)
 		}
 		return nil, tr, err
 	}

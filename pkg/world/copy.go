@@ -559,6 +559,11 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 	if cp.st.known {
 		if r, ok := cp.w.answers.get(key); ok {
 			r.Args, r.Result, r.ReadArgs = args, slices.Clone(r.Result), slices.Clone(r.ReadArgs)
+			if r.Refused {
+				// Whoever counts the branches refusals reach (adequacy,
+				// report.json) counts this one as if it ran.
+				script.LogBranch(ctx, r.Branch)
+			}
 			return r
 		}
 	}

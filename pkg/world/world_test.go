@@ -1030,6 +1030,20 @@ func TestAnswersKept(t *testing.T) {
 		if r, n := sent(cp, "get_order", get); n != 0 || string(r.Result) != string(after.Result) {
 			t.Errorf("another copy, same writes: %d round trips, %s (want 0, %s)", n, r.Result, after.Result)
 		}
+		// A refusal given back from memory is logged where the handler
+		// would have logged it: adequacy and report.json count the
+		// branches refusals reach.
+		var log script.BranchLog
+		lctx := script.WithBranchLog(ctx, &log)
+		first := cp.Call(lctx, "cancel_order", cancel)
+		start := rt.n.Load()
+		again := cp.Call(lctx, "cancel_order", cancel)
+		if !first.Refused || !again.Refused || again.Branch != first.Branch || rt.n.Load() != start {
+			t.Errorf("a second cancellation: %+v then %+v, %d round trips (want refused twice, the second from memory)", first, again, rt.n.Load()-start)
+		}
+		if hits := log.Hits(); hits[first.Branch] != 2 {
+			t.Errorf("branch log %v: want %s twice", hits, first.Branch)
+		}
 		if _, err := cp.Exec(ctx, "UPDATE orders SET status = 'pending' WHERE id = '#W1'"); err != nil {
 			return err
 		}
