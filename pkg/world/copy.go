@@ -516,7 +516,9 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 		}
 		return ferr
 	}
-	cp.st = cp.st.then(setupText(stmts))
+	if cp.st.known {
+		cp.st = cp.st.then(setupText(stmts))
+	}
 	if snap != nil {
 		if err := cp.w.frozen.fill(snap, cp.schema, cp.w.tables); err != nil {
 			*snap = Snapshot{}
@@ -554,9 +556,12 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.Error = "Crash: tool " + toolName + " has no handler"
 		return res
 	}
-	what := callText(toolName, args)
-	key := string(cp.st.sum[:]) + what
+	// A world that keeps no answers, or a copy whose state is unknown,
+	// describes no call: nothing would read it.
+	var what, key string
 	if cp.st.known {
+		what = callText(toolName, args)
+		key = string(cp.st.sum[:]) + what
 		if r, ok := cp.w.answers.get(key); ok {
 			r.Args, r.Result, r.ReadArgs = args, slices.Clone(r.Result), slices.Clone(r.ReadArgs)
 			if r.Refused {
@@ -576,9 +581,11 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.OK = true
 		res.Result = out
 		res.Wrote = tr.Wrote || h.wrote
-		if res.Wrote {
+		switch {
+		case !cp.st.known:
+		case res.Wrote:
 			cp.st = cp.st.then(what)
-		} else if cp.st.known {
+		default:
 			cp.w.answers.put(key, res)
 		}
 		return res
