@@ -193,7 +193,7 @@ func wantedAt(words []string, at int) bool {
 // plural or not.
 func namedBeside(words []string, at int, arg string) bool {
 	name := map[string]bool{}
-	for _, w := range spokenWords(strings.ToLower(camelWords(arg))) {
+	for _, w := range ground.NameWords(arg) {
 		if len(w) > 2 {
 			name[strings.TrimSuffix(w, "s")] = true
 		}
@@ -204,16 +204,4 @@ func namedBeside(words []string, at int, arg string) bool {
 		}
 	}
 	return false
-}
-
-// camelWords spaces a camelCase name's words (numNights: num Nights).
-func camelWords(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteRune(' ')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
