@@ -524,8 +524,10 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// after the patient) says who calls: that person, about the case's
 	// record, which they identify for the agent.
 	first, last, confirm := per.First, per.Last, "can confirm who they are with "
+	speaksFor := false
 	if f, l, ok := p.speaker(prereqs, binds); ok && bk.Outcome != scenario.OutcomeAsk {
 		first, last, confirm = f, l, fmt.Sprintf("can confirm the %s with ", noun)
+		speaksFor = true
 	}
 	var facts []string
 	if len(prereqs) > 0 && bk.Outcome != scenario.OutcomeAsk {
@@ -589,8 +591,11 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// them identify themselves, and the ask would have nothing to ask.
 	record, mine := noun+" "+key, noun+" "+key
 	// A record of the caller's own table, theirs, is the caller: they call
-	// about their own account.
-	self := p.c.Caller != nil && p.c.Caller.Table == bk.Spec.Table && theirs != ""
+	// about their own account, unless someone else speaks for it.
+	self := p.c.Caller != nil && p.c.Caller.Table == bk.Spec.Table && theirs != "" && !speaksFor
+	if speaksFor {
+		theirs = ""
+	}
 	if self {
 		record, mine = "their own account ("+noun+" "+key+")", "account, "+noun+" "+key
 	}
@@ -632,6 +637,9 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	opening := fmt.Sprintf("Hi, I need help with %s%s.", theirs, mine)
 	if p.c.Modality == "voice" {
 		opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about my %s.", first, noun)
+		if speaksFor {
+			opening = fmt.Sprintf("Hello? Yes, hi, this is %s, I'm calling about %s %s.", first, noun, key)
+		}
 	}
 	persona := scenario.Persona{
 		Name: first + " " + last, Personality: per.Personality, Accent: per.Accent,

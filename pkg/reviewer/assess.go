@@ -1,6 +1,7 @@
 package reviewer
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,9 @@ const (
 	PersonalitySkew   Kind = "personality-skew"    // one personality is too many of the callers
 	Accents           Kind = "accents"             // too few distinct accents
 	SameTest          Kind = "same-test"           // two scenarios test the same thing
+	// SuccessMissing: the plan dealt successes of a use case and every one
+	// was blocked, so no kept scenario carries its act out.
+	SuccessMissing Kind = "success-missing"
 )
 
 // Finding is one thing wrong with a suite.
@@ -56,6 +60,7 @@ func Assess(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) R
 	r := Review{Gaps: gaps(bs)}
 	r.Findings = append(r.Findings, coverage(c, scs)...)
 	r.Findings = append(r.Findings, untested(c, scs, bs)...)
+	r.Findings = append(r.Findings, successes(c, scs, bs)...)
 	r.Findings = append(r.Findings, callers(scs)...)
 	r.Findings = append(r.Findings, sameTests(scs)...)
 	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Kind < r.Findings[j].Kind })
@@ -105,6 +110,45 @@ func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
 	for _, o := range scenario.Outcomes {
 		if outcomes[o] == 0 {
 			out = append(out, finding(OutcomeMissing, o, "no scenario expects %s", o))
+		}
+	}
+	return out
+}
+
+// successes: use cases the plan dealt successes of, none of which was kept,
+// with why their first blocked bucket was blocked. A use case kept only as
+// refusals and asks reads as covered, yet nothing in the suite tests its act
+// being done; the reason (a rule's check every reference breaks, say) is
+// usually the contract's to mend.
+func successes(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) []Finding {
+	kept := map[string]bool{}
+	for i := range scs {
+		for _, s := range scs[i].Requests() {
+			if s.Expects == scenario.OutcomeSucceed {
+				kept[s.UseCase] = true
+			}
+		}
+	}
+	dealt, why := map[string]int{}, map[string]string{}
+	for _, b := range bs {
+		if b.Outcome != scenario.OutcomeSucceed || b.Want == 0 {
+			continue
+		}
+		if b.State != ledger.BucketBlocked || b.Done > 0 {
+			dealt[b.UseCase] = -1 // one not blocked: a success may yet come, or came
+			continue
+		}
+		if dealt[b.UseCase] >= 0 {
+			dealt[b.UseCase]++
+			if why[b.UseCase] == "" {
+				why[b.UseCase] = b.Notes
+			}
+		}
+	}
+	var out []Finding
+	for _, u := range c.UseCases {
+		if n := dealt[u.ID]; n > 0 && !kept[u.ID] {
+			out = append(out, finding(SuccessMissing, u.ID, "no kept scenario of use case %s carries its act out: its %d success bucket(s) were blocked (%s)", u.ID, n, cmp.Or(why[u.ID], "no reason recorded")))
 		}
 	}
 	return out

@@ -131,6 +131,18 @@ func TestAssessFindings(t *testing.T) {
 			}
 			return scs, bs
 		}},
+		{SuccessMissing, "cancel-order", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
+			// Its successes were dealt and blocked; it stays covered by
+			// other outcomes, so only this finding says so.
+			for i := range scs {
+				if scs[i].UseCase == "cancel-order" && scs[i].Expects == scenario.OutcomeSucceed {
+					scs[i].Expects = scenario.OutcomeAsk
+				}
+			}
+			blocked := ledger.Bucket{Bucket: plan.Bucket{ID: "b2", UseCase: "cancel-order", Outcome: scenario.OutcomeSucceed, Want: 3},
+				State: ledger.BucketBlocked, Notes: "solvable/rule-broken: the solution breaks rule verify-first"}
+			return scs, append(bs, blocked)
+		}},
 		{SameTest, "s9", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
 			dup := scs[1]
 			dup.Name = "s9"
@@ -252,5 +264,27 @@ func TestFill(t *testing.T) {
 	}
 	if _, err := Fill(t.Context(), nil, 1, log); err == nil {
 		t.Fatal("filling without a dealer")
+	}
+}
+
+// TestSuccessMissingWaitsForEveryBucket: a use case one of whose success
+// buckets is still open, or credited, is not reported; all blocked is.
+func TestSuccessMissingWaitsForEveryBucket(t *testing.T) {
+	blocked := ledger.Bucket{Bucket: plan.Bucket{ID: "b2", UseCase: "track-order", Outcome: scenario.OutcomeSucceed, Want: 1},
+		State: ledger.BucketBlocked, Notes: "why"}
+	open := blocked
+	open.ID, open.State = "b3", ledger.BucketOpen
+	for _, c := range []struct {
+		bs   []ledger.Bucket
+		want bool
+	}{
+		{[]ledger.Bucket{blocked}, true},
+		{[]ledger.Bucket{blocked, open}, false},
+		{[]ledger.Bucket{open, blocked}, false},
+	} {
+		got := slices.Contains(kinds(Assess(shop(), nil, c.bs)), SuccessMissing)
+		if got != c.want {
+			t.Errorf("buckets %+v: success-missing %v, want %v", c.bs, got, c.want)
+		}
 	}
 }
