@@ -388,6 +388,10 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		uc := c.UseCase(gp.UseCase)
 		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
 	}
+	for _, gp := range pl.EveryCaseBreaks {
+		uc := c.UseCase(gp.UseCase)
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s: %s: a success must keep it (rule-broken); if the rule is not about this use case's callers, make its check hold where the rule does not apply (docs/contract.md, rules)\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+	}
 	for _, s := range pl.Shortfalls(c) {
 		fmt.Fprintf(env.Stdout, "warning: %s: plan: %s\n", filepath.Join(dir, "contract.yaml"), s)
 	}

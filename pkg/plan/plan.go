@@ -175,6 +175,12 @@ type Plan struct {
 	// RefusalsOnly are use cases planned with refusals only: their act
 	// never answered ok on the world, and why.
 	RefusalsOnly []Gap `json:"refusals_only,omitempty"`
+	// EveryCaseBreaks are use cases whose act broke a rule's check on every
+	// case the world carried it out on, as the plan played them: their
+	// successes are refused (rule-broken) unless the reference does more
+	// than the plan played, and the check may be one that does not hold
+	// where its rule does not apply.
+	EveryCaseBreaks []Gap `json:"every_case_breaks,omitempty"`
 	// Strides is, per table, how many fresh values one scenario may take.
 	Strides map[string]int `json:"strides,omitempty"`
 	// Reuse is how many scenarios each template row serves (on fresh
@@ -558,6 +564,11 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 		d.gr.Confirm(append(append([]string{}, sol.chain...), acting)...)
 	} else if main {
 		p.RefusalsOnly = append(p.RefusalsOnly, Gap{u.ID, sol.refusalsOnly})
+	}
+	if main {
+		for _, id := range sol.everyRow {
+			p.EveryCaseBreaks = append(p.EveryCaseBreaks, Gap{u.ID, fmt.Sprintf("rule %s's check (%s) failed on every case the world carried %s out on, after %s", id, c.Rule(id).Check, acting, chainText(sol.chain))})
+		}
 	}
 	lookups, err := d.sv.lookups(ctx, tool, tools, sol)
 	if err != nil {

@@ -1,11 +1,15 @@
 package plan
 
 import (
+	"context"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -133,11 +137,13 @@ func TestPlanDealsEachWayToRefuse(t *testing.T) {
 }
 
 // TestRuleRefusalsNeedARecord: a rule broken on every row the act answered
-// is about the conversation, and makes no refusal; one broken on some rows
-// makes those refusals.
+// is about the conversation, makes no refusal and is returned; one broken
+// on some rows makes those refusals.
 func TestRuleRefusalsNeedARecord(t *testing.T) {
 	ro := rowOutcomes{keys: []string{"a", "b", "c"}, outcome: map[string]string{"a": "succeed", "b": "succeed", "c": "refuse"}, branch: map[string]string{"c": "h.star:3"}}
-	ruleRefusals(ro, map[string][]string{"a": {"always", "some"}, "b": {"always"}})
+	if every := ruleRefusals(ro, map[string][]string{"a": {"always", "some"}, "b": {"always"}}); !slices.Equal(every, []string{"always"}) {
+		t.Errorf("rules broken on every row the act answered: %v, want [always]", every)
+	}
 	if ro.outcome["a"] != "refuse" || ro.branch["a"] != RuleRefusal+"some" {
 		t.Errorf("row a: %s %s, want a refusal by rule some", ro.outcome["a"], ro.branch["a"])
 	}
@@ -185,5 +191,28 @@ func TestPlanRefusesARuleOnlyAValueBreaks(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no bucket dealt for %s", way)
+	}
+}
+
+// TestEveryCaseBreaks: pharmacy-line's caregiver check fails whenever no
+// caregiver was verified, so every patient's own refill breaks it: the
+// plan says so of the use case whose tools verify no caregiver, and not of
+// the caregiver's own.
+func TestEveryCaseBreaks(t *testing.T) {
+	testenv.OutsideRace(t, wholePlans)
+	c, e := openContract(t, testdataDir("pharmacy-line"))
+	p, err := Derive(context.Background(), c, probe.Rehearser(e.World), Options{Asked: 1, Rules: e.Prover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := map[string]bool{}
+	for _, g := range p.EveryCaseBreaks {
+		said[g.UseCase] = true
+		if !strings.Contains(g.Reason, "verify-caregiver") && !strings.Contains(g.Reason, "identify-patient-first") {
+			t.Errorf("use case %s: %s", g.UseCase, g.Reason)
+		}
+	}
+	if !said["refill"] || said["caregiver-refill"] {
+		t.Fatalf("every case breaks a rule in %v; want refill and not caregiver-refill", slices.Sorted(maps.Keys(said)))
 	}
 }

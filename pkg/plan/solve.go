@@ -51,6 +51,9 @@ type solution struct {
 	// when it never did (the plan then holds refusals only).
 	answered     bool
 	refusalsOnly string
+	// everyRow are the rules whose checks failed on every row the world
+	// carried the act out on: no success of the act keeps them, as played.
+	everyRow []string
 	// spares are, per branch a level already deals, a level pushLevels
 	// found for it too: its cases stand in for that level's when none of
 	// the level's own would bite (teethFirst).
@@ -498,7 +501,7 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 			return ro, err
 		}
 	}
-	ruleRefusals(ro, broken)
+	sol.everyRow = ruleRefusals(ro, broken)
 	return ro, nil
 }
 
@@ -1466,8 +1469,9 @@ func (sv *solver) branchLevels(ls []level, table string, played rowOutcomes, cod
 // ruleRefusals makes a refusal of each row the world carried the act out
 // on but a rule forbids, by the first rule it breaks. A rule the act broke
 // on every such row is about the conversation (who was identified, what
-// was said first), not the record: it makes no row a refusal.
-func ruleRefusals(ro rowOutcomes, broken map[string][]string) {
+// was said first), not the record: it makes no row a refusal, and is
+// returned.
+func ruleRefusals(ro rowOutcomes, broken map[string][]string) (everyRow []string) {
 	ok, by := 0, map[string]int{}
 	for _, k := range ro.keys {
 		if ro.outcome[k] != "succeed" {
@@ -1478,6 +1482,12 @@ func ruleRefusals(ro rowOutcomes, broken map[string][]string) {
 			by[r]++
 		}
 	}
+	for r, n := range by {
+		if n == ok {
+			everyRow = append(everyRow, r)
+		}
+	}
+	slices.Sort(everyRow)
 	for _, k := range ro.keys {
 		if ro.outcome[k] != "succeed" {
 			continue
@@ -1490,6 +1500,7 @@ func ruleRefusals(ro rowOutcomes, broken map[string][]string) {
 			}
 		}
 	}
+	return everyRow
 }
 
 // rulesBroken are the rules the calls break, played after setup as the
