@@ -6,7 +6,6 @@ package suite
 // benchmarks match them.
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -16,25 +15,26 @@ import (
 // AsOneRequest is a conversation of several requests read as a benchmark
 // task holds one: every request's solution in the order the caller makes
 // them (each request's step references renumbered past the steps before
-// it), their outputs, checks and rules together, and the one request the
-// agent must not carry out (refuse, ask about, hand over), when there is
-// one, with its expects, tempting move and missing calls. A task's wrong
-// move is then played after every request's reference calls: the
-// benchmarks grade the state a conversation ends in, not when a call came.
-// ends are the steps of the flat solution that settle a request (each
-// request's last). why says what keeps a conversation from one task: two
-// requests the agent must not carry out are two wrong moves, and a task
-// holds one.
-func AsOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, ends []int, why string) {
+// it), their outputs, checks and rules together, and one request the agent
+// must not carry out (refuse, ask about, hand over), when there is one,
+// with its expects, tempting move and missing calls: the hold-th of them
+// (from 0; Holds counts them). A task's wrong move is then played after
+// every request's reference calls: the benchmarks grade the state a
+// conversation ends in, not when a call came. A conversation with two such
+// requests has two wrong moves, and a task scores one: an exporter reads
+// it once per hold and keeps the first reading whose wrong move the
+// benchmark can see. ends are the steps of the flat solution that settle a
+// request (each request's last).
+func AsOneRequest(sc *scenario.Scenario, hold int) (flat *scenario.Scenario, ends []int) {
 	if len(sc.Then) == 0 {
-		return sc, []int{len(sc.Solution) - 1}, ""
+		return sc, []int{len(sc.Solution) - 1}
 	}
 	reqs := sc.Requests()
 	one := *reqs[0]
 	one.Solution, one.Outputs, one.SubGoals, one.Rules = nil, nil, nil, nil
 	one.Expects, one.Tempting, one.Missing, one.Computed = scenario.OutcomeSucceed, nil, nil, nil
-	held := 0 // the request not carried out, counted from 1
-	for k, r := range reqs {
+	held := 0 // requests not to be carried out, so far
+	for _, r := range reqs {
 		one.Solution = append(one.Solution, ShiftRefs(r.Solution, len(one.Solution))...)
 		if len(r.Solution) > 0 {
 			ends = append(ends, len(one.Solution)-1)
@@ -49,14 +49,25 @@ func AsOneRequest(sc *scenario.Scenario) (flat *scenario.Scenario, ends []int, w
 		if r.Expects == scenario.OutcomeSucceed {
 			continue
 		}
-		if held > 0 {
-			return nil, nil, fmt.Sprintf("requests %d and %d of the conversation are both not to be carried out (%s, %s): two wrong moves, and a task holds one", held, k+1, reqs[held-1].Expects, r.Expects)
+		if held == hold {
+			one.UseCase, one.Branch = r.UseCase, r.Branch
+			one.Expects, one.Tempting, one.Missing, one.Tests = r.Expects, r.Tempting, r.Missing, r.Tests
 		}
-		held = k + 1
-		one.UseCase, one.Branch = r.UseCase, r.Branch
-		one.Expects, one.Tempting, one.Missing, one.Tests = r.Expects, r.Tempting, r.Missing, r.Tests
+		held++
 	}
-	return &one, ends, ""
+	return &one, ends
+}
+
+// Holds is how many requests of a conversation are not to be carried out:
+// the readings AsOneRequest gives of it (at least one).
+func Holds(sc *scenario.Scenario) int {
+	n := 0
+	for _, r := range sc.Requests() {
+		if r.Expects != scenario.OutcomeSucceed {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // ShiftRefs renumbers the references of calls played after n other calls.

@@ -2,6 +2,7 @@ package tau2
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,14 +71,11 @@ const (
 	// τ²-bench can check (typically a call that must not be made but
 	// changes nothing: τ²-bench has no criterion for a call not made).
 	TemptingPasses Code = "tempting-passes"
-	// SeveralRequests: the scenario carries several requests (then);
-	// a task is built from one request's solution and checks.
-	SeveralRequests Code = "several-requests"
 )
 
 // Codes is every refusal code, in the order docs/EXPORT.md lists them.
 var Codes = []Code{SetupFailed, SetupRemoves, Keyless, SolutionFailed,
-	NotDeterministic, NoChange, NothingPasses, TemptingPasses, SeveralRequests}
+	NotDeterministic, NoChange, NothingPasses, TemptingPasses}
 
 // Refusal is a scenario left out of the export, and why.
 type Refusal struct {
@@ -550,13 +548,24 @@ func (x *exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scen
 	return rs, s, err
 }
 
-// task builds the scenario's task, or says why it cannot.
+// task builds the scenario's task, or says why it cannot: it reads the
+// scenario as one request (suite.AsOneRequest), once per request not to be
+// carried out, and keeps the first reading τ²-bench can score; none kept,
+// the first reading's refusal says why.
 func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (*Task, *Refusal, error) {
-	one, ends, several := suite.AsOneRequest(sc)
-	if several != "" {
-		return nil, x.refuse(sc, SeveralRequests, "%s", several), nil
+	var first *Refusal
+	for hold := range suite.Holds(sc) {
+		one, ends := suite.AsOneRequest(sc, hold)
+		t, why, err := x.taskOf(ctx, one, ends)
+		if err != nil || why == nil {
+			return t, why, err
+		}
+		first = cmp.Or(first, why)
 	}
-	sc = one
+	return nil, first, nil
+}
+
+func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int) (*Task, *Refusal, error) {
 	data, ref, err := x.setupData(ctx, sc)
 	if err != nil || ref != nil {
 		return nil, ref, err

@@ -393,24 +393,11 @@ func TestRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The plan deals some conversations of two requests: the victims are
-	// two of one request. A conversation is one task unless two of its
-	// requests are not to be carried out.
+	// two of one request.
 	var single []string
-	written := 0
 	for _, e := range index.Scenarios {
-		sc := readScenario(t, out, e.Name)
-		if len(sc.Then) == 0 {
+		if sc := readScenario(t, out, e.Name); len(sc.Then) == 0 {
 			single = append(single, e.Name)
-			continue
-		}
-		held := 0
-		for _, r := range sc.Requests() {
-			if r.Expects != scenario.OutcomeSucceed {
-				held++
-			}
-		}
-		if held > 1 {
-			written++
 		}
 	}
 	if len(single) < 2 {
@@ -426,8 +413,8 @@ func TestRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "scenarios", victim, "scenario.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A conversation of two requests, neither to be carried out: two wrong
-	// moves, and a task holds one.
+	// A conversation of two requests, neither to be carried out and
+	// neither with a wrong move: no reading of it can be scored.
 	twice := single[1]
 	sc2 := readScenario(t, out, twice)
 	sc2.Expects = scenario.OutcomeRefuse
@@ -449,13 +436,14 @@ func TestRefusals(t *testing.T) {
 	if got == nil || got.Code != tau2.SetupRemoves || !strings.Contains(got.Reason, "payments") {
 		t.Fatalf("%s: want refused %s naming payments, got %+v", victim, tau2.SetupRemoves, got)
 	}
+	refusedTwice := false
 	for i := range doc.Refused {
-		if doc.Refused[i].Scenario == twice && doc.Refused[i].Code != tau2.SeveralRequests {
-			t.Errorf("%s: two requests to refuse refused as %s, want %s", twice, doc.Refused[i].Code, tau2.SeveralRequests)
+		if doc.Refused[i].Scenario == twice {
+			refusedTwice = doc.Refused[i].Reason != ""
 		}
 	}
-	if sum.ByCode()[tau2.SeveralRequests] != 1+written {
-		t.Errorf("two requests: summary %v", sum.ByCode())
+	if !refusedTwice {
+		t.Errorf("%s: two requests to refuse with no wrong move either way was not refused with a reason", twice)
 	}
 	if sum.ByCode()[tau2.SetupRemoves] != 1 || len(doc.Tasks) == 0 {
 		t.Fatalf("summary %v, %d tasks", sum.ByCode(), len(doc.Tasks))

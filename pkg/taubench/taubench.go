@@ -3,6 +3,7 @@ package taubench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,13 +192,10 @@ const (
 	// leaves the benchmark's data as the reference calls leave it: the
 	// benchmark's reward cannot tell the agent that makes it.
 	TemptingPasses Code = "tempting-passes"
-	// SeveralRequests: the scenario carries several requests (then); a
-	// task is built from one request's actions and outputs.
-	SeveralRequests Code = "several-requests"
 )
 
 // Codes is every refusal code, in the order docs/EXPORT.md lists them.
-var Codes = []Code{TemptingPasses, Vacuous, CannotCarry, ActionFailed, SetupFailed, WorldMismatch, SeveralRequests}
+var Codes = []Code{TemptingPasses, Vacuous, CannotCarry, ActionFailed, SetupFailed, WorldMismatch}
 
 // Refusal is a scenario left out of the export, and why.
 type Refusal struct {
@@ -365,13 +363,24 @@ func (o *owners) sorted() []docRef {
 	return out
 }
 
+// task reads the scenario as one request (suite.AsOneRequest), once per
+// request not to be carried out, and keeps the first reading the benchmark
+// can score; none kept, the first reading's refusal says why.
 func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
-	c := x.src.Contract
-	one, _, several := suite.AsOneRequest(sc)
-	if several != "" {
-		return Task{}, refuse(SeveralRequests, "%s", several), nil
+	var first *refusal
+	for hold := range suite.Holds(sc) {
+		one, _ := suite.AsOneRequest(sc, hold)
+		t, why, err := x.taskOf(ctx, one)
+		if err != nil || why == nil {
+			return t, why, err
+		}
+		first = cmp.Or(first, why)
 	}
-	sc = one
+	return Task{}, first, nil
+}
+
+func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
+	c := x.src.Contract
 	if ws := sc.Provenance.WorldSHA256; ws != "" && ws != c.WorldSHA256 {
 		return Task{}, refuse(WorldMismatch, "written for world %s, the contract's world is %s", short(ws), short(c.WorldSHA256)), nil
 	}

@@ -110,6 +110,12 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 	twoRefusals.Then = []scenario.Request{{UseCase: "cancel-reservation", Expects: "refuse", Tests: "export case",
 		Solution: []scenario.Call{tauCall("get_user_details", map[string]any{"user_id": "chen_jackson_3290"})},
 		Tempting: []scenario.Call{tauCall("send_certificate", map[string]any{"user_id": "chen_jackson_3290", "amount": 150})}}}
+	// The first wrong move the world refuses, so the benchmark cannot see
+	// it; the second's it can.
+	secondSeen := tempt(mk("second-seen", "refuse", nil, "chen_jackson_3290", nil,
+		tauCall("get_reservation_details", map[string]any{"reservation_id": "4WQ150"})),
+		tauCall("cancel_reservation", map[string]any{"reservation_id": "NOPE00"}))
+	secondSeen.Then = twoRefusals.Then
 	return map[string]struct {
 		sc   scenario.Scenario
 		want string
@@ -160,7 +166,10 @@ func tauScenarios(c *contract.Contract) map[string]struct {
 		// A conversation of two requests is one task: every request's
 		// actions in order, the one to refuse giving the wrong move.
 		"two-requests": {several, "export"},
-		"two-refusals": {twoRefusals, string(taubench.SeveralRequests)},
+		// Two requests to refuse are two wrong moves; the task scores the
+		// first the benchmark can see.
+		"two-refusals": {twoRefusals, "export"},
+		"second-seen":  {secondSeen, "export"},
 		"two-acts":     {twoActs, "export"},
 	}
 }
@@ -276,6 +285,11 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if a := byID["two-acts"].Actions; len(a) != 4 || a[1].Kwargs["reservation_id"] != "4WQ150" || a[3].Kwargs["reservation_id"] != "DDHPNX" {
 		t.Errorf("two-acts: each request's reference is not resolved to its own look-up: %+v", a)
+	}
+	for name, move := range map[string]string{"two-refusals": "cancel_reservation", "second-seen": "send_certificate"} {
+		if w := byID[name].Tempting; len(w) == 0 || w[len(w)-1].Name != move {
+			t.Errorf("%s: wrong move %+v, want %s", name, w, move)
+		}
 	}
 	if o := byID["book-then-read"].Outputs; !reflect.DeepEqual(o, []string{"1122"}) {
 		t.Errorf("outputs %q: the benchmark matches them without commas", o)
