@@ -81,7 +81,8 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 	prereqs, act := chain[:len(chain)-1], chain[len(chain)-1]
 	// A row the act itself once added (the card already on file) holds the
 	// values this case's act sends, as it did when the plan rehearsed it.
-	p.alignPrior(setup.Statements[priorAt:], act, binds, person)
+	p.g.AlignAdded(setup.Statements[priorAt:], act, binds, person)
+	held := ground.AddedHolds(setup.Statements[priorAt:], act, binds)
 	var solution, tempting, missing []scenario.Call
 	var wrong *scenario.Call // an identification the caller gets wrong (ask)
 	answer := spec.Answer
@@ -219,7 +220,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		if i := slices.IndexFunc(prereqs, func(c scenario.Call) bool { return p.c.Identifies(c.Tool) }); len(ident) == 0 && i >= 0 {
 			ident = prereqs[i : i+1]
 		}
-		sc.Persona, sc.Instruction = p.words(bk, per, b, ident, act, binds)
+		sc.Persona, sc.Instruction = p.words(bk, per, b, ident, act, binds, held)
 		if bk.Outcome != scenario.OutcomeAsk {
 			sc.Instruction = p.handRecords(sc, solution)
 		}
@@ -504,7 +505,11 @@ func slug(s string) string {
 // words writes who calls and the circumstance they are in. It describes a
 // situation, never a script, and hands the caller only values that exist in
 // the world after setup.
-func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, binds ground.Bindings) (scenario.Persona, string) {
+//
+// held are the arguments whose values a row the act once added holds (the
+// case's setup carries it): the world's answer turns on them, so they are
+// stated as a day the case names is.
+func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereqs []scenario.Call, act scenario.Call, binds ground.Bindings, held map[string]bool) (scenario.Persona, string) {
 	u := p.c.UseCase(bk.UseCase)
 	noun := recordNoun(bk.Spec.Table)
 	key := ground.Text(b.Target[p.g.PK(bk.Spec.Table)])
@@ -560,7 +565,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		// A value the case asks for of its own choosing (a day it names)
 		// is what the world's answer turns on: stated, whatever its type.
 		bd, bound := binds.Of(t.Name, k)
-		stated := bound && b.States(bd, act.Args[k])
+		stated := bound && b.States(bd, act.Args[k]) || held[k]
 		if bk.Outcome != scenario.OutcomeSucceed && !stated && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
 			continue
 		}
@@ -935,44 +940,6 @@ func (p *policy) silent(c scenario.Call) bool {
 		}
 	}
 	return true
-}
-
-// insertInto reads a statement the plan wrote for a row an act added
-// (probe's RehearseWrites): INSERT INTO table (columns) VALUES ($1, ...),
-// one argument per column, in order.
-var insertInto = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES \([^)]*\)$`)
-
-// alignPrior makes each row the act once added (stmts) one of this case's:
-// every column an argument of act is bound to holds the value that argument
-// now has (the case fills its act's fresh values anew: a member number, as
-// it did when the plan rehearsed it), and the row's key is fresh for the
-// case's person, so no two scenarios of a run hand out the same record.
-func (p *policy) alignPrior(stmts []scenario.Statement, act scenario.Call, binds ground.Bindings, person ground.Person) {
-	for i := range stmts {
-		m := insertInto.FindStringSubmatch(stmts[i].SQL)
-		if m == nil {
-			continue
-		}
-		table, cols := m[1], strings.Split(m[2], ", ")
-		if len(cols) != len(stmts[i].Args) {
-			continue
-		}
-		args := slices.Clone(stmts[i].Args)
-		for param, v := range act.Args {
-			if bd, ok := binds.Of(act.Tool, param); ok && bd.Table == table && v != nil {
-				if k := slices.Index(cols, bd.Column); k >= 0 && args[k] != nil {
-					args[k] = v
-				}
-			}
-		}
-		pk := p.g.PK(table)
-		if k := slices.Index(cols, pk); k >= 0 && args[k] != nil {
-			if fresh, err := p.g.Fresh(table, pk, args[k], person.FreshSlot(table)); err == nil {
-				args[k] = fresh
-			}
-		}
-		stmts[i].Args = args
-	}
 }
 
 // label is an argument's or a column's name as a caller says it:

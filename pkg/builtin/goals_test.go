@@ -113,7 +113,7 @@ func TestAskWithholdsWhatIdentifies(t *testing.T) {
 		if outcome == scenario.OutcomeAsk {
 			bk.Overlay = "impersonation"
 		}
-		persona, instruction := p.words(bk, plan.Person(c, 0), b, []scenario.Call{ident}, act, g.Declared())
+		persona, instruction := p.words(bk, plan.Person(c, 0), b, []scenario.Call{ident}, act, g.Declared(), nil)
 		named := strings.Contains(instruction, id) || strings.Contains(persona.Opening, id)
 		if outcome == scenario.OutcomeAsk && named {
 			t.Errorf("ask hands the caller their customer number %s: %q / %q", id, instruction, persona.Opening)

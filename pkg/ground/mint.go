@@ -975,6 +975,84 @@ func (g *Graph) phoneSpace(old string) *space {
 	return got.(*space)
 }
 
+// addedRow reads a statement the plan wrote for a row an act added
+// (probe's RehearseWrites): INSERT INTO table (columns) VALUES ($1, ...),
+// one argument per column, in order.
+var addedRow = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES \([^)]*\)$`)
+
+// AddedRow reads st as a row an act added: its table and columns, one
+// argument each; ok is false for any other statement.
+func AddedRow(st scenario.Statement) (table string, cols []string, ok bool) {
+	m := addedRow.FindStringSubmatch(st.SQL)
+	if m == nil {
+		return "", nil, false
+	}
+	cols = strings.Split(m[2], ", ")
+	if len(cols) != len(st.Args) {
+		return "", nil, false
+	}
+	return m[1], cols, true
+}
+
+// AlignAdded makes each row an act once added (stmts, as AddedRow reads
+// them) one of the case whose act is act: every column an argument of act
+// is bound to holds the value that argument now has (a case fills its act's
+// fresh values anew: a member number, as it did when the plan rehearsed
+// it), and the row's key is fresh for person. The key the handler numbered
+// next from the seed's highest is the one the case's own minted rows take,
+// so carried as it was it would collide with them, and two scenarios of a
+// run would hand out the same record.
+func (g *Graph) AlignAdded(stmts []scenario.Statement, act scenario.Call, binds Bindings, person Person) {
+	for i := range stmts {
+		table, cols, ok := AddedRow(stmts[i])
+		if !ok {
+			continue
+		}
+		args := slices.Clone(stmts[i].Args)
+		for param, v := range act.Args {
+			if bd, ok := binds.Of(act.Tool, param); ok && bd.Table == table && v != nil {
+				if k := slices.Index(cols, bd.Column); k >= 0 && args[k] != nil {
+					args[k] = v
+				}
+			}
+		}
+		if k := slices.Index(cols, g.PK(table)); k >= 0 && args[k] != nil {
+			if fresh, err := g.Fresh(table, cols[k], args[k], person.FreshSlot(table)); err == nil {
+				args[k] = fresh
+			}
+		}
+		stmts[i].Args = args
+	}
+}
+
+// AddedHolds are the arguments of act whose values a row an act once added
+// (stmts, as AddedRow reads them) holds: in the column the argument is
+// bound to, or, for one bound to no column (a day written from a format,
+// a value from a list), in any column. A refusal of the act asked for
+// again (a claim for an incident one is already open for) turns on them,
+// so the caller states them.
+func AddedHolds(stmts []scenario.Statement, act scenario.Call, binds Bindings) map[string]bool {
+	out := map[string]bool{}
+	for _, st := range stmts {
+		table, cols, ok := AddedRow(st)
+		if !ok {
+			continue
+		}
+		for param, v := range act.Args {
+			bd, _ := binds.Of(act.Tool, param)
+			if v == nil || bd.Table != "" && bd.Table != table {
+				continue
+			}
+			for k, a := range st.Args {
+				if a != nil && (bd.Table == "" || cols[k] == bd.Column) && Text(a) == Text(v) {
+					out[param] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Carry maps statements written on seed rows (what an act wrote on a
 // template's own records) onto this case: every value a minted row took in
 // place of its seed row's (a key, a phone, a name) is replaced by the

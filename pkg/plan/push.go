@@ -490,10 +490,13 @@ var addCounts = []int{1, 5}
 // table pointed at that record, one row and then several. A refusal that
 // finds such a row already there, or counts them, is reached only by
 // adding them; changing the rows that exist never gets there. The rows
-// added refer to the case's records, never to another caller's.
+// added refer to the case's records, never to another caller's. The tables
+// take turns, a state of each at a time, since the tries are bounded: a
+// table with many states (a claim's types) would otherwise spend them all
+// before the next table (its payments) had one.
 func (sv *solver) adds(rs []reached) []push {
 	g := sv.g
-	var out []push
+	var per [][]push // per table, in its templates' order
 	for i := range g.C.Tables {
 		t := &g.C.Tables[i]
 		pk := g.PK(t.Name)
@@ -513,6 +516,18 @@ func (sv *solver) adds(rs []reached) []push {
 		if !own {
 			continue
 		}
+		// A reference to a record of the callers' the case does not reach
+		// (the claim a seed payment was for, another policy's) is left
+		// empty where the schema allows: the row added is the case's alone.
+		for _, fk := range g.FKs(t.Name) {
+			if _, ok := set[fk.Column]; ok || !g.OwnedTable(fk.RefTable) {
+				continue
+			}
+			if c := t.Column(fk.Column); c != nil && !c.NotNull && !slices.Contains(t.PrimaryKey, c.Name) {
+				set[fk.Column] = nil
+			}
+		}
+		var out []push
 		for _, tpl := range sv.templateRows(t) {
 			for _, n := range addCounts {
 				keys, ok := freshKeys(g, t.Name, pk, n)
@@ -524,8 +539,21 @@ func (sv *solver) adds(rs []reached) []push {
 				}
 			}
 		}
+		per = append(per, out)
 	}
-	return out
+	var out []push
+	for i := 0; ; i += len(addCounts) {
+		more := false
+		for _, ps := range per {
+			if i < len(ps) {
+				out = append(out, ps[i:min(i+len(addCounts), len(ps))]...)
+				more = true
+			}
+		}
+		if !more {
+			return out
+		}
+	}
 }
 
 // templateRows are the seed rows of t an add copies: the first row of each

@@ -369,3 +369,32 @@ func TestBucketTemplatesAskAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDealsTheRowsAnotherRequestLeft: two refusals no state of a seed
+// row reaches on its own. A claim is refused when one is already open for
+// the same incident (policy, day and type at once): the level's cases carry
+// the claim the act itself once filed, under a key of the case's own. The
+// excess's method is refused while an excess payment of the policy is
+// pending: the level's cases add such a payment, which names no claim of
+// another policy's. Both levels survive the mint check.
+func TestPlanDealsTheRowsAnotherRequestLeft(t *testing.T) {
+	p, _ := deriveTestdata(t, "insurance-claims")
+	for at, want := range map[string]string{
+		"handlers/file_claim.star:23":                   "INSERT INTO claims ",
+		"handlers/change_excess_payment_method.star:10": "INSERT INTO payments ",
+	} {
+		set := priors(p, at)
+		if len(set) == 0 {
+			t.Errorf("no level is dealt for %s with rows in its cases' setup", at)
+			continue
+		}
+		for _, st := range set {
+			if !strings.HasPrefix(st.SQL, want) {
+				t.Errorf("a case of %s adds more than %q: %s", at, want, st.SQL)
+			}
+			if want == "INSERT INTO payments " && slices.ContainsFunc(st.Args, func(a any) bool { return strings.HasPrefix(fmt.Sprint(a), "CLM-") }) {
+				t.Errorf("a case of %s adds a payment naming a claim the case does not reach: %v", at, st.Args)
+			}
+		}
+	}
+}

@@ -915,6 +915,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				continue
 			}
 			lv.choice(*sol, key).Apply(&b)
+			priorAt := len(s.Statements)
 			if pr := lv.prior[key]; len(pr) > 0 {
 				s.Statements = append(slices.Clone(s.Statements), s.Carry(g, pr)...)
 			}
@@ -923,6 +924,8 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				why = fmt.Sprintf("the arguments of %s could not be filled for a minted %s%s", tool.Name, sol.table, prefix("; ", sv.firstUnbound(tool.Name)))
 				continue
 			}
+			// As the writer will: a row the act once added is the case's.
+			g.AlignAdded(s.Statements[priorAt:], calls[len(calls)-1], sv.bs, p)
 			ans, changed, err := sv.rehearseEffect(ctx, s.Statements, calls, lv.outcome == "succeed" && changes)
 			var se *scenario.SetupError
 			if errors.As(err, &se) {
