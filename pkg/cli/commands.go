@@ -450,7 +450,7 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 			line = t.Line
 		}
 		fmt.Fprintf(w, "unbound: %s:%d: %s.%s: no column of the world made %s answer ok; %s\n",
-			filepath.Join(dir, "contract.yaml"), line, b.Tool, b.Param, b.Tool, ground.XRefHint(b))
+			filepath.Join(dir, "contract.yaml"), line, b.Tool, b.Param, b.Tool, ground.XRefHint(c, b))
 	}
 	names := make([]string, 0, len(gr.Unanswered))
 	for t := range gr.Unanswered {

@@ -431,7 +431,10 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
-		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
+		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows && (b.How != FromPattern || !declined(s.t, p)) {
+			// A value written from the schema of an argument its author
+			// says names no record (x-ref: false) is what the author
+			// asked for, whatever else kept the tool from answering.
 			b.How = Unbound
 		}
 		if b.How != Fresh && b.Table == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -97,5 +98,27 @@ func TestRecordOfTwoOwners(t *testing.T) {
 	}
 	if Text(s.Target["sender_id"]) != Text(s.Caller["customer_id"]) || Text(s.Target["recipient_id"]) != "C2" {
 		t.Errorf("default case: sender %v recipient %v caller %v", s.Target["sender_id"], s.Target["recipient_id"], s.Caller["customer_id"])
+	}
+}
+
+// An argument its author marks `x-ref: false` whose schema writes its
+// values (a pattern) keeps that binding when its tool never answers ok for
+// another reason; were it unbound, the hint would ask for a schema to write
+// it from, not for the x-ref it already has.
+func TestDeclinedArgumentOfAnUnansweredTool(t *testing.T) {
+	g := New(load(t, filepath.Join("testdata", "two-owners")))
+	gr, err := g.Discover(context.Background(), recipientOnly{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, never := gr.Unanswered["pay_fee"]; !never {
+		t.Fatal("pay_fee answered ok, though its rehearsal always refuses")
+	}
+	if b, _ := gr.Bindings.Of("pay_fee", "card_last4"); b.How != FromPattern {
+		t.Errorf("pay_fee.card_last4 bound %+v, want written from its pattern", b)
+	}
+	b := Binding{Tool: "pay_fee", Param: "card_last4", How: Unbound}
+	if hint := XRefHint(g.C, b); !strings.Contains(hint, "has `x-ref: false`") || strings.Contains(hint, "or `x-ref: false` when") {
+		t.Errorf("hint for an argument already marked x-ref: false: %s", hint)
 	}
 }

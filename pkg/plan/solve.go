@@ -1102,7 +1102,7 @@ func (sv *solver) usesTable(tool, table string) bool {
 func (sv *solver) firstUnbound(tool string) string {
 	for _, b := range sv.bs.For(tool) {
 		if b.How == ground.Unbound {
-			return fmt.Sprintf("argument %s.%s could not be grounded (%s)", tool, b.Param, ground.XRefHint(b))
+			return fmt.Sprintf("argument %s.%s could not be grounded (%s)", tool, b.Param, ground.XRefHint(sv.g.C, b))
 		}
 	}
 	if why, ok := sv.unanswered[tool]; ok {
