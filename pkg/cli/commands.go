@@ -429,7 +429,10 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 		}
 		found := b.Found()
 		_, unanswered := gr.Unanswered[b.Tool]
-		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern)
+		// A value written from the schema of an argument marked x-ref: false
+		// is the author's word, not a guess.
+		written := b.How == ground.FromPattern && c.Tool(b.Tool) != nil && ground.Declined(c.Tool(b.Tool), b.Param)
+		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern && !written)
 		if guessed {
 			found += ", a guess: no call of its tool was answered ok"
 		}

@@ -202,6 +202,10 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 	return alts
 }
 
+// Declined reports an argument whose x-ref is false: the author's word that
+// it names no record, so a value its schema writes is no guess.
+func Declined(t *contract.Tool, p string) bool { return declined(t, p) }
+
 // declined reports an argument whose x-ref is false: the author's word that
 // it names no record.
 func declined(t *contract.Tool, p string) bool {
