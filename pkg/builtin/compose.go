@@ -44,7 +44,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		callerRow = p.g.Find(cl.Table, cl.Key, spec.Callers[k%len(spec.Callers)])
 	}
 	person := ground.Person{First: per.First, Last: per.Last, Number: number, Index: i, Strides: spec.Strides}
-	setup, b, err := p.g.Case(spec.Table, target, callerRow, person)
+	setup, b, err := p.g.CaseAs(spec.Table, target, callerRow, person, spec.Owner)
 	if err != nil {
 		return scenario.Scenario{}, false
 	}

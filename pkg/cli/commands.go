@@ -433,7 +433,10 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 		}
 		found := b.Found()
 		_, unanswered := gr.Unanswered[b.Tool]
-		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern)
+		// A value written from the schema of an argument marked x-ref: false
+		// is the author's word, not a guess.
+		written := b.How == ground.FromPattern && c.Tool(b.Tool) != nil && ground.Declined(c.Tool(b.Tool), b.Param)
+		guessed := unanswered && !b.Confirmed && (b.How == ground.ByLikeness || b.How == ground.Fresh || b.How == ground.FromPattern && !written)
 		if guessed {
 			found += ", a guess: no call of its tool was answered ok"
 		}
@@ -454,7 +457,7 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 			line = t.Line
 		}
 		fmt.Fprintf(w, "unbound: %s:%d: %s.%s: no column of the world made %s answer ok; %s\n",
-			filepath.Join(dir, "contract.yaml"), line, b.Tool, b.Param, b.Tool, ground.XRefHint(b))
+			filepath.Join(dir, "contract.yaml"), line, b.Tool, b.Param, b.Tool, ground.XRefHint(c, b))
 	}
 	names := make([]string, 0, len(gr.Unanswered))
 	for t := range gr.Unanswered {

@@ -283,8 +283,13 @@ func (g *Graph) sortBindings(bs Bindings) {
 	})
 }
 
-// XRefHint is the line that would ground an unbound argument.
-func XRefHint(b Binding) string {
+// XRefHint is the line that would ground an unbound argument of c. Of an
+// argument already marked `x-ref: false`, its schema is what must say how
+// its values are written.
+func XRefHint(c *contract.Contract, b Binding) string {
+	if t := c.Tool(b.Tool); t != nil && declined(t, b.Param) {
+		return fmt.Sprintf("tools[%s].params.properties.%s has `x-ref: false`, so its values are written from its schema: give it a `pattern`, `format`, `enum` or `minimum` to write them from, or an `x-ref` naming the column they live in", b.Tool, b.Param)
+	}
 	guess := ""
 	if b.Table != "" {
 		guess = fmt.Sprintf(" (the closest column, %s, never made its tool answer ok)", b.Ref())

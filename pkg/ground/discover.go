@@ -202,6 +202,10 @@ func (s *search) alternatives(decl Bindings, params []string) map[string][]Bindi
 	return alts
 }
 
+// Declined reports an argument whose x-ref is false: the author's word that
+// it names no record, so a value its schema writes is no guess.
+func Declined(t *contract.Tool, p string) bool { return declined(t, p) }
+
 // declined reports an argument whose x-ref is false: the author's word that
 // it names no record.
 func declined(t *contract.Tool, p string) bool {
@@ -327,18 +331,26 @@ func (s *search) rarer(ctx context.Context, params []string, anchor string, base
 	// A way the world stopped quoting in its refusal (a new certificate
 	// where the case's was taken) stays: the other rows are played with it.
 	base = s.withCured(base)
+	// A row with several owners (a parcel's sender and recipient) is
+	// played for each: some acts are one owner's alone.
+	roles := []string{""}
+	if rs := s.g.OwnerRoles(table); len(rs) > 1 {
+		roles = append(roles, rs[1:]...)
+	}
 	for i, r := range s.g.Sample(table, rarerRows) {
 		if seen[Text(r[pk])] {
 			continue
 		}
-		b := s.g.Bind(table, r)
-		b.Ordinal, b.Person = i, probePerson()
-		ok, _, _, err := s.try(ctx, b, params, base)
-		if err != nil {
-			return nil, Bound{}, err
-		}
-		if ok {
-			return base, b, nil
+		for _, role := range roles {
+			b := s.g.bindAs(table, r, role)
+			b.Ordinal, b.Person = i, probePerson()
+			ok, _, _, err := s.try(ctx, b, params, base)
+			if err != nil {
+				return nil, Bound{}, err
+			}
+			if ok {
+				return base, b, nil
+			}
 		}
 	}
 	return nil, Bound{}, nil
@@ -423,7 +435,10 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
-		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows {
+		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows && (b.How != FromPattern || !declined(s.t, p)) {
+			// A value written from the schema of an argument its author
+			// says names no record (x-ref: false) is what the author
+			// asked for, whatever else kept the tool from answering.
 			b.How = Unbound
 		}
 		if b.How != Fresh && b.Table == "" {
@@ -1200,9 +1215,30 @@ func (s *search) casesFor(assign map[string]Binding) []Bound {
 	if table == "" || g.PK(table) == "" && len(g.C.Table(table).PrimaryKey) == 0 {
 		return []Bound{{Rows: map[string][]Row{}, Person: probePerson()}}
 	}
+	// A row with several owners (a parcel's sender and recipient) is a
+	// case of each in turn, its first owner's cases first: some acts are
+	// one owner's alone.
+	roles := g.OwnerRoles(table)
+	if roles == nil {
+		roles = []string{""}
+	}
+	var out []Bound
+	for _, role := range roles {
+		out = append(out, s.casesAs(assign, table, role)...)
+	}
+	if len(out) == 0 {
+		out = []Bound{{Table: table, Rows: map[string][]Row{}, Person: probePerson()}}
+	}
+	return out
+}
+
+// casesAs are casesFor's cases of the rows of table, each for its owner
+// through role ("": its first).
+func (s *search) casesAs(assign map[string]Binding, table, role string) []Bound {
+	g := s.g
 	var reaching, rest []Bound
 	for i, r := range g.Sample(table, discoverCases*2) {
-		b := g.Bind(table, r)
+		b := g.bindAs(table, r, role)
 		b.Ordinal, b.Person = i, probePerson()
 		all := true
 		for _, a := range assign {
@@ -1220,11 +1256,7 @@ func (s *search) casesFor(assign map[string]Binding) []Bound {
 	// reaching one table may all be in a state the tool refuses), each
 	// spread over the sample rather than its first rows.
 	nReach := min(len(reaching), max(discoverCases*2/3, discoverCases-len(rest)))
-	out := append(spreadOf(reaching, nReach), spreadOf(rest, discoverCases-nReach)...)
-	if len(out) == 0 {
-		out = []Bound{{Table: table, Rows: map[string][]Row{}, Person: probePerson()}}
-	}
-	return out
+	return append(spreadOf(reaching, nReach), spreadOf(rest, discoverCases-nReach)...)
 }
 
 // mostBound is the table most arguments take the case's own row of, or "".

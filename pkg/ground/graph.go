@@ -218,6 +218,58 @@ func (g *Graph) Owner(table string, r Row) Row {
 	return nil
 }
 
+// OwnerRoles are the columns of table that name a row of the caller table
+// straight (a parcel's sender_id and recipient_id), when it has two or more:
+// a row of it belongs to the person of each in turn, and what one of them may
+// do with it the other may not. nil otherwise: a row has one owner (Owner).
+func (g *Graph) OwnerRoles(table string) []string {
+	cl := g.C.Caller
+	if cl == nil || table == cl.Table {
+		return nil
+	}
+	var out []string
+	for _, fk := range g.fks[table] {
+		if fk.RefTable == cl.Table {
+			out = append(out, fk.Column)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// OwnerAs is the owner of a row of table through role, one of the table's
+// OwnerRoles; its Owner when role is "" or names no caller row.
+func (g *Graph) OwnerAs(table string, r Row, role string) Row {
+	if cl := g.C.Caller; cl != nil && role != "" && r != nil {
+		if fk, ok := g.fkOf(table, role); ok && fk.RefTable == cl.Table {
+			if p := g.Find(fk.RefTable, fk.RefColumn, r[role]); p != nil {
+				return p
+			}
+		}
+	}
+	return g.Owner(table, r)
+}
+
+// owns reports whether who owns r by any of its table's roles.
+func (g *Graph) owns(table string, r, who Row) bool {
+	cl := g.C.Caller
+	if cl == nil || who == nil {
+		return false
+	}
+	roles := g.OwnerRoles(table)
+	if roles == nil {
+		roles = []string{""}
+	}
+	for _, role := range roles {
+		if o := g.OwnerAs(table, r, role); o != nil && Text(o[cl.Key]) == Text(who[cl.Key]) {
+			return true
+		}
+	}
+	return false
+}
+
 // Text renders a JSON-like value as the text the agent would read or say.
 func Text(v any) string {
 	switch x := v.(type) {

@@ -121,10 +121,15 @@ func (m *minting) copied(g *Graph, t string, r Row) bool {
 // values no one else has, in the shapes the schema's CHECKs ask for. The
 // copies are returned as INSERT statements, parents first.
 func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
+	return g.mintAs(table, target, p, "")
+}
+
+// mintAs is Mint with the target's owner taken through role (CaseAs).
+func (g *Graph) mintAs(table string, target Row, p Person, role string) (*Setup, error) {
 	if target == nil {
 		return nil, fmt.Errorf("ground: no %s row to mint from", table)
 	}
-	m := g.collect(table, target)
+	m := g.collect(table, target, role)
 	g.closeUnique(m)
 	if len(m.order) > maxMintRows {
 		return nil, fmt.Errorf("ground: minting %s would copy %d rows", table, len(m.order))
@@ -151,9 +156,9 @@ func (g *Graph) Mint(table string, target Row, p Person) (*Setup, error) {
 // of the target's or the caller's table (a payment of the owner's other
 // order), and rows whose copy could not get a key of its own (a composite key
 // none of whose columns is re-keyed).
-func (g *Graph) collect(table string, target Row) *minting {
+func (g *Graph) collect(table string, target Row, role string) *minting {
 	cl := g.C.Caller
-	m := &minting{table: table, target: target, owner: g.Owner(table, target),
+	m := &minting{table: table, target: target, owner: g.OwnerAs(table, target, role),
 		restricted: map[string]bool{table: true}, chosen: map[string]map[string]bool{}, fresh: map[string]map[string][]string{}}
 	if cl != nil {
 		m.restricted[cl.Table] = true
@@ -868,7 +873,7 @@ func (g *Graph) rename(table string, r Row, p Person, n int) error {
 
 // MintCounts is how many rows of each table minting row (of table) copies.
 func (g *Graph) MintCounts(table string, row Row) map[string]int {
-	m := g.collect(table, row)
+	m := g.collect(table, row, "")
 	g.closeUnique(m)
 	out := map[string]int{}
 	for _, it := range m.order {

@@ -166,9 +166,12 @@ func sameRow(a, b Row) bool {
 }
 
 // Bind returns the rows a case made from a seed row of table reaches.
-func (g *Graph) Bind(table string, target Row) Bound {
+func (g *Graph) Bind(table string, target Row) Bound { return g.bindAs(table, target, "") }
+
+// bindAs is Bind for the owner the target has through role (OwnerAs).
+func (g *Graph) bindAs(table string, target Row, role string) Bound {
 	rc := &reaching{g: g, table: table, seen: map[string]map[string]bool{},
-		b: Bound{Table: table, Target: target, Caller: g.Owner(table, target), Rows: map[string][]Row{}}}
+		b: Bound{Table: table, Target: target, Caller: g.OwnerAs(table, target, role), Rows: map[string][]Row{}}}
 	b := &rc.b
 	rc.add(table, target)
 	cl := g.C.Caller
@@ -317,13 +320,20 @@ func (b Bound) Remap(g *Graph, s *Setup) Bound {
 // product, a clinic, a slot) stays as it is; the caller is then a minted copy
 // of callerTemplate, when the contract has callers and a template is given.
 func (g *Graph) Case(table string, target, callerTemplate Row, p Person) (*Setup, Bound, error) {
+	return g.CaseAs(table, target, callerTemplate, p, "")
+}
+
+// CaseAs is Case with the target's owner taken through role, one of its
+// table's OwnerRoles (the recipient of a parcel rather than its sender):
+// that person is minted as the caller, and the other owners stay the seed's.
+func (g *Graph) CaseAs(table string, target, callerTemplate Row, p Person, role string) (*Setup, Bound, error) {
 	cl := g.C.Caller
 	if !g.Shared(table, target) {
-		s, err := g.Mint(table, target, p)
+		s, err := g.mintAs(table, target, p, role)
 		if err != nil {
 			return nil, Bound{}, err
 		}
-		b := g.Bind(table, target).Remap(g, s)
+		b := g.bindAs(table, target, role).Remap(g, s)
 		b.Person = p
 		return s, b, nil
 	}
@@ -396,7 +406,12 @@ func (g *Graph) listKeyed(table string) bool {
 // itself, with callerRow as its caller when the row is shared (planning
 // rehearses on these).
 func (g *Graph) SeedCase(table string, target, callerRow Row) Bound {
-	b := g.Bind(table, target)
+	return g.SeedCaseAs(table, target, callerRow, "")
+}
+
+// SeedCaseAs is SeedCase with the target's owner taken through role (CaseAs).
+func (g *Graph) SeedCaseAs(table string, target, callerRow Row, role string) Bound {
+	b := g.bindAs(table, target, role)
 	cl := g.C.Caller
 	if !g.Shared(table, target) || callerRow == nil || cl == nil {
 		return b
@@ -454,7 +469,7 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 	bestScore := -1
 	for _, r := range g.Rows(table) {
 		k := rowKey(g, table, r)
-		if mine[k] || b.copied[table][k] || !notTheirs(g.Owner(table, r)) {
+		if mine[k] || b.copied[table][k] || !notTheirs(g.Owner(table, r)) || g.owns(table, r, b.Caller) {
 			continue
 		}
 		score := 0

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -98,8 +99,33 @@ func (p *Plan) Shortfalls(c *contract.Contract) []string {
 	if cv.Cells > 0 && cv.CellsCovered*100 < cv.Cells*40 {
 		out = append(out, fmt.Sprintf("cell coverage %d of %d is under 40%%", cv.CellsCovered, cv.Cells))
 	}
-	if len(cv.UnnamedGated) > 0 {
-		out = append(out, fmt.Sprintf("tools with requires that no use case's scenarios call, so no scenario tests them: %v (list them in a use case's tools)", cv.UnnamedGated))
+	// A tool a use case lists is unnamed because that use case has no
+	// bucket (its own warning says why): asking to list it misleads.
+	listedIn := map[string][]string{}
+	for _, u := range c.UseCases {
+		for _, t := range u.Tools {
+			listedIn[t] = append(listedIn[t], u.ID)
+		}
+	}
+	var unlisted, listed []string
+	var ucs []string
+	for _, t := range cv.UnnamedGated {
+		if len(listedIn[t]) == 0 {
+			unlisted = append(unlisted, t)
+			continue
+		}
+		listed = append(listed, t)
+		for _, u := range listedIn[t] {
+			if !slices.Contains(ucs, u) {
+				ucs = append(ucs, u)
+			}
+		}
+	}
+	if len(unlisted) > 0 {
+		out = append(out, fmt.Sprintf("tools with requires that no use case's scenarios call, so no scenario tests them: %v (list them in a use case's tools)", unlisted))
+	}
+	if len(listed) > 0 {
+		out = append(out, fmt.Sprintf("tools with requires that no scenario calls, so none tests them: %v; the use cases that list them have no bucket that calls them: %v (see why for each)", listed, ucs))
 	}
 	if len(cv.UntestedRules) > 0 {
 		out = append(out, fmt.Sprintf("rules with a check that no case of the plan tests: %v", cv.UntestedRules))

@@ -71,6 +71,10 @@ type Spec struct {
 	// Callers are keys of caller rows a case about a shared record (a
 	// product, a slot) mints its caller from, in turn.
 	Callers []string `json:"callers,omitempty"`
+	// Owner is, for a target table with several columns naming a caller
+	// (ground.Graph.OwnerRoles: a parcel's sender_id and recipient_id), the
+	// one whose person a case's caller is; "" for the first.
+	Owner string `json:"owner,omitempty"`
 	// Binds say where each argument of the bucket's tools comes from.
 	Binds ground.Bindings `json:"binds,omitempty"`
 	// Strides is, per table, how many fresh values one scenario may take
@@ -574,7 +578,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	if err != nil {
 		return nil, err
 	}
-	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers}
+	spec := Spec{Tools: tools, Tool: acting, Then: then, Gated: sol.chain, Lookups: lookups, Handoff: d.handoff, Table: sol.table, Callers: sol.callers, Owner: sol.owner}
 	ob := outboundOf(c, u, tools, d.gr.Unanswered)
 	if ob == nil {
 		if spec.Identify, err = d.sv.identities(ctx, tool, sol, lookups); err != nil {

@@ -46,6 +46,7 @@ type solution struct {
 	axis    *Axis
 	choices map[string]Choice // template key -> how its case fills arguments
 	callers []string          // caller keys for cases about shared rows
+	owner   string            // the target's owner its cases' callers are (Spec.Owner)
 	why     string            // when there are no levels: why not
 	// answered: the act answered ok on some row; refusalsOnly says why not
 	// when it never did (the plan then holds refusals only).
@@ -218,8 +219,33 @@ func (sv *solver) solve(ctx context.Context, tool *contract.Tool, further []stri
 }
 
 func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []string) (solution, error) {
+	sol, err := sv.solveAs(ctx, tool, further, "")
+	if err != nil || sol.answered {
+		return sol, err
+	}
+	// A record with several owners (a parcel's sender and recipient) is
+	// its first owner's by default; an act that never answers ok for that
+	// one is played for each other, and the first it answers for is the
+	// one its cases' callers are.
+	if roles := sv.g.OwnerRoles(sol.table); len(roles) > 1 {
+		for _, role := range roles[1:] {
+			alt, err := sv.solveAs(ctx, tool, further, role)
+			if err != nil {
+				return sol, err
+			}
+			if alt.answered {
+				return alt, nil
+			}
+		}
+	}
+	return sol, nil
+}
+
+// solveAs is solveOnce with the cases' callers taken through role, a column
+// of OwnerRoles ("": each row's first owner).
+func (sv *solver) solveAs(ctx context.Context, tool *contract.Tool, further []string, role string) (solution, error) {
 	g := sv.g
-	sol := solution{table: sv.targetTable(tool), choices: map[string]Choice{}}
+	sol := solution{table: sv.targetTable(tool), choices: map[string]Choice{}, owner: role}
 	if sol.table == "" || len(g.Rows(sol.table)) == 0 || g.PK(sol.table) == "" {
 		sol.why = fmt.Sprintf("its acting tool %s names no record of a table with rows and a single-column key, and there is no caller table", tool.Name)
 		if b := sv.firstUnbound(tool.Name); b != "" {
@@ -240,6 +266,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 		}
 	}
 	sc := sv.sampleCases(tool, sol.table, chains)
+	sc.role = role
 	if len(checked) > 0 {
 		sc.rows = checked
 	}
@@ -265,7 +292,7 @@ func (sv *solver) solveOnce(ctx context.Context, tool *contract.Tool, further []
 			return sol, err
 		}
 		if len(more) > 0 {
-			sol = solution{table: sol.table, chain: sol.chain, choices: map[string]Choice{}}
+			sol = solution{table: sol.table, chain: sol.chain, choices: map[string]Choice{}, owner: sol.owner}
 			sc.rows = append(slices.Clip(sc.rows), more...)
 			if played, err = sv.playRows(ctx, tool, &sol, sc, lastErr); err != nil {
 				return sol, err
@@ -373,6 +400,7 @@ type sampledCases struct {
 	table   string
 	rows    []ground.Row
 	callers []ground.Row // none: each row's own caller
+	role    string       // the owner a row's caller is (ground.Graph.OwnerRoles); "": its first
 	g       *ground.Graph
 }
 
@@ -400,7 +428,7 @@ func (sc sampledCases) caller(i int) ground.Row {
 
 // bound is the case of row i of the sample.
 func (sc sampledCases) bound(i int) ground.Bound {
-	b := sc.g.SeedCase(sc.table, sc.rows[i], sc.caller(i))
+	b := sc.g.SeedCaseAs(sc.table, sc.rows[i], sc.caller(i), sc.role)
 	b.Ordinal = i
 	b.Person = ground.Person{First: "Probe", Last: "Caller", Number: 1}
 	return b
@@ -709,7 +737,7 @@ func (sv *solver) chainHolds(ctx context.Context, tool *contract.Tool, sol solut
 			if cl := g.C.Caller; cl != nil && len(sol.callers) > 0 {
 				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
 			}
-			b := g.SeedCase(sol.table, target, caller)
+			b := g.SeedCaseAs(sol.table, target, caller, sol.owner)
 			sol.choices[key].Apply(&b)
 			calls, ok := Chain(g, tool, chain, b, sv.bs)
 			if !ok {
@@ -909,7 +937,7 @@ func (sv *solver) mintable(ctx context.Context, tool *contract.Tool, sol *soluti
 				caller = g.Find(cl.Table, cl.Key, sol.callers[i%len(sol.callers)])
 			}
 			p := ground.Person{First: "Probe", Last: "Caller", Number: 1, Index: 0}
-			s, b, err := g.Case(sol.table, target, caller, p)
+			s, b, err := g.CaseAs(sol.table, target, caller, p, sol.owner)
 			if err != nil {
 				why = fmt.Sprintf("no case of %s could be minted: %v", sol.table, err)
 				continue
@@ -1080,7 +1108,7 @@ func (sv *solver) usesTable(tool, table string) bool {
 func (sv *solver) firstUnbound(tool string) string {
 	for _, b := range sv.bs.For(tool) {
 		if b.How == ground.Unbound {
-			return fmt.Sprintf("argument %s.%s could not be grounded (%s)", tool, b.Param, ground.XRefHint(b))
+			return fmt.Sprintf("argument %s.%s could not be grounded (%s)", tool, b.Param, ground.XRefHint(sv.g.C, b))
 		}
 	}
 	if why, ok := sv.unanswered[tool]; ok {

@@ -201,7 +201,7 @@ func (pr *proof) disclosedOutput() string {
 			if !vals[o] {
 				return
 			}
-			switch owner, owned := p.ownerOf(table, row, added); {
+			switch owner, owned := p.ownerOf(table, row, added, caller); {
 			case !owned || owner == caller:
 				open = true
 			case owners[owner] == "":

@@ -141,7 +141,7 @@ func (pr *proof) beyondCase(rows []setupRow) string {
 	var bad []string
 	n := 0
 	for _, r := range rows {
-		owner, owned := p.ownerOf(r.table, r.row, added)
+		owner, owned := p.ownerOf(r.table, r.row, added, caller)
 		switch {
 		case p.namesRow(r.table, r.row, named):
 			continue
@@ -215,7 +215,10 @@ func (p *Prover) keyText(table string, row map[string]any) string {
 // ownerOf follows foreign keys from a row up to the caller table and returns
 // the caller key it belongs to; owned is false for rows of nobody (reference
 // data). Parents are looked up among the rows the setup adds, then the seed.
-func (p *Prover) ownerOf(table string, row map[string]any, added map[string][]map[string]any) (string, bool) {
+// A row whose table names callers in two columns (a parcel's sender and
+// recipient) belongs to each: it is prefer's (the scenario's caller) when
+// prefer is one of them, else the first's.
+func (p *Prover) ownerOf(table string, row map[string]any, added map[string][]map[string]any, prefer string) (string, bool) {
 	cl := p.c.Caller
 	if cl == nil {
 		return "", false
@@ -228,13 +231,23 @@ func (p *Prover) ownerOf(table string, row map[string]any, added map[string][]ma
 		nextTable := ""
 		fks := slices.Clone(p.g.FKs(table))
 		sort.SliceStable(fks, func(i, j int) bool { return fks[i].RefTable == cl.Table && fks[j].RefTable != cl.Table })
+		first := ""
 		for _, fk := range fks {
 			v := row[fk.Column]
 			if v == nil {
 				continue
 			}
 			if fk.RefTable == cl.Table && fk.RefColumn == cl.Key {
-				return ground.Text(v), true
+				if ground.Text(v) == prefer && prefer != "" {
+					return prefer, true
+				}
+				if first == "" {
+					first = ground.Text(v)
+				}
+				continue
+			}
+			if first != "" {
+				break // the callers named come first; parents do not matter
 			}
 			parent := findRow(added[fk.RefTable], fk.RefColumn, v)
 			if parent == nil {
@@ -243,6 +256,9 @@ func (p *Prover) ownerOf(table string, row map[string]any, added map[string][]ma
 			if parent != nil && next == nil {
 				next, nextTable = parent, fk.RefTable
 			}
+		}
+		if first != "" {
+			return first, true
 		}
 		row, table = next, nextTable
 	}

@@ -778,7 +778,7 @@ func (p *Prover) ownedBy(sc *scenario.Scenario, mine bool) func(table string, ro
 	added := addedRows(sc.Setup)
 	caller := ground.Text(sc.CallerID)
 	return func(table string, row map[string]any) bool {
-		owner, owned := p.ownerOf(table, row, added)
+		owner, owned := p.ownerOf(table, row, added, caller)
 		return mine == (!owned || owner == caller)
 	}
 }

@@ -174,7 +174,7 @@ func (p *Prover) callerHolds(sc *scenario.Scenario, v string) bool {
 		if !vals[v] {
 			return false
 		}
-		owner, owned := p.ownerOf(table, row, added)
+		owner, owned := p.ownerOf(table, row, added, caller)
 		return owned && owner == caller && pointsAtOwn(sc, table)
 	}
 	for table, rows := range added {

@@ -2,6 +2,7 @@ package script
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"go.starlark.net/syntax"
@@ -162,10 +163,76 @@ func (ix *funcIndex) taintFacts() taintFacts {
 				}
 			}
 		})
+		controlFlow(d.def.Body, nil, vals, func(x syntax.Expr) { f.returns[d] = append(f.returns[d], x) })
 		f.vals[d] = vals
 		f.params[d] = d.def.Params
 	}
 	return f
+}
+
+// controlFlow adds the implicit flows of a function body: a local bound, or
+// changed by a method call, under a condition (an if's, a while's, a for's
+// iterable) depends on that condition too, as a function's result depends
+// on every condition that decides which of its returns is reached, an
+// earlier return's included. Without it a helper that returns "sender" or
+// "recipient" by comparing a database row with an argument would pass for
+// argument-derived: each of its returns is a literal. ctl are the
+// conditions around body; ret takes each condition that decides a return.
+func controlFlow(body []syntax.Stmt, ctl []syntax.Expr, vals map[string][]syntax.Expr, ret func(syntax.Expr)) {
+	bind := func(names []string) {
+		for _, n := range names {
+			vals[n] = append(vals[n], ctl...)
+		}
+	}
+	for _, s := range body {
+		switch s := s.(type) {
+		case *syntax.AssignStmt:
+			if len(ctl) == 0 {
+				continue
+			}
+			bind(boundNames(s.LHS))
+			if base := storeBase(s.LHS); base != "" {
+				bind([]string{base})
+			}
+		case *syntax.ExprStmt:
+			if c, ok := unparen(s.X).(*syntax.CallExpr); ok && len(ctl) > 0 {
+				if dot, ok := c.Fn.(*syntax.DotExpr); ok {
+					if id, ok := unparen(dot.X).(*syntax.Ident); ok {
+						bind([]string{id.Name})
+					}
+				}
+			}
+		case *syntax.IfStmt:
+			inner := append(slices.Clone(ctl), s.Cond)
+			if holdsReturn(s.True) || holdsReturn(s.False) {
+				ret(s.Cond)
+			}
+			controlFlow(s.True, inner, vals, ret)
+			controlFlow(s.False, inner, vals, ret)
+		case *syntax.ForStmt:
+			if holdsReturn(s.Body) {
+				ret(s.X)
+			}
+			controlFlow(s.Body, append(slices.Clone(ctl), s.X), vals, ret)
+		case *syntax.WhileStmt:
+			if holdsReturn(s.Body) {
+				ret(s.Cond)
+			}
+			controlFlow(s.Body, append(slices.Clone(ctl), s.Cond), vals, ret)
+		}
+	}
+}
+
+// holdsReturn reports whether a block holds a return statement (outside nested
+// functions).
+func holdsReturn(body []syntax.Stmt) bool {
+	found := false
+	walkLocal(body, func(n syntax.Node) {
+		if _, ok := n.(*syntax.ReturnStmt); ok {
+			found = true
+		}
+	})
+	return found
 }
 
 // storeBase is the variable a store into an element or field changes (x in

@@ -529,6 +529,80 @@ def handle(args, db):
 	}
 }
 
+// A value chosen by a condition of the world is the world's, even when
+// each choice is a literal: a helper that returns one of two words by
+// comparing a row with an argument, a local set under such a condition, a
+// flag set in a loop over rows. The same shapes under conditions of the
+// arguments alone stay argument checks.
+func TestArgumentChecksImplicitFlow(t *testing.T) {
+	c := &contract.Contract{Sources: map[string]string{
+		"lib/role.star": `
+def role_of(row, who):
+    if row["owner"] == who:
+        return "owner"
+    if row["other"] == who:
+        return "other"
+    return None
+
+def early(row, who):
+    if row["owner"] == who:
+        return "owner"
+    return "stranger"
+
+def shape(who):
+    if who.startswith("C"):
+        return "customer"
+    return None
+`,
+		"handlers/h.star": `
+load("lib/role.star", "role_of", "early", "shape")
+
+def handle(args, db):
+    row = db.one("SELECT * FROM things WHERE id = $1", args["id"])
+    if role_of(row, args["who"]) == None:
+        refuse("R1")
+    if early(row, args["who"]) != "owner":
+        refuse("R2")
+    kind = "plain"
+    if row["special"]:
+        kind = "special"
+    if kind == "special":
+        refuse("R3")
+    found = False
+    for r in db.query("SELECT * FROM things"):
+        found = True
+    if not found:
+        refuse("R4")
+    seen = []
+    if row["flag"]:
+        seen.append("x")
+    if len(seen) > 0:
+        refuse("R5")
+    if shape(args["who"]) == None:
+        refuse("A1")
+    mode = "a"
+    if args["fast"]:
+        mode = "b"
+    if mode == "b":
+        refuse("A2")
+    return row
+`,
+	}, Tools: []contract.Tool{{Name: "h"}}}
+	bs, err := Branches(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 7 {
+		t.Fatalf("%d branches, want 7: %s", len(bs), branchLines(bs))
+	}
+	for _, b := range bs {
+		arg := strings.HasPrefix(b.Message, "A")
+		if arg != (b.Class == ClassArgument) || !arg && b.Class != ClassRule {
+			t.Errorf("branch %s %q: class %s", b.At(), b.Message, b.Class)
+		}
+	}
+}
+
 // A handler that never names its database nor the clock can refuse only
 // for what its call says, however its checks are built (closures the
 // argument taint does not follow); one that does is judged branch by
