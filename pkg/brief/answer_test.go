@@ -57,8 +57,8 @@ func TestBriefRoundTrip(t *testing.T) {
 			t.Errorf("%q is said %d times in the brief, want once", s, strings.Count(text, s))
 		}
 	}
-	if strings.Count(text, `"param":"email"`) != 1 {
-		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `"param":"email"`), text)
+	if strings.Count(text, `["find","email"`) != 1 {
+		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `["find","email"`), text)
 	}
 	for _, l := range strings.Split(text, "\n") {
 		if strings.Contains(l, "bad-args") && (len(l) > maxLesson+10 || !strings.Contains(l, "line two")) {

@@ -4,9 +4,11 @@
 package brief
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -256,58 +258,174 @@ func Parse(text string) (Brief, bool) {
 
 // wireBrief is a brief as the fenced JSON carries it: what the prose above
 // it does not say (the spread, lessons, gap and turns are said once, in
-// words), and the bindings of every bucket once, at the top, each bucket's as
-// indices into them. Buckets of a slice share most of their tools, and the
-// brief is resent on every turn of the session.
+// words), and the bindings of every bucket and of its second request once,
+// at the top, as rows of bind_fields, each bucket's as indices into them.
+// Buckets of a slice share most of their tools, a second request the
+// tools of the first, and the brief is resent on every turn of the
+// session. Strides, the same for every bucket of a plan, are said once too.
 type wireBrief struct {
-	Run      string          `json:"run"`
-	Slice    string          `json:"slice"`
-	Agent    string          `json:"agent"`
-	Contract string          `json:"contract_sha256"`
-	Seed     int64           `json:"seed"`
-	Buckets  []Bucket        `json:"buckets"`
-	Binds    ground.Bindings `json:"binds,omitempty"`
-	BindRefs [][]int         `json:"bind_refs,omitempty"` // per bucket
+	Run        string    `json:"run"`
+	Slice      string    `json:"slice"`
+	Agent      string    `json:"agent"`
+	Contract   string    `json:"contract_sha256"`
+	Seed       int64     `json:"seed"`
+	Buckets    []Bucket  `json:"buckets"`
+	BindFields []string  `json:"bind_fields,omitempty"`
+	Binds      []bindRow `json:"binds,omitempty"`
+	BindRefs   [][]int   `json:"bind_refs,omitempty"` // per bucket
+	// NextBindRefs are, per bucket, its second request's bindings (null
+	// for a bucket of one request).
+	NextBindRefs [][]int `json:"next_bind_refs,omitempty"`
+	// Strides are every bucket's that carries none of its own.
+	Strides map[string]int `json:"strides,omitempty"`
+}
+
+// bindFields names a binding row's columns, in order: a row names what an
+// object would spell out as keys on every binding of the brief.
+var bindFields = []string{"tool", "param", "table", "column", "how", "source", "confirmed", "picks", "fill"}
+
+// bindRow is a ground.Binding as a row of bindFields, trailing empty
+// columns left out.
+type bindRow ground.Binding
+
+// MarshalJSON writes the binding as a row.
+func (r bindRow) MarshalJSON() ([]byte, error) {
+	var picks any // null in the middle of a row, never []
+	if len(r.Picks) > 0 {
+		picks = r.Picks
+	}
+	row := []any{r.Tool, r.Param, r.Table, r.Column, r.How, r.Source, r.Confirmed, picks, r.Fill}
+	n := len(row)
+	for n > 2 && (row[n-1] == nil || reflect.ValueOf(row[n-1]).IsZero()) {
+		n--
+	}
+	return json.Marshal(row[:n])
+}
+
+// UnmarshalJSON reads a binding written as a row, or as an object.
+func (r *bindRow) UnmarshalJSON(data []byte) error {
+	var b ground.Binding
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+	} else {
+		var row []json.RawMessage
+		if err := json.Unmarshal(data, &row); err != nil {
+			return err
+		}
+		if len(row) > len(bindFields) {
+			return fmt.Errorf("a binding of %d columns, want at most %d", len(row), len(bindFields))
+		}
+		dst := []any{&b.Tool, &b.Param, &b.Table, &b.Column, &b.How, &b.Source, &b.Confirmed, &b.Picks, &b.Fill}
+		for i, raw := range row {
+			if err := json.Unmarshal(raw, dst[i]); err != nil {
+				return fmt.Errorf("binding column %s: %w", bindFields[i], err)
+			}
+		}
+	}
+	if len(b.Picks) == 0 {
+		b.Picks = nil
+	}
+	*r = bindRow(b)
+	return nil
 }
 
 func toWire(b Brief) wireBrief {
-	w := wireBrief{Run: b.Run, Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed}
+	w := wireBrief{Run: b.Run, Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
 	w.Buckets = make([]Bucket, len(b.Buckets))
 	index := map[string]int{}
-	for i, bk := range b.Buckets {
-		refs := make([]int, 0, len(bk.Spec.Binds))
-		for _, bd := range bk.Spec.Binds {
+	intern := func(bs ground.Bindings) []int {
+		refs := make([]int, 0, len(bs))
+		for _, bd := range bs {
 			key, _ := json.Marshal(bd)
 			n, ok := index[string(key)]
 			if !ok {
 				n = len(w.Binds)
 				index[string(key)] = n
-				w.Binds = append(w.Binds, bd)
+				w.Binds = append(w.Binds, bindRow(bd))
 			}
 			refs = append(refs, n)
 		}
+		return refs
+	}
+	next := make([][]int, len(b.Buckets))
+	anyNext := false
+	for i, bk := range b.Buckets {
+		w.BindRefs = append(w.BindRefs, intern(bk.Spec.Binds))
 		bk.Spec.Binds = nil
+		if w.Strides != nil {
+			bk.Spec.Strides = nil
+		}
+		if nx := bk.Spec.Next; nx != nil {
+			cp := *nx // the plan's own second request stays as it is
+			next[i], anyNext = intern(cp.Spec.Binds), true
+			cp.Spec.Binds = nil
+			bk.Spec.Next = &cp
+		}
 		w.Buckets[i] = bk
-		w.BindRefs = append(w.BindRefs, refs)
+	}
+	if anyNext {
+		w.NextBindRefs = next
+	}
+	if len(w.Binds) > 0 {
+		w.BindFields = bindFields
 	}
 	return w
+}
+
+// sharedStrides are the strides every bucket carries alike, nil when they
+// differ or there are none.
+func sharedStrides(bs []Bucket) map[string]int {
+	if len(bs) == 0 || len(bs[0].Spec.Strides) == 0 {
+		return nil
+	}
+	for _, bk := range bs[1:] {
+		if !maps.Equal(bk.Spec.Strides, bs[0].Spec.Strides) {
+			return nil
+		}
+	}
+	return bs[0].Spec.Strides
 }
 
 // brief undoes toWire; ok is false when a reference is out of range.
 func (w wireBrief) brief() (Brief, bool) {
 	b := Brief{Run: w.Run, Slice: w.Slice, Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
-	if len(w.BindRefs) > len(b.Buckets) {
+	if len(w.BindRefs) > len(b.Buckets) || len(w.NextBindRefs) > len(b.Buckets) {
 		return Brief{}, false
 	}
-	for i, refs := range w.BindRefs {
+	binds := func(refs []int) (ground.Bindings, bool) {
 		var bs ground.Bindings
 		for _, n := range refs {
 			if n < 0 || n >= len(w.Binds) {
-				return Brief{}, false
+				return nil, false
 			}
-			bs = append(bs, w.Binds[n])
+			bs = append(bs, ground.Binding(w.Binds[n]))
+		}
+		return bs, true
+	}
+	for i, refs := range w.BindRefs {
+		bs, ok := binds(refs)
+		if !ok {
+			return Brief{}, false
 		}
 		b.Buckets[i].Spec.Binds = bs
+	}
+	for i, refs := range w.NextBindRefs {
+		bs, ok := binds(refs)
+		if !ok {
+			return Brief{}, false
+		}
+		if nx := b.Buckets[i].Spec.Next; nx != nil {
+			nx.Spec.Binds = bs
+		}
+	}
+	if len(w.Strides) > 0 {
+		for i := range b.Buckets {
+			if len(b.Buckets[i].Spec.Strides) == 0 {
+				b.Buckets[i].Spec.Strides = w.Strides
+			}
+		}
 	}
 	return b, true
 }
