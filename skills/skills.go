@@ -2,7 +2,11 @@
 // embedded in the binary. A file under kinds/ whose front matter says
 // `applies_to: modality=<kind>` is appended for agents of that modality, and
 // one that says `applies_to: direction=outbound` for contracts with outbound
-// use cases, so supporting a new kind of agent is adding a file.
+// use cases, so supporting a new kind of agent is adding a file. A file
+// under buckets/ whose front matter says `applies_to: bucket=<feature>`
+// explains a feature of a bucket (a second request, a record from outside
+// the case): a slice's brief carries it only when one of its buckets has
+// that feature, since every turn of the session resends the brief.
 package skills
 
 import (
@@ -15,7 +19,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-//go:embed *.md kinds/*.md
+//go:embed *.md kinds/*.md buckets/*.md
 var files embed.FS
 
 // File returns one embedded skill file.
@@ -39,6 +43,26 @@ func Kinds(c *contract.Contract) []string {
 		}
 	}
 	names, _ := fs.Glob(files, "kinds/*.md")
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		b, _ := files.ReadFile(n)
+		applies, body := frontMatter(string(b))
+		if keys[applies] {
+			out = append(out, body)
+		}
+	}
+	return out
+}
+
+// Buckets returns the bodies of the buckets/ files that explain the given
+// features of a slice's buckets, in the files' order.
+func Buckets(features []string) []string {
+	keys := map[string]bool{}
+	for _, f := range features {
+		keys["bucket="+f] = true
+	}
+	names, _ := fs.Glob(files, "buckets/*.md")
 	sort.Strings(names)
 	var out []string
 	for _, n := range names {

@@ -44,3 +44,24 @@ func TestKindsApply(t *testing.T) {
 		})
 	}
 }
+
+// TestBucketsApply: a buckets/ file is given for its feature only, and the
+// system prompt, the same for every slice, carries none of them.
+func TestBucketsApply(t *testing.T) {
+	names := []string{"ask", "leave", "next", "outside", "prior"}
+	for _, n := range names {
+		got := Buckets([]string{n})
+		if len(got) != 1 || !strings.Contains(got[0], "A bucket whose") {
+			t.Errorf("feature %s: %q", n, got)
+		}
+		if p := WriterPrompt(&contract.Contract{Modality: "chat"}); strings.Contains(p, got[0]) {
+			t.Errorf("the system prompt carries the note on %s", n)
+		}
+	}
+	if got := Buckets(nil); len(got) != 0 {
+		t.Errorf("no features, notes %q", got)
+	}
+	if got := Buckets(names); len(got) != len(names) {
+		t.Errorf("%d notes for %d features", len(got), len(names))
+	}
+}

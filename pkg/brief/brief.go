@@ -165,6 +165,49 @@ type Brief struct {
 	Lessons    []string    `json:"lessons,omitempty"`
 	TurnBudget int         `json:"turn_budget"`
 	Gap        string      `json:"gap,omitempty"`
+	// Notes explain the features the buckets have (Features), in the
+	// skill's words: the system prompt, the same for every slice, does not.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Features of a bucket that the skill explains only to a slice that has
+// them (skills.Buckets).
+const (
+	FeatureOutside = "outside" // a record from outside the case
+	FeatureLeave   = "leave"   // an argument the act goes without
+	FeaturePrior   = "prior"   // the act done already
+	FeatureAsk     = "ask"     // what a revision asked for
+	FeatureNext    = "next"    // a second request
+)
+
+// Features are those the buckets have as the brief carries them (only the
+// templates their cases reach), each once, in the order of the constants.
+func (b Brief) Features() []string {
+	has := map[string]bool{}
+	spec := func(s plan.Spec, templates []string) {
+		for _, t := range templates {
+			c := s.Choices[t]
+			has[FeatureOutside] = has[FeatureOutside] || c.Outside != "" || c.Swap != ""
+			has[FeatureLeave] = has[FeatureLeave] || c.Leave != ""
+			has[FeaturePrior] = has[FeaturePrior] || len(s.Prior[t]) > 0
+		}
+		has[FeatureAsk] = has[FeatureAsk] || s.Ask != ""
+	}
+	for _, bk := range b.Buckets {
+		templates := needed(bk.Spec.Templates, bk.Want+templateSpare)
+		spec(bk.Spec, templates)
+		if nx := reachable(bk.Spec.Next, templates); nx != nil {
+			has[FeatureNext] = true
+			spec(nx.Spec, nx.Spec.Templates)
+		}
+	}
+	var out []string
+	for _, f := range []string{FeatureOutside, FeatureLeave, FeaturePrior, FeatureAsk, FeatureNext} {
+		if has[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Outstanding is how many scenarios the slice still needs.
@@ -222,6 +265,12 @@ func Render(b Brief) (string, error) {
 		s.WriteString("\nWhat earlier rounds were refused for (avoid these):\n")
 		for _, l := range b.Lessons {
 			fmt.Fprintf(&s, "- %s\n", oneLine(l, maxLesson))
+		}
+	}
+	if len(b.Notes) > 0 {
+		s.WriteString("\nWhat this slice's buckets ask for:\n")
+		for _, n := range b.Notes {
+			fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(n))
 		}
 	}
 	fmt.Fprintf(&s, "\nYou have %d turns. Rehearse with try_calls, then submit_scenario each one; call finish when done.\n\n", b.TurnBudget)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // TestBriefCarriesTheSecondRequest: a bucket of two requests reaches the
@@ -81,5 +82,37 @@ func TestBriefSaysSharedThingsOnce(t *testing.T) {
 	got, ok = Parse(render(t, b))
 	if !ok || !reflect.DeepEqual(got.Buckets[0].Spec.Strides, strides) || got.Buckets[1].Spec.Strides["orders"] != 3 {
 		t.Errorf("strides that differ read back as %v and %v", got.Buckets[0].Spec.Strides, got.Buckets[1].Spec.Strides)
+	}
+}
+
+// TestFeatures: a brief names the features its buckets have as it carries
+// them (a record past the templates its cases reach does not count), and
+// renders the notes that explain them.
+func TestFeatures(t *testing.T) {
+	nx := &plan.Next{UseCase: "refund-status", Spec: plan.Spec{Templates: []string{"o1"}, Ask: "harder"}}
+	b := Brief{Buckets: []Bucket{
+		{Bucket: plan.Bucket{ID: "b1", Want: 1, Spec: plan.Spec{Templates: []string{"o1", "o2", "o3", "o4"},
+			Choices: map[string]plan.Choice{"o4": {Outside: "orders"}}, Prior: map[string][]scenario.Statement{"o4": {{SQL: "UPDATE x"}}}}}},
+	}}
+	if f := b.Features(); len(f) != 0 {
+		t.Errorf("a record no case reaches gives features %v", f)
+	}
+	for _, t := range []string{"o1", "o2", "o3"} {
+		b.Buckets[0].Spec.Choices[t] = plan.Choice{Leave: "guardian"} // a level deals one per bucket
+	}
+	b.Buckets = append(b.Buckets, Bucket{Bucket: plan.Bucket{ID: "b2", Want: 1, Spec: plan.Spec{Templates: []string{"o1"},
+		Choices: map[string]plan.Choice{"o1": {Outside: "payment_methods"}}, Next: nx}}})
+	if f, want := b.Features(), []string{FeatureOutside, FeatureLeave, FeatureAsk, FeatureNext}; !reflect.DeepEqual(f, want) {
+		t.Errorf("features %v, want %v", f, want)
+	}
+	b.Notes = []string{"A bucket whose `leave` is set.\n", "A bucket whose `spec.next` is set.\n"}
+	text := render(t, b)
+	for _, n := range b.Notes {
+		if !strings.Contains(text, strings.TrimSpace(n)) {
+			t.Errorf("the note %q is not in the brief:\n%s", n, text)
+		}
+	}
+	if _, ok := Parse(text); !ok {
+		t.Errorf("a brief with notes does not parse:\n%s", text)
 	}
 }
