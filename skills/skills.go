@@ -56,20 +56,19 @@ func Kinds(c *contract.Contract) []string {
 }
 
 // Buckets returns the bodies of the buckets/ files that explain the given
-// features of a slice's buckets, in the files' order.
+// features of a slice's buckets, in the features' order.
 func Buckets(features []string) []string {
-	keys := map[string]bool{}
-	for _, f := range features {
-		keys["bucket="+f] = true
-	}
 	names, _ := fs.Glob(files, "buckets/*.md")
-	sort.Strings(names)
-	var out []string
+	body := map[string]string{}
 	for _, n := range names {
 		b, _ := files.ReadFile(n)
-		applies, body := frontMatter(string(b))
-		if keys[applies] {
-			out = append(out, body)
+		applies, text := frontMatter(string(b))
+		body[applies] = text
+	}
+	var out []string
+	for _, f := range features {
+		if text, ok := body["bucket="+f]; ok {
+			out = append(out, text)
 		}
 	}
 	return out

@@ -48,10 +48,10 @@ func TestKindsApply(t *testing.T) {
 // TestBucketsApply: a buckets/ file is given for its feature only, and the
 // system prompt, the same for every slice, carries none of them.
 func TestBucketsApply(t *testing.T) {
-	names := []string{"ask", "leave", "next", "outside", "prior"}
+	names := []string{"outside", "swap-itself", "swap-held", "swap-world", "swap-taken", "swap-unchanged", "swap-more", "leave", "prior", "ask", "next"}
 	for _, n := range names {
 		got := Buckets([]string{n})
-		if len(got) != 1 || !strings.Contains(got[0], "A bucket whose") {
+		if len(got) != 1 || !strings.Contains(got[0], "`") {
 			t.Errorf("feature %s: %q", n, got)
 		}
 		if p := WriterPrompt(&contract.Contract{Modality: "chat"}); strings.Contains(p, got[0]) {
@@ -63,6 +63,13 @@ func TestBucketsApply(t *testing.T) {
 	}
 	if got := Buckets(names); len(got) != len(names) {
 		t.Errorf("%d notes for %d features", len(got), len(names))
+	}
+	// In the features' order, whatever the files' order.
+	if got := Buckets([]string{"next", "outside"}); len(got) != 2 || !strings.Contains(got[0], "`spec.next`") {
+		t.Errorf("notes out of the features' order: %q", got)
+	}
+	if got := Buckets([]string{"swap-past"}); len(got) != 0 {
+		t.Errorf("a feature no file explains has notes %q", got)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -171,9 +172,12 @@ type Brief struct {
 }
 
 // Features of a bucket that the skill explains only to a slice that has
-// them (skills.Buckets).
+// them (skills.Buckets). A bucket whose cases take a record from outside
+// the case has FeatureOutside, and FeatureSwap followed by its swap when it
+// has one ("swap-held").
 const (
 	FeatureOutside = "outside" // a record from outside the case
+	FeatureSwap    = "swap-"   // which record, by its ground.Swap
 	FeatureLeave   = "leave"   // an argument the act goes without
 	FeaturePrior   = "prior"   // the act done already
 	FeatureAsk     = "ask"     // what a revision asked for
@@ -181,13 +185,18 @@ const (
 )
 
 // Features are those the buckets have as the brief carries them (only the
-// templates their cases reach), each once, in the order of the constants.
+// templates their cases reach), each once: outside, then the swaps in
+// their first bucket's order, then leave, prior, ask and next.
 func (b Brief) Features() []string {
 	has := map[string]bool{}
+	var swaps []string
 	spec := func(s plan.Spec, templates []string) {
 		for _, t := range templates {
 			c := s.Choices[t]
 			has[FeatureOutside] = has[FeatureOutside] || c.Outside != "" || c.Swap != ""
+			if f := FeatureSwap + string(c.Swap); c.Swap != "" && !slices.Contains(swaps, f) {
+				swaps = append(swaps, f)
+			}
 			has[FeatureLeave] = has[FeatureLeave] || c.Leave != ""
 			has[FeaturePrior] = has[FeaturePrior] || len(s.Prior[t]) > 0
 		}
@@ -202,7 +211,11 @@ func (b Brief) Features() []string {
 		}
 	}
 	var out []string
-	for _, f := range []string{FeatureOutside, FeatureLeave, FeaturePrior, FeatureAsk, FeatureNext} {
+	if has[FeatureOutside] {
+		out = append(out, FeatureOutside)
+	}
+	out = append(out, swaps...)
+	for _, f := range []string{FeatureLeave, FeaturePrior, FeatureAsk, FeatureNext} {
 		if has[f] {
 			out = append(out, f)
 		}

@@ -101,8 +101,8 @@ func TestFeatures(t *testing.T) {
 		b.Buckets[0].Spec.Choices[t] = plan.Choice{Leave: "guardian"} // a level deals one per bucket
 	}
 	b.Buckets = append(b.Buckets, Bucket{Bucket: plan.Bucket{ID: "b2", Want: 1, Spec: plan.Spec{Templates: []string{"o1"},
-		Choices: map[string]plan.Choice{"o1": {Outside: "payment_methods"}}, Next: nx}}})
-	if f, want := b.Features(), []string{FeatureOutside, FeatureLeave, FeatureAsk, FeatureNext}; !reflect.DeepEqual(f, want) {
+		Choices: map[string]plan.Choice{"o1": {Outside: "variants", Swap: ground.SwapHeld}}, Next: nx}}})
+	if f, want := b.Features(), []string{FeatureOutside, "swap-held", FeatureLeave, FeatureAsk, FeatureNext}; !reflect.DeepEqual(f, want) {
 		t.Errorf("features %v, want %v", f, want)
 	}
 	b.Notes = []string{"A bucket whose `leave` is set.\n", "A bucket whose `spec.next` is set.\n"}
