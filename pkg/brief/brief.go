@@ -258,8 +258,9 @@ func Render(b Brief) (string, error) {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Write %d scenarios for the agent %q: this slice's buckets are below.\n\n", b.Outstanding(), b.Agent)
 	for _, bk := range b.Buckets {
-		fmt.Fprintf(&s, "- bucket %s (%s): %d more of %q, expected outcome %s, overlay %s",
-			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Angle, bk.Outcome, bk.Overlay)
+		// The angle is the JSON's alone: it is a bucket's longest field.
+		fmt.Fprintf(&s, "- bucket %s (%s): %d more, expected outcome %s, overlay %s",
+			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Outcome, bk.Overlay)
 		if bk.Spec.Answer != "" {
 			fmt.Fprintf(&s, ", an outbound call about a %s record answered by %s", bk.Spec.Purpose, bk.Spec.Answer)
 		}
@@ -326,8 +327,7 @@ func Parse(text string) (Brief, bool) {
 // tools of the first, and the brief is resent on every turn of the
 // session. Strides, the same for every bucket of a plan, are said once too.
 type wireBrief struct {
-	Run        string    `json:"run"`
-	Slice      string    `json:"slice"`
+	// The run and slice ids are the writer's; a model has no use for them.
 	Agent      string    `json:"agent"`
 	Contract   string    `json:"contract_sha256"`
 	Seed       int64     `json:"seed"`
@@ -350,8 +350,8 @@ var bindFields = []string{"tool", "param", "table", "column", "how", "source", "
 // columns left out.
 type bindRow ground.Binding
 
-// MarshalJSON writes the binding as a row.
-func (r bindRow) MarshalJSON() ([]byte, error) {
+// row is the binding's columns, trailing empty ones left out.
+func (r bindRow) row() []any {
 	var picks any // null in the middle of a row, never []
 	if len(r.Picks) > 0 {
 		picks = r.Picks
@@ -361,8 +361,11 @@ func (r bindRow) MarshalJSON() ([]byte, error) {
 	for n > 2 && (row[n-1] == nil || reflect.ValueOf(row[n-1]).IsZero()) {
 		n--
 	}
-	return json.Marshal(row[:n])
+	return row[:n]
 }
+
+// MarshalJSON writes the binding as a row.
+func (r bindRow) MarshalJSON() ([]byte, error) { return json.Marshal(r.row()) }
 
 // UnmarshalJSON reads a binding written as a row, or as an object.
 func (r *bindRow) UnmarshalJSON(data []byte) error {
@@ -394,7 +397,7 @@ func (r *bindRow) UnmarshalJSON(data []byte) error {
 }
 
 func toWire(b Brief) wireBrief {
-	w := wireBrief{Run: b.Run, Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
+	w := wireBrief{Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
 	w.Buckets = make([]Bucket, len(b.Buckets))
 	index := map[string]int{}
 	intern := func(bs ground.Bindings) []int {
@@ -430,8 +433,11 @@ func toWire(b Brief) wireBrief {
 	if anyNext {
 		w.NextBindRefs = next
 	}
-	if len(w.Binds) > 0 {
-		w.BindFields = bindFields
+	// The fields as far as the longest row goes (picks and fill are rare).
+	for _, r := range w.Binds {
+		if n := len(r.row()); n > len(w.BindFields) {
+			w.BindFields = bindFields[:n]
+		}
 	}
 	return w
 }
@@ -452,7 +458,7 @@ func sharedStrides(bs []Bucket) map[string]int {
 
 // brief undoes toWire; ok is false when a reference is out of range.
 func (w wireBrief) brief() (Brief, bool) {
-	b := Brief{Run: w.Run, Slice: w.Slice, Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
+	b := Brief{Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
 	if len(w.BindRefs) > len(b.Buckets) || len(w.NextBindRefs) > len(b.Buckets) {
 		return Brief{}, false
 	}
