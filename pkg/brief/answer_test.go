@@ -49,7 +49,7 @@ func TestBriefRoundTrip(t *testing.T) {
 	got, ok := Parse(text)
 	want := b
 	want.TurnBudget, want.Lessons, want.Spread, want.Gap = 0, nil, plan.Spread{}, ""
-	want.Run, want.Slice = "", "" // the writer's ids, not the model's
+	want.Run = "" // part of the slice's id, not sent apart
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("parsed back %+v, %v", got, ok)
 	}
@@ -58,8 +58,8 @@ func TestBriefRoundTrip(t *testing.T) {
 			t.Errorf("%q is said %d times in the brief, want once", s, strings.Count(text, s))
 		}
 	}
-	if strings.Contains(text, "r-1") {
-		t.Errorf("the brief carries the slice's id, which the model has no use for:\n%s", text)
+	if strings.Contains(text, `"run"`) {
+		t.Errorf("the brief carries the run's id beside the slice's:\n%s", text)
 	}
 	if strings.Contains(text, `"fill"`) || !strings.Contains(text, `"picks"]`) {
 		t.Errorf("bind_fields do not end with the longest row's last column (picks):\n%s", text)

@@ -327,7 +327,9 @@ func Parse(text string) (Brief, bool) {
 // tools of the first, and the brief is resent on every turn of the
 // session. Strides, the same for every bucket of a plan, are said once too.
 type wireBrief struct {
-	// The run and slice ids are the writer's; a model has no use for them.
+	// The slice's id tells one conversation from another (the run's is
+	// part of it, and not sent apart).
+	Slice      string    `json:"slice"`
 	Agent      string    `json:"agent"`
 	Contract   string    `json:"contract_sha256"`
 	Seed       int64     `json:"seed"`
@@ -397,7 +399,7 @@ func (r *bindRow) UnmarshalJSON(data []byte) error {
 }
 
 func toWire(b Brief) wireBrief {
-	w := wireBrief{Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
+	w := wireBrief{Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
 	w.Buckets = make([]Bucket, len(b.Buckets))
 	index := map[string]int{}
 	intern := func(bs ground.Bindings) []int {
@@ -458,7 +460,7 @@ func sharedStrides(bs []Bucket) map[string]int {
 
 // brief undoes toWire; ok is false when a reference is out of range.
 func (w wireBrief) brief() (Brief, bool) {
-	b := Brief{Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
+	b := Brief{Slice: w.Slice, Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
 	if len(w.BindRefs) > len(b.Buckets) || len(w.NextBindRefs) > len(b.Buckets) {
 		return Brief{}, false
 	}
