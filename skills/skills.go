@@ -2,7 +2,11 @@
 // embedded in the binary. A file under kinds/ whose front matter says
 // `applies_to: modality=<kind>` is appended for agents of that modality, and
 // one that says `applies_to: direction=outbound` for contracts with outbound
-// use cases, so supporting a new kind of agent is adding a file.
+// use cases, so supporting a new kind of agent is adding a file. A file
+// under buckets/ whose front matter says `applies_to: bucket=<feature>`
+// explains a feature of a bucket (a second request, a record from outside
+// the case): a slice's brief carries it only when one of its buckets has
+// that feature, since every turn of the session resends the brief.
 package skills
 
 import (
@@ -15,7 +19,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 )
 
-//go:embed *.md kinds/*.md
+//go:embed *.md kinds/*.md buckets/*.md
 var files embed.FS
 
 // File returns one embedded skill file.
@@ -46,6 +50,25 @@ func Kinds(c *contract.Contract) []string {
 		applies, body := frontMatter(string(b))
 		if keys[applies] {
 			out = append(out, body)
+		}
+	}
+	return out
+}
+
+// Buckets returns the bodies of the buckets/ files that explain the given
+// features of a slice's buckets, in the features' order.
+func Buckets(features []string) []string {
+	names, _ := fs.Glob(files, "buckets/*.md")
+	body := map[string]string{}
+	for _, n := range names {
+		b, _ := files.ReadFile(n)
+		applies, text := frontMatter(string(b))
+		body[applies] = text
+	}
+	var out []string
+	for _, f := range features {
+		if text, ok := body["bucket="+f]; ok {
+			out = append(out, text)
 		}
 	}
 	return out
@@ -94,14 +117,26 @@ func WriterPrompt(c *contract.Contract) string {
 		}
 	}
 	s.WriteString("\nTools:\n")
+	named := requirementNames(c.Tools)
+	if len(named.order) > 0 {
+		s.WriteString("(a tool that requires R is called only after one of R's tools; several are all required)\n")
+		for i, r := range named.order {
+			fmt.Fprintf(&s, "R%d: %s\n", i+1, r)
+		}
+	}
 	for _, t := range c.Tools {
 		fmt.Fprintf(&s, "- %s: %s\n", t.Name, t.Description)
+		var labels []string
 		for _, r := range t.Requires {
-			fmt.Fprintf(&s, "  requires one of %v", r.AnyOf)
-			if len(r.Same) > 0 {
-				fmt.Fprintf(&s, " on the same %v", r.Same)
+			text := requirementText(r)
+			if n, ok := named.index[text]; ok {
+				labels = append(labels, fmt.Sprintf("R%d", n+1))
+				continue
 			}
-			s.WriteString("\n")
+			fmt.Fprintf(&s, "  requires %s\n", text)
+		}
+		if len(labels) > 0 {
+			fmt.Fprintf(&s, "  requires %s\n", strings.Join(labels, ", "))
 		}
 	}
 	s.WriteString("\nTables: ")
@@ -119,4 +154,43 @@ func WriterPrompt(c *contract.Contract) string {
 		s.WriteString(k)
 	}
 	return s.String()
+}
+
+// requirementText is a tool's requirement in words.
+func requirementText(r contract.Requirement) string {
+	text := fmt.Sprintf("one of %v", r.AnyOf)
+	if len(r.Same) > 0 {
+		text += fmt.Sprintf(" on the same %v", r.Same)
+	}
+	return text
+}
+
+// named are the requirements two tools or more share, each said once under
+// a name: most tools of a contract often require the same look-up, and the
+// system prompt is resent on every turn.
+type named struct {
+	order []string
+	index map[string]int
+}
+
+func requirementNames(tools []contract.Tool) named {
+	count := map[string]int{}
+	var seen []string
+	for _, t := range tools {
+		for _, r := range t.Requires {
+			text := requirementText(r)
+			if count[text] == 0 {
+				seen = append(seen, text)
+			}
+			count[text]++
+		}
+	}
+	n := named{index: map[string]int{}}
+	for _, text := range seen {
+		if count[text] > 1 {
+			n.index[text] = len(n.order)
+			n.order = append(n.order, text)
+		}
+	}
+	return n
 }

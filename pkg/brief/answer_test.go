@@ -49,16 +49,23 @@ func TestBriefRoundTrip(t *testing.T) {
 	got, ok := Parse(text)
 	want := b
 	want.TurnBudget, want.Lessons, want.Spread, want.Gap = 0, nil, plan.Spread{}, ""
+	want.Run = "" // part of the slice's id, not sent apart
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("parsed back %+v, %v", got, ok)
 	}
-	for _, s := range []string{"16 turns", "QZ", "the gap", "bad-args", "a caller on a bad line"} {
+	for _, s := range []string{"16 turns", "QZ", "the gap", "bad-args", "a caller on a bad line", `"angle":"a"`} {
 		if strings.Count(text, s) != 1 {
 			t.Errorf("%q is said %d times in the brief, want once", s, strings.Count(text, s))
 		}
 	}
-	if strings.Count(text, `"param":"email"`) != 1 {
-		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `"param":"email"`), text)
+	if strings.Contains(text, `"run"`) {
+		t.Errorf("the brief carries the run's id beside the slice's:\n%s", text)
+	}
+	if strings.Contains(text, `"fill"`) || !strings.Contains(text, `"picks"]`) {
+		t.Errorf("bind_fields do not end with the longest row's last column (picks):\n%s", text)
+	}
+	if strings.Count(text, `["find","email"`) != 1 {
+		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `["find","email"`), text)
 	}
 	for _, l := range strings.Split(text, "\n") {
 		if strings.Contains(l, "bad-args") && (len(l) > maxLesson+10 || !strings.Contains(l, "line two")) {

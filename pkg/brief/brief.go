@@ -4,9 +4,12 @@
 package brief
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -163,6 +166,61 @@ type Brief struct {
 	Lessons    []string    `json:"lessons,omitempty"`
 	TurnBudget int         `json:"turn_budget"`
 	Gap        string      `json:"gap,omitempty"`
+	// Notes explain the features the buckets have (Features), in the
+	// skill's words: the system prompt, the same for every slice, does not.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Features of a bucket that the skill explains only to a slice that has
+// them (skills.Buckets). A bucket whose cases take a record from outside
+// the case has FeatureOutside, and FeatureSwap followed by its swap when it
+// has one ("swap-held").
+const (
+	FeatureOutside = "outside" // a record from outside the case
+	FeatureSwap    = "swap-"   // which record, by its ground.Swap
+	FeatureLeave   = "leave"   // an argument the act goes without
+	FeaturePrior   = "prior"   // the act done already
+	FeatureAsk     = "ask"     // what a revision asked for
+	FeatureNext    = "next"    // a second request
+)
+
+// Features are those the buckets have as the brief carries them (only the
+// templates their cases reach), each once: outside, then the swaps in
+// their first bucket's order, then leave, prior, ask and next.
+func (b Brief) Features() []string {
+	has := map[string]bool{}
+	var swaps []string
+	spec := func(s plan.Spec, templates []string) {
+		for _, t := range templates {
+			c := s.Choices[t]
+			has[FeatureOutside] = has[FeatureOutside] || c.Outside != "" || c.Swap != ""
+			if f := FeatureSwap + string(c.Swap); c.Swap != "" && !slices.Contains(swaps, f) {
+				swaps = append(swaps, f)
+			}
+			has[FeatureLeave] = has[FeatureLeave] || c.Leave != ""
+			has[FeaturePrior] = has[FeaturePrior] || len(s.Prior[t]) > 0
+		}
+		has[FeatureAsk] = has[FeatureAsk] || s.Ask != ""
+	}
+	for _, bk := range b.Buckets {
+		templates := needed(bk.Spec.Templates, bk.Want+templateSpare)
+		spec(bk.Spec, templates)
+		if nx := reachable(bk.Spec.Next, templates); nx != nil {
+			has[FeatureNext] = true
+			spec(nx.Spec, nx.Spec.Templates)
+		}
+	}
+	var out []string
+	if has[FeatureOutside] {
+		out = append(out, FeatureOutside)
+	}
+	out = append(out, swaps...)
+	for _, f := range []string{FeatureLeave, FeaturePrior, FeatureAsk, FeatureNext} {
+		if has[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Outstanding is how many scenarios the slice still needs.
@@ -200,8 +258,9 @@ func Render(b Brief) (string, error) {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Write %d scenarios for the agent %q: this slice's buckets are below.\n\n", b.Outstanding(), b.Agent)
 	for _, bk := range b.Buckets {
-		fmt.Fprintf(&s, "- bucket %s (%s): %d more of %q, expected outcome %s, overlay %s",
-			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Angle, bk.Outcome, bk.Overlay)
+		// The angle is the JSON's alone: it is a bucket's longest field.
+		fmt.Fprintf(&s, "- bucket %s (%s): %d more, expected outcome %s, overlay %s",
+			bk.ID, bk.UseCase, bk.Want-bk.Have, bk.Outcome, bk.Overlay)
 		if bk.Spec.Answer != "" {
 			fmt.Fprintf(&s, ", an outbound call about a %s record answered by %s", bk.Spec.Purpose, bk.Spec.Answer)
 		}
@@ -220,6 +279,12 @@ func Render(b Brief) (string, error) {
 		s.WriteString("\nWhat earlier rounds were refused for (avoid these):\n")
 		for _, l := range b.Lessons {
 			fmt.Fprintf(&s, "- %s\n", oneLine(l, maxLesson))
+		}
+	}
+	if len(b.Notes) > 0 {
+		s.WriteString("\nWhat this slice's buckets ask for:\n")
+		for _, n := range b.Notes {
+			fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(n))
 		}
 	}
 	fmt.Fprintf(&s, "\nYou have %d turns. Rehearse with try_calls, then submit_scenario each one; call finish when done.\n\n", b.TurnBudget)
@@ -256,58 +321,181 @@ func Parse(text string) (Brief, bool) {
 
 // wireBrief is a brief as the fenced JSON carries it: what the prose above
 // it does not say (the spread, lessons, gap and turns are said once, in
-// words), and the bindings of every bucket once, at the top, each bucket's as
-// indices into them. Buckets of a slice share most of their tools, and the
-// brief is resent on every turn of the session.
+// words), and the bindings of every bucket and of its second request once,
+// at the top, as rows of bind_fields, each bucket's as indices into them.
+// Buckets of a slice share most of their tools, a second request the
+// tools of the first, and the brief is resent on every turn of the
+// session. Strides, the same for every bucket of a plan, are said once too.
 type wireBrief struct {
-	Run      string          `json:"run"`
-	Slice    string          `json:"slice"`
-	Agent    string          `json:"agent"`
-	Contract string          `json:"contract_sha256"`
-	Seed     int64           `json:"seed"`
-	Buckets  []Bucket        `json:"buckets"`
-	Binds    ground.Bindings `json:"binds,omitempty"`
-	BindRefs [][]int         `json:"bind_refs,omitempty"` // per bucket
+	// The slice's id tells one conversation from another (the run's is
+	// part of it, and not sent apart).
+	Slice      string    `json:"slice"`
+	Agent      string    `json:"agent"`
+	Contract   string    `json:"contract_sha256"`
+	Seed       int64     `json:"seed"`
+	Buckets    []Bucket  `json:"buckets"`
+	BindFields []string  `json:"bind_fields,omitempty"`
+	Binds      []bindRow `json:"binds,omitempty"`
+	BindRefs   [][]int   `json:"bind_refs,omitempty"` // per bucket
+	// NextBindRefs are, per bucket, its second request's bindings (null
+	// for a bucket of one request).
+	NextBindRefs [][]int `json:"next_bind_refs,omitempty"`
+	// Strides are every bucket's that carries none of its own.
+	Strides map[string]int `json:"strides,omitempty"`
+}
+
+// bindFields names a binding row's columns, in order: a row names what an
+// object would spell out as keys on every binding of the brief.
+var bindFields = []string{"tool", "param", "table", "column", "how", "source", "confirmed", "picks", "fill"}
+
+// bindRow is a ground.Binding as a row of bindFields, trailing empty
+// columns left out.
+type bindRow ground.Binding
+
+// row is the binding's columns, trailing empty ones left out.
+func (r bindRow) row() []any {
+	var picks any // null in the middle of a row, never []
+	if len(r.Picks) > 0 {
+		picks = r.Picks
+	}
+	row := []any{r.Tool, r.Param, r.Table, r.Column, r.How, r.Source, r.Confirmed, picks, r.Fill}
+	n := len(row)
+	for n > 2 && (row[n-1] == nil || reflect.ValueOf(row[n-1]).IsZero()) {
+		n--
+	}
+	return row[:n]
+}
+
+// MarshalJSON writes the binding as a row.
+func (r bindRow) MarshalJSON() ([]byte, error) { return json.Marshal(r.row()) }
+
+// UnmarshalJSON reads a binding written as a row, or as an object.
+func (r *bindRow) UnmarshalJSON(data []byte) error {
+	var b ground.Binding
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+	} else {
+		var row []json.RawMessage
+		if err := json.Unmarshal(data, &row); err != nil {
+			return err
+		}
+		if len(row) > len(bindFields) {
+			return fmt.Errorf("a binding of %d columns, want at most %d", len(row), len(bindFields))
+		}
+		dst := []any{&b.Tool, &b.Param, &b.Table, &b.Column, &b.How, &b.Source, &b.Confirmed, &b.Picks, &b.Fill}
+		for i, raw := range row {
+			if err := json.Unmarshal(raw, dst[i]); err != nil {
+				return fmt.Errorf("binding column %s: %w", bindFields[i], err)
+			}
+		}
+	}
+	if len(b.Picks) == 0 {
+		b.Picks = nil
+	}
+	*r = bindRow(b)
+	return nil
 }
 
 func toWire(b Brief) wireBrief {
-	w := wireBrief{Run: b.Run, Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed}
+	w := wireBrief{Slice: b.Slice, Agent: b.Agent, Contract: b.Contract, Seed: b.Seed, Strides: sharedStrides(b.Buckets)}
 	w.Buckets = make([]Bucket, len(b.Buckets))
 	index := map[string]int{}
-	for i, bk := range b.Buckets {
-		refs := make([]int, 0, len(bk.Spec.Binds))
-		for _, bd := range bk.Spec.Binds {
+	intern := func(bs ground.Bindings) []int {
+		refs := make([]int, 0, len(bs))
+		for _, bd := range bs {
 			key, _ := json.Marshal(bd)
 			n, ok := index[string(key)]
 			if !ok {
 				n = len(w.Binds)
 				index[string(key)] = n
-				w.Binds = append(w.Binds, bd)
+				w.Binds = append(w.Binds, bindRow(bd))
 			}
 			refs = append(refs, n)
 		}
+		return refs
+	}
+	next := make([][]int, len(b.Buckets))
+	anyNext := false
+	for i, bk := range b.Buckets {
+		w.BindRefs = append(w.BindRefs, intern(bk.Spec.Binds))
 		bk.Spec.Binds = nil
+		if w.Strides != nil {
+			bk.Spec.Strides = nil
+		}
+		if nx := bk.Spec.Next; nx != nil {
+			cp := *nx // the plan's own second request stays as it is
+			next[i], anyNext = intern(cp.Spec.Binds), true
+			cp.Spec.Binds = nil
+			bk.Spec.Next = &cp
+		}
 		w.Buckets[i] = bk
-		w.BindRefs = append(w.BindRefs, refs)
+	}
+	if anyNext {
+		w.NextBindRefs = next
+	}
+	// The fields as far as the longest row goes (picks and fill are rare).
+	for _, r := range w.Binds {
+		if n := len(r.row()); n > len(w.BindFields) {
+			w.BindFields = bindFields[:n]
+		}
 	}
 	return w
 }
 
+// sharedStrides are the strides every bucket carries alike, nil when they
+// differ or there are none.
+func sharedStrides(bs []Bucket) map[string]int {
+	if len(bs) == 0 || len(bs[0].Spec.Strides) == 0 {
+		return nil
+	}
+	for _, bk := range bs[1:] {
+		if !maps.Equal(bk.Spec.Strides, bs[0].Spec.Strides) {
+			return nil
+		}
+	}
+	return bs[0].Spec.Strides
+}
+
 // brief undoes toWire; ok is false when a reference is out of range.
 func (w wireBrief) brief() (Brief, bool) {
-	b := Brief{Run: w.Run, Slice: w.Slice, Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
-	if len(w.BindRefs) > len(b.Buckets) {
+	b := Brief{Slice: w.Slice, Agent: w.Agent, Contract: w.Contract, Seed: w.Seed, Buckets: w.Buckets}
+	if len(w.BindRefs) > len(b.Buckets) || len(w.NextBindRefs) > len(b.Buckets) {
 		return Brief{}, false
 	}
-	for i, refs := range w.BindRefs {
+	binds := func(refs []int) (ground.Bindings, bool) {
 		var bs ground.Bindings
 		for _, n := range refs {
 			if n < 0 || n >= len(w.Binds) {
-				return Brief{}, false
+				return nil, false
 			}
-			bs = append(bs, w.Binds[n])
+			bs = append(bs, ground.Binding(w.Binds[n]))
+		}
+		return bs, true
+	}
+	for i, refs := range w.BindRefs {
+		bs, ok := binds(refs)
+		if !ok {
+			return Brief{}, false
 		}
 		b.Buckets[i].Spec.Binds = bs
+	}
+	for i, refs := range w.NextBindRefs {
+		bs, ok := binds(refs)
+		if !ok {
+			return Brief{}, false
+		}
+		if nx := b.Buckets[i].Spec.Next; nx != nil {
+			nx.Spec.Binds = bs
+		}
+	}
+	if len(w.Strides) > 0 {
+		for i := range b.Buckets {
+			if len(b.Buckets[i].Spec.Strides) == 0 {
+				b.Buckets[i].Spec.Strides = w.Strides
+			}
+		}
 	}
 	return b, true
 }

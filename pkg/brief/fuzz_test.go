@@ -18,6 +18,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"templates":["x","y"]},"choices":[[1,2]],"outside":"t"}]}` + "\n```")
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"templates":["x"]},"outside":"t","swap":"held"}]}` + "\n```")
 	f.Add(fence + "\n" + `{"buckets":[{"id":"b"}],"binds":[{"tool":"t"}],"bind_refs":[[5]]}` + "\n```")
+	f.Add(fence + "\n" + `{"buckets":[{"id":"b","spec":{"next":{"spec":{}}}},{"id":"c","spec":{"strides":{"y":2}}}],"binds":[["t","p","","","enum","",false,null,true],{"tool":"u"}],"bind_refs":[[1]],"next_bind_refs":[[0,1]],"strides":{"x":1}}` + "\n```")
 	f.Add(Digest([]Submission{{Name: "n", Bucket: "b", Kept: true}}))
 	f.Add(digestHead + "\n{}\n\n")
 	f.Fuzz(func(t *testing.T, text string) {

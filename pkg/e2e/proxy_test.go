@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/suitegen/suitegen/pkg/model"
 )
 
 // countingProxy is a loopback reverse proxy between suitegen and a provider
@@ -31,6 +33,9 @@ type countingProxy struct {
 	start   time.Time
 	seconds []second
 	shapes  []shape
+	// sections are the admitted requests' prompt tokens by part of the
+	// prompt (promptSections), where a request's tokens go.
+	sections map[string]int64
 }
 
 // second is what one second of traffic held, by the second the request
@@ -161,12 +166,87 @@ func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		if p.sections == nil {
+			p.sections = map[string]int64{}
+		}
+		for k, n := range promptSections(body) {
+			p.sections[k] += int64(n)
+		}
 		s.QuotaTokens += out.Usage.PromptTokens + allowance
 		s.Billed += out.Usage.PromptTokens + out.Usage.CompletionTokens
 		s.Prompt += out.Usage.PromptTokens
 		s.Completion += out.Usage.CompletionTokens
 		s.Cached += out.Usage.PromptTokensDetails.CachedTokens
 	}
+}
+
+// promptSections splits a chat completion request's prompt, as
+// model.EstimatePromptTokens counts it, into its parts: the system prompt,
+// the opening user message (a writer's brief), the tool schemas, the model's
+// own earlier replies, the tools' answers and later user messages (digests,
+// nudges). The parts sum to the whole estimate, less the reply's priming.
+func promptSections(body []byte) map[string]int {
+	var req struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			Content    string `json:"content"`
+			Name       string `json:"name"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil
+	}
+	empty := model.EstimatePromptTokens(model.Request{})
+	count := func(r model.Request) int { return model.EstimatePromptTokens(r) - empty }
+	out := map[string]int{}
+	for _, t := range req.Tools {
+		f := t.Function
+		out["tools"] += count(model.Request{Tools: []model.ToolSpec{{Name: f.Name, Description: f.Description, Parameters: f.Parameters}}})
+	}
+	for i, m := range req.Messages {
+		msg := model.Message{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		part := "later user messages"
+		switch {
+		case m.Role == model.RoleSystem:
+			part = "system"
+		case m.Role == model.RoleUser && i == 1:
+			part = "brief"
+		case m.Role == model.RoleAssistant:
+			part = "replies"
+		case m.Role == model.RoleTool:
+			part = "tool answers"
+		}
+		out[part] += count(model.Request{Messages: []model.Message{msg}})
+	}
+	return out
+}
+
+// promptParts are the sections seen so far.
+func (p *countingProxy) promptParts() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int64{}
+	for k, n := range p.sections {
+		out[k] = n
+	}
+	return out
 }
 
 // chatShapes are the chat completion requests seen.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,7 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 	var kept, useCases, cells int
 	var cost, nameShare float64
 	outcomes := map[string]int{}
+	parts := map[string]int64{}
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		sim, err := providersim.New(providersim.Config{Model: builtin.New(c)})
@@ -86,6 +88,9 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 			b.Fatal(err)
 		}
 		counted := proxy.totals()
+		for k, n := range proxy.promptParts() {
+			parts[k] += n
+		}
 		stopSim()
 		_ = sim.Wait()
 		cancel()
@@ -128,6 +133,10 @@ func BenchmarkTokensPerScenario(b *testing.B) {
 	b.ReportMetric(nameShare/runs, "caller-name-share")
 	for _, o := range scenario.Outcomes {
 		b.ReportMetric(float64(outcomes[o])/k, o+"-share")
+	}
+	// Where a request's prompt goes, per call (see promptSections).
+	for part, n := range parts {
+		b.ReportMetric(float64(n)/float64(tot.Admitted), strings.ReplaceAll(part, " ", "-")+"-tokens/call")
 	}
 }
 

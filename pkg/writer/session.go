@@ -85,6 +85,7 @@ func (w *Writer) writeSlice(ctx context.Context, d Delivery) error {
 	for _, bk := range b.Buckets {
 		ss.have[bk.ID], ss.want[bk.ID] = bk.Have, bk.Want
 	}
+	b.Notes = skills.Buckets(b.Features())
 	text, err := brief.Render(b)
 	if err != nil {
 		return &unbriefableError{err: err}
