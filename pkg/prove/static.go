@@ -286,8 +286,7 @@ func (p *Prover) ready(ctx context.Context, cp *world.Copy, sc *scenario.Scenari
 
 // anyRecord says why a called check names no record of a tool that takes
 // one ("" when it does, or is another check): called(get_order_details, {})
-// holds for a look-up of any order, not of the one the case is about, and so
-// does called(pay_charge, {amount: 1}) where the tool takes a charge. A tool
+// holds for a look-up of any order, not of the one the case is about. A tool
 // without a record argument (a handoff with a summary) is whole without args.
 func (p *Prover) anyRecord(ref scenario.SubGoalRef) string {
 	if ref.Name != "called" {
@@ -296,43 +295,15 @@ func (p *Prover) anyRecord(ref scenario.SubGoalRef) string {
 	tool, _ := ref.Params["tool"].(string)
 	args, _ := ref.Params["args"].(map[string]any)
 	t := p.c.Tool(tool)
-	if t == nil {
+	if t == nil || len(args) > 0 {
 		return ""
 	}
-	// Args that name none of the records the tool takes (only an amount)
-	// hold for a call on any record, as no args do.
-	var first, table string
 	for _, n := range t.Required() {
-		tab, _, ok := p.c.RefOf(t.Name, n)
-		if !ok {
-			continue
-		}
-		if _, given := args[n]; given {
-			return ""
-		}
-		if first == "" {
-			first, table = n, tab
+		if table, _, ok := p.c.RefOf(t.Name, n); ok {
+			return fmt.Sprintf("sub-goal called names %s with no args, yet it takes %s (a %s row): any call of it holds, whichever record it names; give the args of the record the case is about", tool, n, table)
 		}
 	}
-	if first == "" {
-		return ""
-	}
-	// Free text given (an address) may single the call out; only amounts,
-	// yes/no and values of a list cannot.
-	for n, v := range args {
-		switch v.(type) {
-		case float64, int, int64, bool:
-			continue
-		}
-		if param := t.Param(n); param != nil && param["enum"] != nil {
-			continue
-		}
-		return ""
-	}
-	if len(args) > 0 {
-		return fmt.Sprintf("sub-goal called names %s with args %s, none of which names the record it takes (%s, a %s row): a call on any record holds; give the args of the record the case is about", tool, js(args), first, table)
-	}
-	return fmt.Sprintf("sub-goal called names %s with no args, yet it takes %s (a %s row): any call of it holds, whichever record it names; give the args of the record the case is about", tool, first, table)
+	return ""
 }
 
 // readsTable reports whether a ready query reads a table of the world (a
