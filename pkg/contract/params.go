@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // ParamNames returns the tool's argument names in the order contract.yaml declares them.
@@ -106,6 +107,8 @@ func (c *Contract) Gated() []string {
 //  4. else the column a same-named foreign-key column references (user_id ->
 //     users.id when some table's user_id references it).
 //
+// A camelCase name is read in snake_case (chargeId as charge_id).
+//
 // Anything else (a member number, an email) is free text: ok is false. An
 // array argument names records of its items: the items' x-ref, else the
 // rules above on its singular name (item_ids -> item_id).
@@ -118,6 +121,9 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 	if p == nil {
 		return "", "", false
 	}
+	// A camelCase argument names what its snake_case form names (chargeId
+	// is charges.charge_id): the schema's columns are snake_case.
+	param = snakeCase(param)
 	if p["type"] == "array" {
 		items, _ := p["items"].(map[string]any)
 		if _, has := items["x-ref"]; has {
@@ -168,6 +174,22 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// snakeCase writes a camelCase name in snake_case (chargeId -> charge_id);
+// a name without capitals is returned as it is.
+func snakeCase(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) {
+			if i > 0 && name[i-1] != '_' {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // tableNamedFor reports whether table is noun, or a plural of it.

@@ -66,6 +66,8 @@ func TestRefOf(t *testing.T) {
 			"promo":         param(map[string]any{"type": "string"}),
 			"free_user_id":  param(map[string]any{"type": "string", "x-ref": false}),
 			"order_ids":     param(map[string]any{"type": "array", "items": map[string]any{"type": "string"}}),
+			"userId":        param(map[string]any{"type": "string"}),
+			"memberNumber":  param(map[string]any{"type": "string"}),
 			"targets":       param(map[string]any{"type": "array", "items": map[string]any{"type": "string", "x-ref": "users.email"}}),
 		}}}},
 	}
@@ -84,6 +86,8 @@ func TestRefOf(t *testing.T) {
 		{"nope", "", "", false},                   // not a parameter
 		{"order_ids", "orders", "id", true},       // an array names records of its items
 		{"targets", "users", "email", true},       // the items' x-ref
+		{"userId", "users", "user_id", true},      // camelCase read as snake_case
+		{"memberNumber", "", "", false},           // still free text
 	} {
 		table, column, ok := c.RefOf("t", tc.param)
 		if table != tc.table || column != tc.column || ok != tc.ok {

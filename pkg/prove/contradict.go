@@ -17,7 +17,8 @@ import (
 // that does as the caller says fails the checks, and one that follows the
 // reference ignores the caller. Quoted values are read by unstated-choice
 // (played against the world); this reads the plain words: another value of
-// the argument's enum, or a number beside a word of the argument's name,
+// the argument's enum, or a number or a date (YYYY-MM-DD) beside a word of
+// the argument's name,
 // stated in a sentence with a word of wanting, in a clause that does not
 // negate it ("not the morning", "rather than 3 days", "from card"), in a
 // sentence that does not also state the value sent (a choice between them),
@@ -98,6 +99,18 @@ func (pr *proof) contradicted() string {
 					if at := wordsAt(words, spokenWords(strings.ToLower(w))); at >= 0 && wantedAt(words, at) && wordsAt(words, spokenWords(strings.ToLower(v))) < 0 {
 						return fmt.Sprintf("solution step %d (%s) sends %s %s, yet the caller asks for %s %s in their own words (%q): the reference does other than the caller asks", i+1, r.Tool, n, js(r.Args[n]), n, js(w), strings.TrimSpace(s))
 					}
+				}
+				if isoDate.MatchString(v) {
+					// Another date beside a word of the argument's name
+					// ("they want the stop date 2026-04-23" where it sends
+					// the 21st).
+					for at, w := range words {
+						if !isoDate.MatchString(w) || w == v || isUsed(w) || !namedBeside(words, at, n) || !wantedAt(words, at) || slices.Contains(words, v) {
+							continue
+						}
+						return fmt.Sprintf("solution step %d (%s) sends %s %s, yet the caller asks for %s %s in their own words (%q): the reference does other than the caller asks", i+1, r.Tool, n, js(r.Args[n]), n, w, strings.TrimSpace(s))
+					}
+					continue
 				}
 				if !isNumber(v) {
 					continue

@@ -36,6 +36,7 @@ func TestNamedBeside(t *testing.T) {
 		{"they need the car for 3 days", "days", 5, true},
 		{"they need 2 nights", "numNights", 2, true},
 		{"they need 3 cars for the days", "days", 2, false},
+		{"they want stop date 2026-04-23", "stop_date", 4, true},
 	} {
 		if got := namedBeside(sentenceWords(c.s), c.at, c.arg); got != c.want {
 			t.Errorf("namedBeside(%q, %d, %q) = %v, want %v", c.s, c.at, c.arg, got, c.want)

@@ -118,6 +118,9 @@ func TestWithholds(t *testing.T) {
 		{"They no longer want it cancelled", "cancel", -1},
 		{"They want nothing changed", "chang", -1},
 		{"They want to change how it is paid", "chang", 1},
+		{"They ask how to pay off a charge, but do not want anything changed today", "pay", 0},
+		{"They ask what renewing would cost", "renew", 0},
+		{"They ask to pay off a charge", "pay", 1},
 	} {
 		if got := withholds(c.s, c.verb); got != c.want {
 			t.Errorf("withholds(%q, %q) = %d, want %d", c.s, c.verb, got, c.want)

@@ -40,6 +40,11 @@ var wanting = map[string]bool{"want": true, "wants": true, "wanted": true, "wish
 	"like": true, "ask": true, "asks": true, "asking": true, "need": true, "needs": true, "please": true,
 	"request": true, "requests": true, "requesting": true}
 
+// questionWord, between a word of wanting and the act's verb, makes the
+// wish a question about the act ("asks how to pay it", "asks what renewing
+// would cost"), which asks for nothing.
+var questionWord = map[string]bool{"how": true, "what": true, "why": true}
+
 // contracted is an English negation written short ("don't", "won’t").
 var contracted = regexp.MustCompile(`(?i)n['’]t\b`)
 
@@ -349,15 +354,19 @@ func withholds(s, verb string) int {
 			// and over one other word only where a word of wanting stands
 			// before it ("not want the appointment confirmed"; not "not the
 			// one on file").
-			negated, asked, other, wanted := false, false, false, false
+			negated, asked, other, wanted, question := false, false, false, false, false
 			for j := i - 1; j >= 0 && i-j <= 5; j-- {
 				w := words[j]
 				switch {
 				case negation[w]:
 					negated = !other || wanted
 				case wanting[w]:
-					asked = asked || i-j <= 3
+					// "asks how to pay" asks a question about the act, not for it.
+					asked = asked || i-j <= 3 && !question
 					wanted = wanted || other
+					continue
+				case questionWord[w] && !other:
+					other, question = true, true
 					continue
 				case withheldGlue[w]:
 					continue
