@@ -944,7 +944,7 @@ func (p *policy) silent(c scenario.Call) bool {
 
 // label is an argument's or a column's name as a caller says it:
 // dateOfBirth and date_of_birth are "date of birth".
-func label(name string) string { return strings.Join(ground.NameWords(name), " ") }
+func label(name string) string { return strings.Join(contract.NameWords(name), " ") }
 
 // recordNoun is a table's name said of one of its records: policies as
 // "policy", order_items as "order item".

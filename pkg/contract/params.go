@@ -179,17 +179,38 @@ func (c *Contract) RefOf(tool, param string) (table, column string, ok bool) {
 // snakeCase writes a camelCase name in snake_case (chargeId -> charge_id);
 // a name without capitals is returned as it is.
 func snakeCase(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		if unicode.IsUpper(r) {
-			if i > 0 && name[i-1] != '_' {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
+	if strings.ToLower(name) == name {
+		return name
 	}
-	return b.String()
+	return strings.Join(NameWords(name), "_")
+}
+
+// NameWords splits an identifier into its lower-case words, as a person
+// would say it: "dateOfBirth", "date_of_birth" and "DateOfBirth" are all
+// [date of birth].
+func NameWords(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
 }
 
 // tableNamedFor reports whether table is noun, or a plural of it.

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -212,6 +213,24 @@ func TestHandOffTextIsLogOnly(t *testing.T) {
 		}
 		if got := c.Tool(tc.tool).LogOnlyParam(tc.param); got != tc.want {
 			t.Errorf("%s: %s.%s log-only %v, want %v", tc.contract, tc.tool, tc.param, got, tc.want)
+		}
+	}
+}
+
+// TestNameWords: an identifier's words as a person says them, whatever
+// its case, and the snake_case RefOf reads a camelCase argument in.
+func TestNameWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"dateOfBirth": "date of birth", "date_of_birth": "date of birth", "DateOfBirth": "date of birth",
+		"chargeId": "charge id", "URLPath": "url path",
+	} {
+		if got := strings.Join(NameWords(in), " "); got != want {
+			t.Errorf("NameWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"chargeId": "charge_id", "charge_id": "charge_id", "postcodeOutward": "postcode_outward"} {
+		if got := snakeCase(in); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

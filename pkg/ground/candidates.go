@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -23,38 +22,10 @@ type candidate struct {
 // words splits an identifier into lower-case singular words: "patientRef",
 // "patient_ref" and "PatientRefs" are all [patient ref].
 func words(s string) []string {
-	out := NameWords(s)
+	out := contract.NameWords(s)
 	for i, w := range out {
 		out[i] = Singular(w)
 	}
-	return out
-}
-
-// NameWords splits an identifier into its lower-case words, as a person
-// would say it: "dateOfBirth", "date_of_birth" and "DateOfBirth" are all
-// [date of birth].
-func NameWords(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(s)
-	for i, r := range rs {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
-		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
 	return out
 }
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -116,7 +116,7 @@ func (pr *proof) amountShown(act int, words []string) (int, string, float64, boo
 				return
 			}
 			score, named := 0, false
-			for _, kw := range ground.NameWords(k) {
+			for _, kw := range contract.NameWords(k) {
 				if akin(kw) {
 					score++
 					named = named || len(kw) >= 4
@@ -176,7 +176,7 @@ func (pr *proof) dateUnmet(act int, s string) string {
 			continue
 		}
 		dates = append(dates, n)
-		for _, kw := range ground.NameWords(n) {
+		for _, kw := range contract.NameWords(n) {
 			for _, w := range words {
 				if len(kw) >= 4 && strings.HasPrefix(w, kw) {
 					named = append(named, n)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -206,7 +207,7 @@ func wantedAt(words []string, at int) bool {
 // plural or not.
 func namedBeside(words []string, at int, arg string) bool {
 	name := map[string]bool{}
-	for _, w := range ground.NameWords(arg) {
+	for _, w := range contract.NameWords(arg) {
 		if len(w) > 2 {
 			name[strings.TrimSuffix(w, "s")] = true
 		}

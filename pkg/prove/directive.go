@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -107,7 +108,7 @@ func (p *Prover) domainWords() map[string]bool {
 	}
 	out := map[string]bool{}
 	add := func(s string) {
-		for _, w := range ground.NameWords(s) {
+		for _, w := range contract.NameWords(s) {
 			out[w] = true
 		}
 	}

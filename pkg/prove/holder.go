@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/world"
@@ -138,7 +139,7 @@ func (p *Prover) holderNouns() map[string]bool {
 	}
 	out[singular(strings.ToLower(cl.Table))] = true
 	for _, tool := range cl.From {
-		words := ground.NameWords(tool)
+		words := contract.NameWords(tool)
 		for _, w := range words[min(1, len(words)):] {
 			if how[w] {
 				break

@@ -313,7 +313,7 @@ func countsRecords(after, vals []string, nouns map[string]bool) bool {
 func (p *Prover) recordNouns(tool string, tables ...string) map[string]bool {
 	out := map[string]bool{}
 	add := func(s string) {
-		for _, w := range ground.NameWords(s) {
+		for _, w := range contract.NameWords(s) {
 			for _, f := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) {
 				if len(f) > 3 && !countGlue[f] {
 					out[strings.TrimSuffix(f, "s")] = true

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/script"
@@ -474,7 +475,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 // false and not where it is true, and not asked ("whether they recognise").
 func (pr *proof) saysBool(name string, b bool) bool {
 	var stems []string
-	for _, w := range ground.NameWords(name) {
+	for _, w := range contract.NameWords(name) {
 		if len(w) >= 4 {
 			stems = append(stems, w[:max(4, len(w)-3)])
 		}

@@ -58,6 +58,25 @@ func AsOneRequest(sc *scenario.Scenario, hold int) (flat *scenario.Scenario, end
 	return &one, ends
 }
 
+// FirstScored reads sc as one request once per request not to be carried
+// out (AsOneRequest, in order) and returns the first reading read scores:
+// no refusal. None scored, it returns the first reading's refusal.
+func FirstScored[T, R any](sc *scenario.Scenario, read func(one *scenario.Scenario, ends []int) (T, *R, error)) (T, *R, error) {
+	var first *R
+	for hold := range Holds(sc) {
+		one, ends := AsOneRequest(sc, hold)
+		t, why, err := read(one, ends)
+		if err != nil || why == nil {
+			return t, why, err
+		}
+		if first == nil {
+			first = why
+		}
+	}
+	var zero T
+	return zero, first, nil
+}
+
 // Holds is how many requests of a conversation are not to be carried out:
 // the readings AsOneRequest gives of it (at least one).
 func Holds(sc *scenario.Scenario) int {

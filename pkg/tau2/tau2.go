@@ -2,7 +2,6 @@ package tau2
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -553,16 +552,7 @@ func (x *exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scen
 // carried out, and keeps the first reading τ²-bench can score; none kept,
 // the first reading's refusal says why.
 func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (*Task, *Refusal, error) {
-	var first *Refusal
-	for hold := range suite.Holds(sc) {
-		one, ends := suite.AsOneRequest(sc, hold)
-		t, why, err := x.taskOf(ctx, one, ends)
-		if err != nil || why == nil {
-			return t, why, err
-		}
-		first = cmp.Or(first, why)
-	}
-	return nil, first, nil
+	return suite.FirstScored(sc, func(one *scenario.Scenario, ends []int) (*Task, *Refusal, error) { return x.taskOf(ctx, one, ends) })
 }
 
 func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int) (*Task, *Refusal, error) {

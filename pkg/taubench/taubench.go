@@ -3,7 +3,6 @@ package taubench
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -367,16 +366,7 @@ func (o *owners) sorted() []docRef {
 // request not to be carried out, and keeps the first reading the benchmark
 // can score; none kept, the first reading's refusal says why.
 func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
-	var first *refusal
-	for hold := range suite.Holds(sc) {
-		one, _ := suite.AsOneRequest(sc, hold)
-		t, why, err := x.taskOf(ctx, one)
-		if err != nil || why == nil {
-			return t, why, err
-		}
-		first = cmp.Or(first, why)
-	}
-	return Task{}, first, nil
+	return suite.FirstScored(sc, func(one *scenario.Scenario, _ []int) (Task, *refusal, error) { return x.taskOf(ctx, one) })
 }
 
 func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario) (Task, *refusal, error) {
