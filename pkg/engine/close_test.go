@@ -124,7 +124,10 @@ func TestCacheClose(t *testing.T) {
 	if n := sessionsAfterClose(t, pool, late.World); n != 0 {
 		t.Errorf("an engine put into a closed cache kept %d session(s)", n)
 	}
-	goleak.VerifyNone(t, before)
+	// A closed pgx connection's background reader ends once its read
+	// returns, after Close has: waiting for it would race the clock. The
+	// sessions are counted on the server above instead.
+	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgconn/internal/bgreader.(*BGReader).bgRead"))
 }
 
 // TestCachePutIsOwned: an engine given by Put is closed with the cache.
