@@ -38,7 +38,8 @@ type PostgresConfig struct {
 	// application role's password, mode 0600). Run as root, when the
 	// postgres user cannot reach DataDir without a directory on the way
 	// being opened to others, the cluster goes under the postgres user's
-	// home instead and DataDir becomes a symbolic link to it. Required.
+	// home instead and DataDir becomes a symbolic link to it; starting such
+	// a server removes the clusters there whose DataDir is gone. Required.
 	DataDir string
 	// Port to listen on (127.0.0.1 only); 0 picks a free port.
 	Port int
@@ -123,6 +124,7 @@ type Postgres struct {
 	socketDir  string
 	tempSocket bool // socketDir is ours to remove at stop
 	lock       *os.File
+	homeLock   *os.File // held on a cluster placed in the server user's home
 	proc       *child
 	out        *tail
 	appPass    string
@@ -169,7 +171,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.clusterDir, err = placeCluster(cfg.DataDir, cred, log); err != nil {
+	if p.clusterDir, p.homeLock, err = placeCluster(cfg.DataDir, cred, log); err != nil {
 		return nil, err
 	}
 	if p.socketDir, p.tempSocket, err = makeSocketDir(p.clusterDir, cred); err != nil {
@@ -288,6 +290,10 @@ func (p *Postgres) Stop(ctx context.Context) error {
 func (p *Postgres) release() {
 	if p.tempSocket && p.socketDir != "" {
 		_ = os.RemoveAll(p.socketDir)
+	}
+	if p.homeLock != nil {
+		_ = p.homeLock.Close()
+		p.homeLock = nil
 	}
 	if p.lock != nil {
 		_ = p.lock.Close() // closing drops the flock

@@ -70,61 +70,170 @@ func serverCredential() (*syscall.Credential, error) {
 }
 
 // placeCluster returns the directory the cluster lives in, made and handed
-// to the server's user when it is not there yet.
+// to the server's user when it is not there yet, and, for a cluster placed
+// in that user's home, the lock held on it for the server's life (nil
+// otherwise).
 //
 // When the server runs as another user (we are root), no directory outside
 // dataDir is changed: if that user cannot traverse every directory above
 // dataDir (a home directory usually stops it), the cluster goes under that
 // user's home, in suitegen/<hash of dataDir>/pg, and dataDir becomes a
 // symbolic link to it. A dataDir that already is such a link is followed.
-func placeCluster(dataDir string, cred *syscall.Credential, log *slog.Logger) (string, error) {
+func placeCluster(dataDir string, cred *syscall.Credential, log *slog.Logger) (string, *os.File, error) {
 	if cred == nil {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return "", fmt.Errorf("stack: create data dir: %w", err)
+			return "", nil, fmt.Errorf("stack: create data dir: %w", err)
 		}
 		// postgres insists on 0700 or 0750.
 		if err := os.Chmod(dataDir, 0o700); err != nil {
-			return "", fmt.Errorf("stack: chmod data dir: %w", err)
+			return "", nil, fmt.Errorf("stack: chmod data dir: %w", err)
 		}
-		return dataDir, nil
+		return dataDir, nil, nil
 	}
 	if fi, err := os.Lstat(dataDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		target, err := os.Readlink(dataDir)
 		if err != nil {
-			return "", fmt.Errorf("stack: data dir link: %w", err)
+			return "", nil, fmt.Errorf("stack: data dir link: %w", err)
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(dataDir), target)
 		}
-		return target, ownedBy(target, cred)
+		if err := ownedBy(target, cred); err != nil {
+			return "", nil, err
+		}
+		// A cluster of ours in the server user's home is claimed so that no
+		// sweep takes it; a link elsewhere is the user's to keep.
+		home, err := serverHome(cred)
+		if err != nil || filepath.Dir(filepath.Dir(target)) != filepath.Join(home, "suitegen") {
+			return target, nil, nil
+		}
+		lock, err := claimHomed(filepath.Dir(target), dataDir)
+		return target, lock, err
 	}
 	if reachable(filepath.Dir(dataDir), cred) {
-		return dataDir, handOver(dataDir, cred)
+		return dataDir, nil, handOver(dataDir, cred)
 	}
 	if entries, err := os.ReadDir(dataDir); err == nil && len(entries) > 0 {
-		return "", fmt.Errorf("stack: the postgres user cannot reach the data dir %s, which holds files already; "+
+		return "", nil, fmt.Errorf("stack: the postgres user cannot reach the data dir %s, which holds files already; "+
 			"move it somewhere every directory above is searchable by others (e.g. under /srv or /var/lib), or choose another state dir", dataDir)
 	}
 	home, err := serverHome(cred)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	return placeInHome(dataDir, filepath.Join(home, "suitegen"), cred, log)
+}
+
+// A cluster placed in the server user's home outlives the state dir that
+// only links to it: deleting a temporary state dir (a test's, a one-off
+// run's) would leave tens of megabytes there for good, one per run. So each
+// such cluster's directory holds the path of its link (homeOwner) and a lock
+// held while a server uses it (homeLock), and every placement removes the
+// clusters whose link is gone and whose lock is free.
+const (
+	homeOwner = "owner"
+	homeLock  = "lock"
+)
+
+// placeInHome places dataDir's cluster in root/<hash of dataDir>/pg and
+// links dataDir to it, after sweeping root of clusters no state dir links to
+// (a state dir deleted and made again at the same path starts afresh too).
+func placeInHome(dataDir, root string, cred *syscall.Credential, log *slog.Logger) (string, *os.File, error) {
+	if err := mkdirOwned(root, cred); err != nil {
+		return "", nil, err
+	}
+	sweepHomed(root, log)
 	sum := sha256.Sum256([]byte(dataDir))
-	dir := filepath.Join(home, "suitegen", hex.EncodeToString(sum[:8]))
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := mkdirOwned(d, cred); err != nil {
-			return "", err
+	dir := filepath.Join(root, hex.EncodeToString(sum[:8]))
+	var lock *os.File
+	for lock == nil {
+		if err := mkdirOwned(dir, cred); err != nil {
+			return "", nil, err
+		}
+		var err error
+		if lock, err = claimHomed(dir, dataDir); err != nil && !errors.Is(err, errSwept) {
+			return "", nil, err
 		}
 	}
 	target := filepath.Join(dir, "pg")
 	if err := os.Remove(dataDir); err != nil && !errors.Is(err, fs.ErrNotExist) { // an empty dir made for us
-		return "", fmt.Errorf("stack: replace data dir by a link: %w", err)
+		_ = lock.Close()
+		return "", nil, fmt.Errorf("stack: replace data dir by a link: %w", err)
 	}
 	if err := os.Symlink(target, dataDir); err != nil {
-		return "", fmt.Errorf("stack: link data dir: %w", err)
+		_ = lock.Close()
+		return "", nil, fmt.Errorf("stack: link data dir: %w", err)
 	}
 	log.Info("the postgres user cannot reach the state dir: cluster placed in its home", "cluster", target)
-	return target, nil
+	return target, lock, nil
+}
+
+// errSwept is a cluster directory another process's sweep removed while
+// claimHomed waited for its lock: make it again.
+var errSwept = errors.New("stack: cluster directory swept while waiting for it")
+
+// claimHomed takes the lock of a cluster's directory in the server user's
+// home (waiting out a sweep that holds it for a moment) and records dataDir
+// as its link, so a sweep leaves it alone. Only the process holding
+// dataDir's own lock gets here, so no server waits on another.
+func claimHomed(dir, dataDir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, homeLock), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("stack: open cluster lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("stack: lock cluster: %w", err)
+	}
+	held, err1 := f.Stat()
+	there, err2 := os.Stat(filepath.Join(dir, homeLock))
+	if err1 != nil || err2 != nil || !os.SameFile(held, there) {
+		_ = f.Close()
+		return nil, errSwept
+	}
+	if err := os.WriteFile(filepath.Join(dir, homeOwner), []byte(dataDir+"\n"), 0o600); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("stack: record cluster's link: %w", err)
+	}
+	return f, nil
+}
+
+// sweepHomed removes, from root, every cluster directory whose
+// recorded link no longer points to it (its state dir was deleted or
+// replaced) and whose lock no server holds. A directory without a record is
+// left: nothing says whose it is.
+func sweepHomed(root string, log *slog.Logger) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() { // never a link: only our own directories
+			continue
+		}
+		owner, err := os.ReadFile(filepath.Join(dir, homeOwner))
+		if err != nil {
+			continue
+		}
+		link := strings.TrimSpace(string(owner))
+		if to, err := os.Readlink(link); err == nil && to == filepath.Join(dir, "pg") {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, homeLock), os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			// Read again under the lock: a server may have claimed it since.
+			if to, err := os.Readlink(link); err != nil || to != filepath.Join(dir, "pg") {
+				if err := os.RemoveAll(dir); err == nil {
+					log.Info("removed a cluster whose state dir is gone", "cluster", dir, "state_dir", filepath.Dir(link))
+				}
+			}
+		}
+		_ = f.Close()
+	}
 }
 
 // makeSocketDir makes the directory the server's Unix socket goes in:
