@@ -576,6 +576,13 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 			if p.checkValue(sc, bk, r.Step-1, r.Arg) {
 				changed = true
 			}
+			// The gate names one value a round; an act that takes several
+			// (two days, a room, a head count) would use up the rounds one
+			// value at a time. Check at once every other value of the step
+			// that the caller asks for.
+			if p.checkAsked(sc, bk, r.Step-1) {
+				changed = true
+			}
 		case r.Gate == prove.GateOutcome:
 			// The record does not ground the outcome: no check can fix it.
 			return false
@@ -716,6 +723,40 @@ func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg s
 	args[arg] = v
 	sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": c.Tool, "args": args}})
 	return true
+}
+
+// checkAsked joins to the `called` check of solution step i each value of
+// it the instruction has the caller ask for (quoted, as words says it): an
+// enumerated choice, an amount, a yes or no, a value its schema writes (a
+// day, a code). Records are record-named's to read, free text a right agent
+// may word otherwise, and log-only arguments are no one's to check.
+func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool {
+	if i < 0 || i >= len(sc.Solution) {
+		return false
+	}
+	c := sc.Solution[i]
+	t := p.c.Tool(c.Tool)
+	if t == nil {
+		return false
+	}
+	binds := p.binds(bk.Spec)
+	changed := false
+	for _, k := range sortedKeys(c.Args) {
+		if _, _, ref := p.g.RecordParam(binds, t, k); ref || t.LogOnlyParam(k) {
+			continue
+		}
+		if len(t.Enum(k)) == 0 && !isNumber(c.Args[k]) && !written(t, k) {
+			continue
+		}
+		v := ground.Text(c.Args[k])
+		if !strings.Contains(sc.Instruction, fmt.Sprintf("%q", v)) && !strings.Contains(sc.Instruction, fmt.Sprintf("%q", strings.ReplaceAll(v, "_", " "))) {
+			continue
+		}
+		if p.checkValue(sc, bk, i, k) {
+			changed = true
+		}
+	}
+	return changed
 }
 
 // within reports whether every arg but skip holds in args as the call sends it.

@@ -201,7 +201,10 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 	for _, c := range ident {
 		t := p.c.Tool(c.Tool)
 		for _, k := range sortedKeys(c.Args) {
-			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef {
+			// A key names the record, which the agent brings; a detail
+			// of the callee's own row that happens to be unique (an
+			// email, a member number) is theirs to say.
+			if tb, col, isRef := p.g.RecordParam(binds, t, k); isRef && !p.calleeDetail(tb, col) {
 				continue
 			}
 			facts = append(facts, fmt.Sprintf("%s %s", label(k), ground.Text(c.Args[k])))
@@ -279,7 +282,7 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 			fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(spec.Column, "_", " "), spec.Level)
 		}
 		s.WriteString(identify)
-		s.WriteString(p.statedChoices(solution, binds))
+		s.WriteString(p.statedChoices(solution, binds, bk.Outcome == scenario.OutcomeSucceed))
 		if bk.Outcome != scenario.OutcomeEscalate {
 			s.WriteString(" They are willing to go along with what the agent proposes.")
 		}
@@ -442,19 +445,24 @@ func sortedKeys(m map[string]any) []string {
 
 // statedChoices says what the callee decides in the calls that change the
 // world (an enumerated reason, an amount): the checks turn on it, so it is
-// the callee's to say, never the agent's to guess.
-func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings) string {
+// the callee's to say, never the agent's to guess. On a success the callee
+// also says each value the act's schema writes (a time of arrival by its
+// pattern, a day by its format): the world never held it, so only the
+// callee saying it grounds it, as an inbound caller's wishes do.
+func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings, succeed bool) string {
 	var parts []string
 	for _, c := range calls {
 		t := p.c.Tool(c.Tool)
 		if t == nil || (t.ChangesState != nil && !*t.ChangesState) {
 			continue
 		}
+		// What identifies the callee is said when asked who they are.
+		ident := p.c.Caller != nil && slices.Contains(p.c.Caller.From, c.Tool)
 		for _, k := range sortedKeys(c.Args) {
 			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef || t.LogOnlyParam(k) {
 				continue
 			}
-			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) {
+			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) || succeed && !ident && written(t, k) {
 				parts = append(parts, fmt.Sprintf("%s %q", label(k), ground.Text(c.Args[k])))
 			}
 		}
@@ -463,4 +471,27 @@ func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings) str
 		return ""
 	}
 	return " Asked, they give the " + strings.Join(parts, " and the ") + "."
+}
+
+// written reports an argument whose value its schema writes: a string with a
+// format or a pattern, or a yes or no. Free text is not one: a right agent
+// may word it otherwise.
+func written(t *contract.Tool, name string) bool {
+	sch := t.Param(name)
+	switch sch["type"] {
+	case "boolean":
+		return true
+	case "string":
+		_, f := sch["format"].(string)
+		_, pat := sch["pattern"].(string)
+		return f || pat
+	}
+	return false
+}
+
+// calleeDetail reports a column of the caller table other than its key: a
+// detail of the person (an email, a member number), not a record's name.
+func (p *policy) calleeDetail(table, column string) bool {
+	cl := p.c.Caller
+	return cl != nil && table == cl.Table && column != cl.Key
 }
