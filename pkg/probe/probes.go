@@ -14,8 +14,10 @@ import (
 
 // answered calls each tool with every argument filled from the world, case
 // after case, until the handler answers ok. A tool is answered when its
-// handler ran (ok or refused). What it reads is judged on a call it answered
-// ok: a handler that refuses early has not yet read what it reads later.
+// handler ran (ok or refused). What it reads is judged once a call answered
+// ok, from every call that ran: a handler that refuses early has not yet
+// read what it reads later, and one that answers ok may skip a branch that
+// reads an argument (the refused calls may have taken it).
 func (p *prober) answered(ctx context.Context) (valid, reads Score) {
 	valid = Score{Probe: "valid-call-answered", always: true}
 	reads = Score{Probe: "handler-reads-every-argument"}
@@ -39,7 +41,7 @@ func (p *prober) answered(ctx context.Context) (valid, reads Score) {
 			if t.LogOnlyParam(name) {
 				continue
 			}
-			reads.check(a.read[name], "%s never reads argument %q", t.Name, name)
+			reads.check(a.read[name], "%s never reads argument %q on the probes' calls (the one answered ok, and those refused before it): read it on every path, or on a branch a refused call takes, mark it log_only, or drop it", t.Name, name)
 		}
 	}
 	return valid, reads
@@ -51,7 +53,7 @@ type answer struct {
 	ok      bool            // and answered ok
 	crashed string          // how it crashed, when it did
 	invalid string          // the last call its params schema refused
-	read    map[string]bool // the arguments the ok call read
+	read    map[string]bool // the arguments the calls that ran read
 }
 
 // firstAnswer calls t on its cases until the handler answers ok or
@@ -74,11 +76,14 @@ func (p *prober) firstAnswer(ctx context.Context, t *contract.Tool) answer {
 			p.base[t.Name] = args
 		}
 		a.ran = true
+		// A refused call that read an argument shows the handler reads it
+		// (on a branch the ok call may not take: a fee accepted only
+		// inside a cancellation window).
+		for _, name := range r.ReadArgs {
+			a.read[name] = true
+		}
 		if r.OK {
 			a.ok = true
-			for _, name := range r.ReadArgs {
-				a.read[name] = true
-			}
 			return a
 		}
 	}
