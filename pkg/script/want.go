@@ -119,12 +119,11 @@ func (at *argTaint) noteWants(d *fn, w *wantOps) {
 	})
 }
 
-// noted are the operators whose two sides are noted: a comparison, and a
-// difference (compared in turn with a tolerance).
-var noted = map[syntax.Token]bool{
-	syntax.EQL: true, syntax.NEQ: true, syntax.LT: true, syntax.GT: true, syntax.LE: true, syntax.GE: true,
-	syntax.MINUS: true,
-}
+// noted are the operators whose two sides are noted: an equality, and a
+// difference (compared in turn with a tolerance). An order (quantity >
+// stock) wants no one number: any on the right side goes, and a value the
+// caller asks for beyond it is a refusal cases test.
+var noted = map[syntax.Token]bool{syntax.EQL: true, syntax.NEQ: true, syntax.MINUS: true}
 
 // callSide reports whether x is built from the call's arguments alone and
 // names at least one of them (a literal is no side of the call's).

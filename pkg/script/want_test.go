@@ -37,8 +37,10 @@ def handle(args, db):
 		"limit": `
 def handle(args, db):
     c = db.one("SELECT price FROM t")
-    if args["amount"] > 100:
+    if args["amount"] > 1000:
         refuse("too much")
+    if args["amount"] > c["price"] * 2:
+        refuse("more than twice the price")
     if c["price"] > 10:
         refuse("too dear")
     return "ok"
@@ -62,8 +64,11 @@ def handle(args, db):
 	if w == nil || w.Arg != 12.5 || w.Value != int64(61) {
 		t.Errorf("pay: want {12.5 61}, got %+v", w)
 	}
-	if w := want("limit", map[string]any{"amount": int64(200)}); w != nil {
+	if w := want("limit", map[string]any{"amount": int64(2000)}); w != nil {
 		t.Errorf("limit (the call's own bound): want none, got %+v", w)
+	}
+	if w := want("limit", map[string]any{"amount": int64(500)}); w != nil {
+		t.Errorf("limit (an order against the world's number): want none, got %+v", w)
 	}
 	if w := want("limit", map[string]any{"amount": int64(5)}); w != nil {
 		t.Errorf("limit (the world's own bound): want none, got %+v", w)
