@@ -74,6 +74,11 @@ type Binding struct {
 	Picks []any `json:"picks,omitempty"`
 	// Optional arguments are filled only when Fill says so.
 	Fill bool `json:"fill,omitempty"`
+	// Computed: the handler works the value out (a total of the case's
+	// rows) and refused the column's own, telling the number it wanted
+	// (Answer.Want); the call answered ok with that number. The column
+	// only chooses the rows; a rehearsal settles the number.
+	Computed bool `json:"computed,omitempty"`
 }
 
 // Column is "table.column", or "".
@@ -95,6 +100,9 @@ func (b Binding) Found() string {
 	}
 	if b.How == FromClock && len(b.Picks) > 0 {
 		s += fmt.Sprintf(" (%v)", b.Picks[0])
+	}
+	if b.Computed {
+		s += ", a number the handler computes"
 	}
 	if b.Confirmed {
 		s += ", confirmed by rehearsal"

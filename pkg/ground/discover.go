@@ -82,6 +82,62 @@ type search struct {
 	cured map[string]Binding
 	// scanned are the tables whose rows together has played.
 	scanned map[string]bool
+	// computed is the argument whose number the handler computes, when the
+	// call answered ok only with the number a refusal wanted (wanted).
+	computed string
+}
+
+// wanted rehearses again a call refused for a number the handler computed,
+// with that number in place of the argument's (the first of params, in
+// order, that gave it), and reports which argument it was when the call
+// then answers ok.
+func (s *search) wanted(ctx context.Context, params []string, args map[string]any, ans Answer) (string, bool, error) {
+	if ans.Want == nil {
+		return "", false, nil
+	}
+	for _, p := range params {
+		v, has := args[p]
+		if !has {
+			continue
+		}
+		nv, ok := SwapWant(cloneValue(v), ans.Want)
+		if !ok {
+			continue
+		}
+		again := make(map[string]any, len(args))
+		maps.Copy(again, args)
+		again[p] = nv
+		s.tries++
+		res, err := s.r.Rehearse(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: again}})
+		if err != nil || len(res) == 0 {
+			return "", false, err
+		}
+		if res[0].OK {
+			s.used, s.wrote = again, res[0].Wrote
+			return p, true, nil
+		}
+		return "", false, nil
+	}
+	return "", false, nil
+}
+
+// cloneValue copies the maps and lists of an argument's value.
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = cloneValue(x[i])
+		}
+		return out
+	}
+	return v
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
@@ -435,6 +491,7 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
+			b.Computed = p == s.computed
 		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows && (b.How != FromPattern || !declined(s.t, p)) {
 			// A value written from the schema of an argument its author
 			// says names no record (x-ref: false) is what the author
@@ -530,8 +587,14 @@ func (s *search) try(ctx context.Context, b Bound, params []string, assign map[s
 	}
 	ans := res[0]
 	if ans.OK {
-		s.used, s.wrote = args, ans.Wrote
+		s.used, s.wrote, s.computed = args, ans.Wrote, ""
 		return true, nil, 0, nil
+	}
+	if p, ok, err := s.wanted(ctx, params, args, ans); err != nil || ok {
+		if ok {
+			s.computed = p
+		}
+		return ok, nil, 0, err
 	}
 	s.last = ans.Error
 	var rest []string
