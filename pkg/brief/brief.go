@@ -527,6 +527,9 @@ type TryStep struct {
 	Crash   bool            `json:"crash,omitempty"`
 	Error   string          `json:"error,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
+	// Want, on a refusal whose branch compared a number of the call's
+	// with one the handler computed, is the two (arg, value).
+	Want *ground.Want `json:"want,omitempty"`
 }
 
 // TryResult is try_calls' answer.

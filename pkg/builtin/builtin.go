@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -502,9 +503,18 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			unrehearsed = &sc
 			continue
 		}
-		allOK := len(tr.Steps) == len(sc.Solution)
-		for _, s := range tr.Steps {
-			allOK = allOK && s.OK
+		allOK := tried(tr, sc)
+		for n := 0; !allOK && n < wantTries && p.settleWant(&sc, tr.Steps, p.binds(spec)); n++ {
+			// A number the world computes (a total), which the case could
+			// not know: rehearsed again with the one the refusal wanted.
+			try = toolArgs(brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution})
+			tr = brief.TryResult{}
+			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
+				return &model.ToolCall{Name: brief.ToolTry, Arguments: try}
+			})), &tr); err != nil || tr.Error != "" {
+				break
+			}
+			allOK = tried(tr, sc)
 		}
 		if !allOK {
 			unrehearsed = &sc
@@ -582,4 +592,50 @@ func outputs(result json.RawMessage, args map[string]any) []string {
 		}
 	}
 	return nil
+}
+
+// tried reports whether every call of sc's solution answered ok.
+func tried(tr brief.TryResult, sc scenario.Scenario) bool {
+	ok := tr.Error == "" && len(tr.Steps) == len(sc.Solution)
+	for _, s := range tr.Steps {
+		ok = ok && s.OK
+	}
+	return ok
+}
+
+// wantTries bounds the rehearsals that settle computed numbers: each
+// learns one.
+const wantTries = 3
+
+// settleWant puts, in the first call of sc's solution refused for a number the
+// handler computed, the number it wanted in place of the argument's whose
+// binding Settles, and reports whether it did. The solution is copied
+// first: the memo's scenario keeps its own.
+func (p *policy) settleWant(sc *scenario.Scenario, steps []brief.TryStep, bs ground.Bindings) bool {
+	for i, st := range steps {
+		if i >= len(sc.Solution) || st.OK {
+			continue
+		}
+		if st.Want == nil {
+			return false
+		}
+		call := sc.Solution[i]
+		keys := slices.Sorted(maps.Keys(call.Args))
+		for _, k := range keys {
+			if bd, ok := bs.Of(call.Tool, k); !ok || !bd.Settles() {
+				continue
+			}
+			v, ok := ground.SwapWant(ground.CloneValue(call.Args[k]), st.Want)
+			if !ok {
+				continue
+			}
+			args := maps.Clone(call.Args)
+			args[k] = v
+			sc.Solution = slices.Clone(sc.Solution)
+			sc.Solution[i].Args = args
+			return true
+		}
+		return false
+	}
+	return false
 }

@@ -81,6 +81,21 @@ type Binding struct {
 	Computed bool `json:"computed,omitempty"`
 }
 
+// Settles reports whether a rehearsal may put the number a refusal wanted
+// (Answer.Want) in the argument's place: the handler computes it, or no
+// confirmed column grounds it (rows of objects, an unbound or guessed
+// number). An argument a column grounds is the caller's or the record's:
+// another value of it refused is a way the world says no.
+func (b Binding) Settles() bool {
+	switch {
+	case b.Computed, b.How == FromRows, b.How == Unbound:
+		return true
+	case b.How == ByLikeness:
+		return !b.Confirmed
+	}
+	return false
+}
+
 // Column is "table.column", or "".
 func (b Binding) Ref() string {
 	if b.Table == "" {

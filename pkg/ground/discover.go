@@ -100,7 +100,7 @@ func (s *search) wanted(ctx context.Context, params []string, args map[string]an
 		if !has {
 			continue
 		}
-		nv, ok := SwapWant(cloneValue(v), ans.Want)
+		nv, ok := SwapWant(CloneValue(v), ans.Want)
 		if !ok {
 			continue
 		}
@@ -121,19 +121,19 @@ func (s *search) wanted(ctx context.Context, params []string, args map[string]an
 	return "", false, nil
 }
 
-// cloneValue copies the maps and lists of an argument's value.
-func cloneValue(v any) any {
+// CloneValue copies the maps and lists of an argument's value.
+func CloneValue(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = cloneValue(e)
+			out[k] = CloneValue(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i := range x {
-			out[i] = cloneValue(x[i])
+			out[i] = CloneValue(x[i])
 		}
 		return out
 	}

@@ -38,5 +38,6 @@ type Answer struct {
 // and the number the handler computed and compared it with (Value); each
 // an int64 or a float64.
 type Want struct {
-	Arg, Value any
+	Arg   any `json:"arg"`
+	Value any `json:"value"`
 }

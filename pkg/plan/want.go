@@ -73,7 +73,7 @@ func (w *wanting) settle(calls []scenario.Call, ans []ground.Answer) bool {
 		if a.Want == nil {
 			return false // the first refusal is another's
 		}
-		args := copyArgs(calls[i].Args)
+		args, _ := ground.CloneValue(calls[i].Args).(map[string]any)
 		if !w.replace(calls[i].Tool, args, a.Want) {
 			return false
 		}
@@ -103,48 +103,11 @@ func (w *wanting) replace(tool string, args map[string]any, want *ground.Want) b
 	return false
 }
 
-// changeable: the handler computes the argument's number, or no
-// confirmed column grounds it.
+// changeable: the argument's binding Settles.
 func (w *wanting) changeable(tool, param string) bool {
 	if w.bs == nil {
 		return false
 	}
 	bd, ok := w.bs.Of(tool, param)
-	if !ok {
-		return false
-	}
-	if bd.Computed {
-		return true
-	}
-	switch bd.How {
-	case ground.FromRows, ground.Unbound:
-		return true
-	case ground.ByLikeness:
-		return !bd.Confirmed
-	}
-	return false
-}
-
-// copyArgs copies args deeply (maps and lists), so a swap changes no map
-// another call shares.
-func copyArgs(args map[string]any) map[string]any {
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		out[k] = copyValue(v)
-	}
-	return out
-}
-
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return copyArgs(x)
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = copyValue(x[i])
-		}
-		return out
-	}
-	return v
+	return ok && bd.Settles()
 }
