@@ -914,11 +914,62 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 			// argument takes: it stays the record it names, whose act it
 			// is (a caregiver's id on a patient's refill). A read's
 			// optional filter is the caller's to leave out.
-			assign[p] = f
+			own, err := s.writesTable(ctx, a.Table)
+			if err != nil {
+				return err
+			}
+			if own {
+				assign[p] = f
+			}
 		}
 	}
 	s.used = used
 	return nil
+}
+
+// writesRehearser is a Rehearser that also returns statements writing
+// what the calls wrote (probe's).
+type writesRehearser interface {
+	RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]Answer, []scenario.Statement, error)
+}
+
+// writesTable reports whether the call that last answered ok (s.used)
+// writes a row of table, or may: a value new to a column is one to write
+// when the act writes it there (an email changed, a member registered);
+// an act that only copies it into another table's rows (a booking's
+// origin airport) names a record of the column, which a handler that
+// never looks it up takes all the same. A read, or a rehearser that
+// cannot tell what was written, keeps the value fresh.
+func (s *search) writesTable(ctx context.Context, table string) (bool, error) {
+	wr, ok := s.r.(writesRehearser)
+	if !ok || !s.wrote {
+		return true, nil
+	}
+	s.tries++
+	ans, writes, err := wr.RehearseWrites(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: s.used}})
+	if err != nil || len(ans) == 0 || !ans[0].OK || len(writes) == 0 {
+		return true, err
+	}
+	for _, st := range writes {
+		if WrittenTable(st.SQL) == table {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WrittenTable is the table an INSERT, UPDATE or DELETE statement writes,
+// "" for any other.
+func WrittenTable(sql string) string {
+	f := strings.Fields(sql)
+	switch {
+	case len(f) >= 3 && (strings.EqualFold(f[0], "INSERT") || strings.EqualFold(f[0], "DELETE")) &&
+		(strings.EqualFold(f[1], "INTO") || strings.EqualFold(f[1], "FROM")):
+		return strings.Trim(f[2], `"`)
+	case len(f) >= 2 && strings.EqualFold(f[0], "UPDATE"):
+		return strings.Trim(f[1], `"`)
+	}
+	return ""
 }
 
 // frees checks, on the case an act answered ok, each argument taken from a

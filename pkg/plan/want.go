@@ -52,7 +52,11 @@ func (w *wanting) RehearseEffect(ctx context.Context, setup []scenario.Statement
 }
 
 func (w *wanting) RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, []scenario.Statement, error) {
-	wr, _ := w.r.(writesRehearser)
+	wr, ok := w.r.(writesRehearser)
+	if !ok {
+		ans, err := w.Rehearse(ctx, setup, calls)
+		return ans, nil, err
+	}
 	for try := 0; ; try++ {
 		ans, writes, err := wr.RehearseWrites(ctx, setup, calls)
 		if err != nil || try == wantTries || !w.settle(calls, ans) {
