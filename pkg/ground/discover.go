@@ -914,9 +914,12 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 			// argument takes: it stays the record it names, whose act it
 			// is (a caregiver's id on a patient's refill). A read's
 			// optional filter is the caller's to leave out.
-			own, err := s.writesTable(ctx, a.Table)
-			if err != nil {
-				return err
+			own := true
+			if s.g.keyColumn(a.Table, a.Column) {
+				var err error
+				if own, err = s.writesTable(ctx, a.Table); err != nil {
+					return err
+				}
 			}
 			if own {
 				assign[p] = f
@@ -933,13 +936,21 @@ type writesRehearser interface {
 	RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]Answer, []scenario.Statement, error)
 }
 
+// keyColumn reports whether col is (part of) table's primary key: its
+// values name the table's records.
+func (g *Graph) keyColumn(table, col string) bool {
+	t := g.C.Table(table)
+	return t != nil && slices.Contains(t.PrimaryKey, col)
+}
+
 // writesTable reports whether the call that last answered ok (s.used)
-// writes a row of table, or may: a value new to a column is one to write
-// when the act writes it there (an email changed, a member registered);
-// an act that only copies it into another table's rows (a booking's
-// origin airport) names a record of the column, which a handler that
-// never looks it up takes all the same. A read, or a rehearser that
-// cannot tell what was written, keeps the value fresh.
+// writes a row of table, or may. A new value of a table's key is one to
+// write when the act writes that table (a member registered); an act that
+// only copies it into another table's rows (a booking's origin airport)
+// names a record, which a handler that never looks it up takes all the
+// same. (A new phone number the act writes onto a parcel is not a key: it
+// stays fresh.) A read, or a rehearser that cannot tell what was written,
+// keeps the value fresh.
 func (s *search) writesTable(ctx context.Context, table string) (bool, error) {
 	wr, ok := s.r.(writesRehearser)
 	if !ok || !s.wrote {

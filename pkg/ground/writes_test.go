@@ -31,9 +31,9 @@ func (o onlyRehearses) Rehearse(ctx context.Context, setup []scenario.Statement,
 	return o.w.Rehearse(ctx, setup, calls)
 }
 
-// A value new to a column is one to write only where the act writes that
-// column's table: a booking that copies its origin into the reservation
-// names an airport; one a rehearser cannot tell about keeps the value.
+// A new value of a table's key is one to write only where the act writes
+// that table: a booking that copies its origin into the reservation names
+// an airport; one a rehearser cannot tell about keeps the value.
 func TestWritesTable(t *testing.T) {
 	booking := bookWorld{writes: []scenario.Statement{
 		{SQL: "INSERT INTO reservations (reservation_id, origin) VALUES ($1, $2)", Args: []any{"HATHAT", "SFQ"}},
