@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -502,13 +504,40 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			unrehearsed = &sc
 			continue
 		}
-		allOK := len(tr.Steps) == len(sc.Solution)
-		for _, s := range tr.Steps {
-			allOK = allOK && s.OK
+		binds := func(req int) ground.Bindings {
+			if req > 0 && bk.Spec.Next != nil {
+				return p.binds(bk.Spec.Next.Spec)
+			}
+			return p.binds(spec)
+		}
+		allOK := tried(tr, sc)
+		for n := 0; !allOK && n < wantTries && settleWant(&sc, tr.Steps, binds); n++ {
+			// A number the world computes (a total), which the case could
+			// not know: rehearsed again with the one the refusal wanted.
+			try = toolArgs(brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution})
+			tr = brief.TryResult{}
+			if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
+				return &model.ToolCall{Name: brief.ToolTry, Arguments: try}
+			})), &tr); err != nil || tr.Error != "" {
+				break
+			}
+			allOK = tried(tr, sc)
 		}
 		if !allOK {
 			unrehearsed = &sc
 			continue
+		}
+		if len(sc.Then) > 0 {
+			// A later request's numbers are settled on the world the
+			// earlier ones leave: the whole conversation is rehearsed.
+			for n := 0; n < wantTries; n++ {
+				var all brief.TryResult
+				if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
+					return toolCall(brief.ToolTry, brief.TryArgs{Setup: sc.Setup, Calls: conversation(sc)})
+				})), &all); err != nil || all.Error != "" || !settleWant(&sc, all.Steps, binds) {
+					break
+				}
+			}
 		}
 		if bk.Outcome == "succeed" && len(tr.Steps) > 0 {
 			sc.Outputs = outputs(tr.Steps[len(tr.Steps)-1].Result, sc.Solution[len(sc.Solution)-1].Args)
@@ -582,4 +611,103 @@ func outputs(result json.RawMessage, args map[string]any) []string {
 		}
 	}
 	return nil
+}
+
+// tried reports whether every call of sc's solution answered ok.
+func tried(tr brief.TryResult, sc scenario.Scenario) bool {
+	ok := tr.Error == "" && len(tr.Steps) == len(sc.Solution)
+	for _, s := range tr.Steps {
+		ok = ok && s.OK
+	}
+	return ok
+}
+
+// wantTries bounds the rehearsals that settle computed numbers: each
+// learns one.
+const wantTries = 3
+
+// conversation is sc's solution calls in the order the conversation
+// makes them: the first request's, then each later request's.
+func conversation(sc scenario.Scenario) []scenario.Call {
+	calls := slices.Clone(sc.Solution)
+	for _, r := range sc.Then {
+		calls = append(calls, r.Solution...)
+	}
+	return calls
+}
+
+// settleWant puts, in the first call of sc's conversation (steps are of
+// conversation(sc)) refused for a number the handler computed, the number
+// it wanted in place of the argument's whose binding Settles (binds(r):
+// the bindings of request r, 0 the first), and reports whether it did.
+// What it changes is copied first: the memo's scenario keeps its own.
+func settleWant(sc *scenario.Scenario, steps []brief.TryStep, binds func(req int) ground.Bindings) bool {
+	sols := [][]scenario.Call{sc.Solution}
+	for _, r := range sc.Then {
+		sols = append(sols, r.Solution)
+	}
+	i := 0
+	for req, sol := range sols {
+		for j, call := range sol {
+			if i >= len(steps) {
+				return false
+			}
+			st := steps[i]
+			i++
+			if st.OK {
+				continue
+			}
+			if st.Want == nil {
+				return false
+			}
+			bs := binds(req)
+			for _, k := range slices.Sorted(maps.Keys(call.Args)) {
+				if bd, ok := bs.Of(call.Tool, k); !ok || !bd.Settles() {
+					continue
+				}
+				v, ok := ground.SwapWant(ground.CloneValue(call.Args[k]), st.Want)
+				if !ok {
+					continue
+				}
+				args := maps.Clone(call.Args)
+				args[k] = v
+				sol = slices.Clone(sol)
+				sol[j].Args = args
+				if req == 0 {
+					sc.Solution = sol
+					sc.SubGoals = resettled(sc.SubGoals, k, call.Args[k], v)
+				} else {
+					sc.Then = slices.Clone(sc.Then)
+					sc.Then[req-1].Solution = sol
+					sc.Then[req-1].SubGoals = resettled(sc.Then[req-1].SubGoals, k, call.Args[k], v)
+				}
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// resettled is subs with each check's param named k that held old (the
+// act's argument, as the case wrote it) holding v: a check of what the
+// act leaves asks for the number the world took. Changed checks are
+// copied.
+func resettled(subs []scenario.SubGoalRef, k string, old, v any) []scenario.SubGoalRef {
+	var out []scenario.SubGoalRef
+	for i, sg := range subs {
+		pv, has := sg.Params[k]
+		if !has || !reflect.DeepEqual(pv, old) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(subs)
+		}
+		out[i].Params = maps.Clone(sg.Params)
+		out[i].Params[k] = v
+	}
+	if out == nil {
+		return subs
+	}
+	return out
 }

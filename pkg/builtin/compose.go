@@ -565,6 +565,14 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		// A value the case asks for of its own choosing (a day it names)
 		// is what the world's answer turns on: stated, whatever its type.
 		bd, bound := binds.Of(t.Name, k)
+		// A number the world computes (a booking's total, a charge's
+		// duty plus VAT plus fee) is the agent's to work out, not the
+		// caller's to dictate; split over several payments, the shares
+		// are the caller's choice.
+		total := bound && bd.Computed && numbers(act.Args[k]) == 1
+		if total && !hasObject(act.Args[k]) {
+			continue
+		}
 		stated := bound && b.States(bd, act.Args[k]) || held[k]
 		if bk.Outcome != scenario.OutcomeSucceed && !stated && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
 			continue
@@ -580,7 +588,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 			// travels, which card), not the amounts inside it: the price
 			// is the world's to work out, and a refusal resting on an
 			// amount the caller dictates would test that amount instead.
-			val = spoken(act.Args[k], bk.Outcome == scenario.OutcomeSucceed)
+			val = spoken(act.Args[k], bk.Outcome == scenario.OutcomeSucceed && !total)
 		case isList(act.Args[k]):
 			var parts []string
 			for _, e := range act.Args[k].([]any) {
@@ -774,6 +782,28 @@ func hasObject(v any) bool {
 // parts in words ("flight number HAT087, date 2024-05-21"), so
 // that every code in it stands as a word of its own; numbers inside an
 // object only where numbers is set.
+// numbers counts the numbers in v, inside its maps and lists too.
+func numbers(v any) int {
+	switch x := v.(type) {
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += numbers(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for _, e := range x {
+			n += numbers(e)
+		}
+		return n
+	}
+	if isNumber(v) {
+		return 1
+	}
+	return 0
+}
+
 func spoken(v any, numbers bool) string {
 	switch x := v.(type) {
 	case []any:

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/suitegen/suitegen/pkg/brief"
 	"github.com/suitegen/suitegen/pkg/ground"
+	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -55,6 +57,15 @@ func TestComposesTwoRequests(t *testing.T) {
 				if sc.Then[0].UseCase != b.Spec.Next.UseCase || !strings.Contains(sc.Instruction, thenWords) {
 					t.Errorf("%s: second request %s, instruction %q", sc.Name, sc.Then[0].UseCase, sc.Instruction)
 				}
+				// As the writer does: numbers the world computes (a
+				// booking's total) are settled by rehearsing the
+				// conversation.
+				settled(t, probe.Rehearser(e.World), &sc, func(req int) ground.Bindings {
+					if req > 0 {
+						return p.binds(b.Spec.Next.Spec)
+					}
+					return p.binds(b.Spec)
+				})
 				v, err := e.Prover.Prove(ctx, &sc)
 				if err != nil {
 					t.Fatal(err)
@@ -96,5 +107,71 @@ func TestOneRequestOnRefusal(t *testing.T) {
 		if !oneRequest(&sc, []brief.Refusal{r}) || len(sc.Then) != 0 || sc.Instruction != "Ann wants to cancel." || sc.MaxTurns != 12 {
 			t.Errorf("%+v: %+v, want request 1 alone", r, sc)
 		}
+	}
+}
+
+// settled rehearses sc's conversation and settles the numbers its
+// refusals want (settleWant), as the writer's try_calls do, up to
+// wantTries times.
+func settled(t *testing.T, r ground.Rehearser, sc *scenario.Scenario, binds func(int) ground.Bindings) {
+	t.Helper()
+	for n := 0; n < wantTries; n++ {
+		ans, err := r.Rehearse(context.Background(), sc.Setup, conversation(*sc))
+		if err != nil {
+			return // the prover says why
+		}
+		steps := make([]brief.TryStep, len(ans))
+		for i, a := range ans {
+			steps[i] = brief.TryStep{OK: a.OK, Refused: a.Refused, Error: a.Error, Want: a.Want}
+		}
+		if !settleWant(sc, steps, binds) {
+			return
+		}
+	}
+}
+
+// settleWant puts a refusal's wanted number in the call it refused,
+// whichever request holds it, and only where the argument's binding
+// Settles; the scenario it was given keeps its own calls.
+func TestSettleWantAcrossRequests(t *testing.T) {
+	bs := ground.Bindings{
+		{Tool: "book", Param: "payments", How: ground.FromRows},
+		{Tool: "book", Param: "pin", How: ground.ByXRef, Table: "cards", Column: "pin", Confirmed: true},
+	}
+	binds := func(int) ground.Bindings { return bs }
+	book := scenario.Call{Tool: "book", Args: map[string]any{"pin": int64(1111), "payments": []any{map[string]any{"amount": int64(58)}}}}
+	orig := scenario.Scenario{
+		Solution: []scenario.Call{{Tool: "find", Args: map[string]any{"id": "u1"}}},
+		Then: []scenario.Request{{UseCase: "book", Solution: []scenario.Call{book},
+			SubGoals: []scenario.SubGoalRef{{Name: "booked", Params: maps.Clone(book.Args)}, {Name: "other", Params: map[string]any{"payments": "x"}}}}},
+	}
+	sc := orig
+	refused := []brief.TryStep{{OK: true}, {Refused: true, Want: &ground.Want{Arg: int64(58), Value: int64(122)}}}
+	if !settleWant(&sc, refused, binds) {
+		t.Fatal("the second request's total was not settled")
+	}
+	if got := sc.Then[0].Solution[0].Args["payments"].([]any)[0].(map[string]any)["amount"]; got != int64(122) {
+		t.Errorf("the booking carries %v, want 122", got)
+	}
+	if got := sc.Then[0].SubGoals[0].Params["payments"].([]any)[0].(map[string]any)["amount"]; got != int64(122) {
+		t.Errorf("the check of the booking asks for %v, want 122", got)
+	}
+	if got := sc.Then[0].SubGoals[1].Params["payments"]; got != "x" {
+		t.Errorf("a check's param that held another value was changed: %v", got)
+	}
+	if got := orig.Then[0].Solution[0].Args["payments"].([]any)[0].(map[string]any)["amount"]; got != int64(58) {
+		t.Errorf("the scenario given was changed: %v", got)
+	}
+	if got := orig.Then[0].SubGoals[0].Params["payments"].([]any)[0].(map[string]any)["amount"]; got != int64(58) {
+		t.Errorf("the scenario given had its check changed: %v", got)
+	}
+	// A wrong PIN is a refusal cases test: a column grounds it.
+	sc = orig
+	if settleWant(&sc, []brief.TryStep{{OK: true}, {Refused: true, Want: &ground.Want{Arg: int64(1111), Value: int64(1234)}}}, binds) {
+		t.Errorf("a confirmed column's value was settled: %+v", sc.Then[0].Solution[0].Args)
+	}
+	// A refusal without a wanted number settles nothing.
+	if settleWant(&sc, []brief.TryStep{{Refused: true}}, binds) {
+		t.Error("a refusal without want was settled")
 	}
 }

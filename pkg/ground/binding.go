@@ -74,6 +74,26 @@ type Binding struct {
 	Picks []any `json:"picks,omitempty"`
 	// Optional arguments are filled only when Fill says so.
 	Fill bool `json:"fill,omitempty"`
+	// Computed: the handler works the value out (a total of the case's
+	// rows) and refused the column's own, telling the number it wanted
+	// (Answer.Want); the call answered ok with that number. The column
+	// only chooses the rows; a rehearsal settles the number.
+	Computed bool `json:"computed,omitempty"`
+}
+
+// Settles reports whether a rehearsal may put the number a refusal wanted
+// (Answer.Want) in the argument's place: the handler computes it, or no
+// confirmed column grounds it (rows of objects, an unbound or guessed
+// number). An argument a column grounds is the caller's or the record's:
+// another value of it refused is a way the world says no.
+func (b Binding) Settles() bool {
+	switch {
+	case b.Computed, b.How == FromRows, b.How == Unbound:
+		return true
+	case b.How == ByLikeness:
+		return !b.Confirmed
+	}
+	return false
 }
 
 // Column is "table.column", or "".
@@ -95,6 +115,9 @@ func (b Binding) Found() string {
 	}
 	if b.How == FromClock && len(b.Picks) > 0 {
 		s += fmt.Sprintf(" (%v)", b.Picks[0])
+	}
+	if b.Computed {
+		s += ", a number the handler computes"
 	}
 	if b.Confirmed {
 		s += ", confirmed by rehearsal"

@@ -82,6 +82,62 @@ type search struct {
 	cured map[string]Binding
 	// scanned are the tables whose rows together has played.
 	scanned map[string]bool
+	// computed is the argument whose number the handler computes, when the
+	// call answered ok only with the number a refusal wanted (wanted).
+	computed string
+}
+
+// wanted rehearses again a call refused for a number the handler computed,
+// with that number in place of the argument's (the first of params, in
+// order, that gave it), and reports which argument it was when the call
+// then answers ok.
+func (s *search) wanted(ctx context.Context, params []string, args map[string]any, ans Answer) (string, bool, error) {
+	if ans.Want == nil {
+		return "", false, nil
+	}
+	for _, p := range params {
+		v, has := args[p]
+		if !has {
+			continue
+		}
+		nv, ok := SwapWant(CloneValue(v), ans.Want)
+		if !ok {
+			continue
+		}
+		again := make(map[string]any, len(args))
+		maps.Copy(again, args)
+		again[p] = nv
+		s.tries++
+		res, err := s.r.Rehearse(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: again}})
+		if err != nil || len(res) == 0 {
+			return "", false, err
+		}
+		if res[0].OK {
+			s.used, s.wrote = again, res[0].Wrote
+			return p, true, nil
+		}
+		return "", false, nil
+	}
+	return "", false, nil
+}
+
+// CloneValue copies the maps and lists of an argument's value.
+func CloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = CloneValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = CloneValue(x[i])
+		}
+		return out
+	}
+	return v
 }
 
 func (s *search) run(ctx context.Context, decl Bindings) (Bindings, string, error) {
@@ -435,6 +491,7 @@ func (s *search) bindings(params []string, req map[string]bool, final map[string
 		if s.ok {
 			_, filled := s.used[p]
 			b.Confirmed = filled && b.How != FreeText && b.How != Unbound && b.How != ByEnum
+			b.Computed = p == s.computed
 		} else if req[p] && b.Table == "" && b.How != ByEnum && b.How != FreeText && b.How != FromRows && (b.How != FromPattern || !declined(s.t, p)) {
 			// A value written from the schema of an argument its author
 			// says names no record (x-ref: false) is what the author
@@ -530,8 +587,14 @@ func (s *search) try(ctx context.Context, b Bound, params []string, assign map[s
 	}
 	ans := res[0]
 	if ans.OK {
-		s.used, s.wrote = args, ans.Wrote
+		s.used, s.wrote, s.computed = args, ans.Wrote, ""
 		return true, nil, 0, nil
+	}
+	if p, ok, err := s.wanted(ctx, params, args, ans); err != nil || ok {
+		if ok {
+			s.computed = p
+		}
+		return ok, nil, 0, err
 	}
 	s.last = ans.Error
 	var rest []string
@@ -851,11 +914,73 @@ func (s *search) writes(ctx context.Context, b Bound, params []string, anchor st
 			// argument takes: it stays the record it names, whose act it
 			// is (a caregiver's id on a patient's refill). A read's
 			// optional filter is the caller's to leave out.
-			assign[p] = f
+			own := true
+			if s.g.keyColumn(a.Table, a.Column) {
+				var err error
+				if own, err = s.writesTable(ctx, a.Table); err != nil {
+					return err
+				}
+			}
+			if own {
+				assign[p] = f
+			}
 		}
 	}
 	s.used = used
 	return nil
+}
+
+// writesRehearser is a Rehearser that also returns statements writing
+// what the calls wrote (probe's).
+type writesRehearser interface {
+	RehearseWrites(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]Answer, []scenario.Statement, error)
+}
+
+// keyColumn reports whether col is (part of) table's primary key: its
+// values name the table's records.
+func (g *Graph) keyColumn(table, col string) bool {
+	t := g.C.Table(table)
+	return t != nil && slices.Contains(t.PrimaryKey, col)
+}
+
+// writesTable reports whether the call that last answered ok (s.used)
+// writes a row of table, or may. A new value of a table's key is one to
+// write when the act writes that table (a member registered); an act that
+// only copies it into another table's rows (a booking's origin airport)
+// names a record, which a handler that never looks it up takes all the
+// same. (A new phone number the act writes onto a parcel is not a key: it
+// stays fresh.) A read, or a rehearser that cannot tell what was written,
+// keeps the value fresh.
+func (s *search) writesTable(ctx context.Context, table string) (bool, error) {
+	wr, ok := s.r.(writesRehearser)
+	if !ok || !s.wrote {
+		return true, nil
+	}
+	s.tries++
+	ans, writes, err := wr.RehearseWrites(ctx, nil, []scenario.Call{{Tool: s.t.Name, Args: s.used}})
+	if err != nil || len(ans) == 0 || !ans[0].OK || len(writes) == 0 {
+		return true, err
+	}
+	for _, st := range writes {
+		if WrittenTable(st.SQL) == table {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WrittenTable is the table an INSERT, UPDATE or DELETE statement writes,
+// "" for any other.
+func WrittenTable(sql string) string {
+	f := strings.Fields(sql)
+	switch {
+	case len(f) >= 3 && (strings.EqualFold(f[0], "INSERT") || strings.EqualFold(f[0], "DELETE")) &&
+		(strings.EqualFold(f[1], "INTO") || strings.EqualFold(f[1], "FROM")):
+		return strings.Trim(f[2], `"`)
+	case len(f) >= 2 && strings.EqualFold(f[0], "UPDATE"):
+		return strings.Trim(f[1], `"`)
+	}
+	return ""
 }
 
 // frees checks, on the case an act answered ok, each argument taken from a

@@ -28,4 +28,16 @@ type Answer struct {
 	// took, "" otherwise: two refusals of one act on different branches are
 	// two different ways the world says no.
 	Branch string
+	// Want, for a refusal whose branch compared a number of the call's
+	// with one the handler computed, is the two: the call goes through
+	// with Value in Arg's place.
+	Want *Want
+}
+
+// Want is a refused call's number (Arg: an argument, or a sum of them)
+// and the number the handler computed and compared it with (Value); each
+// an int64 or a float64.
+type Want struct {
+	Arg   any `json:"arg"`
+	Value any `json:"value"`
 }

@@ -406,7 +406,7 @@ func Derive(ctx context.Context, c *contract.Contract, r ground.Rehearser, opts 
 	d := &deriver{
 		c: c, opts: opts, gr: &gr,
 		p:       &Plan{Cells: Grid(c), Asked: opts.Asked},
-		sv:      &solver{g: g, r: r, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved, rules: opts.Rules, mutants: opts.Mutants},
+		sv:      &solver{g: g, r: &wanting{r: r, bs: &gr.Bindings}, workers: probeWorkers, bs: gr.Bindings, unanswered: gr.Unanswered, wrote: gr.Wrote, max: opts.MaxProbe, solved: kept.solved, rules: opts.Rules, mutants: opts.Mutants},
 		handoff: Handoff(c),
 		cellOf:  map[string]string{},
 	}

@@ -275,6 +275,23 @@ func (sv *solver) solveAs(ctx context.Context, tool *contract.Tool, further []st
 		return sol, err
 	}
 	if best < 0 {
+		// The preconditions may hold only on rows few have (a parcel
+		// with a customs charge): those found are looked at first.
+		for _, ch := range chains {
+			more, err := sv.answeringRows(ctx, tool, ch, sc, true)
+			if err != nil {
+				return sol, err
+			}
+			if len(more) > 0 {
+				sc.rows = append(more, sc.rows...)
+				if best, lastErr, err = sv.bestChain(ctx, tool, chains, sc); err != nil {
+					return sol, err
+				}
+				break
+			}
+		}
+	}
+	if best < 0 {
 		sol.why = sv.chainWhy(tool, chains, lastErr)
 		return sol, nil
 	}
@@ -287,7 +304,7 @@ func (sv *solver) solveAs(ctx context.Context, tool *contract.Tool, further []st
 		// The act may answer ok only on rows in a state few hold (a trip
 		// completed in the last week and not yet rated), which the sample
 		// missed: those it finds are played with the sample.
-		more, err := sv.answeringRows(ctx, tool, sol.chain, sc)
+		more, err := sv.answeringRows(ctx, tool, sol.chain, sc, false)
 		if err != nil {
 			return sol, err
 		}
@@ -364,8 +381,9 @@ const (
 )
 
 // answeringRows plays the act after chain on rows of the table the sample
-// left out, spread over it, and returns the first few it answers ok on.
-func (sv *solver) answeringRows(ctx context.Context, tool *contract.Tool, chain []string, sc sampledCases) ([]ground.Row, error) {
+// left out, spread over it, and returns the first few it answers ok on
+// (with prereqOnly, the first few the preconditions answer ok on).
+func (sv *solver) answeringRows(ctx context.Context, tool *contract.Tool, chain []string, sc sampledCases, prereqOnly bool) ([]ground.Row, error) {
 	pk := sv.g.PK(sc.table)
 	sampled := map[string]bool{}
 	for _, r := range sc.rows {
@@ -381,13 +399,13 @@ func (sv *solver) answeringRows(ctx context.Context, tool *contract.Tool, chain 
 	if len(rest.rows) == 0 {
 		return nil, nil
 	}
-	steps, err := sv.runRows(ctx, tool, chain, rest, len(rest.rows), false)
+	steps, err := sv.runRows(ctx, tool, chain, rest, len(rest.rows), prereqOnly)
 	if err != nil {
 		return nil, err
 	}
 	var out []ground.Row
 	for i, st := range steps {
-		if st.prereqOK && st.act.OK && len(out) < rarerAnswers {
+		if st.prereqOK && (prereqOnly || st.act.OK) && len(out) < rarerAnswers {
 			out = append(out, rest.rows[i])
 		}
 	}

@@ -58,7 +58,7 @@ func (r rehearser) around(ctx context.Context, setup []scenario.Statement, calls
 		for _, c := range calls {
 			res := cp.Call(ctx, c.Tool, c.Args)
 			out = append(out, ground.Answer{OK: res.OK, Refused: res.Refused, Crash: res.Crash, Invalid: res.Invalid,
-				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch})
+				Wrote: res.Wrote, Error: res.Error, Result: res.Result, Read: res.ReadArgs, Branch: res.Branch, Want: want(res)})
 		}
 		if seen == nil {
 			return nil
@@ -148,4 +148,12 @@ func statementsOf(c *contract.Contract, d world.StateDiff) []scenario.Statement 
 		}
 	}
 	return slices.Concat(dels, upds, ins)
+}
+
+// want is a refusal's numbers, as grounding reads them.
+func want(res world.CallResult) *ground.Want {
+	if res.Want == nil {
+		return nil
+	}
+	return &ground.Want{Arg: res.Want.Arg, Value: res.Want.Value}
 }

@@ -57,45 +57,9 @@ func (b Branch) At() string { return b.File + ":" + strconv.Itoa(b.Line) }
 // file and line. A file that does not parse is an error (a contract that
 // loaded has none).
 func Branches(c *contract.Contract) ([]Branch, error) {
-	files := map[string]*syntax.File{}
-	parse := func(name string) (*syntax.File, error) {
-		if f, ok := files[name]; ok {
-			return f, nil
-		}
-		src, ok := c.Sources[name]
-		if !ok {
-			return nil, nil
-		}
-		f, err := fileOptions.Parse(name, src, 0)
-		if err != nil {
-			return nil, fmt.Errorf("branches: %w", err)
-		}
-		files[name] = f
-		return f, nil
-	}
-	// Every file a handler reaches through load().
-	var queue []string
-	for i := range c.Tools {
-		queue = append(queue, HandlerPath(&c.Tools[i]))
-	}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		if _, seen := files[name]; seen {
-			continue
-		}
-		f, err := parse(name)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			continue
-		}
-		for _, s := range f.Stmts {
-			if l, ok := s.(*syntax.LoadStmt); ok {
-				queue = append(queue, path.Clean(l.ModuleName()))
-			}
-		}
+	files, err := handlerFiles(c)
+	if err != nil {
+		return nil, err
 	}
 	ix := newFuncIndex(files)
 	byAt := map[string]*Branch{}
@@ -150,6 +114,51 @@ func Branches(c *contract.Contract) ([]Branch, error) {
 		return !out[i].Else && out[j].Else
 	})
 	return out, nil
+}
+
+// handlerFiles parses every file a handler reaches through load().
+func handlerFiles(c *contract.Contract) (map[string]*syntax.File, error) {
+	files := map[string]*syntax.File{}
+	parse := func(name string) (*syntax.File, error) {
+		if f, ok := files[name]; ok {
+			return f, nil
+		}
+		src, ok := c.Sources[name]
+		if !ok {
+			return nil, nil
+		}
+		f, err := fileOptions.Parse(name, src, 0)
+		if err != nil {
+			return nil, fmt.Errorf("branches: %w", err)
+		}
+		files[name] = f
+		return f, nil
+	}
+	// Every file a handler reaches through load().
+	var queue []string
+	for i := range c.Tools {
+		queue = append(queue, HandlerPath(&c.Tools[i]))
+	}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if _, seen := files[name]; seen {
+			continue
+		}
+		f, err := parse(name)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			continue
+		}
+		for _, s := range f.Stmts {
+			if l, ok := s.(*syntax.LoadStmt); ok {
+				queue = append(queue, path.Clean(l.ModuleName()))
+			}
+		}
+	}
+	return files, nil
 }
 
 // FileBranches lists the refusal branches of one Starlark source on its own

@@ -61,7 +61,7 @@ func run(p *Programs, src string, rewritten bool) (string, error) {
 		return "", err
 	}
 	if rewritten {
-		if err := rewrite(f); err != nil {
+		if err := rewrite(f, nil); err != nil {
 			return "", err
 		}
 	}

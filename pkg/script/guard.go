@@ -33,6 +33,7 @@ func (p *Programs) makePredeclared() starlark.StringDict {
 		fnAttr:        starlark.NewBuiltin(fnAttr, builtinAttr),
 		fnSlice:       starlark.NewBuiltin(fnSlice, builtinSlice),
 		fnDictLiteral: starlark.NewBuiltin(fnDictLiteral, builtinDictLiteral),
+		fnWant:        starlark.NewBuiltin(fnWant, builtinWant),
 	}
 	for name, cost := range builtinCosts {
 		d[name] = chargedBuiltin(name, cost)

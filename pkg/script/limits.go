@@ -26,6 +26,7 @@ type callState struct {
 	alloc   int64
 	queries int // database round trips so far
 	wrote   bool
+	wants   map[string]Want        // the noted operations' last sides, by place (want.go)
 	reason  atomic.Pointer[string] // the limit that stopped the call, first wins
 }
 

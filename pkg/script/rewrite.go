@@ -51,13 +51,18 @@ var augOps = map[syntax.Token]syntax.Token{
 	syntax.LTLT_EQ: syntax.LTLT, syntax.GTGT_EQ: syntax.GTGT,
 }
 
-func rewrite(f *syntax.File) error {
-	r := &rewriter{}
+// want holds the operations to note (want.go): by operator place, the
+// call's side.
+func rewrite(f *syntax.File, want map[string]int) error {
+	r := &rewriter{want: want}
 	f.Stmts = r.stmts(f.Stmts)
 	return r.err
 }
 
-type rewriter struct{ err error }
+type rewriter struct {
+	err  error
+	want map[string]int
+}
 
 func (r *rewriter) fail(pos syntax.Position, format string, args ...any) {
 	if r.err == nil {
@@ -253,6 +258,9 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.BinaryExpr:
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
+		if side, ok := r.want[posKey(e.OpPos)]; ok {
+			return wantCall(e, side)
+		}
 		if !chargedOps[e.Op] {
 			return e
 		}

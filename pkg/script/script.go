@@ -110,7 +110,10 @@ type Refusal struct {
 	// Branch is the refusal branch it came from (file:line of its if, see
 	// Branches), or "" when the refusal stands in no branch.
 	Branch string
-	stack  []syntax.Position // the Starlark frames at the refusal, innermost first
+	// Want, when the branch refused because a number of the call's
+	// disagreed with one the handler computed, is the two (want.go).
+	Want  *Want
+	stack []syntax.Position // the Starlark frames at the refusal, innermost first
 }
 
 func (r *Refusal) Error() string { return "refused: " + r.Message }
@@ -162,6 +165,7 @@ type Programs struct {
 	checks      map[string]*starlark.Function // sub-goal -> check
 	modules     map[string]starlark.StringDict
 	branches    map[string]string // file:line of a refusing statement -> its branch
+	wants       wantOps           // the operations whose sides a refusal carries (want.go)
 }
 
 // HandlerPath is the source path of a tool's handler: its handler field, else
@@ -192,6 +196,7 @@ func compileWith(c *contract.Contract, opts Options, edit Edit) (*Programs, erro
 		checks:   map[string]*starlark.Function{},
 		modules:  map[string]starlark.StringDict{},
 		branches: branchTable(c),
+		wants:    wantSites(c),
 	}
 	p.predeclared = p.makePredeclared()
 	cp := &compiler{p: p, edit: edit, sources: c.Sources, state: map[string]int{}, errs: map[string]error{}}
@@ -323,7 +328,7 @@ func (cp *compiler) exec(file, src string) (starlark.StringDict, error) {
 	if cp.edit != nil {
 		cp.edit(file, f)
 	}
-	if err := rewrite(f); err != nil {
+	if err := rewrite(f, cp.p.wants.side); err != nil {
 		return nil, err
 	}
 	prog, err := starlark.FileProgram(f, cp.p.predeclared.Has)
@@ -393,6 +398,7 @@ func (p *Programs) HandleWithTrace(ctx context.Context, tool string, args map[st
 		var ref *Refusal
 		if errors.As(err, &ref) {
 			ref.Branch = p.branchOf(ref.stack)
+			ref.Want = p.wantOf(st, ref.Branch)
 			LogBranch(ctx, ref.Branch)
 		}
 		return nil, tr, err

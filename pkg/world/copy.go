@@ -56,6 +56,9 @@ type CallResult struct {
 	// Branch is the refusal branch of the handler that refused (file:line,
 	// see script.Branches); "" otherwise.
 	Branch string `json:"branch,omitempty"`
+	// Want is the refusal's number of the call's against the handler's
+	// own (script.Want), when its branch compared the two.
+	Want *script.Want `json:"want,omitempty"`
 	// Err is why a crashed call stopped, as a value: a prover tells an
 	// outage of the database from a bug in the contract by it.
 	Err error `json:"-"`
@@ -606,6 +609,7 @@ func (cp *Copy) Call(ctx context.Context, toolName string, args map[string]any) 
 		res.Refused = true
 		res.Error = "Error: " + ref.Message
 		res.Branch = ref.Branch
+		res.Want = ref.Want
 		if rolledBack && cp.st.known {
 			// A refusal is rolled back: the state is as before the call.
 			cp.w.answers.put(key, res)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/brief"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/model"
 	"github.com/suitegen/suitegen/pkg/outage"
@@ -99,7 +100,7 @@ func (ss *session) try(ctx context.Context, args string) string {
 	out := brief.TryResult{Diff: diff}
 	limited := false
 	for _, r := range results {
-		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result})
+		out.Steps = append(out.Steps, brief.TryStep{Tool: r.Tool, OK: r.OK, Refused: r.Refused, Crash: r.Crash, Error: r.Error, Result: r.Result, Want: want(r.Want)})
 		limited = limited || errors.Is(r.Err, script.ErrLimit)
 		if outage.Is(r.Err) {
 			// A handler's query met the outage: the record is not at fault.
@@ -287,4 +288,12 @@ func (ss *session) submit(ctx context.Context, args string) string {
 	res.Remaining = ss.outstanding()
 	ss.subs = append(ss.subs, brief.Submission{Name: sc.Name, Bucket: sc.Bucket, Kept: true, Remaining: res.Remaining})
 	return jsonText(res)
+}
+
+// want is a refused call's numbers, as the try_calls answer gives them.
+func want(w *script.Want) *ground.Want {
+	if w == nil {
+		return nil
+	}
+	return &ground.Want{Arg: w.Arg, Value: w.Value}
 }
