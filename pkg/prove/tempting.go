@@ -822,8 +822,9 @@ func sameKind(a, b any) bool {
 // that stands for a record of the caller's kind but is none the case gives:
 // text of letters and digits, bound to no column (a look-up by a name the
 // schema does not share: copyBarcode for a loan's barcode), of the shape of
-// a column of a table the caller owns rows of, which holds such codes in a
-// row of the caller's and this one in none; never handed to the caller
+// a key column of a table the caller owns rows of (its one-column primary
+// key, or a foreign key to another table), which holds such codes in a row
+// of the caller's and this one in none; never handed to the caller
 // (instruction, opening), created by the setup or shown on the path. When
 // the world answers otherwise with a code of the caller's own in its place
 // (their reservation where the act names one nobody has), the refusal rests
@@ -862,8 +863,19 @@ func (pr *proof) madeUpRecord(ctx context.Context, cp *world.Copy, act world.Cal
 			if tb.Name == cl.Table || !pr.p.g.OwnedTable(tb.Name) {
 				continue
 			}
+			// A code names a record by a key: the table's one-column key, or
+			// a column pointing at another table's (a loan's barcode). A
+			// unique column of its own (a hold's certificate number) takes
+			// a new value, which names nothing yet.
+			keys := map[string]bool{}
+			if len(tb.PrimaryKey) == 1 {
+				keys[tb.PrimaryKey[0]] = true
+			}
+			for _, fk := range pr.p.g.FKs(tb.Name) {
+				keys[fk.Column] = fk.RefTable != cl.Table
+			}
 			for _, col := range tb.Columns {
-				if typed[tb.Name+"."+col.Name][v] {
+				if !keys[col.Name] || typed[tb.Name+"."+col.Name][v] {
 					continue
 				}
 				var own []string
