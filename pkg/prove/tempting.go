@@ -164,9 +164,6 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 		if pr.act.madeUp, err = pr.madeUpRecord(ctx, cp, act, path); err != nil || pr.act.madeUp != "" {
 			return err
 		}
-		if pr.act.faithful = pr.misplacedAsked(act); pr.act.faithful != "" {
-			return nil
-		}
 		for _, falts := range [][]faithfulAlt{pr.faithfulAlternatives(act, path), pr.shownOmitted(act, path), pr.droppedOptional(act)} {
 			i, err := through(len(falts), func(i int) map[string]any { return falts[i].args })
 			if err != nil {
@@ -178,23 +175,12 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			}
 		}
 		alts := pr.alternatives(act, path)
-		// A value the caller asks for, of the kind the act sends in its
-		// place, that the world refuses on other grounds: the act's refusal
-		// rests on the value the case made up, not on the request.
-		for _, alt := range alts {
-			if !alt.stated || alt.omitted || !sameKind(act.Args[alt.name], alt.args[alt.name]) {
-				continue
-			}
-			other, err := pr.answersOtherwise(ctx, cp, act, alt.args)
-			if err != nil {
-				return err
-			}
-			if other != "" {
-				pr.act.faithful = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never gives, and with %s, which the caller asks for, it answers otherwise (%s)", act.Tool, alt.name, js(act.Args[alt.name]), alt.with(), other)
-				return nil
-			}
-		}
 		i, err := through(len(alts), func(i int) map[string]any { return alts[i].args })
+		if err == nil && i < 0 {
+			// The value the caller asks for is refused too; still the act
+			// that sends another is not the request.
+			pr.act.faithful = pr.misplacedAsked(act)
+		}
 		if err == nil && i >= 0 {
 			alt := alts[i]
 			pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
@@ -803,19 +789,6 @@ func (pr *proof) answersOtherwise(ctx context.Context, cp *world.Copy, act world
 		return nil
 	})
 	return other, err
-}
-
-// sameKind reports whether b is a value of a's kind: both numbers, or both
-// texts of the same shape (sameShape: "R10173" and "R10180").
-func sameKind(a, b any) bool {
-	_, an := number(a)
-	_, bn := number(b)
-	if an || bn {
-		return an && bn
-	}
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	return aok && bok && sameShape(as, bs)
 }
 
 // madeUpRecord names an argument of a refused act whose value is a code
