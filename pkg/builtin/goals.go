@@ -572,7 +572,7 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 			if p.smallerAmount(sc) {
 				changed = true
 			}
-		case r.Code == prove.CodeValueUnchecked:
+		case r.Code == prove.CodeValueUnchecked || r.Code == prove.CodeRecordUnchecked:
 			if p.checkValue(sc, bk, r.Step-1, r.Arg) {
 				changed = true
 			}

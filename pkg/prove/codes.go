@@ -186,6 +186,10 @@ const (
 	// caller asks for, and with another value the world takes in its place
 	// every check still holds.
 	CodeValueUnchecked Code = "value-unchecked"
+	// CodeRecordUnchecked: a success's state-changing call names a record of
+	// the caller's, and with another record of theirs in its place every
+	// check still holds.
+	CodeRecordUnchecked Code = "record-unchecked"
 )
 
 // Suite gate codes: the writer's, when the ledger will not take a proved
@@ -234,7 +238,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeInstructionContradicts}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked}, {GateNotVacuous, CodeRecordUnchecked},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

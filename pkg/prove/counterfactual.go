@@ -130,7 +130,8 @@ type proof struct {
 	unaskedVal string
 	keptValue  *Run
 	// unchecked refuses a value the caller asks for that no check tells
-	// from another the world takes (valueUnchecked); otherValue is that run.
+	// from another the world takes (valueUnchecked), or a record of the
+	// caller's from another of theirs (recordUnchecked); otherValue is that run.
 	unchecked  *Refusal
 	otherValue *Run
 	// unused caches unusedStated once the solution has been played; every
@@ -272,6 +273,11 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 		if pr.choice == "" && pr.unaskedVal == "" {
 			if err := pr.valueUnchecked(ctx); err != nil {
 				return err
+			}
+			if pr.unchecked == nil {
+				if err := pr.recordUnchecked(ctx); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -397,6 +397,9 @@ var fixtures = []fixture{
 	// The caller is moving, and no check tells a closure for that reason
 	// from one for another.
 	{prove.GateNotVacuous, prove.CodeValueUnchecked, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = sc.SubGoals[:4] }), nil},
+	// A payment on one of the caller's two charges checked only by its
+	// amount: paying on the other passes.
+	{prove.GateNotVacuous, prove.CodeRecordUnchecked, corpusFile("library-line", "pay-other-charge-unchecked.json"), exampleProver("library-line", nil)},
 	// The caller has the email the missing step needs: asked, she gives it.
 	{prove.GateOutcome, prove.CodeAskAnswerable, edit(keptAsk, func(sc *scenario.Scenario) {
 		sc.Instruction = "Maren Olsen wants to close account A-1001; she can give her email " + maren + " if asked."

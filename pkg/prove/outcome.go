@@ -92,6 +92,9 @@ func (pr *proof) outcome() []Refusal {
 			}
 		}
 		if act.Refused {
+			if pr.act.madeUp != "" {
+				return bad(CodeUnreachableRecord, "%s", pr.act.madeUp)
+			}
 			if pr.act.absent != "" {
 				return bad(CodeRefusalUngrounded, "the world refuses %s because it names %s, a record that does not exist: a refusal of what does not exist says nothing about the case", act.Tool, pr.act.absent)
 			}

@@ -48,6 +48,10 @@ type actReading struct {
 	// choice says which other value of an unstated argument the world
 	// carries out with no named rule failing ("" when none does).
 	choice string
+	// madeUp names a code of the act's that stands for a record of the
+	// caller's table nobody hands the caller, on which the world's refusal
+	// rests ("" when none; madeUpRecord).
+	madeUp string
 	// faithful says which value the path gives for an argument the caller
 	// never gives, with which the world carries the act out and no named
 	// rule fails ("" when none does): the act was not the request done right.
@@ -157,6 +161,9 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 			return -1, nil
 		}
 		path := results[:len(results)-1]
+		if pr.act.madeUp, err = pr.madeUpRecord(ctx, cp, act, path); err != nil || pr.act.madeUp != "" {
+			return err
+		}
 		for _, falts := range [][]faithfulAlt{pr.faithfulAlternatives(act, path), pr.shownOmitted(act, path), pr.droppedOptional(act)} {
 			i, err := through(len(falts), func(i int) map[string]any { return falts[i].args })
 			if err != nil {
@@ -169,6 +176,11 @@ func (pr *proof) temptingPath(ctx context.Context, lookups []scenario.Call) erro
 		}
 		alts := pr.alternatives(act, path)
 		i, err := through(len(alts), func(i int) map[string]any { return alts[i].args })
+		if err == nil && i < 0 {
+			// The value the caller asks for is refused too; still the act
+			// that sends another is not the request.
+			pr.act.faithful = pr.misplacedAsked(act)
+		}
 		if err == nil && i >= 0 {
 			alt := alts[i]
 			pr.act.choice = fmt.Sprintf("the world refuses %s with %s %s, a value the caller never asks for (instruction, opening), and carries it out with %s %s, no rule the scenario names failing", act.Tool, alt.name, js(act.Args[alt.name]), alt.name, js(alt.args[alt.name]))
@@ -756,4 +768,204 @@ func shapedWords(set map[string]bool, raw json.RawMessage, like string) {
 		}
 	}
 	walk(doc)
+}
+
+// answersOtherwise plays the act with args in its place and undone, and
+// says how the world answers otherwise than it did to the act ("" when it
+// refuses on the same grounds: the same refusal branch of the handler, or
+// the same message where it has none).
+func (pr *proof) answersOtherwise(ctx context.Context, cp *world.Copy, act world.CallResult, args map[string]any) (string, error) {
+	other := ""
+	err := cp.Try(ctx, func() error {
+		r := cp.Call(ctx, act.Tool, args)
+		switch {
+		case r.Crash && infrastructure(r.Err):
+			return r.Err
+		case r.OK:
+			other = "it carries it out"
+		case r.Refused && (r.Branch != act.Branch || r.Branch == "" && r.Error != act.Error):
+			other = "it refuses: " + r.Error
+		}
+		return nil
+	})
+	return other, err
+}
+
+// madeUpRecord names an argument of a refused act whose value is a code
+// that stands for a record of the caller's kind but is none the case gives:
+// text of letters and digits, bound to no column (a look-up by a name the
+// schema does not share: copyBarcode for a loan's barcode), of the shape of
+// a key column of a table the caller owns rows of (its one-column primary
+// key, or a foreign key to another table), which holds such codes in a row
+// of the caller's and this one in none; never handed to the caller
+// (instruction, opening), created by the setup or shown on the path. When
+// the world answers otherwise with a code of the caller's own in its place
+// (their reservation where the act names one nobody has), the refusal rests
+// on the made-up record, not on the request. "" when no argument is such.
+func (pr *proof) madeUpRecord(ctx context.Context, cp *world.Copy, act world.CallResult, path []world.CallResult) (string, error) {
+	t := pr.p.c.Tool(act.Tool)
+	cl := pr.p.c.Caller
+	if t == nil || cl == nil {
+		return "", nil
+	}
+	typed, loose := created(pr.sc.Setup)
+	seen := map[string]bool{}
+	for _, r := range path {
+		if r.OK {
+			leaves(seen, r.Result)
+		}
+	}
+	added := addedRows(pr.sc.Setup)
+	caller := ground.Text(pr.sc.CallerID)
+	mine := func(table string, row map[string]any) bool {
+		owner, owned := pr.p.ownerOf(table, row, added, caller)
+		return owned && owner == caller
+	}
+	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
+		v, isStr := act.Args[n].(string)
+		if !isStr || !codeOfRecord(v) || t.LogOnlyParam(n) || seen[v] || loose[v] || handed(pr.sc, v) {
+			continue
+		}
+		if _, _, ref := pr.p.c.RefOf(t.Name, n); ref {
+			continue // the unreachable-record reading names its table
+		}
+		if _, _, ref := pr.keyHolding(v); ref {
+			continue
+		}
+		for _, tb := range pr.p.c.Tables {
+			if tb.Name == cl.Table || !pr.p.g.OwnedTable(tb.Name) {
+				continue
+			}
+			// A code names a record by a key: the table's one-column key, or
+			// a column pointing at another table's (a loan's barcode). A
+			// unique column of its own (a hold's certificate number) takes
+			// a new value, which names nothing yet.
+			keys := map[string]bool{}
+			if len(tb.PrimaryKey) == 1 {
+				keys[tb.PrimaryKey[0]] = true
+			}
+			for _, fk := range pr.p.g.FKs(tb.Name) {
+				keys[fk.Column] = fk.RefTable != cl.Table
+			}
+			for _, col := range tb.Columns {
+				if !keys[col.Name] || typed[tb.Name+"."+col.Name][v] {
+					continue
+				}
+				var own []string
+				held := false
+				for _, row := range slices.Concat(added[tb.Name], pr.p.g.Rows(tb.Name)) {
+					w := ground.Text(row[col.Name])
+					if !sameShape(w, v) || !mine(tb.Name, row) {
+						continue
+					}
+					held = held || w == v
+					if !slices.Contains(own, w) {
+						own = append(own, w)
+					}
+				}
+				if held || len(own) == 0 {
+					continue
+				}
+				for _, w := range own[:min(len(own), 2)] {
+					args := maps.Clone(act.Args)
+					args[n] = w
+					other, err := pr.answersOtherwise(ctx, cp, act, args)
+					if err != nil {
+						return "", err
+					}
+					if other != "" {
+						return fmt.Sprintf("tempting act %s names %s %q, which the caller is never handed (instruction, opening), the setup does not create, no earlier answer on the path shows and no %s row of the caller's holds; with %q, the caller's own, the world answers otherwise (%s): the refusal rests on a made-up record, not on the caller's request", act.Tool, n, v, tb.Name, w, other), nil
+					}
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// codeOfRecord is text that reads as a record's code: three characters or
+// more, letters and digits both, no space, not a date.
+func codeOfRecord(v string) bool {
+	return len(v) >= 3 && strings.ContainsAny(v, "0123456789") && strings.ContainsFunc(v, unicode.IsLetter) &&
+		!strings.ContainsFunc(v, unicode.IsSpace) && !isoDate.MatchString(v)
+}
+
+// misplacedAsked says which argument of the act sends another value than
+// the one the caller asks for it by name, in quotes in a sentence of
+// wanting ("If asked, they want: amount \"106.92\"" where the act pays
+// 10692), a value no call sends there: the act is not the request, however
+// the world answers it. "" when none.
+func (pr *proof) misplacedAsked(act world.CallResult) string {
+	sent := map[string]map[string]bool{}
+	for _, calls := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
+		for _, c := range calls {
+			for k, v := range c.Args {
+				if sent[k] == nil {
+					sent[k] = map[string]bool{}
+				}
+				ground.AddValues(sent[k], v)
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
+		v, ok := scalarArg(act.Args[n])
+		f, isNum := number(act.Args[n])
+		if isNum {
+			v, ok = strconv.FormatFloat(f, 'f', -1, 64), true
+		}
+		// A number sent is stated only as a number: 10692 is not said by
+		// "106.92", as a code in groups would be.
+		said := isNum && (saysNumber(pr.sc.Instruction, v) || saysNumber(pr.sc.Persona.Opening, v)) || !isNum && pr.stated(v)
+		if !ok || said {
+			continue
+		}
+		for _, q := range pr.askedByName(n) {
+			if sent[n][q] || sameNumber(q, v) {
+				continue
+			}
+			return fmt.Sprintf("the tempting act %s sends %s %s, where the caller asks for %s %q, which no call sends", act.Tool, n, js(act.Args[n]), n, q)
+		}
+	}
+	return ""
+}
+
+// sameNumber reports whether a and b are one number written two ways.
+func sameNumber(a, b string) bool {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	return errA == nil && errB == nil && x == y
+}
+
+// askedByName are the values the caller asks for in quotes, each right
+// after the words of argument n's name ("amount \"106.92\"", "copy barcode
+// \"C100011\"" for copyBarcode), in a sentence with a word of wanting.
+func (pr *proof) askedByName(n string) []string {
+	name := contract.NameWords(n)
+	if len(name) == 0 {
+		return nil
+	}
+	var out []string
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, at := range saidQuoted.FindAllStringSubmatchIndex(text, -1) {
+			before := text[:at[0]]
+			// The label is the words since the clause began (a colon, a
+			// comma or a stop ends the one before).
+			if i := strings.LastIndexAny(before, ":,.;!?"); i >= 0 {
+				before = before[i+1:]
+			}
+			var label []string
+			for _, w := range strings.Fields(strings.ToLower(before)) {
+				label = append(label, strings.Trim(w, `"'()“”`))
+			}
+			if !slices.Equal(label, name) {
+				continue
+			}
+			v := strings.TrimSpace(text[at[0]:at[1]])
+			v = strings.Trim(v, `"“”`)
+			if v != "" && !slices.Contains(out, v) && pr.wanted(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -259,4 +260,148 @@ func codeNext(s string, schema map[string]any) string {
 		}
 	}
 	return other
+}
+
+// A success's act on one of the caller's records is about that record: an
+// agent that carries the act out on another record of theirs (pays 1 on
+// another of their charges) has not done what was asked. So each argument of
+// a state-changing call of the solution that names a record of the caller's
+// (a row of a table owned through foreign keys up to the caller) is varied to
+// another record of the same table the caller owns; when the world carries
+// the solution out, no rule fails and every check still holds, the checks
+// cannot tell the record asked about from another (record-unchecked). A
+// check that pins the record (a state check of the row, `called` with the
+// argument) fails there and answers it; so does a world that refuses the act
+// on the other record. The caller's own records are the others tried: one
+// of someone else's is for the rules (own records only) to forbid.
+
+// maxRecordRuns bounds the other records a proof plays for this gate.
+const maxRecordRuns = 4
+
+// recordUnchecked sets pr.unchecked (and pr.otherValue) to the first record
+// argument no check tells apart from another record of the caller's.
+func (pr *proof) recordUnchecked(ctx context.Context) error {
+	isRule := pr.ruleIndexes()
+	setup := pr.setup(ctx)
+	runs := 0
+	for i, r := range pr.results {
+		if !r.OK || !pr.p.stateChanging(r) {
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(r.Args)) {
+			for _, nv := range pr.otherRecords(r, n) {
+				if runs >= maxRecordRuns {
+					return nil
+				}
+				runs++
+				alt := pr.solutionCalls()
+				alt[i].Args = maps.Clone(alt[i].Args)
+				alt[i].Args[n] = nv
+				v, err := pr.playVariant(ctx, setup, alt, isRule)
+				if err != nil {
+					return err
+				}
+				if !v.ran {
+					continue // the world or a rule tells the records apart
+				}
+				if v.failed != "" {
+					break // a check sees which record
+				}
+				pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeRecordUnchecked, Step: i + 1, Arg: n,
+					Message: fmt.Sprintf("solution step %d (%s) acts on %s %s; on %s %s, another record of the caller's, the world carries the solution out, no rule fails and every check still holds: no check tells the record asked about from another, so an agent that acts on the wrong one passes; check the record the act is on (a check of its row, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
+				pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherRecord, Calls: steps(v.played), Checks: v.res,
+					Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// OtherRecord is a success's solution with the record its act names
+// replaced by another of the caller's (recordUnchecked).
+const OtherRecord Counterfactual = "other-record"
+
+// otherRecords are the caller's other records argument n of a call could
+// name in its place: the key values of the rows of the table it names (by
+// its schema or name, or by the one-column key its text is) that belong to
+// the scenario's caller, in the setup and the seed. None for the caller's
+// own row, a table nobody owns, or a composite value.
+func (pr *proof) otherRecords(r world.CallResult, n string) []any {
+	t := pr.p.c.Tool(r.Tool)
+	cl := pr.p.c.Caller
+	if t == nil || cl == nil || t.LogOnlyParam(n) {
+		return nil
+	}
+	text, ok := scalarArg(r.Args[n])
+	if !ok || text == "" {
+		return nil
+	}
+	added := addedRows(pr.sc.Setup)
+	caller := ground.Text(pr.sc.CallerID)
+	mine := func(table string, row map[string]any) bool {
+		owner, owned := pr.p.ownerOf(table, row, added, caller)
+		return owned && owner == caller
+	}
+	table, col, ref := pr.p.c.RefOf(t.Name, n)
+	if !ref {
+		table, col, ref = pr.keyHolding(r.Args[n])
+	}
+	if !ref {
+		table, col, ref = pr.ownColumnHolding(text, added, mine)
+	}
+	if !ref || table == cl.Table || !pr.p.g.OwnedTable(table) {
+		return nil
+	}
+	seen := map[string]bool{text: true}
+	var out []any
+	for _, row := range slices.Concat(added[table], pr.p.g.Rows(table)) {
+		c := ground.Text(row[col])
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		if !mine(table, row) {
+			continue
+		}
+		var nv any = c
+		if _, isStr := r.Args[n].(string); !isStr {
+			nv = retype(c, r.Args[n])
+		}
+		out = append(out, nv)
+	}
+	return out
+}
+
+// ownColumnHolding is the record a code names when its argument is bound to
+// no column and its text is no table's key (a copy's barcode, which names
+// the caller's loan of it): the first column of an owned table, other than
+// one that points at the caller, whose value in a row of the caller's is v.
+// Only a code is read so (three characters or more, a digit, no space, not
+// a date): a status or an amount in a row names nothing.
+func (pr *proof) ownColumnHolding(v string, added map[string][]map[string]any, mine func(string, map[string]any) bool) (table, col string, ok bool) {
+	if len(v) < 3 || !strings.ContainsAny(v, "0123456789") || strings.ContainsAny(v, " \t") || isoDate.MatchString(v) || isNumber(v) {
+		return "", "", false
+	}
+	cl := pr.p.c.Caller
+	for _, t := range pr.p.c.Tables {
+		if t.Name == cl.Table || !pr.p.g.OwnedTable(t.Name) {
+			continue
+		}
+		toCaller := map[string]bool{}
+		for _, fk := range pr.p.g.FKs(t.Name) {
+			if fk.RefTable == cl.Table {
+				toCaller[fk.Column] = true
+			}
+		}
+		for _, row := range slices.Concat(added[t.Name], pr.p.g.Rows(t.Name)) {
+			for _, c := range t.Columns {
+				if toCaller[c.Name] || ground.Text(row[c.Name]) != v || !mine(t.Name, row) {
+					continue
+				}
+				return t.Name, c.Name, true
+			}
+		}
+	}
+	return "", "", false
 }
