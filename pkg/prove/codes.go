@@ -232,7 +232,7 @@ var Codes = []GateCode{
 	{GateGrounding, CodeValueNotInWorld}, {GateGrounding, CodeSameValue}, {GateGrounding, CodeRequestUnasked},
 	{GateOutcome, CodeNoEffect}, {GateOutcome, CodeRefusalUngrounded}, {GateOutcome, CodeNoHandoff},
 	{GateOutcome, CodeAskUnblocked}, {GateOutcome, CodeAskStillRefused}, {GateOutcome, CodeStepCrashed},
-	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord},
+	{GateOutcome, CodeCallerMismatch}, {GateOutcome, CodeCalleeUnidentified}, {GateOutcome, CodeUnreachableRecord}, {GateOutcome, CodeRecordNamed},
 	{GateOutcome, CodeUnstatedChoice}, {GateOutcome, CodeAskAnswerable},
 	{GateOutcome, CodeUnrequestedChange}, {GateOutcome, CodeActOnce}, {GateOutcome, CodeCheckUnasked},
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeInstructionContradicts}, {GateOutcome, CodeCallLater},

@@ -204,7 +204,8 @@ func wantedAt(words []string, at int) bool {
 
 // namedBeside reports whether a word next to position at is a word of the
 // argument's name ("3 days", "days 3" for days; "2 nights" for num_nights),
-// plural or not.
+// plural or not, or one that at most two linking words part from it before
+// the value ("limit to be 300").
 func namedBeside(words []string, at int, arg string) bool {
 	name := map[string]bool{}
 	for _, w := range contract.NameWords(arg) {
@@ -217,5 +218,14 @@ func namedBeside(words []string, at int, arg string) bool {
 			return true
 		}
 	}
-	return false
+	// The name, then words that only link it to the value: "the new limit
+	// to be 300", "the collection date set to 2026-04-03".
+	j := at - 1
+	for k := 0; k < 2 && j >= 0 && linking[words[j]]; k++ {
+		j--
+	}
+	return j >= 0 && j < at-1 && name[strings.TrimSuffix(words[j], "s")]
 }
+
+// linking are words that tie an argument's name to the value after it.
+var linking = map[string]bool{"to": true, "be": true, "of": true, "is": true, "set": true, "as": true}

@@ -27,6 +27,20 @@ import (
 //     requires unmet, or a named rule's check failing), and after it the act
 //     goes through with its requires kept and every named rule's check holding.
 func (pr *proof) outcome() []Refusal {
+	if rs := pr.outcomeOf(); len(rs) > 0 {
+		return rs
+	}
+	// Read last: a refusal the gates above ground is still about the
+	// records the caller asks about (a more precise code, an unstated
+	// choice of the record, comes first).
+	if msg := pr.unnamedTempting(); msg != "" {
+		return []Refusal{{Gate: GateOutcome, Code: CodeRecordNamed, Message: msg}}
+	}
+	return nil
+}
+
+// outcomeOf is outcome but for record-named.
+func (pr *proof) outcomeOf() []Refusal {
 	sc := pr.sc
 	bad := func(code Code, format string, a ...any) []Refusal {
 		return []Refusal{{Gate: GateOutcome, Code: code, Message: fmt.Sprintf(format, a...)}}

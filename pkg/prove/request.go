@@ -59,6 +59,27 @@ const KeptValue Counterfactual = "kept-value"
 // earlier answer of the solution; no call, besides, acts on or reads a
 // record of a table where the caller names another one.
 func (pr *proof) unnamedRecord() string {
+	return pr.unnamedOn(pr.results, 0, "solution")
+}
+
+// unnamedTempting is unnamedRecord for a refusal's act (the last tempting call), played
+// after the solution's look-ups: the act a refusal is about must be the
+// caller's request, on the records the caller asks about. A record only the
+// setup makes (another parcel of theirs, someone else's card) is refused by
+// the world for its own state, which says nothing of what the caller asked.
+func (pr *proof) unnamedTempting() string {
+	if pr.sc.Expects == scenario.OutcomeSucceed || len(pr.tempted) == 0 {
+		return ""
+	}
+	// The act alone: the look-ups before it only show records (an ask's
+	// tempting path may read what its missing step unlocks).
+	return pr.unnamedOn(pr.tempted, len(pr.tempted)-1, "tempting")
+}
+
+// unnamedOn reads the calls of results from `from` on (those before it only
+// show records) for unnamedRecord; label names the list ("tempting": its
+// act, the last call).
+func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) string {
 	sc := pr.sc
 	seen := map[string]bool{}
 	if ob := sc.Outbound; ob != nil {
@@ -67,13 +88,22 @@ func (pr *proof) unnamedRecord() string {
 			ground.AddValues(seen, v)
 		}
 	}
-	for i, r := range pr.results {
+	for i, r := range results {
 		t := pr.p.c.Tool(r.Tool)
-		if t == nil {
+		if t == nil || i < from {
+			if r.OK {
+				leaves(seen, r.Result)
+			}
 			continue
 		}
-		writes := pr.p.stateChanging(r)
-		for _, ra := range pr.recordArgs(t) {
+		writes := pr.p.stateChanging(r) || label == "tempting"
+		ras := pr.recordArgs(t)
+		if label == "tempting" && len(ras) > 1 {
+			// What the act is about, not what it acts with (the card that
+			// pays, which the world may refuse as the case's own point).
+			ras = ras[:1]
+		}
+		for _, ra := range ras {
 			n, table, col := ra[0], ra[1], ra[2]
 			if r.Args[n] == nil {
 				continue
@@ -87,15 +117,15 @@ func (pr *proof) unnamedRecord() string {
 				if ob := sc.Outbound; ob != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, ob.Record)) {
 					continue
 				}
-				if other := pr.namedOther(table, col, n, v, pr.results[:i]); other != "" {
+				if other := pr.namedOther(table, col, n, v, results[:i]); other != "" {
 					verb := "reads"
 					if writes {
 						verb = "acts on"
 					}
-					return fmt.Sprintf("solution step %d (%s) %s %s %q (a %s row), but the caller names %s %q and never this one: the solution must act on the records the caller asks about", i+1, r.Tool, verb, n, v, table, col, other)
+					return fmt.Sprintf("%s (%s) %s %s %q (a %s row), but the caller names %s %q and never this one: the %s must act on the records the caller asks about", stepName(label, i), r.Tool, verb, n, v, table, col, other, label)
 				}
 				if !seen[v] {
-					return fmt.Sprintf("solution step %d (%s) names %s %q (a %s row), which the caller never names (instruction, opening) and no earlier answer of the solution shows: the setup making a record does not tell the agent of it, so no agent would make that call", i+1, r.Tool, n, v, table)
+					return fmt.Sprintf("%s (%s) names %s %q (a %s row), which the caller never names (instruction, opening) and no earlier answer of the %s shows: the setup making a record does not tell the agent of it, so no agent would make that call", stepName(label, i), r.Tool, n, v, table, label)
 				}
 			}
 		}
@@ -104,6 +134,14 @@ func (pr *proof) unnamedRecord() string {
 		}
 	}
 	return ""
+}
+
+// stepName is how a refusal names call i of label's list.
+func stepName(label string, i int) string {
+	if label == "tempting" {
+		return "the tempting act"
+	}
+	return fmt.Sprintf("%s step %d", label, i+1)
 }
 
 // recordArg is the argument that names the record a tool is about: the
