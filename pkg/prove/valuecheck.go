@@ -35,6 +35,20 @@ const maxValueRuns = 6
 // valueUnchecked sets pr.unchecked (and pr.otherValue) to the first asked
 // value no check tells apart from another.
 func (pr *proof) valueUnchecked(ctx context.Context) error {
+	return pr.variedUnchecked(ctx, pr.otherValues, maxValueRuns, func(i int, r world.CallResult, n string, nv any) (*Refusal, Counterfactual) {
+		return &Refusal{Gate: GateNotVacuous, Code: CodeValueUnchecked, Step: i + 1, Arg: n,
+			Message: fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller asks for; with %s %s the world carries the solution out, no rule fails and every check still holds: no check tells the value asked for from another, so an agent that sets the wrong one passes; check the value the act leaves (a check of the record's field, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}, OtherValue
+	})
+}
+
+// variedUnchecked plays the solution with each argument of a state-changing
+// call that answered ok set, in turn, to each of others' values (at most max
+// plays), and sets pr.unchecked (the refusal refuse makes) and
+// pr.otherValue to the first play the world carries out with no rule
+// failed and every check holding: nothing tells the value sent from that
+// one.
+func (pr *proof) variedUnchecked(ctx context.Context, others func(world.CallResult, string) []any, max int,
+	refuse func(step int, r world.CallResult, arg string, other any) (*Refusal, Counterfactual)) error {
 	isRule := pr.ruleIndexes()
 	setup := pr.setup(ctx)
 	runs := 0
@@ -43,8 +57,8 @@ func (pr *proof) valueUnchecked(ctx context.Context) error {
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(r.Args)) {
-			for _, nv := range pr.otherValues(r, n) {
-				if runs >= maxValueRuns {
+			for _, nv := range others(r, n) {
+				if runs >= max {
 					return nil
 				}
 				runs++
@@ -56,14 +70,14 @@ func (pr *proof) valueUnchecked(ctx context.Context) error {
 					return err
 				}
 				if !v.ran {
-					continue // the world says the value matters, or a rule forbids it
+					continue // the world or a rule says the value matters
 				}
 				if v.failed != "" {
 					break // a check sees this value
 				}
-				pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeValueUnchecked, Step: i + 1, Arg: n,
-					Message: fmt.Sprintf("solution step %d (%s) sends %s %s, which the caller asks for; with %s %s the world carries the solution out, no rule fails and every check still holds: no check tells the value asked for from another, so an agent that sets the wrong one passes; check the value the act leaves (a check of the record's field, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
-				pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherValue, Calls: steps(v.played), Checks: v.res,
+				ref, cf := refuse(i, r, n, nv)
+				pr.unchecked = ref
+				pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: cf, Calls: steps(v.played), Checks: v.res,
 					Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
 				return nil
 			}
@@ -281,41 +295,10 @@ const maxRecordRuns = 4
 // recordUnchecked sets pr.unchecked (and pr.otherValue) to the first record
 // argument no check tells apart from another record of the caller's.
 func (pr *proof) recordUnchecked(ctx context.Context) error {
-	isRule := pr.ruleIndexes()
-	setup := pr.setup(ctx)
-	runs := 0
-	for i, r := range pr.results {
-		if !r.OK || !pr.p.stateChanging(r) {
-			continue
-		}
-		for _, n := range slices.Sorted(maps.Keys(r.Args)) {
-			for _, nv := range pr.otherRecords(r, n) {
-				if runs >= maxRecordRuns {
-					return nil
-				}
-				runs++
-				alt := pr.solutionCalls()
-				alt[i].Args = maps.Clone(alt[i].Args)
-				alt[i].Args[n] = nv
-				v, err := pr.playVariant(ctx, setup, alt, isRule)
-				if err != nil {
-					return err
-				}
-				if !v.ran {
-					continue // the world or a rule tells the records apart
-				}
-				if v.failed != "" {
-					break // a check sees which record
-				}
-				pr.unchecked = &Refusal{Gate: GateNotVacuous, Code: CodeRecordUnchecked, Step: i + 1, Arg: n,
-					Message: fmt.Sprintf("solution step %d (%s) acts on %s %s; on %s %s, another record of the caller's, the world carries the solution out, no rule fails and every check still holds: no check tells the record asked about from another, so an agent that acts on the wrong one passes; check the record the act is on (a check of its row, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}
-				pr.otherValue = &Run{Gate: GateNotVacuous, Counterfactual: OtherRecord, Calls: steps(v.played), Checks: v.res,
-					Note: fmt.Sprintf("step %d with %s %s in place of %s: every check holds", i+1, n, js(nv), js(r.Args[n]))}
-				return nil
-			}
-		}
-	}
-	return nil
+	return pr.variedUnchecked(ctx, pr.otherRecords, maxRecordRuns, func(i int, r world.CallResult, n string, nv any) (*Refusal, Counterfactual) {
+		return &Refusal{Gate: GateNotVacuous, Code: CodeRecordUnchecked, Step: i + 1, Arg: n,
+			Message: fmt.Sprintf("solution step %d (%s) acts on %s %s; on %s %s, another record of the caller's, the world carries the solution out, no rule fails and every check still holds: no check tells the record asked about from another, so an agent that acts on the wrong one passes; check the record the act is on (a check of its row, or called with %s in its args)", i+1, r.Tool, n, js(r.Args[n]), n, js(nv), n)}, OtherRecord
+	})
 }
 
 // OtherRecord is a success's solution with the record its act names
