@@ -434,6 +434,7 @@ var fixtures = []fixture{
 	// corpus's attacks.
 	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},
 	{prove.GateGrounding, prove.CodeRecordNamed, corpusFile("retail", "succeed-acts-on-listed-other-record.json"), exampleProver("retail", nil)},
+	{prove.GateOutcome, prove.CodeRecordNamed, corpusFile("card-services", "refusal-on-someone-elses-card.json"), exampleProver("card-services", nil)},
 	{prove.GateOutcome, prove.CodeUnrequestedChange, corpusFile("retail", "succeed-second-cancel-unasked.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeActOnce, corpusFile("airline", "succeed-cancel-twice.json"), exampleProver("airline", nil)},
 	{prove.GateOutcome, prove.CodeCheckUnasked, corpusFile("retail", "succeed-second-cancel-checked.json"), exampleProver("retail", nil)},
