@@ -336,6 +336,12 @@ func (pr *proof) otherRecords(r world.CallResult, n string) []any {
 	if !ref || table == cl.Table || !pr.p.g.OwnedTable(table) {
 		return nil
 	}
+	if ras := pr.recordArgs(t); len(ras) > 1 && ras[0][0] != n && slices.ContainsFunc(ras, func(ra [3]string) bool { return ra[0] == n }) {
+		// What the act is about, not what it acts with (the card that
+		// pays): which card pays is value-unchecked's and the
+		// contract's checks' to read, as record-named reads it.
+		return nil
+	}
 	seen := map[string]bool{text: true}
 	var out []any
 	for _, row := range slices.Concat(added[table], pr.p.g.Rows(table)) {
