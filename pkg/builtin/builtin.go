@@ -527,9 +527,11 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			unrehearsed = &sc
 			continue
 		}
-		if len(sc.Then) > 0 {
+		if laterSettles(sc, binds) {
 			// A later request's numbers are settled on the world the
-			// earlier ones leave: the whole conversation is rehearsed.
+			// earlier ones leave: the whole conversation is rehearsed
+			// (only where one of them takes a number the world computes:
+			// each rehearsal is a round trip with the whole prompt).
 			for n := 0; n < wantTries; n++ {
 				var all brief.TryResult
 				if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
@@ -625,6 +627,22 @@ func tried(tr brief.TryResult, sc scenario.Scenario) bool {
 // wantTries bounds the rehearsals that settle computed numbers: each
 // learns one.
 const wantTries = 3
+
+// laterSettles reports whether a call of a request after the first takes
+// an argument whose binding settles on a number the world computes.
+func laterSettles(sc scenario.Scenario, binds func(req int) ground.Bindings) bool {
+	for r, req := range sc.Then {
+		bs := binds(r + 1)
+		for _, c := range req.Solution {
+			for k := range c.Args {
+				if bd, ok := bs.Of(c.Tool, k); ok && bd.Settles() {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 // conversation is sc's solution calls in the order the conversation
 // makes them: the first request's, then each later request's.

@@ -573,15 +573,23 @@ func (p *policy) correct(sc *scenario.Scenario, bk brief.Bucket, rs []brief.Refu
 				changed = true
 			}
 		case r.Code == prove.CodeValueUnchecked || r.Code == prove.CodeRecordUnchecked:
-			if p.checkValue(sc, bk, r.Step-1, r.Arg) {
-				changed = true
+			// The step counts in the request the refusal names: a later
+			// request's checks are its own.
+			view, then := sc, -1
+			if r.Request > 1 && r.Request-2 < len(sc.Then) {
+				view, then = sc.Requests()[r.Request-1], r.Request-2
 			}
+			fixed := p.checkValue(view, bk, r.Step-1, r.Arg)
 			// The gate names one value a round; an act that takes several
 			// (two days, a room, a head count) would use up the rounds one
 			// value at a time. Check at once every other value of the step
 			// that the caller asks for.
-			if p.checkAsked(sc, bk, r.Step-1) {
+			fixed = p.checkAsked(view, bk, r.Step-1) || fixed
+			if fixed {
 				changed = true
+				if then >= 0 {
+					sc.Then[then].SubGoals = view.SubGoals
+				}
 			}
 		case r.Gate == prove.GateOutcome:
 			// The record does not ground the outcome: no check can fix it.
