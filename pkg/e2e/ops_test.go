@@ -169,10 +169,20 @@ func TestDashboardLiveRun(t *testing.T) {
 	if _, ok := m[`suitegen_limiter_tokens_available{role="planner"}`]; ok {
 		t.Error("the planner exports a limiter gauge it never sets")
 	}
-	rl, calls := m[`suitegen_model_rate_limited_total{model="sim-model",role="writer",run="ops-live"}`],
-		m[`suitegen_model_calls_total{model="sim-model",outcome="rate_limited",role="writer",run="ops-live"}`]
-	if rl != calls {
-		t.Errorf("429s counted %v times, rate-limited calls %v: each 429 must count once", rl, calls)
+	// The two counters move one after the other while the run goes on: a
+	// scrape between them sees one ahead, so scrape until one sees them
+	// equal. Counting a 429 twice (or never) keeps them apart for good.
+	for deadline := time.Now().Add(testenv.Patience); ; time.Sleep(100 * time.Millisecond) {
+		rl, calls := m[`suitegen_model_rate_limited_total{model="sim-model",role="writer",run="ops-live"}`],
+			m[`suitegen_model_calls_total{model="sim-model",outcome="rate_limited",role="writer",run="ops-live"}`]
+		if rl == calls {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("429s counted %v times, rate-limited calls %v: each 429 must count once", rl, calls)
+			break
+		}
+		m = scrape(t, "http://"+metricsAddr+"/metrics")
 	}
 	st := sim.Stats()
 	t.Logf("provider-sim: %d calls, %d 429s, faults %v; progress: %d of %d proved", st.Calls, st.RateLimited, st.Faults, d.Proved, d.Asked)
