@@ -511,7 +511,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			return p.binds(spec)
 		}
 		allOK := tried(tr, sc)
-		for n := 0; !allOK && n < wantTries && settleWant(&sc, tr.Steps, binds); n++ {
+		for n := 0; !allOK && n < ground.SettleTries && settleWant(&sc, tr.Steps, binds); n++ {
 			// A number the world computes (a total), which the case could
 			// not know: rehearsed again with the one the refusal wanted.
 			try = toolArgs(brief.TryArgs{Setup: sc.Setup, Calls: sc.Solution})
@@ -532,7 +532,7 @@ func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.To
 			// earlier ones leave: the whole conversation is rehearsed
 			// (only where one of them takes a number the world computes:
 			// each rehearsal is a round trip with the whole prompt).
-			for n := 0; n < wantTries; n++ {
+			for n := 0; n < ground.SettleTries; n++ {
 				var all brief.TryResult
 				if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 					return toolCall(brief.ToolTry, brief.TryArgs{Setup: sc.Setup, Calls: conversation(sc)})
@@ -624,10 +624,6 @@ func tried(tr brief.TryResult, sc scenario.Scenario) bool {
 	return ok
 }
 
-// wantTries bounds the rehearsals that settle computed numbers: each
-// learns one.
-const wantTries = 3
-
 // laterSettles reports whether a call of a request after the first takes
 // an argument whose binding settles on a number the world computes.
 func laterSettles(sc scenario.Scenario, binds func(req int) ground.Bindings) bool {
@@ -678,30 +674,21 @@ func settleWant(sc *scenario.Scenario, steps []brief.TryStep, binds func(req int
 			if st.Want == nil {
 				return false
 			}
-			bs := binds(req)
-			for _, k := range slices.Sorted(maps.Keys(call.Args)) {
-				if bd, ok := bs.Of(call.Tool, k); !ok || !bd.Settles() {
-					continue
-				}
-				v, ok := ground.SwapWant(ground.CloneValue(call.Args[k]), st.Want)
-				if !ok {
-					continue
-				}
-				args := maps.Clone(call.Args)
-				args[k] = v
-				sol = slices.Clone(sol)
-				sol[j].Args = args
-				if req == 0 {
-					sc.Solution = sol
-					sc.SubGoals = resettled(sc.SubGoals, k, call.Args[k], v)
-				} else {
-					sc.Then = slices.Clone(sc.Then)
-					sc.Then[req-1].Solution = sol
-					sc.Then[req-1].SubGoals = resettled(sc.Then[req-1].SubGoals, k, call.Args[k], v)
-				}
-				return true
+			args, k, ok := binds(req).Settle(call.Tool, call.Args, st.Want)
+			if !ok {
+				return false
 			}
-			return false
+			sol = slices.Clone(sol)
+			sol[j].Args = args
+			if req == 0 {
+				sc.Solution = sol
+				sc.SubGoals = resettled(sc.SubGoals, k, call.Args[k], args[k])
+			} else {
+				sc.Then = slices.Clone(sc.Then)
+				sc.Then[req-1].Solution = sol
+				sc.Then[req-1].SubGoals = resettled(sc.Then[req-1].SubGoals, k, call.Args[k], args[k])
+			}
+			return true
 		}
 	}
 	return false

@@ -778,32 +778,30 @@ func hasObject(v any) bool {
 	return false
 }
 
+// numbers counts the numbers in v, inside its maps and lists too.
+func numbers(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			n += numbers(e)
+		}
+	case map[string]any:
+		for _, e := range x {
+			n += numbers(e)
+		}
+	default:
+		if isNumber(v) {
+			n = 1
+		}
+	}
+	return n
+}
+
 // spoken is a value as a caller would say it: a list or an object as its
 // parts in words ("flight number HAT087, date 2024-05-21"), so
 // that every code in it stands as a word of its own; numbers inside an
 // object only where numbers is set.
-// numbers counts the numbers in v, inside its maps and lists too.
-func numbers(v any) int {
-	switch x := v.(type) {
-	case []any:
-		n := 0
-		for _, e := range x {
-			n += numbers(e)
-		}
-		return n
-	case map[string]any:
-		n := 0
-		for _, e := range x {
-			n += numbers(e)
-		}
-		return n
-	}
-	if isNumber(v) {
-		return 1
-	}
-	return 0
-}
-
 func spoken(v any, numbers bool) string {
 	switch x := v.(type) {
 	case []any:

@@ -112,10 +112,10 @@ func TestOneRequestOnRefusal(t *testing.T) {
 
 // settled rehearses sc's conversation and settles the numbers its
 // refusals want (settleWant), as the writer's try_calls do, up to
-// wantTries times.
+// ground.SettleTries times.
 func settled(t *testing.T, r ground.Rehearser, sc *scenario.Scenario, binds func(int) ground.Bindings) {
 	t.Helper()
-	for n := 0; n < wantTries; n++ {
+	for n := 0; n < ground.SettleTries; n++ {
 		ans, err := r.Rehearse(context.Background(), sc.Setup, conversation(*sc))
 		if err != nil {
 			return // the prover says why

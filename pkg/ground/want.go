@@ -1,10 +1,34 @@
 package ground
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
+
+// SettleTries bounds the rehearsals that settle a call's computed numbers:
+// each learns one.
+const SettleTries = 3
+
+// Settle returns a copy of args (a call of tool) with want.Value in place of
+// the first number equal to want.Arg, by sorted argument name then
+// position, of an argument whose binding Settles, and that argument's name;
+// false when none holds it. args is not changed.
+func (bs Bindings) Settle(tool string, args map[string]any, want *Want) (map[string]any, string, bool) {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if bd, ok := bs.Of(tool, k); !ok || !bd.Settles() {
+			continue
+		}
+		if v, ok := SwapWant(CloneValue(args[k]), want); ok {
+			out := maps.Clone(args)
+			out[k] = v
+			return out, k, true
+		}
+	}
+	return nil, "", false
+}
 
 // SwapWant returns v (an argument's value) with its first number, by
 // sorted key then position, that equals want.Arg set to want.Value; false

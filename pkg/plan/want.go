@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"slices"
 
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
@@ -19,9 +18,6 @@ import (
 // grounds is the caller's or the record's, and a refusal of another value
 // of it is a way the world says no that cases test.
 
-// wantTries bounds the rehearsals of one request: each learns one number.
-const wantTries = 3
-
 // wanting is a rehearser that settles computed amounts (see above).
 type wanting struct {
 	r  ground.Rehearser
@@ -31,7 +27,7 @@ type wanting struct {
 func (w *wanting) Rehearse(ctx context.Context, setup []scenario.Statement, calls []scenario.Call) ([]ground.Answer, error) {
 	for try := 0; ; try++ {
 		ans, err := w.r.Rehearse(ctx, setup, calls)
-		if err != nil || try == wantTries || !w.settle(calls, ans) {
+		if err != nil || try == ground.SettleTries || !w.settle(calls, ans) {
 			return ans, err
 		}
 	}
@@ -45,7 +41,7 @@ func (w *wanting) RehearseEffect(ctx context.Context, setup []scenario.Statement
 	}
 	for try := 0; ; try++ {
 		ans, changed, err := er.RehearseEffect(ctx, setup, calls)
-		if err != nil || try == wantTries || !w.settle(calls, ans) {
+		if err != nil || try == ground.SettleTries || !w.settle(calls, ans) {
 			return ans, changed, err
 		}
 	}
@@ -59,17 +55,20 @@ func (w *wanting) RehearseWrites(ctx context.Context, setup []scenario.Statement
 	}
 	for try := 0; ; try++ {
 		ans, writes, err := wr.RehearseWrites(ctx, setup, calls)
-		if err != nil || try == wantTries || !w.settle(calls, ans) {
+		if err != nil || try == ground.SettleTries || !w.settle(calls, ans) {
 			return ans, writes, err
 		}
 	}
 }
 
 // settle puts, in the first call refused with a wanted number, that number
-// in place of the argument that gave the call's, and reports whether it
-// did. calls[i].Args is replaced, not changed, so a map the caller shares
-// elsewhere keeps its values.
+// in place of the argument that gave the call's (Bindings.Settle), and
+// reports whether it did. calls[i].Args is replaced, not changed, so a map
+// the caller shares elsewhere keeps its values.
 func (w *wanting) settle(calls []scenario.Call, ans []ground.Answer) bool {
+	if w.bs == nil {
+		return false
+	}
 	for i, a := range ans {
 		if i >= len(calls) || a.OK {
 			continue
@@ -77,41 +76,11 @@ func (w *wanting) settle(calls []scenario.Call, ans []ground.Answer) bool {
 		if a.Want == nil {
 			return false // the first refusal is another's
 		}
-		args, _ := ground.CloneValue(calls[i].Args).(map[string]any)
-		if !w.replace(calls[i].Tool, args, a.Want) {
-			return false
+		args, _, ok := w.bs.Settle(calls[i].Tool, calls[i].Args, a.Want)
+		if ok {
+			calls[i].Args = args
 		}
-		calls[i].Args = args
-		return true
+		return ok
 	}
 	return false
-}
-
-// replace sets the first leaf (by sorted key, then position) of a
-// changeable argument that holds want.Arg to want.Value.
-func (w *wanting) replace(tool string, args map[string]any, want *ground.Want) bool {
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !w.changeable(tool, k) {
-			continue
-		}
-		if v, ok := ground.SwapWant(args[k], want); ok {
-			args[k] = v
-			return true
-		}
-	}
-	return false
-}
-
-// changeable: the argument's binding Settles.
-func (w *wanting) changeable(tool, param string) bool {
-	if w.bs == nil {
-		return false
-	}
-	bd, ok := w.bs.Of(tool, param)
-	return ok && bd.Settles()
 }

@@ -134,6 +134,8 @@ type proof struct {
 	// caller's from another of theirs (recordUnchecked); otherValue is that run.
 	unchecked  *Refusal
 	otherValue *Run
+	// added caches setupRows.
+	added map[string][]map[string]any
 	// unused caches unusedStated once the solution has been played; every
 	// argument alternatives varies reads it.
 	unused     []string

@@ -98,6 +98,21 @@ func plainRows(setup []scenario.Statement) ([]setupRow, bool) {
 	return out, true
 }
 
+// setupRows is addedRows of the scenario's setup, read once a proof.
+func (pr *proof) setupRows() map[string][]map[string]any {
+	if pr.added == nil {
+		pr.added = addedRows(pr.sc.Setup)
+	}
+	return pr.added
+}
+
+// callersRow reports whether row of table is the scenario's caller's.
+func (pr *proof) callersRow(table string, row map[string]any) bool {
+	caller := ground.Text(pr.sc.CallerID)
+	owner, owned := pr.p.ownerOf(table, row, pr.setupRows(), caller)
+	return owned && owner == caller
+}
+
 // addedRows are the rows the setup's plain inserts add, by table.
 func addedRows(setup []scenario.Statement) map[string][]map[string]any {
 	added := map[string][]map[string]any{}

@@ -815,12 +815,7 @@ func (pr *proof) madeUpRecord(ctx context.Context, cp *world.Copy, act world.Cal
 			leaves(seen, r.Result)
 		}
 	}
-	added := addedRows(pr.sc.Setup)
-	caller := ground.Text(pr.sc.CallerID)
-	mine := func(table string, row map[string]any) bool {
-		owner, owned := pr.p.ownerOf(table, row, added, caller)
-		return owned && owner == caller
-	}
+	added := pr.setupRows()
 	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
 		v, isStr := act.Args[n].(string)
 		if !isStr || !codeOfRecord(v) || t.LogOnlyParam(n) || seen[v] || loose[v] || handed(pr.sc, v) {
@@ -855,7 +850,7 @@ func (pr *proof) madeUpRecord(ctx context.Context, cp *world.Copy, act world.Cal
 				held := false
 				for _, row := range slices.Concat(added[tb.Name], pr.p.g.Rows(tb.Name)) {
 					w := ground.Text(row[col.Name])
-					if !sameShape(w, v) || !mine(tb.Name, row) {
+					if !sameShape(w, v) || !pr.callersRow(tb.Name, row) {
 						continue
 					}
 					held = held || w == v

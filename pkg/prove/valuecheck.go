@@ -320,23 +320,18 @@ func (pr *proof) otherRecords(r world.CallResult, n string) []any {
 	if !ok || text == "" {
 		return nil
 	}
-	added := addedRows(pr.sc.Setup)
-	caller := ground.Text(pr.sc.CallerID)
-	mine := func(table string, row map[string]any) bool {
-		owner, owned := pr.p.ownerOf(table, row, added, caller)
-		return owned && owner == caller
-	}
+	added := pr.setupRows()
 	table, col, ref := pr.p.c.RefOf(t.Name, n)
 	if !ref {
 		table, col, ref = pr.keyHolding(r.Args[n])
 	}
 	if !ref {
-		table, col, ref = pr.ownColumnHolding(text, added, mine)
+		table, col, ref = pr.ownColumnHolding(text)
 	}
 	if !ref || table == cl.Table || !pr.p.g.OwnedTable(table) {
 		return nil
 	}
-	if ras := pr.recordArgs(t); len(ras) > 1 && ras[0][0] != n && slices.ContainsFunc(ras, func(ra [3]string) bool { return ra[0] == n }) {
+	if slices.IndexFunc(pr.recordArgs(t), func(ra [3]string) bool { return ra[0] == n }) > 0 {
 		// What the act is about, not what it acts with (the card that
 		// pays): which card pays is value-unchecked's and the
 		// contract's checks' to read, as record-named reads it.
@@ -350,7 +345,7 @@ func (pr *proof) otherRecords(r world.CallResult, n string) []any {
 			continue
 		}
 		seen[c] = true
-		if !mine(table, row) {
+		if !pr.callersRow(table, row) {
 			continue
 		}
 		var nv any = c
@@ -368,7 +363,7 @@ func (pr *proof) otherRecords(r world.CallResult, n string) []any {
 // one that points at the caller, whose value in a row of the caller's is v.
 // Only a code is read so (three characters or more, a digit, no space, not
 // a date): a status or an amount in a row names nothing.
-func (pr *proof) ownColumnHolding(v string, added map[string][]map[string]any, mine func(string, map[string]any) bool) (table, col string, ok bool) {
+func (pr *proof) ownColumnHolding(v string) (table, col string, ok bool) {
 	if len(v) < 3 || !strings.ContainsAny(v, "0123456789") || strings.ContainsAny(v, " \t") || isoDate.MatchString(v) || isNumber(v) {
 		return "", "", false
 	}
@@ -383,9 +378,9 @@ func (pr *proof) ownColumnHolding(v string, added map[string][]map[string]any, m
 				toCaller[fk.Column] = true
 			}
 		}
-		for _, row := range slices.Concat(added[t.Name], pr.p.g.Rows(t.Name)) {
+		for _, row := range slices.Concat(pr.setupRows()[t.Name], pr.p.g.Rows(t.Name)) {
 			for _, c := range t.Columns {
-				if toCaller[c.Name] || ground.Text(row[c.Name]) != v || !mine(t.Name, row) {
+				if toCaller[c.Name] || ground.Text(row[c.Name]) != v || !pr.callersRow(t.Name, row) {
 					continue
 				}
 				return t.Name, c.Name, true

@@ -205,7 +205,6 @@ func (p *Programs) wantOf(st *callState, branch string) *Want {
 	var out *Want
 	for _, k := range p.wants.byBranch[branch] {
 		if w, ok := st.wants[k]; ok {
-			w := w
 			if out == nil || fmt.Sprint(w.Arg) != fmt.Sprint(w.Value) {
 				out = &w
 			}
