@@ -243,14 +243,20 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 	return out
 }
 
-// code is a short identifier: letters and digits, no space, at most eight.
-var code = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
+// code is a short identifier: letters and digits, no space, at most eight;
+// spacedCode is one written in groups that each hold a digit (a postcode
+// "NR28 5FQ", a phone "07996 016155"), which no right agent words
+// otherwise, unlike "198 Albert Street".
+var (
+	code       = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
+	spacedCode = regexp.MustCompile(`^[A-Za-z]*[0-9][A-Za-z0-9]*([ -][A-Za-z]*[0-9][A-Za-z0-9]*)+$`)
+)
 
 // codeNext is a code with its last letter or digit moved one on (TH → TI,
-// 12B → 12C), within the argument's pattern when it has one; "" for text
-// that is no code, or when the pattern refuses the other.
+// 12B → 12C, NR28 5FQ → NR28 5FR), within the argument's pattern when it has
+// one; "" for text that is no code, or when the pattern refuses the other.
 func codeNext(s string, schema map[string]any) string {
-	if !code.MatchString(s) {
+	if !code.MatchString(s) && (len(s) > 16 || !spacedCode.MatchString(s)) {
 		return ""
 	}
 	b := []byte(s)
