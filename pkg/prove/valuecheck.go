@@ -201,6 +201,7 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		return nil
 	}
 	schema := t.Param(n)
+	_, isStr := one.(string)
 	var cands []string
 	switch enum := t.Enum(n); {
 	case len(enum) > 0:
@@ -211,15 +212,15 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		for _, row := range pr.p.g.Rows(table) {
 			cands = append(cands, ground.Text(row[col]))
 		}
-	case isNumber(text):
+	case isNumber(text) && !isStr:
 		cands = otherNumbers(one, schema)
 	case isoDate.MatchString(text):
 		if d, err := time.Parse(time.DateOnly, text); err == nil {
 			cands = []string{d.AddDate(0, 0, 1).Format(time.DateOnly), d.AddDate(0, 0, -1).Format(time.DateOnly)}
 		}
 	default:
-		// A code (a country, a seat) is varied one character on; free
-		// text is not.
+		// A code (a country, a seat, digits sent as a string such as a
+		// card's last four) is varied one character on; free text is not.
 		if c := codeNext(text, schema); c != "" {
 			cands = []string{c}
 		}
@@ -232,7 +233,7 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		}
 		seen[c] = true
 		var nv any = c
-		if _, isStr := one.(string); !isStr {
+		if !isStr {
 			nv = retype(c, one)
 		}
 		out = append(out, wrap(nv))
