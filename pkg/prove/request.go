@@ -82,9 +82,11 @@ func (pr *proof) unnamedTempting() string {
 func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) string {
 	sc := pr.sc
 	seen := map[string]bool{}
-	if ob := sc.Outbound; ob != nil {
+	var purpose map[string]any
+	if ob := sc.Outbound; ob != nil && pr.p.c.UseCase(sc.UseCase) != nil {
 		ground.AddValues(seen, sc.CallerID)
-		for _, v := range ob.Record {
+		purpose = pr.p.recordNames(sc, true)
+		for _, v := range purpose {
 			ground.AddValues(seen, v)
 		}
 	}
@@ -114,7 +116,7 @@ func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) s
 				if v == "" || handed(sc, v) {
 					continue
 				}
-				if ob := sc.Outbound; ob != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, ob.Record)) {
+				if purpose != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, purpose)) {
 					continue
 				}
 				if other := pr.namedOther(table, col, n, v, results[:i]); other != "" {
