@@ -21,10 +21,12 @@ import (
 // reference books the afternoon; "they need the car for 3 days" where it
 // books 7) is asked one thing while the reference does another: an agent
 // that does as the caller says fails the checks, and one that follows the
-// reference ignores the caller. Quoted values are read by unstated-choice
-// (played against the world); this reads the plain words: another value of
-// the argument's enum, or a number or a date (YYYY-MM-DD) beside a word of
-// the argument's name,
+// reference ignores the caller. A quoted value asked for by the argument's
+// name that no call sends is refused here whatever the world would do with
+// it (unstated-choice plays only what it takes); otherwise this reads the
+// plain words: another value of the argument's enum, a number or a date
+// (YYYY-MM-DD) beside a word of the argument's name, or a key-shaped text
+// (otherKey),
 // stated in a sentence with a word of wanting, in a clause that does not
 // negate it ("not the morning", "rather than 3 days", "from card"), in a
 // sentence that does not also state the value sent (a choice between them),
