@@ -430,6 +430,8 @@ var fixtures = []fixture{
 		sc.SubGoals = append(sc.SubGoals, goal("not_called", map[string]any{"tool": "audit_account", "args": map[string]any{}}))
 	}), nil},
 	{prove.GateNotVacuous, prove.CodeCheckBroken, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = append(sc.SubGoals, goal("broken_on_nothing", nil)) }), nil},
+	// A freeze seen only by row_written on its table.
+	{prove.GateNotVacuous, prove.CodeTableOnly, corpusFile("card-services", "freeze-checked-by-table-only.json"), exampleProver("card-services", nil)},
 	// The request (request.go), on example contracts: the adversary
 	// corpus's attacks.
 	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},
