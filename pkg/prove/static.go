@@ -571,10 +571,17 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	// on a Saturday, a car from last week), not a record the world must
 	// hold: a caller may name any day, and the world's answer to it is the
 	// case.
+	// So is a number the tempting act sends as a number (points to redeem,
+	// twice the balance): a quantity the caller asks for, which the world
+	// refuses, not a code it must hold. A code sent as text still must be.
 	for _, c := range sc.Tempting {
 		for _, v := range c.Args {
 			if d, ok := v.(string); ok && calendarDay(d) {
 				known[d] = true
+			}
+			switch v.(type) {
+			case int, int32, int64, float64, json.Number:
+				known[ground.Text(v)] = true
 			}
 		}
 	}
