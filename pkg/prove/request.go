@@ -1336,6 +1336,12 @@ func (pr *proof) wanted(v string) bool {
 				if wanting[w] && !(i > 0 && someoneElse[strings.TrimSuffix(strings.TrimSuffix(words[i-1], "'s"), "s")]) {
 					return true
 				}
+				// A callee rung about their record gives, when asked,
+				// the choices the act takes (which card pays): theirs to
+				// make, as an inbound caller's wish is.
+				if pr.sc.Outbound != nil && (w == "give" || w == "gives") {
+					return true
+				}
 			}
 		}
 	}
