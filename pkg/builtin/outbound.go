@@ -464,7 +464,7 @@ func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings, suc
 			}
 			// A number the world computes (a charge's total) is the
 			// agent's to work out, as an inbound caller's is.
-			if bd, ok := binds.Of(t.Name, k); ok && bd.Computed && numbers(c.Args[k]) == 1 {
+			if computedTotal(binds, t.Name, k, c.Args[k]) {
 				continue
 			}
 			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) || succeed && !ident && written(t, k) {

@@ -188,13 +188,13 @@ func (p *Prover) purposeRow(sc *scenario.Scenario) map[string]any {
 	if u == nil || o == nil || len(o.Record) != 1 {
 		return nil
 	}
-	for col, v := range o.Record {
-		if row := findRow(addedRows(sc.Setup)[u.Purpose], col, v); row != nil {
-			return row
+	var row map[string]any
+	for col, v := range o.Record { // its one key column
+		if row = findRow(addedRows(sc.Setup)[u.Purpose], col, v); row == nil {
+			row = p.g.Find(u.Purpose, col, v)
 		}
-		return p.g.Find(u.Purpose, col, v)
 	}
-	return nil
+	return row
 }
 
 // recordNames are the values that name the purpose record: its key, and
