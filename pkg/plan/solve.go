@@ -585,27 +585,24 @@ func (sv *solver) akinRecord(ctx context.Context, tool *contract.Tool, sol *solu
 			for other := range min(sv.g.AkinRows(t, b), akinTries) {
 				ch := sol.choices[k]
 				ch.Outside, ch.Swap, ch.Other = t, ground.SwapAkin, other
-				bb := sc.bound(ro.index[k])
-				ch.Apply(&bb)
-				calls, ok := Chain(sv.g, tool, sol.chain, bb, sv.bs)
-				if !ok {
-					break
-				}
-				ans, err := sv.r.Rehearse(ctx, nil, calls)
+				pl, built, err := sv.playChoice(ctx, tool, sol, sc, ro.index[k], ch)
 				if err != nil {
 					return err
 				}
-				if len(ans) != len(calls) || !allOK(ans) {
+				if !built {
+					break
+				}
+				if !pl.ok() {
 					continue
 				}
-				broken, err := sv.rulesBroken(ctx, nil, calls, bb.Caller)
+				broken, err := sv.rulesBroken(ctx, nil, pl.calls, pl.bound.Caller)
 				if err != nil {
 					return err
 				}
 				if len(broken) > 0 {
 					continue
 				}
-				ro.broken[k], ro.read[k], sol.choices[k] = nil, ans[len(ans)-1].Read, ch
+				ro.broken[k], ro.read[k], sol.choices[k] = nil, pl.ans[len(pl.ans)-1].Read, ch
 				break tables
 			}
 		}
@@ -616,6 +613,32 @@ func (sv *solver) akinRecord(ctx context.Context, tool *contract.Tool, sol *solu
 // akinTries bounds the records most like the case's own akinRecord plays
 // a row with.
 const akinTries = 4
+
+// played is a case's chain as a rehearsal answered it.
+type played struct {
+	bound ground.Bound
+	calls []scenario.Call
+	ans   []ground.Answer
+}
+
+// ok reports every call answered, and answered ok.
+func (pl played) ok() bool { return len(pl.ans) == len(pl.calls) && allOK(pl.ans) }
+
+// playChoice rehearses row i's case of sc with choice ch applied. built is
+// false when no chain can be made with ch (nor with a later choice of its
+// kind: the caller stops trying them).
+func (sv *solver) playChoice(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, i int, ch Choice) (played, bool, error) {
+	pl := played{bound: sc.bound(i)}
+	ch.Apply(&pl.bound)
+	calls, ok := Chain(sv.g, tool, sol.chain, pl.bound, sv.bs)
+	if !ok {
+		return pl, false, nil
+	}
+	pl.calls = calls
+	ans, err := sv.r.Rehearse(ctx, nil, calls)
+	pl.ans = ans
+	return pl, true, err
+}
 
 // copyOutcomes is ro with an outcome and branch map of its own, for
 // ruleRefusals to mark without changing ro.
@@ -650,25 +673,22 @@ rows:
 		for _, o := range outs {
 			n := len(sv.g.Rows(o.table))
 			for other := 0; other < n; other += max(1, n/worldTries) {
-				b := sc.bound(ro.index[k])
 				ch := sol.choices[k]
 				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, other
-				ch.Apply(&b)
-				calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
-				if !ok {
-					break
-				}
-				ans, err := sv.r.Rehearse(ctx, nil, calls)
+				pl, built, err := sv.playChoice(ctx, tool, sol, sc, ro.index[k], ch)
 				if err != nil {
 					return err
 				}
-				if len(ans) != len(calls) || !allOK(ans) {
+				if !built {
+					break
+				}
+				if !pl.ok() {
 					continue
 				}
-				if ro.broken[k], err = sv.rulesBroken(ctx, nil, calls, b.Caller); err != nil {
+				if ro.broken[k], err = sv.rulesBroken(ctx, nil, pl.calls, pl.bound.Caller); err != nil {
 					return err
 				}
-				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", ans[len(ans)-1].Read, ch, true
+				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", pl.ans[len(pl.ans)-1].Read, ch, true
 				delete(ro.branch, k)
 				continue rows
 			}

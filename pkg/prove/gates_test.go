@@ -144,7 +144,14 @@ func deskEngine(t *testing.T) *engine.Engine {
 
 func deskEngineOn(t *testing.T) (*engine.Engine, *pgxpool.Pool) {
 	t.Helper()
-	c, err := contract.LoadValid(filepath.Join("testdata", "desk"))
+	return fixtureEngine(t, "desk")
+}
+
+// fixtureEngine opens the world of testdata/<name> on a database of the
+// test's own.
+func fixtureEngine(t *testing.T, name string) (*engine.Engine, *pgxpool.Pool) {
+	t.Helper()
+	c, err := contract.LoadValid(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) s
 					// mention K2000361") beside the one they ask about is
 					// not what a refusal is of.
 					if label == "tempting" && !pr.wanted(v) {
-						if other := pr.askedOther(table, col, n, v, results[:i]); other != "" {
+						if other := pr.namedOther(table, col, n, v, results[:i], true); other != "" {
 							return fmt.Sprintf("%s (%s) acts on %s %q, which the caller only mentions (no sentence of theirs that names it asks for anything), while they ask about %s %q (a %s row): the refusal must be of the act the caller asks for, on the record they ask about", stepName(label, i), r.Tool, n, v, col, other, table)
 						}
 					}
@@ -130,7 +130,7 @@ func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) s
 				if purpose != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, purpose)) {
 					continue
 				}
-				if other := pr.namedOther(table, col, n, v, results[:i]); other != "" {
+				if other := pr.namedOther(table, col, n, v, results[:i], false); other != "" {
 					verb := "reads"
 					if writes {
 						verb = "acts on"
@@ -187,25 +187,18 @@ func (pr *proof) recordArgs(t *contract.Tool) [][3]string {
 
 // namedOther is a value of table.column other than v that the caller names
 // (instruction, opening): a record the setup makes, an earlier answer shows
-// under that name, or the world's seed holds. "" when there is none.
-func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult) string {
+// under that name, or the world's seed holds; with asked, only one named in
+// a sentence of wanting (wanted). "" when there is none.
+func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult, asked bool) string {
 	typed, _ := created(pr.sc.Setup)
-	known := map[string]bool{}
-	for x := range typed[table+"."+col] {
-		known[x] = true
-	}
-	for _, r := range path {
-		if r.OK {
-			keyedValues(known, r.Result, col, arg, strings.TrimSuffix(arg, "s"))
-		}
-	}
+	known := knownRecords(typed, path, table, col, arg)
 	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
 		for _, w := range tokens(text) {
 			w = trimToken(w)
 			if w == "" || w == v {
 				continue
 			}
-			if known[w] || pr.p.g.Find(table, col, w) != nil {
+			if (known[w] || pr.p.g.Find(table, col, w) != nil) && (!asked || pr.wanted(w)) {
 				return w
 			}
 		}
@@ -213,11 +206,10 @@ func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult) 
 	return ""
 }
 
-// askedOther is a record of table (by col) other than v that the caller
-// names in a sentence of wanting (wanted), as namedOther finds records; ""
-// when none.
-func (pr *proof) askedOther(table, col, arg, v string, path []world.CallResult) string {
-	typed, _ := created(pr.sc.Setup)
+// knownRecords are the values of table.column the setup creates (typed, as
+// created gives them) and the answers on path that answered ok show under
+// that column's name or argument arg's.
+func knownRecords(typed map[string]map[string]bool, path []world.CallResult, table, col, arg string) map[string]bool {
 	known := map[string]bool{}
 	for x := range typed[table+"."+col] {
 		known[x] = true
@@ -227,18 +219,7 @@ func (pr *proof) askedOther(table, col, arg, v string, path []world.CallResult) 
 			keyedValues(known, r.Result, col, arg, strings.TrimSuffix(arg, "s"))
 		}
 	}
-	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-		for _, w := range tokens(text) {
-			w = trimToken(w)
-			if w == "" || w == v {
-				continue
-			}
-			if (known[w] || pr.p.g.Find(table, col, w) != nil) && pr.wanted(w) {
-				return w
-			}
-		}
-	}
-	return ""
+	return known
 }
 
 // write is one state-changing call of the solution that the world carried

@@ -1,15 +1,10 @@
 package prove_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/suitegen/suitegen/pkg/contract"
-	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
-	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
 // TestRowWrittenIgnoresSequenceKeys: testdata/points keys its notes by a
@@ -21,15 +16,7 @@ import (
 // on the second proof at the latest. It must fail, and row_written on the
 // members the act changes must hold.
 func TestRowWrittenIgnoresSequenceKeys(t *testing.T) {
-	c, err := contract.LoadValid(filepath.Join("testdata", "points"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(context.Background(), testenv.Postgres(t), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	e, _ := fixtureEngine(t, "points")
 	scn := func(table string) *scenario.Scenario {
 		return &scenario.Scenario{
 			Name: "add-points-" + table, UseCase: "add-points", Branch: "add points, " + table, Kind: "happy", Expects: scenario.OutcomeSucceed,

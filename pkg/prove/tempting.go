@@ -347,16 +347,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				cands = append(cands, ground.Text(e))
 			}
 		} else if ref {
-			set := map[string]bool{}
-			for v := range typed[table+"."+col] {
-				set[v] = true
-			}
-			for _, r := range path {
-				if r.OK {
-					keyedValues(set, r.Result, col, n, strings.TrimSuffix(n, "s"))
-				}
-			}
-			cands = slices.Sorted(maps.Keys(set))
+			cands = slices.Sorted(maps.Keys(knownRecords(typed, path, table, col, n)))
 		} else if !isList {
 			cands = otherNumbers(one, t.Param(n))
 		}
