@@ -348,7 +348,26 @@ func (d *yamlDoc) syntaxError(err error, line int) {
 			break
 		}
 	}
+	if line >= 1 && line <= len(d.lines) && plainValueHoldsColon(d.lines[line-1]) {
+		msg += " (a \": \" inside an unquoted value reads as another key: quote the value)"
+	}
 	d.add(line, CodeYAMLSyntax, "%s", msg)
+}
+
+// plainValueHoldsColon reports whether a "key: value" line's value is a plain (unquoted,
+// not block or flow) scalar that itself holds ": ", which YAML reads as a nested mapping.
+func plainValueHoldsColon(line string) bool {
+	rest := strings.TrimLeft(line, " \t")
+	rest = strings.TrimPrefix(rest, "- ")
+	i := strings.Index(rest, ": ")
+	if i <= 0 || strings.ContainsAny(rest[:i], "{}[],\"' ") {
+		return false // not a block mapping's plain key (a flow mapping, or no key at all)
+	}
+	value := strings.TrimLeft(rest[i+2:], " ")
+	if value == "" || strings.ContainsAny(value[:1], "\"'|>{[&*!#") {
+		return false
+	}
+	return strings.Contains(value, ": ") || strings.HasSuffix(value, ":")
 }
 
 func splitYAMLError(err error) (msg string, line int) {
