@@ -152,3 +152,34 @@ func TestFromEffectKeepsTheValueSent(t *testing.T) {
 		t.Errorf("payment_method_id = %v, want the one the act wrote, paypal_new", got)
 	}
 }
+
+// TestJudgedOnlyWhereAbout: a judged sub-goal that names its tools is listed
+// only on scenarios that call one of them, or whose wrong move would; one
+// that names none is listed everywhere.
+func TestJudgedOnlyWhereAbout(t *testing.T) {
+	c := &contract.Contract{SubGoals: []contract.SubGoal{
+		{Name: "warned_before_drop", What: "Warned before a late drop", Judged: true, Tools: []string{"drop_section"}},
+		{Name: "polite", What: "Was polite", Judged: true},
+	}}
+	p := &policy{c: c}
+	listed := func(sc *scenario.Scenario) []string {
+		p.settle(sc)
+		var names []string
+		for _, s := range sc.SubGoals {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	pay := &scenario.Scenario{Expects: scenario.OutcomeSucceed, Solution: []scenario.Call{{Tool: "pay_balance"}}}
+	if got := listed(pay); !slices.Equal(got, []string{"polite"}) {
+		t.Errorf("a payment lists %v, want only the sub-goal about every conversation", got)
+	}
+	drop := &scenario.Scenario{Expects: scenario.OutcomeSucceed, Solution: []scenario.Call{{Tool: "find_student"}, {Tool: "drop_section"}}}
+	if got := listed(drop); !slices.Equal(got, []string{"warned_before_drop", "polite"}) {
+		t.Errorf("a drop lists %v, want both", got)
+	}
+	tempted := &scenario.Scenario{Expects: scenario.OutcomeRefuse, Tempting: []scenario.Call{{Tool: "drop_section"}}}
+	if got := listed(tempted); !slices.Equal(got, []string{"warned_before_drop", "polite"}) {
+		t.Errorf("a refused drop lists %v, want both", got)
+	}
+}

@@ -406,6 +406,11 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 		}
 		fmt.Fprintf(env.Stdout, "warning: %s: %s crashed on %d rehearsal(s) of the plan, with arguments its params accept: %s (e.g. %s %s); a refusal there would let the plan reach what lies behind it\n", filepath.Join(dir, cr.At), cr.Tool, cr.Calls, cr.Reason, args, on)
 	}
+	for _, sg := range c.SubGoals {
+		if sg.Judged && len(sg.Tools) == 0 && len(c.UseCases) > 1 {
+			fmt.Fprintf(env.Stdout, "warning: %s: judged sub-goal %s names no tools: it is listed, and graded, on every scenario of every use case; say which tools' calls it is about (tools = [...], docs/contract.md)\n", filepath.Join(dir, sg.File), sg.Name)
+		}
+	}
 	if !rep.OK() {
 		return fmt.Errorf("%s: the world's probes do not all hold", c.Agent)
 	}

@@ -264,8 +264,13 @@ type SubGoal struct {
 	What   string            `json:"what"`
 	Judged bool              `json:"judged"`
 	Params map[string]string `json:"params"` // name -> type ("string", "int", "number", "bool", "list", "dict")
-	File   string            `json:"file"`
-	Source string            `json:"-"`
+	// Tools, of a judged sub-goal, are the tools whose calls it is about: it
+	// is graded only on conversations that call one of them (or are tempted
+	// to). None: it is about every conversation.
+	Tools     []string `json:"tools,omitempty"`
+	ToolsLine int      `json:"-"`
+	File      string   `json:"file"`
+	Source    string   `json:"-"`
 }
 
 // Tool returns the tool of that name, or nil.

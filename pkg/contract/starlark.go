@@ -197,7 +197,7 @@ func (l *loader) checkLoads() {
 	}
 }
 
-// subGoal reads what, judged and params from a sub-goal file's literal
+// subGoal reads what, judged, params and tools from a sub-goal file's literal
 // top-level assignments (nothing is executed) and checks its check().
 func (l *loader) subGoal(file, src string, f *syntax.File) {
 	l.c.SubGoals = append(l.c.SubGoals, readSubGoal(file, src, f, l.parsed[file], l.r))
@@ -259,6 +259,23 @@ func readSubGoal(file, src string, f *syntax.File, sf *starFile, r report) SubGo
 				continue
 			}
 			sg.Judged = b
+		case "tools":
+			v, lit := literal(as.RHS)
+			list, isList := v.([]any)
+			if !lit || !isList {
+				r.add(file, line, CodeSubGoalSyntax, "tools must be a list literal of tool names")
+				continue
+			}
+			sg.ToolsLine = line
+			for _, t := range list {
+				name, isStr := t.(string)
+				if !isStr || name == "" {
+					r.add(file, line, CodeSubGoalSyntax, "tools must be a list literal of tool names")
+					sg.Tools = nil
+					break
+				}
+				sg.Tools = append(sg.Tools, name)
+			}
 		case "params":
 			v, lit := literal(as.RHS)
 			m, isDict := v.(map[string]any)
@@ -278,6 +295,9 @@ func readSubGoal(file, src string, f *syntax.File, sf *starFile, r report) SubGo
 	}
 	if !whatSeen {
 		r.add(file, 0, CodeMissingField, "sub-goal %s has no what = \"...\" (what it checks, in words)", sg.Name)
+	}
+	if !sg.Judged && sg.ToolsLine > 0 {
+		r.add(file, sg.ToolsLine, CodeSubGoalSyntax, "tools is for a judged sub-goal: a code-settled check is listed where the plan binds its params")
 	}
 	if !sg.Judged {
 		def := sf.defs["check"]

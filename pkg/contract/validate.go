@@ -38,6 +38,7 @@ func (l *loader) checkDeclarations(pos *positions, toolRefs bool) {
 	}
 	dupes(r, CodeDuplicateRule, "rule", len(c.Rules), func(i int) (string, int) { return c.Rules[i].ID, c.Rules[i].Line })
 	l.checkRuleChecks()
+	l.checkSubGoalTools()
 	dupes(r, CodeDuplicateUseCase, "use case", len(c.UseCases), func(i int) (string, int) { return c.UseCases[i].ID, c.UseCases[i].Line })
 	dupes(r, CodeDuplicateTool, "tool", len(c.Tools), func(i int) (string, int) { return c.Tools[i].Name, c.Tools[i].Line })
 	dupes(r, CodeDuplicateSequence, "sequence", len(c.Sequences), func(i int) (string, int) { return c.Sequences[i].Name, c.Sequences[i].Line })
@@ -261,6 +262,18 @@ func (l *loader) checkRuleChecks() {
 			l.r.add(ContractFile, line, CodeBadRuleCheck, "rule %s: check %q is not a sub-goal of the contract (subgoals/%s.star)", rule.ID, rule.Check, rule.Check)
 		case sg.Judged:
 			l.r.add(ContractFile, line, CodeBadRuleCheck, "rule %s: check %q is judged; a rule's check must be settled by code", rule.ID, rule.Check)
+		}
+	}
+}
+
+// checkSubGoalTools: the tools a judged sub-goal is about are tools of the
+// contract.
+func (l *loader) checkSubGoalTools() {
+	for _, sg := range l.c.SubGoals {
+		for _, t := range sg.Tools {
+			if l.c.Tool(t) == nil {
+				l.r.add(sg.File, sg.ToolsLine, CodeUnknownTool, "sub-goal %s: tools names %q, which is not a tool of the contract", sg.Name, t)
+			}
 		}
 	}
 }
