@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -395,6 +396,26 @@ func TestPlanDealsTheRowsAnotherRequestLeft(t *testing.T) {
 			if want == "INSERT INTO payments " && slices.ContainsFunc(st.Args, func(a any) bool { return strings.HasPrefix(fmt.Sprint(a), "CLM-") }) {
 				t.Errorf("a case of %s adds a payment naming a claim the case does not reach: %v", at, st.Args)
 			}
+		}
+	}
+}
+
+// TestPlanAddsALineOfAKeyOfSeveralColumns: testdata/basket's lines are
+// keyed by order and product, and a swap is refused when the product asked
+// for is already in the order, which no seed order holds. The level's
+// cases add that line to the case's own order: a row of a table keyed by
+// several columns, its key made of records the case reaches.
+func TestPlanAddsALineOfAKeyOfSeveralColumns(t *testing.T) {
+	c, e := openContract(t, filepath.Join("testdata", "basket"))
+	p, _ := deriveAsRun(t, c, e, 0)
+	const at = "handlers/swap_item.star:15" // "product %s is already in order %s"
+	set := priors(p, at)
+	if len(set) == 0 {
+		t.Fatalf("no level is dealt for %s with rows in its cases' setup", at)
+	}
+	for _, st := range set {
+		if !strings.HasPrefix(st.SQL, "INSERT INTO order_lines ") {
+			t.Errorf("a case of %s adds more than an order's line: %s", at, st.SQL)
 		}
 	}
 }
