@@ -149,7 +149,7 @@ func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, 
 		return 3
 	}
 	slices.SortStableFunc(rs, func(a, b reached) int { return rank(a) - rank(b) })
-	var out []push
+	out := sv.fills(tool, table, row, act, rs)
 	for _, r := range rs {
 		t := sv.g.C.Table(r.table)
 		if own || r.table != table {

@@ -419,3 +419,31 @@ func TestPlanAddsALineOfAKeyOfSeveralColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFillsAReferenceTheRecordLeavesEmpty: testdata/basket's coupon
+// goes on an open order once. No coupon a customer with an open order
+// holds is used, so the refusal of a used coupon is met only by a setting
+// that fills the empty reference of the customer's coupon of the code
+// asked for, a row keyed by customer and code, with the case's order.
+func TestPlanFillsAReferenceTheRecordLeavesEmpty(t *testing.T) {
+	c, e := openContract(t, filepath.Join("testdata", "basket"))
+	p, _ := deriveAsRun(t, c, e, 0)
+	const at = "handlers/apply_coupon.star:14" // "coupon %s was used on order %s"
+	const want = "UPDATE customer_coupons SET used_on_order = $1 WHERE customer_id = $2 AND code = $3"
+	found := false
+	for _, b := range p.Buckets {
+		if b.Spec.Refusal != at {
+			continue
+		}
+		for k, prior := range b.Spec.Prior {
+			if len(prior) != 1 || prior[0].SQL != want {
+				t.Errorf("a case of %s (%s) sets more than a coupon's order: %v", at, k, prior)
+				continue
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no case of %s sets %q", at, want)
+	}
+}

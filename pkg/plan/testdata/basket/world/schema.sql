@@ -8,14 +8,25 @@ CREATE TABLE products (
     title      text NOT NULL,
     category   text NOT NULL
 );
+CREATE TABLE coupons (
+    code        text PRIMARY KEY,
+    description text NOT NULL
+);
 CREATE TABLE orders (
     order_id    text PRIMARY KEY,
     customer_id text NOT NULL REFERENCES customers (id),
-    status      text NOT NULL CHECK (status IN ('open', 'shipped'))
+    status      text NOT NULL CHECK (status IN ('open', 'shipped')),
+    coupon_code text REFERENCES coupons (code)
 );
 CREATE TABLE order_lines (
     order_id   text NOT NULL REFERENCES orders (order_id),
     product_id text NOT NULL REFERENCES products (product_id),
     quantity   integer NOT NULL CHECK (quantity > 0),
     PRIMARY KEY (order_id, product_id)
+);
+CREATE TABLE customer_coupons (
+    customer_id    text NOT NULL REFERENCES customers (id),
+    code           text NOT NULL REFERENCES coupons (code),
+    used_on_order  text REFERENCES orders (order_id),
+    PRIMARY KEY (customer_id, code)
 );
