@@ -17,18 +17,22 @@ type linked struct {
 	row  ground.Row
 	cols []string
 	vals []any
+	// keyed marks a row named by a key of several columns (keyedBy).
+	keyed bool
 }
 
 // fills are the settings that give an optional reference a record leaves
 // empty a row to name: a trip that already carries a promo, a code on the
 // rider's account already used on a trip. The records are the case's own
-// row and the row of a table the callers own, keyed by several columns,
+// row and the rows of tables the callers own, keyed by several columns,
 // that an argument names together with records the case reaches (the
-// rider's code, by rider and code). A refusal of a record that already
-// names one (one promo per trip, a code used once) is met only so when no
-// seed row that holds such a reference lets the act through otherwise. The
-// row named is a record the case reaches, else, of a table no one owns,
-// its first seed row; never another caller's record.
+// rider's code, by rider and code), whose numbers are also pushed as
+// bounds pushes a record named by one column (keyedBounds: a gift card's
+// balance lowered). A refusal of a record that already names one (one
+// promo per trip, a code used once) is met only so when no seed row that
+// holds such a reference lets the act through otherwise. The row named is
+// a record the case reaches, else, of a table no one owns, its first seed
+// row; never another caller's record.
 func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, rs []reached) []push {
 	g := sv.g
 	var ls []linked
@@ -50,6 +54,9 @@ func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, r
 			args = append(args, l.vals[i])
 			where = append(where, fmt.Sprintf("%s = $%d", c, len(args)))
 		}
+		if l.keyed {
+			out = append(out, sv.keyedBounds(l)...)
+		}
 		for _, fk := range g.FKs(l.t.Name) {
 			c := l.t.Column(fk.Column)
 			if c == nil || c.NotNull || slices.Contains(l.t.PrimaryKey, c.Name) || l.row[fk.Column] != nil {
@@ -66,6 +73,34 @@ func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, r
 			out = append(out, push{
 				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $1 WHERE %s", l.t.Name, fk.Column, strings.Join(where, " AND ")), Args: a},
 				what: fmt.Sprintf("%s of %s filled", strings.ReplaceAll(fk.Column, "_", " "), strings.ReplaceAll(l.t.Name, "_", " ")),
+			})
+		}
+	}
+	return out
+}
+
+// keyedBounds are the settings of the numbers of l, a row an argument
+// names by a key of several columns (a gift card of the user's, by user
+// and id), that bounds gives a record named by one column: raised, lowered
+// and at the least its CHECK allows.
+func (sv *solver) keyedBounds(l linked) []push {
+	where := make([]string, len(l.cols))
+	for i, c := range l.cols {
+		where[i] = fmt.Sprintf("%s = $%d", c, i+1)
+	}
+	var out []push
+	for _, col := range l.t.Columns {
+		if !sv.pushable(l.t, col) || l.row[col.Name] == nil {
+			continue
+		}
+		tos := []string{pushedValue(l.t, col, true), pushedValue(l.t, col, false)}
+		if lo, ok := leastValue(l.t, col); ok {
+			tos = append(tos, lo)
+		}
+		for _, to := range tos {
+			out = append(out, push{
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", l.t.Name, col.Name, to, strings.Join(where, " AND ")), Args: slices.Clone(l.vals)},
+				what: fmt.Sprintf("%s of %s set to %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(l.t.Name, "_", " "), to),
 			})
 		}
 	}
@@ -129,7 +164,7 @@ func (sv *solver) keyRow(t *contract.Table, col string, v any, rs []reached) (li
 			held = held && ground.Text(r[c]) == ground.Text(vals[i])
 		}
 		if held {
-			return linked{t: t, row: r, cols: cols, vals: vals}, true
+			return linked{t: t, row: r, cols: cols, vals: vals, keyed: true}, true
 		}
 	}
 	return linked{}, false

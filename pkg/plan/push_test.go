@@ -447,3 +447,23 @@ func TestPlanFillsAReferenceTheRecordLeavesEmpty(t *testing.T) {
 		t.Errorf("no case of %s sets %q", at, want)
 	}
 }
+
+// TestPlanLowersANumberOfARowOfAKeyOfSeveralColumns: testdata/basket's
+// store credits are numbered per customer, and every one holds more than
+// the fee a payment takes. The refusal of a credit too low is met only by
+// a setting that lowers the balance of the credit the act names, by the
+// customer and its number.
+func TestPlanLowersANumberOfARowOfAKeyOfSeveralColumns(t *testing.T) {
+	c, e := openContract(t, filepath.Join("testdata", "basket"))
+	p, _ := deriveAsRun(t, c, e, 0)
+	const at = "handlers/pay_fee.star:12" // "credit %s holds less than the fee"
+	set := priors(p, at)
+	if len(set) == 0 {
+		t.Fatalf("no level is dealt for %s with a setting in its cases' setup", at)
+	}
+	for _, st := range set {
+		if !strings.HasPrefix(st.SQL, "UPDATE credits SET balance = ") || !strings.HasSuffix(st.SQL, " WHERE credit_no = $1 AND customer_id = $2") {
+			t.Errorf("a case of %s sets more than the credit's balance: %s", at, st.SQL)
+		}
+	}
+}

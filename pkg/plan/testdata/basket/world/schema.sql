@@ -30,3 +30,9 @@ CREATE TABLE customer_coupons (
     used_on_order  text REFERENCES orders (order_id),
     PRIMARY KEY (customer_id, code)
 );
+CREATE TABLE credits (
+    customer_id text NOT NULL REFERENCES customers (id),
+    credit_no   text NOT NULL,
+    balance     numeric(8,2) NOT NULL CHECK (balance >= 0),
+    PRIMARY KEY (customer_id, credit_no)
+);
