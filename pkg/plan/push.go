@@ -149,7 +149,7 @@ func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, 
 		return 3
 	}
 	slices.SortStableFunc(rs, func(a, b reached) int { return rank(a) - rank(b) })
-	var out []push
+	out := sv.fills(tool, table, row, act, rs)
 	for _, r := range rs {
 		t := sv.g.C.Table(r.table)
 		if own || r.table != table {
@@ -493,23 +493,34 @@ var addCounts = []int{1, 5}
 // added refer to the case's records, never to another caller's. The tables
 // take turns, a state of each at a time, since the tries are bounded: a
 // table with many states (a claim's types) would otherwise spend them all
-// before the next table (its payments) had one.
+// before the next table (its payments) had one. A table keyed by several
+// columns (an order's lines, by order and item) is added to as well: see
+// keyRows.
 func (sv *solver) adds(rs []reached) []push {
 	g := sv.g
 	var per [][]push // per table, in its templates' order
 	for i := range g.C.Tables {
 		t := &g.C.Tables[i]
 		pk := g.PK(t.Name)
-		if pk == "" || !g.OwnedTable(t.Name) {
+		if len(t.PrimaryKey) == 0 || !g.OwnedTable(t.Name) {
 			continue
 		}
 		set, own := map[string]any{}, false
+		alts := map[string][]any{} // of a key of several columns: each reached record a key column may name
 		for _, fk := range g.FKs(t.Name) {
+			keyed := pk == "" && slices.Contains(t.PrimaryKey, fk.Column)
 			for _, r := range rs {
 				if !r.many && r.table == fk.RefTable && r.column == fk.RefColumn {
-					set[fk.Column] = r.value
+					if _, ok := set[fk.Column]; !ok {
+						set[fk.Column] = r.value
+					}
 					own = own || g.OwnedTable(r.table)
-					break
+					if !keyed {
+						break
+					}
+					if !slices.ContainsFunc(alts[fk.Column], func(v any) bool { return ground.Text(v) == ground.Text(r.value) }) {
+						alts[fk.Column] = append(alts[fk.Column], r.value)
+					}
 				}
 			}
 		}
@@ -529,6 +540,14 @@ func (sv *solver) adds(rs []reached) []push {
 		}
 		var out []push
 		for _, tpl := range sv.templateRows(t) {
+			if pk == "" {
+				for _, k := range sv.keyRows(t, set, alts) {
+					if st, ok := insertRows(t, tpl, k, "", []any{nil}); ok {
+						out = append(out, push{stmt: st, what: fmt.Sprintf("1 %s added%s", strings.ReplaceAll(t.Name, "_", " "), sv.stateOf(t, tpl))})
+					}
+				}
+				continue
+			}
 			for _, n := range addCounts {
 				keys, ok := freshKeys(g, t.Name, pk, n)
 				if !ok {
@@ -554,6 +573,65 @@ func (sv *solver) adds(rs []reached) []push {
 			return out
 		}
 	}
+}
+
+// keyRows are the values a row added to t, a table keyed by several
+// columns, takes: set, with each key column that refers to a record the
+// case reaches given each such record in turn (the item an exchange asks
+// for, besides the one the order already holds), and a key column that
+// refers to nothing numbered past the seed's highest (a payment's sequence
+// number). A key the seed already holds is left out, since the row would
+// not go in; so is a key column neither names, whose value no copy knows.
+func (sv *solver) keyRows(t *contract.Table, set map[string]any, alts map[string][]any) []map[string]any {
+	g := sv.g
+	rows := []map[string]any{maps.Clone(set)}
+	for _, col := range t.PrimaryKey {
+		if vs, ok := alts[col]; ok {
+			var next []map[string]any
+			for _, r := range rows {
+				for _, v := range vs {
+					n := maps.Clone(r)
+					n[col] = v
+					next = append(next, n)
+				}
+			}
+			rows = next
+			continue
+		}
+		if _, ok := set[col]; ok {
+			continue
+		}
+		c := t.Column(col)
+		if c == nil || !numericType(c.Type) {
+			return nil
+		}
+		high := int64(0)
+		for _, r := range g.Rows(t.Name) {
+			d, err := strconv.ParseInt(ground.Text(r[col]), 10, 64)
+			if err != nil {
+				return nil
+			}
+			high = max(high, d)
+		}
+		for _, r := range rows {
+			r[col] = high + addGap
+		}
+	}
+	var out []map[string]any
+	for _, r := range rows {
+		held := slices.ContainsFunc(g.Rows(t.Name), func(s ground.Row) bool {
+			for _, col := range t.PrimaryKey {
+				if ground.Text(s[col]) != ground.Text(r[col]) {
+					return false
+				}
+			}
+			return true
+		})
+		if !held {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // templateRows are the seed rows of t an add copies: the first row of each
