@@ -553,6 +553,14 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	pin RuleChoice, pinned, main bool) ([]Bucket, error) {
 	c, p := d.c, d.p
 	acting := tool.Name
+	kept := keptArgs(c, u, tool, d.sv.targetTable(tool), d.sv.bs)
+	if len(kept) > 0 {
+		// The act is rehearsed, and its cases filled, keeping what the
+		// use case asks no change of.
+		saved := d.sv.bs
+		d.sv.bs = keeping(saved, acting, kept)
+		defer func() { d.sv.bs = saved }()
+	}
 	sol, err := d.sv.solve(ctx, tool, further)
 	if err != nil {
 		return nil, err
@@ -593,7 +601,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 			spec.Lookups = nil
 		}
 	}
-	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	spec.Binds = keeping(d.gr.Bindings.For(specTools(spec)...), acting, kept)
 	namedTeams(c, u, spec.Binds)
 	if pinned {
 		// What the rule names is the choice the use case is about.
@@ -1068,6 +1076,60 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 	key := fmt.Sprintf("%s\x00%d\x00%t\x00%t", c.SHA256, maxProbe, rules, mutants)
 	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
 	return v.(*lessons)
+}
+
+// keptArgs are the arguments of a use case's act it asks no change of:
+// where its id names some of the act's arguments (change-flights: flights),
+// the others that hold what the target already has, an enum of a column of
+// the target's table (its cabin) or a list of objects (its flights, where
+// the use case is change-cabin). A use case whose id names none keeps none.
+func keptArgs(c *contract.Contract, u *contract.UseCase, t *contract.Tool, table string, bs ground.Bindings) []string {
+	if t.ChangesState != nil && !*t.ChangesState {
+		return nil
+	}
+	id := map[string]bool{}
+	for _, w := range Words(u.ID) {
+		id[singular(w)] = true
+	}
+	named := func(p string) bool {
+		ws := Words(strings.ReplaceAll(p, "_", " "))
+		for _, w := range ws {
+			if !id[singular(w)] {
+				return false
+			}
+		}
+		return len(ws) > 0
+	}
+	var about, kept []string
+	tb := c.Table(table)
+	for _, p := range t.ParamNames() {
+		if named(p) {
+			about = append(about, p)
+			continue
+		}
+		bd, ok := bs.Of(t.Name, p)
+		switch {
+		case !ok, len(bd.Picks) > 0:
+		case bd.How == ground.FromRows,
+			len(t.Enum(p)) > 0 && bd.Table == "" && tb != nil && tb.Column(p) != nil:
+			kept = append(kept, p)
+		}
+	}
+	if len(about) == 0 {
+		return nil
+	}
+	return kept
+}
+
+// keeping is bs with the given arguments of tool kept (Binding.Keep).
+func keeping(bs ground.Bindings, tool string, kept []string) ground.Bindings {
+	out := slices.Clone(bs)
+	for i := range out {
+		if out[i].Tool == tool && slices.Contains(kept, out[i].Param) {
+			out[i].Keep = true
+		}
+	}
+	return out
 }
 
 // namedTeams settles a hand-off's choice of team where the use case's text
