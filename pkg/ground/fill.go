@@ -450,8 +450,8 @@ func (g *Graph) caseSiblings(tables []contract.Table, b Bound) (contract.Table, 
 // last object is replaced by another of the world's rows the list's objects
 // are (Graph.replacement: the same flight on another day), so an act that
 // replaces a record's references moves it to another existing one. A list
-// the use case asks no change of (Binding.Keep in bs) is left as it is, as
-// are other arguments.
+// the use case asks no change of (Binding.Keep in bs) takes no row of the
+// world's. Other arguments are left as they are.
 func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Bindings) map[string]any {
 	out, copied := args, false
 	for _, name := range t.ParamNames() {
@@ -461,11 +461,12 @@ func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Binding
 			continue
 		}
 		list, ok := args[name].([]any)
-		if bd, has := bs.Of(t.Name, name); !ok || len(list) == 0 || has && bd.Keep {
+		if !ok || len(list) == 0 {
 			continue
 		}
+		bd, _ := bs.Of(t.Name, name)
 		props, _ := items["properties"].(map[string]any)
-		nl, ok := g.renewed(g.coveringTables(items), list, props, b)
+		nl, ok := g.renewed(g.coveringTables(items), list, props, b, !bd.Keep)
 		if !ok {
 			continue
 		}
@@ -481,9 +482,9 @@ func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Binding
 }
 
 // renewed is list with its last object replaced by one of another row:
-// one the case reaches of the first of tables that gives a new object, else
-// one of the world's (Graph.replacement).
-func (g *Graph) renewed(tables []contract.Table, list []any, props map[string]any, b Bound) ([]any, bool) {
+// one the case reaches of the first of tables that gives a new object, else,
+// where world says so, one of the world's (Graph.replacement).
+func (g *Graph) renewed(tables []contract.Table, list []any, props map[string]any, b Bound, world bool) ([]any, bool) {
 	last, _ := list[len(list)-1].(map[string]any)
 	with := func(pick Row) ([]any, bool) {
 		o := map[string]any{}
@@ -518,6 +519,9 @@ func (g *Graph) renewed(tables []contract.Table, list []any, props map[string]an
 		}
 	}
 	for _, tb := range tables {
+		if !world {
+			break
+		}
 		if pick := g.replacement(tb, list, props, b); pick != nil {
 			if nl, ok := with(pick); ok {
 				return nl, true
@@ -620,6 +624,26 @@ next:
 		k = -k
 	}
 	return fit[k%len(fit)]
+}
+
+// WorldTables are the tables a list argument's objects may be renewed from
+// by the world's rows (Graph.replacement): those holding every required
+// field of its objects that no caller owns.
+func (g *Graph) WorldTables(t *contract.Tool, param string) []string {
+	items, _ := paramSchema(t, param)["items"].(map[string]any)
+	var out []string
+	for _, tb := range g.coveringTables(items) {
+		if !g.OwnedTable(tb.Name) {
+			out = append(out, tb.Name)
+		}
+	}
+	return out
+}
+
+// Names reports whether a tool's own handler (not the files it loads)
+// names a table: a search of that table's rows.
+func (g *Graph) Names(t *contract.Tool, table string) bool {
+	return identWords(g.C.Sources[t.Handler])[strings.ToLower(table)]
 }
 
 // order compares two values, as numbers where both are, else as text.

@@ -9,10 +9,11 @@ import (
 	"github.com/suitegen/suitegen/pkg/ground"
 )
 
-// A use case whose id names some of its act's arguments asks no change of
-// the others that hold what its target has: moving a booking's legs keeps
-// its class, changing its class keeps its legs; one whose id names none of
-// them keeps nothing.
+// A use case that searches the world's rows a list of its act's objects may
+// be renewed from (departures) changes that list and keeps the act's enums
+// of its target's columns: moving a booking's legs keeps its class. One that
+// searches none keeps its lists from the world's rows: changing the class
+// keeps the legs.
 func TestKeptArgs(t *testing.T) {
 	c, err := contract.LoadValid(filepath.Join("..", "ground", "testdata", "rebook"))
 	if err != nil {
@@ -22,7 +23,7 @@ func TestKeptArgs(t *testing.T) {
 	tool := c.Tool("change_booking")
 	bs := g.Declared()
 	for id, want := range map[string][]string{"change-legs": {"class"}, "change-class": {"legs"}} {
-		got := keptArgs(c, c.UseCase(id), tool, "bookings", bs)
+		got := keptArgs(g, c.UseCase(id).Tools, tool, "bookings", bs)
 		if !slices.Equal(got, want) {
 			t.Errorf("keptArgs(%s) = %v, want %v", id, got, want)
 		}
@@ -32,7 +33,7 @@ func TestKeptArgs(t *testing.T) {
 			}
 		}
 	}
-	if got := keptArgs(c, &contract.UseCase{ID: "rebook-trip", Text: "Rebook a trip"}, tool, "bookings", bs); got != nil {
-		t.Errorf("keptArgs of a use case naming no argument = %v, want none", got)
+	if got := keptArgs(g, []string{"find_departures"}, c.Tool("find_departures"), "trains", bs); got != nil {
+		t.Errorf("keptArgs of a tool that changes nothing = %v, want none", got)
 	}
 }

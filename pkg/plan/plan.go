@@ -553,7 +553,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	pin RuleChoice, pinned, main bool) ([]Bucket, error) {
 	c, p := d.c, d.p
 	acting := tool.Name
-	kept := keptArgs(c, u, tool, d.sv.targetTable(tool), d.sv.bs)
+	kept := keptArgs(d.sv.g, tools, tool, d.sv.targetTable(tool), d.sv.bs)
 	if len(kept) > 0 {
 		// The act is rehearsed, and its cases filled, keeping what the
 		// use case asks no change of.
@@ -1078,47 +1078,53 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 	return v.(*lessons)
 }
 
-// keptArgs are the arguments of a use case's act it asks no change of:
-// where its id names some of the act's arguments (change-flights: flights),
-// the others that hold what the target already has, an enum of a column of
-// the target's table (its cabin) or a list of objects (its flights, where
-// the use case is change-cabin). A use case whose id names none keeps none.
-func keptArgs(c *contract.Contract, u *contract.UseCase, t *contract.Tool, table string, bs ground.Bindings) []string {
+// keptArgs are the arguments of a use case's act it asks no change of,
+// read from what its tools do, not from what they are called. A list of
+// objects the use case searches the world for (one of its other tools,
+// that changes nothing, reads in its own handler a table the list may be
+// renewed from: a flight search) is what it changes; the act's enums of a
+// column of the target's table (its cabin) then keep the target's value.
+// Where it searches for no list, its lists take no row of the world's
+// (a cabin change keeps the flights).
+func keptArgs(g *ground.Graph, tools []string, t *contract.Tool, table string, bs ground.Bindings) []string {
+	c := g.C
 	if t.ChangesState != nil && !*t.ChangesState {
 		return nil
 	}
-	id := map[string]bool{}
-	for _, w := range Words(u.ID) {
-		id[singular(w)] = true
-	}
-	named := func(p string) bool {
-		ws := Words(strings.ReplaceAll(p, "_", " "))
-		for _, w := range ws {
-			if !id[singular(w)] {
-				return false
+	searched := func(p string) bool {
+		for _, name := range tools {
+			o := c.Tool(name)
+			if o == nil || name == t.Name || o.ChangesState == nil || *o.ChangesState {
+				continue
+			}
+			for _, tb := range g.WorldTables(t, p) {
+				if g.Names(o, tb) {
+					return true
+				}
 			}
 		}
-		return len(ws) > 0
+		return false
 	}
-	var about, kept []string
+	var lists, enums, about []string
 	tb := c.Table(table)
 	for _, p := range t.ParamNames() {
-		if named(p) {
-			about = append(about, p)
-			continue
-		}
 		bd, ok := bs.Of(t.Name, p)
 		switch {
 		case !ok, len(bd.Picks) > 0:
-		case bd.How == ground.FromRows,
-			len(t.Enum(p)) > 0 && bd.Table == "" && tb != nil && tb.Column(p) != nil:
-			kept = append(kept, p)
+		case bd.How == ground.FromRows && len(g.WorldTables(t, p)) > 0:
+			if searched(p) {
+				about = append(about, p)
+			} else {
+				lists = append(lists, p)
+			}
+		case len(t.Enum(p)) > 0 && bd.Table == "" && tb != nil && tb.Column(p) != nil:
+			enums = append(enums, p)
 		}
 	}
-	if len(about) == 0 {
-		return nil
+	if len(about) > 0 {
+		return enums
 	}
-	return kept
+	return lists
 }
 
 // keeping is bs with the given arguments of tool kept (Binding.Keep).
