@@ -48,7 +48,7 @@ func TestKindsApply(t *testing.T) {
 // TestBucketsApply: a buckets/ file is given for its feature only, and the
 // system prompt, the same for every slice, carries none of them.
 func TestBucketsApply(t *testing.T) {
-	names := []string{"outside", "swap-itself", "swap-held", "swap-world", "swap-taken", "swap-unchanged", "swap-more", "leave", "prior", "ask", "next"}
+	names := []string{"outside", "swap-itself", "swap-held", "swap-world", "swap-akin", "swap-taken", "swap-unchanged", "swap-more", "leave", "prior", "ask", "next"}
 	for _, n := range names {
 		got := Buckets([]string{n})
 		if len(got) != 1 || !strings.Contains(got[0], "`") {

@@ -141,8 +141,8 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 		if ch == [3]int{} && w.Outside == "" && w.Swap == "" && w.Leave == "" {
 			continue
 		}
-		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore && w.Swap != ground.SwapPast && w.Swap != ground.SwapDay {
-			return fmt.Errorf("bucket %s: choice %d has a third number without swap %q, %q, %q or %q", w.ID, i, ground.SwapWorld, ground.SwapMore, ground.SwapPast, ground.SwapDay)
+		if ch[2] != 0 && w.Swap != ground.SwapWorld && w.Swap != ground.SwapMore && w.Swap != ground.SwapPast && w.Swap != ground.SwapDay && w.Swap != ground.SwapAkin {
+			return fmt.Errorf("bucket %s: choice %d has a third number without swap %q, %q, %q, %q or %q", w.ID, i, ground.SwapWorld, ground.SwapMore, ground.SwapPast, ground.SwapDay, ground.SwapAkin)
 		}
 		if w.Spec.Choices == nil {
 			w.Spec.Choices = map[string]plan.Choice{}

@@ -569,7 +569,7 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		// duty plus VAT plus fee) is the agent's to work out, not the
 		// caller's to dictate; split over several payments, the shares
 		// are the caller's choice.
-		total := bound && bd.Computed && numbers(act.Args[k]) == 1
+		total := computedTotal(binds, t.Name, k, act.Args[k])
 		if total && !hasObject(act.Args[k]) {
 			continue
 		}
@@ -972,6 +972,13 @@ func (p *policy) silent(c scenario.Call) bool {
 
 // label is an argument's or a column's name as a caller says it:
 // dateOfBirth and date_of_birth are "date of birth".
+// computedTotal reports an argument holding one number the world computes
+// (Binding.Computed): the agent's to work out, never the caller's to say.
+func computedTotal(binds ground.Bindings, tool, arg string, v any) bool {
+	bd, ok := binds.Of(tool, arg)
+	return ok && bd.Computed && numbers(v) == 1
+}
+
 func label(name string) string { return strings.Join(contract.NameWords(name), " ") }
 
 // recordNoun is a table's name said of one of its records: policies as

@@ -462,6 +462,11 @@ func (p *policy) statedChoices(calls []scenario.Call, binds ground.Bindings, suc
 			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef || t.LogOnlyParam(k) {
 				continue
 			}
+			// A number the world computes (a charge's total) is the
+			// agent's to work out, as an inbound caller's is.
+			if computedTotal(binds, t.Name, k, c.Args[k]) {
+				continue
+			}
 			if len(t.Enum(k)) > 0 || isNumber(c.Args[k]) || succeed && !ident && written(t, k) {
 				parts = append(parts, fmt.Sprintf("%s %q", label(k), ground.Text(c.Args[k])))
 			}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -94,6 +95,14 @@ const (
 	// past, too far ahead, a weekend) or by the record (outside its
 	// period): a real request, which the caller states.
 	SwapDay Swap = "day"
+	// SwapAkin: an argument that takes a sibling of the case's row takes
+	// instead the Bound.Other-th row of its table most like the case's own
+	// row of it (Graph.Akin): the rarest values in common first (a member
+	// at the caller's postal code before one of the caller's tier). A
+	// rule's check may hold only for a record that shares something with
+	// the caller (a household member), which a sibling picked by its
+	// parent rarely is.
+	SwapAkin Swap = "akin"
 )
 
 // DayOffsets are the days from the world's clock SwapDay asks for, by
@@ -488,7 +497,9 @@ func (g *Graph) Outsider(table string, b Bound) Row {
 // Sibling reports a swap of a sibling of the case's row (Outsider,
 // swapped): what a choice's Outside means to an argument that takes a
 // record, as opposed to a fresh value or one of the world's rows.
-func (s Swap) Sibling() bool { return s == SwapStranger || s == SwapItself || s == SwapHeld }
+func (s Swap) Sibling() bool {
+	return s == SwapStranger || s == SwapItself || s == SwapHeld || s == SwapAkin
+}
 
 // Mores are the factors SwapMore asks for, by Bound.Other. A number an
 // argument takes from no column is asked over under the case's own table.
@@ -677,6 +688,8 @@ func (g *Graph) swapped(table string, b Bound) Row {
 	switch b.Swap {
 	case SwapItself:
 		return b.Pick(table)
+	case SwapAkin:
+		return g.Akin(table, b)
 	case SwapHeld:
 		own := b.Pick(table)
 		for _, r := range b.Rows[table] {
@@ -687,6 +700,76 @@ func (g *Graph) swapped(table string, b Bound) Row {
 		return nil
 	}
 	return g.Outsider(table, b)
+}
+
+// akinRows bounds the rows Graph.Akin ranks a case's row's likeness to.
+const akinRows = 8
+
+// Akin is the b.Other-th (mod the ranked rows) row of table most like the
+// case's own row of it, nil when the case has none or the table holds no
+// other: each value the two share counts the more, the fewer rows of the
+// table hold it (a postal code two accounts share outweighs a tier twenty
+// do), on a tie the seed's order. Only values a minted copy keeps count
+// (not a unique column, nor a person's name, email or phone, which minting
+// gives the copy anew): the ranking is the same for a seed case and for
+// its minted copy. Never the case's own row, nor one it was copied from.
+func (g *Graph) Akin(table string, b Bound) Row {
+	ranked := g.akinRanked(table, b)
+	if len(ranked) == 0 {
+		return nil
+	}
+	return ranked[max(b.Other, 0)%len(ranked)]
+}
+
+// AkinRows is how many rows Graph.Akin ranks for case b (at most akinRows):
+// the choices SwapAkin has.
+func (g *Graph) AkinRows(table string, b Bound) int { return len(g.akinRanked(table, b)) }
+
+func (g *Graph) akinRanked(table string, b Bound) []Row {
+	t, own, pk := g.C.Table(table), b.Pick(table), g.PK(table)
+	if t == nil || own == nil || pk == "" {
+		return nil
+	}
+	type scored struct {
+		r     Row
+		score float64
+	}
+	var cols []string
+	for _, c := range t.Columns {
+		if c.Name != pk && own[c.Name] != nil && !t.IsUnique(c.Name) && g.renamed(table, c.Name) == "" {
+			cols = append(cols, c.Name)
+		}
+	}
+	held := map[string]float64{} // column and value -> how many rows hold it
+	for _, r := range g.Rows(table) {
+		for _, c := range cols {
+			if r[c] != nil {
+				held[c+"\x00"+Text(r[c])]++
+			}
+		}
+	}
+	var out []scored
+	for _, r := range g.Rows(table) {
+		k := rowKey(g, table, r)
+		if Text(r[pk]) == Text(own[pk]) || b.copied[table][k] {
+			continue
+		}
+		score := 0.0
+		for _, c := range cols {
+			if r[c] != nil && Text(r[c]) == Text(own[c]) {
+				score += 1 / held[c+"\x00"+Text(r[c])]
+			}
+		}
+		if score > 0 {
+			out = append(out, scored{r, score})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	var rows []Row
+	for _, s := range out[:min(len(out), akinRows)] {
+		rows = append(rows, s.r)
+	}
+	return rows
 }
 
 // stranger is the row of a table no one owns most like the case's own row

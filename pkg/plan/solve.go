@@ -552,8 +552,104 @@ func (sv *solver) playRows(ctx context.Context, tool *contract.Tool, sol *soluti
 			return ro, err
 		}
 	}
+	if err := sv.akinRecord(ctx, tool, sol, sc, &ro); err != nil {
+		return ro, err
+	}
 	sol.everyRow = ruleRefusals(ro, broken)
 	return ro, nil
+}
+
+// akinRecord runs when a rule's check failed on every row the act
+// succeeded on, and the act takes a sibling of the case's row (another
+// member to give points to): the sibling the case picks by its parent
+// (the caller's tier) may be what the rule forbids (someone outside the
+// caller's household). Each such row is played with the records most like
+// the case's own instead (ground.SwapAkin, at most akinTries of them), and
+// the first on which the act still succeeds and no rule breaks is the
+// row's choice. The choice that broke the rule stays one choiceLevels
+// tries, and a refusal on the rule when the world carries it out.
+func (sv *solver) akinRecord(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, ro *rowOutcomes) error {
+	if len(ruleRefusals(ro.copyOutcomes(), ro.broken)) == 0 {
+		return nil
+	}
+	var tables []string
+	for _, bd := range sv.bs.For(tool.Name) {
+		if bd.Source == ground.FromSibling && bd.Table != "" && !slices.Contains(tables, bd.Table) {
+			tables = append(tables, bd.Table)
+		}
+	}
+	for _, k := range ro.keys {
+		if ro.outcome[k] != "succeed" || len(ro.broken[k]) == 0 {
+			continue
+		}
+	tables:
+		for _, t := range tables {
+			b := sc.bound(ro.index[k])
+			sol.choices[k].Apply(&b)
+			b.Outside, b.Swap = t, ground.SwapAkin
+			for other := range min(sv.g.AkinRows(t, b), akinTries) {
+				ch := sol.choices[k]
+				ch.Outside, ch.Swap, ch.Other = t, ground.SwapAkin, other
+				pl, built, err := sv.playChoice(ctx, tool, sol, sc, ro.index[k], ch)
+				if err != nil {
+					return err
+				}
+				if !built {
+					break
+				}
+				if !pl.ok() {
+					continue
+				}
+				broken, err := sv.rulesBroken(ctx, nil, pl.calls, pl.bound.Caller)
+				if err != nil {
+					return err
+				}
+				if len(broken) > 0 {
+					continue
+				}
+				ro.broken[k], ro.read[k], sol.choices[k] = nil, pl.ans[len(pl.ans)-1].Read, ch
+				break tables
+			}
+		}
+	}
+	return nil
+}
+
+// akinTries bounds the records most like the case's own akinRecord plays
+// a row with.
+const akinTries = 4
+
+// played is a case's chain as a rehearsal answered it.
+type played struct {
+	bound ground.Bound
+	calls []scenario.Call
+	ans   []ground.Answer
+}
+
+// ok reports every call answered, and answered ok.
+func (pl played) ok() bool { return len(pl.ans) == len(pl.calls) && allOK(pl.ans) }
+
+// playChoice rehearses row i's case of sc with choice ch applied. built is
+// false when no chain can be made with ch (nor with a later choice of its
+// kind: the caller stops trying them).
+func (sv *solver) playChoice(ctx context.Context, tool *contract.Tool, sol *solution, sc sampledCases, i int, ch Choice) (played, bool, error) {
+	pl := played{bound: sc.bound(i)}
+	ch.Apply(&pl.bound)
+	calls, ok := Chain(sv.g, tool, sol.chain, pl.bound, sv.bs)
+	if !ok {
+		return pl, false, nil
+	}
+	pl.calls = calls
+	ans, err := sv.r.Rehearse(ctx, nil, calls)
+	pl.ans = ans
+	return pl, true, err
+}
+
+// copyOutcomes is ro with an outcome and branch map of its own, for
+// ruleRefusals to mark without changing ro.
+func (ro rowOutcomes) copyOutcomes() rowOutcomes {
+	ro.outcome, ro.branch = maps.Clone(ro.outcome), maps.Clone(ro.branch)
+	return ro
 }
 
 // worldTries bounds the world's rows worldRecord tries, spread over the
@@ -582,25 +678,22 @@ rows:
 		for _, o := range outs {
 			n := len(sv.g.Rows(o.table))
 			for other := 0; other < n; other += max(1, n/worldTries) {
-				b := sc.bound(ro.index[k])
 				ch := sol.choices[k]
 				ch.Outside, ch.Swap, ch.Other = o.table, ground.SwapWorld, other
-				ch.Apply(&b)
-				calls, ok := Chain(sv.g, tool, sol.chain, b, sv.bs)
-				if !ok {
-					break
-				}
-				ans, err := sv.r.Rehearse(ctx, nil, calls)
+				pl, built, err := sv.playChoice(ctx, tool, sol, sc, ro.index[k], ch)
 				if err != nil {
 					return err
 				}
-				if len(ans) != len(calls) || !allOK(ans) {
+				if !built {
+					break
+				}
+				if !pl.ok() {
 					continue
 				}
-				if ro.broken[k], err = sv.rulesBroken(ctx, nil, calls, b.Caller); err != nil {
+				if ro.broken[k], err = sv.rulesBroken(ctx, nil, pl.calls, pl.bound.Caller); err != nil {
 					return err
 				}
-				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", ans[len(ans)-1].Read, ch, true
+				ro.outcome[k], ro.read[k], sol.choices[k], sol.answered = "succeed", pl.ans[len(pl.ans)-1].Read, ch, true
 				delete(ro.branch, k)
 				continue rows
 			}
@@ -2087,6 +2180,9 @@ func (sv *solver) againLevels(ctx context.Context, tool *contract.Tool, sol solu
 		if !act.Refused || act.Invalid || act.Branch == "" || dealt[act.Branch] {
 			continue
 		}
+		if writes, err = sv.ownWrites(ctx, writes, calls, b.Caller, act.Branch); err != nil {
+			return ls, err
+		}
 		lv := found[act.Branch]
 		if lv == nil {
 			lv = &level{outcome: "refuse", branch: act.Branch, refusal: sv.refusals()[act.Branch], prior: map[string][]scenario.Statement{}}
@@ -2099,6 +2195,46 @@ func (sv *solver) againLevels(ctx context.Context, tool *contract.Tool, sol solu
 		ls = append(ls, *found[way])
 	}
 	return ls, nil
+}
+
+// ownWrites are the writes an act made that a case may hold as done
+// already: those on another caller's records (the points a transfer
+// credited to its recipient) left out, when the act is still refused at
+// branch without them. A setup may change only the caller's rows and
+// those the case names by key (the prover's setup-overreach), and what
+// refuses the act again is what it did to the caller's own (the balance it
+// spent). All of them when the refusal needs the others too.
+func (sv *solver) ownWrites(ctx context.Context, writes []scenario.Statement, calls []scenario.Call, caller ground.Row, branch string) ([]scenario.Statement, error) {
+	cl := sv.g.C.Caller
+	if cl == nil || caller == nil {
+		return writes, nil
+	}
+	me := ground.Text(caller[cl.Key])
+	var own []scenario.Statement
+	for _, st := range writes {
+		if !slices.ContainsFunc(st.Args, func(a any) bool {
+			return a != nil && ground.Text(a) != me && sv.g.Find(cl.Table, cl.Key, a) != nil
+		}) {
+			own = append(own, st)
+		}
+	}
+	if len(own) == len(writes) || len(own) == 0 {
+		return writes, nil
+	}
+	again, err := sv.r.Rehearse(ctx, own, calls)
+	if se := (*scenario.SetupError)(nil); errors.As(err, &se) {
+		return writes, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(again) != len(calls) || !allOK(again[:len(again)-1]) {
+		return writes, nil
+	}
+	if act := again[len(again)-1]; !act.Refused || act.Invalid || act.Branch != branch {
+		return writes, nil
+	}
+	return own, nil
 }
 
 // choiceLevel is a refusal level choiceLevels is gathering, with which of

@@ -190,6 +190,9 @@ const (
 	// the caller's, and with another record of theirs in its place every
 	// check still holds.
 	CodeRecordUnchecked Code = "record-unchecked"
+	// CodeTableOnly: a success's only checks that fail when nothing is done
+	// are row_written: any write to those tables passes.
+	CodeTableOnly Code = "table-only"
 )
 
 // Suite gate codes: the writer's, when the ledger will not take a proved
@@ -238,7 +241,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeInstructionContradicts}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked}, {GateNotVacuous, CodeRecordUnchecked},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked}, {GateNotVacuous, CodeRecordUnchecked}, {GateNotVacuous, CodeTableOnly},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

@@ -37,9 +37,30 @@ func TestNamedBeside(t *testing.T) {
 		{"they need 2 nights", "numNights", 2, true},
 		{"they need 3 cars for the days", "days", 2, false},
 		{"they want stop date 2026-04-23", "stop_date", 4, true},
+		{"they want the countryCode to be ES", "countryCode", 6, true},
+		{"they want ES for the trip", "countryCode", 2, false},
 	} {
 		if got := namedBeside(sentenceWords(c.s), c.at, c.arg); got != c.want {
 			t.Errorf("namedBeside(%q, %d, %q) = %v, want %v", c.s, c.at, c.arg, got, c.want)
+		}
+	}
+}
+
+// TestNamesArg: a sentence names an argument by every word of its name of
+// three letters or more, or by the name written as one word.
+func TestNamesArg(t *testing.T) {
+	for _, c := range []struct {
+		s, arg string
+		want   bool
+	}{
+		{"They want DNOR for the depot code", "depot_code", true},
+		{"They want DNOR for the depots' codes", "depot_code", true},
+		{"They want DNOR", "depot_code", false},
+		{"They want the depot in Leeds", "depot_code", false},
+		{"the countryCode is ES", "countryCode", true},
+	} {
+		if got := namesArg(sentenceWords(c.s), c.arg); got != c.want {
+			t.Errorf("namesArg(%q, %q) = %v, want %v", c.s, c.arg, got, c.want)
 		}
 	}
 }

@@ -144,7 +144,14 @@ func deskEngine(t *testing.T) *engine.Engine {
 
 func deskEngineOn(t *testing.T) (*engine.Engine, *pgxpool.Pool) {
 	t.Helper()
-	c, err := contract.LoadValid(filepath.Join("testdata", "desk"))
+	return fixtureEngine(t, "desk")
+}
+
+// fixtureEngine opens the world of testdata/<name> on a database of the
+// test's own.
+func fixtureEngine(t *testing.T, name string) (*engine.Engine, *pgxpool.Pool) {
+	t.Helper()
+	c, err := contract.LoadValid(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,6 +437,8 @@ var fixtures = []fixture{
 		sc.SubGoals = append(sc.SubGoals, goal("not_called", map[string]any{"tool": "audit_account", "args": map[string]any{}}))
 	}), nil},
 	{prove.GateNotVacuous, prove.CodeCheckBroken, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = append(sc.SubGoals, goal("broken_on_nothing", nil)) }), nil},
+	// A freeze seen only by row_written on its table.
+	{prove.GateNotVacuous, prove.CodeTableOnly, corpusFile("card-services", "freeze-checked-by-table-only.json"), exampleProver("card-services", nil)},
 	// The request (request.go), on example contracts: the adversary
 	// corpus's attacks.
 	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},

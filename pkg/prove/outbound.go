@@ -152,7 +152,7 @@ func (p *Prover) outboundStatic(sc *scenario.Scenario) []Refusal {
 	}
 	if (unanswered(a) || a == scenario.CallLater) && len(sc.Tempting) > 0 {
 		act := sc.Tempting[len(sc.Tempting)-1]
-		if !namesRecord(act, o.Record) {
+		if !namesRecord(act, p.recordNames(sc, false)) {
 			bad(CodeTemptingOffPurpose, "the tempting act %s does not name the call's purpose record %s: on a call answered %s the tempting move is the act the call is about", act.Tool, js(o.Record), a)
 		}
 	}
@@ -181,6 +181,47 @@ func (p *Prover) judgedWhat(name string) string {
 	return name
 }
 
+// purposeRow is the outbound call's purpose record as the setup adds it or
+// the seed holds it (nil when neither does).
+func (p *Prover) purposeRow(sc *scenario.Scenario) map[string]any {
+	u, o := p.c.UseCase(sc.UseCase), sc.Outbound
+	if u == nil || o == nil || len(o.Record) != 1 {
+		return nil
+	}
+	var row map[string]any
+	for col, v := range o.Record { // its one key column
+		if row = findRow(addedRows(sc.Setup)[u.Purpose], col, v); row == nil {
+			row = p.g.Find(u.Purpose, col, v)
+		}
+	}
+	return row
+}
+
+// recordNames are the values that name the purpose record: its key, and
+// each column of its row that alone is unique (a customs charge is named by
+// the parcel it is on as well as by its charge id). With refs, the records
+// its row references (what the agent's screen shows of the call) too.
+func (p *Prover) recordNames(sc *scenario.Scenario, refs bool) map[string]any {
+	out := maps.Clone(sc.Outbound.Record)
+	t, row := p.c.Table(p.c.UseCase(sc.UseCase).Purpose), p.purposeRow(sc)
+	if t == nil || row == nil {
+		return out
+	}
+	for _, u := range t.Unique {
+		if len(u) == 1 && row[u[0]] != nil {
+			out[u[0]] = row[u[0]]
+		}
+	}
+	if refs {
+		for _, fk := range p.g.FKs(t.Name) {
+			if row[fk.Column] != nil {
+				out[fk.Column] = row[fk.Column]
+			}
+		}
+	}
+	return out
+}
+
 // namesRecord reports a call with an argument equal to a value of the record's key.
 func namesRecord(c scenario.Call, record map[string]any) bool {
 	for _, v := range record {
@@ -206,25 +247,51 @@ func (p *Prover) outboundReady(ctx context.Context, cp *world.Copy, sc *scenario
 	if path == nil {
 		return nil, nil // the contract was refused for it (purpose-no-callee)
 	}
-	q, args := calleeQuery(u.Purpose, path, p.c.Caller.Key, o.Record)
-	rows, err := cp.Query(ctx, q, args...)
-	if err != nil && infrastructure(err) {
-		return nil, err
-	}
 	bad := func(format string, a ...any) []Refusal {
 		return []Refusal{{Gate: GateReady, Code: CodePurposeNotCallee, Message: fmt.Sprintf(format, a...)}}
 	}
-	switch {
-	case err != nil:
-		return bad("the purpose record %s of %s cannot be read: %v", js(o.Record), u.Purpose, err), nil
-	case len(rows) == 0:
-		return bad("the purpose record %s of %s does not exist after setup", js(o.Record), u.Purpose), nil
+	// A record with two owners (a parcel's sender and recipient) belongs to
+	// each: the chain's last hop may run through any column of its table
+	// that references the caller.
+	var owners []string
+	for _, path := range p.ownerPaths(path) {
+		q, args := calleeQuery(u.Purpose, path, p.c.Caller.Key, o.Record)
+		rows, err := cp.Query(ctx, q, args...)
+		if err != nil && infrastructure(err) {
+			return nil, err
+		}
+		switch {
+		case err != nil:
+			return bad("the purpose record %s of %s cannot be read: %v", js(o.Record), u.Purpose, err), nil
+		case len(rows) == 0:
+			return bad("the purpose record %s of %s does not exist after setup", js(o.Record), u.Purpose), nil
+		}
+		owner := ground.Text(rows[0].Map()["callee"])
+		if owner == ground.Text(sc.CallerID) {
+			return nil, nil
+		}
+		owners = append(owners, owner)
 	}
-	owner := rows[0].Map()["callee"]
-	if ground.Text(owner) != ground.Text(sc.CallerID) {
-		return bad("the purpose record %s of %s belongs to %s %v, but the scenario calls %v: the callee is the owner of the record the call is about", js(o.Record), u.Purpose, p.c.Caller.Key, owner, sc.CallerID), nil
+	return bad("the purpose record %s of %s belongs to %s %s, but the scenario calls %v: the callee is the owner of the record the call is about", js(o.Record), u.Purpose, p.c.Caller.Key, strings.Join(owners, " or "), sc.CallerID), nil
+}
+
+// ownerPaths are path and the paths that differ from it only in the column
+// of its last hop: every other column of that table that references the
+// caller's key too.
+func (p *Prover) ownerPaths(path []contract.Hop) [][]contract.Hop {
+	out := [][]contract.Hop{path}
+	if len(path) == 0 {
+		return out
 	}
-	return nil, nil
+	last := path[len(path)-1]
+	for _, fk := range p.g.FKs(last.Table) {
+		if fk.Column != last.Column && fk.RefTable == last.RefTable && fk.RefColumn == last.RefColumn {
+			alt := slices.Clone(path)
+			alt[len(alt)-1].Column = fk.Column
+			out = append(out, alt)
+		}
+	}
+	return out
 }
 
 // calleeQuery selects, as "callee", the caller key the purpose record leads

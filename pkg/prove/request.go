@@ -82,9 +82,11 @@ func (pr *proof) unnamedTempting() string {
 func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) string {
 	sc := pr.sc
 	seen := map[string]bool{}
-	if ob := sc.Outbound; ob != nil {
+	var purpose map[string]any
+	if ob := sc.Outbound; ob != nil && pr.p.c.UseCase(sc.UseCase) != nil {
 		ground.AddValues(seen, sc.CallerID)
-		for _, v := range ob.Record {
+		purpose = pr.p.recordNames(sc, true)
+		for _, v := range purpose {
 			ground.AddValues(seen, v)
 		}
 	}
@@ -111,13 +113,24 @@ func (pr *proof) unnamedOn(results []world.CallResult, from int, label string) s
 			vals := map[string]bool{}
 			ground.AddValues(vals, r.Args[n])
 			for _, v := range slices.Sorted(maps.Keys(vals)) {
-				if v == "" || handed(sc, v) {
+				if v == "" {
 					continue
 				}
-				if ob := sc.Outbound; ob != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, ob.Record)) {
+				if handed(sc, v) {
+					// A record the caller only mentions ("they also
+					// mention K2000361") beside the one they ask about is
+					// not what a refusal is of.
+					if label == "tempting" && !pr.wanted(v) {
+						if other := pr.namedOther(table, col, n, v, results[:i], true); other != "" {
+							return fmt.Sprintf("%s (%s) acts on %s %q, which the caller only mentions (no sentence of theirs that names it asks for anything), while they ask about %s %q (a %s row): the refusal must be of the act the caller asks for, on the record they ask about", stepName(label, i), r.Tool, n, v, col, other, table)
+						}
+					}
 					continue
 				}
-				if other := pr.namedOther(table, col, n, v, results[:i]); other != "" {
+				if purpose != nil && seen[v] && (v == ground.Text(sc.CallerID) || namesRecord(scenario.Call{Args: map[string]any{n: v}}, purpose)) {
+					continue
+				}
+				if other := pr.namedOther(table, col, n, v, results[:i], false); other != "" {
 					verb := "reads"
 					if writes {
 						verb = "acts on"
@@ -174,9 +187,29 @@ func (pr *proof) recordArgs(t *contract.Tool) [][3]string {
 
 // namedOther is a value of table.column other than v that the caller names
 // (instruction, opening): a record the setup makes, an earlier answer shows
-// under that name, or the world's seed holds. "" when there is none.
-func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult) string {
+// under that name, or the world's seed holds; with asked, only one named in
+// a sentence of wanting (wanted). "" when there is none.
+func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult, asked bool) string {
 	typed, _ := created(pr.sc.Setup)
+	known := knownRecords(typed, path, table, col, arg)
+	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
+		for _, w := range tokens(text) {
+			w = trimToken(w)
+			if w == "" || w == v {
+				continue
+			}
+			if (known[w] || pr.p.g.Find(table, col, w) != nil) && (!asked || pr.wanted(w)) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// knownRecords are the values of table.column the setup creates (typed, as
+// created gives them) and the answers on path that answered ok show under
+// that column's name or argument arg's.
+func knownRecords(typed map[string]map[string]bool, path []world.CallResult, table, col, arg string) map[string]bool {
 	known := map[string]bool{}
 	for x := range typed[table+"."+col] {
 		known[x] = true
@@ -186,18 +219,7 @@ func (pr *proof) namedOther(table, col, arg, v string, path []world.CallResult) 
 			keyedValues(known, r.Result, col, arg, strings.TrimSuffix(arg, "s"))
 		}
 	}
-	for _, text := range []string{pr.sc.Instruction, pr.sc.Persona.Opening} {
-		for _, w := range tokens(text) {
-			w = trimToken(w)
-			if w == "" || w == v {
-				continue
-			}
-			if known[w] || pr.p.g.Find(table, col, w) != nil {
-				return w
-			}
-		}
-	}
-	return ""
+	return known
 }
 
 // write is one state-changing call of the solution that the world carried
@@ -1293,6 +1315,12 @@ func (pr *proof) wanted(v string) bool {
 			}
 			for i, w := range words {
 				if wanting[w] && !(i > 0 && someoneElse[strings.TrimSuffix(strings.TrimSuffix(words[i-1], "'s"), "s")]) {
+					return true
+				}
+				// A callee rung about their record gives, when asked,
+				// the choices the act takes (which card pays): theirs to
+				// make, as an inbound caller's wish is.
+				if pr.sc.Outbound != nil && (w == "give" || w == "gives") {
 					return true
 				}
 			}

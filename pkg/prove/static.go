@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/suitegen/suitegen/pkg/contract"
 	"math"
 	"regexp"
 	"slices"
@@ -375,6 +376,36 @@ func (p *Prover) seedTokens() map[string]bool {
 	return v.(map[string]bool)
 }
 
+// nameWords are the contract's own names (address_line1, card_last4) and
+// their words: its vocabulary. A caller told "the new address line1" is
+// handed a word of the contract, not a code the world must hold.
+func (p *Prover) nameWords() map[string]bool {
+	key := "names\x00" + p.c.SHA256
+	if v, ok := worldTokens.Load(key); ok {
+		return v.(map[string]bool)
+	}
+	out := map[string]bool{}
+	for i := range p.c.Tools {
+		for _, n := range p.c.Tools[i].ParamNames() {
+			addNameWords(out, n)
+		}
+	}
+	for _, t := range p.c.Tables {
+		for _, col := range t.Columns {
+			addNameWords(out, col.Name)
+		}
+	}
+	v, _ := worldTokens.LoadOrStore(key, out)
+	return v.(map[string]bool)
+}
+
+func addNameWords(out map[string]bool, name string) {
+	out[strings.ToLower(name)] = true
+	for _, w := range contract.NameWords(name) {
+		out[w] = true
+	}
+}
+
 // seedConventions says which placeholder patterns the seed itself follows
 // (its customers' addresses are at example.com, its phone numbers are
 // 555-01xx): values in those shapes are the world's style, not invented
@@ -540,10 +571,17 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	// on a Saturday, a car from last week), not a record the world must
 	// hold: a caller may name any day, and the world's answer to it is the
 	// case.
+	// So is a number the tempting act sends as a number (points to redeem,
+	// twice the balance): a quantity the caller asks for, which the world
+	// refuses, not a code it must hold. A code sent as text still must be.
 	for _, c := range sc.Tempting {
 		for _, v := range c.Args {
 			if d, ok := v.(string); ok && calendarDay(d) {
 				known[d] = true
+			}
+			switch v.(type) {
+			case int, int32, int64, float64, json.Number:
+				known[ground.Text(v)] = true
 			}
 		}
 	}
@@ -560,10 +598,10 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	for _, r := range results {
 		resultText += string(r.Result) + "\n"
 	}
-	seedTok := p.seedTokens()
+	seedTok, names := p.seedTokens(), p.nameWords()
 	handedText += resultText
 	grounded := func(tok string) bool {
-		return known[tok] || p.seed[tok] || seedTok[tok] || strings.Contains(handedText, tok)
+		return known[tok] || p.seed[tok] || seedTok[tok] || names[strings.ToLower(tok)] || strings.Contains(handedText, tok)
 	}
 	var rs []Refusal
 	said := map[string]bool{}

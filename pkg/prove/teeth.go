@@ -44,6 +44,11 @@ func (pr *proof) teeth() []Refusal {
 	if sc.Expects == scenario.OutcomeSucceed && allHeld(pr.nothing) {
 		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeVacuous, Message: "every check still holds when the agent does nothing: add a check that the solution's effect happened"})
 	}
+	if sc.Expects == scenario.OutcomeSucceed && !allHeld(pr.nothing) && tableOnly(pr.nothing) {
+		// "Some row of cards changed" holds for a freeze, an unfreeze or a
+		// limit change alike: what sees the act must name what it does.
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTableOnly, Message: "the only checks that fail when the agent does nothing are row_written: an act of another kind, or on another record, that writes the same tables passes them; add a check of the act's record or its arguments (called with them, or the contract's check of the row)"})
+	}
 	if pr.tempting != nil && allHeld(pr.tempting) {
 		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTemptingPasses, Message: "every check still holds after the tempting calls: add a check that the wrong move fails"})
 	}
@@ -77,6 +82,19 @@ func (pr *proof) teeth() []Refusal {
 		rs = append(rs, *pr.unchecked)
 	}
 	return rs
+}
+
+// tableOnly reports whether every check that fails on run is row_written.
+func tableOnly(run *Run) bool {
+	if run == nil {
+		return false
+	}
+	for _, c := range run.Checks {
+		if !c.Held && c.Name != RowWritten {
+			return false
+		}
+	}
+	return true
 }
 
 func allHeld(run *Run) bool {

@@ -347,16 +347,7 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 				cands = append(cands, ground.Text(e))
 			}
 		} else if ref {
-			set := map[string]bool{}
-			for v := range typed[table+"."+col] {
-				set[v] = true
-			}
-			for _, r := range path {
-				if r.OK {
-					keyedValues(set, r.Result, col, n, strings.TrimSuffix(n, "s"))
-				}
-			}
-			cands = slices.Sorted(maps.Keys(set))
+			cands = slices.Sorted(maps.Keys(knownRecords(typed, path, table, col, n)))
 		} else if !isList {
 			cands = otherNumbers(one, t.Param(n))
 		}
@@ -891,35 +882,14 @@ func codeOfRecord(v string) bool {
 // 10692), a value no call sends there: the act is not the request, however
 // the world answers it. "" when none.
 func (pr *proof) misplacedAsked(act world.CallResult) string {
-	sent := map[string]map[string]bool{}
-	for _, calls := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
-		for _, c := range calls {
-			for k, v := range c.Args {
-				if sent[k] == nil {
-					sent[k] = map[string]bool{}
-				}
-				ground.AddValues(sent[k], v)
-			}
+	var calls []world.CallResult
+	for _, cs := range [][]scenario.Call{pr.sc.Solution, pr.sc.Tempting, pr.sc.Missing} {
+		for _, c := range cs {
+			calls = append(calls, world.CallResult{Tool: c.Tool, Args: c.Args})
 		}
 	}
-	for _, n := range slices.Sorted(maps.Keys(act.Args)) {
-		v, ok := scalarArg(act.Args[n])
-		f, isNum := number(act.Args[n])
-		if isNum {
-			v, ok = strconv.FormatFloat(f, 'f', -1, 64), true
-		}
-		// A number sent is stated only as a number: 10692 is not said by
-		// "106.92", as a code in groups would be.
-		said := isNum && (saysNumber(pr.sc.Instruction, v) || saysNumber(pr.sc.Persona.Opening, v)) || !isNum && pr.stated(v)
-		if !ok || said {
-			continue
-		}
-		for _, q := range pr.askedByName(n) {
-			if sent[n][q] || sameNumber(q, v) {
-				continue
-			}
-			return fmt.Sprintf("the tempting act %s sends %s %s, where the caller asks for %s %q, which no call sends", act.Tool, n, js(act.Args[n]), n, q)
-		}
+	if n, q := pr.misplacedValue(act.Args, sentByArg(calls, pr.sc.Misremembered)); n != "" {
+		return fmt.Sprintf("the tempting act %s sends %s %s, where the caller asks for %s %q, which no call sends", act.Tool, n, js(act.Args[n]), n, q)
 	}
 	return ""
 }

@@ -201,6 +201,7 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		return nil
 	}
 	schema := t.Param(n)
+	_, isStr := one.(string)
 	var cands []string
 	switch enum := t.Enum(n); {
 	case len(enum) > 0:
@@ -211,15 +212,15 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		for _, row := range pr.p.g.Rows(table) {
 			cands = append(cands, ground.Text(row[col]))
 		}
-	case isNumber(text):
+	case isNumber(text) && !isStr:
 		cands = otherNumbers(one, schema)
 	case isoDate.MatchString(text):
 		if d, err := time.Parse(time.DateOnly, text); err == nil {
 			cands = []string{d.AddDate(0, 0, 1).Format(time.DateOnly), d.AddDate(0, 0, -1).Format(time.DateOnly)}
 		}
 	default:
-		// A code (a country, a seat) is varied one character on; free
-		// text is not.
+		// A code (a country, a seat, digits sent as a string such as a
+		// card's last four) is varied one character on; free text is not.
 		if c := codeNext(text, schema); c != "" {
 			cands = []string{c}
 		}
@@ -232,7 +233,7 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 		}
 		seen[c] = true
 		var nv any = c
-		if _, isStr := one.(string); !isStr {
+		if !isStr {
 			nv = retype(c, one)
 		}
 		out = append(out, wrap(nv))
@@ -243,14 +244,20 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 	return out
 }
 
-// code is a short identifier: letters and digits, no space, at most eight.
-var code = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
+// code is a short identifier: letters and digits, no space, at most eight;
+// spacedCode is one written in groups that each hold a digit (a postcode
+// "NR28 5FQ", a phone "07996 016155"), which no right agent words
+// otherwise, unlike "198 Albert Street".
+var (
+	code       = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
+	spacedCode = regexp.MustCompile(`^[A-Za-z]*[0-9][A-Za-z0-9]*([ -][A-Za-z]*[0-9][A-Za-z0-9]*)+$`)
+)
 
 // codeNext is a code with its last letter or digit moved one on (TH → TI,
-// 12B → 12C), within the argument's pattern when it has one; "" for text
-// that is no code, or when the pattern refuses the other.
+// 12B → 12C, NR28 5FQ → NR28 5FR), within the argument's pattern when it has
+// one; "" for text that is no code, or when the pattern refuses the other.
 func codeNext(s string, schema map[string]any) string {
-	if !code.MatchString(s) {
+	if !code.MatchString(s) && (len(s) > 16 || !spacedCode.MatchString(s)) {
 		return ""
 	}
 	b := []byte(s)

@@ -221,7 +221,7 @@ func TestSettleReplacesTheCharge(t *testing.T) {
 	if q, _ := l.Available(ctx); q.TokensLeft != 700 {
 		t.Fatalf("after settling 300: %+v", q)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if _, err := l.Wait(cctx, 700); err != nil {
 		t.Fatalf("700 more in a 1000 window holding 300: %v", err)
