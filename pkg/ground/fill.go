@@ -451,10 +451,26 @@ func (g *Graph) caseSiblings(tables []contract.Table, b Bound) (contract.Table, 
 // are (Graph.replacement: the same flight on another day), so an act that
 // replaces a record's references moves it to another existing one. A list
 // the use case asks no change of (Binding.Keep in bs) takes no row of the
-// world's. Other arguments are left as they are.
+// world's; an enum it does ask a change of, where it keeps another argument
+// of the act (a cabin change keeps the flights), takes another of its values
+// than the target holds in the column of its name (Graph.changed). Other
+// arguments are left as they are.
 func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Bindings) map[string]any {
 	out, copied := args, false
+	set := func(name string, v any) {
+		if !copied {
+			out, copied = make(map[string]any, len(args)), true
+			for k, v := range args {
+				out[k] = v
+			}
+		}
+		out[name] = v
+	}
 	for _, name := range t.ParamNames() {
+		if v, ok := g.changed(t, name, args[name], b, bs); ok {
+			set(name, v)
+			continue
+		}
 		ps := paramSchema(t, name)
 		items, ok := ps["items"].(map[string]any)
 		if !ok || ps["type"] != "array" || items["type"] != "object" {
@@ -470,15 +486,37 @@ func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Binding
 		if !ok {
 			continue
 		}
-		if !copied {
-			out, copied = make(map[string]any, len(args)), true
-			for k, v := range args {
-				out[k] = v
-			}
-		}
-		out[name] = nl
+		set(name, nl)
 	}
 	return out
+}
+
+// changed is, for an enum argument v of the act that holds the value the
+// case's target holds in the column of its name, another of the enum's
+// values (the case's ordinal choosing), where the use case keeps another
+// argument of the act (Binding.Keep) and so is about this one: an act that
+// leaves the value it is about as it was changes nothing. An argument the
+// plan settled (Binding.Picks) or kept is left as it is.
+func (g *Graph) changed(t *contract.Tool, name string, v any, b Bound, bs Bindings) (any, bool) {
+	bd, ok := bs.Of(t.Name, name)
+	if !ok || bd.Keep || len(bd.Picks) > 0 || v == nil || b.Target == nil || b.Target[name] == nil ||
+		Text(v) != Text(b.Target[name]) || !slices.ContainsFunc(bs.For(t.Name), func(o Binding) bool { return o.Keep }) {
+		return nil, false
+	}
+	var other []any
+	for _, e := range t.Enum(name) {
+		if Text(e) != Text(v) {
+			other = append(other, e)
+		}
+	}
+	if len(other) == 0 {
+		return nil, false
+	}
+	k := b.Ordinal
+	if k < 0 {
+		k = -k
+	}
+	return other[k%len(other)], true
 }
 
 // renewed is list with its last object replaced by one of another row:

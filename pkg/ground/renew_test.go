@@ -75,3 +75,41 @@ func TestRenewMovesToAnotherRow(t *testing.T) {
 		}
 	}
 }
+
+// A use case that keeps an act's list (a class change keeps the legs) is
+// about its other choices: an enum that holds the target's own value takes
+// another, whatever the case's ordinal; with nothing kept, or a choice the
+// plan settled, the value filled stays.
+func TestRenewChangesTheEnumNotKept(t *testing.T) {
+	g := New(load(t, filepath.Join("testdata", "rebook")))
+	tool := g.C.Tool("change_booking")
+	bs := func(keep bool, picks ...any) Bindings {
+		var out Bindings
+		for _, bd := range g.Declared().For(tool.Name) {
+			bd.Keep = keep && bd.Param == "legs"
+			if bd.Param == "class" {
+				bd.Picks = picks
+			}
+			out = append(out, bd)
+		}
+		return out
+	}
+	for _, id := range []string{"B1", "B2"} {
+		target := g.Find("bookings", "booking_id", id)
+		own := Text(target["class"])
+		for o := range 4 {
+			b := g.SeedCase("bookings", target, g.Find("travellers", "traveller_id", target["traveller_id"]))
+			b.Ordinal = o
+			args := map[string]any{"booking_id": id, "class": own, "legs": []any{}}
+			if got := Text(g.Renew(tool, args, b, bs(true))["class"]); got == own {
+				t.Errorf("%s ordinal %d: class %s, the booking's own, kept where the legs are", id, o, got)
+			}
+			if got := Text(g.Renew(tool, args, b, bs(false))["class"]); got != own {
+				t.Errorf("%s ordinal %d: class %s with nothing kept, want %s as filled", id, o, got, own)
+			}
+			if got := Text(g.Renew(tool, args, b, bs(true, own))["class"]); got != own {
+				t.Errorf("%s ordinal %d: class %s where the plan settled %s", id, o, got, own)
+			}
+		}
+	}
+}
