@@ -37,7 +37,7 @@ func TestErrorAnswers(t *testing.T) {
 func TestBriefRoundTrip(t *testing.T) {
 	email := ground.Binding{Tool: "find", Param: "email", Table: "users", Column: "email", How: "likeness", Source: "case", Confirmed: true}
 	order := ground.Binding{Tool: "cancel", Param: "order_id", Table: "orders", Column: "order_id", How: "x-ref", Picks: []any{"a", 1.5}}
-	refund := ground.Binding{Tool: "cancel", Param: "refund", How: "rows", Confirmed: true, Computed: true}
+	refund := ground.Binding{Tool: "cancel", Param: "refund", How: "rows", Confirmed: true, Computed: true, Keep: true}
 	b := Brief{Run: "r", Slice: "r-1", Agent: "shop", Contract: "abc", Seed: 7, Buckets: []Bucket{{Bucket: plan.Bucket{ID: "b1", UseCase: "cancel-order",
 		Angle: "a", Outcome: "refuse", Overlay: "none", Kind: "edge", Axes: map[string]string{"status": "shipped"}, Want: 3,
 		Spec: plan.Spec{Tool: "cancel", Templates: []string{"#W1", "#W2", "#W3"}, Base: 7, Capacity: 4, Sized: 3,
@@ -62,8 +62,8 @@ func TestBriefRoundTrip(t *testing.T) {
 	if strings.Contains(text, `"run"`) {
 		t.Errorf("the brief carries the run's id beside the slice's:\n%s", text)
 	}
-	if !strings.Contains(text, `"computed"]`) || strings.Contains(text, `["find","email","users","email","likeness","case",true,null`) {
-		t.Errorf("bind_fields do not end with the longest row's last column (computed), or a row keeps its trailing empty columns:\n%s", text)
+	if !strings.Contains(text, `"keep"]`) || strings.Contains(text, `["find","email","users","email","likeness","case",true,null`) {
+		t.Errorf("bind_fields do not end with the longest row's last column (keep), or a row keeps its trailing empty columns:\n%s", text)
 	}
 	if strings.Count(text, `["find","email"`) != 1 {
 		t.Errorf("a binding two buckets share is written %d times, want once:\n%s", strings.Count(text, `["find","email"`), text)

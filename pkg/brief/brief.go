@@ -346,7 +346,7 @@ type wireBrief struct {
 
 // bindFields names a binding row's columns, in order: a row names what an
 // object would spell out as keys on every binding of the brief.
-var bindFields = []string{"tool", "param", "table", "column", "how", "source", "confirmed", "picks", "fill", "computed"}
+var bindFields = []string{"tool", "param", "table", "column", "how", "source", "confirmed", "picks", "fill", "computed", "keep"}
 
 // bindRow is a ground.Binding as a row of bindFields, trailing empty
 // columns left out.
@@ -358,7 +358,7 @@ func (r bindRow) row() []any {
 	if len(r.Picks) > 0 {
 		picks = r.Picks
 	}
-	row := []any{r.Tool, r.Param, r.Table, r.Column, r.How, r.Source, r.Confirmed, picks, r.Fill, r.Computed}
+	row := []any{r.Tool, r.Param, r.Table, r.Column, r.How, r.Source, r.Confirmed, picks, r.Fill, r.Computed, r.Keep}
 	n := len(row)
 	for n > 2 && (row[n-1] == nil || reflect.ValueOf(row[n-1]).IsZero()) {
 		n--
@@ -384,7 +384,7 @@ func (r *bindRow) UnmarshalJSON(data []byte) error {
 		if len(row) > len(bindFields) {
 			return fmt.Errorf("a binding of %d columns, want at most %d", len(row), len(bindFields))
 		}
-		dst := []any{&b.Tool, &b.Param, &b.Table, &b.Column, &b.How, &b.Source, &b.Confirmed, &b.Picks, &b.Fill, &b.Computed}
+		dst := []any{&b.Tool, &b.Param, &b.Table, &b.Column, &b.How, &b.Source, &b.Confirmed, &b.Picks, &b.Fill, &b.Computed, &b.Keep}
 		for i, raw := range row {
 			if err := json.Unmarshal(raw, dst[i]); err != nil {
 				return fmt.Errorf("binding column %s: %w", bindFields[i], err)

@@ -263,6 +263,9 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: "called", Params: map[string]any{"tool": act.Tool, "args": keyArgs(p.g, binds, act)}})
 	}
 	p.fallback(&sc, bk, nil)
+	if bk.Outcome == scenario.OutcomeSucceed && !unanswered {
+		p.checkKept(&sc, bk)
+	}
 	p.settle(&sc)
 	return sc, true
 }

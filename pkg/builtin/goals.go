@@ -77,8 +77,30 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 	type cand struct {
 		ref   scenario.SubGoalRef
 		score int
+		// aside: where the use case keeps some of the act's arguments
+		// (Binding.Keep), a check of what the act does that takes one of
+		// them, or none it changes (an argument neither kept nor bound
+		// to a table's rows: a choice, a list): a check of a flight
+		// change, or of the bags, where the case changes the cabin.
+		aside bool
 	}
 	var cs []cand
+	kept, changes := map[string]bool{}, map[string]bool{}
+	keeps := false
+	for _, bd := range binds.For(bk.Spec.Tool) {
+		kept[bd.Param], changes[bd.Param] = bd.Keep, !bd.Keep && bd.Table == ""
+		keeps = keeps || bd.Keep
+	}
+	aside := func(sg contract.SubGoal) bool {
+		about := false
+		for n := range sg.Params {
+			if kept[n] {
+				return true
+			}
+			about = about || changes[n]
+		}
+		return !about
+	}
 	for _, sg := range p.c.SubGoals {
 		if sg.Judged {
 			continue
@@ -136,8 +158,13 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 			}
 		}
 		if score > 0 {
-			cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, score})
+			cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, score, keeps && score > 10 && aside(sg)})
 		}
+	}
+	if slices.ContainsFunc(cs, func(c cand) bool { return c.score > 10 && !c.aside }) {
+		// A check of what the act does that takes nothing the case keeps
+		// is the one about the case.
+		cs = slices.DeleteFunc(cs, func(c cand) bool { return c.aside })
 	}
 	if id, ok := strings.CutPrefix(bk.Spec.Refusal, plan.RuleRefusal); ok && (bk.Outcome == scenario.OutcomeRefuse || bk.Outcome == scenario.OutcomeEscalate) {
 		// The world would carry the act out; the rule is what says no, so
@@ -145,7 +172,7 @@ func (p *policy) subGoals(bk brief.Bucket, solution, tempting []scenario.Call, b
 		if r := p.c.Rule(id); r != nil && r.Check != "" {
 			if sg := p.c.SubGoal(r.Check); sg != nil {
 				if params, ok := fillParams(*sg, vals); ok {
-					cs = append(cs, cand{scenario.SubGoalRef{Name: sg.Name, Params: params}, 20})
+					cs = append(cs, cand{ref: scenario.SubGoalRef{Name: sg.Name, Params: params}, score: 20})
 				}
 			}
 		}
@@ -749,11 +776,9 @@ func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg s
 	return true
 }
 
-// checkAsked joins to the `called` check of solution step i each value of
-// it the instruction has the caller ask for (quoted, as words says it): an
-// enumerated choice, an amount, a yes or no, a value its schema writes (a
-// day, a code). Records are record-named's to read, free text a right agent
-// may word otherwise, and log-only arguments are no one's to check.
+// checkAsked joins to the `called` check of solution step i each checkable
+// value of it the instruction has the caller ask for (quoted, as words says
+// it).
 func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool {
 	if i < 0 || i >= len(sc.Solution) {
 		return false
@@ -766,10 +791,7 @@ func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool 
 	binds := p.binds(bk.Spec)
 	changed := false
 	for _, k := range sortedKeys(c.Args) {
-		if _, _, ref := p.g.RecordParam(binds, t, k); ref || t.LogOnlyParam(k) {
-			continue
-		}
-		if len(t.Enum(k)) == 0 && !isNumber(c.Args[k]) && !written(t, k) {
+		if !p.checkable(binds, t, k, c.Args[k]) {
 			continue
 		}
 		v := ground.Text(c.Args[k])
@@ -777,6 +799,38 @@ func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool 
 			continue
 		}
 		if p.checkValue(sc, bk, i, k) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// checkable reports an argument whose value a check of the call may hold
+// the act to: an enumerated choice, an amount, a yes or no, a value its
+// schema writes (a day, a code). Records are record-named's to read, free
+// text a right agent may word otherwise, and log-only arguments are no
+// one's to check.
+func (p *policy) checkable(binds ground.Bindings, t *contract.Tool, k string, v any) bool {
+	if _, _, ref := p.g.RecordParam(binds, t, k); ref || t.LogOnlyParam(k) {
+		return false
+	}
+	return len(t.Enum(k)) > 0 || isNumber(v) || written(t, k)
+}
+
+// checkKept makes the check that a successful act was called also check
+// each value of it the use case keeps (Binding.Keep: the cabin of a flight
+// change), where checkable: the checks of what the act does are about what
+// it changes, and an agent that changes the kept value too would pass them.
+func (p *policy) checkKept(sc *scenario.Scenario, bk brief.Bucket) bool {
+	i := slices.IndexFunc(sc.Solution, func(c scenario.Call) bool { return c.Tool == bk.Spec.Tool })
+	if i < 0 {
+		return false
+	}
+	t := p.c.Tool(bk.Spec.Tool)
+	binds := p.binds(bk.Spec)
+	changed := false
+	for _, bd := range binds.For(t.Name) {
+		if v, sent := sc.Solution[i].Args[bd.Param]; bd.Keep && sent && p.checkable(binds, t, bd.Param, v) && p.checkValue(sc, bk, i, bd.Param) {
 			changed = true
 		}
 	}

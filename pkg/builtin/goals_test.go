@@ -183,3 +183,53 @@ func TestJudgedOnlyWhereAbout(t *testing.T) {
 		t.Errorf("a refused drop lists %v, want both", got)
 	}
 }
+
+// TestKeptArgsChecks: on examples/airline one act (update_reservation_flights)
+// serves a flight change, which keeps the cabin, and a cabin change, which
+// keeps the flights (Binding.Keep). Each is checked by the check of what it
+// changes, not by one that takes what it keeps or nothing it changes (the
+// bags); and a success's kept cabin joins the check that the act was
+// called, so an agent that changes the cabin too fails it.
+func TestKeptArgsChecks(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "airline"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	g := ground.New(c)
+	p := &policy{c: c, g: g}
+	res := g.Rows("reservations")[0]
+	b := g.SeedCase("reservations", res, g.Find("users", "user_id", res["user_id"]))
+	act := scenario.Call{Tool: "update_reservation_flights", Args: map[string]any{
+		"reservation_id": res["reservation_id"], "cabin": "economy", "payment_id": "credit_card_1",
+		"flights": []any{map[string]any{"flight_number": "HAT001", "date": "2024-05-20"}}}}
+	for kept, want := range map[string]string{"cabin": "reservation_flights_updated", "flights": "reservation_cabin_updated"} {
+		var bs ground.Bindings
+		for _, bd := range g.Declared().For(act.Tool) {
+			bd.Keep = bd.Param == kept
+			bs = append(bs, bd)
+		}
+		bk := brief.Bucket{Bucket: plan.Bucket{ID: "b1", UseCase: "change", Outcome: scenario.OutcomeSucceed, Overlay: "none",
+			Spec: plan.Spec{Tool: act.Tool, Table: "reservations", Binds: bs}}}
+		refs, _ := p.subGoals(bk, []scenario.Call{act}, nil, b)
+		var got []string
+		for _, r := range refs {
+			got = append(got, r.Name)
+		}
+		if !slices.Equal(got, []string{want}) {
+			t.Errorf("keeping %s: checks %v, want [%s]", kept, got, want)
+		}
+		sc := scenario.Scenario{Solution: []scenario.Call{act}, SubGoals: refs}
+		p.checkKept(&sc, bk)
+		i := slices.IndexFunc(sc.SubGoals, func(r scenario.SubGoalRef) bool { return r.Name == "called" })
+		switch {
+		case kept == "cabin" && i < 0:
+			t.Errorf("keeping the cabin: no check of it in %v", sc.SubGoals)
+		case kept == "cabin":
+			if args, _ := sc.SubGoals[i].Params["args"].(map[string]any); ground.Text(args["cabin"]) != "economy" {
+				t.Errorf("keeping the cabin: called checks %v, want cabin economy", args)
+			}
+		case i >= 0:
+			t.Errorf("keeping the flights (a list, no value to check): %v", sc.SubGoals[i])
+		}
+	}
+}

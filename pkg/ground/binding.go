@@ -79,6 +79,11 @@ type Binding struct {
 	// (Answer.Want); the call answered ok with that number. The column
 	// only chooses the rows; a rehearsal settles the number.
 	Computed bool `json:"computed,omitempty"`
+	// Keep: the use case asks no change of this argument of its act (it is
+	// about another: "change the flights" keeps the cabin). An enum value
+	// is the one the case's target holds in a column of the argument's
+	// name, and a list of objects is left as filled (Graph.Renew).
+	Keep bool `json:"keep,omitempty"`
 }
 
 // Settles reports whether a rehearsal may put the number a refusal wanted

@@ -68,6 +68,9 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 	if items, ok := ps["items"].(map[string]any); ok && typ == "array" && items["type"] == "object" {
 		return g.fillObjects(items, b)
 	}
+	if v, ok := g.kept(t, name, bd, b); ok {
+		return v, true
+	}
 	var v any
 	switch {
 	case bd.How == FromClock && len(bd.Picks) > 0:
@@ -151,6 +154,21 @@ func (g *Graph) Value(t *contract.Tool, name string, bd Binding, b Bound) (any, 
 		return g.asked(bd, v, typ, ps, b), ok
 	}
 	return g.asked(bd, coerce(v, typ, ps), typ, ps, b), true
+}
+
+// kept is, for an enum argument the use case asks no change of
+// (Binding.Keep), the value the case's target holds in the column of the
+// argument's name, when the enum lists it.
+func (g *Graph) kept(t *contract.Tool, name string, bd Binding, b Bound) (any, bool) {
+	if !bd.Keep || b.Target == nil || b.Target[name] == nil {
+		return nil, false
+	}
+	for _, e := range t.Enum(name) {
+		if Text(e) == Text(b.Target[name]) {
+			return e, true
+		}
+	}
+	return nil, false
 }
 
 // ownKey reports whether r (the case's caller or target) holds bd's column
@@ -428,10 +446,31 @@ func (g *Graph) caseSiblings(tables []contract.Table, b Bound) (contract.Table, 
 // list that is the case's own rows (a reservation's passengers) gets its
 // last object from another table that holds the same fields and that the
 // case reaches (one of the caller's saved passengers), so the act does not
-// set what is already there. Other arguments are left as they are.
-func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound) map[string]any {
+// set what is already there. Where no row the case reaches differs, the
+// last object is replaced by another of the world's rows the list's objects
+// are (Graph.replacement: the same flight on another day), so an act that
+// replaces a record's references moves it to another existing one. A list
+// the use case asks no change of (Binding.Keep in bs) takes no row of the
+// world's; an enum it does ask a change of, where it keeps another argument
+// of the act (a cabin change keeps the flights), takes another of its values
+// than the target holds in the column of its name (Graph.changed). Other
+// arguments are left as they are.
+func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound, bs Bindings) map[string]any {
 	out, copied := args, false
+	set := func(name string, v any) {
+		if !copied {
+			out, copied = make(map[string]any, len(args)), true
+			for k, v := range args {
+				out[k] = v
+			}
+		}
+		out[name] = v
+	}
 	for _, name := range t.ParamNames() {
+		if v, ok := g.changed(t, name, args[name], b, bs); ok {
+			set(name, v)
+			continue
+		}
 		ps := paramSchema(t, name)
 		items, ok := ps["items"].(map[string]any)
 		if !ok || ps["type"] != "array" || items["type"] != "object" {
@@ -441,54 +480,224 @@ func (g *Graph) Renew(t *contract.Tool, args map[string]any, b Bound) map[string
 		if !ok || len(list) == 0 {
 			continue
 		}
-		last, _ := list[len(list)-1].(map[string]any)
+		bd, _ := bs.Of(t.Name, name)
 		props, _ := items["properties"].(map[string]any)
-		for _, tb := range g.coveringTables(items) {
-			var pick Row
-			for _, r := range b.Rows[tb.Name] {
-				differs := false
-				for k := range props {
-					if r[k] != nil && Text(r[k]) != Text(last[k]) {
-						differs = true
-					}
-				}
-				if differs {
-					pick = r
-					break
-				}
+		nl, ok := g.renewed(g.coveringTables(items), list, props, b, !bd.Keep)
+		if !ok {
+			continue
+		}
+		set(name, nl)
+	}
+	return out
+}
+
+// changed is, for an enum argument v of the act that holds the value the
+// case's target holds in the column of its name, another of the enum's
+// values (the case's ordinal choosing), where the use case keeps another
+// argument of the act (Binding.Keep) and so is about this one: an act that
+// leaves the value it is about as it was changes nothing. An argument the
+// plan settled (Binding.Picks) or kept is left as it is.
+func (g *Graph) changed(t *contract.Tool, name string, v any, b Bound, bs Bindings) (any, bool) {
+	bd, ok := bs.Of(t.Name, name)
+	if !ok || bd.Keep || len(bd.Picks) > 0 || v == nil || b.Target == nil || b.Target[name] == nil ||
+		Text(v) != Text(b.Target[name]) || !slices.ContainsFunc(bs.For(t.Name), func(o Binding) bool { return o.Keep }) {
+		return nil, false
+	}
+	var other []any
+	for _, e := range t.Enum(name) {
+		if Text(e) != Text(v) {
+			other = append(other, e)
+		}
+	}
+	if len(other) == 0 {
+		return nil, false
+	}
+	k := b.Ordinal
+	if k < 0 {
+		k = -k
+	}
+	return other[k%len(other)], true
+}
+
+// renewed is list with its last object replaced by one of another row:
+// one the case reaches of the first of tables that gives a new object, else,
+// where world says so, one of the world's (Graph.replacement).
+func (g *Graph) renewed(tables []contract.Table, list []any, props map[string]any, b Bound, world bool) ([]any, bool) {
+	last, _ := list[len(list)-1].(map[string]any)
+	with := func(pick Row) ([]any, bool) {
+		o := map[string]any{}
+		for k := range props {
+			if pick[k] != nil {
+				o[k] = pick[k]
+			} else if last[k] != nil {
+				o[k] = last[k]
 			}
-			if pick == nil {
-				continue
+		}
+		for _, x := range list[:len(list)-1] {
+			if m, _ := x.(map[string]any); Text(m) == Text(o) {
+				return nil, false
 			}
-			o := map[string]any{}
+		}
+		return append(append([]any{}, list[:len(list)-1]...), o), true
+	}
+	for _, tb := range tables {
+		for _, r := range b.Rows[tb.Name] {
+			differs := false
 			for k := range props {
-				if pick[k] != nil {
-					o[k] = pick[k]
-				} else if last[k] != nil {
-					o[k] = last[k]
+				if r[k] != nil && Text(r[k]) != Text(last[k]) {
+					differs = true
 				}
 			}
-			same := false
-			for _, x := range list[:len(list)-1] {
-				if m, _ := x.(map[string]any); Text(m) == Text(o) {
-					same = true
+			if differs {
+				if nl, ok := with(r); ok {
+					return nl, true
 				}
+				break
 			}
-			if same {
-				continue
+		}
+	}
+	for _, tb := range tables {
+		if !world {
+			break
+		}
+		if pick := g.replacement(tb, list, props, b); pick != nil {
+			if nl, ok := with(pick); ok {
+				return nl, true
 			}
-			if !copied {
-				out, copied = make(map[string]any, len(args)), true
-				for k, v := range args {
-					out[k] = v
-				}
+		}
+	}
+	return nil, false
+}
+
+// replacement is a row of the world's table tb to put in place of the row
+// the last object of list is (a flight on a day), or nil. It is a sibling
+// of that row (every foreign key the same: the same flight, another day),
+// not one of someone's records (tb is no owned table), named by no object
+// of the list, that keeps the list's order (a segment later than the one
+// before it stays later), of the row's own kind where some are (the same
+// value in each of tb's low-cardinality columns: a flight still on sale),
+// the case's ordinal choosing among several.
+func (g *Graph) replacement(tb contract.Table, list []any, props map[string]any, b Bound) Row {
+	if g.OwnedTable(tb.Name) {
+		return nil
+	}
+	last, _ := list[len(list)-1].(map[string]any)
+	var fields []string
+	for k := range props {
+		if tb.Column(k) != nil && last[k] != nil {
+			fields = append(fields, k)
+		}
+	}
+	sort.Strings(fields)
+	if len(fields) == 0 {
+		return nil
+	}
+	is := func(r Row, o map[string]any) bool {
+		for _, k := range fields {
+			if Text(r[k]) != Text(o[k]) {
+				return false
 			}
-			nl := append(append([]any{}, list[:len(list)-1]...), o)
-			out[name] = nl
+		}
+		return true
+	}
+	var cur Row
+	for _, r := range g.Rows(tb.Name) {
+		if is(r, last) {
+			cur = r
 			break
 		}
 	}
+	if cur == nil {
+		return nil
+	}
+	var prev map[string]any
+	if len(list) > 1 {
+		prev, _ = list[len(list)-2].(map[string]any)
+	}
+	var fit []Row
+next:
+	for _, r := range g.Rows(tb.Name) {
+		for _, fk := range g.fks[tb.Name] {
+			if Text(r[fk.Column]) != Text(cur[fk.Column]) {
+				continue next
+			}
+		}
+		for _, x := range list {
+			if m, _ := x.(map[string]any); is(r, m) {
+				continue next
+			}
+		}
+		for _, k := range fields {
+			if prev == nil || prev[k] == nil {
+				continue
+			}
+			// The list's order is kept: a later leg stays later, one on
+			// the same day may stay on it.
+			switch o := order(prev[k], last[k]); {
+			case o < 0 && order(r[k], prev[k]) <= 0, o == 0 && order(r[k], prev[k]) < 0:
+				continue next
+			}
+		}
+		fit = append(fit, r)
+	}
+	var alike []Row
+	low := g.LowCardinality(tb.Name, 8)
+	for _, r := range fit {
+		same := true
+		for col := range low {
+			same = same && Text(r[col]) == Text(cur[col])
+		}
+		if same {
+			alike = append(alike, r)
+		}
+	}
+	if len(alike) > 0 {
+		fit = alike
+	}
+	if len(fit) == 0 {
+		return nil
+	}
+	k := b.Ordinal
+	if k < 0 {
+		k = -k
+	}
+	return fit[k%len(fit)]
+}
+
+// WorldTables are the tables a list argument's objects may be renewed from
+// by the world's rows (Graph.replacement): those holding every required
+// field of its objects that no caller owns.
+func (g *Graph) WorldTables(t *contract.Tool, param string) []string {
+	items, _ := paramSchema(t, param)["items"].(map[string]any)
+	var out []string
+	for _, tb := range g.coveringTables(items) {
+		if !g.OwnedTable(tb.Name) {
+			out = append(out, tb.Name)
+		}
+	}
 	return out
+}
+
+// Names reports whether a tool's own handler (not the files it loads)
+// names a table: a search of that table's rows.
+func (g *Graph) Names(t *contract.Tool, table string) bool {
+	return identWords(g.C.Sources[t.Handler])[strings.ToLower(table)]
+}
+
+// order compares two values, as numbers where both are, else as text.
+func order(a, b any) int {
+	x, okA := asFloat(a)
+	y, okB := asFloat(b)
+	if okA && okB {
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	return strings.Compare(Text(a), Text(b))
 }
 
 // coveringTables are the tables holding every required field of a list's

@@ -553,6 +553,14 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 	pin RuleChoice, pinned, main bool) ([]Bucket, error) {
 	c, p := d.c, d.p
 	acting := tool.Name
+	kept := keptArgs(d.sv.g, tools, tool, d.sv.targetTable(tool), d.sv.bs)
+	if len(kept) > 0 {
+		// The act is rehearsed, and its cases filled, keeping what the
+		// use case asks no change of.
+		saved := d.sv.bs
+		d.sv.bs = keeping(saved, acting, kept)
+		defer func() { d.sv.bs = saved }()
+	}
 	sol, err := d.sv.solve(ctx, tool, further)
 	if err != nil {
 		return nil, err
@@ -593,7 +601,7 @@ func (d *deriver) actBuckets(ctx context.Context, u *contract.UseCase, tools []s
 			spec.Lookups = nil
 		}
 	}
-	spec.Binds = d.gr.Bindings.For(specTools(spec)...)
+	spec.Binds = keeping(d.gr.Bindings.For(specTools(spec)...), acting, kept)
 	namedTeams(c, u, spec.Binds)
 	if pinned {
 		// What the rule names is the choice the use case is about.
@@ -1068,6 +1076,66 @@ func lessonsOf(c *contract.Contract, maxProbe int, rules, mutants bool) *lessons
 	key := fmt.Sprintf("%s\x00%d\x00%t\x00%t", c.SHA256, maxProbe, rules, mutants)
 	v, _ := learnt.LoadOrStore(key, &lessons{solved: map[string]solution{}})
 	return v.(*lessons)
+}
+
+// keptArgs are the arguments of a use case's act it asks no change of,
+// read from what its tools do, not from what they are called. A list of
+// objects the use case searches the world for (one of its other tools,
+// that changes nothing, reads in its own handler a table the list may be
+// renewed from: a flight search) is what it changes; the act's enums of a
+// column of the target's table (its cabin) then keep the target's value.
+// Where it searches for no list, its lists take no row of the world's
+// (a cabin change keeps the flights).
+func keptArgs(g *ground.Graph, tools []string, t *contract.Tool, table string, bs ground.Bindings) []string {
+	c := g.C
+	if t.ChangesState != nil && !*t.ChangesState {
+		return nil
+	}
+	searched := func(p string) bool {
+		for _, name := range tools {
+			o := c.Tool(name)
+			if o == nil || name == t.Name || o.ChangesState == nil || *o.ChangesState {
+				continue
+			}
+			for _, tb := range g.WorldTables(t, p) {
+				if g.Names(o, tb) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var lists, enums, about []string
+	tb := c.Table(table)
+	for _, p := range t.ParamNames() {
+		bd, ok := bs.Of(t.Name, p)
+		switch {
+		case !ok, len(bd.Picks) > 0:
+		case bd.How == ground.FromRows && len(g.WorldTables(t, p)) > 0:
+			if searched(p) {
+				about = append(about, p)
+			} else {
+				lists = append(lists, p)
+			}
+		case len(t.Enum(p)) > 0 && bd.Table == "" && tb != nil && tb.Column(p) != nil:
+			enums = append(enums, p)
+		}
+	}
+	if len(about) > 0 {
+		return enums
+	}
+	return lists
+}
+
+// keeping is bs with the given arguments of tool kept (Binding.Keep).
+func keeping(bs ground.Bindings, tool string, kept []string) ground.Bindings {
+	out := slices.Clone(bs)
+	for i := range out {
+		if out[i].Tool == tool && slices.Contains(kept, out[i].Param) {
+			out[i].Keep = true
+		}
+	}
+	return out
 }
 
 // namedTeams settles a hand-off's choice of team where the use case's text

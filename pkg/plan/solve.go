@@ -208,6 +208,11 @@ const maxChains = 16
 // (solver.further): every chain holds them, in order, before the act.
 func (sv *solver) solve(ctx context.Context, tool *contract.Tool, further []string) (solution, error) {
 	key := strings.Join(append([]string{tool.Name}, further...), "+")
+	for _, b := range sv.bs.For(tool.Name) {
+		if b.Keep {
+			key += "|keep " + b.Param // a use case that keeps it plays the act otherwise
+		}
+	}
 	if sol, ok := sv.solved[key]; ok {
 		return sol, nil
 	}
@@ -1352,7 +1357,7 @@ func Chain(g *ground.Graph, tool *contract.Tool, chain []string, b ground.Bound,
 					stated[p] = v
 				}
 			}
-			args = g.Renew(t, g.Freshen(t, args, b), b)
+			args = g.Renew(t, g.Freshen(t, args, b), b, bs)
 			maps.Copy(args, stated)
 		}
 		if name == tool.Name && b.Leave != "" {
