@@ -41,6 +41,9 @@ const (
 	CodeUnknownSubGoal   Code = "unknown-sub-goal"
 	CodeBadParams        Code = "bad-params"
 	CodeJudgedMismatch   Code = "judged-mismatch"
+	// CodeJudgedUnrelated: a judged sub-goal that names the tools it is
+	// about, listed on a request that calls none of them.
+	CodeJudgedUnrelated  Code = "judged-unrelated"
 	CodeNoSettledCheck   Code = "no-settled-check"
 	CodeUnknownRule      Code = "unknown-rule"
 	CodeRuleCheckMissing Code = "rule-check-missing"
@@ -220,7 +223,7 @@ var Codes = []GateCode{
 	{GateStatic, CodeMissingRequired}, {GateStatic, CodeEmptySolution}, {GateStatic, CodeUnknownTool},
 	{GateStatic, CodeNoHandler}, {GateStatic, CodeBadArgs}, {GateStatic, CodeRequiresUnmet},
 	{GateStatic, CodeNoSubGoals}, {GateStatic, CodeUnknownSubGoal}, {GateStatic, CodeBadParams},
-	{GateStatic, CodeJudgedMismatch}, {GateStatic, CodeNoSettledCheck}, {GateStatic, CodeUnknownRule},
+	{GateStatic, CodeJudgedMismatch}, {GateStatic, CodeJudgedUnrelated}, {GateStatic, CodeNoSettledCheck}, {GateStatic, CodeUnknownRule},
 	{GateStatic, CodeRuleCheckMissing}, {GateStatic, CodePlaceholder},
 	{GateStatic, CodeOutboundMismatch}, {GateStatic, CodeAnswerOutcome}, {GateStatic, CodeAnswerUnhandled},
 	{GateStatic, CodeUnansweredAct}, {GateStatic, CodeTemptingOffPurpose}, {GateStatic, CodeJudgementMissing},

@@ -442,6 +442,7 @@ var fixtures = []fixture{
 	// The request (request.go), on example contracts: the adversary
 	// corpus's attacks.
 	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},
+	{prove.GateStatic, prove.CodeJudgedUnrelated, corpusFile("kiosk", "release-with-label-judgement.json"), exampleProver("kiosk", nil)},
 	{prove.GateGrounding, prove.CodeRecordNamed, corpusFile("retail", "succeed-acts-on-listed-other-record.json"), exampleProver("retail", nil)},
 	{prove.GateOutcome, prove.CodeRecordNamed, corpusFile("card-services", "refusal-on-someone-elses-card.json"), exampleProver("card-services", nil)},
 	{prove.GateOutcome, prove.CodeUnrequestedChange, corpusFile("retail", "succeed-second-cancel-unasked.json"), exampleProver("retail", nil)},

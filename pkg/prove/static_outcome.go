@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
@@ -43,6 +44,8 @@ func (p *Prover) staticOutcome(sc *scenario.Scenario) []Refusal {
 			bad(CodeJudgedMismatch, ref.Name, "sub-goal %s is judged (graded later by a model, never proved): mark it \"judged\": true", ref.Name)
 		case !judged && ref.Judged:
 			bad(CodeJudgedMismatch, ref.Name, "sub-goal %s is settled by code; it cannot be marked judged", ref.Name)
+		case judged && !callsAny(sc, p.c.SubGoal(ref.Name)):
+			bad(CodeJudgedUnrelated, ref.Name, "sub-goal %s is about calls of %s, and this request makes none nor is tempted to: graded here, it would fail an agent that did right", ref.Name, strings.Join(p.c.SubGoal(ref.Name).Tools, ", "))
 		}
 	}
 	named := map[string]bool{}
@@ -257,4 +260,21 @@ func badRefs(sc *scenario.Scenario) []Refusal {
 		}
 	}
 	return rs
+}
+
+// callsAny reports whether a request's solution or wrong move calls one of
+// the tools a judged sub-goal is about; a sub-goal that names none (or a
+// built-in, not in the catalogue) is about every request.
+func callsAny(sc *scenario.Scenario, sg *contract.SubGoal) bool {
+	if sg == nil || len(sg.Tools) == 0 {
+		return true
+	}
+	for _, calls := range [][]scenario.Call{sc.Solution, sc.Tempting} {
+		for _, c := range calls {
+			if slices.Contains(sg.Tools, c.Tool) {
+				return true
+			}
+		}
+	}
+	return false
 }
