@@ -243,3 +243,22 @@ func TestValidateWarnsOfADeadIdentityTool(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 }
+
+// TestValidateWarnsOfJudgedEverywhere: a judged sub-goal that names no tools
+// is listed on every scenario; validate says so of retail's, and not of one
+// that names its tools.
+func TestValidateWarnsOfJudgedEverywhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "retail")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "retail"))); err != nil {
+		t.Fatal(err)
+	}
+	about := "what = \"The agent said why the refund goes to the original payment method\"\njudged = True\ntools = [\"return_delivered_order_items\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "subgoals", "refund_explained.star"), []byte(about), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out := dispatch(t, "validate", dir)
+	if !strings.Contains(out, "warning: "+filepath.Join(dir, "subgoals", "polite_and_clear.star")+": judged sub-goal polite_and_clear names no tools") ||
+		strings.Contains(out, "judged sub-goal refund_explained") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
