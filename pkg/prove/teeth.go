@@ -44,10 +44,10 @@ func (pr *proof) teeth() []Refusal {
 	if sc.Expects == scenario.OutcomeSucceed && allHeld(pr.nothing) {
 		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeVacuous, Message: "every check still holds when the agent does nothing: add a check that the solution's effect happened"})
 	}
-	if sc.Expects == scenario.OutcomeSucceed && !allHeld(pr.nothing) && tableOnly(pr.nothing) {
+	if sc.Expects == scenario.OutcomeSucceed && !allHeld(pr.nothing) && pr.tableOnly(pr.nothing) {
 		// "Some row of cards changed" holds for a freeze, an unfreeze or a
 		// limit change alike: what sees the act must name what it does.
-		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTableOnly, Message: "the only checks that fail when the agent does nothing are row_written: an act of another kind, or on another record, that writes the same tables passes them; add a check of the act's record or its arguments (called with them, or the contract's check of the row)"})
+		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTableOnly, Message: "the only checks that fail when the agent does nothing are row_written, or called naming none of the records the act is on: an act of another kind, or on another record, that writes the same tables passes them; add a check of the act's record or its arguments (called with them, or the contract's check of the row)"})
 	}
 	if pr.tempting != nil && allHeld(pr.tempting) {
 		rs = append(rs, Refusal{Gate: GateNotVacuous, Code: CodeTemptingPasses, Message: "every check still holds after the tempting calls: add a check that the wrong move fails"})
@@ -85,16 +85,46 @@ func (pr *proof) teeth() []Refusal {
 }
 
 // tableOnly reports whether every check that fails on run is row_written.
-func tableOnly(run *Run) bool {
+func (pr *proof) tableOnly(run *Run) bool {
 	if run == nil {
 		return false
 	}
 	for _, c := range run.Checks {
-		if !c.Held && c.Name != RowWritten {
+		if !c.Held && c.Name != RowWritten && !pr.anyRecordCalled(c.Index) {
 			return false
 		}
 	}
 	return true
+}
+
+// anyRecordCalled reports whether sub-goal i is a called check with args
+// that name none of the records its tool acts on (a caller's record other
+// than the caller: the caller's own id says whose, not which). Beside
+// row_written it sees no more of the act: called(file_claim,
+// {amount_claimed}) holds for that claim on any parcel, which the world
+// lets through whenever the caller has another parcel a claim is taken on.
+func (pr *proof) anyRecordCalled(i int) bool {
+	if i < 0 || i >= len(pr.sc.SubGoals) || pr.sc.SubGoals[i].Name != "called" {
+		return false
+	}
+	ref := pr.sc.SubGoals[i]
+	tool, _ := ref.Params["tool"].(string)
+	args, _ := ref.Params["args"].(map[string]any)
+	t := pr.p.c.Tool(tool)
+	if t == nil || len(args) == 0 {
+		return false
+	}
+	recs := 0
+	for _, ra := range pr.recordArgs(t) {
+		if !slices.Contains(t.Required(), ra[0]) {
+			continue
+		}
+		if _, named := args[ra[0]]; named {
+			return false
+		}
+		recs++
+	}
+	return recs > 0
 }
 
 func allHeld(run *Run) bool {

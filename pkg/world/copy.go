@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -461,9 +462,10 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	for i, st := range stmts {
 		sqls[i] = cp.w.tag + st.SQL
 	}
-	known := sqls
+	seqs := cp.w.seqsPast(stmts)
+	known := append(slices.Clip(sqls), seqs...)
 	if snap != nil {
-		known = append(slices.Clip(sqls), cp.w.stateSQL)
+		known = append(known, cp.w.stateSQL)
 	}
 	b, err := cp.savepoint(ctx, sp, known...)
 	if err != nil {
@@ -488,6 +490,9 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 			return nil
 		}
 		b.Queue("RELEASE SAVEPOINT s")
+	}
+	for _, q := range seqs {
+		b.Queue(q)
 	}
 	b.Queue("RELEASE SAVEPOINT " + sp)
 	stateFailed := false
@@ -530,6 +535,28 @@ func (cp *Copy) execBatch(ctx context.Context, stmts []scenario.Statement, snap 
 	}
 	return nil
 }
+
+// seqsPast are the statements that move the sequences of the tables stmts
+// insert into past the keys they hold (seqPastSQL).
+func (w *World) seqsPast(stmts []scenario.Statement) []string {
+	var out []string
+	for _, st := range stmts {
+		m := insertInto.FindStringSubmatch(st.SQL)
+		if m == nil {
+			continue
+		}
+		name := strings.ToLower(m[1])
+		if strings.HasPrefix(m[1], `"`) {
+			name = strings.Trim(m[1], `"`)
+		}
+		if q := w.seqSQL[name]; q != "" && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+var insertInto = regexp.MustCompile(`(?is)^\s*insert\s+into\s+(?:public\.)?("[^"]+"|[A-Za-z_][A-Za-z0-9_]*)`)
 
 // Call runs a tool as the world does: validate the arguments, run the
 // handler inside a savepoint, roll back on refusal or crash. Unknown tools

@@ -102,8 +102,9 @@ type World struct {
 	tools        map[string]*tool
 	tables       []tableInfo
 	stateSQL     string
-	frozen       *frozenDocs // shared by the views WithPrograms makes
-	answers      *answers    // nil: the world keeps none (answers.go)
+	seqSQL       map[string]string // per table with a serial or identity column: seqPastSQL of it
+	frozen       *frozenDocs       // shared by the views WithPrograms makes
+	answers      *answers          // nil: the world keeps none (answers.go)
 }
 
 type tableInfo struct {
@@ -113,6 +114,7 @@ type tableInfo struct {
 	// an immediate primary key, whose snapshot may be sent as the rows the
 	// copy wrote over the frozen ones (see stateSQL).
 	layered bool
+	serial  []string // columns a sequence fills (serial, identity)
 }
 
 // Schema is the world's schema name (w_<16 hex>).
@@ -646,7 +648,10 @@ SELECT c.relname,
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
                  WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
        c.relkind = 'r' AND NOT c.relhassubclass
-         AND coalesce((SELECT i.indimmediate FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), false)
+         AND coalesce((SELECT i.indimmediate FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), false),
+       coalesce((SELECT array_agg(a.attname ORDER BY a.attnum) FROM pg_attribute a
+                 WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                   AND pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname) IS NOT NULL), '{}')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
 ORDER BY c.oid`, w.schema)
@@ -655,7 +660,7 @@ ORDER BY c.oid`, w.schema)
 	}
 	w.tables, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tableInfo, error) {
 		var t tableInfo
-		err := r.Scan(&t.name, &t.key, &t.layered)
+		err := r.Scan(&t.name, &t.key, &t.layered, &t.serial)
 		return t, err
 	})
 	if err != nil {
@@ -674,7 +679,40 @@ ORDER BY c.oid`, w.schema)
 		})
 	}
 	w.stateSQL = stateSQL(w.tag, w.tables)
+	w.seqSQL = map[string]string{}
+	for _, t := range w.tables {
+		if q := seqPastSQL(w.tag, t.name, t.serial); q != "" {
+			w.seqSQL[t.name] = q
+		}
+	}
 	return nil
+}
+
+// maxSeqSteps bounds how far seqPastSQL moves one sequence. The copy's role
+// may only call nextval (setval needs more than a copy is granted), one
+// step a row; a key further ahead than this is beyond the reach of every
+// proof of a run anyway.
+const maxSeqSteps = 10000
+
+// seqPastSQL moves each sequence of t's serial and identity columns past the
+// largest key the copy's rows hold ("" when t has none). A setup may insert
+// rows with keys of their own; sequences are shared by every copy and never
+// rolled back, so after enough proofs a handler's INSERT would draw a key a
+// setup row already holds and crash: that crash depends on what was proved
+// before, not on the scenario. Only forward: another copy may hold keys
+// drawn since.
+func seqPastSQL(tag, table string, serial []string) string {
+	var parts []string
+	for _, c := range serial {
+		col := pgx.Identifier{c}.Sanitize()
+		parts = append(parts, fmt.Sprintf(`SELECT count(nextval(q.s)) FROM (SELECT pg_get_serial_sequence(%s, %s)::regclass AS s) q,
+  LATERAL generate_series(1, LEAST(%d, COALESCE((SELECT max(%s)::bigint FROM %s), 0) - COALESCE(pg_sequence_last_value(q.s), 0)))`,
+			quote(pgx.Identifier{table}.Sanitize()), quote(c), maxSeqSteps, col, pgx.Identifier{table}.Sanitize()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return tag + strings.Join(parts, "\nUNION ALL\n")
 }
 
 // stateSQL is the one query a snapshot sends: per table its name, whether

@@ -1419,3 +1419,37 @@ func TestSeededKeysMoveTheirSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A setup that inserts rows with keys of their own moves the sequence past
+// them: a handler's INSERT after it takes a fresh key instead of crashing on
+// one the setup holds, whatever earlier copies drew from the sequence.
+func TestSetupKeysMoveTheirSequence(t *testing.T) {
+	pool := testenv.Postgres(t)
+	w := open(t, pool, newContract(t, seeds), script.Options{})
+	ctx := context.Background()
+	for _, keys := range [][]int64{{1, 2, 3}, {9, 7}} {
+		err := w.Copy(ctx, func(cp *Copy) error {
+			var stmts []scenario.Statement
+			for _, k := range keys {
+				stmts = append(stmts, scenario.Statement{SQL: "INSERT INTO events (seq, order_id, kind) VALUES ($1, $2, $3)", Args: []any{k, "#W1", "setup"}})
+			}
+			if err := cp.ExecBatch(ctx, stmts); err != nil {
+				return err
+			}
+			if r := cp.Call(ctx, "cancel_order", map[string]any{"order_id": "#W1", "reason": "no longer needed"}); !r.OK {
+				t.Fatalf("cancel_order after setup keys %v: %+v %s", keys, r, r.Error)
+			}
+			rows, err := cp.Query(ctx, "SELECT seq FROM events WHERE kind = 'cancel'")
+			if err != nil {
+				return err
+			}
+			if len(rows) != 1 || rows[0].Values[0].(int64) <= slices.Max(keys) {
+				t.Errorf("the new event's key after setup keys %v: %v", keys, rows)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
