@@ -350,6 +350,15 @@ func (pr *proof) alternatives(call world.CallResult, path []world.CallResult) []
 			cands = slices.Sorted(maps.Keys(knownRecords(typed, path, table, col, n)))
 		} else if !isList {
 			cands = otherNumbers(one, t.Param(n))
+			// A code nobody states (a phone number, a postcode) may be any
+			// of its shape: one character on, within its pattern. A
+			// refusal that rests on the one value the world holds already
+			// (the number on file) rests on the act's choice.
+			if s, isStr := one.(string); isStr {
+				if c := codeNext(s, t.Param(n)); c != "" {
+					cands = append(cands, c)
+				}
+			}
 		}
 		// A calendar day nobody states may be any the caller could name:
 		// the days after the world's today (a pickup a week ahead), then

@@ -246,11 +246,11 @@ func (pr *proof) otherValues(r world.CallResult, n string) []any {
 
 // code is a short identifier: letters and digits, no space, at most eight;
 // spacedCode is one written in groups that each hold a digit (a postcode
-// "NR28 5FQ", a phone "07996 016155"), which no right agent words
-// otherwise, unlike "198 Albert Street".
+// "NR28 5FQ", a phone "07996 016155" or "(614) 555-0142"), which no right
+// agent words otherwise, unlike "198 Albert Street".
 var (
 	code       = regexp.MustCompile(`^[A-Za-z0-9]{1,8}$`)
-	spacedCode = regexp.MustCompile(`^[A-Za-z]*[0-9][A-Za-z0-9]*([ -][A-Za-z]*[0-9][A-Za-z0-9]*)+$`)
+	spacedCode = regexp.MustCompile(`^\(?[A-Za-z]*[0-9][A-Za-z0-9]*\)?([ -]\(?[A-Za-z]*[0-9][A-Za-z0-9]*\)?)+$`)
 )
 
 // codeNext is a code with its last letter or digit moved one on (TH → TI,
