@@ -429,3 +429,14 @@ func TestNoLevelAtAnArgumentCheck(t *testing.T) {
 		t.Errorf("spares %v, want %s only", spares, world)
 	}
 }
+
+// TestAddsFitTheAddedStride: Carry moves the keys of the rows an add puts
+// in by the case's index times ground.AddedStride; an add of more rows
+// than that would hand one case's rows to the next.
+func TestAddsFitTheAddedStride(t *testing.T) {
+	for _, n := range addCounts {
+		if n > ground.AddedStride {
+			t.Errorf("an add puts in %d rows, above ground.AddedStride (%d)", n, ground.AddedStride)
+		}
+	}
+}

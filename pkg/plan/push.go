@@ -481,7 +481,8 @@ func pushedValue(t *contract.Table, col contract.Column, raise bool) string {
 
 // addCounts are how many rows an add puts in: one (a title already
 // reserved on the card), then enough to pass a small cap on how many a
-// record may have (four active reservations).
+// record may have (four active reservations). None is above
+// ground.AddedStride, the keys Carry spaces each case's added rows by.
 var addCounts = []int{1, 5}
 
 // adds are rows added, in the setup, to a table the callers own whose
