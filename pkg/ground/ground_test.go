@@ -337,3 +337,50 @@ func TestCarryOntoTheMintedCase(t *testing.T) {
 		t.Fatalf("carried %v, want args %v", got, want)
 	}
 }
+
+// Rows a plan added to reach a refusal (plan.adds: a copy of a seed row
+// under a key no seed row holds) are carried onto every case of their
+// level: their keys move by the case's index, so no two scenarios of a run
+// hand out one record, while a seed key still becomes the minted one.
+func TestCarrySpacesAddedKeys(t *testing.T) {
+	c := retail(t)
+	g := New(c)
+	target := g.Rows("orders")[0]
+	owner := target[fkTo(g, "orders", c.Caller.Table)]
+	added := scenario.Statement{
+		SQL:  "INSERT INTO orders (order_id, user_id, status) VALUES (CAST($1::text AS text), CAST($2::text AS text), CAST(NULL AS numeric(10,2))), (CAST($3::text AS text), CAST($4::text AS text), CAST($5::text AS text))",
+		Args: []any{"#W9950000", owner, "#W9950001", owner, "pending"},
+	}
+	seen := map[string]int{}
+	for _, index := range []int{0, 1, 3} {
+		s, err := g.Mint("orders", target, Person{First: "Mei", Last: "Tanaka", Number: 7100 + index, Index: index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Carry(g, []scenario.Statement{added})[0].Args
+		if got[1] != s.Caller[c.Caller.Key] || got[3] != s.Caller[c.Caller.Key] || got[4] != "pending" {
+			t.Errorf("case %d: carried %v, want the minted caller's rows", index, got)
+		}
+		for _, k := range []any{got[0], got[2]} {
+			if g.Find("orders", "order_id", k) != nil {
+				t.Errorf("case %d: added key %v is a seed row's", index, k)
+			}
+			if j, ok := seen[Text(k)]; ok {
+				t.Errorf("cases %d and %d both add order %v", j, index, k)
+			}
+			seen[Text(k)] = index
+		}
+		if index == 3 && (got[0] != "#W9950024" || got[2] != "#W9950025") {
+			t.Errorf("case 3 added %v and %v, want #W9950024 and #W9950025", got[0], got[2])
+		}
+	}
+	// A seed row's key in the same place is the case's minted record.
+	s, err := g.Mint("orders", target, Person{First: "Mei", Last: "Tanaka", Number: 7123, Index: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedKey := scenario.Statement{SQL: added.SQL, Args: []any{target["order_id"], owner, "#W9950001", owner, "pending"}}
+	if got := s.Carry(g, []scenario.Statement{seedKey})[0].Args; got[0] != s.Target["order_id"] {
+		t.Errorf("a seed key carried as %v, want the minted %v", got[0], s.Target["order_id"])
+	}
+}

@@ -30,6 +30,9 @@ type Setup struct {
 	Minted map[string]map[string]Row
 	// Codes are the new keys and identifiers a caller may be handed.
 	Codes []string
+	// index is the scenario's index in the run (Person.Index): Carry
+	// spaces the keys of rows a plan added by it.
+	index int
 }
 
 // Person is who a minted caller becomes, and where the case's fresh values
@@ -483,7 +486,7 @@ func (g *Graph) assign(m *minting, p Person) (*Setup, error) {
 		remap:    map[string]map[string]any{},
 		seq:      map[string]int{},
 		personal: map[string]any{},
-		s:        &Setup{Minted: map[string]map[string]Row{}},
+		s:        &Setup{Minted: map[string]map[string]Row{}, index: p.Index},
 	}
 	for _, it := range order {
 		nr, err := g.mintRow(m, a, it, p)
@@ -1079,13 +1082,88 @@ func (s *Setup) Carry(g *Graph, stmts []scenario.Statement) []scenario.Statement
 	out := make([]scenario.Statement, len(stmts))
 	for i, st := range stmts {
 		args := make([]any, len(st.Args))
+		keys := g.addedKeys(st)
 		for j, a := range st.Args {
 			args[j] = a
 			if nv, ok := repl[Text(a)]; ok && a != nil {
 				args[j] = nv
+			} else if keys[j] {
+				args[j] = spaceKey(a, s.index)
 			}
 		}
 		out[i] = scenario.Statement{SQL: st.SQL, Args: args}
 	}
 	return out
 }
+
+// AddedStride is how many rows of one table a plan may add to one case's
+// setup (plan.adds): Carry moves the keys of such rows by the case's index
+// times it, so that every case of a run holds rows of its own.
+const AddedStride = 8
+
+// castValues finds each value of an INSERT written as CAST($n::text AS
+// type) or CAST(NULL AS type), in column order.
+var castValues = regexp.MustCompile(`CAST\((?:\$(\d+)::text|NULL) AS `)
+
+// addedInsert reads an INSERT of rows a plan added (plan.insertRows): its
+// table, columns and VALUES.
+var addedInsert = regexp.MustCompile(`^INSERT INTO (\w+) \(([^)]*)\) VALUES (\(CAST.*)$`)
+
+// addedKeys are the positions of st's arguments that are keys of rows a
+// plan added (of a table keyed by one column, a key no seed row holds): the
+// same added row carried onto every case would be one record handed out
+// by many scenarios.
+func (g *Graph) addedKeys(st scenario.Statement) map[int]bool {
+	m := addedInsert.FindStringSubmatch(st.SQL)
+	if m == nil {
+		return nil
+	}
+	table, cols := m[1], strings.Split(m[2], ", ")
+	pk := g.PK(table)
+	at := slices.Index(cols, pk)
+	if pk == "" || at < 0 {
+		return nil
+	}
+	out := map[int]bool{}
+	for n, v := range castValues.FindAllStringSubmatch(m[3], -1) {
+		if n%len(cols) != at || v[1] == "" {
+			continue
+		}
+		j, err := strconv.Atoi(v[1])
+		if err != nil || j < 1 || j > len(st.Args) || st.Args[j-1] == nil {
+			continue
+		}
+		if g.Find(table, pk, st.Args[j-1]) == nil {
+			out[j-1] = true
+		}
+	}
+	return out
+}
+
+// spaceKey is an added row's key moved by index*AddedStride, in its own
+// shape (digits, or a prefix and digits of the same width); a key the move
+// would widen past its digits stays as it was.
+func spaceKey(k any, index int) any {
+	if index <= 0 {
+		return k
+	}
+	m := addedKeyShape.FindStringSubmatch(Text(k))
+	if m == nil {
+		return k
+	}
+	n, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil {
+		return k
+	}
+	moved := strconv.FormatInt(n+int64(index)*AddedStride, 10)
+	if m[1] != "" || m[2][0] == '0' {
+		if len(moved) > len(m[2]) {
+			return k
+		}
+		moved = strings.Repeat("0", len(m[2])-len(moved)) + moved
+	}
+	return m[1] + moved
+}
+
+// addedKeyShape is a key of a fixed prefix and digits.
+var addedKeyShape = regexp.MustCompile(`^([^0-9]*)([0-9]{1,15})$`)

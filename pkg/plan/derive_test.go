@@ -11,6 +11,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/engine"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/probe"
+	"github.com/suitegen/suitegen/pkg/script"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
 
@@ -369,5 +370,73 @@ func TestAddedKeysLeaveRoomAbove(t *testing.T) {
 	}
 	if last.(string) >= "AUTH-99984" {
 		t.Errorf("the last minted key %v is among the added keys' room", last)
+	}
+}
+
+// TestFurtherCheckNeedsAKeyTheCaseFills: a check of someone else (a
+// caregiver) joins every chain of a use case only when the act takes the
+// key it answers with from a record. An act whose argument is grounded to
+// a fresh value never passes the checked record, so its cases would verify
+// a stranger and then act as the caller themself: no further check.
+func TestFurtherCheckNeedsAKeyTheCaseFills(t *testing.T) {
+	c := testContract(t, "pharmacy-line")
+	g := ground.New(c)
+	bs := ground.Bindings{
+		{Tool: "verify_caregiver", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_first_name", Table: "caregivers", Column: "first_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_last_name", Table: "caregivers", Column: "last_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_date_of_birth", Table: "caregivers", Column: "date_of_birth", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "rx_number", Table: "prescriptions", Column: "rx_number", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "caregiver_id", Table: "caregivers", Column: "caregiver_id", How: ground.Fresh},
+	}
+	sv := &solver{g: g, bs: bs, max: 40}
+	tools := []string{"find_patient_by_name_dob", "verify_caregiver", "list_prescriptions", "request_refill"}
+	if got := sv.further(c.Tool("request_refill"), tools); len(got) != 0 {
+		t.Fatalf("further checks %v of an act whose caregiver id is fresh, want none", got)
+	}
+}
+
+// TestNoLevelAtAnArgumentCheck: a branch decided by the request's own
+// values (an e-mailed order with no address) is reached by no state of
+// the world, so the plan deals no refusal level at it, while a branch the
+// world decides (a hold on the account) keeps its level.
+func TestNoLevelAtAnArgumentCheck(t *testing.T) {
+	c := testContract(t, "registrar-line")
+	sv := &solver{g: ground.New(c)}
+	bs, err := script.Branches(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arg, world string
+	for _, b := range bs {
+		switch {
+		case b.Class == script.ClassArgument && arg == "":
+			arg = b.At()
+		case b.Class == script.ClassRule && world == "":
+			world = b.At()
+		}
+	}
+	if arg == "" || world == "" {
+		t.Fatalf("the contract has no argument check (%q) or no rule branch (%q): the test tells nothing", arg, world)
+	}
+	spares := map[string]level{arg: {outcome: "refuse", branch: arg}, world: {outcome: "refuse", branch: world}}
+	got := sv.withoutArgumentChecks([]level{{outcome: "succeed"}, {outcome: "refuse", branch: arg}, {outcome: "refuse", branch: world}}, spares)
+	if len(got) != 2 || got[0].outcome != "succeed" || got[1].branch != world {
+		t.Errorf("levels %+v, want the success and %s only", got, world)
+	}
+	if _, ok := spares[arg]; ok || len(spares) != 1 {
+		t.Errorf("spares %v, want %s only", spares, world)
+	}
+}
+
+// TestAddsFitTheAddedStride: Carry moves the keys of the rows an add puts
+// in by the case's index times ground.AddedStride; an add of more rows
+// than that would hand one case's rows to the next.
+func TestAddsFitTheAddedStride(t *testing.T) {
+	for _, n := range addCounts {
+		if n > ground.AddedStride {
+			t.Errorf("an add puts in %d rows, above ground.AddedStride (%d)", n, ground.AddedStride)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
@@ -251,7 +252,7 @@ func (sv *solver) repoints(t *contract.Table, r reached) []push {
 			continue
 		}
 		ref := g.Find(fk.RefTable, fk.RefColumn, cur[fk.Column])
-		if ref == nil {
+		if ref == nil || sv.namedByKey(t, cur, fk.Column) {
 			continue
 		}
 		low := g.LowCardinality(rt.Name, 8)
@@ -280,6 +281,31 @@ func (sv *solver) repoints(t *contract.Table, r reached) []push {
 	return out
 }
 
+// namedByKey reports whether row's value of col is a part of one of its
+// unique values (a section FA26-MATH152-01 of term FA26): the record's own
+// name says it, so a setting that changes it (the section moved to another
+// term) is a state no world holds.
+func (sv *solver) namedByKey(t *contract.Table, row ground.Row, col string) bool {
+	v := ground.Text(row[col])
+	if row[col] == nil || v == "" {
+		return false
+	}
+	for _, c := range t.Columns {
+		if c.Name == col || !t.IsUnique(c.Name) && !(len(t.PrimaryKey) == 1 && t.PrimaryKey[0] == c.Name) {
+			continue
+		}
+		k, ok := row[c.Name].(string)
+		if !ok || k == v {
+			continue
+		}
+		parts := strings.FieldsFunc(k, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if len(parts) > 1 && slices.Contains(parts, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // states are the settings of a record's state (a column of few values,
 // not who someone is) to each other value the seed holds in it.
 func (sv *solver) states(t *contract.Table, r reached) []push {
@@ -294,7 +320,7 @@ func (sv *solver) states(t *contract.Table, r reached) []push {
 	var out []push
 	for _, col := range t.Columns {
 		values, ok := low[col.Name]
-		if !ok || g.Renamed(t.Name, col.Name) != "" || t.IsUnique(col.Name) {
+		if !ok || g.Renamed(t.Name, col.Name) != "" || t.IsUnique(col.Name) || cur != nil && sv.namedByKey(t, cur, col.Name) {
 			continue
 		}
 		for _, v := range values {
@@ -481,7 +507,8 @@ func pushedValue(t *contract.Table, col contract.Column, raise bool) string {
 
 // addCounts are how many rows an add puts in: one (a title already
 // reserved on the card), then enough to pass a small cap on how many a
-// record may have (four active reservations).
+// record may have (four active reservations). None is above
+// ground.AddedStride, the keys Carry spaces each case's added rows by.
 var addCounts = []int{1, 5}
 
 // adds are rows added, in the setup, to a table the callers own whose

@@ -12,6 +12,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/contractgen"
 	"github.com/suitegen/suitegen/pkg/engine"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/probe"
 	"github.com/suitegen/suitegen/pkg/scenario"
 	"github.com/suitegen/suitegen/pkg/testenv"
@@ -465,5 +466,42 @@ func TestPlanLowersANumberOfARowOfAKeyOfSeveralColumns(t *testing.T) {
 		if !strings.HasPrefix(st.SQL, "UPDATE credits SET balance = ") || !strings.HasSuffix(st.SQL, " WHERE credit_no = $1 AND customer_id = $2") {
 			t.Errorf("a case of %s sets more than the credit's balance: %s", at, st.SQL)
 		}
+	}
+}
+
+// TestNoSettingAgainstTheRecordsOwnName: a record whose key names a parent
+// (a section TERM-COURSE-NN) is never set to another parent, neither by
+// pointing its reference elsewhere nor by setting the column to another
+// value: the section would say one term and be of another. Its other
+// settings stay.
+func TestNoSettingAgainstTheRecordsOwnName(t *testing.T) {
+	c := testContract(t, "registrar-line")
+	g := ground.New(c)
+	sv := &solver{g: g}
+	tb := c.Table("sections")
+	row := g.Rows("sections")[0]
+	key := ground.Text(row["section_id"])
+	if !strings.Contains(key, ground.Text(row["term_code"])) {
+		t.Fatalf("section %s does not name its term %v: the test tells nothing", key, row["term_code"])
+	}
+	if !sv.namedByKey(tb, row, "term_code") || !sv.namedByKey(tb, row, "course_code") {
+		t.Errorf("section %s: its term and course are not read as named by its key", key)
+	}
+	r := reached{table: "sections", column: "section_id", value: row["section_id"], arg: true}
+	pushes := append(sv.repoints(tb, r), sv.states(tb, r)...)
+	for _, p := range pushes {
+		if strings.Contains(p.stmt.SQL, "SET term_code") || strings.Contains(p.stmt.SQL, "SET course_code") {
+			t.Errorf("section %s: %s (%v)", key, p.what, p.stmt.Args)
+		}
+	}
+	if sv.namedByKey(tb, row, "capacity") {
+		t.Errorf("section %s: its capacity (%v) read as named by its key", key, row["capacity"])
+	}
+	capacity := false
+	for _, p := range pushes {
+		capacity = capacity || strings.Contains(p.stmt.SQL, "SET capacity")
+	}
+	if !capacity && len(sv.bounds(tb, r)) == 0 {
+		t.Errorf("section %s: no setting of its capacity left", key)
 	}
 }

@@ -33,9 +33,11 @@ type solver struct {
 	solved  map[string]solution
 	rules   RuleJudge // nil: rule checks are not read
 	mutants Mutants   // nil: refusal levels keep the sample's order
-	// messages are the refusal branches' messages by place (refusals).
-	once     sync.Once
-	messages map[string]string
+	// messages are the refusal branches' messages by place (refusals);
+	// argChecks the places of its argument checks (argumentCheck).
+	once      sync.Once
+	messages  map[string]string
+	argChecks map[string]bool
 }
 
 // solution is what the solver learnt of one acting tool.
@@ -135,12 +137,15 @@ func (sv *solver) checkedRows(tool *contract.Tool, table string, further []strin
 }
 
 // keyedTables are the tables whose key the act takes in an argument it does
-// not require (a caregiver's id on a patient's refill).
+// not require (a caregiver's id on a patient's refill), of a record the case
+// names. An argument grounded to a fresh value is never filled with the
+// record a check answers with: a check that serves only it would verify
+// someone else (a proxy) on a call whose act is then the caller's own.
 func (sv *solver) keyedTables(tool *contract.Tool) map[string]bool {
 	keyed := map[string]bool{}
 	req := tool.Required()
 	for _, p := range tool.ParamNames() {
-		if bd, ok := sv.bs.Of(tool.Name, p); ok && bd.Table != "" && !slices.Contains(req, p) && bd.Column == sv.g.PK(bd.Table) {
+		if bd, ok := sv.bs.Of(tool.Name, p); ok && bd.Table != "" && bd.How != ground.Fresh && !slices.Contains(req, p) && bd.Column == sv.g.PK(bd.Table) {
 			keyed[bd.Table] = true
 		}
 	}
@@ -353,6 +358,7 @@ func (sv *solver) solveAs(ctx context.Context, tool *contract.Tool, further []st
 	if sol.levels, sol.spares, err = sv.pushLevels(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
+	sol.levels = sv.withoutArgumentChecks(sol.levels, sol.spares)
 	if err := sv.teethFirst(ctx, tool, sol, sc, played); err != nil {
 		return sol, err
 	}
@@ -2538,15 +2544,41 @@ func allOK(ans []ground.Answer) bool {
 func (sv *solver) refusals() map[string]string {
 	sv.once.Do(func() {
 		sv.messages = map[string]string{}
+		sv.argChecks = map[string]bool{}
 		bs, err := script.Branches(sv.g.C)
 		if err != nil {
 			return // a contract that does not parse plans nothing anyway
 		}
 		for _, b := range bs {
 			sv.messages[b.At()] = refusalText(b.Message)
+			if b.Class == script.ClassArgument {
+				sv.argChecks[b.At()] = true
+			}
 		}
 	})
 	return sv.messages
+}
+
+// argumentCheck reports whether the branch at place is an argument check:
+// only a request that itself states a wrong value reaches it, whatever the
+// world holds, so a refusal level aimed at it would tempt the agent with a
+// request the caller has no reason to make (an e-mailed transcript with no
+// address to send it to).
+func (sv *solver) argumentCheck(at string) bool {
+	sv.refusals()
+	return sv.argChecks[at]
+}
+
+// withoutArgumentChecks drops the refusal levels, and the spares, at an
+// argument check: the plan aims no case at one.
+func (sv *solver) withoutArgumentChecks(levels []level, spares map[string]level) []level {
+	levels = slices.DeleteFunc(levels, func(lv level) bool {
+		return lv.outcome == "refuse" && sv.argumentCheck(lv.branch)
+	})
+	maps.DeleteFunc(spares, func(at string, lv level) bool {
+		return sv.argumentCheck(at) || sv.argumentCheck(lv.branch)
+	})
+	return levels
 }
 
 // refusalText is a refusal's literal format with its verbs blanked: what
