@@ -157,9 +157,21 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			}
 			hargs = p.summarise(hargs, per, b, u, bk)
 			ident, _ := p.identification(prereqs)
+			tempting = []scenario.Call{act}
+			if strings.HasPrefix(spec.Refusal, plan.RuleRefusal) {
+				// A rule, not the world, makes the act wrong: its check
+				// reads what the look-ups establish (who the caller is
+				// to the record, what they may hear), so the agent makes
+				// them, as a refusal's does, before it hands off; a
+				// stranger's record is not touched, the rule forbids it.
+				ident = prereqs
+				if i := p.strangerCall(spec, prereqs, b); i >= 0 {
+					ident = prereqs[:i]
+					tempting = append(append([]scenario.Call{}, prereqs[i:]...), act)
+				}
+			}
 			solution = append(solution, ident...)
 			solution = append(solution, scenario.Call{Tool: h.Name, Args: hargs})
-			tempting = []scenario.Call{act}
 		default:
 			return scenario.Scenario{}, false
 		}
