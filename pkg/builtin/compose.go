@@ -157,9 +157,21 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			}
 			hargs = p.summarise(hargs, per, b, u, bk)
 			ident, _ := p.identification(prereqs)
+			tempting = []scenario.Call{act}
+			if strings.HasPrefix(spec.Refusal, plan.RuleRefusal) {
+				// A rule, not the world, makes the act wrong: its check
+				// reads what the look-ups establish (who the caller is
+				// to the record, what they may hear), so the agent makes
+				// them, as a refusal's does, before it hands off; a
+				// stranger's record is not touched, the rule forbids it.
+				ident = prereqs
+				if i := p.strangerCall(spec, prereqs, b); i >= 0 {
+					ident = prereqs[:i]
+					tempting = append(append([]scenario.Call{}, prereqs[i:]...), act)
+				}
+			}
 			solution = append(solution, ident...)
 			solution = append(solution, scenario.Call{Tool: h.Name, Args: hargs})
-			tempting = []scenario.Call{act}
 		default:
 			return scenario.Scenario{}, false
 		}
@@ -441,7 +453,7 @@ func (p *policy) binds(spec plan.Spec) ground.Bindings {
 func (p *policy) summarise(args map[string]any, per plan.Persona, b ground.Bound, u *contract.UseCase, bk brief.Bucket) map[string]any {
 	for k, v := range args {
 		if s, isStr := v.(string); isStr && strings.HasPrefix(s, "As the caller asked") {
-			sum := fmt.Sprintf("%s %s (%s)%s", per.First, per.Last, ground.Text(b.Target[p.g.PK(bk.Spec.Table)]), wants(u.Text, " wants to "))
+			sum := fmt.Sprintf("%s %s (%s)%s", per.First, per.Last, ground.Text(b.Target[p.g.PK(bk.Spec.Table)]), wants(u.Text, " wants to ", bk.Spec.Tool))
 			if why := handoffReason[bk.Overlay]; why != "" {
 				sum += "; " + why
 			}
@@ -625,8 +637,11 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		}
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", first, last, record, wants(u.Text, " and wants to "))
-	if bk.Spec.Column != "" {
+	fmt.Fprintf(&s, "%s %s contacts support about %s%s.", first, last, record, wants(u.Text, " and wants to ", bk.Spec.Tool))
+	if bk.Spec.Column != "" && p.readsColumn(bk.Spec, bk.Spec.Column) {
+		// The level the case's record is at is the caller's to know only
+		// where a tool of the case reads it: a card brand on a waitlist
+		// request is a detail nothing turns on.
 		fmt.Fprintf(&s, " As far as they know, its %s is %s.", label(bk.Spec.Column), bk.Spec.Level)
 	}
 	s.WriteString(notTheirs)
@@ -849,7 +864,13 @@ func describe(args map[string]any) string {
 // wants is what a caller wants in the use case's words: after verb, a task
 // written as an instruction ("Cancel a pending order"); after a colon, one
 // written as a description ("A patient calls about a statement").
-func wants(text, verb string) string {
+//
+// A use case written as the caller's question is the contract's, the same
+// for every caller: it is not quoted as theirs. They ask about what the
+// act (a read) tells, the words of its tool's name after the verb
+// ("list_enrolments": enrolments), or, with no such words, what the text
+// asks in reported speech.
+func wants(text, verb, act string) string {
 	text = strings.TrimSpace(text)
 	t := lowerFirst(strings.TrimSuffix(text, "."))
 	first, _, _ := strings.Cut(t, " ")
@@ -860,12 +881,58 @@ func wants(text, verb string) string {
 		// A use case written as the caller's question is asked, not
 		// wanted: "wants to what is happening with my dispute?" is no
 		// sentence.
+		if topic := actTopic(act); topic != "" {
+			whose := "the"
+			if slices.ContainsFunc(strings.Fields(t), func(w string) bool { return firstPerson[strings.Trim(w, ",.;:!?()")] }) {
+				whose = "their"
+			}
+			return fmt.Sprintf(" and asks about %s %s", whose, topic)
+		}
 		return fmt.Sprintf(" and asks: %q", strings.TrimSuffix(text, "."))
 	case slices.ContainsFunc(strings.Fields(t), func(w string) bool { return firstPerson[strings.Trim(w, ",.;:!?")] }):
 		return fmt.Sprintf(" and says: %q", text)
 	}
 	return verb + t
 }
+
+// actTopic is what a tool's name says it is about: its words after the
+// verb it opens with ("get_refill_status": refill status); "" for a name of
+// one word.
+func actTopic(tool string) string {
+	ws := plan.Words(tool)
+	if len(ws) < 2 {
+		return ""
+	}
+	var out []string
+	for _, w := range ws[1:] {
+		if !generic[w] {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// readsColumn reports whether a tool of the case (the act, its
+// preconditions and look-ups, the use case's tools) names column in its
+// handler: only then can the record's value of it matter to the answer.
+func (p *policy) readsColumn(spec plan.Spec, column string) bool {
+	col := strings.ToLower(column)
+	for _, name := range slices.Concat([]string{spec.Tool}, spec.Tools, spec.Gated, spec.Lookups, spec.Identify) {
+		t := p.c.Tool(name)
+		if t == nil {
+			continue
+		}
+		for _, w := range identWord.FindAllString(p.c.HandlerSource(t), -1) {
+			if strings.ToLower(w) == col {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// identWord is an identifier of handler source.
+var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // asking are the words a question begins with.
 var asking = map[string]bool{"what": true, "when": true, "where": true, "why": true, "how": true, "who": true,

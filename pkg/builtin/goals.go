@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/suitegen/suitegen/pkg/brief"
@@ -697,10 +698,12 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 			// A row of the check's that holds the value as sent (the
 			// charge to the card the caller picked) says the act wrote
 			// it so: another row it wrote beside (the refund of the old
-			// card) does not make it wrong.
+			// card) does not make it wrong. An amount booked with the
+			// other sign (a payment posted as a credit of -40) is the
+			// amount sent: the check states it as the caller does.
 			if slices.ContainsFunc(rows, func(w written) bool {
 				nv, wrote := w.wrote[name]
-				return wrote && ground.Text(nv) == ground.Text(v) && namesRow(w.row, ref.Params, name)
+				return wrote && (ground.Text(nv) == ground.Text(v) || negated(nv, v)) && namesRow(w.row, ref.Params, name)
 			}) {
 				continue
 			}
@@ -723,6 +726,13 @@ func (p *policy) fromEffect(refs []scenario.SubGoalRef, diff any) {
 			refs[j].Params = params
 		}
 	}
+}
+
+// negated reports two non-zero numbers of one magnitude and opposite signs.
+func negated(a, b any) bool {
+	x, errA := strconv.ParseFloat(ground.Text(a), 64)
+	y, errB := strconv.ParseFloat(ground.Text(b), 64)
+	return errA == nil && errB == nil && x != 0 && x == -y
 }
 
 // namesRow reports whether a param of a check other than skip names row:

@@ -233,3 +233,27 @@ func TestKeptArgsChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestFromEffectKeepsAnAmountBookedAsACredit: a payment the act posts as a
+// ledger credit (-40 for a payment of 40) is the amount sent: the check
+// that the payment was posted keeps the 40 the caller asks for, which is
+// what the check reads; taking -40 would make it fail and be dropped,
+// leaving the amount unchecked.
+func TestFromEffectKeepsAnAmountBookedAsACredit(t *testing.T) {
+	c := &contract.Contract{SubGoals: []contract.SubGoal{{Name: "payment_posted", Params: map[string]string{"student_id": "string", "amount": "number"}}}}
+	p := &policy{c: c}
+	diff := world.StateDiff{Tables: []world.TableDiff{{Table: "ledger_entries", Added: []map[string]any{
+		{"entry_id": 9, "student_id": "S1", "kind": "payment", "amount": "-40.00"},
+	}}}}
+	refs := []scenario.SubGoalRef{{Name: "payment_posted", Params: map[string]any{"student_id": "S1", "amount": 40}}}
+	p.fromEffect(refs, diff)
+	if got := refs[0].Params["amount"]; got != 40 {
+		t.Errorf("amount = %v, want the 40 sent", got)
+	}
+	// Another amount written is still taken (the act rounded it).
+	refs = []scenario.SubGoalRef{{Name: "payment_posted", Params: map[string]any{"student_id": "S1", "amount": 39.999}}}
+	p.fromEffect(refs, diff)
+	if got := ground.Text(refs[0].Params["amount"]); got == "39.999" {
+		t.Errorf("amount = %v, want the value written", got)
+	}
+}

@@ -278,7 +278,7 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 		persona.Opening = strings.ReplaceAll(pickUps[i%len(pickUps)], "{first}", per.First)
 	default:
 		fmt.Fprintf(&s, "%s picks up %s. The agent rings them %s.", name, answeredAt[i%len(answeredAt)], reason)
-		if spec.Column != "" {
+		if spec.Column != "" && p.readsColumn(spec, spec.Column) {
 			fmt.Fprintf(&s, " As far as they know, its %s is %s.", strings.ReplaceAll(spec.Column, "_", " "), spec.Level)
 		}
 		s.WriteString(identify)
