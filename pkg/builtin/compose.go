@@ -15,6 +15,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/plan"
+	"github.com/suitegen/suitegen/pkg/prove"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -589,7 +590,11 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 			continue
 		}
 		stated := bound && b.States(bd, act.Args[k]) || held[k]
-		if bk.Outcome != scenario.OutcomeSucceed && !stated && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
+		// A code (the phone number or postcode they want on file) is the
+		// caller's to give: a refusal of the one already there rests on it.
+		text, isText := act.Args[k].(string)
+		code := isText && prove.CodeLike(text, t.Param(k))
+		if bk.Outcome != scenario.OutcomeSucceed && !stated && !code && !isRecord && !names && len(t.Enum(k)) == 0 && !isNumber(act.Args[k]) && !hasObject(act.Args[k]) {
 			continue
 		}
 		val := fmt.Sprintf("%q", ground.Text(act.Args[k]))

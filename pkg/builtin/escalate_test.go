@@ -13,13 +13,19 @@ import (
 )
 
 // TestEscalateMakesTheRulesLookUps: where a rule, not the world, makes the
-// act wrong, the rule's check reads what the look-ups establish (a proxy's
-// verification and the scope of their release): an escalation makes the
-// look-ups a refusal of the same rule makes, then hands off, so the
-// tempting act after them breaks the rule. With only the caller's
-// identification the check sees no proxy and holds on the act.
+// act wrong, the rule's check reads what the look-ups establish (whose
+// record it is, a proxy's verification and the scope of their release): an
+// escalation makes the look-ups a refusal of the same rule makes, then hands
+// off, so the tempting act after them breaks the rule. With only the
+// caller's identification the check may see nothing to fail on.
 func TestEscalateMakesTheRulesLookUps(t *testing.T) {
-	c, _, pl := planned(t, filepath.Join("..", "..", "testdata", "contracts", "registrar-line"), 100)
+	for _, dir := range []string{filepath.Join("..", "..", "examples", "retail"), filepath.Join("..", "..", "testdata", "contracts", "insurance-claims")} {
+		t.Run(filepath.Base(dir), func(t *testing.T) { escalateLooksUp(t, dir) })
+	}
+}
+
+func escalateLooksUp(t *testing.T, dir string) {
+	c, _, pl := planned(t, dir, 100)
 	p := &policy{c: c, g: ground.New(c), b: brief.Brief{Seed: 7}}
 	tools := func(calls []scenario.Call) []string {
 		var out []string

@@ -253,6 +253,13 @@ var (
 	spacedCode = regexp.MustCompile(`^\(?[A-Za-z]*[0-9][A-Za-z0-9]*\)?([ -]\(?[A-Za-z]*[0-9][A-Za-z0-9]*\)?)+$`)
 )
 
+// CodeLike reports whether text is a code the gates vary one character on
+// (a postcode, a phone number, a short code): an outcome that rests on such
+// a value rests on what the caller says, so a writer has them say it.
+func CodeLike(text string, schema map[string]any) bool {
+	return codeNext(text, schema) != ""
+}
+
 // codeNext is a code with its last letter or digit moved one on (TH → TI,
 // 12B → 12C, NR28 5FQ → NR28 5FR), within the argument's pattern when it has
 // one; "" for text that is no code, or when the pattern refuses the other.
