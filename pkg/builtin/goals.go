@@ -479,7 +479,7 @@ func (p *policy) settle(sc *scenario.Scenario) {
 		for _, w := range plan.Words(sg.Name + " " + sg.What) {
 			refusal = refusal || akin(w, "refuse")
 		}
-		if refusal && sc.Expects == scenario.OutcomeSucceed || !about(sg, sc) {
+		if refusal && sc.Expects == scenario.OutcomeSucceed || !prove.JudgedAbout(&sg, sc) {
 			continue
 		}
 		sc.SubGoals = append(sc.SubGoals, scenario.SubGoalRef{Name: sg.Name, Judged: true})
@@ -500,22 +500,6 @@ func (p *policy) settle(sc *scenario.Scenario) {
 	if len(judged) > 0 {
 		sc.Tests += "; judged later: " + strings.Join(judged, "; ")
 	}
-}
-
-// about reports whether a judged sub-goal is about this conversation: one
-// that names its tools is, only where the solution calls one of them or
-// the wrong move would (a warning of a late drop is not graded on a call
-// about a balance); one that names none is about every conversation.
-func about(sg contract.SubGoal, sc *scenario.Scenario) bool {
-	if len(sg.Tools) == 0 {
-		return true
-	}
-	for _, c := range append(append([]scenario.Call{}, sc.Solution...), sc.Tempting...) {
-		if slices.Contains(sg.Tools, c.Tool) {
-			return true
-		}
-	}
-	return false
 }
 
 // judged reports a sub-goal graded later by a model: the contract's judged

@@ -44,7 +44,7 @@ func (p *Prover) staticOutcome(sc *scenario.Scenario) []Refusal {
 			bad(CodeJudgedMismatch, ref.Name, "sub-goal %s is judged (graded later by a model, never proved): mark it \"judged\": true", ref.Name)
 		case !judged && ref.Judged:
 			bad(CodeJudgedMismatch, ref.Name, "sub-goal %s is settled by code; it cannot be marked judged", ref.Name)
-		case judged && !callsAny(sc, p.c.SubGoal(ref.Name)):
+		case judged && !JudgedAbout(p.c.SubGoal(ref.Name), sc):
 			bad(CodeJudgedUnrelated, ref.Name, "sub-goal %s is about calls of %s, and this request makes none nor is tempted to: graded here, it would fail an agent that did right", ref.Name, strings.Join(p.c.SubGoal(ref.Name).Tools, ", "))
 		}
 	}
@@ -262,10 +262,12 @@ func badRefs(sc *scenario.Scenario) []Refusal {
 	return rs
 }
 
-// callsAny reports whether a request's solution or wrong move calls one of
-// the tools a judged sub-goal is about; a sub-goal that names none (or a
-// built-in, not in the catalogue) is about every request.
-func callsAny(sc *scenario.Scenario, sg *contract.SubGoal) bool {
+// JudgedAbout reports whether a judged sub-goal is about a request: one that
+// names its tools is about a request whose solution or wrong move calls one
+// of them; one that names none (or a built-in, not in the catalogue) is
+// about every request. The writer lists it, and the gate keeps it, only
+// there.
+func JudgedAbout(sg *contract.SubGoal, sc *scenario.Scenario) bool {
 	if sg == nil || len(sg.Tools) == 0 {
 		return true
 	}
