@@ -919,25 +919,16 @@ func actTopic(tool string) string {
 
 // readsColumn reports whether a tool of the case (the act, its
 // preconditions and look-ups, the use case's tools) names column in its
-// handler: only then can the record's value of it matter to the answer.
+// handler or the lib files it loads: only then can the record's value of
+// it matter to the answer.
 func (p *policy) readsColumn(spec plan.Spec, column string) bool {
-	col := strings.ToLower(column)
 	for _, name := range slices.Concat([]string{spec.Tool}, spec.Tools, spec.Gated, spec.Lookups, spec.Identify) {
-		t := p.c.Tool(name)
-		if t == nil {
-			continue
-		}
-		for _, w := range identWord.FindAllString(p.c.HandlerSource(t), -1) {
-			if strings.ToLower(w) == col {
-				return true
-			}
+		if t := p.c.Tool(name); t != nil && p.g.Touches(t, column) {
+			return true
 		}
 	}
 	return false
 }
-
-// identWord is an identifier of handler source.
-var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // asking are the words a question begins with.
 var asking = map[string]bool{"what": true, "when": true, "where": true, "why": true, "how": true, "who": true,

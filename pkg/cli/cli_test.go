@@ -225,18 +225,24 @@ func TestProviderUsage(t *testing.T) {
 	}
 }
 
-// TestValidateWarnsOfADeadIdentityTool: a tool of caller.from whose handler
-// refuses every call leaves no scenario a way to identify through it:
-// validate names it with its line among the warnings.
-func TestValidateWarnsOfADeadIdentityTool(t *testing.T) {
+// retailWith is a copy of examples/retail with one file written over.
+func retailWith(t *testing.T, file, src string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "retail")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "retail"))); err != nil {
 		t.Fatal(err)
 	}
-	dead := "def handle(args, db):\n    refuse(\"no user matches\")\n"
-	if err := os.WriteFile(filepath.Join(dir, "handlers", "find_user_id_by_name_zip.star"), []byte(dead), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(file)), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestValidateWarnsOfADeadIdentityTool: a tool of caller.from whose handler
+// refuses every call leaves no scenario a way to identify through it:
+// validate names it with its line among the warnings.
+func TestValidateWarnsOfADeadIdentityTool(t *testing.T) {
+	dir := retailWith(t, "handlers/find_user_id_by_name_zip.star", "def handle(args, db):\n    refuse(\"no user matches\")\n")
 	_, out := dispatch(t, "validate", dir)
 	if !strings.Contains(out, "never answered ok: "+filepath.Join(dir, "contract.yaml")+":") ||
 		!strings.Contains(out, "warning: "+filepath.Join(dir, "contract.yaml")+":") || !strings.Contains(out, "find_user_id_by_name_zip, a tool of caller.from, never answered ok") {
@@ -248,14 +254,7 @@ func TestValidateWarnsOfADeadIdentityTool(t *testing.T) {
 // is listed on every scenario; validate says so of retail's, and not of one
 // that names its tools.
 func TestValidateWarnsOfJudgedEverywhere(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "retail")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "retail"))); err != nil {
-		t.Fatal(err)
-	}
-	about := "what = \"The agent said why the refund goes to the original payment method\"\njudged = True\ntools = [\"return_delivered_order_items\"]\n"
-	if err := os.WriteFile(filepath.Join(dir, "subgoals", "refund_explained.star"), []byte(about), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := retailWith(t, "subgoals/refund_explained.star", "what = \"The agent said why the refund goes to the original payment method\"\njudged = True\ntools = [\"return_delivered_order_items\"]\n")
 	_, out := dispatch(t, "validate", dir)
 	if !strings.Contains(out, "warning: "+filepath.Join(dir, "subgoals", "polite_and_clear.star")+": judged sub-goal polite_and_clear names no tools") ||
 		strings.Contains(out, "judged sub-goal refund_explained") {

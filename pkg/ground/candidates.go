@@ -418,12 +418,14 @@ var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // touched is the words of a tool's handler and the lib files it loads: the
 // tables and columns its SQL names.
 func (g *Graph) touched(t *contract.Tool) map[string]bool {
-	src := g.C.Sources[t.Handler]
-	all := src
-	for _, m := range regexp.MustCompile(`load\(\s*"([^"]+)"`).FindAllStringSubmatch(src, -1) {
-		all += "\n" + g.C.Sources[m[1]]
-	}
-	return identWords(all)
+	return identWords(g.C.HandlerSource(t))
+}
+
+// Touches reports whether a tool's handler, or a lib file it loads, names
+// word (a table or a column): only then can what the world holds there
+// change its answer.
+func (g *Graph) Touches(t *contract.Tool, word string) bool {
+	return g.touched(t)[strings.ToLower(word)]
 }
 
 // identWords are the lower-cased identifiers of source text.

@@ -296,6 +296,22 @@ func TestDeriveDealsNoSuccessThatChangesNothing(t *testing.T) {
 	}
 }
 
+// caregiverRefill are pharmacy-line's bindings of a caregiver's
+// verification and a refill, with the refill's caregiver_id bound as
+// caregiver says.
+func caregiverRefill(caregiver ground.Binding) ground.Bindings {
+	caregiver.Tool, caregiver.Param = "request_refill", "caregiver_id"
+	return ground.Bindings{
+		{Tool: "verify_caregiver", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_first_name", Table: "caregivers", Column: "first_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_last_name", Table: "caregivers", Column: "last_name", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "verify_caregiver", Param: "caregiver_date_of_birth", Table: "caregivers", Column: "date_of_birth", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
+		{Tool: "request_refill", Param: "rx_number", Table: "prescriptions", Column: "rx_number", How: ground.ByXRef, Source: ground.FromCase},
+		caregiver,
+	}
+}
+
 // TestFurtherCheckThroughALinkTable: pharmacy-line's caregiver verification
 // takes a caregiver's name and date of birth, and the refill the caregiver's
 // id, which ties to the prescription's patient only through the
@@ -305,15 +321,7 @@ func TestDeriveDealsNoSuccessThatChangesNothing(t *testing.T) {
 func TestFurtherCheckThroughALinkTable(t *testing.T) {
 	c := testContract(t, "pharmacy-line")
 	g := ground.New(c)
-	bs := ground.Bindings{
-		{Tool: "verify_caregiver", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_first_name", Table: "caregivers", Column: "first_name", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_last_name", Table: "caregivers", Column: "last_name", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_date_of_birth", Table: "caregivers", Column: "date_of_birth", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "rx_number", Table: "prescriptions", Column: "rx_number", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "caregiver_id", Table: "caregivers", Column: "caregiver_id", How: ground.ByXRef, Source: ground.FromCase},
-	}
+	bs := caregiverRefill(ground.Binding{Table: "caregivers", Column: "caregiver_id", How: ground.ByXRef, Source: ground.FromCase})
 	sv := &solver{g: g, bs: bs, max: 40}
 	act := c.Tool("request_refill")
 	if got := sv.further(act, []string{"find_patient_by_name_dob", "verify_caregiver", "list_prescriptions", "request_refill"}); !slices.Equal(got, []string{"verify_caregiver"}) {
@@ -381,15 +389,7 @@ func TestAddedKeysLeaveRoomAbove(t *testing.T) {
 func TestFurtherCheckNeedsAKeyTheCaseFills(t *testing.T) {
 	c := testContract(t, "pharmacy-line")
 	g := ground.New(c)
-	bs := ground.Bindings{
-		{Tool: "verify_caregiver", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_first_name", Table: "caregivers", Column: "first_name", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_last_name", Table: "caregivers", Column: "last_name", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "verify_caregiver", Param: "caregiver_date_of_birth", Table: "caregivers", Column: "date_of_birth", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "patient_id", Table: "patients", Column: "patient_id", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "rx_number", Table: "prescriptions", Column: "rx_number", How: ground.ByXRef, Source: ground.FromCase},
-		{Tool: "request_refill", Param: "caregiver_id", Table: "caregivers", Column: "caregiver_id", How: ground.Fresh},
-	}
+	bs := caregiverRefill(ground.Binding{How: ground.Fresh})
 	sv := &solver{g: g, bs: bs, max: 40}
 	tools := []string{"find_patient_by_name_dob", "verify_caregiver", "list_prescriptions", "request_refill"}
 	if got := sv.further(c.Tool("request_refill"), tools); len(got) != 0 {

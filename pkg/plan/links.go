@@ -48,12 +48,7 @@ func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, r
 	}
 	var out []push
 	for _, l := range ls {
-		var where []string
-		args := []any{nil}
-		for i, c := range l.cols {
-			args = append(args, l.vals[i])
-			where = append(where, fmt.Sprintf("%s = $%d", c, len(args)))
-		}
+		where := keyWhere(l.cols, 2) // $1 is the value set
 		if l.keyed {
 			out = append(out, sv.keyedBounds(l)...)
 		}
@@ -69,9 +64,8 @@ func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, r
 			if to == nil || fk.RefTable == l.t.Name && ground.Text(to) == ground.Text(l.row[fk.RefColumn]) {
 				continue // a row named by itself says nothing
 			}
-			a := append([]any{to}, args[1:]...)
 			out = append(out, push{
-				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $1 WHERE %s", l.t.Name, fk.Column, strings.Join(where, " AND ")), Args: a},
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = $1 WHERE %s", l.t.Name, fk.Column, where), Args: append([]any{to}, l.vals...)},
 				what: fmt.Sprintf("%s of %s filled", strings.ReplaceAll(fk.Column, "_", " "), strings.ReplaceAll(l.t.Name, "_", " ")),
 			})
 		}
@@ -84,10 +78,7 @@ func (sv *solver) fills(tool, table string, row ground.Row, act scenario.Call, r
 // and id), that bounds gives a record named by one column: raised, lowered
 // and at the least its CHECK allows.
 func (sv *solver) keyedBounds(l linked) []push {
-	where := make([]string, len(l.cols))
-	for i, c := range l.cols {
-		where[i] = fmt.Sprintf("%s = $%d", c, i+1)
-	}
+	where := keyWhere(l.cols, 1)
 	var out []push
 	for _, col := range l.t.Columns {
 		if !sv.pushable(l.t, col) || l.row[col.Name] == nil {
@@ -99,7 +90,7 @@ func (sv *solver) keyedBounds(l linked) []push {
 		}
 		for _, to := range tos {
 			out = append(out, push{
-				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", l.t.Name, col.Name, to, strings.Join(where, " AND ")), Args: slices.Clone(l.vals)},
+				stmt: scenario.Statement{SQL: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", l.t.Name, col.Name, to, where), Args: slices.Clone(l.vals)},
 				what: fmt.Sprintf("%s of %s set to %s", strings.ReplaceAll(col.Name, "_", " "), strings.ReplaceAll(l.t.Name, "_", " "), to),
 			})
 		}
@@ -179,4 +170,14 @@ func reachedValue(rs []reached, fk ground.FK) any {
 		}
 	}
 	return nil
+}
+
+// keyWhere is the condition that picks a row out by cols, their values the
+// statement's arguments from $first on.
+func keyWhere(cols []string, first int) string {
+	where := make([]string, len(cols))
+	for i, c := range cols {
+		where[i] = fmt.Sprintf("%s = $%d", c, first+i)
+	}
+	return strings.Join(where, " AND ")
 }

@@ -401,72 +401,70 @@ func TestPlanDealsTheRowsAnotherRequestLeft(t *testing.T) {
 	}
 }
 
-// TestPlanAddsALineOfAKeyOfSeveralColumns: testdata/basket's lines are
-// keyed by order and product, and a swap is refused when the product asked
-// for is already in the order, which no seed order holds. The level's
-// cases add that line to the case's own order: a row of a table keyed by
-// several columns, its key made of records the case reaches.
-func TestPlanAddsALineOfAKeyOfSeveralColumns(t *testing.T) {
+// TestPlanReachesRowsKeyedBySeveralColumns: testdata/basket's refusals
+// are met only through rows of tables keyed by several columns; its plan is
+// derived once and read by each case below.
+func TestPlanReachesRowsKeyedBySeveralColumns(t *testing.T) {
 	c, e := openContract(t, filepath.Join("testdata", "basket"))
 	p, _ := deriveAsRun(t, c, e, 0)
-	const at = "handlers/swap_item.star:15" // "product %s is already in order %s"
-	set := priors(p, at)
-	if len(set) == 0 {
-		t.Fatalf("no level is dealt for %s with rows in its cases' setup", at)
-	}
-	for _, st := range set {
-		if !strings.HasPrefix(st.SQL, "INSERT INTO order_lines ") {
-			t.Errorf("a case of %s adds more than an order's line: %s", at, st.SQL)
+	// The lines are keyed by order and product, and a swap is refused when
+	// the product asked for is already in the order, which no seed order
+	// holds. The level's cases add that line to the case's own order: a
+	// row of a table keyed by several columns, its key made of records the
+	// case reaches.
+	t.Run("adds a line", func(t *testing.T) {
+		const at = "handlers/swap_item.star:15" // "product %s is already in order %s"
+		set := priors(p, at)
+		if len(set) == 0 {
+			t.Fatalf("no level is dealt for %s with rows in its cases' setup", at)
 		}
-	}
-}
-
-// TestPlanFillsAReferenceTheRecordLeavesEmpty: testdata/basket's coupon
-// goes on an open order once. No coupon a customer with an open order
-// holds is used, so the refusal of a used coupon is met only by a setting
-// that fills the empty reference of the customer's coupon of the code
-// asked for, a row keyed by customer and code, with the case's order.
-func TestPlanFillsAReferenceTheRecordLeavesEmpty(t *testing.T) {
-	c, e := openContract(t, filepath.Join("testdata", "basket"))
-	p, _ := deriveAsRun(t, c, e, 0)
-	const at = "handlers/apply_coupon.star:14" // "coupon %s was used on order %s"
-	const want = "UPDATE customer_coupons SET used_on_order = $1 WHERE customer_id = $2 AND code = $3"
-	found := false
-	for _, b := range p.Buckets {
-		if b.Spec.Refusal != at {
-			continue
+		for _, st := range set {
+			if !strings.HasPrefix(st.SQL, "INSERT INTO order_lines ") {
+				t.Errorf("a case of %s adds more than an order's line: %s", at, st.SQL)
+			}
 		}
-		for k, prior := range b.Spec.Prior {
-			if len(prior) != 1 || prior[0].SQL != want {
-				t.Errorf("a case of %s (%s) sets more than a coupon's order: %v", at, k, prior)
+	})
+	// A coupon goes on an open order once. No coupon a customer with an
+	// open order holds is used, so the refusal of a used coupon is met only
+	// by a setting that fills the empty reference of the customer's coupon
+	// of the code asked for, a row keyed by customer and code, with the
+	// case's order.
+	t.Run("fills an empty reference", func(t *testing.T) {
+		const at = "handlers/apply_coupon.star:14" // "coupon %s was used on order %s"
+		const want = "UPDATE customer_coupons SET used_on_order = $1 WHERE customer_id = $2 AND code = $3"
+		found := false
+		for _, b := range p.Buckets {
+			if b.Spec.Refusal != at {
 				continue
 			}
-			found = true
+			for k, prior := range b.Spec.Prior {
+				if len(prior) != 1 || prior[0].SQL != want {
+					t.Errorf("a case of %s (%s) sets more than a coupon's order: %v", at, k, prior)
+					continue
+				}
+				found = true
+			}
 		}
-	}
-	if !found {
-		t.Errorf("no case of %s sets %q", at, want)
-	}
-}
-
-// TestPlanLowersANumberOfARowOfAKeyOfSeveralColumns: testdata/basket's
-// store credits are numbered per customer, and every one holds more than
-// the fee a payment takes. The refusal of a credit too low is met only by
-// a setting that lowers the balance of the credit the act names, by the
-// customer and its number.
-func TestPlanLowersANumberOfARowOfAKeyOfSeveralColumns(t *testing.T) {
-	c, e := openContract(t, filepath.Join("testdata", "basket"))
-	p, _ := deriveAsRun(t, c, e, 0)
-	const at = "handlers/pay_fee.star:12" // "credit %s holds less than the fee"
-	set := priors(p, at)
-	if len(set) == 0 {
-		t.Fatalf("no level is dealt for %s with a setting in its cases' setup", at)
-	}
-	for _, st := range set {
-		if !strings.HasPrefix(st.SQL, "UPDATE credits SET balance = ") || !strings.HasSuffix(st.SQL, " WHERE credit_no = $1 AND customer_id = $2") {
-			t.Errorf("a case of %s sets more than the credit's balance: %s", at, st.SQL)
+		if !found {
+			t.Errorf("no case of %s sets %q", at, want)
 		}
-	}
+	})
+	// Store credits are numbered per customer, and every one holds more
+	// than the fee a payment takes. The refusal of a credit too low is met
+	// only by a setting that lowers the balance of the credit the act
+	// names, by the customer and its number.
+	t.Run("lowers a number", func(t *testing.T) {
+		const at = "handlers/pay_fee.star:12" // "credit %s holds less than the fee"
+		set := priors(p, at)
+		if len(set) == 0 {
+			t.Fatalf("no level is dealt for %s with a setting in its cases' setup", at)
+		}
+		for _, st := range set {
+			if !strings.HasPrefix(st.SQL, "UPDATE credits SET balance = ") || !strings.HasSuffix(st.SQL, " WHERE credit_no = $1 AND customer_id = $2") {
+				t.Errorf("a case of %s sets more than the credit's balance: %s", at, st.SQL)
+			}
+		}
+	})
 }
 
 // TestNoSettingAgainstTheRecordsOwnName: a record whose key names a parent
