@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/plan"
 	"github.com/suitegen/suitegen/pkg/testenv"
 )
@@ -259,5 +260,20 @@ func TestValidateWarnsOfJudgedEverywhere(t *testing.T) {
 	if !strings.Contains(out, "warning: "+filepath.Join(dir, "subgoals", "polite_and_clear.star")+": judged sub-goal polite_and_clear names no tools") ||
 		strings.Contains(out, "judged sub-goal refund_explained") {
 		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// TestAnsweredInGrounding: the refusals-only warning says the world holds
+// rows the act answers on only when grounding answered every listed tool ok.
+func TestAnsweredInGrounding(t *testing.T) {
+	uc := &contract.UseCase{ID: "missed", Tools: []string{"find", "report"}}
+	if got := answeredInGrounding(uc, map[string]string{}); !strings.Contains(got, "grounding's rehearsal answered every tool") {
+		t.Errorf("every tool answered: got %q", got)
+	}
+	if got := answeredInGrounding(uc, map[string]string{"report": "refused"}); got != "" {
+		t.Errorf("report never answered: got %q, want nothing added", got)
+	}
+	if got := answeredInGrounding(&contract.UseCase{ID: "free"}, map[string]string{}); got != "" {
+		t.Errorf("no listed tools: got %q, want nothing added", got)
 	}
 }

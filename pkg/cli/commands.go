@@ -386,7 +386,7 @@ func validate(ctx context.Context, env *Env, dir string, cn conn) error {
 	}
 	for _, gp := range pl.RefusalsOnly {
 		uc := c.UseCase(gp.UseCase)
-		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason)
+		fmt.Fprintf(env.Stdout, "warning: %s:%d: use case %s is planned with refusals only: %s%s\n", filepath.Join(dir, "contract.yaml"), uc.Line, gp.UseCase, gp.Reason, answeredInGrounding(uc, pl.Unanswered))
 	}
 	for _, gp := range pl.EveryCaseBreaks {
 		uc := c.UseCase(gp.UseCase)
@@ -482,6 +482,22 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 // ok answer from: a handler that refuses every caller, or arguments the
 // plan could not ground (a date derived from other rows); either way no
 // scenario identifies a caller through them.
+// answeredInGrounding tells a use case planned with refusals only apart
+// when grounding's rehearsal answered every tool it lists ok: the world then
+// holds rows its act answers on, and only the plan's own cases missed them,
+// which the bare warning reads as the opposite.
+func answeredInGrounding(uc *contract.UseCase, unanswered map[string]string) string {
+	if len(uc.Tools) == 0 {
+		return ""
+	}
+	for _, t := range uc.Tools {
+		if _, dead := unanswered[t]; dead {
+			return ""
+		}
+	}
+	return "; yet grounding's rehearsal answered every tool of the use case ok, so the world holds rows its act answers on: only the plan's cases, built from its own sample of rows, reached none of them (a `sequences` entry does not steer them)"
+}
+
 func deadIdentity(c *contract.Contract, unanswered map[string]string) []string {
 	var out []string
 	if c.Caller == nil {

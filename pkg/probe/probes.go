@@ -133,7 +133,10 @@ func (p *prober) bogus(ctx context.Context) Score {
 			// that changes nothing may answer that it found nothing.
 			found := r.OK && !(nothing(r.Result) && !r.Wrote && t.ChangesState != nil && !*t.ChangesState)
 			bySchema := r.Invalid && len(t.Enum(a)) > 0
-			s.check(!found && !r.Crash && (!r.Invalid || bySchema), "%s with a bogus %s (%v) was %s", t.Name, a, args[a], verdict(r))
+			// The column is named because the argument may have been taken
+			// for a record it does not name (a bank account number shaped
+			// like an account key): then the fix is the author's x-ref.
+			s.check(!found && !r.Crash && (!r.Invalid || bySchema), "%s with a bogus %s (%v), taken to name %s.%s, was %s; if %s names no record, mark it `x-ref: false`", t.Name, a, args[a], tb, col, verdict(r), a)
 		}
 	}
 	return s
