@@ -478,10 +478,6 @@ func printBindings(w io.Writer, dir string, c *contract.Contract, gr ground.Grou
 	}
 }
 
-// deadIdentity are the tools of caller.from no rehearsal of the plan got an
-// ok answer from: a handler that refuses every caller, or arguments the
-// plan could not ground (a date derived from other rows); either way no
-// scenario identifies a caller through them.
 // answeredInGrounding tells a use case planned with refusals only apart
 // when grounding's rehearsal answered every tool it lists ok: the world then
 // holds rows its act answers on, and only the plan's own cases missed them,
@@ -498,6 +494,10 @@ func answeredInGrounding(uc *contract.UseCase, unanswered map[string]string) str
 	return "; yet grounding's rehearsal answered every tool of the use case ok, so the world holds rows its act answers on: only the plan's cases, built from its own sample of rows, reached none of them (a `sequences` entry does not steer them)"
 }
 
+// deadIdentity are the tools of caller.from no rehearsal of the plan got an
+// ok answer from: a handler that refuses every caller, or arguments the
+// plan could not ground (a date derived from other rows); either way no
+// scenario identifies a caller through them.
 func deadIdentity(c *contract.Contract, unanswered map[string]string) []string {
 	var out []string
 	if c.Caller == nil {
