@@ -4,23 +4,22 @@
 
 An export written with a document map has its "db" in the domain's own
 layout and suitegen.final_agent_db; one written without is checked for 1
-and 2 only (and fails them). Using the checkout's own modules (loaded by
+and 2 only. Using the checkout's own modules (loaded by
 tau2_loader), unmodified:
 
 1. db: the export's "db" validates in the domain's DB model and equals the
    domain's own database (collections compared by their documents' ids,
    since τ²-bench appends where the world sorts).
 2. load: every task validates as a tau2 Task, and its initial state is set
-   by the domain's environment (Environment.set_state merges agent_data
-   into the domain's database and validates it).
+   by the domain's environment (Environment.set_state runs its update_db
+   action, or merges its agent_data, into the domain's database and
+   validates the result).
 3. replay: the task's gold actions, run through the domain's tools, leave
    the database the export's own replay left (the initial state with the
    task's suitegen.final_agent_db merged over it).
-4. reward: τ²-bench's EnvironmentEvaluator scores a trajectory made of the
-   gold actions (run through the domain's tools, with their answers) 1.0
-   when the reward basis holds DB only, or DB with COMMUNICATE (the gold
-   agent says every communicate_info) or ACTION (the gold calls are the
-   actions); the DB component is what this checks.
+4. reward: τ²-bench's EnvironmentEvaluator gives the DB component 1.0 for a
+   trajectory of the gold actions (run through the domain's tools, with
+   their answers, then every communicate_info said).
 5. nothing: a task judged by DB alone whose gold actions change the
    database scores 0 in τ²-bench for an agent that does nothing (a task
    judged by COMMUNICATE or ACTION too relies on those, which need a model
