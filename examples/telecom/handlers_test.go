@@ -108,14 +108,14 @@ func TestHandlersAsPublished(t *testing.T) {
 			{tool: "send_payment_request", args: map[string]any{"customer_id": "C1002", "bill_id": "B1004"}, err: true,
 				want: "Error: A bill is already awaiting payment for this customer"},
 			{tool: "refuel_data", args: map[string]any{"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2},
-				want: `{"message":"Successfully added 2.0 GB of data for line L1002 for $4.00","new_data_refueling_gb":2.0,"charge":4.0}`},
+				want: `{"message":"Successfully added 2 GB of data for line L1002 for $4.00","new_data_refueling_gb":2.0,"charge":4.0}`},
 			{tool: "refuel_data", args: map[string]any{"customer_id": "C1002", "line_id": "L1005", "gb_amount": 1.5},
 				want: `{"message":"Successfully added 1.5 GB of data for line L1005 for $0.15","new_data_refueling_gb":1.5,"charge":0.15000000000000002}`},
 			{tool: "refuel_data", args: map[string]any{"customer_id": "C1002", "line_id": "L1005", "gb_amount": -1}, err: true,
 				want: "Error: Refuel amount must be positive"},
 			{tool: "get_details_by_id", args: map[string]any{"id": "B1003"}, want: `{"bill_id":"B1003","customer_id":"C1001","period_start":"2025-03-01",` +
 				`"period_end":"2025-03-31","issue_date":"2025-03-01","total_due":4.0,"due_date":"2025-03-15","line_items":[` +
-				`{"description":"Data refueling: 2.0 GB at $2.0/GB","amount":4.0,"date":"2025-02-25","item_type":"Charge"}],"status":"Draft"}`},
+				`{"description":"Data refueling: 2 GB at $2.0/GB","amount":4.0,"date":"2025-02-25","item_type":"Charge"}],"status":"Draft"}`},
 		},
 	}
 	for name, steps := range groups {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -136,7 +137,7 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	format := f.str("format", "jsonl", "jsonl, tau-bench or tau2-bench")
 	dest := f.str("o", "", "write to this file instead of standard output")
 	dir := f.str("contract", "", "tau-bench, tau2-bench: the contract directory the suite was written for (its world is replayed)")
-	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+taubench.MapFile+" in the contract directory)")
+	mapFile := f.str("data-map", "", "tau-bench: the data map (default: "+taubench.MapFile+" in the contract directory); tau2-bench: the document map (default: "+tau2.MapFile+" there when it exists)")
 	allowStale := f.Bool("allow-stale", false, "export even when the contract changed since the suite was written and some scenarios no longer prove against it")
 	cn := f.conn()
 	pos, err := f.parse(args)
@@ -171,7 +172,7 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	}
 	switch *format {
 	case tau2.Format:
-		return exportTau2(ctx, env, cn, pos[0], *dir, w)
+		return exportTau2(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	case taubench.Format:
 		return exportTau(ctx, env, cn, pos[0], *dir, *mapFile, w)
 	}
@@ -257,17 +258,30 @@ func exportTau(ctx context.Context, env *Env, cn conn, out, dir, mapFile string,
 
 // exportTau2 replays the suite in its contract's world, writes the tasks and
 // names every scenario it refused on standard error.
-func exportTau2(ctx context.Context, env *Env, cn conn, out, dir string, w io.Writer) error {
+func exportTau2(ctx context.Context, env *Env, cn conn, out, dir, mapFile string, w io.Writer) error {
 	c, err := contract.LoadValid(dir)
 	if err != nil {
 		return err
+	}
+	// The document map is optional: without one, tables are written as
+	// {table: {key: row}}. Named on the command line, it must exist.
+	var m *tau2.Map
+	if mapFile == "" {
+		if p := filepath.Join(dir, tau2.MapFile); fileExists(p) {
+			mapFile = p
+		}
+	}
+	if mapFile != "" {
+		if m, err = tau2.LoadMap(mapFile, c); err != nil {
+			return err
+		}
 	}
 	e, closeEngine, err := openEngine(ctx, env, cn, c)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
-	sum, err := tau2.Export(ctx, out, tau2.Source{Contract: c, World: e.World, Replayer: e.Prover}, w)
+	sum, err := tau2.Export(ctx, out, tau2.Source{Contract: c, World: e.World, Replayer: e.Prover, Map: m}, w)
 	if err != nil {
 		return err
 	}
@@ -509,4 +523,11 @@ func deadIdentity(c *contract.Contract, unanswered map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// fileExists reports whether path names a file (an unreadable one counts,
+// so that loading it says why).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }

@@ -40,6 +40,9 @@ type Source struct {
 	Contract *contract.Contract
 	World    *world.World
 	Replayer Replayer
+	// Map, when given, writes the agent's database in a domain's own
+	// layout (LoadMap); nil writes tables as {table: {key: row}}.
+	Map *Map
 }
 
 // Code says why a scenario was not exported.
@@ -70,11 +73,19 @@ const (
 	// τ²-bench can check (typically a call that must not be made but
 	// changes nothing: τ²-bench has no criterion for a call not made).
 	TemptingPasses Code = "tempting-passes"
+	// NotShown: the setup changes rows of the agent's side that no
+	// document of the map shows, so the initial state cannot carry them.
+	NotShown Code = "not-shown"
+	// RandomKey: the reference adds a document whose key the domain's own
+	// tools draw at random (the map's random_keys), so τ²-bench's replay of
+	// the reference and the agent's run name it differently and its DB
+	// comparison fails every agent.
+	RandomKey Code = "random-key"
 )
 
 // Codes is every refusal code, in the order docs/EXPORT.md lists them.
 var Codes = []Code{SetupFailed, SetupRemoves, Keyless, SolutionFailed,
-	NotDeterministic, NoChange, NothingPasses, TemptingPasses}
+	NotDeterministic, NoChange, NothingPasses, TemptingPasses, NotShown, RandomKey}
 
 // Refusal is a scenario left out of the export, and why.
 type Refusal struct {
@@ -102,17 +113,33 @@ func (s Summary) ByCode() map[Code]int {
 
 // Document is what the export writes. τ²-bench's task loader reads
 // a JSON object through its "tasks" key; "db" is the world's data in the
-// layout every task's initial state is merged into (table → key → row).
+// layout every task's initial state is merged into: Data (table → key →
+// row), or with a document map, Docs (the domain's own lists).
 type Document struct {
-	Format         string    `json:"format"`
-	Domain         string    `json:"domain"`
-	ContractSHA256 string    `json:"contract_sha256"`
-	WorldSHA256    string    `json:"world_sha256"`
-	Policy         string    `json:"policy"`
-	Tools          []Tool    `json:"tools"`
-	DB             Data      `json:"db"`
-	Tasks          []Task    `json:"tasks"`
-	Refused        []Refusal `json:"refused"`
+	Format         string     `json:"format"`
+	Domain         string     `json:"domain"`
+	ContractSHA256 string     `json:"contract_sha256"`
+	WorldSHA256    string     `json:"world_sha256"`
+	Policy         string     `json:"policy"`
+	Tools          []Tool     `json:"tools"`
+	DB             any        `json:"db"`
+	Tasks          []Task     `json:"tasks"`
+	Refused        []Refusal  `json:"refused"`
+	Suitegen       *Extension `json:"suitegen,omitempty"`
+}
+
+// Extension is what an export with a document map carries beyond
+// τ²-bench's task schema, by task id: what a checker needs to confirm the
+// domain's own tools reach the export's state, and the setup's rows of the
+// user's side, which the agent's database does not hold.
+type Extension struct {
+	// FinalAgentDB is, per task, the collections the reference changes,
+	// whole, as the export's replay leaves them (merged over the initial
+	// state, the agent's database after the reference).
+	FinalAgentDB map[string]Docs `json:"final_agent_db"`
+	// UserRows is, per task, the rows the setup adds or changes in the
+	// map's user tables (table → key → row).
+	UserRows map[string]Data `json:"user_rows"`
 }
 
 // Tool is one of the agent's tools as a function-calling schema: what a
@@ -130,6 +157,9 @@ type Task struct {
 	UserScenario       UserScenario `json:"user_scenario"`
 	InitialState       InitialState `json:"initial_state"`
 	EvaluationCriteria Criteria     `json:"evaluation_criteria"`
+
+	final    Docs // with a map: the collections the reference changes
+	userRows Data // with a map: the setup's rows of the user's tables
 }
 
 // Description is what the task tests, for the evaluator and the reader.
@@ -162,10 +192,22 @@ type InitialState struct {
 	MessageHistory        []any     `json:"message_history"`
 }
 
+// EnvCall is τ²-bench's EnvFunctionCall: a function of the agent's
+// ("assistant") or the user's toolkit run before the conversation.
+type EnvCall struct {
+	EnvType   string         `json:"env_type"`
+	FuncName  string         `json:"func_name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// UpdateDB is the toolkit function (ToolKitBase.update_db) that merges data
+// into a toolkit's database, as agent_data is merged.
+const UpdateDB = "update_db"
+
 // InitData is τ²-bench's InitializationData.
 type InitData struct {
-	AgentData Data `json:"agent_data"`
-	UserData  any  `json:"user_data"`
+	AgentData any `json:"agent_data"` // Data, or Docs with a document map
+	UserData  any `json:"user_data"`
 }
 
 // Criteria is τ²-bench's EvaluationCriteria.
@@ -321,7 +363,7 @@ func Export(ctx context.Context, out string, src Source, w io.Writer) (Summary, 
 				sc.Name, sc.Provenance.ContractSHA256, c.Agent, c.SHA256)
 		}
 	}
-	x := &exporter{c: c, w: src.World, r: src.Replayer, tables: map[string]*contract.Table{}}
+	x := &exporter{c: c, w: src.World, r: src.Replayer, m: src.Map, tables: map[string]*contract.Table{}}
 	for i := range c.Tables {
 		x.tables[c.Tables[i].Name] = &c.Tables[i]
 	}
@@ -331,6 +373,10 @@ func Export(ctx context.Context, out string, src Source, w io.Writer) (Summary, 
 	}
 	doc := Document{Format: Format, Domain: c.Agent, ContractSHA256: c.SHA256, WorldSHA256: c.WorldSHA256,
 		Policy: policy(c), Tools: tools(c), DB: db, Tasks: []Task{}, Refused: []Refusal{}}
+	if x.m != nil {
+		doc.DB = x.seedDocs
+		doc.Suitegen = &Extension{FinalAgentDB: map[string]Docs{}, UserRows: map[string]Data{}}
+	}
 	for _, sc := range scs {
 		task, ref, err := x.task(ctx, sc)
 		if err != nil {
@@ -341,6 +387,16 @@ func Export(ctx context.Context, out string, src Source, w io.Writer) (Summary, 
 			continue
 		}
 		doc.Tasks = append(doc.Tasks, *task)
+		if doc.Suitegen != nil {
+			final := task.final
+			if final == nil {
+				final = Docs{}
+			}
+			doc.Suitegen.FinalAgentDB[task.ID] = final
+			if len(task.userRows) > 0 {
+				doc.Suitegen.UserRows[task.ID] = task.userRows
+			}
+		}
 	}
 	sum.Tasks, sum.Refused = len(doc.Tasks), doc.Refused
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -409,6 +465,10 @@ type exporter struct {
 	w      *world.World
 	r      Replayer
 	tables map[string]*contract.Table
+
+	m        *Map   // nil: the table layout
+	seedKeys keySet // with a map: every collection's keys in the seed
+	seedDocs Docs   // with a map: the agent's database of the seed
 }
 
 func (x *exporter) columns(table string) []string {
@@ -434,6 +494,12 @@ func (x *exporter) seed(ctx context.Context) (Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x.m != nil {
+		x.seedKeys = x.m.keysOf(st)
+		if _, x.seedDocs, err = x.docs(ctx, nil, nil, x.seedKeys); err != nil {
+			return nil, err
+		}
+	}
 	d := Data{}
 	for _, t := range st.Tables {
 		tt := Table{Name: t.Name, Columns: x.columns(t.Name), Rows: []Row{}}
@@ -453,11 +519,20 @@ func (x *exporter) seed(ctx context.Context) (Data, error) {
 	return d, nil
 }
 
+// initial is a task's initial state: what the setup adds or changes.
+type initial struct {
+	agent any  // the agent's data to merge (Data, or Docs with a map); nil: none
+	user  Data // with a map: the setup's rows of the user's tables
+	keys  keySet
+	docs  Docs // with a map: the agent's database after the setup
+}
+
 // setupData is what the setup adds or changes, as data to merge; a refusal
 // when the setup cannot be said that way.
-func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Data, *Refusal, error) {
+func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (*initial, *Refusal, error) {
+	in := &initial{keys: x.seedKeys, docs: x.seedDocs}
 	if len(sc.Setup) == 0 {
-		return nil, nil, nil
+		return in, nil, nil
 	}
 	var diff world.StateDiff
 	var setupErr error
@@ -485,6 +560,14 @@ func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Data, 
 	if setupErr != nil {
 		return nil, x.refuse(sc, SetupFailed, "the setup does not run on the world: %v", setupErr), nil
 	}
+	shown := diff.Tables[:0:0] // with a map: the changes the agent's documents show
+	if x.m != nil {
+		for _, td := range diff.Tables {
+			if !x.m.user(td.Table) {
+				shown = append(shown, td)
+			}
+		}
+	}
 	keys := map[string][]string{}
 	for _, t := range x.c.Tables {
 		keys[t.Name] = t.PrimaryKey
@@ -495,7 +578,9 @@ func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Data, 
 			return nil, x.refuse(sc, SetupRemoves, "the setup removes %d row(s) of %s; an initial state can only add or update records", len(td.Removed), td.Table), nil
 		}
 		key := keys[td.Table]
-		if len(key) == 0 {
+		// With a map, only the user's tables are written as rows by key;
+		// the agent's are written as documents.
+		if len(key) == 0 && (x.m == nil || x.m.user(td.Table)) {
 			return nil, x.refuse(sc, Keyless, "the setup changes table %s, which has no primary key to merge its rows under", td.Table), nil
 		}
 		tt := Table{Name: td.Table, Columns: x.columns(td.Table)}
@@ -514,7 +599,34 @@ func (x *exporter) setupData(ctx context.Context, sc *scenario.Scenario) (Data, 
 		order[t.Name] = i
 	}
 	sort.SliceStable(d, func(i, j int) bool { return order[d[i].Name] < order[d[j].Name] })
-	return d, nil, nil
+	if x.m == nil {
+		if len(d) > 0 {
+			in.agent = d
+		}
+		return in, nil, nil
+	}
+	for _, t := range d {
+		if x.m.user(t.Name) {
+			in.user = append(in.user, t)
+		}
+	}
+	if len(shown) == 0 {
+		return in, nil, nil
+	}
+	in.keys = x.m.after(x.seedKeys, &diff)
+	if _, in.docs, err = x.docs(ctx, sc.Setup, nil, in.keys); err != nil {
+		return nil, nil, err
+	}
+	changed := in.docs.changedFrom(x.seedDocs)
+	if len(changed) == 0 {
+		names := make([]string, len(shown))
+		for i, td := range shown {
+			names[i] = td.Table
+		}
+		return nil, x.refuse(sc, NotShown, "the setup changes %s, but no document of the agent's database shows the change", strings.Join(names, ", ")), nil
+	}
+	in.agent = changed
+	return in, nil, nil
 }
 
 func (x *exporter) refuse(sc *scenario.Scenario, code Code, format string, a ...any) *Refusal {
@@ -538,13 +650,38 @@ func canonical(d *world.StateDiff) (string, error) {
 	return string(b), err
 }
 
-func (x *exporter) play(ctx context.Context, sc *scenario.Scenario, calls []scenario.Call) ([]world.CallResult, string, error) {
+// play replays calls after the setup and returns their results and the
+// state they change, canonical ("" when none). With a map, the state is
+// what τ²-bench compares: the agent's documents (the collections changed,
+// returned too) and the rows of the user's tables.
+func (x *exporter) play(ctx context.Context, sc *scenario.Scenario, in *initial, calls []scenario.Call) ([]world.CallResult, string, Docs, error) {
 	rs, d, err := x.r.Rehearse(ctx, sc.Setup, calls, true)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	s, err := canonical(d)
-	return rs, s, err
+	if x.m == nil {
+		s, err := canonical(d)
+		return rs, s, nil, err
+	}
+	_, docs, err := x.docs(ctx, sc.Setup, calls, x.m.after(in.keys, d))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	changed := docs.changedFrom(in.docs)
+	user := &world.StateDiff{}
+	for _, td := range d.Tables {
+		if x.m.user(td.Table) {
+			user.Tables = append(user.Tables, td)
+		}
+	}
+	if len(changed) == 0 && user.Empty() {
+		return rs, "", nil, nil
+	}
+	b, err := json.Marshal(struct {
+		Agent Docs             `json:"agent"`
+		User  *world.StateDiff `json:"user"`
+	}{changed, user})
+	return rs, string(b), changed, err
 }
 
 // task builds the scenario's task, or says why it cannot: it reads the
@@ -556,11 +693,11 @@ func (x *exporter) task(ctx context.Context, sc *scenario.Scenario) (*Task, *Ref
 }
 
 func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int) (*Task, *Refusal, error) {
-	data, ref, err := x.setupData(ctx, sc)
+	in, ref, err := x.setupData(ctx, sc)
 	if err != nil || ref != nil {
 		return nil, ref, err
 	}
-	refCalls, refState, err := x.play(ctx, sc, sc.Solution)
+	refCalls, refState, final, err := x.play(ctx, sc, in, sc.Solution)
 	if err != nil {
 		var se *scenario.SetupError
 		if errors.As(err, &se) {
@@ -573,10 +710,15 @@ func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int
 			return nil, x.refuse(sc, SolutionFailed, "solution step %d (%s) is not answered ok on replay: %s", i+1, r.Tool, r.Error), nil
 		}
 	}
-	if _, again, err := x.play(ctx, sc, sc.Solution); err != nil {
+	if _, again, _, err := x.play(ctx, sc, in, sc.Solution); err != nil {
 		return nil, nil, err
 	} else if again != refState {
 		return nil, x.refuse(sc, NotDeterministic, "replaying the solution twice leaves two different states, so no reference state can be given"), nil
+	}
+	if x.m != nil {
+		if coll, key := x.m.randomAdded(final, in.docs); coll != "" {
+			return nil, x.refuse(sc, RandomKey, "the solution adds %s %s, whose key the domain's own tools draw at random: τ²-bench's replay of the reference and any agent's run would name it differently", coll, key), nil
+		}
 	}
 	if refState == "" {
 		for _, r := range refCalls {
@@ -610,7 +752,7 @@ func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int
 			kept = append(kept, c)
 		}
 		both := append(kept, suite.ShiftRefs(sc.Tempting, len(kept))...)
-		tc, ts, err := x.play(ctx, sc, both)
+		tc, ts, _, err := x.play(ctx, sc, in, both)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -661,7 +803,8 @@ func (x *exporter) taskOf(ctx context.Context, sc *scenario.Scenario, ends []int
 		}
 		return nil, x.refuse(sc, TemptingPasses, "the wrong move (%s), made after the solution, leaves the same state, calls and words as the solution alone; τ²-bench cannot require a call not to be made, or calls to come in an order", suite.CallNames(sc.Tempting)), nil
 	}
-	t := x.render(sc, data, actions, info, basis)
+	t := x.render(sc, in.agent, actions, info, basis)
+	t.final, t.userRows = final, in.user
 	return &t, nil, nil
 }
 
@@ -790,7 +933,7 @@ func matched(a Action, calls []world.CallResult) bool {
 	return false
 }
 
-func (x *exporter) render(sc *scenario.Scenario, data Data, actions []Action, info []string, basis []string) Task {
+func (x *exporter) render(sc *scenario.Scenario, data any, actions []Action, info []string, basis []string) Task {
 	str := func(s string) *string {
 		if s == "" {
 			return nil
@@ -830,7 +973,15 @@ func (x *exporter) render(sc *scenario.Scenario, data Data, actions []Action, in
 		}
 	}
 	var init *InitData
-	if len(data) > 0 {
+	var calls []any
+	switch {
+	case data != nil && x.m != nil:
+		// With a document map, the agent's data is merged by the agent's
+		// toolkit itself: τ²-bench's set_state, given agent_data, also
+		// points the user's toolkit at the agent's database, which a
+		// dual-control domain's user toolkit (its own database) cannot take.
+		calls = []any{EnvCall{EnvType: "assistant", FuncName: UpdateDB, Arguments: map[string]any{"update_data": data}}}
+	case data != nil:
 		init = &InitData{AgentData: data}
 	}
 	return Task{
@@ -841,7 +992,7 @@ func (x *exporter) render(sc *scenario.Scenario, data Data, actions []Action, in
 			Instructions: Instructions{Domain: x.c.Agent, ReasonForCall: sc.Instruction, KnownInfo: str(known),
 				TaskInstructions: instr},
 		},
-		InitialState:       InitialState{InitializationData: init},
+		InitialState:       InitialState{InitializationData: init, InitializationActions: calls},
 		EvaluationCriteria: Criteria{Actions: actions, CommunicateInfo: info, NLAssertions: judged, RewardBasis: basis},
 	}
 }
