@@ -26,7 +26,7 @@ import (
 // for, and why; their probes are still checked. Remove an entry once its
 // example delivers (a blocked run costs minutes, so they are not run here).
 var knownShort = map[string]string{
-	"pharmacy-line": "the check of rule verify-caregiver fails on every conversation where no caregiver was verified, so the reference of a patient who calls for themselves breaks it (solvable/rule-broken)",
+	"pharmacy-line": "use case pharmacist-question hands over before any patient is identified, and rule identify-patient-first's check fails on every such case (solvable/rule-broken)",
 }
 
 // knownGaps names the use cases of a test contract the plan cannot yet

@@ -311,7 +311,7 @@ func (pr *proof) main(ctx context.Context) ([]Refusal, error) {
 				return err
 			}
 		}
-		if rs, err = pr.rulesBroken(ctx, view, pr.prohibited); err != nil || len(rs) > 0 {
+		if rs, err = pr.rulesBroken(ctx, view, before, pr.prohibited); err != nil || len(rs) > 0 {
 			return err
 		}
 		if (sc.Expects != scenario.OutcomeSucceed && !pr.p.loggedMiss(sc)) || !pr.changesState() {
