@@ -3,6 +3,7 @@ package plan
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -173,5 +174,38 @@ func TestOutboundTemplatesReachThePurpose(t *testing.T) {
 		if !dealt[a] {
 			t.Errorf("no bucket answered %s", a)
 		}
+	}
+}
+
+// TestOffPurposeShortfall: registrar-line's balance reminder is about a
+// hold, but its act (a payment) names only the student: the plan says so,
+// and that the cure is the contract's. An act that names the hold, or a
+// call dealt only to the callee, says nothing.
+func TestOffPurposeShortfall(t *testing.T) {
+	c, err := contract.LoadValid(testdataDir("registrar-line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(answer scenario.Answer, table, column string) *Plan {
+		return &Plan{Buckets: []Bucket{{UseCase: "balance-reminder", Spec: Spec{Answer: answer, Purpose: "holds", Tool: "pay_balance",
+			Binds: ground.Bindings{{Tool: "pay_balance", Param: "student_id", Table: table, Column: column}}}}}}
+	}
+	off := func(p *Plan) []string {
+		var out []string
+		for _, s := range p.Shortfalls(c) {
+			if strings.Contains(s, "tempting-off-purpose") {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if got := off(plan(scenario.Voicemail, "students", "student_id")); len(got) != 1 || !strings.Contains(got[0], "balance-reminder") || !strings.Contains(got[0], "pay_balance") {
+		t.Errorf("an act on the student, for a call about holds: %v", got)
+	}
+	if got := off(plan(scenario.Voicemail, "holds", "hold_id")); len(got) != 0 {
+		t.Errorf("an act that names the hold: %v", got)
+	}
+	if got := off(plan(scenario.RightPerson, "students", "student_id")); len(got) != 0 {
+		t.Errorf("only the callee answers: %v", got)
 	}
 }
