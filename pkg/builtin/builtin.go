@@ -478,25 +478,24 @@ func notRun(answer string) bool {
 }
 
 // write tries to produce the k-th scenario of a bucket: up to three template
-// records, and for each up to three submissions corrected from the gates.
-// When no template rehearses well, the last one is submitted all the same,
-// so that the gates record why (a setup the schema refuses, a step the world
-// refuses) instead of the bucket failing without a reason.
+// records that compose a candidate, and for each up to three submissions
+// corrected from the gates. A template that composes nothing costs no try:
+// were the first three such, nothing would reach the gates and the bucket
+// would fail without a reason. When no template rehearses well, the last one
+// is submitted all the same, so that the gates record why (a setup the
+// schema refuses, a step the world refuses).
 func (p *policy) write(bi int, bk brief.Bucket, k int, ask func(func() *model.ToolCall) string) {
 	spec := bk.Spec
 	tools := spec.Templates
-	tries := len(tools)
-	if tries > 3 {
-		tries = 3
-	}
 	var unrehearsed *scenario.Scenario
 	submitted := false
-	for j := 0; j < tries; j++ {
+	for j, tries := 0, 0; j < len(tools) && tries < 3; j++ {
 		key := tools[(k+j)%len(tools)]
 		sc, try, ok := p.candidate(bi, bk, k, key)
 		if !ok {
 			continue
 		}
+		tries++
 		var tr brief.TryResult
 		if err := json.Unmarshal([]byte(ask(func() *model.ToolCall {
 			return &model.ToolCall{Name: brief.ToolTry, Arguments: try}

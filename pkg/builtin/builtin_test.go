@@ -406,3 +406,25 @@ func TestReplaysCompactedHistory(t *testing.T) {
 		t.Fatal("the first case was never refused")
 	}
 }
+
+// TestSkipsTemplatesThatComposeNothing: a template that composes no
+// candidate (here, keys of no order) costs a case none of its three tries.
+// The brief of two cases carries four templates; the first three compose
+// nothing, so the first case, which would try only those, must go on to the
+// fourth rather than submit nothing (its bucket would then block with no
+// gate to say why).
+func TestSkipsTemplatesThatComposeNothing(t *testing.T) {
+	c := retail(t)
+	b := slice(t, c, "succeed", 2)
+	spec := &b.Buckets[0].Spec
+	spec.Templates = append([]string{"none-1", "none-2", "none-3"}, spec.Templates...)
+	submitted := 0
+	for _, tc := range converse(t, New(c), b, okAnswers(t), 20) {
+		if tc.Name == brief.ToolSubmit {
+			submitted++
+		}
+	}
+	if submitted != 2 {
+		t.Errorf("%d scenarios submitted, want 2 (one per case)", submitted)
+	}
+}

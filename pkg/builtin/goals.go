@@ -772,7 +772,9 @@ func (p *policy) checkValue(sc *scenario.Scenario, bk brief.Bucket, i int, arg s
 
 // checkAsked joins to the `called` check of solution step i each checkable
 // value of it the instruction has the caller ask for (quoted, as words says
-// it).
+// it). A string the gates vary as a code (prove.CodeLike: a short name such
+// as a new surname) counts too: the gate names one value a round, and a
+// case whose act takes three would spend every submission on them.
 func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool {
 	if i < 0 || i >= len(sc.Solution) {
 		return false
@@ -785,7 +787,14 @@ func (p *policy) checkAsked(sc *scenario.Scenario, bk brief.Bucket, i int) bool 
 	binds := p.binds(bk.Spec)
 	changed := false
 	for _, k := range sortedKeys(c.Args) {
-		if !p.checkable(binds, t, k, c.Args[k]) {
+		s, isStr := c.Args[k].(string)
+		asCode := isStr && prove.CodeLike(s, t.Param(k))
+		if asCode {
+			if _, _, ref := p.g.RecordParam(binds, t, k); ref || t.LogOnlyParam(k) {
+				asCode = false
+			}
+		}
+		if !asCode && !p.checkable(binds, t, k, c.Args[k]) {
 			continue
 		}
 		v := ground.Text(c.Args[k])

@@ -257,3 +257,36 @@ func TestFromEffectKeepsAnAmountBookedAsACredit(t *testing.T) {
 		t.Errorf("amount = %v, want the value written", got)
 	}
 }
+
+// TestCheckAskedTakesCodes: the value-unchecked gate varies a short name
+// the caller asks for (a new surname, one letter on) as it varies a code.
+// Refused for one value of an act that takes several, the writer checks
+// at once every value the caller asks for that the gate varies, the names
+// as well as the enumerated choice, rather than one value a round: with
+// three such values every submission of a template went to them.
+func TestCheckAskedTakesCodes(t *testing.T) {
+	c, probs, err := contract.Load(filepath.Join("..", "..", "testdata", "contracts", "registrar-line"))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("load: %v %v", err, probs)
+	}
+	p := &policy{c: c, g: ground.New(c)}
+	sc := scenario.Scenario{
+		Instruction: `Jun Lefebvre (student 20230001) wants the record updated. If asked, they want: document type "marriage certificate", new first name "Leah", new last name "Nguyen".`,
+		Solution: []scenario.Call{{Tool: "request_name_change", Args: map[string]any{
+			"student_id": "20230001", "document_type": "marriage_certificate", "new_first_name": "Leah", "new_last_name": "Nguyen"}}},
+	}
+	if !p.checkAsked(&sc, brief.Bucket{}, 0) {
+		t.Fatal("no value checked")
+	}
+	var args map[string]any
+	for _, s := range sc.SubGoals {
+		if s.Name == "called" {
+			args, _ = s.Params["args"].(map[string]any)
+		}
+	}
+	for k, want := range map[string]string{"document_type": "marriage_certificate", "new_first_name": "Leah", "new_last_name": "Nguyen"} {
+		if args[k] != want {
+			t.Errorf("called args %v: %s is not checked as %q", args, k, want)
+		}
+	}
+}

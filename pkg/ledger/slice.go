@@ -339,7 +339,7 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 			}
 			notes := st.notes
 			if next == BucketBlocked {
-				notes = cmp.Or(st.topRefusal, st.deadReason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, st.deaths)))
+				notes = cmp.Or(st.topRefusal, st.deadReason, Unrefused(st.done, st.want, max(attempts, st.deaths)))
 			}
 			batch.Queue(`UPDATE buckets SET claimed_by = NULL, refused = $3, attempts = $4, state = $5, notes = $6
 				WHERE run_id = $1 AND id = $2`, run, st.id, st.refused, attempts, next, notes)
@@ -361,4 +361,11 @@ func (s *Store) Fold(ctx context.Context, run string, maxAttempts int) (FoldResu
 		return FoldResult{}, fmt.Errorf("ledger: fold run %s: %w", run, err)
 	}
 	return res, nil
+}
+
+// Unrefused is the notes of a bucket blocked with no refusal and no dead
+// slice: no gate saw a scenario it could refuse, so the notes say that the
+// writer submitted nothing more, not a gate's code it does not have.
+func Unrefused(done, want, attempts int) string {
+	return fmt.Sprintf("%d of %d proved in %d attempts, and no gate refused any: the writer submitted no other scenario for it", done, want, attempts)
 }

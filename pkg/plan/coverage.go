@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
 // Coverage is what a plan says about itself against things outside it.
@@ -130,10 +131,72 @@ func (p *Plan) Shortfalls(c *contract.Contract) []string {
 	if len(cv.UntestedRules) > 0 {
 		out = append(out, fmt.Sprintf("rules with a check that no case of the plan tests: %v", cv.UntestedRules))
 	}
+	out = append(out, p.offPurpose(c)...)
 	for _, o := range []string{"succeed", "refuse"} {
 		if cv.Outcomes[o] == 0 {
 			out = append(out, fmt.Sprintf("no case expects %q", o))
 		}
 	}
 	return out
+}
+
+// offPurpose says, for each outbound use case dealt calls the callee does
+// not take or puts off, whose act takes no argument that names a record of
+// its purpose table (its key, or a column of it that alone is unique and
+// references what the argument names): the prover keeps no such scenario
+// (tempting-off-purpose), since the tempting act must be about the record
+// the call is about. The cure is the contract's: make purpose the table the
+// act names.
+func (p *Plan) offPurpose(c *contract.Contract) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range p.Buckets {
+		a, sp := b.Spec.Answer, b.Spec
+		if a == "" || a == scenario.RightPerson || sp.Purpose == "" || seen[b.UseCase] {
+			continue
+		}
+		seen[b.UseCase] = true
+		var named []string
+		names := false
+		for _, bd := range sp.Binds.For(sp.Tool) {
+			if bd.Table == "" {
+				continue
+			}
+			named = append(named, bd.Table)
+			names = names || namesPurpose(c, sp.Purpose, bd.Table, bd.Column)
+		}
+		if names {
+			continue
+		}
+		slices.Sort(named)
+		named = slices.Compact(named)
+		out = append(out, fmt.Sprintf("outbound use case %s: its act %s takes no argument that names a %s record (it names %v), so no call answered by someone else, a voicemail box or a callee who asks to be called later can be kept (tempting-off-purpose); make purpose the table the act names (docs/contract.md, purpose)", b.UseCase, sp.Tool, sp.Purpose, named))
+	}
+	return out
+}
+
+// namesPurpose reports whether a value of table.column names a row of
+// purpose: it is purpose's own column, or purpose has a column that alone
+// is unique (its key included) and references table.column.
+func namesPurpose(c *contract.Contract, purpose, table, column string) bool {
+	if table == purpose {
+		return true
+	}
+	t := c.Table(purpose)
+	if t == nil {
+		return false
+	}
+	sets := t.Unique
+	if len(t.PrimaryKey) == 1 {
+		sets = append(sets, t.PrimaryKey)
+	}
+	for _, u := range sets {
+		if len(u) != 1 {
+			continue
+		}
+		if col := t.Column(u[0]); col != nil && col.References == table+"."+column {
+			return true
+		}
+	}
+	return false
 }

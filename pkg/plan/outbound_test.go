@@ -3,9 +3,11 @@ package plan
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
+	"github.com/suitegen/suitegen/pkg/ground"
 	"github.com/suitegen/suitegen/pkg/scenario"
 )
 
@@ -140,5 +142,70 @@ func TestOutboundIdentifiesAfterWhatItRequires(t *testing.T) {
 	want := []string{"find_account_by_number", "verify_caller", "find_customer_by_phone", "get_account_summary"}
 	if !slices.Equal(s.Gated, want) {
 		t.Errorf("gated %v, want %v", s.Gated, want)
+	}
+}
+
+// TestOutboundTemplatesReachThePurpose: registrar-line's balance reminder
+// is a call about a hold, and its act (a payment) is about a student.
+// Students without a hold are no case of it: the writer has no record to
+// call about. Every template of every bucket of the use case reaches a
+// hold, and every answer is still dealt.
+func TestOutboundTemplatesReachThePurpose(t *testing.T) {
+	c, e := openContract(t, testdataDir("registrar-line"))
+	p, _ := deriveAsRun(t, c, e, 100)
+	g := ground.New(c)
+	dealt := map[scenario.Answer]bool{}
+	for _, b := range p.Buckets {
+		if b.UseCase != "balance-reminder" {
+			continue
+		}
+		dealt[b.Spec.Answer] = true
+		if b.Spec.Purpose != "holds" || b.Spec.Table == "holds" {
+			t.Fatalf("%s: purpose %q, table %q: the test wants a call about holds whose act is about another table", b.ID, b.Spec.Purpose, b.Spec.Table)
+		}
+		for _, k := range b.Spec.Templates {
+			row := g.Find(b.Spec.Table, g.PK(b.Spec.Table), k)
+			if row == nil || len(g.Bind(b.Spec.Table, row).Rows["holds"]) == 0 {
+				t.Errorf("%s (%s): template %s reaches no hold", b.ID, b.Angle, k)
+			}
+		}
+	}
+	for _, a := range scenario.Answers {
+		if !dealt[a] {
+			t.Errorf("no bucket answered %s", a)
+		}
+	}
+}
+
+// TestOffPurposeShortfall: registrar-line's balance reminder is about a
+// hold, but its act (a payment) names only the student: the plan says so,
+// and that the cure is the contract's. An act that names the hold, or a
+// call dealt only to the callee, says nothing.
+func TestOffPurposeShortfall(t *testing.T) {
+	c, err := contract.LoadValid(testdataDir("registrar-line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(answer scenario.Answer, table, column string) *Plan {
+		return &Plan{Buckets: []Bucket{{UseCase: "balance-reminder", Spec: Spec{Answer: answer, Purpose: "holds", Tool: "pay_balance",
+			Binds: ground.Bindings{{Tool: "pay_balance", Param: "student_id", Table: table, Column: column}}}}}}
+	}
+	off := func(p *Plan) []string {
+		var out []string
+		for _, s := range p.Shortfalls(c) {
+			if strings.Contains(s, "tempting-off-purpose") {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if got := off(plan(scenario.Voicemail, "students", "student_id")); len(got) != 1 || !strings.Contains(got[0], "balance-reminder") || !strings.Contains(got[0], "pay_balance") {
+		t.Errorf("an act on the student, for a call about holds: %v", got)
+	}
+	if got := off(plan(scenario.Voicemail, "holds", "hold_id")); len(got) != 0 {
+		t.Errorf("an act that names the hold: %v", got)
+	}
+	if got := off(plan(scenario.RightPerson, "students", "student_id")); len(got) != 0 {
+		t.Errorf("only the callee answers: %v", got)
 	}
 }

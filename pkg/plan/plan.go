@@ -768,7 +768,11 @@ func alikeTemplates(sol solution, lv level) []string {
 func (d *deriver) outboundLevelBuckets(ob *outbound, u *contract.UseCase, tool *contract.Tool, spec Spec, sol solution, lv level,
 	first, anySucceed bool, dealtBefore map[outboundBucket]int) []Bucket {
 	lspec, axes, want := d.levelSpec(spec, sol, lv)
-	if want == 0 {
+	// A case is a call about a record of the purpose table: a template
+	// whose case reaches none (a student with no hold, for a call about
+	// holds) has nothing to call about, and no scenario is written from it.
+	lspec.Templates = slices.DeleteFunc(slices.Clone(lspec.Templates), func(k string) bool { return !d.reachesPurpose(lspec, k) })
+	if want = min(want, len(lspec.Templates)); want == 0 {
 		return nil
 	}
 	changes := tool.ChangesState == nil || *tool.ChangesState
@@ -787,6 +791,33 @@ func (d *deriver) outboundLevelBuckets(ob *outbound, u *contract.UseCase, tool *
 		dealtBefore[ab]++
 	}
 	return out
+}
+
+// reachesPurpose reports whether the case of template key reaches a row of
+// the spec's purpose table (the writer calls about the first it reaches):
+// the target is one, or one of the rows it leads to. A target no caller owns
+// is served to a minted caller whose rows the case reaches too, so it is
+// kept when any caller template reaches one.
+func (d *deriver) reachesPurpose(spec Spec, key string) bool {
+	g := d.sv.g
+	if spec.Purpose == "" || spec.Purpose == spec.Table {
+		return true
+	}
+	target := g.Find(spec.Table, g.PK(spec.Table), key)
+	if target == nil {
+		return false
+	}
+	if len(g.Bind(spec.Table, target).Rows[spec.Purpose]) > 0 {
+		return true
+	}
+	cl := d.c.Caller
+	if cl == nil || !g.Shared(spec.Table, target) {
+		return false
+	}
+	return slices.ContainsFunc(spec.Callers, func(k string) bool {
+		row := g.Find(cl.Table, cl.Key, k)
+		return row != nil && len(g.Bind(cl.Table, row).Rows[spec.Purpose]) > 0
+	})
 }
 
 // orderBuckets puts, within a use case, plain cases before overlays and

@@ -253,8 +253,10 @@ func (pr *proof) about() []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// requestAct is the request's act as played: a success's first write, otherwise
-// the tempting act (nil when there is none).
+// requestAct is the request's act as played: a success's first write (for a
+// success that writes nothing, its last call answered ok: the look-up it
+// asks for, such as a term's enrolments), otherwise the tempting act (nil
+// when there is none).
 func (pr *proof) requestAct() *world.CallResult {
 	if pr.sc.Expects != scenario.OutcomeSucceed {
 		if len(pr.tempted) > 0 {
@@ -264,6 +266,11 @@ func (pr *proof) requestAct() *world.CallResult {
 	}
 	for i, r := range pr.results {
 		if r.OK && pr.p.stateChanging(r) {
+			return &pr.results[i]
+		}
+	}
+	for i := len(pr.results) - 1; i >= 0; i-- {
+		if pr.results[i].OK {
 			return &pr.results[i]
 		}
 	}

@@ -693,7 +693,7 @@ var contract = []struct {
 			// A dead slice is no attempt of the bucket's, nor does it
 			// add to them: 2 attempts and 1 dead slice leave it open.
 			{"b4", ledger.BucketOpen, 2, 0, "", ""},
-			{"b5", ledger.BucketBlocked, 3, 0, "no scenario proved in 3 attempts", ""},
+			{"b5", ledger.BucketBlocked, 3, 0, "0 of 1 proved in 3 attempts, and no gate refused any: the writer submitted no other scenario for it", ""},
 			{"b6", ledger.BucketOpen, 2, 0, "", ""},
 		} {
 			b := got[want.id]

@@ -785,7 +785,7 @@ func (l *Ledger) Fold(_ context.Context, id string, maxAttempts int) (ledger.Fol
 		refused, top := rn.topRefusal(b.ID)
 		notes := b.Notes
 		if next == ledger.BucketBlocked {
-			notes = cmp.Or(top, sl.Reason, fmt.Sprintf("no scenario proved in %d attempts", max(attempts, deaths)))
+			notes = cmp.Or(top, sl.Reason, ledger.Unrefused(done, b.Want, max(attempts, deaths)))
 		}
 		todo = append(todo, settled{b: b, state: next, attempts: attempts, refused: refused, notes: notes})
 	}
