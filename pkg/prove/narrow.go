@@ -119,7 +119,7 @@ func (pr *proof) narrowCheck(ctx context.Context, lookups []scenario.Call) error
 		if !held {
 			continue
 		}
-		pr.narrow = &Refusal{Gate: GateNotVacuous, Code: CodeNarrowCheck, Step: len(sc.Tempting), Arg: name,
+		pr.narrow = &Refusal{Gate: GateNotVacuous, Code: CodeNarrowCheck, Arg: name,
 			Message: fmt.Sprintf("the tempting act %s sends %s %s, a value the caller never gives (instruction, opening) and no answer on the path shows, and a check names it: with %s %s every check that fails on the tempting path and holds when nothing is done holds, so an agent that presses the act with the value the caller would give passes; check the act whatever it is filled with (not_called with the record's args only, or a rule's check)", act.Tool, name, js(v), name, js(other))}
 		pr.narrowRun = &Run{Gate: GateNotVacuous, Counterfactual: NarrowValue, Calls: steps(played), Checks: res,
 			Note: fmt.Sprintf("the act with %s %s in place of %s: every check holds", name, js(other), js(v))}
