@@ -196,6 +196,9 @@ const (
 	// CodeTableOnly: a success's only checks that fail when nothing is done
 	// are row_written: any write to those tables passes.
 	CodeTableOnly Code = "table-only"
+	// CodeNarrowCheck: a refusal's check names a value of the act the caller
+	// never gives, and with another value there every check holds.
+	CodeNarrowCheck Code = "narrow-check"
 )
 
 // Suite gate codes: the writer's, when the ledger will not take a proved
@@ -244,7 +247,7 @@ var Codes = []GateCode{
 	{GateOutcome, CodeTemptingFaithful}, {GateOutcome, CodeUnaskedValue}, {GateOutcome, CodeConditionUnmet}, {GateOutcome, CodeInstructionContradicts}, {GateOutcome, CodeCallLater},
 	{GateOutcome, CodeDuplicateRequest}, {GateOutcome, CodeRequestUndone},
 	{GateNotVacuous, CodeVacuous}, {GateNotVacuous, CodeTemptingPasses}, {GateNotVacuous, CodeEffectUnseen},
-	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked}, {GateNotVacuous, CodeRecordUnchecked}, {GateNotVacuous, CodeTableOnly},
+	{GateNotVacuous, CodeVacuousCheck}, {GateNotVacuous, CodeCheckOffAct}, {GateNotVacuous, CodeCheckBroken}, {GateNotVacuous, CodeMissedCallUnchecked}, {GateNotVacuous, CodeValueUnchecked}, {GateNotVacuous, CodeRecordUnchecked}, {GateNotVacuous, CodeTableOnly}, {GateNotVacuous, CodeNarrowCheck},
 	{GateSuite, CodeUnknownBucket}, {GateSuite, CodeBucketFull}, {GateSuite, CodeDuplicateName},
 	{GateSuite, CodeDuplicateBranch}, {GateSuite, CodeDuplicateContent}, {GateSuite, CodeDuplicateCode},
 }

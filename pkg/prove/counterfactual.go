@@ -134,6 +134,10 @@ type proof struct {
 	// caller's from another of theirs (recordUnchecked); otherValue is that run.
 	unchecked  *Refusal
 	otherValue *Run
+	// narrow refuses a refusal's check pinned to a value of the act the
+	// caller never gives (narrowCheck); narrowRun is that run.
+	narrow    *Refusal
+	narrowRun *Run
 	// added caches setupRows.
 	added map[string][]map[string]any
 	// unused caches unusedStated once the solution has been played; every
@@ -163,7 +167,7 @@ type proof struct {
 // trace lists the runs in the order the gates read them.
 func (pr *proof) trace() []Run {
 	var out []Run
-	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.keptValue, pr.otherValue, pr.nothing, pr.without, pr.logOnly} {
+	for _, r := range []*Run{pr.solution, pr.effectRun, pr.tempting, pr.with, pr.askedOnly, pr.keptValue, pr.otherValue, pr.narrowRun, pr.nothing, pr.without, pr.logOnly} {
 		if r != nil {
 			out = append(out, *r)
 		}
@@ -259,6 +263,9 @@ func (pr *proof) counterfactuals(ctx context.Context) error {
 			return err
 		}
 		if err := pr.ruleChoice(ctx, lookups); err != nil {
+			return err
+		}
+		if err := pr.narrowCheck(ctx, lookups); err != nil {
 			return err
 		}
 	}

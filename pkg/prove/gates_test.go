@@ -439,6 +439,8 @@ var fixtures = []fixture{
 	{prove.GateNotVacuous, prove.CodeCheckBroken, edit(keptSucceed, func(sc *scenario.Scenario) { sc.SubGoals = append(sc.SubGoals, goal("broken_on_nothing", nil)) }), nil},
 	// A freeze seen only by row_written on its table.
 	{prove.GateNotVacuous, prove.CodeTableOnly, corpusFile("card-services", "freeze-checked-by-table-only.json"), exampleProver("card-services", nil)},
+	// A refusal's not_called pinned to the incident date the act made up.
+	{prove.GateNotVacuous, prove.CodeNarrowCheck, corpusFile("insurance-claims", "refuse-claim-check-pinned-to-made-up-date.json"), exampleProver("insurance-claims", nil)},
 	// The request (request.go), on example contracts: the adversary
 	// corpus's attacks.
 	{prove.GateStatic, prove.CodeCallLater, corpusFile("clinic-reminders", "call-later-confirms-first.json"), exampleProver("clinic-reminders", nil)},

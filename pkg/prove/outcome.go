@@ -137,6 +137,10 @@ func (pr *proof) outcomeOf() []Refusal {
 			return bad(CodeRefusalUngrounded, "the world carries out %s, and rule %s fails on a path where the caller is never identified (%s): identified, they might be served; a rule grounds a refusal only on a path where the caller is who they say", act.Tool, rule, strings.Join(pr.p.c.Caller.From, " or "))
 		case rule != "" && pr.choice != "":
 			return bad(CodeUnstatedChoice, "%s: the refusal rests on a choice the case does not make; hand the caller the value they ask for", pr.choice)
+		case rule != "" && pr.misplacedAsked(act) != "":
+			// A rule that forbids the act whatever it sends does not make
+			// another value the caller's request.
+			return bad(CodeTemptingFaithful, "%s: a rule forbids the act either way, but the tempting act is the caller's request carried out right, with the values they ask for", pr.misplacedAsked(act))
 		case rule != "":
 			pr.tempting.Note = fmt.Sprintf("the world carries out %s, but rule %s forbids it: %s", act.Tool, rule, why)
 			return nil

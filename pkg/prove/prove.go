@@ -27,7 +27,8 @@ type Refusal struct {
 	Message string `json:"message"`
 	SubGoal string `json:"sub_goal,omitempty"`
 	// Step and Arg name the solution step (from 1) and its argument the
-	// refusal is about, where it is about one (value-unchecked).
+	// refusal is about, where it is about one (value-unchecked); Arg alone
+	// names an argument of the tempting act (narrow-check).
 	Step int    `json:"step,omitempty"`
 	Arg  string `json:"arg,omitempty"`
 	// Request is the request of a conversation the refusal is about,

@@ -81,6 +81,9 @@ func (pr *proof) teeth() []Refusal {
 	if pr.unchecked != nil {
 		rs = append(rs, *pr.unchecked)
 	}
+	if pr.narrow != nil {
+		rs = append(rs, *pr.narrow)
+	}
 	return rs
 }
 
