@@ -45,3 +45,42 @@ func TestCaseCallerTiedThroughALink(t *testing.T) {
 		t.Errorf("TiedCaller(A3, P1) = %v, want the template P1: a visit ties no one", got["person_id"])
 	}
 }
+
+// TestCouncilLineCallersOnTheirRecords: council-line's accounts and
+// properties are no one's by their own keys; its members table ties
+// people to accounts, and a person's home to a property. A case about an
+// account is played for one of its members, and one about a property for a
+// resident on its open account, whatever template the plan gives (a member
+// of another account): a caller not on the record was refused before the
+// act's own branches (a missed bin's report window) were reached, and read
+// an account that was not theirs.
+func TestCouncilLineCallersOnTheirRecords(t *testing.T) {
+	g := New(load(t, filepath.Join("..", "..", "testdata", "contracts", "council-line")))
+	template := g.Rows("people")[0]
+	member := func(acct, person any) bool {
+		for _, m := range g.Where("account_members", "account_no", acct) {
+			if Text(m["person_id"]) == Text(person) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range g.Rows("tax_accounts") {
+		if len(g.Where("account_members", "account_no", a["account_no"])) == 0 {
+			continue
+		}
+		if c := g.SeedCase("tax_accounts", a, template).Caller; !member(a["account_no"], c["person_id"]) {
+			t.Errorf("a case of account %v is played for %v, who is not on it", a["account_no"], c["person_id"])
+		}
+	}
+	for _, p := range g.Rows("properties") {
+		c := g.SeedCase("properties", p, template).Caller
+		occupant := false
+		for _, a := range g.Where("tax_accounts", "property_ref", p["property_ref"]) {
+			occupant = occupant || a["closed_on"] == nil && member(a["account_no"], c["person_id"])
+		}
+		if !occupant {
+			t.Errorf("a case of property %v is played for %v, who is not on its open account", p["property_ref"], c["person_id"])
+		}
+	}
+}
