@@ -346,6 +346,7 @@ func (g *Graph) CaseAs(table string, target, callerTemplate Row, p Person, role 
 		b.Person = p
 		return s, b, nil
 	}
+	callerTemplate = g.TiedCaller(table, target, callerTemplate)
 	b := g.Bind(table, target)
 	b.Person = p
 	if callerTemplate == nil || cl == nil {
@@ -366,6 +367,77 @@ func (g *Graph) CaseAs(table string, target, callerTemplate Row, p Person, role 
 	b.copied = cb.copied
 	s.Target = target
 	return s, b, nil
+}
+
+// TiedCaller is the caller a case about target, a shared row of table, is
+// played for: template when it is tied to target, else the first caller
+// that is, else template. A caller is tied to a row when the caller's own
+// row names it (a resident's home) or a table that names both holds a row
+// for them, keyed by the two (a member of a council-tax account, through
+// the account's members): a shared record reached through such a link is the caller's
+// only through it, and a caller taken from elsewhere would act on, and
+// read, a record that is someone else's.
+func (g *Graph) TiedCaller(table string, target, template Row) Row {
+	tied := g.tiedCallers(table, target)
+	if len(tied) == 0 || template == nil {
+		return template
+	}
+	cl := g.C.Caller
+	for _, r := range tied {
+		if Text(r[cl.Key]) == Text(template[cl.Key]) {
+			return template
+		}
+	}
+	return tied[0]
+}
+
+// tiedCallers are the caller rows tied to target (TiedCaller), in seed
+// order, each once.
+func (g *Graph) tiedCallers(table string, target Row) []Row {
+	cl := g.C.Caller
+	if cl == nil || target == nil || table == cl.Table {
+		return nil
+	}
+	var out []Row
+	seen := map[string]bool{}
+	add := func(r Row) {
+		if k := Text(r[cl.Key]); r != nil && !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	for _, fk := range g.fks[cl.Table] {
+		if fk.RefTable == table && target[fk.RefColumn] != nil {
+			for _, r := range g.Where(cl.Table, fk.Column, target[fk.RefColumn]) {
+				add(r)
+			}
+		}
+	}
+	for _, t := range g.C.Tables {
+		if t.Name == cl.Table || t.Name == table {
+			continue
+		}
+		var toCaller, toTarget []FK
+		for _, fk := range g.fks[t.Name] {
+			switch {
+			case fk.RefTable == cl.Table && fk.RefColumn == cl.Key:
+				toCaller = append(toCaller, fk)
+			case fk.RefTable == table && target[fk.RefColumn] != nil:
+				toTarget = append(toTarget, fk)
+			}
+		}
+		// A link names one of each and is keyed by them: a row naming two
+		// callers (a parcel's sender and recipient) is a record of
+		// theirs, and one with a key of its own (an appointment on a
+		// slot) a record the caller made of the target, not a tie to it.
+		if len(toCaller) != 1 || len(toTarget) != 1 || !slices.Contains(t.PrimaryKey, toCaller[0].Column) || !slices.Contains(t.PrimaryKey, toTarget[0].Column) {
+			continue
+		}
+		for _, l := range g.Where(t.Name, toTarget[0].Column, target[toTarget[0].RefColumn]) {
+			add(g.Find(cl.Table, cl.Key, l[toCaller[0].Column]))
+		}
+	}
+	return out
 }
 
 // Shared reports whether a case about a row of table mints no copy of it:
@@ -425,6 +497,7 @@ func (g *Graph) SeedCaseAs(table string, target, callerRow Row, role string) Bou
 	if !g.Shared(table, target) || callerRow == nil || cl == nil {
 		return b
 	}
+	callerRow = g.TiedCaller(table, target, callerRow)
 	cb := g.Bind(cl.Table, callerRow)
 	for t, rows := range cb.Rows {
 		if t == table {

@@ -50,9 +50,9 @@ func (sv *solver) pushLevels(ctx context.Context, tool *contract.Tool, sol solut
 			continue
 		}
 		row, last := sv.g.Find(sol.table, sv.g.PK(sol.table), k), calls[len(calls)-1]
-		cands := sv.pushes(tool.Name, sol.table, row, last, false)
+		cands := sv.pushes(tool.Name, sol.table, row, last, false, b.Caller)
 		sets := len(cands)
-		cands = append(cands, sv.adds(sv.reach(tool.Name, sol.table, row, last))...)
+		cands = append(cands, sv.adds(sv.ours(sv.reach(tool.Name, sol.table, row, last), b.Caller), b.Caller)...)
 		for j, p := range cands {
 			tries, limit := j, pushTries
 			if j >= sets {
@@ -135,9 +135,10 @@ type reached struct {
 // is pointed at other reference rows (repoints), then its dates are moved
 // and its numbers pushed (bounds). The case's own
 // row's states are left out when own is false: they are the seed's rows at
-// each level, which the sample already plays.
-func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, own bool) []push {
-	rs := sv.reach(tool, table, row, act)
+// each level, which the sample already plays. Records of callers other than
+// caller (the case's) are never set (ours).
+func (sv *solver) pushes(tool, table string, row ground.Row, act scenario.Call, own bool, caller ground.Row) []push {
+	rs := sv.ours(sv.reach(tool, table, row, act), caller)
 	rank := func(r reached) int {
 		switch {
 		case r.arg:
@@ -423,6 +424,53 @@ func (sv *solver) reach(tool, table string, row ground.Row, act scenario.Call) [
 	return out
 }
 
+// ours drops from rs the records of callers other than caller (the
+// case's): a setup that changes another caller's rows is refused by the
+// prover (setup-overreach), so a refusal reached only through one (another
+// resident's permit moved to another zone) is no case of this caller's.
+// Of rows that name the case's record (many), all must be the caller's
+// or no one's. A nil caller keeps every record.
+func (sv *solver) ours(rs []reached, caller ground.Row) []reached {
+	g := sv.g
+	cl := g.C.Caller
+	if cl == nil || caller == nil {
+		return rs
+	}
+	foreign := func(table string, r ground.Row) bool {
+		roles := g.OwnerRoles(table)
+		if roles == nil {
+			roles = []string{""}
+		}
+		owned := false
+		for _, role := range roles {
+			o := g.OwnerAs(table, r, role)
+			if o == nil {
+				continue
+			}
+			owned = true
+			if ground.Text(o[cl.Key]) == ground.Text(caller[cl.Key]) {
+				return false
+			}
+		}
+		return owned
+	}
+	var out []reached
+	for _, r := range rs {
+		if !g.OwnedTable(r.table) {
+			out = append(out, r)
+			continue
+		}
+		rows := []ground.Row{g.Find(r.table, r.column, r.value)}
+		if r.many {
+			rows = g.Where(r.table, r.column, r.value)
+		}
+		if !slices.ContainsFunc(rows, func(row ground.Row) bool { return row != nil && foreign(r.table, row) }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // pushable reports a column whose number is a state a push may set: a
 // numeric column the seed fills, not a key, a reference or unique.
 func (sv *solver) pushable(t *contract.Table, col contract.Column) bool {
@@ -523,8 +571,9 @@ var addCounts = []int{1, 5}
 // before the next table (its payments) had one. A table keyed by several
 // columns (an order's lines, by order and item) is added to as well: see
 // keyRows.
-func (sv *solver) adds(rs []reached) []push {
+func (sv *solver) adds(rs []reached, caller ground.Row) []push {
 	g := sv.g
+	cl := g.C.Caller
 	var per [][]push // per table, in its templates' order
 	for i := range g.C.Tables {
 		t := &g.C.Tables[i]
@@ -553,6 +602,16 @@ func (sv *solver) adds(rs []reached) []push {
 		}
 		if !own {
 			continue
+		}
+		// A reference to a person the case does not reach (the holder of
+		// the seed permit copied) is the case's caller: a row added under
+		// another caller's name changes someone else's records.
+		if cl != nil && caller != nil {
+			for _, fk := range g.FKs(t.Name) {
+				if _, ok := set[fk.Column]; !ok && fk.RefTable == cl.Table && fk.RefColumn == cl.Key {
+					set[fk.Column] = caller[cl.Key]
+				}
+			}
 		}
 		// A reference to a record of the callers' the case does not reach
 		// (the claim a seed payment was for, another policy's) is left

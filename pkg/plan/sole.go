@@ -43,9 +43,10 @@ func (sv *solver) soleCause(ctx context.Context, tool *contract.Tool, sol soluti
 		return false, err
 	}
 	row := sv.g.Find(sol.table, sv.g.PK(sol.table), k)
+	caller := sv.caseCaller(sol, row)
 	setup := slices.Clone(lv.prior[k])
 	act := calls[len(calls)-1]
-	candidates := append(append(sv.aligns(tool.Name, sol.table, row, act, setup), sv.pushes(tool.Name, sol.table, row, act, true)...), sv.wholePushes(tool.Name, sol.table, row, act)...)
+	candidates := append(append(sv.aligns(tool.Name, sol.table, row, act, setup), sv.pushes(tool.Name, sol.table, row, act, true, caller)...), sv.wholePushes(tool.Name, sol.table, row, act, caller)...)
 	for range soleSteps {
 		// Each step has its own tries: a case is often refused by a chain
 		// of later branches (a slot in the past, then taken, then of
@@ -206,13 +207,24 @@ func (sv *solver) aligns(tool, table string, row ground.Row, act scenario.Call, 
 	return out
 }
 
+// caseCaller is the caller of a case about row of the solution's table:
+// its owner, or, of a shared row, the caller its cases are played for
+// (ground.Graph.TiedCaller over the plan's first caller template).
+func (sv *solver) caseCaller(sol solution, row ground.Row) ground.Row {
+	var tmpl ground.Row
+	if cl := sv.g.C.Caller; cl != nil && len(sol.callers) > 0 {
+		tmpl = sv.g.Find(cl.Table, cl.Key, sol.callers[0])
+	}
+	return sv.g.SeedCaseAs(sol.table, row, tmpl, sol.owner).Caller
+}
+
 // wholePushes are the settings of each number of the rows that name the
 // case's record, all of them at once (every charge on an account lowered),
 // where pushes moves only the highest or lowest. Rows of other callers are
 // never set: a setup may change only the case's own rows and those it names.
-func (sv *solver) wholePushes(tool, table string, row map[string]any, act scenario.Call) []push {
+func (sv *solver) wholePushes(tool, table string, row map[string]any, act scenario.Call, caller ground.Row) []push {
 	var out []push
-	for _, r := range sv.reach(tool, table, row, act) {
+	for _, r := range sv.ours(sv.reach(tool, table, row, act), caller) {
 		if !r.many {
 			continue
 		}
