@@ -99,7 +99,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		case scenario.OutcomeSucceed:
 			if tool.EndsConversation {
 				// The act is the handoff itself: its summary says the case.
-				act.Args = p.summarise(act.Args, per, b, u, bk)
+				act.Args = p.summarise(p.handoffWords(tool, act.Args, bk, u), per, b, u, bk)
 				chain = append(append([]scenario.Call{}, prereqs...), act)
 			}
 			solution = chain
@@ -156,7 +156,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 			if !ok {
 				return scenario.Scenario{}, false
 			}
-			hargs = p.summarise(hargs, per, b, u, bk)
+			hargs = p.summarise(p.handoffWords(h, hargs, bk, u), per, b, u, bk)
 			ident, _ := p.identification(prereqs)
 			tempting = []scenario.Call{act}
 			if strings.HasPrefix(spec.Refusal, plan.RuleRefusal) {
@@ -225,7 +225,7 @@ func (p *policy) compose(bk brief.Bucket, k int, key string) (scenario.Scenario,
 		}
 		sc.Outbound = &scenario.Outbound{Purpose: spec.Purpose, Record: rec, AnsweredBy: answer}
 		ident, _ := p.callee(prereqs)
-		sc.Persona, sc.Instruction = p.outboundWords(bk, per, ident, solution, i, binds)
+		sc.Persona, sc.Instruction = p.outboundWords(bk, per, ident, solution, i, binds, b, rec)
 	} else {
 		// The caller is handed what identifies them: the gated calls', else
 		// the details of a lookup that identifies the caller.
@@ -307,6 +307,23 @@ func (p *policy) handRecords(sc scenario.Scenario, solution []scenario.Call) str
 				text += " " + v
 			}
 			break
+		}
+	}
+	// A look-up that names no record (a property found by its address)
+	// searches by what only the caller can say: each detail it takes that
+	// the caller is not yet handed, once.
+	for _, c := range solution {
+		t := p.c.Tool(c.Tool)
+		if t == nil || len(p.c.Writes(t)) > 0 {
+			continue
+		}
+		for _, n := range t.ParamNames() {
+			v, isText := c.Args[n].(string)
+			if _, _, ref := p.c.RefOf(t.Name, n); ref || !isText || v == "" || t.LogOnlyParam(n) || len(t.Enum(n)) > 0 || strings.Contains(text, v) {
+				continue
+			}
+			add = append(add, label(n)+" "+v)
+			text += " " + v
 		}
 	}
 	if len(add) == 0 {
@@ -487,6 +504,60 @@ func (p *policy) strangerCall(spec plan.Spec, calls []scenario.Call, b ground.Bo
 	})
 }
 
+// handoffWords makes a hand-off's words the request's: its free text (a
+// summary), which grounding may have copied from a seed row about another
+// matter, becomes a stand-in summarise writes from the case; a choice from
+// a list (a topic) becomes the value whose words the use case's text, its
+// act and its record share most, where one does more than the rest.
+func (p *policy) handoffWords(h *contract.Tool, args map[string]any, bk brief.Bucket, u *contract.UseCase) map[string]any {
+	about := plan.Words(u.Text + " " + bk.Spec.Tool + " " + bk.Spec.Table)
+	for k, v := range args {
+		if _, isText := v.(string); !isText {
+			continue
+		}
+		if _, _, ref := p.c.RefOf(h.Name, k); ref {
+			continue
+		}
+		if h.LogOnlyParam(k) {
+			args[k] = "As the caller asked"
+			continue
+		}
+		best, top, ties := "", 0, 0
+		for _, e := range h.Enum(k) {
+			n := shared(plan.Words(ground.Text(e)), about)
+			switch {
+			case n > top:
+				best, top, ties = ground.Text(e), n, 1
+			case n == top:
+				ties++
+			}
+		}
+		if top > 0 && ties == 1 {
+			args[k] = best
+		}
+	}
+	return args
+}
+
+// shared counts the words of ws that about has, a word matching one it
+// begins (charge, charges) when both are four letters or more.
+func shared(ws, about []string) int {
+	n := 0
+	for _, w := range ws {
+		for _, a := range about {
+			short, long := w, a
+			if len(short) > len(long) {
+				short, long = long, short
+			}
+			if w == a || len(short) >= 4 && strings.HasPrefix(long, short) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
 // handoffReason is why a caller of that overlay is handed to a person.
 var handoffReason = map[string]string{
 	"fraud":     "reports charges they did not make and thinks someone else is using the account",
@@ -572,8 +643,18 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	// turn on (records, enumerated values, amounts, and what a composite
 	// argument lists: which flights, who travels, how they pay); free text
 	// is a success's to say.
+	// The caller's own key (a person id) is an internal code the caller
+	// need not know: once identified, the identification's answer shows it
+	// to the agent. A log_only argument the author lists (a card's last
+	// four digits) is the caller's to give when the act sends one; free text
+	// an ending tool logs (a hand-off's summary) is the agent's.
+	ownKey := ""
+	if cl := p.c.Caller; cl != nil && b.Caller != nil && len(prereqs) > 0 {
+		ownKey = ground.Text(b.Caller[cl.Key])
+	}
 	for _, k := range names {
-		if t.LogOnlyParam(k) || ground.Text(act.Args[k]) == key {
+		v := ground.Text(act.Args[k])
+		if t.LogOnlyParam(k) && !slices.Contains(t.LogOnly, k) || v == key || ownKey != "" && v == ownKey {
 			continue
 		}
 		_, _, isRecord := p.g.RecordParam(binds, t, k)
@@ -631,6 +712,17 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 	}
 	if self {
 		record, mine = "their own account ("+noun+" "+key+")", "account, "+noun+" "+key
+		if len(prereqs) > 0 {
+			// Their own key is an internal code: the identification's
+			// answer shows it to the agent.
+			record, mine = "their own account", "account"
+		}
+	}
+	if bk.Outcome != scenario.OutcomeAsk && p.foundByDetails(prereqs, key) {
+		// The agent finds the record by details the caller gives (a
+		// property by its address; handRecords hands them): its key is
+		// an internal code the look-up's answer shows.
+		record, mine = "a "+noun, noun
 	}
 	if bk.Outcome == scenario.OutcomeAsk {
 		missing, _ := p.identification(prereqs)
@@ -682,6 +774,34 @@ func (p *policy) words(bk brief.Bucket, per plan.Persona, b ground.Bound, prereq
 		Style: per.Style, Location: per.Location, Opening: opening,
 	}
 	return persona, s.String()
+}
+
+// foundByDetails reports whether, before any call of calls sends key, a
+// call that writes nothing and is no identification looks a record up by
+// details alone (text arguments, none naming a record).
+func (p *policy) foundByDetails(calls []scenario.Call, key string) bool {
+	for _, c := range calls {
+		if takes(c, key) {
+			return false
+		}
+		t := p.c.Tool(c.Tool)
+		if t == nil || p.c.Identifies(t.Name) || len(p.c.Writes(t)) > 0 || len(c.Args) == 0 {
+			continue
+		}
+		details := true
+		for n, v := range c.Args {
+			if _, _, ref := p.c.RefOf(t.Name, n); ref {
+				details = false
+			}
+			if _, isText := v.(string); !isText {
+				details = false
+			}
+		}
+		if details {
+			return true
+		}
+	}
+	return false
 }
 
 // checked are the details the later checks of calls take about a person (a

@@ -94,7 +94,10 @@ func TestSubGoalsThatCanHold(t *testing.T) {
 
 // TestAskWithholdsWhatIdentifies: a caller who cannot prove who they are is
 // not handed their customer number when the case is about their own
-// customer record (telecom identifies by it); a success's caller is.
+// customer record (telecom identifies by it); nor is a success's caller who
+// identifies by phone first: the identification's answer shows it to the
+// agent, and the caller need not know an internal key. Without that
+// identification, a success's caller names the record.
 func TestAskWithholdsWhatIdentifies(t *testing.T) {
 	c, probs, err := contract.Load(filepath.Join("..", "..", "examples", "telecom"))
 	if err != nil || len(probs) > 0 {
@@ -114,12 +117,15 @@ func TestAskWithholdsWhatIdentifies(t *testing.T) {
 			bk.Overlay = "impersonation"
 		}
 		persona, instruction := p.words(bk, plan.Person(c, 0), b, []scenario.Call{ident}, act, g.Declared(), nil)
-		named := strings.Contains(instruction, id) || strings.Contains(persona.Opening, id)
-		if outcome == scenario.OutcomeAsk && named {
-			t.Errorf("ask hands the caller their customer number %s: %q / %q", id, instruction, persona.Opening)
+		if strings.Contains(instruction, id) || strings.Contains(persona.Opening, id) {
+			t.Errorf("%s hands the caller their customer number %s: %q / %q", outcome, id, instruction, persona.Opening)
 		}
-		if outcome == scenario.OutcomeSucceed && !named {
-			t.Errorf("success does not name the record %s: %q", id, instruction)
+		if outcome == scenario.OutcomeSucceed {
+			bk.Spec.Gated = nil
+			persona, instruction = p.words(bk, plan.Person(c, 0), b, nil, act, g.Declared(), nil)
+			if !strings.Contains(instruction, id) && !strings.Contains(persona.Opening, id) {
+				t.Errorf("success with no identification does not name the record %s: %q", id, instruction)
+			}
 		}
 	}
 }

@@ -137,13 +137,9 @@ func (p *policy) laterMoment(t *contract.Tool, name string, i int) (string, bool
 // target when it is of the purpose table, else the first row of that table
 // the case reaches.
 func (p *policy) purposeRecord(spec plan.Spec, b ground.Bound) (map[string]any, bool) {
-	row := b.Target
-	if spec.Purpose != spec.Table {
-		rows := b.Rows[spec.Purpose]
-		if len(rows) == 0 {
-			return nil, false
-		}
-		row = rows[0]
+	row := purposeRow(spec, b)
+	if row == nil {
+		return nil, false
 	}
 	t := p.c.Table(spec.Purpose)
 	if t == nil || len(t.PrimaryKey) == 0 {
@@ -158,6 +154,35 @@ func (p *policy) purposeRecord(spec plan.Spec, b ground.Bound) (map[string]any, 
 		rec[col] = v
 	}
 	return rec, true
+}
+
+// purposeRow is the row of the record an outbound call is about (nil when
+// the case has none).
+func purposeRow(spec plan.Spec, b ground.Bound) ground.Row {
+	if spec.Purpose == spec.Table {
+		return b.Target
+	}
+	if rows := b.Rows[spec.Purpose]; len(rows) > 0 {
+		return rows[0]
+	}
+	return nil
+}
+
+// readable reports whether a tool that writes nothing takes a key of the
+// table: the agent that brings such a record can read all of it.
+func (p *policy) readable(table string) bool {
+	for i := range p.c.Tools {
+		t := &p.c.Tools[i]
+		if len(p.c.Writes(t)) > 0 {
+			continue
+		}
+		for _, n := range t.ParamNames() {
+			if tb, _, ok := p.c.RefOf(t.Name, n); ok && tb == table {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Who else picks up the callee's phone, by scenario index: a member of the
@@ -189,7 +214,7 @@ var (
 // the callee's phone, the callee's voicemail box, or a callee who is busy.
 // It describes a situation, never a script; the callee is handed only what
 // identifies them, never the record's key, which the agent brings.
-func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenario.Call, solution []scenario.Call, i int, binds ground.Bindings) (scenario.Persona, string) {
+func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenario.Call, solution []scenario.Call, i int, binds ground.Bindings, b ground.Bound, rec map[string]any) (scenario.Persona, string) {
 	spec := bk.Spec
 	u := p.c.UseCase(bk.UseCase)
 	noun := recordNoun(spec.Purpose)
@@ -197,22 +222,58 @@ func (p *policy) outboundWords(bk brief.Bucket, per plan.Persona, ident []scenar
 	persona := scenario.Persona{Name: name, Personality: per.Personality, Accent: per.Accent, Style: per.Style, Location: per.Location}
 	task := lowerFirst(strings.TrimSuffix(u.Text, "."))
 	reason := callReason(u.Text, noun)
+	// The agent brings the purpose record's key, and all of its row where
+	// a tool reads it; every other value the reference sends is the
+	// callee's to give, each said once.
+	brought := map[string]bool{}
+	for _, v := range rec {
+		brought[ground.Text(v)] = true
+	}
+	if row := purposeRow(spec, b); row != nil && p.readable(spec.Purpose) {
+		for _, v := range row {
+			brought[ground.Text(v)] = true
+		}
+	}
 	var facts []string
+	said := map[string]bool{}
 	for _, c := range ident {
 		t := p.c.Tool(c.Tool)
 		for _, k := range sortedKeys(c.Args) {
-			// A key names the record, which the agent brings; a detail
-			// of the callee's own row that happens to be unique (an
-			// email, a member number) is theirs to say.
-			if tb, col, isRef := p.g.RecordParam(binds, t, k); isRef && !p.calleeDetail(tb, col) {
+			// A key of the purpose record names it, which the agent
+			// brings; a detail of the callee's own row that happens to
+			// be unique (an email, a member number), or a key of another
+			// record (their account's number), is theirs to say.
+			v := ground.Text(c.Args[k])
+			if _, _, isRef := p.g.RecordParam(binds, t, k); isRef && brought[v] || said[k+"\x00"+v] {
 				continue
 			}
-			facts = append(facts, fmt.Sprintf("%s %s", label(k), ground.Text(c.Args[k])))
+			said[k+"\x00"+v] = true
+			facts = append(facts, fmt.Sprintf("%s %s", label(k), v))
 		}
 	}
 	identify := ""
 	if len(facts) > 0 {
 		identify = fmt.Sprintf(" Asked who they are, they confirm it with their %s.", strings.Join(facts, " and "))
+	}
+	// What the reference's other calls look up by (a vehicle's
+	// registration) and no record the agent brings holds is theirs too.
+	var known []string
+	for _, c := range solution {
+		t := p.c.Tool(c.Tool)
+		if t == nil || slices.ContainsFunc(ident, func(d scenario.Call) bool { return d.Tool == c.Tool }) || len(p.c.Writes(t)) > 0 {
+			continue
+		}
+		for _, k := range sortedKeys(c.Args) {
+			v, isText := c.Args[k].(string)
+			if !isText || v == "" || brought[v] || said[k+"\x00"+v] || t.LogOnlyParam(k) || len(t.Enum(k)) > 0 {
+				continue
+			}
+			said[k+"\x00"+v] = true
+			known = append(known, fmt.Sprintf("%s %s", label(k), v))
+		}
+	}
+	if len(known) > 0 {
+		identify += fmt.Sprintf(" They know their %s.", strings.Join(known, " and "))
 	}
 	var s strings.Builder
 	switch spec.Answer {
@@ -492,11 +553,4 @@ func written(t *contract.Tool, name string) bool {
 		return f || pat
 	}
 	return false
-}
-
-// calleeDetail reports a column of the caller table other than its key: a
-// detail of the person (an email, a member number), not a record's name.
-func (p *policy) calleeDetail(table, column string) bool {
-	cl := p.c.Caller
-	return cl != nil && table == cl.Table && column != cl.Key
 }

@@ -173,3 +173,27 @@ func TestGroundingAQuantityAsked(t *testing.T) {
 		t.Errorf("a number the tempting act does not send: refusals %v, want 16000 and HX000123 ungrounded", rs)
 	}
 }
+
+// TestGroundingADeclinedValueStated: a refusal's caller states a value for
+// an argument marked `x-ref: false` (a bank account number with a
+// pattern), which the tempting act sends: the author's word that it names
+// no record, so it is the caller's to state, not a code the world must
+// hold. The same text sent for an argument with no such mark still must be
+// held.
+func TestGroundingADeclinedValueStated(t *testing.T) {
+	p := prover("AC-7")
+	p.c.Tools = []contract.Tool{{Name: "set_up_debit", Params: map[string]any{"type": "object", "properties": map[string]any{
+		"account_no":          map[string]any{"type": "string"},
+		"bank_account_number": map[string]any{"type": "string", "pattern": "^[0-9]{8}$", "x-ref": false},
+		"sort_code":           map[string]any{"type": "string", "pattern": "^[0-9]{6}$"},
+	}}}}
+	sc := &scenario.Scenario{
+		Instruction: `They want to pay by direct debit from bank account "47036925", sort code "112233".`,
+		Tempting: []scenario.Call{{Tool: "set_up_debit", Args: map[string]any{"account_no": "AC-7",
+			"bank_account_number": "47036925", "sort_code": "112233"}}},
+	}
+	rs := p.grounding(sc, nil)
+	if len(rs) != 1 || !strings.Contains(rs[0].Message, "112233") {
+		t.Errorf("refusals %v; want only the sort code, whose argument has no x-ref: false, ungrounded", rs)
+	}
+}

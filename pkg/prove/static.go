@@ -574,9 +574,13 @@ func (p *Prover) grounding(sc *scenario.Scenario, results []world.CallResult, al
 	// So is a number the tempting act sends as a number (points to redeem,
 	// twice the balance): a quantity the caller asks for, which the world
 	// refuses, not a code it must hold. A code sent as text still must be.
+	// And so is text the tempting act sends for an argument its author
+	// marked `x-ref: false` (a bank account number with a pattern): the
+	// author's word that it names no record, so the caller's to state.
 	for _, c := range sc.Tempting {
-		for _, v := range c.Args {
-			if d, ok := v.(string); ok && calendarDay(d) {
+		t := p.c.Tool(c.Tool)
+		for name, v := range c.Args {
+			if d, ok := v.(string); ok && (calendarDay(d) || t != nil && ground.Declined(t, name)) {
 				known[d] = true
 			}
 			switch v.(type) {

@@ -9,6 +9,7 @@ import (
 	"github.com/suitegen/suitegen/pkg/contract"
 	"github.com/suitegen/suitegen/pkg/ledger"
 	"github.com/suitegen/suitegen/pkg/scenario"
+	"github.com/suitegen/suitegen/pkg/suite"
 )
 
 // Kind is the kind of a finding.
@@ -19,14 +20,14 @@ const (
 	UseCaseMissing    Kind = "use-case-missing"    // no scenario covers a use case
 	OrdinaryPathOnly  Kind = "ordinary-path-only"  // a use case is covered only on its ordinary path
 	OutcomeMissing    Kind = "outcome-missing"     // no scenario expects an outcome
-	RuleUntested      Kind = "rule-untested"       // no scenario's bucket tests a hard rule
+	RuleUntested      Kind = "rule-untested"       // report.json lists a hard rule as untested
 	GatedToolUntested Kind = "gated-tool-untested" // a precondition-gated tool appears in no scenario
 	CallerNames       Kind = "caller-names"        // too few distinct caller names
 	PersonalitySkew   Kind = "personality-skew"    // one personality is too many of the callers
 	Accents           Kind = "accents"             // too few distinct accents
 	SameTest          Kind = "same-test"           // two scenarios test the same thing
-	// SuccessMissing: the plan dealt successes of a use case and every one
-	// was blocked, so no kept scenario carries its act out.
+	// SuccessMissing: scenarios of a use case are kept, yet none carries
+	// its act out (its success buckets blocked, short, or never dealt).
 	SuccessMissing Kind = "success-missing"
 )
 
@@ -115,51 +116,59 @@ func coverage(c *contract.Contract, scs []scenario.Scenario) []Finding {
 	return out
 }
 
-// successes: use cases the plan dealt successes of, none of which was kept,
-// with why their first blocked bucket was blocked. A use case kept only as
-// refusals and asks reads as covered, yet nothing in the suite tests its act
-// being done; the reason (a rule's check every reference breaks, say) is
-// usually the contract's to mend.
+// successes: use cases some kept scenario covers yet none carries out,
+// whether the plan dealt them successes or not, with why: every success
+// bucket blocked (the first one's reason), success buckets still short, or
+// none dealt. A use case kept only as refusals and asks reads as covered,
+// yet nothing in the suite tests its act being done; the reason (a rule's
+// check every reference breaks, say) is usually the contract's to mend. A
+// use case no scenario covers is use-case-missing instead.
 func successes(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) []Finding {
-	kept := map[string]bool{}
+	kept, covered := map[string]bool{}, map[string]bool{}
 	for i := range scs {
 		for _, s := range scs[i].Requests() {
+			covered[s.UseCase] = true
 			if s.Expects == scenario.OutcomeSucceed {
 				kept[s.UseCase] = true
 			}
 		}
 	}
-	dealt, why := map[string]int{}, map[string]string{}
+	blocked, open, why := map[string]int{}, map[string]int{}, map[string]string{}
 	for _, b := range bs {
 		if b.Outcome != scenario.OutcomeSucceed || b.Want == 0 {
 			continue
 		}
-		if b.State != ledger.BucketBlocked || b.Done > 0 {
-			dealt[b.UseCase] = -1 // one not blocked: a success may yet come, or came
+		if b.State != ledger.BucketBlocked {
+			open[b.UseCase]++
 			continue
 		}
-		if dealt[b.UseCase] >= 0 {
-			dealt[b.UseCase]++
-			if why[b.UseCase] == "" {
-				why[b.UseCase] = b.Notes
-			}
+		blocked[b.UseCase]++
+		if why[b.UseCase] == "" {
+			why[b.UseCase] = b.Notes
 		}
 	}
 	var out []Finding
 	for _, u := range c.UseCases {
-		if n := dealt[u.ID]; n > 0 && !kept[u.ID] {
+		if kept[u.ID] || !covered[u.ID] {
+			continue
+		}
+		switch n, o := blocked[u.ID], open[u.ID]; {
+		case o > 0:
+			out = append(out, finding(SuccessMissing, u.ID, "no kept scenario of use case %s carries its act out: %d success bucket(s) kept none and are not blocked, %d blocked", u.ID, o, n))
+		case n > 0:
 			out = append(out, finding(SuccessMissing, u.ID, "no kept scenario of use case %s carries its act out: its %d success bucket(s) were blocked (%s)", u.ID, n, cmp.Or(why[u.ID], "no reason recorded")))
+		default:
+			out = append(out, finding(SuccessMissing, u.ID, "no kept scenario of use case %s carries its act out: the plan dealt it no success (report.json coverage.planned.refusals_only says why when it knew)", u.ID))
 		}
 	}
 	return out
 }
 
-// untested: hard rules no bucket with a credited scenario tests and no
-// request of a scenario names, and gated tools no request's solution or
-// tempting calls name.
+// untested: hard rules report.json lists as untested (suite.RuleCoverage,
+// so the two never disagree), with its why, and gated tools no request's
+// solution or tempting calls name.
 func untested(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket) []Finding {
 	named := map[string]bool{}
-	tested := map[string]bool{}
 	for i := range scs {
 		for _, s := range scs[i].Requests() {
 			for _, call := range s.Solution {
@@ -168,22 +177,16 @@ func untested(c *contract.Contract, scs []scenario.Scenario, bs []ledger.Bucket)
 			for _, call := range s.Tempting {
 				named[call.Tool] = true
 			}
-			for _, id := range s.Rules {
-				tested[id] = true
-			}
 		}
 	}
-	for _, b := range bs {
-		if b.Done > 0 {
-			for _, id := range b.Spec.Rules {
-				tested[id] = true
-			}
-		}
+	why := map[string]string{}
+	for _, n := range suite.RuleCoverage(c, scs, bs, nil).Untested {
+		why[n.Rule] = n.Why
 	}
 	var out []Finding
 	for _, rl := range c.Rules {
-		if !tested[rl.ID] {
-			out = append(out, finding(RuleUntested, rl.ID, "hard rule %s is tested by no scenario", rl.ID))
+		if w, ok := why[rl.ID]; ok {
+			out = append(out, finding(RuleUntested, rl.ID, "hard rule %s is tested by no kept scenario: %s", rl.ID, w))
 		}
 	}
 	for _, t := range c.Tools {

@@ -26,15 +26,16 @@ func TestAssessCountsEveryRequest(t *testing.T) {
 		}
 	}
 	scs[0].Tempting = nil
-	bs[1].Done = 0
+	scs[2].SubGoals = nil // the second rule's check listed nowhere
 	r := Assess(shop(), scs, bs)
 	want := []Kind{GatedToolUntested, OutcomeMissing, RuleUntested, UseCaseMissing}
 	if got := kinds(r); !slices.Equal(sortKinds(got), want) {
 		t.Fatalf("findings %v, want %v", got, want)
 	}
 	scs[0].Then = []scenario.Request{{UseCase: "track-order", Expects: "escalate",
-		Tempting: []scenario.Call{{Tool: "cancel_order"}}, Rules: []string{"no-refund-after-30-days"}}}
-	scs[1].Then = []scenario.Request{{UseCase: "track-order", Expects: "refuse"}} // off the ordinary path: s1 is edge
+		Tempting: []scenario.Call{{Tool: "cancel_order"}}, Rules: []string{"no-refund-after-30-days"},
+		SubGoals: []scenario.SubGoalRef{{Name: "no_late_refund"}}}}
+	scs[1].Then = []scenario.Request{{UseCase: "track-order", Expects: "succeed"}} // off the ordinary path: s1 is edge
 	if r := Assess(shop(), scs, bs); len(r.Findings) != 0 {
 		t.Fatalf("findings %+v, want none: request 2 covers them", r.Findings)
 	}

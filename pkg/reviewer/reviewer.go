@@ -339,7 +339,7 @@ func reportExtra(c *contract.Contract, p *plan.Plan) suite.ReportExtra {
 	}
 	for _, r := range c.Rules {
 		if !untested[r.ID] {
-			x.RulesTested = append(x.RulesTested, r.ID)
+			x.RulesNamed = append(x.RulesNamed, r.ID)
 		}
 	}
 	unnamed := map[string]bool{}

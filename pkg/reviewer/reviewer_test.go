@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/suitegen/suitegen/pkg/contract"
@@ -19,7 +20,7 @@ import (
 func shop() *contract.Contract {
 	return &contract.Contract{Agent: "shop",
 		UseCases: []contract.UseCase{{ID: "cancel-order"}, {ID: "track-order"}},
-		Rules:    []contract.Rule{{ID: "verify-first"}, {ID: "no-refund-after-30-days"}},
+		Rules:    []contract.Rule{{ID: "verify-first", Check: "verified_first"}, {ID: "no-refund-after-30-days", Check: "no_late_refund"}},
 		Tools: []contract.Tool{{Name: "find_user"}, {Name: "get_order"},
 			{Name: "cancel_order", Requires: []contract.Requirement{{AnyOf: []string{"find_user"}}}}},
 	}
@@ -54,6 +55,10 @@ func varied() ([]scenario.Scenario, []ledger.Bucket) {
 		s := sc(fmt.Sprintf("s%d", i), uc, kind, outcomes[(i/2)%4], fmt.Sprintf("Caller %d", i), pers[i%5], accents[i%5], "get_order")
 		if i == 0 {
 			s.Tempting = []scenario.Call{{Tool: "cancel_order"}}
+		}
+		if i == 0 || i == 2 { // each tests its bucket's rule: it lists the rule's check
+			s.Bucket = fmt.Sprintf("b%d", i/2)
+			s.SubGoals = []scenario.SubGoalRef{{Name: shop().Rules[i/2].Check}}
 		}
 		scs = append(scs, s)
 	}
@@ -109,7 +114,9 @@ func TestAssessFindings(t *testing.T) {
 			return scs, bs
 		}},
 		{RuleUntested, "no-refund-after-30-days", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
-			bs[1].Done = 0 // its bucket has no scenario
+			// Its bucket's scenario still names it, but lists no check of
+			// it: report.json lists it untested, so must the review.
+			scs[2].SubGoals = nil
 			return scs, bs
 		}},
 		{GatedToolUntested, "cancel_order", func(scs []scenario.Scenario, bs []ledger.Bucket) ([]scenario.Scenario, []ledger.Bucket) {
@@ -267,24 +274,48 @@ func TestFill(t *testing.T) {
 	}
 }
 
-// TestSuccessMissingWaitsForEveryBucket: a use case one of whose success
-// buckets is still open, or credited, is not reported; all blocked is.
-func TestSuccessMissingWaitsForEveryBucket(t *testing.T) {
+// TestSuccessMissingWhetherDealtOrNot: a covered use case with no kept
+// success is a finding whatever became of its success buckets (none dealt,
+// all blocked, some still short), each saying which; a kept success, or no
+// scenario of the use case at all (use-case-missing), is none.
+func TestSuccessMissingWhetherDealtOrNot(t *testing.T) {
 	blocked := ledger.Bucket{Bucket: plan.Bucket{ID: "b2", UseCase: "track-order", Outcome: scenario.OutcomeSucceed, Want: 1},
-		State: ledger.BucketBlocked, Notes: "why"}
+		State: ledger.BucketBlocked, Notes: "solvable/rule-broken"}
 	open := blocked
 	open.ID, open.State = "b3", ledger.BucketOpen
 	for _, c := range []struct {
-		bs   []ledger.Bucket
-		want bool
+		name   string
+		bs     []ledger.Bucket
+		detail string // what the finding's detail says of the buckets; "" no finding
 	}{
-		{[]ledger.Bucket{blocked}, true},
-		{[]ledger.Bucket{blocked, open}, false},
-		{[]ledger.Bucket{open, blocked}, false},
+		{"none dealt", nil, "dealt it no success"},
+		{"all blocked", []ledger.Bucket{blocked}, "1 success bucket(s) were blocked (solvable/rule-broken)"},
+		{"one short", []ledger.Bucket{blocked, open}, "1 success bucket(s) kept none and are not blocked, 1 blocked"},
 	} {
-		got := slices.Contains(kinds(Assess(shop(), nil, c.bs)), SuccessMissing)
-		if got != c.want {
-			t.Errorf("buckets %+v: success-missing %v, want %v", c.bs, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			scs, bs := varied()
+			for i := range scs {
+				if scs[i].UseCase == "track-order" && scs[i].Expects == scenario.OutcomeSucceed {
+					scs[i].Expects = scenario.OutcomeAsk
+				}
+			}
+			var got []Finding
+			for _, f := range Assess(shop(), scs, append(bs, c.bs...)).Findings {
+				if f.Kind == SuccessMissing {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Subject != "track-order" || !strings.Contains(got[0].Detail, c.detail) {
+				t.Fatalf("success-missing findings %+v, want one of track-order saying %q", got, c.detail)
+			}
+			kept, _ := varied()
+			if slices.Contains(kinds(Assess(shop(), kept, append(bs, c.bs...))), SuccessMissing) {
+				t.Fatal("success-missing although a success of every use case is kept")
+			}
+			none := slices.DeleteFunc(scs, func(s scenario.Scenario) bool { return s.UseCase == "track-order" })
+			if slices.Contains(kinds(Assess(shop(), none, append(bs, c.bs...))), SuccessMissing) {
+				t.Fatal("success-missing for a use case no scenario covers (use-case-missing says it)")
+			}
+		})
 	}
 }

@@ -127,7 +127,7 @@ func ledgerOf(t *testing.T, order []int) *ledger.Store {
 }
 
 var extra = suite.ReportExtra{
-	Rules: []string{"verify-identity", "confirm"}, RulesTested: []string{"verify-identity", "confirm"},
+	Rules: []string{"verify-identity", "confirm"}, RulesNamed: []string{"verify-identity", "confirm"},
 	GatedTools: []string{"cancel_pending_order"}, GatedToolsNamed: []string{"cancel_pending_order"},
 	BuiltinSubGoals: []suite.SubGoalInfo{{Name: "no-unrequested-change", What: "Nothing changed that was not asked for"}},
 	Faults:          map[string]string{"crashes": "0"},
@@ -228,7 +228,7 @@ func TestWriteByteIdentical(t *testing.T) {
 		fmt.Sprint(r.Coverage.MissingUseCases) != "[track-order]" || r.Coverage.Cells != 3 || r.Coverage.CellsCovered != 3 ||
 		r.Coverage.Outcomes["succeed"] != 4 || r.Coverage.Outcomes["refuse"] != 4 || r.Coverage.Kinds["happy"] != 2 ||
 		r.Coverage.Rules != 2 || fmt.Sprint(r.Coverage.RulesTested) != "[verify-identity]" || r.Coverage.GatedTools != 1 ||
-		fmt.Sprint(r.Coverage.Planned.RulesTested) != "[confirm verify-identity]" ||
+		fmt.Sprint(r.Coverage.Planned.RulesNamed) != "[confirm verify-identity]" ||
 		fmt.Sprint(r.Coverage.RulesUntested) != "[{confirm no kept scenario names it}]" {
 		t.Fatalf("coverage: %+v", r.Coverage)
 	}

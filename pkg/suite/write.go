@@ -38,8 +38,9 @@ type ReportExtra struct {
 	// Cells is the number of cells in the grid; 0 counts the distinct cells of
 	// the run's buckets.
 	Cells int
-	// Rules lists every hard rule id; RulesTested those some bucket tests.
-	Rules, RulesTested []string
+	// Rules lists every hard rule id; RulesNamed those some bucket names
+	// (an intention: the rules kept scenarios test are read from them).
+	Rules, RulesNamed []string
 	// GatedTools lists every precondition-gated tool; GatedToolsNamed those
 	// some bucket names.
 	GatedTools, GatedToolsNamed []string
@@ -175,11 +176,12 @@ type RuleNote struct {
 
 // Planned is the plan's intentions: the rules its buckets name (by the
 // words a rule shares with a bucket's tools, else spread over adversarial
-// buckets: an intention, not a test; Coverage.RulesTested says what kept
-// scenarios test), the gated tools they name, and the use cases it could
-// not plan (or only with refusals), with why.
+// buckets: an intention, not a test, so it is not called tested;
+// Coverage.RulesTested says what kept scenarios test), the gated tools
+// they name, and the use cases it could not plan (or only with refusals),
+// with why.
 type Planned struct {
-	RulesTested     []string      `json:"rules_tested"`
+	RulesNamed      []string      `json:"rules_named"`
 	GatedToolsNamed []string      `json:"gated_tools_named"`
 	Unplanned       []UseCaseNote `json:"unplanned,omitempty"`
 	RefusalsOnly    []UseCaseNote `json:"refusals_only,omitempty"`
@@ -647,26 +649,16 @@ func catalogue(c *contract.Contract, run []ledger.SubGoal, builtin []SubGoalInfo
 func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bucket, extra ReportExtra) Coverage {
 	cv := Coverage{Outcomes: map[string]int{}, Kinds: map[string]int{}, MissingUseCases: []string{},
 		Rules: len(sortedSet(extra.Rules)), GatedTools: len(sortedSet(extra.GatedTools)),
-		Planned: Planned{RulesTested: sortedSet(extra.RulesTested), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
+		Planned: Planned{RulesNamed: sortedSet(extra.RulesNamed), GatedToolsNamed: sortedSet(extra.GatedToolsNamed),
 			Unplanned: extra.Unplanned, RefusalsOnly: extra.RefusalsOnly, HandlerCrashes: extra.HandlerCrashes}}
-	rulesOf := map[string][]string{}
-	for _, b := range buckets {
-		rulesOf[b.ID] = b.Spec.Rules
-	}
+	rc := RuleCoverage(c, scs, buckets, extra.Rules)
+	cv.RulesTested, cv.RulesJudged, cv.RulesUntested = rc.Tested, rc.Judged, rc.Untested
 	gated := map[string]bool{}
 	for _, t := range extra.GatedTools {
 		gated[t] = true
 	}
-	checkOf := map[string]string{}
-	known := map[string]bool{}
-	if c != nil {
-		for _, r := range c.Rules {
-			known[r.ID], checkOf[r.ID] = true, r.Check
-		}
-	}
 	present := map[string]bool{}
-	namedBy, bucketed := map[string]int{}, map[string]int{}
-	var rules, judged, named []string
+	var named []string
 	for i := range scs {
 		sc := &scs[i]
 		cv.Kinds[sc.Kind]++
@@ -674,93 +666,19 @@ func coverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bu
 			cv.MultiRequest++
 		}
 		cv.Requests += 1 + len(sc.Then)
-		// Every request counts: a use case, an outcome, a rule or a gated
-		// tool that a later request exercises is exercised. A request's own
-		// rules need its own sub-goals to list their checks; the bucket's,
-		// which may be about any of its requests, those of some request.
-		reqs := sc.Requests()
-		all := map[string]bool{}
-		status := map[string]int{} // 0 named, 1 judged, 2 tested
-		for _, r := range reqs {
-			for _, g := range r.SubGoals {
-				all[g.Name] = true
-			}
-		}
-		// The scenario names a rule in its own rules; the plan's bucket may
-		// list more (a rule put on it by the words it shares with its tools,
-		// or spread over adversarial buckets), which the scenario tests only
-		// where a request lists the rule's check.
-		own := map[string]bool{}
-		mark := func(rl string, lists map[string]bool) {
-			st := 0
-			switch {
-			case !known[rl] || checkOf[rl] != "" && lists[checkOf[rl]]:
-				st = 2
-			case checkOf[rl] == "":
-				st = 1
-			}
-			status[rl] = max(status[rl], st)
-			own[rl] = true
-		}
-		for _, rl := range rulesOf[sc.Bucket] {
-			if !known[rl] || checkOf[rl] != "" && all[checkOf[rl]] {
-				status[rl] = 2
-			} else if _, ok := status[rl]; !ok {
-				status[rl] = -1 // only the bucket's
-			}
-		}
-		for _, r := range reqs {
+		// Every request counts: a use case, an outcome or a gated tool that
+		// a later request exercises is exercised.
+		for _, r := range sc.Requests() {
 			present[r.UseCase] = true
 			cv.Outcomes[r.Expects]++
-			lists := map[string]bool{}
-			for _, g := range r.SubGoals {
-				lists[g.Name] = true
-			}
-			for _, rl := range r.Rules {
-				mark(rl, lists)
-			}
 			for _, call := range append(append([]scenario.Call{}, r.Solution...), r.Tempting...) {
 				if gated[call.Tool] {
 					named = append(named, call.Tool)
 				}
 			}
 		}
-		for rl, st := range status {
-			if own[rl] {
-				namedBy[rl]++
-			} else {
-				bucketed[rl]++
-			}
-			switch st {
-			case 2:
-				rules = append(rules, rl)
-			case 1:
-				judged = append(judged, rl)
-			}
-		}
 	}
-	cv.RulesTested, cv.GatedToolsNamed = sortedSet(rules), sortedSet(named)
-	cv.RulesJudged = sortedSet(judged)
-	tested := map[string]bool{}
-	for _, r := range cv.RulesTested {
-		tested[r] = true
-	}
-	cv.RulesUntested = []RuleNote{}
-	for _, r := range sortedSet(append(append([]string{}, extra.Rules...), keys(known)...)) {
-		switch {
-		case tested[r]:
-		case namedBy[r] == 0 && bucketed[r] > 0 && checkOf[r] != "":
-			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("no kept scenario names it; the plan put it on the buckets of %d kept scenario(s), none of which lists its check %s", bucketed[r], checkOf[r])})
-		case namedBy[r] == 0 && bucketed[r] > 0:
-			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("no kept scenario names it (the plan put it on the buckets of %d kept scenario(s)); it has no check", bucketed[r])})
-		case namedBy[r] == 0:
-			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, "no kept scenario names it"})
-		case checkOf[r] == "":
-			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("it has no check: %d kept scenario(s) name it, graded later by judgement, never proved by code", namedBy[r])})
-		default:
-			cv.RulesUntested = append(cv.RulesUntested, RuleNote{r, fmt.Sprintf("its check %s is in the sub-goals of none of the %d kept scenario(s) that name it", checkOf[r], namedBy[r])})
-		}
-	}
+	cv.GatedToolsNamed = sortedSet(named)
 	cells, covered := map[string]bool{}, map[string]bool{}
 	for _, b := range buckets {
 		cells[b.Cell] = true
@@ -984,6 +902,106 @@ func keys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
+	}
+	return out
+}
+
+// Rules is which hard rules kept scenarios test: Tested, Judged (named by
+// kept scenarios, no check proves them) and Untested with why. report.json
+// (coverage.rules_tested, rules_judged, rules_untested) and review.json
+// (rule-untested) both read it, so they never disagree.
+type Rules struct {
+	Tested, Judged []string
+	Untested       []RuleNote
+}
+
+// RuleCoverage reads the rules kept scenarios test from every request:
+// a rule a request names is tested where that request lists the rule's
+// check among its sub-goals; a rule only the scenario's bucket lists (put
+// there by the words it shares with the bucket's tools, or spread over
+// adversarial buckets) where some request of the scenario lists its check.
+// ids are rule ids to account for beside the contract's.
+func RuleCoverage(c *contract.Contract, scs []scenario.Scenario, buckets []ledger.Bucket, ids []string) Rules {
+	rulesOf := map[string][]string{}
+	for _, b := range buckets {
+		rulesOf[b.ID] = b.Spec.Rules
+	}
+	checkOf := map[string]string{}
+	known := map[string]bool{}
+	if c != nil {
+		for _, r := range c.Rules {
+			known[r.ID], checkOf[r.ID] = true, r.Check
+		}
+	}
+	namedBy, bucketed := map[string]int{}, map[string]int{}
+	var rules, judged []string
+	for i := range scs {
+		reqs := scs[i].Requests()
+		all := map[string]bool{}
+		status := map[string]int{} // 0 named, 1 judged, 2 tested
+		for _, r := range reqs {
+			for _, g := range r.SubGoals {
+				all[g.Name] = true
+			}
+		}
+		own := map[string]bool{}
+		for _, rl := range rulesOf[scs[i].Bucket] {
+			if !known[rl] || checkOf[rl] != "" && all[checkOf[rl]] {
+				status[rl] = 2
+			} else if _, ok := status[rl]; !ok {
+				status[rl] = -1 // only the bucket's
+			}
+		}
+		for _, r := range reqs {
+			lists := map[string]bool{}
+			for _, g := range r.SubGoals {
+				lists[g.Name] = true
+			}
+			for _, rl := range r.Rules {
+				st := 0
+				switch {
+				case !known[rl] || checkOf[rl] != "" && lists[checkOf[rl]]:
+					st = 2
+				case checkOf[rl] == "":
+					st = 1
+				}
+				status[rl] = max(status[rl], st)
+				own[rl] = true
+			}
+		}
+		for rl, st := range status {
+			if own[rl] {
+				namedBy[rl]++
+			} else {
+				bucketed[rl]++
+			}
+			switch st {
+			case 2:
+				rules = append(rules, rl)
+			case 1:
+				judged = append(judged, rl)
+			}
+		}
+	}
+	out := Rules{Tested: sortedSet(rules), Judged: sortedSet(judged), Untested: []RuleNote{}}
+	tested := map[string]bool{}
+	for _, r := range out.Tested {
+		tested[r] = true
+	}
+	for _, r := range sortedSet(append(append([]string{}, ids...), keys(known)...)) {
+		switch {
+		case tested[r]:
+		case namedBy[r] == 0 && bucketed[r] > 0 && checkOf[r] != "":
+			out.Untested = append(out.Untested, RuleNote{r, fmt.Sprintf("no kept scenario names it; the plan put it on the buckets of %d kept scenario(s), none of which lists its check %s", bucketed[r], checkOf[r])})
+		case namedBy[r] == 0 && bucketed[r] > 0:
+			out.Untested = append(out.Untested, RuleNote{r, fmt.Sprintf("no kept scenario names it (the plan put it on the buckets of %d kept scenario(s)); it has no check", bucketed[r])})
+		case namedBy[r] == 0:
+			out.Untested = append(out.Untested, RuleNote{r, "no kept scenario names it"})
+		case checkOf[r] == "":
+			out.Untested = append(out.Untested, RuleNote{r, fmt.Sprintf("it has no check: %d kept scenario(s) name it, graded later by judgement, never proved by code", namedBy[r])})
+		default:
+			out.Untested = append(out.Untested, RuleNote{r, fmt.Sprintf("its check %s is in the sub-goals of none of the %d kept scenario(s) that name it", checkOf[r], namedBy[r])})
+		}
 	}
 	return out
 }
