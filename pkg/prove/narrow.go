@@ -92,11 +92,7 @@ func (pr *proof) narrowCheck(ctx context.Context, lookups []scenario.Call) error
 		var res []CheckResult
 		var played []world.CallResult
 		err := pr.p.w.Pair(ctx, setup, func(cp *world.Copy, before *world.Before) error {
-			played = playSegments(ctx, cp, segment{lookups, true})
-			own := play(ctx, cp, sc.Tempting[:n-1])
-			played = append(played, own...)
-			r := cp.Call(ctx, act.Tool, args)
-			played = append(played, r)
+			played = append(playSegments(ctx, cp, segment{lookups, true}, segment{calls: sc.Tempting[:n-1]}), cp.Call(ctx, act.Tool, args))
 			crashed := false
 			for _, s := range played {
 				if s.Crash && infrastructure(s.Err) {

@@ -101,10 +101,11 @@ func (pr *proof) rulesBroken(ctx context.Context, view script.WorldView, before 
 		if c.Held || c.Broken {
 			continue
 		}
-		if others, err := pr.aboutOthers(ctx, before, refs[i]); err != nil || others {
-			if err != nil {
-				return nil, err
-			}
+		others, err := pr.aboutOthers(ctx, before, refs[i])
+		if err != nil {
+			return nil, err
+		}
+		if others {
 			continue
 		}
 		for _, r := range pr.p.c.Rules {
